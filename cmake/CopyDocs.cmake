@@ -1,0 +1,10 @@
+# Copies generated op/pass docs into docs/: <X>Ops.md -> dialects/<X>Ops.md, Passes.md -> passes.md.
+file(MAKE_DIRECTORY ${OUT}/dialects)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  if(name STREQUAL "Passes.md")
+    configure_file(${f} ${OUT}/passes.md COPYONLY)
+  else()
+    configure_file(${f} ${OUT}/dialects/${name} COPYONLY)
+  endif()
+endforeach()

@@ -1,0 +1,56 @@
+//===- Compiler.h - graph-dialect text in, a callable host function out ---===//
+//
+// The narrow entry point that thin clients (the Python extension, tools, other
+// languages) use. It includes no MLIR or LLVM header so that such clients build
+// in seconds and need nothing but this header and the DynCompiler library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_COMPILER_COMPILER_H
+#define DYN_COMPILER_COMPILER_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dyn {
+
+struct CompileOptions {
+  /// Record the IR after each named pipeline stage (for printing and dumps).
+  bool keepStageIR = false;
+  /// LLVM optimization level for the JIT-compiled host code.
+  int optLevel = 3;
+};
+
+struct StageIR {
+  std::string stage;
+  std::string ir;
+};
+
+/// A JIT-compiled graph. Calls take bare data pointers: every input, then
+/// every output, in function order. Inputs are contiguous; outputs are
+/// preallocated and contiguous, with the function's result shapes and types.
+class CompiledFunction {
+public:
+  virtual ~CompiledFunction();
+  virtual void run(void **buffers) = 0;
+  virtual const std::vector<StageIR> &stages() const = 0;
+  /// Wall time spent in the pipeline and the JIT, in seconds.
+  virtual double compileSeconds() const = 0;
+};
+
+/// Parses graph-dialect MLIR text, lowers function `funcName` through the
+/// registered CPU pipeline and JIT-compiles it. Returns null and fills `error`
+/// with located diagnostics when the input is malformed or lowering fails.
+std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
+                                               const std::string &funcName,
+                                               const CompileOptions &options,
+                                               std::string *error);
+
+/// Runs the named pipeline on graph-dialect text and returns the final IR
+/// (no JIT). For inspection from Python and tests.
+bool lowerGraph(const std::string &graphIR, const std::string &pipeline,
+                std::string *result, std::string *error);
+
+} // namespace dyn
+
+#endif // DYN_COMPILER_COMPILER_H

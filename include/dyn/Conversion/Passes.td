@@ -1,0 +1,73 @@
+//===- Passes.td - dyn passes -------------------------------*- tablegen -*-===//
+//
+// Every pass dyn registers. Flags are prefixed `dyn-`; each pass has a lit test
+// named after its flag under test/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_CONVERSION_PASSES
+#define DYN_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertGraphToPrimPass : Pass<"dyn-convert-graph-to-prim", "mlir::ModuleOp"> {
+  let summary = "Decompose graph ops into prim ops";
+  let description = [{
+    Makes PyTorch semantics explicit: broadcasting becomes
+    `prim.broadcast_in_dim`, type promotion `prim.convert_element_type`,
+    `mean` a sum and a division, softmax max/exp/sum/div, matmul a
+    `prim.dot_general`. Afterwards no graph op is left.
+  }];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
+def FusePrimToLoopPass : Pass<"dyn-fuse-prim-to-loop", "mlir::ModuleOp"> {
+  let summary = "Fuse prim ops into loop kernels and assign buffers";
+  let description = [{
+    Turns each tensor function into a buffer function: inputs, then one
+    output buffer per result, no return values. Values that must live in
+    memory (results, matmul operands and results, reductions that cannot be
+    computed where they are used) get buffers; everything else is computed
+    inside the kernels that use it. Chains of elementwise ops become one
+    kernel; elementwise producers fuse into reductions, and a reduction over
+    the trailing dims fuses into its elementwise consumers as a `loop.reduce`
+    inside a kernel over the leading dims, so softmax and rmsnorm are one
+    kernel each.
+  }];
+  let dependentDialects = ["::dyn::loop::LoopDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def ConvertLoopToSCFPass : Pass<"dyn-convert-loop-to-scf", "mlir::ModuleOp"> {
+  let summary = "Lower loop kernels to scf.parallel / scf.for and memref ops";
+  let description = [{
+    A kernel becomes one `scf.parallel` (later one OpenMP loop). When the
+    kernel's outer dims have fewer than `min-parallel-iterations` points, the
+    innermost dim is split into chunks of `chunk-size` so that the chunks run
+    in parallel and each chunk is a serial, vectorizable inner loop.
+    `loop.reduce` becomes an `scf.for` with an accumulator whose float
+    combining ops may be reassociated (so LLVM vectorizes them);
+    `loop.matmul` becomes a call into dyn's runtime.
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"4096",
+           "Points per serial inner chunk when the innermost dim is split">,
+    Option<"minParallelIterations", "min-parallel-iterations", "int64_t", /*default=*/"64",
+           "Split the innermost dim when the outer dims have fewer points than this">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+def ApproximateMathPass : Pass<"dyn-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replace f32 transcendental math with polynomial approximations";
+  let description = [{
+    Rewrites `math` ops (sin, cos, exp, log, tanh, erf, ...) on f32 into
+    arithmetic with upstream's polynomial approximations, so that loops over
+    them vectorize instead of calling scalar libm. f64 ops are left for libm.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+#endif // DYN_CONVERSION_PASSES

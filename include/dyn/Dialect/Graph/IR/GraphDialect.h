@@ -1,0 +1,24 @@
+//===- GraphDialect.h - the graph dialect and its ops ---------------*- C++ -*-===//
+#ifndef DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H
+#define DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dyn/Dialect/Graph/IR/GraphDialect.h.inc"
+#include "dyn/Dialect/Graph/IR/GraphEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dyn/Dialect/Graph/IR/GraphAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dyn/Dialect/Graph/IR/GraphOps.h.inc"
+
+#endif // DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H

@@ -1,0 +1,24 @@
+//===- LoopDialect.h - the loop dialect and its ops ---------------*- C++ -*-===//
+#ifndef DYN_DIALECT_LOOP_IR_LOOPDIALECT_H
+#define DYN_DIALECT_LOOP_IR_LOOPDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dyn/Dialect/Loop/IR/LoopDialect.h.inc"
+#include "dyn/Dialect/Loop/IR/LoopEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dyn/Dialect/Loop/IR/LoopAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dyn/Dialect/Loop/IR/LoopOps.h.inc"
+
+#endif // DYN_DIALECT_LOOP_IR_LOOPDIALECT_H

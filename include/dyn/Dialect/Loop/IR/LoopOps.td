@@ -1,0 +1,105 @@
+//===- LoopOps.td - loop dialect ops ------------------------*- tablegen -*-===//
+#ifndef DYN_LOOP_OPS
+#define DYN_LOOP_OPS
+
+include "dyn/Dialect/Loop/IR/LoopBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Loop_YieldOp : Loop_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["KernelOp", "ForOp", "ReduceOp"]>]> {
+  let summary = "ends a loop body; in loop.reduce, yields the value to combine";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+}
+
+// Iteration ops: a static domain and one index block argument per dim.
+class Loop_IterOp<string mnemonic, list<Trait> traits = []>
+    : Loop_Op<mnemonic, !listconcat(traits, [
+        SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects])> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::Block::BlockArgListType getIndices() { return getBodyBlock().getArguments(); }
+  }];
+}
+
+def Loop_KernelOp : Loop_IterOp<"kernel"> {
+  let summary = "a parallel kernel over an iteration domain";
+  let description = [{
+    Runs its body once for every point of `domain` (all points are
+    independent). The entry block takes one `index` per domain dim. A kernel
+    is the unit of parallelism and of launch: one OpenMP loop on the CPU,
+    one GPU launch.
+
+    ```mlir
+    loop.kernel "add" [4, 8] {
+    ^bb0(%i: index, %j: index):
+      %a = loop.load %A[%i, %j] : memref<4x8xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$domain);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$name $domain attr-dict-with-keyword $body";
+}
+
+def Loop_ForOp : Loop_IterOp<"for"> {
+  let summary = "a serial loop nest inside a kernel";
+  let description = "Runs its body for every point of `domain`, in row-major order.";
+  let arguments = (ins DenseI64ArrayAttr:$domain);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$domain attr-dict-with-keyword $body";
+}
+
+def Loop_ReduceOp : Loop_IterOp<"reduce"> {
+  let summary = "a reduction over an inner domain";
+  let description = [{
+    Combines the value its body yields at every point of `domain` with
+    `kind`, starting from the identity of `kind`; the order of combination is
+    unspecified (floating-point sums may be reassociated).
+  }];
+  let arguments = (ins Loop_ReduceKind:$kind, DenseI64ArrayAttr:$domain);
+  let results = (outs AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind $domain attr-dict `:` type($result) $body";
+}
+
+def Loop_LoadOp : Loop_Op<"load", [TypesMatchWith<"result is the memref's element type",
+    "memref", "result", "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">]> {
+  let summary = "load one element of a buffer";
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$memref, Variadic<Index>:$indices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$memref `[` $indices `]` attr-dict `:` type($memref)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$memref, "::mlir::ValueRange":$indices), [{
+    build($_builder, $_state, ::llvm::cast<::mlir::MemRefType>(memref.getType()).getElementType(),
+          memref, indices);
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Loop_StoreOp : Loop_Op<"store", [TypesMatchWith<"value is the memref's element type",
+    "memref", "value", "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">]> {
+  let summary = "store one element of a buffer";
+  let arguments = (ins AnyType:$value, Arg<AnyMemRef, "", [MemWrite]>:$memref,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+}
+
+def Loop_MatmulOp : Loop_Op<"matmul"> {
+  let summary = "library call: out = lhs @ rhs (2-D, or batched 3-D)";
+  let description = [{
+    An explicit call into dyn's runtime matmul. Operands are contiguous
+    buffers of one float element type: [M,K] x [K,N] -> [M,N], or the same
+    with a leading batch dim on all three.
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
+                       Arg<AnyMemRef, "", [MemWrite]>:$out);
+  let assemblyFormat = "$lhs `,` $rhs `,` $out attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)";
+  let hasVerifier = 1;
+}
+
+#endif // DYN_LOOP_OPS

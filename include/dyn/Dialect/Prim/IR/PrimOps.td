@@ -1,0 +1,203 @@
+//===- PrimOps.td - prim dialect ops ------------------------*- tablegen -*-===//
+#ifndef DYN_PRIM_OPS
+#define DYN_PRIM_OPS
+
+include "dyn/Dialect/Prim/IR/PrimBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Elementwise: one type in, the same type out.
+//===----------------------------------------------------------------------===//
+
+class Prim_UnaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
+    : Prim_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+  let summary = desc;
+  let description = "Elementwise " # desc # "; operand and result have one type.";
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+// Transcendental and rounding ops are defined on floats only.
+foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
+              ["Sin", "sin", "sine"], ["Cos", "cos", "cosine"], ["Tan", "tan", "tangent"],
+              ["Tanh", "tanh", "hyperbolic tangent"], ["Logistic", "logistic", "1/(1+exp(-x))"],
+              ["Sqrt", "sqrt", "square root"], ["Rsqrt", "rsqrt", "reciprocal square root"],
+              ["Erf", "erf", "error function"], ["Floor", "floor", "round toward -inf"],
+              ["Ceil", "ceil", "round toward +inf"], ["Log1p", "log1p", "log(1+x)"],
+              ["Expm1", "expm1", "exp(x)-1"]] in
+  def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2], Prim_FloatTensor>;
+
+foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
+              ["Not", "not", "bitwise (logical for i1) not"]] in
+  def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2]>;
+
+class Prim_BinaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
+    : Prim_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+  let summary = desc;
+  let description = "Elementwise " # desc # "; both operands and the result have one type.";
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+foreach op = [["Add", "add", "addition"], ["Sub", "sub", "subtraction"],
+              ["Mul", "mul", "multiplication"],
+              ["Div", "div", "division (floats: IEEE; integers: truncating)"],
+              ["Rem", "rem", "remainder with the sign of the divisor (Python %)"],
+              ["Max", "max", "maximum (NaN-propagating for floats)"],
+              ["Min", "min", "minimum (NaN-propagating for floats)"],
+              ["And", "and", "bitwise and (logical for i1)"],
+              ["Or", "or", "bitwise or (logical for i1)"]] in
+  def Prim_ # op[0] # Op : Prim_BinaryOp<op[1], op[2]>;
+
+def Prim_PowOp : Prim_BinaryOp<"pow", "power x^y", Prim_FloatTensor>;
+
+class Prim_CompareOp<string mnemonic, string desc>
+    : Prim_Op<mnemonic, [Elementwise, SameTypeOperands, SameOperandsAndResultShape]> {
+  let summary = "comparison " # desc;
+  let description = "Elementwise `" # desc # "` of two operands of one type; the result is i1 "
+                    "(ordered for floats: false when either side is NaN, but `ne` is true).";
+  let arguments = (ins Prim_Tensor:$lhs, Prim_Tensor:$rhs);
+  let results = (outs Prim_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+}
+
+foreach op = [["Eq", "eq", "=="], ["Ne", "ne", "!="], ["Lt", "lt", "<"], ["Le", "le", "<="],
+              ["Gt", "gt", ">"], ["Ge", "ge", ">="]] in
+  def Prim_ # op[0] # Op : Prim_CompareOp<op[1], op[2]>;
+
+def Prim_SelectOp : Prim_Op<"select", [Elementwise, AllTypesMatch<["on_true", "on_false", "result"]>,
+                                       AllShapesMatch<["cond", "result"]>]> {
+  let summary = "elementwise cond ? on_true : on_false";
+  let arguments = (ins Prim_BoolTensor:$cond, Prim_Tensor:$on_true, Prim_Tensor:$on_false);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($result)";
+}
+
+def Prim_ConvertElementTypeOp : Prim_Op<"convert_element_type",
+                                        [Elementwise, SameOperandsAndResultShape]> {
+  let summary = "change the element type (round to nearest; float to int truncates)";
+  let arguments = (ins Prim_Tensor:$input);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Generators
+//===----------------------------------------------------------------------===//
+
+def Prim_ConstantOp : Prim_Op<"constant", [ConstantLike, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a tensor constant";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def Prim_IotaOp : Prim_Op<"iota"> {
+  let summary = "0, 1, 2, ... along `dim`, broadcast over the other dims";
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "`dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Prim_BroadcastInDimOp : Prim_Op<"broadcast_in_dim"> {
+  let summary = "broadcast: operand dim i becomes result dim `dims[i]`";
+  let description = [{
+    Operand dim `i` maps to result dim `dims[i]` (strictly increasing); it must
+    have the result's size there or size 1 (then it is broadcast). Result dims
+    not named in `dims` are new.
+  }];
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Prim_ReshapeOp : Prim_Op<"reshape"> {
+  let summary = "row-major reshape to the result shape";
+  let arguments = (ins Prim_Tensor:$input);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Prim_TransposeOp : Prim_Op<"transpose"> {
+  let summary = "permute dims: result dim i is operand dim `permutation[i]`";
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$input `permutation` $permutation attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Prim_SliceOp : Prim_Op<"slice"> {
+  let summary = "strided slice: result[i] = input[start + i * stride] per dim";
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$stride);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $input `start` $start `stride` $stride attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Prim_ConcatenateOp : Prim_Op<"concatenate"> {
+  let summary = "concatenate operands of one element type along `dim`";
+  let arguments = (ins Variadic<Prim_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions: remove `dims` from the shape.
+//===----------------------------------------------------------------------===//
+
+class Prim_ReduceOp<string mnemonic, string desc> : Prim_Op<mnemonic> {
+  let summary = desc # " over `dims` (the dims are removed)";
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyReduce(*this); }
+  }];
+}
+
+def Prim_ReduceSumOp : Prim_ReduceOp<"reduce_sum", "sum">;
+def Prim_ReduceProdOp : Prim_ReduceOp<"reduce_prod", "product">;
+def Prim_ReduceMaxOp : Prim_ReduceOp<"reduce_max", "maximum">;
+def Prim_ReduceMinOp : Prim_ReduceOp<"reduce_min", "minimum">;
+
+//===----------------------------------------------------------------------===//
+// Contraction
+//===----------------------------------------------------------------------===//
+
+def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
+  let summary = "general contraction (batch dims, contracting dims)";
+  let description = [{
+    Result dims are: the batch dims, then lhs's free dims, then rhs's free dims.
+    Operands and result share one element type.
+  }];
+  let arguments = (ins Prim_Tensor:$lhs, Prim_Tensor:$rhs,
+                       DenseI64ArrayAttr:$lhs_batch, DenseI64ArrayAttr:$rhs_batch,
+                       DenseI64ArrayAttr:$lhs_contract, DenseI64ArrayAttr:$rhs_contract);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `batch` $lhs_batch `,` $rhs_batch `contract` $lhs_contract `,` $rhs_contract
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DYN_PRIM_OPS

@@ -1,0 +1,283 @@
+//===- LoopToSCF.cpp - loop kernels to scf loops, math approximation -----===//
+//
+// dyn-convert-loop-to-scf: one scf.parallel per kernel (OpenMP later), serial
+// scf.for nests for loop.for / loop.reduce, memref accesses, and runtime
+// calls for loop.matmul.
+//
+// dyn-approximate-math: f32 transcendental math as polynomials, so that the
+// inner loops vectorize.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <algorithm>
+
+namespace dyn {
+#define GEN_PASS_DEF_CONVERTLOOPTOSCFPASS
+#define GEN_PASS_DEF_APPROXIMATEMATHPASS
+#include "dyn/Conversion/Passes.h.inc"
+} // namespace dyn
+
+using namespace mlir;
+using namespace dyn;
+
+namespace {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Builds a serial scf.for nest over `domain`; returns the innermost body's
+/// builder position and the induction variables.
+SmallVector<Value> buildForNest(OpBuilder &b, Location loc, ArrayRef<int64_t> domain) {
+  SmallVector<Value> ivs;
+  for (int64_t size : domain) {
+    auto forOp = scf::ForOp::create(b, loc, cIndex(b, loc, 0), cIndex(b, loc, size),
+                                    cIndex(b, loc, 1));
+    b.setInsertionPointToStart(forOp.getBody());
+    ivs.push_back(forOp.getInductionVar());
+  }
+  return ivs;
+}
+
+/// Moves `body`'s ops (minus the terminator) to the builder's position, with
+/// its arguments replaced by `ivs`; returns the terminator's operands.
+SmallVector<Value> inlineBody(RewriterBase &rewriter, Block &body, ValueRange ivs) {
+  Operation *term = body.getTerminator();
+  SmallVector<Value> yielded(term->getOperands());
+  rewriter.eraseOp(term);
+  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(), rewriter.getInsertionPoint(),
+                             ivs);
+  return yielded;
+}
+
+TypedAttr identity(OpBuilder &b, loop::ReduceKind kind, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case loop::ReduceKind::add:
+      return b.getFloatAttr(ft, 0.0);
+    case loop::ReduceKind::mul:
+      return b.getFloatAttr(ft, 1.0);
+    case loop::ReduceKind::max:
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/true));
+    case loop::ReduceKind::min:
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/false));
+    }
+  }
+  unsigned w = type.getIntOrFloatBitWidth();
+  switch (kind) {
+  case loop::ReduceKind::add:
+    return b.getIntegerAttr(type, 0);
+  case loop::ReduceKind::mul:
+    return b.getIntegerAttr(type, 1);
+  case loop::ReduceKind::max:
+    return b.getIntegerAttr(type, llvm::APInt::getSignedMinValue(w));
+  case loop::ReduceKind::min:
+    return b.getIntegerAttr(type, llvm::APInt::getSignedMaxValue(w));
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+/// Float sums and products may be reassociated so that LLVM vectorizes them.
+Value combine(OpBuilder &b, Location loc, loop::ReduceKind kind, Value acc, Value v) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  auto fm = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc |
+                                                              arith::FastMathFlags::contract);
+  switch (kind) {
+  case loop::ReduceKind::add:
+    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, v, fm)
+                   : (Value)arith::AddIOp::create(b, loc, acc, v);
+  case loop::ReduceKind::mul:
+    return isFloat ? (Value)arith::MulFOp::create(b, loc, acc, v, fm)
+                   : (Value)arith::MulIOp::create(b, loc, acc, v);
+  case loop::ReduceKind::max:
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, v)
+                   : (Value)arith::MaxSIOp::create(b, loc, acc, v);
+  case loop::ReduceKind::min:
+    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, v)
+                   : (Value)arith::MinSIOp::create(b, loc, acc, v);
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = arith::ConstantOp::create(rewriter, loc, identity(rewriter, op.getKind(), op.getType()));
+  // One accumulator carried through the whole nest.
+  SmallVector<scf::ForOp> loops;
+  SmallVector<Value> ivs;
+  Value acc = init;
+  for (int64_t size : op.getDomain()) {
+    // The body yields its accumulator for now; the real value is set below.
+    auto forOp = scf::ForOp::create(
+        rewriter, loc, cIndex(rewriter, loc, 0), cIndex(rewriter, loc, size),
+        cIndex(rewriter, loc, 1), ValueRange{acc},
+        [](OpBuilder &b, Location l, Value, ValueRange iterArgs) {
+          scf::YieldOp::create(b, l, iterArgs);
+        });
+    loops.push_back(forOp);
+    ivs.push_back(forOp.getInductionVar());
+    acc = forOp.getRegionIterArgs()[0];
+    rewriter.setInsertionPointToStart(forOp.getBody());
+  }
+  if (loops.empty()) { // empty domain: one point
+    SmallVector<Value> yielded = inlineBody(rewriter, op.getBodyBlock(), {});
+    rewriter.replaceOp(op, combine(rewriter, loc, op.getKind(), init, yielded[0]));
+    return;
+  }
+  // Innermost body: element, combine, yield; then each outer loop yields the
+  // inner loop's result.
+  Operation *innerYield = loops.back().getBody()->getTerminator();
+  rewriter.setInsertionPoint(innerYield);
+  SmallVector<Value> yielded = inlineBody(rewriter, op.getBodyBlock(), ivs);
+  Value next = combine(rewriter, loc, op.getKind(), acc, yielded[0]);
+  rewriter.modifyOpInPlace(innerYield, [&] { innerYield->setOperands(next); });
+  for (int i = (int)loops.size() - 2; i >= 0; --i) {
+    Operation *yield = loops[i].getBody()->getTerminator();
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(loops[i + 1].getResult(0)); });
+  }
+  rewriter.replaceOp(op, loops.front().getResult(0));
+}
+
+void lowerFor(IRRewriter &rewriter, loop::ForOp op) {
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> ivs = buildForNest(rewriter, op.getLoc(), op.getDomain());
+  inlineBody(rewriter, op.getBodyBlock(), ivs);
+  rewriter.eraseOp(op);
+}
+
+/// A kernel: parallel over the outer dims and over chunks of the innermost
+/// dim; each chunk is a serial loop that LLVM can vectorize.
+void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t chunkSize,
+                 int64_t minParallel) {
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> domain = op.getDomain();
+  rewriter.setInsertionPoint(op);
+  if (domain.empty()) {
+    inlineBody(rewriter, op.getBodyBlock(), {});
+    rewriter.eraseOp(op);
+    return;
+  }
+  int64_t outer = 1;
+  for (int64_t size : domain.drop_back())
+    outer *= size;
+  int64_t inner = domain.back();
+  // Split the innermost dim only when the outer dims leave threads idle, and
+  // then into enough chunks (of at most chunkSize points) to feed them.
+  int64_t chunk = std::max<int64_t>(inner, 1);
+  if (outer < minParallel && outer * inner >= 2 * chunkSize) {
+    int64_t wanted = (minParallel + outer - 1) / outer;
+    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1, chunkSize);
+  }
+  int64_t chunks = (inner + chunk - 1) / chunk;
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : domain.drop_back()) {
+    lbs.push_back(cIndex(rewriter, loc, 0));
+    ubs.push_back(cIndex(rewriter, loc, size));
+    steps.push_back(cIndex(rewriter, loc, 1));
+  }
+  lbs.push_back(cIndex(rewriter, loc, 0));
+  ubs.push_back(cIndex(rewriter, loc, chunks));
+  steps.push_back(cIndex(rewriter, loc, 1));
+  auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
+  rewriter.setInsertionPointToStart(par.getBody());
+  Value c = par.getInductionVars().back();
+  Value cChunk = cIndex(rewriter, loc, chunk);
+  Value begin = arith::MulIOp::create(rewriter, loc, c, cChunk);
+  Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
+                                     cIndex(rewriter, loc, inner));
+  auto forOp = scf::ForOp::create(rewriter, loc, begin, end, cIndex(rewriter, loc, 1));
+  rewriter.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> ivs(par.getInductionVars());
+  ivs.pop_back();
+  ivs.push_back(forOp.getInductionVar());
+  inlineBody(rewriter, op.getBodyBlock(), ivs);
+  rewriter.eraseOp(op);
+}
+
+/// loop.matmul -> call dyn_matmul_<f32|f64>(a, b, c, batch, M, N, K) on raw pointers.
+LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp module) {
+  Location loc = op.getLoc();
+  auto a = cast<MemRefType>(op.getLhs().getType()), bt = cast<MemRefType>(op.getRhs().getType());
+  bool batched = a.getRank() == 3;
+  int64_t batch = batched ? a.getDimSize(0) : 1;
+  int64_t m = a.getDimSize(a.getRank() - 2), k = a.getDimSize(a.getRank() - 1),
+          n = bt.getDimSize(bt.getRank() - 1);
+  std::string name = a.getElementType().isF32() ? "dyn_matmul_f32" : "dyn_matmul_f64";
+  Type i64 = rewriter.getI64Type();
+  SmallVector<Type> argTypes(7, i64);
+  if (!module.lookupSymbol<func::FuncOp>(name)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(mb, loc, name, mb.getFunctionType(argTypes, {}));
+    decl.setPrivate();
+  }
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> args;
+  for (Value buf : {op.getLhs(), op.getRhs(), op.getOut()}) {
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf);
+    args.push_back(arith::IndexCastOp::create(rewriter, loc, i64, ptr));
+  }
+  for (int64_t v : {batch, m, n, k})
+    args.push_back(arith::ConstantIntOp::create(rewriter, loc, i64, v));
+  func::CallOp::create(rewriter, loc, name, TypeRange{}, args);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToSCFPass> {
+  using ConvertLoopToSCFPassBase::ConvertLoopToSCFPassBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Inner ops first (post-order), so each kernel body is plain scf by the
+    // time the kernel itself is lowered.
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<loop::LoopDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto load = dyn_cast<loop::LoadOp>(op)) {
+        rewriter.setInsertionPoint(load);
+        rewriter.replaceOpWithNewOp<memref::LoadOp>(load, load.getMemref(), load.getIndices());
+      } else if (auto store = dyn_cast<loop::StoreOp>(op)) {
+        rewriter.setInsertionPoint(store);
+        rewriter.replaceOpWithNewOp<memref::StoreOp>(store, store.getValue(), store.getMemref(),
+                                                     store.getIndices());
+      } else if (auto reduce = dyn_cast<loop::ReduceOp>(op)) {
+        lowerReduce(rewriter, reduce);
+      } else if (auto forOp = dyn_cast<loop::ForOp>(op)) {
+        lowerFor(rewriter, forOp);
+      } else if (auto kernel = dyn_cast<loop::KernelOp>(op)) {
+        lowerKernel(rewriter, kernel, chunkSize, minParallelIterations);
+      } else if (auto matmul = dyn_cast<loop::MatmulOp>(op)) {
+        if (failed(lowerMatmul(rewriter, matmul, module)))
+          return signalPassFailure();
+      }
+      // loop.yield ops go away with their parents.
+    }
+  }
+};
+
+struct ApproximateMathPass : dyn::impl::ApproximateMathPassBase<ApproximateMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // Only f32 ops are rewritten (the predicate-free overload also widens
+    // f16/bf16 math to f32 first); f64 stays exact through libm.
+    populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      // rsqrt and sqrt have hardware instructions; keep them exact.
+      return name != "rsqrt" && name != "sqrt";
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,806 @@
+//===- PrimToLoop.cpp - fuse prim ops into loop kernels ------------------===//
+//
+// Fusion by recomputation, in the spirit of Inductor's pointwise fusion:
+//
+// 1. Plan: decide which tensor values live in buffers ("materialized"):
+//    function results, matmul operands and results, concatenations, dense
+//    constants, and reductions that cannot be computed where they are used.
+// 2. Emit: one loop.kernel per materialized value. The kernel computes the
+//    value at an index by recursively emitting its producers at the mapped
+//    index (broadcast, transpose, slice and reshape only remap indices), so
+//    elementwise chains are inlined and never touch memory.
+//
+// A reduction is computed inside the kernel that uses it, as a loop.reduce
+// placed at the outermost loop level where its indices are available. When
+// a value depends on reductions over its trailing dims, its kernel runs in
+// parallel over the leading dims and a loop.for walks the trailing dims, so
+// softmax or rmsnorm reads its row once per reduction and writes it once, in
+// one kernel. A reduction that would be recomputed for points it does not
+// depend on is materialized by its own kernel instead.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Conversion/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <map>
+#include <set>
+
+namespace dyn {
+#define GEN_PASS_DEF_FUSEPRIMTOLOOPPASS
+#include "dyn/Conversion/Passes.h.inc"
+} // namespace dyn
+
+using namespace mlir;
+using namespace dyn;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool isReduction(Operation *op) {
+  return isa<prim::ReduceSumOp, prim::ReduceProdOp, prim::ReduceMaxOp, prim::ReduceMinOp>(op);
+}
+
+ArrayRef<int64_t> reductionDims(Operation *op) {
+  return TypeSwitch<Operation *, ArrayRef<int64_t>>(op)
+      .Case<prim::ReduceSumOp, prim::ReduceProdOp, prim::ReduceMaxOp, prim::ReduceMinOp>(
+          [](auto r) { return r.getDims(); });
+}
+
+loop::ReduceKind reductionKind(Operation *op) {
+  if (isa<prim::ReduceSumOp>(op))
+    return loop::ReduceKind::add;
+  if (isa<prim::ReduceProdOp>(op))
+    return loop::ReduceKind::mul;
+  if (isa<prim::ReduceMaxOp>(op))
+    return loop::ReduceKind::max;
+  return loop::ReduceKind::min;
+}
+
+/// Ops that only remap indices of their single operand.
+bool isIndexRemap(Operation *op) {
+  return isa<prim::BroadcastInDimOp, prim::TransposeOp, prim::SliceOp, prim::ReshapeOp>(op);
+}
+
+/// When a reshape only inserts or removes size-1 dims, each input dim maps to
+/// one output dim (or to index 0); returns that map, else nothing.
+std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+  SmallVector<int64_t> map;
+  size_t o = 0;
+  for (int64_t size : in) {
+    if (size == 1) {
+      map.push_back(-1);
+      continue;
+    }
+    while (o < out.size() && out[o] == 1)
+      ++o;
+    if (o == out.size() || out[o] != size)
+      return std::nullopt;
+    map.push_back(o++);
+  }
+  while (o < out.size() && out[o] == 1)
+    ++o;
+  if (o != out.size())
+    return std::nullopt;
+  return map;
+}
+
+/// Maps an index of an index-remapping op's result to the index of its
+/// operand. `Ix` supplies the index arithmetic: IR values when emitting,
+/// dependence bit sets when planning.
+template <typename Idx, typename Ix>
+SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
+  ArrayRef<int64_t> in = tensorType(op->getOperand(0)).getShape();
+  ArrayRef<int64_t> out = tensorType(op->getResult(0)).getShape();
+  SmallVector<Idx> result;
+  if (auto b = dyn_cast<prim::BroadcastInDimOp>(op)) {
+    for (auto [i, d] : llvm::enumerate(b.getDims()))
+      result.push_back(in[i] == 1 && out[d] != 1 ? ix.zero() : idx[d]);
+  } else if (auto t = dyn_cast<prim::TransposeOp>(op)) {
+    result.resize(in.size());
+    for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+      result[p] = idx[i];
+  } else if (auto s = dyn_cast<prim::SliceOp>(op)) {
+    for (size_t i = 0; i < in.size(); ++i)
+      result.push_back(ix.affine(idx[i], s.getStride()[i], s.getStart()[i]));
+  } else if (isa<prim::ReshapeOp>(op)) {
+    if (auto map = unitReshapeMap(in, out)) {
+      for (int64_t o : *map)
+        result.push_back(o < 0 ? ix.zero() : idx[o]);
+    } else {
+      result = ix.reshape(idx, out, in);
+    }
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+using DepSet = uint64_t; // bits 0-31: result dims; bits 32-63: dims reduced inside
+constexpr DepSet kInnerBits = ~DepSet(0) << 32;
+
+struct DepArith {
+  DepSet zero() { return 0; }
+  DepSet affine(DepSet d, int64_t, int64_t) { return d; }
+  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in) {
+    DepSet all = 0;
+    for (DepSet d : idx)
+      all |= d;
+    return SmallVector<DepSet>(in.size(), all);
+  }
+};
+
+struct KernelPlan {
+  unsigned parallelDims = 0;           // leading dims run by the kernel in parallel
+  SmallVector<Value> mustMaterialize;  // reductions to move into kernels of their own
+};
+
+/// Decides how the kernel for `root` is shaped, or which reductions must get
+/// buffers first.
+KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
+  KernelPlan plan;
+  RankedTensorType type = tensorType(root);
+  unsigned rank = type.getRank();
+  bool rootIsReduction = root.getDefiningOp() && isReduction(root.getDefiningOp());
+  DepSet used = 0;
+  bool anyReduction = false;
+  SmallVector<Value> direct;
+  unsigned nextInner = 32;
+  std::set<std::pair<void *, std::vector<DepSet>>> visited;
+  DepArith ix;
+
+  std::function<void(Value, SmallVector<DepSet>)> visit = [&](Value u, SmallVector<DepSet> deps) {
+    if (u != root && materialized.contains(u))
+      return;
+    Operation *op = u.getDefiningOp();
+    if (!op || !visited.insert({u.getAsOpaquePointer(), {deps.begin(), deps.end()}}).second)
+      return;
+    if (isReduction(op)) {
+      DepSet all = 0;
+      for (DepSet d : deps)
+        all |= d;
+      if (u != root) {
+        if (all & kInnerBits) { // would be recomputed per inner iteration
+          plan.mustMaterialize.push_back(u);
+          return;
+        }
+        used |= all;
+        anyReduction = true;
+        direct.push_back(u);
+      }
+      ArrayRef<int64_t> dims = reductionDims(op);
+      SmallVector<DepSet> inDeps;
+      unsigned kept = 0;
+      for (int64_t i = 0, e = tensorType(op->getOperand(0)).getRank(); i < e; ++i) {
+        if (llvm::is_contained(dims, i))
+          inDeps.push_back(DepSet(1) << std::min(nextInner++, 63u));
+        else
+          inDeps.push_back(deps[kept++]);
+      }
+      visit(op->getOperand(0), inDeps);
+      return;
+    }
+    if (isIndexRemap(op)) {
+      visit(op->getOperand(0), remapIndex<DepSet>(op, deps, ix));
+      return;
+    }
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        visit(operand, deps);
+  };
+
+  SmallVector<DepSet> rootDeps;
+  for (unsigned i = 0; i < rank; ++i)
+    rootDeps.push_back(DepSet(1) << i);
+  visit(root, rootDeps);
+  if (!plan.mustMaterialize.empty())
+    return plan;
+  if (!anyReduction) {
+    plan.parallelDims = rank;
+    return plan;
+  }
+  unsigned k = rootIsReduction ? rank : (used ? 64 - llvm::countl_zero(used) : 0);
+  bool recomputed = (k == 0);
+  for (unsigned d = 0; d < k; ++d)
+    if (!(used & (DepSet(1) << d)) && type.getDimSize(d) != 1)
+      recomputed = true;
+  if (recomputed)
+    plan.mustMaterialize = direct;
+  plan.parallelDims = k;
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+struct Scope {
+  Block *body;
+  Operation *opener; // the loop op whose body this is; null for the kernel body
+  std::map<std::vector<void *>, Value> memo;
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers)
+      : b(b), loc(loc), buffers(buffers) {}
+
+  /// Emits the kernel that computes `value` into `buffer`.
+  void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name) {
+    target = buffer;
+    ArrayRef<int64_t> shape = tensorType(value).getShape();
+    auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name),
+                                         b.getDenseI64ArrayAttr(shape.take_front(parallelDims)));
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = newBody(kernel.getBody(), parallelDims);
+    scopes.clear();
+    levels.clear();
+    scopes.push_back(Scope{body, nullptr, {}});
+    SmallVector<Value> idx(body->getArguments());
+    for (Value v : idx)
+      levels[v] = 0;
+    if (parallelDims == shape.size()) {
+      store(value, buffer, idx);
+    } else {
+      setInsertion(0);
+      auto inner = loop::ForOp::create(b, loc, b.getDenseI64ArrayAttr(shape.drop_front(parallelDims)));
+      Block *innerBody = newBody(inner.getBody(), shape.size() - parallelDims);
+      scopes.push_back(Scope{innerBody, inner, {}});
+      for (Value v : innerBody->getArguments()) {
+        levels[v] = 1;
+        idx.push_back(v);
+      }
+      store(value, buffer, idx);
+      closeScope();
+    }
+    closeScope();
+  }
+
+  /// Copies `value` (computed from its producers) into `buffer` at `offset`
+  /// along `dim`: one piece of a concatenation.
+  void emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, StringRef name) {
+    target = buffer;
+    ArrayRef<int64_t> shape = tensorType(value).getShape();
+    auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = newBody(kernel.getBody(), shape.size());
+    scopes.clear();
+    levels.clear();
+    scopes.push_back(Scope{body, nullptr, {}});
+    SmallVector<Value> idx(body->getArguments());
+    for (Value v : idx)
+      levels[v] = 0;
+    Value scalar = emit(value, idx);
+    setInsertion(0);
+    SmallVector<Value> outIdx(idx);
+    outIdx[dim] = affine(idx[dim], 1, offset);
+    loop::StoreOp::create(b, loc, scalar, buffer, outIdx);
+    closeScope();
+  }
+
+  // Index arithmetic for remapIndex.
+  Value zero() { return constantIndex(0); }
+  Value affine(Value i, int64_t mul, int64_t add) {
+    if (mul == 1 && add == 0)
+      return i;
+    setInsertion(levelOf(i));
+    Value r = i;
+    if (mul != 1)
+      r = arith::MulIOp::create(b, loc, r, constantIndexHere(mul));
+    if (add != 0)
+      r = arith::AddIOp::create(b, loc, r, constantIndexHere(add));
+    levels[r] = levelOf(i);
+    return r;
+  }
+  SmallVector<Value> reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in) {
+    unsigned level = levelOf(idx);
+    setInsertion(level);
+    Value linear = constantIndexHere(0);
+    for (auto [i, size] : llvm::enumerate(out)) {
+      linear = arith::MulIOp::create(b, loc, linear, constantIndexHere(size));
+      linear = arith::AddIOp::create(b, loc, linear, idx[i]);
+    }
+    SmallVector<Value> result(in.size());
+    for (int64_t i = in.size() - 1; i >= 0; --i) {
+      Value size = constantIndexHere(in[i]);
+      result[i] = arith::RemUIOp::create(b, loc, linear, size);
+      linear = arith::DivUIOp::create(b, loc, linear, size);
+      levels[result[i]] = level;
+    }
+    return result;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const DenseMap<Value, Value> &buffers;
+  SmallVector<Scope> scopes;
+  DenseMap<Value, unsigned> levels;
+  Value target; // the buffer the current kernel writes
+
+  Block *newBody(Region &region, unsigned numIndices) {
+    SmallVector<Type> types(numIndices, b.getIndexType());
+    SmallVector<Location> locs(numIndices, loc);
+    return b.createBlock(&region, {}, types, locs);
+  }
+
+  void closeScope() {
+    b.setInsertionPointToEnd(scopes.back().body);
+    loop::YieldOp::create(b, loc);
+    scopes.pop_back();
+  }
+
+  unsigned levelOf(Value v) {
+    auto it = levels.find(v);
+    return it == levels.end() ? 0 : it->second;
+  }
+  unsigned levelOf(ArrayRef<Value> idx) {
+    unsigned level = 0;
+    for (Value v : idx)
+      level = std::max(level, levelOf(v));
+    return level;
+  }
+
+  /// Ops for loop level `t` go at the end of its body, or, when deeper levels
+  /// are open, just before the loop that opened level t+1.
+  void setInsertion(unsigned t) {
+    if (t + 1 == scopes.size())
+      b.setInsertionPointToEnd(scopes[t].body);
+    else
+      b.setInsertionPoint(scopes[t + 1].opener);
+  }
+
+  Value constantIndexHere(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value constantIndex(int64_t v) {
+    OpBuilder::InsertionGuard guard(b);
+    setInsertion(0);
+    return constantIndexHere(v);
+  }
+
+  void store(Value value, Value buffer, ArrayRef<Value> idx) {
+    Value scalar = emit(value, idx);
+    setInsertion(scopes.size() - 1);
+    loop::StoreOp::create(b, loc, scalar, buffer, idx);
+  }
+
+  std::vector<void *> key(Value v, ArrayRef<Value> idx) {
+    std::vector<void *> k{v.getAsOpaquePointer()};
+    for (Value i : idx)
+      k.push_back(i.getAsOpaquePointer());
+    return k;
+  }
+
+  /// The scalar value of tensor `value` at `idx`.
+  Value emit(Value value, ArrayRef<Value> idx) {
+    std::vector<void *> k = key(value, idx);
+    for (Scope &scope : scopes)
+      if (auto it = scope.memo.find(k); it != scope.memo.end())
+        return it->second;
+    unsigned level = levelOf(idx);
+    Value result = emitUncached(value, idx, level);
+    levels[result] = std::max(level, levelOf(result));
+    scopes[std::min<unsigned>(levels[result], scopes.size() - 1)].memo[k] = result;
+    return result;
+  }
+
+  Value emitUncached(Value value, ArrayRef<Value> idx, unsigned level) {
+    // The value's own buffer is what the kernel writes, not a source.
+    if (auto it = buffers.find(value); it != buffers.end() && it->second != target) {
+      OpBuilder::InsertionGuard guard(b);
+      setInsertion(level);
+      return loop::LoadOp::create(b, loc, it->second, idx);
+    }
+    Operation *op = value.getDefiningOp();
+    if (isReduction(op))
+      return emitReduction(op, idx, level);
+    if (isIndexRemap(op))
+      return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(emit(operand, idx));
+    unsigned opLevel = level;
+    for (Value v : operands)
+      opLevel = std::max(opLevel, levelOf(v));
+    OpBuilder::InsertionGuard guard(b);
+    setInsertion(opLevel);
+    Value r = emitScalar(op, operands, idx);
+    levels[r] = opLevel;
+    return r;
+  }
+
+  Value emitReduction(Operation *op, ArrayRef<Value> idx, unsigned level) {
+    OpBuilder::InsertionGuard guard(b);
+    Value input = op->getOperand(0);
+    ArrayRef<int64_t> inShape = tensorType(input).getShape();
+    ArrayRef<int64_t> dims = reductionDims(op);
+    SmallVector<int64_t> domain;
+    for (int64_t d : dims)
+      domain.push_back(inShape[d]);
+    Type elementType = tensorType(op->getResult(0)).getElementType();
+    setInsertion(level);
+    auto reduce = loop::ReduceOp::create(b, loc, elementType, reductionKind(op),
+                                         b.getDenseI64ArrayAttr(domain));
+    Block *body = newBody(reduce.getBody(), domain.size());
+    // The body is a new level directly under `level`; deeper levels of the
+    // current path are set aside while it is built.
+    SmallVector<Scope> setAside(std::make_move_iterator(scopes.begin() + level + 1),
+                                std::make_move_iterator(scopes.end()));
+    scopes.truncate(level + 1);
+    scopes.push_back(Scope{body, reduce, {}});
+    SmallVector<Value> inIdx;
+    unsigned kept = 0, reduced = 0;
+    for (int64_t i = 0, e = inShape.size(); i < e; ++i) {
+      if (llvm::is_contained(dims, i)) {
+        Value arg = body->getArgument(reduced++);
+        levels[arg] = level + 1;
+        inIdx.push_back(arg);
+      } else {
+        inIdx.push_back(idx[kept++]);
+      }
+    }
+    Value element = emit(input, inIdx);
+    b.setInsertionPointToEnd(body);
+    loop::YieldOp::create(b, loc, element);
+    scopes.pop_back();
+    for (Scope &s : setAside)
+      scopes.push_back(std::move(s));
+    levels[reduce.getResult()] = level;
+    return reduce.getResult();
+  }
+
+  Value emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx);
+};
+
+TypedAttr scalarAttr(Type type, double value) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return FloatAttr::get(ft, value);
+  return IntegerAttr::get(type, (int64_t)value);
+}
+
+/// Converts a scalar between element types with PyTorch's rules.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto ff = dyn_cast<FloatType>(from), ft = dyn_cast<FloatType>(to);
+  if (ff && ft)
+    return ff.getWidth() < ft.getWidth() ? (Value)arith::ExtFOp::create(b, loc, to, v)
+                                         : (Value)arith::TruncFOp::create(b, loc, to, v);
+  if (to.isInteger(1)) {
+    if (ff)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   arith::ConstantOp::create(b, loc, scalarAttr(from, 0)));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 arith::ConstantOp::create(b, loc, scalarAttr(from, 0)));
+  }
+  if (ft)
+    return from.isInteger(1) ? (Value)arith::UIToFPOp::create(b, loc, to, v)
+                             : (Value)arith::SIToFPOp::create(b, loc, to, v);
+  if (ff)
+    return arith::FPToSIOp::create(b, loc, to, v);
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return from.isInteger(1) ? (Value)arith::ExtUIOp::create(b, loc, to, v)
+                             : (Value)arith::ExtSIOp::create(b, loc, to, v);
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx) {
+  Type et = tensorType(op->getResult(0)).getElementType();
+  bool isFloat = isa<FloatType>(et);
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, scalarAttr(et, v));
+  };
+  return TypeSwitch<Operation *, Value>(op)
+      .Case<prim::ConstantOp>([&](prim::ConstantOp c) -> Value {
+        auto dense = cast<DenseElementsAttr>(c.getValue());
+        return arith::ConstantOp::create(b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+      })
+      .Case<prim::IotaOp>([&](prim::IotaOp iota) -> Value {
+        Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), idx[iota.getDim()]);
+        return convertScalar(b, loc, i, et);
+      })
+      .Case<prim::ConvertElementTypeOp>(
+          [&](auto) { return convertScalar(b, loc, x[0], et); })
+      .Case<prim::AddOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::AddFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::AddIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::SubOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::SubFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::SubIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::MulOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::MulFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::MulIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::DivOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::DivFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::DivSIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::RemOp>([&](auto) -> Value {
+        // Python's %: the result takes the sign of the divisor.
+        Value r = isFloat ? (Value)arith::RemFOp::create(b, loc, x[0], x[1])
+                          : (Value)arith::RemSIOp::create(b, loc, x[0], x[1]);
+        Value zero = constant(0);
+        Value rNeg, bNeg, rNonZero;
+        if (isFloat) {
+          rNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, r, zero);
+          bNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x[1], zero);
+          rNonZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, r, zero);
+        } else {
+          rNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero);
+          bNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[1], zero);
+          rNonZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
+        }
+        Value fix = arith::AndIOp::create(b, loc, rNonZero,
+                                          arith::XOrIOp::create(b, loc, rNeg, bNeg));
+        Value adjusted = isFloat ? (Value)arith::AddFOp::create(b, loc, r, x[1])
+                                 : (Value)arith::AddIOp::create(b, loc, r, x[1]);
+        return arith::SelectOp::create(b, loc, fix, adjusted, r);
+      })
+      .Case<prim::MaxOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::MaximumFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::MaxSIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::MinOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::MinimumFOp::create(b, loc, x[0], x[1])
+                       : (Value)arith::MinSIOp::create(b, loc, x[0], x[1]);
+      })
+      .Case<prim::AndOp>([&](auto) { return arith::AndIOp::create(b, loc, x[0], x[1]); })
+      .Case<prim::OrOp>([&](auto) { return arith::OrIOp::create(b, loc, x[0], x[1]); })
+      .Case<prim::PowOp>([&](auto) { return math::PowFOp::create(b, loc, x[0], x[1]); })
+      .Case<prim::NegOp>([&](auto) -> Value {
+        return isFloat ? (Value)arith::NegFOp::create(b, loc, x[0])
+                       : (Value)arith::SubIOp::create(b, loc, constant(0), x[0]);
+      })
+      .Case<prim::AbsOp>([&](auto) -> Value {
+        return isFloat ? (Value)math::AbsFOp::create(b, loc, x[0])
+                       : (Value)math::AbsIOp::create(b, loc, x[0]);
+      })
+      .Case<prim::NotOp>([&](auto) -> Value {
+        return arith::XOrIOp::create(
+            b, loc, x[0], arith::ConstantOp::create(b, loc, IntegerAttr::get(et, -1)));
+      })
+      .Case<prim::ExpOp>([&](auto) { return math::ExpOp::create(b, loc, x[0]); })
+      .Case<prim::LogOp>([&](auto) { return math::LogOp::create(b, loc, x[0]); })
+      .Case<prim::SinOp>([&](auto) { return math::SinOp::create(b, loc, x[0]); })
+      .Case<prim::CosOp>([&](auto) { return math::CosOp::create(b, loc, x[0]); })
+      .Case<prim::TanOp>([&](auto) { return math::TanOp::create(b, loc, x[0]); })
+      .Case<prim::TanhOp>([&](auto) { return math::TanhOp::create(b, loc, x[0]); })
+      .Case<prim::SqrtOp>([&](auto) { return math::SqrtOp::create(b, loc, x[0]); })
+      .Case<prim::RsqrtOp>([&](auto) { return math::RsqrtOp::create(b, loc, x[0]); })
+      .Case<prim::ErfOp>([&](auto) { return math::ErfOp::create(b, loc, x[0]); })
+      .Case<prim::FloorOp>([&](auto) { return math::FloorOp::create(b, loc, x[0]); })
+      .Case<prim::CeilOp>([&](auto) { return math::CeilOp::create(b, loc, x[0]); })
+      .Case<prim::Log1pOp>([&](auto) { return math::Log1pOp::create(b, loc, x[0]); })
+      .Case<prim::Expm1Op>([&](auto) { return math::ExpM1Op::create(b, loc, x[0]); })
+      .Case<prim::LogisticOp>([&](auto) -> Value {
+        Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x[0]));
+        Value one = constant(1);
+        return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, e));
+      })
+      .Case<prim::SelectOp>(
+          [&](auto) { return arith::SelectOp::create(b, loc, x[0], x[1], x[2]); })
+      .Case<prim::EqOp, prim::NeOp, prim::LtOp, prim::LeOp, prim::GtOp, prim::GeOp>(
+          [&](Operation *cmp) -> Value {
+            Type operandType = x[0].getType();
+            if (isa<FloatType>(operandType)) {
+              auto pred = TypeSwitch<Operation *, arith::CmpFPredicate>(cmp)
+                              .Case<prim::EqOp>([](auto) { return arith::CmpFPredicate::OEQ; })
+                              .Case<prim::NeOp>([](auto) { return arith::CmpFPredicate::UNE; })
+                              .Case<prim::LtOp>([](auto) { return arith::CmpFPredicate::OLT; })
+                              .Case<prim::LeOp>([](auto) { return arith::CmpFPredicate::OLE; })
+                              .Case<prim::GtOp>([](auto) { return arith::CmpFPredicate::OGT; })
+                              .Default([](auto) { return arith::CmpFPredicate::OGE; });
+              return arith::CmpFOp::create(b, loc, pred, x[0], x[1]);
+            }
+            bool u = operandType.isInteger(1); // booleans compare unsigned
+            auto pred =
+                TypeSwitch<Operation *, arith::CmpIPredicate>(cmp)
+                    .Case<prim::EqOp>([](auto) { return arith::CmpIPredicate::eq; })
+                    .Case<prim::NeOp>([](auto) { return arith::CmpIPredicate::ne; })
+                    .Case<prim::LtOp>([&](auto) { return u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; })
+                    .Case<prim::LeOp>([&](auto) { return u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; })
+                    .Case<prim::GtOp>([&](auto) { return u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; })
+                    .Default([&](auto) { return u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; });
+            return arith::CmpIOp::create(b, loc, pred, x[0], x[1]);
+          })
+      .Default([&](Operation *other) -> Value {
+        llvm::report_fatal_error("unhandled op reached fusion emission");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass: tensor function -> buffer function
+//===----------------------------------------------------------------------===//
+
+bool isMatmulShaped(prim::DotGeneralOp dot) {
+  int64_t r = tensorType(dot.getLhs()).getRank();
+  if (r != tensorType(dot.getRhs()).getRank() || (r != 2 && r != 3))
+    return false;
+  SmallVector<int64_t> batch = r == 3 ? SmallVector<int64_t>{0} : SmallVector<int64_t>{};
+  return dot.getLhsBatch() == ArrayRef<int64_t>(batch) &&
+         dot.getRhsBatch() == ArrayRef<int64_t>(batch) &&
+         dot.getLhsContract() == ArrayRef<int64_t>{r - 1} &&
+         dot.getRhsContract() == ArrayRef<int64_t>{r - 2};
+}
+
+MemRefType bufferType(Value tensor) {
+  RankedTensorType t = tensorType(tensor);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("dyn fusion expects a single-block function");
+  Block &entry = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  for (Operation &op : entry.without_terminator()) {
+    if (!isa<prim::PrimDialect>(op.getDialect()))
+      return op.emitOpError("is not a prim op; run dyn-convert-graph-to-prim first");
+    if (auto dot = dyn_cast<prim::DotGeneralOp>(op); dot && !isMatmulShaped(dot))
+      return op.emitOpError("only matmul-shaped dot_general is supported");
+    if (auto dense = dyn_cast<prim::ConstantOp>(op))
+      if (!isa<DenseElementsAttr>(dense.getValue()))
+        return op.emitOpError("needs a dense constant");
+  }
+  for (Type t : func.getArgumentTypes())
+    if (!isa<RankedTensorType>(t))
+      return func.emitOpError("arguments must be ranked tensors");
+
+  // 1. Values that must live in buffers, in program order.
+  llvm::SetVector<Value> materialized;
+  auto isSplat = [](Operation *op) {
+    auto c = dyn_cast<prim::ConstantOp>(op);
+    return c && cast<DenseElementsAttr>(c.getValue()).isSplat();
+  };
+  for (Operation &op : entry.without_terminator()) {
+    if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
+      for (Value v : {dot.getLhs(), dot.getRhs()})
+        if (!isa<BlockArgument>(v))
+          materialized.insert(v);
+      materialized.insert(dot.getResult());
+    } else if (isa<prim::ConcatenateOp>(op) || (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
+      materialized.insert(op.getResult(0));
+    }
+  }
+  for (Value v : ret.getOperands())
+    if (!isa<BlockArgument>(v))
+      materialized.insert(v);
+
+  // Reductions that cannot be fused where they are used get kernels of their
+  // own; iterate until every kernel is well-shaped.
+  DenseMap<Value, unsigned> parallelDims;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < materialized.size(); ++i) {
+      Value v = materialized[i];
+      Operation *def = v.getDefiningOp();
+      if (isa<prim::DotGeneralOp, prim::ConcatenateOp, prim::ConstantOp>(def))
+        continue;
+      KernelPlan plan = planKernel(v, materialized);
+      for (Value r : plan.mustMaterialize)
+        changed |= materialized.insert(r);
+      parallelDims[v] = plan.parallelDims;
+    }
+  }
+  // Kernels run in program order.
+  SmallVector<Value> order(materialized.begin(), materialized.end());
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(entry.without_terminator()))
+    position[&op] = i;
+  llvm::stable_sort(order, [&](Value a, Value b) {
+    return position[a.getDefiningOp()] < position[b.getDefiningOp()];
+  });
+
+  // 2. The buffer function: inputs, then one output buffer per result.
+  OpBuilder b(func);
+  Location loc = func.getLoc();
+  SmallVector<Type> argTypes;
+  for (Value arg : entry.getArguments())
+    argTypes.push_back(bufferType(arg));
+  for (Value v : ret.getOperands())
+    argTypes.push_back(bufferType(v));
+  auto lowered = func::FuncOp::create(b, loc, func.getName(), b.getFunctionType(argTypes, {}));
+  lowered->setAttrs(func->getDiscardableAttrDictionary());
+  lowered->setAttr("dyn.num_inputs", b.getI64IntegerAttr(entry.getNumArguments()));
+  Block *body = lowered.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+
+  DenseMap<Value, Value> buffers;
+  for (auto [arg, buf] : llvm::zip(entry.getArguments(), body->getArguments()))
+    buffers[arg] = buf;
+  SmallVector<std::pair<Value, Value>> copies; // (value, output buffer)
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value out = body->getArgument(entry.getNumArguments() + i);
+    bool denseConstant = v.getDefiningOp() && isa<prim::ConstantOp>(v.getDefiningOp()) &&
+                         !isSplat(v.getDefiningOp());
+    if (isa<BlockArgument>(v) || buffers.count(v) || denseConstant)
+      copies.push_back({v, out});
+    else
+      buffers[v] = out;
+  }
+  SmallVector<Value> temporaries;
+  unsigned constants = 0;
+  for (Value v : order) {
+    if (buffers.count(v))
+      continue;
+    if (auto c = v.getDefiningOp<prim::ConstantOp>()) {
+      // Dense constants live in read-only globals.
+      OpBuilder mb(func->getParentOp()->getContext());
+      mb.setInsertionPoint(func);
+      auto global = memref::GlobalOp::create(
+          mb, loc, ("__dyn_constant_" + func.getName() + "_" + Twine(constants++)).str(),
+          b.getStringAttr("private"), bufferType(v), c.getValue(), /*constant=*/true,
+          /*alignment=*/nullptr);
+      symbols.insert(global);
+      buffers[v] = memref::GetGlobalOp::create(b, loc, bufferType(v), global.getSymName());
+      continue;
+    }
+    Value buf = memref::AllocOp::create(b, loc, bufferType(v), b.getI64IntegerAttr(64));
+    buffers[v] = buf;
+    temporaries.push_back(buf);
+  }
+
+  // 3. One kernel per materialized value.
+  KernelEmitter emitter(b, loc, buffers);
+  unsigned kernelCount = 0;
+  auto kernelName = [&](Operation *op) {
+    return (op->getName().stripDialect() + "_" + Twine(kernelCount++)).str();
+  };
+  for (Value v : order) {
+    Operation *def = v.getDefiningOp();
+    b.setInsertionPointToEnd(body);
+    if (isa<prim::ConstantOp>(def) && !isSplat(def))
+      continue;
+    if (auto dot = dyn_cast<prim::DotGeneralOp>(def)) {
+      loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[dot.getRhs()], buffers[v]);
+      continue;
+    }
+    if (auto cat = dyn_cast<prim::ConcatenateOp>(def)) {
+      int64_t offset = 0;
+      for (Value input : cat.getInputs()) {
+        emitter.emitCopyKernel(input, buffers[v], cat.getDim(), offset, kernelName(def));
+        b.setInsertionPointToEnd(body);
+        offset += tensorType(input).getDimSize(cat.getDim());
+      }
+      continue;
+    }
+    emitter.emitKernel(v, buffers[v], parallelDims[v], kernelName(def));
+  }
+  for (auto [v, out] : copies) {
+    b.setInsertionPointToEnd(body);
+    emitter.emitKernel(v, out, tensorType(v).getRank(), "copy_" + std::to_string(kernelCount++));
+  }
+  b.setInsertionPointToEnd(body);
+  for (Value t : temporaries)
+    memref::DeallocOp::create(b, loc, t);
+  func::ReturnOp::create(b, loc);
+  func.erase();
+  return success();
+}
+
+struct FusePrimToLoopPass : dyn::impl::FusePrimToLoopPassBase<FusePrimToLoopPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp f : funcs) {
+      if (f.isExternal() || llvm::none_of(f.getArgumentTypes(), [](Type t) {
+            return isa<RankedTensorType>(t);
+          }) && llvm::none_of(f.getResultTypes(), [](Type t) { return isa<RankedTensorType>(t); }))
+        continue;
+      if (failed(lowerFunction(f, symbols)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

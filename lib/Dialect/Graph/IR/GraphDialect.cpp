@@ -1,0 +1,214 @@
+//===- GraphDialect.cpp - graph dialect, verifiers and folders -----------===//
+#include "dyn/Dialect/Graph/IR/GraphDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace dyn::graph;
+
+#include "dyn/Dialect/Graph/IR/GraphDialect.cpp.inc"
+#include "dyn/Dialect/Graph/IR/GraphEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dyn/Dialect/Graph/IR/GraphAttrs.cpp.inc"
+
+void GraphDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dyn/Dialect/Graph/IR/GraphOps.cpp.inc"
+      >();
+}
+
+Operation *GraphDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Shared verifiers
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+template <typename OpT>
+static LogicalResult verifyDimInRange(OpT op, int64_t dim) {
+  int64_t rank = tensorType(op->getOperand(0)).getRank();
+  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
+    return op.emitOpError() << "dim " << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult verifyReduction(OpT op) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType out = tensorType(op.getResult());
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : op.getDims()) {
+    if (d < 0 || d >= in.getRank())
+      return op.emitOpError() << "reduction dim " << d << " is out of range for rank "
+                              << in.getRank();
+    if (!seen.insert(d).second)
+      return op.emitOpError() << "reduction dim " << d << " is repeated";
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (!seen.contains(i))
+      expected.push_back(in.getDimSize(i));
+    else if (op.getKeepdim())
+      expected.push_back(1);
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return op.emitOpError() << "result shape does not match the reduction of the input over dims";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Op verifiers and folders
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+LogicalResult MatmulOp::verify() {
+  ArrayRef<int64_t> a = tensorType(getLhs()).getShape(), b = tensorType(getRhs()).getShape(),
+                    c = tensorType(getResult()).getShape();
+  if (a.size() != b.size() || (a.size() != 2 && a.size() != 3))
+    return emitOpError("expects two 2-D or two 3-D operands");
+  size_t r = a.size();
+  if (a[r - 1] != b[r - 2])
+    return emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
+  if (r == 3 && a[0] != b[0])
+    return emitOpError("batch dims differ");
+  SmallVector<int64_t> expected(a.begin(), a.end() - 1);
+  expected.push_back(b[r - 1]);
+  if (c != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be [batch..., M, N]");
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (tensorType(getInput()).getNumElements() != getType().getNumElements())
+    return emitOpError("input and result have different element counts");
+  if (tensorType(getInput()).getElementType() != getType().getElementType())
+    return emitOpError("reshape cannot change the element type");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x): only the final shape matters.
+struct FoldReshapeChain : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!producer)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), producer.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<FoldReshapeChain>(context);
+}
+
+LogicalResult PermuteOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.size() != in.size() || out.size() != in.size())
+    return emitOpError("dims must name every input dim once");
+  llvm::SmallSet<int64_t, 4> seen;
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= (int64_t)in.size() || !seen.insert(d).second)
+      return emitOpError("dims must be a permutation of the input dims");
+    if (out[i] != in[d])
+      return emitOpError() << "result dim " << i << " must have size " << in[d];
+  }
+  return success();
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  for (auto [i, d] : llvm::enumerate(getDims()))
+    if ((int64_t)i != d)
+      return {};
+  return getInput();
+}
+
+LogicalResult ExpandOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  if (in.size() > out.size())
+    return emitOpError("cannot expand to a lower rank");
+  size_t offset = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1 && in[i] != out[offset + i])
+      return emitOpError() << "input dim " << i << " of size " << in[i]
+                           << " cannot be expanded to " << out[offset + i];
+  return success();
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  int64_t dim = getDim(), start = getStart(), end = getEnd(), step = getStep();
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank " << in.getRank();
+  if (step < 1)
+    return emitOpError("step must be positive");
+  if (start < 0 || end < start || end > in.getDimSize(dim))
+    return emitOpError() << "slice [" << start << ", " << end << ") is out of bounds for size "
+                         << in.getDimSize(dim);
+  SmallVector<int64_t> expected(in.getShape());
+  expected[dim] = (end - start + step - 1) / step;
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape does not match the slice");
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() && getStart() == 0 && getStep() == 1
+             ? getInput()
+             : OpFoldResult();
+}
+
+LogicalResult CatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  RankedTensorType first = tensorType(getInputs().front());
+  int64_t dim = getDim(), total = 0;
+  if (dim < 0 || dim >= first.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank " << first.getRank();
+  for (Value v : getInputs()) {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() != first.getRank() || t.getElementType() != getType().getElementType())
+      return emitOpError("inputs must have the result's rank and element type");
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (i != dim && t.getDimSize(i) != getType().getDimSize(i))
+        return emitOpError() << "input dim " << i << " differs from the result";
+    total += t.getDimSize(dim);
+  }
+  if (total != getType().getDimSize(dim))
+    return emitOpError("result size along dim must be the sum of the inputs'");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dyn/Dialect/Graph/IR/GraphOps.cpp.inc"

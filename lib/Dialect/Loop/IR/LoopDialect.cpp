@@ -1,0 +1,94 @@
+//===- LoopDialect.cpp - loop dialect and verifiers ----------------------===//
+#include "dyn/Dialect/Loop/IR/LoopDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace dyn::loop;
+
+#include "dyn/Dialect/Loop/IR/LoopDialect.cpp.inc"
+#include "dyn/Dialect/Loop/IR/LoopEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dyn/Dialect/Loop/IR/LoopAttrs.cpp.inc"
+
+void LoopDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dyn/Dialect/Loop/IR/LoopOps.cpp.inc"
+      >();
+}
+
+/// Every iteration op's body takes one index per domain dim.
+static LogicalResult verifyIteration(Operation *op, ArrayRef<int64_t> domain, Block &body) {
+  if (body.getNumArguments() != domain.size())
+    return op->emitOpError() << "body must take " << domain.size()
+                             << " index arguments, one per domain dim";
+  for (BlockArgument arg : body.getArguments())
+    if (!arg.getType().isIndex())
+      return op->emitOpError("body arguments must be of index type");
+  for (int64_t size : domain)
+    if (size < 0)
+      return op->emitOpError("domain sizes must be non-negative");
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+    return failure();
+  if (getBodyBlock().getTerminator()->getNumOperands() != 0)
+    return emitOpError("body must yield nothing");
+  return success();
+}
+
+LogicalResult ForOp::verify() {
+  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+    return failure();
+  if (getBodyBlock().getTerminator()->getNumOperands() != 0)
+    return emitOpError("body must yield nothing");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+    return failure();
+  Operation *term = getBodyBlock().getTerminator();
+  if (term->getNumOperands() != 1 || term->getOperand(0).getType() != getType())
+    return emitOpError("body must yield one value of the result type");
+  return success();
+}
+
+static LogicalResult verifyAccess(Operation *op, MemRefType type, size_t numIndices) {
+  if ((size_t)type.getRank() != numIndices)
+    return op->emitOpError() << "expects " << type.getRank() << " indices, got " << numIndices;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyAccess(*this, getMemref().getType(), getIndices().size());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyAccess(*this, getMemref().getType(), getIndices().size());
+}
+
+LogicalResult MatmulOp::verify() {
+  auto a = cast<MemRefType>(getLhs().getType()), b = cast<MemRefType>(getRhs().getType()),
+       c = cast<MemRefType>(getOut().getType());
+  int64_t r = a.getRank();
+  if (r != b.getRank() || r != c.getRank() || (r != 2 && r != 3))
+    return emitOpError("expects three 2-D or three 3-D buffers");
+  if (!a.getElementType().isF32() && !a.getElementType().isF64())
+    return emitOpError("supports f32 and f64");
+  if (a.getElementType() != b.getElementType() || a.getElementType() != c.getElementType())
+    return emitOpError("buffers must share one element type");
+  auto s = [](MemRefType t, int64_t i) { return t.getDimSize(t.getRank() - 1 - i); };
+  if (s(a, 0) != s(b, 1) || s(c, 1) != s(a, 1) || s(c, 0) != s(b, 0) ||
+      (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
+    return emitOpError("shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dyn/Dialect/Loop/IR/LoopOps.cpp.inc"

@@ -1,0 +1,205 @@
+//===- PrimDialect.cpp - prim dialect, verifiers and folders -------------===//
+#include "dyn/Dialect/Prim/IR/PrimDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace dyn::prim;
+
+#include "dyn/Dialect/Prim/IR/PrimDialect.cpp.inc"
+#include "dyn/Dialect/Prim/IR/PrimEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dyn/Dialect/Prim/IR/PrimAttrs.cpp.inc"
+
+void PrimDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dyn/Dialect/Prim/IR/PrimOps.cpp.inc"
+      >();
+}
+
+Operation *PrimDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                            Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+template <typename OpT>
+static LogicalResult verifyReduce(OpT op) {
+  RankedTensorType in = tensorType(op.getInput());
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : op.getDims())
+    if (d < 0 || d >= in.getRank() || !seen.insert(d).second)
+      return op.emitOpError() << "dims must be distinct dims of the input (got " << d << ")";
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (!seen.contains(i))
+      expected.push_back(in.getDimSize(i));
+  RankedTensorType out = tensorType(op.getResult());
+  if (out.getShape() != ArrayRef<int64_t>(expected) ||
+      out.getElementType() != in.getElementType())
+    return op.emitOpError("result must be the input with the reduced dims removed");
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult ConvertElementTypeOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+LogicalResult IotaOp::verify() {
+  if (getDim() < 0 || getDim() >= getType().getRank())
+    return emitOpError() << "dim " << getDim() << " is out of range";
+  return success();
+}
+
+LogicalResult BroadcastInDimOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.size() != in.size())
+    return emitOpError("dims must have one entry per operand dim");
+  if (tensorType(getInput()).getElementType() != getType().getElementType())
+    return emitOpError("broadcast cannot change the element type");
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= (int64_t)out.size())
+      return emitOpError() << "dim " << d << " is out of range for the result";
+    if (i > 0 && d <= dims[i - 1])
+      return emitOpError("dims must be strictly increasing");
+    if (in[i] != 1 && in[i] != out[d])
+      return emitOpError() << "operand dim " << i << " of size " << in[i]
+                           << " cannot broadcast to size " << out[d];
+  }
+  return success();
+}
+
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (in.getNumElements() != getType().getNumElements() ||
+      in.getElementType() != getType().getElementType())
+    return emitOpError("reshape must keep the element count and type");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) == reshape(x).
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ArrayRef<int64_t> perm = getPermutation();
+  llvm::SmallSet<int64_t, 4> seen;
+  if (perm.size() != in.size() || out.size() != in.size())
+    return emitOpError("permutation must name every dim once");
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= (int64_t)in.size() || !seen.insert(p).second)
+      return emitOpError("permutation must name every dim once");
+    if (out[i] != in[p])
+      return emitOpError() << "result dim " << i << " must have size " << in[p];
+  }
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if ((int64_t)i != p)
+      return {};
+  return getInput();
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  if (getStart().size() != in.size() || getStride().size() != in.size() ||
+      out.size() != in.size())
+    return emitOpError("start and stride need one entry per dim");
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t start = getStart()[i], stride = getStride()[i];
+    if (stride < 1 || start < 0)
+      return emitOpError("start must be non-negative and stride positive");
+    if (out[i] > 0 && start + (out[i] - 1) * stride >= in[i])
+      return emitOpError() << "slice reads past the end of dim " << i;
+  }
+  return success();
+}
+
+LogicalResult ConcatenateOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  int64_t dim = getDim(), total = 0;
+  if (dim < 0 || dim >= getType().getRank())
+    return emitOpError("dim is out of range");
+  for (Value v : getInputs()) {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() != getType().getRank() || t.getElementType() != getType().getElementType())
+      return emitOpError("inputs must have the result's rank and element type");
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (i != dim && t.getDimSize(i) != getType().getDimSize(i))
+        return emitOpError() << "input dim " << i << " differs from the result";
+    total += t.getDimSize(dim);
+  }
+  if (total != getType().getDimSize(dim))
+    return emitOpError("result size along dim must be the sum of the inputs'");
+  return success();
+}
+
+LogicalResult DotGeneralOp::verify() {
+  RankedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs());
+  if (getLhsBatch().size() != getRhsBatch().size() ||
+      getLhsContract().size() != getRhsContract().size())
+    return emitOpError("batch and contracting dim lists must pair up");
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != getType().getElementType())
+    return emitOpError("operands and result must share one element type");
+  SmallVector<int64_t> expected;
+  llvm::SmallSet<int64_t, 4> lhsUsed, rhsUsed;
+  auto check = [&](ArrayRef<int64_t> l, ArrayRef<int64_t> r, bool keep) -> LogicalResult {
+    for (auto [a, b] : llvm::zip(l, r)) {
+      if (a < 0 || a >= lhs.getRank() || b < 0 || b >= rhs.getRank() ||
+          !lhsUsed.insert(a).second || !rhsUsed.insert(b).second)
+        return emitOpError("batch/contracting dims must be distinct and in range");
+      if (lhs.getDimSize(a) != rhs.getDimSize(b))
+        return emitOpError() << "paired dims differ in size: " << lhs.getDimSize(a) << " vs "
+                             << rhs.getDimSize(b);
+      if (keep)
+        expected.push_back(lhs.getDimSize(a));
+    }
+    return success();
+  };
+  if (failed(check(getLhsBatch(), getRhsBatch(), true)) ||
+      failed(check(getLhsContract(), getRhsContract(), false)))
+    return failure();
+  for (int64_t i = 0; i < lhs.getRank(); ++i)
+    if (!lhsUsed.contains(i))
+      expected.push_back(lhs.getDimSize(i));
+  for (int64_t i = 0; i < rhs.getRank(); ++i)
+    if (!rhsUsed.contains(i))
+      expected.push_back(rhs.getDimSize(i));
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be batch, lhs free, rhs free dims");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dyn/Dialect/Prim/IR/PrimOps.cpp.inc"

@@ -1,0 +1,92 @@
+//===- Pipelines.cpp - dyn's named pipelines -----------------------------===//
+#include "dyn/Pipelines/Pipelines.h"
+
+#include "dyn/Conversion/Passes.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace dyn {
+
+static void addCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildGraphToPrimPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertGraphToPrimPass());
+  addCleanup(pm);
+}
+
+void buildPrimToLoopPipeline(OpPassManager &pm) {
+  pm.addPass(createFusePrimToLoopPass());
+  addCleanup(pm);
+}
+
+void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLoopToSCFPass());
+  pm.addPass(createApproximateMathPass());
+  addCleanup(pm);
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Generated functions take bare pointers: the runtime passes data pointers
+  // of contiguous tensors, nothing else.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  addCleanup(pm);
+}
+
+void buildCpuPipeline(OpPassManager &pm) {
+  for (const PipelineStage &stage : cpuPipelineStages())
+    stage.build(pm);
+}
+
+llvm::ArrayRef<PipelineStage> cpuPipelineStages() {
+  static const PipelineStage stages[] = {
+      {"prim", buildGraphToPrimPipeline},
+      {"loop", buildPrimToLoopPipeline},
+      {"llvm", buildLoopToLLVMCpuPipeline},
+  };
+  return stages;
+}
+
+void registerPipelines() {
+  PassPipelineRegistration<>("dyn-graph-to-prim", "graph -> prim: decompose and clean up",
+                             buildGraphToPrimPipeline);
+  PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
+                             buildPrimToLoopPipeline);
+  PassPipelineRegistration<>("dyn-loop-to-llvm-cpu",
+                             "loop -> LLVM dialect: OpenMP-parallel, vectorizable host loops",
+                             buildLoopToLLVMCpuPipeline);
+  PassPipelineRegistration<>("dyn-cpu", "graph -> LLVM dialect for the host (all stages)",
+                             buildCpuPipeline);
+}
+
+} // namespace dyn

@@ -1,0 +1,55 @@
+//===- Matmul.cpp - the runtime matmul that loop.matmul calls ------------===//
+//
+// A cache-blocked, OpenMP-parallel matmul on contiguous row-major buffers.
+// Generated code calls it through raw addresses (see dyn-convert-loop-to-scf);
+// its inner loop is a unit-stride axpy that the compiler vectorizes.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+template <typename T>
+void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kBlockK = 256, kBlockN = 512;
+  std::memset(c, 0, sizeof(T) * batch * m * n);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    for (int64_t i = 0; i < m; ++i) {
+      const T *arow = a + (bi * m + i) * k;
+      T *crow = c + (bi * m + i) * n;
+      const T *bmat = b + bi * k * n;
+      for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
+        int64_t j1 = std::min(n, j0 + kBlockN);
+        for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
+          int64_t p1 = std::min(k, p0 + kBlockK);
+          for (int64_t p = p0; p < p1; ++p) {
+            T av = arow[p];
+            const T *brow = bmat + p * n;
+            for (int64_t j = j0; j < j1; ++j)
+              crow[j] += av * brow[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+extern "C" {
+void dyn_matmul_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                    int64_t k) {
+  matmul(reinterpret_cast<const float *>(a), reinterpret_cast<const float *>(b),
+         reinterpret_cast<float *>(c), batch, m, n, k);
+}
+void dyn_matmul_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                    int64_t k) {
+  matmul(reinterpret_cast<const double *>(a), reinterpret_cast<const double *>(b),
+         reinterpret_cast<double *>(c), batch, m, n, k);
+}
+}

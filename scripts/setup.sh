@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh Debian 12 machine: system packages, the Python venv, the build.
+# Idempotent: each step is skipped when its result is already there.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+pkgs="libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libomp-22-dev clang-22 lld-22 \
+      ninja-build ccache cmake pybind11-dev python3-dev"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  sudo_if_needed apt-get update -q
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+fi
+
+# The venv: torch pinned to the GPU machine's version.
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import torch, pybind11, pytest, lit" >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q torch==2.11.0 numpy pybind11 pytest lit scipy
+fi
+
+# Configure once; later runs only rebuild what changed.
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DPython3_EXECUTABLE="$venv/bin/python"
+fi
+cmake --build build
