@@ -43,6 +43,9 @@ void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   pm.addPass(createApproximateMathPass());
   addCleanup(pm);
   pm.addPass(createConvertSCFToOpenMPPass());
+  // Inlines the memref.alloca_scope that wraps each parallel body (kernels
+  // allocate nothing on the stack), before SCF->CF splits it into blocks.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
