@@ -4,7 +4,7 @@ import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "DYN"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["python", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
@@ -13,7 +13,7 @@ config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.dyn_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dyn-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate"], tool_dirs)
 if os.path.exists(os.path.join(config.cuda_bin_dir, "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))

@@ -133,9 +133,10 @@ LogicalResult PermuteOp::verify() {
   if (dims.size() != in.size() || out.size() != in.size())
     return emitOpError("dims must name every input dim once");
   llvm::SmallSet<int64_t, 4> seen;
-  for (auto [i, d] : llvm::enumerate(dims)) {
+  for (int64_t d : dims)
     if (d < 0 || d >= (int64_t)in.size() || !seen.insert(d).second)
       return emitOpError("dims must be a permutation of the input dims");
+  for (auto [i, d] : llvm::enumerate(dims)) {
     if (out[i] != in[d])
       return emitOpError() << "result dim " << i << " must have size " << in[d];
   }

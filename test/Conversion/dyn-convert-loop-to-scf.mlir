@@ -1,0 +1,76 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-scf | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-scf="chunk-size=256 min-parallel-iterations=8" | FileCheck %s --check-prefix=CHUNK
+
+// A long 1-D kernel is split into parallel chunks, each a serial inner loop.
+// CHECK-LABEL: func @pointwise
+// CHECK: scf.parallel
+// CHECK: %[[B:.*]] = arith.muli
+// CHECK: %[[E:.*]] = arith.minsi
+// CHECK: scf.for %[[I:.*]] = %[[B]] to %[[E]]
+// CHECK: memref.load %{{.*}}[%[[I]]]
+// CHECK: memref.store
+// CHUNK-LABEL: func @pointwise
+// CHUNK: %[[C:.*]] = arith.constant 256 : index
+// CHUNK: scf.parallel
+func.func @pointwise(%x: memref<65536xf32>, %y: memref<65536xf32>) {
+  loop.kernel "neg" [65536] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<65536xf32>
+    %n = arith.negf %v : f32
+    loop.store %n, %y[%i] : memref<65536xf32>
+  }
+  return
+}
+
+// -----
+
+// A reduction is a serial loop with one accumulator whose adds may be reassociated.
+// CHECK-LABEL: func @row_sum
+// CHECK: scf.parallel
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
+// CHECK: arith.addf %[[ACC]], %{{.*}} fastmath<reassoc,contract>
+// CHECK: scf.yield
+func.func @row_sum(%x: memref<128x64xf32>, %y: memref<128xf32>) {
+  loop.kernel "sum" [128] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [64] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<128x64xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%i] : memref<128xf32>
+  }
+  return
+}
+
+// -----
+
+// A max reduction starts from -inf.
+// CHECK-LABEL: func @row_max
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+func.func @row_max(%x: memref<4x8xf32>, %y: memref<4xf32>) {
+  loop.kernel "max" [4] {
+  ^bb0(%i: index):
+    %s = loop.reduce max [8] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<4x8xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// loop.matmul is a call into the runtime on raw addresses.
+// CHECK: func.func private @dyn_matmul_f32(i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func @matmul
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: call @dyn_matmul_f32
+func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+  return
+}

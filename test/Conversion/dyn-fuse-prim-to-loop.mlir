@@ -1,0 +1,94 @@
+// RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -canonicalize | FileCheck %s
+
+// An elementwise chain is one kernel: two loads, one store, nothing in between.
+// CHECK-LABEL: func @pointwise_chain
+// CHECK-SAME: (%[[X:.*]]: memref<1024xf32>, %[[Y:.*]]: memref<1024xf32>, %[[OUT:.*]]: memref<1024xf32>)
+// CHECK: loop.kernel "add_0" [1024]
+// CHECK: loop.load %[[X]]
+// CHECK: math.cos
+// CHECK: loop.load %[[Y]]
+// CHECK: math.sin
+// CHECK: arith.addf
+// CHECK: loop.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: loop.kernel
+func.func @pointwise_chain(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {
+  %0 = prim.cos %x : tensor<1024xf32>
+  %1 = prim.sin %y : tensor<1024xf32>
+  %2 = prim.add %0, %1 : tensor<1024xf32>
+  return %2 : tensor<1024xf32>
+}
+
+// -----
+
+// softmax is one kernel over rows: two reductions over the row, then one write pass.
+// CHECK-LABEL: func @softmax
+// CHECK-NOT: memref.alloc
+// CHECK: loop.kernel "div_0" [4]
+// CHECK: %[[MAX:.*]] = loop.reduce max [8]
+// CHECK: %[[SUM:.*]] = loop.reduce add [8]
+// CHECK: arith.subf %{{.*}}, %[[MAX]]
+// CHECK: math.exp
+// CHECK: loop.for [8]
+// CHECK: arith.divf %{{.*}}, %[[SUM]]
+// CHECK: loop.store
+// CHECK-NOT: loop.kernel
+func.func @softmax(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = prim.reduce_max %arg0 dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %1 = prim.broadcast_in_dim %0 dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %2 = prim.sub %arg0, %1 : tensor<4x8xf32>
+  %3 = prim.exp %2 : tensor<4x8xf32>
+  %4 = prim.reduce_sum %3 dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %5 = prim.broadcast_in_dim %4 dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %6 = prim.div %3, %5 : tensor<4x8xf32>
+  return %6 : tensor<4x8xf32>
+}
+
+// -----
+
+// A column sum used by every row would be recomputed per row if fused, so it gets its own kernel and buffer.
+// CHECK-LABEL: func @column_sum_consumer
+// CHECK: %[[TMP:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK: loop.kernel "reduce_sum_0" [8]
+// CHECK: loop.reduce add [4]
+// CHECK: loop.store %{{.*}}, %[[TMP]]
+// CHECK: loop.kernel "div_1" [4, 8]
+// CHECK: loop.load %[[TMP]]
+// CHECK: memref.dealloc %[[TMP]]
+func.func @column_sum_consumer(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = prim.reduce_sum %x dims [0] : tensor<4x8xf32> -> tensor<8xf32>
+  %1 = prim.broadcast_in_dim %0 dims [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %2 = prim.div %x, %1 : tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Matmul operands and results live in buffers; the matmul is a library call.
+// CHECK-LABEL: func @matmul_relu
+// CHECK: loop.kernel "transpose_0" [4, 8]
+// CHECK: loop.matmul
+// CHECK: loop.kernel "max_1" [4, 2]
+// CHECK: arith.maximumf
+func.func @matmul_relu(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %0 = prim.transpose %a permutation [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %1 = prim.transpose %0 permutation [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %2 = prim.dot_general %1, %b batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  %z = prim.constant dense<0.0> : tensor<4x2xf32>
+  %3 = prim.max %2, %z : tensor<4x2xf32>
+  return %3 : tensor<4x2xf32>
+}
+
+// -----
+
+// A returned input is copied into its output buffer.
+// CHECK-LABEL: func @returns_input
+// CHECK-SAME: (%[[X:.*]]: memref<4xf32>, %[[O0:.*]]: memref<4xf32>, %[[O1:.*]]: memref<4xf32>)
+// CHECK: loop.kernel "neg_0"
+// CHECK: loop.store %{{.*}}, %[[O1]]
+// CHECK: loop.kernel "copy_1"
+// CHECK: loop.load %[[X]]
+// CHECK: loop.store %{{.*}}, %[[O0]]
+func.func @returns_input(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = prim.neg %x : tensor<4xf32>
+  return %x, %0 : tensor<4xf32>, tensor<4xf32>
+}

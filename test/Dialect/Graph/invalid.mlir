@@ -1,0 +1,79 @@
+// RUN: dyn-opt %s -split-input-file -verify-diagnostics
+
+func.func @not_broadcastable(%a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands don't have broadcast-compatible shapes}}
+  %0 = graph.add %a, %b : tensor<4xf32>, tensor<5xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_reduction_dim(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reduction dim 2 is out of range for rank 2}}
+  %0 = graph.sum %x dims [2] : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_keepdim_shape(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result shape does not match the reduction of the input over dims}}
+  %0 = graph.sum %x dims [1] keepdim : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_matmul(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{contracting dims differ: 8 vs 7}}
+  %0 = graph.matmul %a, %b : tensor<4x8xf32>, tensor<7x16xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @bad_reshape(%x: tensor<4x8xf32>) -> tensor<30xf32> {
+  // expected-error @+1 {{input and result have different element counts}}
+  %0 = graph.reshape %x : tensor<4x8xf32> -> tensor<30xf32>
+  return %0 : tensor<30xf32>
+}
+
+// -----
+
+func.func @bad_permute(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{dims must be a permutation of the input dims}}
+  %0 = graph.permute %x dims [0, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @bad_slice(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{slice [6, 10) is out of bounds for size 8}}
+  %0 = graph.slice %x dim 1 start 6 end 10 step 1 : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @bad_compare_result(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = graph.lt %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_softmax_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{dim 3 is out of range for rank 2}}
+  %0 = graph.softmax %x dim 3 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor}}
+  %0 = graph.cos %x : tensor<*xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

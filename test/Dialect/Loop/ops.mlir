@@ -1,0 +1,35 @@
+// RUN: dyn-opt %s -split-input-file | dyn-opt | FileCheck %s
+
+// CHECK-LABEL: func @row_kernel
+// CHECK: loop.kernel "rmsnorm" [4]
+// CHECK: loop.reduce add [8] : f32
+// CHECK: loop.for [8]
+// CHECK: loop.store
+func.func @row_kernel(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  loop.kernel "rmsnorm" [4] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [8] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<4x8xf32>
+      %sq = arith.mulf %v, %v : f32
+      loop.yield %sq : f32
+    }
+    %r = math.rsqrt %s : f32
+    loop.for [8] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<4x8xf32>
+      %o = arith.mulf %v, %r : f32
+      loop.store %o, %y[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func @matmul
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+  return
+}

@@ -1,0 +1,47 @@
+// RUN: dyn-opt %s -split-input-file -verify-diagnostics
+
+func.func @implicit_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = "prim.add"(%a, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @exp_of_int(%a: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{must be ranked tensor of floating-point values}}
+  %0 = prim.exp %a : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @bad_broadcast(%a: tensor<3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand dim 0 of size 3 cannot broadcast to size 8}}
+  %0 = prim.broadcast_in_dim %a dims [1] : tensor<3xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @bad_reduce(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{result must be the input with the reduced dims removed}}
+  %0 = prim.reduce_sum %a dims [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @bad_dot(%a: tensor<4x8xf32>, %b: tensor<9x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{paired dims differ in size: 8 vs 9}}
+  %0 = prim.dot_general %a, %b batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<9x3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @bad_slice(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{slice reads past the end of dim 1}}
+  %0 = prim.slice %a start [0, 1] stride [1, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

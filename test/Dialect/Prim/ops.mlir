@@ -1,0 +1,40 @@
+// RUN: dyn-opt %s -split-input-file | dyn-opt | FileCheck %s
+
+// CHECK-LABEL: func @primitives
+func.func @primitives(%a: tensor<4x8xf32>, %v: tensor<8xf32>, %i: tensor<4x8xi64>) -> tensor<4x8xf32> {
+  // CHECK: prim.broadcast_in_dim %{{.*}} dims [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %0 = prim.broadcast_in_dim %v dims [1] : tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: prim.add %{{.*}}, %{{.*}} : tensor<4x8xf32>
+  %1 = prim.add %a, %0 : tensor<4x8xf32>
+  // CHECK: prim.convert_element_type %{{.*}} : tensor<4x8xi64> -> tensor<4x8xf32>
+  %2 = prim.convert_element_type %i : tensor<4x8xi64> -> tensor<4x8xf32>
+  // CHECK: prim.exp %{{.*}} : tensor<4x8xf32>
+  %3 = prim.exp %2 : tensor<4x8xf32>
+  // CHECK: prim.gt %{{.*}}, %{{.*}} : tensor<4x8xf32> -> tensor<4x8xi1>
+  %4 = prim.gt %1, %3 : tensor<4x8xf32> -> tensor<4x8xi1>
+  // CHECK: prim.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<4x8xf32>
+  %5 = prim.select %4, %1, %3 : tensor<4x8xi1>, tensor<4x8xf32>
+  // CHECK: prim.iota dim 1 : tensor<4x8xf32>
+  %6 = prim.iota dim 1 : tensor<4x8xf32>
+  %7 = prim.mul %5, %6 : tensor<4x8xf32>
+  return %7 : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @structure
+func.func @structure(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x4xf32>, tensor<8x4x2xf32>, tensor<2x2x8xf32>, tensor<64xf32>, tensor<4x4x8xf32>) {
+  // CHECK: prim.dot_general %{{.*}}, %{{.*}} batch [0], [0] contract [2], [1]
+  %0 = prim.dot_general %a, %b batch [0], [0] contract [2], [1] : tensor<2x4x8xf32>, tensor<2x8x3xf32> -> tensor<2x4x3xf32>
+  // CHECK: prim.reduce_max %{{.*}} dims [2]
+  %1 = prim.reduce_max %a dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  // CHECK: prim.transpose %{{.*}} permutation [2, 1, 0]
+  %2 = prim.transpose %a permutation [2, 1, 0] : tensor<2x4x8xf32> -> tensor<8x4x2xf32>
+  // CHECK: prim.slice %{{.*}} start [0, 1, 0] stride [1, 2, 1]
+  %3 = prim.slice %a start [0, 1, 0] stride [1, 2, 1] : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+  // CHECK: prim.reshape
+  %4 = prim.reshape %a : tensor<2x4x8xf32> -> tensor<64xf32>
+  // CHECK: prim.concatenate %{{.*}}, %{{.*}} dim 0
+  %5 = prim.concatenate %a, %a dim 0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<4x4x8xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x4x3xf32>, tensor<2x4xf32>, tensor<8x4x2xf32>, tensor<2x2x8xf32>, tensor<64xf32>, tensor<4x4x8xf32>
+}
