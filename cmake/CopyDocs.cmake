@@ -1,5 +1,6 @@
 # Copies generated op/pass docs into docs/: <X>Ops.md -> dialects/<X>Ops.md, Passes.md -> passes.md.
 file(MAKE_DIRECTORY ${OUT}/dialects)
+string(REPLACE "," ";" FILES "${FILES}")
 foreach(f ${FILES})
   get_filename_component(name ${f} NAME)
   if(name STREQUAL "Passes.md")
