@@ -8,7 +8,7 @@ cd "$root"
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libomp-22-dev clang-22 lld-22 \
-      ninja-build ccache cmake pybind11-dev python3-dev"
+      ninja-build ccache cmake"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -21,9 +21,9 @@ venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, pybind11, pytest, lit" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import torch, pybind11, pytest" >/dev/null 2>&1; then
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q torch==2.11.0 numpy pybind11 pytest lit scipy
+  "$venv/bin/pip" install -q torch==2.11.0 numpy pybind11 pytest scipy
 fi
 
 # Configure once; later runs only rebuild what changed.
@@ -34,6 +34,7 @@ if [ ! -f build/build.ninja ]; then
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DPython3_EXECUTABLE="$venv/bin/python"
+    -DPython3_EXECUTABLE="$venv/bin/python" \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
 fi
 cmake --build build

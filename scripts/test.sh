@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every test: set-up (idempotent), then the lit suite (IR tests) and pytest (Python, against eager).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/setup.sh"
+cd "$root"
+lit_bin=/usr/lib/llvm-22/bin/lit
+"$lit_bin" -v build/test
+if [ -d test/python ]; then
+  PYTHONPATH="$root/python" "$root/.venv/bin/python" -m pytest -q test/python
+fi
