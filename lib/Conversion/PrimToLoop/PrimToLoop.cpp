@@ -220,6 +220,21 @@ KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
 // Emission
 //===----------------------------------------------------------------------===//
 
+/// 16-bit floats are stored as such but computed in f32 (as eager PyTorch
+/// does per op); a fused kernel rounds once, when it stores.
+Type computeType(Type t) {
+  if (t.isF16() || t.isBF16())
+    return Float32Type::get(t.getContext());
+  return t;
+}
+
+Value castForStore(OpBuilder &b, Location loc, Value scalar, Value buffer) {
+  Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+  if (scalar.getType() == stored)
+    return scalar;
+  return arith::TruncFOp::create(b, loc, stored, scalar);
+}
+
 struct Scope {
   Block *body;
   Operation *opener; // the loop op whose body this is; null for the kernel body
@@ -280,7 +295,7 @@ public:
     setInsertion(0);
     SmallVector<Value> outIdx(idx);
     outIdx[dim] = affine(idx[dim], 1, offset);
-    loop::StoreOp::create(b, loc, scalar, buffer, outIdx);
+    loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, outIdx);
     closeScope();
   }
 
@@ -366,7 +381,7 @@ private:
   void store(Value value, Value buffer, ArrayRef<Value> idx) {
     Value scalar = emit(value, idx);
     setInsertion(scopes.size() - 1);
-    loop::StoreOp::create(b, loc, scalar, buffer, idx);
+    loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, idx);
   }
 
   std::vector<void *> key(Value v, ArrayRef<Value> idx) {
@@ -394,7 +409,11 @@ private:
     if (auto it = buffers.find(value); it != buffers.end() && it->second != target) {
       OpBuilder::InsertionGuard guard(b);
       setInsertion(level);
-      return loop::LoadOp::create(b, loc, it->second, idx);
+      Value loaded = loop::LoadOp::create(b, loc, it->second, idx);
+      Type compute = computeType(loaded.getType());
+      if (compute != loaded.getType())
+        loaded = arith::ExtFOp::create(b, loc, compute, loaded);
+      return loaded;
     }
     Operation *op = value.getDefiningOp();
     if (isReduction(op))
@@ -422,7 +441,7 @@ private:
     SmallVector<int64_t> domain;
     for (int64_t d : dims)
       domain.push_back(inShape[d]);
-    Type elementType = tensorType(op->getResult(0)).getElementType();
+    Type elementType = computeType(tensorType(op->getResult(0)).getElementType());
     setInsertion(level);
     auto reduce = loop::ReduceOp::create(b, loc, elementType, reductionKind(op),
                                          b.getDenseI64ArrayAttr(domain));
@@ -492,7 +511,7 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
 }
 
 Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx) {
-  Type et = tensorType(op->getResult(0)).getElementType();
+  Type et = computeType(tensorType(op->getResult(0)).getElementType());
   bool isFloat = isa<FloatType>(et);
   auto constant = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, scalarAttr(et, v));
@@ -500,14 +519,22 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
   return TypeSwitch<Operation *, Value>(op)
       .Case<prim::ConstantOp>([&](prim::ConstantOp c) -> Value {
         auto dense = cast<DenseElementsAttr>(c.getValue());
-        return arith::ConstantOp::create(b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+        Attribute value = dense.getSplatValue<Attribute>();
+        if (auto f = dyn_cast<FloatAttr>(value))
+          value = FloatAttr::get(et, f.getValueAsDouble());
+        return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
       })
       .Case<prim::IotaOp>([&](prim::IotaOp iota) -> Value {
         Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), idx[iota.getDim()]);
         return convertScalar(b, loc, i, et);
       })
-      .Case<prim::ConvertElementTypeOp>(
-          [&](auto) { return convertScalar(b, loc, x[0], et); })
+      .Case<prim::ConvertElementTypeOp>([&](auto) -> Value {
+        // An explicit conversion to a 16-bit float rounds, as eager does.
+        Type stored = tensorType(op->getResult(0)).getElementType();
+        if (stored == et)
+          return convertScalar(b, loc, x[0], et);
+        return arith::ExtFOp::create(b, loc, et, convertScalar(b, loc, x[0], stored));
+      })
       .Case<prim::AddOp>([&](auto) -> Value {
         return isFloat ? (Value)arith::AddFOp::create(b, loc, x[0], x[1])
                        : (Value)arith::AddIOp::create(b, loc, x[0], x[1]);
@@ -651,9 +678,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       if (!isa<DenseElementsAttr>(dense.getValue()))
         return op.emitOpError("needs a dense constant");
   }
-  for (Type t : func.getArgumentTypes())
+  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (!isa<RankedTensorType>(t))
-      return func.emitOpError("arguments must be ranked tensors");
+      return func.emitOpError("arguments and results must be ranked tensors");
 
   // 1. Values that must live in buffers, in program order.
   llvm::SetVector<Value> materialized;
