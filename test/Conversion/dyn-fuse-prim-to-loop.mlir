@@ -92,3 +92,16 @@ func.func @returns_input(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = prim.neg %x : tensor<4xf32>
   return %x, %0 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// bf16 is loaded, widened to f32 for all arithmetic and the reduction, and rounded once on store.
+// CHECK-LABEL: func @bf16_row_sum
+// CHECK: loop.reduce add [8] : f32
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: loop.store
+func.func @bf16_row_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  %0 = prim.reduce_sum %x dims [1] : tensor<4x8xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
