@@ -2,11 +2,26 @@
 
 # The MLIR/LLVM libraries dyn links: the shared libMLIR/libLLVM for quick
 # development links, or static components for self-contained bundles.
+#
+# Static mode (for the self-contained bundle the GPU machine gets): Debian's
+# MLIR CMake targets point at the shared libraries, so final binaries link
+# every static MLIR/LLVM archive in one group and the linker keeps only what
+# is used; static libraries in between link nothing.
+if(NOT DYN_LINK_MLIR_DYLIB)
+  file(GLOB DYN_MLIR_ARCHIVES ${LLVM_LIBRARY_DIR}/libMLIR*.a)
+  file(GLOB DYN_LLVM_ARCHIVES ${LLVM_LIBRARY_DIR}/libLLVM*.a)
+  set(DYN_STATIC_MLIR_LINK -Wl,--start-group ${DYN_MLIR_ARCHIVES} ${DYN_LLVM_ARCHIVES}
+      -Wl,--end-group z zstd pthread dl m -Wl,--exclude-libs,ALL -Wl,--gc-sections)
+endif()
+
 function(dyn_link_mlir target visibility)
   if(DYN_LINK_MLIR_DYLIB)
     target_link_libraries(${target} ${visibility} MLIR LLVM)
   else()
-    target_link_libraries(${target} ${visibility} ${ARGN})
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "STATIC_LIBRARY")
+      target_link_libraries(${target} ${visibility} ${DYN_STATIC_MLIR_LINK})
+    endif()
   endif()
 endfunction()
 

@@ -21,9 +21,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <dlfcn.h>
 #include <mutex>
 
 using namespace mlir;
+
+extern "C" int omp_get_max_threads(void);
 
 namespace dyn {
 
@@ -61,6 +64,16 @@ struct DiagnosticCollector {
           return success();
         }) {}
 };
+
+/// The libomp this library was loaded with (the runtime matmul links it), so
+/// that JIT-compiled OpenMP loops use the same runtime wherever dyn is
+/// installed; the build-time path is the fallback.
+std::string libompPath() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&omp_get_max_threads), &info) && info.dli_fname)
+    return info.dli_fname;
+  return llvm::sys::fs::exists(DYN_LIBOMP_PATH) ? DYN_LIBOMP_PATH : "";
+}
 
 std::string print(ModuleOp module) {
   std::string s;
@@ -143,8 +156,9 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef> libs;
-  if (llvm::sys::fs::exists(DYN_LIBOMP_PATH))
-    libs.push_back(DYN_LIBOMP_PATH);
+  std::string omp = libompPath();
+  if (!omp.empty())
+    libs.push_back(omp);
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
