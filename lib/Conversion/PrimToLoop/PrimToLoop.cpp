@@ -339,6 +339,11 @@ private:
   DenseMap<Value, unsigned> levels;
   Value target; // the buffer the current kernel writes
 
+public:
+  Operation *unsupported = nullptr; // first op emission could not handle
+
+private:
+
   Block *newBody(Region &region, unsigned numIndices) {
     SmallVector<Type> types(numIndices, b.getIndexType());
     SmallVector<Location> locs(numIndices, loc);
@@ -640,7 +645,10 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
             return arith::CmpIOp::create(b, loc, pred, x[0], x[1]);
           })
       .Default([&](Operation *other) -> Value {
-        llvm::report_fatal_error("unhandled op reached fusion emission");
+        // Reported by the pass after emission; a placeholder keeps the IR valid.
+        if (!unsupported)
+          unsupported = other;
+        return arith::ConstantOp::create(b, loc, scalarAttr(et, 0));
       });
 }
 
@@ -801,6 +809,10 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       continue;
     }
     emitter.emitKernel(v, buffers[v], parallelDims[v], kernelName(def));
+  }
+  if (emitter.unsupported) {
+    lowered.erase();
+    return emitter.unsupported->emitOpError("cannot be fused into a loop kernel");
   }
   for (auto [v, out] : copies) {
     b.setInsertionPointToEnd(body);
