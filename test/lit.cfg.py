@@ -13,7 +13,7 @@ config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.dyn_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate"], tool_dirs)
+llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate", "opt"], tool_dirs)
 if os.path.exists(os.path.join(config.cuda_bin_dir, "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))

@@ -152,9 +152,30 @@ void lowerFor(IRRewriter &rewriter, loop::ForOp op) {
   rewriter.eraseOp(op);
 }
 
+/// Inner loop iterations one kernel point runs (1 for a pointwise kernel).
+int64_t workPerPoint(loop::KernelOp kernel) {
+  int64_t work = 1;
+  kernel.getBody().walk([&](Operation *op) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      return;
+    int64_t iterations = 1;
+    for (Operation *p = op; p != kernel.getOperation(); p = p->getParentOp()) {
+      ArrayRef<int64_t> domain;
+      if (auto f = dyn_cast<loop::ForOp>(p))
+        domain = f.getDomain();
+      else if (auto r = dyn_cast<loop::ReduceOp>(p))
+        domain = r.getDomain();
+      for (int64_t size : domain)
+        iterations *= size;
+    }
+    work += iterations;
+  });
+  return work;
+}
+
 /// A kernel: parallel over the outer dims and over chunks of the innermost
 /// dim; each chunk is a serial loop that LLVM can vectorize.
-void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t chunkSize,
+void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t chunkSize,
                  int64_t minParallel) {
   Location loc = op.getLoc();
   ArrayRef<int64_t> domain = op.getDomain();
@@ -168,12 +189,14 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t chunkSize,
   for (int64_t size : domain.drop_back())
     outer *= size;
   int64_t inner = domain.back();
-  // Split the innermost dim only when the outer dims leave threads idle, and
-  // then into enough chunks (of at most chunkSize points) to feed them.
+  // Split the innermost dim only when the outer dims leave threads idle and
+  // there is enough work; then into enough chunks to feed the threads, each
+  // of about chunkSize units of work (a point of a row kernel is a row).
   int64_t chunk = std::max<int64_t>(inner, 1);
-  if (outer < minParallel && outer * inner >= 2 * chunkSize) {
+  if (outer < minParallel && outer * inner * work >= 2 * chunkSize) {
     int64_t wanted = (minParallel + outer - 1) / outer;
-    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1, chunkSize);
+    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1,
+                                std::max<int64_t>(1, chunkSize / work));
   }
   int64_t chunks = (inner + chunk - 1) / chunk;
   SmallVector<Value> lbs, ubs, steps;
@@ -242,6 +265,11 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
       if (isa<loop::LoopDialect>(op->getDialect()))
         ops.push_back(op);
     });
+    // Measured before inner loops are lowered.
+    DenseMap<Operation *, int64_t> work;
+    for (Operation *op : ops)
+      if (auto kernel = dyn_cast<loop::KernelOp>(op))
+        work[op] = workPerPoint(kernel);
     for (Operation *op : ops) {
       if (auto load = dyn_cast<loop::LoadOp>(op)) {
         rewriter.setInsertionPoint(load);
@@ -255,7 +283,7 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
       } else if (auto forOp = dyn_cast<loop::ForOp>(op)) {
         lowerFor(rewriter, forOp);
       } else if (auto kernel = dyn_cast<loop::KernelOp>(op)) {
-        lowerKernel(rewriter, kernel, chunkSize, minParallelIterations);
+        lowerKernel(rewriter, kernel, work[op], chunkSize, minParallelIterations);
       } else if (auto matmul = dyn_cast<loop::MatmulOp>(op)) {
         if (failed(lowerMatmul(rewriter, matmul, module)))
           return signalPassFailure();
