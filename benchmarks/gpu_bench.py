@@ -1,0 +1,125 @@
+"""GPU benchmark (issue: GPU path): eager vs torch.compile (inductor) vs dyn, in one process.
+
+Run on the GPU machine: PYTHONPATH=python python3 benchmarks/gpu_bench.py
+First measures device-to-device copy bandwidth, then for each kernel: median time (CUDA events,
+triton.testing.do_bench), effective GB/s (each input read once, each output written once), % of
+copy bandwidth, and compile time of inductor and dyn (first call, wall clock). Inputs are random
+(never zeros). A compiler that fails on a case is reported as n/a with its error.
+"""
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+try:
+    import dyn
+except Exception as e:  # the table still shows eager and inductor
+    dyn = None
+    print(f"dyn unavailable: {e}", file=sys.stderr)
+
+
+def cos_sin(x, y):
+    return torch.cos(x) + torch.sin(y)
+
+
+def relu_silu(x):
+    return torch.relu(x * torch.sigmoid(x) * 2 + 1)
+
+
+def softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def softmax_hand(x):
+    m = x.amax(-1, keepdim=True)
+    e = torch.exp(x - m)
+    return e / e.sum(-1, keepdim=True)
+
+
+def layer_norm(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def rmsnorm(x, w, eps=1e-6):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(x.dtype)
+
+
+def sum0(x):
+    return x.sum(0)
+
+
+def nbytes(*ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def time_ms(fn, args):
+    return do_bench(lambda: fn(*args), warmup=25, rep=200, return_mode="median")
+
+
+def first_call(fn, args):
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    out = fn(*args)
+    torch.cuda.synchronize()
+    return out, time.perf_counter() - t
+
+
+def main():
+    dev = "cuda"
+    torch.manual_seed(0)
+    n27 = 1 << 27
+    src = torch.randn(n27 * 2, device=dev)
+    dst = torch.empty_like(src)
+    copy_ms = time_ms(lambda a, b: b.copy_(a), (src, dst))
+    copy_gbs = 2 * src.numel() * 4 / copy_ms / 1e6
+    del src, dst
+    print(f"# {time.strftime('%Y-%m-%d')} {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"device-to-device copy: {copy_gbs:.0f} GB/s (read + write)")
+    R = C = 8192
+    cases = [
+        ("cos(x)+sin(y) fp32 2^27", cos_sin, lambda: (torch.randn(n27, device=dev), torch.randn(n27, device=dev))),
+        ("relu(x*sigmoid(x)*2+1) fp32 2^27", relu_silu, lambda: (torch.randn(n27, device=dev),)),
+        ("softmax fp32 8192^2", softmax, lambda: (torch.randn(R, C, device=dev),)),
+        ("hand softmax fp32 8192^2", softmax_hand, lambda: (torch.randn(R, C, device=dev),)),
+        ("F.layer_norm fp32 8192^2", layer_norm,
+         lambda: (torch.randn(R, C, device=dev), torch.randn(C, device=dev), torch.randn(C, device=dev))),
+        ("hand rmsnorm fp32 8192^2", rmsnorm, lambda: (torch.randn(R, C, device=dev), torch.randn(C, device=dev))),
+        ("hand rmsnorm bf16 8192^2", rmsnorm,
+         lambda: (torch.randn(R, C, device=dev, dtype=torch.bfloat16), torch.randn(C, device=dev, dtype=torch.bfloat16))),
+        ("sum dim 0 fp32 8192^2", sum0, lambda: (torch.randn(R, C, device=dev),)),
+    ]
+    print("| kernel | eager ms | eager % | inductor ms | inductor % | dyn ms | dyn GB/s | dyn % | inductor compile s | dyn compile s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, fn, make in cases:
+        args = make()
+        ref = fn(*args)
+        moved = nbytes(*args) + nbytes(ref)
+        pct = lambda ms: 100 * moved / ms / 1e6 / copy_gbs
+        eager = time_ms(fn, args)
+        row = [name, f"{eager:.3f}", f"{pct(eager):.0f}"]
+        torch._dynamo.reset()
+        ind = torch.compile(fn)
+        out, ind_c = first_call(ind, args)
+        ind_ms = time_ms(ind, args)
+        row += [f"{ind_ms:.3f}", f"{pct(ind_ms):.0f}"]
+        dyn_cell = ["n/a", "n/a", "n/a", f"{ind_c:.2f}", "n/a"]
+        if dyn is not None:
+            try:
+                comp = dyn.compile(fn)
+                out, dyn_c = first_call(comp, args)
+                tol = dict(rtol=2e-2, atol=2e-2) if ref.dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(out, ref, **tol)
+                d = time_ms(comp, args)
+                dyn_cell = [f"{d:.3f}", f"{moved / d / 1e6:.0f}", f"{pct(d):.0f}", f"{ind_c:.2f}", f"{dyn_c:.3f}"]
+            except Exception as e:
+                print(f"dyn failed on {name}: {type(e).__name__}: {e}", file=sys.stderr)
+        print("| " + " | ".join(row + dyn_cell) + " |", flush=True)
+        del args, ref
+
+
+if __name__ == "__main__":
+    main()
