@@ -3,9 +3,13 @@
 
 #include "dyn/InitAll.h"
 #include "dyn/Pipelines/Pipelines.h"
+#include "dyn/Runtime/CudaRuntime.h"
 #include "dyn/Runtime/Runtime.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +35,7 @@ extern "C" int omp_get_max_threads(void);
 namespace dyn {
 
 CompiledFunction::~CompiledFunction() = default;
+CompiledGpuFunction::~CompiledGpuFunction() = default;
 
 namespace {
 
@@ -179,6 +184,198 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   result->engine = std::move(*engine);
   result->entry = *entry;
   result->numBuffers = numBuffers;
+  result->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// GPU: the host function after the GPU stage is a straight list of
+// allocations and gpu.launch_func ops with constant geometry. It is read into
+// a launch plan here, so a call needs no host JIT: just driver launches.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The GPU stage: loop kernels -> gpu kernels -> NVVM -> PTX for sm_90,
+/// leaving the host function at the level of gpu.launch_func.
+const char *kGpuStage = "builtin.module(dyn-loop-to-ptx)";
+
+struct ArgRef {
+  enum Kind { Buffer, Temp, Scalar } kind;
+  int64_t value; // buffer index, temp slot, or the scalar itself
+};
+
+struct Launch {
+  cuda::LaunchGeometry geometry;
+  std::string kernel;
+  std::vector<ArgRef> args;
+  cuda::Kernel loaded;
+};
+
+struct TempBuffer {
+  uint64_t bytes;
+};
+
+class GpuFunction final : public CompiledGpuFunction {
+public:
+  std::string ptxText;
+  std::vector<Launch> launches;
+  std::vector<TempBuffer> temps;
+  std::vector<StageIR> stageIR;
+  double seconds = 0;
+
+  bool run(void **buffers, void *stream, std::string *error) override {
+    std::vector<uint64_t> tempPtrs(temps.size(), 0);
+    bool ok = true;
+    for (size_t i = 0; ok && i < temps.size(); ++i)
+      ok = cuda::allocAsync(temps[i].bytes, stream, &tempPtrs[i], error);
+    for (Launch &l : launches) {
+      if (!ok)
+        break;
+      if (!l.loaded.function && !cuda::getKernel(ptxText, l.kernel, &l.loaded, error)) {
+        ok = false;
+        break;
+      }
+      std::vector<uint64_t> values(l.args.size());
+      std::vector<void *> params(l.args.size());
+      for (size_t a = 0; a < l.args.size(); ++a) {
+        const ArgRef &ref = l.args[a];
+        values[a] = ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
+                    : ref.kind == ArgRef::Temp ? tempPtrs[ref.value]
+                                               : static_cast<uint64_t>(ref.value);
+        params[a] = &values[a];
+      }
+      ok = cuda::launch(l.loaded, l.geometry, stream, params.data(), error);
+    }
+    for (uint64_t p : tempPtrs)
+      if (p)
+        cuda::freeAsync(p, stream, nullptr);
+    return ok;
+  }
+  const std::vector<StageIR> &stages() const override { return stageIR; }
+  double compileSeconds() const override { return seconds; }
+  const std::string &ptx() const override { return ptxText; }
+  size_t numLaunches() const override { return launches.size(); }
+};
+
+std::optional<int64_t> constantInt(Value v) {
+  if (!v)
+    return std::nullopt;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getInt();
+  return std::nullopt;
+}
+
+/// Reads the host function into `fn`; fails with a diagnostic on anything
+/// that is not an allocation, a constant or a launch with constant geometry.
+LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
+  DenseMap<Value, ArgRef> refs;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    refs[arg] = {ArgRef::Buffer, (int64_t)i};
+  for (Operation &op : func.getBody().front()) {
+    if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+      continue;
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      MemRefType t = alloc.getType();
+      if (!t.hasStaticShape())
+        return alloc.emitOpError("needs a static shape on the GPU path");
+      uint64_t bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+      refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
+      fn.temps.push_back({std::max<uint64_t>(bytes, 1)});
+      continue;
+    }
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      return op.emitOpError("is not supported in a GPU host function");
+    Launch l;
+    l.kernel = launch.getKernelName().str();
+    Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),  launch.getGridSizeZ(),
+                     launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ()};
+    for (int d = 0; d < 6; ++d) {
+      auto v = constantInt(dims[d]);
+      if (!v)
+        return launch.emitOpError("needs constant launch geometry");
+      (d < 3 ? l.geometry.grid[d] : l.geometry.block[d - 3]) = (uint32_t)*v;
+    }
+    if (Value smem = launch.getDynamicSharedMemorySize()) {
+      auto v = constantInt(smem);
+      if (!v)
+        return launch.emitOpError("needs a constant shared memory size");
+      l.geometry.sharedBytes = (uint32_t)*v;
+    }
+    for (Value operand : launch.getKernelOperands()) {
+      if (auto it = refs.find(operand); it != refs.end()) {
+        l.args.push_back(it->second);
+      } else if (auto v = constantInt(operand)) {
+        l.args.push_back({ArgRef::Scalar, *v});
+      } else {
+        return launch.emitOpError("has a kernel operand the launch plan cannot provide");
+      }
+    }
+    fn.launches.push_back(std::move(l));
+  }
+  // The PTX of the kernel module(s).
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute a : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(a))
+        fn.ptxText += object.getObject().getValue().str();
+  if (fn.ptxText.empty() && !fn.launches.empty())
+    return func.emitOpError("GPU stage produced no PTX (gpu.binary with an assembly object)");
+  // PTX is text; the driver wants it NUL-terminated, std::string::c_str() is.
+  while (!fn.ptxText.empty() && fn.ptxText.back() == '\0')
+    fn.ptxText.pop_back();
+  return success();
+}
+
+} // namespace
+
+std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graphIR,
+                                                        const std::string &funcName,
+                                                        const CompileOptions &options,
+                                                        std::string *error) {
+  auto start = std::chrono::steady_clock::now();
+  static std::once_flag passes;
+  std::call_once(passes, [] { registerAllPasses(); });
+  MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
+  DiagnosticCollector diags(ctx);
+  auto fail = [&](const std::string &what) -> std::unique_ptr<CompiledGpuFunction> {
+    if (error)
+      *error = what + (diags.text.empty() ? "" : ":\n" + diags.text);
+    return nullptr;
+  };
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
+  if (!module)
+    return fail("could not parse the graph");
+  auto result = std::make_unique<GpuFunction>();
+  if (options.keepStageIR)
+    result->stageIR.push_back({"graph", print(*module)});
+  for (const PipelineStage &stage : cpuPipelineStages()) {
+    if (stage.name == "llvm")
+      break; // the GPU stage replaces the host lowering
+    PassManager pm(&ctx);
+    stage.build(pm);
+    if (failed(pm.run(*module)))
+      return fail(("stage '" + stage.name + "' failed").str());
+    if (options.keepStageIR)
+      result->stageIR.push_back({stage.name.str(), print(*module)});
+  }
+  PassManager pm(&ctx);
+  std::string pipelineError;
+  llvm::raw_string_ostream errs(pipelineError);
+  if (failed(parsePassPipeline(kGpuStage, pm, errs)))
+    return fail("GPU pipeline unavailable: " + pipelineError);
+  if (failed(pm.run(*module)))
+    return fail("stage 'gpu' failed");
+  if (options.keepStageIR)
+    result->stageIR.push_back({"gpu", print(*module)});
+  auto func = module->lookupSymbol<func::FuncOp>(funcName);
+  if (!func)
+    return fail("no function @" + funcName + " in the graph");
+  if (failed(buildLaunchPlan(*module, func, *result)))
+    return fail("unsupported GPU host code");
   result->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -46,6 +46,28 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
                                                const CompileOptions &options,
                                                std::string *error);
 
+/// A graph compiled for the GPU: PTX and the kernel launches that run it.
+/// Building one needs no GPU; running one loads the PTX through the CUDA
+/// driver (opened at run time) and launches on the caller's stream without
+/// synchronizing.
+class CompiledGpuFunction {
+public:
+  virtual ~CompiledGpuFunction();
+  /// Bare device pointers: every input, then every output (contiguous).
+  /// Returns false and fills `error` when a CUDA call fails.
+  virtual bool run(void **buffers, void *stream, std::string *error) = 0;
+  virtual const std::vector<StageIR> &stages() const = 0;
+  virtual double compileSeconds() const = 0;
+  /// The PTX of all kernels, and how many launches one call makes.
+  virtual const std::string &ptx() const = 0;
+  virtual size_t numLaunches() const = 0;
+};
+
+std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graphIR,
+                                                        const std::string &funcName,
+                                                        const CompileOptions &options,
+                                                        std::string *error);
+
 /// Runs the named pipeline on graph-dialect text and returns the final IR
 /// (no JIT). For inspection from Python and tests.
 bool lowerGraph(const std::string &graphIR, const std::string &pipeline,
