@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (Ubuntu 24.04, Python 3.12, torch 2.11+cu130, g++ 13, cmake, ninja,
+# pybind11; no LLVM/MLIR, no network), in the repository root, with .devbundle/ carried from
+# scripts/gpu_bundle.sh:
+#   1. unpack the self-contained core, 2. build the thin Python extension against Python 3.12,
+#   3. run every pytest (CPU and GPU), 4. run the GPU benchmark.
+# Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all]
+set -uo pipefail
+what="${1:-all}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+PY="${PY:-/opt/torch/.venv/bin/python3}"
+out="${OUT:-/tmp/dyn-out}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python"
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader || true
+
+"$PY" - <<'PYEOF' || exit 1
+import lzma, shutil
+with lzma.open(".devbundle/libDynCompiler.so.xz") as src, open(".devbundle/libDynCompiler.so", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PYEOF
+pybind11_dir="$("$PY" -m pybind11 --cmakedir)"
+cmake -G Ninja -S scripts/gpu_machine -B /tmp/dyn-ext -DCMAKE_BUILD_TYPE=Release \
+  -DPython3_EXECUTABLE="$PY" -Dpybind11_DIR="$pybind11_dir" > "$out/ext-configure.log" 2>&1 \
+  || { tail -30 "$out/ext-configure.log"; exit 1; }
+ninja -C /tmp/dyn-ext > "$out/ext-build.log" 2>&1 || { tail -30 "$out/ext-build.log"; exit 1; }
+"$PY" -c "import dyn, dyn._C as c; print('dyn._C ok', getattr(c, 'HAS_COMPILER', '?'))" || exit 1
+
+status=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  "$PY" -m pytest -q -x test/python -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -40
+  status=${PIPESTATUS[0]}
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  "$PY" benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.log"
+fi
+exit $status
