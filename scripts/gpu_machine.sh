@@ -29,7 +29,7 @@ ninja -C /tmp/dyn-ext > "$out/ext-build.log" 2>&1 || { tail -30 "$out/ext-build.
 
 status=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  "$PY" -m pytest -q -x test/python -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -40
+  "$PY" -m pytest -q test/python -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -40
   status=${PIPESTATUS[0]}
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
