@@ -87,6 +87,25 @@ std::string print(ModuleOp module) {
   return s;
 }
 
+/// Runs the CPU pipeline's stages up to (not including) `stopBefore`,
+/// recording the IR after each when asked; returns the failing stage's name.
+std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore, bool keep,
+                                     std::vector<StageIR> &stages) {
+  if (keep)
+    stages.push_back({"graph", print(module)});
+  for (const PipelineStage &stage : cpuPipelineStages()) {
+    if (stage.name == stopBefore)
+      break;
+    PassManager pm(module.getContext());
+    stage.build(pm);
+    if (failed(pm.run(module)))
+      return stage.name.str();
+    if (keep)
+      stages.push_back({stage.name.str(), print(module)});
+  }
+  return std::nullopt;
+}
+
 class JitFunction final : public CompiledFunction {
 public:
   std::unique_ptr<ExecutionEngine> engine;
@@ -137,16 +156,8 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   size_t numBuffers = func.getNumArguments() + func.getNumResults();
 
   auto result = std::make_unique<JitFunction>();
-  if (options.keepStageIR)
-    result->stageIR.push_back({"graph", print(*module)});
-  for (const PipelineStage &stage : cpuPipelineStages()) {
-    PassManager pm(&ctx);
-    stage.build(pm);
-    if (failed(pm.run(*module)))
-      return fail(("stage '" + stage.name + "' failed").str());
-    if (options.keepStageIR)
-      result->stageIR.push_back({stage.name.str(), print(*module)});
-  }
+  if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR))
+    return fail("stage '" + *failedStage + "' failed");
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder)
@@ -350,18 +361,9 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   if (!module)
     return fail("could not parse the graph");
   auto result = std::make_unique<GpuFunction>();
-  if (options.keepStageIR)
-    result->stageIR.push_back({"graph", print(*module)});
-  for (const PipelineStage &stage : cpuPipelineStages()) {
-    if (stage.name == "llvm")
-      break; // the GPU stage replaces the host lowering
-    PassManager pm(&ctx);
-    stage.build(pm);
-    if (failed(pm.run(*module)))
-      return fail(("stage '" + stage.name + "' failed").str());
-    if (options.keepStageIR)
-      result->stageIR.push_back({stage.name.str(), print(*module)});
-  }
+  // The GPU stage replaces the host lowering ("llvm").
+  if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR))
+    return fail("stage '" + *failedStage + "' failed");
   PassManager pm(&ctx);
   std::string pipelineError;
   llvm::raw_string_ostream errs(pipelineError);
