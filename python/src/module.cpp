@@ -1,0 +1,136 @@
+// dyn._C: pybind11 module. Binds the compiler entry point (include/dyn/Compiler/Compiler.h) and adds
+// the PEP 523 frame hook functions implemented in eval_frame.c. No MLIR, LLVM or torch header here.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef DYN_HAS_COMPILER
+#include "dyn/Compiler/Compiler.h"
+#endif
+
+extern "C" PyMethodDef *dyn_eval_frame_methods(void);
+extern "C" int dyn_eval_frame_init(PyObject *module);
+
+namespace py = pybind11;
+
+namespace {
+#ifdef DYN_HAS_COMPILER
+struct Compiled {
+  std::unique_ptr<dyn::CompiledFunction> fn;
+  size_t numBuffers = 0;
+};
+
+// Reads t.data_ptr() for every tensor of a sequence (inputs then outputs).
+void collectPointers(py::handle seq, std::vector<void *> &ptrs, py::handle dataPtrName) {
+  PyObject *fast = PySequence_Fast(seq.ptr(), "run() takes a sequence of tensors or ints");
+  if (!fast)
+    throw py::error_already_set();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject **items = PySequence_Fast_ITEMS(fast);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *o = items[i];
+    PyObject *v;
+    if (PyLong_Check(o)) {
+      v = o;
+      Py_INCREF(v);
+    } else {
+      v = PyObject_CallMethodNoArgs(o, dataPtrName.ptr());
+      if (!v) {
+        Py_DECREF(fast);
+        throw py::error_already_set();
+      }
+    }
+    void *p = PyLong_AsVoidPtr(v);
+    Py_DECREF(v);
+    if (p == nullptr && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      throw py::error_already_set();
+    }
+    ptrs.push_back(p);
+  }
+  Py_DECREF(fast);
+}
+#endif
+
+[[noreturn]] void noCompiler() {
+  throw std::runtime_error("dyn._C was built without the compiler core (no DynCompiler target)");
+}
+} // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "dyn native extension: PEP 523 frame hook and the graph compiler";
+  if (PyModule_AddFunctions(m.ptr(), dyn_eval_frame_methods()) < 0 || dyn_eval_frame_init(m.ptr()) < 0)
+    throw py::error_already_set();
+#ifdef DYN_HAS_COMPILER
+  m.attr("HAS_COMPILER") = true;
+  static py::object dataPtrName = py::str("data_ptr");
+  py::class_<Compiled>(m, "Compiled")
+      .def(
+          "run",
+          [](Compiled &self, py::handle inputs, py::handle outputs) {
+            std::vector<void *> ptrs;
+            ptrs.reserve(self.numBuffers);
+            collectPointers(inputs, ptrs, dataPtrName);
+            if (!outputs.is_none())
+              collectPointers(outputs, ptrs, dataPtrName);
+            if (self.numBuffers && ptrs.size() != self.numBuffers)
+              throw py::value_error("run(): expected " + std::to_string(self.numBuffers) + " buffers, got " +
+                                    std::to_string(ptrs.size()));
+            py::gil_scoped_release release;
+            self.fn->run(ptrs.data());
+          },
+          py::arg("inputs"), py::arg("outputs") = py::none(),
+          "run(inputs, outputs=None): tensors (data_ptr() is read) or int addresses; inputs then outputs")
+      .def_property_readonly("stages",
+                             [](Compiled &self) {
+                               py::list l;
+                               for (const auto &s : self.fn->stages())
+                                 l.append(py::make_tuple(s.stage, s.ir));
+                               return l;
+                             })
+      .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
+      .def_readonly("num_buffers", &Compiled::numBuffers);
+  m.def(
+      "compile",
+      [](const std::string &ir, const std::string &funcName, bool keepStages, int optLevel, size_t numBuffers) {
+        dyn::CompileOptions opts;
+        opts.keepStageIR = keepStages;
+        opts.optLevel = optLevel;
+        std::string error;
+        std::unique_ptr<dyn::CompiledFunction> fn;
+        {
+          py::gil_scoped_release release;
+          fn = dyn::compileGraph(ir, funcName, opts, &error);
+        }
+        if (!fn)
+          throw std::runtime_error(error.empty() ? std::string("dyn compile failed") : error);
+        auto c = std::make_unique<Compiled>();
+        c->fn = std::move(fn);
+        c->numBuffers = numBuffers;
+        return c;
+      },
+      py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
+      py::arg("opt_level") = 3, py::arg("num_buffers") = 0);
+  m.def(
+      "lower",
+      [](const std::string &ir, const std::string &pipeline) {
+        std::string result, error;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = dyn::lowerGraph(ir, pipeline, &result, &error);
+        }
+        if (!ok)
+          throw std::runtime_error(error.empty() ? std::string("dyn lower failed") : error);
+        return result;
+      },
+      py::arg("graph_ir"), py::arg("pipeline"));
+#else
+  m.attr("HAS_COMPILER") = false;
+  m.def("compile", [](py::args, py::kwargs) -> py::object { noCompiler(); });
+  m.def("lower", [](py::args, py::kwargs) -> py::object { noCompiler(); });
+#endif
+}
