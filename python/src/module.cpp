@@ -23,6 +23,11 @@ struct Compiled {
   size_t numBuffers = 0;
 };
 
+struct CompiledGpu {
+  std::unique_ptr<dyn::CompiledGpuFunction> fn;
+  size_t numBuffers = 0;
+};
+
 // Reads t.data_ptr() for every tensor of a sequence (inputs then outputs).
 void collectPointers(py::handle seq, std::vector<void *> &ptrs, py::handle dataPtrName) {
   PyObject *fast = PySequence_Fast(seq.ptr(), "run() takes a sequence of tensors or ints");
@@ -128,6 +133,56 @@ PYBIND11_MODULE(_C, m) {
         return result;
       },
       py::arg("graph_ir"), py::arg("pipeline"));
+  // The GPU path: PTX kernels launched on the caller's CUDA stream.
+  py::class_<CompiledGpu>(m, "CompiledGpu")
+      .def(
+          "run",
+          [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream) {
+            std::vector<void *> ptrs;
+            ptrs.reserve(self.numBuffers);
+            collectPointers(inputs, ptrs, dataPtrName);
+            if (!outputs.is_none())
+              collectPointers(outputs, ptrs, dataPtrName);
+            if (self.numBuffers && ptrs.size() != self.numBuffers)
+              throw py::value_error("run(): expected " + std::to_string(self.numBuffers) +
+                                    " buffers, got " + std::to_string(ptrs.size()));
+            std::string error;
+            if (!self.fn->run(ptrs.data(), reinterpret_cast<void *>(stream), &error))
+              throw std::runtime_error(error);
+          },
+          py::arg("inputs"), py::arg("outputs"), py::arg("stream"),
+          "run(inputs, outputs, stream): device tensors (or addresses) and a CUstream handle")
+      .def_property_readonly("stages",
+                             [](CompiledGpu &self) {
+                               py::list l;
+                               for (const auto &s : self.fn->stages())
+                                 l.append(py::make_tuple(s.stage, s.ir));
+                               return l;
+                             })
+      .def_property_readonly("ptx", [](CompiledGpu &self) { return self.fn->ptx(); })
+      .def_property_readonly("num_launches", [](CompiledGpu &self) { return self.fn->numLaunches(); })
+      .def_property_readonly("compile_seconds",
+                             [](CompiledGpu &self) { return self.fn->compileSeconds(); });
+  m.def(
+      "compile_gpu",
+      [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers) {
+        dyn::CompileOptions opts;
+        opts.keepStageIR = keepStages;
+        std::string error;
+        std::unique_ptr<dyn::CompiledGpuFunction> fn;
+        {
+          py::gil_scoped_release release;
+          fn = dyn::compileGraphForGPU(ir, funcName, opts, &error);
+        }
+        if (!fn)
+          throw std::runtime_error(error.empty() ? std::string("dyn GPU compile failed") : error);
+        auto c = std::make_unique<CompiledGpu>();
+        c->fn = std::move(fn);
+        c->numBuffers = numBuffers;
+        return c;
+      },
+      py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
+      py::arg("num_buffers") = 0);
 #else
   m.attr("HAS_COMPILER") = false;
   m.def("compile", [](py::args, py::kwargs) -> py::object { noCompiler(); });
