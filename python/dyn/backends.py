@@ -1,0 +1,60 @@
+"""Backends: turn a captured Graph into a callable(*inputs) -> list of outputs."""
+import torch
+
+try:
+    from . import _C
+except ImportError:  # extension not built: only the eager and custom backends work
+    _C = None
+
+stats = {"graphs_compiled": 0, "compile_seconds": 0.0}
+
+
+def have_compiler():
+    return _C is not None and getattr(_C, "HAS_COMPILER", False)
+
+
+class DynCPUKernel:
+    """Runs a graph compiled by the C++ core on CPU tensors. Inputs are made contiguous (free when
+    they already are), outputs preallocated with torch.empty."""
+
+    def __init__(self, graph, keep_stages=False):
+        if not have_compiler():
+            raise RuntimeError("dyn._C was built without the compiler core")
+        self.graph = graph
+        self.ir = graph.mlir()
+        self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
+        nbuf = len(graph.inputs) + len(graph.outputs)
+        self.compiled = _C.compile(self.ir, "forward", keep_stages, 3, nbuf)
+        stats["graphs_compiled"] += 1
+        stats["compile_seconds"] += self.compiled.compile_seconds
+
+    @property
+    def stages(self):
+        return self.compiled.stages
+
+    def __call__(self, *inputs):
+        ins = [t.contiguous() for t in inputs]
+        outs = [torch.empty(s, dtype=d) for s, d in self.out_specs]
+        self.compiled.run(ins, outs)
+        return outs
+
+
+def dyn_backend(graph, example_inputs, options=None):
+    device = example_inputs[0].device if example_inputs else torch.device("cpu")
+    runner = _RUNNERS.get(device.type)
+    if runner is None:
+        return None  # e.g. CUDA: the GPU path plugs in here; eager until then
+    return runner(graph, bool((options or {}).get("keep_stages", False)))
+
+
+def eager_backend(graph, example_inputs, options=None):
+    return graph
+
+
+_RUNNERS = {"cpu": DynCPUKernel}
+BACKENDS = {"dyn": dyn_backend, "eager": eager_backend}
+
+
+def register_runner(device_type, factory):
+    """Hook point for other devices: factory(graph, keep_stages) -> callable(*inputs) -> outputs."""
+    _RUNNERS[device_type] = factory

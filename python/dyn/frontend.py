@@ -1,0 +1,509 @@
+"""dyn.compile: the wrapper, guards, the per-code cache and fallbacks.
+
+Call path (CPython 3.11/3.12 with dyn._C): the wrapper installs the PEP 523 hook with its callback and
+calls the original function. The hook finds the code object's cache, checks guards in C and calls the
+matching entry's runner without running the frame; on a miss it calls `_on_miss`, which captures the
+frame's arguments symbolically, builds a Graph, compiles it with the backend and returns a new entry.
+Without the hook (extension missing) the same entries are looked up from Python."""
+import inspect
+import operator
+import sys
+import types
+import warnings
+import weakref
+
+import torch
+
+from . import backends as B
+from . import symbolic
+from .errors import Unsupported
+from .graph import Graph
+from .symbolic import is_constant
+from .tensor_ops import TensorVar
+
+try:
+    from . import _C
+except ImportError:
+    _C = None
+
+_HOOK = _C is not None and getattr(_C, "HOOK_SUPPORTED", 0) and (3, 11) <= sys.version_info[:2] <= (3, 12)
+RECOMPILE_LIMIT = 8
+_wrappers = weakref.WeakSet()
+_counters = {"captures": 0, "graph_breaks": 0, "eager_entries": 0, "backend_calls": 0,
+             "internal_failures": 0}
+_last_graphs = []
+
+
+def _stats():
+    """Counters: captures (frames traced), backend_calls (graphs handed to a backend),
+    graphs_compiled (by the C++ core), graph_breaks, eager_entries, hook counters."""
+    s = dict(_counters)
+    s.update(B.stats)
+    if _C is not None:
+        s["hook"] = _C.hook_stats()
+    return s
+
+
+def last_graphs():
+    return list(_last_graphs)
+
+
+def reset():
+    """Drops every compiled entry (the next call captures again) and zeroes the counters."""
+    for w in list(_wrappers):
+        w._clear()
+    for k in _counters:
+        _counters[k] = 0
+    B.stats["graphs_compiled"] = 0
+    B.stats["compile_seconds"] = 0.0
+    _last_graphs.clear()
+
+
+def list_backends():
+    return sorted(B.BACKENDS)
+
+
+# -- guards --------------------------------------------------------------------------------------------
+def _arg_guard(a):
+    if isinstance(a, torch.Tensor):
+        return (0, type(a), a.dtype, a.device, tuple(a.size()), tuple(a.stride()), a.requires_grad)
+    if a is None or isinstance(a, bool):
+        return (1, a)
+    if isinstance(a, (int, float, str)) or (isinstance(a, tuple) and is_constant(a)):
+        return (2, type(a), a)
+    if isinstance(a, torch.device):
+        return (2, torch.device, a)
+    return (1, a)
+
+
+def _py_check_tensor(a, g):
+    return (type(a) is g[1] and a.dtype is g[2] and a.size() == g[4] and a.stride() == g[5]
+            and a.requires_grad is g[6] and a.device == g[3])
+
+
+def _py_lookup(entries, args):
+    for e in entries:
+        guards = e[0]
+        if len(guards) != len(args):
+            continue
+        ok = True
+        for a, g in zip(args, guards):
+            if g is None:
+                continue
+            k = g[0]
+            if k == 0:
+                ok = _py_check_tensor(a, g)
+            elif k == 1:
+                ok = a is g[1]
+            else:
+                ok = type(a) is g[1] and a == g[2]
+            if not ok:
+                break
+        if ok and len(e) > 2 and e[2] is not None:
+            try:
+                ok = bool(e[2](args))
+            except Exception:
+                ok = False
+        if ok:
+            return e
+    return None
+
+
+def _resolver(path):
+    if path[0] == "obj":
+        t = path[1]
+        return lambda args: t
+    i, attrs = path[1], path[2:]
+    if not attrs:
+        return operator.itemgetter(i)
+    get = operator.attrgetter(".".join(attrs))
+    return lambda args: get(args[i])
+
+
+def _extra_guard(tr, grad_sensitive):
+    checks = []
+    for path, value in tr.attr_guards:
+        r = _resolver(path)
+        checks.append((r, 1, value))
+    for t, path in zip(tr.input_tensors, tr.input_sources):
+        if path[0] == "arg" and len(path) == 2:
+            continue  # checked by the argument guards
+        checks.append((_resolver(path), 0, _arg_guard(t)))
+    grad = torch.is_grad_enabled() if grad_sensitive else None
+    if not checks and grad is None:
+        return None
+
+    def guard(args):
+        if grad is not None and torch.is_grad_enabled() is not grad:
+            return False
+        try:
+            for r, kind, g in checks:
+                v = r(args)
+                if kind == 1:
+                    if type(v) is not type(g) or v != g:
+                        return False
+                elif not isinstance(v, torch.Tensor) or not _py_check_tensor(v, g):
+                    return False
+        except Exception:
+            return False
+        return True
+    return guard
+
+
+# -- outputs --------------------------------------------------------------------------------------------
+def _flatten_output(out, graph, fail):
+    """Returns (template, output nodes). Template leaves: ('o', k) graph output k, ('i', j, fresh) graph
+    input j, ('c', value) constant."""
+    outs = []
+    index = {}
+
+    def walk(v):
+        if isinstance(v, TensorVar):
+            n = v.node
+            if n.op == "input":
+                return ("i", n.index, v.fresh)
+            if n not in index:
+                index[n] = len(outs)
+                outs.append(n)
+            return ("o", index[n])
+        if isinstance(v, tuple) and type(v) is tuple:
+            return ("t", [walk(x) for x in v])
+        if isinstance(v, list):
+            return ("l", [walk(x) for x in v])
+        if isinstance(v, dict) and all(is_constant(k) for k in v):
+            return ("d", [(k, walk(x)) for k, x in v.items()])
+        if is_constant(v):
+            return ("c", v)
+        fail(f"returning a {type(v).__name__}")
+
+    return walk(out), outs
+
+
+def _rebuilder(tmpl):
+    kind = tmpl[0]
+    if kind == "o":
+        k = tmpl[1]
+        return lambda outs, ins: outs[k]
+    if kind == "i":
+        j, fresh = tmpl[1], tmpl[2]
+        if fresh:
+            return lambda outs, ins: ins[j].clone()
+        return lambda outs, ins: ins[j]
+    if kind == "c":
+        v = tmpl[1]
+        return lambda outs, ins: v
+    subs = [(_rebuilder(t) if kind != "d" else (t[0], _rebuilder(t[1]))) for t in tmpl[1]]
+    if kind == "t":
+        return lambda outs, ins: tuple(s(outs, ins) for s in subs)
+    if kind == "l":
+        return lambda outs, ins: [s(outs, ins) for s in subs]
+    return lambda outs, ins: {k: s(outs, ins) for k, s in subs}
+
+
+def _make_runner(tr, tmpl, kernel):
+    getters = [_resolver(p) for p in tr.input_sources]
+    rebuild = _rebuilder(tmpl)
+    arg_only = all(p[0] == "arg" and len(p) == 2 for p in tr.input_sources)
+    idxs = [p[1] for p in tr.input_sources] if arg_only else None
+    single = tmpl[0] == "o" and tmpl[1] == 0
+
+    if kernel is None:
+        def run(*args):
+            return rebuild((), [g(args) for g in getters])
+        return run
+    if arg_only and single:
+        def run(*args):
+            return kernel(*[args[i] for i in idxs])[0]
+        return run
+    if arg_only:
+        def run(*args):
+            ins = [args[i] for i in idxs]
+            return rebuild(kernel(*ins), ins)
+        return run
+
+    def run(*args):
+        ins = [g(args) for g in getters]
+        return rebuild(kernel(*ins), ins)
+    return run
+
+
+def _device_of(args):
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a.device
+    return torch.device("cpu")
+
+
+def capture(func, args):
+    """Traces func over bound args; returns (tracer, template, graph). Raises Unsupported."""
+    _counters["captures"] += 1
+    device = _device_of(args)
+    tr, out = symbolic.trace(func, args, device)
+    g = tr.graph
+
+    def fail(reason):
+        raise Unsupported(reason, func.__code__.co_filename, func.__code__.co_firstlineno)
+    tmpl, outs = _flatten_output(out, g, fail)
+    g.outputs = outs
+    _prune(g)
+    return tr, tmpl, g
+
+
+def _prune(g):
+    live = set(g.outputs)
+    keep = []
+    for n in reversed(g.nodes):
+        if n in live:
+            keep.append(n)
+            live.update(n.inputs)
+    g.nodes = list(reversed(keep))
+
+
+class _CompiledFunction:
+    def __init__(self, fn, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
+        if isinstance(fn, types.MethodType):
+            self._func = fn.__func__
+        elif isinstance(fn, types.FunctionType):
+            self._func = fn
+        else:
+            raise TypeError(f"dyn.compile: cannot compile {type(fn).__name__}")
+        self._fn = fn
+        self._code = self._func.__code__
+        if isinstance(backend, str):
+            if backend not in B.BACKENDS:
+                raise ValueError(f"unknown backend {backend!r}; known: {list_backends()}")
+            self._backend_name = backend
+            self._backend = B.BACKENDS[backend]
+            self._custom = False
+        elif callable(backend):
+            self._backend_name = getattr(backend, "__name__", "custom")
+            self._backend = backend
+            self._custom = True
+        else:
+            raise TypeError("backend must be a name or a callable")
+        self._fullgraph = fullgraph
+        self._options = dict(options or {})
+        self._entries = []
+        self._warned_limit = False
+        self.graphs = []  # (Graph, compiled callable or None) per capture
+        self._cb = self._on_miss
+        if _HOOK:
+            _C.code_cache(self._code)[self._cb] = self._entries
+        self._sig = None
+        co = self._code
+        self._nargs = co.co_argcount
+        self._simple = not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0
+        _wrappers.add(self)
+        try:
+            self.__wrapped__ = fn
+            self.__name__ = getattr(fn, "__name__", "compiled")
+            self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+            self.__doc__ = getattr(fn, "__doc__", None)
+        except AttributeError:
+            pass
+
+    def _clear(self):
+        del self._entries[:]
+        self.graphs.clear()
+        self._warned_limit = False
+
+    # -- call -----------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _HOOK:
+            prev = _C.set_eval_frame(self._cb)
+            try:
+                return self._fn(*args, **kwargs)
+            finally:
+                _C.set_eval_frame(prev)
+        bound = self._bind(args, kwargs)
+        lookup = _C.lookup if _C is not None else _py_lookup
+        e = lookup(self._entries, bound)
+        if e is None:
+            e = self._on_miss(self._code, bound)
+        if e is None or e[1] is None:
+            return self._fn(*args, **kwargs)
+        return e[1](*bound)
+
+    def _bind(self, args, kwargs):
+        if isinstance(self._fn, types.MethodType):
+            args = (self._fn.__self__,) + tuple(args)
+        if not kwargs and self._simple and len(args) == self._nargs:
+            return tuple(args)
+        if self._sig is None:
+            self._sig = inspect.signature(self._func)
+        ba = self._sig.bind(*args, **kwargs)
+        ba.apply_defaults()
+        co = self._code
+        n = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 4) + bool(co.co_flags & 8)
+        return tuple(ba.arguments[name] for name in co.co_varnames[:n])
+
+    # -- capture --------------------------------------------------------------------------------------
+    def _on_miss(self, code, args):
+        if code is not self._code:
+            return None
+        if len(self._entries) >= RECOMPILE_LIMIT:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
+                              f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
+            return None
+        guards = tuple(_arg_guard(a) for a in args)
+        fn, extra = self._compile(args)
+        entry = (guards, fn, extra)
+        self._entries.append(entry)
+        return entry
+
+    def _compile(self, args):
+        tr = None
+        try:
+            tr, tmpl, graph = capture(self._func, args)
+        except Unsupported as e:
+            _counters["graph_breaks"] += 1
+            _counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            self.graphs.append((None, None, e))
+            return None, None
+        except Exception as e:  # a bug in capture: never a wrong result, run eagerly
+            _counters["internal_failures"] += 1
+            _counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            warnings.warn(f"dyn: capture failed internally, running {self._code.co_name} eagerly: "
+                          f"{type(e).__name__}: {e}", stacklevel=4)
+            return None, None
+        _last_graphs.append(graph)
+        del _last_graphs[:-16]
+        needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tr.input_tensors)
+        grad_sensitive = any(t.requires_grad for t in tr.input_tensors)
+        extra = _extra_guard(tr, grad_sensitive)
+        kernel = None
+        if graph.outputs:
+            if needs_grad and not self._custom and self._backend_name == "dyn":
+                _counters["eager_entries"] += 1
+                self.graphs.append((graph, None, "inputs require grad"))
+                return None, extra  # the dyn core has no autograd: eager keeps gradients right
+            try:
+                _counters["backend_calls"] += 1
+                if self._custom:
+                    kernel = self._backend(graph, list(tr.input_tensors))
+                else:
+                    kernel = self._backend(graph, list(tr.input_tensors), self._options)
+            except Exception as e:
+                _counters["internal_failures"] += 1
+                _counters["eager_entries"] += 1
+                if self._fullgraph:
+                    raise
+                warnings.warn(f"dyn: compiling {self._code.co_name} failed, running eagerly: {e}",
+                              stacklevel=4)
+                self.graphs.append((graph, None, e))
+                return None, extra
+            if kernel is None:
+                _counters["eager_entries"] += 1
+                self.graphs.append((graph, None, "no runner for this device"))
+                return None, extra
+        self.graphs.append((graph, kernel, None))
+        return _make_runner(tr, tmpl, kernel), extra
+
+
+class OptimizedModule(torch.nn.Module):
+    """A compiled view of an nn.Module: shares the original's parameters, buffers and submodules (same
+    dicts, so named_parameters() and state_dict() keys are unchanged)."""
+
+    def __init__(self, mod, **kw):
+        super().__init__()
+        d = self.__dict__
+        d["_parameters"] = mod._parameters
+        d["_buffers"] = mod._buffers
+        d["_modules"] = mod._modules
+        d["_dyn_orig_mod"] = mod
+        d["training"] = mod.training
+        d["_dyn_forward"] = _CompiledFunction(type(mod).forward, **kw)
+
+    def forward(self, *args, **kwargs):
+        return self._dyn_forward(self._dyn_orig_mod, *args, **kwargs)
+
+    def train(self, mode=True):
+        self._dyn_orig_mod.train(mode)
+        self.__dict__["training"] = mode
+        return self
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_dyn_orig_mod"], name)
+
+    def __repr__(self):
+        return f"OptimizedModule({self._dyn_orig_mod!r})"
+
+
+def compile(fn_or_module=None, *, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
+    """Compiles a function or nn.Module. Usable as dyn.compile(fn), @dyn.compile and @dyn.compile(...).
+
+    backend: "dyn" (the C++ core), "eager" (run the captured graph with PyTorch ops) or a callable
+    backend(graph: dyn.Graph, example_inputs) -> callable(*inputs) -> outputs.
+    fullgraph: raise dyn.Unsupported instead of running unsupported code eagerly."""
+    kw = dict(backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options)
+    if fn_or_module is None:
+        return lambda f: compile(f, **kw)
+    if isinstance(fn_or_module, torch.nn.Module):
+        return OptimizedModule(fn_or_module, **kw)
+    return _CompiledFunction(fn_or_module, **kw)
+
+
+# -- explain --------------------------------------------------------------------------------------------
+class ExplainOutput:
+    def __init__(self, graphs, break_reasons, out_guards):
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.graph_break_count = len(break_reasons)
+        self.break_reasons = break_reasons
+        self.ops_per_graph = [g.ops() for g in graphs]
+        self.out_guards = out_guards
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {sum(len(o) for o in self.ops_per_graph)}", "Break Reasons:"]
+        for r in self.break_reasons:
+            lines.append(f"  Break Reason {r['reason']}\n    User Stack: {r['filename']}:{r['lineno']}")
+        lines.append("Ops per Graph:")
+        for i, ops in enumerate(self.ops_per_graph):
+            lines.append(f"  Graph {i}: " + ", ".join(ops))
+        lines.append("Out Guards:")
+        for gd in self.out_guards:
+            lines.append(f"  {gd}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(fn):
+    """dyn.explain(fn)(*args) -> ExplainOutput: what capture does with these arguments, without
+    compiling."""
+    def run(*args, **kwargs):
+        if isinstance(fn, torch.nn.Module):
+            cf = _CompiledFunction(type(fn).forward, backend="eager")
+            args = (fn,) + args
+        else:
+            cf = _CompiledFunction(fn, backend="eager")
+        bound = cf._bind(args, kwargs)
+        guards = []
+        for i, a in enumerate(bound):
+            g = _arg_guard(a)
+            if g[0] == 0:
+                guards.append(f"arg{i}: tensor dtype={g[2]} device={g[3]} size={g[4]} stride={g[5]} "
+                              f"requires_grad={g[6]}")
+            elif g[0] == 1:
+                guards.append(f"arg{i}: is {type(a).__name__} object" if a is not None and not isinstance(a, bool)
+                              else f"arg{i}: is {a!r}")
+            else:
+                guards.append(f"arg{i}: == {a!r}")
+        try:
+            tr, tmpl, graph = capture(cf._func, bound)
+        except Unsupported as e:
+            return ExplainOutput([], [dict(reason=e.reason, filename=e.filename, lineno=e.lineno)], guards)
+        for path, v in tr.attr_guards:
+            guards.append(f"{'.'.join(map(str, path[1:]))}: == {v!r}")
+        return ExplainOutput([graph], [], guards)
+    return run

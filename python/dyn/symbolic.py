@@ -1,0 +1,806 @@
+"""Symbolic bytecode evaluator (the InstructionTranslator): runs a function's CPython 3.11/3.12
+bytecode over symbolic values. Tensors are TensorVars (graph nodes over meta tensors); everything
+else is a real Python value and constant-folds. Calls into user Python functions and nn.Module
+forwards are inlined. Anything unsupported raises Unsupported with the user's file:line."""
+import builtins
+import dis
+import math
+import operator
+import sys
+import types
+
+import torch
+
+from .errors import Unsupported
+from .graph import Graph
+from .handlers import METHODS, TENSOR_ATTRS, TORCH_FUNCS
+from .tensor_ops import Ops, TensorVar
+
+PY312 = sys.version_info >= (3, 12)
+
+
+class _Null:
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+MAX_STEPS = 200000
+MAX_DEPTH = 40
+
+
+class BoundTensorMethod:
+    __slots__ = ("tensor", "name")
+
+    def __init__(self, tensor, name):
+        self.tensor, self.name = tensor, name
+
+
+# builtins that are pure and may be called on constant arguments
+_PURE_BUILTINS = {getattr(builtins, n) for n in (
+    "len isinstance issubclass range tuple list dict set frozenset int float bool str min max abs "
+    "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
+    "callable repr format hash id ord chr map filter").split()}
+_PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
+
+_BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+           "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+           ">>": operator.rshift}
+_TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
+_CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+           ">=": operator.ge}
+_TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+_CONST_TYPES = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.Size, torch.memory_format,
+                torch.layout, type(Ellipsis), slice, complex, bytes)
+
+
+def is_constant(v):
+    if isinstance(v, _CONST_TYPES):
+        return True
+    if isinstance(v, (tuple, list)):
+        return all(is_constant(x) for x in v)
+    return False
+
+
+def _contains_tensor(v):
+    if isinstance(v, TensorVar):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_contains_tensor(x) for x in v)
+    if isinstance(v, dict):
+        return any(_contains_tensor(x) for x in v.values())
+    return False
+
+
+class Tracer:
+    """State of one capture: the graph, its inputs and where they come from, and what was read."""
+
+    def __init__(self, device):
+        self.graph = Graph()
+        self.ops = Ops(self)
+        self.device = device
+        self.input_vars = {}   # id(real tensor) -> TensorVar
+        self.input_tensors = []  # real tensors, in graph input order
+        self.input_sources = []  # per graph input: ('arg', i, *attrs) or ('obj', tensor)
+        self.sources = {}      # id(obj) -> source path of non-tensor objects reached from arguments
+        self.keep = []         # keep objects alive while their ids are keys
+        self.attr_guards = []  # (path, value) of constants read off argument objects
+        self.created = set()   # ids of containers created during tracing (safe to mutate)
+        self.steps = 0
+
+    def tensor_input(self, t, source):
+        v = self.input_vars.get(id(t))
+        if v is not None:
+            return v
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
+            raise Unsupported(f"unsupported tensor type {type(t).__name__}")
+        if t.device != self.device:
+            raise Unsupported(f"tensor on {t.device} while capturing for {self.device}")
+        if t.is_complex() or t.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                                             torch.int64, torch.int32, torch.bool):
+            raise Unsupported(f"dtype {t.dtype}")
+        meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
+        node = self.graph.add_input(meta, _source_str(source))
+        v = TensorVar(self, node)
+        self.input_vars[id(t)] = v
+        self.input_tensors.append(t)
+        self.input_sources.append(source if source is not None else ("obj", t))
+        self.keep.append(t)
+        return v
+
+    def wrap(self, value, source=None):
+        """A real value entering the trace (argument, attribute, global)."""
+        if isinstance(value, torch.Tensor):
+            return self.tensor_input(value, source)
+        if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
+            if id(value) not in self.sources:
+                self.sources[id(value)] = source
+                self.keep.append(value)
+        return value
+
+
+def _source_str(src):
+    if src is None or src[0] == "obj":
+        return "<tensor constant>"
+    if src[0] == "arg":
+        return f"arg{src[1]}" + "".join("." + a for a in src[2:])
+    return str(src)
+
+
+class Frame:
+    """Symbolic execution of one code object."""
+
+    def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None):
+        self.tr = tracer
+        self.func = func
+        self.code = func.__code__
+        self.depth = depth
+        if depth > MAX_DEPTH:
+            raise Unsupported("inlining too deep (recursion?)")
+        co = self.code
+        if co.co_flags & (0x20 | 0x80 | 0x200 | 0x100):  # generator/coroutine/async
+            raise Unsupported(f"generator or coroutine {co.co_name}")
+        self.globals = func.__globals__
+        self.builtins = self.globals.get("__builtins__", builtins)
+        if isinstance(self.builtins, types.ModuleType):
+            self.builtins = self.builtins.__dict__
+        self.locals = bound_locals if bound_locals is not None else self._bind(func, args, kwargs)
+        self.cells = {}
+        self.stack = []
+        self.kw_names = None
+        self.insts = list(dis.get_instructions(co))
+        self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
+        self.lineno = co.co_firstlineno
+
+    def _bind(self, func, args, kwargs):
+        import inspect
+        co = func.__code__
+        nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+        if not kwargs and not (co.co_flags & 0x04) and co.co_kwonlyargcount == 0 and \
+                len(args) == co.co_argcount:
+            return dict(zip(co.co_varnames, args))
+        try:
+            sig = inspect.signature(func, follow_wrapped=False)
+            ba = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise Unsupported(f"cannot bind arguments of {co.co_name}: {e}")
+        ba.apply_defaults()
+        return {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+
+    def fail(self, reason):
+        raise Unsupported(reason, self.code.co_filename, self.lineno)
+
+    # -- stack helpers
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        vals = self.stack[-n:]
+        del self.stack[-n:]
+        return vals
+
+    def push(self, v):
+        self.stack.append(v)
+
+    def run(self):
+        pc = 0
+        insts = self.insts
+        while True:
+            self.tr.steps += 1
+            if self.tr.steps > MAX_STEPS:
+                self.fail("too many instructions")
+            inst = insts[pc]
+            pos = inst.positions
+            if pos is not None and pos.lineno is not None:
+                self.lineno = pos.lineno
+            op = inst.opname
+            handler = getattr(self, "op_" + op, None)
+            if handler is None:
+                self.fail(f"unsupported bytecode {op}")
+            try:
+                r = handler(inst)
+            except Unsupported as e:
+                raise e.locate(self.code.co_filename, self.lineno)
+            except (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError,
+                    NotImplementedError, ZeroDivisionError, AssertionError) as e:
+                self.fail(f"{type(e).__name__} while capturing {op}: {e}")
+            if r is None:
+                pc += 1
+            elif isinstance(r, _Return):
+                return r.value
+            else:
+                pc = r
+
+    def jump(self, inst):
+        return self.index_of[inst.argval]
+
+    # -- no-ops
+    def op_NOP(self, inst):
+        pass
+
+    op_RESUME = op_CACHE = op_PRECALL = op_EXTENDED_ARG = op_NOP
+
+    def op_PUSH_NULL(self, inst):
+        self.push(NULL)
+
+    def op_KW_NAMES(self, inst):
+        self.kw_names = self.code.co_consts[inst.arg]
+
+    # -- loads/stores
+    def op_LOAD_CONST(self, inst):
+        self.push(inst.argval)
+
+    def op_LOAD_FAST(self, inst):
+        name = inst.argval
+        if name not in self.locals:
+            self.fail(f"local {name!r} referenced before assignment")
+        self.push(self.locals[name])
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST
+
+    def op_LOAD_FAST_AND_CLEAR(self, inst):
+        self.push(self.locals.pop(inst.argval, NULL))
+
+    def op_STORE_FAST(self, inst):
+        v = self.pop()
+        if v is NULL:
+            self.locals.pop(inst.argval, None)
+        else:
+            self.locals[inst.argval] = v
+
+    def op_DELETE_FAST(self, inst):
+        self.locals.pop(inst.argval, None)
+
+    def op_MAKE_CELL(self, inst):
+        name = inst.argval
+        if name in self.locals:
+            self.cells[name] = types.CellType(self.locals.pop(name))
+        else:
+            self.cells[name] = types.CellType()
+
+    def op_COPY_FREE_VARS(self, inst):
+        closure = self.func.__closure__ or ()
+        for name, cell in zip(self.code.co_freevars, closure):
+            self.cells[name] = cell
+
+    def op_LOAD_CLOSURE(self, inst):
+        self.push(self.cells[inst.argval])
+
+    def op_LOAD_DEREF(self, inst):
+        cell = self.cells.get(inst.argval)
+        if cell is None:
+            self.fail(f"free variable {inst.argval!r}")
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            self.fail(f"free variable {inst.argval!r} referenced before assignment")
+        self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
+
+    def op_STORE_DEREF(self, inst):
+        v = self.pop()
+        if self.depth == 0 and inst.argval in self.code.co_freevars:
+            self.fail("assignment to an enclosing function's variable")
+        self.cells[inst.argval].cell_contents = v
+
+    def op_LOAD_GLOBAL(self, inst):
+        if inst.arg & 1:
+            self.push(NULL)
+        name = inst.argval
+        if name in self.globals:
+            v = self.globals[name]
+        elif name in self.builtins:
+            v = self.builtins[name]
+        else:
+            self.fail(f"name {name!r} is not defined")
+        self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
+
+    def op_LOAD_NAME(self, inst):
+        self.fail("LOAD_NAME (module-level code)")
+
+    def op_STORE_GLOBAL(self, inst):
+        self.fail("assignment to a global")
+
+    def op_LOAD_ATTR(self, inst):
+        obj = self.pop()
+        method = PY312 and (inst.arg & 1)
+        v = self.getattr(obj, inst.argval)
+        if method:
+            self.push(NULL)
+        self.push(v)
+
+    def op_LOAD_METHOD(self, inst):
+        obj = self.pop()
+        self.push(NULL)
+        self.push(self.getattr(obj, inst.argval))
+
+    def getattr(self, obj, name):
+        if isinstance(obj, TensorVar):
+            if name in TENSOR_ATTRS:
+                return TENSOR_ATTRS[name](self.tr.ops, obj)
+            if name in METHODS:
+                return BoundTensorMethod(obj, name)
+            self.fail(f"Tensor attribute or method {name!r}")
+        if obj is NULL:
+            self.fail("attribute of NULL")
+        v = getattr(obj, name)
+        src = self.tr.sources.get(id(obj))
+        if src is not None:
+            path = src + (name,)
+            if isinstance(v, torch.Tensor):
+                return self.tr.tensor_input(v, path)
+            if is_constant(v):
+                self.tr.attr_guards.append((path, v))
+                return v
+            if isinstance(v, (types.MethodType, types.FunctionType, types.BuiltinFunctionType)):
+                return v
+            return self.tr.wrap(v, path)
+        if isinstance(v, torch.Tensor):
+            return self.tr.wrap(v)
+        return v
+
+    def op_STORE_ATTR(self, inst):
+        self.fail("attribute assignment (side effect)")
+
+    def op_STORE_SUBSCR(self, inst):
+        key, obj, value = self.pop(), self.pop(), self.pop()
+        if id(obj) not in self.tr.created or isinstance(obj, TensorVar):
+            self.fail("item assignment (mutation)")
+        obj[key] = value
+
+    def op_IMPORT_NAME(self, inst):
+        fromlist, level = self.pop(), self.pop()
+        self.push(__import__(inst.argval, self.globals, None, fromlist, level))
+
+    def op_IMPORT_FROM(self, inst):
+        self.push(getattr(self.stack[-1], inst.argval))
+
+    # -- stack manipulation
+    def op_POP_TOP(self, inst):
+        self.pop()
+
+    def op_COPY(self, inst):
+        self.push(self.stack[-inst.arg])
+
+    def op_SWAP(self, inst):
+        i = inst.arg
+        self.stack[-1], self.stack[-i] = self.stack[-i], self.stack[-1]
+
+    def op_END_FOR(self, inst):
+        self.popn(2)
+
+    # -- building containers
+    def _created(self, v):
+        self.tr.created.add(id(v))
+        self.tr.keep.append(v)
+        return v
+
+    def op_BUILD_TUPLE(self, inst):
+        self.push(tuple(self.popn(inst.arg)))
+
+    def op_BUILD_LIST(self, inst):
+        self.push(self._created(list(self.popn(inst.arg))))
+
+    def op_BUILD_SET(self, inst):
+        self.push(self._created(set(self.popn(inst.arg))))
+
+    def op_BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        self.push(self._created({items[i]: items[i + 1] for i in range(0, len(items), 2)}))
+
+    def op_BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop()
+        vals = self.popn(inst.arg)
+        self.push(self._created(dict(zip(keys, vals))))
+
+    def op_BUILD_SLICE(self, inst):
+        self.push(slice(*self.popn(inst.arg)))
+
+    def op_BUILD_STRING(self, inst):
+        self.push("".join(self.popn(inst.arg)))
+
+    def op_FORMAT_VALUE(self, inst):
+        spec = self.pop() if (inst.arg & 0x04) else ""
+        v = self.pop()
+        if isinstance(v, TensorVar):
+            self.fail("formatting a tensor")
+        conv = inst.arg & 0x03
+        v = {0: lambda x: x, 1: str, 2: repr, 3: ascii}[conv](v)
+        self.push(format(v, spec))
+
+    def op_LIST_APPEND(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].append(v)
+
+    def op_LIST_EXTEND(self, inst):
+        v = self.pop()
+        if isinstance(v, TensorVar):
+            self.fail("iterating over a tensor")
+        self.stack[-inst.arg].extend(v)
+
+    def op_SET_UPDATE(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].update(v)
+
+    def op_SET_ADD(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].add(v)
+
+    def op_DICT_UPDATE(self, inst):
+        v = self.pop()
+        self.stack[-inst.arg].update(v)
+
+    op_DICT_MERGE = op_DICT_UPDATE
+
+    def op_MAP_ADD(self, inst):
+        v = self.pop()
+        k = self.pop()
+        self.stack[-inst.arg][k] = v
+
+    def op_LIST_TO_TUPLE(self, inst):
+        self.push(tuple(self.pop()))
+
+    def op_CALL_INTRINSIC_1(self, inst):
+        name = inst.argrepr
+        if name == "INTRINSIC_LIST_TO_TUPLE":
+            self.push(tuple(self.pop()))
+        elif name == "INTRINSIC_UNARY_POSITIVE":
+            self.push(self.unary("+", self.pop()))
+        else:
+            self.fail(f"CALL_INTRINSIC_1 {name}")
+
+    def op_UNPACK_SEQUENCE(self, inst):
+        seq = self.pop()
+        if isinstance(seq, TensorVar):
+            self.fail("unpacking a tensor")
+        items = list(seq)
+        if len(items) != inst.arg:
+            self.fail("unpack length mismatch")
+        self.stack.extend(reversed(items))
+
+    def op_UNPACK_EX(self, inst):
+        seq = self.pop()
+        if isinstance(seq, TensorVar):
+            self.fail("unpacking a tensor")
+        items = list(seq)
+        before, after = inst.arg & 0xFF, inst.arg >> 8
+        if len(items) < before + after:
+            self.fail("unpack length mismatch")
+        mid = items[before:len(items) - after]
+        vals = items[:before] + [self._created(mid)] + items[len(items) - after:]
+        self.stack.extend(reversed(vals))
+
+    # -- operators
+    def binary(self, sym, a, b):
+        if isinstance(a, TensorVar) or isinstance(b, TensorVar):
+            o = self.tr.ops
+            if sym in _TENSOR_BINOPS:
+                return o.binary(_TENSOR_BINOPS[sym], a, b)
+            if sym == "@":
+                return o.matmul(a, b)
+            if sym in ("&", "|") and all(not isinstance(x, TensorVar) or x.meta.dtype == torch.bool for x in (a, b)):
+                return o.binary("logical_and" if sym == "&" else "logical_or", a, b)
+            if sym == "//":
+                r = o.binary("div", a, b)
+                if r.meta.dtype.is_floating_point:
+                    return o.unary("floor", r)
+            self.fail(f"tensor operator {sym}")
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            self.fail("operator on a real tensor")
+        return _BINOPS[sym](a, b)
+
+    def op_BINARY_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        sym = inst.argrepr
+        if sym.endswith("=") and sym not in ("==", "<=", ">=", "!="):
+            sym = sym[:-1]
+            if isinstance(a, TensorVar):
+                self.fail("in-place tensor operator (mutation)")
+            if isinstance(a, list) and id(a) not in self.tr.created:
+                self.fail("in-place operator on a list not created here")
+        self.push(self.binary(sym, a, b))
+
+    def op_BINARY_SUBSCR(self, inst):
+        idx, obj = self.pop(), self.pop()
+        self.push(self.subscr(obj, idx))
+
+    def op_BINARY_SLICE(self, inst):
+        end, start, obj = self.pop(), self.pop(), self.pop()
+        self.push(self.subscr(obj, slice(start, end)))
+
+    def subscr(self, obj, idx):
+        if isinstance(obj, TensorVar):
+            return self.tr.ops.getitem(obj, idx)
+        if _contains_tensor(idx):
+            self.fail("indexing with a tensor")
+        v = obj[idx]
+        src = self.tr.sources.get(id(obj))
+        if isinstance(v, torch.Tensor):
+            if src is None:
+                return self.tr.wrap(v)
+            self.fail("tensor inside a container argument")
+        if src is not None and not is_constant(v):
+            self.fail("object inside a container argument")
+        return v
+
+    def unary(self, sym, v):
+        if isinstance(v, TensorVar):
+            if sym == "-":
+                return self.tr.ops.unary("neg", v)
+            if sym == "+":
+                return v
+            if sym == "~" and v.meta.dtype == torch.bool:
+                return self.tr.ops.unary("logical_not", v)
+            self.fail(f"tensor unary operator {sym}")
+        return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[sym](v)
+
+    def op_UNARY_NEGATIVE(self, inst):
+        self.push(self.unary("-", self.pop()))
+
+    def op_UNARY_POSITIVE(self, inst):
+        self.push(self.unary("+", self.pop()))
+
+    def op_UNARY_INVERT(self, inst):
+        self.push(self.unary("~", self.pop()))
+
+    def op_UNARY_NOT(self, inst):
+        self.push(not self.truth(self.pop()))
+
+    def truth(self, v):
+        if isinstance(v, TensorVar):
+            self.fail("data-dependent control flow (bool of a tensor)")
+        if isinstance(v, torch.Tensor):
+            self.fail("bool of a real tensor")
+        return bool(v)
+
+    def op_COMPARE_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        sym = inst.argval
+        if isinstance(a, TensorVar) or isinstance(b, TensorVar):
+            self.push(self.tr.ops.binary(_TENSOR_CMP[sym], a, b))
+        else:
+            self.push(_CMPOPS[sym](a, b))
+
+    def op_IS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        self.push((a is not b) if inst.arg else (a is b))
+
+    def op_CONTAINS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        if isinstance(b, TensorVar) or isinstance(a, TensorVar):
+            self.fail("'in' with a tensor")
+        r = a in b
+        self.push((not r) if inst.arg else r)
+
+    # -- control flow
+    def _cond_jump(self, inst, jump_if):
+        v = self.pop()
+        if "NONE" in inst.opname:
+            c = v is None
+            if "NOT_NONE" in inst.opname:
+                c = not c
+        else:
+            c = self.truth(v)
+            if "FALSE" in inst.opname:
+                c = not c
+        return self.jump(inst) if c else None
+
+    def op_POP_JUMP_IF_TRUE(self, inst):
+        return self._cond_jump(inst, True)
+
+    op_POP_JUMP_IF_FALSE = op_POP_JUMP_IF_NONE = op_POP_JUMP_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_FORWARD_IF_FALSE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_FALSE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_FORWARD_IF_NONE = op_POP_JUMP_FORWARD_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_BACKWARD_IF_NONE = op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+
+    def op_JUMP_IF_TRUE_OR_POP(self, inst):
+        c = self.truth(self.stack[-1])
+        if "FALSE" in inst.opname:
+            c = not c
+        if c:
+            return self.jump(inst)
+        self.pop()
+
+    op_JUMP_IF_FALSE_OR_POP = op_JUMP_IF_TRUE_OR_POP
+
+    def op_JUMP_FORWARD(self, inst):
+        return self.jump(inst)
+
+    op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
+
+    def op_GET_ITER(self, inst):
+        v = self.pop()
+        if isinstance(v, TensorVar):
+            self.fail("iterating over a tensor")
+        self.push(iter(v))
+
+    def op_FOR_ITER(self, inst):
+        it = self.stack[-1]
+        try:
+            v = next(it)
+        except StopIteration:
+            self.pop()
+            target = self.jump(inst)
+            if self.insts[target].opname == "END_FOR":
+                target += 1
+            return target
+        if isinstance(v, torch.Tensor):
+            v = self.tr.wrap(v)
+        self.push(v)
+
+    def op_RETURN_VALUE(self, inst):
+        return _Return(self.pop())
+
+    def op_RETURN_CONST(self, inst):
+        return _Return(inst.argval)
+
+    # -- functions
+    def op_MAKE_FUNCTION(self, inst):
+        code = self.pop()
+        if not PY312 and isinstance(code, str):  # 3.10-style qualname
+            code = self.pop()
+        flags = inst.arg
+        closure = self.pop() if flags & 0x08 else None
+        if flags & 0x04:
+            self.pop()
+        kwdefaults = self.pop() if flags & 0x02 else None
+        defaults = self.pop() if flags & 0x01 else None
+        fn = types.FunctionType(code, self.globals, code.co_name, defaults, closure)
+        if kwdefaults:
+            fn.__kwdefaults__ = kwdefaults
+        self.push(self._created(fn))
+
+    def op_CALL(self, inst):
+        argc = inst.arg
+        args = self.popn(argc)
+        b, a = self.pop(), self.pop()
+        if a is NULL:
+            fn = b
+        else:
+            fn, args = a, [b] + args
+        kwargs = {}
+        if self.kw_names:
+            names = self.kw_names
+            self.kw_names = None
+            vals = args[len(args) - len(names):]
+            args = args[:len(args) - len(names)]
+            kwargs = dict(zip(names, vals))
+        self.push(self.call(fn, args, kwargs))
+
+    def op_CALL_FUNCTION_EX(self, inst):
+        kwargs = self.pop() if inst.arg & 1 else {}
+        args = self.pop()
+        fn = self.pop()
+        if self.stack and self.stack[-1] is NULL:
+            self.pop()
+        if isinstance(args, TensorVar) or isinstance(kwargs, TensorVar):
+            self.fail("*args from a tensor")
+        self.push(self.call(fn, list(args), dict(kwargs)))
+
+    def call(self, fn, args, kwargs):
+        tr = self.tr
+        if isinstance(fn, BoundTensorMethod):
+            return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
+        if isinstance(fn, TensorVar):
+            self.fail("calling a tensor")
+        h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
+        if h is not None:
+            if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
+                    and fn.__name__ not in ("zeros", "ones", "full", "empty"):
+                self.fail(f"torch.{fn.__name__} without tensor arguments")
+            return h(tr.ops, *args, **kwargs)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
+            self.fail("method of a real tensor")
+        if isinstance(fn, torch.nn.Module):
+            return self.call_module(fn, args, kwargs)
+        if isinstance(fn, types.MethodType):
+            return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
+        if isinstance(fn, types.FunctionType):
+            mod = getattr(fn, "__module__", "") or ""
+            if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
+                self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
+            return Frame(tr, fn, args, kwargs, self.depth + 1).run()
+        if fn is isinstance:
+            obj, cls = args
+            if isinstance(obj, TensorVar):
+                return isinstance(torch.empty(0), cls)
+        if fn is len and args and isinstance(args[0], TensorVar):
+            if args[0].meta.dim() == 0:
+                self.fail("len() of a 0-d tensor")
+            return args[0].meta.shape[0]
+        if fn is getattr and len(args) >= 2:
+            if len(args) == 3:
+                try:
+                    return self.getattr(args[0], args[1])
+                except Unsupported:
+                    raise
+                except AttributeError:
+                    return args[2]
+            return self.getattr(args[0], args[1])
+        if fn is hasattr and isinstance(args[0], TensorVar):
+            return args[1] in TENSOR_ATTRS or args[1] in METHODS
+        pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
+            (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
+            fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled) if _hashable(fn) else False
+        if pure:
+            if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
+                if fn in (float, int, bool):
+                    self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
+                if fn is abs:
+                    return tr.ops.unary("abs", args[0])
+                if fn is sum:
+                    acc = args[1] if len(args) > 1 else 0
+                    for x in args[0]:
+                        acc = self.binary("+", acc, x)
+                    return acc
+                self.fail(f"{fn.__name__}() over tensors (data-dependent)")
+            if fn in (map, filter):
+                self.fail("map/filter")
+            r = fn(*args, **kwargs)
+            if isinstance(r, (list, dict, set)):
+                self._created(r)
+            if fn in (zip, enumerate, reversed, iter, range):
+                r = self._created(r)
+            return r
+        if isinstance(fn, type) and fn in (tuple, list, dict, set):
+            return fn(*args, **kwargs)
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+        self.fail(f"call to unsupported function {name}")
+
+    def call_module(self, mod, args, kwargs):
+        from torch.nn.modules import module as _m
+        if mod._forward_hooks or mod._forward_pre_hooks or getattr(mod, "_backward_hooks", None) or \
+                _m._global_forward_hooks or _m._global_forward_pre_hooks:
+            self.fail("module hooks")
+        fwd = type(mod).forward
+        if "forward" in mod.__dict__:
+            fwd = mod.__dict__["forward"]
+            return self.call(fwd, args, kwargs)
+        if not isinstance(fwd, types.FunctionType):
+            self.fail(f"forward of {type(mod).__name__}")
+        return Frame(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()
+
+    # -- unsupported with a clear reason
+    def op_RAISE_VARARGS(self, inst):
+        self.fail("raise")
+
+    def op_LOAD_ASSERTION_ERROR(self, inst):
+        self.fail("assertion failed (or assert with a data-dependent condition)")
+
+    def op_RETURN_GENERATOR(self, inst):
+        self.fail("generator")
+
+    def op_BEFORE_WITH(self, inst):
+        self.fail("with statement")
+
+
+def _hashable(fn):
+    try:
+        hash(fn)
+        return True
+    except TypeError:
+        return False
+
+
+class _Return:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def trace(func, args, device, self_obj=None):
+    """Captures func(*args) where args are the frame's bound arguments in code order. Returns
+    (tracer, output_structure)."""
+    tr = Tracer(device)
+    co = func.__code__
+    wrapped = []
+    for i, a in enumerate(args):
+        wrapped.append(tr.wrap(a, ("arg", i)))
+    nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+    frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
+    out = frame.run()
+    return tr, out
