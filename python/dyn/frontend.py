@@ -400,6 +400,9 @@ class _CompiledFunction:
                 return None, extra
             if kernel is None:
                 _counters["eager_entries"] += 1
+                warnings.warn(f"dyn: no {self._backend_name} runner for device "
+                              f"{_device_of(tr.input_tensors)}; running {self._code.co_name} eagerly",
+                              stacklevel=4)
                 self.graphs.append((graph, None, "no runner for this device"))
                 return None, extra
         self.graphs.append((graph, kernel, None))

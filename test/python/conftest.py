@@ -1,0 +1,24 @@
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import dyn  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    dyn.reset()
+    yield
+    dyn.reset()
+
+
+def has_compiler():
+    return dyn._C is not None and getattr(dyn._C, "HAS_COMPILER", False)
+
+
+# Tests parametrized over backends run "dyn" only when the extension has the compiler core; CI builds it.
+BACKENDS = ["eager"] + (["dyn"] if has_compiler() else [])

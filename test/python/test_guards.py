@@ -1,0 +1,99 @@
+import warnings
+
+import pytest
+import torch
+
+import dyn
+from conftest import BACKENDS
+
+
+def f(x, y):
+    return torch.cos(x) + torch.sin(y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cache_hit_does_no_compile(backend):
+    cf = dyn.compile(f, backend=backend)
+    x, y = torch.randn(4, 8), torch.randn(8)
+    cf(x, y)
+    s = dyn._stats()
+    assert s["captures"] == 1 and s["backend_calls"] == 1
+    for _ in range(5):
+        a, b = torch.randn(4, 8), torch.randn(8)
+        torch.testing.assert_close(cf(a, b), f(a, b))
+    s2 = dyn._stats()
+    assert s2["captures"] == 1 and s2["backend_calls"] == 1
+    assert s2["graphs_compiled"] == s["graphs_compiled"]
+
+
+def test_cache_hit_results_fresh():
+    cf = dyn.compile(f, backend="eager")
+    for _ in range(3):
+        x, y = torch.randn(4, 8), torch.randn(8)
+        torch.testing.assert_close(cf(x, y), f(x, y))
+    assert dyn._stats()["captures"] == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_recompile_on_shape_and_dtype(backend):
+    cf = dyn.compile(f, backend=backend)
+    cases = [((4, 8), torch.float32), ((4, 8), torch.float32), ((5, 8), torch.float32),
+             ((4, 8), torch.float64), ((2, 3, 8), torch.float64), ((4, 8), torch.float32)]
+    for shape, dt in cases:
+        x, y = torch.randn(shape, dtype=dt), torch.randn(8, dtype=dt)
+        out = cf(x, y)
+        assert out.dtype == dt and out.shape == torch.Size(shape)
+        torch.testing.assert_close(out, f(x, y))
+    assert dyn._stats()["captures"] == 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_recompile_on_strides(backend):
+    cf = dyn.compile(lambda x: x * 2 + x.sum(-1, keepdim=True), backend=backend)
+    x = torch.randn(6, 4)
+    torch.testing.assert_close(cf(x), x * 2 + x.sum(-1, keepdim=True))
+    xt = torch.randn(4, 6).t()
+    torch.testing.assert_close(cf(xt), xt * 2 + xt.sum(-1, keepdim=True))
+    assert dyn._stats()["captures"] == 2
+
+
+def test_recompile_on_scalar_argument():
+    def g(x, eps):
+        return x + eps
+    cf = dyn.compile(g, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x, 1.0), x + 1.0)
+    torch.testing.assert_close(cf(x, 2.0), x + 2.0)
+    torch.testing.assert_close(cf(x, 2.0), x + 2.0)
+    assert dyn._stats()["captures"] == 2
+
+
+def test_recompile_limit_warns_once_then_eager():
+    cf = dyn.compile(f, backend="eager")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in range(1, 13):
+            x, y = torch.randn(n, 3), torch.randn(3)
+            torch.testing.assert_close(cf(x, y), f(x, y))
+    assert dyn._stats()["captures"] == 8
+    assert sum("recompile limit" in str(m.message) for m in w) == 1
+
+
+def test_requires_grad_is_guarded():
+    cf = dyn.compile(lambda x: (x * 3).sum(), backend="eager")
+    x = torch.randn(4, requires_grad=True)
+    y = cf(x)
+    y.backward()
+    torch.testing.assert_close(x.grad, torch.full((4,), 3.0))
+    cf(torch.randn(4))
+    assert dyn._stats()["captures"] == 2
+
+
+@pytest.mark.skipif("dyn" not in BACKENDS, reason="compiler core not built")
+def test_dyn_backend_keeps_autograd_by_running_eagerly():
+    cf = dyn.compile(lambda x: (x * 3).sum())
+    x = torch.randn(4, requires_grad=True)
+    cf(x).backward()
+    torch.testing.assert_close(x.grad, torch.full((4,), 3.0))
+    with torch.no_grad():
+        torch.testing.assert_close(cf(x), (x * 3).sum())
