@@ -101,6 +101,10 @@ class Ops:
             if not isinstance(mb, torch.Tensor):
                 mb = torch.tensor(mb, device="meta")
             meta = getattr(torch, op)(ma, mb)
+        elif op in ("maximum", "minimum") and not (isinstance(a, TensorVar) and isinstance(b, TensorVar)):
+            t = a if isinstance(a, TensorVar) else b
+            s = b if t is a else a
+            meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
         else:
             meta = self._ARITH[op](_meta(a), _meta(b))
         if op in self._CMP or op in ("logical_and", "logical_or"):

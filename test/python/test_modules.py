@@ -1,0 +1,96 @@
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dyn
+from conftest import BACKENDS
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Block(nn.Module):
+    def __init__(self, d=16, h=32):
+        super().__init__()
+        self.norm = RMSNorm(d)
+        self.ln = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, h), nn.GELU(), nn.Linear(h, d), nn.Dropout(0.1))
+        self.register_buffer("shift", torch.randn(d))
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        y = self.mlp(self.ln(self.norm(x)))
+        return self.act(x + y) + self.shift
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_module_matches_eager_and_shares_parameters(backend, dtype):
+    torch.manual_seed(0)
+    m = Block().to(dtype).eval()
+    cm = dyn.compile(m, backend=backend, fullgraph=True)
+    assert [k for k, _ in cm.named_parameters()] == [k for k, _ in m.named_parameters()]
+    assert list(cm.state_dict()) == list(m.state_dict())
+    assert all(a is b for a, b in zip(cm.parameters(), m.parameters()))
+    x = torch.randn(4, 16, dtype=dtype)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        # parameters are graph inputs, never baked in: an in-place update is seen without recompiling
+        m.mlp[0].weight.mul_(2)
+        m.shift.add_(1)
+        torch.testing.assert_close(cm(x), m(x))
+    assert dyn._stats()["captures"] == 1
+
+
+def test_module_graph_has_parameters_as_inputs():
+    m = RMSNorm(8)
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(cm(x), m(x))
+    g = cm._dyn_forward.graphs[0][0]
+    assert len(g.inputs) == 2 and "arg0.weight" in g.input_sources
+    assert "dense<" in str(g)  # eps is a constant; the weight is %arg1, not a constant
+    assert str(g).count("graph.constant") == 2
+
+
+def test_module_attribute_change_recompiles():
+    m = RMSNorm(8)
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        cm(x)
+        m.eps = 0.5
+        torch.testing.assert_close(cm(x), m(x))
+        m.weight = nn.Parameter(torch.randn(8))
+        torch.testing.assert_close(cm(x), m(x))
+
+
+def test_train_mode_dropout_runs_eagerly():
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    cm = dyn.compile(m, backend="eager")
+    cm.train()
+    assert m.training
+    x = torch.randn(3, 4)
+    cm(x)  # dropout in training mode is a graph break: eager, no error
+    cm.eval()
+    assert not m.training
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_with_grad_backward_works(backend):
+    m = nn.Linear(4, 3)
+    cm = dyn.compile(m, backend=backend)
+    x = torch.randn(2, 4)
+    cm(x).sum().backward()
+    assert m.weight.grad is not None
+    torch.testing.assert_close(m.bias.grad, torch.full((3,), 2.0))
