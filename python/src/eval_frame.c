@@ -33,6 +33,16 @@
 #define DYN_HOOK_SUPPORTED 0
 #endif
 
+#if PY_VERSION_HEX >= 0x030C0000
+#define DYN_CODE_GET_EXTRA PyUnstable_Code_GetExtra
+#define DYN_CODE_SET_EXTRA PyUnstable_Code_SetExtra
+#define DYN_REQUEST_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define DYN_CODE_GET_EXTRA _PyCode_GetExtra
+#define DYN_CODE_SET_EXTRA _PyCode_SetExtra
+#define DYN_REQUEST_EXTRA_INDEX _PyEval_RequestCodeExtraIndex
+#endif
+
 static PyObject *g_callback = NULL; /* strong reference while set */
 static Py_ssize_t g_extra_index = -1;
 static PyObject *s_dtype, *s_device, *s_size, *s_stride, *s_requires_grad;
@@ -221,7 +231,7 @@ static PyObject *dyn_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, i
   if (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR) || g_extra_index < 0)
     return run_default(ts, frame, throwflag);
   void *extra = NULL;
-  if (_PyCode_GetExtra((PyObject *)code, g_extra_index, &extra) < 0) {
+  if (DYN_CODE_GET_EXTRA((PyObject *)code, g_extra_index, &extra) < 0) {
     PyErr_Clear();
     return run_default(ts, frame, throwflag);
   }
@@ -323,13 +333,13 @@ static PyObject *py_code_cache(PyObject *self, PyObject *code) {
     return NULL;
   }
   void *extra = NULL;
-  if (_PyCode_GetExtra(code, g_extra_index, &extra) < 0)
+  if (DYN_CODE_GET_EXTRA(code, g_extra_index, &extra) < 0)
     return NULL;
   if (extra == NULL) {
     PyObject *d = PyDict_New();
     if (!d)
       return NULL;
-    if (_PyCode_SetExtra(code, g_extra_index, d) < 0) {
+    if (DYN_CODE_SET_EXTRA(code, g_extra_index, d) < 0) {
       Py_DECREF(d);
       return NULL;
     }
@@ -345,10 +355,10 @@ static PyObject *py_clear_code_cache(PyObject *self, PyObject *code) {
     return NULL;
   }
   void *extra = NULL;
-  if (_PyCode_GetExtra(code, g_extra_index, &extra) < 0)
+  if (DYN_CODE_GET_EXTRA(code, g_extra_index, &extra) < 0)
     return NULL;
   if (extra != NULL) {
-    if (_PyCode_SetExtra(code, g_extra_index, NULL) < 0)
+    if (DYN_CODE_SET_EXTRA(code, g_extra_index, NULL) < 0)
       return NULL;
     Py_DECREF((PyObject *)extra);
   }
@@ -390,7 +400,7 @@ int dyn_eval_frame_init(PyObject *module) {
   s_requires_grad = PyUnicode_InternFromString("requires_grad");
   if (!s_dtype || !s_device || !s_size || !s_stride || !s_requires_grad)
     return -1;
-  g_extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
+  g_extra_index = DYN_REQUEST_EXTRA_INDEX(free_extra);
   if (g_extra_index < 0)
     return -1;
   return PyModule_AddIntConstant(module, "HOOK_SUPPORTED", DYN_HOOK_SUPPORTED);
