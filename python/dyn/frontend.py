@@ -234,19 +234,51 @@ def _device_of(args):
     return torch.device("cpu")
 
 
-def capture(func, args):
-    """Traces func over bound args; returns (tracer, template, graph). Raises Unsupported."""
+_LIVE_OBJECTS = (torch.nn.Module, types.FunctionType, types.MethodType, types.BuiltinFunctionType, type,
+                 types.ModuleType)
+
+
+def capture(func, args, allow_breaks=False, resume=None):
+    """Traces func over bound args; returns (tracer, template, graph, branch). branch is None when the
+    frame returned, else a dict describing the resume point after a data-dependent branch: the graph
+    then outputs (cond, live tensors). Raises Unsupported."""
     _counters["captures"] += 1
     device = _device_of(args)
-    tr, out = symbolic.trace(func, args, device)
+    tr, out, br = symbolic.trace(func, args, device, allow_breaks, resume)
     g = tr.graph
 
-    def fail(reason):
-        raise Unsupported(reason, func.__code__.co_filename, func.__code__.co_firstlineno)
-    tmpl, outs = _flatten_output(out, g, fail)
+    def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
+        raise Unsupported(reason, filename, lineno)
+    if br is None:
+        tmpl, outs = _flatten_output(out, g, fail)
+        g.outputs = outs
+        _prune(g)
+        return tr, tmpl, g, None
+    _counters["graph_breaks"] += 1
+    state, index = [], {}
+
+    def mark(v):
+        if isinstance(v, TensorVar):
+            k = index.get(v.node)
+            if k is None:
+                k = index[v.node] = len(state)
+                state.append(v)
+            return symbolic.StateRef(k)
+        if type(v) is tuple:
+            return tuple(mark(x) for x in v)
+        if type(v) is list:
+            return [mark(x) for x in v]
+        if v is symbolic.NULL or is_constant(v) or isinstance(v, _LIVE_OBJECTS):
+            return v
+        fail(f"a live {type(v).__name__} across a data-dependent branch", br.filename, br.lineno)
+    locals_ = {k: mark(v) for k, v in br.locals.items()}
+    stack = [mark(v) for v in br.stack]
+    tmpl, outs = _flatten_output((br.cond, tuple(state)), g, fail)
     g.outputs = outs
     _prune(g)
-    return tr, tmpl, g
+    branch = dict(true_pc=br.true_pc, false_pc=br.false_pc, locals=locals_, stack=stack,
+                  metas=[v.meta for v in state], device=device, where=(br.filename, br.lineno))
+    return tr, tmpl, g, branch
 
 
 def _prune(g):
@@ -354,9 +386,8 @@ class _CompiledFunction:
         return entry
 
     def _compile(self, args):
-        tr = None
         try:
-            tr, tmpl, graph = capture(self._func, args)
+            seg = _Segment(self, args, None)
         except Unsupported as e:
             _counters["graph_breaks"] += 1
             _counters["eager_entries"] += 1
@@ -372,41 +403,112 @@ class _CompiledFunction:
             warnings.warn(f"dyn: capture failed internally, running {self._code.co_name} eagerly: "
                           f"{type(e).__name__}: {e}", stacklevel=4)
             return None, None
-        _last_graphs.append(graph)
+        if seg.needs_grad and not self._custom and self._backend_name == "dyn":
+            _counters["eager_entries"] += 1
+            self.graphs.append((seg.graph, None, "inputs require grad"))
+            return None, seg.extra  # the dyn core has no autograd: eager keeps gradients right
+        try:
+            seg.prepare()
+        except Exception as e:
+            _counters["internal_failures"] += 1
+            _counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            warnings.warn(f"dyn: compiling {self._code.co_name} failed, running eagerly: {e}", stacklevel=4)
+            return None, seg.extra
+        if seg.kernel is None and seg.graph.outputs:
+            _counters["eager_entries"] += 1
+            warnings.warn(f"dyn: no {self._backend_name} runner for device {_device_of(seg.tr.input_tensors)}; "
+                          f"running {self._code.co_name} eagerly", stacklevel=4)
+            return None, seg.extra
+        return seg.runner, seg.extra
+
+    def _kernel(self, graph, example_inputs):
+        _counters["backend_calls"] += 1
+        if self._custom:
+            return self._backend(graph, list(example_inputs))
+        return self._backend(graph, list(example_inputs), self._options)
+
+
+class _Segment:
+    """One captured graph: from the frame's start (or a resume point) to its return or to a branch on a
+    tensor. A branch ends the graph with (cond, live tensors); each side is a _Continuation."""
+
+    def __init__(self, cf, args, resume):
+        self.cf = cf
+        self.tr, self.tmpl, self.graph, self.branch = capture(cf._func, args, not cf._fullgraph, resume)
+        _last_graphs.append(self.graph)
         del _last_graphs[:-16]
-        needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tr.input_tensors)
-        grad_sensitive = any(t.requires_grad for t in tr.input_tensors)
-        extra = _extra_guard(tr, grad_sensitive)
+        rg = any(t.requires_grad for t in self.tr.input_tensors)
+        self.needs_grad = rg and torch.is_grad_enabled()
+        self.extra = _extra_guard(self.tr, rg)
+        self.kernel = None
+        self.runner = None
+        self.conts = None
+        if self.branch is not None:
+            b = self.branch
+            n_orig = len(args)
+            placeholders = [torch.empty(m.shape, dtype=m.dtype, device=b["device"]) for m in b["metas"]]
+            self.conts = {
+                True: _Continuation(cf, b, b["true_pc"], tuple(args) + tuple(placeholders), n_orig),
+                False: _Continuation(cf, b, b["false_pc"], tuple(args) + tuple(placeholders), n_orig),
+            }
+
+    def prepare(self, eager_on_failure=False):
+        """Compiles the graph with the backend (on first use) and builds the runner."""
+        cf = self.cf
         kernel = None
-        if graph.outputs:
-            if needs_grad and not self._custom and self._backend_name == "dyn":
-                _counters["eager_entries"] += 1
-                self.graphs.append((graph, None, "inputs require grad"))
-                return None, extra  # the dyn core has no autograd: eager keeps gradients right
+        if self.graph.outputs:
             try:
-                _counters["backend_calls"] += 1
-                if self._custom:
-                    kernel = self._backend(graph, list(tr.input_tensors))
-                else:
-                    kernel = self._backend(graph, list(tr.input_tensors), self._options)
+                kernel = cf._kernel(self.graph, self.tr.input_tensors)
             except Exception as e:
-                _counters["internal_failures"] += 1
-                _counters["eager_entries"] += 1
-                if self._fullgraph:
+                if not eager_on_failure or cf._fullgraph:
                     raise
-                warnings.warn(f"dyn: compiling {self._code.co_name} failed, running eagerly: {e}",
-                              stacklevel=4)
-                self.graphs.append((graph, None, e))
-                return None, extra
-            if kernel is None:
-                _counters["eager_entries"] += 1
-                warnings.warn(f"dyn: no {self._backend_name} runner for device "
-                              f"{_device_of(tr.input_tensors)}; running {self._code.co_name} eagerly",
-                              stacklevel=4)
-                self.graphs.append((graph, None, "no runner for this device"))
-                return None, extra
-        self.graphs.append((graph, kernel, None))
-        return _make_runner(tr, tmpl, kernel), extra
+                warnings.warn(f"dyn: compiling a segment of {cf._code.co_name} failed, running its graph "
+                              f"with PyTorch ops: {e}", stacklevel=5)
+                kernel = self.graph
+            if kernel is None and eager_on_failure:
+                kernel = self.graph
+        self.kernel = kernel
+        cf.graphs.append((self.graph, kernel, None))
+        if self.branch is None:
+            self.runner = _make_runner(self.tr, self.tmpl, kernel)
+            return
+        getters = [_resolver(p) for p in self.tr.input_sources]
+        rebuild = _rebuilder(self.tmpl)
+        conts = self.conts
+
+        def run(*args):
+            ins = [g(args) for g in getters]
+            cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+            return conts[bool(cond)](args, state)
+        self.runner = run
+
+
+class _Continuation:
+    """A resume point: the rest of the frame after a branch, captured from that instruction with the
+    live tensors as new inputs. Traced when the branch is captured (so an unsupported continuation
+    makes the whole frame eager up front); compiled the first time its side is taken."""
+
+    def __init__(self, cf, branch, pc, example_args, n_orig):
+        self.cf = cf
+        self.resume = (pc, branch["locals"], branch["stack"], len(branch["metas"]))
+        self.variants = [_Segment(cf, example_args, self.resume)]  # traced, not compiled yet
+        self.ready = []
+
+    def __call__(self, args, state):
+        full = tuple(args) + tuple(state)
+        for seg in self.variants:
+            if seg.extra is None or seg.extra(full):
+                if seg.runner is None:
+                    seg.prepare(eager_on_failure=True)
+                return seg.runner(*full)
+        if len(self.variants) >= RECOMPILE_LIMIT:
+            raise RuntimeError("dyn: too many recompilations of a resume point")
+        seg = _Segment(self.cf, full, self.resume)
+        self.variants.append(seg)
+        seg.prepare(eager_on_failure=True)
+        return seg.runner(*full)
 
 
 class OptimizedModule(torch.nn.Module):
@@ -503,7 +605,7 @@ def explain(fn):
             else:
                 guards.append(f"arg{i}: == {a!r}")
         try:
-            tr, tmpl, graph = capture(cf._func, bound)
+            tr, tmpl, graph, _ = capture(cf._func, bound)
         except Unsupported as e:
             return ExplainOutput([], [dict(reason=e.reason, filename=e.filename, lineno=e.lineno)], guards)
         for path, v in tr.attr_guards:

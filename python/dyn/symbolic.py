@@ -88,6 +88,7 @@ class Tracer:
         self.attr_guards = []  # (path, value) of constants read off argument objects
         self.created = set()   # ids of containers created during tracing (safe to mutate)
         self.steps = 0
+        self.allow_breaks = False
 
     def tensor_input(self, t, source):
         v = self.input_vars.get(id(t))
@@ -185,8 +186,7 @@ class Frame:
     def push(self, v):
         self.stack.append(v)
 
-    def run(self):
-        pc = 0
+    def run(self, pc=0):
         insts = self.insts
         while True:
             self.tr.steps += 1
@@ -577,6 +577,17 @@ class Frame:
     # -- control flow
     def _cond_jump(self, inst, jump_if):
         v = self.pop()
+        if isinstance(v, TensorVar) and self.depth == 0 and self.tr.allow_breaks and "NONE" not in inst.opname:
+            here = self.index_of[inst.offset]
+            target = self.jump(inst)
+            if "FALSE" in inst.opname:
+                true_pc, false_pc = here + 1, target
+            else:
+                true_pc, false_pc = target, here + 1
+            if any(n not in self.code.co_freevars for n in self.cells):
+                self.fail("data-dependent control flow with cell variables")
+            raise BranchBreak(v, true_pc, false_pc, dict(self.locals), list(self.stack),
+                              self.code.co_filename, self.lineno)
         if "NONE" in inst.opname:
             c = v is None
             if "NOT_NONE" in inst.opname:
@@ -785,6 +796,17 @@ def _hashable(fn):
         return False
 
 
+class BranchBreak(Exception):
+    """A branch on a tensor in the top frame: capture ends here; the graph so far computes the
+    condition and the live values, and each side continues in its own capture (a resume point)."""
+
+    def __init__(self, cond, true_pc, false_pc, locals_, stack, filename, lineno):
+        super().__init__("data-dependent branch")
+        self.cond, self.true_pc, self.false_pc = cond, true_pc, false_pc
+        self.locals, self.stack = locals_, stack
+        self.filename, self.lineno = filename, lineno
+
+
 class _Return:
     __slots__ = ("value",)
 
@@ -792,15 +814,52 @@ class _Return:
         self.value = value
 
 
-def trace(func, args, device, self_obj=None):
+def trace(func, args, device, allow_breaks=False, resume=None):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
-    (tracer, output_structure)."""
+    (tracer, output_structure, branch) where branch is a BranchBreak or None.
+
+    resume=(pc, locals, stack, n_state): continue the frame at instruction pc; args are then the
+    frame's arguments followed by n_state tensors, and locals/stack hold StateRef(k) for them."""
     tr = Tracer(device)
+    tr.allow_breaks = allow_breaks
     co = func.__code__
-    wrapped = []
-    for i, a in enumerate(args):
-        wrapped.append(tr.wrap(a, ("arg", i)))
-    nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
-    frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
-    out = frame.run()
-    return tr, out
+    if resume is None:
+        wrapped = [tr.wrap(a, ("arg", i)) for i, a in enumerate(args)]
+        nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+        frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
+        pc = 0
+    else:
+        pc, locals_, stack, n_state = resume
+        n_orig = len(args) - n_state
+        for i, a in enumerate(args[:n_orig]):
+            if not isinstance(a, torch.Tensor):
+                tr.wrap(a, ("arg", i))
+        state = [tr.tensor_input(t, ("arg", n_orig + k)) for k, t in enumerate(args[n_orig:])]
+
+        def sub(v):
+            if isinstance(v, StateRef):
+                return state[v.k]
+            if type(v) is tuple:
+                return tuple(sub(x) for x in v)
+            if type(v) is list:
+                nl = [sub(x) for x in v]
+                tr.created.add(id(nl))
+                tr.keep.append(nl)
+                return nl
+            return v
+        frame = Frame(tr, func, (), {}, 0, {k: sub(v) for k, v in locals_.items()})
+        frame.stack = [sub(v) for v in stack]
+        for name, cell in zip(co.co_freevars, func.__closure__ or ()):
+            frame.cells[name] = cell
+    try:
+        return tr, frame.run(pc), None
+    except BranchBreak as b:
+        return tr, None, b
+
+
+class StateRef:
+    """Placeholder for the k-th live tensor handed from one capture segment to the next."""
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k

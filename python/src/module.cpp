@@ -60,9 +60,11 @@ void collectPointers(py::handle seq, std::vector<void *> &ptrs, py::handle dataP
 }
 #endif
 
+#ifndef DYN_HAS_COMPILER
 [[noreturn]] void noCompiler() {
   throw std::runtime_error("dyn._C was built without the compiler core (no DynCompiler target)");
 }
+#endif
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
