@@ -55,60 +55,10 @@ SmallVector<Value> inlineBody(RewriterBase &rewriter, Block &body, ValueRange iv
   return yielded;
 }
 
-TypedAttr identity(OpBuilder &b, loop::ReduceKind kind, Type type) {
-  if (auto ft = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &sem = ft.getFloatSemantics();
-    switch (kind) {
-    case loop::ReduceKind::add:
-      return b.getFloatAttr(ft, 0.0);
-    case loop::ReduceKind::mul:
-      return b.getFloatAttr(ft, 1.0);
-    case loop::ReduceKind::max:
-      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/true));
-    case loop::ReduceKind::min:
-      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/false));
-    }
-  }
-  unsigned w = type.getIntOrFloatBitWidth();
-  switch (kind) {
-  case loop::ReduceKind::add:
-    return b.getIntegerAttr(type, 0);
-  case loop::ReduceKind::mul:
-    return b.getIntegerAttr(type, 1);
-  case loop::ReduceKind::max:
-    return b.getIntegerAttr(type, llvm::APInt::getSignedMinValue(w));
-  case loop::ReduceKind::min:
-    return b.getIntegerAttr(type, llvm::APInt::getSignedMaxValue(w));
-  }
-  llvm_unreachable("unknown reduce kind");
-}
-
-/// Float sums and products may be reassociated so that LLVM vectorizes them.
-Value combine(OpBuilder &b, Location loc, loop::ReduceKind kind, Value acc, Value v) {
-  bool isFloat = isa<FloatType>(acc.getType());
-  auto fm = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc |
-                                                              arith::FastMathFlags::contract);
-  switch (kind) {
-  case loop::ReduceKind::add:
-    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, v, fm)
-                   : (Value)arith::AddIOp::create(b, loc, acc, v);
-  case loop::ReduceKind::mul:
-    return isFloat ? (Value)arith::MulFOp::create(b, loc, acc, v, fm)
-                   : (Value)arith::MulIOp::create(b, loc, acc, v);
-  case loop::ReduceKind::max:
-    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, v)
-                   : (Value)arith::MaxSIOp::create(b, loc, acc, v);
-  case loop::ReduceKind::min:
-    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, v)
-                   : (Value)arith::MinSIOp::create(b, loc, acc, v);
-  }
-  llvm_unreachable("unknown reduce kind");
-}
-
 void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Value init = arith::ConstantOp::create(rewriter, loc, identity(rewriter, op.getKind(), op.getType()));
+  Value init = arith::ConstantOp::create(rewriter, loc, loop::reduceIdentity(rewriter, op.getKind(), op.getType()));
   // One accumulator carried through the whole nest.
   SmallVector<scf::ForOp> loops;
   SmallVector<Value> ivs;
@@ -128,7 +78,7 @@ void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
   }
   if (loops.empty()) { // empty domain: one point
     SmallVector<Value> yielded = inlineBody(rewriter, op.getBodyBlock(), {});
-    rewriter.replaceOp(op, combine(rewriter, loc, op.getKind(), init, yielded[0]));
+    rewriter.replaceOp(op, loop::reduceCombine(rewriter, loc, op.getKind(), init, yielded[0]));
     return;
   }
   // Innermost body: element, combine, yield; then each outer loop yields the
@@ -136,7 +86,7 @@ void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
   Operation *innerYield = loops.back().getBody()->getTerminator();
   rewriter.setInsertionPoint(innerYield);
   SmallVector<Value> yielded = inlineBody(rewriter, op.getBodyBlock(), ivs);
-  Value next = combine(rewriter, loc, op.getKind(), acc, yielded[0]);
+  Value next = loop::reduceCombine(rewriter, loc, op.getKind(), acc, yielded[0]);
   rewriter.modifyOpInPlace(innerYield, [&] { innerYield->setOperands(next); });
   for (int i = (int)loops.size() - 2; i >= 0; --i) {
     Operation *yield = loops[i].getBody()->getTerminator();

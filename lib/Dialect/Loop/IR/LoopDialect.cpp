@@ -1,6 +1,7 @@
 //===- LoopDialect.cpp - loop dialect and verifiers ----------------------===//
 #include "dyn/Dialect/Loop/IR/LoopDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -88,6 +89,59 @@ LogicalResult MatmulOp::verify() {
       (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
     return emitOpError("shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reduction helpers shared by the CPU and GPU lowerings
+//===----------------------------------------------------------------------===//
+
+TypedAttr dyn::loop::reduceIdentity(OpBuilder &b, ReduceKind kind, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case ReduceKind::add:
+      return b.getFloatAttr(ft, 0.0);
+    case ReduceKind::mul:
+      return b.getFloatAttr(ft, 1.0);
+    case ReduceKind::max:
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/true));
+    case ReduceKind::min:
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/false));
+    }
+  }
+  unsigned w = type.getIntOrFloatBitWidth();
+  switch (kind) {
+  case ReduceKind::add:
+    return b.getIntegerAttr(type, 0);
+  case ReduceKind::mul:
+    return b.getIntegerAttr(type, 1);
+  case ReduceKind::max:
+    return b.getIntegerAttr(type, llvm::APInt::getSignedMinValue(w));
+  case ReduceKind::min:
+    return b.getIntegerAttr(type, llvm::APInt::getSignedMaxValue(w));
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+Value dyn::loop::reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value v) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  auto fm = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc |
+                                                              arith::FastMathFlags::contract);
+  switch (kind) {
+  case ReduceKind::add:
+    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, v, fm)
+                   : (Value)arith::AddIOp::create(b, loc, acc, v);
+  case ReduceKind::mul:
+    return isFloat ? (Value)arith::MulFOp::create(b, loc, acc, v, fm)
+                   : (Value)arith::MulIOp::create(b, loc, acc, v);
+  case ReduceKind::max:
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, v)
+                   : (Value)arith::MaxSIOp::create(b, loc, acc, v);
+  case ReduceKind::min:
+    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, v)
+                   : (Value)arith::MinSIOp::create(b, loc, acc, v);
+  }
+  llvm_unreachable("unknown reduce kind");
 }
 
 #define GET_OP_CLASSES

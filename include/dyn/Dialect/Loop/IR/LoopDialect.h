@@ -21,4 +21,19 @@
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopOps.h.inc"
 
+namespace mlir {
+class OpBuilder;
+} // namespace mlir
+
+namespace dyn::loop {
+/// The value a reduction of `kind` starts from (0, 1, -inf, +inf, or the
+/// integer extremes).
+mlir::TypedAttr reduceIdentity(mlir::OpBuilder &b, ReduceKind kind, mlir::Type type);
+/// acc `kind` v. Float sums and products carry `reassoc` so that they may be
+/// reordered (vectorized on the CPU, tree-combined on the GPU); max and min
+/// propagate NaN like PyTorch.
+mlir::Value reduceCombine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
+                          mlir::Value acc, mlir::Value v);
+} // namespace dyn::loop
+
 #endif // DYN_DIALECT_LOOP_IR_LOOPDIALECT_H
