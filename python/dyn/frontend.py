@@ -282,6 +282,8 @@ def capture(func, args, allow_breaks=False, resume=None):
 
 
 def _prune(g):
+    """Drops dead nodes and unused inputs. g.input_map lists, per remaining graph input, its index among
+    the captured inputs (None when all are used)."""
     live = set(g.outputs)
     keep = []
     for n in reversed(g.nodes):
@@ -289,6 +291,22 @@ def _prune(g):
             keep.append(n)
             live.update(n.inputs)
     g.nodes = list(reversed(keep))
+    g.input_map = None
+    used = [n for n in g.inputs if n in live]
+    if len(used) != len(g.inputs):
+        g.input_map = [n.index for n in used]
+        g.input_sources = [g.input_sources[j] for j in g.input_map]
+        for k, n in enumerate(used):
+            n.name = f"%arg{k}"
+        g.inputs = used
+
+
+def _select(kernel, graph):
+    """The kernel as a callable over all captured inputs."""
+    m = getattr(graph, "input_map", None)
+    if kernel is None or m is None:
+        return kernel
+    return lambda *ins: kernel(*[ins[j] for j in m])
 
 
 class _CompiledFunction:
@@ -423,6 +441,11 @@ class _CompiledFunction:
             return None, seg.extra
         return seg.runner, seg.extra
 
+    def stages(self):
+        """[(stage, ir), ...] for each graph compiled by the dyn backend; needs
+        options={"keep_stages": True}."""
+        return [k.stages for g, k, e in self.graphs if k is not None and hasattr(k, "stages")]
+
     def _kernel(self, graph, example_inputs):
         _counters["backend_calls"] += 1
         if self._custom:
@@ -459,8 +482,10 @@ class _Segment:
         cf = self.cf
         kernel = None
         if self.graph.outputs:
+            m = self.graph.input_map
+            examples = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
             try:
-                kernel = cf._kernel(self.graph, self.tr.input_tensors)
+                kernel = cf._kernel(self.graph, examples)
             except Exception as e:
                 if not eager_on_failure or cf._fullgraph:
                     raise
@@ -471,6 +496,7 @@ class _Segment:
                 kernel = self.graph
         self.kernel = kernel
         cf.graphs.append((self.graph, kernel, None))
+        kernel = _select(kernel, self.graph)
         if self.branch is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel)
             return
@@ -527,6 +553,13 @@ class OptimizedModule(torch.nn.Module):
 
     def forward(self, *args, **kwargs):
         return self._dyn_forward(self._dyn_orig_mod, *args, **kwargs)
+
+    @property
+    def graphs(self):
+        return self._dyn_forward.graphs
+
+    def stages(self):
+        return self._dyn_forward.stages()
 
     def train(self, mode=True):
         self._dyn_orig_mod.train(mode)

@@ -65,3 +65,18 @@ def test_graph_text_and_tabular(capsys):
     g.print_tabular()
     assert "graph.sin" in capsys.readouterr().out
     torch.testing.assert_close(g(x, y)[0], f(x, y))
+
+
+@pytest.mark.skipif("dyn" not in BACKENDS, reason="compiler core not built")
+def test_keep_stages_and_unused_input():
+    def g(x, unused, y):
+        return x * y
+    cf = dyn.compile(g, options={"keep_stages": True}, fullgraph=True)
+    x, u, y = torch.randn(3, 4), torch.randn(7), torch.randn(4)
+    torch.testing.assert_close(cf(x, u, y), x * y)
+    (stages,) = cf.stages()
+    names = [s for s, _ in stages]
+    assert names[0] == "graph" and len(names) >= 2
+    assert "graph.mul" in stages[0][1]
+    g0 = str(cf.graphs[0][0])
+    assert "tensor<7xf32>" not in g0 and "%arg1: tensor<4xf32>" in g0
