@@ -335,7 +335,8 @@ class _CompiledFunction:
         self._options = dict(options or {})
         self._entries = []
         self._warned_limit = False
-        self.graphs = []  # (Graph, compiled callable or None) per capture
+        self.graphs = []  # (Graph, compiled callable or None, reason) per capture
+        self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
         self._cb = self._on_miss
         if _HOOK:
             _C.code_cache(self._code)[self._cb] = self._entries
@@ -411,6 +412,7 @@ class _CompiledFunction:
             _counters["eager_entries"] += 1
             if self._fullgraph:
                 raise
+            self.breaks.append(dict(reason=e.reason, filename=e.filename, lineno=e.lineno))
             self.graphs.append((None, None, e))
             return None, None
         except Exception as e:  # a bug in capture: never a wrong result, run eagerly
@@ -470,6 +472,8 @@ class _Segment:
         self.conts = None
         if self.branch is not None:
             b = self.branch
+            cf.breaks.append(dict(reason="data-dependent branch on a tensor (resumes in a new graph)",
+                                  filename=b["where"][0], lineno=b["where"][1]))
             n_orig = len(args)
             placeholders = [torch.empty(m.shape, dtype=m.dtype, device=b["device"]) for m in b["metas"]]
             self.conts = {
@@ -617,14 +621,19 @@ class ExplainOutput:
 
 
 def explain(fn):
-    """dyn.explain(fn)(*args) -> ExplainOutput: what capture does with these arguments, without
-    compiling."""
+    """dyn.explain(fn)(*args) -> ExplainOutput: runs fn once under capture (with the eager backend) and
+    reports the graphs it produced, their ops, the graph breaks with user locations, and the guards."""
     def run(*args, **kwargs):
+        recorded = []
+
+        def recorder(graph, example_inputs):
+            recorded.append(graph)
+            return graph
         if isinstance(fn, torch.nn.Module):
-            cf = _CompiledFunction(type(fn).forward, backend="eager")
+            cf = _CompiledFunction(type(fn).forward, backend=recorder)
             args = (fn,) + args
         else:
-            cf = _CompiledFunction(fn, backend="eager")
+            cf = _CompiledFunction(fn, backend=recorder)
         bound = cf._bind(args, kwargs)
         guards = []
         for i, a in enumerate(bound):
@@ -637,11 +646,6 @@ def explain(fn):
                               else f"arg{i}: is {a!r}")
             else:
                 guards.append(f"arg{i}: == {a!r}")
-        try:
-            tr, tmpl, graph, _ = capture(cf._func, bound)
-        except Unsupported as e:
-            return ExplainOutput([], [dict(reason=e.reason, filename=e.filename, lineno=e.lineno)], guards)
-        for path, v in tr.attr_guards:
-            guards.append(f"{'.'.join(map(str, path[1:]))}: == {v!r}")
-        return ExplainOutput([graph], [], guards)
+        cf(*args, **kwargs)
+        return ExplainOutput(recorded, list(cf.breaks), guards)
     return run

@@ -138,10 +138,10 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
 static PyObject *lookup(PyObject *entries, PyObject *argtuple) {
   if (!entries || !PyList_Check(entries))
     return NULL;
-  Py_ssize_t n = PyList_GET_SIZE(entries);
   PyObject *const *args = &PyTuple_GET_ITEM(argtuple, 0);
   Py_ssize_t nargs = PyTuple_GET_SIZE(argtuple);
-  for (Py_ssize_t i = 0; i < n; ++i) {
+  /* the size is re-read: a Python guard may change the list */
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); ++i) {
     PyObject *e = PyList_GET_ITEM(entries, i);
     Py_INCREF(e);
     int ok = check_entry(e, args, nargs, argtuple);
