@@ -310,6 +310,7 @@ def _select(kernel, graph):
 
 
 class _CompiledFunction:
+    _dyn_is_compiled = True
     def __init__(self, fn, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
         if isinstance(fn, types.MethodType):
             self._func = fn.__func__
@@ -318,6 +319,7 @@ class _CompiledFunction:
         else:
             raise TypeError(f"dyn.compile: cannot compile {type(fn).__name__}")
         self._fn = fn
+        self._dyn_inline_target = fn
         self._code = self._func.__code__
         if isinstance(backend, str):
             if backend not in B.BACKENDS:

@@ -697,6 +697,8 @@ class Frame:
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
+        if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
+            return self.call(fn._dyn_inline_target, args, kwargs)
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \

@@ -86,3 +86,14 @@ def test_unsupported_continuation_runs_whole_frame_eagerly(capsys):
 def test_fullgraph_rejects_branch():
     with pytest.raises(dyn.Unsupported, match="data-dependent"):
         dyn.compile(toy_example, fullgraph=True, backend="eager")(torch.randn(3), torch.randn(3))
+
+
+def test_compiled_function_called_from_compiled_function_is_inlined():
+    inner = dyn.compile(lambda x: x.exp() * 2, backend="eager")
+
+    def outer(x):
+        return inner(x) + 1
+    cf = dyn.compile(outer, backend="eager", fullgraph=True)
+    x = torch.randn(4)
+    torch.testing.assert_close(cf(x), outer(x))
+    assert cf.graphs[0][0].ops() == ["exp", "constant", "mul", "constant", "add"]
