@@ -94,3 +94,35 @@ def test_module_with_grad_backward_works(backend):
     cm(x).sum().backward()
     assert m.weight.grad is not None
     torch.testing.assert_close(m.bias.grad, torch.full((3,), 2.0))
+
+
+class Attention(nn.Module):
+    def __init__(self, d=32, h=4):
+        super().__init__()
+        self.h = h
+        self.qkv = nn.Linear(d, 3 * d)
+        self.o = nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.ln(x)).split(C, dim=-1)
+        q = q.view(B, T, self.h, C // self.h).transpose(1, 2)
+        k = k.view(B, T, self.h, C // self.h).transpose(1, 2)
+        v = v.view(B, T, self.h, C // self.h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return x + self.o(y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_attention_block(backend, dtype):
+    torch.manual_seed(0)
+    m = Attention().to(dtype).eval()
+    cm = dyn.compile(m, backend=backend, fullgraph=True)
+    with torch.no_grad():
+        for B, T in [(2, 8), (1, 5)]:
+            x = torch.randn(B, T, 32, dtype=dtype)
+            torch.testing.assert_close(cm(x), m(x))

@@ -5,7 +5,7 @@ import torch
 import dyn
 from conftest import has_compiler
 
-pytestmark = pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+needs_compiler = pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
 
 IR = """module {
   func.func @forward(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> (tensor<4x8xf32>) {
@@ -17,6 +17,7 @@ IR = """module {
 """
 
 
+@needs_compiler
 def test_compile_run_tensors_and_pointers():
     c = dyn._C.compile(IR, "forward", True)
     x, y = torch.randn(4, 8), torch.randn(8)
@@ -30,6 +31,7 @@ def test_compile_run_tensors_and_pointers():
     assert c.compile_seconds > 0
 
 
+@needs_compiler
 def test_lower_and_errors():
     text = dyn._C.lower(IR, "dyn-graph-to-prim")
     assert "graph.cos" not in text
@@ -37,3 +39,8 @@ def test_lower_and_errors():
         dyn._C.compile("module { func.func @forward( }", "forward", False)
     with pytest.raises(RuntimeError):
         dyn._C.lower(IR, "no-such-pass")
+
+
+def test_extension_built():
+    assert dyn._C is not None, "dyn._C is missing: build the dyn_python_ext target"
+    assert dyn._C.HOOK_SUPPORTED or not (3, 11) <= __import__("sys").version_info[:2] <= (3, 12)
