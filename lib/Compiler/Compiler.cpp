@@ -210,7 +210,7 @@ namespace {
 
 /// The GPU stage: loop kernels -> gpu kernels -> NVVM -> PTX for sm_90,
 /// leaving the host function at the level of gpu.launch_func.
-const char *kGpuStage = "builtin.module(dyn-loop-to-ptx)";
+const char *kGpuStage = "dyn-loop-to-ptx";
 
 struct ArgRef {
   enum Kind { Buffer, Temp, Scalar } kind;
@@ -279,6 +279,19 @@ std::optional<int64_t> constantInt(Value v) {
   return std::nullopt;
 }
 
+/// A scalar kernel argument as the bytes the driver copies (little-endian:
+/// a 4-byte parameter is read from the low half).
+std::optional<int64_t> constantBits(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+    return i.getValue().getZExtValue();
+  if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+    return (int64_t)f.getValue().bitcastToAPInt().getZExtValue();
+  return std::nullopt;
+}
+
 /// Reads the host function into `fn`; fails with a diagnostic on anything
 /// that is not an allocation, a constant or a launch with constant geometry.
 LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
@@ -319,7 +332,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
     for (Value operand : launch.getKernelOperands()) {
       if (auto it = refs.find(operand); it != refs.end()) {
         l.args.push_back(it->second);
-      } else if (auto v = constantInt(operand)) {
+      } else if (auto v = constantBits(operand)) {
         l.args.push_back({ArgRef::Scalar, *v});
       } else {
         return launch.emitOpError("has a kernel operand the launch plan cannot provide");
@@ -364,7 +377,8 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   // The GPU stage replaces the host lowering ("llvm").
   if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR))
     return fail("stage '" + *failedStage + "' failed");
-  PassManager pm(&ctx);
+  // Anchored on the module; pipeline text names the passes to run on it.
+  auto pm = PassManager::on<ModuleOp>(&ctx);
   std::string pipelineError;
   llvm::raw_string_ostream errs(pipelineError);
   if (failed(parsePassPipeline(kGpuStage, pm, errs)))
@@ -391,10 +405,16 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
   std::call_once(passes, [] { registerAllPasses(); });
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
-  PassManager pm(&ctx);
+  // Anchored on the module; pipeline text names the passes to run on it.
+  auto pm = PassManager::on<ModuleOp>(&ctx);
   std::string pipelineError;
   llvm::raw_string_ostream errs(pipelineError);
-  if (!module || failed(parsePassPipeline(pipeline, pm, errs)) || failed(pm.run(*module))) {
+  // Accept `builtin.module(...)` as dyn-opt does; the module pm takes the contents.
+  StringRef contents = StringRef(pipeline).trim();
+  if (contents.consume_front("builtin.module(") && contents.consume_back(")"))
+    contents = contents.trim();
+  bool parsed = module && succeeded(parsePassPipeline(contents, pm, errs));
+  if (!parsed || failed(pm.run(*module))) {
     if (error)
       *error = diags.text + pipelineError;
     return false;

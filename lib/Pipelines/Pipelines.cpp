@@ -14,6 +14,9 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -66,6 +69,29 @@ void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   addCleanup(pm);
 }
 
+void buildLoopToPTXPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLoopToGPUPass());
+  // Inner loops and memory accesses left in the launch bodies.
+  pm.addPass(createConvertLoopToSCFPass());
+  addCleanup(pm);
+  pm.addPass(createGpuKernelOutliningPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = "sm_90";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  // Kernels take bare pointers; math ops become libdevice calls.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  addCleanup(kernels);
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX text, loaded through the driver
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void buildCpuPipeline(OpPassManager &pm) {
   for (const PipelineStage &stage : cpuPipelineStages())
     stage.build(pm);
@@ -90,6 +116,10 @@ void registerPipelines() {
                              buildLoopToLLVMCpuPipeline);
   PassPipelineRegistration<>("dyn-cpu", "graph -> LLVM dialect for the host (all stages)",
                              buildCpuPipeline);
+  PassPipelineRegistration<>("dyn-loop-to-ptx",
+                             "loop -> gpu launches and PTX kernels for sm_90 (host stays at "
+                             "gpu.launch_func)",
+                             buildLoopToPTXPipeline);
 }
 
 } // namespace dyn

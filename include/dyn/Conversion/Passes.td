@@ -70,4 +70,28 @@ def ApproximateMathPass : Pass<"dyn-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Map loop kernels onto gpu.launch with per-kernel launch geometry";
+  let description = [{
+    Each loop.kernel becomes one gpu.launch. Geometry is chosen per kernel:
+    - pointwise kernels: one thread per point, 256 threads a block;
+    - row kernels whose inner loops walk contiguous memory (softmax, norms,
+      sums over the last dim): one block per row; threads stride over the
+      row, each loop.reduce is a per-thread partial followed by
+      gpu.all_reduce (warp shuffles and shared memory), each loop.for is a
+      block-strided loop;
+    - other kernels with inner loops (sums over a leading dim): one thread
+      per point running the inner loops serially, so that neighbouring
+      threads read neighbouring addresses.
+    Inner loop ops left in the launch bodies are lowered by
+    dyn-convert-loop-to-scf. loop.matmul is rejected (no GPU matmul yet).
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", /*default=*/"256",
+           "Threads per block for pointwise and thread-per-point kernels">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // DYN_CONVERSION_PASSES

@@ -27,6 +27,9 @@ void buildGraphToPrimPipeline(mlir::OpPassManager &pm);
 void buildPrimToLoopPipeline(mlir::OpPassManager &pm);
 /// loop -> LLVM dialect for the host: OpenMP-parallel, vectorizable loops.
 void buildLoopToLLVMCpuPipeline(mlir::OpPassManager &pm);
+/// loop -> GPU: kernels mapped to launches, compiled to PTX for sm_90 (with
+/// libdevice); the host function keeps gpu.launch_func ops.
+void buildLoopToPTXPipeline(mlir::OpPassManager &pm);
 /// The whole CPU pipeline, graph -> LLVM dialect.
 void buildCpuPipeline(mlir::OpPassManager &pm);
 

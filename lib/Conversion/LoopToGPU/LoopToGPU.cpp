@@ -1,0 +1,239 @@
+//===- LoopToGPU.cpp - map loop kernels onto GPU launches ----------------===//
+//
+// One loop.kernel becomes one gpu.launch whose geometry fits the kernel:
+// pointwise kernels get a thread per point; row kernels reading contiguous
+// rows get a block per row with block-wide reductions; other kernels with
+// inner loops get a thread per point that runs them serially.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Conversion/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace dyn {
+#define GEN_PASS_DEF_CONVERTLOOPTOGPUPASS
+#include "dyn/Conversion/Passes.h.inc"
+} // namespace dyn
+
+using namespace mlir;
+using namespace dyn;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> sizes) {
+  int64_t p = 1;
+  for (int64_t s : sizes)
+    p *= s;
+  return p;
+}
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Row-major multi-index of a linear index.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<int64_t> sizes) {
+  SmallVector<Value> idx(sizes.size());
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      idx[i] = linear;
+      break;
+    }
+    Value size = cIndex(b, loc, sizes[i]);
+    idx[i] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return idx;
+}
+
+ArrayRef<int64_t> innerDomain(Operation *op) {
+  if (auto f = dyn_cast<loop::ForOp>(op))
+    return f.getDomain();
+  return cast<loop::ReduceOp>(op).getDomain();
+}
+
+/// True when every top-level inner loop's loads walk memory contiguously in
+/// the loop's innermost index, so a block can sweep a row with coalesced
+/// accesses.
+bool rowsAreContiguous(loop::KernelOp kernel) {
+  bool any = false, all = true;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      continue;
+    any = true;
+    Block &body = op.getRegion(0).front();
+    if (body.getNumArguments() == 0)
+      continue;
+    Value innermost = body.getArguments().back();
+    bool contiguous = false, loads = false;
+    op.walk([&](loop::LoadOp load) {
+      loads = true;
+      if (!load.getIndices().empty() && load.getIndices().back() == innermost)
+        contiguous = true;
+    });
+    if (loads && !contiguous)
+      all = false;
+  }
+  return any && all;
+}
+
+gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type) {
+  bool isFloat = isa<FloatType>(type);
+  switch (kind) {
+  case loop::ReduceKind::add:
+    return gpu::AllReduceOperation::ADD;
+  case loop::ReduceKind::mul:
+    return gpu::AllReduceOperation::MUL;
+  case loop::ReduceKind::max:
+    return isFloat ? gpu::AllReduceOperation::MAXIMUMF : gpu::AllReduceOperation::MAXSI;
+  case loop::ReduceKind::min:
+    return isFloat ? gpu::AllReduceOperation::MINIMUMF : gpu::AllReduceOperation::MINSI;
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+/// Clones the ops of `body` (not its terminator) with its arguments mapped
+/// to `indices`; returns the terminator's operands, mapped.
+SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange indices, IRMapping &map) {
+  for (auto [arg, idx] : llvm::zip(body.getArguments(), indices))
+    map.map(arg, idx);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  SmallVector<Value> yielded;
+  for (Value v : body.getTerminator()->getOperands())
+    yielded.push_back(map.lookupOrDefault(v));
+  return yielded;
+}
+
+/// Threads for a block sweeping rows of `n` points: about eight points each.
+int64_t rowThreads(int64_t n) {
+  int64_t t = 32;
+  while (t < 1024 && t * 8 < n)
+    t *= 2;
+  return t;
+}
+
+struct KernelMapper {
+  OpBuilder &b;
+  int64_t threadsPerBlock;
+
+  LogicalResult map(loop::KernelOp kernel) {
+    Location loc = kernel.getLoc();
+    ArrayRef<int64_t> domain = kernel.getDomain();
+    int64_t points = product(domain);
+    b.setInsertionPoint(kernel);
+    if (points == 0) {
+      kernel.erase();
+      return success();
+    }
+    bool hasInner = llvm::any_of(kernel.getBodyBlock(), [](Operation &op) {
+      return isa<loop::ForOp, loop::ReduceOp>(op);
+    });
+    bool byRow = hasInner && rowsAreContiguous(kernel);
+    int64_t innerPoints = 1;
+    for (Operation &op : kernel.getBodyBlock())
+      if (isa<loop::ForOp, loop::ReduceOp>(op))
+        innerPoints = std::max(innerPoints, product(innerDomain(&op)));
+    int64_t threads = byRow ? rowThreads(innerPoints) : threadsPerBlock;
+    int64_t blocks = byRow ? points : (points + threads - 1) / threads;
+    if (blocks > 0x7fffffff)
+      return kernel.emitOpError("needs more than 2^31 blocks");
+    Value one = cIndex(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, cIndex(b, loc, blocks), one, one,
+                                        cIndex(b, loc, threads), one, one);
+    launch->setAttr("dyn.kernel", kernel.getNameAttr());
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+    IRMapping map;
+    if (byRow) {
+      SmallVector<Value> idx = delinearize(b, loc, block, domain);
+      for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), idx))
+        map.map(arg, v);
+      for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+        if (auto reduce = dyn_cast<loop::ReduceOp>(op))
+          map.map(reduce.getResult(), blockReduce(reduce, thread, threads, map));
+        else if (auto forOp = dyn_cast<loop::ForOp>(op))
+          blockFor(forOp, thread, threads, map);
+        else
+          b.clone(op, map);
+      }
+    } else {
+      Value linear = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, block, cIndex(b, loc, threads)), thread);
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
+                                            cIndex(b, loc, points));
+      auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&guard.getThenRegion().front());
+      SmallVector<Value> idx = delinearize(b, loc, linear, domain);
+      cloneBody(b, kernel.getBodyBlock(), idx, map);
+      b.setInsertionPointAfter(guard);
+    }
+    gpu::TerminatorOp::create(b, loc);
+    kernel.erase();
+    return success();
+  }
+
+  /// Each thread folds a strided slice of the domain; gpu.all_reduce
+  /// combines the partials across the block and gives every thread the total.
+  Value blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map) {
+    Location loc = reduce.getLoc();
+    Type type = reduce.getType();
+    Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
+    auto forOp = scf::ForOp::create(b, loc, thread, cIndex(b, loc, product(reduce.getDomain())),
+                                    cIndex(b, loc, threads), ValueRange{init});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      SmallVector<Value> idx =
+          delinearize(b, loc, forOp.getInductionVar(), reduce.getDomain());
+      SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+      Value next = loop::reduceCombine(b, loc, reduce.getKind(), forOp.getRegionIterArgs()[0],
+                                       yielded[0]);
+      scf::YieldOp::create(b, loc, next);
+    }
+    auto all = gpu::AllReduceOp::create(
+        b, loc, type, forOp.getResult(0),
+        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
+        b.getUnitAttr());
+    return all.getResult();
+  }
+
+  /// A block-strided loop over the domain.
+  void blockFor(loop::ForOp forLoop, Value thread, int64_t threads, IRMapping &map) {
+    Location loc = forLoop.getLoc();
+    auto forOp = scf::ForOp::create(b, loc, thread, cIndex(b, loc, product(forLoop.getDomain())),
+                                    cIndex(b, loc, threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    SmallVector<Value> idx = delinearize(b, loc, forOp.getInductionVar(), forLoop.getDomain());
+    cloneBody(b, forLoop.getBodyBlock(), idx, map);
+  }
+};
+
+struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToGPUPass> {
+  using ConvertLoopToGPUPassBase::ConvertLoopToGPUPassBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool failedAny = false;
+    module.walk([&](loop::MatmulOp op) {
+      op.emitOpError("is not supported on the GPU path yet");
+      failedAny = true;
+    });
+    if (failedAny)
+      return signalPassFailure();
+    SmallVector<loop::KernelOp> kernels;
+    module.walk([&](loop::KernelOp k) { kernels.push_back(k); });
+    if (kernels.empty())
+      return;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
+    OpBuilder b(&getContext());
+    KernelMapper mapper{b, threadsPerBlock};
+    for (loop::KernelOp k : kernels)
+      if (failed(mapper.map(k)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
