@@ -76,6 +76,30 @@ def _arg_guard(a):
     return (1, a)
 
 
+def _global_guards(tr):
+    out = []
+    for where, name, v in tr.global_guards:
+        kind = 2 if (is_constant(v) and v is not None and not isinstance(v, bool)) else 1
+        out.append((where, name, v, kind))
+    return tuple(out) or None
+
+
+def _check_globals(gg):
+    if gg is None:
+        return True
+    for where, name, want, kind in gg:
+        if name is None:
+            try:
+                v = where.cell_contents
+            except ValueError:
+                return False
+        else:
+            v = where.get(name, _check_globals)
+        if v is not want and (kind != 2 or type(v) is not type(want) or v != want):
+            return False
+    return True
+
+
 def _py_check_tensor(a, g):
     return (type(a) is g[1] and a.dtype is g[2] and a.size() == g[4] and a.stride() == g[5]
             and a.requires_grad is g[6] and a.device == g[3])
@@ -99,6 +123,8 @@ def _py_lookup(entries, args):
                 ok = type(a) is g[1] and a == g[2]
             if not ok:
                 break
+        if ok and len(e) > 3:
+            ok = _check_globals(e[3])
         if ok and len(e) > 2 and e[2] is not None:
             try:
                 ok = bool(e[2](args))
@@ -401,8 +427,9 @@ class _CompiledFunction:
                               f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
             return None
         guards = tuple(_arg_guard(a) for a in args)
+        self._gg = None
         fn, extra = self._compile(args)
-        entry = (guards, fn, extra)
+        entry = (guards, fn, extra, self._gg)
         self._entries.append(entry)
         return entry
 
@@ -425,6 +452,7 @@ class _CompiledFunction:
             warnings.warn(f"dyn: capture failed internally, running {self._code.co_name} eagerly: "
                           f"{type(e).__name__}: {e}", stacklevel=4)
             return None, None
+        self._gg = seg.gg
         if seg.needs_grad and not self._custom and self._backend_name == "dyn":
             _counters["eager_entries"] += 1
             self.graphs.append((seg.graph, None, "inputs require grad"))
@@ -469,6 +497,7 @@ class _Segment:
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
         self.extra = _extra_guard(self.tr, rg)
+        self.gg = _global_guards(self.tr)
         self.kernel = None
         self.runner = None
         self.conts = None
@@ -531,7 +560,7 @@ class _Continuation:
     def __call__(self, args, state):
         full = tuple(args) + tuple(state)
         for seg in self.variants:
-            if seg.extra is None or seg.extra(full):
+            if (seg.extra is None or seg.extra(full)) and _check_globals(seg.gg):
                 if seg.runner is None:
                     seg.prepare(eager_on_failure=True)
                 return seg.runner(*full)

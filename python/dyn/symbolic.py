@@ -89,6 +89,20 @@ class Tracer:
         self.created = set()   # ids of containers created during tracing (safe to mutate)
         self.steps = 0
         self.allow_breaks = False
+        self.global_guards = []  # (globals dict or closure cell, name or None, value read)
+        self.global_keys = set()
+
+    def guard_global(self, d, name, v):
+        key = (id(d), name)
+        if key not in self.global_keys:
+            self.global_keys.add(key)
+            self.global_guards.append((d, name, v))
+
+    def guard_cell(self, cell, v):
+        key = (id(cell), None)
+        if key not in self.global_keys:
+            self.global_keys.add(key)
+            self.global_guards.append((cell, None, v))
 
     def tensor_input(self, t, source):
         v = self.input_vars.get(id(t))
@@ -257,9 +271,10 @@ class Frame:
     def op_MAKE_CELL(self, inst):
         name = inst.argval
         if name in self.locals:
-            self.cells[name] = types.CellType(self.locals.pop(name))
+            cell = types.CellType(self.locals.pop(name))
         else:
-            self.cells[name] = types.CellType()
+            cell = types.CellType()
+        self.cells[name] = self._created(cell)
 
     def op_COPY_FREE_VARS(self, inst):
         closure = self.func.__closure__ or ()
@@ -277,6 +292,8 @@ class Frame:
             v = cell.cell_contents
         except ValueError:
             self.fail(f"free variable {inst.argval!r} referenced before assignment")
+        if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
+            self.tr.guard_cell(cell, v)
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
     def op_STORE_DEREF(self, inst):
@@ -291,6 +308,7 @@ class Frame:
         name = inst.argval
         if name in self.globals:
             v = self.globals[name]
+            self.tr.guard_global(self.globals, name, v)
         elif name in self.builtins:
             v = self.builtins[name]
         else:

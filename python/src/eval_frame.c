@@ -9,14 +9,16 @@
  * uninstalled while the callback, the compiled callable or a normally-run frame executes, so Python
  * code not under a dyn wrapper keeps the interpreter's fast paths.
  *
- * Entry: tuple (guards, fn[, extra]); guards has one item per bound argument:
+ * Entry: tuple (guards, fn[, extra[, globals]]); guards has one item per bound argument:
  *   None                                                     no check
  *   (0, type, dtype, device, sizes, strides, requires_grad)  tensor: exact type, dtype identity,
  *                                                            device ==, size() ==, stride() ==
  *   (1, obj)                                                 identity
  *   (2, type, value)                                         exact type and ==
  * fn None means "run the frame normally". extra, when present and not None, is extra(args) -> bool
- * for guards not on the arguments themselves (module attributes, grad mode).
+ * for guards not on the arguments themselves (module attributes, grad mode). globals, when present and
+ * not None, is a tuple of (dict or cell, key, value, kind): the global or closure variable still holds
+ * value (kind 1: identity; kind 2: same type and ==).
  *
  * Never crash: an internal error (allocation, unexpected frame) runs the frame normally. Exceptions
  * raised by the callback itself (dyn.Unsupported under fullgraph=True) propagate to the caller.
@@ -121,6 +123,37 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
     }
     if (ok != 1)
       return ok;
+  }
+  if (PyTuple_GET_SIZE(entry) >= 4 && PyTuple_GET_ITEM(entry, 3) != Py_None) {
+    /* global/closure guards: ((dict_or_cell, key, value, kind), ...); kind 1 identity, 2 type + == */
+    PyObject *gs = PyTuple_GET_ITEM(entry, 3);
+    if (!PyTuple_Check(gs))
+      return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(gs); ++i) {
+      PyObject *g = PyTuple_GET_ITEM(gs, i);
+      if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 4)
+        return 0;
+      PyObject *where = PyTuple_GET_ITEM(g, 0), *v;
+      if (PyDict_Check(where)) {
+        v = PyDict_GetItemWithError(where, PyTuple_GET_ITEM(g, 1)); /* borrowed */
+        if (!v)
+          return PyErr_Occurred() ? -1 : 0;
+      } else if (PyCell_Check(where)) {
+        v = PyCell_GET(where);
+        if (!v)
+          return 0;
+      } else {
+        return 0;
+      }
+      PyObject *want = PyTuple_GET_ITEM(g, 2);
+      if (v == want)
+        continue;
+      if (PyLong_AsLong(PyTuple_GET_ITEM(g, 3)) != 2 || Py_TYPE(v) != Py_TYPE(want))
+        return 0;
+      int eq = PyObject_RichCompareBool(v, want, Py_EQ);
+      if (eq != 1)
+        return eq;
+    }
   }
   if (PyTuple_GET_SIZE(entry) >= 3 && PyTuple_GET_ITEM(entry, 2) != Py_None) {
     PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 2), argtuple);

@@ -97,3 +97,44 @@ def test_dyn_backend_keeps_autograd_by_running_eagerly():
     torch.testing.assert_close(x.grad, torch.full((4,), 3.0))
     with torch.no_grad():
         torch.testing.assert_close(cf(x), (x * 3).sum())
+
+
+SCALE = 2.0
+
+
+def uses_global(x):
+    return x * SCALE + helper_fn(x)
+
+
+def helper_fn(x):
+    return x.sin()
+
+
+def test_global_and_closure_changes_recompile():
+    global SCALE, helper_fn
+    cf = dyn.compile(uses_global, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2.0 + x.sin())
+    SCALE = 3.0
+    torch.testing.assert_close(cf(x), x * 3.0 + x.sin())
+    old = helper_fn
+    helper_fn = lambda x: x.cos()  # noqa: E731
+    try:
+        torch.testing.assert_close(cf(x), x * 3.0 + x.cos())
+    finally:
+        helper_fn = old
+        SCALE = 2.0
+    k = 1.5
+
+    def g(x):
+        return x * k
+    cg = dyn.compile(g, backend="eager")
+    torch.testing.assert_close(cg(x), x * 1.5)
+    k = 4.0
+    torch.testing.assert_close(cg(x), x * 4.0)
+
+
+def test_global_guards_no_hook(monkeypatch):
+    from dyn import frontend
+    monkeypatch.setattr(frontend, "_HOOK", False)
+    test_global_and_closure_changes_recompile()
