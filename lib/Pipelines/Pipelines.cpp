@@ -22,6 +22,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 
 namespace dyn {
@@ -69,6 +71,15 @@ void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   addCleanup(pm);
 }
 
+/// The CUDA toolkit whose libdevice the kernels link (for math functions):
+/// $CUDA_HOME or $CUDA_PATH, else /usr/local/cuda.
+static std::string cudaToolkitPath() {
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  return "/usr/local/cuda";
+}
+
 void buildLoopToPTXPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLoopToGPUPass());
   // Inner loops and memory accesses left in the launch bodies.
@@ -89,6 +100,7 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa"; // PTX text, loaded through the driver
+  binary.toolkitPath = cudaToolkitPath();
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

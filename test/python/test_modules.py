@@ -126,3 +126,15 @@ def test_attention_block(backend, dtype):
         for B, T in [(2, 8), (1, 5)]:
             x = torch.randn(B, T, 32, dtype=dtype)
             torch.testing.assert_close(cm(x), m(x))
+
+
+def test_parameter_reassigned_inside_sequential_is_seen():
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        m[0].weight = nn.Parameter(torch.randn(4, 4))
+        torch.testing.assert_close(cm(x), m(x))
+        m[2].bias = nn.Parameter(torch.randn(2))
+        torch.testing.assert_close(cm(x), m(x))

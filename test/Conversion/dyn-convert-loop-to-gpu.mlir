@@ -1,0 +1,83 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-gpu -verify-diagnostics | FileCheck %s
+
+// A pointwise kernel: one thread per point, 256 a block, guarded tail.
+// CHECK-LABEL: func @pointwise
+// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[THREADS]]
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK: loop.load
+// CHECK: loop.store
+// CHECK: gpu.terminator
+// CHECK-NOT: loop.kernel
+func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
+  loop.kernel "exp" [1000] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<1000xf32>
+    %e = math.exp %v : f32
+    loop.store %e, %y[%i] : memref<1000xf32>
+  }
+  return
+}
+
+// -----
+
+// A row kernel over contiguous rows: one block per row; the reduction is a
+// block-strided partial plus gpu.all_reduce, the write pass a strided loop.
+// CHECK-LABEL: func @row_softmax_like
+// CHECK-DAG: %[[ROWS:.*]] = arith.constant 64 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]]
+// CHECK: %[[PART:.*]] = scf.for {{.*}} iter_args
+// CHECK: arith.maximumf
+// CHECK: %[[MAX:.*]] = gpu.all_reduce maximumf %[[PART]] uniform
+// CHECK: scf.for
+// CHECK: arith.subf %{{.*}}, %[[MAX]]
+// CHECK: loop.store
+func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
+  loop.kernel "row" [64] {
+  ^bb0(%i: index):
+    %m = loop.reduce max [4096] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<64x4096xf32>
+      loop.yield %v : f32
+    }
+    loop.for [4096] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<64x4096xf32>
+      %d = arith.subf %v, %m : f32
+      loop.store %d, %y[%i, %j] : memref<64x4096xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A sum over the leading dim: a thread per output column walks the rows, so
+// neighbouring threads read neighbouring addresses.
+// CHECK-LABEL: func @column_sum
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: loop.reduce add [512]
+// CHECK-NOT: gpu.all_reduce
+func.func @column_sum(%x: memref<512x1024xf32>, %y: memref<1024xf32>) {
+  loop.kernel "colsum" [1024] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [512] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<512x1024xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  // expected-error @+1 {{is not supported on the GPU path yet}}
+  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+  return
+}
