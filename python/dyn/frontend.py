@@ -138,7 +138,10 @@ def _py_lookup(entries, args):
 def _resolver(path):
     if path[0] == "obj":
         t = path[1]
-        return lambda args: t
+        if len(path) == 2:
+            return lambda args: t
+        get_attr = operator.attrgetter(".".join(path[2:]))
+        return lambda args: get_attr(t)
     i, attrs = path[1], path[2:]
     if not attrs:
         return operator.itemgetter(i)

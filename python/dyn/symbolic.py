@@ -136,8 +136,10 @@ class Tracer:
 
 
 def _source_str(src):
-    if src is None or src[0] == "obj":
+    if src is None or (src[0] == "obj" and len(src) == 2):
         return "<tensor constant>"
+    if src[0] == "obj":
+        return f"<{type(src[1]).__name__}>" + "".join("." + a for a in src[2:])
     if src[0] == "arg":
         return f"arg{src[1]}" + "".join("." + a for a in src[2:])
     return str(src)
@@ -345,6 +347,11 @@ class Frame:
             self.fail("attribute of NULL")
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
+        if src is None and isinstance(obj, torch.nn.Module):
+            # a module not reached from an argument (e.g. iterating a Sequential): its attributes are
+            # re-read from the module object at every call and guarded like argument attributes
+            src = self.tr.sources[id(obj)] = ("obj", obj)
+            self.tr.keep.append(obj)
         if src is not None:
             path = src + (name,)
             if isinstance(v, torch.Tensor):
