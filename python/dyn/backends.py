@@ -39,8 +39,40 @@ class DynCPUKernel:
         return outs
 
 
+class DynCUDAKernel:
+    """Runs a graph compiled to PTX by the C++ core on CUDA tensors of one device: outputs come
+    from torch's caching allocator, kernels go on torch's current stream, nothing synchronizes."""
+
+    def __init__(self, graph, keep_stages=False):
+        if not have_compiler():
+            raise RuntimeError("dyn._C was built without the compiler core")
+        self.graph = graph
+        self.ir = graph.mlir()
+        self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
+        nbuf = len(graph.inputs) + len(graph.outputs)
+        self.compiled = _C.compile_gpu(self.ir, "forward", keep_stages, nbuf)
+        stats["graphs_compiled"] += 1
+        stats["compile_seconds"] += self.compiled.compile_seconds
+
+    @property
+    def stages(self):
+        return self.compiled.stages
+
+    def __call__(self, *inputs):
+        device = inputs[0].device
+        ins = [t.contiguous() for t in inputs]
+        outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            self.compiled.run(ins, outs, stream)
+        return outs
+
+
 def dyn_backend(graph, example_inputs, options=None):
-    device = example_inputs[0].device if example_inputs else torch.device("cpu")
+    devices = {t.device for t in example_inputs}
+    if len(devices) > 1:
+        return None  # inputs on several devices: eager decides what that means
+    device = devices.pop() if devices else torch.device("cpu")
     runner = _RUNNERS.get(device.type)
     if runner is None:
         return None  # e.g. CUDA: the GPU path plugs in here; eager until then
@@ -51,7 +83,7 @@ def eager_backend(graph, example_inputs, options=None):
     return graph
 
 
-_RUNNERS = {"cpu": DynCPUKernel}
+_RUNNERS = {"cpu": DynCPUKernel, "cuda": DynCUDAKernel}
 BACKENDS = {"dyn": dyn_backend, "eager": eager_backend}
 
 
