@@ -64,7 +64,9 @@ def list_backends():
 
 
 # -- guards --------------------------------------------------------------------------------------------
-def _arg_guard(a):
+def _arg_guard(a, containers=False):
+    if containers and type(a) in (tuple, list) and not is_constant(a):
+        return None  # checked item by item by the Python guard (_container_guard)
     if isinstance(a, torch.Tensor):
         return (0, type(a), a.dtype, a.device, tuple(a.size()), tuple(a.stride()), a.requires_grad)
     if a is None or isinstance(a, bool):
@@ -136,28 +138,75 @@ def _py_lookup(entries, args):
 
 
 def _resolver(path):
+    """args -> the value at path: ('arg', i, step...) or ('obj', object, step...); a step is an attribute
+    name or an item index."""
+    steps = path[2:]
     if path[0] == "obj":
         t = path[1]
-        if len(path) == 2:
+        if not steps:
             return lambda args: t
-        get_attr = operator.attrgetter(".".join(path[2:]))
-        return lambda args: get_attr(t)
-    i, attrs = path[1], path[2:]
-    if not attrs:
-        return operator.itemgetter(i)
-    get = operator.attrgetter(".".join(attrs))
-    return lambda args: get(args[i])
+        if all(isinstance(a, str) for a in steps):
+            get_attr = operator.attrgetter(".".join(steps))
+            return lambda args: get_attr(t)
+        base = lambda args: t  # noqa: E731
+    else:
+        i = path[1]
+        if not steps:
+            return operator.itemgetter(i)
+        if all(isinstance(a, str) for a in steps):
+            get = operator.attrgetter(".".join(steps))
+            return lambda args: get(args[i])
+        base = operator.itemgetter(i)
+
+    def resolve(args):
+        v = base(args)
+        for a in steps:
+            v = v[a] if isinstance(a, int) else getattr(v, a)
+        return v
+    return resolve
 
 
-def _extra_guard(tr, grad_sensitive):
+def _container_guard(value):
+    """Checks that an argument container has the same type, length and item guards."""
+    t, n = type(value), len(value)
+    items = []
+    for x in value:
+        if type(x) in (tuple, list) and not is_constant(x):
+            items.append((2, _container_guard(x)))
+        else:
+            items.append((0, _arg_guard(x)))
+
+    def check(v):
+        if type(v) is not t or len(v) != n:
+            return False
+        for x, (kind, g) in zip(v, items):
+            if kind == 2:
+                if not g(x):
+                    return False
+            elif g[0] == 0:
+                if not isinstance(x, torch.Tensor) or not _py_check_tensor(x, g):
+                    return False
+            elif g[0] == 1:
+                if x is not g[1]:
+                    return False
+            elif type(x) is not g[1] or x != g[2]:
+                return False
+        return True
+    return check
+
+
+def _extra_guard(tr, grad_sensitive, args=None):
     checks = []
     for path, value in tr.attr_guards:
         r = _resolver(path)
         checks.append((r, 1, value))
     for t, path in zip(tr.input_tensors, tr.input_sources):
-        if path[0] == "arg" and len(path) == 2:
-            continue  # checked by the argument guards
+        if path[0] == "arg" and (len(path) == 2 or isinstance(path[2], int)):
+            continue  # checked by the argument guards or the container guards
         checks.append((_resolver(path), 0, _arg_guard(t)))
+    for i, a in enumerate(args or ()):
+        if _arg_guard(a, True) is None:
+            checks.append((operator.itemgetter(i), 2, _container_guard(a)))
     grad = torch.is_grad_enabled() if grad_sensitive else None
     if not checks and grad is None:
         return None
@@ -170,6 +219,9 @@ def _extra_guard(tr, grad_sensitive):
                 v = r(args)
                 if kind == 1:
                     if type(v) is not type(g) or v != g:
+                        return False
+                elif kind == 2:
+                    if not g(v):
                         return False
                 elif not isinstance(v, torch.Tensor) or not _py_check_tensor(v, g):
                     return False
@@ -429,7 +481,7 @@ class _CompiledFunction:
                 warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
                               f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
             return None
-        guards = tuple(_arg_guard(a) for a in args)
+        guards = tuple(_arg_guard(a, True) for a in args)
         self._gg = None
         fn, extra = self._compile(args)
         entry = (guards, fn, extra, self._gg)
@@ -499,7 +551,7 @@ class _Segment:
         del _last_graphs[:-16]
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
-        self.extra = _extra_guard(self.tr, rg)
+        self.extra = _extra_guard(self.tr, rg, args if resume is None else None)
         self.gg = _global_guards(self.tr)
         self.kernel = None
         self.runner = None

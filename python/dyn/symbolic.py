@@ -128,6 +128,11 @@ class Tracer:
         """A real value entering the trace (argument, attribute, global)."""
         if isinstance(value, torch.Tensor):
             return self.tensor_input(value, source)
+        if source is not None and type(value) in (tuple, list) and not is_constant(value) and len(value) <= 64:
+            # a container argument: its items are traced (and guarded) one by one; the list is
+            # treated as read-only (mutating it is unsupported)
+            items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
+            return tuple(items) if type(value) is tuple else items
         if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
@@ -141,7 +146,7 @@ def _source_str(src):
     if src[0] == "obj":
         return f"<{type(src[1]).__name__}>" + "".join("." + a for a in src[2:])
     if src[0] == "arg":
-        return f"arg{src[1]}" + "".join("." + a for a in src[2:])
+        return f"arg{src[1]}" + "".join(f"[{a}]" if isinstance(a, int) else "." + a for a in src[2:])
     return str(src)
 
 

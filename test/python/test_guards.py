@@ -138,3 +138,21 @@ def test_global_guards_no_hook(monkeypatch):
     from dyn import frontend
     monkeypatch.setattr(frontend, "_HOOK", False)
     test_global_and_closure_changes_recompile()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_list_and_tuple_arguments(backend):
+    def g(xs, pair):
+        a, b = pair
+        return torch.cat(xs, 0) * a + b.sum()
+    cf = dyn.compile(g, backend=backend, fullgraph=True)
+    for _ in range(3):
+        xs = [torch.randn(2, 3), torch.randn(4, 3)]
+        pair = (2.0, torch.randn(5))
+        torch.testing.assert_close(cf(xs, pair), g(xs, pair))
+    assert dyn._stats()["captures"] == 1
+    xs = [torch.randn(2, 3)] * 3
+    torch.testing.assert_close(cf(xs, pair), g(xs, pair))
+    pair = (3.0, pair[1])
+    torch.testing.assert_close(cf(xs, pair), g(xs, pair))
+    assert dyn._stats()["captures"] == 3
