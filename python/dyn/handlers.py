@@ -73,13 +73,35 @@ for _op in "sum mean amax amin prod".split():
     H[_op] = _reduce(_op)
 
 
+class ValuesIndices:
+    """Result of max/min(dim): .values (or [0]) is captured; the indices are not (no argmax op)."""
+
+    def __init__(self, values, name):
+        self.values, self._name = values, name
+
+    @property
+    def indices(self):
+        raise Unsupported(f"indices of {self._name}(dim)")
+
+    def __getitem__(self, i):
+        if i == 0:
+            return self.values
+        raise Unsupported(f"indices of {self._name}(dim)")
+
+    def __iter__(self):
+        raise Unsupported(f"unpacking {self._name}(dim) (indices)")
+
+    def __len__(self):
+        return 2
+
+
 def _maxmin(red, elem):
     def h(o, x, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, TensorVar):
             return o.binary(elem, x, dim)
         if dim is None:
             return o.reduce(red, x, None, False)
-        raise Unsupported(f"{red[1:]}(dim) returns indices")
+        return ValuesIndices(o.reduce(red, x, dim, keepdim), red[1:])
     return h
 
 

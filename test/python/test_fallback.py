@@ -125,3 +125,14 @@ def test_no_hook_path_matches(monkeypatch):
     torch.testing.assert_close(cf(x, y=3.0), x * 3)
     torch.testing.assert_close(cf(x), x * 2)
     assert dyn._stats()["captures"] == 2
+
+
+def test_max_indices_is_a_break():
+    def g(x):
+        v, i = x.max(-1)
+        return v + i
+    cf = dyn.compile(g, backend="eager")
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(cf(x), g(x))
+    with pytest.raises(dyn.Unsupported, match="max"):
+        dyn.compile(g, backend="eager", fullgraph=True)(x)

@@ -72,6 +72,8 @@ CASES = {
     "loops_and_consts": (loops_and_consts, [(3, 8)]),
     "closure": (closure_factory(3.5), [(4,)]),
     "chunk_split": (lambda x: (x.chunk(2, -1), x.split(3, 0)), [(7, 4)]),
+    "max_dim_values": (lambda x: (x.max(-1).values, torch.max(x, 0, keepdim=True)[0], x.min(dim=1)[0]),
+                       [(4, 6)]),
     "lambda_listcomp": (lambda x: sum([x * i for i in range(4)]) + max(2, 3), [(3,)]),
 }
 
