@@ -65,7 +65,7 @@ def list_backends():
 
 # -- guards --------------------------------------------------------------------------------------------
 def _arg_guard(a, containers=False):
-    if containers and type(a) in (tuple, list) and not is_constant(a):
+    if containers and _is_container(a):
         return None  # checked item by item by the Python guard (_container_guard)
     if isinstance(a, torch.Tensor):
         return (0, type(a), a.dtype, a.device, tuple(a.size()), tuple(a.stride()), a.requires_grad)
@@ -73,6 +73,8 @@ def _arg_guard(a, containers=False):
         return (1, a)
     if isinstance(a, (int, float, str)) or (isinstance(a, tuple) and is_constant(a)):
         return (2, type(a), a)
+    if type(a) is dict and all(type(k) is str and is_constant(v) for k, v in a.items()):
+        return (2, dict, a)
     if isinstance(a, torch.device):
         return (2, torch.device, a)
     return (1, a)
@@ -161,17 +163,23 @@ def _resolver(path):
     def resolve(args):
         v = base(args)
         for a in steps:
-            v = v[a] if isinstance(a, int) else getattr(v, a)
+            v = v[a] if isinstance(a, int) else v[a[1]] if isinstance(a, tuple) else getattr(v, a)
         return v
     return resolve
 
 
+def _is_container(a):
+    return (type(a) in (tuple, list) and not is_constant(a)) or \
+        (type(a) is dict and all(type(k) is str for k in a) and symbolic._contains_real_tensor(a))
+
+
 def _container_guard(value):
-    """Checks that an argument container has the same type, length and item guards."""
+    """Checks that an argument container has the same type, length (keys) and item guards."""
     t, n = type(value), len(value)
+    keys = list(value) if t is dict else None
     items = []
-    for x in value:
-        if type(x) in (tuple, list) and not is_constant(x):
+    for x in (value.values() if t is dict else value):
+        if _is_container(x):
             items.append((2, _container_guard(x)))
         else:
             items.append((0, _arg_guard(x)))
@@ -179,6 +187,10 @@ def _container_guard(value):
     def check(v):
         if type(v) is not t or len(v) != n:
             return False
+        if keys is not None:
+            if list(v) != keys:
+                return False
+            v = v.values()
         for x, (kind, g) in zip(v, items):
             if kind == 2:
                 if not g(x):
@@ -201,7 +213,7 @@ def _extra_guard(tr, grad_sensitive, args=None):
         r = _resolver(path)
         checks.append((r, 1, value))
     for t, path in zip(tr.input_tensors, tr.input_sources):
-        if path[0] == "arg" and (len(path) == 2 or isinstance(path[2], int)):
+        if path[0] == "arg" and (len(path) == 2 or isinstance(path[2], (int, tuple))):
             continue  # checked by the argument guards or the container guards
         checks.append((_resolver(path), 0, _arg_guard(t)))
     for i, a in enumerate(args or ()):

@@ -63,6 +63,16 @@ def is_constant(v):
     return False
 
 
+def _contains_real_tensor(v):
+    if isinstance(v, torch.Tensor):
+        return True
+    if type(v) in (tuple, list):
+        return any(_contains_real_tensor(x) for x in v)
+    if type(v) is dict:
+        return any(_contains_real_tensor(x) for x in v.values())
+    return False
+
+
 def _contains_tensor(v):
     if isinstance(v, TensorVar):
         return True
@@ -133,6 +143,9 @@ class Tracer:
             # treated as read-only (mutating it is unsupported)
             items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
             return tuple(items) if type(value) is tuple else items
+        if source is not None and type(value) is dict and len(value) <= 64 and \
+                all(type(k) is str for k in value) and _contains_real_tensor(value):
+            return {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
         if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
@@ -146,7 +159,8 @@ def _source_str(src):
     if src[0] == "obj":
         return f"<{type(src[1]).__name__}>" + "".join("." + a for a in src[2:])
     if src[0] == "arg":
-        return f"arg{src[1]}" + "".join(f"[{a}]" if isinstance(a, int) else "." + a for a in src[2:])
+        return f"arg{src[1]}" + "".join(f"[{a}]" if isinstance(a, int) else f"[{a[1]!r}]" if isinstance(a, tuple)
+                                        else "." + a for a in src[2:])
     return str(src)
 
 

@@ -156,3 +156,16 @@ def test_list_and_tuple_arguments(backend):
     pair = (3.0, pair[1])
     torch.testing.assert_close(cf(xs, pair), g(xs, pair))
     assert dyn._stats()["captures"] == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kwargs_and_dict_arguments(backend):
+    def g(x, d, **kw):
+        return x * kw["k"] + d["bias"]
+    cf = dyn.compile(g, backend=backend, fullgraph=True)
+    for _ in range(3):
+        x, b = torch.randn(3), torch.randn(3)
+        torch.testing.assert_close(cf(x, {"bias": b}, k=2.0), g(x, {"bias": b}, k=2.0))
+    assert dyn._stats()["captures"] == 1
+    torch.testing.assert_close(cf(x, {"bias": b}, k=3.0), g(x, {"bias": b}, k=3.0))
+    assert dyn._stats()["captures"] == 2
