@@ -71,7 +71,7 @@ def _arg_guard(a, containers=False):
         return (0, type(a), a.dtype, a.device, tuple(a.size()), tuple(a.stride()), a.requires_grad)
     if a is None or isinstance(a, bool):
         return (1, a)
-    if isinstance(a, (int, float, str)) or (isinstance(a, tuple) and is_constant(a)):
+    if isinstance(a, (int, float, str)) or (type(a) in (tuple, list) and is_constant(a)):
         return (2, type(a), a)
     if type(a) is dict and all(type(k) is str and is_constant(v) for k, v in a.items()):
         return (2, dict, a)
