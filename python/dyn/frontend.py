@@ -5,6 +5,7 @@ calls the original function. The hook finds the code object's cache, checks guar
 matching entry's runner without running the frame; on a miss it calls `_on_miss`, which captures the
 frame's arguments symbolically, builds a Graph, compiles it with the backend and returns a new entry.
 Without the hook (extension missing) the same entries are looked up from Python."""
+import copy
 import inspect
 import operator
 import sys
@@ -72,9 +73,9 @@ def _arg_guard(a, containers=False):
     if a is None or isinstance(a, bool):
         return (1, a)
     if isinstance(a, (int, float, str)) or (type(a) in (tuple, list) and is_constant(a)):
-        return (2, type(a), a)
+        return (2, type(a), copy.deepcopy(a) if isinstance(a, list) or type(a) is tuple else a)
     if type(a) is dict and all(type(k) is str and is_constant(v) for k, v in a.items()):
-        return (2, dict, a)
+        return (2, dict, copy.deepcopy(a))  # a copy: the caller may mutate its dict later
     if isinstance(a, torch.device):
         return (2, torch.device, a)
     return (1, a)

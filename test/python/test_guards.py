@@ -169,3 +169,12 @@ def test_kwargs_and_dict_arguments(backend):
     assert dyn._stats()["captures"] == 1
     torch.testing.assert_close(cf(x, {"bias": b}, k=3.0), g(x, {"bias": b}, k=3.0))
     assert dyn._stats()["captures"] == 2
+
+
+def test_mutated_list_argument_recompiles():
+    cf = dyn.compile(lambda x, dims: x.sum(dims), backend="eager", fullgraph=True)
+    x = torch.randn(3, 4, 5)
+    dims = [0, 2]
+    torch.testing.assert_close(cf(x, dims), x.sum([0, 2]))
+    dims[:] = [1]
+    torch.testing.assert_close(cf(x, dims), x.sum([1]))
