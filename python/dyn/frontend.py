@@ -85,6 +85,8 @@ def _global_guards(tr):
     out = []
     for where, name, v in tr.global_guards:
         kind = 2 if (is_constant(v) and v is not None and not isinstance(v, bool)) else 1
+        if kind == 2 and isinstance(v, list):
+            v = copy.deepcopy(v)  # mutable: compare with the value read, not the same object
         out.append((where, name, v, kind))
     return tuple(out) or None
 
@@ -212,7 +214,7 @@ def _extra_guard(tr, grad_sensitive, args=None):
     checks = []
     for path, value in tr.attr_guards:
         r = _resolver(path)
-        checks.append((r, 1, value))
+        checks.append((r, 1, copy.deepcopy(value) if isinstance(value, list) else value))
     for t, path in zip(tr.input_tensors, tr.input_sources):
         if path[0] == "arg" and (len(path) == 2 or isinstance(path[2], (int, tuple))):
             continue  # checked by the argument guards or the container guards
