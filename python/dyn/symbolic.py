@@ -29,6 +29,11 @@ MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
+# attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
+# classes, functions
+_UNGUARDED_OWNERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
 class BoundTensorMethod:
     __slots__ = ("tensor", "name")
 
@@ -366,9 +371,11 @@ class Frame:
             self.fail("attribute of NULL")
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
-        if src is None and isinstance(obj, torch.nn.Module):
-            # a module not reached from an argument (e.g. iterating a Sequential): its attributes are
-            # re-read from the module object at every call and guarded like argument attributes
+        if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
+                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
+            # an object not reached from an argument (a global config, a module met while iterating a
+            # Sequential): its attributes are re-read from the object at every call and guarded like
+            # argument attributes
             src = self.tr.sources[id(obj)] = ("obj", obj)
             self.tr.keep.append(obj)
         if src is not None:

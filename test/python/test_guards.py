@@ -178,3 +178,21 @@ def test_mutated_list_argument_recompiles():
     torch.testing.assert_close(cf(x, dims), x.sum([0, 2]))
     dims[:] = [1]
     torch.testing.assert_close(cf(x, dims), x.sum([1]))
+
+
+class _Cfg:
+    scale = 2.0
+
+
+CFG = _Cfg()
+
+
+def test_global_object_attribute_change_recompiles():
+    cf = dyn.compile(lambda x: x * CFG.scale, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2.0)
+    CFG.scale = 5.0
+    try:
+        torch.testing.assert_close(cf(x), x * 5.0)
+    finally:
+        CFG.scale = 2.0
