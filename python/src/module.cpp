@@ -73,7 +73,9 @@ PYBIND11_MODULE(_C, m) {
     throw py::error_already_set();
 #ifdef DYN_HAS_COMPILER
   m.attr("HAS_COMPILER") = true;
-  static py::object dataPtrName = py::str("data_ptr");
+  // Leaked on purpose: a static py::object would be released after the
+  // interpreter is finalized, which crashes at exit.
+  static py::handle dataPtrName = py::str("data_ptr").release();
   py::class_<Compiled>(m, "Compiled")
       .def(
           "run",
