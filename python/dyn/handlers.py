@@ -354,6 +354,14 @@ METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(si
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
+def _requires_grad(o, x):
+    tr = o.tr
+    if x.node.op == "input":
+        return bool(tr.input_tensors[x.node.index].requires_grad)
+    # computed: an over-approximation (graph-mode and grad-requiring inputs are guarded)
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tr.input_tensors)
+
+
 TENSOR_ATTRS = {
     "shape": lambda o, x: x.meta.shape,
     "ndim": lambda o, x: x.meta.dim(),
@@ -361,7 +369,7 @@ TENSOR_ATTRS = {
     "device": lambda o, x: o.tr.device,
     "is_cuda": lambda o, x: o.tr.device.type == "cuda",
     "is_cpu": lambda o, x: o.tr.device.type == "cpu",
-    "requires_grad": lambda o, x: False,
+    "requires_grad": lambda o, x: _requires_grad(o, x),
     "layout": lambda o, x: torch.strided,
     "T": lambda o, x: o.permute(x, list(reversed(range(x.meta.dim())))),
     "mT": lambda o, x: o.transpose(x, -2, -1),
