@@ -81,3 +81,24 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+// A pointwise kernel that tiles evenly: four points a thread, a block apart,
+// every load before the first store.
+// CHECK-LABEL: func @pointwise_tiled
+// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 4 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]],
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: loop.load
+// CHECK-NOT: loop.load
+// CHECK-COUNT-4: loop.store
+func.func @pointwise_tiled(%x: memref<4096xf32>, %y: memref<4096xf32>) {
+  loop.kernel "neg" [4096] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4096xf32>
+    %n = arith.negf %v : f32
+    loop.store %n, %y[%i] : memref<4096xf32>
+  }
+  return
+}

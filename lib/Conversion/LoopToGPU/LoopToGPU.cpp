@@ -21,6 +21,8 @@ using namespace dyn;
 
 namespace {
 
+constexpr int64_t kPointsPerThread = 4;
+
 int64_t product(ArrayRef<int64_t> sizes) {
   int64_t p = 1;
   for (int64_t s : sizes)
@@ -136,7 +138,13 @@ struct KernelMapper {
       if (isa<loop::ForOp, loop::ReduceOp>(op))
         innerPoints = std::max(innerPoints, product(innerDomain(&op)));
     int64_t threads = byRow ? rowThreads(innerPoints) : threadsPerBlock;
-    int64_t blocks = byRow ? points : (points + threads - 1) / threads;
+    // Pointwise kernels that tile evenly give each thread several points, a
+    // block apart, with all their loads issued before any store: more bytes
+    // in flight per thread, which is what a memory-bound kernel needs.
+    int64_t perThread = (!hasInner && points % (threads * kPointsPerThread) == 0)
+                            ? kPointsPerThread
+                            : 1;
+    int64_t blocks = byRow ? points : (points + threads * perThread - 1) / (threads * perThread);
     if (blocks > 0x7fffffff)
       return kernel.emitOpError("needs more than 2^31 blocks");
     Value one = cIndex(b, loc, 1);
@@ -159,6 +167,27 @@ struct KernelMapper {
         else
           b.clone(op, map);
       }
+    } else if (perThread > 1) {
+      Value base = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, block, cIndex(b, loc, threads * perThread)),
+          thread);
+      SmallVector<IRMapping> maps(perThread);
+      SmallVector<Operation *> stores;
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value linear = arith::AddIOp::create(b, loc, base, cIndex(b, loc, k * threads));
+        SmallVector<Value> idx = delinearize(b, loc, linear, domain);
+        for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), idx))
+          maps[k].map(arg, v);
+        for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+          if (!isa<loop::StoreOp>(op))
+            b.clone(op, maps[k]);
+          else if (k == 0)
+            stores.push_back(&op);
+        }
+      }
+      for (int64_t k = 0; k < perThread; ++k)
+        for (Operation *store : stores)
+          b.clone(*store, maps[k]);
     } else {
       Value linear = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, block, cIndex(b, loc, threads)), thread);
