@@ -216,7 +216,8 @@ def _extra_guard(tr, grad_sensitive, args=None):
         r = _resolver(path)
         checks.append((r, 1, copy.deepcopy(value) if isinstance(value, list) else value))
     for t, path in zip(tr.input_tensors, tr.input_sources):
-        if path[0] == "arg" and (len(path) == 2 or isinstance(path[2], (int, tuple))):
+        if path[0] == "arg" and (len(path) == 2 or (isinstance(path[2], (int, tuple)) and
+                                                    _is_container(args[path[1]] if args else None))):
             continue  # checked by the argument guards or the container guards
         checks.append((_resolver(path), 0, _arg_guard(t)))
     for i, a in enumerate(args or ()):

@@ -568,13 +568,22 @@ class Frame:
             self.fail("indexing with a tensor")
         v = obj[idx]
         src = self.tr.sources.get(id(obj))
+        if src is None:
+            return self.tr.wrap(v) if isinstance(v, torch.Tensor) else v
+        # an item of an object reached from an argument or a global (ModuleList, ModuleDict, a config
+        # dict): re-read through the same path at every call and guarded
+        step = idx if type(idx) is int else ("item", idx) if type(idx) is str else None
+        if step is None:
+            if isinstance(v, torch.Tensor) or _contains_real_tensor(v):
+                self.fail("tensor taken from a container with a non-constant index")
+            return v
+        path = src + (step,)
         if isinstance(v, torch.Tensor):
-            if src is None:
-                return self.tr.wrap(v)
-            self.fail("tensor inside a container argument")
-        if src is not None and not is_constant(v):
-            self.fail("object inside a container argument")
-        return v
+            return self.tr.tensor_input(v, path)
+        if is_constant(v):
+            self.tr.attr_guards.append((path, v))
+            return v
+        return self.tr.wrap(v, path)
 
     def unary(self, sym, v):
         if isinstance(v, TensorVar):

@@ -138,3 +138,30 @@ def test_parameter_reassigned_inside_sequential_is_seen():
         torch.testing.assert_close(cm(x), m(x))
         m[2].bias = nn.Parameter(torch.randn(2))
         torch.testing.assert_close(cm(x), m(x))
+
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Linear(4, 1)})
+        self.cfg = {"scale": 0.5}
+
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = torch.relu(self.layers[i](x))
+        for layer in self.layers[1:]:
+            x = x + layer(x)
+        return self.heads["a"](x) * self.cfg["scale"], self.heads["b"](x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_list_and_dict(backend):
+    m = Stack().eval()
+    cm = dyn.compile(m, backend=backend, fullgraph=True)
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        m.layers[1] = nn.Linear(4, 4)
+        m.cfg["scale"] = 2.0
+        torch.testing.assert_close(cm(x), m(x))
