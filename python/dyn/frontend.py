@@ -365,17 +365,35 @@ def capture(func, args, allow_breaks=False, resume=None):
             return tuple(mark(x) for x in v)
         if type(v) is list:
             return [mark(x) for x in v]
+        if type(v) is dict and br.call is not None:
+            return {k: mark(x) for k, x in v.items()}
         if v is symbolic.NULL or is_constant(v) or isinstance(v, _LIVE_OBJECTS):
             return v
-        fail(f"a live {type(v).__name__} across a data-dependent branch", br.filename, br.lineno)
+        fail(f"a live {type(v).__name__} across a graph break", br.filename, br.lineno)
     locals_ = {k: mark(v) for k, v in br.locals.items()}
     stack = [mark(v) for v in br.stack]
+    call = None
+    if br.call is not None:
+        call = (br.call[0], mark(br.call[1]), {k: mark(v) for k, v in br.call[2].items()})
     tmpl, outs = _flatten_output((br.cond, tuple(state)), g, fail)
     g.outputs = outs
     _prune(g)
     branch = dict(true_pc=br.true_pc, false_pc=br.false_pc, locals=locals_, stack=stack,
-                  metas=[v.meta for v in state], device=device, where=(br.filename, br.lineno))
+                  metas=[v.meta for v in state], device=device, where=(br.filename, br.lineno),
+                  call=call, resume_pc=br.resume_pc)
     return tr, tmpl, g, branch
+
+
+def _unmark(v, state):
+    if isinstance(v, symbolic.StateRef):
+        return state[v.k]
+    if type(v) is tuple:
+        return tuple(_unmark(x, state) for x in v)
+    if type(v) is list:
+        return [_unmark(x, state) for x in v]
+    if type(v) is dict:
+        return {k: _unmark(x, state) for k, x in v.items()}
+    return v
 
 
 def _prune(g):
@@ -574,14 +592,20 @@ class _Segment:
         self.conts = None
         if self.branch is not None:
             b = self.branch
-            cf.breaks.append(dict(reason="data-dependent branch on a tensor (resumes in a new graph)",
+            cf.breaks.append(dict(reason="data-dependent branch on a tensor (resumes in a new graph)"
+                                  if b["call"] is None else "print (runs eagerly; resumes in a new graph)",
                                   filename=b["where"][0], lineno=b["where"][1]))
             n_orig = len(args)
             placeholders = [torch.empty(m.shape, dtype=m.dtype, device=b["device"]) for m in b["metas"]]
-            self.conts = {
-                True: _Continuation(cf, b, b["true_pc"], tuple(args) + tuple(placeholders), n_orig),
-                False: _Continuation(cf, b, b["false_pc"], tuple(args) + tuple(placeholders), n_orig),
-            }
+            ex = tuple(args) + tuple(placeholders)
+            if b["call"] is not None:
+                after = dict(b, stack=b["stack"] + [None])  # the call's result (None) on the stack
+                self.conts = {None: _Continuation(cf, after, b["resume_pc"], ex, n_orig)}
+            else:
+                self.conts = {
+                    True: _Continuation(cf, b, b["true_pc"], ex, n_orig),
+                    False: _Continuation(cf, b, b["false_pc"], ex, n_orig),
+                }
 
     def prepare(self, eager_on_failure=False):
         """Compiles the graph with the backend (on first use) and builds the runner."""
@@ -610,10 +634,21 @@ class _Segment:
         rebuild = _rebuilder(self.tmpl)
         conts = self.conts
 
-        def run(*args):
-            ins = [g(args) for g in getters]
-            cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
-            return conts[bool(cond)](args, state)
+        call = self.branch["call"]
+        if call is not None:
+            fn, cargs, ckw = call
+            cont = conts[None]
+
+            def run(*args):
+                ins = [g(args) for g in getters]
+                _, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+                fn(*_unmark(cargs, state), **_unmark(ckw, state))
+                return cont(args, state)
+        else:
+            def run(*args):
+                ins = [g(args) for g in getters]
+                cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+                return conts[bool(cond)](args, state)
         self.runner = run
 
 

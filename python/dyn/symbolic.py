@@ -739,6 +739,14 @@ class Frame:
             vals = args[len(args) - len(names):]
             args = args[:len(args) - len(names)]
             kwargs = dict(zip(names, vals))
+        if fn is print and self.depth == 0 and self.tr.allow_breaks:
+            # a side effect returning None: the graph ends here, print runs eagerly with the real
+            # values, and the frame resumes after the call in a new graph
+            if self.cells and any(n not in self.code.co_freevars for n in self.cells):
+                self.fail("print with cell variables")
+            here = self.index_of[inst.offset]
+            raise BranchBreak(None, None, None, dict(self.locals), list(self.stack), self.code.co_filename,
+                              self.lineno, call=(fn, tuple(args), kwargs), resume_pc=here + 1)
         self.push(self.call(fn, args, kwargs))
 
     def op_CALL_FUNCTION_EX(self, inst):
@@ -862,9 +870,10 @@ class BranchBreak(Exception):
     """A branch on a tensor in the top frame: capture ends here; the graph so far computes the
     condition and the live values, and each side continues in its own capture (a resume point)."""
 
-    def __init__(self, cond, true_pc, false_pc, locals_, stack, filename, lineno):
+    def __init__(self, cond, true_pc, false_pc, locals_, stack, filename, lineno, call=None, resume_pc=None):
         super().__init__("data-dependent branch")
         self.cond, self.true_pc, self.false_pc = cond, true_pc, false_pc
+        self.call, self.resume_pc = call, resume_pc
         self.locals, self.stack = locals_, stack
         self.filename, self.lineno = filename, lineno
 

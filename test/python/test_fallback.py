@@ -92,9 +92,12 @@ def test_exception_in_user_code_propagates():
 
 
 def test_explain():
-    out = dyn.explain(with_print)(torch.randn(3))
+    out = dyn.explain(with_item)(torch.randn(3))
     assert out.graph_break_count == 1 and out.graph_count == 0
     assert out.break_reasons[0]["filename"] == __file__
+    assert "item" in str(out)
+    out = dyn.explain(with_print)(torch.randn(3))
+    assert out.graph_break_count == 1 and out.graph_count == 1
     assert "print" in str(out)
     out = dyn.explain(data_dependent)(torch.randn(3))
     assert out.graph_break_count == 1 and out.graph_count == 2

@@ -76,7 +76,7 @@ def unsupported_after_branch(x):
     return x + 1
 
 
-def test_unsupported_continuation_runs_whole_frame_eagerly(capsys):
+def test_print_in_branch(capsys):
     cf = dyn.compile(unsupported_after_branch, backend="eager")
     x = torch.ones(3)
     torch.testing.assert_close(cf(x), x + 1)
@@ -97,3 +97,28 @@ def test_compiled_function_called_from_compiled_function_is_inlined():
     x = torch.randn(4)
     torch.testing.assert_close(cf(x), outer(x))
     assert cf.graphs[0][0].ops() == ["exp", "constant", "mul", "constant", "add"]
+
+
+def with_prints(x, y):
+    a = x.sin()
+    print("a:", a.shape, a.sum() * 0 + 1)
+    b = a * y
+    print("b", end="!\n")
+    return b.cos()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_print_splits_graphs_and_prints_once_per_call(backend, capsys):
+    cf = dyn.compile(with_prints, backend=backend)
+    x, y = torch.randn(3), torch.randn(3)
+    for _ in range(3):
+        torch.testing.assert_close(cf(x, y), with_prints(x, y))
+    out = capsys.readouterr().out
+    assert out.count("a: torch.Size([3]) tensor(1.)") == 6 and out.count("b!") == 6
+    assert [g.ops() for g, k, e in cf.graphs if g is not None][1:] == [["mul"], ["cos"]]
+    assert dyn._stats()["backend_calls"] == 3
+
+
+def test_print_with_fullgraph_raises():
+    with pytest.raises(dyn.Unsupported, match="print"):
+        dyn.compile(with_prints, backend="eager", fullgraph=True)(torch.randn(3), torch.randn(3))
