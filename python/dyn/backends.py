@@ -13,9 +13,9 @@ def have_compiler():
     return _C is not None and getattr(_C, "HAS_COMPILER", False)
 
 
-class DynCPUKernel:
-    """Runs a graph compiled by the C++ core on CPU tensors. Inputs are made contiguous (free when
-    they already are), outputs preallocated with torch.empty."""
+class _DynKernel:
+    """A graph compiled by the C++ core. Inputs are made contiguous (free when they already are),
+    outputs are preallocated with torch.empty on the inputs' device."""
 
     def __init__(self, graph, keep_stages=False):
         if not have_compiler():
@@ -23,14 +23,20 @@ class DynCPUKernel:
         self.graph = graph
         self.ir = graph.mlir()
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
-        nbuf = len(graph.inputs) + len(graph.outputs)
-        self.compiled = _C.compile(self.ir, "forward", keep_stages, 3, nbuf)
+        self.compiled = self._compile(keep_stages, len(graph.inputs) + len(graph.outputs))
         stats["graphs_compiled"] += 1
         stats["compile_seconds"] += self.compiled.compile_seconds
 
     @property
     def stages(self):
         return self.compiled.stages
+
+
+class DynCPUKernel(_DynKernel):
+    """Host code JIT-compiled by the core, run on the CPU tensors' memory."""
+
+    def _compile(self, keep_stages, num_buffers):
+        return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
 
     def __call__(self, *inputs):
         ins = [t.contiguous() for t in inputs]
@@ -39,32 +45,19 @@ class DynCPUKernel:
         return outs
 
 
-class DynCUDAKernel:
-    """Runs a graph compiled to PTX by the C++ core on CUDA tensors of one device: outputs come
-    from torch's caching allocator, kernels go on torch's current stream, nothing synchronizes."""
+class DynCUDAKernel(_DynKernel):
+    """PTX kernels on CUDA tensors of one device: outputs come from torch's caching allocator,
+    kernels go on torch's current stream, nothing synchronizes."""
 
-    def __init__(self, graph, keep_stages=False):
-        if not have_compiler():
-            raise RuntimeError("dyn._C was built without the compiler core")
-        self.graph = graph
-        self.ir = graph.mlir()
-        self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
-        nbuf = len(graph.inputs) + len(graph.outputs)
-        self.compiled = _C.compile_gpu(self.ir, "forward", keep_stages, nbuf)
-        stats["graphs_compiled"] += 1
-        stats["compile_seconds"] += self.compiled.compile_seconds
-
-    @property
-    def stages(self):
-        return self.compiled.stages
+    def _compile(self, keep_stages, num_buffers):
+        return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
 
     def __call__(self, *inputs):
         device = inputs[0].device
         ins = [t.contiguous() for t in inputs]
         outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
         with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
-            self.compiled.run(ins, outs, stream)
+            self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream)
         return outs
 
 
@@ -75,7 +68,7 @@ def dyn_backend(graph, example_inputs, options=None):
     device = devices.pop() if devices else torch.device("cpu")
     runner = _RUNNERS.get(device.type)
     if runner is None:
-        return None  # e.g. CUDA: the GPU path plugs in here; eager until then
+        return None  # a device dyn has no runner for: eager
     return runner(graph, bool((options or {}).get("keep_stages", False)))
 
 
