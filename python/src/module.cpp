@@ -58,6 +58,28 @@ void collectPointers(py::handle seq, std::vector<void *> &ptrs, py::handle dataP
   }
   Py_DECREF(fast);
 }
+
+/// Every buffer of a call: inputs, then outputs, checked against the count.
+template <typename C>
+std::vector<void *> callPointers(C &self, py::handle inputs, py::handle outputs, py::handle dataPtrName) {
+  std::vector<void *> ptrs;
+  ptrs.reserve(self.numBuffers);
+  collectPointers(inputs, ptrs, dataPtrName);
+  if (!outputs.is_none())
+    collectPointers(outputs, ptrs, dataPtrName);
+  if (self.numBuffers && ptrs.size() != self.numBuffers)
+    throw py::value_error("run(): expected " + std::to_string(self.numBuffers) + " buffers, got " +
+                          std::to_string(ptrs.size()));
+  return ptrs;
+}
+
+template <typename C>
+py::list stageList(C &self) {
+  py::list l;
+  for (const auto &s : self.fn->stages())
+    l.append(py::make_tuple(s.stage, s.ir));
+  return l;
+}
 #endif
 
 #ifndef DYN_HAS_COMPILER
@@ -80,26 +102,13 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "run",
           [](Compiled &self, py::handle inputs, py::handle outputs) {
-            std::vector<void *> ptrs;
-            ptrs.reserve(self.numBuffers);
-            collectPointers(inputs, ptrs, dataPtrName);
-            if (!outputs.is_none())
-              collectPointers(outputs, ptrs, dataPtrName);
-            if (self.numBuffers && ptrs.size() != self.numBuffers)
-              throw py::value_error("run(): expected " + std::to_string(self.numBuffers) + " buffers, got " +
-                                    std::to_string(ptrs.size()));
+            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
             py::gil_scoped_release release;
             self.fn->run(ptrs.data());
           },
           py::arg("inputs"), py::arg("outputs") = py::none(),
           "run(inputs, outputs=None): tensors (data_ptr() is read) or int addresses; inputs then outputs")
-      .def_property_readonly("stages",
-                             [](Compiled &self) {
-                               py::list l;
-                               for (const auto &s : self.fn->stages())
-                                 l.append(py::make_tuple(s.stage, s.ir));
-                               return l;
-                             })
+      .def_property_readonly("stages", &stageList<Compiled>)
       .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
       .def_readonly("num_buffers", &Compiled::numBuffers);
   m.def(
@@ -142,27 +151,14 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "run",
           [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream) {
-            std::vector<void *> ptrs;
-            ptrs.reserve(self.numBuffers);
-            collectPointers(inputs, ptrs, dataPtrName);
-            if (!outputs.is_none())
-              collectPointers(outputs, ptrs, dataPtrName);
-            if (self.numBuffers && ptrs.size() != self.numBuffers)
-              throw py::value_error("run(): expected " + std::to_string(self.numBuffers) +
-                                    " buffers, got " + std::to_string(ptrs.size()));
+            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
             std::string error;
             if (!self.fn->run(ptrs.data(), reinterpret_cast<void *>(stream), &error))
               throw std::runtime_error(error);
           },
           py::arg("inputs"), py::arg("outputs"), py::arg("stream"),
           "run(inputs, outputs, stream): device tensors (or addresses) and a CUstream handle")
-      .def_property_readonly("stages",
-                             [](CompiledGpu &self) {
-                               py::list l;
-                               for (const auto &s : self.fn->stages())
-                                 l.append(py::make_tuple(s.stage, s.ir));
-                               return l;
-                             })
+      .def_property_readonly("stages", &stageList<CompiledGpu>)
       .def_property_readonly("ptx", [](CompiledGpu &self) { return self.fn->ptx(); })
       .def_property_readonly("num_launches", [](CompiledGpu &self) { return self.fn->numLaunches(); })
       .def_property_readonly("compile_seconds",
