@@ -8,7 +8,7 @@ cd "$root"
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libomp-22-dev clang-22 lld-22 \
-      ninja-build ccache cmake zlib1g-dev libzstd-dev"
+      ninja-build ccache cmake zlib1g-dev libzstd-dev python3-dev python3-venv"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
