@@ -1,0 +1,48 @@
+"""Per-call overhead of a cache hit (issue: frame capture). `x + 1` on a 16-element CPU tensor with
+backend="eager" (the captured graph runs with PyTorch ops), against the plain call and against
+torch.compile(backend="eager") in the same process. Median of many timed batches.
+
+Run: PYTHONPATH=python .venv/bin/python benchmarks/guard_overhead.py
+"""
+import statistics
+import time
+
+import torch
+
+import dyn
+
+
+def f(x):
+    return x + 1
+
+
+def per_call_us(fn, x, calls=2000, batches=25):
+    for _ in range(200):
+        fn(x)
+    samples = []
+    for _ in range(batches):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn(x)
+        samples.append((time.perf_counter() - t) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    x = torch.randn(16)
+    plain = per_call_us(f, x)
+    mine = per_call_us(dyn.compile(f, backend="eager"), x)
+    mine_dyn = per_call_us(dyn.compile(f), x)
+    torch._dynamo.reset()
+    theirs = per_call_us(torch.compile(f, backend="eager"), x)
+    print(f"# {time.strftime('%Y-%m-%d')}, torch {torch.__version__}")
+    print("| call | µs per call | over plain |")
+    print("|---|---|---|")
+    for name, v in [("plain f(x)", plain), ("dyn.compile(backend='eager')", mine),
+                    ("dyn.compile() (compiled kernel)", mine_dyn),
+                    ("torch.compile(backend='eager')", theirs)]:
+        print(f"| {name} | {v:.2f} | {v - plain:+.2f} |")
+
+
+if __name__ == "__main__":
+    main()
