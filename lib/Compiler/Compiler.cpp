@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -219,6 +220,7 @@ struct ArgRef {
 
 struct Launch {
   cuda::LaunchGeometry geometry;
+  std::string module; // the gpu.binary (one PTX module) holding the kernel
   std::string kernel;
   std::vector<ArgRef> args;
   cuda::Kernel loaded;
@@ -230,7 +232,8 @@ struct TempBuffer {
 
 class GpuFunction final : public CompiledGpuFunction {
 public:
-  std::string ptxText;
+  std::string ptxText;                       // every module, for display
+  std::map<std::string, std::string> modules; // gpu.binary name -> its PTX
   std::vector<Launch> launches;
   std::vector<TempBuffer> temps;
   std::vector<StageIR> stageIR;
@@ -244,7 +247,7 @@ public:
     for (Launch &l : launches) {
       if (!ok)
         break;
-      if (!l.loaded.function && !cuda::getKernel(ptxText, l.kernel, &l.loaded, error)) {
+      if (!l.loaded.function && !cuda::getKernel(modules[l.module], l.kernel, &l.loaded, error)) {
         ok = false;
         break;
       }
@@ -314,6 +317,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
     if (!launch)
       return op.emitOpError("is not supported in a GPU host function");
     Launch l;
+    l.module = launch.getKernelModuleName().str();
     l.kernel = launch.getKernelName().str();
     Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),  launch.getGridSizeZ(),
                      launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ()};
@@ -340,16 +344,20 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
     }
     fn.launches.push_back(std::move(l));
   }
-  // The PTX of the kernel module(s).
+  // The PTX of each kernel module (PTX is text; the driver reads it up to
+  // the NUL that std::string::c_str() provides).
   for (auto binary : module.getOps<gpu::BinaryOp>())
     for (Attribute a : binary.getObjects())
-      if (auto object = dyn_cast<gpu::ObjectAttr>(a))
-        fn.ptxText += object.getObject().getValue().str();
-  if (fn.ptxText.empty() && !fn.launches.empty())
-    return func.emitOpError("GPU stage produced no PTX (gpu.binary with an assembly object)");
-  // PTX is text; the driver wants it NUL-terminated, std::string::c_str() is.
-  while (!fn.ptxText.empty() && fn.ptxText.back() == '\0')
-    fn.ptxText.pop_back();
+      if (auto object = dyn_cast<gpu::ObjectAttr>(a)) {
+        std::string ptx = object.getObject().getValue().str();
+        while (!ptx.empty() && ptx.back() == '\0')
+          ptx.pop_back();
+        fn.ptxText += ptx;
+        fn.modules[binary.getSymName().str()] = std::move(ptx);
+      }
+  for (const Launch &l : fn.launches)
+    if (fn.modules[l.module].empty())
+      return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
   return success();
 }
 

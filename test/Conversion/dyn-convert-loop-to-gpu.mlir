@@ -54,12 +54,21 @@ func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
 
 // -----
 
-// A sum over the leading dim: a thread per output column walks the rows, so
-// neighbouring threads read neighbouring addresses.
+// A sum over the leading dim with few outputs: split across blocks. The first
+// launch folds 16 chunks of rows per column into a temporary (a thread per
+// (chunk, column), neighbouring threads on neighbouring columns); the second
+// combines each column's partials.
 // CHECK-LABEL: func @column_sum
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<16x1024xf32>
 // CHECK: gpu.launch
-// CHECK: scf.if
-// CHECK: loop.reduce add [512]
+// CHECK: scf.for
+// CHECK: loop.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<512x1024xf32>
+// CHECK: loop.store %{{.*}}, %[[TMP]]
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: loop.load %[[TMP]]
+// CHECK: loop.store
+// CHECK: memref.dealloc %[[TMP]]
 // CHECK-NOT: gpu.all_reduce
 func.func @column_sum(%x: memref<512x1024xf32>, %y: memref<1024xf32>) {
   loop.kernel "colsum" [1024] {
@@ -67,6 +76,27 @@ func.func @column_sum(%x: memref<512x1024xf32>, %y: memref<1024xf32>) {
     %s = loop.reduce add [512] : f32 {
     ^bb0(%i: index):
       %v = loop.load %x[%i, %j] : memref<512x1024xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
+// A short sum over the leading dim: a thread per column walks the rows.
+// CHECK-LABEL: func @short_column_sum
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: loop.reduce add [64]
+// CHECK-NOT: memref.alloc
+func.func @short_column_sum(%x: memref<64x1024xf32>, %y: memref<1024xf32>) {
+  loop.kernel "colsum" [1024] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [64] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<64x1024xf32>
       loop.yield %v : f32
     }
     loop.store %s, %y[%j] : memref<1024xf32>

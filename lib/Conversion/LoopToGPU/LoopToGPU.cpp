@@ -9,6 +9,7 @@
 #include "dyn/Conversion/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace dyn {
@@ -22,6 +23,10 @@ using namespace dyn;
 namespace {
 
 constexpr int64_t kPointsPerThread = 4;
+// Splitting a reduction across blocks: aim for this many threads in flight
+// (an H100 holds 132 x 2048), with chunks of at least kMinChunk elements.
+constexpr int64_t kFillThreads = 132 * 2048;
+constexpr int64_t kMinChunk = 32;
 
 int64_t product(ArrayRef<int64_t> sizes) {
   int64_t p = 1;
@@ -133,6 +138,9 @@ struct KernelMapper {
       return isa<loop::ForOp, loop::ReduceOp>(op);
     });
     bool byRow = hasInner && rowsAreContiguous(kernel);
+    if (hasInner && !byRow)
+      if (loop::ReduceOp reduce = splittableReduce(kernel))
+        return splitReduce(kernel, reduce);
     int64_t innerPoints = 1;
     for (Operation &op : kernel.getBodyBlock())
       if (isa<loop::ForOp, loop::ReduceOp>(op))
@@ -205,6 +213,138 @@ struct KernelMapper {
       b.setInsertionPointAfter(guard);
     }
     gpu::TerminatorOp::create(b, loc);
+    kernel.erase();
+    return success();
+  }
+
+  /// A thread-per-point kernel whose single top-level reduction is long and
+  /// whose points are too few to fill the GPU (a sum over a leading dim):
+  /// worth splitting the reduction across blocks.
+  loop::ReduceOp splittableReduce(loop::KernelOp kernel) {
+    loop::ReduceOp found;
+    int count = 0;
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (isa<loop::ForOp>(op))
+        return {};
+      if (auto r = dyn_cast<loop::ReduceOp>(op)) {
+        found = r;
+        ++count;
+      }
+    }
+    if (count != 1 || product(found.getDomain()) < 4 * kMinChunk ||
+        product(kernel.getDomain()) >= kFillThreads)
+      return {};
+    return found;
+  }
+
+  /// Two launches: the first folds chunks of the reduction for every point
+  /// into a temporary [chunks x points] buffer (neighbouring threads take
+  /// neighbouring points, so reads stay coalesced); the second combines each
+  /// point's partials and runs the rest of the kernel body.
+  LogicalResult splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce) {
+    Location loc = kernel.getLoc();
+    ArrayRef<int64_t> domain = kernel.getDomain();
+    int64_t points = product(domain), length = product(reduce.getDomain());
+    int64_t chunks = std::min<int64_t>((kFillThreads + points - 1) / points, length / kMinChunk);
+    int64_t chunkLength = (length + chunks - 1) / chunks;
+    Type type = reduce.getType();
+    auto partialType = MemRefType::get({chunks, points}, type);
+    b.setInsertionPoint(kernel);
+    Value partials = memref::AllocOp::create(b, loc, partialType);
+    Value one = cIndex(b, loc, 1);
+    int64_t threads = threadsPerBlock;
+
+    // Launch 1: (chunk, point) pairs.
+    int64_t pairs = chunks * points;
+    auto first = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (pairs + threads - 1) / threads), one,
+                                       one, cIndex(b, loc, threads), one, one);
+    first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getBody().front());
+      Value linear = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, first.getBlockIds().x, cIndex(b, loc, threads)),
+          first.getThreadIds().x);
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, cIndex(b, loc, pairs));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value chunk = arith::DivUIOp::create(b, loc, linear, cIndex(b, loc, points));
+      Value point = arith::RemUIOp::create(b, loc, linear, cIndex(b, loc, points));
+      IRMapping map;
+      for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
+                                     delinearize(b, loc, point, domain)))
+        map.map(arg, v);
+      for (Operation &op : kernel.getBodyBlock()) {
+        if (&op == reduce.getOperation())
+          break;
+        b.clone(op, map);
+      }
+      Value begin = arith::MulIOp::create(b, loc, chunk, cIndex(b, loc, chunkLength));
+      Value end = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, begin, cIndex(b, loc, chunkLength)),
+          cIndex(b, loc, length));
+      Value init =
+          arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
+      auto fold = scf::ForOp::create(b, loc, begin, end, one, ValueRange{init});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fold.getBody());
+        SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
+        SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+        scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                         fold.getRegionIterArgs()[0], yielded[0]));
+      }
+      SmallVector<Value> at{chunk, point};
+      loop::StoreOp::create(b, loc, fold.getResult(0), partials, at);
+      b.setInsertionPointAfter(ifOp);
+      gpu::TerminatorOp::create(b, loc);
+    }
+
+    // Launch 2: a thread per point combines its partials, then the rest.
+    b.setInsertionPoint(kernel);
+    auto second = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (points + threads - 1) / threads),
+                                        one, one, cIndex(b, loc, threads), one, one);
+    second->setAttr("dyn.kernel", kernel.getNameAttr());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&second.getBody().front());
+      Value point = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, second.getBlockIds().x, cIndex(b, loc, threads)),
+          second.getThreadIds().x);
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, point, cIndex(b, loc, points));
+      auto ifOp = scf::IfOp::create(b, loc, inRange, false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      IRMapping map;
+      for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
+                                     delinearize(b, loc, point, domain)))
+        map.map(arg, v);
+      for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+        if (&op != reduce.getOperation()) {
+          b.clone(op, map);
+          continue;
+        }
+        Value init =
+            arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
+        auto combineAll = scf::ForOp::create(b, loc, cIndex(b, loc, 0), cIndex(b, loc, chunks),
+                                             one, ValueRange{init});
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(combineAll.getBody());
+        SmallVector<Value> at{combineAll.getInductionVar(), point};
+        Value part = loop::LoadOp::create(b, loc, partials, at);
+        scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                         combineAll.getRegionIterArgs()[0], part));
+        b.setInsertionPointAfter(combineAll);
+        map.map(reduce.getResult(), combineAll.getResult(0));
+      }
+      b.setInsertionPointAfter(ifOp);
+      gpu::TerminatorOp::create(b, loc);
+    }
+    b.setInsertionPoint(kernel);
+    memref::DeallocOp::create(b, loc, partials);
     kernel.erase();
     return success();
   }
