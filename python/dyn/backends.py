@@ -54,7 +54,10 @@ class DynCUDAKernel(_DynKernel):
 
     def __call__(self, *inputs):
         device = inputs[0].device
+        # Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an
+        # unaligned address (a view with an offset) is copied to a fresh allocation.
         ins = [t.contiguous() for t in inputs]
+        ins = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ins]
         outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
         with torch.cuda.device(device):
             self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream)

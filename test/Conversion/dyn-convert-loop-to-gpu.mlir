@@ -1,15 +1,16 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-gpu -verify-diagnostics | FileCheck %s
 
-// A pointwise kernel: one thread per point, 256 a block, guarded tail.
+// A pointwise kernel over contiguous buffers: four points a thread moved by one
+// 16-byte load and one 16-byte store; the math is per point.
 // CHECK-LABEL: func @pointwise
-// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 4 : index
-// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[THREADS]]
-// CHECK: arith.cmpi ult
-// CHECK: scf.if
-// CHECK: loop.load
-// CHECK: loop.store
-// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: %[[GROUPS:.*]] = arith.constant 250 : index
+// CHECK: arith.cmpi ult, %{{.*}}, %[[GROUPS]]
+// CHECK: %[[V:.*]] = vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<1000xf32>, vector<4xf32>
+// CHECK-COUNT-4: math.exp
+// CHECK: %[[W:.*]] = vector.from_elements
+// CHECK: vector.store %[[W]], %{{.*}}[%{{.*}}] {alignment = 16 : i64}
+// CHECK-NOT: loop.load
 // CHECK-NOT: loop.kernel
 func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
   loop.kernel "exp" [1000] {
@@ -17,6 +18,26 @@ func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
     %v = loop.load %x[%i] : memref<1000xf32>
     %e = math.exp %v : f32
     loop.store %e, %y[%i] : memref<1000xf32>
+  }
+  return
+}
+
+// -----
+
+// A transposing copy cannot move four neighbours with one access: one thread
+// per point, 256 a block, guarded tail.
+// CHECK-LABEL: func @transpose
+// CHECK: gpu.launch
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK: loop.load
+// CHECK: loop.store
+// CHECK-NOT: vector.load
+func.func @transpose(%x: memref<10x100xf32>, %y: memref<100x10xf32>) {
+  loop.kernel "t" [100, 10] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%j, %i] : memref<10x100xf32>
+    loop.store %v, %y[%i, %j] : memref<100x10xf32>
   }
   return
 }
@@ -114,7 +135,7 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
 
 // -----
 
-// A pointwise kernel that tiles evenly: four points a thread, a block apart,
+// A transposing kernel that tiles evenly: four points a thread, a block apart,
 // every load before the first store.
 // CHECK-LABEL: func @pointwise_tiled
 // CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 4 : index
@@ -123,12 +144,12 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
 // CHECK-COUNT-4: loop.load
 // CHECK-NOT: loop.load
 // CHECK-COUNT-4: loop.store
-func.func @pointwise_tiled(%x: memref<4096xf32>, %y: memref<4096xf32>) {
-  loop.kernel "neg" [4096] {
-  ^bb0(%i: index):
-    %v = loop.load %x[%i] : memref<4096xf32>
+func.func @pointwise_tiled(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
+  loop.kernel "t" [64, 64] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%j, %i] : memref<64x64xf32>
     %n = arith.negf %v : f32
-    loop.store %n, %y[%i] : memref<4096xf32>
+    loop.store %n, %y[%i, %j] : memref<64x64xf32>
   }
   return
 }

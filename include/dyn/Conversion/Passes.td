@@ -91,7 +91,8 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
            "Threads per block for pointwise and thread-per-point kernels">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif // DYN_CONVERSION_PASSES

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace dyn {
@@ -85,6 +86,56 @@ bool rowsAreContiguous(loop::KernelOp kernel) {
   return any && all;
 }
 
+/// Whether `v` (computed in `body`) depends on the block argument `arg`.
+bool dependsOn(Value v, BlockArgument arg, Block &body) {
+  if (v == arg)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, arg, body); });
+}
+
+/// For a pointwise kernel, the number of consecutive points a thread can move
+/// with one 16-byte access per buffer: every store and every load that moves
+/// with the innermost index must index its buffer's last dim with exactly
+/// that index (other loads stay scalar: they are the same for all the points)
+/// and agree on the element width. 1 when not possible.
+int64_t vectorWidth(loop::KernelOp kernel) {
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  Block &body = kernel.getBodyBlock();
+  if (domain.empty())
+    return 1;
+  BlockArgument inner = body.getArguments().back();
+  unsigned bits = 0;
+  auto vectorAccess = [&](Value memref, OperandRange indices) -> bool {
+    if (indices.empty() || indices.back() != inner)
+      return false;
+    for (Value i : indices.drop_back())
+      if (dependsOn(i, inner, body))
+        return false;
+    unsigned b = cast<MemRefType>(memref.getType()).getElementTypeBitWidth();
+    if (b < 8 || (bits && b != bits))
+      return false;
+    bits = b;
+    return true;
+  };
+  for (Operation &op : body) {
+    if (auto store = dyn_cast<loop::StoreOp>(op)) {
+      if (!vectorAccess(store.getMemref(), store.getIndices()))
+        return 1;
+    } else if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      bool moves = llvm::any_of(load.getIndices(), [&](Value i) { return dependsOn(i, inner, body); });
+      if (moves && !vectorAccess(load.getMemref(), load.getIndices()))
+        return 1;
+    }
+  }
+  if (!bits)
+    return 1;
+  int64_t width = 128 / bits;
+  return domain.back() % width == 0 ? width : 1;
+}
+
 gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type) {
   bool isFloat = isa<FloatType>(type);
   switch (kind) {
@@ -157,6 +208,9 @@ struct KernelMapper {
     kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
     int64_t perThread =
         (!hasInner && !hasTrig && points % (threads * kPointsPerThread) == 0) ? kPointsPerThread : 1;
+    if (!hasInner && !hasTrig)
+      if (int64_t width = vectorWidth(kernel); width > 1)
+        return vectorize(kernel, width);
     int64_t blocks = byRow ? points : (points + threads * perThread - 1) / (threads * perThread);
     if (blocks > 0x7fffffff)
       return kernel.emitOpError("needs more than 2^31 blocks");
@@ -212,6 +266,78 @@ struct KernelMapper {
       cloneBody(b, kernel.getBodyBlock(), idx, map);
       b.setInsertionPointAfter(guard);
     }
+    gpu::TerminatorOp::create(b, loc);
+    kernel.erase();
+    return success();
+  }
+
+  /// A pointwise kernel moving `width` consecutive points a thread with one
+  /// 16-byte load per moving input and one 16-byte store per output; the
+  /// scalar work is cloned per point. Buffers must be 16-byte aligned (the
+  /// runtime guarantees it).
+  LogicalResult vectorize(loop::KernelOp kernel, int64_t width) {
+    Location loc = kernel.getLoc();
+    ArrayRef<int64_t> domain = kernel.getDomain();
+    Block &body = kernel.getBodyBlock();
+    BlockArgument inner = body.getArguments().back();
+    int64_t groups = product(domain) / width, threads = threadsPerBlock;
+    Value one = cIndex(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (groups + threads - 1) / threads),
+                                        one, one, cIndex(b, loc, threads), one, one);
+    launch->setAttr("dyn.kernel", kernel.getNameAttr());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value group = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, group, cIndex(b, loc, groups));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value first = arith::MulIOp::create(b, loc, group, cIndex(b, loc, width));
+    SmallVector<Value> idx = delinearize(b, loc, first, domain);
+    DenseMap<Operation *, Value> vectors;                      // moving load -> its vector
+    DenseMap<Operation *, SmallVector<Value>> storedValues;     // store -> value per point
+    DenseMap<Operation *, SmallVector<Value>> storeIndices;     // store -> point-0 indices
+    SmallVector<Operation *> stores;
+    for (int64_t k = 0; k < width; ++k) {
+      IRMapping map;
+      for (auto [arg, v] : llvm::zip(body.getArguments(), idx))
+        map.map(arg, v);
+      if (k > 0)
+        map.map(inner, arith::AddIOp::create(b, loc, idx.back(), cIndex(b, loc, k)));
+      for (Operation &op : body.without_terminator()) {
+        if (auto load = dyn_cast<loop::LoadOp>(op);
+            load && !load.getIndices().empty() && load.getIndices().back() == inner) {
+          if (k == 0) {
+            SmallVector<Value> at;
+            for (Value i : load.getIndices())
+              at.push_back(map.lookupOrDefault(i));
+            auto type = VectorType::get({width}, load.getType());
+            vectors[&op] = vector::LoadOp::create(b, loc, type, load.getMemref(), at, false,
+                                                  llvm::MaybeAlign(16));
+          }
+          map.map(load.getResult(), vector::ExtractOp::create(b, loc, vectors[&op], k));
+        } else if (auto store = dyn_cast<loop::StoreOp>(op)) {
+          if (k == 0) {
+            stores.push_back(&op);
+            for (Value i : store.getIndices())
+              storeIndices[&op].push_back(map.lookupOrDefault(i));
+          }
+          storedValues[&op].push_back(map.lookupOrDefault(store.getValue()));
+        } else {
+          b.clone(op, map);
+        }
+      }
+    }
+    for (Operation *op : stores) {
+      auto store = cast<loop::StoreOp>(op);
+      auto type = VectorType::get({width}, store.getValue().getType());
+      Value vec = vector::FromElementsOp::create(b, loc, type, storedValues[op]);
+      vector::StoreOp::create(b, loc, vec, store.getMemref(), storeIndices[op], false,
+                              llvm::MaybeAlign(16));
+    }
+    b.setInsertionPointAfter(ifOp);
     gpu::TerminatorOp::create(b, loc);
     kernel.erase();
     return success();
