@@ -227,7 +227,7 @@ struct Launch {
 };
 
 struct TempBuffer {
-  uint64_t bytes;
+  uint64_t offset; // into the workspace, 256-byte aligned
 };
 
 class GpuFunction final : public CompiledGpuFunction {
@@ -239,11 +239,20 @@ public:
   std::vector<StageIR> stageIR;
   double seconds = 0;
 
-  bool run(void **buffers, void *stream, std::string *error) override {
+  uint64_t workspace = 0;
+
+  uint64_t workspaceBytes() const override { return workspace; }
+
+  bool run(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
     std::vector<uint64_t> tempPtrs(temps.size(), 0);
+    if (!temps.empty() && !workspacePtr) {
+      if (error)
+        *error = "this function needs a device workspace of " + std::to_string(workspace) + " bytes";
+      return false;
+    }
+    for (size_t i = 0; i < temps.size(); ++i)
+      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
     bool ok = true;
-    for (size_t i = 0; ok && i < temps.size(); ++i)
-      ok = cuda::allocAsync(temps[i].bytes, stream, &tempPtrs[i], error);
     for (Launch &l : launches) {
       if (!ok)
         break;
@@ -262,9 +271,6 @@ public:
       }
       ok = cuda::launch(l.loaded, l.geometry, stream, params.data(), error);
     }
-    for (uint64_t p : tempPtrs)
-      if (p)
-        cuda::freeAsync(p, stream, nullptr);
     return ok;
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
@@ -310,7 +316,8 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         return alloc.emitOpError("needs a static shape on the GPU path");
       uint64_t bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
       refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
-      fn.temps.push_back({std::max<uint64_t>(bytes, 1)});
+      fn.temps.push_back({fn.workspace});
+      fn.workspace += (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
       continue;
     }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);

@@ -16,7 +16,6 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
-using CUdeviceptr = unsigned long long;
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 
 struct Driver {
@@ -31,8 +30,6 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
-  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   std::string error; // why the driver is unusable, empty when it is fine
 };
@@ -63,8 +60,6 @@ Driver &driver() {
            load(lib, "cuModuleGetFunction", d.cuModuleGetFunction, e) &&
            load(lib, "cuLaunchKernel", d.cuLaunchKernel, e) &&
            load(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute, e) &&
-           load(lib, "cuMemAllocAsync", d.cuMemAllocAsync, e) &&
-           load(lib, "cuMemFreeAsync", d.cuMemFreeAsync, e) &&
            load(lib, "cuGetErrorString", d.cuGetErrorString, e));
     if (e.empty() && d.cuInit(0) != 0)
       e = "cuInit failed";
@@ -154,20 +149,6 @@ bool launch(const Kernel &kernel, const LaunchGeometry &g, void *stream, void **
   return check(d.cuLaunchKernel(kernel.function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
                                 g.block[1], g.block[2], g.sharedBytes, stream, params, nullptr),
                "cuLaunchKernel", error);
-}
-
-bool allocAsync(uint64_t bytes, void *stream, uint64_t *ptr, std::string *error) {
-  if (!available(error))
-    return false;
-  CUdeviceptr p = 0;
-  if (!check(driver().cuMemAllocAsync(&p, bytes, stream), "cuMemAllocAsync", error))
-    return false;
-  *ptr = p;
-  return true;
-}
-
-bool freeAsync(uint64_t ptr, void *stream, std::string *error) {
-  return check(driver().cuMemFreeAsync(ptr, stream), "cuMemFreeAsync", error);
 }
 
 } // namespace dyn::cuda

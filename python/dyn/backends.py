@@ -59,8 +59,12 @@ class DynCUDAKernel(_DynKernel):
         ins = [t.contiguous() for t in inputs]
         ins = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ins]
         outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
+        # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
+        size = self.compiled.workspace_bytes
+        workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         with torch.cuda.device(device):
-            self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream)
+            self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream,
+                              workspace.data_ptr() if size else 0)
         return outs
 
 

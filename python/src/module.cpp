@@ -150,14 +150,19 @@ PYBIND11_MODULE(_C, m) {
   py::class_<CompiledGpu>(m, "CompiledGpu")
       .def(
           "run",
-          [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream) {
+          [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream,
+             uintptr_t workspace) {
             std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
             std::string error;
-            if (!self.fn->run(ptrs.data(), reinterpret_cast<void *>(stream), &error))
+            if (!self.fn->run(ptrs.data(), reinterpret_cast<void *>(workspace),
+                              reinterpret_cast<void *>(stream), &error))
               throw std::runtime_error(error);
           },
-          py::arg("inputs"), py::arg("outputs"), py::arg("stream"),
-          "run(inputs, outputs, stream): device tensors (or addresses) and a CUstream handle")
+          py::arg("inputs"), py::arg("outputs"), py::arg("stream"), py::arg("workspace") = 0,
+          "run(inputs, outputs, stream, workspace=0): device tensors (or addresses), a CUstream "
+          "handle, and the address of workspace_bytes of device memory for temporaries")
+      .def_property_readonly("workspace_bytes",
+                             [](CompiledGpu &self) { return self.fn->workspaceBytes(); })
       .def_property_readonly("stages", &stageList<CompiledGpu>)
       .def_property_readonly("ptx", [](CompiledGpu &self) { return self.fn->ptx(); })
       .def_property_readonly("num_launches", [](CompiledGpu &self) { return self.fn->numLaunches(); })

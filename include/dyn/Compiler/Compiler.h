@@ -8,6 +8,7 @@
 #ifndef DYN_COMPILER_COMPILER_H
 #define DYN_COMPILER_COMPILER_H
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,9 +54,11 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
 class CompiledGpuFunction {
 public:
   virtual ~CompiledGpuFunction();
-  /// Bare device pointers: every input, then every output (contiguous).
-  /// Returns false and fills `error` when a CUDA call fails.
-  virtual bool run(void **buffers, void *stream, std::string *error) = 0;
+  /// Bare device pointers: every input, then every output (contiguous), and
+  /// a device workspace of workspaceBytes() (from the caller's allocator) for
+  /// temporaries. Returns false and fills `error` when a CUDA call fails.
+  virtual bool run(void **buffers, void *workspace, void *stream, std::string *error) = 0;
+  virtual uint64_t workspaceBytes() const = 0;
   virtual const std::vector<StageIR> &stages() const = 0;
   virtual double compileSeconds() const = 0;
   /// The PTX of all kernels, and how many launches one call makes.

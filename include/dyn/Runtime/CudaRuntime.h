@@ -39,10 +39,6 @@ struct LaunchGeometry {
 bool launch(const Kernel &kernel, const LaunchGeometry &geometry, void *stream, void **params,
             std::string *error);
 
-/// Stream-ordered device memory for temporaries (cuMemAllocAsync/FreeAsync).
-bool allocAsync(uint64_t bytes, void *stream, uint64_t *ptr, std::string *error);
-bool freeAsync(uint64_t ptr, void *stream, std::string *error);
-
 } // namespace dyn::cuda
 
 #endif // DYN_RUNTIME_CUDARUNTIME_H
