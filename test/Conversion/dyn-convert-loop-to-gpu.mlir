@@ -153,3 +153,29 @@ func.func @pointwise_tiled(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Few long rows: each row is split into chunks, a block per (chunk, row)
+// reduces its chunk with gpu.all_reduce into a temporary; a second launch
+// combines the partials of each row.
+// CHECK-LABEL: func @few_long_rows
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<64x4xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS:.*]], {{.*}}) threads
+// CHECK: gpu.all_reduce add
+// CHECK: loop.store %{{.*}}, %[[TMP]]
+// CHECK: gpu.launch
+// CHECK: loop.load %[[TMP]]
+// CHECK: memref.dealloc %[[TMP]]
+func.func @few_long_rows(%x: memref<4x524288xf32>, %y: memref<4xf32>) {
+  loop.kernel "rowsum" [4] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [524288] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<4x524288xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%i] : memref<4xf32>
+  }
+  return
+}

@@ -28,6 +28,10 @@ constexpr int64_t kPointsPerThread = 4;
 // (an H100 holds 132 x 2048), with chunks of at least kMinChunk elements.
 constexpr int64_t kFillThreads = 132 * 2048;
 constexpr int64_t kMinChunk = 32;
+// Splitting few long rows: aim for this many blocks, each sweeping at least
+// kRowChunk elements.
+constexpr int64_t kFillBlocks = 2 * 132;
+constexpr int64_t kRowChunk = 8192;
 
 int64_t product(ArrayRef<int64_t> sizes) {
   int64_t p = 1;
@@ -189,9 +193,9 @@ struct KernelMapper {
       return isa<loop::ForOp, loop::ReduceOp>(op);
     });
     bool byRow = hasInner && rowsAreContiguous(kernel);
-    if (hasInner && !byRow)
-      if (loop::ReduceOp reduce = splittableReduce(kernel))
-        return splitReduce(kernel, reduce);
+    if (hasInner)
+      if (loop::ReduceOp reduce = splittableReduce(kernel, byRow))
+        return splitReduce(kernel, reduce, byRow);
     int64_t innerPoints = 1;
     for (Operation &op : kernel.getBodyBlock())
       if (isa<loop::ForOp, loop::ReduceOp>(op))
@@ -346,7 +350,7 @@ struct KernelMapper {
   /// A thread-per-point kernel whose single top-level reduction is long and
   /// whose points are too few to fill the GPU (a sum over a leading dim):
   /// worth splitting the reduction across blocks.
-  loop::ReduceOp splittableReduce(loop::KernelOp kernel) {
+  loop::ReduceOp splittableReduce(loop::KernelOp kernel, bool byRow) {
     loop::ReduceOp found;
     int count = 0;
     for (Operation &op : kernel.getBodyBlock()) {
@@ -357,8 +361,12 @@ struct KernelMapper {
         ++count;
       }
     }
-    if (count != 1 || product(found.getDomain()) < 4 * kMinChunk ||
-        product(kernel.getDomain()) >= kFillThreads)
+    if (count != 1)
+      return {};
+    int64_t length = product(found.getDomain()), points = product(kernel.getDomain());
+    if (byRow) // few long rows: fewer blocks than the GPU runs at once
+      return (points < kFillBlocks && length >= 2 * kRowChunk) ? found : loop::ReduceOp();
+    if (length < 4 * kMinChunk || points >= kFillThreads)
       return {};
     return found;
   }
@@ -367,11 +375,13 @@ struct KernelMapper {
   /// into a temporary [chunks x points] buffer (neighbouring threads take
   /// neighbouring points, so reads stay coalesced); the second combines each
   /// point's partials and runs the rest of the kernel body.
-  LogicalResult splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce) {
+  LogicalResult splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce, bool byRow) {
     Location loc = kernel.getLoc();
     ArrayRef<int64_t> domain = kernel.getDomain();
     int64_t points = product(domain), length = product(reduce.getDomain());
-    int64_t chunks = std::min<int64_t>((kFillThreads + points - 1) / points, length / kMinChunk);
+    int64_t chunks =
+        byRow ? std::min<int64_t>((kFillBlocks + points - 1) / points, length / kRowChunk)
+              : std::min<int64_t>((kFillThreads + points - 1) / points, length / kMinChunk);
     int64_t chunkLength = (length + chunks - 1) / chunks;
     Type type = reduce.getType();
     auto partialType = MemRefType::get({chunks, points}, type);
@@ -380,14 +390,23 @@ struct KernelMapper {
     Value one = cIndex(b, loc, 1);
     int64_t threads = threadsPerBlock;
 
-    // Launch 1: (chunk, point) pairs.
+    // Launch 1: (chunk, point) pairs, a thread each (a leading-dim reduction:
+    // neighbouring threads on neighbouring points) or a block each (a row
+    // reduction: the block sweeps its chunk of the row and reduces it).
     int64_t pairs = chunks * points;
-    auto first = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (pairs + threads - 1) / threads), one,
-                                       one, cIndex(b, loc, threads), one, one);
+    int64_t firstBlocks = byRow ? pairs : (pairs + threads - 1) / threads;
+    auto first = gpu::LaunchOp::create(b, loc, cIndex(b, loc, firstBlocks), one, one,
+                                       cIndex(b, loc, threads), one, one);
     first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&first.getBody().front());
+      if (byRow) {
+        splitRowPartial(kernel, reduce, first, partials, points, chunkLength, length, threads);
+        b.setInsertionPointToEnd(&first.getBody().front());
+        gpu::TerminatorOp::create(b, loc);
+        goto combine;
+      }
       Value linear = arith::AddIOp::create(
           b, loc,
           arith::MulIOp::create(b, loc, first.getBlockIds().x, cIndex(b, loc, threads)),
@@ -428,6 +447,7 @@ struct KernelMapper {
       gpu::TerminatorOp::create(b, loc);
     }
 
+  combine:
     // Launch 2: a thread per point combines its partials, then the rest.
     b.setInsertionPoint(kernel);
     auto second = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (points + threads - 1) / threads),
@@ -473,6 +493,55 @@ struct KernelMapper {
     memref::DeallocOp::create(b, loc, partials);
     kernel.erase();
     return success();
+  }
+
+  /// Block (chunk, point) of a split row reduction: its threads stride over
+  /// the chunk, gpu.all_reduce combines them, thread 0 stores the partial.
+  void splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce, gpu::LaunchOp launch,
+                       Value partials, int64_t points, int64_t chunkLength, int64_t length,
+                       int64_t threads) {
+    Location loc = kernel.getLoc();
+    Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+    Value chunk = arith::DivUIOp::create(b, loc, block, cIndex(b, loc, points));
+    Value point = arith::RemUIOp::create(b, loc, block, cIndex(b, loc, points));
+    IRMapping map;
+    for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
+                                   delinearize(b, loc, point, kernel.getDomain())))
+      map.map(arg, v);
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (&op == reduce.getOperation())
+        break;
+      b.clone(op, map);
+    }
+    Value begin = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, chunk, cIndex(b, loc, chunkLength)), thread);
+    Value end = arith::MinUIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
+                              cIndex(b, loc, chunkLength)),
+        cIndex(b, loc, length));
+    Type type = reduce.getType();
+    Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
+    auto fold = scf::ForOp::create(b, loc, begin, end, cIndex(b, loc, threads), ValueRange{init});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(fold.getBody());
+      SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
+      SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+      scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                       fold.getRegionIterArgs()[0], yielded[0]));
+    }
+    Value total = gpu::AllReduceOp::create(
+        b, loc, type, fold.getResult(0),
+        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
+        b.getUnitAttr());
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, isFirst, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> at{chunk, point};
+    loop::StoreOp::create(b, loc, total, partials, at);
   }
 
   /// Each thread folds a strided slice of the domain; gpu.all_reduce
