@@ -430,19 +430,9 @@ struct KernelMapper {
       Value end = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, begin, cIndex(b, loc, chunkLength)),
           cIndex(b, loc, length));
-      Value init =
-          arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
-      auto fold = scf::ForOp::create(b, loc, begin, end, one, ValueRange{init});
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(fold.getBody());
-        SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
-        SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
-        scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
-                                                         fold.getRegionIterArgs()[0], yielded[0]));
-      }
+      Value partial = foldRange(reduce, begin, end, one, map);
       SmallVector<Value> at{chunk, point};
-      loop::StoreOp::create(b, loc, fold.getResult(0), partials, at);
+      loop::StoreOp::create(b, loc, partial, partials, at);
       b.setInsertionPointAfter(ifOp);
       gpu::TerminatorOp::create(b, loc);
     }
@@ -520,21 +510,7 @@ struct KernelMapper {
         arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
                               cIndex(b, loc, chunkLength)),
         cIndex(b, loc, length));
-    Type type = reduce.getType();
-    Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
-    auto fold = scf::ForOp::create(b, loc, begin, end, cIndex(b, loc, threads), ValueRange{init});
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(fold.getBody());
-      SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
-      SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
-      scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
-                                                       fold.getRegionIterArgs()[0], yielded[0]));
-    }
-    Value total = gpu::AllReduceOp::create(
-        b, loc, type, fold.getResult(0),
-        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
-        b.getUnitAttr());
+    Value total = allReduce(reduce, foldRange(reduce, begin, end, cIndex(b, loc, threads), map));
     Value isFirst =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
     auto ifOp = scf::IfOp::create(b, loc, isFirst, false);
@@ -544,29 +520,38 @@ struct KernelMapper {
     loop::StoreOp::create(b, loc, total, partials, at);
   }
 
+  /// Folds `reduce`'s body over the flattened indices [begin, end) by `step`,
+  /// starting from the kind's identity; returns the folded value.
+  Value foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map) {
+    Location loc = reduce.getLoc();
+    Value init = arith::ConstantOp::create(
+        b, loc, loop::reduceIdentity(b, reduce.getKind(), reduce.getType()));
+    auto fold = scf::ForOp::create(b, loc, begin, end, step, ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fold.getBody());
+    SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
+    SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+    scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                     fold.getRegionIterArgs()[0], yielded[0]));
+    return fold.getResult(0);
+  }
+
+  /// gpu.all_reduce of `partial` across the block (every thread gets it).
+  Value allReduce(loop::ReduceOp reduce, Value partial) {
+    Type type = reduce.getType();
+    return gpu::AllReduceOp::create(
+        b, reduce.getLoc(), type, partial,
+        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
+        b.getUnitAttr());
+  }
+
   /// Each thread folds a strided slice of the domain; gpu.all_reduce
   /// combines the partials across the block and gives every thread the total.
   Value blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map) {
     Location loc = reduce.getLoc();
-    Type type = reduce.getType();
-    Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
-    auto forOp = scf::ForOp::create(b, loc, thread, cIndex(b, loc, product(reduce.getDomain())),
-                                    cIndex(b, loc, threads), ValueRange{init});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(forOp.getBody());
-      SmallVector<Value> idx =
-          delinearize(b, loc, forOp.getInductionVar(), reduce.getDomain());
-      SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
-      Value next = loop::reduceCombine(b, loc, reduce.getKind(), forOp.getRegionIterArgs()[0],
-                                       yielded[0]);
-      scf::YieldOp::create(b, loc, next);
-    }
-    auto all = gpu::AllReduceOp::create(
-        b, loc, type, forOp.getResult(0),
-        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
-        b.getUnitAttr());
-    return all.getResult();
+    Value partial = foldRange(reduce, thread, cIndex(b, loc, product(reduce.getDomain())),
+                              cIndex(b, loc, threads), map);
+    return allReduce(reduce, partial);
   }
 
   /// A block-strided loop over the domain.
