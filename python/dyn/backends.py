@@ -1,4 +1,7 @@
 """Backends: turn a captured Graph into a callable(*inputs) -> list of outputs."""
+import itertools
+import os
+
 import torch
 
 try:
@@ -23,13 +26,30 @@ class _DynKernel:
         self.graph = graph
         self.ir = graph.mlir()
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
-        self.compiled = self._compile(keep_stages, len(graph.inputs) + len(graph.outputs))
+        debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
+        self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
         stats["graphs_compiled"] += 1
         stats["compile_seconds"] += self.compiled.compile_seconds
+        if debug:
+            _dump_stages(self.compiled.stages)
 
     @property
     def stages(self):
         return self.compiled.stages
+
+
+_dumped_graphs = itertools.count()
+
+
+def _dump_stages(stages):
+    """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
+    $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
+    root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
+    folder = os.path.join(root, f"graph_{next(_dumped_graphs)}")
+    os.makedirs(folder, exist_ok=True)
+    for k, (stage, ir) in enumerate(stages):
+        with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
+            f.write(ir)
 
 
 class DynCPUKernel(_DynKernel):
