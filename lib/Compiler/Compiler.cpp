@@ -51,9 +51,20 @@ const DialectRegistry &registry() {
   return *r;
 }
 
+/// Named pipelines are looked up by text (the GPU stage, lowerGraph).
+void ensurePassesRegistered() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerAllPasses(); });
+}
+
 /// Collects every diagnostic, with its location, into one string.
 struct DiagnosticCollector {
   std::string text;
+  /// `what`, followed by the collected diagnostics, into `*error` (if given).
+  void report(const std::string &what, std::string *error) const {
+    if (error)
+      *error = what + (text.empty() ? "" : ":\n" + text);
+  }
   ScopedDiagnosticHandler handler;
   explicit DiagnosticCollector(MLIRContext &ctx)
       : handler(&ctx, [this](Diagnostic &diag) {
@@ -143,8 +154,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   DiagnosticCollector diags(ctx);
   auto fail = [&](const std::string &what) -> std::unique_ptr<CompiledFunction> {
-    if (error)
-      *error = what + (diags.text.empty() ? "" : ":\n" + diags.text);
+    diags.report(what, error);
     return nullptr;
   };
   OwningOpRef<ModuleOp> module =
@@ -375,13 +385,11 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
                                                         const CompileOptions &options,
                                                         std::string *error) {
   auto start = std::chrono::steady_clock::now();
-  static std::once_flag passes;
-  std::call_once(passes, [] { registerAllPasses(); });
+  ensurePassesRegistered();
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   DiagnosticCollector diags(ctx);
   auto fail = [&](const std::string &what) -> std::unique_ptr<CompiledGpuFunction> {
-    if (error)
-      *error = what + (diags.text.empty() ? "" : ":\n" + diags.text);
+    diags.report(what, error);
     return nullptr;
   };
   OwningOpRef<ModuleOp> module =
@@ -416,8 +424,7 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
                 std::string *error) {
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   DiagnosticCollector diags(ctx);
-  static std::once_flag passes;
-  std::call_once(passes, [] { registerAllPasses(); });
+  ensurePassesRegistered();
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
   // Anchored on the module; pipeline text names the passes to run on it.
