@@ -180,6 +180,21 @@ struct KernelMapper {
   OpBuilder &b;
   int64_t threadsPerBlock;
 
+  /// The launch's global thread index; builds `if (index < bound)` and moves
+  /// the builder into it. Returns the index and the guard.
+  std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads,
+                                                 int64_t bound) {
+    Location loc = launch.getLoc();
+    Value index = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, cIndex(b, loc, bound));
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    return {index, guard};
+  }
+
   LogicalResult map(loop::KernelOp kernel) {
     Location loc = kernel.getLoc();
     ArrayRef<int64_t> domain = kernel.getDomain();
@@ -260,12 +275,7 @@ struct KernelMapper {
         for (Operation *store : stores)
           b.clone(*store, maps[k]);
     } else {
-      Value linear = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, block, cIndex(b, loc, threads)), thread);
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
-                                            cIndex(b, loc, points));
-      auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&guard.getThenRegion().front());
+      auto [linear, guard] = guardedThreadIndex(launch, threads, points);
       SmallVector<Value> idx = delinearize(b, loc, linear, domain);
       cloneBody(b, kernel.getBodyBlock(), idx, map);
       b.setInsertionPointAfter(guard);
@@ -291,13 +301,7 @@ struct KernelMapper {
     launch->setAttr("dyn.kernel", kernel.getNameAttr());
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    Value group = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
-        launch.getThreadIds().x);
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, group, cIndex(b, loc, groups));
-    auto ifOp = scf::IfOp::create(b, loc, inRange, false);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    auto [group, ifOp] = guardedThreadIndex(launch, threads, groups);
     Value first = arith::MulIOp::create(b, loc, group, cIndex(b, loc, width));
     SmallVector<Value> idx = delinearize(b, loc, first, domain);
     DenseMap<Operation *, Value> vectors;                      // moving load -> its vector
@@ -407,14 +411,7 @@ struct KernelMapper {
         gpu::TerminatorOp::create(b, loc);
         goto combine;
       }
-      Value linear = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, first.getBlockIds().x, cIndex(b, loc, threads)),
-          first.getThreadIds().x);
-      Value inRange =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, cIndex(b, loc, pairs));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, false);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      auto [linear, ifOp] = guardedThreadIndex(first, threads, pairs);
       Value chunk = arith::DivUIOp::create(b, loc, linear, cIndex(b, loc, points));
       Value point = arith::RemUIOp::create(b, loc, linear, cIndex(b, loc, points));
       IRMapping map;
@@ -446,14 +443,7 @@ struct KernelMapper {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&second.getBody().front());
-      Value point = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, second.getBlockIds().x, cIndex(b, loc, threads)),
-          second.getThreadIds().x);
-      Value inRange =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, point, cIndex(b, loc, points));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, false);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      auto [point, ifOp] = guardedThreadIndex(second, threads, points);
       IRMapping map;
       for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
                                      delinearize(b, loc, point, domain)))
