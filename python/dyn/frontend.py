@@ -8,6 +8,7 @@ Without the hook (extension missing) the same entries are looked up from Python.
 import copy
 import inspect
 import operator
+import os
 import sys
 import types
 import warnings
@@ -16,6 +17,7 @@ import weakref
 import torch
 
 from . import backends as B
+from . import resume
 from . import symbolic
 from .errors import Unsupported
 from .graph import Graph
@@ -29,6 +31,15 @@ except ImportError:
 
 _HOOK = _C is not None and getattr(_C, "HOOK_SUPPORTED", 0) and (3, 11) <= sys.version_info[:2] <= (3, 12)
 RECOMPILE_LIMIT = 8
+# mode names torch.compile accepts; dyn has one compilation strategy, so all compile the same way
+_MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
+_LOGS = {k.strip() for k in os.environ.get("DYN_LOGS", "").split(",") if k.strip()}
+
+
+def _log(kind, msg):
+    """DYN_LOGS=graph_breaks,recompiles,guards (or all): one line per event on stderr."""
+    if kind in _LOGS or "all" in _LOGS:
+        print(f"[dyn:{kind}] {msg}", file=sys.stderr)
 _wrappers = weakref.WeakSet()
 _counters = {"captures": 0, "graph_breaks": 0, "eager_entries": 0, "backend_calls": 0,
              "internal_failures": 0}
@@ -248,7 +259,7 @@ def _extra_guard(tr, grad_sensitive, args=None):
 
 
 # -- outputs --------------------------------------------------------------------------------------------
-def _flatten_output(out, graph, fail):
+def _flatten_output(out, graph, fail, tracer=None):
     """Returns (template, output nodes). Template leaves: ('o', k) graph output k, ('i', j, fresh) graph
     input j, ('c', value) constant."""
     outs = []
@@ -335,65 +346,173 @@ _LIVE_OBJECTS = (torch.nn.Module, types.FunctionType, types.MethodType, types.Bu
                  types.ModuleType)
 
 
-def capture(func, args, allow_breaks=False, resume=None):
-    """Traces func over bound args; returns (tracer, template, graph, branch). branch is None when the
-    frame returned, else a dict describing the resume point after a data-dependent branch: the graph
-    then outputs (cond, live tensors). Raises Unsupported."""
+class _Src:
+    """An object the traced code reached from the frame's arguments: re-read at every call."""
+    __slots__ = ("get",)
+
+    def __init__(self, path):
+        self.get = _resolver(path)
+
+
+class _Fresh:
+    """A list/dict/set the traced code created: a new one at every call (one per marker)."""
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+
+class _Method:
+    __slots__ = ("obj", "name", "func")
+
+    def __init__(self, obj, name, func=None):
+        self.obj, self.name, self.func = obj, name, func
+
+
+_ITER_TYPES = (type(iter(())), type(iter([])), type(iter(range(0))), zip, enumerate, reversed,
+               type(iter({})), type({}.items()), type(iter({}.items())), type(iter({}.values())),
+               type(iter(set())), map, filter)
+
+
+def capture(func, args, allow_breaks=False):
+    """Traces func over bound args; returns (tracer, template, graph, graph_break). graph_break is None
+    when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors)."""
     _counters["captures"] += 1
     device = _device_of(args)
-    tr, out, br = symbolic.trace(func, args, device, allow_breaks, resume)
+    tr, out, br = symbolic.trace(func, args, device, allow_breaks)
     g = tr.graph
 
     def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
         raise Unsupported(reason, filename, lineno)
     if br is None:
-        tmpl, outs = _flatten_output(out, g, fail)
+        tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
         _prune(g)
         return tr, tmpl, g, None
     _counters["graph_breaks"] += 1
-    state, index = [], {}
-
-    def mark(v):
-        if isinstance(v, TensorVar):
-            k = index.get(v.node)
-            if k is None:
-                k = index[v.node] = len(state)
-                state.append(v)
-            return symbolic.StateRef(k)
-        if type(v) is tuple:
-            return tuple(mark(x) for x in v)
-        if type(v) is list:
-            return [mark(x) for x in v]
-        if type(v) is dict and br.call is not None:
-            return {k: mark(x) for k, x in v.items()}
-        if v is symbolic.NULL or is_constant(v) or isinstance(v, _LIVE_OBJECTS):
-            return v
-        fail(f"a live {type(v).__name__} across a graph break", br.filename, br.lineno)
-    locals_ = {k: mark(v) for k, v in br.locals.items()}
-    stack = [mark(v) for v in br.stack]
-    call = None
-    if br.call is not None:
-        call = (br.call[0], mark(br.call[1]), {k: mark(v) for k, v in br.call[2].items()})
-    tmpl, outs = _flatten_output((br.cond, tuple(state)), g, fail)
+    brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
+    tmpl, outs = _flatten_output((br.cond, tuple(brk.state)), g, fail, tracer=tr)
     g.outputs = outs
     _prune(g)
-    branch = dict(true_pc=br.true_pc, false_pc=br.false_pc, locals=locals_, stack=stack,
-                  metas=[v.meta for v in state], device=device, where=(br.filename, br.lineno),
-                  call=call, resume_pc=br.resume_pc)
-    return tr, tmpl, g, branch
+    return tr, tmpl, g, brk
 
 
-def _unmark(v, state):
-    if isinstance(v, symbolic.StateRef):
+class _Break:
+    """What a resume needs from a graph break: markers for the call and the stack and locals (StateRef
+    for live tensors the graph outputs, _Src for objects re-read from the arguments, _Fresh for
+    containers built by the traced code) and the resume points."""
+
+    def __init__(self, func, br, tr, fail):
+        self.reason, self.where, self.offset = br.reason, (br.filename, br.lineno), br.offset
+        self.state, index, fresh = [], {}, {}
+        co = func.__code__
+
+        def mark(v):
+            if isinstance(v, TensorVar):
+                k = index.get(v.node)
+                if k is None:
+                    k = index[v.node] = len(self.state)
+                    self.state.append(v)
+                return StateRef(k)
+            if v is symbolic.NULL:
+                fail("NULL value")
+            src = tr.sources.get(id(v))
+            if src is not None:
+                return _Src(src)
+            if type(v) is tuple:
+                return tuple(mark(x) for x in v)
+            if type(v) in (list, dict, set) and id(v) in tr.created:
+                m = fresh.get(id(v))
+                if m is None:
+                    m = fresh[id(v)] = _Fresh(type(v), None)
+                    m.items = [(k, mark(x)) for k, x in v.items()] if type(v) is dict else [mark(x) for x in v]
+                return m
+            if is_constant(v):
+                return copy.deepcopy(v) if type(v) is list else v
+            if isinstance(v, symbolic.BoundTensorMethod):
+                return _Method(mark(v.tensor), v.name)
+            if isinstance(v, types.BuiltinMethodType) and type(v.__self__) in (list, dict, set):
+                return _Method(mark(v.__self__), v.__name__)
+            if isinstance(v, types.MethodType):
+                return _Method(mark(v.__self__), None, v.__func__)
+            if isinstance(v, types.FunctionType) and id(v) in tr.created and \
+                    (v.__closure__ or not is_constant(v.__defaults__ or ())):
+                fail("a function defined in the frame")
+            if isinstance(v, _ITER_TYPES) or id(v) in tr.created and not isinstance(v, types.FunctionType):
+                fail(f"a live {type(v).__name__}")
+            if isinstance(v, torch.Tensor) or type(v) in (list, dict, set):
+                fail(f"a live {type(v).__name__}")
+            return v  # a module, function, class or other object the frame holds
+
+        self.call = None
+        if br.call is not None:
+            fn, a, kw = br.call
+            self.call = (mark(fn), [mark(x) for x in a], {k: mark(x) for k, x in kw.items()})
+        self.slots, self.stack = [], []
+        for v in br.stack:
+            if v is symbolic.NULL:
+                self.slots.append(resume.NULL_SLOT)
+            elif isinstance(v, _ITER_TYPES):
+                self.slots.append(resume.ITER_SLOT)
+                self.stack.append(tuple(mark(x) for x in v))  # the rest of the loop; consumed here
+            else:
+                self.slots.append(resume.VALUE)
+                self.stack.append(mark(v))
+        if br.call is not None:
+            self.slots.append(resume.VALUE)  # the call's result
+        bound = dict(br.locals)
+        for name, cell in br.cells.items():
+            try:
+                bound[name] = cell.cell_contents
+            except ValueError:
+                pass
+        self.targets, self.names = br.targets, []
+        for t in br.targets:
+            live, in_loop = resume.analyze(co, t, br.offset)
+            if in_loop:
+                fail("graph break inside a loop (the frame runs eagerly)")
+            self.names.append(tuple(n for n in dict.fromkeys(co.co_varnames + co.co_cellvars)
+                                    if n in live and n in bound))
+        names = set().union(*self.names)
+        self.locals = {n: mark(bound[n]) for n in names}
+        self.code = co
+        try:  # built now so that a frame that cannot resume runs eagerly from its start
+            self.codes = [resume.resume_code(co, t, self.slots, n) for t, n in zip(self.targets, self.names)]
+        except Unsupported as e:
+            fail(e.reason)
+
+
+def _unmark(v, state, args, memo):
+    if isinstance(v, StateRef):
         return state[v.k]
-    if type(v) is tuple:
-        return tuple(_unmark(x, state) for x in v)
-    if type(v) is list:
-        return [_unmark(x, state) for x in v]
-    if type(v) is dict:
-        return {k: _unmark(x, state) for k, x in v.items()}
+    t = type(v)
+    if t is tuple:
+        return tuple(_unmark(x, state, args, memo) for x in v)
+    if t is _Src:
+        return v.get(args)
+    if t is _Fresh:
+        r = memo.get(id(v))
+        if r is None:
+            if v.kind is dict:
+                r = memo[id(v)] = {}
+                r.update((k, _unmark(x, state, args, memo)) for k, x in v.items)
+            else:
+                r = memo[id(v)] = v.kind()
+                items = [_unmark(x, state, args, memo) for x in v.items]
+                r.extend(items) if v.kind is list else r.update(items)
+        return r
+    if t is _Method:
+        obj = _unmark(v.obj, state, args, memo)
+        return types.MethodType(v.func, obj) if v.func is not None else getattr(obj, v.name)
     return v
+
+
+class StateRef:
+    """The k-th live tensor handed from a graph to the code after its break."""
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
 
 
 def _prune(g):
@@ -426,16 +545,8 @@ def _select(kernel, graph):
 
 class _CompiledFunction:
     _dyn_is_compiled = True
+
     def __init__(self, fn, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
-        if isinstance(fn, types.MethodType):
-            self._func = fn.__func__
-        elif isinstance(fn, types.FunctionType):
-            self._func = fn
-        else:
-            raise TypeError(f"dyn.compile: cannot compile {type(fn).__name__}")
-        self._fn = fn
-        self._dyn_inline_target = fn
-        self._code = self._func.__code__
         if isinstance(backend, str):
             if backend not in B.BACKENDS:
                 raise ValueError(f"unknown backend {backend!r}; known: {list_backends()}")
@@ -448,20 +559,19 @@ class _CompiledFunction:
             self._custom = True
         else:
             raise TypeError("backend must be a name or a callable")
+        if mode not in _MODES:
+            raise ValueError(f"unknown mode {mode!r}; known: {sorted(m for m in _MODES if m)}")
+        if dynamic not in (None, False, True):
+            raise TypeError("dynamic must be None, False or True")
         self._fullgraph = fullgraph
+        self._dynamic = dynamic
         self._options = dict(options or {})
-        self._entries = []
-        self._warned_limit = False
         self.graphs = []  # (Graph, compiled callable or None, reason) per capture
         self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
-        self._cb = self._on_miss
-        if _HOOK:
-            _C.code_cache(self._code)[self._cb] = self._entries
-        self._sig = None
-        co = self._code
-        self._nargs = co.co_argcount
-        self._simple = not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0
-        _wrappers.add(self)
+        self._root = self
+        self._children = {}  # user functions called at graph breaks -> their compiled functions
+        self._resumes = {}   # (code, offset, stack layout, locals) -> (resume function, local names)
+        self._init_frame(fn)
         try:
             self.__wrapped__ = fn
             self.__name__ = getattr(fn, "__name__", "compiled")
@@ -470,10 +580,35 @@ class _CompiledFunction:
         except AttributeError:
             pass
 
+    def _init_frame(self, fn):
+        if isinstance(fn, types.MethodType):
+            self._func = fn.__func__
+        elif isinstance(fn, types.FunctionType):
+            self._func = fn
+        else:
+            raise TypeError(f"dyn.compile: cannot compile {type(fn).__name__}")
+        self._fn = fn
+        self._dyn_inline_target = fn
+        self._code = self._func.__code__
+        self._entries = []
+        self._warned_limit = False
+        self._cb = self._on_miss
+        if _HOOK:
+            _C.code_cache(self._code)[self._cb] = self._entries
+        self._sig = None
+        co = self._code
+        self._nargs = co.co_argcount
+        self._simple = not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0
+        _wrappers.add(self)
+
     def _clear(self):
         del self._entries[:]
         self.graphs.clear()
+        self.breaks.clear()
         self._warned_limit = False
+        if self._root is self:
+            self._children.clear()
+            self._resumes.clear()
 
     # -- call -----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -524,7 +659,7 @@ class _CompiledFunction:
 
     def _compile(self, args):
         try:
-            seg = _Segment(self, args, None)
+            seg = _Segment(self, args)
         except Unsupported as e:
             _counters["graph_breaks"] += 1
             _counters["eager_entries"] += 1
@@ -562,6 +697,51 @@ class _CompiledFunction:
             return None, seg.extra
         return seg.runner, seg.extra
 
+    # -- graph breaks ---------------------------------------------------------------------------------
+    def _derive(self, fn):
+        """A compiled function for a frame met at a graph break (a resume function, or a user function
+        that breaks inside): same backend and options; graphs and breaks are reported on this one."""
+        child = _CompiledFunction.__new__(_CompiledFunction)
+        child.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if k in ("_backend_name", "_backend", "_custom", "_fullgraph", "_options")})
+        child._init_frame(fn)
+        child.graphs, child.breaks, child._root = self.graphs, self.breaks, self._root
+        return child
+
+    def _resume(self, brk, k):
+        """(compiled resume function, its local parameter names) for resume point k of a break."""
+        target, names = brk.targets[k], brk.names[k]
+        key = (self._func, target, tuple(brk.slots), names)
+        root = self._root
+        hit = root._resumes.get(key)
+        if hit is None:
+            fn = resume.resume_function(self._func, brk.codes[k])
+            hit = root._resumes[key] = (self._derive(fn), names)
+        return hit
+
+    def _call_through(self, fn, args, kwargs):
+        """Makes a call at a graph break; a user function (or module forward) is itself compiled."""
+        root = self._root
+        if isinstance(fn, torch.nn.Module):
+            from torch.nn.modules import module as _m
+            fwd = type(fn).forward
+            if _is_user_function(fwd) and "forward" not in fn.__dict__ and not (
+                    fn._forward_hooks or fn._forward_pre_hooks or fn._backward_hooks or
+                    _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks):
+                return self._child(fwd)(fn, *args, **kwargs)
+        elif isinstance(fn, types.MethodType) and _is_user_function(fn.__func__):
+            return self._child(fn.__func__)(fn.__self__, *args, **kwargs)
+        elif _is_user_function(fn) and fn.__code__ is not self._code:
+            return self._child(fn)(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    def _child(self, fn):
+        root = self._root
+        c = root._children.get(fn)
+        if c is None:
+            c = root._children[fn] = self._derive(fn)
+        return c
+
     def stages(self):
         """[(stage, ir), ...] for each graph compiled by the dyn backend; needs
         options={"keep_stages": True}."""
@@ -575,37 +755,25 @@ class _CompiledFunction:
 
 
 class _Segment:
-    """One captured graph: from the frame's start (or a resume point) to its return or to a branch on a
-    tensor. A branch ends the graph with (cond, live tensors); each side is a _Continuation."""
+    """One captured graph: from the frame's start to its return or to a graph break. At a break the
+    graph outputs (condition, live tensors); the runner then makes the call Python must make (or takes
+    the branch) and calls the resume function of the rest of the frame, itself compiled on demand."""
 
-    def __init__(self, cf, args, resume):
+    def __init__(self, cf, args):
         self.cf = cf
-        self.tr, self.tmpl, self.graph, self.branch = capture(cf._func, args, not cf._fullgraph, resume)
+        self.tr, self.tmpl, self.graph, self.brk = capture(cf._func, args, not cf._fullgraph)
         _last_graphs.append(self.graph)
         del _last_graphs[:-16]
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
-        self.extra = _extra_guard(self.tr, rg, args if resume is None else None)
+        self.extra = _extra_guard(self.tr, rg, args)
         self.gg = _global_guards(self.tr)
         self.kernel = None
         self.runner = None
-        self.conts = None
-        if self.branch is not None:
-            b = self.branch
-            cf.breaks.append(dict(reason="data-dependent branch on a tensor (resumes in a new graph)"
-                                  if b["call"] is None else "print (runs eagerly; resumes in a new graph)",
-                                  filename=b["where"][0], lineno=b["where"][1]))
-            n_orig = len(args)
-            placeholders = [torch.empty(m.shape, dtype=m.dtype, device=b["device"]) for m in b["metas"]]
-            ex = tuple(args) + tuple(placeholders)
-            if b["call"] is not None:
-                after = dict(b, stack=b["stack"] + [None])  # the call's result (None) on the stack
-                self.conts = {None: _Continuation(cf, after, b["resume_pc"], ex, n_orig)}
-            else:
-                self.conts = {
-                    True: _Continuation(cf, b, b["true_pc"], ex, n_orig),
-                    False: _Continuation(cf, b, b["false_pc"], ex, n_orig),
-                }
+        if self.brk is not None:
+            b = self.brk
+            cf.breaks.append(dict(reason=b.reason, filename=b.where[0], lineno=b.where[1]))
+            _log("graph_breaks", f"graph break in {cf._code.co_name} at {b.where[0]}:{b.where[1]}: {b.reason}")
 
     def prepare(self, eager_on_failure=False):
         """Compiles the graph with the backend (on first use) and builds the runner."""
@@ -619,63 +787,58 @@ class _Segment:
             except Exception as e:
                 if not eager_on_failure or cf._fullgraph:
                     raise
-                warnings.warn(f"dyn: compiling a segment of {cf._code.co_name} failed, running its graph "
-                              f"with PyTorch ops: {e}", stacklevel=5)
+                warnings.warn(f"dyn: compiling a graph of {cf._code.co_name} failed, running it with "
+                              f"PyTorch ops: {e}", stacklevel=5)
                 kernel = self.graph
             if kernel is None and eager_on_failure:
                 kernel = self.graph
         self.kernel = kernel
         cf.graphs.append((self.graph, kernel, None))
         kernel = _select(kernel, self.graph)
-        if self.branch is None:
+        if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel)
-            return
-        getters = [_resolver(p) for p in self.tr.input_sources]
-        rebuild = _rebuilder(self.tmpl)
-        conts = self.conts
+        else:
+            self.runner = _break_runner(cf, self.tr, self.tmpl, kernel, self.brk)
 
-        call = self.branch["call"]
+
+def _break_runner(cf, tr, tmpl, kernel, brk):
+    getters = [_resolver(p) for p in tr.input_sources]
+    rebuild = _rebuilder(tmpl)
+    resumes = [None] * len(brk.targets)
+    call, stack, local_marks = brk.call, brk.stack, brk.locals
+
+    def resume_at(k):
+        if resumes[k] is None:
+            resumes[k] = cf._resume(brk, k)
+        return resumes[k]
+
+    def run(*args):
+        ins = [g(args) for g in getters]
+        cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+        memo = {}
+        vals = [_unmark(v, state, args, memo) for v in stack]
         if call is not None:
             fn, cargs, ckw = call
-            cont = conts[None]
-
-            def run(*args):
-                ins = [g(args) for g in getters]
-                _, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
-                fn(*_unmark(cargs, state), **_unmark(ckw, state))
-                return cont(args, state)
+            fn = _unmark(fn, state, args, memo)
+            cargs = [_unmark(v, state, args, memo) for v in cargs]
+            ckw = {k: _unmark(v, state, args, memo) for k, v in ckw.items()}
+            vals.append(cf._call_through(fn, cargs, ckw))
+            k = 0
         else:
-            def run(*args):
-                ins = [g(args) for g in getters]
-                cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
-                return conts[bool(cond)](args, state)
-        self.runner = run
+            k = 0 if cond else 1
+        rc, names = resume_at(k)
+        return rc(*vals, *[_unmark(local_marks[n], state, args, memo) for n in names])
+    return run
 
 
-class _Continuation:
-    """A resume point: the rest of the frame after a branch, captured from that instruction with the
-    live tensors as new inputs. Traced when the branch is captured (so an unsupported continuation
-    makes the whole frame eager up front); compiled the first time its side is taken."""
+_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
 
-    def __init__(self, cf, branch, pc, example_args, n_orig):
-        self.cf = cf
-        self.resume = (pc, branch["locals"], branch["stack"], len(branch["metas"]))
-        self.variants = [_Segment(cf, example_args, self.resume)]  # traced, not compiled yet
-        self.ready = []
 
-    def __call__(self, args, state):
-        full = tuple(args) + tuple(state)
-        for seg in self.variants:
-            if (seg.extra is None or seg.extra(full)) and _check_globals(seg.gg):
-                if seg.runner is None:
-                    seg.prepare(eager_on_failure=True)
-                return seg.runner(*full)
-        if len(self.variants) >= RECOMPILE_LIMIT:
-            raise RuntimeError("dyn: too many recompilations of a resume point")
-        seg = _Segment(self.cf, full, self.resume)
-        self.variants.append(seg)
-        seg.prepare(eager_on_failure=True)
-        return seg.runner(*full)
+def _is_user_function(f):
+    if not isinstance(f, types.FunctionType):
+        return False
+    mod = getattr(f, "__module__", None) or ""
+    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename
 
 
 class OptimizedModule(torch.nn.Module):

@@ -106,6 +106,7 @@ class Tracer:
         self.allow_breaks = False
         self.global_guards = []  # (globals dict or closure cell, name or None, value read)
         self.global_keys = set()
+        self.break_at = {}  # offset of a top-frame call -> Unsupported: break the graph there
 
     def guard_global(self, d, name, v):
         key = (id(d), name)
@@ -147,7 +148,11 @@ class Tracer:
             # a container argument: its items are traced (and guarded) one by one; the list is
             # treated as read-only (mutating it is unsupported)
             items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
-            return tuple(items) if type(value) is tuple else items
+            if type(value) is tuple:
+                return tuple(items)
+            self.sources[id(items)] = source
+            self.keep.append(items)
+            return items
         if source is not None and type(value) is dict and len(value) <= 64 and \
                 all(type(k) is str for k in value) and _contains_real_tensor(value):
             return {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
@@ -167,6 +172,11 @@ def _source_str(src):
         return f"arg{src[1]}" + "".join(f"[{a}]" if isinstance(a, int) else f"[{a[1]!r}]" if isinstance(a, tuple)
                                         else "." + a for a in src[2:])
     return str(src)
+
+
+# errors a handler may raise on inputs it cannot capture: reported as unsupported, never propagated
+_CAPTURE_ERRORS = (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError,
+                   NotImplementedError, ZeroDivisionError, AssertionError)
 
 
 class Frame:
@@ -244,8 +254,7 @@ class Frame:
                 r = handler(inst)
             except Unsupported as e:
                 raise e.locate(self.code.co_filename, self.lineno)
-            except (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError,
-                    NotImplementedError, ZeroDivisionError, AssertionError) as e:
+            except _CAPTURE_ERRORS as e:
                 self.fail(f"{type(e).__name__} while capturing {op}: {e}")
             if r is None:
                 pc += 1
@@ -364,7 +373,7 @@ class Frame:
         if isinstance(obj, TensorVar):
             if name in TENSOR_ATTRS:
                 return TENSOR_ATTRS[name](self.tr.ops, obj)
-            if name in METHODS:
+            if name in METHODS or callable(getattr(torch.Tensor, name, None)):
                 return BoundTensorMethod(obj, name)
             self.fail(f"Tensor attribute or method {name!r}")
         if obj is NULL:
@@ -644,10 +653,8 @@ class Frame:
                 true_pc, false_pc = here + 1, target
             else:
                 true_pc, false_pc = target, here + 1
-            if any(n not in self.code.co_freevars for n in self.cells):
-                self.fail("data-dependent control flow with cell variables")
-            raise BranchBreak(v, true_pc, false_pc, dict(self.locals), list(self.stack),
-                              self.code.co_filename, self.lineno)
+            raise GraphBreak(self, "data-dependent branch on a tensor", inst.offset, cond=v,
+                             targets=(self.insts[true_pc].offset, self.insts[false_pc].offset))
         if "NONE" in inst.opname:
             c = v is None
             if "NOT_NONE" in inst.opname:
@@ -739,15 +746,30 @@ class Frame:
             vals = args[len(args) - len(names):]
             args = args[:len(args) - len(names)]
             kwargs = dict(zip(names, vals))
-        if fn is print and self.depth == 0 and self.tr.allow_breaks:
-            # a side effect returning None: the graph ends here, print runs eagerly with the real
-            # values, and the frame resumes after the call in a new graph
-            if self.cells and any(n not in self.code.co_freevars for n in self.cells):
-                self.fail("print with cell variables")
+        self.push(self.call_or_break(inst, fn, args, kwargs))
+
+    def call_or_break(self, inst, fn, args, kwargs):
+        """In the top frame with breaks allowed, a call dyn cannot capture (print, .item(), numpy, a user
+        function that breaks inside) ends the graph: Python makes the call and the frame resumes after
+        it. The first failure restarts the capture so that no partial effect of the call is kept."""
+        tr = self.tr
+        if self.depth or not tr.allow_breaks:
+            return self.call(fn, args, kwargs)
+        if fn is print:
+            tr.break_at.setdefault(inst.offset, Unsupported("print"))
+        why = tr.break_at.get(inst.offset)
+        if why is not None:
             here = self.index_of[inst.offset]
-            raise BranchBreak(None, None, None, dict(self.locals), list(self.stack), self.code.co_filename,
-                              self.lineno, call=(fn, tuple(args), kwargs), resume_pc=here + 1)
-        self.push(self.call(fn, args, kwargs))
+            raise GraphBreak(self, why, inst.offset, call=(fn, tuple(args), kwargs),
+                             targets=(self.insts[here + 1].offset,))
+        try:
+            return self.call(fn, args, kwargs)
+        except Unsupported as e:
+            e.locate(self.code.co_filename, self.lineno)
+            raise Restart(inst.offset, e)
+        except _CAPTURE_ERRORS as e:
+            raise Restart(inst.offset, Unsupported(f"{type(e).__name__} while capturing a call: {e}",
+                                                   self.code.co_filename, self.lineno))
 
     def op_CALL_FUNCTION_EX(self, inst):
         kwargs = self.pop() if inst.arg & 1 else {}
@@ -757,11 +779,13 @@ class Frame:
             self.pop()
         if isinstance(args, TensorVar) or isinstance(kwargs, TensorVar):
             self.fail("*args from a tensor")
-        self.push(self.call(fn, list(args), dict(kwargs)))
+        self.push(self.call_or_break(inst, fn, list(args), dict(kwargs)))
 
     def call(self, fn, args, kwargs):
         tr = self.tr
         if isinstance(fn, BoundTensorMethod):
+            if fn.name not in METHODS:
+                self.fail(f"Tensor.{fn.name}")
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
@@ -784,6 +808,16 @@ class Frame:
             if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
                 self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
             return Frame(tr, fn, args, kwargs, self.depth + 1).run()
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
+            obj = fn.__self__
+            if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
+                self.fail(f"{type(obj).__name__}.{fn.__name__}")
+            if fn.__name__ in _MUTATING and id(obj) not in tr.created:
+                self.fail(f"{type(obj).__name__}.{fn.__name__} on a container not created here (mutation)")
+            r = fn(*args, **kwargs)
+            if type(r) in (list, dict, set):
+                self._created(r)
+            return r
         if fn is isinstance:
             obj, cls = args
             if isinstance(obj, TensorVar):
@@ -858,6 +892,16 @@ class Frame:
         self.fail("with statement")
 
 
+_CONTAINER_METHODS = {
+    list: {"append", "extend", "insert", "pop", "copy", "index", "count", "reverse", "clear"},
+    dict: {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"},
+    set: {"add", "update", "discard", "copy", "union", "intersection", "difference", "issubset"},
+    tuple: {"index", "count"},
+    str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
+}
+_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
+
+
 def _hashable(fn):
     try:
         hash(fn)
@@ -866,16 +910,27 @@ def _hashable(fn):
         return False
 
 
-class BranchBreak(Exception):
-    """A branch on a tensor in the top frame: capture ends here; the graph so far computes the
-    condition and the live values, and each side continues in its own capture (a resume point)."""
+class GraphBreak(Exception):
+    """The top frame stops capture at instruction `offset`: before a call Python must make (`call`
+    = (fn, args, kwargs)), or at a jump on a tensor (`cond`). `targets` are the offsets where the frame
+    resumes (after the call; or the true and the false side). The stack and locals are the frame's at
+    that point, without the call's operands or the condition."""
 
-    def __init__(self, cond, true_pc, false_pc, locals_, stack, filename, lineno, call=None, resume_pc=None):
-        super().__init__("data-dependent branch")
-        self.cond, self.true_pc, self.false_pc = cond, true_pc, false_pc
-        self.call, self.resume_pc = call, resume_pc
-        self.locals, self.stack = locals_, stack
-        self.filename, self.lineno = filename, lineno
+    def __init__(self, frame, why, offset, call=None, cond=None, targets=()):
+        super().__init__(str(why))
+        self.reason = why.reason if isinstance(why, Unsupported) else why
+        self.filename = getattr(why, "filename", None) or frame.code.co_filename
+        self.lineno = getattr(why, "lineno", None) or frame.lineno
+        self.offset, self.call, self.cond, self.targets = offset, call, cond, targets
+        self.locals, self.stack = dict(frame.locals), list(frame.stack)
+        self.cells = {n: c for n, c in frame.cells.items() if n in frame.code.co_cellvars}
+        self.code = frame.code
+
+
+class Restart(Exception):
+    def __init__(self, offset, why):
+        super().__init__(str(why))
+        self.offset, self.why = offset, why
 
 
 class _Return:
@@ -885,52 +940,22 @@ class _Return:
         self.value = value
 
 
-def trace(func, args, device, allow_breaks=False, resume=None):
+def trace(func, args, device, allow_breaks=False):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
-    (tracer, output_structure, branch) where branch is a BranchBreak or None.
-
-    resume=(pc, locals, stack, n_state): continue the frame at instruction pc; args are then the
-    frame's arguments followed by n_state tensors, and locals/stack hold StateRef(k) for them."""
-    tr = Tracer(device)
-    tr.allow_breaks = allow_breaks
+    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
     co = func.__code__
-    if resume is None:
+    nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+    break_at = {}
+    for _ in range(16):
+        tr = Tracer(device)
+        tr.allow_breaks = allow_breaks
+        tr.break_at = dict(break_at)
         wrapped = [tr.wrap(a, ("arg", i)) for i, a in enumerate(args)]
-        nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
-        pc = 0
-    else:
-        pc, locals_, stack, n_state = resume
-        n_orig = len(args) - n_state
-        for i, a in enumerate(args[:n_orig]):
-            if not isinstance(a, torch.Tensor):
-                tr.wrap(a, ("arg", i))
-        state = [tr.tensor_input(t, ("arg", n_orig + k)) for k, t in enumerate(args[n_orig:])]
-
-        def sub(v):
-            if isinstance(v, StateRef):
-                return state[v.k]
-            if type(v) is tuple:
-                return tuple(sub(x) for x in v)
-            if type(v) is list:
-                nl = [sub(x) for x in v]
-                tr.created.add(id(nl))
-                tr.keep.append(nl)
-                return nl
-            return v
-        frame = Frame(tr, func, (), {}, 0, {k: sub(v) for k, v in locals_.items()})
-        frame.stack = [sub(v) for v in stack]
-        for name, cell in zip(co.co_freevars, func.__closure__ or ()):
-            frame.cells[name] = cell
-    try:
-        return tr, frame.run(pc), None
-    except BranchBreak as b:
-        return tr, None, b
-
-
-class StateRef:
-    """Placeholder for the k-th live tensor handed from one capture segment to the next."""
-    __slots__ = ("k",)
-
-    def __init__(self, k):
-        self.k = k
+        try:
+            return tr, frame.run(0), None
+        except GraphBreak as b:
+            return tr, None, b
+        except Restart as r:
+            break_at[r.offset] = r.why
+    raise Unsupported("too many graph breaks", co.co_filename, co.co_firstlineno)

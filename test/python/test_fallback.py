@@ -93,7 +93,9 @@ def test_exception_in_user_code_propagates():
 
 def test_explain():
     out = dyn.explain(with_item)(torch.randn(3))
-    assert out.graph_break_count == 1 and out.graph_count == 0
+    # x.sum() before the break, x * <the float> in the resume function after it
+    assert out.graph_break_count == 1 and out.graph_count == 2
+    assert out.ops_per_graph[0] == ["sum"] and "mul" in out.ops_per_graph[1]
     assert out.break_reasons[0]["filename"] == __file__
     assert "item" in str(out)
     out = dyn.explain(with_print)(torch.randn(3))
