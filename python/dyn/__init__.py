@@ -5,8 +5,8 @@
 """
 from .errors import Unsupported
 from .graph import Graph
-from .frontend import (ExplainOutput, OptimizedModule, compile, explain, list_backends, reset, _stats,
-                       last_graphs)
+from .frontend import (ExplainOutput, ExportedGraph, OptimizedModule, compile, explain, export,
+                       list_backends, reset, run, _stats, last_graphs)
 from . import backends as _backends
 
 try:
@@ -15,4 +15,4 @@ except ImportError:
     _C = None
 
 __all__ = ["compile", "reset", "list_backends", "Unsupported", "Graph", "explain", "ExplainOutput",
-           "OptimizedModule"]
+           "export", "ExportedGraph", "run", "OptimizedModule"]

@@ -33,13 +33,22 @@ _HOOK = _C is not None and getattr(_C, "HOOK_SUPPORTED", 0) and (3, 11) <= sys.v
 RECOMPILE_LIMIT = 8
 # mode names torch.compile accepts; dyn has one compilation strategy, so all compile the same way
 _MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
-_LOGS = {k.strip() for k in os.environ.get("DYN_LOGS", "").split(",") if k.strip()}
+_run_only = [0]  # depth of `with dyn.run():`
+
+
+def _log_enabled(kind):
+    kinds = {k.strip() for k in os.environ.get("DYN_LOGS", "").split(",")}
+    return kind in kinds or "all" in kinds
 
 
 def _log(kind, msg):
     """DYN_LOGS=graph_breaks,recompiles,guards (or all): one line per event on stderr."""
-    if kind in _LOGS or "all" in _LOGS:
+    if _log_enabled(kind):
         print(f"[dyn:{kind}] {msg}", file=sys.stderr)
+
+
+def _where(code):
+    return f"{code.co_filename}:{code.co_firstlineno}"
 _wrappers = weakref.WeakSet()
 _counters = {"captures": 0, "graph_breaks": 0, "eager_entries": 0, "backend_calls": 0,
              "internal_failures": 0}
@@ -79,6 +88,8 @@ def list_backends():
 def _arg_guard(a, containers=False):
     if containers and _is_container(a):
         return None  # checked item by item by the Python guard (_container_guard)
+    if symbolic.is_opaque_type(type(a)):
+        return None  # never looked at by the graph (symbolic.Opaque)
     if isinstance(a, torch.Tensor):
         return (0, type(a), a.dtype, a.device, tuple(a.size()), tuple(a.stride()), a.requires_grad)
     if a is None or isinstance(a, bool):
@@ -151,6 +162,54 @@ def _py_lookup(entries, args):
         if ok:
             return e
     return None
+
+
+def _describe_arg(i, a):
+    g = _arg_guard(a)
+    if g[0] == 0:
+        return (f"arg{i}: tensor dtype={g[2]} device={g[3]} size={g[4]} stride={g[5]} "
+                f"requires_grad={g[6]}")
+    if g[0] == 1:
+        return (f"arg{i}: is {type(a).__name__} object" if a is not None and not isinstance(a, bool)
+                else f"arg{i}: is {a!r}")
+    return f"arg{i}: == {a!r}"
+
+
+def _describe_guards(args, gg=None):
+    out = [_describe_arg(i, a) for i, a in enumerate(args)]
+    for where, name, v, kind in gg or ():
+        what = f"global {name}" if name is not None else "closure cell"
+        out.append(f"{what}: {'==' if kind == 2 else 'is'} {v!r}" if kind == 2 else
+                   f"{what}: is {type(v).__name__} object")
+    return out
+
+
+def _guard_failure(entry, args):
+    """Why `args` miss `entry`: the first guard that fails, in words."""
+    guards = entry[0]
+    if len(guards) != len(args):
+        return f"{len(args)} arguments, was {len(guards)}"
+    for i, (a, g) in enumerate(zip(args, guards)):
+        if g is None:
+            continue
+        if g[0] == 0:
+            if not isinstance(a, torch.Tensor):
+                return f"arg{i} is a {type(a).__name__}, was a tensor"
+            for what, now, was in (("dtype", a.dtype, g[2]), ("device", a.device, g[3]),
+                                   ("size", tuple(a.size()), g[4]), ("stride", tuple(a.stride()), g[5]),
+                                   ("requires_grad", a.requires_grad, g[6])):
+                if now != was:
+                    return f"arg{i}.{what} is {now}, was {was}"
+        elif g[0] == 1 and a is not g[1]:
+            return f"arg{i} is another object than {g[1]!r}" if not isinstance(a, (bool, type(None))) \
+                else f"arg{i} is {a!r}, was {g[1]!r}"
+        elif g[0] == 2 and (type(a) is not g[1] or a != g[2]):
+            return f"arg{i} == {a!r}, was {g[2]!r}"
+    if len(entry) > 3 and not _check_globals(entry[3]):
+        for where, name, want, kind in entry[3]:
+            if not _check_globals(((where, name, want, kind),)):
+                return f"global {name} changed" if name is not None else "a closure variable changed"
+    return "a module attribute, container item or the grad mode changed"
 
 
 def _resolver(path):
@@ -232,7 +291,7 @@ def _extra_guard(tr, grad_sensitive, args=None):
             continue  # checked by the argument guards or the container guards
         checks.append((_resolver(path), 0, _arg_guard(t)))
     for i, a in enumerate(args or ()):
-        if _arg_guard(a, True) is None:
+        if _arg_guard(a, True) is None and _is_container(a):
             checks.append((operator.itemgetter(i), 2, _container_guard(a)))
     grad = torch.is_grad_enabled() if grad_sensitive else None
     if not checks and grad is None:
@@ -431,6 +490,10 @@ class _Break:
                 return copy.deepcopy(v) if type(v) is list else v
             if isinstance(v, symbolic.BoundTensorMethod):
                 return _Method(mark(v.tensor), v.name)
+            if isinstance(v, symbolic.OpaqueMethod):
+                return _Method(mark(v.obj), v.name)
+            if isinstance(v, symbolic.Opaque):
+                fail("an opaque value with no source")
             if isinstance(v, types.BuiltinMethodType) and type(v.__self__) in (list, dict, set):
                 return _Method(mark(v.__self__), v.__name__)
             if isinstance(v, types.MethodType):
@@ -642,8 +705,11 @@ class _CompiledFunction:
 
     # -- capture --------------------------------------------------------------------------------------
     def _on_miss(self, code, args):
-        if code is not self._code:
-            return None
+        if code is not self._code or _run_only[0]:
+            return None  # run-only mode: unseen cases run eagerly
+        if self._entries and _log_enabled("recompiles"):
+            _log("recompiles", f"recompiling {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}: "
+                 f"{_guard_failure(self._entries[-1], args)}")
         if len(self._entries) >= RECOMPILE_LIMIT:
             if not self._warned_limit:
                 self._warned_limit = True
@@ -654,6 +720,9 @@ class _CompiledFunction:
         self._gg = None
         fn, extra = self._compile(args)
         entry = (guards, fn, extra, self._gg)
+        if _log_enabled("guards"):
+            _log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:\n  " +
+                 "\n  ".join(_describe_guards(args, self._gg)))
         self._entries.append(entry)
         return entry
 
@@ -665,6 +734,7 @@ class _CompiledFunction:
             _counters["eager_entries"] += 1
             if self._fullgraph:
                 raise
+            _log("graph_breaks", f"{self._code.co_name} runs eagerly: {e.reason} at {e.filename}:{e.lineno}")
             self.breaks.append(dict(reason=e.reason, filename=e.filename, lineno=e.lineno))
             self.graphs.append((None, None, e))
             return None, None
@@ -793,7 +863,8 @@ class _Segment:
             if kernel is None and eager_on_failure:
                 kernel = self.graph
         self.kernel = kernel
-        cf.graphs.append((self.graph, kernel, None))
+        if self.graph.nodes or self.graph.outputs:
+            cf.graphs.append((self.graph, kernel, None))
         kernel = _select(kernel, self.graph)
         if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel)
@@ -935,17 +1006,67 @@ def explain(fn):
         else:
             cf = _CompiledFunction(fn, backend=recorder)
         bound = cf._bind(args, kwargs)
-        guards = []
-        for i, a in enumerate(bound):
-            g = _arg_guard(a)
-            if g[0] == 0:
-                guards.append(f"arg{i}: tensor dtype={g[2]} device={g[3]} size={g[4]} stride={g[5]} "
-                              f"requires_grad={g[6]}")
-            elif g[0] == 1:
-                guards.append(f"arg{i}: is {type(a).__name__} object" if a is not None and not isinstance(a, bool)
-                              else f"arg{i}: is {a!r}")
-            else:
-                guards.append(f"arg{i}: == {a!r}")
         cf(*args, **kwargs)
-        return ExplainOutput(recorded, list(cf.breaks), guards)
+        gg = cf._entries[0][3] if cf._entries else None
+        return ExplainOutput(recorded, list(cf.breaks), _describe_guards(bound, gg))
     return run
+
+
+# -- export ---------------------------------------------------------------------------------------------
+class ExportedGraph:
+    """dyn.export's result: the whole function as one graph. Callable with the original function's
+    arguments (parameters and buffers are read from the module at each call); str() is graph-dialect
+    MLIR; .graph is the dyn.Graph."""
+
+    def __init__(self, cf, bound, tr, tmpl, graph, prefix=()):
+        self.graph = graph
+        self._cf = cf
+        self._prefix = prefix
+        self._guards = (tuple(_arg_guard(a, True) for a in bound), None,
+                        _extra_guard(tr, False, bound), _global_guards(tr))
+        self._run = _make_runner(tr, tmpl, _select(graph, graph))
+
+    def __call__(self, *args, **kwargs):
+        bound = self._cf._bind(self._prefix + args, kwargs)
+        if _py_lookup([self._guards], bound) is None:
+            raise ValueError("dyn.export: arguments do not match the exported graph ("
+                             f"{_guard_failure(self._guards, bound)})")
+        return self._run(*bound)
+
+    def __str__(self):
+        return str(self.graph)
+
+    __repr__ = __str__
+
+
+def export(fn, *args, **kwargs):
+    """One whole graph for fn(*args, **kwargs), or dyn.Unsupported naming the user's line that would
+    break it. Works for functions and nn.Modules."""
+    prefix = ()
+    if isinstance(fn, torch.nn.Module):
+        cf = _CompiledFunction(type(fn).forward, backend="eager", fullgraph=True)
+        prefix = (fn,)
+    else:
+        cf = _CompiledFunction(fn, backend="eager", fullgraph=True)
+    bound = cf._bind(prefix + args, kwargs)
+    tr, tmpl, graph, brk = capture(cf._func, bound, allow_breaks=False)
+    return ExportedGraph(cf, bound, tr, tmpl, graph, prefix)
+
+
+class run:
+    """Run-only mode: `with dyn.run():` (or `@dyn.run()`) calls compiled code whose guards match and runs
+    every unseen case eagerly; nothing is captured or compiled inside."""
+
+    def __enter__(self):
+        _run_only[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _run_only[0] -= 1
+        return False
+
+    def __call__(self, fn):
+        def wrapped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapped

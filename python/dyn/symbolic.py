@@ -34,6 +34,38 @@ MAX_DEPTH = 40
 _UNGUARDED_OWNERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
+def is_opaque_type(t):
+    """Values dyn passes along without looking inside (numpy arrays and numpy scalars that are not
+    Python numbers): a graph never depends on them, any use except passing them ends capture."""
+    return getattr(t, "__module__", "") == "numpy" and not issubclass(t, (int, float, bool, complex))
+
+
+class Opaque:
+    """Stands for an opaque value during capture. Every operation that would look at it raises, so
+    the capture breaks (or falls back) instead of computing with the placeholder."""
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+
+    def _no(self, *a, **k):
+        raise TypeError(f"dyn cannot look inside a {type(self.value).__name__}")
+
+    __bool__ = __len__ = __iter__ = __str__ = __format__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = \
+        __ge__ = __contains__ = __getitem__ = __call__ = __index__ = __float__ = __int__ = _no
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<opaque {type(self.value).__name__}>"
+
+
+class OpaqueMethod:
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+
 class BoundTensorMethod:
     __slots__ = ("tensor", "name")
 
@@ -156,6 +188,15 @@ class Tracer:
         if source is not None and type(value) is dict and len(value) <= 64 and \
                 all(type(k) is str for k in value) and _contains_real_tensor(value):
             return {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
+        if is_opaque_type(type(value)):
+            op = Opaque(value)
+            if source is not None:
+                self.sources[id(op)] = source
+            self.keep.append(op)
+            return op
+        if source is not None and type(value) in (list, dict):
+            self.sources.setdefault(id(value), source)  # the real container, after a graph break
+            self.keep.append(value)
         if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
@@ -378,6 +419,8 @@ class Frame:
             self.fail(f"Tensor attribute or method {name!r}")
         if obj is NULL:
             self.fail("attribute of NULL")
+        if isinstance(obj, Opaque):
+            return OpaqueMethod(obj, name)
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
@@ -571,6 +614,8 @@ class Frame:
         self.push(self.subscr(obj, slice(start, end)))
 
     def subscr(self, obj, idx):
+        if isinstance(obj, Opaque):
+            self.fail(f"indexing a {type(obj.value).__name__}")
         if isinstance(obj, TensorVar):
             return self.tr.ops.getitem(obj, idx)
         if _contains_tensor(idx):
@@ -789,6 +834,13 @@ class Frame:
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
+        if isinstance(fn, (Opaque, OpaqueMethod)) or (
+                not isinstance(fn, (types.FunctionType, torch.nn.Module)) and
+                any(isinstance(a, (Opaque, OpaqueMethod)) for a in list(args) + list(kwargs.values()))):
+            what = fn.obj.value if isinstance(fn, OpaqueMethod) else next(
+                (a.value for a in list(args) + list(kwargs.values()) if isinstance(a, Opaque)), fn)
+            name = getattr(fn, "__qualname__", None) or getattr(fn, "name", None) or type(fn).__name__
+            self.fail(f"call {name} with a {type(what).__module__}.{type(what).__name__}")
         if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
             return self.call(fn._dyn_inline_target, args, kwargs)
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
