@@ -507,10 +507,13 @@ class _Break:
                 fail(f"a live {type(v).__name__}")
             return v  # a module, function, class or other object the frame holds
 
-        self.call = None
+        self.call = self.store = None
         if br.call is not None:
             fn, a, kw = br.call
             self.call = (mark(fn), [mark(x) for x in a], {k: mark(x) for k, x in kw.items()})
+        if br.store is not None:
+            kind, obj, name, value = br.store
+            self.store = (kind, obj if kind == "global" else mark(obj), name, mark(value))
         self.slots, self.stack = [], []
         for v in br.stack:
             if v is symbolic.NULL:
@@ -876,7 +879,7 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
     getters = [_resolver(p) for p in tr.input_sources]
     rebuild = _rebuilder(tmpl)
     resumes = [None] * len(brk.targets)
-    call, stack, local_marks = brk.call, brk.stack, brk.locals
+    call, store, stack, local_marks = brk.call, brk.store, brk.stack, brk.locals
 
     def resume_at(k):
         if resumes[k] is None:
@@ -894,6 +897,14 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
             cargs = [_unmark(v, state, args, memo) for v in cargs]
             ckw = {k: _unmark(v, state, args, memo) for k, v in ckw.items()}
             vals.append(cf._call_through(fn, cargs, ckw))
+            k = 0
+        elif store is not None:
+            kind, obj, name, value = store
+            value = _unmark(value, state, args, memo)
+            if kind == "global":
+                obj[name] = value
+            else:
+                setattr(_unmark(obj, state, args, memo), name, value)
             k = 0
         else:
             k = 0 if cond else 1

@@ -395,7 +395,7 @@ class Frame:
         self.fail("LOAD_NAME (module-level code)")
 
     def op_STORE_GLOBAL(self, inst):
-        self.fail("assignment to a global")
+        self.side_effect(inst, "assignment to a global", ("global", self.globals, inst.argval, self.pop()))
 
     def op_LOAD_ATTR(self, inst):
         obj = self.pop()
@@ -445,7 +445,18 @@ class Frame:
         return v
 
     def op_STORE_ATTR(self, inst):
-        self.fail("attribute assignment (side effect)")
+        obj, value = self.pop(), self.pop()
+        if isinstance(obj, (TensorVar, Opaque)) or id(obj) in self.tr.created:
+            self.fail("attribute assignment on a tensor or on an object made while capturing")
+        self.side_effect(inst, "attribute assignment (side effect)", ("attr", obj, inst.argval, value))
+
+    def side_effect(self, inst, why, store):
+        """A store Python must make (to an attribute or a global): in the top frame the graph breaks
+        here; the runner makes the store with real values and the frame resumes after it."""
+        if self.depth or not self.tr.allow_breaks:
+            self.fail(why)
+        here = self.index_of[inst.offset]
+        raise GraphBreak(self, why, inst.offset, store=store, targets=(self.insts[here + 1].offset,))
 
     def op_STORE_SUBSCR(self, inst):
         key, obj, value = self.pop(), self.pop(), self.pop()
@@ -968,12 +979,12 @@ class GraphBreak(Exception):
     resumes (after the call; or the true and the false side). The stack and locals are the frame's at
     that point, without the call's operands or the condition."""
 
-    def __init__(self, frame, why, offset, call=None, cond=None, targets=()):
+    def __init__(self, frame, why, offset, call=None, cond=None, targets=(), store=None):
         super().__init__(str(why))
         self.reason = why.reason if isinstance(why, Unsupported) else why
         self.filename = getattr(why, "filename", None) or frame.code.co_filename
         self.lineno = getattr(why, "lineno", None) or frame.lineno
-        self.offset, self.call, self.cond, self.targets = offset, call, cond, targets
+        self.offset, self.call, self.cond, self.targets, self.store = offset, call, cond, targets, store
         self.locals, self.stack = dict(frame.locals), list(frame.stack)
         self.cells = {n: c for n, c in frame.cells.items() if n in frame.code.co_cellvars}
         self.code = frame.code

@@ -349,3 +349,51 @@ def test_logs_off_by_default(monkeypatch, capsys):
     cf = dyn.compile(item_in_python, backend="eager")
     cf(torch.randn(5))
     assert "[dyn:" not in capsys.readouterr().err
+
+
+# -- stores Python must make --------------------------------------------------------------------------
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        self.calls = self.calls + 1
+        self.last = h
+        return h * 2
+
+
+def test_attribute_store_breaks_and_is_made():
+    torch.manual_seed(0)
+    m = Counter()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(cm(x), m.lin(x) * 2)
+    assert m.calls == 3
+    torch.testing.assert_close(m.last, m.lin(x))
+    assert "attribute assignment" in cm._dyn_forward.breaks[0]["reason"]
+
+
+STEP = 0
+
+
+def bump_global(x):
+    global STEP
+    y = x + 1
+    STEP = STEP + 1
+    return y * STEP
+
+
+def test_global_store_breaks_and_is_made():
+    global STEP
+    STEP = 0
+    cf = dyn.compile(bump_global, backend="eager")
+    x = torch.randn(3)
+    outs = [cf(x) for _ in range(3)]
+    assert STEP == 3
+    for k, o in enumerate(outs, 1):
+        torch.testing.assert_close(o, (x + 1) * k)
