@@ -6,8 +6,12 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.fft
 import torch
+
+try:
+    import scipy.fft
+except ImportError:  # the GPU machine's venv may lack scipy
+    scipy = None
 
 import dyn
 from dyn import resume
@@ -111,6 +115,7 @@ def test_tolist_resumes(backend):
     assert cf.breaks[0]["reason"] == "Tensor.tolist"
 
 
+@pytest.mark.skipif(scipy is None, reason="needs scipy")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_numpy_scipy_round_trip(backend):
     x = torch.randn(6, dtype=torch.float64)
@@ -293,9 +298,9 @@ def test_export_module_reads_parameters_live():
 
 def test_export_raises_on_a_break_with_the_line():
     with pytest.raises(dyn.Unsupported) as e:
-        dyn.export(numpy_scipy_round_trip, torch.randn(4, dtype=torch.float64))
+        dyn.export(numpy_in_the_middle, torch.randn(4))
     assert e.value.filename == __file__
-    assert e.value.lineno == numpy_scipy_round_trip.__code__.co_firstlineno + 1
+    assert e.value.lineno == numpy_in_the_middle.__code__.co_firstlineno + 2
     assert f"{__file__}:{e.value.lineno}" in str(e.value)
 
 
