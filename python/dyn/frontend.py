@@ -463,6 +463,7 @@ class _Break:
 
     def __init__(self, func, br, tr, fail):
         self.reason, self.where, self.offset = br.reason, (br.filename, br.lineno), br.offset
+        self.eager_rest = br.eager_rest
         self.state, index, fresh = [], {}, {}
         co = func.__code__
 
@@ -503,9 +504,11 @@ class _Break:
                 fail("a function defined in the frame")
             if isinstance(v, _ITER_TYPES) or id(v) in tr.created and not isinstance(v, types.FunctionType):
                 fail(f"a live {type(v).__name__}")
-            if isinstance(v, torch.Tensor) or type(v) in (list, dict, set):
+            if isinstance(v, (list, dict, set, tuple)) or symbolic._contains_tensor(v):
                 fail(f"a live {type(v).__name__}")
-            return v  # a module, function, class or other object the frame holds
+            if type(v) is range or not type(v).__module__.startswith("dyn."):
+                return v  # a real object the frame holds (module, function, class, library object)
+            fail(f"a live {type(v).__name__}")  # an object standing for values while capturing
 
         self.call = self.store = None
         if br.call is not None:
@@ -784,12 +787,13 @@ class _CompiledFunction:
     def _resume(self, brk, k):
         """(compiled resume function, its local parameter names) for resume point k of a break."""
         target, names = brk.targets[k], brk.names[k]
-        key = (self._func, target, tuple(brk.slots), names)
+        key = (self._func, target, tuple(brk.slots), names, brk.eager_rest)
         root = self._root
         hit = root._resumes.get(key)
         if hit is None:
             fn = resume.resume_function(self._func, brk.codes[k])
-            hit = root._resumes[key] = (self._derive(fn), names)
+            # starting at an instruction dyn cannot capture: the rest runs eagerly, not re-captured
+            hit = root._resumes[key] = (fn if brk.eager_rest else self._derive(fn), names)
         return hit
 
     def _call_through(self, fn, args, kwargs):
@@ -845,7 +849,8 @@ class _Segment:
         self.runner = None
         if self.brk is not None:
             b = self.brk
-            cf.breaks.append(dict(reason=b.reason, filename=b.where[0], lineno=b.where[1]))
+            cf.breaks.append(dict(reason=b.reason + (" (the rest of the frame runs eagerly)" if b.eager_rest else ""),
+                                  filename=b.where[0], lineno=b.where[1]))
             _log("graph_breaks", f"graph break in {cf._code.co_name} at {b.where[0]}:{b.where[1]}: {b.reason}")
 
     def prepare(self, eager_on_failure=False):
@@ -898,13 +903,14 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
             ckw = {k: _unmark(v, state, args, memo) for k, v in ckw.items()}
             vals.append(cf._call_through(fn, cargs, ckw))
             k = 0
-        elif store is not None:
-            kind, obj, name, value = store
-            value = _unmark(value, state, args, memo)
-            if kind == "global":
-                obj[name] = value
-            else:
-                setattr(_unmark(obj, state, args, memo), name, value)
+        elif store is not None or cond is None:
+            if store is not None:
+                kind, obj, name, value = store
+                value = _unmark(value, state, args, memo)
+                if kind == "global":
+                    obj[name] = value
+                else:
+                    setattr(_unmark(obj, state, args, memo), name, value)
             k = 0
         else:
             k = 0 if cond else 1

@@ -79,6 +79,9 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
     "callable repr format hash id ord chr map filter").split()}
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
+# results of pure calls that hold no traced values (everything else a pure call returns is "created")
+_REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
+                 torch.no_grad, torch.enable_grad, torch.inference_mode)
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
            "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
@@ -187,7 +190,10 @@ class Tracer:
             return items
         if source is not None and type(value) is dict and len(value) <= 64 and \
                 all(type(k) is str for k in value) and _contains_real_tensor(value):
-            return {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
+            d = {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
+            self.sources[id(d)] = source
+            self.keep.append(d)
+            return d
         if is_opaque_type(type(value)):
             op = Opaque(value)
             if source is not None:
@@ -289,14 +295,24 @@ class Frame:
                 self.lineno = pos.lineno
             op = inst.opname
             handler = getattr(self, "op_" + op, None)
-            if handler is None:
-                self.fail(f"unsupported bytecode {op}")
+            top = self.depth == 0 and self.tr.allow_breaks
+            before = list(self.stack) if top else None
             try:
-                r = handler(inst)
+                if handler is None:
+                    self.fail(f"unsupported bytecode {op}")
+                try:
+                    r = handler(inst)
+                except Unsupported as e:
+                    raise e.locate(self.code.co_filename, self.lineno)
+                except _CAPTURE_ERRORS as e:
+                    self.fail(f"{type(e).__name__} while capturing {op}: {e}")
             except Unsupported as e:
-                raise e.locate(self.code.co_filename, self.lineno)
-            except _CAPTURE_ERRORS as e:
-                self.fail(f"{type(e).__name__} while capturing {op}: {e}")
+                if not top or not self.tr.graph.nodes:
+                    raise
+                # the graph so far is worth keeping: break before this instruction; the rest of the
+                # frame (this instruction included) runs eagerly in a resume function
+                self.stack = before
+                raise GraphBreak(self, e, inst.offset, targets=(inst.offset,), eager_rest=True)
             if r is None:
                 pc += 1
             elif isinstance(r, _Return):
@@ -878,8 +894,8 @@ class Frame:
             if fn.__name__ in _MUTATING and id(obj) not in tr.created:
                 self.fail(f"{type(obj).__name__}.{fn.__name__} on a container not created here (mutation)")
             r = fn(*args, **kwargs)
-            if type(r) in (list, dict, set):
-                self._created(r)
+            if not is_constant(r):
+                self._created(r)  # views and iterators over traced containers hold traced values
             return r
         if fn is isinstance:
             obj, cls = args
@@ -902,7 +918,8 @@ class Frame:
             return args[1] in TENSOR_ATTRS or args[1] in METHODS
         pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
             (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
-            fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled) if _hashable(fn) else False
+            fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
+                   torch.enable_grad, torch.inference_mode) if _hashable(fn) else False
         if pure:
             if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
                 if fn in (float, int, bool):
@@ -918,10 +935,8 @@ class Frame:
             if fn in (map, filter):
                 self.fail("map/filter")
             r = fn(*args, **kwargs)
-            if isinstance(r, (list, dict, set)):
-                self._created(r)
-            if fn in (zip, enumerate, reversed, iter, range):
-                r = self._created(r)
+            if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
+                self._created(r)  # containers, iterators and views over traced values
             return r
         if isinstance(fn, type) and fn in (tuple, list, dict, set):
             return fn(*args, **kwargs)
@@ -979,12 +994,13 @@ class GraphBreak(Exception):
     resumes (after the call; or the true and the false side). The stack and locals are the frame's at
     that point, without the call's operands or the condition."""
 
-    def __init__(self, frame, why, offset, call=None, cond=None, targets=(), store=None):
+    def __init__(self, frame, why, offset, call=None, cond=None, targets=(), store=None, eager_rest=False):
         super().__init__(str(why))
         self.reason = why.reason if isinstance(why, Unsupported) else why
         self.filename = getattr(why, "filename", None) or frame.code.co_filename
         self.lineno = getattr(why, "lineno", None) or frame.lineno
         self.offset, self.call, self.cond, self.targets, self.store = offset, call, cond, targets, store
+        self.eager_rest = eager_rest
         self.locals, self.stack = dict(frame.locals), list(frame.stack)
         self.cells = {n: c for n, c in frame.cells.items() if n in frame.code.co_cellvars}
         self.code = frame.code

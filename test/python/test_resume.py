@@ -402,3 +402,34 @@ def test_global_store_breaks_and_is_made():
     assert STEP == 3
     for k, o in enumerate(outs, 1):
         torch.testing.assert_close(o, (x + 1) * k)
+
+
+# -- an instruction dyn cannot capture after some graph work ------------------------------------------
+def with_block_later(x):
+    y = torch.relu(x) * 2
+    with torch.no_grad():
+        z = y + 1
+    return z * y
+
+
+def raise_on_bad_input(x, limit):
+    y = x.abs() + 1
+    if limit < 0:
+        raise ValueError("limit must be >= 0")
+    return y.clamp(max=limit)
+
+
+def test_unsupported_instruction_keeps_the_graph_before_it():
+    cf = check(with_block_later, torch.randn(4))
+    assert len(graphs_of(cf)) == 1 and graphs_of(cf)[0].ops() == ["relu", "constant", "mul"]
+    assert cf.breaks[0]["reason"] == "with statement (the rest of the frame runs eagerly)"
+    assert cf.breaks[0]["lineno"] == with_block_later.__code__.co_firstlineno + 2
+
+
+def test_raise_runs_in_the_resume_function():
+    cf = dyn.compile(raise_on_bad_input, backend="eager")
+    x = torch.randn(4)
+    torch.testing.assert_close(cf(x, 2.0), raise_on_bad_input(x, 2.0))
+    with pytest.raises(ValueError, match="limit must be"):
+        cf(x, -1.0)
+    torch.testing.assert_close(cf(x, 0.5), raise_on_bad_input(x, 0.5))
