@@ -319,20 +319,100 @@ def _extra_guard(tr, grad_sensitive, args=None):
 
 # -- outputs --------------------------------------------------------------------------------------------
 def _flatten_output(out, graph, fail, tracer=None):
-    """Returns (template, output nodes). Template leaves: ('o', k) graph output k, ('i', j, fresh) graph
-    input j, ('c', value) constant."""
+    """Returns (template, output nodes). Template leaves: ('o', k) graph output k; ('oc', k) a copy of graph
+    output k (another tensor with the same value); ('i', j, fresh) graph input j (a copy when fresh);
+    ('vi', j, size, stride, offset) a view of graph input j (offset counted from its storage offset), as
+    eager's view of that input; ('vo', k, size, stride, offset) a view of graph output k (when the base
+    of views is returned or several views of it are); ('det', leaf) the leaf detached from autograd;
+    ('c', value) a constant; containers ('t'|'l', [...]),
+    ('d', [(key, ...)]).
+    With inputs updated in place (tracer.mutations) or views needing a base that is not a plain graph
+    output, the template is ('m', inner, writes, prep): the inner value is built first (copies of inputs
+    see the values from before the call), then each (j, src, detach) of writes copies the final value
+    src (('o', k), or ('i', jj) graph input jj's value from before the call) into the real input j,
+    detach: without autograd. prep: dict(contig=[k: graph outputs made contiguous, bases of 'vo'],
+    clones=[j: copies of inputs appended to the outputs, bases of 'vo'], spans=[bytes spanned per input],
+    mutated=[j]) - inputs updated in place must not share memory with other inputs."""
     outs = []
     index = {}
 
+    def out_index(n):
+        k = index.get(n)
+        if k is None:
+            k = index[n] = len(outs)
+            outs.append(n)
+        return k
+
+    # the tensors returned, grouped by the memory they share (views and their base)
+    found, seen = [], set()
+
+    def collect(v):
+        if isinstance(v, TensorVar):
+            if id(v) not in seen:
+                seen.add(id(v))
+                found.append(v)
+        elif type(v) in (tuple, list):
+            for x in v:
+                collect(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+    collect(out)
+    members = {}
+    for v in found:
+        st = _storage_of(v)
+        if st is not None and st.input_index is None:
+            members.setdefault(st, []).append(v)
+    shared = [st for st, vs in members.items() if len(vs) > 1]
+    bases, claimed, contig, clones = {}, {}, [], []
+    n_clones = sum(1 for st in shared if st.node.op == "input")
+    for st in shared:
+        if any(v.view is not None and not v.view.exact for v in members[st]):
+            fail("returning a tensor together with a view of it made by reshape/flatten/contiguous (eager "
+                 "makes a view or a copy depending on a layout dyn does not model)")
+        if st.node.op == "input":  # a copy of an input (clone) views were taken of: a copy made per call
+            bases[st] = len(clones) - n_clones  # counted from the end of the extended outputs
+            clones.append(st.node.index)
+        else:
+            bases[st] = out_index(st.node)
+            claimed[st.node] = st
+            contig.append(bases[st])
+
+    def plain(v):
+        n = v.node
+        if n.op == "input":
+            return ("i", n.index, True)  # not the input itself: a copy of its value
+        owner = claimed.get(n)
+        if owner is None:
+            claimed[n] = v
+        elif owner is not v:
+            return ("oc", out_index(n))
+        return ("o", out_index(n))
+
+    def leaf(v):
+        info = v.view
+        if info is not None:
+            st = info.storage
+            s = info.shadow
+            if st.input_index is not None:
+                if not info.exact:
+                    fail("returning a view of an input dyn cannot lay out")
+                return ("vi", st.input_index, tuple(s.shape), tuple(s.stride()), s.storage_offset())
+            if st in bases:
+                return ("vo", bases[st], tuple(s.shape), tuple(s.stride()), s.storage_offset())
+            return plain(v)
+        if v.input_index is not None:
+            return ("i", v.input_index, False)
+        if v.alias is not None and v.alias in bases:
+            return ("o", bases[v.alias])
+        return plain(v)
+
     def walk(v):
         if isinstance(v, TensorVar):
-            n = v.node
-            if n.op == "input":
-                return ("i", n.index, v.fresh)
-            if n not in index:
-                index[n] = len(outs)
-                outs.append(n)
-            return ("o", index[n])
+            r = leaf(v)
+            if v.view is not None and any(step[0] == "detach" for step in v.view.steps):
+                r = ("det", r)
+            return r
         if isinstance(v, tuple) and type(v) is tuple:
             return ("t", [walk(x) for x in v])
         if isinstance(v, list):
@@ -343,7 +423,52 @@ def _flatten_output(out, graph, fail, tracer=None):
             return ("c", v)
         fail(f"returning a {type(v).__name__}")
 
-    return walk(out), outs
+    tmpl = walk(out)
+    writes = []
+    mutations = getattr(tracer, "mutations", None) or {}
+    for j, v in mutations.items():
+        n = v.node
+        if n.op == "input":
+            if n.index != j:
+                writes.append((j, ("i", n.index), j not in tracer.grad_mutations))
+        else:
+            writes.append((j, ("o", out_index(n)), j not in tracer.grad_mutations))
+    if not writes and not contig and not clones:
+        return tmpl, outs
+    spans, mutated = [], [j for j, _, _ in writes]
+    if writes:
+        spans = [_span(t) for t in tracer.input_tensors]
+        if _memory_conflict(tracer.input_tensors, spans, mutated):
+            fail("in-place update of an input that shares memory with another input")
+        if any(j in mutated for _, j in getattr(tracer, "input_aliases", ())):
+            fail("in-place update of an input the frame reaches through several arguments or attributes")
+    return ("m", tmpl, writes, dict(contig=contig, clones=clones, spans=spans, mutated=mutated)), outs
+
+
+def _storage_of(v):
+    return v.view.storage if v.view is not None else v.alias
+
+
+def _span(t):
+    """Bytes from the first to past the last element of t (0 when empty)."""
+    if t.numel() == 0:
+        return 0
+    return (sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+def _memory_conflict(ins, spans, mutated):
+    """Whether an input in `mutated` overlaps (by address range) another input."""
+    mut = set(mutated)
+    iv = sorted((ins[i].data_ptr(), ins[i].data_ptr() + n, i) for i, n in enumerate(spans) if n)
+    for a in range(len(iv)):
+        start, end, i = iv[a]
+        for b in range(a + 1, len(iv)):
+            s2, e2, i2 = iv[b]
+            if s2 >= end:
+                break
+            if i in mut or i2 in mut:
+                return True
+    return False
 
 
 def _rebuilder(tmpl):
@@ -351,20 +476,72 @@ def _rebuilder(tmpl):
     if kind == "o":
         k = tmpl[1]
         return lambda outs, ins: outs[k]
+    if kind == "oc":
+        k = tmpl[1]
+        return lambda outs, ins: outs[k].clone()
     if kind == "i":
         j, fresh = tmpl[1], tmpl[2]
         if fresh:
             return lambda outs, ins: ins[j].clone()
         return lambda outs, ins: ins[j]
+    if kind in ("vi", "vo"):
+        k, size, stride, off = tmpl[1:]
+        if kind == "vi":
+            return lambda outs, ins: ins[k].as_strided(size, stride, ins[k].storage_offset() + off)
+        return lambda outs, ins: outs[k].as_strided(size, stride, outs[k].storage_offset() + off)
     if kind == "c":
         v = tmpl[1]
         return lambda outs, ins: v
+    if kind == "m":
+        return _mutation_rebuilder(tmpl)
+    if kind == "det":
+        sub = _rebuilder(tmpl[1])
+        return lambda outs, ins: sub(outs, ins).detach()
     subs = [(_rebuilder(t) if kind != "d" else (t[0], _rebuilder(t[1]))) for t in tmpl[1]]
     if kind == "t":
         return lambda outs, ins: tuple(s(outs, ins) for s in subs)
     if kind == "l":
         return lambda outs, ins: [s(outs, ins) for s in subs]
     return lambda outs, ins: {k: s(outs, ins) for k, s in subs}
+
+
+def _mutation_rebuilder(tmpl):
+    """('m', inner, writes, prep): see _flatten_output."""
+    _, inner_t, writes, prep = tmpl
+    inner = _rebuilder(inner_t)
+    contig, clones, spans, mutated = prep["contig"], prep["clones"], prep["spans"], prep["mutated"]
+    dests = set(mutated)
+    grad_writes = [(j, src) for j, src, detach in writes if not detach]
+    nograd_writes = [(j, src) for j, src, detach in writes if detach]
+    check = len(spans) > 1
+
+    def run(outs, ins):
+        if check and _memory_conflict(ins, spans, mutated):
+            raise RuntimeError("dyn: a compiled graph updates an input in place that shares memory with "
+                               "another input of this call (they did not when it was captured)")
+        if contig or clones:
+            outs = list(outs)
+            for k in contig:
+                if not outs[k].is_contiguous():
+                    outs[k] = outs[k].contiguous()
+            outs += [ins[j].clone(memory_format=torch.contiguous_format) for j in clones]
+        r = inner(outs, ins)
+        if writes:
+            def source(src):
+                if src[0] == "o":
+                    return outs[src[1]]
+                t = ins[src[1]]
+                return t.clone() if src[1] in dests else t  # its value from before the writes
+            gsrc = [(j, source(src)) for j, src in grad_writes]
+            nsrc = [(j, source(src)) for j, src in nograd_writes]
+            for j, t in gsrc:
+                ins[j].copy_(t)
+            if nsrc:
+                with torch.no_grad():
+                    for j, t in nsrc:
+                        ins[j].copy_(t)
+        return r
+    return run
 
 
 def _make_runner(tr, tmpl, kernel):

@@ -151,7 +151,20 @@ class Graph:
             env[n] = t
         for n in self.nodes:
             env[n] = run_node(n, [env[i] for i in n.inputs])
-        return [env[o] for o in self.outputs]
+        # outputs are new contiguous tensors, as the compiled backends' (PyTorch's reshape, permute,
+        # expand and slice may give views of inputs or of each other)
+        taken = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
+        outs = []
+        for o in self.outputs:
+            t = env[o]
+            if t.numel():
+                p = t.untyped_storage().data_ptr()
+                if p in taken or not t.is_contiguous():
+                    t = t.clone(memory_format=torch.contiguous_format)
+                    p = t.untyped_storage().data_ptr()
+                taken.add(p)
+            outs.append(t)
+        return outs
 
 
 def run_node(n, xs):

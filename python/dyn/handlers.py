@@ -12,6 +12,29 @@ from .tensor_ops import TensorVar, _norm_dim, _norm_dims
 H = {}  # name -> handler
 
 
+def _tensors(*vals):
+    out = []
+    for v in vals:
+        if isinstance(v, TensorVar):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out += _tensors(*v)
+        elif isinstance(v, dict):
+            out += _tensors(*v.values())
+    return out
+
+
+def _out(o, out, r, *operands):
+    """`out=`: r is written into out, which eager returns."""
+    if out is None:
+        return r
+    if not isinstance(out, TensorVar) or not isinstance(r, TensorVar):
+        raise Unsupported("out= that is not one tensor")
+    if tuple(out.meta.shape) != tuple(r.meta.shape) or out.meta.dtype != r.meta.dtype:
+        raise Unsupported("out= with another shape or dtype than the result (eager resizes or casts)")
+    return o.mutate(out, r, _tensors(*operands))
+
+
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         return tuple(shape[0])
@@ -19,14 +42,14 @@ def _shape_args(shape):
 
 
 for _op in UNARY:
-    H[_op] = (lambda op: lambda o, x, *, out=None: o.unary(op, x))(_op)
+    H[_op] = (lambda op: lambda o, x, *, out=None: _out(o, out, o.unary(op, x), x))(_op)
 H["negative"] = H["neg"]
 H["absolute"] = H["abs"]
 
 
 def _binary(op):
     def h(o, a, b, *, out=None):
-        return o.binary(op, a, b)
+        return _out(o, out, o.binary(op, a, b), a, b)
     return h
 
 
@@ -38,9 +61,10 @@ H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"]
 
 def _add(op):
     def h(o, a, b, *, alpha=1, out=None):
+        b0 = b
         if alpha != 1:
             b = o.binary("mul", b, alpha)
-        return o.binary(op, a, b)
+        return _out(o, out, o.binary(op, a, b), a, b0)
     return h
 
 
@@ -51,9 +75,9 @@ H["sub"] = H["subtract"] = _add("sub")
 def _div(o, a, b, *, rounding_mode=None, out=None):
     r = o.binary("div", a, b)
     if rounding_mode is None:
-        return r
+        return _out(o, out, r, a, b)
     if rounding_mode == "floor" and r.meta.dtype.is_floating_point:
-        return o.unary("floor", r)
+        return _out(o, out, o.unary("floor", r), a, b)
     raise Unsupported(f"div rounding_mode={rounding_mode!r}")
 
 
@@ -65,7 +89,7 @@ def _reduce(op):
     def h(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
         if op in ("amax", "amin") and isinstance(dim, (tuple, list)) and len(dim) == 0:
             dim = None
-        return o.reduce(op, x, dim, keepdim, dtype)
+        return _out(o, out, o.reduce(op, x, dim, keepdim, dtype), x)
     return h
 
 
@@ -97,8 +121,12 @@ class ValuesIndices:
 
 def _maxmin(red, elem):
     def h(o, x, dim=None, keepdim=False, *, out=None):
+        if out is not None and not isinstance(dim, TensorVar) and dim is not None:
+            raise Unsupported(f"{red[1:]}(dim, out=...)")
         if isinstance(dim, TensorVar):
-            return o.binary(elem, x, dim)
+            return _out(o, out, o.binary(elem, x, dim), x, dim)
+        if dim is None:
+            return _out(o, out, o.reduce(red, x, None, False), x)
         if dim is None:
             return o.reduce(red, x, None, False)
         return ValuesIndices(o.reduce(red, x, dim, keepdim), red[1:])
@@ -119,7 +147,7 @@ H["var"] = _var
 H["std"] = lambda o, *a, **k: o.unary("sqrt", _var(o, *a, **k))
 H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
-H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: o.matmul(a, b)
+H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)
 H["where"] = lambda o, c, a, b: o.where(c, a, b)
 
 
@@ -135,44 +163,145 @@ H["log2"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(2))
 H["log10"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(10))
 
 
+# Views: the result shares the memory of its base (in-place ops through either are seen by both)
+def _resolved(o, x, shape):
+    o.check(x)
+    return tuple(x.meta.reshape(shape).shape)
+
+
 def _reshape(o, x, *shape):
-    return o.reshape(x, _shape_args(shape))
+    return o.view_op(x, ("reshape", _resolved(o, x, _shape_args(shape))))
 
 
 def _view(o, x, *shape):
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
         raise Unsupported("view(dtype)")
-    return o.reshape(x, _shape_args(shape))
+    return o.view_op(x, ("view", _resolved(o, x, _shape_args(shape))))
+
+
+def _permute(o, x, dims):
+    o.check(x)
+    dims = [_norm_dim(d, x.meta.dim()) for d in dims]
+    if sorted(dims) != list(range(x.meta.dim())):
+        raise Unsupported(f"permute with dims {dims}")
+    return o.view_op(x, ("permute", dims))
+
+
+def _transpose(o, x, a, b):
+    o.check(x)
+    nd = x.meta.dim()
+    p = list(range(nd))
+    a, b = _norm_dim(a, nd), _norm_dim(b, nd)
+    if nd:
+        p[a], p[b] = p[b], p[a]
+    return _permute(o, x, p)
+
+
+def _t(o, x):
+    o.check(x)
+    if x.meta.dim() > 2:
+        raise Unsupported("t() of a tensor with more than 2 dims")
+    return _permute(o, x, list(reversed(range(x.meta.dim()))))
+
+
+def _expand(o, x, shape):
+    o.check(x)
+    return o.view_op(x, ("expand", tuple(x.meta.expand(tuple(shape)).shape)))
+
+
+def _dim_index(nd, d, idx):
+    return (slice(None),) * d + (idx,)
+
+
+def _narrow(o, x, dim, start, length):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    n = x.meta.shape[d]
+    if isinstance(start, TensorVar):
+        raise Unsupported("narrow with a tensor start")
+    if start < 0:
+        start += n
+    if not (0 <= start <= n and 0 <= length and start + length <= n):
+        raise Unsupported("narrow out of range")
+    return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, slice(start, start + length))))
+
+
+def _select(o, x, dim, index):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    if x.meta.dim() == 0:
+        raise Unsupported("select on a 0-d tensor")
+    return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, int(index))))
+
+
+def _unbind(o, x, dim=0):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    return tuple(_select(o, x, d, i) for i in range(x.meta.shape[d]))
+
+
+def getitem(o, x, idx):
+    """x[idx] (basic indexing: a view)."""
+    return o.view_op(x, ("getitem", idx))
+
+
+def setitem(o, x, idx, value):
+    """x[idx] = value: copies value into the view x[idx]."""
+    if _tensors(idx):
+        raise Unsupported("index assignment with a tensor index")
+    view = getitem(o, x, idx)
+    shape, dtype = tuple(view.meta.shape), view.meta.dtype
+    if isinstance(value, TensorVar) and (value is view or (
+            o._storage_of(value) is not None and o._storage_of(value) is o._storage_of(view)
+            and o._layout(value) is not None and o._layout(value) == o._layout(view))):
+        return  # the same memory (x[i] += 1 stores x[i] back): nothing to copy
+    if isinstance(value, TensorVar):
+        v = value
+        while v.meta.dim() > len(shape) and v.meta.shape[0] == 1:  # eager drops leading 1-dims
+            v = o.reshape(v, tuple(v.meta.shape[1:]))
+        o.check_inplace(view, lambda s: s.copy_(v.meta))
+        new = o.copy(o.expand(o.convert(v, dtype), shape))
+    elif isinstance(value, (int, float, bool)):
+        o.check_inplace(view, lambda s: s.fill_(value))
+        new = o.full(shape, value, dtype)
+    else:
+        raise Unsupported(f"index assignment of a {type(value).__name__}")
+    o.mutate(view, new, (value,))
 
 
 H["reshape"] = _reshape
 H["view"] = _view
-H["view_as"] = H["reshape_as"] = lambda o, x, other: o.reshape(x, tuple(other.meta.shape))
-H["flatten"] = lambda o, x, start_dim=0, end_dim=-1: o.reshape(x, x.meta.flatten(start_dim, end_dim).shape)
-H["unsqueeze"] = lambda o, x, dim: o.reshape(x, x.meta.unsqueeze(dim).shape)
+H["view_as"] = lambda o, x, other: _view(o, x, tuple(other.meta.shape))
+H["reshape_as"] = lambda o, x, other: _reshape(o, x, tuple(other.meta.shape))
+H["flatten"] = lambda o, x, start_dim=0, end_dim=-1: _reshape(o, x, tuple(x.meta.flatten(start_dim, end_dim).shape))
+H["unsqueeze"] = lambda o, x, dim: _view(o, x, tuple(x.meta.unsqueeze(dim).shape))
 
 
 def _squeeze(o, x, dim=None):
-    return o.reshape(x, (x.meta.squeeze() if dim is None else x.meta.squeeze(dim)).shape)
+    o.check(x)
+    return _view(o, x, tuple((x.meta.squeeze() if dim is None else x.meta.squeeze(dim)).shape))
 
 
 H["squeeze"] = _squeeze
-H["permute"] = lambda o, x, *dims: o.permute(x, _shape_args(dims))
-H["transpose"] = H["swapaxes"] = H["swapdims"] = lambda o, x, a, b: o.transpose(x, a, b)
-H["t"] = lambda o, x: o.transpose(x, 0, 1)
-H["expand"] = lambda o, x, *sizes: o.expand(x, _shape_args(sizes))
-H["expand_as"] = lambda o, x, other: o.expand(x, tuple(other.meta.shape))
-H["broadcast_to"] = lambda o, x, shape: o.expand(x, tuple(shape))
-H["contiguous"] = lambda o, x, memory_format=None: x
-H["detach"] = lambda o, x: x
-H["clone"] = lambda o, x, memory_format=None: TensorVar(x.tracer, x.node, fresh=True)
+H["permute"] = lambda o, x, *dims: _permute(o, x, _shape_args(dims))
+H["transpose"] = H["swapaxes"] = H["swapdims"] = _transpose
+H["t"] = _t
+H["expand"] = lambda o, x, *sizes: _expand(o, x, _shape_args(sizes))
+H["expand_as"] = lambda o, x, other: _expand(o, x, tuple(other.meta.shape))
+H["broadcast_to"] = lambda o, x, shape: _expand(o, x, tuple(shape))
+H["narrow"] = _narrow
+H["select"] = _select
+H["unbind"] = _unbind
+H["contiguous"] = lambda o, x, memory_format=None: o.contiguous(x)
+H["detach"] = lambda o, x: o.view_op(x, ("detach",))
+H["clone"] = lambda o, x, memory_format=None: o.fresh_copy(x)
 
 
 def _to(o, x, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    copy = kwargs.pop("copy", False)
     kwargs.pop("memory_format", None)
     if kwargs:
         raise Unsupported(f"to() with {sorted(kwargs)}")
@@ -187,7 +316,8 @@ def _to(o, x, *args, **kwargs):
             raise Unsupported(f"to({type(a).__name__})")
     if device is not None and torch.device(device).type != o.tr.device.type:
         raise Unsupported(f"device change to {device}")
-    return o.convert(x, dtype) if dtype is not None else x
+    r = o.convert(x, dtype) if dtype is not None else x
+    return o.fresh_copy(r) if copy and r is x else r
 
 
 H["to"] = _to
@@ -211,28 +341,45 @@ H["numel"] = H["nelement"] = lambda o, x: x.meta.numel()
 H["element_size"] = lambda o, x: x.meta.element_size()
 H["is_floating_point"] = lambda o, x: x.meta.is_floating_point()
 H["is_complex"] = lambda o, x: False
-H["is_contiguous"] = lambda o, x, memory_format=None: True
-H["cat"] = H["concat"] = H["concatenate"] = lambda o, xs, dim=0, *, out=None: o.cat(xs, dim)
-H["stack"] = lambda o, xs, dim=0, *, out=None: o.stack(xs, dim)
+
+
+def _is_contiguous(o, x, memory_format=None):
+    """From the real strides for inputs and their views; computed tensors are taken as contiguous."""
+    if memory_format not in (None, torch.contiguous_format):
+        raise Unsupported(f"is_contiguous({memory_format})")
+    if x.view is not None:
+        return x.view.shadow.is_contiguous() if x.view.shadow is not None else True
+    if x.input_index is not None:
+        return x.tracer.input_tensors[x.input_index].is_contiguous()
+    return True
+
+
+H["is_contiguous"] = _is_contiguous
+H["cat"] = H["concat"] = H["concatenate"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.cat(xs, dim), xs)
+H["stack"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.stack(xs, dim), xs)
 
 
 def _chunk(o, x, chunks, dim=0):
+    o.check(x)
     d = _norm_dim(dim, x.meta.dim())
     n = x.meta.shape[d]
     step = -(-n // chunks) if chunks else n
-    return tuple(o.slice(x, d, s, min(s + step, n), 1) for s in range(0, n, max(step, 1)))
+    return tuple(_narrow(o, x, d, s, min(s + step, n) - s) for s in range(0, n, max(step, 1)))
 
 
 def _split(o, x, split_size, dim=0):
+    o.check(x)
     d = _norm_dim(dim, x.meta.dim())
     n = x.meta.shape[d]
     if isinstance(split_size, int):
-        sizes = [min(split_size, n - s) for s in range(0, n, split_size)]
+        sizes = [min(split_size, n - s) for s in range(0, n, split_size)] if split_size > 0 else [n]
     else:
         sizes = list(split_size)
+        if sum(sizes) != n:
+            raise Unsupported("split sizes do not add up to the dim's size")
     out, s = [], 0
     for k in sizes:
-        out.append(o.slice(x, d, s, s + k, 1))
+        out.append(_narrow(o, x, d, s, k))
         s += k
     return tuple(out)
 
@@ -273,18 +420,93 @@ def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires
 
 H["full"] = _full
 
+H["addcmul"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
+    o, out, o.binary("add", x, o.binary("mul", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
+H["addcdiv"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
+    o, out, o.binary("add", x, o.binary("div", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
+
+
+# -- in-place ops: the new value is computed like the out-of-place op's, checked against eager's rules by
+# running the real in-place op on a meta tensor laid out like the destination (dtype cast, broadcast,
+# overlap), and written with Ops.mutate (views, graph inputs, writeback)
+def _metas(v):
+    if isinstance(v, TensorVar):
+        return v.meta
+    if type(v) in (tuple, list):
+        return type(v)(_metas(x) for x in v)
+    if type(v) is dict:
+        return {k: _metas(x) for k, x in v.items()}
+    return v
+
+
+def inplace(o, x, new, check, *operands, grad=True):
+    """x updated in place to `new`; check(meta) runs eager's in-place op on a meta copy of x. Returns x."""
+    o.check(x, new)
+    o.check_inplace(x, check)
+    if not torch.can_cast(new.meta.dtype, x.meta.dtype):
+        raise Unsupported(f"in-place op: result type {new.meta.dtype} can't be cast to {x.meta.dtype}")
+    return o.mutate(x, new, _tensors(*operands), grad=grad)
+
+
+def _inplace_method(name, base):
+    def h(o, x, *args, **kwargs):
+        o.check(x)
+        new = base(o, x, *args, **kwargs)
+        return inplace(o, x, new, lambda s: getattr(s, name)(*_metas(args), **_metas(kwargs)), args, kwargs)
+    return h
+
+
+INPLACE = {}
+for _n in UNARY + ("add sub mul div true_divide pow remainder clamp clamp_min clamp_max clip masked_fill square "
+                   "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
+                   "subtract divide greater greater_equal less less_equal not_equal").split():
+    if _n in H and hasattr(torch.Tensor, _n + "_"):
+        INPLACE[_n + "_"] = _inplace_method(_n + "_", H[_n])
+
+
+def _zero_(o, x):
+    o.check(x)
+    return inplace(o, x, o.full(tuple(x.meta.shape), 0, x.meta.dtype), lambda s: s.zero_())
+
+
+def _fill_(o, x, value):
+    o.check(x)
+    if isinstance(value, TensorVar):
+        new = o.expand(o.convert(value, x.meta.dtype), tuple(x.meta.shape))
+    elif isinstance(value, (int, float, bool)):
+        new = o.full(tuple(x.meta.shape), value, x.meta.dtype)
+    else:
+        raise Unsupported(f"fill_ with a {type(value).__name__}")
+    if new is value:
+        new = o.copy(value)  # x's own node: no other TensorVar holds it
+    return inplace(o, x, new, lambda s: s.fill_(_metas(value)), value)
+
+
+def _copy_(o, x, src, non_blocking=False):
+    o.check(x, src)
+    new = o.expand(o.convert(src, x.meta.dtype), tuple(x.meta.shape))
+    if new is src:
+        new = o.copy(src)  # x's own node: no other TensorVar holds it
+    return inplace(o, x, new, lambda s: s.copy_(src.meta), src)
+
+
+INPLACE["zero_"] = _zero_
+INPLACE["fill_"] = _fill_
+INPLACE["copy_"] = _copy_
+
+
+def _f_inplace(o, x, flag, new, fname, *args):
+    """A torch.nn.functional op with inplace=flag."""
+    if not flag:
+        return new
+    return inplace(o, x, new, lambda s: getattr(F, fname)(s, *args, inplace=True))
+
+
 # torch.nn.functional
-
-
-def _inplace_ok(inplace):
-    if inplace:
-        raise Unsupported("in-place functional op")
-
-
 F_H = {}
-F_H["relu"] = lambda o, x, inplace=False: (_inplace_ok(inplace), o.unary("relu", x))[1]
+F_H["relu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.unary("relu", x), "relu")
 F_H["gelu"] = lambda o, x, approximate="none": o.gelu(x, approximate)
-F_H["silu"] = lambda o, x, inplace=False: (_inplace_ok(inplace), o.silu(x))[1]
+F_H["silu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.silu(x), "silu")
 F_H["sigmoid"] = lambda o, x: o.unary("sigmoid", x)
 F_H["tanh"] = lambda o, x: o.unary("tanh", x)
 F_H["softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("softmax", x, dim, dtype)
@@ -304,20 +526,80 @@ F_H["dropout"] = _dropout
 
 
 def _leaky_relu(o, x, negative_slope=0.01, inplace=False):
-    _inplace_ok(inplace)
-    return o.where(o.binary("gt", x, 0), x, o.binary("mul", x, negative_slope))
+    new = o.where(o.binary("gt", x, 0), x, o.binary("mul", x, negative_slope))
+    return _f_inplace(o, x, inplace, new, "leaky_relu", negative_slope)
 
 
 F_H["leaky_relu"] = _leaky_relu
-F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: o.clamp(x, min_val, max_val)
-F_H["relu6"] = lambda o, x, inplace=False: o.clamp(x, 0.0, 6.0)
+F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: _f_inplace(
+    o, x, inplace, o.clamp(x, min_val, max_val), "hardtanh", min_val, max_val)
+F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.clamp(x, 0.0, 6.0), "relu6")
+
+
+def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                eps=1e-5):
+    """F.batch_norm. In training mode the batch statistics normalize, and the running statistics (when
+    given) are updated in place: mean and unbiased variance, new = momentum * batch + (1 - momentum) * old."""
+    o.check(x)
+    nd = x.meta.dim()
+    if nd < 2 or not x.meta.is_floating_point():
+        raise Unsupported("batch_norm of a tensor with fewer than 2 dims or an integer dtype")
+    if (running_mean is None) != (running_var is None):
+        raise Unsupported("batch_norm with only one of running_mean and running_var")
+    if not isinstance(momentum, (int, float)) or isinstance(momentum, bool) or not isinstance(eps, (int, float)):
+        raise Unsupported("batch_norm momentum or eps that is not a number")  # eager raises for None
+    if eps <= 0:
+        raise Unsupported("batch_norm eps must be positive")
+    c = x.meta.shape[1]
+    for t in (running_mean, running_var, weight, bias):
+        if t is not None:
+            o.check(t)
+            if tuple(t.meta.shape) != (c,):
+                raise Unsupported("batch_norm parameter or statistic of a wrong shape")
+    dims = [0] + list(range(2, nd))
+    n = x.meta.numel() // c if c else 0
+    bshape = (1, c) + (1,) * (nd - 2)
+    xc, low = o._upcast(x)
+    cdt = xc.meta.dtype
+    if training:
+        if n <= 1:
+            raise Unsupported("batch_norm in training mode with one value per channel (eager raises)")
+        mean = o.reduce("mean", xc, dims, True)
+        d = o.binary("sub", xc, mean)
+        ssq = o.reduce("sum", o.binary("mul", d, d), dims, True)
+        var = o.binary("div", ssq, float(n))
+        y = o.binary("mul", d, o.unary("rsqrt", o.binary("add", var, float(eps))))
+        if running_mean is not None:
+            m = float(momentum)
+            new_mean = o.binary("add", o.binary("mul", o.convert(o.reshape(mean, (c,)), running_mean.meta.dtype), m),
+                                o.binary("mul", running_mean, 1.0 - m))
+            unbiased = o.binary("div", o.reshape(ssq, (c,)), float(n - 1))
+            new_var = o.binary("add", o.binary("mul", o.convert(unbiased, running_var.meta.dtype), m),
+                               o.binary("mul", running_var, 1.0 - m))
+            reads = (x, weight, bias)
+            o.mutate(running_mean, new_mean, _tensors(*reads, running_var), grad=False)
+            o.mutate(running_var, new_var, _tensors(*reads, running_mean), grad=False)
+    else:
+        if running_mean is None:
+            raise Unsupported("batch_norm in eval mode without running statistics (eager raises)")
+        rm = o.reshape(o.convert(running_mean, cdt), bshape)
+        rv = o.reshape(o.convert(running_var, cdt), bshape)
+        y = o.binary("mul", o.binary("sub", xc, rm), o.unary("rsqrt", o.binary("add", rv, float(eps))))
+    if weight is not None:
+        y = o.binary("mul", y, o.reshape(o.convert(weight, cdt), bshape))
+    if bias is not None:
+        y = o.binary("add", y, o.reshape(o.convert(bias, cdt), bshape))
+    return o.convert(y, x.meta.dtype)
+
+
+F_H["batch_norm"] = _batch_norm
 
 
 def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):
     if p != 2:
         raise Unsupported("normalize with p != 2")
     n = o.unary("sqrt", o.reduce("sum", o.binary("mul", x, x), dim, True))
-    return o.binary("div", x, o.clamp(n, eps, None))
+    return _out(o, out, o.binary("div", x, o.clamp(n, eps, None)), x)
 
 
 F_H["normalize"] = _normalize
@@ -339,6 +621,13 @@ TORCH_FUNCS[torch.relu] = H["relu"]
 TORCH_FUNCS[F.relu] = F_H["relu"]
 for _name in ("sigmoid", "tanh"):
     TORCH_FUNCS[getattr(torch, _name)] = H[_name]
+for _name, _h in INPLACE.items():
+    _f = getattr(torch, _name, None)
+    if _f is not None and callable(_f):
+        TORCH_FUNCS[_f] = _h
+TORCH_FUNCS[F.relu_] = INPLACE["relu_"]
+TORCH_FUNCS[F.leaky_relu_] = lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True)
+TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True)
 
 # Tensor methods by name
 METHODS = dict(H)
@@ -349,6 +638,7 @@ METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", 
 for _n in ("zeros", "ones", "empty", "full", "cat", "concat", "concatenate", "stack", "where"):
     METHODS.pop(_n, None)
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
+METHODS.update(INPLACE)
 METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
 METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
@@ -371,8 +661,8 @@ TENSOR_ATTRS = {
     "is_cpu": lambda o, x: o.tr.device.type == "cpu",
     "requires_grad": lambda o, x: _requires_grad(o, x),
     "layout": lambda o, x: torch.strided,
-    "T": lambda o, x: o.permute(x, list(reversed(range(x.meta.dim())))),
-    "mT": lambda o, x: o.transpose(x, -2, -1),
+    "T": lambda o, x: _permute(o, x, list(reversed(range(x.meta.dim())))),
+    "mT": lambda o, x: _transpose(o, x, -2, -1),
     "is_sparse": lambda o, x: False,
     "is_quantized": lambda o, x: False,
     "is_meta": lambda o, x: False,

@@ -13,6 +13,7 @@ import torch
 
 from .errors import Unsupported
 from .graph import Graph
+from . import handlers
 from .handlers import METHODS, TENSOR_ATTRS, TORCH_FUNCS
 from .tensor_ops import Ops, TensorVar
 
@@ -90,6 +91,9 @@ _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operato
 _TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
 _CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
            ">=": operator.ge}
+_TENSOR_IOPS = {"+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__", "//": "__ifloordiv__",
+                "%": "__imod__", "**": "__ipow__", "&": "__iand__", "|": "__ior__", "^": "__ixor__",
+                "<<": "__ilshift__", ">>": "__irshift__", "@": "__imatmul__"}
 _TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 _CONST_TYPES = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.Size, torch.memory_format,
                 torch.layout, type(Ellipsis), slice, complex, bytes)
@@ -142,6 +146,9 @@ class Tracer:
         self.global_guards = []  # (globals dict or closure cell, name or None, value read)
         self.global_keys = set()
         self.break_at = {}  # offset of a top-frame call -> Unsupported: break the graph there
+        self.mutations = {}  # graph input index -> its TensorVar, for inputs updated in place
+        self.grad_mutations = set()  # inputs updated by an op autograd records (not running statistics)
+        self.input_aliases = []  # (source, input index): an input reached again through another source
 
     def guard_global(self, d, name, v):
         key = (id(d), name)
@@ -158,6 +165,8 @@ class Tracer:
     def tensor_input(self, t, source):
         v = self.input_vars.get(id(t))
         if v is not None:
+            if source is not None and not _same_source(source, self.input_sources[v.input_index]):
+                self.input_aliases.append((source, v.input_index))
             return v
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
             raise Unsupported(f"unsupported tensor type {type(t).__name__}")
@@ -169,6 +178,7 @@ class Tracer:
         meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
         node = self.graph.add_input(meta, _source_str(source))
         v = TensorVar(self, node)
+        v.input_index = node.index
         self.input_vars[id(t)] = v
         self.input_tensors.append(t)
         self.input_sources.append(source if source is not None else ("obj", t))
@@ -208,6 +218,11 @@ class Tracer:
                 self.sources[id(value)] = source
                 self.keep.append(value)
         return value
+
+
+def _same_source(a, b):
+    return len(a) == len(b) and all(x is y or (type(x) in (str, int, tuple) and type(x) is type(y) and x == y)
+                                    for x, y in zip(a, b))
 
 
 def _source_str(src):
@@ -476,7 +491,20 @@ class Frame:
 
     def op_STORE_SUBSCR(self, inst):
         key, obj, value = self.pop(), self.pop(), self.pop()
-        if id(obj) not in self.tr.created or isinstance(obj, TensorVar):
+        if isinstance(obj, TensorVar):
+            handlers.setitem(self.tr.ops, obj, key, value)
+            return
+        if id(obj) not in self.tr.created:
+            self.fail("item assignment (mutation)")
+        obj[key] = value
+
+    def op_STORE_SLICE(self, inst):  # 3.12: container[start:end] = value
+        end, start, obj, value = self.pop(), self.pop(), self.pop(), self.pop()
+        key = slice(start, end)
+        if isinstance(obj, TensorVar):
+            handlers.setitem(self.tr.ops, obj, key, value)
+            return
+        if id(obj) not in self.tr.created:
             self.fail("item assignment (mutation)")
         obj[key] = value
 
@@ -613,9 +641,12 @@ class Frame:
             if sym in ("&", "|") and all(not isinstance(x, TensorVar) or x.meta.dtype == torch.bool for x in (a, b)):
                 return o.binary("logical_and" if sym == "&" else "logical_or", a, b)
             if sym == "//":
-                r = o.binary("div", a, b)
-                if r.meta.dtype.is_floating_point:
-                    return o.unary("floor", r)
+                ma = a.meta if isinstance(a, TensorVar) else a
+                mb = b.meta if isinstance(b, TensorVar) else b
+                if isinstance(ma, torch.Tensor) and torch.result_type(ma, mb).is_floating_point or \
+                        isinstance(mb, torch.Tensor) and torch.result_type(mb, ma).is_floating_point:
+                    return o.unary("floor", o.binary("div", a, b))
+                self.fail("integer floor division of tensors")
             self.fail(f"tensor operator {sym}")
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             self.fail("operator on a real tensor")
@@ -627,10 +658,20 @@ class Frame:
         if sym.endswith("=") and sym not in ("==", "<=", ">=", "!="):
             sym = sym[:-1]
             if isinstance(a, TensorVar):
-                self.fail("in-place tensor operator (mutation)")
+                self.push(self.inplace_binary(sym, a, b))
+                return
             if isinstance(a, list) and id(a) not in self.tr.created:
                 self.fail("in-place operator on a list not created here")
         self.push(self.binary(sym, a, b))
+
+    def inplace_binary(self, sym, a, b):
+        """a op= b on a tensor: Tensor.__iadd__ and friends update a in place (a operator torch.Tensor has
+        no in-place form for, like @=, rebinds the name to a new tensor)."""
+        name = _TENSOR_IOPS.get(sym)
+        if name is None or not hasattr(torch.Tensor, name):
+            return self.binary(sym, a, b)
+        new = self.binary(sym, a, b)
+        return handlers.inplace(self.tr.ops, a, new, lambda s: getattr(s, name)(handlers._metas(b)), b)
 
     def op_BINARY_SUBSCR(self, inst):
         idx, obj = self.pop(), self.pop()
@@ -644,7 +685,7 @@ class Frame:
         if isinstance(obj, Opaque):
             self.fail(f"indexing a {type(obj.value).__name__}")
         if isinstance(obj, TensorVar):
-            return self.tr.ops.getitem(obj, idx)
+            return handlers.getitem(self.tr.ops, obj, idx)
         if _contains_tensor(idx):
             self.fail("indexing with a tensor")
         v = obj[idx]

@@ -3,6 +3,7 @@ tensor by running the real torch op on meta tensors (PyTorch's own broadcasting 
 and adds graph-dialect nodes. Composite ops decompose into graph ops here."""
 import math
 import operator
+import weakref
 
 import torch
 import torch.nn.functional as F
@@ -12,11 +13,18 @@ from .graph import UNARY
 
 
 class TensorVar:
-    """A symbolic tensor: an SSA node of the graph being captured plus its meta tensor."""
-    __slots__ = ("tracer", "node", "fresh")
+    """A symbolic tensor: an SSA node of the graph being captured plus its meta tensor.
+
+    In-place ops rebind `node`, so every Python reference to this TensorVar sees the new value.
+    input_index: the graph input this TensorVar stands for (the real tensor of the caller), else None.
+    view: a _View when this tensor is a view of another one (it shares that tensor's memory), else None.
+    alias: the _Storage of a tensor that views were taken from (it is their base), else None.
+    fresh: a copy that shares its node with another TensorVar (clone)."""
+    __slots__ = ("tracer", "node", "fresh", "input_index", "view", "alias", "__weakref__")
 
     def __init__(self, tracer, node, fresh=False):
         self.tracer, self.node, self.fresh = tracer, node, fresh
+        self.input_index = self.view = self.alias = None
 
     @property
     def meta(self):
@@ -24,6 +32,69 @@ class TensorVar:
 
     def __repr__(self):
         return f"TensorVar({self.node.name}, {tuple(self.meta.shape)}, {self.meta.dtype})"
+
+
+class _Storage:
+    """The memory a base tensor shares with its views: the base (held weakly: once no Python value holds
+    it, nothing can observe it through the base), its current value `node`, its views (weakly) and
+    `shadow`, a meta tensor with the base's layout: the real strides of a graph input (exact), contiguous
+    for a computed tensor (a model: dyn does not know the layout eager gives a computed tensor)."""
+    __slots__ = ("base", "node", "views", "input_index", "shadow")
+
+    def __init__(self, base):
+        self.base = weakref.ref(base)
+        self.node = base.node
+        self.views = []
+        self.input_index = base.input_index
+        self.shadow = _shadow(base)
+
+    def live_views(self):
+        vs = [v for v in (r() for r in self.views) if v is not None]
+        if len(vs) != len(self.views):
+            self.views = [weakref.ref(v) for v in vs]
+        return vs
+
+
+class _View:
+    """How a view was made from its base's memory: `steps` replay it on the base's value (graph ops) or
+    on the base's shadow (meta: sizes, strides, storage offset). exact: the steps make a view in eager
+    whatever the base's layout (False after reshape/flatten/contiguous of a computed tensor, which are
+    views or copies depending on that layout)."""
+    __slots__ = ("storage", "steps", "shadow", "exact")
+
+    def __init__(self, storage, steps, shadow, exact):
+        self.storage, self.steps, self.shadow, self.exact = storage, steps, shadow, exact
+
+
+def _shadow(x):
+    """A meta tensor with x's layout: the real input's strides, contiguous for a computed tensor."""
+    if x.input_index is not None:
+        t = x.tracer.input_tensors[x.input_index]
+        return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
+    return torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+
+
+# View steps: ('view', shape) ('reshape', shape) ('permute', dims) ('expand', shape) ('getitem', index)
+# ('contig',) ('detach',). 'reshape' and 'contig' are views only when the layout allows (else copies).
+_MAYBE_VIEW = ("reshape", "contig")
+_ALIAS_STEPS = ("contig", "detach")  # x itself as a new tensor object
+
+
+def _meta_step(s, step):
+    k = step[0]
+    if k == "view":
+        return s.view(step[1])
+    if k == "reshape":
+        return s.reshape(step[1])
+    if k == "permute":
+        return s.permute(step[1])
+    if k == "expand":
+        return s.expand(step[1])
+    if k == "getitem":
+        return s[step[1]]
+    if k == "detach":
+        return s
+    return s.contiguous()
 
 
 SCALARS = (int, float, bool)
@@ -73,6 +144,231 @@ class Ops:
         if not isinstance(value, SCALARS):
             raise Unsupported(f"unsupported scalar operand {type(value).__name__}")
         return self.var(self.g.constant(value, dtype))
+
+    # -- aliasing: views and in-place updates ------------------------------------------------------
+    def fresh_copy(self, x):
+        """A new tensor with x's value (eager made a copy): shares x's node until either is updated."""
+        return TensorVar(self.tr, x.node, fresh=True)
+
+    def copy(self, x):
+        """x's value as a new node (an identity reshape), so that no other TensorVar holds it."""
+        return self.var(self.g.add("reshape", [x.node], x.meta))
+
+    def _apply(self, x, step):
+        k = step[0]
+        if k in ("view", "reshape"):
+            return self.reshape(x, step[1])
+        if k == "permute":
+            return self.permute(x, step[1])
+        if k == "expand":
+            return self.expand(x, step[1])
+        if k == "getitem":
+            return self.getitem(x, step[1])
+        return x  # contig, detach
+
+    def _replay(self, base, steps):
+        for step in steps:
+            base = self._apply(base, step)
+        return base
+
+    def view_op(self, x, step):
+        """x viewed by `step`; the result is recorded as a view of x's base (it shares its memory)."""
+        self.check(x)
+        r = self._apply(x, step)
+        if r is x and step[0] not in _ALIAS_STEPS:
+            return x  # eager returns x itself or an alias with x's shape and strides
+        info = x.view
+        if info is None:
+            st = x.alias
+            if st is None:
+                st = x.alias = _Storage(x)
+            steps, shadow, exact = (), st.shadow, True
+        else:
+            st, steps, shadow, exact = info.storage, info.steps, info.shadow, info.exact
+        s = None
+        if shadow is not None:
+            try:
+                s = _meta_step(shadow, step)
+            except RuntimeError as e:
+                if st.input_index is not None and exact:
+                    raise Unsupported(f"view of an input: {e}")  # eager raises too
+                exact = False  # a model layout: eager's may allow the view
+        if step[0] in _MAYBE_VIEW:
+            if st.input_index is None or not exact:
+                exact = False
+            elif s is not shadow and s._base is not st.shadow:
+                return r if r is not x else self.fresh_copy(x)  # eager copies (the layout forbids a view)
+        if r is x:
+            r = TensorVar(self.tr, x.node)
+        r.view = _View(st, steps + (step,), s, exact)
+        st.views.append(weakref.ref(r))
+        return r
+
+    def contiguous(self, x):
+        self.check(x)
+        info = x.view
+        if info is None and x.input_index is not None:
+            if x.tracer.input_tensors[x.input_index].is_contiguous():
+                return x
+            return self.fresh_copy(x)
+        if info is not None and info.exact and info.storage.input_index is not None:
+            return x if info.shadow.is_contiguous() else self.fresh_copy(x)
+        return self.view_op(x, ("contig",))
+
+    def dest_shadow(self, x):
+        """A fresh meta tensor with x's layout (for checking an in-place op the way eager does)."""
+        s = x.view.shadow if x.view is not None else x.alias.shadow if x.alias is not None else None
+        if s is None:
+            s = _shadow(x) if x.view is None else torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        return torch.empty_strided(tuple(s.shape), tuple(s.stride()), dtype=s.dtype, device="meta")
+
+    def check_inplace(self, x, run):
+        """Runs the real in-place op on a meta tensor laid out like x: raises where eager raises (result
+        type that cannot be cast to x's, a broadcast that would change x's shape)."""
+        try:
+            run(self.dest_shadow(x))
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            raise Unsupported(f"in-place op: {e}")
+
+    def _layout(self, v):
+        """(size, stride, offset) of v in its base's memory, where exact."""
+        if v.view is not None:
+            s = v.view.shadow if v.view.exact else None
+        else:
+            s = v.alias.shadow if v.alias is not None else None
+        return None if s is None else (tuple(s.shape), tuple(s.stride()), s.storage_offset())
+
+    def _storage_of(self, v):
+        return v.view.storage if v.view is not None else v.alias
+
+    def mutate(self, x, new, operands=(), grad=True):
+        """Updates x in place to the value `new` (broadcast to x's shape, converted to x's dtype). Every
+        view sharing x's memory sees the new value; a graph input's update is recorded on the tracer and
+        written back into the real tensor when the graph ends. grad=False: an update eager makes outside
+        autograd (running statistics). Raises Unsupported, before changing anything, where dyn cannot
+        model the aliasing exactly. Returns x."""
+        self.check(x, new)
+        shape = tuple(x.meta.shape)
+        if tuple(new.meta.shape) != shape:
+            new = self.expand(new, shape)
+        new = self.convert(new, x.meta.dtype)
+        if tuple(new.meta.shape) != shape:
+            raise Unsupported("in-place op changing the shape of its tensor")
+        st = self._storage_of(x)
+        for a in operands:
+            if isinstance(a, TensorVar) and a is not x and st is not None and self._storage_of(a) is st:
+                la, lx = self._layout(a), self._layout(x)
+                if la is None or la != lx:  # eager allows only an exact overlap (the same elements)
+                    raise Unsupported("in-place op that reads another view of the memory it writes")
+        s = x.view.shadow if x.view is not None else st.shadow if st is not None else None
+        if x.view is not None and s is None:
+            raise Unsupported("in-place op on a view whose layout dyn cannot model")
+        if s is not None and torch._debug_has_internal_overlap(s) == 1:
+            raise Unsupported("in-place op on a tensor whose elements share memory (expanded)")
+        if new.node is x.node:
+            return x
+        info = x.view
+        if info is None:
+            self._commit(self._update_base(x, st, new.node, grad))
+            return x
+        st = info.storage
+        base = st.base()
+        if base is None and not any(v is not x for v in st.live_views()):
+            # nothing else can see this memory any more: x is an ordinary tensor from now on
+            x.view, x.node, x.fresh = None, new.node, True
+            return x
+        if not info.exact:
+            raise Unsupported("in-place op on a view made by reshape/flatten/contiguous of a computed tensor "
+                              "(eager makes a view or a copy depending on a layout dyn does not model)")
+        new_base = self._scatter(TensorVar(self.tr, st.node), info.steps, new)
+        todo = self._update_base(base, st, new_base.node, grad, skip=x)
+        self._commit(todo)
+        x.node = new.node
+        return x
+
+    def _update_base(self, base, st, node, grad, skip=None):
+        """Checks an update of a base tensor (and its views) to `node`; returns what _commit does."""
+        j = base.input_index if base is not None else None
+        if j is not None:
+            t = self.tr.input_tensors[j]
+            if t.requires_grad and torch.is_grad_enabled():
+                raise Unsupported("in-place op on an input that requires grad")
+            if torch._debug_has_internal_overlap(t) == 1:
+                raise Unsupported("in-place op on an input whose elements share memory (expanded)")
+        views = [v for v in st.live_views() if v is not skip] if st is not None else []
+        for v in views:
+            if not v.view.exact:
+                raise Unsupported("in-place op on a tensor with a live view made by reshape/flatten/contiguous "
+                                  "(eager makes a view or a copy depending on a layout dyn does not model)")
+        return base, st, node, grad, views, j
+
+    def _commit(self, todo):
+        base, st, node, grad, views, j = todo
+        if base is not None:
+            base.node = node
+            if j is None:
+                base.fresh = True
+        if st is not None:
+            st.node = node
+        root = TensorVar(self.tr, node)
+        for v in views:
+            v.node = self._replay(root, v.view.steps).node
+        if j is not None:
+            self.tr.mutations[j] = base
+            if grad:
+                self.tr.grad_mutations.add(j)
+
+    def _scatter(self, base, steps, new):
+        """base's value with the view `steps` of it replaced by `new`."""
+        if not steps:
+            return new
+        step = steps[0]
+        part = self._apply(base, step)
+        return self._unapply(base, step, self._scatter(part, steps[1:], new))
+
+    def _unapply(self, base, step, val):
+        k = step[0]
+        if k in ("view", "reshape"):
+            return self.reshape(val, tuple(base.meta.shape))
+        if k == "permute":
+            dims = list(step[1])
+            inv = [0] * len(dims)
+            for i, d in enumerate(dims):
+                inv[d] = i
+            return self.permute(val, inv)
+        if k in _ALIAS_STEPS:
+            return val
+        if k == "expand":
+            if tuple(base.meta.shape) == tuple(val.meta.shape):
+                return val
+            raise Unsupported("in-place op through expand")
+        plan, _ = self._index_plan(base, step[1])
+        parts = [base]
+        for sl in plan:
+            parts.append(self.slice(parts[-1], *sl))
+        val = self.reshape(val, tuple(parts[-1].meta.shape))
+        for sl, part in zip(reversed(plan), reversed(parts[:-1])):
+            val = self._insert(part, sl, val)
+        return val
+
+    def _insert(self, base, sl, val):
+        """base with its slice `sl` replaced by val."""
+        d, start, end, step = sl
+        end = max(end, start)
+        if start == end:
+            return base
+        if step != 1:
+            raise Unsupported("in-place write through a slice with a step")
+        n = base.meta.shape[d]
+        pieces = []
+        if start > 0:
+            pieces.append(self.slice(base, d, 0, start, 1))
+        pieces.append(val)
+        if end < n:
+            pieces.append(self.slice(base, d, end, n, 1))
+        if len(pieces) == 1:
+            return val
+        return self.node("cat", pieces, torch.cat([p.meta for p in pieces], d), dim=d)
 
     # -- elementwise ------------------------------------------------------------------------------
     def unary(self, op, x):
@@ -165,7 +461,7 @@ class Ops:
         if x.meta.dtype != meta.dtype:
             x = self.convert(x, meta.dtype)
         if x.meta.dim() == 0:
-            return x
+            return self.fresh_copy(x)
         return self.node(op, [x], meta, dims=dims, keepdim=bool(keepdim))
 
     def var_(self, x, dim=None, unbiased=None, keepdim=False, correction=None):
@@ -229,8 +525,9 @@ class Ops:
         meta = x.meta[(slice(None),) * dim + (slice(start, end, step),)]
         return self.node("slice", [x], meta.contiguous(), dim=dim, start=start, end=max(end, start), step=step)
 
-    def getitem(self, x, idx):
-        self.check(x)
+    def _index_plan(self, x, idx):
+        """Basic indexing x[idx] as slices [(dim, start, end, step), ...] applied in turn, then a reshape
+        to the result's shape."""
         if not isinstance(idx, tuple):
             idx = (idx,)
         for i in idx:
@@ -247,8 +544,8 @@ class Ops:
                 full += [slice(None)] * (x.meta.dim() - n_real)
             else:
                 full.append(i)
+        plan = []
         d = 0
-        cur = x
         for i in full:
             if i is None:
                 continue
@@ -257,15 +554,23 @@ class Ops:
                 if not -size <= i < size:
                     raise Unsupported("index out of range")
                 i = i % size
-                cur = self.slice(cur, d, i, i + 1, 1)
+                plan.append((d, i, i + 1, 1))
             else:
                 start, stop, step = i.indices(size)
                 if step <= 0:
                     raise Unsupported("slice step must be positive")
                 if (start, stop, step) != (0, size, 1):
-                    cur = self.slice(cur, d, start, stop, step)
+                    plan.append((d, start, stop, step))
             d += 1
-        return self.reshape(cur, meta.shape)
+        return plan, tuple(meta.shape)
+
+    def getitem(self, x, idx):
+        self.check(x)
+        plan, shape = self._index_plan(x, idx)
+        cur = x
+        for d, start, stop, step in plan:
+            cur = self.slice(cur, d, start, stop, step)
+        return self.reshape(cur, shape)
 
     def cat(self, xs, dim=0):
         xs = list(xs)
@@ -275,7 +580,7 @@ class Ops:
         d = _norm_dim(dim, meta.dim())
         xs = [self.convert(x, meta.dtype) for x in xs]
         if len(xs) == 1:
-            return xs[0]
+            return self.fresh_copy(xs[0])
         return self.node("cat", xs, meta, dim=d)
 
     def stack(self, xs, dim=0):
