@@ -104,26 +104,37 @@ def _arg_guard(a, containers=False):
 
 
 def _global_guards(tr):
+    """Guards on globals, closure cells and global state, checked in C: (dict or cell or getter, name,
+    value, kind) with kind 1 identity, 2 same type and ==."""
     out = []
     for where, name, v in tr.global_guards:
-        kind = 2 if (is_constant(v) and v is not None and not isinstance(v, bool)) else 1
-        if kind == 2 and isinstance(v, list):
+        kind = 2 if (symbolic.is_constant_value(v) and v is not None and not isinstance(v, bool)) else 1
+        if kind == 2 and isinstance(v, (list, dict, set)):
             v = copy.deepcopy(v)  # mutable: compare with the value read, not the same object
         out.append((where, name, v, kind))
-    return tuple(out) or None
+    # global state the graph may depend on: factories and int->float promotion use the default dtype
+    out.append((torch.get_default_dtype, "default dtype", torch.get_default_dtype(), 1))
+    if tr.reads_grad_mode:
+        out.append((torch.is_grad_enabled, "grad mode", torch.is_grad_enabled(), 1))
+    return tuple(out)
+
+
+def _read_global(where, name):
+    if name is None:
+        return where.cell_contents
+    if callable(where):
+        return where()
+    return where[name]
 
 
 def _check_globals(gg):
     if gg is None:
         return True
     for where, name, want, kind in gg:
-        if name is None:
-            try:
-                v = where.cell_contents
-            except ValueError:
-                return False
-        else:
-            v = where.get(name, _check_globals)
+        try:
+            v = _read_global(where, name)
+        except (ValueError, KeyError):
+            return False
         if v is not want and (kind != 2 or type(v) is not type(want) or v != want):
             return False
     return True
@@ -178,6 +189,9 @@ def _describe_arg(i, a):
 def _describe_guards(args, gg=None):
     out = [_describe_arg(i, a) for i, a in enumerate(args)]
     for where, name, v, kind in gg or ():
+        if callable(where):
+            out.append(f"{name}: is {v}")
+            continue
         what = f"global {name}" if name is not None else "closure cell"
         out.append(f"{what}: {'==' if kind == 2 else 'is'} {v!r}" if kind == 2 else
                    f"{what}: is {type(v).__name__} object")
@@ -208,8 +222,10 @@ def _guard_failure(entry, args):
     if len(entry) > 3 and not _check_globals(entry[3]):
         for where, name, want, kind in entry[3]:
             if not _check_globals(((where, name, want, kind),)):
+                if callable(where):
+                    return f"{name} is {where()}, was {want}"
                 return f"global {name} changed" if name is not None else "a closure variable changed"
-    return "a module attribute, container item or the grad mode changed"
+    return "a module attribute or container item changed"
 
 
 def _resolver(path):
@@ -280,11 +296,18 @@ def _container_guard(value):
     return check
 
 
-def _extra_guard(tr, grad_sensitive, args=None):
-    checks = []
+def _extra_guard(tr, args=None):
+    checks, seen = [], set()
     for path, value in tr.attr_guards:
+        key = tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path))
+        if (key, type(value)) in seen:
+            continue  # read more than once: the first read's guard covers it
+        seen.add((key, type(value)))
         r = _resolver(path)
-        checks.append((r, 1, copy.deepcopy(value) if isinstance(value, list) else value))
+        if isinstance(value, (symbolic.Is, symbolic.Structure)):
+            checks.append((r, 2, value.check))
+        else:
+            checks.append((r, 1, copy.deepcopy(value) if isinstance(value, list) else value))
     for t, path in zip(tr.input_tensors, tr.input_sources):
         if path[0] == "arg" and (len(path) == 2 or (isinstance(path[2], (int, tuple)) and
                                                     _is_container(args[path[1]] if args else None))):
@@ -293,13 +316,10 @@ def _extra_guard(tr, grad_sensitive, args=None):
     for i, a in enumerate(args or ()):
         if _arg_guard(a, True) is None and _is_container(a):
             checks.append((operator.itemgetter(i), 2, _container_guard(a)))
-    grad = torch.is_grad_enabled() if grad_sensitive else None
-    if not checks and grad is None:
+    if not checks:
         return None
 
     def guard(args):
-        if grad is not None and torch.is_grad_enabled() is not grad:
-            return False
         try:
             for r, kind, g in checks:
                 v = r(args)
@@ -1020,7 +1040,8 @@ class _Segment:
         del _last_graphs[:-16]
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
-        self.extra = _extra_guard(self.tr, rg, args)
+        self.tr.reads_grad_mode |= rg  # outputs require grad or not with the grad mode
+        self.extra = _extra_guard(self.tr, args)
         self.gg = _global_guards(self.tr)
         self.kernel = None
         self.runner = None
@@ -1217,7 +1238,7 @@ class ExportedGraph:
         self._cf = cf
         self._prefix = prefix
         self._guards = (tuple(_arg_guard(a, True) for a in bound), None,
-                        _extra_guard(tr, False, bound), _global_guards(tr))
+                        _extra_guard(tr, bound), _global_guards(tr))
         self._run = _make_runner(tr, tmpl, _select(graph, graph))
 
     def __call__(self, *args, **kwargs):

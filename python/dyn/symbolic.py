@@ -4,6 +4,7 @@ else is a real Python value and constant-folds. Calls into user Python functions
 forwards are inlined. Anything unsupported raises Unsupported with the user's file:line."""
 import builtins
 import dis
+import functools
 import math
 import operator
 import sys
@@ -32,7 +33,8 @@ MAX_DEPTH = 40
 
 # attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
 # classes, functions
-_UNGUARDED_OWNERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+_UNGUARDED_OWNERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                     super)
 
 
 def is_opaque_type(t):
@@ -107,6 +109,76 @@ def is_constant(v):
     return False
 
 
+def is_constant_value(v, budget=None):
+    """is_constant, and also dicts and sets of constants (at most 4096 items in all): values a guard
+    compares by equality with a copy."""
+    budget = budget if budget is not None else [4096]
+    if isinstance(v, _CONST_TYPES):
+        return True
+    t = type(v)
+    if t not in (tuple, list, dict, set, frozenset):
+        return False
+    budget[0] -= len(v)
+    if budget[0] < 0:
+        return False
+    if t is dict:
+        return all(isinstance(k, _CONST_TYPES) and is_constant_value(x, budget) for k, x in v.items())
+    return all(is_constant_value(x, budget) for x in v)
+
+
+class Is:
+    """Guard value: the object at the guarded path is this very object."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def check(self, v):
+        return v is self.obj
+
+
+class Structure:
+    """Guard value for a container read during capture: same type, the same keys in order (dict) or
+    length, equal constant items and the very same objects elsewhere. Tensors read through the
+    container with a path of their own are guarded there (tensors_by_path)."""
+    __slots__ = ("type", "keys", "items")
+
+    def __init__(self, v, tensors_by_path):
+        import copy
+        self.type = type(v)
+        if self.type in (set, frozenset):
+            self.keys, self.items = None, set(v)  # set == compares members by == (identity for objects)
+            return
+        self.keys = list(v) if self.type is dict else len(v)
+        self.items = []
+        for x in (v.values() if self.type is dict else v):
+            if tensors_by_path and isinstance(x, torch.Tensor):
+                self.items.append((0, None))
+            elif is_constant_value(x):
+                self.items.append((2, copy.deepcopy(x)))
+            else:
+                self.items.append((1, x))
+
+    def check(self, v):
+        if type(v) is not self.type:
+            return False
+        if self.keys is None:
+            return v == self.items
+        if self.type is dict:
+            if len(v) != len(self.keys) or list(v) != self.keys:
+                return False
+            v = v.values()
+        elif len(v) != self.keys:
+            return False
+        for x, (kind, want) in zip(v, self.items):
+            if kind == 1:
+                if x is not want:
+                    return False
+            elif kind == 2 and (x is not want and (type(x) is not type(want) or x != want)):
+                return False
+        return True
+
+
 def _contains_real_tensor(v):
     if isinstance(v, torch.Tensor):
         return True
@@ -149,6 +221,9 @@ class Tracer:
         self.mutations = {}  # graph input index -> its TensorVar, for inputs updated in place
         self.grad_mutations = set()  # inputs updated by an op autograd records (not running statistics)
         self.input_aliases = []  # (source, input index): an input reached again through another source
+        self.traced = set()  # ids of the traced copies wrap() made of real containers
+        self.reads_grad_mode = False
+        self.created_classes = set()  # user classes instantiated while capturing  # the trace read torch.is_grad_enabled() (guarded when set)
 
     def guard_global(self, d, name, v):
         key = (id(d), name)
@@ -161,6 +236,30 @@ class Tracer:
         if key not in self.global_keys:
             self.global_keys.add(key)
             self.global_guards.append((cell, None, v))
+
+    def guard_value(self, path, v, owner=None):
+        """Guards what was read at `path`: constants by equality, other objects by identity (a method
+        bound to the owner by its function: a new method object is made at every attribute read)."""
+        if isinstance(v, TensorVar) or id(v) in self.traced:
+            return  # already traced from its source (a traced container has its Structure guard)
+        bound_here = owner is not None and getattr(v, "__self__", None) is owner
+        if is_constant(v):
+            self.attr_guards.append((path, v))
+        elif isinstance(v, types.MethodType) and bound_here:
+            self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
+        elif isinstance(v, types.BuiltinMethodType) and bound_here:
+            pass  # a method of the owner's type (the owner's guard covers its type)
+        elif not isinstance(v, torch.Tensor):
+            self.attr_guards.append((path, Is(v)))
+
+    def external(self, v):
+        """A global or closure value: tensors become graph inputs; containers are traced item by item
+        with their items guarded (the variable itself is guarded by the caller)."""
+        if isinstance(v, torch.Tensor):
+            return self.wrap(v)
+        if type(v) in (list, tuple, dict) and not is_constant_value(v):
+            return self.wrap(v, ("obj", v))
+        return v
 
     def tensor_input(self, t, source):
         v = self.input_vars.get(id(t))
@@ -189,19 +288,32 @@ class Tracer:
         """A real value entering the trace (argument, attribute, global)."""
         if isinstance(value, torch.Tensor):
             return self.tensor_input(value, source)
+        if id(value) in self.traced:
+            return value
+        if source is not None and type(value) in (tuple, list, dict, set, frozenset) and \
+                not is_constant(value) and not (_in_argument(source) and (
+                    type(value) in (tuple, list) or _contains_real_tensor(value))):
+            # a container reached through an attribute, item or global: its length, keys and items are
+            # guarded (argument containers have guards of their own, frontend._container_guard)
+            traced = type(value) in (tuple, list, dict) and len(value) <= 64 and (
+                type(value) is not dict or (all(type(k) is str for k in value) and _contains_real_tensor(value)))
+            self.attr_guards.append((source, Structure(value, traced)))
         if source is not None and type(value) in (tuple, list) and not is_constant(value) and len(value) <= 64:
             # a container argument: its items are traced (and guarded) one by one; the list is
             # treated as read-only (mutating it is unsupported)
             items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
             if type(value) is tuple:
-                return tuple(items)
-            self.sources[id(items)] = source
+                items = tuple(items)
+            else:
+                self.sources[id(items)] = source
+            self.traced.add(id(items))
             self.keep.append(items)
             return items
         if source is not None and type(value) is dict and len(value) <= 64 and \
                 all(type(k) is str for k in value) and _contains_real_tensor(value):
             d = {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
             self.sources[id(d)] = source
+            self.traced.add(id(d))
             self.keep.append(d)
             return d
         if is_opaque_type(type(value)):
@@ -218,6 +330,11 @@ class Tracer:
                 self.sources[id(value)] = source
                 self.keep.append(value)
         return value
+
+
+def _in_argument(source):
+    """The source is an argument or an item of an argument container (guarded by the argument guards)."""
+    return source[0] == "arg" and all(type(a) in (int, tuple) for a in source[2:])
 
 
 def _same_source(a, b):
@@ -244,7 +361,7 @@ _CAPTURE_ERRORS = (TypeError, ValueError, IndexError, KeyError, AttributeError, 
 class Frame:
     """Symbolic execution of one code object."""
 
-    def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None):
+    def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):
         self.tr = tracer
         self.func = func
         self.code = func.__code__
@@ -252,8 +369,9 @@ class Frame:
         if depth > MAX_DEPTH:
             raise Unsupported("inlining too deep (recursion?)")
         co = self.code
-        if co.co_flags & (0x20 | 0x80 | 0x200 | 0x100):  # generator/coroutine/async
+        if co.co_flags & (0x80 | 0x200 | 0x100) or (co.co_flags & 0x20 and not generator):  # coroutine/async
             raise Unsupported(f"generator or coroutine {co.co_name}")
+        self.generator = generator
         self.globals = func.__globals__
         self.builtins = self.globals.get("__builtins__", builtins)
         if isinstance(self.builtins, types.ModuleType):
@@ -332,6 +450,9 @@ class Frame:
                 pc += 1
             elif isinstance(r, _Return):
                 return r.value
+            elif isinstance(r, _Yield):
+                r.pc = pc + 1
+                return r
             else:
                 pc = r
 
@@ -401,6 +522,7 @@ class Frame:
             self.fail(f"free variable {inst.argval!r} referenced before assignment")
         if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
             self.tr.guard_cell(cell, v)
+            v = self.tr.external(v)
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
     def op_STORE_DEREF(self, inst):
@@ -416,6 +538,7 @@ class Frame:
         if name in self.globals:
             v = self.globals[name]
             self.tr.guard_global(self.globals, name, v)
+            v = self.tr.external(v)
         elif name in self.builtins:
             v = self.builtins[name]
         else:
@@ -452,6 +575,10 @@ class Frame:
             self.fail("attribute of NULL")
         if isinstance(obj, Opaque):
             return OpaqueMethod(obj, name)
+        prop = getattr(type(obj), name, None)
+        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and \
+                not (prop.fget.__module__ or "").startswith(("torch", "dyn")):
+            return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
@@ -465,10 +592,8 @@ class Frame:
             path = src + (name,)
             if isinstance(v, torch.Tensor):
                 return self.tr.tensor_input(v, path)
-            if is_constant(v):
-                self.tr.attr_guards.append((path, v))
-                return v
-            if isinstance(v, (types.MethodType, types.FunctionType, types.BuiltinFunctionType)):
+            self.tr.guard_value(path, v, obj)
+            if is_constant(v) or isinstance(v, (types.MethodType, types.FunctionType, types.BuiltinFunctionType)):
                 return v
             return self.tr.wrap(v, path)
         if isinstance(v, torch.Tensor):
@@ -477,8 +602,15 @@ class Frame:
 
     def op_STORE_ATTR(self, inst):
         obj, value = self.pop(), self.pop()
-        if isinstance(obj, (TensorVar, Opaque)) or id(obj) in self.tr.created:
-            self.fail("attribute assignment on a tensor or on an object made while capturing")
+        if isinstance(obj, (TensorVar, Opaque)):
+            self.fail("attribute assignment on a tensor")
+        if id(obj) in self.tr.created:
+            if type(obj) not in self.tr.created_classes:
+                self.fail(f"attribute assignment on a {type(obj).__name__} made while capturing")
+            if hasattr(getattr(type(obj), inst.argval, None), "__set__"):
+                self.fail(f"assignment to the property {type(obj).__name__}.{inst.argval}")
+            object.__setattr__(obj, inst.argval, value)  # an instance of a user class made here
+            return
         self.side_effect(inst, "attribute assignment (side effect)", ("attr", obj, inst.argval, value))
 
     def side_effect(self, inst, why, store):
@@ -688,8 +820,13 @@ class Frame:
             return handlers.getitem(self.tr.ops, obj, idx)
         if _contains_tensor(idx):
             self.fail("indexing with a tensor")
+        if isinstance(obj, torch.nn.Module):
+            self.guard_module_structure(obj)
         v = obj[idx]
         src = self.tr.sources.get(id(obj))
+        if src is None and type(obj) in (list, dict) and id(obj) not in self.tr.created:
+            src = self.tr.sources[id(obj)] = ("obj", obj)  # a container not reached from an argument
+            self.tr.keep.append(obj)
         if src is None:
             return self.tr.wrap(v) if isinstance(v, torch.Tensor) else v
         # an item of an object reached from an argument or a global (ModuleList, ModuleDict, a config
@@ -702,8 +839,8 @@ class Frame:
         path = src + (step,)
         if isinstance(v, torch.Tensor):
             return self.tr.tensor_input(v, path)
+        self.tr.guard_value(path, v)
         if is_constant(v):
-            self.tr.attr_guards.append((path, v))
             return v
         return self.tr.wrap(v, path)
 
@@ -753,6 +890,14 @@ class Frame:
         b, a = self.pop(), self.pop()
         if isinstance(b, TensorVar) or isinstance(a, TensorVar):
             self.fail("'in' with a tensor")
+        if isinstance(b, torch.nn.Module):
+            self.guard_module_structure(b)
+        elif isinstance(b, (Opaque, SymGenerator)) or hasattr(type(b), "__next__") and id(b) not in self.tr.created:
+            self.fail(f"'in' on a {type(b).__name__}")
+        elif isinstance(getattr(type(b), "__contains__", None), types.FunctionType):
+            r = self.truth(self.call(type(b).__contains__, [b, a], {}))
+            self.push((not r) if inst.arg else r)
+            return
         r = a in b
         self.push((not r) if inst.arg else r)
 
@@ -803,10 +948,59 @@ class Frame:
     op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
 
     def op_GET_ITER(self, inst):
-        v = self.pop()
+        self.push(self.iterate(self.pop()))
+
+    def iterate(self, v):
+        """iter(v) during capture. Iterators made outside the captured code (a generator passed in)
+        are never advanced here: that would consume them at capture time."""
         if isinstance(v, TensorVar):
             self.fail("iterating over a tensor")
-        self.push(iter(v))
+        if isinstance(v, Opaque):
+            self.fail(f"iterating over a {type(v.value).__name__}")
+        if isinstance(v, SymGenerator) or id(v) in self.tr.created:
+            it = iter(v)
+            return it if it is v else self._created(it)
+        if hasattr(type(v), "__next__"):
+            self.fail(f"iterating over a {type(v).__name__} made outside the compiled code")
+        if isinstance(v, torch.nn.Module):
+            self.guard_module_structure(v)
+        elif not isinstance(v, (tuple, list, dict, set, frozenset, str, range, bytes, type({}.keys()),
+                                type({}.values()), type({}.items()))):
+            it_fn = getattr(type(v), "__iter__", None)
+            if not isinstance(it_fn, types.FunctionType):
+                self.fail(f"iterating over a {type(v).__name__}")
+            return self.iterate(self.call(it_fn, [v], {}))  # a user class's __iter__, inlined
+        return self._created(iter(v))
+
+    def source_of(self, obj):
+        """The source path of a real object the capture reads from: the one it was reached through,
+        else the object itself (a global, an object met while iterating), re-read from it at every call."""
+        src = self.tr.sources.get(id(obj))
+        if src is None and id(obj) not in self.tr.created:
+            src = self.tr.sources[id(obj)] = ("obj", obj)
+            self.tr.keep.append(obj)
+        return src
+
+    def guard_module_structure(self, mod):
+        """Iterating, indexing or taking len() of a module container (Sequential, ModuleList, ...) reads its
+        children: guard which modules, parameters and buffers it holds."""
+        src = self.source_of(mod)
+        if src is None:
+            return
+        for name in ("_modules", "_parameters", "_buffers"):
+            d = getattr(mod, name, None)
+            if type(d) is dict:
+                self.tr.attr_guards.append((src + (name,), Structure(d, False)))
+
+    def op_YIELD_VALUE(self, inst):
+        if not self.generator:
+            self.fail("yield")
+        return _Yield(self.pop())
+
+    def op_RETURN_GENERATOR(self, inst):
+        if not self.generator:
+            self.fail("generator")
+        self.push(None)  # popped by the POP_TOP that follows (the value sent to start the generator)
 
     def op_FOR_ITER(self, inst):
         it = self.stack[-1]
@@ -911,6 +1105,25 @@ class Frame:
             self.fail(f"call {name} with a {type(what).__module__}.{type(what).__name__}")
         if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
             return self.call(fn._dyn_inline_target, args, kwargs)
+        if type(fn) is functools.partial:
+            pargs = [tr.wrap(a) if isinstance(a, torch.Tensor) else a for a in fn.args]
+            pkw = {k: tr.wrap(a) if isinstance(a, torch.Tensor) else a for k, a in fn.keywords.items()}
+            return self.call(fn.func, pargs + list(args), {**pkw, **kwargs})
+        if fn is super and not args:
+            return self.zero_arg_super()
+        if isinstance(fn, type) and _is_user_class(fn):
+            return self.instantiate(fn, args, kwargs)
+        if fn in _ITERATING_BUILTINS if _hashable(fn) else False:
+            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            if fn in (sorted, min, max) and kwargs.get("key") is not None and not (
+                    _hashable(kwargs["key"]) and kwargs["key"] in _PURE_BUILTINS):
+                return self.call_with_key(fn, args, kwargs)
+        if fn is len and len(args) == 1 and not isinstance(args[0], TensorVar):
+            obj = args[0]
+            if isinstance(obj, torch.nn.Module):
+                self.guard_module_structure(obj)
+            elif isinstance(getattr(type(obj), "__len__", None), types.FunctionType):
+                return self.call(type(obj).__len__, [obj], {})
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
@@ -927,6 +1140,8 @@ class Frame:
             mod = getattr(fn, "__module__", "") or ""
             if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
                 self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
+            if fn.__code__.co_flags & 0x20:  # a generator function: runs lazily as it is consumed
+                return self._created(SymGenerator(Frame(tr, fn, args, kwargs, self.depth + 1, generator=True)))
             return Frame(tr, fn, args, kwargs, self.depth + 1).run()
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
             obj = fn.__self__
@@ -960,8 +1175,13 @@ class Frame:
         pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
             (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
             fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
-                   torch.enable_grad, torch.inference_mode) if _hashable(fn) else False
+                   torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
+        if fn is torch.is_grad_enabled:
+            tr.reads_grad_mode = True  # guarded (the default dtype is always guarded)
         if pure:
+            if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
+                    hasattr(type(args[0]), "__next__"):
+                args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
             if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
                 if fn in (float, int, bool):
                     self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
@@ -981,8 +1201,64 @@ class Frame:
             return r
         if isinstance(fn, type) and fn in (tuple, list, dict, set):
             return fn(*args, **kwargs)
+        if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
+                type(fn.__self__) in tr.created_classes and not args and not kwargs:
+            return None  # object.__init__ (super().__init__() of a user class made here)
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(fn, type):
+            return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
+
+    def zero_arg_super(self):
+        """super() inside a method: the class from the __class__ cell, the first argument."""
+        cell = self.cells.get("__class__")
+        if cell is None or not self.code.co_varnames:
+            self.fail("super() outside a method")
+        first = self.code.co_varnames[0]
+        obj = self.locals[first] if first in self.locals else self.cells[first].cell_contents
+        return super(cell.cell_contents, obj)
+
+    def op_LOAD_SUPER_ATTR(self, inst):  # 3.12: super().name and super(cls, obj).name
+        obj, cls, sup = self.pop(), self.pop(), self.pop()
+        if sup is not super:
+            self.fail("LOAD_SUPER_ATTR with a super other than the builtin")
+        v = self.getattr(super(cls, obj), inst.argval)
+        if inst.arg & 1:
+            self.push(NULL)
+        self.push(v)
+
+    def instantiate(self, cls, args, kwargs):
+        """cls(*args) for a plain user class: a new object made while capturing, its __init__ inlined.
+        It lives only inside the capture (returning it or keeping it across a graph break is unsupported)."""
+        obj = object.__new__(cls)
+        self._created(obj)
+        self.tr.created_classes.add(cls)
+        init = getattr(cls, "__init__")
+        if init is not object.__init__:
+            self.call(init, [obj] + list(args), kwargs)
+        elif args or kwargs:
+            self.fail(f"{cls.__name__}() takes no arguments")
+        return obj
+
+    def call_with_key(self, fn, args, kwargs):
+        """sorted/min/max with a user key function: the keys are computed by inlining it and must be
+        Python values (ordering by tensor values is data-dependent)."""
+        kwargs = dict(kwargs)
+        key = kwargs.pop("key")
+        items = list(args[0]) if len(args) == 1 else list(args)
+        keys = [self.call(key, [x], {}) for x in items]
+        if any(_contains_tensor(k) for k in keys):
+            self.fail(f"{fn.__name__}() with a key that depends on tensor values")
+        order = list(range(len(items)))
+        if fn is sorted:
+            order.sort(key=lambda i: keys[i], reverse=kwargs.pop("reverse", False))
+            return self._created([items[i] for i in order])
+        if not items:
+            if "default" in kwargs:
+                return kwargs["default"]
+            self.fail(f"{fn.__name__}() of an empty sequence")
+        return items[fn(order, key=lambda i: keys[i])]
 
     def call_module(self, mod, args, kwargs):
         from torch.nn.modules import module as _m
@@ -1004,9 +1280,6 @@ class Frame:
     def op_LOAD_ASSERTION_ERROR(self, inst):
         self.fail("assertion failed (or assert with a data-dependent condition)")
 
-    def op_RETURN_GENERATOR(self, inst):
-        self.fail("generator")
-
     def op_BEFORE_WITH(self, inst):
         self.fail("with statement")
 
@@ -1019,6 +1292,31 @@ _CONTAINER_METHODS = {
     str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
 }
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
+
+
+_ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,
+                       all, iter, next, map, filter}
+
+
+def _needs_iterate(a):
+    """An argument an iterating builtin would iterate with code dyn must see (or must not run)."""
+    return isinstance(a, torch.nn.Module) or (
+        not isinstance(a, (tuple, list, dict, set, frozenset, str, range, bytes, TensorVar, SymGenerator))
+        and (hasattr(type(a), "__next__") or isinstance(getattr(type(a), "__iter__", None), types.FunctionType)))
+
+
+def _is_user_class(cls):
+    """A plain Python class (not torch's, not a builtin's subclass, default metaclass and __new__)."""
+    if type(cls) is not type or cls.__new__ is not object.__new__:
+        return False
+    for c in cls.__mro__:
+        if c is object:
+            continue
+        mod = getattr(c, "__module__", "") or ""
+        if mod == "builtins" or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+                any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
+            return False
+    return True
 
 
 def _hashable(fn):
@@ -1058,6 +1356,40 @@ class _Return:
 
     def __init__(self, value):
         self.value = value
+
+
+class _Yield:
+    __slots__ = ("value", "pc")
+
+    def __init__(self, value):
+        self.value, self.pc = value, None
+
+
+class SymGenerator:
+    """A user generator (or generator expression) called during capture: each next() resumes its frame
+    symbolically up to the next yield, so it runs lazily and in step with its consumer, as in Python."""
+
+    def __init__(self, frame):
+        self.frame, self.pc, self.done = frame, 0, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        if self.pc:
+            self.frame.push(None)  # the value of the yield expression (nothing is ever sent)
+        try:
+            r = self.frame.run(self.pc)
+        except BaseException:
+            self.done = True
+            raise
+        if isinstance(r, _Yield):
+            self.pc = r.pc
+            return r.value
+        self.done = True
+        raise StopIteration
 
 
 def trace(func, args, device, allow_breaks=False):

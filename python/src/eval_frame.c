@@ -18,7 +18,8 @@
  * fn None means "run the frame normally". extra, when present and not None, is extra(args) -> bool
  * for guards not on the arguments themselves (module attributes, grad mode). globals, when present and
  * not None, is a tuple of (dict or cell, key, value, kind): the global or closure variable still holds
- * value (kind 1: identity; kind 2: same type and ==).
+ * value (kind 1: identity; kind 2: same type and ==); where is a callable instead of a dict or cell
+ * for global state (torch.is_grad_enabled, torch.get_default_dtype): it is called with no arguments.
  *
  * Never crash: an internal error (allocation, unexpected frame) runs the frame normally. Exceptions
  * raised by the callback itself (dyn.Unsupported under fullgraph=True) propagate to the caller.
@@ -133,7 +134,7 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
       PyObject *g = PyTuple_GET_ITEM(gs, i);
       if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 4)
         return 0;
-      PyObject *where = PyTuple_GET_ITEM(g, 0), *v;
+      PyObject *where = PyTuple_GET_ITEM(g, 0), *v, *owned = NULL;
       if (PyDict_Check(where)) {
         v = PyDict_GetItemWithError(where, PyTuple_GET_ITEM(g, 1)); /* borrowed */
         if (!v)
@@ -142,15 +143,19 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
         v = PyCell_GET(where);
         if (!v)
           return 0;
+      } else if (PyCallable_Check(where)) {
+        /* global state (grad mode, default dtype): a getter called with no arguments */
+        v = owned = PyObject_CallNoArgs(where);
+        if (!v)
+          return -1;
       } else {
         return 0;
       }
       PyObject *want = PyTuple_GET_ITEM(g, 2);
-      if (v == want)
-        continue;
-      if (PyLong_AsLong(PyTuple_GET_ITEM(g, 3)) != 2 || Py_TYPE(v) != Py_TYPE(want))
-        return 0;
-      int eq = PyObject_RichCompareBool(v, want, Py_EQ);
+      int eq = v == want;
+      if (!eq && PyLong_AsLong(PyTuple_GET_ITEM(g, 3)) == 2 && Py_TYPE(v) == Py_TYPE(want))
+        eq = PyObject_RichCompareBool(v, want, Py_EQ);
+      Py_XDECREF(owned);
       if (eq != 1)
         return eq;
     }

@@ -107,7 +107,7 @@ def test_explain():
     assert "data-dependent" in str(out)
     out = dyn.explain(lambda x, y: x.sin() + y)(torch.randn(3), torch.randn(3))
     assert out.graph_count == 1 and out.ops_per_graph[0] == ["sin", "add"]
-    assert len(out.out_guards) == 2
+    assert len(out.out_guards) == 3 and "default dtype" in out.out_guards[2]
 
 
 def test_returns_input_object_and_constants():

@@ -1,0 +1,345 @@
+"""Soundness of capture: what a graph read while it was captured (global containers, module children,
+attributes holding functions, global state, iterators) is guarded, so a change between calls
+re-captures instead of reusing a stale graph; generators run lazily, in step with their consumer.
+Every result is compared with eager PyTorch."""
+import functools
+
+import pytest
+import torch
+import torch.nn as nn
+
+import dyn
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    dyn.reset()
+    torch.manual_seed(0)
+
+
+def check(cf, fn, *args):
+    torch.testing.assert_close(cf(*args), fn(*args))
+
+
+def captures():
+    return dyn._stats()["captures"]
+
+
+# -- globals and closures holding containers of non-constants ------------------------------------
+ACTS = {"act": torch.relu}
+
+
+def _global_fn_table(x):
+    return ACTS["act"](x) * 2
+
+
+def test_global_dict_of_functions_swapped():
+    cf = dyn.compile(_global_fn_table, backend="eager")
+    x = torch.randn(5)
+    check(cf, _global_fn_table, x)
+    try:
+        ACTS["act"] = torch.tanh
+        check(cf, _global_fn_table, x)
+    finally:
+        ACTS["act"] = torch.relu
+    check(cf, _global_fn_table, x)
+    assert captures() == 2
+
+
+def test_closure_list_of_modules_appended():
+    layers = [nn.Linear(3, 3)]
+
+    def f(x):
+        for l in layers:
+            x = l(x)
+        return x
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        check(cf, f, x)
+        layers.append(nn.Tanh())
+        check(cf, f, x)
+
+
+def test_global_constant_set_changed():
+    global NAMES
+    NAMES = {"a", "b"}
+
+    def f(x):
+        return x * 2 if "c" in NAMES else x - 1
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    check(cf, f, x)
+    NAMES.add("c")
+    check(cf, f, x)
+
+
+# -- modules --------------------------------------------------------------------------------------
+class _Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.ReLU()])
+        self.heads = nn.ModuleDict({"a": nn.Linear(4, 2)})
+        self.act = torch.relu
+        self.scales = [1.0, 2.0]
+
+    def forward(self, x):
+        for l in self.layers:
+            x = l(x)
+        x = self.act(x) * len(self.layers) * self.scales[0]
+        out = self.heads["a"](x)
+        if "b" in self.heads:
+            out = out + self.heads["b"](x)
+        return out
+
+
+@pytest.mark.parametrize("change", ["append_layer", "replace_layer", "add_head", "swap_act", "scale",
+                                    "new_linear_same_shape"])
+def test_module_structure_changes_recompile(change):
+    m = _Stack()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        if change == "append_layer":
+            m.layers.append(nn.Tanh())
+        elif change == "replace_layer":
+            m.layers[1] = nn.Sigmoid()
+        elif change == "add_head":
+            m.heads["b"] = nn.Linear(4, 2)
+        elif change == "swap_act":
+            m.act = torch.tanh
+        elif change == "scale":
+            m.scales[0] = -3.0
+        else:
+            m.layers[0] = nn.Linear(4, 4)
+        torch.testing.assert_close(cm(x), m(x))
+        torch.testing.assert_close(cm(x), m(x))
+    assert captures() == 2
+
+
+def test_sequential_slice_child_replaced():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
+
+        def forward(self, x):
+            return self.seq[1:](x)
+    m = M()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        m.seq[2] = nn.Tanh()
+        torch.testing.assert_close(cm(x), m(x))
+
+
+def test_bound_method_swapped_on_instance():
+    class M(nn.Module):
+        def helper(self, x):
+            return x + 1
+
+        def forward(self, x):
+            return self.helper(x) * 2
+    m = M()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(cm(x), m(x))
+    m.helper = lambda x: x - 100
+    torch.testing.assert_close(cm(x), m(x))
+    torch.testing.assert_close(cm(x), m(x))
+
+
+# -- global state ---------------------------------------------------------------------------------
+def test_default_dtype_int_to_float_promotion():
+    def f(x):
+        return x * 0.5
+    cf = dyn.compile(f, backend="eager")
+    x = torch.arange(4)
+    check(cf, f, x)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        out = cf(x)
+        assert out.dtype == torch.float64
+        check(cf, f, x)
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_requires_grad_of_result_read_under_no_grad():
+    def f(x, w):
+        y = x * w
+        return y * 2 if y.requires_grad else y * 3
+    cf = dyn.compile(f, backend="eager")
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    check(cf, f, x, w)
+    with torch.no_grad():
+        check(cf, f, x, w)
+
+
+# -- iterators and generators ---------------------------------------------------------------------
+def test_iterator_argument_is_not_consumed_at_capture():
+    def f(x, it):
+        for k in it:
+            x = x * k
+        return x
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    for _ in range(2):
+        it_c, it_e = iter([1.0, 2.0, 3.0]), iter([1.0, 2.0, 3.0])
+        torch.testing.assert_close(cf(x, it_c), f(x, it_e))
+        assert list(it_c) == list(it_e) == []
+
+
+def test_generator_argument_partly_consumed_like_eager():
+    def f(x, gen):
+        return x * next(gen)
+    def make():
+        yield 2.0
+        yield 3.0
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    gc, ge = make(), make()
+    torch.testing.assert_close(cf(x, gc), f(x, ge))
+    assert list(gc) == list(ge) == [3.0]
+
+
+def _gen_lengths(acc):
+    for _ in range(3):
+        yield len(acc)
+
+
+def test_generator_runs_in_step_with_its_consumer():
+    def f(x):
+        acc = []
+        for n in _gen_lengths(acc):
+            acc.append(x * n)
+        return torch.stack(acc)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    check(cf, f, torch.randn(3))
+
+
+def _pairs(xs):
+    for i in range(len(xs) - 1):
+        yield xs[i], xs[i + 1]
+    return "done"
+
+
+def test_generator_consumers():
+    def f(xs):
+        a = sum(p * q for p, q in _pairs(xs))
+        b = list(_pairs(xs))
+        c = max((t.shape[0], i) for i, t in enumerate(xs))
+        first = next(iter(_pairs(xs)))
+        return a, len(b), c, first[0] + first[1], any(t.dim() == 1 for t in xs)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    xs = [torch.randn(3) for _ in range(4)]
+    out, want = cf(xs), f(xs)
+    torch.testing.assert_close(out[0], want[0])
+    assert out[1:3] == want[1:3] and out[4] == want[4]
+    torch.testing.assert_close(out[3], want[3])
+
+
+# -- user classes, super(), partial, sorted with a key --------------------------------------------
+class _Base:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, t):
+        return t * self.k
+
+
+class _Derived(_Base):
+    def __init__(self, k, b):
+        super().__init__(k)
+        self.b = b
+
+    @property
+    def total(self):
+        return self.k + self.b
+
+    def apply(self, t):
+        return super().apply(t) + self.b
+
+
+def test_user_class_with_super_and_property():
+    def f(x):
+        d = _Derived(2.0, x)
+        return d.apply(x) * d.k, d.total
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    got, want = cf(x), f(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+
+
+class _WithSetter:
+    def __init__(self):
+        self._v = 1.0
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.setter
+    def v(self, value):
+        self._v = value * 10
+
+
+def test_property_setter_is_not_bypassed():
+    def f(x):
+        o = _WithSetter()
+        o.v = 2.0
+        return x * o.v
+    cf = dyn.compile(f, backend="eager")
+    check(cf, f, torch.randn(3))
+
+
+def test_user_object_returned_runs_eagerly():
+    def f(x):
+        return _Base(x * 2)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    out = cf(x)
+    assert type(out) is _Base
+    torch.testing.assert_close(out.k, x * 2)
+
+
+def _affine(x, w, b=0.0):
+    return x * w + b
+
+
+def test_partial_with_tensor_argument():
+    w = torch.randn(3)
+    g = functools.partial(_affine, w=w, b=1.0)
+
+    def f(x):
+        return g(x) - g(x, b=2.0)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    check(cf, f, torch.randn(3))
+    w.mul_(2)  # the partial's tensor is read at every call
+    check(cf, f, torch.randn(3))
+
+
+def test_sorted_min_max_with_keys():
+    def f(xs):
+        a = sorted(xs, key=lambda t: -t.shape[0], reverse=True)
+        b = max(xs, key=lambda t: t.shape[0])
+        c = min(xs, key=lambda t: t.shape[0])
+        return torch.cat(a), b * 2, c * 3
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    xs = [torch.randn(n) for n in (3, 1, 2)]
+    for g, w in zip(cf(xs), f(xs)):
+        torch.testing.assert_close(g, w)
+
+
+def test_sorted_by_tensor_value_is_not_captured():
+    def f(xs):
+        return torch.stack(sorted(xs, key=lambda t: t.sum()))
+    with pytest.raises(dyn.Unsupported):
+        dyn.compile(f, backend="eager", fullgraph=True)([torch.randn(2) for _ in range(3)])
+    cf = dyn.compile(f, backend="eager")
+    xs = [torch.randn(2) for _ in range(3)]
+    check(cf, f, xs)
