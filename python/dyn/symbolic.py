@@ -1101,7 +1101,10 @@ class Frame:
                 any(isinstance(a, (Opaque, OpaqueMethod)) for a in list(args) + list(kwargs.values()))):
             what = fn.obj.value if isinstance(fn, OpaqueMethod) else next(
                 (a.value for a in list(args) + list(kwargs.values()) if isinstance(a, Opaque)), fn)
-            name = getattr(fn, "__qualname__", None) or getattr(fn, "name", None) or type(fn).__name__
+            if isinstance(fn, OpaqueMethod):
+                name = f"{type(fn.obj.value).__name__}.{fn.name}"
+            else:
+                name = _callable_name(fn.value if isinstance(fn, Opaque) else fn)
             self.fail(f"call {name} with a {type(what).__module__}.{type(what).__name__}")
         if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
             return self.call(fn._dyn_inline_target, args, kwargs)
@@ -1317,6 +1320,17 @@ def _is_user_class(cls):
                 any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
             return False
     return True
+
+
+def _callable_name(f):
+    """How a break reason names a function: scipy.special.erf, numpy ufunc add, Tensor.numpy."""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    if type(f).__name__ == "ufunc":
+        return f"numpy ufunc {name}"
+    if name.startswith("_VariableFunctionsClass."):
+        return "torch." + f.__name__
+    mod = getattr(f, "__module__", None)
+    return f"{mod}.{name}" if isinstance(mod, str) and mod not in ("builtins",) else name
 
 
 def _hashable(fn):

@@ -343,3 +343,26 @@ def test_sorted_by_tensor_value_is_not_captured():
     cf = dyn.compile(f, backend="eager")
     xs = [torch.randn(2) for _ in range(3)]
     check(cf, f, xs)
+
+
+# -- the eager backend's generated function --------------------------------------------------------
+def test_eager_backend_constants_are_not_shared_with_outputs():
+    def f(x):
+        return torch.zeros(3), torch.ones(2, 2).reshape(4), x + 1, torch.full((2,), 5.0)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    first = cf(x)
+    for t in first[:2] + first[3:]:
+        t.add_(100)  # the caller owns its outputs
+    for g, w in zip(cf(x), f(x)):
+        torch.testing.assert_close(g, w)
+
+
+def test_eager_backend_non_contiguous_results_are_made_contiguous():
+    def f(x):
+        return torch.relu(x.t()), x.t() * 1
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(3, 5)
+    for g, w in zip(cf(x), f(x)):
+        torch.testing.assert_close(g, w)
+        assert g.is_contiguous()

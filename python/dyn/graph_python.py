@@ -1,0 +1,76 @@
+"""A captured Graph as one generated Python function over PyTorch ops (the "eager" backend's hot
+path): constants are made once, dtype conversions that cannot change anything are left out, and
+outputs that can only be fresh tensors skip the aliasing checks. Semantics are run_node's: ops without
+a short form here call it."""
+import torch
+
+from . import graph as G
+
+# ops whose result is always a new tensor (never a view of an operand, never a constant)
+_FRESH = set(G.UNARY) | set(G.BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat"} | \
+    (set(G.REDUCE) - {"prod"})
+# binary ops run_node applies to operands converted to the result dtype
+_CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
+
+
+def _expr(n, args, ns, k):
+    """A Python expression for node n over operand names, or None (then run_node runs it)."""
+    op = n.op
+    if op in G.UNARY:
+        return f"torch.{op}({args[0]})"
+    if op in G.BINARY:
+        rt = n.meta.dtype
+        if op == "div" and not rt.is_floating_point:
+            return None
+        if op in _CONVERTING:
+            ns[f"dt{k}"] = rt
+            args = [a if i.meta.dtype == rt else f"{a}.to(dt{k})" for a, i in zip(args, n.inputs)]
+        return f"torch.{op}({args[0]}, {args[1]})"
+    return None
+
+
+def python_function(graph):
+    """fn(*inputs) -> list of outputs, equivalent to running every node with run_node."""
+    ns = {"torch": torch, "run_node": G.run_node, "finish": _finish}
+    names = {n: f"i{n.index}" for n in graph.inputs}
+    lines = [f"def run({', '.join(names[n] for n in graph.inputs)}):"]
+    for k, n in enumerate(graph.nodes):
+        names[n] = f"v{k}"
+        args = [names[i] for i in n.inputs]
+        if n.op == "constant":
+            ns[f"c{k}"] = G.run_node(n, [])  # made once; outputs never hand it out (finish copies)
+            expr = f"c{k}"
+        else:
+            expr = _expr(n, args, ns, k)
+            if expr is None:
+                ns[f"n{k}"] = n
+                expr = f"run_node(n{k}, [{', '.join(args)}])"
+        lines.append(f"    v{k} = {expr}")
+    outs = [names[o] for o in graph.outputs]
+    fresh = all(o.op in _FRESH for o in graph.outputs) and len(set(graph.outputs)) == len(graph.outputs)
+    if fresh:  # new tensors, pairwise distinct: only their layout is fixed up
+        lines.append(f"    return [{', '.join(o + '.contiguous()' for o in outs)}]")
+    else:
+        ins = ", ".join(names[n] for n in graph.inputs)
+        ns["consts"] = frozenset(ns[f"c{k}"].untyped_storage().data_ptr() for k, n in enumerate(graph.nodes)
+                                 if n.op == "constant" and ns[f"c{k}"].numel())
+        lines.append(f"    return finish([{', '.join(outs)}], ({ins}{',' if graph.inputs else ''}), consts)")
+    exec(compile("\n".join(lines) + "\n", f"<dyn graph {id(graph):x}>", "exec"), ns)
+    return ns["run"]
+
+
+def _finish(outs, inputs, consts):
+    """Outputs are new contiguous tensors, as the compiled backends' (PyTorch's reshape, permute, expand
+    and slice may give views of inputs, of the graph's constants or of each other)."""
+    taken = set(consts)
+    taken.update(t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel())
+    result = []
+    for t in outs:
+        if t.numel():
+            p = t.untyped_storage().data_ptr()
+            if p in taken or not t.is_contiguous():
+                t = t.clone(memory_format=torch.contiguous_format)
+                p = t.untyped_storage().data_ptr()
+            taken.add(p)
+        result.append(t)
+    return result
