@@ -21,7 +21,7 @@ from . import resume
 from . import symbolic
 from .errors import Unsupported
 from .graph import Graph
-from .symbolic import is_constant
+from .symbolic import is_constant, strict_eq
 from .tensor_ops import TensorVar
 
 try:
@@ -135,7 +135,7 @@ def _check_globals(gg):
             v = _read_global(where, name)
         except (ValueError, KeyError):
             return False
-        if v is not want and (kind != 2 or type(v) is not type(want) or v != want):
+        if v is not want and (kind != 2 or not strict_eq(v, want)):
             return False
     return True
 
@@ -160,7 +160,7 @@ def _py_lookup(entries, args):
             elif k == 1:
                 ok = a is g[1]
             else:
-                ok = type(a) is g[1] and a == g[2]
+                ok = type(a) is g[1] and strict_eq(a, g[2])
             if not ok:
                 break
         if ok and len(e) > 3:
@@ -217,7 +217,7 @@ def _guard_failure(entry, args):
         elif g[0] == 1 and a is not g[1]:
             return f"arg{i} is another object than {g[1]!r}" if not isinstance(a, (bool, type(None))) \
                 else f"arg{i} is {a!r}, was {g[1]!r}"
-        elif g[0] == 2 and (type(a) is not g[1] or a != g[2]):
+        elif g[0] == 2 and (type(a) is not g[1] or not strict_eq(a, g[2])):
             return f"arg{i} == {a!r}, was {g[2]!r}"
     if len(entry) > 3 and not _check_globals(entry[3]):
         for where, name, want, kind in entry[3]:
@@ -290,7 +290,7 @@ def _container_guard(value):
             elif g[0] == 1:
                 if x is not g[1]:
                     return False
-            elif type(x) is not g[1] or x != g[2]:
+            elif type(x) is not g[1] or not strict_eq(x, g[2]):
                 return False
         return True
     return check
@@ -316,6 +316,16 @@ def _extra_guard(tr, args=None):
     for i, a in enumerate(args or ()):
         if _arg_guard(a, True) is None and _is_container(a):
             checks.append((operator.itemgetter(i), 2, _container_guard(a)))
+    for source, j in tr.input_aliases:
+        # one tensor reached through two sources is one graph input: they must stay the same object
+        this, that = _resolver(source), _resolver(tr.input_sources[j])
+        checks.append((lambda args, this=this, that=that: this(args) is that(args), 2, bool))
+    if tr.mutation_spans is not None and len(tr.input_sources) > 1:
+        # a graph that updates an input in place is only right while no other input overlaps it
+        getters = [_resolver(p) for p in tr.input_sources]
+        spans, mutated = tr.mutation_spans
+        checks.append((lambda args: [g(args) for g in getters], 2,
+                       lambda ins: not _memory_conflict(ins, spans, mutated)))
     if not checks:
         return None
 
@@ -324,7 +334,7 @@ def _extra_guard(tr, args=None):
             for r, kind, g in checks:
                 v = r(args)
                 if kind == 1:
-                    if type(v) is not type(g) or v != g:
+                    if not strict_eq(v, g):
                         return False
                 elif kind == 2:
                     if not g(v):
@@ -458,6 +468,7 @@ def _flatten_output(out, graph, fail, tracer=None):
     spans, mutated = [], [j for j, _, _ in writes]
     if writes:
         spans = [_span(t) for t in tracer.input_tensors]
+        tracer.mutation_spans = (spans, mutated)
         if _memory_conflict(tracer.input_tensors, spans, mutated):
             fail("in-place update of an input that shares memory with another input")
         if any(j in mutated for _, j in getattr(tracer, "input_aliases", ())):
@@ -533,12 +544,8 @@ def _mutation_rebuilder(tmpl):
     dests = set(mutated)
     grad_writes = [(j, src) for j, src, detach in writes if not detach]
     nograd_writes = [(j, src) for j, src, detach in writes if detach]
-    check = len(spans) > 1
 
-    def run(outs, ins):
-        if check and _memory_conflict(ins, spans, mutated):
-            raise RuntimeError("dyn: a compiled graph updates an input in place that shares memory with "
-                               "another input of this call (they did not when it was captured)")
+    def run(outs, ins):  # the entry's guards checked that no other input overlaps a mutated one
         if contig or clones:
             outs = list(outs)
             for k in contig:
@@ -876,6 +883,10 @@ class _CompiledFunction:
             self._children.clear()
             self._resumes.clear()
 
+    def __get__(self, obj, objtype=None):
+        """@dyn.compile on a method in a class body: bound like the function it wraps."""
+        return self if obj is None else types.MethodType(self, obj)
+
     # -- call -----------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if _HOOK:
@@ -1139,10 +1150,32 @@ class OptimizedModule(torch.nn.Module):
         d["_modules"] = mod._modules
         d["_dyn_orig_mod"] = mod
         d["training"] = mod.training
+        d["_dyn_kw"] = kw
         d["_dyn_forward"] = _CompiledFunction(type(mod).forward, **kw)
 
     def forward(self, *args, **kwargs):
-        return self._dyn_forward(self._dyn_orig_mod, *args, **kwargs)
+        mod = self._dyn_orig_mod
+        from torch.nn.modules import module as _m
+        if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or \
+                _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks:
+            return mod(*args, **kwargs)  # hooks on the module itself: eager runs them around forward
+        fwd = mod.__dict__.get("forward")
+        if fwd is not None:  # forward replaced on the instance: compile that callable
+            return self._compiled_for(fwd)(*args, **kwargs)
+        cf = self._dyn_forward
+        if cf._fn is not type(mod).forward:  # forward patched on the class after compiling
+            cf = self._compiled_for(type(mod).forward)
+            self.__dict__["_dyn_forward"] = cf
+        return cf(mod, *args, **kwargs)
+
+    def _compiled_for(self, fn):
+        cache = self.__dict__.setdefault("_dyn_compiled", {})
+        cf = cache.get(fn)
+        if cf is None:
+            if not isinstance(fn, (types.FunctionType, types.MethodType)):
+                return fn  # some other callable: called as it is
+            cf = cache[fn] = _CompiledFunction(fn, **self.__dict__["_dyn_kw"])
+        return cf
 
     @property
     def graphs(self):

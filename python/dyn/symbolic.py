@@ -5,6 +5,7 @@ forwards are inlined. Anything unsupported raises Unsupported with the user's fi
 import builtins
 import dis
 import functools
+import struct
 import math
 import operator
 import sys
@@ -126,6 +127,23 @@ def is_constant_value(v, budget=None):
     return all(is_constant_value(x, budget) for x in v)
 
 
+def strict_eq(a, b):
+    """Equality for guarded constants (the C guards' strict_eq): same types all the way down, so 2 is
+    not 2.0 and (2,) is not (2.0,); floats by their bits, so 0.0 is not -0.0 and a NaN matches itself."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(strict_eq(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return len(a) == len(b) and all(strict_eq(ka, kb) and strict_eq(va, vb)
+                                        for (ka, va), (kb, vb) in zip(a.items(), b.items()))
+    return a == b
+
+
 class Is:
     """Guard value: the object at the guarded path is this very object."""
     __slots__ = ("obj",)
@@ -174,7 +192,7 @@ class Structure:
             if kind == 1:
                 if x is not want:
                     return False
-            elif kind == 2 and (x is not want and (type(x) is not type(want) or x != want)):
+            elif kind == 2 and not strict_eq(x, want):
                 return False
         return True
 
@@ -218,11 +236,13 @@ class Tracer:
         self.global_guards = []  # (globals dict or closure cell, name or None, value read)
         self.global_keys = set()
         self.break_at = {}  # offset of a top-frame call -> Unsupported: break the graph there
+        self.eager_at = {}  # offset of a top-frame instruction -> Unsupported: the rest runs eagerly from it
         self.mutations = {}  # graph input index -> its TensorVar, for inputs updated in place
         self.grad_mutations = set()  # inputs updated by an op autograd records (not running statistics)
         self.input_aliases = []  # (source, input index): an input reached again through another source
         self.traced = set()  # ids of the traced copies wrap() made of real containers
         self.reads_grad_mode = False
+        self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.created_classes = set()  # user classes instantiated while capturing  # the trace read torch.is_grad_enabled() (guarded when set)
 
     def guard_global(self, d, name, v):
@@ -382,6 +402,7 @@ class Frame:
         self.kw_names = None
         self.insts = list(dis.get_instructions(co))
         self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
+        self._handled = None
         self.lineno = co.co_firstlineno
 
     def _bind(self, func, args, kwargs):
@@ -401,6 +422,13 @@ class Frame:
 
     def fail(self, reason):
         raise Unsupported(reason, self.code.co_filename, self.lineno)
+
+    def handled(self, offset):
+        """Whether an exception at offset is caught in this frame (a try body, a with block): a call,
+        store or branch there must be made inside the frame's own code, never by a graph-break runner."""
+        if self._handled is None:
+            self._handled = [(e.start, e.end) for e in dis.Bytecode(self.code).exception_entries]
+        return any(a <= offset < b for a, b in self._handled)
 
     # -- stack helpers
     def pop(self):
@@ -431,6 +459,8 @@ class Frame:
             top = self.depth == 0 and self.tr.allow_breaks
             before = list(self.stack) if top else None
             try:
+                if top and inst.offset in self.tr.eager_at:
+                    raise self.tr.eager_at[inst.offset]
                 if handler is None:
                     self.fail(f"unsupported bytecode {op}")
                 try:
@@ -581,6 +611,8 @@ class Frame:
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
+        if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
+            src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
                 id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
             # an object not reached from an argument (a global config, a module met while iterating a
@@ -616,7 +648,7 @@ class Frame:
     def side_effect(self, inst, why, store):
         """A store Python must make (to an attribute or a global): in the top frame the graph breaks
         here; the runner makes the store with real values and the frame resumes after it."""
-        if self.depth or not self.tr.allow_breaks:
+        if self.depth or not self.tr.allow_breaks or self.handled(inst.offset):
             self.fail(why)
         here = self.index_of[inst.offset]
         raise GraphBreak(self, why, inst.offset, store=store, targets=(self.insts[here + 1].offset,))
@@ -905,6 +937,9 @@ class Frame:
     def _cond_jump(self, inst, jump_if):
         v = self.pop()
         if isinstance(v, TensorVar) and self.depth == 0 and self.tr.allow_breaks and "NONE" not in inst.opname:
+            if self.handled(inst.offset):
+                # the rest of the frame runs from this branch, eagerly, inside its try
+                self.fail("data-dependent branch on a tensor inside a try block")
             here = self.index_of[inst.offset]
             target = self.jump(inst)
             if "FALSE" in inst.opname:
@@ -1062,6 +1097,12 @@ class Frame:
         tr = self.tr
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
+        if self.handled(inst.offset):  # inside a try: the rest of the frame runs from this call, eagerly
+            try:
+                return self.call(fn, args, kwargs)
+            except (Unsupported, *_CAPTURE_ERRORS) as e:
+                why = e if isinstance(e, Unsupported) else Unsupported(f"{type(e).__name__} while capturing: {e}")
+                raise Restart(inst.offset, why.locate(self.code.co_filename, self.lineno), eager=True)
         if fn is print:
             tr.break_at.setdefault(inst.offset, Unsupported("print"))
         why = tr.break_at.get(inst.offset)
@@ -1159,6 +1200,8 @@ class Frame:
         if fn is isinstance:
             obj, cls = args
             if isinstance(obj, TensorVar):
+                if obj.input_index is not None:  # the input's exact type is guarded (Parameter or Tensor)
+                    return isinstance(tr.input_tensors[obj.input_index], cls)
                 return isinstance(torch.empty(0), cls)
         if fn is len and args and isinstance(args[0], TensorVar):
             if args[0].meta.dim() == 0:
@@ -1308,6 +1351,16 @@ def _needs_iterate(a):
         and (hasattr(type(a), "__next__") or isinstance(getattr(type(a), "__iter__", None), types.FunctionType)))
 
 
+# top-level packages whose modules, classes and functions dyn takes as fixed (their attributes are not
+# guarded): the standard library and the numeric stack; everything else is user code
+_TRUSTED_PACKAGES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "scipy", "dyn", "typing_extensions"}
+
+
+def _user_owner(obj):
+    mod = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
+    return isinstance(mod, str) and mod.partition(".")[0] not in _TRUSTED_PACKAGES
+
+
 def _is_user_class(cls):
     """A plain Python class (not torch's, not a builtin's subclass, default metaclass and __new__)."""
     if type(cls) is not type or cls.__new__ is not object.__new__:
@@ -1360,9 +1413,12 @@ class GraphBreak(Exception):
 
 
 class Restart(Exception):
-    def __init__(self, offset, why):
+    """Capture again from the start, breaking the graph at `offset` this time: before the call there
+    (or, when eager, running the rest of the frame from that instruction eagerly)."""
+
+    def __init__(self, offset, why, eager=False):
         super().__init__(str(why))
-        self.offset, self.why = offset, why
+        self.offset, self.why, self.eager = offset, why, eager
 
 
 class _Return:
@@ -1411,11 +1467,12 @@ def trace(func, args, device, allow_breaks=False):
     (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
-    break_at = {}
+    break_at, eager_at = {}, {}
     for _ in range(16):
         tr = Tracer(device)
         tr.allow_breaks = allow_breaks
         tr.break_at = dict(break_at)
+        tr.eager_at = dict(eager_at)
         wrapped = [tr.wrap(a, ("arg", i)) for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
         try:
@@ -1423,5 +1480,5 @@ def trace(func, args, device, allow_breaks=False):
         except GraphBreak as b:
             return tr, None, b
         except Restart as r:
-            break_at[r.offset] = r.why
+            (eager_at if r.eager else break_at)[r.offset] = r.why
     raise Unsupported("too many graph breaks", co.co_filename, co.co_firstlineno)

@@ -14,7 +14,7 @@
  *   (0, type, dtype, device, sizes, strides, requires_grad)  tensor: exact type, dtype identity,
  *                                                            device ==, size() ==, stride() ==
  *   (1, obj)                                                 identity
- *   (2, type, value)                                         exact type and ==
+ *   (2, type, value)                                         exact type and strict_eq
  * fn None means "run the frame normally". extra, when present and not None, is extra(args) -> bool
  * for guards not on the arguments themselves (module attributes, grad mode). globals, when present and
  * not None, is a tuple of (dict or cell, key, value, kind): the global or closure variable still holds
@@ -52,6 +52,47 @@ static PyObject *s_dtype, *s_device, *s_size, *s_stride, *s_requires_grad;
 static unsigned long long g_hits, g_misses, g_intercepted;
 
 static void free_extra(void *p) { Py_XDECREF((PyObject *)p); }
+
+/* Equality for guarded constants: same types all the way down (2 is not 2.0, (2,) is not (2.0,)) and
+ * floats by their bits (0.0 is not -0.0; a NaN matches itself). 1 equal, 0 not, -1 error. */
+static int strict_eq(PyObject *a, PyObject *b) {
+  if (a == b)
+    return 1;
+  if (Py_TYPE(a) != Py_TYPE(b))
+    return 0;
+  if (PyFloat_CheckExact(a)) {
+    double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+    return memcmp(&x, &y, sizeof x) == 0;
+  }
+  if (PyTuple_CheckExact(a) || PyList_CheckExact(a)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(a);
+    if (n != PySequence_Fast_GET_SIZE(b))
+      return 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      int r = strict_eq(PySequence_Fast_GET_ITEM(a, i), PySequence_Fast_GET_ITEM(b, i));
+      if (r != 1)
+        return r;
+    }
+    return 1;
+  }
+  if (PyDict_CheckExact(a)) {
+    if (PyDict_GET_SIZE(a) != PyDict_GET_SIZE(b))
+      return 0;
+    Py_ssize_t i = 0, j = 0;
+    PyObject *ka, *va, *kb, *vb;
+    while (PyDict_Next(a, &i, &ka, &va)) {
+      if (!PyDict_Next(b, &j, &kb, &vb))
+        return 0;
+      int r = strict_eq(ka, kb);
+      if (r == 1)
+        r = strict_eq(va, vb);
+      if (r != 1)
+        return r;
+    }
+    return 1;
+  }
+  return PyObject_RichCompareBool(a, b, Py_EQ);
+}
 
 /* 1 pass, 0 fail, -1 error (exception set). */
 static int check_tensor(PyObject *a, PyObject *g) {
@@ -115,8 +156,7 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
     } else if (kind == 1) {
       ok = a == PyTuple_GET_ITEM(g, 1);
     } else if (kind == 2 && PyTuple_GET_SIZE(g) == 3) {
-      ok = (PyObject *)Py_TYPE(a) == PyTuple_GET_ITEM(g, 1) &&
-           PyObject_RichCompareBool(a, PyTuple_GET_ITEM(g, 2), Py_EQ) == 1;
+      ok = (PyObject *)Py_TYPE(a) == PyTuple_GET_ITEM(g, 1) ? strict_eq(a, PyTuple_GET_ITEM(g, 2)) : 0;
     } else {
       ok = -1;
       if (!PyErr_Occurred())
@@ -153,8 +193,8 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
       }
       PyObject *want = PyTuple_GET_ITEM(g, 2);
       int eq = v == want;
-      if (!eq && PyLong_AsLong(PyTuple_GET_ITEM(g, 3)) == 2 && Py_TYPE(v) == Py_TYPE(want))
-        eq = PyObject_RichCompareBool(v, want, Py_EQ);
+      if (!eq && PyLong_AsLong(PyTuple_GET_ITEM(g, 3)) == 2)
+        eq = strict_eq(v, want);
       Py_XDECREF(owned);
       if (eq != 1)
         return eq;

@@ -366,3 +366,162 @@ def test_eager_backend_non_contiguous_results_are_made_contiguous():
     for g, w in zip(cf(x), f(x)):
         torch.testing.assert_close(g, w)
         assert g.is_contiguous()
+
+
+# -- tensors passed twice, overlapping inputs ------------------------------------------------------
+def _x_plus_2y(x, y):
+    return x + y * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "dyn"])
+def test_same_tensor_twice_then_two_tensors(backend):
+    cf = dyn.compile(_x_plus_2y, backend=backend)
+    a, b = torch.ones(3), torch.full((3,), 5.0)
+    check(cf, _x_plus_2y, a, a)
+    check(cf, _x_plus_2y, a, b)
+    check(cf, _x_plus_2y, b, b)
+
+
+# -- constants are compared strictly ----------------------------------------------------------------
+def _scale_by_item(x, t):
+    return x * t[0]
+
+
+def _reciprocal_scaled(x, s):
+    return 1 / (x * s)
+
+
+def test_constant_guards_tell_int_from_float_and_signed_zeros():
+    cf = dyn.compile(_scale_by_item, backend="eager")
+    x = torch.arange(3)
+    for t in ((2,), (2.0,), (True,), (2,)):
+        out = cf(x, t)
+        assert out.dtype == _scale_by_item(x, t).dtype
+        check(cf, _scale_by_item, x, t)
+    cr = dyn.compile(_reciprocal_scaled, backend="eager")
+    x = torch.zeros(2)
+    for s in (0.0, -0.0, float("nan"), float("nan")):
+        torch.testing.assert_close(cr(x, s), _reciprocal_scaled(x, s), equal_nan=True)
+
+
+# -- attributes of user classes, modules and functions ----------------------------------------------
+class _Cfg:
+    scale = 2.0
+
+
+def _helper(t):
+    return t * _helper.k
+
+
+_helper.k = 2.0
+
+
+def test_attributes_of_user_classes_modules_and_functions_are_guarded():
+    from capture_helpers import cfgmod
+
+    def f(x):
+        return x * _Cfg.scale + x * cfgmod.SCALE + _helper(x)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.ones(2)
+    check(cf, f, x)
+    try:
+        _Cfg.scale, cfgmod.SCALE, _helper.k = 3.0, 5.0, 7.0
+        check(cf, f, x)
+    finally:
+        _Cfg.scale, cfgmod.SCALE, _helper.k = 2.0, 2.0, 2.0
+    check(cf, f, x)
+
+
+# -- module forward and hooks -----------------------------------------------------------------------
+class _Two(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_forward_patched_after_compile():
+    m = _Two()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.ones(2)
+    torch.testing.assert_close(cm(x), m(x))
+    old = _Two.forward
+    try:
+        _Two.forward = lambda self, x: x * 100
+        torch.testing.assert_close(cm(x), m(x))
+    finally:
+        _Two.forward = old
+    torch.testing.assert_close(cm(x), m(x))
+    m.forward = lambda x: x + 7  # on the instance
+    torch.testing.assert_close(cm(x), m(x))
+
+
+def test_hooks_on_the_compiled_module_itself_run():
+    m = nn.Linear(3, 3)
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        h = m.register_forward_hook(lambda mod, inp, out: out * 100)
+        torch.testing.assert_close(cm(x), m(x))
+        h.remove()
+        torch.testing.assert_close(cm(x), m(x))
+
+
+def test_isinstance_parameter():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            return x * 2 if isinstance(self.w, nn.Parameter) and not isinstance(x, nn.Parameter) else x
+    m = M()
+    cm = dyn.compile(m, backend="eager")
+    with torch.no_grad():
+        torch.testing.assert_close(cm(torch.ones(2)), m(torch.ones(2)))
+
+
+# -- try blocks: calls and branches that may raise stay inside the frame's handler ---------------------
+def _view_or_double(x):
+    y = x + 1
+    try:
+        return y.view(7)
+    except RuntimeError:
+        return y * 2
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raise_if_positive(t):
+    if t.sum() > 0:
+        raise _Boom("positive")
+    return t
+
+
+def _catches(x):
+    y = x * 2
+    try:
+        return _raise_if_positive(y) + 1
+    except _Boom:
+        return y * 0
+
+
+def test_graph_break_inside_try_keeps_the_handler():
+    cf = dyn.compile(_view_or_double, backend="eager")
+    for n in (7, 3, 3):
+        x = torch.randn(n)
+        check(cf, _view_or_double, x)
+    cf = dyn.compile(_catches, backend="eager")
+    for x in (torch.ones(2), -torch.ones(2), torch.ones(2)):
+        check(cf, _catches, x)
+
+
+def test_compile_as_a_method_decorator():
+    class B:
+        k = 3.0
+
+        @dyn.compile(backend="eager")
+        def m(self, x):
+            return x * self.k
+    torch.testing.assert_close(B().m(torch.ones(2)), torch.full((2,), 3.0))
