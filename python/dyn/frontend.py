@@ -165,6 +165,8 @@ def _py_lookup(entries, args):
                 break
         if ok and len(e) > 3:
             ok = _check_globals(e[3])
+        if ok and len(e) > 4:
+            ok = _check_paths(e[4], args)
         if ok and len(e) > 2 and e[2] is not None:
             try:
                 ok = bool(e[2](args))
@@ -186,8 +188,16 @@ def _describe_arg(i, a):
     return f"arg{i}: == {a!r}"
 
 
-def _describe_guards(args, gg=None):
+def _describe_guards(args, gg=None, paths=None):
     out = [_describe_arg(i, a) for i, a in enumerate(args)]
+    for cpath, kind, want in paths or ():
+        what = {0: lambda: f"tensor dtype={want[2]} device={want[3]} size={want[4]} stride={want[5]} "
+                           f"requires_grad={want[6]}",
+                1: lambda: f"is {type(want).__name__} object", 2: lambda: f"== {want!r}",
+                3: lambda: f"{want[0].__name__} with the same " + ("keys " + repr(list(want[1])) if want[0] is dict
+                                                                   else "items") + " and items",
+                4: lambda: "container with the same items"}[kind]()
+        out.append(f"{_cpath_str(cpath)}: {what}")
     for where, name, v, kind in gg or ():
         if callable(where):
             out.append(f"{name}: is {v}")
@@ -225,7 +235,20 @@ def _guard_failure(entry, args):
                 if callable(where):
                     return f"{name} is {where()}, was {want}"
                 return f"global {name} changed" if name is not None else "a closure variable changed"
-    return "a module attribute or container item changed"
+    for cpath, kind, want in (entry[4] if len(entry) > 4 else None) or ():
+        if not _check_path(cpath, kind, want, args):
+            return f"{_cpath_str(cpath)} {_PATH_CHANGE[kind]}"
+    return "several inputs alias differently (the same tensor, or overlapping memory)"
+
+
+_PATH_CHANGE = {0: "is another kind of tensor (type, dtype, device, size, stride or requires_grad)",
+                1: "is another object", 2: "changed value", 3: "changed (length, keys or items)",
+                4: "changed (length, keys or items)"}
+
+
+def _cpath_str(cpath):
+    root = f"<{type(cpath[1]).__name__}>" if cpath[0] else f"arg{cpath[1]}"
+    return root + symbolic._steps_str(cpath[2:])
 
 
 def _resolver(path):
@@ -296,55 +319,83 @@ def _container_guard(value):
     return check
 
 
-def _extra_guard(tr, args=None):
-    checks, seen = [], set()
+def _cpath(path):
+    """A source path as the C guards take it: (False, arg index, step...) or (True, object, step...)."""
+    return (path[0] == "obj",) + tuple(path[1:])
+
+
+def _path_guards(tr, args=None):
+    """The guards on what the graph read through paths: (paths, extra). paths are checked in C
+    (eval_frame.c check_paths): ((path, kind, value), ...) with kind 0 tensor, 1 identity, 2 strict_eq,
+    3 structure, 4 predicate. extra(args) -> bool covers what relates several paths (Python)."""
+    paths, seen = [], set()
+
+    def add(path, kind, value):
+        key = (tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path)), kind)
+        if key not in seen:  # read more than once: the first read's guard covers it
+            seen.add(key)
+            paths.append((_cpath(path), kind, value))
     for path, value in tr.attr_guards:
-        key = tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path))
-        if (key, type(value)) in seen:
-            continue  # read more than once: the first read's guard covers it
-        seen.add((key, type(value)))
-        r = _resolver(path)
-        if isinstance(value, (symbolic.Is, symbolic.Structure)):
-            checks.append((r, 2, value.check))
+        if isinstance(value, symbolic.Is):
+            add(path, 1, value.obj)
+        elif isinstance(value, symbolic.Structure):
+            add(path, 3, value.as_tuple())
         else:
-            checks.append((r, 1, copy.deepcopy(value) if isinstance(value, list) else value))
+            add(path, 2, copy.deepcopy(value) if isinstance(value, list) else value)
     for t, path in zip(tr.input_tensors, tr.input_sources):
         if path[0] == "arg" and (len(path) == 2 or (isinstance(path[2], (int, tuple)) and
                                                     _is_container(args[path[1]] if args else None))):
             continue  # checked by the argument guards or the container guards
-        checks.append((_resolver(path), 0, _arg_guard(t)))
+        add(path, 0, _arg_guard(t))
     for i, a in enumerate(args or ()):
         if _arg_guard(a, True) is None and _is_container(a):
-            checks.append((operator.itemgetter(i), 2, _container_guard(a)))
+            add(("arg", i), 4, _container_guard(a))
+    checks = []
     for source, j in tr.input_aliases:
         # one tensor reached through two sources is one graph input: they must stay the same object
         this, that = _resolver(source), _resolver(tr.input_sources[j])
-        checks.append((lambda args, this=this, that=that: this(args) is that(args), 2, bool))
+        checks.append(lambda args, this=this, that=that: this(args) is that(args))
     if tr.mutation_spans is not None and len(tr.input_sources) > 1:
         # a graph that updates an input in place is only right while no other input overlaps it
         getters = [_resolver(p) for p in tr.input_sources]
         spans, mutated = tr.mutation_spans
-        checks.append((lambda args: [g(args) for g in getters], 2,
-                       lambda ins: not _memory_conflict(ins, spans, mutated)))
-    if not checks:
-        return None
+        checks.append(lambda args: not _memory_conflict([g(args) for g in getters], spans, mutated))
+    extra = None
+    if checks:
+        def extra(args):
+            try:
+                return all(c(args) for c in checks)
+            except Exception:
+                return False
+    return tuple(paths) or None, extra
 
-    def guard(args):
-        try:
-            for r, kind, g in checks:
-                v = r(args)
-                if kind == 1:
-                    if not strict_eq(v, g):
-                        return False
-                elif kind == 2:
-                    if not g(v):
-                        return False
-                elif not isinstance(v, torch.Tensor) or not _py_check_tensor(v, g):
-                    return False
-        except Exception:
-            return False
-        return True
-    return guard
+
+def _resolve_cpath(cpath, args):
+    v = cpath[1] if cpath[0] else args[cpath[1]]
+    for a in cpath[2:]:
+        v = getattr(v, a) if type(a) is str else v[a[1]] if type(a) is tuple else v[a]
+    return v
+
+
+def _check_path(cpath, kind, want, args):
+    """One path guard in Python (the same rules as eval_frame.c check_paths)."""
+    try:
+        v = _resolve_cpath(cpath, args)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return False
+    if kind == 0:
+        return isinstance(v, torch.Tensor) and _py_check_tensor(v, want)
+    if kind == 1:
+        return v is want
+    if kind == 2:
+        return strict_eq(v, want)
+    if kind == 3:
+        return symbolic.Structure.check_tuple(want, v)
+    return bool(want(v))
+
+
+def _check_paths(paths, args):
+    return paths is None or all(_check_path(p, k, w, args) for p, k, w in paths)
 
 
 # -- outputs --------------------------------------------------------------------------------------------
@@ -931,12 +982,12 @@ class _CompiledFunction:
                               f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
             return None
         guards = tuple(_arg_guard(a, True) for a in args)
-        self._gg = None
+        self._gg = self._paths = None
         fn, extra = self._compile(args)
-        entry = (guards, fn, extra, self._gg)
+        entry = (guards, fn, extra, self._gg, self._paths)
         if _log_enabled("guards"):
             _log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:\n  " +
-                 "\n  ".join(_describe_guards(args, self._gg)))
+                 "\n  ".join(_describe_guards(args, self._gg, self._paths)))
         self._entries.append(entry)
         return entry
 
@@ -960,7 +1011,7 @@ class _CompiledFunction:
             warnings.warn(f"dyn: capture failed internally, running {self._code.co_name} eagerly: "
                           f"{type(e).__name__}: {e}", stacklevel=4)
             return None, None
-        self._gg = seg.gg
+        self._gg, self._paths = seg.gg, seg.paths
         if seg.needs_grad and not self._custom and self._backend_name == "dyn":
             _counters["eager_entries"] += 1
             self.graphs.append((seg.graph, None, "inputs require grad"))
@@ -1052,7 +1103,7 @@ class _Segment:
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
         self.tr.reads_grad_mode |= rg  # outputs require grad or not with the grad mode
-        self.extra = _extra_guard(self.tr, args)
+        self.paths, self.extra = _path_guards(self.tr, args)
         self.gg = _global_guards(self.tr)
         self.kernel = None
         self.runner = None
@@ -1270,8 +1321,8 @@ class ExportedGraph:
         self.graph = graph
         self._cf = cf
         self._prefix = prefix
-        self._guards = (tuple(_arg_guard(a, True) for a in bound), None,
-                        _extra_guard(tr, bound), _global_guards(tr))
+        paths, extra = _path_guards(tr, bound)
+        self._guards = (tuple(_arg_guard(a, True) for a in bound), None, extra, _global_guards(tr), paths)
         self._run = _make_runner(tr, tmpl, _select(graph, graph))
 
     def __call__(self, *args, **kwargs):

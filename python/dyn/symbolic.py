@@ -177,6 +177,20 @@ class Structure:
             else:
                 self.items.append((1, x))
 
+    def as_tuple(self):
+        """The guard as eval_frame.c's check_structure takes it: (type, keys tuple / length / None,
+        items: ((kind, value), ...) or the set's copy)."""
+        if self.keys is None:
+            return (self.type, None, self.items)
+        keys = tuple(self.keys) if self.type is dict else self.keys
+        return (self.type, keys, tuple(self.items))
+
+    @staticmethod
+    def check_tuple(t, v):
+        s = Structure.__new__(Structure)
+        s.type, s.keys, s.items = t[0], (list(t[1]) if t[0] is dict else t[1]), t[2]
+        return s.check(v)
+
     def check(self, v):
         if type(v) is not self.type:
             return False
@@ -362,14 +376,28 @@ def _same_source(a, b):
                                     for x, y in zip(a, b))
 
 
+def _steps_str(steps):
+    """Path steps as Python source: .attr, [index], ['key']; a module's _parameters/_buffers/_modules
+    item reads as the attribute it is (.weight)."""
+    out, k = [], 0
+    while k < len(steps):
+        a = steps[k]
+        if a in _MODULE_DICTS and k + 1 < len(steps) and isinstance(steps[k + 1], tuple):
+            out.append("." + str(steps[k + 1][1]))
+            k += 2
+            continue
+        out.append(f"[{a}]" if isinstance(a, int) else f"[{a[1]!r}]" if isinstance(a, tuple) else "." + a)
+        k += 1
+    return "".join(out)
+
+
 def _source_str(src):
     if src is None or (src[0] == "obj" and len(src) == 2):
         return "<tensor constant>"
     if src[0] == "obj":
-        return f"<{type(src[1]).__name__}>" + "".join("." + a for a in src[2:])
+        return f"<{type(src[1]).__name__}>" + _steps_str(src[2:])
     if src[0] == "arg":
-        return f"arg{src[1]}" + "".join(f"[{a}]" if isinstance(a, int) else f"[{a[1]!r}]" if isinstance(a, tuple)
-                                        else "." + a for a in src[2:])
+        return f"arg{src[1]}" + _steps_str(src[2:])
     return str(src)
 
 
@@ -621,7 +649,7 @@ class Frame:
             src = self.tr.sources[id(obj)] = ("obj", obj)
             self.tr.keep.append(obj)
         if src is not None:
-            path = src + (name,)
+            path = src + _attr_steps(obj, name)
             if isinstance(v, torch.Tensor):
                 return self.tr.tensor_input(v, path)
             self.tr.guard_value(path, v, obj)
@@ -1354,6 +1382,19 @@ def _needs_iterate(a):
 # top-level packages whose modules, classes and functions dyn takes as fixed (their attributes are not
 # guarded): the standard library and the numeric stack; everything else is user code
 _TRUSTED_PACKAGES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "scipy", "dyn", "typing_extensions"}
+
+
+_MODULE_DICTS = ("_parameters", "_buffers", "_modules")
+
+
+def _attr_steps(obj, name):
+    """Path steps for obj.name. A module's parameters, buffers and submodules are read from its dicts
+    (what Module.__getattr__ does, without its Python call): the guards re-read them fast."""
+    if isinstance(obj, torch.nn.Module) and name not in obj.__dict__ and not hasattr(type(obj), name):
+        for d in _MODULE_DICTS:
+            if name in obj.__dict__.get(d, ()):
+                return (d, ("item", name))
+    return (name,)
 
 
 def _user_owner(obj):

@@ -9,7 +9,7 @@
  * uninstalled while the callback, the compiled callable or a normally-run frame executes, so Python
  * code not under a dyn wrapper keeps the interpreter's fast paths.
  *
- * Entry: tuple (guards, fn[, extra[, globals]]); guards has one item per bound argument:
+ * Entry: tuple (guards, fn[, extra[, globals[, paths]]]); guards has one item per bound argument:
  *   None                                                     no check
  *   (0, type, dtype, device, sizes, strides, requires_grad)  tensor: exact type, dtype identity,
  *                                                            device ==, size() ==, stride() ==
@@ -20,6 +20,8 @@
  * not None, is a tuple of (dict or cell, key, value, kind): the global or closure variable still holds
  * value (kind 1: identity; kind 2: same type and ==); where is a callable instead of a dict or cell
  * for global state (torch.is_grad_enabled, torch.get_default_dtype): it is called with no arguments.
+ * paths, when present and not None, guards objects reached from the arguments (check_paths). Order:
+ * arguments, globals, paths, then extra.
  *
  * Never crash: an internal error (allocation, unexpected frame) runs the frame normally. Exceptions
  * raised by the callback itself (dyn.Unsupported under fullgraph=True) propagate to the caller.
@@ -136,6 +138,137 @@ static int check_tensor(PyObject *a, PyObject *g) {
   return ok;
 }
 
+/* The object at a path: (0, arg index, step...) or (1, object, step...); a step is an attribute name
+ * (str), an index (int) or ("item", key). New reference, or NULL with an exception set. */
+static PyObject *resolve_path(PyObject *path, PyObject *const *args, Py_ssize_t nargs) {
+  Py_ssize_t n = PyTuple_GET_SIZE(path);
+  if (n < 2) {
+    PyErr_SetString(PyExc_RuntimeError, "dyn: malformed guard path");
+    return NULL;
+  }
+  PyObject *v;
+  if (PyTuple_GET_ITEM(path, 0) == Py_False) {
+    Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(path, 1));
+    if (i < 0 || i >= nargs) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "dyn: guard path argument out of range");
+      return NULL;
+    }
+    v = args[i];
+  } else {
+    v = PyTuple_GET_ITEM(path, 1);
+  }
+  Py_INCREF(v);
+  for (Py_ssize_t k = 2; k < n && v; ++k) {
+    PyObject *step = PyTuple_GET_ITEM(path, k), *next;
+    if (PyUnicode_Check(step))
+      next = PyObject_GetAttr(v, step);
+    else if (PyTuple_Check(step) && PyTuple_GET_SIZE(step) == 2)
+      next = PyObject_GetItem(v, PyTuple_GET_ITEM(step, 1));
+    else
+      next = PyObject_GetItem(v, step);
+    Py_DECREF(v);
+    v = next;
+  }
+  return v;
+}
+
+/* Structure guard: (type, keys, items). keys: a tuple of dict keys in order, the length of a list or
+ * tuple, or None for a set (then items is a copy compared with ==); items: per item (0 not checked,
+ * 1 identity, 2 strict_eq; value). 1 pass, 0 fail, -1 error. */
+static int check_structure(PyObject *v, PyObject *g) {
+  if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3)
+    return 0;
+  if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(g, 0))
+    return 0;
+  PyObject *keys = PyTuple_GET_ITEM(g, 1), *items = PyTuple_GET_ITEM(g, 2);
+  if (keys == Py_None)
+    return PyObject_RichCompareBool(v, items, Py_EQ);
+  Py_ssize_t n = PyTuple_GET_SIZE(items), pos = 0;
+  PyObject *key, *x;
+  if (PyDict_Check(v)) {
+    if (!PyTuple_Check(keys) || PyDict_GET_SIZE(v) != n)
+      return 0;
+  } else if (PyList_Check(v) || PyTuple_Check(v)) {
+    if (PySequence_Fast_GET_SIZE(v) != PyLong_AsSsize_t(keys))
+      return 0;
+  } else {
+    return 0;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyDict_Check(v)) {
+      if (!PyDict_Next(v, &pos, &key, &x))
+        return 0;
+      int r = strict_eq(key, PyTuple_GET_ITEM(keys, i));
+      if (r != 1)
+        return r;
+    } else {
+      x = PySequence_Fast_GET_ITEM(v, i);
+    }
+    PyObject *item = PyTuple_GET_ITEM(items, i);
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
+    PyObject *want = PyTuple_GET_ITEM(item, 1);
+    if (kind == 1 && x != want)
+      return 0;
+    if (kind == 2) {
+      int r = strict_eq(x, want);
+      if (r != 1)
+        return r;
+    }
+  }
+  return 1;
+}
+
+/* Guards on objects reached from the arguments or held by the graph: ((path, kind, value), ...) with
+ * kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 value(v) -> bool. A path that cannot be
+ * followed any more (an attribute or item gone) fails the guard. */
+static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs) {
+  if (!PyTuple_Check(paths))
+    return 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(paths); ++i) {
+    PyObject *g = PyTuple_GET_ITEM(paths, i);
+    if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3)
+      return 0;
+    PyObject *v = resolve_path(PyTuple_GET_ITEM(g, 0), args, nargs);
+    if (!v) {
+      if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_KeyError) ||
+          PyErr_ExceptionMatches(PyExc_IndexError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        return 0;
+      }
+      return -1;
+    }
+    PyObject *want = PyTuple_GET_ITEM(g, 2);
+    int ok;
+    switch (PyLong_AsLong(PyTuple_GET_ITEM(g, 1))) {
+    case 0:
+      ok = check_tensor(v, want);
+      break;
+    case 1:
+      ok = v == want;
+      break;
+    case 2:
+      ok = strict_eq(v, want);
+      break;
+    case 3:
+      ok = check_structure(v, want);
+      break;
+    case 4: {
+      PyObject *r = PyObject_CallOneArg(want, v);
+      ok = r ? PyObject_IsTrue(r) : -1;
+      Py_XDECREF(r);
+      break;
+    }
+    default:
+      ok = 0;
+    }
+    Py_DECREF(v);
+    if (ok != 1)
+      return ok;
+  }
+  return 1;
+}
+
 static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs, PyObject *argtuple) {
   if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 2)
     return 0;
@@ -199,6 +332,11 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
       if (eq != 1)
         return eq;
     }
+  }
+  if (PyTuple_GET_SIZE(entry) >= 5 && PyTuple_GET_ITEM(entry, 4) != Py_None) {
+    int ok = check_paths(PyTuple_GET_ITEM(entry, 4), args, nargs);
+    if (ok != 1)
+      return ok;
   }
   if (PyTuple_GET_SIZE(entry) >= 3 && PyTuple_GET_ITEM(entry, 2) != Py_None) {
     PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 2), argtuple);
