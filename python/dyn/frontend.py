@@ -7,6 +7,7 @@ frame's arguments symbolically, builds a Graph, compiles it with the backend and
 Without the hook (extension missing) the same entries are looked up from Python."""
 import copy
 import inspect
+import keyword
 import operator
 import os
 import sys
@@ -278,6 +279,30 @@ def _resolver(path):
             v = v[a] if isinstance(a, int) else v[a[1]] if isinstance(a, tuple) else getattr(v, a)
         return v
     return resolve
+
+
+def _gatherer(paths):
+    """args -> [the value at each path], as one generated function (the runners' hot path)."""
+    ns, exprs = {}, []
+    for k, path in enumerate(paths):
+        if path[0] == "obj":
+            ns[f"o{k}"] = path[1]
+            e = f"o{k}"
+        else:
+            e = f"args[{path[1]}]"
+        for a in path[2:]:
+            if type(a) is str and a.isidentifier() and not keyword.iskeyword(a):
+                e += f".{a}"
+            elif type(a) is str:
+                e = f"getattr({e}, {a!r})"
+            elif type(a) is int:
+                e += f"[{a}]"
+            else:
+                ns[f"k{k}_{len(e)}"] = a[1]
+                e += f"[k{k}_{len(e)}]"
+        exprs.append(e)
+    exec(f"def gather(args):\n    return [{', '.join(exprs)}]\n", ns)
+    return ns["gather"]
 
 
 def _is_container(a):
@@ -623,7 +648,7 @@ def _mutation_rebuilder(tmpl):
 
 
 def _make_runner(tr, tmpl, kernel):
-    getters = [_resolver(p) for p in tr.input_sources]
+    gather = _gatherer(tr.input_sources)
     rebuild = _rebuilder(tmpl)
     arg_only = all(p[0] == "arg" and len(p) == 2 for p in tr.input_sources)
     idxs = [p[1] for p in tr.input_sources] if arg_only else None
@@ -631,7 +656,7 @@ def _make_runner(tr, tmpl, kernel):
 
     if kernel is None:
         def run(*args):
-            return rebuild((), [g(args) for g in getters])
+            return rebuild((), gather(args))
         return run
     if arg_only and single:
         def run(*args):
@@ -644,7 +669,7 @@ def _make_runner(tr, tmpl, kernel):
         return run
 
     def run(*args):
-        ins = [g(args) for g in getters]
+        ins = gather(args)
         return rebuild(kernel(*ins), ins)
     return run
 
@@ -1141,7 +1166,7 @@ class _Segment:
 
 
 def _break_runner(cf, tr, tmpl, kernel, brk):
-    getters = [_resolver(p) for p in tr.input_sources]
+    gather = _gatherer(tr.input_sources)
     rebuild = _rebuilder(tmpl)
     resumes = [None] * len(brk.targets)
     call, store, stack, local_marks = brk.call, brk.store, brk.stack, brk.locals
@@ -1152,7 +1177,7 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
         return resumes[k]
 
     def run(*args):
-        ins = [g(args) for g in getters]
+        ins = gather(args)
         cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
         memo = {}
         vals = [_unmark(v, state, args, memo) for v in stack]

@@ -26,6 +26,29 @@ def _expr(n, args, ns, k):
             ns[f"dt{k}"] = rt
             args = [a if i.meta.dtype == rt else f"{a}.to(dt{k})" for a, i in zip(args, n.inputs)]
         return f"torch.{op}({args[0]}, {args[1]})"
+    a = n.attrs
+    if op == "detach":
+        return f"{args[0]}.detach()"
+    if op == "matmul":
+        return f"torch.matmul({args[0]}, {args[1]})"
+    if op in ("reshape", "expand"):
+        return f"{args[0]}.{op}({tuple(n.meta.shape)})"
+    if op == "permute":
+        return f"{args[0]}.permute({list(a['dims'])})"
+    if op == "convert":
+        ns[f"dt{k}"] = n.meta.dtype
+        return f"{args[0]}.to(dt{k})"
+    if op in ("softmax", "log_softmax"):
+        return f"torch.{op}({args[0]}, {a['dim']})"
+    if op == "cat":
+        return f"torch.cat([{', '.join(args)}], {a['dim']})"
+    if op == "where":
+        if all(i.meta.dtype == n.meta.dtype for i in n.inputs[1:]):
+            return f"torch.where({args[0]}, {args[1]}, {args[2]})"
+        ns[f"dt{k}"] = n.meta.dtype
+        return f"torch.where({args[0]}, {args[1]}, {args[2]}).to(dt{k})"
+    if op in G.REDUCE and op != "prod" and list(a["dims"]):
+        return f"torch.{op}({args[0]}, {list(a['dims'])}, keepdim={bool(a.get('keepdim'))})"
     return None
 
 
@@ -34,7 +57,14 @@ def python_function(graph):
     ns = {"torch": torch, "run_node": G.run_node, "finish": _finish}
     names = {n: f"i{n.index}" for n in graph.inputs}
     lines = [f"def run({', '.join(names[n] for n in graph.inputs)}):"]
+    mode, indent = None, "    "
     for k, n in enumerate(graph.nodes):
+        grad = n.attrs.get("grad_enabled")  # ops traced inside `with torch.no_grad()/enable_grad()`
+        if grad != mode:
+            mode = grad
+            indent = "    " if grad is None else "        "
+            if grad is not None:
+                lines.append(f"    with torch.{'enable_grad' if grad else 'no_grad'}():")
         names[n] = f"v{k}"
         args = [names[i] for i in n.inputs]
         if n.op == "constant":
@@ -45,7 +75,7 @@ def python_function(graph):
             if expr is None:
                 ns[f"n{k}"] = n
                 expr = f"run_node(n{k}, [{', '.join(args)}])"
-        lines.append(f"    v{k} = {expr}")
+        lines.append(f"{indent}v{k} = {expr}")
     outs = [names[o] for o in graph.outputs]
     fresh = all(o.op in _FRESH for o in graph.outputs) and len(set(graph.outputs)) == len(graph.outputs)
     if fresh:  # new tensors, pairwise distinct: only their layout is fixed up

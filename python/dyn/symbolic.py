@@ -255,9 +255,17 @@ class Tracer:
         self.grad_mutations = set()  # inputs updated by an op autograd records (not running statistics)
         self.input_aliases = []  # (source, input index): an input reached again through another source
         self.traced = set()  # ids of the traced copies wrap() made of real containers
-        self.reads_grad_mode = False
+        self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
+        self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
-        self.created_classes = set()  # user classes instantiated while capturing  # the trace read torch.is_grad_enabled() (guarded when set)
+        self.created_classes = set()  # user classes instantiated while capturing
+
+    def grad_enabled(self):
+        """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""
+        if self.grad_modes:
+            return self.grad_modes[-1]
+        self.reads_grad_mode = True
+        return torch.is_grad_enabled()
 
     def guard_global(self, d, name, v):
         key = (id(d), name)
@@ -1251,7 +1259,9 @@ class Frame:
             fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
                    torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
         if fn is torch.is_grad_enabled:
-            tr.reads_grad_mode = True  # guarded (the default dtype is always guarded)
+            return tr.grad_enabled()
+        if isinstance(fn, GradModeExit):
+            return fn.exit()
         if pure:
             if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
                     hasattr(type(args[0]), "__next__"):
@@ -1355,7 +1365,13 @@ class Frame:
         self.fail("assertion failed (or assert with a data-dependent condition)")
 
     def op_BEFORE_WITH(self, inst):
-        self.fail("with statement")
+        """`with torch.no_grad():` / `with torch.enable_grad():` are traced: the ops inside are marked with
+        the grad mode they run under. Other context managers are unsupported."""
+        mgr = self.pop()
+        if type(mgr) not in (torch.no_grad, torch.enable_grad):
+            self.fail(f"with statement ({type(mgr).__name__})")
+        self.push(GradModeExit(self.tr, type(mgr) is torch.enable_grad))
+        self.push(None)  # what __enter__ returns
 
 
 _CONTAINER_METHODS = {
@@ -1467,6 +1483,19 @@ class _Return:
 
     def __init__(self, value):
         self.value = value
+
+
+class GradModeExit:
+    """The __exit__ of a traced grad-mode block: the ops made inside are marked with its mode."""
+
+    def __init__(self, tracer, enabled):
+        self.tr, self.enabled, self.outer = tracer, enabled, tracer.graph.mode_attrs
+        tracer.grad_modes.append(enabled)
+        tracer.graph.mode_attrs = {**self.outer, "grad_enabled": enabled}
+
+    def exit(self):
+        self.tr.grad_modes.pop()
+        self.tr.graph.mode_attrs = self.outer
 
 
 class _Yield:

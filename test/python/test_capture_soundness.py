@@ -525,3 +525,81 @@ def test_compile_as_a_method_decorator():
         def m(self, x):
             return x * self.k
     torch.testing.assert_close(B().m(torch.ones(2)), torch.full((2,), 3.0))
+
+
+# -- grad mode blocks and detach --------------------------------------------------------------------
+def _no_grad_block(x, w):
+    y = x * w
+    with torch.no_grad():
+        z = y * 2
+        inner = torch.is_grad_enabled()
+        with torch.enable_grad():
+            u = y * 3
+    return y + z + u, z.requires_grad, u.requires_grad, inner, (y > 0).requires_grad
+
+
+@pytest.mark.parametrize("backend", ["eager", "dyn"])
+def test_grad_mode_blocks_are_captured(backend):
+    cf = dyn.compile(_no_grad_block, backend=backend, fullgraph=True)
+    x = torch.randn(3)
+    w1, w2 = torch.randn(3, requires_grad=True), None
+    w2 = w1.detach().clone().requires_grad_(True)
+    got, want = cf(x, w1), _no_grad_block(x, w2)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:]
+    got[0].sum().backward()
+    want[0].sum().backward()
+    torch.testing.assert_close(w1.grad, w2.grad)
+    with torch.no_grad():
+        got, want = cf(x, w1), _no_grad_block(x, w2)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:]
+
+
+def _sgd_step(w, lr):
+    loss = (w * w).sum()
+    with torch.no_grad():
+        w.sub_(lr * w)
+    return loss
+
+
+def test_in_place_update_of_a_parameter_under_no_grad():
+    cf = dyn.compile(_sgd_step, backend="eager", fullgraph=True)
+    w1 = torch.randn(4, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_(True)
+    torch.testing.assert_close(cf(w1, 0.1), _sgd_step(w2, 0.1))
+    torch.testing.assert_close(w1.detach(), w2.detach())
+    assert w1.requires_grad and w1.grad_fn is None
+
+
+def _detach_cases(x):
+    a = x.detach() * x
+    b = x * x.sum().detach()
+    c = (x.detach() + 1) * 2
+    return a.sum() + b.sum(), c, c.requires_grad
+
+
+def test_detach_cuts_autograd():
+    cf = dyn.compile(_detach_cases, backend="eager", fullgraph=True)
+    x1 = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_(True)
+    got, want = cf(x1), _detach_cases(x2)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    assert got[1].requires_grad == want[1].requires_grad and got[2] == want[2]
+    got[0].backward()
+    want[0].backward()
+    torch.testing.assert_close(x1.grad, x2.grad)
+
+
+def test_untraced_context_manager_runs_eagerly():
+    import contextlib
+    ctx = contextlib.nullcontext()
+
+    def f(x):
+        with ctx:
+            return x * 2
+    cf = dyn.compile(f, backend="eager")
+    check(cf, f, torch.randn(3))
+    with pytest.raises(dyn.Unsupported, match="with statement"):
+        dyn.compile(f, backend="eager", fullgraph=True)(torch.randn(3))
