@@ -240,12 +240,20 @@ struct TempBuffer {
   uint64_t offset; // into the workspace, 256-byte aligned
 };
 
+/// A dense constant (a read-only global of the host function): its bytes are
+/// copied into its workspace slot before the launches of each call.
+struct ConstantUpload {
+  uint64_t offset;
+  std::vector<char> bytes;
+};
+
 class GpuFunction final : public CompiledGpuFunction {
 public:
   std::string ptxText;                       // every module, for display
   std::map<std::string, std::string> modules; // gpu.binary name -> its PTX
   std::vector<Launch> launches;
   std::vector<TempBuffer> temps;
+  std::vector<ConstantUpload> uploads;
   std::vector<StageIR> stageIR;
   double seconds = 0;
 
@@ -262,6 +270,10 @@ public:
     }
     for (size_t i = 0; i < temps.size(); ++i)
       tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
+    for (const ConstantUpload &u : uploads)
+      if (!cuda::copyToDevice(static_cast<char *>(workspacePtr) + u.offset, u.bytes.data(), u.bytes.size(),
+                              stream, error))
+        return false;
     bool ok = true;
     for (Launch &l : launches) {
       if (!ok)
@@ -311,6 +323,29 @@ std::optional<int64_t> constantBits(Value v) {
   return std::nullopt;
 }
 
+/// The elements of a dense constant in memory order, little-endian, each in
+/// the bytes of its type (i1 in one byte, as LLVM stores it); false for other
+/// element types that are no whole number of bytes.
+bool denseBytes(DenseElementsAttr value, std::vector<char> &bytes) {
+  Type et = value.getElementType();
+  if (!et.isIntOrFloat() || (et.getIntOrFloatBitWidth() % 8 && !et.isInteger(1)))
+    return false;
+  unsigned width = (et.getIntOrFloatBitWidth() + 7) / 8;
+  auto append = [&](const APInt &v) {
+    APInt whole = v.zext(8 * width);
+    for (unsigned i = 0; i < width; ++i)
+      bytes.push_back((char)whole.extractBitsAsZExtValue(8, 8 * i));
+  };
+  bytes.reserve(value.getNumElements() * width);
+  if (isa<FloatType>(et))
+    for (const APFloat &v : value.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  else
+    for (const APInt &v : value.getValues<APInt>())
+      append(v);
+  return true;
+}
+
 /// Reads the host function into `fn`; fails with a diagnostic on anything
 /// that is not an allocation, a constant or a launch with constant geometry.
 LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
@@ -328,6 +363,21 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
       fn.temps.push_back({fn.workspace});
       fn.workspace += (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
+      continue;
+    }
+    if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
+      // A dense constant: it gets a workspace slot, filled before each call's launches.
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(get, get.getNameAttr());
+      auto value = global && global.getConstant()
+                       ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
+                       : DenseElementsAttr();
+      ConstantUpload upload{fn.workspace, {}};
+      if (!value || !get.getType().hasStaticShape() || !denseBytes(value, upload.bytes))
+        return get.emitOpError("needs a constant global of integers or floats on the GPU path");
+      refs[get] = {ArgRef::Temp, (int64_t)fn.temps.size()};
+      fn.temps.push_back({fn.workspace});
+      fn.workspace += (std::max<uint64_t>(upload.bytes.size(), 1) + 255) / 256 * 256;
+      fn.uploads.push_back(std::move(upload));
       continue;
     }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);

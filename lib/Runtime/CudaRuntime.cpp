@@ -16,6 +16,7 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
+using CUdeviceptr = unsigned long long;
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 
 struct Driver {
@@ -30,6 +31,7 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   std::string error; // why the driver is unusable, empty when it is fine
 };
@@ -60,6 +62,7 @@ Driver &driver() {
            load(lib, "cuModuleGetFunction", d.cuModuleGetFunction, e) &&
            load(lib, "cuLaunchKernel", d.cuLaunchKernel, e) &&
            load(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute, e) &&
+           load(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, e) &&
            load(lib, "cuGetErrorString", d.cuGetErrorString, e));
     if (e.empty() && d.cuInit(0) != 0)
       e = "cuInit failed";
@@ -149,6 +152,16 @@ bool launch(const Kernel &kernel, const LaunchGeometry &g, void *stream, void **
   return check(d.cuLaunchKernel(kernel.function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
                                 g.block[1], g.block[2], g.sharedBytes, stream, params, nullptr),
                "cuLaunchKernel", error);
+}
+
+bool copyToDevice(void *device, const void *host, size_t bytes, void *stream, std::string *error) {
+  if (!available(error))
+    return false;
+  CUcontext ctx;
+  if (!ensureContext(&ctx, error))
+    return false;
+  return check(driver().cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host, bytes, stream),
+               "cuMemcpyHtoDAsync", error);
 }
 
 } // namespace dyn::cuda

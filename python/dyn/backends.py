@@ -73,7 +73,7 @@ class DynCUDAKernel(_DynKernel):
         return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
 
     def __call__(self, *inputs):
-        device = inputs[0].device
+        device = inputs[0].device if inputs else _graph_device(self.graph)
         # Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an
         # unaligned address (a view with an offset) is copied to a fresh allocation.
         ins = [t.contiguous() for t in inputs]
@@ -88,11 +88,19 @@ class DynCUDAKernel(_DynKernel):
         return outs
 
 
+def _graph_device(graph):
+    """The device of a graph without tensor inputs (its constants'), with its index on CUDA."""
+    device = torch.device(getattr(graph, "device", None) or "cpu")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 def dyn_backend(graph, example_inputs, options=None):
     devices = {t.device for t in example_inputs}
     if len(devices) > 1:
         return None  # inputs on several devices: eager decides what that means
-    device = devices.pop() if devices else torch.device("cpu")
+    device = devices.pop() if devices else _graph_device(graph)
     runner = _RUNNERS.get(device.type)
     if runner is None:
         return None  # a device dyn has no runner for: eager

@@ -54,6 +54,13 @@ class Node:
         return f"Node({self.name} = {self.op})"
 
 
+def _dense_literal(values, dtype):
+    """The elements of a constant tensor as an MLIR dense literal: nested lists, one per dim."""
+    def text(v):
+        return "[" + ", ".join(text(x) for x in v) + "]" if isinstance(v, list) else _literal(v, dtype)
+    return text(values.tolist())
+
+
 def _dims(ds):
     return "[" + ", ".join(str(int(d)) for d in ds) + "]"
 
@@ -66,6 +73,8 @@ class Graph:
         self.nodes = []     # every non-input Node, topological
         self.outputs = []   # Nodes returned
         self.input_sources = []  # human-readable origin of each input (for printing/guards)
+        self.device = None  # the device the graph runs on (constants are made there), None: the CPU
+        self.mode_attrs = {}  # attributes every new node gets (grad_enabled inside a traced no_grad block)
         self._count = 0
 
     # -- building -------------------------------------------------------------------------------
@@ -77,14 +86,30 @@ class Graph:
         return n
 
     def add(self, op, inputs, meta, **attrs):
-        n = Node(f"%{self._count}", op, inputs, attrs, meta)
-        self._count += 1
+        if self.mode_attrs:
+            attrs = {**self.mode_attrs, **attrs}
+        if op == "detach":  # autograd only: the same value in the graph dialect (no line of its own)
+            n = Node(inputs[0].name, op, inputs, attrs, meta)
+        else:
+            n = Node(f"%{self._count}", op, inputs, attrs, meta)
+            self._count += 1
         self.nodes.append(n)
         return n
 
+    def _on_device(self):
+        """Attrs that make a constant on the graph's device when run (none on the CPU)."""
+        if self.device is None or torch.device(self.device).type == "cpu":
+            return {}
+        return {"device": self.device}
+
     def constant(self, value, dtype):
         meta = torch.empty((), dtype=dtype, device="meta")
-        return self.add("constant", (), meta, value=value)
+        return self.add("constant", (), meta, value=value, **self._on_device())
+
+    def dense(self, values):
+        """A constant tensor with the elements of `values` (a CPU tensor)."""
+        meta = torch.empty(tuple(values.shape), dtype=values.dtype, device="meta")
+        return self.add("constant", (), meta, value=values, **self._on_device())
 
     def ops(self):
         return [n.op for n in self.nodes]
@@ -96,7 +121,9 @@ class Graph:
         tys = ", ".join(tensor_type(i.meta) for i in n.inputs)
         op, a = n.op, n.attrs
         if op == "constant":
-            return f"{n.name} = graph.constant dense<{_literal(a['value'], n.meta.dtype)}> : {r}"
+            v = a["value"]
+            lit = _dense_literal(v, n.meta.dtype) if isinstance(v, torch.Tensor) else _literal(v, n.meta.dtype)
+            return f"{n.name} = graph.constant dense<{lit}> : {r}"
         if op in REDUCE:
             kd = " keepdim" if a.get("keepdim") else ""
             return f"{n.name} = graph.{op} {ins} dims {_dims(a['dims'])}{kd} : {tys} -> {r}"
@@ -116,7 +143,8 @@ class Graph:
         rets = ", ".join(tensor_type(o.meta) for o in self.outputs)
         lines = ["module {", f"  func.func @{func_name}({args}) -> ({rets}) {{"]
         for n in self.nodes:
-            lines.append("    " + self._line(n))
+            if n.op != "detach":
+                lines.append("    " + self._line(n))
         if self.outputs:
             lines.append(f"    return {', '.join(o.name for o in self.outputs)} : {rets}")
         else:
@@ -146,35 +174,28 @@ class Graph:
 
     # -- eager execution --------------------------------------------------------------------------
     def __call__(self, *inputs):
-        env = {}
-        for n, t in zip(self.inputs, inputs):
-            env[n] = t
-        for n in self.nodes:
-            env[n] = run_node(n, [env[i] for i in n.inputs])
-        # outputs are new contiguous tensors, as the compiled backends' (PyTorch's reshape, permute,
-        # expand and slice may give views of inputs or of each other)
-        taken = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
-        outs = []
-        for o in self.outputs:
-            t = env[o]
-            if t.numel():
-                p = t.untyped_storage().data_ptr()
-                if p in taken or not t.is_contiguous():
-                    t = t.clone(memory_format=torch.contiguous_format)
-                    p = t.untyped_storage().data_ptr()
-                taken.add(p)
-            outs.append(t)
-        return outs
+        key = (len(self.nodes), len(self.outputs))
+        fn, built_for = self.__dict__.get("_python", (None, None))
+        if built_for != key:  # generated when first run, again if the graph changed (graph_python.py)
+            from .graph_python import python_function
+            fn = python_function(self)
+            self._python = (fn, key)
+        return fn(*inputs)
 
 
 def run_node(n, xs):
     op, a = n.op, n.attrs
     if op == "constant":
-        return torch.tensor(a["value"], dtype=n.meta.dtype)
+        v, device = a["value"], a.get("device", "cpu")
+        if isinstance(v, torch.Tensor):  # a copy: the caller may update a returned constant in place
+            return v.to(device=device, copy=True)
+        return torch.tensor(v, dtype=n.meta.dtype, device=device)
     if op in UNARY:
         return getattr(torch, op)(xs[0])
     if op in BINARY:
         rt = n.meta.dtype
+        if op == "div" and not rt.is_floating_point:  # integer division truncates (the lowering's divsi)
+            return torch.div(xs[0].to(rt), xs[1].to(rt), rounding_mode="trunc")
         if op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"):
             return getattr(torch, op)(xs[0].to(rt), xs[1].to(rt))
         return getattr(torch, op)(xs[0], xs[1])

@@ -73,15 +73,13 @@ H["sub"] = H["subtract"] = _add("sub")
 
 
 def _div(o, a, b, *, rounding_mode=None, out=None):
-    r = o.binary("div", a, b)
-    if rounding_mode is None:
-        return _out(o, out, r, a, b)
-    if rounding_mode == "floor" and r.meta.dtype.is_floating_point:
-        return _out(o, out, o.unary("floor", r), a, b)
-    raise Unsupported(f"div rounding_mode={rounding_mode!r}")
+    return _out(o, out, o.div(a, b, rounding_mode), a, b)
 
 
-H["div"] = H["divide"] = H["true_divide"] = _div
+H["div"] = H["divide"] = _div
+H["true_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b), a, b)
+H["floor_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b, "floor"), a, b)
+H["fmod"] = lambda o, a, b, *, out=None: _out(o, out, o.fmod(a, b), a, b)
 H["square"] = lambda o, x: o.binary("mul", x, x)
 
 
@@ -245,8 +243,51 @@ def getitem(o, x, idx):
     return o.view_op(x, ("getitem", idx))
 
 
+def _mask_setitem(o, x, mask, value):
+    """x[mask] = value with a boolean mask over x's leading dims: x becomes where(mask, value, x), written
+    in place. value is a number or a tensor that broadcasts to x's dims after the mask's (one that has a
+    value per selected element depends on how many are selected: unsupported)."""
+    o.check(x)
+    k = mask.meta.dim()
+    if k > x.meta.dim() or tuple(mask.meta.shape) != tuple(x.meta.shape[:k]):
+        raise Unsupported(f"boolean mask of shape {tuple(mask.meta.shape)} for a tensor of shape "
+                          f"{tuple(x.meta.shape)} (eager raises)")
+    rest = tuple(x.meta.shape[k:])
+    if isinstance(value, TensorVar):
+        v = value
+        while v.meta.dim() > len(rest) and v.meta.shape[0] == 1:  # a leading 1 broadcasts to any count
+            v = o.reshape(v, tuple(v.meta.shape[1:]))
+        if v.meta.dim() > len(rest):
+            raise Unsupported("boolean-mask assignment of a value per selected element (a count known "
+                              "only at run time)")
+        try:
+            ok = torch.broadcast_shapes(tuple(v.meta.shape), rest) == rest
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise Unsupported(f"boolean-mask assignment of a value of shape {tuple(value.meta.shape)} "
+                              f"(eager raises)")
+        if value.meta.dim() and value.meta.dtype != x.meta.dtype:
+            raise Unsupported("boolean-mask assignment of a tensor of another dtype (eager raises)")
+        o.check_inplace(x, lambda s: s.__setitem__(mask.meta, value.meta))
+        v = o.convert(v, x.meta.dtype)
+    elif isinstance(value, (int, float, bool)):
+        o.check_inplace(x, lambda s: s.__setitem__(mask.meta, value))
+        if not x.meta.dtype.is_floating_point and not math.isfinite(value):
+            raise Unsupported(f"{value} assigned into an integer tensor")
+        v = o.const(value, x.meta.dtype)
+    else:
+        raise Unsupported(f"index assignment of a {type(value).__name__}")
+    cond = o.reshape(mask, tuple(mask.meta.shape) + (1,) * len(rest))
+    # a 0-d value is read before anything is written (eager too); a larger one is read while writing
+    o.mutate(x, o.where(cond, v, x), (value, mask) if isinstance(value, TensorVar) and value.meta.dim() else
+             (mask,))
+
+
 def setitem(o, x, idx, value):
     """x[idx] = value: copies value into the view x[idx]."""
+    if isinstance(idx, TensorVar) and idx.meta.dtype == torch.bool:
+        return _mask_setitem(o, x, idx, value)
     if _tensors(idx):
         raise Unsupported("index assignment with a tensor index")
     view = getitem(o, x, idx)
@@ -286,9 +327,43 @@ H["squeeze"] = _squeeze
 H["permute"] = lambda o, x, *dims: _permute(o, x, _shape_args(dims))
 H["transpose"] = H["swapaxes"] = H["swapdims"] = _transpose
 H["t"] = _t
-H["expand"] = lambda o, x, *sizes: _expand(o, x, _shape_args(sizes))
+
+
+def _sizes(sizes, size, what):
+    """Sizes given as varargs (x.expand(3, 4)), one sequence (x.expand((3, 4))) or size=."""
+    if size is not None:
+        if sizes:
+            raise Unsupported(f"{what} with sizes given twice")
+        sizes = (size,)
+    shape = _shape_args(sizes)
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise Unsupported(f"{what} with sizes that are not ints")
+    return shape
+
+
+H["expand"] = lambda o, x, *sizes, size=None, implicit=False: _expand(o, x, _sizes(sizes, size, "expand"))
 H["expand_as"] = lambda o, x, other: _expand(o, x, tuple(other.meta.shape))
-H["broadcast_to"] = lambda o, x, shape: _expand(o, x, tuple(shape))
+H["broadcast_to"] = lambda o, x, size: _expand(o, x, _sizes((), size, "broadcast_to"))  # torch.broadcast_to
+
+
+def _broadcast_to_method(o, x, *sizes, size=None):
+    """Tensor.broadcast_to, which also takes the sizes as varargs (torch.broadcast_to does not)."""
+    return _expand(o, x, _sizes(sizes, size, "broadcast_to"))
+
+
+def _unflatten(o, x, dim, sizes):
+    o.check(x)
+    if not isinstance(sizes, (tuple, list, torch.Size)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in sizes):
+        raise Unsupported("unflatten with sizes that are not a sequence of ints")
+    try:
+        shape = tuple(x.meta.unflatten(dim, tuple(sizes)).shape)
+    except (RuntimeError, IndexError, TypeError) as e:
+        raise Unsupported(f"unflatten: {e}")  # eager raises
+    return _view(o, x, shape)  # splitting one dim is a view whatever the layout
+
+
+H["unflatten"] = _unflatten
 H["narrow"] = _narrow
 H["select"] = _select
 H["unbind"] = _unbind
@@ -420,6 +495,60 @@ def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires
 
 H["full"] = _full
 
+
+def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+            **kwargs):
+    """torch.arange: its bounds are Python numbers (shapes are constants), so the values are eager's own,
+    computed now, and enter the graph as a constant tensor."""
+    if _tensors(args, kwargs):
+        raise Unsupported("arange with a tensor bound")
+    if device is not None and torch.device(device).type != o.tr.device.type:
+        raise Unsupported("factory on another device")
+    if requires_grad:
+        raise Unsupported("arange(requires_grad=True)")
+    if layout not in (None, torch.strided):
+        raise Unsupported(f"arange(layout={layout})")
+    try:
+        values = torch.arange(*args, dtype=dtype, **kwargs)
+    except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
+        raise Unsupported(f"arange: {e}")  # eager raises
+    return _out(o, out, o.dense(values))
+
+
+H["arange"] = _arange
+
+
+def _triangle(lower):
+    """tril / triu: where(col - row <= diagonal (>= for triu), x, 0) over the last two dims, with the
+    row and column numbers as small constants broadcast against each other."""
+    def h(o, x, diagonal=0, *, out=None):
+        o.check(x)
+        if isinstance(diagonal, bool) or not isinstance(diagonal, int):
+            raise Unsupported(f"{'tril' if lower else 'triu'} with a diagonal that is not an int")
+        try:
+            (torch.tril if lower else torch.triu)(x.meta, diagonal)
+        except RuntimeError as e:
+            raise Unsupported(str(e))  # eager raises (fewer than 2 dims)
+        n, m = x.meta.shape[-2:]
+        keep = torch.ones(n, m, dtype=torch.bool)
+        keep = keep.tril(diagonal) if lower else keep.triu(diagonal)
+        zero = False if x.meta.dtype == torch.bool else 0
+        if bool(keep.all()):
+            r = o.fresh_copy(x)
+        elif not bool(keep.any()):
+            r = o.full(tuple(x.meta.shape), zero, x.meta.dtype)
+        else:
+            rows = o.dense(torch.arange(n).reshape(n, 1))
+            cols = o.dense(torch.arange(m).reshape(1, m))
+            mask = o.binary("le" if lower else "ge", o.binary("sub", cols, rows), diagonal)
+            r = o.where(mask, x, zero)
+        return _out(o, out, r, x)
+    return h
+
+
+H["tril"] = _triangle(True)
+H["triu"] = _triangle(False)
+
 H["addcmul"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
     o, out, o.binary("add", x, o.binary("mul", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
 H["addcdiv"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
@@ -457,7 +586,8 @@ def _inplace_method(name, base):
 
 
 INPLACE = {}
-for _n in UNARY + ("add sub mul div true_divide pow remainder clamp clamp_min clamp_max clip masked_fill square "
+for _n in UNARY + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
+                   "clip masked_fill square "
                    "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
                    "subtract divide greater greater_equal less less_equal not_equal").split():
     if _n in H and hasattr(torch.Tensor, _n + "_"):
@@ -635,8 +765,9 @@ for _n in ("relu", "sigmoid", "tanh"):
     METHODS[_n] = H[_n]
 METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
-for _n in ("zeros", "ones", "empty", "full", "cat", "concat", "concatenate", "stack", "where"):
+for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where"):
     METHODS.pop(_n, None)
+METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
@@ -645,11 +776,27 @@ METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tup
                                                                              dtype or x.meta.dtype)
 
 def _requires_grad(o, x):
-    tr = o.tr
-    if x.node.op == "input":
-        return bool(tr.input_tensors[x.node.index].requires_grad)
-    # computed: an over-approximation (graph-mode and grad-requiring inputs are guarded)
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tr.input_tensors)
+    return _node_requires_grad(o.tr, x.node, {})
+
+
+def _node_requires_grad(tr, n, memo):
+    """Whether eager's tensor for node n requires grad: an input's flag; a floating result computed
+    with grad enabled (the traced block's mode, else the caller's, then guarded) from one that does.
+    Detached values and integer or bool results never do."""
+    r = memo.get(n)
+    if r is None:
+        if n.op == "input":
+            r = bool(tr.input_tensors[n.index].requires_grad)
+        elif n.op == "detach" or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
+            r = False
+        else:
+            grad = n.attrs.get("grad_enabled")
+            if grad is None:
+                tr.reads_grad_mode = True
+                grad = torch.is_grad_enabled()
+            r = grad and any(_node_requires_grad(tr, i, memo) for i in n.inputs)
+        memo[n] = r
+    return r
 
 
 TENSOR_ATTRS = {

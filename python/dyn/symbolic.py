@@ -841,12 +841,7 @@ class Frame:
             if sym in ("&", "|") and all(not isinstance(x, TensorVar) or x.meta.dtype == torch.bool for x in (a, b)):
                 return o.binary("logical_and" if sym == "&" else "logical_or", a, b)
             if sym == "//":
-                ma = a.meta if isinstance(a, TensorVar) else a
-                mb = b.meta if isinstance(b, TensorVar) else b
-                if isinstance(ma, torch.Tensor) and torch.result_type(ma, mb).is_floating_point or \
-                        isinstance(mb, torch.Tensor) and torch.result_type(mb, ma).is_floating_point:
-                    return o.unary("floor", o.binary("div", a, b))
-                self.fail("integer floor division of tensors")
+                return o.div(a, b, "floor")  # eager's floor division, integer and float
             self.fail(f"tensor operator {sym}")
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             self.fail("operator on a real tensor")
@@ -1207,7 +1202,7 @@ class Frame:
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
-                    and fn.__name__ not in ("zeros", "ones", "full", "empty"):
+                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange"):
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from .errors import Unsupported
-from .graph import UNARY
+from .graph import _ELT, UNARY
 
 
 class TensorVar:
@@ -143,7 +143,27 @@ class Ops:
             return value
         if not isinstance(value, SCALARS):
             raise Unsupported(f"unsupported scalar operand {type(value).__name__}")
+        self.g.device = self.tr.device  # constants are made on the device the graph runs on
         return self.var(self.g.constant(value, dtype))
+
+    DENSE_LIMIT = 1 << 16  # elements of one dense constant (its text and its memory grow with it)
+
+    def dense(self, values):
+        """A constant tensor holding `values` (a real tensor computed while capturing from constants,
+        like torch.arange's): a dense graph.constant, a splat when every element is the same."""
+        values = values.detach().to("cpu").contiguous()
+        shape, dtype = tuple(values.shape), values.dtype
+        if dtype not in _ELT:
+            raise Unsupported(f"constant tensor of dtype {dtype}")
+        flat = values.reshape(-1)
+        if not flat.numel():
+            return self.full(shape, False if dtype == torch.bool else 0, dtype)
+        if bool((flat == flat[0]).all()):
+            return self.full(shape, flat[0].item(), dtype)
+        if flat.numel() > self.DENSE_LIMIT:
+            raise Unsupported(f"constant tensor of {flat.numel()} elements (more than {self.DENSE_LIMIT})")
+        self.g.device = self.tr.device
+        return self.var(self.g.dense(values))
 
     # -- aliasing: views and in-place updates ------------------------------------------------------
     def fresh_copy(self, x):
@@ -164,7 +184,9 @@ class Ops:
             return self.expand(x, step[1])
         if k == "getitem":
             return self.getitem(x, step[1])
-        return x  # contig, detach
+        if k == "detach":  # the same value, cut from autograd (the eager backend runs Tensor.detach)
+            return self.var(self.g.add("detach", [x.node], x.meta))
+        return x  # contig
 
     def _replay(self, base, steps):
         for step in steps:
@@ -248,6 +270,7 @@ class Ops:
         autograd (running statistics). Raises Unsupported, before changing anything, where dyn cannot
         model the aliasing exactly. Returns x."""
         self.check(x, new)
+        grad = grad and self.tr.grad_enabled()  # inside `with torch.no_grad()` autograd records nothing
         shape = tuple(x.meta.shape)
         if tuple(new.meta.shape) != shape:
             new = self.expand(new, shape)
@@ -291,7 +314,7 @@ class Ops:
         j = base.input_index if base is not None else None
         if j is not None:
             t = self.tr.input_tensors[j]
-            if t.requires_grad and torch.is_grad_enabled():
+            if t.requires_grad and self.tr.grad_enabled():
                 raise Unsupported("in-place op on an input that requires grad")
             if torch._debug_has_internal_overlap(t) == 1:
                 raise Unsupported("in-place op on an input whose elements share memory (expanded)")
@@ -409,11 +432,128 @@ class Ops:
             cdt = torch.result_type(t.meta, s) if not isinstance(s, TensorVar) else None
         else:
             cdt = meta.dtype
+        if op == "remainder" and not meta.dtype.is_floating_point:
+            self._int_divisor(op, b)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
             b = self.const(b, cdt)
         return self.node(op, [a, b], meta)
+
+    @staticmethod
+    def _int_divisor(op, b):
+        """Integer division and remainder take a nonzero Python number as divisor: eager raises
+        ZeroDivisionError for a zero divisor, where compiled integer division traps or gives garbage
+        (a tensor divisor could hold a zero)."""
+        if isinstance(b, TensorVar):
+            raise Unsupported(f"integer {op} by a tensor (eager raises for a zero divisor)")
+        if b == 0:
+            raise Unsupported(f"integer {op} by zero (eager raises ZeroDivisionError)")
+
+    def trunc(self, x):
+        """Rounding toward zero (floor of positives, ceil of negatives)."""
+        self.check(x)
+        if not x.meta.dtype.is_floating_point:
+            return x
+        return self.where(self.binary("lt", x, 0), self.unary("ceil", x), self.unary("floor", x))
+
+    def div(self, a, b, rounding_mode=None):
+        """torch.div: true division, or with rounding_mode 'trunc' / 'floor' (the result keeps the
+        promoted type of a and b: integers stay integers)."""
+        if rounding_mode is None:
+            return self.binary("div", a, b)
+        if rounding_mode not in ("trunc", "floor"):
+            raise Unsupported(f"div rounding_mode={rounding_mode!r}")
+        if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
+            raise Unsupported("div without a tensor operand")
+        for v in (a, b):
+            if not isinstance(v, (TensorVar,) + SCALARS):
+                raise Unsupported(f"unsupported operand {type(v).__name__} for div")
+        ma, mb = _meta(a), _meta(b)
+        if not isinstance(ma, torch.Tensor):
+            ma = torch.tensor(ma, device="meta")
+        try:
+            meta = torch.div(ma, mb, rounding_mode=rounding_mode)
+        except (RuntimeError, TypeError) as e:
+            raise Unsupported(f"div: {e}")
+        dt = meta.dtype
+        if dt == torch.bool:
+            raise Unsupported("div with rounding of booleans")
+        if dt.is_floating_point:
+            # float16 / bfloat16 compute in float32 as eager's kernels do, the result rounded once to dt;
+            # with a tensor divisor (a Python number dividend is then rounded to dt) trunc rounds the
+            # quotient to dt and, on the CPU, floor rounds every step
+            ct, rnd = dt, (lambda v: v)
+            if dt in (torch.float16, torch.bfloat16):
+                ct, tensor_divisor = torch.float32, isinstance(b, TensorVar)
+                if tensor_divisor and (rounding_mode == "trunc" or self.tr.device.type == "cpu"):
+                    def rnd(v):
+                        return self.convert(self.convert(v, dt), ct)
+
+                def operand(v):
+                    if isinstance(v, TensorVar):
+                        return self.convert(self.convert(v, dt), ct)
+                    return torch.tensor(v, dtype=dt).item() if tensor_divisor else v
+                a, b = operand(a), operand(b)
+            if rounding_mode == "trunc":
+                return self.convert(self.trunc(rnd(self.binary("div", a, b))), dt)
+            return self.convert(self._floor_div_float(a, b, ct, rnd), dt)
+        self._int_divisor(f"div (rounding_mode={rounding_mode!r})", b)
+        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
+        q = self.node("div", [a, self.const(b, dt)], meta)  # integer division truncates
+        if rounding_mode == "trunc":
+            return q
+        # floor: one less where the division was inexact and the quotient negative (the remainder's
+        # sign differs from the divisor's)
+        r = self.binary("sub", a, self.binary("mul", q, b))
+        inexact_negative = self.binary("lt" if b > 0 else "gt", r, 0)
+        return self.where(inexact_negative, self.binary("sub", q, 1), q)
+
+    def _floor_div_float(self, a, b, dt, rnd=lambda v: v):
+        """Floating-point floor division as eager computes it (c10's div_floor_floating): the quotient of
+        a minus its remainder, rounded to the nearest integer (ties down), not floor(a / b). rnd rounds
+        a step's result (to float16 / bfloat16 where eager computes in those)."""
+        if not isinstance(b, TensorVar) and b == 0:
+            return self.binary("div", a, b)  # +-inf or nan, as eager
+        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
+        mod = self.fmod(a, b)  # exact
+        q = rnd(self.binary("div", rnd(self.binary("sub", a, mod)), b))
+        # one less where mod and b differ in sign (a nonzero mod)
+        if isinstance(b, TensorVar):
+            fix = self.binary("logical_and", self.binary("ne", mod, 0),
+                              self.binary("ne", self.binary("lt", b, 0), self.binary("lt", mod, 0)))
+        else:
+            fix = self.binary("gt" if b < 0 else "lt", mod, 0)
+        q = self.where(fix, rnd(self.binary("sub", q, 1)), q)
+        fl = self.unary("floor", q)
+        r = self.where(self.binary("gt", rnd(self.binary("sub", q, fl)), 0.5), rnd(self.binary("add", fl, 1)), fl)
+        # a zero quotient takes the sign of a / b (finite there: |a| < |b|)
+        r = self.where(self.binary("eq", q, 0), self.binary("mul", self.binary("div", a, b), 0.0), r)
+        if isinstance(b, TensorVar):
+            r = self.where(self.binary("eq", b, 0), rnd(self.binary("div", a, b)), r)
+        return self.convert(r, dt)
+
+    def fmod(self, a, b):
+        """torch.fmod: the C remainder (the sign of a)."""
+        self.check(a)
+        if not isinstance(b, (TensorVar,) + SCALARS):
+            raise Unsupported(f"unsupported operand {type(b).__name__} for fmod")
+        try:
+            meta = torch.fmod(a.meta, _meta(b))
+        except (RuntimeError, TypeError) as e:
+            raise Unsupported(f"fmod: {e}")
+        dt = meta.dtype
+        if dt == torch.bool:
+            raise Unsupported("fmod of booleans")
+        if not dt.is_floating_point:
+            self._int_divisor("fmod", b)
+            a = self.convert(a, dt)
+            return self.binary("sub", a, self.binary("mul", self.div(a, b, "trunc"), b))
+        # fmod(|a|, |b|) is exact (graph.remainder of non-negative numbers), then a's sign
+        a = self.convert(a, dt)
+        bb = self.unary("abs", self.convert(b, dt)) if isinstance(b, TensorVar) else abs(b)
+        m = self.binary("remainder", self.unary("abs", a), bb)
+        return self.where(self.binary("lt", a, 0), self.unary("neg", m), m)
 
     def where(self, c, a, b):
         self.check(c)

@@ -105,3 +105,46 @@ func.func @bf16_row_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
   %0 = prim.reduce_sum %x dims [1] : tensor<4x8xbf16> -> tensor<4xbf16>
   return %0 : tensor<4xbf16>
 }
+
+// -----
+
+// Dense (non-splat) constants live in read-only globals that kernels load from
+// (tril/triu masks compare row and column numbers, torch.arange's values); a
+// splat constant stays a scalar in the kernel.
+// CHECK-LABEL: func @dense_index_constants
+// CHECK-SAME: (%[[X:.*]]: memref<4x4xf32>, %[[OUT:.*]]: memref<4x4xf32>)
+// CHECK-DAG: %[[ROWS:.*]] = memref.get_global @[[G0:__dyn_constant_dense_index_constants_0]] : memref<4x1xi64>
+// CHECK-DAG: %[[COLS:.*]] = memref.get_global @[[G1:__dyn_constant_dense_index_constants_1]] : memref<1x4xi64>
+// CHECK: loop.kernel "select_0" [4, 4]
+// CHECK-DAG: loop.load %[[ROWS]]
+// CHECK-DAG: loop.load %[[COLS]]
+// CHECK: arith.cmpi sge
+// CHECK: loop.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: loop.kernel
+// CHECK-DAG: memref.global "private" constant @[[G0]] : memref<4x1xi64> = dense<{{\[}}[0], [1], [2], [3]]>
+// CHECK-DAG: memref.global "private" constant @[[G1]] : memref<1x4xi64> = dense<{{\[}}[0, 1, 2, 3]]>
+func.func @dense_index_constants(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %rows = prim.constant dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>
+  %cols = prim.constant dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>
+  %r = prim.broadcast_in_dim %rows dims [0, 1] : tensor<4x1xi64> -> tensor<4x4xi64>
+  %c = prim.broadcast_in_dim %cols dims [0, 1] : tensor<1x4xi64> -> tensor<4x4xi64>
+  %keep = prim.ge %r, %c : tensor<4x4xi64> -> tensor<4x4xi1>
+  %z = prim.constant dense<0.0> : tensor<4x4xf32>
+  %y = prim.select %keep, %x, %z : tensor<4x4xi1>, tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A returned dense constant is copied from its global into the output buffer.
+// CHECK-LABEL: func @returns_dense_constant
+// CHECK-SAME: (%[[O:.*]]: memref<3xi64>)
+// CHECK: %[[G:.*]] = memref.get_global @__dyn_constant_returns_dense_constant_0 : memref<3xi64>
+// CHECK: loop.kernel "copy_0" [3]
+// CHECK: loop.load %[[G]]
+// CHECK: loop.store %{{.*}}, %[[O]]
+// CHECK: memref.global "private" constant @__dyn_constant_returns_dense_constant_0 : memref<3xi64> = dense<[5, -1, 7]>
+func.func @returns_dense_constant() -> tensor<3xi64> {
+  %0 = prim.constant dense<[5, -1, 7]> : tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

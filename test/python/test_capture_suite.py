@@ -674,6 +674,42 @@ def integer_floor_division(x):
     return x // 2, torch.div(x, 4, rounding_mode="floor")
 
 
+def integer_div_rounding(x):
+    return (torch.div(x, 3, rounding_mode="trunc"), torch.div(x, -4, rounding_mode="floor"), x.floor_divide(-2),
+            x % -3, torch.remainder(x, 4), torch.fmod(x, 3), x.fmod(-4), torch.div(x, 2.5, rounding_mode="floor"))
+
+
+def float_div_rounding(x):
+    return (torch.div(x, 0.1, rounding_mode="floor"), torch.div(x, -0.3, rounding_mode="trunc"), torch.fmod(x, 0.3),
+            torch.floor_divide(x, -0.7), x.fmod(-1e-3))
+
+
+def reduced_precision_div_rounding(h, hd, b, bd):
+    # eager's CPU kernels compute in float32: with a number divisor rounding once, with a tensor divisor every step
+    return (torch.div(h, 0.3, rounding_mode="floor"), torch.div(h, hd, rounding_mode="trunc"),
+            torch.div(b, -0.7, rounding_mode="trunc"), torch.div(b, bd, rounding_mode="floor"), torch.fmod(h, 0.3))
+
+
+def arange_forms(x):
+    n = x.shape[0]
+    return (x + torch.arange(0, 1, 1 / n), torch.arange(n, 0, -2), torch.arange(1.5, n),
+            torch.arange(n, dtype=torch.float64), torch.arange(0.0, 5, 2, dtype=torch.int32),
+            torch.arange(start=2, end=n))
+
+
+def triangular_masks(x):
+    return torch.triu(x, diagonal=-1), x.tril(1), torch.tril(x, -2), (x > 0).triu(), x.long().tril(), x.triu(5)
+
+
+def expand_and_broadcast_forms(y):
+    return (y.expand(size=(2, 5, 3)), y.broadcast_to(size=(5, 2)), y.expand(torch.Size([2, 5, 2])), y.expand(-1, 3),
+            torch.broadcast_to(y, (5, 6)))
+
+
+def unflatten_forms(x):
+    return x.unflatten(1, (2, 3)), torch.unflatten(x, -1, (3, -1)), x.unflatten(dim=0, sizes=(2, 1))
+
+
 def type_promotion(a32, b64, i64, m):
     return a32 + b64, i64 * 0.5, a32 + i64, m + i64, m & (i64 > 2), a32 * True
 
@@ -785,6 +821,15 @@ CASES = {
     "where_neg_inf_softmax": (where_neg_inf_softmax, lambda: (torch.randn(3, 5) + 0.5,), dict),
     "integer_division_ops": (integer_division_ops, lambda: (torch.randint(-9, 9, (6,)),), dict),
     "integer_floor_division": (integer_floor_division, lambda: (torch.randint(-9, 9, (6,)),), dict),
+    "integer_div_rounding": (integer_div_rounding, lambda: (torch.randint(-9, 9, (12,)),), dict),
+    "float_div_rounding": (float_div_rounding, lambda: (torch.randn(16) * 5,), dict),
+    "reduced_precision_div_rounding": (reduced_precision_div_rounding, lambda: (
+        (torch.randn(256) * 20).half(), torch.randn(256).half(), (torch.randn(256) * 20).bfloat16(),
+        torch.randn(256).bfloat16()), dict),
+    "arange_forms": (arange_forms, lambda: (torch.randn(6),), dict),
+    "triangular_masks": (triangular_masks, lambda: (torch.randn(2, 4, 5),), dict),
+    "expand_and_broadcast_forms": (expand_and_broadcast_forms, lambda: (torch.randn(5, 1),), dict),
+    "unflatten_forms": (unflatten_forms, lambda: (torch.randn(2, 6),), dict),
     "type_promotion": (type_promotion, lambda: (torch.randn(3), torch.randn(3, dtype=torch.float64),
                                                 torch.randint(0, 5, (3,)), torch.rand(3) > 0.5), dict),
     "zero_dim_tensors": (zero_dim_tensors, lambda: (torch.tensor(1.5), torch.randn(3)), dict),
@@ -793,33 +838,6 @@ _CFG = _Config(2.0, 1)
 
 # (case, backend or None for every backend) -> reason: behaviour dyn lacks today (seen failing)
 CASE_XFAIL = {
-    ("generator_expression", None):
-        "generator expressions are not captured: fullgraph raises dyn.Unsupported('generator or coroutine "
-        "<genexpr>') at the torch.cat(tuple(t.relu() for t in xs)) line (eager returns the concatenation)",
-    ("broadcast_to_varargs", None):
-        "Tensor.broadcast_to(3, 5, 4) (sizes as varargs, accepted by eager) fails in the handler: "
-        "dyn.Unsupported('TypeError while capturing CALL: <lambda>() takes 3 positional arguments but 5 were given')",
-    ("functools_partial", None):
-        "a functools.partial of a user function is run as a 'pure' call on TensorVars instead of being inlined: "
-        "dyn.Unsupported(\"TypeError while capturing CALL: unsupported operand type(s) for *: 'TensorVar' and "
-        "'float'\")",
-    ("callable_object", None):
-        "calling an instance of a user class with __call__ is not inlined: "
-        "dyn.Unsupported('call to unsupported function _Callable')",
-    ("user_class_instantiation", None):
-        "constructing a user (non-Module) class instance is not supported: "
-        "dyn.Unsupported('call to unsupported function _Callable')",
-    ("sorted_with_key", None):
-        "builtin sorted(xs, key=<user lambda>) over tensors runs the builtin on TensorVars: dyn.Unsupported("
-        "\"AttributeError while capturing CALL: 'TensorVar' object has no attribute 'shape'\")",
-    ("positional_arange", None):
-        "torch.arange is not captured: dyn.Unsupported('call to unsupported function "
-        "_VariableFunctionsClass.arange')",
-    ("causal_softmax", None):
-        "torch.tril is not captured: dyn.Unsupported('call to unsupported function _VariableFunctionsClass.tril')",
-    ("integer_floor_division", None):
-        "WRONG DTYPE: int64_tensor // 2 and torch.div(int64_tensor, 4, rounding_mode='floor') return float32 "
-        "(values floored) where eager returns int64",
 }
 
 
@@ -1037,9 +1055,6 @@ def grad_mode_branch(x):
     return x * 3
 
 
-@xfail('WRONG RESULT: torch.is_grad_enabled() is constant-folded without a grad-mode guard: the entry '
-       'captured with grad enabled (x * 2) is reused under torch.no_grad(), returning x * 2 where eager '
-       'returns x * 3')
 def test_guard_grad_mode_branch():
     cf = dyn.compile(grad_mode_branch, backend="eager")
     x = torch.randn(3)
@@ -1141,8 +1156,6 @@ def test_guard_module_float_attribute():
     same(cm(x), m(x))
 
 
-@xfail('WRONG RESULT: replacing a Sequential child (m[1] = nn.Tanh()) after compiling does not recompile '
-       '(captures stays 1): the compiled module still applies ReLU where eager applies Tanh')
 def test_guard_submodule_swapped():
     m = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
     cm = dyn.compile(m, backend="eager")
@@ -1212,9 +1225,6 @@ def _uses_act_cfg(x):
     return y * ACT_CFG["scale"]
 
 
-@xfail("WRONG RESULT: a global dict read during capture is guarded by identity only ('global ACT_CFG: is "
-       "dict object'): after ACT_CFG['act'] = 'tanh' (and later ACT_CFG['scale'] = 3.0) the stale relu / "
-       'scale 1.0 graph is reused')
 def test_guard_global_dict_entry_change():
     cf = dyn.compile(_uses_act_cfg, backend="eager")
     x = torch.randn(5)
@@ -1272,8 +1282,6 @@ def test_guard_module_identity_argument():
     assert captures() == 2
 
 
-@xfail("WRONG RESULT: a dict in a closure cell is guarded by identity only: after cfg['scale'] = -1.0 the "
-       'compiled function still multiplies by 2.0')
 def test_guard_closure_dict_mutated_in_place():
     cfg = {"scale": 2.0}
 
@@ -1302,9 +1310,6 @@ def default_dtype_factory(x):
     return x.sum() + torch.zeros(3), torch.ones(2) * 0.1
 
 
-@xfail('WRONG DTYPE: factory dtypes (torch.zeros/torch.ones without dtype=) are baked in without a guard on '
-       'torch.get_default_dtype(): after torch.set_default_dtype(torch.float64), torch.ones(2) * 0.1 comes '
-       'back float32 where eager gives float64')
 def test_guard_default_dtype_change():
     cf = dyn.compile(default_dtype_factory, backend="eager")
     x = torch.randn(3, dtype=torch.float64)
@@ -1426,9 +1431,6 @@ def scipy_special_call(x):
     return torch.from_numpy(e) * h
 
 
-@xfail('break reason does not name the scipy function: for scipy.special.erf(h.numpy()) the reasons are '
-       "['Tensor.numpy', 'call Opaque with a numpy.ndarray', 'call _VariableFunctionsClass.from_numpy with a"
-       " numpy.ndarray'] (erf is a numpy ufunc, treated as an opaque value); results are right")
 @pytest.mark.skipif(scipy is None, reason="needs scipy")
 def test_break_scipy_special():
     run_cases(scipy_special_call, [(torch.randn(5, dtype=torch.float64),)] * 2)
@@ -1672,6 +1674,25 @@ def unknown_torch_function(x):
 
 def test_break_unknown_torch_function():
     run_cases(unknown_torch_function, [(torch.randn(3, 4),)] * 2)
+
+
+def int_remainder_by_tensor(x, y):
+    return (x + 1) % y, torch.fmod(x, y), torch.div(x, y, rounding_mode="floor")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_integer_division_by_a_tensor_or_zero(backend):
+    """Integer division, remainder and fmod by a tensor are not captured (a zero divisor makes eager raise,
+    compiled integer division trap); by a Python 0 eager raises ZeroDivisionError, and so does dyn."""
+    x, y = torch.randint(-9, 9, (6,)), torch.tensor([3, -2, 5, -7, 1, 4])
+    with pytest.raises(dyn.Unsupported, match="by a tensor"):
+        dyn.compile(int_remainder_by_tensor, backend=backend, fullgraph=True)(x, y)
+    run_cases(int_remainder_by_tensor, [(x, y), (x, -y)], backend)
+    for fn in (lambda t: t % 0, lambda t: torch.fmod(t, 0), lambda t: torch.div(t, 0, rounding_mode="trunc")):
+        with pytest.raises(dyn.Unsupported, match="by zero"):
+            dyn.compile(fn, backend=backend, fullgraph=True)(x)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            dyn.compile(fn, backend=backend)(x)
 
 
 def torch_tensor_from_python(x):
@@ -1992,12 +2013,64 @@ def mask_assign_input(x):
     return x * 2
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("fullgraph", [False, pytest.param(True, marks=xfail(
-    "boolean-mask assignment x[x < 0] = 0.0 is not captured: fullgraph=True raises "
-    "dyn.Unsupported('index assignment with a tensor index') (results are right without fullgraph)"))])
+@BF
 def test_mut_masked_assignment_on_input(backend, fullgraph):
     run_mut(mask_assign_input, lambda: (torch.randn(6),), backend, fullgraph)
+
+
+def mask_assign_values(x, s):
+    x[x > 0.5] = s  # a 0-d tensor
+    x[x < -0.5] = 1  # an int into a float tensor
+    x[x[:, 0] > 0] = torch.ones(4) * s - 1  # a row mask and one row of values for every selected row
+    return x
+
+
+@BF
+def test_mut_masked_assignment_values(backend, fullgraph):
+    run_mut(mask_assign_values, lambda: (torch.randn(3, 4), torch.tensor(3.5)), backend, fullgraph)
+
+
+def mask_assign_through_view(x):
+    row = x[1]
+    row[row < 0] = 0.0  # writes row 1 of x
+    x[x > 1] = -1.0
+    return x.sum(0)
+
+
+@BF
+def test_mut_masked_assignment_through_view(backend, fullgraph):
+    run_mut(mask_assign_through_view, lambda: (torch.randn(3, 4),), backend, fullgraph)
+
+
+def mask_assign_integer_tensor(x):
+    x[x < 2] = 2.7  # converted to x's int64 (2), as eager
+    return x * 3
+
+
+@BF
+def test_mut_masked_assignment_integer_tensor(backend, fullgraph):
+    run_mut(mask_assign_integer_tensor, lambda: (torch.randint(-4, 5, (3, 4)),), backend, fullgraph)
+
+
+def index_tensor_assign(x, i):
+    x[i] = 0.0  # an integer-tensor index (scatter): not captured
+    return x * 2
+
+
+def mask_assign_per_element_values(x, v):
+    x[x > 0] = v  # one value per selected element: how many is known only at run time
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mut_index_assignment_not_captured(backend):
+    with pytest.raises(dyn.Unsupported, match="tensor index"):
+        dyn.compile(index_tensor_assign, backend=backend, fullgraph=True)(torch.randn(5), torch.tensor([0, 2]))
+    run_mut(index_tensor_assign, lambda: (torch.randn(5), torch.tensor([0, 2])), backend)
+    x = torch.tensor([1.0, -1.0, 2.0, -3.0])
+    with pytest.raises(dyn.Unsupported, match="per selected element"):
+        dyn.compile(mask_assign_per_element_values, backend=backend, fullgraph=True)(x.clone(), torch.ones(2))
+    run_mut(mask_assign_per_element_values, lambda: (x.clone(), torch.tensor([5.0, 6.0])), backend)
 
 
 def returns_slice(x):
@@ -2302,8 +2375,6 @@ def test_module_identity_flatten():
     check_module(m, torch.randn(2, 3, 4), fullgraph=True)
 
 
-@xfail("Tensor.unflatten is not captured: nn.Unflatten raises dyn.Unsupported('Tensor.unflatten') at "
-       "torch/nn/modules/flatten.py under fullgraph=True (eager returns the (2, 2, 3) tensor)")
 def test_module_unflatten():
     m = nn.Sequential(nn.Linear(4, 6), nn.Unflatten(1, (2, 3)))
     check_module(m, torch.randn(2, 4), fullgraph=True)
@@ -2416,9 +2487,6 @@ def calls_user_generator(xs):
     return out
 
 
-@xfail('WRONG RESULT: iterating a user generator (for a, b in _gen_pairs(xs)) drops the first item: with xs '
-       '= [1, 2, 3, 4] * ones(3) dyn returns 18 (2*3 + 3*4) where eager returns 20; explain shows breaks '
-       "'generator or coroutine _gen_pairs' and 'operator on a real tensor'")
 def test_break_user_generator():
     run_cases(calls_user_generator, [([torch.randn(3) for _ in range(4)],)] * 2)
 
@@ -2496,8 +2564,6 @@ class _ScaledLinear(nn.Linear):
         return super().forward(x) * 2
 
 
-@xfail('super() is not supported: a Linear subclass whose forward calls super().forward(x) raises under '
-       "fullgraph dyn.Unsupported('call to unsupported function super')")
 def test_module_subclass_calls_super_forward():
     check_module(_ScaledLinear(3, 2), torch.randn(4, 3), fullgraph=True)
 

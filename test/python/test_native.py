@@ -44,3 +44,34 @@ def test_lower_and_errors():
 def test_extension_built():
     assert dyn._C is not None, "dyn._C is missing: build the dyn_python_ext target"
     assert dyn._C.HOOK_SUPPORTED or not (3, 11) <= __import__("sys").version_info[:2] <= (3, 12)
+
+
+DENSE_IR = """module {
+  func.func @forward(%arg0: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<3xi64>) {
+    %0 = graph.constant dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>
+    %1 = graph.constant dense<[[0, 1, 2, 3, 4]]> : tensor<1x5xi64>
+    %2 = graph.sub %1, %0 : tensor<1x5xi64>, tensor<4x1xi64> -> tensor<4x5xi64>
+    %3 = graph.constant dense<0> : tensor<i64>
+    %4 = graph.le %2, %3 : tensor<4x5xi64>, tensor<i64> -> tensor<4x5xi1>
+    %5 = graph.constant dense<0.0> : tensor<f32>
+    %6 = graph.where %4, %arg0, %5 : tensor<4x5xi1>, tensor<4x5xf32>, tensor<f32> -> tensor<4x5xf32>
+    %7 = graph.constant dense<[5, -1, 7]> : tensor<3xi64>
+    return %6, %7 : tensor<4x5xf32>, tensor<3xi64>
+  }
+}
+"""
+
+
+@needs_compiler
+def test_dense_constants():
+    """Non-splat constants (tril's row and column numbers, arange's values) are read-only globals on the
+    CPU; the GPU launch plan (built without a GPU) gives each a workspace slot that its bytes are copied
+    into before the launches."""
+    c = dyn._C.compile(DENSE_IR, "forward", False, 3, 3)
+    x = torch.randn(4, 5)
+    out, consts = torch.empty(4, 5), torch.empty(3, dtype=torch.int64)
+    c.run((x,), (out, consts))
+    torch.testing.assert_close(out, x.tril())
+    assert consts.tolist() == [5, -1, 7]
+    g = dyn._C.compile_gpu(DENSE_IR, "forward", False, 3)
+    assert g.workspace_bytes >= 3 * 256  # three constants, a 256-byte aligned slot each

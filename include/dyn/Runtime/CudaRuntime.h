@@ -39,6 +39,10 @@ struct LaunchGeometry {
 bool launch(const Kernel &kernel, const LaunchGeometry &geometry, void *stream, void **params,
             std::string *error);
 
+/// Copies `bytes` from host memory to device memory on `stream` (ordered
+/// before the kernels launched on it after); `host` may be pageable.
+bool copyToDevice(void *device, const void *host, size_t bytes, void *stream, std::string *error);
+
 } // namespace dyn::cuda
 
 #endif // DYN_RUNTIME_CUDARUNTIME_H
