@@ -796,7 +796,7 @@ class _Break:
             self.call = (mark(fn), [mark(x) for x in a], {k: mark(x) for k, x in kw.items()})
         if br.store is not None:
             kind, obj, name, value = br.store
-            self.store = (kind, obj if kind == "global" else mark(obj), name, mark(value))
+            self.store = (kind, obj if kind in ("global", "delglobal") else mark(obj), name, mark(value))
         self.slots, self.stack = [], []
         for v in br.stack:
             if v is symbolic.NULL:
@@ -1194,6 +1194,10 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
                 value = _unmark(value, state, args, memo)
                 if kind == "global":
                     obj[name] = value
+                elif kind == "delglobal":
+                    del obj[name]
+                elif kind == "delattr":
+                    delattr(_unmark(obj, state, args, memo), name)
                 else:
                     setattr(_unmark(obj, state, args, memo), name, value)
             k = 0

@@ -698,6 +698,26 @@ class Frame:
             self.fail("item assignment (mutation)")
         obj[key] = value
 
+    def op_DELETE_SUBSCR(self, inst):
+        key, obj = self.pop(), self.pop()
+        if isinstance(obj, TensorVar) or id(obj) not in self.tr.created:
+            self.fail("item deletion (mutation)")
+        del obj[key]
+
+    def op_DELETE_ATTR(self, inst):
+        obj = self.pop()
+        if isinstance(obj, (TensorVar, Opaque)):
+            self.fail("attribute deletion on a tensor")
+        if id(obj) in self.tr.created:
+            if type(obj) not in self.tr.created_classes or hasattr(getattr(type(obj), inst.argval, None), "__delete__"):
+                self.fail(f"attribute deletion on a {type(obj).__name__} made while capturing")
+            object.__delattr__(obj, inst.argval)
+            return
+        self.side_effect(inst, "attribute deletion (side effect)", ("delattr", obj, inst.argval, None))
+
+    def op_DELETE_GLOBAL(self, inst):
+        self.side_effect(inst, "deletion of a global", ("delglobal", self.globals, inst.argval, None))
+
     def op_STORE_SLICE(self, inst):  # 3.12: container[start:end] = value
         end, start, obj, value = self.pop(), self.pop(), self.pop(), self.pop()
         key = slice(start, end)
@@ -1057,6 +1077,28 @@ class Frame:
             d = getattr(mod, name, None)
             if type(d) is dict:
                 self.tr.attr_guards.append((src + (name,), Structure(d, False)))
+
+    def op_GET_YIELD_FROM_ITER(self, inst):
+        self.push(self.iterate(self.pop()))
+
+    def op_SEND(self, inst):
+        """yield from: the delegate's next item, or its return value and a jump past the loop."""
+        value = self.pop()
+        if value is not None:
+            self.fail("send() of a value into a generator")
+        try:
+            item = next(self.stack[-1])
+        except StopIteration as e:
+            if not PY312:
+                self.pop()  # 3.11 pops the delegate here, 3.12 at END_SEND
+            self.push(e.value)
+            return self.jump(inst)
+        self.push(item)
+
+    def op_END_SEND(self, inst):
+        value = self.pop()
+        self.pop()
+        self.push(value)
 
     def op_YIELD_VALUE(self, inst):
         if not self.generator:
@@ -1524,7 +1566,7 @@ class SymGenerator:
             self.pc = r.pc
             return r.value
         self.done = True
-        raise StopIteration
+        raise StopIteration(r)  # with the generator's return value (`x = yield from gen()`)
 
 
 def trace(func, args, device, allow_breaks=False):

@@ -603,3 +603,44 @@ def test_untraced_context_manager_runs_eagerly():
     check(cf, f, torch.randn(3))
     with pytest.raises(dyn.Unsupported, match="with statement"):
         dyn.compile(f, backend="eager", fullgraph=True)(torch.randn(3))
+
+
+def _inner_gen(xs):
+    for t in xs:
+        yield t * 2
+    return len(xs)
+
+
+def _outer_gen(xs):
+    n = yield from _inner_gen(xs)
+    yield xs[0] * n
+
+
+def test_yield_from_and_its_return_value():
+    def f(xs):
+        return torch.stack(list(_outer_gen(xs))).sum(0)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    check(cf, f, [torch.randn(3) for _ in range(3)])
+
+
+class _Obj:
+    pass
+
+
+def test_deletions():
+    o = _Obj()
+
+    def f(x):
+        d = {"a": x, "b": x * 2}
+        del d["a"]
+        keep = [x, x + 1]
+        del keep[0]
+        o.tmp = 1  # a store Python makes (graph break), then a deletion (another)
+        del o.tmp
+        return d["b"] + keep[0], len(d)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    for _ in range(2):
+        got, want = cf(x), f(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1] and not hasattr(o, "tmp")
