@@ -3,7 +3,7 @@
 # pybind11; no LLVM/MLIR, no network), in the repository root, with .devbundle/ carried from
 # scripts/gpu_bundle.sh:
 #   1. unpack the self-contained core, 2. build the thin Python extension against Python 3.12,
-#   3. run every pytest (CPU and GPU), 4. run the GPU benchmark.
+#   3. run every pytest (CPU and GPU), 4. run the GPU benchmark and the cache-hit overhead benchmark.
 # Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all]
 set -uo pipefail
 what="${1:-all}"
@@ -34,5 +34,6 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   "$PY" benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.log"
+  "$PY" benchmarks/guard_overhead.py 2>&1 | tee "$out/guard_overhead.log"
 fi
 exit $status
