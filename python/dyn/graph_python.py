@@ -52,10 +52,50 @@ def _expr(n, args, ns, k):
     return None
 
 
+def _linear_patterns(graph):
+    """nn.Linear as capture decomposes it, matmul(x, permute(w, [1, 0])) (+ b), to be run as eager runs
+    it: F.linear (one addmm, eager's rounding too). Returns ({node: (x, w, b or None)}, nodes folded in)."""
+    uses = {}
+    for n in graph.nodes:
+        for i in n.inputs:
+            uses[i] = uses.get(i, 0) + 1
+    for o in graph.outputs:
+        uses[o] = uses.get(o, 0) + 2  # never folded away
+
+    def single(n):
+        return uses.get(n, 0) == 1
+
+    def same_mode(*ns):
+        return len({n.attrs.get("grad_enabled") for n in ns}) == 1
+
+    found, folded = {}, set()
+    for m in graph.nodes:
+        if m.op != "matmul" or m in folded:
+            continue
+        x, p = m.inputs
+        if not (p.op == "permute" and list(p.attrs["dims"]) == [1, 0] and single(p) and x.meta.dim() == 2
+                and x.meta.dtype == p.meta.dtype == m.meta.dtype and same_mode(m, p)):
+            continue
+        w = p.inputs[0]
+        found[m], folded_here = (x, w, None), {p}
+        adds = [n for n in graph.nodes if n.op == "add" and m in n.inputs]
+        if single(m) and len(adds) == 1:
+            a = adds[0]
+            b = a.inputs[1] if a.inputs[0] is m else a.inputs[0]
+            if b is not m and b.meta.dim() == 1 and b.meta.shape[0] == m.meta.shape[1] and \
+                    b.meta.dtype == a.meta.dtype == m.meta.dtype and same_mode(a, m):
+                del found[m]
+                found[a] = (x, w, b)
+                folded_here.add(m)
+        folded |= folded_here
+    return found, folded
+
+
 def python_function(graph):
     """fn(*inputs) -> list of outputs, equivalent to running every node with run_node."""
-    ns = {"torch": torch, "run_node": G.run_node, "finish": _finish}
+    ns = {"torch": torch, "run_node": G.run_node, "finish": _finish, "linear": torch.nn.functional.linear}
     names = {n: f"i{n.index}" for n in graph.inputs}
+    linears, folded = _linear_patterns(graph)
     lines = [f"def run({', '.join(names[n] for n in graph.inputs)}):"]
     mode, indent = None, "    "
     for k, n in enumerate(graph.nodes):
@@ -67,6 +107,11 @@ def python_function(graph):
                 lines.append(f"    with torch.{'enable_grad' if grad else 'no_grad'}():")
         names[n] = f"v{k}"
         args = [names[i] for i in n.inputs]
+        if n in folded:
+            continue
+        if n in linears:
+            lines.append(f"{indent}v{k} = linear({', '.join(names[v] for v in linears[n] if v is not None)})")
+            continue
         if n.op == "constant":
             ns[f"c{k}"] = G.run_node(n, [])  # made once; outputs never hand it out (finish copies)
             expr = f"c{k}"

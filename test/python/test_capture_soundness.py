@@ -644,3 +644,20 @@ def test_deletions():
         got, want = cf(x), f(x)
         torch.testing.assert_close(got[0], want[0])
         assert got[1] == want[1] and not hasattr(o, "tmp")
+
+
+def test_eager_backend_runs_linear_as_eager_does():
+    # the decomposed matmul(x, w.t()) + b runs as F.linear: the same addmm, so bit-identical results
+    m = nn.Sequential(nn.Linear(37, 53), nn.ReLU(), nn.Linear(53, 11, bias=False))
+    cm = dyn.compile(m, backend="eager")
+    for shape in ((5, 37), (2, 3, 37)):
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            assert torch.equal(cm(x), m(x))
+        out = cm(x)
+        out.sum().backward()
+        g = m[0].weight.grad.clone()
+        m.zero_grad()
+        m(x).sum().backward()
+        torch.testing.assert_close(g, m[0].weight.grad)
+        m.zero_grad()
