@@ -169,6 +169,14 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   auto result = std::make_unique<JitFunction>();
   if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR))
     return fail("stage '" + *failedStage + "' failed");
+  // run() passes one bare data pointer per buffer. The bare-pointer calling
+  // convention needs static strides; MLIR's canonical layout of a shape with
+  // a zero-size dim before the last (6x0, 0x0) has dynamic ones, and then the
+  // function takes memref descriptors instead: calling it would crash.
+  auto lowered = dyn_cast_or_null<FunctionOpInterface>(module->lookupSymbol(funcName));
+  if (!lowered || lowered.getNumArguments() != numBuffers)
+    return fail("the lowered function does not take one pointer per buffer (a buffer with a "
+                "zero-size dim?)");
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder)

@@ -96,10 +96,19 @@ def _graph_device(graph):
     return device
 
 
+def _has_empty(graph):
+    """Whether some value of the graph has no elements."""
+    return any(n.meta.numel() == 0 for n in (*graph.inputs, *graph.nodes))
+
+
 def dyn_backend(graph, example_inputs, options=None):
     devices = {t.device for t in example_inputs}
     if len(devices) > 1:
         return None  # inputs on several devices: eager decides what that means
+    if _has_empty(graph):
+        # a tensor without elements: PyTorch's ops run the graph (nothing to compute on the empty values;
+        # the compiled calling convention cannot pass every empty buffer, a GPU launch of no threads fails)
+        return graph
     device = devices.pop() if devices else _graph_device(graph)
     runner = _RUNNERS.get(device.type)
     if runner is None:

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from .errors import Unsupported
 from .graph import UNARY
-from .tensor_ops import TensorVar, _norm_dim, _norm_dims
+from .tensor_ops import SCALARS, TensorVar, _norm_dim, _norm_dims, node_requires_grad
 
 H = {}  # name -> handler
 
@@ -49,6 +49,7 @@ H["absolute"] = H["abs"]
 
 def _binary(op):
     def h(o, a, b, *, out=None):
+        o.accepts(op, getattr(torch, op), a, b)  # torch.maximum(x, 2) raises, x.maximum(2) too
         return _out(o, out, o.binary(op, a, b), a, b)
     return h
 
@@ -61,6 +62,7 @@ H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"]
 
 def _add(op):
     def h(o, a, b, *, alpha=1, out=None):
+        o.accepts(op, getattr(torch, op), a, b, alpha=alpha)  # sub of bools, a float alpha for ints
         b0 = b
         if alpha != 1:
             b = o.binary("mul", b, alpha)
@@ -73,7 +75,7 @@ H["sub"] = H["subtract"] = _add("sub")
 
 
 def _div(o, a, b, *, rounding_mode=None, out=None):
-    return _out(o, out, o.div(a, b, rounding_mode), a, b)
+    return _out(o, out, o.div(a, b, rounding_mode, grad="zero"), a, b)
 
 
 H["div"] = H["divide"] = _div
@@ -123,10 +125,13 @@ def _maxmin(red, elem):
             raise Unsupported(f"{red[1:]}(dim, out=...)")
         if isinstance(dim, TensorVar):
             return _out(o, out, o.binary(elem, x, dim), x, dim)
+        if o.needs_grad(x):
+            # max(dim): eager's gradient goes to the index it returns, amax's is split among ties; max():
+            # split among ties as amax's, but given to the NaNs where the maximum is NaN (amax's is NaN)
+            raise Unsupported(f"{red[1:]}() of a tensor that requires grad (eager's gradient at ties or NaN "
+                              f"differs from {red}'s)")
         if dim is None:
             return _out(o, out, o.reduce(red, x, None, False), x)
-        if dim is None:
-            return o.reduce(red, x, None, False)
         return ValuesIndices(o.reduce(red, x, dim, keepdim), red[1:])
     return h
 
@@ -142,7 +147,7 @@ def _var(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 H["var"] = _var
-H["std"] = lambda o, *a, **k: o.unary("sqrt", _var(o, *a, **k))
+H["std"] = lambda o, *a, **k: o.sqrt0(_var(o, *a, **k))
 H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
 H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)
@@ -156,7 +161,37 @@ def _clamp(o, x, min=None, max=None):
 H["clamp"] = H["clip"] = _clamp
 H["clamp_min"] = lambda o, x, m: o.clamp(x, m, None)
 H["clamp_max"] = lambda o, x, m: o.clamp(x, None, m)
-H["masked_fill"] = lambda o, x, mask, value: o.where(mask, value, x)
+
+
+def _masked_fill(o, x, mask, value):
+    """masked_fill keeps x's dtype and shape: the value is converted to it as eager converts it (2.7 into an
+    integer tensor is 2; a value the dtype cannot hold raises)."""
+    o.check(x, mask)
+    if mask.meta.dtype != torch.bool:
+        raise Unsupported("masked_fill with a mask that is not bool (eager raises)")
+    try:
+        ok = torch.broadcast_shapes(tuple(x.meta.shape), tuple(mask.meta.shape)) == tuple(x.meta.shape)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise Unsupported("masked_fill with a mask that does not broadcast to the tensor (eager raises)")
+    if isinstance(value, TensorVar):
+        if value.meta.dim():
+            raise Unsupported("masked_fill with a value tensor that is not 0-d (eager raises)")
+        o.accepts("masked_fill", torch.Tensor.masked_fill, x, mask, value)
+        v = o.convert(value, x.meta.dtype)
+    elif isinstance(value, SCALARS):
+        try:
+            conv = torch.zeros(2, dtype=x.meta.dtype).masked_fill(torch.ones(2, dtype=torch.bool), value)[0].item()
+        except (RuntimeError, TypeError, OverflowError) as e:
+            raise Unsupported(f"masked_fill: {e}")  # eager raises
+        v = o.const(conv, x.meta.dtype)
+    else:
+        raise Unsupported(f"masked_fill with a {type(value).__name__}")
+    return o.where(mask, v, x)
+
+
+H["masked_fill"] = _masked_fill
 H["log2"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(2))
 H["log10"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(10))
 
@@ -314,7 +349,17 @@ H["reshape"] = _reshape
 H["view"] = _view
 H["view_as"] = lambda o, x, other: _view(o, x, tuple(other.meta.shape))
 H["reshape_as"] = lambda o, x, other: _reshape(o, x, tuple(other.meta.shape))
-H["flatten"] = lambda o, x, start_dim=0, end_dim=-1: _reshape(o, x, tuple(x.meta.flatten(start_dim, end_dim).shape))
+
+
+def _flatten(o, x, start_dim=0, end_dim=-1):
+    o.check(x)
+    shape = tuple(x.meta.flatten(start_dim, end_dim).shape)  # raises where eager raises
+    if x.meta.dim() and _norm_dim(start_dim, x.meta.dim()) == _norm_dim(end_dim, x.meta.dim()):
+        return x  # eager returns x itself
+    return _reshape(o, x, shape)
+
+
+H["flatten"] = _flatten
 H["unsqueeze"] = lambda o, x, dim: _view(o, x, tuple(x.meta.unsqueeze(dim).shape))
 
 
@@ -656,14 +701,36 @@ F_H["dropout"] = _dropout
 
 
 def _leaky_relu(o, x, negative_slope=0.01, inplace=False):
+    o.check(x)
+    o.accepts("leaky_relu", F.leaky_relu, x, negative_slope)  # integers raise
     new = o.where(o.binary("gt", x, 0), x, o.binary("mul", x, negative_slope))
     return _f_inplace(o, x, inplace, new, "leaky_relu", negative_slope)
 
 
 F_H["leaky_relu"] = _leaky_relu
+
+
+def _hardtanh_value(o, x, fn, min_val, max_val, *args):
+    """hardtanh / relu6: x's dtype kept (integer bounds truncated, as eager's kernel converts them); the
+    gradient is zero at the bounds (hardtanh_backward), unlike clamp's."""
+    o.check(x)
+    if not isinstance(min_val, (int, float)) or not isinstance(max_val, (int, float)):
+        raise Unsupported("hardtanh bounds that are not numbers")
+    if not (math.isfinite(min_val) and math.isfinite(max_val)):
+        raise Unsupported("hardtanh with a bound that is not finite")
+    if min_val > max_val:
+        raise Unsupported("hardtanh with min_val > max_val (eager raises)")
+    o.accepts(fn.__name__, fn, x, *args)  # bools raise
+    if not x.meta.dtype.is_floating_point:
+        return o.clamp(x, int(min_val), int(max_val))
+    return o.clamp(x, min_val, max_val, open_bounds=True)
+
+
 F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: _f_inplace(
-    o, x, inplace, o.clamp(x, min_val, max_val), "hardtanh", min_val, max_val)
-F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.clamp(x, 0.0, 6.0), "relu6")
+    o, x, inplace, _hardtanh_value(o, x, F.hardtanh, min_val, max_val, min_val, max_val), "hardtanh", min_val,
+    max_val)
+F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, _hardtanh_value(o, x, F.relu6, 0.0, 6.0),
+                                                      "relu6")
 
 
 def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -728,7 +795,9 @@ F_H["batch_norm"] = _batch_norm
 def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):
     if p != 2:
         raise Unsupported("normalize with p != 2")
-    n = o.unary("sqrt", o.reduce("sum", o.binary("mul", x, x), dim, True))
+    o.check(x)
+    # sqrt0 and clamp's subgradient: a zero vector's gradient is finite, as eager's norm backward gives
+    n = o.sqrt0(o.reduce("sum", o.binary("mul", x, x), dim, True))
     return _out(o, out, o.binary("div", x, o.clamp(n, eps, None)), x)
 
 
@@ -776,27 +845,10 @@ METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tup
                                                                              dtype or x.meta.dtype)
 
 def _requires_grad(o, x):
-    return _node_requires_grad(o.tr, x.node, {})
+    return node_requires_grad(o.tr, x.node, {})
 
 
-def _node_requires_grad(tr, n, memo):
-    """Whether eager's tensor for node n requires grad: an input's flag; a floating result computed
-    with grad enabled (the traced block's mode, else the caller's, then guarded) from one that does.
-    Detached values and integer or bool results never do."""
-    r = memo.get(n)
-    if r is None:
-        if n.op == "input":
-            r = bool(tr.input_tensors[n.index].requires_grad)
-        elif n.op == "detach" or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
-            r = False
-        else:
-            grad = n.attrs.get("grad_enabled")
-            if grad is None:
-                tr.reads_grad_mode = True
-                grad = torch.is_grad_enabled()
-            r = grad and any(_node_requires_grad(tr, i, memo) for i in n.inputs)
-        memo[n] = r
-    return r
+_node_requires_grad = node_requires_grad
 
 
 TENSOR_ATTRS = {

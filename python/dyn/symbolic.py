@@ -410,7 +410,7 @@ def _source_str(src):
 
 
 # errors a handler may raise on inputs it cannot capture: reported as unsupported, never propagated
-_CAPTURE_ERRORS = (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError,
+_CAPTURE_ERRORS = (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError, OverflowError,
                    NotImplementedError, ZeroDivisionError, AssertionError)
 
 

@@ -3,6 +3,7 @@ tensor by running the real torch op on meta tensors (PyTorch's own broadcasting 
 and adds graph-dialect nodes. Composite ops decompose into graph ops here."""
 import math
 import operator
+import warnings
 import weakref
 
 import torch
@@ -104,6 +105,91 @@ def _meta(v):
     return v.meta if isinstance(v, TensorVar) else v
 
 
+def _fits_int64(*vals):
+    """Python ints beyond int64 make eager raise OverflowError (and the meta computation too)."""
+    for v in vals:
+        if type(v) is int and not -(1 << 63) <= v < (1 << 63):
+            raise Unsupported(f"the Python int {v} does not fit in int64 (eager raises)")
+
+
+def node_requires_grad(tr, n, memo):
+    """Whether eager's tensor for node n requires grad: an input's flag; a floating result computed
+    with grad enabled (the traced block's mode, else the caller's, then guarded) from one that does.
+    Detached values and integer or bool results never do."""
+    r = memo.get(n)
+    if r is None:
+        if n.op == "input":
+            r = bool(tr.input_tensors[n.index].requires_grad)
+        elif n.op == "detach" or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
+            r = False
+        else:
+            grad = n.attrs.get("grad_enabled")
+            if grad is None:
+                tr.reads_grad_mode = True
+                grad = torch.is_grad_enabled()
+            r = grad and any(node_requires_grad(tr, i, memo) for i in n.inputs)
+        memo[n] = r
+    return r
+
+
+# Eager's kernels reject some dtypes (and scalar operands) that the meta kernels accept: abs, relu, floor
+# and ceil of bools, subtraction with a bool, bool ** bool, integer ** negative integer, leaky_relu of
+# integers. eager_accepts runs the real op once on small tensors (size 2 in every dim) of the operands'
+# dtypes and ranks (the same type promotion), on the CPU and on the graph's device, and remembers the
+# answer: an op either rejects is not captured (eager runs it).
+_EAGER_OK = {}
+
+
+def _probe_sig(v):
+    if isinstance(v, (TensorVar, torch.Tensor)):
+        m = v.meta if isinstance(v, TensorVar) else v
+        return ("T", m.dtype, m.dim())
+    if isinstance(v, float) and v != v:
+        return (float, "nan")
+    return (type(v), v)
+
+
+def _probe_value(v, device):
+    if isinstance(v, (TensorVar, torch.Tensor)):
+        m = v.meta if isinstance(v, TensorVar) else v
+        # not one element: eager has fast paths for those
+        return torch.ones((2,) * m.dim(), dtype=m.dtype, device=device)
+    return v
+
+
+def eager_accepts(what, fn, *args, _device=None, **kwargs):
+    """Raises Unsupported (the frame then runs eagerly, where eager raises) when eager's kernel raises for
+    fn(*args, **kwargs) with args' dtypes, on the CPU or on _device (the graph's, where kernels may take
+    other dtypes: CUDA's abs takes bools); TensorVars (and tensors) stand for tensors of their dtype and
+    rank, other arguments are passed as they are."""
+    devices = ["cpu"]
+    if _device is not None and torch.device(_device).type != "cpu":
+        devices.append(torch.device(_device))
+    try:
+        key = (fn, tuple(_probe_sig(a) for a in args), tuple(sorted((k, _probe_sig(v)) for k, v in kwargs.items())),
+               str(devices[-1]))
+        hash(key)
+    except TypeError:
+        key = None
+    err = _EAGER_OK.get(key, False) if key is not None else False
+    if err is False:
+        err = None
+        for device in devices:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn(*[_probe_value(a, device) for a in args], **{k: _probe_value(v, device) for k, v in kwargs.items()})
+            except Exception as e:  # eager rejects these operands
+                err = f"{type(e).__name__}: {e}"
+                break
+        if key is not None:
+            if len(_EAGER_OK) > 4096:
+                _EAGER_OK.clear()
+            _EAGER_OK[key] = err
+    if err is not None:
+        raise Unsupported(f"{what}: eager raises {err}")
+
+
 def _norm_dim(d, ndim):
     d = operator.index(d)
     nd = max(ndim, 1)
@@ -143,8 +229,34 @@ class Ops:
             return value
         if not isinstance(value, SCALARS):
             raise Unsupported(f"unsupported scalar operand {type(value).__name__}")
+        if not dtype.is_floating_point and dtype != torch.bool:
+            # a Python number that the integer type cannot hold: eager wraps it in some ops (int32 + 2**40)
+            # and raises in others (fill, clamp): not captured
+            if isinstance(value, float) and not math.isfinite(value):
+                raise Unsupported(f"{value} as a {dtype} constant")
+            info = torch.iinfo(dtype)
+            if not info.min <= int(value) <= info.max:
+                raise Unsupported(f"{value} does not fit in {dtype}")
         self.g.device = self.tr.device  # constants are made on the device the graph runs on
         return self.var(self.g.constant(value, dtype))
+
+    def accepts(self, what, fn, *args, **kwargs):
+        """eager_accepts on the CPU and on the device the graph runs on."""
+        eager_accepts(what, fn, *args, _device=self.tr.device, **kwargs)
+
+    def detach(self, x):
+        """x's value cut from autograd (the eager backend runs Tensor.detach; no op in the graph dialect)."""
+        return self.var(self.g.add("detach", [x.node], x.meta))
+
+    def needs_grad(self, *vals):
+        """Whether autograd records an op added now on any of vals: one requires grad (a floating tensor
+        reached from an input that requires grad) and the traced code's grad mode is on (then read, so
+        guarded). Decompositions whose gradient differs from eager's own backward formula (at ties,
+        bounds, zeros) take an exact form, or are not captured, only then."""
+        memo = {}
+        if not any(isinstance(v, TensorVar) and node_requires_grad(self.tr, v.node, memo) for v in vals):
+            return False
+        return self.tr.grad_enabled()
 
     DENSE_LIMIT = 1 << 16  # elements of one dense constant (its text and its memory grow with it)
 
@@ -196,9 +308,11 @@ class Ops:
     def view_op(self, x, step):
         """x viewed by `step`; the result is recorded as a view of x's base (it shares its memory)."""
         self.check(x)
+        if step[0] == "reshape" and tuple(step[1]) == tuple(x.meta.shape):
+            step = ("view", step[1])  # the same shape: a view whatever the layout
         r = self._apply(x, step)
-        if r is x and step[0] not in _ALIAS_STEPS:
-            return x  # eager returns x itself or an alias with x's shape and strides
+        # eager's view ops return a new tensor object even when nothing changes (x.view_as(x), x[...]):
+        # r is then a new TensorVar for x's value, a view of x's memory
         info = x.view
         if info is None:
             st = x.alias
@@ -397,6 +511,7 @@ class Ops:
     def unary(self, op, x):
         self.check(x)
         meta = getattr(torch, op)(x.meta)
+        self.accepts(op, getattr(torch, op), x)
         return self.node(op, [x], meta)
 
     _ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
@@ -411,6 +526,7 @@ class Ops:
         for v in (a, b):
             if not isinstance(v, (TensorVar,) + SCALARS):
                 raise Unsupported(f"unsupported operand {type(v).__name__} for {op}")
+        _fits_int64(a, b)
         if op in self._CMP:
             meta = self._CMP[op](_meta(a), _meta(b))
         elif op in ("logical_and", "logical_or"):
@@ -434,6 +550,11 @@ class Ops:
             cdt = meta.dtype
         if op == "remainder" and not meta.dtype.is_floating_point:
             self._int_divisor(op, b)
+        if op in ("maximum", "minimum", "logical_and", "logical_or"):  # they take tensors only: scalars as 0-d
+            pa, pb = (v if isinstance(v, TensorVar) else torch.tensor(v) for v in (a, b))
+            self.accepts(op, getattr(torch, op), pa, pb)
+        else:
+            self.accepts(op, self._CMP.get(op) or self._ARITH[op], a, b)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
@@ -457,13 +578,38 @@ class Ops:
             return x
         return self.where(self.binary("lt", x, 0), self.unary("ceil", x), self.unary("floor", x))
 
-    def div(self, a, b, rounding_mode=None):
+    def div(self, a, b, rounding_mode=None, grad="raise"):
         """torch.div: true division, or with rounding_mode 'trunc' / 'floor' (the result keeps the
-        promoted type of a and b: integers stay integers)."""
+        promoted type of a and b: integers stay integers). grad: eager's autograd for a rounded division
+        of tensors that require grad: 'raise' (floor_divide and the // operator: the backward raises, so
+        not captured) or 'zero' (torch.div(rounding_mode=...): zero gradients)."""
         if rounding_mode is None:
             return self.binary("div", a, b)
         if rounding_mode not in ("trunc", "floor"):
             raise Unsupported(f"div rounding_mode={rounding_mode!r}")
+        grads = [v for v in (a, b) if isinstance(v, TensorVar) and self.needs_grad(v)]
+        if not grads:
+            return self._div_rounded(a, b, rounding_mode)
+        if grad == "raise":
+            raise Unsupported("floor division of a tensor that requires grad (eager's backward raises)")
+        r = self._div_rounded(*(self.detach(v) if v in grads else v for v in (a, b)), rounding_mode)
+        return self.zero_grad_to(r, *grads)
+
+    def zero_grad_to(self, r, *vals):
+        """r's value, computed by autograd from vals with zero gradients (r itself cut from them)."""
+        for v in vals:
+            r = self.where(self.full(tuple(r.meta.shape), True, torch.bool), r, v)
+        return r
+
+    def sqrt0(self, s):
+        """sqrt(s) whose gradient is zero where s == 0, as eager's backward of norm and std makes it (sqrt's
+        own is infinite there, and times a zero gives NaN), when s needs a gradient."""
+        if not self.needs_grad(s):
+            return self.unary("sqrt", s)
+        zero = self.binary("eq", s, 0)
+        return self.where(zero, 0.0, self.unary("sqrt", self.where(zero, 1.0, s)))
+
+    def _div_rounded(self, a, b, rounding_mode):
         if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
             raise Unsupported("div without a tensor operand")
         for v in (a, b):
@@ -545,6 +691,14 @@ class Ops:
         dt = meta.dtype
         if dt == torch.bool:
             raise Unsupported("fmod of booleans")
+        if self.needs_grad(b):
+            raise Unsupported("fmod by a tensor that requires grad")
+        if self.needs_grad(a):
+            # eager's gradient is 1 everywhere (abs's is 0 at a == 0): the value of a cut from autograd,
+            # then a - a (zero, keeping the value's sign of zero; NaN where a is infinite, as fmod)
+            a = self.convert(a, dt)
+            ad = self.detach(a)
+            return self.binary("sub", self.fmod(ad, b), self.binary("sub", ad, a))
         if not dt.is_floating_point:
             self._int_divisor("fmod", b)
             a = self.convert(a, dt)
@@ -557,6 +711,7 @@ class Ops:
 
     def where(self, c, a, b):
         self.check(c)
+        _fits_int64(a, b)
         if c.meta.dtype != torch.bool:
             c = self.convert(c, torch.bool)
         meta = torch.where(c.meta, _meta(a), _meta(b))
@@ -570,39 +725,79 @@ class Ops:
             return x
         return self.node("convert", [x], x.meta.to(dtype))
 
-    def clamp(self, x, lo=None, hi=None):
+    def clamp(self, x, lo=None, hi=None, open_bounds=False):
+        """torch.clamp: minimum(maximum(x, lo), hi) (NaN propagates; hi wins where lo > hi). When x needs a
+        gradient, eager's subgradient: through x where lo <= x <= hi (clamp_backward), or, open_bounds
+        (hardtanh, relu6), where not (x <= lo or x >= hi); maximum/minimum would split it at the bounds."""
         self.check(x)
-        meta = torch.clamp(x.meta, lo, hi) if not (isinstance(lo, TensorVar) or isinstance(hi, TensorVar)) \
-            else None
-        if lo is not None:
-            x = self.binary("maximum", x, lo)
-        if hi is not None:
-            x = self.binary("minimum", x, hi)
-        if meta is not None and x.meta.dtype != meta.dtype:
-            x = self.convert(x, meta.dtype)
-        return x
+        for v in (lo, hi):
+            if v is not None and not isinstance(v, (TensorVar,) + SCALARS):
+                raise Unsupported(f"clamp bound of type {type(v).__name__}")
+        _fits_int64(lo, hi)
+        try:
+            meta = torch.clamp(x.meta, _meta(lo), _meta(hi))
+        except (RuntimeError, TypeError, ValueError) as e:
+            raise Unsupported(f"clamp: {e}")  # eager raises
+        self.accepts("clamp", torch.clamp, x, lo, hi)  # booleans raise
+        dt = meta.dtype
+
+        def plain(v):
+            if lo is not None:
+                v = self.binary("maximum", v, lo)
+            if hi is not None:
+                v = self.binary("minimum", v, hi)
+            return self.convert(v, dt)
+        if not (dt.is_floating_point and self.needs_grad(x, lo, hi)):
+            return plain(x)
+        if self.needs_grad(lo, hi):
+            raise Unsupported("clamp with a tensor bound that requires grad (eager's subgradient at ties)")
+        xc = self.convert(x, dt)
+        if open_bounds:
+            out = [self.binary("le", xc, lo) if lo is not None else None,
+                   self.binary("ge", xc, hi) if hi is not None else None]
+            out = [c for c in out if c is not None]
+            outside = out[0] if len(out) == 1 else self.binary("logical_or", out[0], out[1])
+            inside = self.unary("logical_not", outside)
+        else:
+            ins = [self.binary("ge", xc, lo) if lo is not None else None,
+                   self.binary("le", xc, hi) if hi is not None else None]
+            ins = [c for c in ins if c is not None]
+            inside = ins[0] if len(ins) == 1 else self.binary("logical_and", ins[0], ins[1])
+        # inside: x itself (its gradient passes); elsewhere the clamped value of x cut from autograd
+        r = self.where(inside, xc, plain(self.detach(x)))
+        return self.expand(r, tuple(meta.shape))
 
     # -- reductions ------------------------------------------------------------------------------
+    @staticmethod
+    def _reduce_meta(op, m, dims, keepdim, **kw):
+        if op == "prod":
+            r = m
+            for d in sorted(dims, reverse=True):
+                r = torch.prod(r, d, keepdim=keepdim, **kw)
+            return r if m.dim() else torch.prod(m, **kw)
+        if m.dim() == 0:
+            return getattr(torch, op)(m, **kw)
+        return getattr(torch, op)(m, dims, keepdim=keepdim, **kw)
+
     def reduce(self, op, x, dim=None, keepdim=False, dtype=None):
         self.check(x)
-        if dtype is not None:
-            x = self.convert(x, dtype)
+        keepdim = bool(keepdim)
         dims = _norm_dims(dim, x.meta.dim())
-        if op == "prod":
-            meta = x.meta
-            for d in sorted(dims, reverse=True):
-                meta = torch.prod(meta, d, keepdim=bool(keepdim))
-            if not x.meta.dim():
-                meta = torch.prod(x.meta)
-        elif x.meta.dim() == 0:
-            meta = getattr(torch, op)(x.meta)
+        if dtype is None:
+            meta = self._reduce_meta(op, x.meta, dims, keepdim)
         else:
-            meta = getattr(torch, op)(x.meta, dims, keepdim=bool(keepdim))
-        if x.meta.dtype != meta.dtype:
-            x = self.convert(x, meta.dtype)
+            if op not in ("sum", "mean", "prod"):
+                raise Unsupported(f"{op} with dtype= (eager raises)")
+            meta = self._reduce_meta(op, x.meta, dims, keepdim, dtype=dtype)
+            x = self.convert(x, dtype)  # eager converts the input, then reduces in that type
+        # the graph's reduction computes in its operand's type as PyTorch's does without dtype= (integers
+        # in int64); sum(dtype=torch.int32) is then that int64 sum converted (the same value, modulo 2**32)
+        natural = self._reduce_meta(op, x.meta, dims, keepdim) if dtype is not None else meta
+        if x.meta.dtype != natural.dtype:
+            x = self.convert(x, natural.dtype)
         if x.meta.dim() == 0:
-            return self.fresh_copy(x)
-        return self.node(op, [x], meta, dims=dims, keepdim=bool(keepdim))
+            return self.convert(self.fresh_copy(x), meta.dtype)
+        return self.convert(self.node(op, [x], natural, dims=dims, keepdim=keepdim), meta.dtype)
 
     def var_(self, x, dim=None, unbiased=None, keepdim=False, correction=None):
         self.check(x)
@@ -719,6 +914,8 @@ class Ops:
         xs = [x for x in xs if x.meta.numel() or x.meta.dim() != 1]
         d = _norm_dim(dim, meta.dim())
         xs = [self.convert(x, meta.dtype) for x in xs]
+        if not xs:  # only empty 1-D tensors (eager skips them): an empty result
+            return self.full(tuple(meta.shape), False if meta.dtype == torch.bool else 0, meta.dtype)
         if len(xs) == 1:
             return self.fresh_copy(xs[0])
         return self.node("cat", xs, meta, dim=d)
@@ -731,6 +928,9 @@ class Ops:
         return self.cat([self.reshape(x, x.meta.unsqueeze(d).shape) for x in xs], d)
 
     def full(self, shape, value, dtype):
+        _fits_int64(value)
+        if isinstance(value, SCALARS):
+            self.accepts("full", torch.full, (2,), value, dtype=dtype)  # 1e5 in float16 raises
         c = self.const(value, dtype)
         return self.expand(c, tuple(shape)) if tuple(shape) else c
 
@@ -738,6 +938,7 @@ class Ops:
     def matmul(self, a, b):
         self.check(a, b)
         meta = torch.matmul(a.meta, b.meta)
+        self.accepts("matmul", torch.matmul, a, b)  # booleans raise
         dt = meta.dtype
         a, b = self.convert(a, dt), self.convert(b, dt)
         na, nb = a.meta.dim(), b.meta.dim()
@@ -755,15 +956,15 @@ class Ops:
             return self.node("matmul", [a, b], meta)
         if nb == 2:
             k = a.meta.shape[-1]
-            a2 = self.reshape(a, (-1, k))
+            a2 = self.reshape(a, (math.prod(a.meta.shape[:-1]), k))  # not -1: ambiguous without elements
             r = self.node("matmul", [a2, b], torch.matmul(a2.meta, b.meta))
             return self.reshape(r, meta.shape)
         # batched: broadcast batch dims, flatten to 3-D
         batch = tuple(meta.shape[:-2])
         a3 = self.expand(a, batch + tuple(a.meta.shape[-2:]))
         b3 = self.expand(b, batch + tuple(b.meta.shape[-2:]))
-        a3 = self.reshape(a3, (-1,) + tuple(a.meta.shape[-2:]))
-        b3 = self.reshape(b3, (-1,) + tuple(b.meta.shape[-2:]))
+        a3 = self.reshape(a3, (math.prod(batch),) + tuple(a.meta.shape[-2:]))
+        b3 = self.reshape(b3, (math.prod(batch),) + tuple(b.meta.shape[-2:]))
         r = self.node("matmul", [a3, b3], torch.matmul(a3.meta, b3.meta))
         return self.reshape(r, meta.shape)
 

@@ -74,3 +74,52 @@ func.func @compare_mixed(%a: tensor<4xi64>, %b: tensor<4xf32>) -> tensor<4xi1> {
   %0 = graph.lt %a, %b : tensor<4xi64>, tensor<4xf32> -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// Booleans follow PyTorch (an i1 result is the 0/1 integer result converted
+// to bool): add and maximum are or, mul and minimum are and, never the 1-bit
+// integer add (1 + 1 wraps to 0) or signed max (true is -1).
+// CHECK-LABEL: func @bool_arith
+// CHECK-NOT: prim.add
+// CHECK-NOT: prim.max
+// CHECK: %[[A:.*]] = prim.or %{{.*}}, %{{.*}} : tensor<4xi1>
+// CHECK: %[[M:.*]] = prim.or %[[A]], %{{.*}} : tensor<4xi1>
+// CHECK: %[[P:.*]] = prim.and %[[M]], %{{.*}} : tensor<4xi1>
+// CHECK: prim.and %[[P]], %{{.*}} : tensor<4xi1>
+func.func @bool_arith(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  %0 = graph.add %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  %1 = graph.maximum %0, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  %2 = graph.mul %1, %a : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  %3 = graph.minimum %2, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  return %3 : tensor<4xi1>
+}
+
+// -----
+
+// A bool and an integer promote to the integer: bool operands are 0/1.
+// CHECK-LABEL: func @bool_int_add
+// CHECK: %[[C:.*]] = prim.convert_element_type %{{.*}} : tensor<4xi1> -> tensor<4xi64>
+// CHECK: prim.add %[[C]], %{{.*}} : tensor<4xi64>
+func.func @bool_int_add(%a: tensor<4xi1>, %b: tensor<4xi64>) -> tensor<4xi64> {
+  %0 = graph.add %a, %b : tensor<4xi1>, tensor<4xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// amax / amin of booleans ("any" / "all") reduce 0/1 integers and convert
+// back; a bool sum (dtype=torch.bool) counts in i64, then compares with 0.
+// CHECK-LABEL: func @bool_reductions
+// CHECK: %[[W:.*]] = prim.convert_element_type %{{.*}} : tensor<4x8xi1> -> tensor<4x8xi32>
+// CHECK: %[[MX:.*]] = prim.reduce_max %[[W]] dims [1] : tensor<4x8xi32> -> tensor<4xi32>
+// CHECK: prim.ne %[[MX]], %{{.*}} : tensor<4xi32> -> tensor<4xi1>
+// CHECK: prim.reduce_min %{{.*}} dims [0, 1] : tensor<4x8xi32> -> tensor<i32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %{{.*}} dims [0] : tensor<4x8xi64> -> tensor<8xi64>
+// CHECK: prim.ne %[[S]], %{{.*}} : tensor<8xi64> -> tensor<8xi1>
+func.func @bool_reductions(%x: tensor<4x8xi1>) -> (tensor<4xi1>, tensor<i1>, tensor<8xi1>) {
+  %0 = graph.amax %x dims [1] : tensor<4x8xi1> -> tensor<4xi1>
+  %1 = graph.amin %x dims [0, 1] : tensor<4x8xi1> -> tensor<i1>
+  %2 = graph.sum %x dims [0] : tensor<4x8xi1> -> tensor<8xi1>
+  return %0, %1, %2 : tensor<4xi1>, tensor<i1>, tensor<8xi1>
+}

@@ -79,6 +79,8 @@ struct UnaryToPrim : OpConversionPattern<GraphOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
     RankedTensorType type = op.getType();
+    if (type.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "arithmetic on booleans (PyTorch raises)");
     if constexpr (std::is_same_v<PrimOp, void>) {
       return failure();
     } else {
@@ -103,6 +105,8 @@ struct UnaryComposite : OpConversionPattern<GraphOp> {
       result = prim::LogisticOp::create(rewriter, loc, type,
                                         pb.convert(adaptor.getInput(), type.getElementType()));
     } else if constexpr (std::is_same_v<GraphOp, graph::ReluOp>) {
+      if (type.getElementType().isInteger(1))
+        return rewriter.notifyMatchFailure(op, "relu of booleans (PyTorch raises)");
       Value x = pb.convert(adaptor.getInput(), type.getElementType());
       result = prim::MaxOp::create(rewriter, loc, type, x, pb.splat(type, 0.0));
     } else if constexpr (std::is_same_v<GraphOp, graph::ReciprocalOp>) {
@@ -150,6 +154,10 @@ Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorTyp
 }
 
 /// Arithmetic: both operands converted to the result type and broadcast.
+/// Booleans follow PyTorch: an i1 result is the integer result of 0/1
+/// operands converted to bool, so add and maximum are `or`, mul and minimum
+/// `and`; sub, div, remainder and pow of booleans are not defined (PyTorch
+/// raises or promotes).
 template <typename GraphOp, typename PrimOp>
 struct BinaryToPrim : OpConversionPattern<GraphOp> {
   using OpConversionPattern<GraphOp>::OpConversionPattern;
@@ -161,8 +169,15 @@ struct BinaryToPrim : OpConversionPattern<GraphOp> {
       return rewriter.notifyMatchFailure(op, "integer pow is not supported yet");
     // Logical ops compute on booleans, then convert to the result type.
     RankedTensorType computeType = type;
+    constexpr bool isOr = std::is_same_v<PrimOp, prim::OrOp> || std::is_same_v<PrimOp, prim::AddOp> ||
+                          std::is_same_v<PrimOp, prim::MaxOp>;
+    constexpr bool isAnd = std::is_same_v<PrimOp, prim::AndOp> ||
+                           std::is_same_v<PrimOp, prim::MulOp> || std::is_same_v<PrimOp, prim::MinOp>;
     if constexpr (std::is_same_v<PrimOp, prim::AndOp> || std::is_same_v<PrimOp, prim::OrOp>)
       computeType = type.clone(rewriter.getI1Type());
+    bool boolean = computeType.getElementType().isInteger(1);
+    if (boolean && !isOr && !isAnd)
+      return rewriter.notifyMatchFailure(op, "this arithmetic on booleans is not defined");
     Value lhs = pb.promote(adaptor.getLhs(), computeType);
     if constexpr (std::is_same_v<PrimOp, prim::PowOp>) {
       // Small constant exponents become multiplies or sqrt: exact, and
@@ -173,7 +188,13 @@ struct BinaryToPrim : OpConversionPattern<GraphOp> {
       }
     }
     Value rhs = pb.promote(adaptor.getRhs(), computeType);
-    Value result = PrimOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    Value result;
+    if (boolean && isOr)
+      result = prim::OrOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    else if (boolean)
+      result = prim::AndOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    else
+      result = PrimOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
     rewriter.replaceOp(op, pb.convert(result, type.getElementType()));
     return success();
   }
@@ -249,14 +270,23 @@ struct ConvertToPrim : OpConversionPattern<graph::ConvertOp> {
 };
 
 /// sum/prod/amax/amin/mean: reduce (dims removed), scale for mean, and
-/// reshape back to the keepdim shape.
+/// reshape back to the keepdim shape. A boolean result reduces 0/1 integers
+/// (i64 for sum, i32 otherwise) and converts back: amax and sum are "any",
+/// amin and prod "all".
 template <typename GraphOp, typename PrimOp>
 struct ReductionToPrim : OpConversionPattern<GraphOp> {
   using OpConversionPattern<GraphOp>::OpConversionPattern;
   LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
-    RankedTensorType type = op.getType();
+    RankedTensorType resultType = op.getType();
+    RankedTensorType type = resultType;
+    if (resultType.getElementType().isInteger(1)) {
+      if constexpr (std::is_same_v<GraphOp, graph::MeanOp>)
+        return rewriter.notifyMatchFailure(op, "mean of booleans (PyTorch raises)");
+      unsigned width = std::is_same_v<GraphOp, graph::SumOp> ? 64 : 32;
+      type = resultType.clone(rewriter.getIntegerType(width));
+    }
     Value x = pb.convert(adaptor.getInput(), type.getElementType());
     RankedTensorType in = tensorType(x);
     ArrayRef<int64_t> dims = op.getDims();
@@ -275,7 +305,7 @@ struct ReductionToPrim : OpConversionPattern<GraphOp> {
                                    pb.splat(reducedType, (double)count));
     if (reducedType != type)
       result = prim::ReshapeOp::create(rewriter, op.getLoc(), type, result);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, pb.convert(result, resultType.getElementType()));
     return success();
   }
 };
