@@ -203,7 +203,7 @@ def _describe_guards(args, gg=None, paths=None):
         if callable(where):
             out.append(f"{name}: is {v}")
             continue
-        what = f"global {name}" if name is not None else "closure cell"
+        what = f"global {name} ({where.get('__name__', '?')})" if name is not None else "closure cell"
         out.append(f"{what}: {'==' if kind == 2 else 'is'} {v!r}" if kind == 2 else
                    f"{what}: is {type(v).__name__} object")
     return out
@@ -1335,8 +1335,9 @@ def explain(fn):
             cf = _CompiledFunction(fn, backend=recorder)
         bound = cf._bind(args, kwargs)
         cf(*args, **kwargs)
-        gg = cf._entries[0][3] if cf._entries else None
-        return ExplainOutput(recorded, list(cf.breaks), _describe_guards(bound, gg))
+        e = cf._entries[0] if cf._entries else ()
+        return ExplainOutput(recorded, list(cf.breaks),
+                             _describe_guards(bound, e[3] if len(e) > 3 else None, e[4] if len(e) > 4 else None))
     return run
 
 
