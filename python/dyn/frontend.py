@@ -884,12 +884,36 @@ def _prune(g):
         g.inputs = used
 
 
-def _select(kernel, graph):
-    """The kernel as a callable over all captured inputs."""
+def _select(kernel, graph, index_bounds=()):
+    """The kernel as a callable over all captured inputs; index inputs are range-checked first."""
     m = getattr(graph, "input_map", None)
-    if kernel is None or m is None:
+    if kernel is not None and m is not None:
+        kernel = (lambda k: lambda *ins: k(*[ins[j] for j in m]))(kernel)
+    if not index_bounds:
         return kernel
-    return lambda *ins: kernel(*[ins[j] for j in m])
+    check = _index_checker(index_bounds)
+    if kernel is None:  # the gathered values are unused: eager still raises on a bad index
+        return lambda *ins: (check(ins), [])[1]
+    return lambda *ins: (check(ins), kernel(*ins))[1]
+
+
+def _index_checker(bounds):
+    """Eager raises on an index out of range where compiled gathers would clamp it: the index inputs
+    are checked before each run (on CUDA by a device-side assert, like eager's own kernels: no sync)."""
+    bounds = sorted(set(bounds))
+
+    def check(ins):
+        for j, lo, hi in bounds:
+            t = ins[j]
+            if not t.numel():
+                continue
+            if t.is_cuda:
+                torch._assert_async(((t >= lo) & (t < hi)).all(), "dyn: index out of range")
+            else:
+                mn, mx = torch.aminmax(t)
+                if int(mn) < lo or int(mx) >= hi:
+                    raise IndexError(f"index out of range in self (dyn: an index is outside [{lo}, {hi}))")
+    return check
 
 
 class _CompiledFunction:
@@ -1158,7 +1182,7 @@ class _Segment:
         self.kernel = kernel
         if self.graph.nodes or self.graph.outputs:
             cf.graphs.append((self.graph, kernel, None))
-        kernel = _select(kernel, self.graph)
+        kernel = _select(kernel, self.graph, self.tr.index_bounds)
         if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel)
         else:
@@ -1353,7 +1377,7 @@ class ExportedGraph:
         self._prefix = prefix
         paths, extra = _path_guards(tr, bound)
         self._guards = (tuple(_arg_guard(a, True) for a in bound), None, extra, _global_guards(tr), paths)
-        self._run = _make_runner(tr, tmpl, _select(graph, graph))
+        self._run = _make_runner(tr, tmpl, _select(graph, graph, tr.index_bounds))
 
     def __call__(self, *args, **kwargs):
         bound = self._cf._bind(self._prefix + args, kwargs)

@@ -136,6 +136,9 @@ class Graph:
                     f"step {a['step']} : {tys} -> {r}")
         if op == "cat":
             return f"{n.name} = graph.cat {ins} dim {a['dim']} : {tys} -> {r}"
+        if op == "gather":
+            x, i = n.inputs
+            return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
         return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
 
     def mlir(self, func_name="forward"):
@@ -229,4 +232,7 @@ def run_node(n, xs):
         return torch.cat(xs, a["dim"])
     if op == "convert":
         return xs[0].to(n.meta.dtype)
+    if op == "gather":  # a negative index counts from the end, as the compiled gather's does
+        x, i, d = xs[0], xs[1].long(), a["dim"]
+        return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))
     raise NotImplementedError(op)

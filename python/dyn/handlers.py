@@ -273,9 +273,44 @@ def _unbind(o, x, dim=0):
     return tuple(_select(o, x, d, i) for i in range(x.meta.shape[d]))
 
 
+def _int_tensor_index(idx):
+    """(dim, index) when idx indexes one dim with an integer tensor (x[t], x[:, t]), else None."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    found = None
+    for d, i in enumerate(items):
+        if isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64):
+            if found is not None:
+                raise Unsupported("indexing with several integer tensors")
+            found = (d, i)
+        elif not (isinstance(i, slice) and i == slice(None)):
+            if any(isinstance(j, TensorVar) and j.meta.dtype in (torch.int32, torch.int64) for j in items):
+                raise Unsupported("integer tensor indexing mixed with ints, slices, None or ...")
+            return None
+    return found
+
+
 def getitem(o, x, idx):
-    """x[idx] (basic indexing: a view)."""
+    """x[idx]: basic indexing is a view; an integer tensor on one dim (x[t], x[:, t]) gathers a copy."""
+    found = _int_tensor_index(idx)
+    if found is not None:
+        o.check(x)
+        d, t = found
+        if d >= x.meta.dim():
+            raise Unsupported("too many indices")
+        return o.take_along(x, d, t, wraps=True)
     return o.view_op(x, ("getitem", idx))
+
+
+def _gather(o, x, dim, index, *, sparse_grad=False, out=None):
+    return _out(o, out, o.gather(x, dim, index), x, index)
+
+
+def _index_select(o, x, dim, index, *, out=None):
+    return _out(o, out, o.index_select(x, dim, index), x, index)
+
+
+H["gather"] = _gather
+H["index_select"] = _index_select
 
 
 def _mask_setitem(o, x, mask, value):
@@ -698,6 +733,23 @@ def _dropout(o, x, p=0.5, training=True, inplace=False):
 
 
 F_H["dropout"] = _dropout
+
+
+def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+               sparse=False):
+    """weight's rows at index. padding_idx, scale_grad_by_freq and sparse change only the gradient: taken
+    when weight needs none (the eager backend differentiates a plain gather)."""
+    o.check(index, weight)
+    if max_norm is not None:
+        raise Unsupported("embedding with max_norm (renormalizes weight in place)")
+    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
+        raise Unsupported("embedding with padding_idx, scale_grad_by_freq or sparse, differentiated")
+    if weight.meta.dim() != 2:
+        raise Unsupported("embedding with a weight that is not 2-D (eager raises)")
+    return o.take_along(weight, 0, index, wraps=False)
+
+
+F_H["embedding"] = _embedding
 
 
 def _leaky_relu(o, x, negative_slope=0.01, inplace=False):

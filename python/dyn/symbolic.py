@@ -258,6 +258,7 @@ class Tracer:
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
+        self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
 
     def grad_enabled(self):

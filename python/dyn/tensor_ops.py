@@ -907,6 +907,73 @@ class Ops:
             cur = self.slice(cur, d, start, stop, step)
         return self.reshape(cur, shape)
 
+    # -- indexing with an integer tensor (one graph op: gather) -----------------------------------------
+    def _int_index(self, index, what):
+        self.check(index)
+        if index.meta.dtype not in (torch.int32, torch.int64):
+            raise Unsupported(f"{what} with a {index.meta.dtype} index")
+
+    def check_index_range(self, index, n, wraps):
+        """Index values outside [0, n) ([-n, n) where they wrap, as x[t]) make eager raise, while compiled
+        code would clamp them: a constant index is checked now, a graph input (or a reshape, expand,
+        permute or integer conversion of one: the same values) before every run of the graph
+        (Tracer.index_bounds); an index computed in the graph is not captured."""
+        lo, node = (-n if wraps else 0), index.node
+        while node.op in ("reshape", "expand", "permute") or (
+                node.op == "convert" and not node.meta.dtype.is_floating_point
+                and not node.inputs[0].meta.dtype.is_floating_point):
+            node = node.inputs[0]
+        if node.op == "input":
+            self.tr.index_bounds.append((node.index, lo, n))
+        elif node.op == "constant":
+            v = torch.as_tensor(node.attrs["value"])
+            if v.numel() and (int(v.min()) < lo or int(v.max()) >= n):
+                raise Unsupported("index out of range (eager raises)")
+        else:
+            raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
+
+    def gather(self, x, dim, index, checked=False):
+        """torch.gather: result[i] = x[i with i[dim] = index[i]]; a negative index counts from the end
+        (where the front end allows it: the range is checked, check_index_range)."""
+        self.check(x)
+        self._int_index(index, "gather")
+        if x.meta.dim() == 0 or index.meta.dim() != x.meta.dim():
+            raise Unsupported("gather of a 0-d tensor, or with an index of another rank")
+        d = _norm_dim(dim, x.meta.dim())
+        if not checked:
+            self.check_index_range(index, x.meta.shape[d], wraps=False)
+        self.accepts("gather", torch.gather, x, d, index)
+        meta = torch.gather(x.meta, d, index.meta)
+        return self.node("gather", [x, index], meta.contiguous(), dim=d)
+
+    def index_select(self, x, dim, index, checked=False):
+        """torch.index_select (a 0-d or 1-D index): a gather with the index broadcast over the other dims."""
+        self.check(x)
+        self._int_index(index, "index_select")
+        if x.meta.dim() == 0 or index.meta.dim() > 1:
+            raise Unsupported("index_select of a 0-d tensor or with an index of rank > 1")
+        d = _norm_dim(dim, x.meta.dim())
+        if not checked:
+            self.check_index_range(index, x.meta.shape[d], wraps=False)
+        k = index.meta.numel()
+        shape = tuple(x.meta.shape[:d]) + (k,) + tuple(x.meta.shape[d + 1:])
+        ones = (1,) * d + (k,) + (1,) * (x.meta.dim() - d - 1)
+        idx = self.expand(self.reshape(index, ones), shape)
+        return self.gather(x, d, idx, checked=True)
+
+    def take_along(self, x, dim, index, wraps):
+        """x indexed along `dim` by an integer tensor of any shape (x[idx] with wraps: negative values count
+        from the end; F.embedding without): the index's dims replace `dim` in the result."""
+        self.check(x)
+        self._int_index(index, "integer tensor indexing")
+        if x.meta.dim() == 0:
+            raise Unsupported("integer tensor indexing of a 0-d tensor")
+        d = _norm_dim(dim, x.meta.dim())
+        self.check_index_range(index, x.meta.shape[d], wraps)
+        flat = self.reshape(index, (index.meta.numel(),))
+        r = self.index_select(x, d, flat, checked=True)
+        return self.reshape(r, tuple(x.meta.shape[:d]) + tuple(index.meta.shape) + tuple(x.meta.shape[d + 1:]))
+
     def cat(self, xs, dim=0):
         xs = list(xs)
         self.check(*xs)

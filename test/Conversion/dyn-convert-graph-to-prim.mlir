@@ -123,3 +123,13 @@ func.func @bool_reductions(%x: tensor<4x8xi1>) -> (tensor<4xi1>, tensor<i1>, ten
   %2 = graph.sum %x dims [0] : tensor<4x8xi1> -> tensor<8xi1>
   return %0, %1, %2 : tensor<4xi1>, tensor<i1>, tensor<8xi1>
 }
+
+// -----
+
+// gather maps one to one; the index keeps its integer type.
+// CHECK-LABEL: func @gather
+// CHECK: prim.gather %{{.*}} dim 0 index %{{.*}} : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
+func.func @gather(%w: tensor<10x4xf32>, %i: tensor<3x4xi32>) -> tensor<3x4xf32> {
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

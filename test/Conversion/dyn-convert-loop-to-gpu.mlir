@@ -179,3 +179,47 @@ func.func @few_long_rows(%x: memref<4x524288xf32>, %y: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// An embedding row copy: the row index is loaded once per thread (it does not
+// move with the column), the weight row moves four columns with one 16-byte
+// load.
+// CHECK-LABEL: func @embedding_rows
+// CHECK: gpu.launch
+// CHECK: loop.load %{{.*}} : memref<3xi64>
+// CHECK: arith.minsi
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<10x8xf32>, vector<4xf32>
+// CHECK: vector.store
+func.func @embedding_rows(%w: memref<10x8xf32>, %idx: memref<3xi64>, %y: memref<3x8xf32>) {
+  loop.kernel "gather" [3, 8] {
+  ^bb0(%i: index, %j: index):
+    %raw = loop.load %idx[%i] : memref<3xi64>
+    %r = arith.index_cast %raw : i64 to index
+    %c0 = arith.constant 0 : index
+    %c9 = arith.constant 9 : index
+    %lo = arith.maxsi %r, %c0 : index
+    %row = arith.minsi %lo, %c9 : index
+    %v = loop.load %w[%row, %j] : memref<10x8xf32>
+    loop.store %v, %y[%i, %j] : memref<3x8xf32>
+  }
+  return
+}
+
+// -----
+
+// A gather whose input rows are longer than the kernel's (10 vs 4 floats): a
+// row of the input does not start 16-byte aligned, so no vector accesses.
+// CHECK-LABEL: func @gather_unaligned_rows
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+func.func @gather_unaligned_rows(%w: memref<6x10xf32>, %idx: memref<3xi64>, %y: memref<3x4xf32>) {
+  loop.kernel "gather" [3, 4] {
+  ^bb0(%i: index, %j: index):
+    %raw = loop.load %idx[%i] : memref<3xi64>
+    %r = arith.index_cast %raw : i64 to index
+    %v = loop.load %w[%r, %j] : memref<6x10xf32>
+    loop.store %v, %y[%i, %j] : memref<3x4xf32>
+  }
+  return
+}

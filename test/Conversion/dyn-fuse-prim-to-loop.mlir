@@ -148,3 +148,48 @@ func.func @returns_dense_constant() -> tensor<3xi64> {
   %0 = prim.constant dense<[5, -1, 7]> : tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+// An embedding lookup (index broadcast along the row) is one kernel: load the
+// index at the row, wrap a negative one, clamp it into [0, 10), then load the
+// weight at the computed row. Nothing is materialized in between.
+// CHECK-LABEL: func @embedding
+// CHECK-SAME: (%[[W:.*]]: memref<10x4xf32>, %[[I:.*]]: memref<3xi32>, %[[OUT:.*]]: memref<3x4xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: loop.kernel "gather_0" [3, 4]
+// CHECK: ^bb0(%[[R:.*]]: index, %[[C:.*]]: index):
+// CHECK: %[[RAW:.*]] = loop.load %[[I]][%[[R]]]
+// CHECK: %[[IX:.*]] = arith.index_cast %[[RAW]] : i32 to index
+// CHECK: arith.cmpi slt, %[[IX]]
+// CHECK: arith.select
+// CHECK: arith.maxsi
+// CHECK: %[[ROW:.*]] = arith.minsi
+// CHECK: %[[V:.*]] = loop.load %[[W]][%[[ROW]], %[[C]]]
+// CHECK: loop.store %[[V]], %[[OUT]][%[[R]], %[[C]]]
+// CHECK-NOT: loop.kernel
+func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<3xi32>) -> tensor<3x4xf32> {
+  %r = prim.reshape %i : tensor<3xi32> -> tensor<3x1xi32>
+  %b = prim.broadcast_in_dim %r dims [0, 1] : tensor<3x1xi32> -> tensor<3x4xi32>
+  %0 = prim.gather %w dim 0 index %b : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// A reshape that splits leading dims keeps the trailing dims' indices: the
+// embedding's [B*T, D] -> [B, T, D] loads the weight row with the innermost
+// kernel index, unchanged (the GPU lowering then moves it with vector accesses).
+// CHECK-LABEL: func @embedding_2d_index
+// CHECK: loop.kernel "reshape_0" [2, 3, 8]
+// CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[D:.*]]: index):
+// CHECK: arith.minsi
+// CHECK: %[[V:.*]] = loop.load %{{.*}}[%{{.*}}, %[[D]]] : memref<10x8xf32>
+// CHECK: loop.store %[[V]]
+func.func @embedding_2d_index(%w: tensor<10x8xf32>, %i: tensor<2x3xi64>) -> tensor<2x3x8xf32> {
+  %f = prim.reshape %i : tensor<2x3xi64> -> tensor<6x1xi64>
+  %b = prim.broadcast_in_dim %f dims [0, 1] : tensor<6x1xi64> -> tensor<6x8xi64>
+  %g = prim.gather %w dim 0 index %b : tensor<10x8xf32>, tensor<6x8xi64> -> tensor<6x8xf32>
+  %y = prim.reshape %g : tensor<6x8xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}

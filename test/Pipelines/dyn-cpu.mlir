@@ -16,3 +16,19 @@ func.func @seed(%x: tensor<262144xf32>, %y: tensor<262144xf32>) -> tensor<262144
   %c = graph.add %a, %b : tensor<262144xf32>, tensor<262144xf32> -> tensor<262144xf32>
   return %c : tensor<262144xf32>
 }
+
+// An embedding lookup with int32 indices: the index load, its clamp, then the
+// row load, all lowered to LLVM.
+// CHECK-LABEL: llvm.func @embedding
+// CHECK: llvm.sext %{{.*}} : i32 to i64
+// CHECK: llvm.intr.smax
+// CHECK: llvm.intr.smin
+// LLVMIR: define void @embedding(ptr
+func.func @embedding(%w: tensor<100x64xf32>, %i: tensor<4x8xi32>) -> tensor<4x8x64xf32> {
+  %f = graph.reshape %i : tensor<4x8xi32> -> tensor<32xi32>
+  %r = graph.reshape %f : tensor<32xi32> -> tensor<32x1xi32>
+  %b = graph.expand %r : tensor<32x1xi32> -> tensor<32x64xi32>
+  %g = graph.gather %w dim 0 index %b : tensor<100x64xf32>, tensor<32x64xi32> -> tensor<32x64xf32>
+  %y = graph.reshape %g : tensor<32x64xf32> -> tensor<4x8x64xf32>
+  return %y : tensor<4x8x64xf32>
+}

@@ -138,3 +138,36 @@ def test_boolean_mask_assignment():
         return t * 2, t
 
     exactly(f, torch.randn(1000, 33, device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("idx_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("shape", [(37,), (4, 129)])
+def test_embedding(dtype, idx_dtype, shape):
+    """One kernel: the row index loaded per row, the weight row copied (16-byte accesses when aligned)."""
+    w = torch.randn(1000, 64, device="cuda", dtype=dtype)
+    idx = torch.randint(0, 1000, shape, device="cuda", dtype=idx_dtype)
+    exactly(lambda i, w: (F.embedding(i, w) * 2,), idx, w)  # a copy and an exact scaling: bit for bit
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_gather_index_select_getitem(dim):
+    x = torch.randn(50, 30, device="cuda")
+    gi = torch.randint(0, x.shape[dim], (20, 10), device="cuda")
+    si = torch.randint(-x.shape[dim], x.shape[dim], (17,), device="cuda", dtype=torch.int32)
+    exactly(lambda x, g, s: (torch.gather(x, dim, g), x.index_select(dim, s % x.shape[dim]), x[s], x[:, s % 30]),
+            x, gi, si)
+
+
+def test_embedding_index_range_check_is_asynchronous():
+    """CUDA index inputs are range-checked by a device-side assert (an out-of-range index would end the
+    process's CUDA context, as eager's does, so only the in-range path runs here): no synchronization."""
+    w = torch.randn(8, 16, device="cuda")
+    idx = torch.tensor([0, 7, 3], device="cuda")
+    fn = dyn.compile(lambda i, w: F.embedding(i, w), fullgraph=True)
+    torch.testing.assert_close(fn(idx, w), F.embedding(idx, w))
+    torch.cuda.set_sync_debug_mode("error")  # any synchronizing call raises
+    try:
+        fn(idx, w)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")

@@ -421,6 +421,16 @@ struct CatToPrim : OpConversionPattern<graph::CatOp> {
   }
 };
 
+struct GatherToPrim : OpConversionPattern<graph::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::GatherOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<prim::GatherOp>(op, op.getType(), adaptor.getInput(), op.getDim(),
+                                                adaptor.getIndex());
+    return success();
+  }
+};
+
 } // namespace
 
 namespace dyn {
@@ -457,7 +467,7 @@ void populateGraphToPrimPatterns(RewritePatternSet &patterns) {
                ReductionToPrim<graph::AminOp, prim::ReduceMinOp>>(ctx);
   patterns.add<SoftmaxToPrim<graph::SoftmaxOp>, SoftmaxToPrim<graph::LogSoftmaxOp>>(ctx);
   patterns.add<WhereToPrim, ConstantToPrim, ConvertToPrim, MatmulToPrim, ReshapeToPrim,
-               PermuteToPrim, ExpandToPrim, SliceToPrim, CatToPrim>(ctx);
+               PermuteToPrim, ExpandToPrim, SliceToPrim, CatToPrim, GatherToPrim>(ctx);
 }
 
 namespace {

@@ -112,9 +112,11 @@ int64_t vectorWidth(loop::KernelOp kernel) {
     return 1;
   BlockArgument inner = body.getArguments().back();
   unsigned bits = 0;
+  SmallVector<MemRefType> accessed;
   auto vectorAccess = [&](Value memref, OperandRange indices) -> bool {
     if (indices.empty() || indices.back() != inner)
       return false;
+    accessed.push_back(cast<MemRefType>(memref.getType()));
     for (Value i : indices.drop_back())
       if (dependsOn(i, inner, body))
         return false;
@@ -137,6 +139,11 @@ int64_t vectorWidth(loop::KernelOp kernel) {
   if (!bits)
     return 1;
   int64_t width = 128 / bits;
+  // A row of another length (a gather's input, whose last dim may be longer
+  // than the index's) must keep every vector 16-byte aligned too.
+  for (MemRefType t : accessed)
+    if (t.getShape().back() % width != 0)
+      return 1;
   return domain.back() % width == 0 ? width : 1;
 }
 

@@ -112,7 +112,14 @@ SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
       for (int64_t o : *map)
         result.push_back(o < 0 ? ix.zero() : idx[o]);
     } else {
-      result = ix.reshape(idx, out, in);
+      // Trailing dims both shapes share keep their index (an embedding's
+      // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
+      // the leading dims are linearized.
+      size_t k = 0;
+      while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
+        ++k;
+      result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
+      result.append(idx.end() - k, idx.end());
     }
   }
   return result;
@@ -188,6 +195,16 @@ KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
     }
     if (isIndexRemap(op)) {
       visit(op->getOperand(0), remapIndex<DepSet>(op, deps, ix));
+      return;
+    }
+    if (auto g = dyn_cast<prim::GatherOp>(op)) {
+      // The input's index along `dim` is the index tensor's value there.
+      visit(g.getIndex(), deps);
+      SmallVector<DepSet> inDeps(deps);
+      inDeps[g.getDim()] = 0;
+      for (DepSet d : deps)
+        inDeps[g.getDim()] |= d;
+      visit(g.getInput(), inDeps);
       return;
     }
     for (Value operand : op->getOperands())
@@ -425,6 +442,8 @@ private:
       return emitReduction(op, idx, level);
     if (isIndexRemap(op))
       return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
+    if (auto g = dyn_cast<prim::GatherOp>(op))
+      return emitGather(g, idx, level);
     SmallVector<Value> operands;
     for (Value operand : op->getOperands())
       operands.push_back(emit(operand, idx));
@@ -476,6 +495,32 @@ private:
       scopes.push_back(std::move(s));
     levels[reduce.getResult()] = level;
     return reduce.getResult();
+  }
+
+  /// Loads the index, wraps a negative one (Python's x[-1]) and clamps it
+  /// into [0, size): a gather never reads out of bounds. Then the input at
+  /// that index.
+  Value emitGather(prim::GatherOp g, ArrayRef<Value> idx, unsigned level) {
+    Value raw = emit(g.getIndex(), idx);
+    int64_t dim = g.getDim();
+    int64_t size = tensorType(g.getInput()).getDimSize(dim);
+    unsigned at = std::max(level, levelOf(raw));
+    Value i;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      setInsertion(at);
+      i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+      Value zero = constantIndexHere(0);
+      Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+      Value wrapped = arith::AddIOp::create(b, loc, i, constantIndexHere(size));
+      i = arith::SelectOp::create(b, loc, negative, wrapped, i);
+      i = arith::MaxSIOp::create(b, loc, i, zero);
+      i = arith::MinSIOp::create(b, loc, i, constantIndexHere(size - 1));
+    }
+    levels[i] = at;
+    SmallVector<Value> inIdx(idx);
+    inIdx[dim] = i;
+    return emit(g.getInput(), inIdx);
   }
 
   Value emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx);

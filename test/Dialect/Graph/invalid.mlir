@@ -77,3 +77,43 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
   %0 = graph.cos %x : tensor<*xf32> -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+func.func @gather_dim(%w: tensor<10x4xf32>, %i: tensor<3x4xi64>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = graph.gather %w dim 2 index %i : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @gather_rank(%w: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3xf32> {
+  // expected-error @+1 {{index must have the input's rank}}
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_wide(%w: tensor<10x4xf32>, %i: tensor<3x5xi64>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{index dim 1 is larger than the input's}}
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x5xi64> -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @gather_result(%w: tensor<10x4xf32>, %i: tensor<3x4xi64>) -> tensor<3x4xf64> {
+  // expected-error @+1 {{result must have the input's element type}}
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x4xf64>
+  return %0 : tensor<3x4xf64>
+}
+
+// -----
+
+func.func @gather_float_index(%w: tensor<10x4xf32>, %i: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

@@ -50,3 +50,14 @@ func.func @shapes(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32
   %5 = graph.cat %x, %x dim 0 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<4x16xf32>, tensor<8x4xf32>, tensor<32xf32>, tensor<2x4x8xf32>, tensor<4x3xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @gather
+func.func @gather(%w: tensor<10x4xf32>, %i: tensor<3x4xi64>, %j: tensor<10x2xi32>) -> (tensor<3x4xf32>, tensor<10x2xf32>) {
+  // CHECK: graph.gather %{{.*}} dim 0 index %{{.*}} : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x4xf32>
+  %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x4xf32>
+  // CHECK: graph.gather %{{.*}} dim 1 index %{{.*}} : tensor<10x4xf32>, tensor<10x2xi32> -> tensor<10x2xf32>
+  %1 = graph.gather %w dim 1 index %j : tensor<10x4xf32>, tensor<10x2xi32> -> tensor<10x2xf32>
+  return %0, %1 : tensor<3x4xf32>, tensor<10x2xf32>
+}

@@ -45,3 +45,11 @@ func.func @bad_slice(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = prim.slice %a start [0, 1] stride [1, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @gather_shape(%w: tensor<10x4xf32>, %i: tensor<3x4xi64>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{result must have the index's shape}}
+  %0 = prim.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

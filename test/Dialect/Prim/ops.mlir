@@ -38,3 +38,12 @@ func.func @structure(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> (tensor<2x
   %5 = prim.concatenate %a, %a dim 0 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<4x4x8xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x4x3xf32>, tensor<2x4xf32>, tensor<8x4x2xf32>, tensor<2x2x8xf32>, tensor<64xf32>, tensor<4x4x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @gather
+func.func @gather(%w: tensor<10x4xf32>, %i: tensor<3x4xi32>) -> tensor<3x4xf32> {
+  // CHECK: prim.gather %{{.*}} dim 0 index %{{.*}} : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
+  %0 = prim.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

@@ -203,4 +203,30 @@ def Graph_CatOp : Graph_Op<"cat"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+def Graph_GatherOp : Graph_Op<"gather"> {
+  let summary = "gather along `dim` with an integer index tensor (torch.gather)";
+  let description = [{
+    `result[i] = input[i with i[dim] replaced by index[i]]`: the result has
+    the index's shape and the input's element type; index and input have one
+    rank, and every index dim but `dim` is at most the input's. Capture
+    expresses `index_select`, `F.embedding` and `x[idx]` as a gather with a
+    broadcast (`graph.expand`) index.
+
+    A negative index counts from the end (Python's `x[-1]`). An index still
+    out of `[0, size)` is clamped to it: dyn never reads out of bounds, where
+    eager PyTorch raises (docs/capture.md, known differences).
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim,
+                       RankedTensorOf<[I32, I64]>:$index);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `index` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYN_GRAPH_OPS

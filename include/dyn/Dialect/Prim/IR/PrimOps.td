@@ -159,6 +159,23 @@ def Prim_ConcatenateOp : Prim_Op<"concatenate"> {
   let hasVerifier = 1;
 }
 
+def Prim_GatherOp : Prim_Op<"gather"> {
+  let summary = "result[i] = input[i with i[dim] = clamp(wrap(index[i]))]";
+  let description = [{
+    A data-dependent index remap along `dim`: the result has the index's
+    shape and the input's element type; index and input have one rank and
+    every other index dim is at most the input's. A negative index adds the
+    size of `dim`; what is then still outside `[0, size)` is clamped into it,
+    so a gather never reads out of bounds.
+  }];
+  let arguments = (ins Prim_Tensor:$input, I64Attr:$dim, RankedTensorOf<[I32, I64]>:$index);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `index` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions: remove `dims` from the shape.
 //===----------------------------------------------------------------------===//

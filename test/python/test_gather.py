@@ -1,0 +1,177 @@
+"""Integer-tensor indexing: F.embedding / nn.Embedding, index_select, gather and x[idx] are captured as
+graph.gather (docs/graph.md) and match eager on both backends."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dyn
+from conftest import BACKENDS
+
+INDEX_DTYPES = [torch.int32, torch.int64]
+
+
+def compiled(fn, backend):
+    return dyn.compile(fn, backend=backend, fullgraph=True)
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=50, d=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.proj = nn.Linear(d, vocab)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        return self.proj(torch.tanh(h) * 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("idx_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("shape", [(7,), (3, 5)])
+def test_embedding_module_fullgraph(backend, idx_dtype, shape):
+    torch.manual_seed(0)
+    m = TinyLM().eval()
+    cm = dyn.compile(m, backend=backend, fullgraph=True)
+    tokens = torch.randint(0, 50, shape, dtype=idx_dtype)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(tokens), m(tokens))
+    assert dyn._stats()["captures"] == 1
+    g = cm._dyn_forward.graphs[0][0]
+    assert "gather" in g.ops()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("idx_dtype", INDEX_DTYPES)
+def test_functional_embedding(backend, idx_dtype):
+    w = torch.randn(20, 8)
+    idx = torch.tensor([[0, 19, 3], [3, 3, 7]], dtype=idx_dtype)
+    fn = compiled(lambda i, w: F.embedding(i, w) + 1, backend)
+    torch.testing.assert_close(fn(idx, w), F.embedding(idx, w) + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("idx_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select(backend, idx_dtype, dim):
+    x = torch.randn(6, 5, 4)
+    idx = torch.tensor([3, 0, 2, 2], dtype=idx_dtype)
+    fn = compiled(lambda x, i: torch.index_select(x, dim, i) * 2, backend)
+    torch.testing.assert_close(fn(x, idx), torch.index_select(x, dim, idx) * 2)
+    fn = compiled(lambda x, i: x.index_select(dim, i), backend)
+    torch.testing.assert_close(fn(x, idx), x.index_select(dim, idx))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("idx_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_gather(backend, idx_dtype, dim):
+    torch.manual_seed(1)
+    x = torch.randn(5, 6)
+    idx = torch.randint(0, x.shape[dim], (4, 3), dtype=idx_dtype)  # smaller than x in the other dim
+    fn = compiled(lambda x, i: torch.gather(x, dim, i), backend)
+    torch.testing.assert_close(fn(x, idx), torch.gather(x, dim, idx))
+    fn = compiled(lambda x, i: x.gather(dim, i) - 1, backend)
+    torch.testing.assert_close(fn(x, idx), x.gather(dim, idx) - 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("idx_dtype", INDEX_DTYPES)
+def test_getitem_integer_tensor(backend, idx_dtype):
+    x = torch.randn(6, 5, 3)
+    i1 = torch.tensor([5, 0, -1, 2], dtype=idx_dtype)  # a negative index counts from the end, as in eager
+    i2 = torch.tensor([[1, 4], [0, -5]], dtype=idx_dtype)
+    i3 = torch.tensor([[0, 2], [1, -3]], dtype=idx_dtype)  # reshaped and transposed: the same values
+    fn = compiled(lambda x, a, b, c: (x[a], x[b], x[:, b], x[:, :, c.t().reshape(4)]), backend)
+    want = (x[i1], x[i2], x[:, i2], x[:, :, i3.t().reshape(4)])
+    for g, w in zip(fn(x, i1, i2, i3), want):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_computed_in_the_graph_breaks(backend):
+    """The range of an index computed in the graph cannot be checked before the kernel: not captured
+    (fullgraph raises), and without fullgraph eager runs that part."""
+    x, a = torch.randn(6, 5, 3), torch.tensor([5, 0, -1, 2])
+    f = lambda x, a: x[:, :, a[:2] % 3] * 2  # noqa: E731
+    with pytest.raises(dyn.Unsupported, match="computed in the graph"):
+        compiled(f, backend)(x, a)
+    torch.testing.assert_close(dyn.compile(f, backend=backend)(x, a), f(x, a))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integer_and_bool_tables(backend):
+    table = torch.arange(40, dtype=torch.int64).reshape(10, 4)
+    mask = table % 3 == 0
+    idx = torch.tensor([9, 1, 1])
+    fn = compiled(lambda t, m, i: (F.embedding(i, t), m[i]), backend)
+    for g, w in zip(fn(table, mask, idx), (F.embedding(idx, table), mask[idx])):
+        assert g.dtype == w.dtype and torch.equal(g, w)
+
+
+def test_embedding_gradient_eager_backend():
+    torch.manual_seed(0)
+    m = TinyLM()
+    ref = TinyLM()
+    ref.load_state_dict(m.state_dict())
+    cm = dyn.compile(m, backend="eager", fullgraph=True)
+    tokens = torch.tensor([[1, 4, 4], [0, 49, 1]])
+    cm(tokens).square().mean().backward()
+    ref(tokens).square().mean().backward()
+    torch.testing.assert_close(m.embed.weight.grad, ref.embed.weight.grad)
+    torch.testing.assert_close(m.proj.weight.grad, ref.proj.weight.grad)
+    assert m.embed.weight.grad.abs().sum() > 0
+
+
+def test_gather_and_index_select_gradients_eager_backend():
+    x = torch.randn(5, 4, requires_grad=True)
+    xr = x.detach().clone().requires_grad_(True)
+    idx = torch.tensor([[0, 4], [4, 4]])
+    sel = torch.tensor([3, 3, 1])
+
+    def f(x):
+        return (torch.gather(x[:, :2], 0, idx) * 3).sum() + x.index_select(0, sel).pow(2).sum()
+
+    compiled(f, "eager")(x).backward()
+    f(xr).backward()
+    torch.testing.assert_close(x.grad, xr.grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_of_range_index_raises_as_in_eager(backend):
+    """Index inputs are range-checked before the graph runs (compiled gathers would clamp): an index
+    eager rejects raises, also a negative one where eager does not wrap (embedding, gather,
+    index_select); x[t] wraps negatives as eager does."""
+    w = torch.randn(4, 3)
+    emb = compiled(lambda i, w: F.embedding(i, w) * 2, backend)
+    torch.testing.assert_close(emb(torch.tensor([0, 3]), w), F.embedding(torch.tensor([0, 3]), w) * 2)
+    for bad in ([0, 7], [-1, 2]):
+        with pytest.raises(IndexError):
+            F.embedding(torch.tensor(bad), w)
+        with pytest.raises(IndexError):
+            emb(torch.tensor(bad), w)
+    sel = compiled(lambda w, i: (torch.index_select(w, 1, i), torch.gather(w, 0, i.expand(4, 2))), backend)
+    with pytest.raises(IndexError):
+        sel(w, torch.tensor([0, 3]))
+    item = compiled(lambda w, i: w[i], backend)
+    torch.testing.assert_close(item(w, torch.tensor([-4, 3])), w[torch.tensor([-4, 3])])
+    with pytest.raises(IndexError):
+        item(w, torch.tensor([-5, 0]))
+    const = compiled(lambda w: w[torch.tensor([1, 9])], backend)
+    with pytest.raises(dyn.Unsupported):
+        const(w)
+
+
+def test_embedding_unsupported_arguments_fall_back():
+    w = torch.randn(10, 4)
+    idx = torch.tensor([1, 2])
+    fn = dyn.compile(lambda i, w: F.embedding(i, w, max_norm=1.0), backend="eager", fullgraph=True)
+    with pytest.raises(dyn.Unsupported):
+        fn(idx, w.clone())
+    # padding_idx changes only the gradient: captured when none is needed
+    fn = dyn.compile(lambda i, w: F.embedding(i, w, padding_idx=0), backend="eager", fullgraph=True)
+    torch.testing.assert_close(fn(idx, w), F.embedding(idx, w, padding_idx=0))
+    wg = w.clone().requires_grad_(True)
+    fn = dyn.compile(lambda i, w: F.embedding(i, w, padding_idx=0), backend="eager", fullgraph=True)
+    with pytest.raises(dyn.Unsupported):
+        fn(idx, wg)
