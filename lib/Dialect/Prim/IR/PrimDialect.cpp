@@ -1,5 +1,6 @@
 //===- PrimDialect.cpp - prim dialect, verifiers and folders -------------===//
 #include "dyn/Dialect/Prim/IR/PrimDialect.h"
+#include "dyn/Dialect/Common/GatherVerifier.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -128,29 +129,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getInput();
 }
 
-/// Shared by graph.gather and prim.gather.
-template <typename GatherOp>
-static LogicalResult verifyGather(GatherOp op) {
-  RankedTensorType in = tensorType(op.getInput()), index = tensorType(op.getIndex());
-  RankedTensorType out = op.getType();
-  int64_t dim = op.getDim(), rank = in.getRank();
-  if (rank == 0)
-    return op.emitOpError("needs an input of rank 1 or more");
-  if (dim < 0 || dim >= rank)
-    return op.emitOpError() << "dim " << dim << " is out of range for rank " << rank;
-  if (index.getRank() != rank)
-    return op.emitOpError("index must have the input's rank");
-  if (out.getShape() != index.getShape())
-    return op.emitOpError("result must have the index's shape");
-  if (out.getElementType() != in.getElementType())
-    return op.emitOpError("result must have the input's element type");
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != dim && index.getDimSize(i) > in.getDimSize(i))
-      return op.emitOpError() << "index dim " << i << " is larger than the input's";
-  return success();
-}
-
-LogicalResult GatherOp::verify() { return verifyGather(*this); }
+LogicalResult GatherOp::verify() { return dyn::verifyGather(*this); }
 
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> in = tensorType(getInput()).getShape();
