@@ -972,6 +972,12 @@ class Frame:
 
     def op_CONTAINS_OP(self, inst):
         b, a = self.pop(), self.pop()
+        if isinstance(a, TensorVar) and type(b) in (set, frozenset, dict) and id(b) in self.tr.created:
+            # tensors hash by identity: membership in a set or dict made here is identity, as in eager
+            # (in a list eager would compare values)
+            r = a in b
+            self.push((not r) if inst.arg else r)
+            return
         if isinstance(b, TensorVar) or isinstance(a, TensorVar):
             self.fail("'in' with a tensor")
         if isinstance(b, torch.nn.Module):

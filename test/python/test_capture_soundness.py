@@ -661,3 +661,33 @@ def test_eager_backend_runs_linear_as_eager_does():
         m(x).sum().backward()
         torch.testing.assert_close(g, m[0].weight.grad)
         m.zero_grad()
+
+
+class _Decay(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+        self.register_buffer("scale", torch.tensor(2.0))
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        decay = sum((p * p).sum() for p in self.parameters())
+        names = [n for n, _ in self.named_parameters()]
+        return self.lin(x) * self.scale + decay, len(names), sum(1 for _ in self.modules())
+
+
+def test_module_parameters_iteration_is_captured_and_guarded():
+    m = _Decay()
+    cm = dyn.compile(m, backend="eager", fullgraph=True)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        for change in (None, "replace", "add"):
+            if change == "replace":
+                m.blocks[1].weight = nn.Parameter(torch.ones(4, 4))
+            elif change == "add":
+                m.extra = nn.Parameter(torch.full((2,), 3.0))
+            got, want = cm(x), m(x)
+            torch.testing.assert_close(got[0], want[0])
+            assert got[1:] == want[1:]
