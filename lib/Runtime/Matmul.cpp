@@ -15,23 +15,31 @@ namespace {
 
 template <typename T>
 void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, int64_t k) {
-  constexpr int64_t kBlockK = 256, kBlockN = 512;
+  // C is cut into blocks of kBlockI rows x kBlockN columns, one task each; a task walks K in panels of
+  // kBlockK, so each panel of B (128 KiB for f32) is read once per block of rows and stays in cache
+  // while the block's rows use it (few rows and wide B, as in a linear layer on a few tokens, no
+  // longer stream all of B once per row).
+  constexpr int64_t kBlockI = 64, kBlockK = 128, kBlockN = 256;
   std::memset(c, 0, sizeof(T) * batch * m * n);
-#pragma omp parallel for collapse(2) schedule(static)
+  const int64_t ib = (m + kBlockI - 1) / kBlockI, jb = (n + kBlockN - 1) / kBlockN;
+#pragma omp parallel for collapse(3) schedule(static)
   for (int64_t bi = 0; bi < batch; ++bi) {
-    for (int64_t i = 0; i < m; ++i) {
-      const T *arow = a + (bi * m + i) * k;
-      T *crow = c + (bi * m + i) * n;
-      const T *bmat = b + bi * k * n;
-      for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
-        int64_t j1 = std::min(n, j0 + kBlockN);
+    for (int64_t ii = 0; ii < ib; ++ii) {
+      for (int64_t jj = 0; jj < jb; ++jj) {
+        const int64_t i0 = ii * kBlockI, i1 = std::min(m, i0 + kBlockI);
+        const int64_t j0 = jj * kBlockN, j1 = std::min(n, j0 + kBlockN);
+        const T *bmat = b + bi * k * n;
         for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
-          int64_t p1 = std::min(k, p0 + kBlockK);
-          for (int64_t p = p0; p < p1; ++p) {
-            T av = arow[p];
-            const T *brow = bmat + p * n;
-            for (int64_t j = j0; j < j1; ++j)
-              crow[j] += av * brow[j];
+          const int64_t p1 = std::min(k, p0 + kBlockK);
+          for (int64_t i = i0; i < i1; ++i) {
+            const T *arow = a + (bi * m + i) * k;
+            T *crow = c + (bi * m + i) * n;
+            for (int64_t p = p0; p < p1; ++p) {
+              const T av = arow[p];
+              const T *brow = bmat + p * n;
+              for (int64_t j = j0; j < j1; ++j)
+                crow[j] += av * brow[j];
+            }
           }
         }
       }
