@@ -5,6 +5,7 @@ forwards are inlined. Anything unsupported raises Unsupported with the user's fi
 import builtins
 import dis
 import functools
+from collections import OrderedDict
 import struct
 import math
 import operator
@@ -167,9 +168,9 @@ class Structure:
         if self.type in (set, frozenset):
             self.keys, self.items = None, set(v)  # set == compares members by == (identity for objects)
             return
-        self.keys = list(v) if self.type is dict else len(v)
+        self.keys = list(v) if isinstance(v, dict) else len(v)  # dicts and OrderedDicts: keys in order
         self.items = []
-        for x in (v.values() if self.type is dict else v):
+        for x in (v.values() if isinstance(v, dict) else v):
             if tensors_by_path and isinstance(x, torch.Tensor):
                 self.items.append((0, None))
             elif is_constant_value(x):
@@ -182,13 +183,13 @@ class Structure:
         items: ((kind, value), ...) or the set's copy)."""
         if self.keys is None:
             return (self.type, None, self.items)
-        keys = tuple(self.keys) if self.type is dict else self.keys
+        keys = tuple(self.keys) if issubclass(self.type, dict) else self.keys
         return (self.type, keys, tuple(self.items))
 
     @staticmethod
     def check_tuple(t, v):
         s = Structure.__new__(Structure)
-        s.type, s.keys, s.items = t[0], (list(t[1]) if t[0] is dict else t[1]), t[2]
+        s.type, s.keys, s.items = t[0], (list(t[1]) if issubclass(t[0], dict) else t[1]), t[2]
         return s.check(v)
 
     def check(self, v):
@@ -196,7 +197,7 @@ class Structure:
             return False
         if self.keys is None:
             return v == self.items
-        if self.type is dict:
+        if isinstance(v, dict):
             if len(v) != len(self.keys) or list(v) != self.keys:
                 return False
             v = v.values()
@@ -300,7 +301,7 @@ class Tracer:
         with their items guarded (the variable itself is guarded by the caller)."""
         if isinstance(v, torch.Tensor):
             return self.wrap(v)
-        if type(v) in (list, tuple, dict) and not is_constant_value(v):
+        if type(v) in (list, tuple, dict, OrderedDict) and not is_constant_value(v):
             return self.wrap(v, ("obj", v))
         return v
 
@@ -333,7 +334,7 @@ class Tracer:
             return self.tensor_input(value, source)
         if id(value) in self.traced:
             return value
-        if source is not None and type(value) in (tuple, list, dict, set, frozenset) and \
+        if source is not None and type(value) in (tuple, list, dict, OrderedDict, set, frozenset) and \
                 not is_constant(value) and not (_in_argument(source) and (
                     type(value) in (tuple, list) or _contains_real_tensor(value))):
             # a container reached through an attribute, item or global: its length, keys and items are
@@ -908,7 +909,7 @@ class Frame:
             self.guard_module_structure(obj)
         v = obj[idx]
         src = self.tr.sources.get(id(obj))
-        if src is None and type(obj) in (list, dict) and id(obj) not in self.tr.created:
+        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created:
             src = self.tr.sources[id(obj)] = ("obj", obj)  # a container not reached from an argument
             self.tr.keep.append(obj)
         if src is None:
@@ -1393,10 +1394,23 @@ class Frame:
         if mod._forward_hooks or mod._forward_pre_hooks or getattr(mod, "_backward_hooks", None) or \
                 _m._global_forward_hooks or _m._global_forward_pre_hooks:
             self.fail("module hooks")
+        # inlining forward assumed no hooks and this forward: a hook registered or forward patched
+        # later re-captures
+        src = self.source_of(mod)
+        for owner, path, names in ((mod, src, ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")),
+                                   (_m, ("obj", _m), ("_global_forward_hooks", "_global_forward_pre_hooks"))):
+            for name in names:
+                d = getattr(owner, name, None)
+                if isinstance(d, dict) and path is not None:
+                    self.tr.attr_guards.append((path + (name,), Structure(d, False)))
         fwd = type(mod).forward
         if "forward" in mod.__dict__:
             fwd = mod.__dict__["forward"]
+            if src is not None:
+                self.tr.attr_guards.append((src + ("forward",), Is(fwd)))
             return self.call(fwd, args, kwargs)
+        if src is not None:  # the class's forward, and none set on the instance since
+            self.tr.attr_guards.append((src + ("forward", "__func__"), Is(fwd)))
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
         return Frame(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()

@@ -691,3 +691,57 @@ def test_module_parameters_iteration_is_captured_and_guarded():
             got, want = cm(x), m(x)
             torch.testing.assert_close(got[0], want[0])
             assert got[1:] == want[1:]
+
+
+def test_submodule_hooks_and_forward_patched_after_compile():
+    class Inner(nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.inner(self.lin(x)) * 2
+    m = Outer()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        h = m.lin.register_forward_hook(lambda mod, inp, out: out * 10)
+        torch.testing.assert_close(cm(x), m(x))
+        h.remove()
+        torch.testing.assert_close(cm(x), m(x))
+        h = torch.nn.modules.module.register_module_forward_pre_hook(lambda mod, inp: None)
+        try:
+            torch.testing.assert_close(cm(x), m(x))
+        finally:
+            h.remove()
+        old = Inner.forward
+        try:
+            Inner.forward = lambda self, x: x - 5
+            torch.testing.assert_close(cm(x), m(x))
+        finally:
+            Inner.forward = old
+        m.inner.forward = lambda x: x * 0
+        torch.testing.assert_close(cm(x), m(x))
+
+
+def test_ordered_dict_containers_are_guarded():
+    from collections import OrderedDict
+    cfg = OrderedDict(a=1.0, b=torch.tanh)
+
+    def f(x):
+        return cfg["b"](x) * cfg["a"] + len(cfg)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    check(cf, f, x)
+    check(cf, f, x)
+    assert captures() == 1
+    cfg["b"] = torch.sigmoid
+    check(cf, f, x)
+    cfg["c"] = 0
+    check(cf, f, x)
