@@ -206,6 +206,10 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
                                        llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f64),
                                        llvm::JITSymbolFlags::Exported};
+    map[interner("dyn_matmul_nt_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f32),
+                                          llvm::JITSymbolFlags::Exported};
+    map[interner("dyn_matmul_nt_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f64),
+                                          llvm::JITSymbolFlags::Exported};
     return map;
   });
   auto entry = (*engine)->lookupPacked(funcName);

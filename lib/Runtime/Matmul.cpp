@@ -1,8 +1,10 @@
 //===- Matmul.cpp - the runtime matmul that loop.matmul calls ------------===//
 //
-// A cache-blocked, OpenMP-parallel matmul on contiguous row-major buffers.
-// Generated code calls it through raw addresses (see dyn-convert-loop-to-scf);
-// its inner loop is a unit-stride axpy that the compiler vectorizes.
+// Cache-blocked, OpenMP-parallel matmuls on contiguous row-major buffers.
+// Generated code calls them through raw addresses (see dyn-convert-loop-to-scf).
+// dyn_matmul_*: c = a @ b, its inner loop a unit-stride axpy that the compiler
+// vectorizes. dyn_matmul_nt_*: c = a @ b^T (b given as [n, k], as a linear
+// layer's weight is), its inner loop a unit-stride dot product.
 //
 //===----------------------------------------------------------------------===//
 #include "dyn/Runtime/Runtime.h"
@@ -47,6 +49,69 @@ void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, i
   }
 }
 
+/// c[r][s] += sum_p a[r][p] * b[s][p] for an R x S tile over kk contiguous
+/// elements: R*S dot products share each load of a and b, and the loop over p
+/// is a unit-stride multi-accumulator reduction that the compiler vectorizes
+/// (the runtime builds with -ffast-math, which lets it reassociate the sums).
+template <typename T, int R, int S>
+inline void dotTile(const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc,
+                    int64_t kk) {
+  T acc[R][S] = {};
+  for (int64_t p = 0; p < kk; ++p)
+    for (int r = 0; r < R; ++r)
+      for (int s = 0; s < S; ++s)
+        acc[r][s] += a[r * lda + p] * b[s * ldb + p];
+  for (int r = 0; r < R; ++r)
+    for (int s = 0; s < S; ++s)
+      c[r * ldc + s] += acc[r][s];
+}
+
+/// c = a @ b^T with b stored [batch, n, k]: every entry of C is a dot product
+/// of a row of A and a row of B, both contiguous. C is cut into blocks of
+/// kBlockI rows x kBlockJ columns, one task each; a task walks K in panels of
+/// kBlockK and, per panel, computes 4x2 tiles, so a block's rows of B are read
+/// from cache by every row of A in the block (a linear layer's weight, read
+/// in place, streams once per block of tokens rather than once per token).
+template <typename T>
+void matmulNT(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kBlockI = 64, kBlockJ = 64, kBlockK = 512;
+  std::memset(c, 0, sizeof(T) * batch * m * n);
+  const int64_t ib = (m + kBlockI - 1) / kBlockI, jb = (n + kBlockJ - 1) / kBlockJ;
+#pragma omp parallel for collapse(3) schedule(static)
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    for (int64_t jj = 0; jj < jb; ++jj) {
+      for (int64_t ii = 0; ii < ib; ++ii) {
+        const int64_t i0 = ii * kBlockI, i1 = std::min(m, i0 + kBlockI);
+        const int64_t j0 = jj * kBlockJ, j1 = std::min(n, j0 + kBlockJ);
+        const T *amat = a + bi * m * k, *bmat = b + bi * n * k;
+        T *cmat = c + bi * m * n;
+        for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
+          const int64_t kk = std::min(k, p0 + kBlockK) - p0;
+          for (int64_t i = i0; i < i1; i += 4) {
+            const bool full = i + 4 <= i1;
+            for (int64_t j = j0; j < j1; j += 2) {
+              const T *at = amat + i * k + p0, *bt = bmat + j * k + p0;
+              T *ct = cmat + i * n + j;
+              if (full && j + 2 <= j1) {
+                dotTile<T, 4, 2>(at, k, bt, k, ct, n, kk);
+              } else if (full) {
+                dotTile<T, 4, 1>(at, k, bt, k, ct, n, kk);
+              } else {
+                for (int64_t r = 0; r < i1 - i; ++r) {
+                  if (j + 2 <= j1)
+                    dotTile<T, 1, 2>(at + r * k, k, bt, k, ct + r * n, n, kk);
+                  else
+                    dotTile<T, 1, 1>(at + r * k, k, bt, k, ct + r * n, n, kk);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -59,5 +124,15 @@ void dyn_matmul_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, i
                     int64_t k) {
   matmul(reinterpret_cast<const double *>(a), reinterpret_cast<const double *>(b),
          reinterpret_cast<double *>(c), batch, m, n, k);
+}
+void dyn_matmul_nt_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k) {
+  matmulNT(reinterpret_cast<const float *>(a), reinterpret_cast<const float *>(b),
+           reinterpret_cast<float *>(c), batch, m, n, k);
+}
+void dyn_matmul_nt_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k) {
+  matmulNT(reinterpret_cast<const double *>(a), reinterpret_cast<const double *>(b),
+           reinterpret_cast<double *>(c), batch, m, n, k);
 }
 }

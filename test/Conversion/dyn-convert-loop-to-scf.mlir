@@ -74,3 +74,19 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+// With transpose_b the runtime reads B as [batch,]NxK: the nt entry point,
+// with the same (batch, M, N, K) arguments.
+// CHECK-DAG: func.func private @dyn_matmul_nt_f64(i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func @matmul_transpose_b
+// CHECK-DAG: %[[BATCH:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[M:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[N:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[K:.*]] = arith.constant 8 : i64
+// CHECK: call @dyn_matmul_nt_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[BATCH]], %[[M]], %[[N]], %[[K]])
+func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: memref<2x4x3xf64>) {
+  loop.matmul %a, %b, %c transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
+  return
+}

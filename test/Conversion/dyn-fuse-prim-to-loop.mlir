@@ -80,6 +80,54 @@ func.func @matmul_relu(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf
 
 // -----
 
+// A linear layer, matmul(x, transpose(w)): the matmul reads w in place
+// (transpose_b) and the transposed weight is never materialized.
+// CHECK-LABEL: func @linear
+// CHECK-SAME: (%[[X:.*]]: memref<6x5xf32>, %[[W:.*]]: memref<7x5xf32>, %[[B:.*]]: memref<7xf32>
+// CHECK-NOT: loop.kernel "transpose
+// CHECK: loop.matmul %[[X]], %[[W]], %{{.*}} transpose_b : memref<6x5xf32>, memref<7x5xf32>, memref<6x7xf32>
+// CHECK-NOT: transpose
+// CHECK: loop.kernel "add
+func.func @linear(%x: tensor<6x5xf32>, %w: tensor<7x5xf32>, %b: tensor<7xf32>) -> tensor<6x7xf32> {
+  %0 = prim.transpose %w permutation [1, 0] : tensor<7x5xf32> -> tensor<5x7xf32>
+  %1 = prim.dot_general %x, %0 batch [], [] contract [1], [0] : tensor<6x5xf32>, tensor<5x7xf32> -> tensor<6x7xf32>
+  %2 = prim.broadcast_in_dim %b dims [1] : tensor<7xf32> -> tensor<6x7xf32>
+  %3 = prim.add %1, %2 : tensor<6x7xf32>
+  return %3 : tensor<6x7xf32>
+}
+
+// -----
+
+// Batched: a transpose of the last two dims of a computed value. The value
+// gets the buffer, the transpose none.
+// CHECK-LABEL: func @batched_transpose_b
+// CHECK: %[[T:.*]] = memref.alloc() {{.*}} : memref<2x3x8xf64>
+// CHECK: loop.kernel "neg_0" [2, 3, 8]
+// CHECK-NOT: loop.kernel
+// CHECK: loop.matmul %{{.*}}, %[[T]], %{{.*}} transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
+func.func @batched_transpose_b(%a: tensor<2x4x8xf64>, %b: tensor<2x3x8xf64>) -> tensor<2x4x3xf64> {
+  %n = prim.neg %b : tensor<2x3x8xf64>
+  %0 = prim.transpose %n permutation [0, 2, 1] : tensor<2x3x8xf64> -> tensor<2x8x3xf64>
+  %1 = prim.dot_general %a, %0 batch [0], [0] contract [2], [1] : tensor<2x4x8xf64>, tensor<2x8x3xf64> -> tensor<2x4x3xf64>
+  return %1 : tensor<2x4x3xf64>
+}
+
+// -----
+
+// A transpose that is also returned is still materialized (into its output
+// buffer); the matmul reads its source regardless.
+// CHECK-LABEL: func @transpose_also_returned
+// CHECK-SAME: (%[[X:.*]]: memref<6x5xf32>, %[[W:.*]]: memref<7x5xf32>
+// CHECK: loop.kernel "transpose_
+// CHECK: loop.matmul %[[X]], %[[W]], %{{.*}} transpose_b
+func.func @transpose_also_returned(%x: tensor<6x5xf32>, %w: tensor<7x5xf32>) -> (tensor<6x7xf32>, tensor<5x7xf32>) {
+  %0 = prim.transpose %w permutation [1, 0] : tensor<7x5xf32> -> tensor<5x7xf32>
+  %1 = prim.dot_general %x, %0 batch [], [] contract [1], [0] : tensor<6x5xf32>, tensor<5x7xf32> -> tensor<6x7xf32>
+  return %1, %0 : tensor<6x7xf32>, tensor<5x7xf32>
+}
+
+// -----
+
 // A returned input is copied into its output buffer.
 // CHECK-LABEL: func @returns_input
 // CHECK-SAME: (%[[X:.*]]: memref<4xf32>, %[[O0:.*]]: memref<4xf32>, %[[O1:.*]]: memref<4xf32>)

@@ -171,3 +171,22 @@ def test_embedding_index_range_check_is_asynchronous():
         fn(idx, w)
     finally:
         torch.cuda.set_sync_debug_mode("default")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,n", [((5, 7), 3), ((3, 33, 129), 65)])
+def test_linear_transposed_weight(dtype, shape, n):
+    """F.linear / x @ w.t() on CUDA tensors: the CPU path reads the weight transposed in place
+    (loop.matmul transpose_b); the GPU path has no matmul yet and may fall back to eager, but its
+    results must match eager either way."""
+    x = torch.randn(shape, device="cuda", dtype=dtype)
+    w = torch.randn(n, shape[-1], device="cuda", dtype=dtype)
+    b = torch.randn(n, device="cuda", dtype=dtype)
+    for fn, args in ((lambda a, w, b: F.linear(a, w, b), (x, w, b)), (lambda a, w: a @ w.t(), (x, w))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a fallback to eager is allowed here
+            got = dyn.compile(fn)(*args)  # not fullgraph: that would raise instead of falling back
+        torch.cuda.synchronize()
+        expected = fn(*args)
+        assert got.device == expected.device and got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)

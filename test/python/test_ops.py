@@ -114,3 +114,47 @@ def test_global_tensor_is_an_input(backend):
 
 
 GLOBAL_T = torch.randn(3)
+
+
+# A linear layer's weight is read transposed in place (loop.matmul transpose_b, runtime
+# dyn_matmul_nt): odd sizes exercise the runtime's partial 4x2 tiles and blocks, and K > 512 its
+# K panels. Fallback to eager would warn, which fails here.
+LINEAR_SHAPES = [((5, 7), 3), ((1, 1), 1), ((67, 129), 65), ((3, 5, 7), 13), ((2, 33, 601), 131)]
+
+
+@pytest.mark.skipif("dyn" not in BACKENDS, reason="needs the dyn compiler")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,n", LINEAR_SHAPES)
+@pytest.mark.parametrize("form", ["linear", "linear_nobias", "matmul_t", "bmm_t"])
+def test_linear_transposed_weight(form, shape, n, dtype):
+    import warnings
+    torch.manual_seed(0)
+    x = torch.randn(shape, dtype=dtype)
+    k = shape[-1]
+    if form == "bmm_t":  # batched: both 3-D, rhs transposed in its last two dims
+        if len(shape) != 3:
+            pytest.skip("batched case needs a 3-D input")
+        w = torch.randn(shape[0], n, k, dtype=dtype)
+        fn = lambda a, b: a @ b.transpose(-1, -2)
+        args = (x, w)
+    else:
+        w, b = torch.randn(n, k, dtype=dtype), torch.randn(n, dtype=dtype)
+        fn, args = {"linear": (lambda a, w, b: F.linear(a, w, b), (x, w, b)),
+                    "linear_nobias": (lambda a, w: F.linear(a, w), (x, w)),
+                    "matmul_t": (lambda a, w: torch.relu(a @ w.t()), (x, w))}[form]
+    cf = dyn.compile(fn, backend="dyn", fullgraph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cf(*args)
+    if dtype == torch.float64:
+        torch.testing.assert_close(got, fn(*args))
+        return
+    # f32 dot products of up to 601 terms summed in another order than eager's: checked against the
+    # float64 result with the classic forward error bound of a k-term dot product, k * u * (|a| @ |b|)
+    # (u = 2^-24), the bound eager's own f32 result obeys too
+    ref = fn(*[a.double() for a in args])
+    absolute = fn(*[a.double().abs() for a in args]) if form != "matmul_t" else \
+        (x.double().abs() @ w.double().abs().t())
+    bound = (k + 2) * 2.0 ** -24 * absolute
+    assert ((got.double() - ref).abs() <= bound).all()
+    assert ((fn(*args).double() - ref).abs() <= bound).all()

@@ -31,7 +31,10 @@ def FusePrimToLoopPass : Pass<"dyn-fuse-prim-to-loop", "mlir::ModuleOp"> {
     kernel; elementwise producers fuse into reductions, and a reduction over
     the trailing dims fuses into its elementwise consumers as a `loop.reduce`
     inside a kernel over the leading dims, so softmax and rmsnorm are one
-    kernel each.
+    kernel each. A matmul whose rhs is a transpose of the last two dims
+    (a linear layer's `matmul(x, w^T)`) reads the transpose's operand in
+    place (`loop.matmul ... transpose_b`); the transpose gets no buffer
+    unless something else needs one.
   }];
   let dependentDialects = ["::dyn::loop::LoopDialect", "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",

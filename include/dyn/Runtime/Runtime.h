@@ -11,6 +11,11 @@ void dyn_matmul_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, i
                     int64_t k);
 void dyn_matmul_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
                     int64_t k);
+/// c = a @ b^T, b given transposed: [batch, m, k] x [batch, n, k] -> [batch, m, n].
+void dyn_matmul_nt_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k);
+void dyn_matmul_nt_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
+                       int64_t k);
 }
 
 #endif // DYN_RUNTIME_RUNTIME_H

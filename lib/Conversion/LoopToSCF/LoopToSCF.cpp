@@ -174,15 +174,17 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
   rewriter.eraseOp(op);
 }
 
-/// loop.matmul -> call dyn_matmul_<f32|f64>(a, b, c, batch, M, N, K) on raw pointers.
+/// loop.matmul -> call dyn_matmul_<f32|f64>(a, b, c, batch, M, N, K) on raw pointers;
+/// with transpose_b, dyn_matmul_nt_<f32|f64> with the same arguments (B is [batch,]NxK).
 LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp module) {
   Location loc = op.getLoc();
   auto a = cast<MemRefType>(op.getLhs().getType()), bt = cast<MemRefType>(op.getRhs().getType());
   bool batched = a.getRank() == 3;
   int64_t batch = batched ? a.getDimSize(0) : 1;
   int64_t m = a.getDimSize(a.getRank() - 2), k = a.getDimSize(a.getRank() - 1),
-          n = bt.getDimSize(bt.getRank() - 1);
-  std::string name = a.getElementType().isF32() ? "dyn_matmul_f32" : "dyn_matmul_f64";
+          n = bt.getDimSize(bt.getRank() - (op.getTransposeB() ? 2 : 1));
+  std::string name = std::string(op.getTransposeB() ? "dyn_matmul_nt_" : "dyn_matmul_") +
+                     (a.getElementType().isF32() ? "f32" : "f64");
   Type i64 = rewriter.getI64Type();
   SmallVector<Type> argTypes(7, i64);
   if (!module.lookupSymbol<func::FuncOp>(name)) {

@@ -712,6 +712,24 @@ bool isMatmulShaped(prim::DotGeneralOp dot) {
          dot.getRhsContract() == ArrayRef<int64_t>{r - 2};
 }
 
+/// The value whose buffer a matmul reads transposed in place for `dot`'s rhs:
+/// the operand of a prim.transpose that swaps the last two dims (leaving a
+/// batch dim alone), or null where the rhs is used as it is.
+Value transposedRhsSource(prim::DotGeneralOp dot) {
+  auto t = dot.getRhs().getDefiningOp<prim::TransposeOp>();
+  if (!t)
+    return {};
+  int64_t r = tensorType(dot.getRhs()).getRank();
+  SmallVector<int64_t> swap = r == 3 ? SmallVector<int64_t>{0, 2, 1} : SmallVector<int64_t>{1, 0};
+  if (t.getPermutation() != ArrayRef<int64_t>(swap))
+    return {};
+  // A splat constant has no buffer of its own to read.
+  if (auto c = t.getOperand().getDefiningOp<prim::ConstantOp>())
+    if (cast<DenseElementsAttr>(c.getValue()).isSplat())
+      return {};
+  return t.getOperand();
+}
+
 MemRefType bufferType(Value tensor) {
   RankedTensorType t = tensorType(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -743,7 +761,13 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   };
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
-      for (Value v : {dot.getLhs(), dot.getRhs()})
+      // A transposed rhs is read in place (loop.matmul transpose_b): its
+      // source gets the buffer, and the transpose is not materialized unless
+      // something else needs it.
+      Value rhs = dot.getRhs();
+      if (Value src = transposedRhsSource(dot))
+        rhs = src;
+      for (Value v : {Value(dot.getLhs()), rhs})
         if (!isa<BlockArgument>(v))
           materialized.insert(v);
       materialized.insert(dot.getResult());
@@ -841,7 +865,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     if (isa<prim::ConstantOp>(def) && !isSplat(def))
       continue;
     if (auto dot = dyn_cast<prim::DotGeneralOp>(def)) {
-      loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[dot.getRhs()], buffers[v]);
+      Value src = transposedRhsSource(dot);
+      loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
+                             buffers[v], /*transpose_b=*/src != nullptr);
       continue;
     }
     if (auto cat = dyn_cast<prim::ConcatenateOp>(def)) {

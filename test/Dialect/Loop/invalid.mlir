@@ -42,3 +42,11 @@ func.func @bad_matmul(%a: memref<4x8xf32>, %b: memref<7x2xf32>, %c: memref<4x2xf
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<7x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+func.func @bad_matmul_transpose_b(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  // expected-error @+1 {{shapes must be [B,]MxK, [B,]NxK, [B,]MxN}}
+  loop.matmul %a, %b, %c transpose_b : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+  return
+}

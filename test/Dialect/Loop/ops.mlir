@@ -33,3 +33,12 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func @matmul_transpose_b
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
+func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: memref<2x4x3xf64>) {
+  loop.matmul %a, %b, %c transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
+  return
+}

@@ -85,9 +85,12 @@ LogicalResult MatmulOp::verify() {
   if (a.getElementType() != b.getElementType() || a.getElementType() != c.getElementType())
     return emitOpError("buffers must share one element type");
   auto s = [](MemRefType t, int64_t i) { return t.getDimSize(t.getRank() - 1 - i); };
-  if (s(a, 0) != s(b, 1) || s(c, 1) != s(a, 1) || s(c, 0) != s(b, 0) ||
+  // s(t, 0) is the last dim, s(t, 1) the one before; with transpose_b, rhs is [B,]NxK.
+  int64_t bk = getTransposeB() ? s(b, 0) : s(b, 1), bn = getTransposeB() ? s(b, 1) : s(b, 0);
+  if (s(a, 0) != bk || s(c, 1) != s(a, 1) || s(c, 0) != bn ||
       (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
-    return emitOpError("shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
+    return emitOpError(getTransposeB() ? "shapes must be [B,]MxK, [B,]NxK, [B,]MxN"
+                                       : "shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
   return success();
 }
 

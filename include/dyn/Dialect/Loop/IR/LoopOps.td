@@ -90,15 +90,21 @@ def Loop_StoreOp : Loop_Op<"store", [TypesMatchWith<"value is the memref's eleme
 }
 
 def Loop_MatmulOp : Loop_Op<"matmul"> {
-  let summary = "library call: out = lhs @ rhs (2-D, or batched 3-D)";
+  let summary = "library call: out = lhs @ rhs, or lhs @ rhs^T (2-D, or batched 3-D)";
   let description = [{
     An explicit call into dyn's runtime matmul. Operands are contiguous
     buffers of one float element type: [M,K] x [K,N] -> [M,N], or the same
     with a leading batch dim on all three.
+
+    With `transpose_b`, the rhs buffer holds B transposed, [N,K] (or
+    [batch,N,K]) row-major, and out = lhs @ rhs^T: a linear layer's weight
+    is read in place instead of being copied into [K,N] first.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
-                       Arg<AnyMemRef, "", [MemWrite]>:$out);
-  let assemblyFormat = "$lhs `,` $rhs `,` $out attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)";
+                       Arg<AnyMemRef, "", [MemWrite]>:$out, UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $out (`transpose_b` $transpose_b^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)
+  }];
   let hasVerifier = 1;
 }
 
