@@ -197,7 +197,8 @@ def _describe_guards(args, gg=None, paths=None):
                 1: lambda: f"is {type(want).__name__} object", 2: lambda: f"== {want!r}",
                 3: lambda: f"{want[0].__name__} with the same " + ("keys " + repr(list(want[1])) if want[0] is dict
                                                                    else "items") + " and items",
-                4: lambda: "container with the same items"}[kind]()
+                4: lambda: "container with the same items",
+                5: lambda: f"module without hooks, forward {getattr(want, '__qualname__', want)}"}[kind]()
         out.append(f"{_cpath_str(cpath)}: {what}")
     for where, name, v, kind in gg or ():
         if callable(where):
@@ -244,7 +245,7 @@ def _guard_failure(entry, args):
 
 _PATH_CHANGE = {0: "is another kind of tensor (type, dtype, device, size, stride or requires_grad)",
                 1: "is another object", 2: "changed value", 3: "changed (length, keys or items)",
-                4: "changed (length, keys or items)"}
+                4: "changed (length, keys or items)", 5: "has hooks now, or another forward"}
 
 
 def _cpath_str(cpath):
@@ -365,6 +366,8 @@ def _path_guards(tr, args=None):
             add(path, 1, value.obj)
         elif isinstance(value, symbolic.Structure):
             add(path, 3, value.as_tuple())
+        elif isinstance(value, symbolic.ModuleGuard):
+            add(path, 5, value.forward)
         else:
             add(path, 2, copy.deepcopy(value) if isinstance(value, list) else value)
     for t, path in zip(tr.input_tensors, tr.input_sources):
@@ -416,6 +419,8 @@ def _check_path(cpath, kind, want, args):
         return strict_eq(v, want)
     if kind == 3:
         return symbolic.Structure.check_tuple(want, v)
+    if kind == 5:
+        return symbolic.ModuleGuard(want).check(v)
     return bool(want(v))
 
 

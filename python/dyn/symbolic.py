@@ -156,6 +156,24 @@ class Is:
         return v is self.obj
 
 
+class ModuleGuard:
+    """Guard value for an inlined module: no hooks on it and forward still resolves to `forward`."""
+    __slots__ = ("forward",)
+
+    def __init__(self, forward):
+        self.forward = forward
+
+    def check(self, m):
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
+            d = getattr(m, name, None)
+            if d is not None and (not isinstance(d, dict) or d):
+                return False
+        f = getattr(m, "forward", None)
+        if isinstance(f, types.MethodType):
+            return f.__func__ is self.forward and f.__self__ is m
+        return f is self.forward
+
+
 class Structure:
     """Guard value for a container read during capture: same type, the same keys in order (dict) or
     length, equal constant items and the very same objects elsewhere. Tensors read through the
@@ -1395,22 +1413,15 @@ class Frame:
                 _m._global_forward_hooks or _m._global_forward_pre_hooks:
             self.fail("module hooks")
         # inlining forward assumed no hooks and this forward: a hook registered or forward patched
-        # later re-captures
+        # later re-captures (one module guard per module, checked in C)
         src = self.source_of(mod)
-        for owner, path, names in ((mod, src, ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")),
-                                   (_m, ("obj", _m), ("_global_forward_hooks", "_global_forward_pre_hooks"))):
-            for name in names:
-                d = getattr(owner, name, None)
-                if isinstance(d, dict) and path is not None:
-                    self.tr.attr_guards.append((path + (name,), Structure(d, False)))
-        fwd = type(mod).forward
+        for name in ("_global_forward_hooks", "_global_forward_pre_hooks"):
+            self.tr.attr_guards.append((("obj", _m, name), Structure(getattr(_m, name), False)))
+        fwd = mod.__dict__.get("forward", type(mod).forward)
+        if src is not None:
+            self.tr.attr_guards.append((src, ModuleGuard(fwd)))
         if "forward" in mod.__dict__:
-            fwd = mod.__dict__["forward"]
-            if src is not None:
-                self.tr.attr_guards.append((src + ("forward",), Is(fwd)))
             return self.call(fwd, args, kwargs)
-        if src is not None:  # the class's forward, and none set on the instance since
-            self.tr.attr_guards.append((src + ("forward", "__func__"), Is(fwd)))
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
         return Frame(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()

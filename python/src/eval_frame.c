@@ -50,7 +50,8 @@
 
 static PyObject *g_callback = NULL; /* strong reference while set */
 static Py_ssize_t g_extra_index = -1;
-static PyObject *s_dtype, *s_device, *s_size, *s_stride, *s_requires_grad;
+static PyObject *s_dtype, *s_device, *s_size, *s_stride, *s_requires_grad, *s_forward;
+static PyObject *s_hooks[4]; /* a module's hook dicts (module guards: all empty) */
 static unsigned long long g_hits, g_misses, g_intercepted;
 
 static void free_extra(void *p) { Py_XDECREF((PyObject *)p); }
@@ -219,8 +220,34 @@ static int check_structure(PyObject *v, PyObject *g) {
   return 1;
 }
 
+/* Module guard: an inlined module still has no hooks and the same forward (want: the function its
+ * forward resolves to: the class's, bound to it, or what was set on the instance). 1 pass, 0 fail. */
+static int check_module(PyObject *m, PyObject *want) {
+  for (int i = 0; i < 4; ++i) {
+    PyObject *d = PyObject_GetAttr(m, s_hooks[i]);
+    if (!d) {
+      PyErr_Clear(); /* a torch without this kind of hook */
+      continue;
+    }
+    int empty = PyDict_Check(d) && PyDict_GET_SIZE(d) == 0;
+    Py_DECREF(d);
+    if (!empty)
+      return 0;
+  }
+  PyObject *fwd = PyObject_GetAttr(m, s_forward);
+  if (!fwd) {
+    PyErr_Clear();
+    return 0;
+  }
+  int ok = PyMethod_Check(fwd) ? (PyMethod_GET_FUNCTION(fwd) == want && PyMethod_GET_SELF(fwd) == m)
+                               : fwd == want;
+  Py_DECREF(fwd);
+  return ok;
+}
+
 /* Guards on objects reached from the arguments or held by the graph: ((path, kind, value), ...) with
- * kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 value(v) -> bool. A path that cannot be
+ * kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 value(v) -> bool, 5 module (no hooks, same
+ * forward). A path that cannot be
  * followed any more (an attribute or item gone) fails the guard. */
 static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs) {
   if (!PyTuple_Check(paths))
@@ -252,6 +279,9 @@ static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs)
       break;
     case 3:
       ok = check_structure(v, want);
+      break;
+    case 5:
+      ok = check_module(v, want);
       break;
     case 4: {
       PyObject *r = PyObject_CallOneArg(want, v);
@@ -614,7 +644,12 @@ int dyn_eval_frame_init(PyObject *module) {
   s_size = PyUnicode_InternFromString("size");
   s_stride = PyUnicode_InternFromString("stride");
   s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  if (!s_dtype || !s_device || !s_size || !s_stride || !s_requires_grad)
+  s_forward = PyUnicode_InternFromString("forward");
+  const char *hooks[4] = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"};
+  for (int i = 0; i < 4; ++i)
+    if (!(s_hooks[i] = PyUnicode_InternFromString(hooks[i])))
+      return -1;
+  if (!s_dtype || !s_device || !s_size || !s_stride || !s_requires_grad || !s_forward)
     return -1;
   g_extra_index = DYN_REQUEST_EXTRA_INDEX(free_extra);
   if (g_extra_index < 0)
