@@ -307,7 +307,7 @@ def _gatherer(paths):
 
 
 def _is_container(a):
-    return (type(a) in (tuple, list) and not is_constant(a)) or \
+    return ((type(a) in (tuple, list) or symbolic.is_namedtuple(a)) and not is_constant(a)) or \
         (type(a) is dict and all(type(k) is str for k in a) and symbolic._contains_real_tensor(a))
 
 
@@ -462,11 +462,14 @@ def _flatten_output(out, graph, fail, tracer=None):
             if id(v) not in seen:
                 seen.add(id(v))
                 found.append(v)
-        elif type(v) in (tuple, list):
+        elif type(v) in (tuple, list) or symbolic.is_namedtuple(v):
             for x in v:
                 collect(x)
         elif isinstance(v, dict):
             for x in v.values():
+                collect(x)
+        elif _is_made_object(v, tracer):
+            for x in vars(v).values():
                 collect(x)
     collect(out)
     members = {}
@@ -526,6 +529,10 @@ def _flatten_output(out, graph, fail, tracer=None):
             return r
         if isinstance(v, tuple) and type(v) is tuple:
             return ("t", [walk(x) for x in v])
+        if symbolic.is_namedtuple(v):
+            return ("nt", type(v), [walk(x) for x in v])
+        if _is_made_object(v, tracer):  # a user object (a dataclass) made by the traced code
+            return ("obj", type(v), [(k, walk(x)) for k, x in vars(v).items()])
         if isinstance(v, list):
             return ("l", [walk(x) for x in v])
         if isinstance(v, dict) and all(is_constant(k) for k in v):
@@ -555,6 +562,11 @@ def _flatten_output(out, graph, fail, tracer=None):
         if any(j in mutated for _, j in getattr(tracer, "input_aliases", ())):
             fail("in-place update of an input the frame reaches through several arguments or attributes")
     return ("m", tmpl, writes, dict(contig=contig, clones=clones, spans=spans, mutated=mutated)), outs
+
+
+def _is_made_object(v, tracer):
+    """An instance of a plain user class that the traced code constructed (symbolic.Frame.instantiate)."""
+    return tracer is not None and type(v) in tracer.created_classes and id(v) in tracer.created
 
 
 def _storage_of(v):
@@ -606,6 +618,17 @@ def _rebuilder(tmpl):
         return lambda outs, ins: v
     if kind == "m":
         return _mutation_rebuilder(tmpl)
+    if kind == "nt":
+        cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
+        return lambda outs, ins: cls._make([s(outs, ins) for s in subs])
+    if kind == "obj":  # a new instance per call with the attributes __init__ set while capturing
+        cls, subs = tmpl[1], [(k, _rebuilder(t)) for k, t in tmpl[2]]
+
+        def make(outs, ins):
+            o = object.__new__(cls)
+            o.__dict__.update((k, s(outs, ins)) for k, s in subs)
+            return o
+        return make
     if kind == "det":
         sub = _rebuilder(tmpl[1])
         return lambda outs, ins: sub(outs, ins).detach()

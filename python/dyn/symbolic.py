@@ -111,6 +111,11 @@ def is_constant(v):
     return False
 
 
+def is_namedtuple(v):
+    return isinstance(v, tuple) and type(v) is not tuple and hasattr(type(v), "_fields") and \
+        hasattr(type(v), "_make")
+
+
 def is_constant_value(v, budget=None):
     """is_constant, and also dicts and sets of constants (at most 4096 items in all): values a guard
     compares by equality with a copy."""
@@ -352,19 +357,23 @@ class Tracer:
             return self.tensor_input(value, source)
         if id(value) in self.traced:
             return value
-        if source is not None and type(value) in (tuple, list, dict, OrderedDict, set, frozenset) and \
+        if source is not None and (type(value) in (tuple, list, dict, OrderedDict, set, frozenset) or
+                                   is_namedtuple(value)) and \
                 not is_constant(value) and not (_in_argument(source) and (
-                    type(value) in (tuple, list) or _contains_real_tensor(value))):
+                    type(value) in (tuple, list) or is_namedtuple(value) or _contains_real_tensor(value))):
             # a container reached through an attribute, item or global: its length, keys and items are
             # guarded (argument containers have guards of their own, frontend._container_guard)
-            traced = type(value) in (tuple, list, dict) and len(value) <= 64 and (
+            traced = (type(value) in (tuple, list, dict) or is_namedtuple(value)) and len(value) <= 64 and (
                 type(value) is not dict or (all(type(k) is str for k in value) and _contains_real_tensor(value)))
             self.attr_guards.append((source, Structure(value, traced)))
-        if source is not None and type(value) in (tuple, list) and not is_constant(value) and len(value) <= 64:
+        if source is not None and (type(value) in (tuple, list) or is_namedtuple(value)) and \
+                not is_constant(value) and len(value) <= 64:
             # a container argument: its items are traced (and guarded) one by one; the list is
             # treated as read-only (mutating it is unsupported)
             items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
-            if type(value) is tuple:
+            if is_namedtuple(value):
+                items = type(value)._make(items)
+            elif type(value) is tuple:
                 items = tuple(items)
             else:
                 self.sources[id(items)] = source
@@ -667,6 +676,8 @@ class Frame:
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))
+        if src is None and id(obj) in self.tr.traced:  # a field of a traced namedtuple: its traced item
+            return v
         if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
             src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
@@ -1256,6 +1267,9 @@ class Frame:
             return self.zero_arg_super()
         if isinstance(fn, type) and _is_user_class(fn):
             return self.instantiate(fn, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
+                getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
+            return fn(*args, **kwargs)  # a namedtuple: its generated __new__ only builds the tuple
         if fn in _ITERATING_BUILTINS if _hashable(fn) else False:
             args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
             if fn in (sorted, min, max) and kwargs.get("key") is not None and not (

@@ -745,3 +745,40 @@ def test_ordered_dict_containers_are_guarded():
     check(cf, f, x)
     cfg["c"] = 0
     check(cf, f, x)
+
+
+# -- namedtuples and dataclasses in and out ----------------------------------------------------------
+import collections  # noqa: E402
+import dataclasses  # noqa: E402
+
+_Batch = collections.namedtuple("_Batch", "x y")
+
+
+@dataclasses.dataclass
+class _Output:
+    loss: torch.Tensor
+    logits: torch.Tensor
+    n: int = 0
+
+    def __post_init__(self):
+        self.scaled = self.loss * 2
+
+
+def _step(batch):
+    logits = batch.x * 2 + batch[1]
+    return _Output(loss=logits.sum(), logits=logits, n=len(batch)), _Batch(logits, batch.y)
+
+
+@pytest.mark.parametrize("backend", ["eager", "dyn"])
+def test_namedtuple_and_dataclass_in_and_out(backend):
+    cf = dyn.compile(_step, backend=backend, fullgraph=True)
+    for _ in range(3):
+        b = _Batch(torch.randn(3), torch.randn(3))  # a new namedtuple each call: no recompile
+        got, want = cf(b), _step(b)
+        assert type(got[0]) is _Output and type(got[1]) is _Batch
+        for g, w in ((got[0].loss, want[0].loss), (got[0].logits, want[0].logits),
+                     (got[0].scaled, want[0].scaled), (got[1].x, want[1].x)):
+            torch.testing.assert_close(g, w)
+        assert got[1].y is b.y and got[0].n == want[0].n == 2
+        assert got[0] is not cf(b)[0]  # a new object per call, as in eager
+    assert captures() == 1
