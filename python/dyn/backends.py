@@ -4,6 +4,8 @@ import os
 
 import torch
 
+from .graph_python import python_function
+
 try:
     from . import _C
 except ImportError:  # extension not built: only the eager and custom backends work
@@ -117,7 +119,8 @@ def dyn_backend(graph, example_inputs, options=None):
 
 
 def eager_backend(graph, example_inputs, options=None):
-    return graph
+    """The graph run with PyTorch ops, as one generated Python function (graph_python.py)."""
+    return python_function(graph)
 
 
 _RUNNERS = {"cpu": DynCPUKernel, "cuda": DynCUDAKernel}

@@ -16,6 +16,7 @@ import warnings
 import weakref
 
 import torch
+from torch.nn.modules import module as _module_hooks  # the global module hooks live there
 
 from . import backends as B
 from . import resume
@@ -353,7 +354,8 @@ def _cpath(path):
 def _path_guards(tr, args=None):
     """The guards on what the graph read through paths: (paths, extra). paths are checked in C
     (eval_frame.c check_paths): ((path, kind, value), ...) with kind 0 tensor, 1 identity, 2 strict_eq,
-    3 structure, 4 predicate. extra(args) -> bool covers what relates several paths (Python)."""
+    3 structure, 4 predicate, 5 module (no hooks, same forward). extra(args) -> bool covers what relates
+    several paths (Python)."""
     paths, seen = [], set()
 
     def add(path, kind, value):
@@ -385,9 +387,9 @@ def _path_guards(tr, args=None):
         checks.append(lambda args, this=this, that=that: this(args) is that(args))
     if tr.mutation_spans is not None and len(tr.input_sources) > 1:
         # a graph that updates an input in place is only right while no other input overlaps it
-        getters = [_resolver(p) for p in tr.input_sources]
+        gather = _gatherer(tr.input_sources)
         spans, mutated = tr.mutation_spans
-        checks.append(lambda args: not _memory_conflict([g(args) for g in getters], spans, mutated))
+        checks.append(lambda args: not _memory_conflict(gather(args), spans, mutated))
     extra = None
     if checks:
         def extra(args):
@@ -398,17 +400,11 @@ def _path_guards(tr, args=None):
     return tuple(paths) or None, extra
 
 
-def _resolve_cpath(cpath, args):
-    v = cpath[1] if cpath[0] else args[cpath[1]]
-    for a in cpath[2:]:
-        v = getattr(v, a) if type(a) is str else v[a[1]] if type(a) is tuple else v[a]
-    return v
-
-
 def _check_path(cpath, kind, want, args):
-    """One path guard in Python (the same rules as eval_frame.c check_paths)."""
+    """One path guard in Python (the same rules as eval_frame.c check_paths): the lookup without the
+    frame hook, and the words of a guard failure."""
     try:
-        v = _resolve_cpath(cpath, args)
+        v = _resolver(("obj" if cpath[0] else "arg",) + cpath[1:])(args)
     except (AttributeError, KeyError, IndexError, TypeError):
         return False
     if kind == 0:
@@ -1286,8 +1282,7 @@ class OptimizedModule(torch.nn.Module):
         d["_dyn_forward"] = _CompiledFunction(type(mod).forward, **kw)
 
     def forward(self, *args, **kwargs):
-        mod = self._dyn_orig_mod
-        from torch.nn.modules import module as _m
+        mod, _m = self._dyn_orig_mod, _module_hooks
         if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or \
                 _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks:
             return mod(*args, **kwargs)  # hooks on the module itself: eager runs them around forward

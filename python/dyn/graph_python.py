@@ -55,15 +55,13 @@ def _expr(n, args, ns, k):
 def _linear_patterns(graph):
     """nn.Linear as capture decomposes it, matmul(x, permute(w, [1, 0])) (+ b), to be run as eager runs
     it: F.linear (one addmm, eager's rounding too). Returns ({node: (x, w, b or None)}, nodes folded in)."""
-    uses = {}
+    users, outputs = {}, set(graph.outputs)
     for n in graph.nodes:
         for i in n.inputs:
-            uses[i] = uses.get(i, 0) + 1
-    for o in graph.outputs:
-        uses[o] = uses.get(o, 0) + 2  # never folded away
+            users.setdefault(i, []).append(n)
 
-    def single(n):
-        return uses.get(n, 0) == 1
+    def single(n):  # one use, and not returned (then it can be folded into its user)
+        return len(users.get(n, ())) == 1 and n not in outputs
 
     def same_mode(*ns):
         return len({n.attrs.get("grad_enabled") for n in ns}) == 1
@@ -78,9 +76,8 @@ def _linear_patterns(graph):
             continue
         w = p.inputs[0]
         found[m], folded_here = (x, w, None), {p}
-        adds = [n for n in graph.nodes if n.op == "add" and m in n.inputs]
-        if single(m) and len(adds) == 1:
-            a = adds[0]
+        a = users[m][0] if single(m) else None
+        if a is not None and a.op == "add":
             b = a.inputs[1] if a.inputs[0] is m else a.inputs[0]
             if b is not m and b.meta.dim() == 1 and b.meta.shape[0] == m.meta.shape[1] and \
                     b.meta.dtype == a.meta.dtype == m.meta.dtype and same_mode(a, m):

@@ -3,14 +3,15 @@ bytecode over symbolic values. Tensors are TensorVars (graph nodes over meta ten
 else is a real Python value and constant-folds. Calls into user Python functions and nn.Module
 forwards are inlined. Anything unsupported raises Unsupported with the user's file:line."""
 import builtins
+import copy
 import dis
 import functools
-from collections import OrderedDict
-import struct
 import math
 import operator
+import struct
 import sys
 import types
+from collections import OrderedDict
 
 import torch
 
@@ -157,9 +158,6 @@ class Is:
     def __init__(self, obj):
         self.obj = obj
 
-    def check(self, v):
-        return v is self.obj
-
 
 class ModuleGuard:
     """Guard value for an inlined module: no hooks on it and forward still resolves to `forward`."""
@@ -186,7 +184,6 @@ class Structure:
     __slots__ = ("type", "keys", "items")
 
     def __init__(self, v, tensors_by_path):
-        import copy
         self.type = type(v)
         if self.type in (set, frozenset):
             self.keys, self.items = None, set(v)  # set == compares members by == (identity for objects)

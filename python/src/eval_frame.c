@@ -247,8 +247,7 @@ static int check_module(PyObject *m, PyObject *want) {
 
 /* Guards on objects reached from the arguments or held by the graph: ((path, kind, value), ...) with
  * kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 value(v) -> bool, 5 module (no hooks, same
- * forward). A path that cannot be
- * followed any more (an attribute or item gone) fails the guard. */
+ * forward). A path that cannot be followed any more (an attribute or item gone) fails the guard. */
 static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs) {
   if (!PyTuple_Check(paths))
     return 0;
@@ -329,7 +328,8 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
       return ok;
   }
   if (PyTuple_GET_SIZE(entry) >= 4 && PyTuple_GET_ITEM(entry, 3) != Py_None) {
-    /* global/closure guards: ((dict_or_cell, key, value, kind), ...); kind 1 identity, 2 type + == */
+    /* global/closure/state guards: ((dict_or_cell_or_getter, key, value, kind), ...); kind 1 identity,
+     * 2 strict_eq */
     PyObject *gs = PyTuple_GET_ITEM(entry, 3);
     if (!PyTuple_Check(gs))
       return 0;
