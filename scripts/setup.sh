@@ -25,6 +25,14 @@ if ! "$venv/bin/python" -c "import torch, pybind11, pytest" >/dev/null 2>&1; the
   "$venv/bin/pip" install -q --upgrade pip
   "$venv/bin/pip" install -q torch==2.11.0 numpy pybind11 pytest scipy
 fi
+# The model corpus (benchmarks/corpus.py): torchvision and transformers pinned to the GPU machine's
+# versions, timm from PyPI; torch stays pinned so pip cannot move it.
+if ! "$venv/bin/python" -c "
+import torchvision, transformers, timm
+assert torchvision.__version__.startswith('0.26.0') and transformers.__version__ == '5.17.0'
+" >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm==1.0.31
+fi
 
 # Configure once; later runs only rebuild what changed.
 if [ ! -f build/build.ninja ]; then
