@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 config.name = "DYN"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["python", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["python", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
 
@@ -14,6 +14,12 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.dyn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate", "opt"], tool_dirs)
+# The plugin shares libMLIR with its host, so it exists only in such builds.
+if config.dyn_shared_mlir:
+    config.available_features.add("shared-mlir")
+    # Debian's mlir-opt, not one of dyn's tools.
+    llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
+    config.substitutions.append(("%dyn_plugin", os.path.join(config.dyn_lib_dir, "DynPlugin.so")))
 if os.path.exists(os.path.join(config.cuda_bin_dir, "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
