@@ -1,11 +1,12 @@
-# lit configuration for dyn's IR tests (one file per dialect aspect, pass and pipeline).
+# lit configuration for dyn's IR tests (one file per dialect aspect, pass and pipeline) and its
+# embedding tests (test/CAPI, test/Plugin, test/Package: docs/embedding.md).
 import os
 import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "DYN"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".c"]
 config.excludes = ["python", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
@@ -14,9 +15,10 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.dyn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate", "opt"], tool_dirs)
-# The plugin shares libMLIR with its host, so it exists only in such builds.
+# The plugin and the C API share libMLIR with their host, so they exist only in such builds.
 if config.dyn_shared_mlir:
     config.available_features.add("shared-mlir")
+    llvm_config.add_tool_substitutions(["dyn-capi-test"], [config.dyn_tools_dir])
     # Debian's mlir-opt, not one of dyn's tools.
     llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
     config.substitutions.append(("%dyn_plugin", os.path.join(config.dyn_lib_dir, "DynPlugin.so")))
