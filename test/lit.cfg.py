@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "DYN"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir", ".c"]
+config.suffixes = [".mlir", ".c", ".test"]
 config.excludes = ["python", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
@@ -22,6 +22,12 @@ if config.dyn_shared_mlir:
     # Debian's mlir-opt, not one of dyn's tools.
     llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
     config.substitutions.append(("%dyn_plugin", os.path.join(config.dyn_lib_dir, "DynPlugin.so")))
+config.substitutions.append(("%dyn_src_root", config.dyn_src_root))
+config.substitutions.append(("%dyn_obj_root", config.dyn_obj_root))
+# Projects the tests configure (test/Package) use the compilers dyn was built with.
+config.environment["CC"] = config.c_compiler
+config.environment["CXX"] = config.cxx_compiler
+config.substitutions.append(("%dyn_cc", config.c_compiler))
 if os.path.exists(os.path.join(config.cuda_bin_dir, "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
