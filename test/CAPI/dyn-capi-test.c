@@ -1,7 +1,8 @@
 // RUN: dyn-capi-test 2>&1 | FileCheck %s
 // REQUIRES: shared-mlir
 
-// A C program using dyn through its C API and MLIR's: dialect registration,
+// A C program using dyn through its C API and MLIR's: dialect registration
+// (all at once into a registry, one by one through a handle),
 // pipelines built into a pass manager (by the builders and by name), and a
 // graph compiled to a callable CPU function, with its errors reported.
 
@@ -65,9 +66,17 @@ int main(void) {
   dynRegisterAllPasses();
   dynRegisterAllPasses(); // idempotent
 
-  MlirStringRef ns = mlirDialectHandleGetNamespace(mlirGetDialectHandle__graph__());
-  printf("dialect handle: %.*s\n", (int)ns.length, ns.data);
-  // CHECK: dialect handle: graph
+  // A dialect handle registers one dialect into a bare context.
+  MlirDialectHandle graph = mlirGetDialectHandle__graph__();
+  MlirStringRef ns = mlirDialectHandleGetNamespace(graph);
+  MlirContext bare = mlirContextCreate();
+  int before = !mlirDialectIsNull(mlirContextGetOrLoadDialect(bare, ns));
+  mlirDialectHandleRegisterDialect(graph, bare);
+  int after = !mlirDialectIsNull(mlirContextGetOrLoadDialect(bare, ns));
+  printf("dialect handle %.*s: loadable before %d, after %d\n", (int)ns.length, ns.data, before,
+         after);
+  mlirContextDestroy(bare);
+  // CHECK: dialect handle graph: loadable before 0, after 1
 
   MlirModule module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kGraph));
   if (mlirModuleIsNull(module))
