@@ -1,21 +1,12 @@
 """Backends: turn a captured Graph into a callable(*inputs) -> list of outputs."""
-import itertools
 import os
 
 import torch
 
-from .graph_python import python_function
-
-try:
-    from . import _C
-except ImportError:  # extension not built: only the eager and custom backends work
-    _C = None
-
-stats = {"graphs_compiled": 0, "compile_seconds": 0.0}
-
-
-def have_compiler():
-    return _C is not None and getattr(_C, "HAS_COMPILER", False)
+from .graph.eager import python_function
+from .native import C as _C
+from .native import have_compiler
+from .session import current
 
 
 class _DynKernel:
@@ -30,8 +21,9 @@ class _DynKernel:
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
-        stats["graphs_compiled"] += 1
-        stats["compile_seconds"] += self.compiled.compile_seconds
+        counters = current().counters
+        counters["graphs_compiled"] += 1
+        counters["compile_seconds"] += self.compiled.compile_seconds
         if debug:
             _dump_stages(self.compiled.stages)
 
@@ -40,14 +32,13 @@ class _DynKernel:
         return self.compiled.stages
 
 
-_dumped_graphs = itertools.count()
-
-
 def _dump_stages(stages):
     """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
     $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
     root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
-    folder = os.path.join(root, f"graph_{next(_dumped_graphs)}")
+    session = current()
+    folder = os.path.join(root, f"graph_{session.dumped_graphs}")
+    session.dumped_graphs += 1
     os.makedirs(folder, exist_ok=True)
     for k, (stage, ir) in enumerate(stages):
         with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
@@ -112,7 +103,7 @@ def dyn_backend(graph, example_inputs, options=None):
         # the compiled calling convention cannot pass every empty buffer, a GPU launch of no threads fails)
         return graph
     device = devices.pop() if devices else _graph_device(graph)
-    runner = _RUNNERS.get(device.type)
+    runner = current().runners.get(device.type) or _RUNNERS.get(device.type)
     if runner is None:
         return None  # a device dyn has no runner for: eager
     return runner(graph, bool((options or {}).get("keep_stages", False)))
@@ -128,5 +119,6 @@ BACKENDS = {"dyn": dyn_backend, "eager": eager_backend}
 
 
 def register_runner(device_type, factory):
-    """Hook point for other devices: factory(graph, keep_stages) -> callable(*inputs) -> outputs."""
-    _RUNNERS[device_type] = factory
+    """Hook point for other devices: factory(graph, keep_stages) -> callable(*inputs) -> outputs. Kept
+    in the session (a registry that changes at runtime), ahead of the built-in runners."""
+    current().runners[device_type] = factory
