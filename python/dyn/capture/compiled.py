@@ -158,7 +158,7 @@ class _CompiledFunction:
         if not kwargs and self._simple and len(args) == self._nargs:
             return tuple(args)
         if self._sig is None:
-            self._sig = inspect.signature(self._func)
+            self._sig = inspect.signature(self._func, follow_wrapped=False)  # the code run is the wrapper's
         ba = self._sig.bind(*args, **kwargs)
         ba.apply_defaults()
         co = self._code
