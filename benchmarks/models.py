@@ -220,7 +220,7 @@ def _fmt_d(d):
 def row(rec):
     ex = rec.get("explain", {})
     eb, db, dy, ind = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor"))
-    cap = (eb["first_s"] - eb["time_s"]) if "first_s" in eb else None
+    cap = max(eb["first_s"] - eb["time_s"], 0.0) if "first_s" in eb else None
     comp = db.get("all_compiled", "-") if "error" not in db else "err"
     return [rec["model"], rec["mode"],
             "err" if "error" in ex else str(ex.get("graphs")), "err" if "error" in ex else str(ex.get("breaks")),
@@ -245,6 +245,10 @@ def table(records):
     return "\n".join(lines)
 
 
+def _short(path):
+    return path.split("site-packages/")[-1]
+
+
 def reasons(records):
     """Break reasons, one line per (model, mode): reason x count @ first location."""
     lines = []
@@ -256,7 +260,7 @@ def reasons(records):
         seen = {}
         for b in ex.get("reasons", []):
             k = b["reason"]
-            seen.setdefault(k, [0, b["where"]])[0] += 1
+            seen.setdefault(k, [0, _short(b["where"])])[0] += 1
         for k, (n, where) in seen.items():
             lines.append(f"{r['model']} {r['mode']}: {k} (x{n}) at {where}")
         for k in ("eager_backend", "dyn", "dynamo", "inductor"):
