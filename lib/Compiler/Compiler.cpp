@@ -5,6 +5,7 @@
 #include "dyn/Pipelines/Pipelines.h"
 #include "dyn/Runtime/CudaRuntime.h"
 #include "dyn/Runtime/Runtime.h"
+#include "dyn/Support/ParserGuard.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,6 +93,19 @@ std::string libompPath() {
   return llvm::sys::fs::exists(DYN_LIBOMP_PATH) ? DYN_LIBOMP_PATH : "";
 }
 
+/// The graph text as a module; text the upstream parser would crash on is an
+/// error diagnostic instead (dyn/Support/ParserGuard.h).
+OwningOpRef<ModuleOp> parseGraph(const std::string &graphIR, MLIRContext &ctx) {
+  if (std::optional<size_t> at = findIndexDenseArray(graphIR)) {
+    StringRef before = StringRef(graphIR).take_front(*at);
+    unsigned line = before.count('\n') + 1, col = *at - before.rfind('\n');
+    emitError(FileLineColLoc::get(&ctx, "graph", line, col))
+        << "dense arrays of `index` are not supported (MLIR's parser crashes on them)";
+    return nullptr;
+  }
+  return parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
+}
+
 std::string print(ModuleOp module) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -157,8 +171,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     diags.report(what, error);
     return nullptr;
   };
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
+  OwningOpRef<ModuleOp> module = parseGraph(graphIR, ctx);
   if (!module)
     return fail("could not parse the graph");
   auto func = module->lookupSymbol<func::FuncOp>(funcName);
@@ -454,8 +467,7 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
     diags.report(what, error);
     return nullptr;
   };
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
+  OwningOpRef<ModuleOp> module = parseGraph(graphIR, ctx);
   if (!module)
     return fail("could not parse the graph");
   auto result = std::make_unique<GpuFunction>();
@@ -487,8 +499,7 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   DiagnosticCollector diags(ctx);
   ensurePassesRegistered();
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(graphIR, ParserConfig(&ctx), "graph");
+  OwningOpRef<ModuleOp> module = parseGraph(graphIR, ctx);
   // Anchored on the module; pipeline text names the passes to run on it.
   auto pm = PassManager::on<ModuleOp>(&ctx);
   std::string pipelineError;

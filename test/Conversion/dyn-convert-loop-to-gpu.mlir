@@ -75,6 +75,66 @@ func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
 
 // -----
 
+// Warp shuffles move 32-bit words: a block reduction of a narrower integer
+// runs on its sign extension to i32 and truncates the total.
+// CHECK-LABEL: func @row_min_i16
+// CHECK: %[[PART:.*]] = scf.for {{.*}} -> (i16)
+// CHECK: %[[WIDE:.*]] = arith.extsi %[[PART]] : i16 to i32
+// CHECK: %[[MIN:.*]] = gpu.all_reduce minsi %[[WIDE]] uniform {
+// CHECK-NEXT: } : (i32) -> i32
+// CHECK: arith.trunci %[[MIN]] : i32 to i16
+func.func @row_min_i16(%x: memref<64x4096xi16>, %y: memref<64xi16>) {
+  loop.kernel "row" [64] {
+  ^bb0(%i: index):
+    %m = loop.reduce min [4096] : i16 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<64x4096xi16>
+      loop.yield %v : i16
+    }
+    loop.store %m, %y[%i] : memref<64xi16>
+  }
+  return
+}
+
+// -----
+
+// f16 and bf16 partials are combined as f32 and rounded back.
+// CHECK-LABEL: func @row_max_f16
+// CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: %[[MAX:.*]] = gpu.all_reduce maximumf %[[WIDE]] uniform {
+// CHECK-NEXT: } : (f32) -> f32
+// CHECK: arith.truncf %[[MAX]] : f32 to f16
+func.func @row_max_f16(%x: memref<64x4096xf16>, %y: memref<64xf16>) {
+  loop.kernel "row" [64] {
+  ^bb0(%i: index):
+    %m = loop.reduce max [4096] : f16 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<64x4096xf16>
+      loop.yield %v : f16
+    }
+    loop.store %m, %y[%i] : memref<64xf16>
+  }
+  return
+}
+
+// -----
+
+// NVPTX has no 80-bit float arithmetic: the pass refuses the kernel instead of
+// leaving it to abort LLVM's instruction selection.
+func.func @f80_inside(%x: memref<256xf32>, %y: memref<256xf32>) {
+  loop.kernel "k" [256] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<256xf32>
+    // expected-error @+1 {{computes in 'f80', which the GPU lowering does not support}}
+    %w = arith.extf %v : f32 to f80
+    %t = arith.truncf %w : f80 to f32
+    loop.store %t, %y[%i] : memref<256xf32>
+  }
+  return
+}
+
+// -----
+
 // A sum over the leading dim with few outputs: split across blocks. The first
 // launch folds 16 chunks of rows per column into a temporary (a thread per
 // (chunk, column), neighbouring threads on neighbouring columns); the second

@@ -1,5 +1,23 @@
 // RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -verify-diagnostics
 
+// A dot_general loop.matmul cannot compute is refused, not lowered into an
+// invalid loop.matmul.
+func.func @integer_dot(%a: tensor<4x8xi32>, %b: tensor<8x2xi32>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{has no loop.matmul lowering: 'loop.matmul' op}}
+  %0 = prim.dot_general %a, %b batch [], [] contract [1], [0] : tensor<4x8xi32>, tensor<8x2xi32> -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+// Buffers are sized from the types: a `?` argument returned as it is has no size.
+// expected-error @+1 {{arguments and results must be statically shaped tensors}}
+func.func @dynamic_argument(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+}
+
+// -----
+
 // Fusion refuses graph ops with a located diagnostic (no crash).
 func.func @graph_op_left(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{is not a prim op; run dyn-convert-graph-to-prim first}}

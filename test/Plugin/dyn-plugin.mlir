@@ -29,4 +29,4 @@ func.func @scale_shift(%x: tensor<4x8xf32>, %s: tensor<8xf32>) -> tensor<4x8xf32
   return %1 : tensor<4x8xf32>
 }
 
-// INVALID: bool-sub.mlir:3:8: error: failed to legalize operation 'graph.sub'
+// INVALID: bool-sub.mlir:3:8: error: 'graph.sub' op result #0 must be ranked tensor of non-boolean values

@@ -173,6 +173,36 @@ def test_embedding_index_range_check_is_asynchronous():
         torch.cuda.set_sync_debug_mode("default")
 
 
+@pytest.mark.parametrize("dtype,elt", [(torch.int8, "i8"), (torch.int16, "i16"),
+                                       (torch.float16, "f16"), (torch.bfloat16, "bf16")])
+@pytest.mark.parametrize("op", ["amax", "amin", "sum"])
+def test_narrow_block_reductions(dtype, elt, op):
+    """Row reductions of values narrower than a warp shuffle's 32 bits, a block per row: reduced
+    widened (i32, f32) and narrowed back. Capture makes no i8/i16 tensors, so the graph is written
+    out; the row sums stay within i8/i16 (small values), max/min are exact."""
+    rows, n = 33, 1000
+    ir = (f"func.func @forward(%x: tensor<{rows}x{n}x{elt}>) -> tensor<{rows}x{elt}> {{\n"
+          f"  %0 = graph.{op} %x dims [1] : tensor<{rows}x{n}x{elt}> -> tensor<{rows}x{elt}>\n"
+          f"  return %0 : tensor<{rows}x{elt}>\n}}\n")
+    if dtype.is_floating_point:
+        x = torch.randn(rows, n, device="cuda").to(dtype)
+    else:
+        x = torch.randint(-3, 4, (rows, n), device="cuda", dtype=dtype)
+        if op == "sum" and dtype == torch.int8:
+            x = (x != 0).to(dtype) * (torch.arange(n, device="cuda") < 100).to(dtype)  # sums <= 100
+    compiled = dyn._C.compile_gpu(ir, "forward", False, 2)
+    out = torch.empty(rows, device="cuda", dtype=dtype)
+    size = compiled.workspace_bytes
+    workspace = torch.empty(size, dtype=torch.uint8, device="cuda") if size else None
+    compiled.run([x], [out], torch.cuda.current_stream().cuda_stream, workspace.data_ptr() if size else 0)
+    torch.cuda.synchronize()
+    expected = getattr(x.double(), op)(1)
+    if dtype.is_floating_point and op == "sum":
+        torch.testing.assert_close(out.double(), expected, rtol=2e-2, atol=2e-1)
+    else:
+        torch.testing.assert_close(out, expected.to(dtype), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape,n", [((5, 7), 3), ((3, 33, 129), 65)])
 def test_linear_transposed_weight(dtype, shape, n):

@@ -41,6 +41,22 @@ def test_lower_and_errors():
         dyn._C.lower(IR, "no-such-pass")
 
 
+@needs_compiler
+def test_malformed_ir_is_an_error_not_a_crash():
+    # MLIR's parser segfaults on `array<index: ...>`; the compiler reports it. A verifier rejects
+    # what the passes could not lower (a `?` dim), with its location.
+    bad = IR.replace("func.func @forward", 'func.func @forward(%z: tensor<2xf32>) attributes '
+                     '{dims = array<index: 1>} {\n return\n}\nfunc.func @unused', 1)
+    with pytest.raises(RuntimeError, match="dense arrays of `index`"):
+        dyn._C.lower(bad, "dyn-graph-to-prim")
+    dynamic = ("func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
+               "  %0 = graph.exp %x : tensor<?x8xf32> -> tensor<?x8xf32>\n"
+               "  return %0 : tensor<?x8xf32>\n}\n")
+    where = r"""loc\("graph":2:8\): error: 'graph.exp' op needs static shapes"""
+    with pytest.raises(RuntimeError, match=where):
+        dyn._C.compile(dynamic, "forward", False)
+
+
 def test_extension_built():
     assert dyn._C is not None, "dyn._C is missing: build the dyn_python_ext target"
     assert dyn._C.HOOK_SUPPORTED or not (3, 11) <= __import__("sys").version_info[:2] <= (3, 12)

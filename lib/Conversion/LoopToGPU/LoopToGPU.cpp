@@ -147,6 +147,12 @@ int64_t vectorWidth(loop::KernelOp kernel) {
   return domain.back() % width == 0 ? width : 1;
 }
 
+/// The scalar types kernels may compute in on the GPU: dyn's element types.
+bool isGpuScalar(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isInteger(1) || t.isInteger(8) ||
+         t.isInteger(16) || t.isInteger(32) || t.isInteger(64);
+}
+
 gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type) {
   bool isFloat = isa<FloatType>(type);
   switch (kind) {
@@ -534,12 +540,26 @@ struct KernelMapper {
   }
 
   /// gpu.all_reduce of `partial` across the block (every thread gets it).
+  /// Warp shuffles move 32-bit words, so narrower values are reduced wider:
+  /// integers as i32 (sign extension keeps max and min, and the low bits of
+  /// a 32-bit sum or product are the narrow one's), f16 and bf16 as f32 (max
+  /// and min exact; sums rounded once at the end).
   Value allReduce(loop::ReduceOp reduce, Value partial) {
-    Type type = reduce.getType();
-    return gpu::AllReduceOp::create(
-        b, reduce.getLoc(), type, partial,
-        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), type)),
+    Location loc = reduce.getLoc();
+    Type type = reduce.getType(), wide = type;
+    if (type.getIntOrFloatBitWidth() < 32) {
+      wide = isa<FloatType>(type) ? (Type)b.getF32Type() : (Type)b.getI32Type();
+      partial = isa<FloatType>(type) ? (Value)arith::ExtFOp::create(b, loc, wide, partial)
+                                     : (Value)arith::ExtSIOp::create(b, loc, wide, partial);
+    }
+    Value total = gpu::AllReduceOp::create(
+        b, loc, wide, partial,
+        gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), wide)),
         b.getUnitAttr());
+    if (wide == type)
+      return total;
+    return isa<FloatType>(type) ? (Value)arith::TruncFOp::create(b, loc, type, total)
+                                : (Value)arith::TruncIOp::create(b, loc, type, total);
   }
 
   /// Each thread folds a strided slice of the domain; gpu.all_reduce
@@ -571,6 +591,20 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     module.walk([&](loop::MatmulOp op) {
       op.emitOpError("is not supported on the GPU path yet");
       failedAny = true;
+    });
+    if (failedAny)
+      return signalPassFailure();
+    // NVPTX has no f80, f128 or tf32 arithmetic (LLVM aborts selecting it).
+    module.walk([&](loop::KernelOp k) {
+      k.walk([&](Operation *op) {
+        for (Type t : op->getResultTypes())
+          if (!t.isIndex() && !isa<VectorType>(t) && !isGpuScalar(t)) {
+            op->emitOpError() << "computes in " << t << ", which the GPU lowering does not support";
+            failedAny = true;
+            return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
+      });
     });
     if (failedAny)
       return signalPassFailure();

@@ -22,7 +22,9 @@
 #include "dyn/Conversion/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -750,8 +752,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
         return op.emitOpError("needs a dense constant");
   }
   for (Type t : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
-    if (!isa<RankedTensorType>(t))
-      return func.emitOpError("arguments and results must be ranked tensors");
+    if (auto tensor = dyn_cast<RankedTensorType>(t); !tensor || !tensor.hasStaticShape())
+      return func.emitOpError("arguments and results must be statically shaped tensors");
 
   // 1. Values that must live in buffers, in program order.
   llvm::SetVector<Value> materialized;
@@ -866,8 +868,23 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       continue;
     if (auto dot = dyn_cast<prim::DotGeneralOp>(def)) {
       Value src = transposedRhsSource(dot);
-      loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
-                             buffers[v], /*transpose_b=*/src != nullptr);
+      auto matmul =
+          loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
+                                 buffers[v], /*transpose_b=*/src != nullptr);
+      // loop.matmul takes fewer element types than prim.dot_general: its
+      // verifier's reason becomes this pass's diagnostic, on the dot.
+      std::string reason;
+      LogicalResult verified = [&] {
+        ScopedDiagnosticHandler capture(matmul->getContext(), [&](Diagnostic &d) {
+          reason = d.str();
+          return success();
+        });
+        return mlir::verify(matmul);
+      }();
+      if (failed(verified)) {
+        lowered.erase();
+        return dot.emitOpError("has no loop.matmul lowering: ") << reason;
+      }
       continue;
     }
     if (auto cat = dyn_cast<prim::ConcatenateOp>(def)) {

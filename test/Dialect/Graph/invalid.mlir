@@ -1,5 +1,99 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
+// The verifiers admit only what the passes lower (test/fuzz): static shapes,
+// the element types every lowering handles, and each family's type rule.
+
+func.func @dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<?x8xf32>'}}
+  %0 = graph.exp %x : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @unsupported_element_type(%x: tensor<4xf128>) -> tensor<4xf128> {
+  // expected-error @+1 {{must be ranked tensor of supported element type values}}
+  %0 = graph.neg %x : tensor<4xf128> -> tensor<4xf128>
+  return %0 : tensor<4xf128>
+}
+
+// -----
+
+// amin keeps the input's element type (a fuzzer case: i1 -> i16 reached the
+// GPU lowering as a 16-bit warp shuffle).
+func.func @amin_changes_type(%x: tensor<4x1024xi1>) -> tensor<4xi16> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same element type}}
+  %0 = graph.amin %x dims [1] : tensor<4x1024xi1> -> tensor<4xi16>
+  return %0 : tensor<4xi16>
+}
+
+// -----
+
+func.func @mean_of_ints(%x: tensor<4x8xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
+  %0 = graph.mean %x dims [1] : tensor<4x8xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @exp_to_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
+  %0 = graph.exp %x : tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Arithmetic PyTorch does not define on booleans (it raises).
+func.func @bool_sub(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{result #0 must be ranked tensor of non-boolean values}}
+  %0 = graph.sub %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @bool_abs(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{result #0 must be ranked tensor of non-boolean values}}
+  %0 = graph.abs %a : tensor<4xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @integer_pow(%a: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
+  %0 = graph.pow %a, %a : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @softmax_of_ints(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of floating-point values}}
+  %0 = graph.softmax %x dim 1 : tensor<4x8xi32> -> tensor<4x8xi32>
+  return %0 : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @integer_matmul(%a: tensor<4x8xi32>, %b: tensor<8x2xi32>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
+  %0 = graph.matmul %a, %b : tensor<4x8xi32>, tensor<8x2xi32> -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @permute_changes_type(%x: tensor<4x8xf32>) -> tensor<8x4xi32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same element type}}
+  %0 = graph.permute %x dims [1, 0] : tensor<4x8xf32> -> tensor<8x4xi32>
+  return %0 : tensor<8x4xi32>
+}
+
+// -----
+
 func.func @not_broadcastable(%a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{operands don't have broadcast-compatible shapes}}
   %0 = graph.add %a, %b : tensor<4xf32>, tensor<5xf32> -> tensor<4xf32>

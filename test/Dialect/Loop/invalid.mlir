@@ -1,5 +1,20 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
+// Buffers hold dyn's element types only: an index buffer reached the GPU
+// lowering's vector-width analysis, which asks for its bit width (a fuzzer
+// case, a crash).
+func.func @index_buffer(%x: memref<64xindex>, %y: memref<64xindex>) {
+  loop.kernel "k" [64] {
+  ^bb0(%i: index):
+    // expected-error @+1 {{'memref' must be memref of supported element type values}}
+    %v = loop.load %x[%i] : memref<64xindex>
+    loop.store %v, %y[%i] : memref<64xindex>
+  }
+  return
+}
+
+// -----
+
 func.func @wrong_arity(%x: memref<4x8xf32>) {
   // expected-error @+1 {{body must take 2 index arguments, one per domain dim}}
   loop.kernel "k" [4, 8] {

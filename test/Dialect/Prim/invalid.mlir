@@ -1,5 +1,37 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
+func.func @dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<4x?xf32>'}}
+  %0 = prim.neg %a : tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+func.func @unsupported_element_type(%a: tensor<4xi3>) -> tensor<4xi3> {
+  // expected-error @+1 {{must be ranked tensor of supported element type values}}
+  %0 = prim.neg %a : tensor<4xi3>
+  return %0 : tensor<4xi3>
+}
+
+// -----
+
+func.func @and_of_floats(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must be ranked tensor of signless integer values}}
+  %0 = prim.and %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @transpose_changes_type(%a: tensor<4x8xf32>) -> tensor<8x4xi32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same element type}}
+  %0 = prim.transpose %a permutation [1, 0] : tensor<4x8xf32> -> tensor<8x4xi32>
+  return %0 : tensor<8x4xi32>
+}
+
+// -----
+
 func.func @implicit_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
   %0 = "prim.add"(%a, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

@@ -6,6 +6,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "dyn/Dialect/Common/Constraints.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -24,11 +25,14 @@ def Graph_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
-def Graph_Tensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
+def Graph_Tensor : RankedTensorOf<[Dyn_Element]>;
+def Graph_FloatTensor : RankedTensorOf<[Dyn_Float]>;
+def Graph_NumericTensor : RankedTensorOf<[Dyn_Numeric]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 
-// Every graph op is side-effect free; families add their own traits.
+// Every graph op is side-effect free and statically shaped; families add
+// their own traits.
 class Graph_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure, Dyn_StaticShapes])>;
 
 #endif // DYN_GRAPH_BASE

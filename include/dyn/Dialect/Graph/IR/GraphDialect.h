@@ -2,12 +2,14 @@
 #ifndef DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H
 #define DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H
 
+#include "dyn/Dialect/Common/Traits.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

@@ -11,48 +11,60 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 //===----------------------------------------------------------------------===//
 
 // Unary: the result has the operand's shape; the element type may change
-// (torch.sin of an integer tensor is a float tensor).
-class Graph_UnaryOp<string mnemonic, string desc>
+// (torch.sin of an integer tensor is a float tensor). The result type is the
+// family's type rule: floats for math functions, no booleans for arithmetic.
+class Graph_UnaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor>
     : Graph_Op<mnemonic, [SameOperandsAndResultShape]> {
   let summary = "elementwise " # desc;
   let description = "Elementwise `" # desc # "`, computed in the result element type.";
   let arguments = (ins Graph_Tensor:$input);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs resultType:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
-              ["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
+foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
               ["Sin", "sin", "sine"], ["Cos", "cos", "cosine"], ["Tan", "tan", "tangent"],
               ["Tanh", "tanh", "hyperbolic tangent"],
               ["Sigmoid", "sigmoid", "logistic sigmoid 1/(1+exp(-x))"],
-              ["Relu", "relu", "max(x, 0)"], ["Sqrt", "sqrt", "square root"],
+              ["Sqrt", "sqrt", "square root"],
               ["Rsqrt", "rsqrt", "reciprocal square root"], ["Reciprocal", "reciprocal", "1/x"],
               ["Erf", "erf", "error function"], ["Floor", "floor", "floor"],
               ["Ceil", "ceil", "ceiling"], ["Log1p", "log1p", "log(1+x)"],
-              ["Expm1", "expm1", "exp(x)-1"],
-              ["LogicalNot", "logical_not", "logical negation (result i1)"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2]>;
+              ["Expm1", "expm1", "exp(x)-1"]] in
+  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_FloatTensor>;
+
+foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
+              ["Relu", "relu", "max(x, 0)"]] in
+  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor>;
+
+def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", "logical negation (result i1)">;
 
 // Binary arithmetic: numpy-style broadcasting; operands are converted to the
 // result element type (PyTorch type promotion, decided by capture).
-class Graph_BinaryOp<string mnemonic, string desc, list<Trait> traits = []>
+// Booleans add and multiply as `or` and `and`; sub, div and remainder of them
+// are not defined, and pow is computed in floats only.
+class Graph_BinaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
+                     list<Trait> traits = []>
     : Graph_Op<mnemonic, !listconcat(traits, [ResultsBroadcastableShape])> {
   let summary = "elementwise " # desc # " with broadcasting";
   let description = "Broadcasts `lhs` and `rhs` to the result shape, converts both to "
                     "the result element type and applies `" # desc # "`.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs resultType:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
 }
 
-foreach op = [["Add", "add", "addition"], ["Sub", "sub", "subtraction"],
-              ["Mul", "mul", "multiplication"], ["Div", "div", "true division"],
-              ["Pow", "pow", "power"], ["Maximum", "maximum", "maximum"],
-              ["Minimum", "minimum", "minimum"], ["Remainder", "remainder", "Python-style remainder"],
+foreach op = [["Add", "add", "addition"], ["Mul", "mul", "multiplication"],
+              ["Maximum", "maximum", "maximum"], ["Minimum", "minimum", "minimum"],
               ["LogicalAnd", "logical_and", "logical and (result i1)"],
               ["LogicalOr", "logical_or", "logical or (result i1)"]] in
   def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2]>;
+
+foreach op = [["Sub", "sub", "subtraction"], ["Div", "div", "true division"],
+              ["Remainder", "remainder", "Python-style remainder"]] in
+  def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2], Graph_NumericTensor>;
+
+def Graph_PowOp : Graph_BinaryOp<"pow", "power", Graph_FloatTensor>;
 
 // Comparisons compute in the promoted type of their operands; the result is i1.
 class Graph_CompareOp<string mnemonic, string desc>
@@ -100,12 +112,15 @@ def Graph_ConvertOp : Graph_Op<"convert", [SameOperandsAndResultShape]> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Graph_ReductionOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+// The result element type is free for sum and prod (their `dtype` argument),
+// the input's for amax and amin, a float for mean.
+class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
+                        list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
   let summary = desc # " over `dims`";
   let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
                     "the reduced dims stay as size 1; without it they are dropped.";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs resultType:$result);
   let assemblyFormat = [{
     $input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
   }];
@@ -116,9 +131,11 @@ class Graph_ReductionOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
 }
 
 def Graph_SumOp : Graph_ReductionOp<"sum", "sum">;
-def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean">;
-def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum">;
-def Graph_AminOp : Graph_ReductionOp<"amin", "minimum">;
+def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean", Graph_FloatTensor>;
+def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum", Graph_Tensor,
+                                     [AllElementTypesMatch<["input", "result"]>]>;
+def Graph_AminOp : Graph_ReductionOp<"amin", "minimum", Graph_Tensor,
+                                     [AllElementTypesMatch<["input", "result"]>]>;
 def Graph_ProdOp : Graph_ReductionOp<"prod", "product">;
 
 class Graph_SoftmaxLikeOp<string mnemonic, string desc>
@@ -126,8 +143,8 @@ class Graph_SoftmaxLikeOp<string mnemonic, string desc>
   let summary = desc # " along `dim`";
   let description = desc # " along `dim`, decomposed into max, exp, sum and "
                     "division (numerically stable) by dyn-convert-graph-to-prim.";
-  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
-  let results = (outs Graph_Tensor:$result);
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input `dim` $dim attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let extraClassDefinition = [{
@@ -144,8 +161,9 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 def Graph_MatmulOp : Graph_Op<"matmul"> {
   let summary = "matrix product (torch.matmul on 2-D or batched 3-D operands)";
+  let description = "The operands are converted to the result's (float) element type.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
-  let results = (outs Graph_Tensor:$result);
+  let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -164,7 +182,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape"> {
   let hasCanonicalizer = 1;
 }
 
-def Graph_PermuteOp : Graph_Op<"permute"> {
+def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "permute dimensions";
   let description = "Result dim `i` is input dim `dims[i]`.";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
@@ -174,7 +192,7 @@ def Graph_PermuteOp : Graph_Op<"permute"> {
   let hasFolder = 1;
 }
 
-def Graph_ExpandOp : Graph_Op<"expand"> {
+def Graph_ExpandOp : Graph_Op<"expand", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "broadcast to the result shape (Tensor.expand)";
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
@@ -183,7 +201,7 @@ def Graph_ExpandOp : Graph_Op<"expand"> {
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice"> {
+def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "strided slice along one dimension (x[..., start:end:step])";
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, I64Attr:$start, I64Attr:$end,
                        I64Attr:$step);

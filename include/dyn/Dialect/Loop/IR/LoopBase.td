@@ -4,6 +4,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
+include "dyn/Dialect/Common/Constraints.td"
 
 def Loop_Dialect : Dialect {
   let name = "loop";
@@ -25,6 +26,9 @@ def Loop_ReduceKind : I32EnumAttr<"ReduceKind", "how loop.reduce combines values
     I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
   let cppNamespace = "::dyn::loop";
 }
+
+// Buffers hold the element types every lowering handles.
+def Loop_Buffer : MemRefOf<[Dyn_Element]>;
 
 class Loop_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loop_Dialect, mnemonic, traits>;

@@ -62,7 +62,7 @@ def Loop_ReduceOp : Loop_IterOp<"reduce"> {
     unspecified (floating-point sums may be reassociated).
   }];
   let arguments = (ins Loop_ReduceKind:$kind, DenseI64ArrayAttr:$domain);
-  let results = (outs AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$result);
+  let results = (outs Dyn_Element:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$kind $domain attr-dict `:` type($result) $body";
 }
@@ -70,7 +70,7 @@ def Loop_ReduceOp : Loop_IterOp<"reduce"> {
 def Loop_LoadOp : Loop_Op<"load", [TypesMatchWith<"result is the memref's element type",
     "memref", "result", "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">]> {
   let summary = "load one element of a buffer";
-  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$memref, Variadic<Index>:$indices);
+  let arguments = (ins Arg<Loop_Buffer, "", [MemRead]>:$memref, Variadic<Index>:$indices);
   let results = (outs AnyType:$result);
   let assemblyFormat = "$memref `[` $indices `]` attr-dict `:` type($memref)";
   let builders = [OpBuilder<(ins "::mlir::Value":$memref, "::mlir::ValueRange":$indices), [{
@@ -83,7 +83,7 @@ def Loop_LoadOp : Loop_Op<"load", [TypesMatchWith<"result is the memref's elemen
 def Loop_StoreOp : Loop_Op<"store", [TypesMatchWith<"value is the memref's element type",
     "memref", "value", "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">]> {
   let summary = "store one element of a buffer";
-  let arguments = (ins AnyType:$value, Arg<AnyMemRef, "", [MemWrite]>:$memref,
+  let arguments = (ins AnyType:$value, Arg<Loop_Buffer, "", [MemWrite]>:$memref,
                        Variadic<Index>:$indices);
   let assemblyFormat = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)";
   let hasVerifier = 1;

@@ -5,6 +5,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "dyn/Dialect/Common/Constraints.td"
 
 def Prim_Dialect : Dialect {
   let name = "prim";
@@ -22,11 +23,12 @@ def Prim_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
-def Prim_Tensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
-def Prim_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Prim_Tensor : RankedTensorOf<[Dyn_Element]>;
+def Prim_FloatTensor : RankedTensorOf<[Dyn_Float]>;
+def Prim_IntTensor : RankedTensorOf<[Dyn_Integer]>;
 def Prim_BoolTensor : RankedTensorOf<[I1]>;
 
 class Prim_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Prim_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+    : Op<Prim_Dialect, mnemonic, !listconcat(traits, [Pure, Dyn_StaticShapes])>;
 
 #endif // DYN_PRIM_BASE

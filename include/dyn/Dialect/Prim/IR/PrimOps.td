@@ -29,9 +29,10 @@ foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"]
               ["Expm1", "expm1", "exp(x)-1"]] in
   def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2], Prim_FloatTensor>;
 
-foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
-              ["Not", "not", "bitwise (logical for i1) not"]] in
+foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"]] in
   def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2]>;
+
+def Prim_NotOp : Prim_UnaryOp<"not", "bitwise (logical for i1) not", Prim_IntTensor>;
 
 class Prim_BinaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
     : Prim_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
@@ -47,10 +48,11 @@ foreach op = [["Add", "add", "addition"], ["Sub", "sub", "subtraction"],
               ["Div", "div", "division (floats: IEEE; integers: truncating)"],
               ["Rem", "rem", "remainder with the sign of the divisor (Python %)"],
               ["Max", "max", "maximum (NaN-propagating for floats)"],
-              ["Min", "min", "minimum (NaN-propagating for floats)"],
-              ["And", "and", "bitwise and (logical for i1)"],
-              ["Or", "or", "bitwise or (logical for i1)"]] in
+              ["Min", "min", "minimum (NaN-propagating for floats)"]] in
   def Prim_ # op[0] # Op : Prim_BinaryOp<op[1], op[2]>;
+
+def Prim_AndOp : Prim_BinaryOp<"and", "bitwise and (logical for i1)", Prim_IntTensor>;
+def Prim_OrOp : Prim_BinaryOp<"or", "bitwise or (logical for i1)", Prim_IntTensor>;
 
 def Prim_PowOp : Prim_BinaryOp<"pow", "power x^y", Prim_FloatTensor>;
 
@@ -132,7 +134,7 @@ def Prim_ReshapeOp : Prim_Op<"reshape"> {
   let hasFolder = 1;
 }
 
-def Prim_TransposeOp : Prim_Op<"transpose"> {
+def Prim_TransposeOp : Prim_Op<"transpose", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "permute dims: result dim i is operand dim `permutation[i]`";
   let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Prim_Tensor:$result);
@@ -141,7 +143,7 @@ def Prim_TransposeOp : Prim_Op<"transpose"> {
   let hasFolder = 1;
 }
 
-def Prim_SliceOp : Prim_Op<"slice"> {
+def Prim_SliceOp : Prim_Op<"slice", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "strided slice: result[i] = input[start + i * stride] per dim";
   let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$stride);
   let results = (outs Prim_Tensor:$result);

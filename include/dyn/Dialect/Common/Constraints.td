@@ -1,0 +1,25 @@
+//===- Constraints.td - element types and traits shared by dyn's dialects -*- tablegen -*-===//
+//
+// The verifiers admit only what the passes lower: the element types below are
+// the ones every lowering (CPU and GPU) handles, and tensors have static
+// shapes (buffers, kernel domains and launch geometry are computed from them).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_DIALECT_COMMON_CONSTRAINTS
+#define DYN_DIALECT_COMMON_CONSTRAINTS
+
+include "mlir/IR/OpBase.td"
+
+def Dyn_Float : AnyTypeOf<[F16, BF16, F32, F64], "floating-point">;
+def Dyn_Integer : AnyTypeOf<[I1, I8, I16, I32, I64], "signless integer">;
+// Arithmetic that PyTorch does not define on booleans.
+def Dyn_Numeric : AnyTypeOf<[F16, BF16, F32, F64, I8, I16, I32, I64], "non-boolean">;
+def Dyn_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64],
+                            "supported element type">;
+
+// Every tensor operand and result has a static shape.
+def Dyn_StaticShapes : NativeOpTrait<"StaticShapes"> {
+  let cppNamespace = "::dyn::OpTrait";
+}
+
+#endif // DYN_DIALECT_COMMON_CONSTRAINTS
