@@ -24,6 +24,7 @@ from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
 from .outputs import _flatten_output
+from .reports import NEEDS_GRAD, PYTHON, GraphRun, classify, failure
 from .runners import _make_runner, _prune, _select
 
 RECOMPILE_LIMIT = 8  # entries per set of module arguments (TorchDynamo's cache_size_limit)
@@ -93,6 +94,8 @@ class _CompiledFunction:
         self._options = dict(options or {})
         self.graphs = []  # (Graph, compiled callable or None, reason) per capture
         self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
+        self.runs = []    # GraphRun per captured graph: the backend that runs it, why not dyn's compiler
+        self._warned_eager = False  # a call ran no compiled code: warned once
         self._root = self
         self._children = {}  # user functions called at graph breaks -> their compiled functions
         self._resumes = {}   # (code, offset, stack layout, locals) -> (resume function, local names)
@@ -132,6 +135,7 @@ class _CompiledFunction:
         del self._entries[:]
         self.graphs.clear()
         self.breaks.clear()
+        self.runs.clear()
         self._warned_limit = False
         if self._root is self:
             self._children.clear()
@@ -165,7 +169,7 @@ class _CompiledFunction:
         if not kwargs and self._simple and len(args) == self._nargs:
             return tuple(args)
         if self._sig is None:
-            self._sig = inspect.signature(self._func)
+            self._sig = inspect.signature(self._func, follow_wrapped=False)  # the code run is the wrapper's
         ba = self._sig.bind(*args, **kwargs)
         ba.apply_defaults()
         co = self._code
@@ -185,6 +189,8 @@ class _CompiledFunction:
                 warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
                               f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
             return None
+        if self._entries:
+            self._session.count("recompiles")
         guards = tuple(_arg_guard(a, True) for a in args)
         self._gg = self._paths = None
         fn, extra = self._compile(args)
@@ -233,10 +239,14 @@ class _CompiledFunction:
         if seg.needs_grad and not self._custom and self._backend_name == "dyn":
             self._session.counters["eager_entries"] += 1
             self.graphs.append((seg.graph, None, "inputs require grad"))
+            self._report(seg.graph, PYTHON, False, NEEDS_GRAD)
+            self._warn_eager(NEEDS_GRAD)
             return None, seg.extra  # the dyn core has no autograd: eager keeps gradients right
         try:
             seg.prepare()
         except Exception as e:
+            if not self.runs or self.runs[-1].graph is not seg.graph:
+                self._report(seg.graph, PYTHON, False, failure(self._backend_name, self._custom, e))
             self._session.counters["internal_failures"] += 1
             self._session.counters["eager_entries"] += 1
             if self._fullgraph:
@@ -258,7 +268,7 @@ class _CompiledFunction:
         child.__dict__.update({k: v for k, v in self.__dict__.items()
                                if k in ("_session", "_backend_name", "_backend", "_custom", "_fullgraph", "_options")})
         child._init_frame(fn)
-        child.graphs, child.breaks, child._root = self.graphs, self.breaks, self._root
+        child.graphs, child.breaks, child.runs, child._root = self.graphs, self.breaks, self.runs, self._root
         return child
 
     def _resume(self, brk, k, args):
@@ -325,6 +335,21 @@ class _CompiledFunction:
         options={"keep_stages": True}."""
         return [k.stages for g, k, e in self.graphs if k is not None and hasattr(k, "stages")]
 
+    def _report(self, graph, backend, compiled, reason):
+        run = GraphRun(graph, backend, compiled, reason, _where(self._code),
+                       fallback=not compiled and reason is not None and reason != "backend='eager'")
+        self.runs.append(run)
+        self._session.record(run)
+
+    def _warn_eager(self, reason):
+        """A call of the function the user compiled runs no compiled code though its graph was captured
+        (a fallback, not a graph break: breaks have DYN_LOGS=graph_breaks): said once, with the reason.
+        Compiler failures and missing runners warn at each new entry already."""
+        if self._root is self and not self._warned_eager:
+            self._warned_eager = True
+            warnings.warn(f"dyn: {self._code.co_name} ({_where(self._code)}) ran no compiled code: {reason}; "
+                          "calls like it run eagerly (dyn.explain and dyn.stats() tell more)", stacklevel=5)
+
     def _kernel(self, graph, example_inputs):
         self._session.counters["backend_calls"] += 1
         if self._custom:
@@ -355,26 +380,19 @@ class _Segment:
             cf._session.log("graph_breaks",
                             f"graph break in {cf._code.co_name} at {b.where[0]}:{b.where[1]}: {b.reason}")
 
-    def prepare(self, eager_on_failure=False):
+    def prepare(self):
         """Compiles the graph with the backend (on first use) and builds the runner."""
         cf = self.cf
         kernel = None
+        examples = ()
         if self.graph.outputs:
             m = self.graph.input_map
             examples = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
-            try:
-                kernel = cf._kernel(self.graph, examples)
-            except Exception as e:
-                if not eager_on_failure or cf._fullgraph:
-                    raise
-                warnings.warn(f"dyn: compiling a graph of {cf._code.co_name} failed, running it with "
-                              f"PyTorch ops: {e}", stacklevel=5)
-                kernel = self.graph
-            if kernel is None and eager_on_failure:
-                kernel = self.graph
+            kernel = cf._kernel(self.graph, examples)
         self.kernel = kernel
         if self.graph.nodes or self.graph.outputs:
             cf.graphs.append((self.graph, kernel, None))
+            cf._report(self.graph, *classify(kernel, self.graph, examples, cf._backend_name, cf._custom))
         kernel = _select(kernel, self.graph, self.tr.index_bounds)
         if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel)

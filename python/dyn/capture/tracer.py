@@ -44,6 +44,7 @@ class Tracer:
         self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
+        self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
 
     def grad_enabled(self):
         """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""
@@ -118,6 +119,14 @@ class Tracer:
         self.input_sources.append(source if source is not None else ("obj", t))
         self.keep.append(t)
         return v
+
+    def wrap_kwargs(self, kwargs, source):
+        """The frame's **kwargs: a new dict at every call, so the frame may mutate it; traced as a copy
+        (the real one is the runner's argument) with its items read through their keys."""
+        d = {k: self.wrap(v, source + (("item", k),)) for k, v in kwargs.items()}
+        self.created.add(id(d))
+        self.keep.append(d)
+        return d
 
     def wrap(self, value, source=None):
         """A real value entering the trace (argument, attribute, global)."""

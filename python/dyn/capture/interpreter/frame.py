@@ -60,7 +60,10 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
         except (TypeError, ValueError) as e:
             raise Unsupported(f"cannot bind arguments of {co.co_name}: {e}")
         ba.apply_defaults()
-        return {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+        bound = {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+        if co.co_flags & 0x08:  # **kwargs is a new dict per call: the callee may mutate it
+            self._created(bound[co.co_varnames[nargs - 1]])
+        return bound
 
     def fail(self, reason):
         raise Unsupported(reason, self.code.co_filename, self.lineno)
@@ -158,6 +161,7 @@ def trace(func, args, device, session, allow_breaks=False, callees=None):
     callees = {} if callees is None else callees
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+    varkw = nargs - 1 if co.co_flags & 0x08 else None
     break_at, eager_at = {}, {}
     for _ in range(16):
         tr = Tracer(device, session)
@@ -165,7 +169,8 @@ def trace(func, args, device, session, allow_breaks=False, callees=None):
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
         tr.callees = callees
-        wrapped = [tr.wrap(a, ("arg", i)) for i, a in enumerate(args)]
+        wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
+                   for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
         try:
             return tr, frame.run(0), None
