@@ -1,8 +1,11 @@
 """Graph breaks: what the code after a break needs (markers for the call, the stack and the locals, and
 the resume points) and the runner that runs a graph, makes the call or store Python must make, and calls
 the resume function of the rest of the frame."""
+import torch
+
 from ..errors import Unsupported
 from . import resume
+from .interpreter.control import GradModeExit
 from .marks import _ITER_TYPES, Marker, unmark
 from .paths import _gatherer
 from .runners import _rebuilder
@@ -17,6 +20,8 @@ class _Break:
     def __init__(self, func, br, tr, fail):
         self.reason, self.where, self.offset = br.reason, (br.filename, br.lineno), br.offset
         self.eager_rest = br.eager_rest
+        self.grad_mode = br.grad_mode  # the innermost traced grad-mode block's mode at the break, or None
+        self.callees = list(tr.callees)  # user functions the frame calls (for an eager rest)
         co = func.__code__
 
         marker = Marker(tr, fail)
@@ -33,6 +38,8 @@ class _Break:
         for v in br.stack:
             if v is NULL:
                 self.slots.append(resume.NULL_SLOT)
+            elif isinstance(v, GradModeExit):  # inside `with torch.no_grad()`: the resume enters it again
+                self.slots.append("g1" if v.enabled else "g0")
             elif isinstance(v, _ITER_TYPES):
                 self.slots.append(resume.ITER_SLOT)
                 self.stack.append(tuple(mark(x) for x in v))  # the rest of the loop; consumed here
@@ -67,11 +74,11 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
     gather = _gatherer(tr.input_sources)
     rebuild = _rebuilder(tmpl)
     resumes = [None] * len(brk.targets)
-    call, store, stack, local_marks = brk.call, brk.store, brk.stack, brk.locals
+    call, store, stack, local_marks, mode = brk.call, brk.store, brk.stack, brk.locals, brk.grad_mode
 
-    def resume_at(k):
+    def resume_at(k, args):
         if resumes[k] is None:
-            resumes[k] = cf._resume(brk, k)
+            resumes[k] = cf._resume(brk, k, args)
         return resumes[k]
 
     def run(*args):
@@ -84,7 +91,11 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
             fn = unmark(fn, state, args, memo)
             cargs = [unmark(v, state, args, memo) for v in cargs]
             ckw = {k: unmark(v, state, args, memo) for k, v in ckw.items()}
-            vals.append(cf._call_through(fn, cargs, ckw))
+            if mode is None:
+                vals.append(cf._call_through(fn, cargs, ckw))
+            else:  # made inside the frame's `with torch.no_grad()` block, which the resume enters again
+                with torch.set_grad_enabled(mode):
+                    vals.append(cf._call_through(fn, cargs, ckw))
             k = 0
         elif store is not None or cond is None:
             if store is not None:
@@ -101,6 +112,7 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
             k = 0
         else:
             k = 0 if cond else 1
-        rc, names = resume_at(k)
-        return rc(*vals, *[unmark(local_marks[n], state, args, memo) for n in names])
+        names = brk.names[k]
+        vals.extend(unmark(local_marks[n], state, args, memo) for n in names)
+        return resume_at(k, vals)[0](*vals)
     return run

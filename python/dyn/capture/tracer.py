@@ -43,6 +43,7 @@ class Tracer:
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
+        self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
 
     def grad_enabled(self):
@@ -78,6 +79,14 @@ class Tracer:
             pass  # a method of the owner's type (the owner's guard covers its type)
         elif not isinstance(v, torch.Tensor):
             self.attr_guards.append((path, Is(v)))
+
+    def mutable_source(self, v, path):
+        """A list, dict or set of constants read from a global or closure variable (guarded by value, so
+        an equal new object passes): code after a graph break re-reads the variable, so a call it makes
+        (LOG.append(...)) mutates the object the variable holds then."""
+        if type(v) in (list, dict, set) and id(v) not in self.sources and is_constant_value(v):
+            self.sources[id(v)] = path
+            self.keep.append(v)
 
     def external(self, v):
         """A global or closure value: tensors become graph inputs; containers are traced item by item

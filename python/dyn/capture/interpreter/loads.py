@@ -7,7 +7,7 @@ import torch
 from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
 from ..paths import _attr_steps
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, is_constant
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
 from .signals import PY312, GraphBreak
 
 # attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
@@ -87,6 +87,7 @@ class LoadStoreOps:
             self.fail(f"free variable {inst.argval!r} referenced before assignment")
         if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
             self.tr.guard_cell(cell, v)
+            self.tr.mutable_source(v, ("obj", cell, "cell_contents"))
             v = self.tr.external(v)
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
@@ -103,6 +104,7 @@ class LoadStoreOps:
         if name in self.globals:
             v = self.globals[name]
             self.tr.guard_global(self.globals, name, v)
+            self.tr.mutable_source(v, ("obj", self.globals, ("item", name)))
             v = self.tr.external(v)
         elif name in self.builtins:
             v = self.builtins[name]
@@ -151,7 +153,8 @@ class LoadStoreOps:
         if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
             src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
-                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
+                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)) and \
+                not holds_internal(obj, self.tr):
             # an object not reached from an argument (a global config, a module met while iterating a
             # Sequential): its attributes are re-read from the object at every call and guarded like
             # argument attributes
