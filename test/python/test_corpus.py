@@ -22,6 +22,7 @@ ulps to 1e-3).
 import copy
 import importlib.util
 import os
+import re
 
 import pytest
 import torch
@@ -50,8 +51,9 @@ DOCUMENTED_BREAKS = {
 # The first break dyn.explain reports today (python/dyn as of this commit); see /work/notes/breaks.md.
 _TV_FWD = "call to unsupported torch function torchvision.models.{}._forward_impl: frontend/symbolic take " \
           "'torchvision' for 'torch' (module-name prefix test)"
-_HF_BIND = "dyn.explain: KeyError 'args' binding a @wraps-decorated forward (inspect.signature follows " \
-           "__wrapped__, the code object is the wrapper's)"
+_HF = "attribute assignment (side effect) at transformers/utils/output_capturing.py:82 " \
+      "(CompileableContextVar.set stores on a global object under is_compiling()); then 'returning a Tensor' " \
+      "at transformers/utils/generic.py:933 (a ModelOutput built eagerly, returned by the resume function)"
 CURRENT_BREAKS = {
     **{("tv_resnet18", m): _TV_FWD.format("resnet.ResNet") for m in MODES},
     **{("tv_resnet50", m): _TV_FWD.format("resnet.ResNet") for m in MODES},
@@ -60,7 +62,7 @@ CURRENT_BREAKS = {
     **{("tv_convnext_tiny", m): _TV_FWD.format("convnext.ConvNeXt") for m in MODES},
     **{("tv_vit_b_16", m): _TV_FWD.format("vision_transformer.VisionTransformer._process_input") +
        "; then torch._assert" for m in MODES},
-    **{(f"hf_{k}_{a}", m): _HF_BIND for k in ("gpt2", "bert", "llama", "t5") for a in ("eager", "sdpa")
+    **{(f"hf_{k}_{a}", m): _HF for k in ("gpt2", "bert", "llama", "t5") for a in ("eager", "sdpa")
        for m in MODES},
     **{("timm_resnet50", m): "conv2d and adaptive_avg_pool2d have no handler/graph op" for m in MODES},
     **{("timm_vit_base", m): "torch._assert (timm PatchEmbed) is an unsupported torch function; then conv2d, "
@@ -138,5 +140,7 @@ def test_one_graph(name, mode):
     else:
         graphs, allowed = doc
         assert 1 <= ex.graph_count <= graphs, reasons
-        bad = [r for r in reasons if not any(a in r for a in allowed)]
+        # the allowed name must come before any "(": "a live X at a graph break (call to ... warning_once)"
+        # is another break
+        bad = [r for r in reasons if not re.match(r"[^(]*(%s)" % "|".join(map(re.escape, allowed)), r)]
         assert not bad, bad

@@ -3,7 +3,6 @@ after a graph break, the side effects replayed after a graph). A Marker turns tr
 once, at capture; `unmark` turns markers back into real values at every call: live tensors are graph
 outputs (StateRef), objects reached from the arguments are re-read through their source (_Src),
 containers the traced code built are made anew (_Fresh, one per container and call)."""
-import copy
 import types
 
 from ..ops import TensorVar
@@ -81,7 +80,7 @@ class Marker:
                 m.items = [(k, mark(x)) for k, x in v.items()] if type(v) is dict else [mark(x) for x in v]
             return m
         if is_constant(v):
-            return copy.deepcopy(v) if type(v) is list else v
+            return v  # a list here is a real one (a global's, a module's): the very object, mutable
         if isinstance(v, BoundTensorMethod):
             return _Method(mark(v.tensor), v.name)
         if isinstance(v, OpaqueMethod):

@@ -48,6 +48,7 @@ class Tracer:
         self.side = SideEffects()  # attribute writes and container changes replayed after the graph
         self.copies = {}  # id(real list or dict) -> its traced copy
         self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
+        self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
 
     def grad_enabled(self):
@@ -83,6 +84,14 @@ class Tracer:
             pass  # a method of the owner's type (the owner's guard covers its type)
         elif not isinstance(v, torch.Tensor):
             self.attr_guards.append((path, Is(v)))
+
+    def mutable_source(self, v, path):
+        """A list, dict or set of constants read from a global or closure variable (guarded by value, so
+        an equal new object passes): code after a graph break re-reads the variable, so a call it makes
+        (LOG.append(...)) mutates the object the variable holds then."""
+        if type(v) in (list, dict, set) and id(v) not in self.sources and is_constant_value(v):
+            self.sources[id(v)] = path
+            self.keep.append(v)
 
     def external(self, v):
         """A global or closure value: tensors become graph inputs; containers are traced item by item

@@ -12,6 +12,7 @@ import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ..children import frame_target
 from ..guards import ModuleGuard, Structure
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
                       _is_user_dict_class, is_constant)
@@ -90,6 +91,10 @@ class CallOps:
         function that breaks inside) ends the graph: Python makes the call and the frame resumes after
         it. The first failure restarts the capture so that no partial effect of the call is kept."""
         tr = self.tr
+        if not self.depth:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
+            t = frame_target(fn.func if type(fn) is functools.partial else fn)
+            if t is not None:
+                tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
         if self.handled(inst.offset):  # inside a try: the rest of the frame runs from this call, eagerly

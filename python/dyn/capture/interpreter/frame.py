@@ -12,7 +12,7 @@ from ..tracer import Tracer
 from .attributes import AttrOps
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps
+from .control import ControlOps, GradModeExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .signals import CAPTURE_ERRORS, GraphBreak, Restart, TracedException, _Return, _Yield
@@ -72,11 +72,30 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps):
         raise Unsupported(reason, self.code.co_filename, self.lineno)
 
     def handled(self, offset):
-        """Whether an exception at offset is caught in this frame (a try body, a with block): a call,
-        store or branch there must be made inside the frame's own code, never by a graph-break runner."""
+        """Whether an exception at offset is caught in this frame by anything but the traced grad-mode
+        with blocks it is in (a try body, another with block): a call, store or branch there must be made
+        inside the frame's own code, never by a graph-break runner. Inside `with torch.no_grad():` alone
+        the runner makes it under the block's grad mode and the resume function enters the block again
+        (TorchDynamo breaks there too; inside a try it does not)."""
         if self._handled is None:
-            self._handled = [(e.start, e.end) for e in self.exception_entries()]
-        return any(a <= offset < b for a, b in self._handled)
+            self._handled = [(e.start, e.end, e.target, e.depth) for e in self.exception_entries()]
+        off = offset
+        for _ in range(len(self._handled) + 1):
+            e = next((e for e in self._handled if e[0] <= off < e[1]), None)
+            if e is None:
+                return False
+            k = self.index_of.get(e[2])
+            if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
+                    self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
+                    not isinstance(self.stack[e[3] - 1], GradModeExit):
+                return True  # a try, or a with block of another context manager
+            # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
+            # is covered by the next enclosing handler, if any
+            cleanup = next((c for c in self._handled if c[0] <= e[2] < c[1]), None)
+            if cleanup is None:
+                return True
+            off = cleanup[2]
+        return True
 
     # -- stack helpers
     def pop(self):
@@ -163,9 +182,11 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps):
         return self._entries
 
 
-def trace(func, args, device, session, allow_breaks=False):
+def trace(func, args, device, session, allow_breaks=False, callees=None):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
-    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
+    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None. callees (a
+    dict, filled across restarts): the user functions the frame was seen to call."""
+    callees = {} if callees is None else callees
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
     varkw = nargs - 1 if co.co_flags & 0x08 else None
@@ -175,6 +196,7 @@ def trace(func, args, device, session, allow_breaks=False):
         tr.allow_breaks = allow_breaks
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
+        tr.callees = callees
         wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
                    for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
