@@ -93,13 +93,15 @@ class Tracer:
             self.sources[id(v)] = path
             self.keep.append(v)
 
-    def external(self, v):
-        """A global or closure value: tensors become graph inputs; containers are traced item by item
-        with their items guarded (the variable itself is guarded by the caller)."""
+    def external(self, v, path):
+        """A global or closure value read through `path` (the globals dict's item, the cell's contents):
+        tensors become graph inputs; containers are traced item by item with their items guarded (the
+        variable itself is guarded by the caller), re-read through the variable after the graph (a
+        change made to a global list reaches the list the variable holds then)."""
         if isinstance(v, torch.Tensor):
             return self.wrap(v)
         if _copied(v) or (type(v) in (list, tuple, dict, OrderedDict) and not is_constant_value(v)):
-            return self.wrap(v, ("obj", v))
+            return self.wrap(v, path)
         return v
 
     def tensor_input(self, t, source):

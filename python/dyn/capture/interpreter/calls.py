@@ -3,6 +3,8 @@ cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
 import functools
+import itertools
+import operator
 import sys
 import types
 from collections import OrderedDict
@@ -15,9 +17,10 @@ from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
 from ..children import frame_target
 from ..guards import ModuleGuard, Structure
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
-                      _is_user_dict_class, is_constant)
+                      _is_user_dict_class, holds_internal, is_constant)
 from .attributes import _MISSING
 from .control import GradModeExit, NoExit, SymGenerator
+from .operators import OPERATOR_FUNCS
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart, TracedException
 
 # builtins that are pure and may be called on constant arguments
@@ -250,8 +253,6 @@ class CallOps:
             if id(fn.__self__) in tr.created:
                 return self.created_dict_method(fn, args, kwargs)
             return self.real_dict_method(fn, args, kwargs)
-        if fn is type and len(args) == 1 and isinstance(args[0], TensorVar):
-            return self.tensor_type(args[0])
         pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
             (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
             fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
@@ -265,22 +266,43 @@ class CallOps:
             tr.guard_global(functools.partial(fn, *args), f"autocast enabled{tuple(args)}", v)
             return v
         if pure:
-            if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
+            if fn in (min, max, sum, sorted) and len(args) >= 1 and id(args[0]) in tr.created and \
                     hasattr(type(args[0]), "__next__"):
                 args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
-            if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
+            if fn in (any, all) and len(args) == 1 and not kwargs:
+                return self.any_all(fn is any, args[0])
+            if fn in (min, max, sum, abs, bool, float, int) and (
+                    any(_contains_tensor(a) for a in args) or any(_contains_tensor(v) for v in kwargs.values())):
                 if fn in (float, int, bool):
                     self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
-                if fn is abs:
+                if fn is abs and len(args) == 1 and not kwargs:
                     return tr.ops.unary("abs", args[0])
-                if fn is sum:
-                    acc = args[1] if len(args) > 1 else 0
+                if fn is sum and 1 <= len(args) + len(kwargs) <= 2 and set(kwargs) <= {"start"} and args:
+                    acc = kwargs["start"] if "start" in kwargs else args[1] if len(args) > 1 else 0
                     for x in args[0]:
                         acc = self.binary("+", acc, x)
                     return acc
                 self.fail(f"{fn.__name__}() over tensors (data-dependent)")
             if fn in (map, filter):
                 self.fail("map/filter")
+            if fn is type and len(args) == 1 and not kwargs:
+                return self.type_of(args[0])
+            if fn is callable and len(args) == 1 and isinstance(args[0], TensorVar):
+                return False
+            if fn is operator.getitem and len(args) == 2 and not kwargs:
+                return self.subscr(*args)
+            op = OPERATOR_FUNCS.get(fn)
+            if op is not None and not kwargs and len(args) == (1 if op[0] == "unary" else 2):
+                return getattr(self, op[0])(op[1], *args)
+            seen = list(args)
+            if seen and fn in _ITERATING_BUILTINS and type(seen[0]) is dict:
+                seen[0] = list(seen[0])  # iterating a dict yields its keys only
+            if fn not in _STRUCTURAL and type(fn) is not operator.itemgetter and (
+                    any(holds_internal(a, tr) for a in seen) or any(holds_internal(v, tr) for v in kwargs.values())) or \
+                    fn in (isinstance, issubclass) and args and holds_internal(args[0], tr) and \
+                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created):
+                # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
+                self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
             r = fn(*args, **kwargs)
             if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
                 self._created(r)  # containers, iterators and views over traced values
@@ -293,17 +315,40 @@ class CallOps:
         if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
                 type(fn.__self__) in tr.created_classes and not args and not kwargs:
             return None  # object.__init__ (super().__init__() of a user class made here)
+        if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
+                type(fn.__self__) in (list, dict, set):
+            # s.__init__(other): empties s and fills it again; only a container made here may change
+            if id(fn.__self__) not in tr.created:
+                self.fail(f"{type(fn.__self__).__name__}.__init__ on a container not created here (mutation)")
+            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            return fn(*args, **kwargs)
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type):
             return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
 
-    def tensor_type(self, v):
-        """type(x) of a traced tensor: an input's exact type (guarded), else torch.Tensor."""
-        if v.input_index is not None:
-            return type(self.tr.input_tensors[v.input_index])
-        return torch.Tensor
+    def any_all(self, is_any, iterable):
+        """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
+        that of a placeholder dyn made is not Python's."""
+        for item in self.iterate(iterable):
+            if isinstance(item, TensorVar) or holds_internal(item, self.tr) and \
+                    not isinstance(item, (list, tuple, dict, set, frozenset)):
+                self.fail(f"{'any' if is_any else 'all'}() of a tensor (data-dependent)")
+            if self.truth(item) == is_any:
+                return is_any
+        return not is_any
+
+    def type_of(self, v):
+        """type(v): a tensor's real type (an input's is guarded: Parameter or Tensor; a computed tensor is
+        a Tensor); never the type of one of dyn's placeholders."""
+        if isinstance(v, TensorVar):
+            return type(self.tr.input_tensors[v.input_index]) if v.input_index is not None else torch.Tensor
+        if holds_internal(v, self.tr) and not (type(v) in self.tr.created_classes or
+                                               type(v) in (tuple, list, dict, set, frozenset, slice) or
+                                               isinstance(v, tuple)):
+            self.fail(f"type() of a value made while capturing ({type(v).__name__})")
+        return type(v)
 
     def zero_arg_super(self):
         """super() inside a method: the class from the __class__ cell, the first argument."""
@@ -431,6 +476,15 @@ _CONTAINER_METHODS = {
 }
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
 
+
+# pure functions that only arrange the values they are given (never look at them but by identity or
+# hash, which for tensors is identity in eager too): they may hold dyn's placeholders
+_STRUCTURAL = {len, isinstance, issubclass, tuple, list, dict, set, frozenset, enumerate, zip, reversed, iter,
+               next, slice, operator.is_, operator.is_not, operator.itemgetter, itertools.chain,
+               itertools.chain.from_iterable, itertools.islice, itertools.repeat, itertools.product,
+               itertools.zip_longest, itertools.combinations, itertools.permutations, functools.partial}
+if hasattr(itertools, "pairwise"):
+    _STRUCTURAL.add(itertools.pairwise)
 
 _ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,
                        all, iter, next, map, filter}

@@ -8,7 +8,7 @@ from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
 from ..paths import _attr_steps
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, is_constant
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
 from .attributes import _MISSING
 from .signals import PY312, GraphBreak, Restart
 
@@ -90,7 +90,7 @@ class LoadStoreOps:
         if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
             self.tr.guard_cell(cell, v)
             self.tr.mutable_source(v, ("obj", cell, "cell_contents"))
-            v = self.tr.external(v)
+            v = self.tr.external(v, ("obj", cell, "cell_contents"))
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
     def op_STORE_DEREF(self, inst):
@@ -107,7 +107,7 @@ class LoadStoreOps:
             v = self.globals[name]
             self.tr.guard_global(self.globals, name, v)
             self.tr.mutable_source(v, ("obj", self.globals, ("item", name)))
-            v = self.tr.external(v)
+            v = self.tr.external(v, ("obj", self.globals, ("item", name)))
         elif name in self.builtins:
             v = self.builtins[name]
         else:
@@ -147,7 +147,7 @@ class LoadStoreOps:
             if name in METHODS or callable(getattr(torch.Tensor, name, None)):
                 return BoundTensorMethod(obj, name)
             if name == "__class__":
-                return self.tensor_type(obj)
+                return self.type_of(obj)
             self.fail(f"Tensor attribute or method {name!r}")
         if obj is NULL:
             self.fail("attribute of NULL")
@@ -169,7 +169,8 @@ class LoadStoreOps:
         if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
             src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
-                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
+                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)) and \
+                not holds_internal(obj, self.tr):
             # an object not reached from an argument (a global config, a module met while iterating a
             # Sequential): its attributes are re-read from the object at every call and guarded like
             # argument attributes
