@@ -2,7 +2,8 @@
 
 For each model, in eval (no_grad forward) and train mode (forward + loss.backward()):
   graphs, breaks and their reasons (dyn.explain), the graphs TorchDynamo makes of the same call,
-  whether every graph ran dyn's compiled code (dyn.stats(), where it exists),
+  whether every graph ran dyn's compiled code (dyn.stats(), where it exists: "yes", "graphs" when
+  every graph did but Python ran code at graph breaks, "no"),
   the largest |difference| from eager of the outputs and, in train mode, of the parameters' gradients,
   for backend="eager" and backend="dyn",
   median step times of eager, dyn and torch.compile (inductor), first-call (compile) times, and the
@@ -15,6 +16,7 @@ Run:  PYTHONPATH=python .venv/bin/python benchmarks/models.py --device cpu --siz
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import platform
@@ -113,25 +115,31 @@ def first_and_steady(case, model, fn, mode, device, reps):
 
 
 def dyn_stats():
-    f = getattr(dyn, "stats", None)
+    f = getattr(dyn, "stats", None)  # absent before dyn.stats() existed: reported as "?"
     return f() if callable(f) else None
 
 
 def run_dyn(case, mode, device, backend, reps, ref):
     m = copy.deepcopy(case.model)
-    before = dyn_stats()
+    dyn.reset()  # dyn.stats() counts from here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compiled = dyn.compile(m, backend=backend)
         first, res, steady = first_and_steady(case, m, compiled, mode, device, reps)
     r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res),
          "warnings": sorted({str(w.message)[:300] for w in caught if "dyn" in str(w.message)})}
-    after = dyn_stats()
-    if after is not None and isinstance(after.get("eager_graphs"), list):
-        n0 = len(before.get("eager_graphs", [])) if before else 0
-        eager = after["eager_graphs"][n0:]
-        r["eager_graphs"] = [str(x) for x in eager]
-        r["all_compiled"] = not eager
+    st = dyn_stats()
+    if st is not None and isinstance(st.get("eager_graphs"), list):
+        eager = [f"{g.get('reason')} at {_short(str(g.get('where')))}" if isinstance(g, dict) else str(g)
+                 for g in st["eager_graphs"]]
+        r.update(graphs=st.get("graphs"), compiled_graphs=st.get("compiled_graphs"), eager_graphs=eager,
+                 eager_entries=st.get("eager_entries"), graph_breaks=st.get("graph_breaks"))
+        # True: one or more graphs, all run by dyn's compiled code, no frame run eagerly, no break (at a
+        # break Python runs the call, and a library function called there runs eagerly uncounted);
+        # "graphs": every graph compiled but there were breaks
+        every = bool(st.get("graphs")) and not eager and not st.get("eager_entries") and \
+            st.get("compiled_graphs") == st.get("graphs")
+        r["all_compiled"] = (True if not st.get("graph_breaks") else "graphs") if every else False
     else:
         r["all_compiled"] = "?"
     dyn.reset()
@@ -182,6 +190,10 @@ def guarded(what, fn, *args):
     except Exception as e:  # one failing stage must not stop the corpus
         return {"error": f"{type(e).__name__}: {str(e)[:400]}", "traceback": traceback.format_exc()[-2000:],
                 "stage": what}
+    finally:  # the stage's model copy (GBs for the full LLaMA) goes before the next one is made
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
 
 def run_case(name, mode, device, size, backends, inductor, reps):
@@ -225,7 +237,7 @@ def row(rec):
     return [rec["model"], rec["mode"],
             "err" if "error" in ex else str(ex.get("graphs")), "err" if "error" in ex else str(ex.get("breaks")),
             "err" if "error" in dy else str(dy.get("graphs", "-")),
-            {True: "yes", False: "no"}.get(comp, str(comp)),
+            {True: "yes", False: "no"}.get(comp, str(comp)) if isinstance(comp, bool) else str(comp),
             "err" if "error" in eb else _fmt_d(eb.get("diff")), "err" if "error" in db else _fmt_d(db.get("diff")),
             _fmt_t(rec["eager"].get("time_s")), _fmt_t(db.get("time_s")), _fmt_t(ind.get("time_s")),
             f"{db['first_s']:.2f}" if "first_s" in db else "-", f"{ind['first_s']:.1f}" if "first_s" in ind else "-",
