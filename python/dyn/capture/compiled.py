@@ -21,6 +21,7 @@ from .breaks import _Break, _break_runner
 from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
+from .origins import is_traced_code
 from .outputs import _flatten_output
 from .runners import _make_runner, _prune, _select
 
@@ -338,11 +339,6 @@ class _Segment:
 
 
 
-_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
-
-
 def _is_user_function(f):
-    if not isinstance(f, types.FunctionType):
-        return False
-    mod = getattr(f, "__module__", None) or ""
-    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename
+    """Code compiled on its own when called at a graph break: users' and libraries' Python."""
+    return is_traced_code(f)

@@ -43,6 +43,13 @@ class Tracer:
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
+        self.state_reads = {}  # global state the traced code read: description -> (getter, value)
+
+    def read_state(self, what, getter):
+        """The value of global state (getter() -> bool or None), guarded from now on."""
+        if what not in self.state_reads:
+            self.state_reads[what] = (getter, getter())
+        return self.state_reads[what][1]
 
     def grad_enabled(self):
         """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""

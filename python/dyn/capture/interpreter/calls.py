@@ -8,7 +8,9 @@ import torch
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops.handlers import generic_method
 from ..guards import ModuleGuard, Structure
+from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
 from .control import GradModeExit, SymGenerator
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart
@@ -101,7 +103,7 @@ class CallOps:
         tr = self.tr
         if isinstance(fn, BoundTensorMethod):
             if fn.name not in METHODS:
-                self.fail(f"Tensor.{fn.name}")
+                return generic_method(tr.ops, fn.tensor, fn.name, tuple(args), kwargs)
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
@@ -152,12 +154,11 @@ class CallOps:
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
         if isinstance(fn, types.FunctionType):
-            mod = getattr(fn, "__module__", "") or ""
-            if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
-                self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
-            if fn.__code__.co_flags & 0x20:  # a generator function: runs lazily as it is consumed
-                return self._created(SymGenerator(type(self)(tr, fn, args, kwargs, self.depth + 1, generator=True)))
-            return type(self)(tr, fn, args, kwargs, self.depth + 1).run()
+            if is_torch_code(fn):  # PyTorch's (or dyn's) own Python: decided by where its code is
+                return self.call_torch_python(fn, args, kwargs)
+            if is_numeric_library(fn):
+                self.fail(f"call to {_callable_name(fn)}")
+            return self.inline(fn, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
             obj = fn.__self__
             if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
@@ -226,8 +227,16 @@ class CallOps:
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type):
             return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
+        if is_torch_builtin(fn):
+            return self.call_torch_builtin(fn, args, kwargs)
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
+
+    def inline(self, fn, args, kwargs):
+        """fn's frame traced as part of this graph (a generator function runs lazily as it is consumed)."""
+        if fn.__code__.co_flags & 0x20:
+            return self._created(SymGenerator(type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=True)))
+        return type(self)(self.tr, fn, args, kwargs, self.depth + 1).run()
 
     def zero_arg_super(self):
         """super() inside a method: the class from the __class__ cell, the first argument."""
@@ -328,8 +337,7 @@ def _is_user_class(cls):
     for c in cls.__mro__:
         if c is object:
             continue
-        mod = getattr(c, "__module__", "") or ""
-        if mod == "builtins" or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+        if c.__module__ == "builtins" or is_torch_class(c) or is_numeric_library(c) or \
                 any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
             return False
     return True

@@ -15,12 +15,13 @@ from .control import ControlOps
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .signals import CAPTURE_ERRORS, GraphBreak, Restart, _Return, _Yield
+from .torch_calls import TorchFunctionCalls
 
 MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
-class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
+class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls):
     """Symbolic execution of one code object."""
 
     def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):

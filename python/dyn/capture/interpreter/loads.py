@@ -6,6 +6,7 @@ import torch
 
 from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
+from ..origins import is_torch_code
 from ..paths import _attr_steps
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, is_constant
 from .signals import PY312, GraphBreak
@@ -141,8 +142,7 @@ class LoadStoreOps:
         if isinstance(obj, Opaque):
             return OpaqueMethod(obj, name)
         prop = getattr(type(obj), name, None)
-        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and \
-                not (prop.fget.__module__ or "").startswith(("torch", "dyn")):
+        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and not is_torch_code(prop.fget):
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         v = getattr(obj, name)
         src = self.tr.sources.get(id(obj))

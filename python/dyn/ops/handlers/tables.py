@@ -72,4 +72,11 @@ TENSOR_ATTRS = {
     "is_sparse": lambda o, x: False,
     "is_quantized": lambda o, x: False,
     "is_meta": lambda o, x: False,
+    "is_nested": lambda o, x: False,
+    "is_mkldnn": lambda o, x: False,
+    "is_sparse_csr": lambda o, x: False,
+    "is_mps": lambda o, x: o.tr.device.type == "mps",
+    "is_xpu": lambda o, x: o.tr.device.type == "xpu",
+    "itemsize": lambda o, x: x.meta.element_size(),
+    "nbytes": lambda o, x: x.meta.numel() * x.meta.element_size(),
 }
