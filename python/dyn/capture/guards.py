@@ -126,7 +126,7 @@ def _global_guards(tr):
     if tr.reads_grad_mode:
         out.append((torch.is_grad_enabled, "grad mode", torch.is_grad_enabled(), 1))
     for what, (getter, v) in tr.state_reads.items():
-        out.append((getter, what, v, 1))
+        out.append((getter, what, v, 2))
     return tuple(out)
 
 

@@ -142,9 +142,15 @@ class TorchCallOps:
             return self.node("torch_call", operands, plain[0], results=1, **attrs)
         first = next(m for m in plain if m is not None)
         call = self.g.add("torch_call", [v.node for v in operands], first, results=len(tensors),
-                          structure=tuple(m is not None for m in plain), **attrs)
-        items = [None if m is None else self.var(self.g.add("torch_result", [call], m, index=k))
-                 for k, m in enumerate(plain)]
+                          structure=tuple(m is not None for m in plain),
+                          metas=tuple(m for m in plain if m is not None), **attrs)
+        items, count = [], 0
+        for k, m in enumerate(plain):  # index: position in fn's result; result: among its tensors
+            if m is not None:
+                items.append(self.var(self.g.add("torch_result", [call], m, index=k, result=count)))
+                count += 1
+            else:
+                items.append(None)
         return list(items) if type(out) is list else tuple(items)
 
     def _meta_run(self, fn, name, targs, tkwargs, operands, grads, grad, dest):

@@ -13,6 +13,7 @@ from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
 from .control import GradModeExit, SymGenerator
+from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart
 
 # builtins that are pure and may be called on constant arguments
@@ -123,6 +124,10 @@ class CallOps:
             pargs = [tr.wrap(a) if isinstance(a, torch.Tensor) else a for a in fn.args]
             pkw = {k: tr.wrap(a) if isinstance(a, torch.Tensor) else a for k, a in fn.keywords.items()}
             return self.call(fn.func, pargs + list(args), {**pkw, **kwargs})
+        if _hashable(fn):
+            r = self.call_library(fn, args, kwargs)
+            if r is not NOT_HANDLED:
+                return r
         if fn is super and not args:
             return self.zero_arg_super()
         if isinstance(fn, type) and _is_user_class(fn):
@@ -144,7 +149,7 @@ class CallOps:
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
-                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange"):
+                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor"):
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
@@ -200,7 +205,7 @@ class CallOps:
             return fn.exit()
         if pure:
             if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
-                    hasattr(type(args[0]), "__next__"):
+                    not isinstance(args[0], (list, tuple)):
                 args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
             if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
                 if fn in (float, int, bool):
@@ -213,8 +218,6 @@ class CallOps:
                         acc = self.binary("+", acc, x)
                     return acc
                 self.fail(f"{fn.__name__}() over tensors (data-dependent)")
-            if fn in (map, filter):
-                self.fail("map/filter")
             r = fn(*args, **kwargs)
             if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
                 self._created(r)  # containers, iterators and views over traced values
@@ -224,11 +227,11 @@ class CallOps:
         if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
                 type(fn.__self__) in tr.created_classes and not args and not kwargs:
             return None  # object.__init__ (super().__init__() of a user class made here)
+        if is_torch_builtin(fn):
+            return self.call_torch_builtin(fn, args, kwargs)
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type):
             return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
-        if is_torch_builtin(fn):
-            return self.call_torch_builtin(fn, args, kwargs)
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
 
@@ -290,9 +293,13 @@ class CallOps:
 
     def call_module(self, mod, args, kwargs):
         from torch.nn.modules import module as _m
-        if mod._forward_hooks or mod._forward_pre_hooks or getattr(mod, "_backward_hooks", None) or \
-                _m._global_forward_hooks or _m._global_forward_pre_hooks:
-            self.fail("module hooks")
+        if mod._backward_hooks or mod._backward_pre_hooks or _m._global_backward_hooks or \
+                _m._global_backward_pre_hooks:
+            self.fail("module backward hooks")
+        if mod._forward_hooks or mod._forward_pre_hooks or _m._global_forward_hooks or _m._global_forward_pre_hooks:
+            # forward (pre-)hooks: Module.__call__ traced as it runs them (the hook dicts read through the
+            # module are guarded by their structure, the global ones as globals)
+            return self.inline(torch.nn.Module._call_impl, [mod] + list(args), kwargs)
         # inlining forward assumed no hooks and this forward: a hook registered or forward patched
         # later re-captures (one module guard per module, checked in C)
         src = self.source_of(mod)
@@ -315,7 +322,9 @@ _CONTAINER_METHODS = {
     tuple: {"index", "count"},
     str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
 }
-_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
+_CONTAINER_METHODS.update(CONTAINER_METHODS)
+_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"} | \
+    MUTATING
 
 
 _ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,

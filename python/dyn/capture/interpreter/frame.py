@@ -14,6 +14,7 @@ from .calls import CallOps
 from .control import ControlOps
 from .loads import LoadStoreOps
 from .operators import OperatorOps
+from .library_calls import LibraryCalls
 from .signals import CAPTURE_ERRORS, GraphBreak, Restart, _Return, _Yield
 from .torch_calls import TorchFunctionCalls
 
@@ -21,7 +22,7 @@ MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
-class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls):
+class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls, LibraryCalls):
     """Symbolic execution of one code object."""
 
     def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):

@@ -1,7 +1,7 @@
 """Operators: binary and in-place, subscripts, unary, truth, comparisons, is and in (Frame mixin)."""
 import operator
 import types
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import torch
 
@@ -79,6 +79,8 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
+        if type(obj) is defaultdict and id(obj) in self.tr.created and idx not in obj:
+            return self._created(obj[idx])  # made by its (builtin) default factory: the traced code's
         v = obj[idx]
         src = self.tr.sources.get(id(obj))
         if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created:

@@ -18,10 +18,18 @@ H["ones_like"] = _like(1)
 H["full_like"] = lambda o, x, fill_value, *, dtype=None, **k: o.full(x.meta.shape, fill_value, dtype or x.meta.dtype)
 
 
+def _on_graph_device(o, device):
+    """A factory makes its tensor where eager does: on `device`, else on torch's default device (read,
+    so guarded). The graph has one device: a tensor made on another one is not captured."""
+    where = torch.device(device) if device is not None else \
+        o.tr.read_state("default device", torch.get_default_device)
+    if where.type != o.tr.device.type:
+        raise Unsupported(f"a tensor made on {where} in a graph on {o.tr.device} (eager keeps it there)")
+
+
 def _factory(value):
     def h(o, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None, out=None):
-        if device is not None and torch.device(device).type != o.tr.device.type:
-            raise Unsupported("factory on another device")
+        _on_graph_device(o, device)
         return o.full(_shape_args(size), value, dtype or torch.get_default_dtype())
     return h
 
@@ -31,6 +39,7 @@ H["ones"] = _factory(1)
 
 
 def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
+    _on_graph_device(o, device)
     if dtype is None:
         dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 if isinstance(fill_value, int) \
             else torch.get_default_dtype()
@@ -46,8 +55,7 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     computed now, and enter the graph as a constant tensor."""
     if _tensors(args, kwargs):
         raise Unsupported("arange with a tensor bound")
-    if device is not None and torch.device(device).type != o.tr.device.type:
-        raise Unsupported("factory on another device")
+    _on_graph_device(o, device)
     if requires_grad:
         raise Unsupported("arange(requires_grad=True)")
     if layout not in (None, torch.strided):
@@ -60,3 +68,31 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 H["arange"] = _arange
+
+
+def _numbers(data):
+    """Whether data is Python numbers (bools, ints, floats) in nested lists and tuples."""
+    if type(data) in (bool, int, float):
+        return True
+    return type(data) in (list, tuple) and all(_numbers(x) for x in data)
+
+
+def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor / torch.as_tensor of Python numbers: eager's own tensor (its dtype inference: int64,
+    bool, the default dtype for floats), made now and entering the graph as a constant."""
+    if not _numbers(data):
+        raise Unsupported(f"torch.tensor of a {type(data).__name__} that is not Python numbers")
+    if requires_grad:
+        raise Unsupported("torch.tensor(requires_grad=True) (a new leaf at every call)")
+    _on_graph_device(o, device)
+    try:
+        values = torch.tensor(data, dtype=dtype)
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
+        raise Unsupported(f"torch.tensor: {e}")  # eager raises
+    return o.dense(values)
+
+
+H["tensor"] = _tensor
+H["as_tensor"] = lambda o, data, dtype=None, device=None: _tensor(o, data, dtype=dtype, device=device)
+H["scalar_tensor"] = lambda o, s, *, dtype=None, device=None, **k: _tensor(
+    o, s, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)

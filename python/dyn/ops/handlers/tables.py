@@ -43,7 +43,8 @@ for _n in ("relu", "sigmoid", "tanh"):
     METHODS[_n] = H[_n]
 METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
-for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where"):
+for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where", "tensor",
+           "as_tensor", "scalar_tensor"):
     METHODS.pop(_n, None)
 METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
