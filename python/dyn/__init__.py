@@ -4,10 +4,10 @@
     compiled = dyn.compile(module)        # shares parameters and buffers with `module`
 """
 from .api import (ExplainOutput, ExportedGraph, OptimizedModule, _stats, compile, explain, export, last_graphs,
-                  list_backends, reset, run)
+                  list_backends, reset, run, stats)
 from .errors import Unsupported
 from .graph import Graph
 from .native import C as _C
 
 __all__ = ["compile", "reset", "list_backends", "Unsupported", "Graph", "explain", "ExplainOutput",
-           "export", "ExportedGraph", "run", "OptimizedModule"]
+           "export", "ExportedGraph", "run", "OptimizedModule", "stats"]

@@ -15,12 +15,28 @@ from .session import current
 
 
 def _stats():
-    """Counters: captures (frames traced), backend_calls (graphs handed to a backend),
-    graphs_compiled (by the C++ core), graph_breaks, eager_entries, hook counters."""
+    """The session's counters as they are: captures (frames traced), backend_calls (graphs handed to a
+    backend), graphs_compiled (kernels built by the C++ core), graph_breaks, eager_entries (entries that
+    run the frame in Python), internal_failures, graphs, compiled_graphs, recompiles; hook counters."""
     s = dict(current().counters)
     if _C is not None:
         s["hook"] = _C.hook_stats()
     return s
+
+
+def stats():
+    """What dyn did since the last dyn.reset(): captures (frames traced), graphs (captured graphs given
+    a backend), graph_breaks, compiled_graphs (graphs that run code dyn's compiler made), eager_graphs
+    (graphs run eagerly: a dict per graph with the graph, where (the user's file:line), backend and
+    reason; the last 256), recompiles (captures of a function whose earlier entries' guards failed),
+    and the counters of dyn._stats()."""
+    session = current()
+    c = session.counters
+    out = {"captures": c["captures"], "graphs": c["graphs"], "graph_breaks": c["graph_breaks"],
+           "compiled_graphs": c["compiled_graphs"],
+           "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"]}
+    out.update((k, v) for k, v in _stats().items() if k not in out)
+    return out
 
 
 def last_graphs():
@@ -112,13 +128,18 @@ def compile(fn_or_module=None, *, backend="dyn", fullgraph=False, dynamic=None, 
 
 # -- explain --------------------------------------------------------------------------------------------
 class ExplainOutput:
-    def __init__(self, graphs, break_reasons, out_guards):
+    """graphs, ops_per_graph; backends: per graph, the backend that ran it and, where dyn's compiler did
+    not, why (dicts of backend, compiled, reason, where); break_reasons; out_guards (the first entry's)."""
+
+    def __init__(self, graphs, break_reasons, out_guards, runs=()):
         self.graphs = graphs
         self.graph_count = len(graphs)
         self.graph_break_count = len(break_reasons)
         self.break_reasons = break_reasons
         self.ops_per_graph = [g.ops() for g in graphs]
         self.out_guards = out_guards
+        self.backends = [dict(backend=r.backend, compiled=r.compiled, reason=r.reason, where=r.where)
+                         for r in runs]
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
@@ -128,6 +149,9 @@ class ExplainOutput:
         lines.append("Ops per Graph:")
         for i, ops in enumerate(self.ops_per_graph):
             lines.append(f"  Graph {i}: " + ", ".join(ops))
+        lines.append("Backend per Graph:")
+        for i, b in enumerate(self.backends):
+            lines.append(f"  Graph {i}: {b['backend']}" + (f": {b['reason']}" if b["reason"] else ""))
         lines.append("Out Guards:")
         for gd in self.out_guards:
             lines.append(f"  {gd}")
@@ -136,25 +160,24 @@ class ExplainOutput:
     __repr__ = __str__
 
 
-def explain(fn):
-    """dyn.explain(fn)(*args) -> ExplainOutput: runs fn once under capture (with the eager backend) and
-    reports the graphs it produced, their ops, the graph breaks with user locations, and the guards."""
+def explain(fn, backend="dyn", options=None):
+    """dyn.explain(fn)(*args) -> ExplainOutput: runs fn once under capture with `backend` and reports the
+    graphs it produced, their ops, the backend that ran each (and why not dyn's compiler where it did
+    not), the graph breaks with user locations, and the guards."""
     def run(*args, **kwargs):
-        recorded = []
-
-        def recorder(graph, example_inputs):
-            recorded.append(graph)
-            return graph
         if isinstance(fn, torch.nn.Module):
-            cf = _CompiledFunction(type(fn).forward, backend=recorder)
+            cf = _CompiledFunction(type(fn).forward, backend=backend, options=options)
             args = (fn,) + args
         else:
-            cf = _CompiledFunction(fn, backend=recorder)
+            cf = _CompiledFunction(fn, backend=backend, options=options)
+        cf._warned_eager = True  # the output says it
         bound = cf._bind(args, kwargs)
         cf(*args, **kwargs)
         e = cf._entries[0] if cf._entries else ()
-        return ExplainOutput(recorded, list(cf.breaks),
-                             _describe_guards(bound, e[3] if len(e) > 3 else None, e[4] if len(e) > 4 else None))
+        runs = [r for r in cf.runs if r.graph is not None]
+        return ExplainOutput([r.graph for r in runs], list(cf.breaks),
+                             _describe_guards(bound, e[3] if len(e) > 3 else None, e[4] if len(e) > 4 else None),
+                             runs)
     return run
 
 

@@ -47,6 +47,7 @@ def _dump_stages(stages):
 
 class DynCPUKernel(_DynKernel):
     """Host code JIT-compiled by the core, run on the CPU tensors' memory."""
+    device_type = "cpu"
 
     def _compile(self, keep_stages, num_buffers):
         return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
@@ -61,6 +62,7 @@ class DynCPUKernel(_DynKernel):
 class DynCUDAKernel(_DynKernel):
     """PTX kernels on CUDA tensors of one device: outputs come from torch's caching allocator,
     kernels go on torch's current stream, nothing synchronizes."""
+    device_type = "cuda"
 
     def _compile(self, keep_stages, num_buffers):
         return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
@@ -94,23 +96,54 @@ def _has_empty(graph):
     return any(n.meta.numel() == 0 for n in (*graph.inputs, *graph.nodes))
 
 
-def dyn_backend(graph, example_inputs, options=None):
+def _plan(graph, example_inputs):
+    """(runner factory, device, None) when the dyn backend compiles the graph, else (None, device, why not)."""
     devices = {t.device for t in example_inputs}
-    if len(devices) > 1:
-        return None  # inputs on several devices: eager decides what that means
-    if _has_empty(graph):
-        # a tensor without elements: PyTorch's ops run the graph (nothing to compute on the empty values;
-        # the compiled calling convention cannot pass every empty buffer, a GPU launch of no threads fails)
-        return graph
+    if len(devices) > 1:  # eager decides what that means
+        return None, None, "inputs on several devices (" + ", ".join(sorted(map(str, devices))) + ")"
     device = devices.pop() if devices else _graph_device(graph)
+    if _has_empty(graph):
+        # nothing to compute on the empty values; the compiled calling convention cannot pass every empty
+        # buffer, and a GPU launch of no threads fails
+        return None, device, EMPTY
     runner = current().runners.get(device.type) or _RUNNERS.get(device.type)
     if runner is None:
-        return None  # a device dyn has no runner for: eager
-    return runner(graph, bool((options or {}).get("keep_stages", False)))
+        return None, device, f"no dyn runner for device {device.type}"
+    return runner, device, None
+
+
+EMPTY = "a tensor without elements (PyTorch's ops run it: nothing to compute)"
+
+
+def fallback_reason(graph, example_inputs):
+    """Why the dyn backend does not compile this graph (None: it does)."""
+    return getattr(graph, "no_lowering", None) or _plan(graph, example_inputs)[2]
+
+
+# what the compiler says of an op capture kept whole (graph.torch_call): it has no lowering
+NO_LOWERING = "has no lowering in dyn's compiler"
+
+
+def dyn_backend(graph, example_inputs, options=None):
+    """The graph compiled by the C++ core for its device's runner; the graph itself (run with PyTorch ops)
+    when it holds a tensor without elements or an op the compiler has no lowering for (its diagnostic is
+    the reason); None (the frame runs eagerly) where dyn has no runner."""
+    runner, device, why = _plan(graph, example_inputs)
+    if runner is None:
+        return graph if why is EMPTY else None
+    try:
+        return runner(graph, bool((options or {}).get("keep_stages", False)))
+    except RuntimeError as e:
+        found = [line.split("error: ", 1)[1] for line in str(e).splitlines() if NO_LOWERING in line and
+                 "error: " in line]
+        if not found:
+            raise
+        graph.no_lowering = found[0]
+        return graph
 
 
 def eager_backend(graph, example_inputs, options=None):
-    """The graph run with PyTorch ops, as one generated Python function (graph_python.py)."""
+    """The graph run with PyTorch ops, as one generated Python function (graph/eager.py)."""
     return python_function(graph)
 
 

@@ -8,7 +8,7 @@ import torch
 
 from .outputs import _memory_conflict
 from .paths import _gatherer, _resolver
-from .values import (_contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
+from .values import (is_constant, is_constant_value, is_namedtuple, is_opaque_type,
                      strict_eq)
 
 
@@ -138,8 +138,10 @@ def _py_check_tensor(a, g):
 
 
 def _is_container(a):
+    # a dict of str keys is checked key by key and item by item (the frame's **kwargs is a new dict
+    # per call: an identity guard would never hold)
     return ((type(a) in (tuple, list) or is_namedtuple(a)) and not is_constant(a)) or \
-        (type(a) is dict and all(type(k) is str for k in a) and _contains_real_tensor(a))
+        (type(a) is dict and all(type(k) is str for k in a) and not is_constant_value(a))
 
 
 def _container_guard(value):

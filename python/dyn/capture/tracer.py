@@ -43,6 +43,8 @@ class Tracer:
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
+        self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
+        self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
         self.state_reads = {}  # global state the traced code read: description -> (getter, value)
 
     def read_state(self, what, getter):
@@ -85,6 +87,14 @@ class Tracer:
         elif not isinstance(v, torch.Tensor):
             self.attr_guards.append((path, Is(v)))
 
+    def mutable_source(self, v, path):
+        """A list, dict or set of constants read from a global or closure variable (guarded by value, so
+        an equal new object passes): code after a graph break re-reads the variable, so a call it makes
+        (LOG.append(...)) mutates the object the variable holds then."""
+        if type(v) in (list, dict, set) and id(v) not in self.sources and is_constant_value(v):
+            self.sources[id(v)] = path
+            self.keep.append(v)
+
     def external(self, v):
         """A global or closure value: tensors become graph inputs; containers are traced item by item
         with their items guarded (the variable itself is guarded by the caller)."""
@@ -116,6 +126,14 @@ class Tracer:
         self.input_sources.append(source if source is not None else ("obj", t))
         self.keep.append(t)
         return v
+
+    def wrap_kwargs(self, kwargs, source):
+        """The frame's **kwargs: a new dict at every call, so the frame may mutate it; traced as a copy
+        (the real one is the runner's argument) with its items read through their keys."""
+        d = {k: self.wrap(v, source + (("item", k),)) for k, v in kwargs.items()}
+        self.created.add(id(d))
+        self.keep.append(d)
+        return d
 
     def wrap(self, value, source=None):
         """A real value entering the trace (argument, attribute, global)."""

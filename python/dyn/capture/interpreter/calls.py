@@ -2,6 +2,7 @@
 cannot capture breaks the graph in the top frame (Frame mixin)."""
 import builtins
 import functools
+import sys
 import types
 
 import torch
@@ -9,6 +10,7 @@ import torch
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
 from ...ops.handlers import generic_method
+from ..children import frame_target
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
@@ -25,6 +27,26 @@ _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
+
+
+def _compiler_queries():
+    """Functions that ask whether code is being compiled, traced or scripted, with the answer they get
+    while dyn captures (TorchDynamo's: compiling yes; exporting, scripting, FX or JIT tracing no).
+    Libraries take their compile-friendly paths on them; eager runs after a graph break see False."""
+    import torch.compiler
+    import torch.jit
+    table = {torch.compiler.is_compiling: True, torch.compiler.is_dynamo_compiling: True,
+             torch.compiler.is_exporting: False, torch.jit.is_scripting: False, torch.jit.is_tracing: False,
+             torch._C._get_tracing_state: None}
+    for mod, name, v in (("torch._utils", "is_compiling", True), ("torch._dynamo", "is_compiling", True),
+                         ("torch._dynamo.external_utils", "is_compiling", True),
+                         ("torch.fx._symbolic_trace", "is_fx_tracing", False),
+                         ("torch.onnx", "is_in_onnx_export", False),
+                         ("torch.nn.modules.activation", "_is_make_fx_tracing", False)):
+        f = getattr(sys.modules.get(mod), name, None)  # only where already imported (no import cost)
+        if f is not None:
+            table[f] = v
+    return table
 
 
 class CallOps:
@@ -66,6 +88,10 @@ class CallOps:
         function that breaks inside) ends the graph: Python makes the call and the frame resumes after
         it. The first failure restarts the capture so that no partial effect of the call is kept."""
         tr = self.tr
+        if not self.depth:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
+            t = frame_target(fn.func if type(fn) is functools.partial else fn)
+            if t is not None:
+                tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
         if self.handled(inst.offset):  # inside a try: the rest of the frame runs from this call, eagerly
@@ -156,6 +182,12 @@ class CallOps:
             self.fail("method of a real tensor")
         if isinstance(fn, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
+        if not args and not kwargs and _hashable(fn):
+            queries = tr.compiler_queries
+            if queries is None:
+                queries = tr.compiler_queries = _compiler_queries()
+            if fn in queries:
+                return queries[fn]
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
         if isinstance(fn, types.FunctionType):

@@ -11,7 +11,7 @@ from ...errors import Unsupported
 from ..tracer import Tracer
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps
+from .control import ControlOps, GradModeExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
@@ -62,17 +62,39 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunct
         except (TypeError, ValueError) as e:
             raise Unsupported(f"cannot bind arguments of {co.co_name}: {e}")
         ba.apply_defaults()
-        return {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+        bound = {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+        if co.co_flags & 0x08:  # **kwargs is a new dict per call: the callee may mutate it
+            self._created(bound[co.co_varnames[nargs - 1]])
+        return bound
 
     def fail(self, reason):
         raise Unsupported(reason, self.code.co_filename, self.lineno)
 
     def handled(self, offset):
-        """Whether an exception at offset is caught in this frame (a try body, a with block): a call,
-        store or branch there must be made inside the frame's own code, never by a graph-break runner."""
+        """Whether an exception at offset is caught in this frame by anything but the traced grad-mode
+        with blocks it is in (a try body, another with block): a call, store or branch there must be made
+        inside the frame's own code, never by a graph-break runner. Inside `with torch.no_grad():` alone
+        the runner makes it under the block's grad mode and the resume function enters the block again
+        (TorchDynamo breaks there too; inside a try it does not)."""
         if self._handled is None:
-            self._handled = [(e.start, e.end) for e in dis.Bytecode(self.code).exception_entries]
-        return any(a <= offset < b for a, b in self._handled)
+            self._handled = [(e.start, e.end, e.target, e.depth) for e in dis.Bytecode(self.code).exception_entries]
+        off = offset
+        for _ in range(len(self._handled) + 1):
+            e = next((e for e in self._handled if e[0] <= off < e[1]), None)
+            if e is None:
+                return False
+            k = self.index_of.get(e[2])
+            if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
+                    self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
+                    not isinstance(self.stack[e[3] - 1], GradModeExit):
+                return True  # a try, or a with block of another context manager
+            # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
+            # is covered by the next enclosing handler, if any
+            cleanup = next((c for c in self._handled if c[0] <= e[2] < c[1]), None)
+            if cleanup is None:
+                return True
+            off = cleanup[2]
+        return True
 
     # -- stack helpers
     def pop(self):
@@ -134,18 +156,23 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunct
         return self.index_of[inst.argval]
 
 
-def trace(func, args, device, session, allow_breaks=False):
+def trace(func, args, device, session, allow_breaks=False, callees=None):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
-    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
+    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None. callees (a
+    dict, filled across restarts): the user functions the frame was seen to call."""
+    callees = {} if callees is None else callees
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+    varkw = nargs - 1 if co.co_flags & 0x08 else None
     break_at, eager_at = {}, {}
     for _ in range(16):
         tr = Tracer(device, session)
         tr.allow_breaks = allow_breaks
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
-        wrapped = [tr.wrap(a, ("arg", i)) for i, a in enumerate(args)]
+        tr.callees = callees
+        wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
+                   for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
         try:
             return tr, frame.run(0), None

@@ -88,6 +88,7 @@ class LoadStoreOps:
             self.fail(f"free variable {inst.argval!r} referenced before assignment")
         if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
             self.tr.guard_cell(cell, v)
+            self.tr.mutable_source(v, ("obj", cell, "cell_contents"))
             v = self.tr.external(v)
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
@@ -104,6 +105,7 @@ class LoadStoreOps:
         if name in self.globals:
             v = self.globals[name]
             self.tr.guard_global(self.globals, name, v)
+            self.tr.mutable_source(v, ("obj", self.globals, ("item", name)))
             v = self.tr.external(v)
         elif name in self.builtins:
             v = self.builtins[name]

@@ -24,6 +24,8 @@ class GraphBreak(Exception):
         self.lineno = getattr(why, "lineno", None) or frame.lineno
         self.offset, self.call, self.cond, self.targets, self.store = offset, call, cond, targets, store
         self.eager_rest = eager_rest
+        modes = frame.tr.grad_modes  # blocks entered by this frame (a break is in the top frame)
+        self.grad_mode = modes[-1] if modes else None
         self.locals, self.stack = dict(frame.locals), list(frame.stack)
         self.cells = {n: c for n, c in frame.cells.items() if n in frame.code.co_cellvars}
         self.code = frame.code

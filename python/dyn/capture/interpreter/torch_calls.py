@@ -1,8 +1,9 @@
 """Calls into PyTorch itself (Frame mixin). What is PyTorch is decided by the object (capture/origins.py):
 its C functions and dispatcher ops, and Python functions whose code is in the torch package. Those are
-never traced into, except torch.nn's modules; instead: a handler (ops/handlers) where dyn has one, a
-constant for the "am I being compiled/scripted/traced" queries, a check for torch._assert/_check,
-and otherwise one generic torch_call node for an op (ops/torch_call.py)."""
+never traced into, except torch.nn's modules and torch.backends' switches; instead: a handler
+(ops/handlers) where dyn has one, a check for torch._assert/_check, the global state they read
+(autocast), and otherwise one generic torch_call node for an op (ops/torch_call.py). The "am I being
+compiled/scripted/traced" queries are answered in calls.py (_compiler_queries)."""
 import functools
 import os
 
@@ -13,25 +14,10 @@ from ...ops.handlers import generic_call, generic_method
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
 
-# queries libraries make to pick a code path, answered as TorchDynamo answers them under torch.compile:
-# dyn compiles (libraries then take their compile-friendly paths), and is not TorchScript, jit.trace,
-# torch.export, FX or ONNX export. (module, qualname) of torch's own Python functions.
-_CONSTANT_QUERIES = {
-    ("torch.compiler", "is_compiling"): True,
-    ("torch.compiler", "is_dynamo_compiling"): True,
-    ("torch._dynamo.external_utils", "is_compiling"): True,
-    ("torch._utils", "is_compiling"): True,
-    ("torch.compiler", "is_exporting"): False,
-    ("torch._jit_internal", "is_scripting"): False,
-    ("torch.jit._trace", "is_tracing"): False,
-    ("torch.onnx", "is_in_onnx_export"): False,
-    ("torch.onnx._globals", "is_in_onnx_export"): False,
-    ("torch.fx._symbolic_trace", "is_fx_tracing"): False,
-    ("torch.nn.modules.activation", "_is_make_fx_tracing"): False,
-}
-# C functions of torch._C answered while capturing: no jit tracer runs; the API-usage log event (a
-# no-op unless a logging hook is installed) is dropped
-_CONSTANT_BUILTINS = {"_get_tracing_state": None, "_log_api_usage_once": None}
+# C functions of torch._C answered while capturing (the queries "am I compiled/scripted/traced" are
+# calls.py's _compiler_queries): the API-usage log event (a no-op unless a logging hook is installed)
+# is dropped
+_CONSTANT_BUILTINS = {"_log_api_usage_once": None}
 # torch's namespaces whose public functions are ops (a generic node when they have no handler); private
 # helpers there are traced into
 _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torch.linalg, torch.fft)
@@ -46,9 +32,6 @@ class TorchFunctionCalls:
     def call_torch_python(self, fn, args, kwargs):
         """A Python function of torch's (not a handler's): a constant query, an assertion, an op, or
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
-        key = (getattr(fn, "__module__", None), fn.__qualname__)
-        if key in _CONSTANT_QUERIES:
-            return _CONSTANT_QUERIES[key]
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
