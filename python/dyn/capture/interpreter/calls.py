@@ -24,6 +24,8 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
     "callable repr format hash id ord chr map filter").split()}
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
+# torch functions that make a tensor from Python values alone
+_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor"})
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
@@ -175,7 +177,7 @@ class CallOps:
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
-                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor"):
+                    and fn.__name__ not in _FACTORIES:
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
