@@ -413,3 +413,87 @@ def test_break_in_a_generic_with_block_captures_the_call(capsys):
     assert "with statement (Ctx)" in cf.breaks[0]["reason"]
     assert [g.ops() for g in graphs_of(cf)][0] == ["sin"] and len(graphs_of(cf)) == 4
     assert dyn.explain(generic_with)(x).graph_count == td_graph_count(generic_with, x) == 4
+
+
+# -- the resume prologue enters grad-mode blocks again (bytecode of this interpreter: 3.11 or 3.12) ------
+def _modes_seen(x, k):
+    a = x + 1
+    with torch.no_grad():
+        y = grad_inside(a)
+        with torch.enable_grad():
+            z = grad_inside(y) + k
+        w = grad_inside(z)
+    note("out", torch.is_grad_enabled())
+    return a, y, z, w
+
+
+def _after_calls_of(fn, name):
+    import dis
+    insts = [i for i in dis.get_instructions(fn.__code__) if i.opname != "PRECALL"]
+    return [insts[k + 1].offset for k, i in enumerate(insts)
+            if i.opname == "CALL" and any(j.argval == name for j in insts[max(0, k - 3):k])]
+
+
+def test_resume_code_enters_grad_blocks_again(capsys):
+    from dyn.capture import resume
+    after = _after_calls_of(_modes_seen, "grad_inside")
+    # resume after the first call (inside no_grad: its __exit__ under the call's result)
+    fn = resume.resume_function(_modes_seen, resume.resume_code(
+        _modes_seen.__code__, after[0], ["g0", resume.VALUE], ("a", "k")))
+    assert fn(6, 3, 10) == (3, 6, 22, 44)  # y = 6 (the result), a = 3, k = 10
+    assert capsys.readouterr().out == "True\nFalse\nout True\n" and torch.is_grad_enabled()
+    # resume after the second call (enable_grad inside no_grad)
+    fn = resume.resume_function(_modes_seen, resume.resume_code(
+        _modes_seen.__code__, after[1], ["g0", "g1", resume.VALUE], ("a", "y", "k")))
+    assert fn(12, 3, 6, 10) == (3, 6, 22, 44)
+    assert capsys.readouterr().out == "False\nout True\n" and torch.is_grad_enabled()
+
+
+def _raises_inside(x):
+    with torch.no_grad():
+        y = grad_inside(x)
+        z = y.missing_attribute
+    return z
+
+
+def test_exception_in_a_resumed_grad_block_leaves_it():
+    from dyn.capture import resume
+    after = _after_calls_of(_raises_inside, "grad_inside")
+    fn = resume.resume_function(_raises_inside, resume.resume_code(
+        _raises_inside.__code__, after[0], ["g0", resume.VALUE], ()))
+    with pytest.raises(AttributeError):
+        fn(3)
+    assert torch.is_grad_enabled()
+
+
+class Stepper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.last = None
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.lin(x)
+            self.last = h            # a store: breaks, Python makes it, resumes inside the block
+            if h.sum() > 0:          # a branch on a tensor: breaks, resumes on the side taken
+                h = h * 2
+            out = h + 1
+        return out, torch.is_grad_enabled()
+
+
+def test_store_and_branch_inside_no_grad_resume_inside_the_block():
+    torch.manual_seed(0)
+    m = Stepper()
+    cm = dyn.compile(m, backend="eager")
+    for i in range(4):
+        x = torch.randn(2, 3) * (1 if i % 2 else -1)
+        (got, mode), (want, emode) = cm(x), m(x)
+        torch.testing.assert_close(got, want)
+        assert mode is emode is True and not got.requires_grad
+        torch.testing.assert_close(m.last, m.lin(x).detach())
+    cf = cm._dyn_forward
+    assert all(e[1] is not None for e in cf._entries)
+    reasons = [b["reason"] for b in cf.breaks]
+    assert any("attribute assignment" in r for r in reasons) and any("data-dependent" in r for r in reasons)
+    assert not any("eagerly" in r for r in reasons)

@@ -83,7 +83,7 @@ class Marker:
             return _Method(mark(v.obj), v.name)
         if isinstance(v, Opaque):
             fail("an opaque value with no source")
-        if isinstance(v, types.BuiltinMethodType) and type(v.__self__) in (list, dict, set):
+        if isinstance(v, (types.BuiltinMethodType, types.MethodWrapperType)) and type(v.__self__) in (list, dict, set):
             return _Method(mark(v.__self__), v.__name__)
         if isinstance(v, types.MethodType):
             return _Method(mark(v.__self__), None, v.__func__)

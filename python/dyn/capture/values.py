@@ -119,6 +119,24 @@ def _contains_real_tensor(v):
     return False
 
 
+def holds_internal(v, tracer, depth=0):
+    """Whether v is, or holds in a container, a value that stands for something only while capturing: a
+    symbolic tensor, a bound tensor method, a generator being traced, NULL, any other dyn object, or an
+    instance of a user class the traced code made (its attributes may be symbolic). Such values must
+    never reach a real function: it would compute with dyn's placeholders."""
+    if isinstance(v, TensorVar) or type(v).__module__.startswith("dyn."):
+        return True
+    t = type(v)
+    if t in (tuple, list, set, frozenset) or is_namedtuple(v):
+        return depth < 16 and any(holds_internal(x, tracer, depth + 1) for x in v)
+    if t is dict:
+        return depth < 16 and any(holds_internal(k, tracer, depth + 1) or holds_internal(x, tracer, depth + 1)
+                                  for k, x in v.items())
+    if t is slice:
+        return any(holds_internal(x, tracer, depth + 1) for x in (v.start, v.stop, v.step))
+    return t in tracer.created_classes and id(v) in tracer.created
+
+
 def _contains_tensor(v):
     if isinstance(v, TensorVar):
         return True

@@ -2,6 +2,8 @@
 cannot capture breaks the graph in the top frame (Frame mixin)."""
 import builtins
 import functools
+import itertools
+import operator
 import sys
 import types
 
@@ -13,9 +15,10 @@ from ...ops.handlers import generic_method
 from ..children import frame_target
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, holds_internal, is_constant
 from .control import GradModeExit, SymGenerator
 from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
+from .operators import OPERATOR_FUNCS
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart
 
 # builtins that are pure and may be called on constant arguments
@@ -238,20 +241,41 @@ class CallOps:
         if isinstance(fn, GradModeExit):
             return fn.exit()
         if pure:
-            if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
+            if fn in (min, max, sum, sorted) and len(args) >= 1 and id(args[0]) in tr.created and \
                     not isinstance(args[0], (list, tuple)):
                 args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
-            if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
+            if fn in (any, all) and len(args) == 1 and not kwargs:
+                return self.any_all(fn is any, args[0])
+            if fn in (min, max, sum, abs, bool, float, int) and (
+                    any(_contains_tensor(a) for a in args) or any(_contains_tensor(v) for v in kwargs.values())):
                 if fn in (float, int, bool):
                     self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
-                if fn is abs:
+                if fn is abs and len(args) == 1 and not kwargs:
                     return tr.ops.unary("abs", args[0])
-                if fn is sum:
-                    acc = args[1] if len(args) > 1 else 0
+                if fn is sum and 1 <= len(args) + len(kwargs) <= 2 and set(kwargs) <= {"start"} and args:
+                    acc = kwargs["start"] if "start" in kwargs else args[1] if len(args) > 1 else 0
                     for x in args[0]:
                         acc = self.binary("+", acc, x)
                     return acc
                 self.fail(f"{fn.__name__}() over tensors (data-dependent)")
+            if fn is type and len(args) == 1 and not kwargs:
+                return self.type_of(args[0])
+            if fn is callable and len(args) == 1 and isinstance(args[0], TensorVar):
+                return False
+            if fn is operator.getitem and len(args) == 2 and not kwargs:
+                return self.subscr(*args)
+            op = OPERATOR_FUNCS.get(fn)
+            if op is not None and not kwargs and len(args) == (1 if op[0] == "unary" else 2):
+                return getattr(self, op[0])(op[1], *args)
+            seen = list(args)
+            if seen and fn in _ITERATING_BUILTINS and type(seen[0]) is dict:
+                seen[0] = list(seen[0])  # iterating a dict yields its keys only
+            if fn not in _STRUCTURAL and type(fn) is not operator.itemgetter and (
+                    any(holds_internal(a, tr) for a in seen) or any(holds_internal(v, tr) for v in kwargs.values())) or \
+                    fn in (isinstance, issubclass) and args and holds_internal(args[0], tr) and \
+                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created):
+                # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
+                self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
             r = fn(*args, **kwargs)
             if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
                 self._created(r)  # containers, iterators and views over traced values
@@ -261,6 +285,13 @@ class CallOps:
         if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
                 type(fn.__self__) in tr.created_classes and not args and not kwargs:
             return None  # object.__init__ (super().__init__() of a user class made here)
+        if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
+                type(fn.__self__) in (list, dict, set):
+            # s.__init__(other): empties s and fills it again; only a container made here may change
+            if id(fn.__self__) not in tr.created:
+                self.fail(f"{type(fn.__self__).__name__}.__init__ on a container not created here (mutation)")
+            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            return fn(*args, **kwargs)
         if is_torch_builtin(fn):
             return self.call_torch_builtin(fn, args, kwargs)
         call = getattr(type(fn), "__call__", None)
@@ -274,6 +305,28 @@ class CallOps:
         if fn.__code__.co_flags & 0x20:
             return self._created(SymGenerator(type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=True)))
         return type(self)(self.tr, fn, args, kwargs, self.depth + 1).run()
+
+    def any_all(self, is_any, iterable):
+        """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
+        that of a placeholder dyn made is not Python's."""
+        for item in self.iterate(iterable):
+            if isinstance(item, TensorVar) or holds_internal(item, self.tr) and \
+                    not isinstance(item, (list, tuple, dict, set, frozenset)):
+                self.fail(f"{'any' if is_any else 'all'}() of a tensor (data-dependent)")
+            if self.truth(item) == is_any:
+                return is_any
+        return not is_any
+
+    def type_of(self, v):
+        """type(v): a tensor's real type (an input's is guarded: Parameter or Tensor; a computed tensor is
+        a Tensor); never the type of one of dyn's placeholders."""
+        if isinstance(v, TensorVar):
+            return type(self.tr.input_tensors[v.input_index]) if v.input_index is not None else torch.Tensor
+        if holds_internal(v, self.tr) and not (type(v) in self.tr.created_classes or
+                                               type(v) in (tuple, list, dict, set, frozenset, slice) or
+                                               isinstance(v, tuple)):
+            self.fail(f"type() of a value made while capturing ({type(v).__name__})")
+        return type(v)
 
     def zero_arg_super(self):
         """super() inside a method: the class from the __class__ cell, the first argument."""
@@ -360,6 +413,15 @@ _CONTAINER_METHODS.update(CONTAINER_METHODS)
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"} | \
     MUTATING
 
+
+# pure functions that only arrange the values they are given (never look at them but by identity or
+# hash, which for tensors is identity in eager too): they may hold dyn's placeholders
+_STRUCTURAL = {len, isinstance, issubclass, tuple, list, dict, set, frozenset, enumerate, zip, reversed, iter,
+               next, slice, operator.is_, operator.is_not, operator.itemgetter, itertools.chain,
+               itertools.chain.from_iterable, itertools.islice, itertools.repeat, itertools.product,
+               itertools.zip_longest, itertools.combinations, itertools.permutations, functools.partial}
+if hasattr(itertools, "pairwise"):
+    _STRUCTURAL.add(itertools.pairwise)
 
 _ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,
                        all, iter, next, map, filter}

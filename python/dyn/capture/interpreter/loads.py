@@ -8,7 +8,7 @@ from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
 from ..origins import is_torch_code
 from ..paths import _attr_steps
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, is_constant
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
 from .signals import PY312, GraphBreak
 
 # attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
@@ -153,7 +153,8 @@ class LoadStoreOps:
         if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
             src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
-                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
+                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)) and \
+                not holds_internal(obj, self.tr):
             # an object not reached from an argument (a global config, a module met while iterating a
             # Sequential): its attributes are re-read from the object at every call and guarded like
             # argument attributes

@@ -7,7 +7,7 @@ import torch
 
 from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
-from ..values import Opaque, _contains_real_tensor, _contains_tensor, is_constant
+from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -21,6 +21,10 @@ _TENSOR_IOPS = {"+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itrue
                 "%": "__imod__", "**": "__ipow__", "&": "__iand__", "|": "__ior__", "^": "__ixor__",
                 "<<": "__ilshift__", ">>": "__irshift__", "@": "__imatmul__"}
 _TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+# the operator module's functions as the operators they are (operator.add(a, b) is a + b)
+OPERATOR_FUNCS = {**{f: ("binary", s) for s, f in _BINOPS.items()}, **{f: ("compare", s) for s, f in _CMPOPS.items()},
+                  operator.neg: ("unary", "-"), operator.pos: ("unary", "+"), operator.invert: ("unary", "~"),
+                  operator.inv: ("unary", "~")}
 
 
 class OperatorOps:
@@ -82,8 +86,11 @@ class OperatorOps:
         if type(obj) is defaultdict and id(obj) in self.tr.created and idx not in obj:
             return self._created(obj[idx])  # made by its (builtin) default factory: the traced code's
         v = obj[idx]
+        if type(v) is list and type(idx) is slice:
+            self._created(v)  # a slice of a list is a new list (mutating it changes nothing else)
         src = self.tr.sources.get(id(obj))
-        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created:
+        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created and \
+                not holds_internal(obj, self.tr):
             src = self.tr.sources[id(obj)] = ("obj", obj)  # a container not reached from an argument
             self.tr.keep.append(obj)
         if src is None:
@@ -135,11 +142,15 @@ class OperatorOps:
 
     def op_COMPARE_OP(self, inst):
         b, a = self.pop(), self.pop()
-        sym = inst.argval
+        self.push(self.compare(inst.argval, a, b))
+
+    def compare(self, sym, a, b):
         if isinstance(a, TensorVar) or isinstance(b, TensorVar):
-            self.push(self.tr.ops.binary(_TENSOR_CMP[sym], a, b))
-        else:
-            self.push(_CMPOPS[sym](a, b))
+            return self.tr.ops.binary(_TENSOR_CMP[sym], a, b)
+        if holds_internal(a, self.tr) or holds_internal(b, self.tr):
+            # Python compares the items: tensors by value (eager), placeholders by identity (here)
+            self.fail(f"comparing a {type(a).__name__} and a {type(b).__name__} that hold tensors")
+        return _CMPOPS[sym](a, b)
 
     def op_IS_OP(self, inst):
         b, a = self.pop(), self.pop()
@@ -155,6 +166,8 @@ class OperatorOps:
             return
         if isinstance(b, TensorVar) or isinstance(a, TensorVar):
             self.fail("'in' with a tensor")
+        if isinstance(b, (list, tuple)) and (holds_internal(a, self.tr) or holds_internal(b, self.tr)):
+            self.fail("'in' on a list that holds tensors (eager compares them by value)")
         if isinstance(b, torch.nn.Module):
             self.guard_module_structure(b)
         elif isinstance(b, (Opaque, SymGenerator)) or hasattr(type(b), "__next__") and id(b) not in self.tr.created:
