@@ -15,7 +15,8 @@ from ...ops.handlers import generic_method
 from ..children import frame_target
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, holds_internal, is_constant
+from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, holds_internal, is_constant,
+                      is_namedtuple)
 from .control import GradModeExit, SymGenerator
 from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
 from .operators import OPERATOR_FUNCS
@@ -273,7 +274,8 @@ class CallOps:
             if fn not in _STRUCTURAL and type(fn) is not operator.itemgetter and (
                     any(holds_internal(a, tr) for a in seen) or any(holds_internal(v, tr) for v in kwargs.values())) or \
                     fn in (isinstance, issubclass) and args and holds_internal(args[0], tr) and \
-                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created):
+                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created) and \
+                    not _real_container(args[0]):
                 # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
                 self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
             r = fn(*args, **kwargs)
@@ -446,6 +448,11 @@ def _is_user_class(cls):
                 any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
             return False
     return True
+
+
+def _real_container(v):
+    """A Python container (its type is real whatever it holds): isinstance(args, tuple) is answered."""
+    return type(v) in (tuple, list, dict, set, frozenset) or is_namedtuple(v)
 
 
 def _callable_name(f):
