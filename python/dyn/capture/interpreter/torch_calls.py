@@ -1,10 +1,9 @@
 """Calls into PyTorch itself (Frame mixin). What is PyTorch is decided by the object (capture/origins.py):
 its C functions and dispatcher ops, and Python functions whose code is in the torch package. Those are
 never traced into, except torch.nn's modules and torch.backends' switches; instead: a handler
-(ops/handlers) where dyn has one, a check for torch._assert/_check, the global state they read
-(autocast), and otherwise one generic torch_call node for an op (ops/torch_call.py). The "am I being
-compiled/scripted/traced" queries are answered in calls.py (_compiler_queries)."""
-import functools
+(ops/handlers) where dyn has one, a check for torch._assert/_check, and otherwise one generic torch_call
+node for an op (ops/torch_call.py). The "am I being compiled/scripted/traced" queries and global state
+(autocast) are answered in calls.py."""
 import os
 
 import torch
@@ -55,8 +54,6 @@ class TorchFunctionCalls:
         """A C function of torch or a dispatcher op with no handler."""
         if getattr(fn, "__module__", None) == "torch._C" and fn.__name__ in _CONSTANT_BUILTINS:
             return _CONSTANT_BUILTINS[fn.__name__]
-        if fn is torch.is_autocast_enabled:
-            return self.autocast_enabled(*args, **kwargs)
         if fn in (torch._C._has_torch_function, torch._C._has_torch_function_unary,
                   torch._C._has_torch_function_variadic):
             return False  # plain tensors and Parameters (the only tensors captured) have no override
@@ -68,20 +65,6 @@ class TorchFunctionCalls:
         if not is_torch_op_builtin(fn):
             self.fail(f"call to unsupported torch function {_name(fn)}")
         return generic_call(self.tr.ops, fn, args, kwargs)
-
-    def autocast_enabled(self, device_type=None):
-        """torch.is_autocast_enabled([device_type]): read and guarded. dyn captures no autocast region:
-        under autocast the capture stops here."""
-        if device_type is None:
-            on = self.tr.read_state("autocast (cuda)", torch.is_autocast_enabled)
-        elif isinstance(device_type, str):
-            on = self.tr.read_state(f"autocast ({device_type})", functools.partial(torch.is_autocast_enabled,
-                                                                                  device_type))
-        else:
-            self.fail("torch.is_autocast_enabled of a non-string device type")
-        if on:
-            self.fail("autocast is enabled (dyn does not capture autocast regions)")
-        return False
 
     def torch_assert(self, fn, args, kwargs):
         """torch._assert(cond, msg) / torch._check(cond, msg): a Python condition is checked now (eager

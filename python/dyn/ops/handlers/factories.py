@@ -2,7 +2,7 @@
 import torch
 
 from ...errors import Unsupported
-from .common import _out, _shape_args, _tensors
+from .common import _check_device, _out, _shape_args, _tensors
 
 H = {}  # name -> handler
 
@@ -18,18 +18,11 @@ H["ones_like"] = _like(1)
 H["full_like"] = lambda o, x, fill_value, *, dtype=None, **k: o.full(x.meta.shape, fill_value, dtype or x.meta.dtype)
 
 
-def _on_graph_device(o, device):
-    """A factory makes its tensor where eager does: on `device`, else on torch's default device (read,
-    so guarded). The graph has one device: a tensor made on another one is not captured."""
-    where = torch.device(device) if device is not None else \
-        o.tr.read_state("default device", torch.get_default_device)
-    if where.type != o.tr.device.type:
-        raise Unsupported(f"a tensor made on {where} in a graph on {o.tr.device} (eager keeps it there)")
-
-
 def _factory(value):
     def h(o, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None, out=None):
-        _on_graph_device(o, device)
+        _check_device(o, device)
+        if requires_grad:
+            raise Unsupported("factory with requires_grad=True")
         return o.full(_shape_args(size), value, dtype or torch.get_default_dtype())
     return h
 
@@ -39,7 +32,9 @@ H["ones"] = _factory(1)
 
 
 def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
-    _on_graph_device(o, device)
+    _check_device(o, device)
+    if requires_grad:
+        raise Unsupported("full(requires_grad=True)")
     if dtype is None:
         dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 if isinstance(fill_value, int) \
             else torch.get_default_dtype()
@@ -55,7 +50,7 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     computed now, and enter the graph as a constant tensor."""
     if _tensors(args, kwargs):
         raise Unsupported("arange with a tensor bound")
-    _on_graph_device(o, device)
+    _check_device(o, device)
     if requires_grad:
         raise Unsupported("arange(requires_grad=True)")
     if layout not in (None, torch.strided):
@@ -70,21 +65,21 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
 H["arange"] = _arange
 
 
-def _numbers(data):
-    """Whether data is Python numbers (bools, ints, floats) in nested lists and tuples."""
-    if type(data) in (bool, int, float):
+def _constant_data(v, depth=0):
+    """Python numbers and bools, nested in lists and tuples (what torch.tensor takes as data here)."""
+    if isinstance(v, (bool, int, float)):
         return True
-    return type(data) in (list, tuple) and all(_numbers(x) for x in data)
+    return depth < 8 and isinstance(v, (list, tuple)) and all(_constant_data(x, depth + 1) for x in v)
 
 
 def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """torch.tensor / torch.as_tensor of Python numbers: eager's own tensor (its dtype inference: int64,
-    bool, the default dtype for floats), made now and entering the graph as a constant."""
-    if not _numbers(data):
-        raise Unsupported(f"torch.tensor of a {type(data).__name__} that is not Python numbers")
+    """torch.tensor of Python numbers: eager makes it (dtype inferred as eager infers it) and it enters
+    the graph as a constant on the graph's device."""
+    if not _constant_data(data):
+        raise Unsupported("torch.tensor of values that are not Python numbers")
+    _check_device(o, device, "torch.tensor")
     if requires_grad:
-        raise Unsupported("torch.tensor(requires_grad=True) (a new leaf at every call)")
-    _on_graph_device(o, device)
+        raise Unsupported("torch.tensor(requires_grad=True)")
     try:
         values = torch.tensor(data, dtype=dtype)
     except (RuntimeError, TypeError, ValueError, OverflowError) as e:
