@@ -71,9 +71,14 @@ def test_input_updated_in_place_and_view_returned():
     assert compiled_natively()
 
 
-def test_mlp():
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mlp(device):
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 4)).eval()
-    x = torch.randn(5, 16)
+    model.to(device)
+    x = torch.randn(5, 16, device=device)
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, backend="dyn")(x)
@@ -96,15 +101,16 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).split(C, dim=-1)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
-        mask = torch.ones(T, T, dtype=torch.bool).tril().logical_not()
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().logical_not()
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
         return x + self.mlp(self.ln2(x))
 
 
-def test_transformer_block_runs_dyn_code():
-    model = Block().eval()
-    x = torch.randn(2, 8, 32)
+@pytest.mark.parametrize("device", DEVICES)
+def test_transformer_block_runs_dyn_code(device):
+    model = Block().eval().to(device)
+    x = torch.randn(2, 8, 32, device=device)
     with torch.no_grad():
         want = model(x)
         compiled = torch.compile(model, backend="dyn", fullgraph=True)
