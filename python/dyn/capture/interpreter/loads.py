@@ -200,12 +200,18 @@ class LoadStoreOps:
             return
         if id(obj) not in self.tr.created:
             self.fail("item assignment (mutation)")
+        if isinstance(getattr(type(obj), "__setitem__", None), types.FunctionType):
+            self.call(type(obj).__setitem__, [obj, key, value], {})  # Python code: traced, never run here
+            return
         obj[key] = value
 
     def op_DELETE_SUBSCR(self, inst):
         key, obj = self.pop(), self.pop()
         if isinstance(obj, TensorVar) or id(obj) not in self.tr.created:
             self.fail("item deletion (mutation)")
+        if isinstance(getattr(type(obj), "__delitem__", None), types.FunctionType):
+            self.call(type(obj).__delitem__, [obj, key], {})
+            return
         del obj[key]
 
     def op_DELETE_ATTR(self, inst):

@@ -68,7 +68,12 @@ class OperatorOps:
 
     def op_BINARY_SUBSCR(self, inst):
         idx, obj = self.pop(), self.pop()
-        self.push(self.subscr(obj, idx))
+        if self.depth or not self.tr.allow_breaks:
+            self.push(self.subscr(obj, idx))
+            return
+        # in the top frame, an index dyn cannot capture (a __getitem__ that breaks inside, an indexing
+        # op without a graph form) breaks the graph like a call: Python indexes, the frame resumes
+        self.push(self.call_or_break(inst, operator.getitem, [obj, idx], {}))
 
     def op_BINARY_SLICE(self, inst):
         end, start, obj = self.pop(), self.pop(), self.pop()
@@ -83,6 +88,11 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
+        elif isinstance(getattr(type(obj), "__getitem__", None), types.FunctionType) and \
+                not (type(obj).__getitem__.__module__ or "").startswith("dyn."):
+            # Python code (a user class, a dict subclass like transformers' ModelOutput): traced, never
+            # run here (it could have effects, or compute with dyn's placeholders)
+            return self.call(type(obj).__getitem__, [obj, idx], {})
         v = obj[idx]
         if type(v) is list and type(idx) is slice:
             self._created(v)  # a slice of a list is a new list (mutating it changes nothing else)
