@@ -9,6 +9,7 @@ from .interpreter.control import GradModeExit
 from .marks import _ITER_TYPES, Marker, unmark
 from .paths import _gatherer
 from .runners import _rebuilder
+from .side_effects import replay
 from .values import NULL
 
 
@@ -63,6 +64,8 @@ class _Break:
                                     if n in live and n in bound))
         names = set().union(*self.names)
         self.locals = {n: mark(bound[n]) for n in names}
+        # side effects made before the break: replayed before the call Python makes (or the branch)
+        self.effects = tr.side.marks(marker) if tr.side else None
         self.code = co
         try:  # built now so that a frame that cannot resume runs eagerly from its start
             self.codes = [resume.resume_code(co, t, self.slots, n, tr.session.resume_origins) for t, n in zip(self.targets, self.names)]
@@ -75,6 +78,7 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
     rebuild = _rebuilder(tmpl)
     resumes = [None] * len(brk.targets)
     call, store, stack, local_marks, mode = brk.call, brk.store, brk.stack, brk.locals, brk.grad_mode
+    effects = brk.effects
 
     def resume_at(k, args):
         if resumes[k] is None:
@@ -83,36 +87,40 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
 
     def run(*args):
         ins = gather(args)
-        cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+        cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins, args)
+        # everything the rest needs is resolved first, from the state the graph saw; then the side
+        # effects recorded before the break are made, then the call or store Python makes
         memo = {}
         vals = [unmark(v, state, args, memo) for v in stack]
+        k = 0 if call is not None or store is not None or cond is None else (0 if cond else 1)
+        local_vals = [unmark(local_marks[n], state, args, memo) for n in brk.names[k]]
         if call is not None:
             fn, cargs, ckw = call
             fn = unmark(fn, state, args, memo)
             cargs = [unmark(v, state, args, memo) for v in cargs]
             ckw = {k: unmark(v, state, args, memo) for k, v in ckw.items()}
+        elif store is not None:
+            kind, obj, name, value = store
+            value = unmark(value, state, args, memo)
+            if kind not in ("global", "delglobal"):
+                obj = unmark(obj, state, args, memo)
+        if effects:
+            replay(effects, state, args, memo)
+        if call is not None:
             if mode is None:
                 vals.append(cf._call_through(fn, cargs, ckw))
             else:  # made inside the frame's `with torch.no_grad()` block, which the resume enters again
                 with torch.set_grad_enabled(mode):
                     vals.append(cf._call_through(fn, cargs, ckw))
-            k = 0
-        elif store is not None or cond is None:
-            if store is not None:
-                kind, obj, name, value = store
-                value = unmark(value, state, args, memo)
-                if kind == "global":
-                    obj[name] = value
-                elif kind == "delglobal":
-                    del obj[name]
-                elif kind == "delattr":
-                    delattr(unmark(obj, state, args, memo), name)
-                else:
-                    setattr(unmark(obj, state, args, memo), name, value)
-            k = 0
-        else:
-            k = 0 if cond else 1
-        names = brk.names[k]
-        vals.extend(unmark(local_marks[n], state, args, memo) for n in names)
+        elif store is not None:
+            if kind == "global":
+                obj[name] = value
+            elif kind == "delglobal":
+                del obj[name]
+            elif kind == "delattr":
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+        vals.extend(local_vals)
         return resume_at(k, vals)[0](*vals)
     return run

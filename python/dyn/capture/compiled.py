@@ -21,6 +21,7 @@ from ..session import current
 from . import resume
 from .breaks import _Break, _break_runner
 from .children import MAX_TARGETS, Dispatcher, frame_target, interceptable, named_targets, plain_copy
+from .marks import Marker
 from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
@@ -39,9 +40,27 @@ def _where(code):
 
 
 def _device_of(args):
+    """The device a capture runs on: the first tensor argument's, else the first tensor in an argument
+    container (a wrapper's *args, a **kwargs dict), else the first parameter or buffer of a module
+    argument; the CPU when there is none."""
+    def find(v, depth):
+        if isinstance(v, torch.Tensor):
+            return v.device
+        if depth < 3 and isinstance(v, (tuple, list)):
+            return next((d for d in (find(x, depth + 1) for x in v[:64]) if d is not None), None)
+        if depth < 3 and type(v) is dict:
+            return next((d for d in (find(x, depth + 1) for x in list(v.values())[:64]) if d is not None), None)
+        return None
     for a in args:
-        if isinstance(a, torch.Tensor):
-            return a.device
+        d = find(a, 0)
+        if d is not None:
+            return d
+    for a in args:
+        if isinstance(a, torch.nn.Module):
+            t = next(a.parameters(), None)
+            t = t if t is not None else next(a.buffers(), None)
+            if t is not None:
+                return t.device
     return torch.device("cpu")
 
 
@@ -57,9 +76,16 @@ def capture(func, args, session, allow_breaks=False, callees=None):
     def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
         raise Unsupported(reason, filename, lineno)
     if br is None:
+        effects = None
+        if tr.side:  # side effects: their tensors are graph outputs too, replayed after the graph
+            marker = Marker(tr, lambda why: fail(f"{why} in a side effect"))
+            effects = tr.side.marks(marker)
+            _check_no_shared_fresh(out, marker, tr, fail)
+            out = (out, tuple(marker.state))
         tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
         _prune(g)
+        tr.effects = effects
         return tr, tmpl, g, None
     session.count("graph_breaks")
     brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
@@ -67,6 +93,27 @@ def capture(func, args, session, allow_breaks=False, callees=None):
     g.outputs = outs
     _prune(g)
     return tr, tmpl, g, brk
+
+
+def _check_no_shared_fresh(out, marker, tr, fail):
+    """A container the traced code made, both returned and stored by a side effect, would be two objects
+    (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
+    made = marker.fresh_ids()
+    seen = set()
+
+    def walk(v):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if id(v) in made:
+            fail(f"a {type(v).__name__} both returned and kept by a side effect")
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(out)
 
 
 class _CompiledFunction:
@@ -400,7 +447,7 @@ class _Segment:
             cf._report(self.graph, *classify(kernel, self.graph, examples, cf._backend_name, cf._custom))
         kernel = _select(kernel, self.graph, self.tr.index_bounds)
         if self.brk is None:
-            self.runner = _make_runner(self.tr, self.tmpl, kernel)
+            self.runner = _make_runner(self.tr, self.tmpl, kernel, self.tr.effects)
         else:
             self.runner = _break_runner(cf, self.tr, self.tmpl, kernel, self.brk)
 

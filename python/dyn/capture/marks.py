@@ -54,6 +54,10 @@ class Marker:
         self.tr, self.fail = tracer, fail
         self.state, self._index, self._fresh = [], {}, {}
 
+    def fresh_ids(self):
+        """ids of the containers made by the traced code that were marked (made anew at every call)."""
+        return set(self._fresh)
+
     def mark(self, v):
         tr, fail, mark = self.tr, self.fail, self.mark
         if isinstance(v, TensorVar):

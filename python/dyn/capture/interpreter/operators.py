@@ -9,11 +9,13 @@ from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
 from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
+from .signals import TracedException
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
            "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
            "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
            ">>": operator.rshift}
+_IN_PLACE = {"+": operator.iadd, "|": operator.ior, "&": operator.iand, "-": operator.isub, "^": operator.ixor}
 _TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
 _CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
            ">=": operator.ge}
@@ -53,8 +55,15 @@ class OperatorOps:
             if isinstance(a, TensorVar):
                 self.push(self.inplace_binary(sym, a, b))
                 return
-            if isinstance(a, list) and id(a) not in self.tr.created:
-                self.fail("in-place operator on a list not created here")
+            if type(a) in (list, dict, set) and sym in ("+", "|", "&", "-", "^") and \
+                    not isinstance(b, TensorVar) and (type(a) is not list or sym == "+"):
+                # list +=, dict |=, set |= &= -= ^= change the container itself (aliases see it)
+                if id(a) not in self.tr.created:
+                    self.mutate(a, f"in-place operator on a {type(a).__name__} not created here")
+                if not isinstance(b, SymGenerator) and hasattr(type(b), "__next__") and id(b) not in self.tr.created:
+                    self.fail(f"in-place operator with a {type(b).__name__}")
+                self.push(_IN_PLACE[sym](a, b))
+                return
         self.push(self.binary(sym, a, b))
 
     def inplace_binary(self, sym, a, b):
@@ -88,12 +97,14 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
-        elif isinstance(getattr(type(obj), "__getitem__", None), types.FunctionType) and \
-                not (type(obj).__getitem__.__module__ or "").startswith("dyn."):
-            # Python code (a user class, a dict subclass like transformers' ModelOutput): traced, never
-            # run here (it could have effects, or compute with dyn's placeholders)
-            return self.call(type(obj).__getitem__, [obj, idx], {})
-        v = obj[idx]
+        getitem_fn = getattr(type(obj), "__getitem__", None)
+        if isinstance(getitem_fn, types.FunctionType) and \
+                not (getitem_fn.__module__ or "").startswith(("torch", "dyn")):
+            return self.call(getitem_fn, [obj, idx], {})  # a __getitem__ in Python: inlined
+        try:
+            v = obj[idx]
+        except (KeyError, IndexError) as e:
+            raise TracedException(e)  # as eager raises it (a try block of the traced code may catch it)
         if type(v) is list and type(idx) is slice:
             self._created(v)  # a slice of a list is a new list (mutating it changes nothing else)
         src = self.tr.sources.get(id(obj))
@@ -114,7 +125,7 @@ class OperatorOps:
         if isinstance(v, torch.Tensor):
             return self.tr.tensor_input(v, path)
         self.tr.guard_value(path, v)
-        if is_constant(v):
+        if is_constant(v) and type(v) is not list:  # a list: its traced copy (it may change)
             return v
         return self.tr.wrap(v, path)
 

@@ -53,3 +53,13 @@ class _Yield:
 
     def __init__(self, value):
         self.value, self.pc = value, None
+
+
+class TracedException(Exception):
+    """An exception the traced program raises (a missing key, `raise KeyError(...)`), as eager would
+    raise it: it unwinds the symbolic frames to the innermost handler of their exception tables (a try
+    block of an inlined function); one that leaves the compiled frame is not captured (eager raises it)."""
+
+    def __init__(self, exc):
+        super().__init__(repr(exc))
+        self.exc = exc
