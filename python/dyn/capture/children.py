@@ -32,15 +32,18 @@ def _module_hooks(m):
                 _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks)
 
 
-def frame_target(fn):
+def frame_target(fn, sequential=False):
     """(function, leading arguments) when calling fn runs the frame of a user Python function: a
     function, a bound method, a module's forward (no hooks, forward not replaced on the instance) or a
-    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks)."""
+    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks).
+    sequential: also nn.Sequential's forward (called at a graph break it is captured, so the user blocks
+    in it are captured too; torch.nn's other modules run as they are, as TorchDynamo lets them)."""
     if getattr(type(fn), "_dyn_is_compiled", False):
         return None
     if isinstance(fn, torch.nn.Module):
         fwd = type(fn).forward
-        if is_user_function(fwd) and "forward" not in fn.__dict__ and not _module_hooks(fn):
+        ok = is_user_function(fwd) or sequential and fwd is torch.nn.Sequential.forward
+        if ok and "forward" not in fn.__dict__ and not _module_hooks(fn):
             return fwd, (fn,)
         return None
     if isinstance(fn, types.MethodType):

@@ -86,7 +86,7 @@ def is_traced_code(fn):
     libraries' code (torchvision, timm, transformers), not PyTorch's, dyn's, the standard library's or
     numpy's/scipy's."""
     return isinstance(fn, types.FunctionType) and not is_torch_code(fn) and not is_stdlib_code(fn) and \
-        not is_numeric_library(fn)
+        not is_numeric_library(fn) and _package(getattr(fn, "__module__", None)) != "typing_extensions"
 
 
 def is_torch_class(cls):

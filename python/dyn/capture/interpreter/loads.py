@@ -273,7 +273,7 @@ class LoadStoreOps:
 def _python_method(obj, name):
     """type(obj).name when it is written in Python outside torch and dyn (inlined), else None."""
     fn = getattr(type(obj), name, None)
-    if isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith(("torch", "dyn")):
+    if isinstance(fn, types.FunctionType) and not is_torch_code(fn):
         return fn
     return None
 
