@@ -24,8 +24,15 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
+# dyn's GPU path has no matmul lowering yet (the ops branch adds library calls): the CUDA model tests
+# xfail with that reason until it does, then they pass unchanged
+GPU_MATMUL = "'loop.matmul' op is not supported on the GPU path yet"
+
+
 def compiled_natively(n=1):
     s = dyn.stats()
+    if any(GPU_MATMUL in (g["reason"] or "") for g in s["eager_graphs"]):
+        pytest.xfail(f"dyn's compiler on CUDA: {GPU_MATMUL}")
     return s["compiled_graphs"] == n and not s["eager_graphs"]
 
 
@@ -46,10 +53,14 @@ FUNCTIONS = [
 ]
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("k", range(len(FUNCTIONS)))
-def test_functions(k):
+def test_functions(k, device):
     fn = FUNCTIONS[k]
-    x, y = torch.randn(8, 3), torch.randn(8, 3)
+    x, y = torch.randn(8, 3, device=device), torch.randn(8, 3, device=device)
     want = fn(x, y)
     got = torch.compile(fn, backend="dyn", fullgraph=True)(x, y)
     torch.testing.assert_close(got, want)
@@ -69,9 +80,6 @@ def test_input_updated_in_place_and_view_returned():
     torch.testing.assert_close(got, want)
     assert got[0].data_ptr() == x.data_ptr() and got[0].stride() == want[0].stride()  # a view of x, as eager's
     assert compiled_natively()
-
-
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 @pytest.mark.parametrize("device", DEVICES)
