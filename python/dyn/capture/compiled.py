@@ -234,8 +234,10 @@ class _CompiledFunction:
         if self._at_limit(args):
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
-                              f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
+                many = (f"has {ENTRY_LIMIT} entries" if len(self._entries) >= ENTRY_LIMIT else
+                        f"recompiled {RECOMPILE_LIMIT} times")
+                warnings.warn(f"dyn: {self._code.co_name} {many} (recompile limit); new argument signatures "
+                              f"run eagerly", stacklevel=3)
             return None
         if self._entries:
             self._session.count("recompiles")
