@@ -223,6 +223,19 @@ def test_defaultdict_with_a_user_factory_breaks():
     assert_same(dyn.compile(f, backend="eager")(X), f(X))
 
 
+def test_inspect_signature_of_a_forward():
+    # transformers reads its forward's signature at every call (utils/generic.py)
+    import inspect
+
+    def scaled(x, scale=2.0):
+        return x * scale
+
+    def f(x):
+        params = inspect.signature(_doubled(scaled)).parameters
+        return scaled(x, params["scale"].default) if "scale" in params else x
+    one_graph(f, X)
+
+
 # -- numbers: finfo, iinfo, math ---------------------------------------------------------------------
 def test_finfo_iinfo_math():
     def f(x):
