@@ -229,10 +229,11 @@ def test_inspect_signature_of_a_forward():
 
     def scaled(x, scale=2.0):
         return x * scale
+    wrapped = _doubled(scaled)
 
     def f(x):
-        params = inspect.signature(_doubled(scaled)).parameters
-        return scaled(x, params["scale"].default) if "scale" in params else x
+        params = inspect.signature(wrapped).parameters  # follows __wrapped__
+        return wrapped(x, params["scale"].default) if "scale" in params else x
     one_graph(f, X)
 
 
