@@ -201,3 +201,21 @@ def test_module_with_parameters_made_inside_forward_is_not_captured():
     want = f(x)
     torch.testing.assert_close(got, want)
     assert any("parameters" in r for r in breaks(cf))
+
+
+def test_inspect_signature_of_a_method():
+    # transformers' apply_chunking_to_forward: len(inspect.signature(forward_fn).parameters)
+    import inspect
+
+    class M(torch.nn.Module):
+        def chunk(self, h):
+            return h * 2
+
+        def forward(self, x):
+            n = len(inspect.signature(self.chunk).parameters)
+            return self.chunk(x) + n
+    m = M()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(cm(x), m(x))
+    assert breaks(cm) == [] and len(graphs(cm)) == 1

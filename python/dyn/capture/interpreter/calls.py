@@ -3,6 +3,7 @@ cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
 import functools
+import inspect
 import itertools
 import operator
 import sys
@@ -186,6 +187,12 @@ class CallOps:
             self.fail("method of a real tensor")
         if isinstance(fn, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
+        if fn is inspect.signature and len(args) == 1 and not kwargs and (
+                isinstance(args[0], types.FunctionType) or isinstance(args[0], types.MethodType) and
+                isinstance(args[0].__func__, types.FunctionType)):
+            # of a function (guarded by identity, bound methods by their function): its code and
+            # defaults decide it (transformers' apply_chunking_to_forward counts the parameters)
+            return inspect.signature(args[0])
         if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
                 torch.no_grad, torch.enable_grad):
             return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
