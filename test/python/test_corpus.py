@@ -52,15 +52,15 @@ DOCUMENTED_BREAKS = {
 _TV_FWD = "call to unsupported torch function torchvision.models.{}._forward_impl: frontend/symbolic take " \
           "'torchvision' for 'torch' (module-name prefix test)"
 # transformers: the first break of each model and mode, inside an inlined forward (the side effects, **kwargs,
-# ModelOutput, is_compiling and device breaks are gone; what is left needs ops)
+# ModelOutput, is_compiling, device and indexing breaks are gone; what is left is ops without a handler, which
+# the generic torch_call node and the ops branch cover)
 _ADDMM, _DROPOUT = "torch.addmm (GPT-2's Conv1D) has no handler", "F.dropout in training mode (random numbers)"
-_SDPA, _MULTI = "F.scaled_dot_product_attention has no handler", \
-    "indexing with several integer tensors (masking_utils.padding_mask_function)"
+_SDPA = "F.scaled_dot_product_attention has no handler"
 _HF = {
     ("hf_gpt2_eager", "eval"): _ADDMM, ("hf_gpt2_eager", "train"): _DROPOUT,
     ("hf_gpt2_sdpa", "eval"): _ADDMM, ("hf_gpt2_sdpa", "train"): _DROPOUT,
-    ("hf_bert_eager", "eval"): _MULTI, ("hf_bert_eager", "train"): "F.embedding with padding_idx, differentiated",
-    ("hf_bert_sdpa", "eval"): _MULTI, ("hf_bert_sdpa", "train"): "F.embedding with padding_idx, differentiated",
+    ("hf_bert_eager", "train"): _DROPOUT,
+    ("hf_bert_sdpa", "eval"): _SDPA, ("hf_bert_sdpa", "train"): _DROPOUT,
     ("hf_llama_eager", "train"): "F.pad (loss_utils.fixed_cross_entropy) has no handler",
     ("hf_llama_sdpa", "eval"): _SDPA, ("hf_llama_sdpa", "train"): _SDPA,
     ("hf_t5_eager", "eval"): "copy.deepcopy(config) in T5Stack.forward (TorchDynamo breaks there too), then ops",
