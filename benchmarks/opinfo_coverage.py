@@ -52,11 +52,12 @@ def main():
     results = []
     for op in op_db:
         if torch.float32 not in op.supported_dtypes("cpu"):
-            results.append(dict(name=oc.full_name(op), claimed=False, status="no float32", why=None, samples=0))
+            results.append(dict(name=oc.full_name(op), op=op.name, claimed=False, status="no float32", why=None,
+                                samples=0))
             continue
         claimed = "function" in oc.claimed_variants(op)
         status, why, n = measure(op, args.samples)
-        results.append(dict(name=oc.full_name(op), claimed=claimed, status=status, why=why, samples=n))
+        results.append(dict(name=oc.full_name(op), op=op.name, claimed=claimed, status=status, why=why, samples=n))
         if args.verbose:
             print(f"{oc.full_name(op):40s} {'claimed' if claimed else '       '} {status:10s} {why or ''}",
                   flush=True)
@@ -70,16 +71,17 @@ def main():
           f"{'all' if not args.samples else f'the first {args.samples}'} samples per OpInfo):")
     print(f"  op_db: {len(results)} OpInfos, {len(with_f32)} with float32 on the CPU")
     print(f"  compile natively with eager's results: {len(passed)} of {len(with_f32)} "
-          f"({100 * len(passed) / len(with_f32):.1f}%), {len({r['name'].split('.')[0] for r in passed})} "
+          f"({100 * len(passed) / len(with_f32):.1f}%), {len({r['op'] for r in passed})} "
           f"distinct op names")
     print(f"  claimed by dyn (a capture handler): {len(claimed)}; of those passing: "
           f"{sum(r['status'] == 'pass' for r in claimed)}")
     print(f"  results: {dict(by_status)}; {sum(r['samples'] for r in with_f32)} samples in {seconds:.0f} s")
-    wrong = [r for r in with_f32 if r["status"] in ("wrong", "error")]
-    if wrong:
-        print("  WRONG RESULTS (bugs):")
-        for r in wrong:
-            print(f"    {r['name']}: {r['why']}")
+    for status, title in (("wrong", "WRONG RESULTS (bugs)"), ("error", "errors of the harness itself")):
+        rows = [r for r in with_f32 if r["status"] == status]
+        if rows:
+            print(f"  {title}:")
+            for r in rows:
+                print(f"    {r['name']}: {r['why']}")
     failing = [r for r in claimed if r["status"] == "not native"]
     if failing:
         print("  claimed, not native on some sample:")

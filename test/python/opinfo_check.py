@@ -84,7 +84,7 @@ def samples(op, dtype, limit, device="cpu", seed=0):
 
 
 def _tensors(v, out):
-    if isinstance(v, torch.Tensor):
+    if isinstance(v, torch.Tensor) and v.layout == torch.strided:
         out.append(v)
     elif isinstance(v, (tuple, list)):
         for x in v:
@@ -97,7 +97,7 @@ def _tensors(v, out):
 
 def _alias(t, inputs):
     """Index of the input t shares memory with, else None."""
-    if t.numel() == 0:
+    if t.numel() == 0 or t.layout != torch.strided:
         return None
     p = t.untyped_storage().data_ptr()
     for i, x in enumerate(inputs):

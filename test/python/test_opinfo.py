@@ -32,19 +32,44 @@ SAMPLES = {
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
 _MATMUL_BF16 = "not native: RuntimeError: stage 'loop' failed: loc(\"graph\":2:3): error: 'loop.matmul' op supports f32 and f64"
 _INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
+_MATMUL_GPU = "not native: RuntimeError: stage 'gpu' failed: loc(\"graph\":2:3): error: 'loop.matmul' op is not " \
+    "supported on the GPU path yet"
+_FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
 KNOWN_FAILURES = {
-    # the CPU loop.matmul lowering takes f32 and f64 only
-    ("bmm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("mm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("matmul", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("nn.functional.linear", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    # loop.matmul takes f32 and f64 only, and has no GPU lowering
+    ("bmm", "function", "bfloat16", "*"): _MATMUL_BF16,
+    ("mm", "function", "bfloat16", "*"): _MATMUL_BF16,
+    ("matmul", "function", "bfloat16", "*"): _MATMUL_BF16,
+    ("nn.functional.linear", "function", "bfloat16", "*"): _MATMUL_BF16,
+    ("bmm", "function", "*", "cuda"): _MATMUL_GPU,
+    ("bmm", "method", "*", "cuda"): _MATMUL_GPU,
+    ("mm", "function", "*", "cuda"): _MATMUL_GPU,
+    ("mm", "method", "*", "cuda"): _MATMUL_GPU,
+    ("matmul", "function", "*", "cuda"): _MATMUL_GPU,
+    ("matmul", "method", "*", "cuda"): _MATMUL_GPU,
+    ("nn.functional.linear", "function", "*", "cuda"): _MATMUL_GPU,
+    # factories whose only tensor is the one they make: capture takes the graph's device from its inputs
+    ("arange", "function", "*", "cuda"): _FACTORY_GPU,
+    ("ones", "function", "*", "cuda"): _FACTORY_GPU,
+    ("zeros", "function", "*", "cuda"): _FACTORY_GPU,
+    ("full", "function", "*", "cuda"): _FACTORY_GPU,
+    ("empty", "function", "*", "cuda"): _FACTORY_GPU,
+    # x.fill_(True) into a float tensor: the GPU launch plan cannot pass one of the kernel's operands
+    ("fill", "inplace", "float32", "cuda"):
+        "not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: 'gpu.launch_func' op "
+        "has a kernel operand the launch plan cannot provide",
+    ("nn.functional.batch_norm.without_cudnn", "function", "float32", "cuda"):
+        "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
+    # OpInfo makes narrow's 0-d start tensor on the CPU
+    ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
+    ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
     ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
     ("min.reduction_with_dim", "function", "*", "*"): _INDICES,
     ("min.reduction_with_dim", "method", "*", "*"): _INDICES,
     # data-dependent: eager reads the 0-d start tensor's value
-    ("narrow", "function", "*", "*"): "not native: Unsupported: narrow with a tensor start",
-    ("narrow", "method", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "function", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "method", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
     # dyn's results are contiguous: a channels_last request is a graph break
     ("to", "method", "float32", "*"): "not native: Unsupported: to() with memory_format=torch.channels_last",
     ("nn.functional.batch_norm", "function", "float32", "*"):

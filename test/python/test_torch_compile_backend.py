@@ -24,8 +24,15 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
+# dyn's GPU path has no matmul lowering yet (the ops branch adds library calls): the CUDA model tests
+# xfail with that reason until it does, then they pass unchanged
+GPU_MATMUL = "'loop.matmul' op is not supported on the GPU path yet"
+
+
 def compiled_natively(n=1):
     s = dyn.stats()
+    if any(GPU_MATMUL in (g["reason"] or "") for g in s["eager_graphs"]):
+        pytest.xfail(f"dyn's compiler on CUDA: {GPU_MATMUL}")
     return s["compiled_graphs"] == n and not s["eager_graphs"]
 
 
@@ -46,10 +53,14 @@ FUNCTIONS = [
 ]
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("k", range(len(FUNCTIONS)))
-def test_functions(k):
+def test_functions(k, device):
     fn = FUNCTIONS[k]
-    x, y = torch.randn(8, 3), torch.randn(8, 3)
+    x, y = torch.randn(8, 3, device=device), torch.randn(8, 3, device=device)
     want = fn(x, y)
     got = torch.compile(fn, backend="dyn", fullgraph=True)(x, y)
     torch.testing.assert_close(got, want)
@@ -71,9 +82,11 @@ def test_input_updated_in_place_and_view_returned():
     assert compiled_natively()
 
 
-def test_mlp():
+@pytest.mark.parametrize("device", DEVICES)
+def test_mlp(device):
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 4)).eval()
-    x = torch.randn(5, 16)
+    model.to(device)
+    x = torch.randn(5, 16, device=device)
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, backend="dyn")(x)
@@ -96,15 +109,16 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).split(C, dim=-1)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
-        mask = torch.ones(T, T, dtype=torch.bool).tril().logical_not()
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().logical_not()
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
         return x + self.mlp(self.ln2(x))
 
 
-def test_transformer_block_runs_dyn_code():
-    model = Block().eval()
-    x = torch.randn(2, 8, 32)
+@pytest.mark.parametrize("device", DEVICES)
+def test_transformer_block_runs_dyn_code(device):
+    model = Block().eval().to(device)
+    x = torch.randn(2, 8, 32, device=device)
     with torch.no_grad():
         want = model(x)
         compiled = torch.compile(model, backend="dyn", fullgraph=True)

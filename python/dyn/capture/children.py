@@ -7,6 +7,7 @@ it run) with the hook installed and a Dispatcher as callback. The hook intercept
 that carry a cache entry for that callback; the dispatcher registers the user functions the frame was
 seen to call (and those its names reach: submodules, methods, global functions) and hands a miss to
 the compiled function of that code."""
+import sys
 import types
 
 import torch
@@ -17,15 +18,17 @@ from ..native import HOOK as _HOOK
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 _NOT_A_FRAME = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
-_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
+# top-level packages whose Python functions are not frames of their own: PyTorch and dyn, the numeric
+# libraries, the standard library. Everything else, installed libraries included (torchvision,
+# transformers, timm), is user code for capture.
+_NOT_USER = frozenset(sys.stdlib_module_names) | {"torch", "dyn", "numpy", "scipy", "typing_extensions"}
 MAX_TARGETS = 64  # user functions registered per eager frame
 
 
 def is_user_function(f):
     if not isinstance(f, types.FunctionType):
         return False
-    mod = getattr(f, "__module__", None) or ""
-    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename
+    return (getattr(f, "__module__", None) or "").partition(".")[0] not in _NOT_USER
 
 
 def _module_hooks(m):
@@ -33,15 +36,18 @@ def _module_hooks(m):
                 _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks)
 
 
-def frame_target(fn):
+def frame_target(fn, sequential=False):
     """(function, leading arguments) when calling fn runs the frame of a user Python function: a
     function, a bound method, a module's forward (no hooks, forward not replaced on the instance) or a
-    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks)."""
+    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks).
+    sequential: also nn.Sequential's forward (called at a graph break it is captured, so the user blocks
+    in it are captured too; torch.nn's other modules run as they are, as TorchDynamo lets them)."""
     if getattr(type(fn), "_dyn_is_compiled", False):
         return None
     if isinstance(fn, torch.nn.Module):
         fwd = type(fn).forward
-        if is_user_function(fwd) and "forward" not in fn.__dict__ and not _module_hooks(fn):
+        ok = is_user_function(fwd) or sequential and fwd is torch.nn.Sequential.forward
+        if ok and "forward" not in fn.__dict__ and not _module_hooks(fn):
             return fwd, (fn,)
         return None
     if isinstance(fn, types.MethodType):

@@ -7,6 +7,7 @@ frame's arguments symbolically, builds a Graph, compiles it with the backend and
 Without the hook (extension missing) the same entries are looked up from Python."""
 import functools
 import inspect
+import operator
 import types
 import warnings
 
@@ -367,7 +368,11 @@ class _CompiledFunction:
         runs as a frame of its own: compiled, so it is captured and breaks only where it must."""
         if type(fn) is functools.partial:
             return self._call_through(fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
-        t = frame_target(fn)
+        if fn is operator.getitem and len(args) == 2 and not kwargs and not isinstance(args[0], torch.nn.Module):
+            get = getattr(type(args[0]), "__getitem__", None)  # obj[idx] at a break: a Python __getitem__
+            if isinstance(get, types.FunctionType):
+                fn, args = types.MethodType(get, args[0]), [args[1]]
+        t = frame_target(fn, sequential=True)
         if t is None or t[0].__code__ is self._code:
             return fn(*args, **kwargs)
         func, lead = t

@@ -7,7 +7,8 @@ import types
 
 from ..ops import TensorVar
 from .paths import _resolver
-from .values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base, is_constant
+from .values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base, holds_internal,
+                     is_constant)
 
 
 class _Src:
@@ -87,6 +88,8 @@ class Marker:
                 m = self._fresh[id(v)] = _Fresh(type(v), None)
                 m.items = [(k, mark(x)) for k, x in v.items()] if type(v) is dict else [mark(x) for x in v]
             return m
+        if type(v) is slice and holds_internal(v, tr):
+            fail("a slice holding a tensor")
         if is_constant(v):
             return v  # a list here is a real one (a global's, a module's): the very object, mutable
         if isinstance(v, BoundTensorMethod):

@@ -135,6 +135,8 @@ class CallOps:
 
     def call(self, fn, args, kwargs):
         tr = self.tr
+        if fn is operator.getitem and len(args) == 2 and not kwargs:
+            return self.subscr(*args)  # obj[idx] (BINARY_SUBSCR in the top frame comes here)
         if isinstance(fn, BoundTensorMethod):
             if fn.name not in METHODS:
                 self.fail(f"Tensor.{fn.name}")
@@ -298,8 +300,6 @@ class CallOps:
                 return self.type_of(args[0])
             if fn is callable and len(args) == 1 and isinstance(args[0], TensorVar):
                 return False
-            if fn is operator.getitem and len(args) == 2 and not kwargs:
-                return self.subscr(*args)
             op = OPERATOR_FUNCS.get(fn)
             if op is not None and not kwargs and len(args) == (1 if op[0] == "unary" else 2):
                 return getattr(self, op[0])(op[1], *args)

@@ -77,7 +77,12 @@ class OperatorOps:
 
     def op_BINARY_SUBSCR(self, inst):
         idx, obj = self.pop(), self.pop()
-        self.push(self.subscr(obj, idx))
+        if self.depth or not self.tr.allow_breaks:
+            self.push(self.subscr(obj, idx))
+            return
+        # in the top frame, an index dyn cannot capture (a __getitem__ that breaks inside, an indexing
+        # op without a graph form) breaks the graph like a call: Python indexes, the frame resumes
+        self.push(self.call_or_break(inst, operator.getitem, [obj, idx], {}))
 
     def op_BINARY_SLICE(self, inst):
         end, start, obj = self.pop(), self.pop(), self.pop()
