@@ -63,7 +63,6 @@ _HF = {
     ("hf_bert_sdpa", "eval"): _SDPA, ("hf_bert_sdpa", "train"): _DROPOUT,
     ("hf_llama_eager", "train"): "F.pad (loss_utils.fixed_cross_entropy) has no handler",
     ("hf_llama_sdpa", "eval"): _SDPA, ("hf_llama_sdpa", "train"): _SDPA,
-    ("hf_t5_eager", "eval"): "copy.deepcopy(config) in T5Stack.forward (TorchDynamo breaks there too), then ops",
     ("hf_t5_eager", "train"): _DROPOUT, ("hf_t5_sdpa", "eval"): _SDPA, ("hf_t5_sdpa", "train"): _DROPOUT,
 }
 CURRENT_BREAKS = {
