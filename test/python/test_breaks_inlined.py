@@ -586,3 +586,24 @@ def test_library_code_is_user_code_for_capture():
     assert is_user_function(torchvision.models.resnet.BasicBlock.forward)
     assert is_user_function(depth2)
     assert not is_user_function(nn.Linear.forward) and not is_user_function(copy.deepcopy)
+
+
+class Top3(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.top = Top()
+
+    def forward(self, x):
+        return self.top(x - 1) * 2
+
+
+def test_break_in_a_submodule_three_levels_down(capsys):
+    torch.manual_seed(0)
+    m = Top3()
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        cm, out = run_both(capsys, m, x)
+        assert out == "(3, 4)\n"
+        # each of the four levels: its graph before the call and after it
+        assert len(graphs_of(cm)) == 8
+        assert dyn.explain(m)(x).graph_count == td_graph_count(m, x) == 8

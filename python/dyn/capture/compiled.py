@@ -84,14 +84,14 @@ def capture(func, args, session, allow_breaks=False, callees=None):
             out = (out, tuple(marker.state))
         tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
-        _prune(g)
+        _prune(g, fail)
         tr.effects = effects
         return tr, tmpl, g, None
     session.count("graph_breaks")
     brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
     tmpl, outs = _flatten_output((br.cond, tuple(brk.state)), g, fail, tracer=tr)
     g.outputs = outs
-    _prune(g)
+    _prune(g, fail)
     return tr, tmpl, g, brk
 
 
@@ -237,8 +237,10 @@ class _CompiledFunction:
         if self._at_limit(args):
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
-                              f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
+                many = (f"has {ENTRY_LIMIT} entries" if len(self._entries) >= ENTRY_LIMIT else
+                        f"recompiled {RECOMPILE_LIMIT} times")
+                warnings.warn(f"dyn: {self._code.co_name} {many} (recompile limit); new argument signatures "
+                              f"run eagerly", stacklevel=3)
             return None
         if self._entries:
             self._session.count("recompiles")
