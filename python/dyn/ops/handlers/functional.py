@@ -1,6 +1,7 @@
 """Handlers of torch.nn.functional ops."""
 import math
 
+import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
@@ -42,14 +43,22 @@ F_H["dropout"] = _dropout
 def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                sparse=False):
     """weight's rows at index. padding_idx, scale_grad_by_freq and sparse change only the gradient: taken
-    when weight needs none (the eager backend differentiates a plain gather)."""
+    when weight needs none (the eager backend differentiates a plain gather); with a gradient, the
+    padding row is read detached (eager's backward leaves it zero), the others are not captured."""
     o.check(index, weight)
     if max_norm is not None:
         raise Unsupported("embedding with max_norm (renormalizes weight in place)")
-    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
-        raise Unsupported("embedding with padding_idx, scale_grad_by_freq or sparse, differentiated")
     if weight.meta.dim() != 2:
         raise Unsupported("embedding with a weight that is not 2-D (eager raises)")
+    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
+        if scale_grad_by_freq or sparse:
+            raise Unsupported("embedding with scale_grad_by_freq or sparse, differentiated")
+        n = weight.meta.shape[0]
+        if not -n <= padding_idx < n:
+            raise Unsupported("embedding padding_idx out of range (eager raises)")
+        rows = o.dense(torch.arange(n).reshape(n, 1))
+        pad = o.binary("eq", rows, padding_idx % n)
+        weight = o.where(pad, o.detach(weight), weight)  # the same values, no gradient into the padding row
     return o.take_along(weight, 0, index, wraps=False)
 
 
