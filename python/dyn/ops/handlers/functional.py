@@ -98,6 +98,27 @@ F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, _hardtanh_v
                                                       "relu6")
 
 
+def _hard(o, x, inplace, fn, swish):
+    """hardswish x * clamp(x + 3, 0, 6) / 6 and hardsigmoid clamp(x + 3, 0, 6) / 6, in eager's own order
+    (float16/bfloat16 computed in float32, as its kernels do): the same bits. Differentiated, the op
+    itself (a generic node: eager's backward formula, which the decomposition matches only off the
+    bounds)."""
+    o.check(x)
+    if o.needs_grad(x):
+        return generic_call(o, fn, (x,), dict(inplace=inplace))
+    o.accepts(fn.__name__, fn, x)  # integers raise
+    xc, low = o._upcast(x)
+    c = o.clamp(o.binary("add", xc, 3.0), 0.0, 6.0)
+    y = o.binary("div", o.binary("mul", xc, c) if swish else c, 6.0)
+    if low is not None:
+        y = o.convert(y, low)
+    return _f_inplace(o, x, inplace, y, fn.__name__)
+
+
+F_H["hardswish"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardswish, True)
+F_H["hardsigmoid"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardsigmoid, False)
+
+
 def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                 eps=1e-5):
     """F.batch_norm. In training mode the batch statistics normalize, and the running statistics (when
