@@ -31,7 +31,6 @@ SAMPLES = {
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
 _MATMUL_BF16 = "not native: RuntimeError: stage 'loop' failed: loc(\"graph\":2:3): error: 'loop.matmul' op supports f32 and f64"
-_INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
 _MATMUL_GPU = "not native: RuntimeError: stage 'gpu' failed: loc(\"graph\":2:3): error: 'loop.matmul' op is not " \
     "supported on the GPU path yet"
 _FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
@@ -63,10 +62,6 @@ KNOWN_FAILURES = {
     # OpInfo makes narrow's 0-d start tensor on the CPU
     ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
-    ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
-    ("min.reduction_with_dim", "function", "*", "*"): _INDICES,
-    ("min.reduction_with_dim", "method", "*", "*"): _INDICES,
     # data-dependent: eager reads the 0-d start tensor's value
     ("narrow", "function", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
     ("narrow", "method", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
@@ -75,8 +70,6 @@ KNOWN_FAILURES = {
     ("nn.functional.batch_norm", "function", "float32", "*"):
         "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
     ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
-    ("index_select", "function", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
-    ("index_select", "method", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
 }
 
 
