@@ -7,7 +7,6 @@ it run) with the hook installed and a Dispatcher as callback. The hook intercept
 that carry a cache entry for that callback; the dispatcher registers the user functions the frame was
 seen to call (and those its names reach: submodules, methods, global functions) and hands a miss to
 the compiled function of that code."""
-import sys
 import types
 
 import torch
@@ -15,20 +14,17 @@ from torch.nn.modules import module as _m  # the global module hooks live there
 
 from ..native import C as _C
 from ..native import HOOK as _HOOK
+from .origins import is_traced_code
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 _NOT_A_FRAME = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
-# top-level packages whose Python functions are not frames of their own: PyTorch and dyn, the numeric
-# libraries, the standard library. Everything else, installed libraries included (torchvision,
-# transformers, timm), is user code for capture.
-_NOT_USER = frozenset(sys.stdlib_module_names) | {"torch", "dyn", "numpy", "scipy", "typing_extensions"}
 MAX_TARGETS = 64  # user functions registered per eager frame
 
 
 def is_user_function(f):
-    if not isinstance(f, types.FunctionType):
-        return False
-    return (getattr(f, "__module__", None) or "").partition(".")[0] not in _NOT_USER
+    """Python dyn captures as a frame of its own: users' and libraries' code (torchvision, timm,
+    transformers), not PyTorch's, dyn's, the standard library's or numpy's (decided by the object)."""
+    return is_traced_code(f)
 
 
 def _module_hooks(m):

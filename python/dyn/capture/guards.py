@@ -144,6 +144,8 @@ def _global_guards(tr):
     out.append((torch.get_default_dtype, "default dtype", torch.get_default_dtype(), 1))
     if tr.reads_grad_mode:
         out.append((torch.is_grad_enabled, "grad mode", torch.is_grad_enabled(), 1))
+    for what, (getter, v) in tr.state_reads.items():
+        out.append((getter, what, v, 2))
     return tuple(out)
 
 

@@ -50,6 +50,13 @@ class Tracer:
         self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
+        self.state_reads = {}  # global state the traced code read: description -> (getter, value)
+
+    def read_state(self, what, getter):
+        """The value of global state (getter() -> bool or None), guarded from now on."""
+        if what not in self.state_reads:
+            self.state_reads[what] = (getter, getter())
+        return self.state_reads[what][1]
 
     def grad_enabled(self):
         """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import torch
 
 from ..ops import TensorVar
+from .origins import is_numeric_library, is_torch_class
 
 
 class _Null:
@@ -167,8 +168,8 @@ def _is_user_dict_class(cls):
     for c in cls.__mro__:
         if c in (object, dict, OrderedDict, abc.ABC):
             continue
-        mod = getattr(c, "__module__", "") or ""
-        if mod in ("builtins", "collections") or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+        if getattr(c, "__module__", None) in ("builtins", "collections") or is_torch_class(c) or \
+                is_numeric_library(c) or \
                 "__slots__" in c.__dict__ or "__getattribute__" in c.__dict__ or \
                 any(not isinstance(c.__dict__.get(n, _fn), types.FunctionType)
                     for n in ("__setattr__", "__delattr__", "__init__", "__post_init__", "__getitem__", "__setitem__")):

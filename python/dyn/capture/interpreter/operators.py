@@ -1,12 +1,13 @@
 """Operators: binary and in-place, subscripts, unary, truth, comparisons, is and in (Frame mixin)."""
 import operator
 import types
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import torch
 
 from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
+from ..origins import is_torch_code
 from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
 from .signals import TracedException
@@ -97,9 +98,10 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
+        if type(obj) is defaultdict and id(obj) in self.tr.created and idx not in obj:
+            return self._created(obj[idx])  # made by its (builtin) default factory: the traced code's
         getitem_fn = getattr(type(obj), "__getitem__", None)
-        if isinstance(getitem_fn, types.FunctionType) and \
-                not (getitem_fn.__module__ or "").startswith(("torch", "dyn")):
+        if isinstance(getitem_fn, types.FunctionType) and not is_torch_code(getitem_fn):
             return self.call(getitem_fn, [obj, idx], {})  # a __getitem__ in Python: inlined
         try:
             v = obj[idx]

@@ -5,6 +5,7 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from .common import _out, _tensors, inplace
+from .generic import generic_call
 
 
 def _f_inplace(o, x, flag, new, fname, *args):
@@ -30,7 +31,8 @@ F_H["rms_norm"] = lambda o, x, shape, weight=None, eps=None: o.rms_norm(x, shape
 
 def _dropout(o, x, p=0.5, training=True, inplace=False):
     if training and p > 0:
-        raise Unsupported("dropout in training mode (random numbers)")
+        # random: a seeded torch_call node, run in program order so that it draws eager's numbers
+        return generic_call(o, F.dropout, (x,), dict(p=p, training=True, inplace=inplace))
     return x
 
 
