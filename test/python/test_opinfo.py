@@ -129,3 +129,25 @@ def test_claims_come_from_the_handler_tables():
         for kind in oc.claimed_variants(op):
             if any(dtype in op.supported_dtypes("cpu") for dtype, _ in SAMPLES[kind]):  # not complex-only
                 assert f"{oc.full_name(op)}-{kind}" in ids
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+def test_to_copy_positionally_and_memory_formats():
+    """Regressions the OpInfos found (float64 samples, which the method variants above do not run):
+    x.to(dtype, non_blocking, copy) with copy=True given positionally is a new tensor; a memory format
+    dyn cannot lay out is a graph break, never contiguous strides where eager gives channels_last."""
+    import dyn
+    x = torch.randn(2, 3, 4, 5, dtype=torch.float64)
+    for fn in (lambda t: t.to(torch.float64, False, True), lambda t: t.to("cpu", torch.float64, False, True),
+               lambda t: t.to(t, False, True)):
+        got = dyn.compile(fn, fullgraph=True)(x)
+        assert got is not x and got.data_ptr() != x.data_ptr() and torch.equal(got, x)
+    assert dyn.compile(lambda t: t.to(torch.float64), fullgraph=True)(x) is x  # no copy asked: x itself
+    for fn in (lambda t: t.float(memory_format=torch.channels_last),
+               lambda t: t.to(torch.float32, memory_format=torch.channels_last),
+               lambda t: t.contiguous(memory_format=torch.channels_last),
+               lambda t: t.clone(memory_format=torch.channels_last)):
+        with pytest.raises(dyn.Unsupported, match="memory_format=torch.channels_last"):
+            dyn.compile(fn, fullgraph=True)(x)
+        got, want = dyn.compile(fn)(x), fn(x)  # a break: eager's result, strides included
+        assert got.stride() == want.stride() and torch.equal(got, want)
