@@ -8,10 +8,11 @@ import torch
 from ..errors import Unsupported
 from ..graph import Graph
 from ..ops import Ops, TensorVar
-from .guards import Is, Structure
+from .guards import Is, Structure, TypeIs
 from .side_effects import SideEffects
 from .paths import _in_argument, _same_source, _source_str
-from .values import Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type
+from .values import (Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
+                     is_plain_instance)
 
 
 class Tracer:
@@ -199,6 +200,9 @@ class Tracer:
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
                 self.keep.append(value)
+                if len(source) > 2 and type(source[-1]) in (int, tuple) and is_plain_instance(value):
+                    # an item of a container guarded by its structure (which leaves it unchecked)
+                    self.attr_guards.append((source, TypeIs(type(value))))
         return value
 
 
