@@ -7,9 +7,12 @@ import dyn
 from conftest import BACKENDS
 
 
-def _x():
-    x = torch.tensor([[1.0, 3.0, 3.0, -1.0], [float("nan"), 2.0, float("nan"), 5.0], [-2.0, -2.0, -2.0, -2.0]])
-    return x
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _x(device="cpu"):
+    return torch.tensor([[1.0, 3.0, 3.0, -1.0], [float("nan"), 2.0, float("nan"), 5.0], [-2.0, -2.0, -2.0, -2.0]],
+                        device=device)
 
 
 FNS = {
@@ -22,12 +25,13 @@ FNS = {
 }
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", FNS)
-def test_max_min_dim(name, backend):
+def test_max_min_dim(name, backend, device):
     fn = FNS[name]
-    want = fn(_x())
-    got = dyn.compile(fn, backend=backend, fullgraph=True)(_x())
+    want = fn(_x(device))
+    got = dyn.compile(fn, backend=backend, fullgraph=True)(_x(device))
     assert type(got) is type(want)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, equal_nan=True)
