@@ -96,8 +96,8 @@ def capture(func, args, session, allow_breaks=False, callees=None):
 
 
 def _check_no_shared_fresh(out, marker, tr, fail):
-    """A container the traced code made, both returned and stored by a side effect, would be two objects
-    (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
+    """A container or object the traced code made, both returned and stored by a side effect, would be
+    two objects (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
     made = marker.fresh_ids()
     seen = set()
 
@@ -112,6 +112,9 @@ def _check_no_shared_fresh(out, marker, tr, fail):
                 walk(x)
         elif isinstance(v, dict):
             for x in v.values():
+                walk(x)
+        if id(v) in tr.created and type(v) in tr.created_classes:
+            for x in vars(v).values():
                 walk(x)
     walk(out)
 

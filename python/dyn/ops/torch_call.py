@@ -32,11 +32,21 @@ def callee_name(fn):
         return f"torch.Tensor.{fn.__name__}"
     if isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("Tensor."):
         return f"torch.{fn.__qualname__}"
+    name = fn.__name__
+    for path, ns in _NAMESPACES:  # the public name it is called by (F.softplus is torch._C._nn.softplus)
+        short = name[len(path.rpartition(".")[2]) + 1:] if path in ("torch.special", "torch.linalg", "torch.fft") \
+            else name
+        if getattr(ns, short, None) is fn:
+            return f"{path}.{short}"
     mod = getattr(fn, "__module__", None)
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, types.ModuleType):
         mod = owner.__name__
-    return f"{mod or 'torch'}.{fn.__name__}"
+    return f"{mod or 'torch'}.{name}"
+
+
+_NAMESPACES = (("torch.nn.functional", torch.nn.functional), ("torch", torch), ("torch.special", torch.special),
+               ("torch.linalg", torch.linalg), ("torch.fft", torch.fft))
 
 
 class _Watch(TorchDispatchMode):

@@ -3,6 +3,7 @@ cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
 import functools
+import inspect
 import itertools
 import operator
 import sys
@@ -173,6 +174,8 @@ class CallOps:
             return self.zero_arg_super()
         if isinstance(fn, type) and (_is_user_class(fn) or _is_user_dict_class(fn)):
             return self.instantiate(fn, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, torch.nn.Module) and (fn.__module__ or "").startswith("torch.nn."):
+            return self.make_torch_module(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
                 getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
             return fn(*args, **kwargs)  # a namedtuple: its generated __new__ only builds the tuple
@@ -197,6 +200,12 @@ class CallOps:
             self.fail("method of a real tensor")
         if isinstance(fn, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
+        if fn is inspect.signature and len(args) == 1 and not kwargs and (
+                isinstance(args[0], types.FunctionType) or isinstance(args[0], types.MethodType) and
+                isinstance(args[0].__func__, types.FunctionType)):
+            # of a function (guarded by identity, bound methods by their function): its code and
+            # defaults decide it (transformers' apply_chunking_to_forward counts the parameters)
+            return inspect.signature(args[0])
         if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
                 torch.no_grad, torch.enable_grad):
             return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
@@ -403,6 +412,18 @@ class CallOps:
         elif args or kwargs:
             self.fail(f"{cls.__name__}() takes no arguments")
         return obj
+
+    def make_torch_module(self, cls, args, kwargs):
+        """torch.nn's module made inside forward (`loss_fct = CrossEntropyLoss()`): made now from constant
+        arguments, the random state kept; one that holds parameters or buffers (initialized from random
+        numbers eager would draw at every call) is not captured. It lives only inside the capture."""
+        if not all(is_constant(a) for a in list(args) + list(kwargs.values())):
+            self.fail(f"{cls.__name__}() with arguments that are not constants")
+        with torch.random.fork_rng(devices=[]):
+            mod = cls(*args, **kwargs)
+        if next(mod.parameters(), None) is not None or next(mod.buffers(), None) is not None:
+            self.fail(f"{cls.__name__}() made inside the traced code holds parameters or buffers")
+        return self._created(mod)
 
     def real_dict_method(self, fn, args, kwargs):
         """A dict method that only reads, bound to a dict-subclass object the frame did not make (a

@@ -6,9 +6,11 @@ import builtins
 import collections
 import dis
 import functools
+import inspect
+import sys
 
 from ...ops import TensorVar
-from ..values import is_constant
+from ..values import holds_internal, is_constant
 
 NOT_HANDLED = object()
 # containers of collections the traced code may make, and their methods it may call on them
@@ -25,6 +27,9 @@ MUTATING = {"appendleft", "popleft", "extendleft", "rotate", "move_to_end", "pop
 _FACTORIES = (list, dict, set, int, float, tuple, str, collections.OrderedDict, collections.deque)
 
 
+# standard-library introspection libraries call around their forwards (transformers' inspect.signature of
+# a forward): run as Python runs it on real objects (it reads them and makes new ones; no side effect)
+_INTROSPECTION = frozenset({inspect.signature, inspect.unwrap, inspect.getfullargspec, sys.getrecursionlimit})
 # what a class body may do to be run as it is: bind names to constants, functions and other names
 _CLASS_BODY_OPS = frozenset("""RESUME NOP CACHE EXTENDED_ARG LOAD_NAME STORE_NAME LOAD_CONST RETURN_VALUE RETURN_CONST
 MAKE_FUNCTION LOAD_CLOSURE BUILD_TUPLE BUILD_LIST BUILD_MAP BUILD_CONST_KEY_MAP STORE_DEREF LOAD_DEREF
@@ -69,6 +74,8 @@ class LibraryCalls:
             return self.call(fn.__wrapped__, list(args), kwargs)
         if fn in CONTAINERS:
             return self.make_container(fn, args, kwargs)
+        if fn in _INTROSPECTION and not any(holds_internal(a, self.tr) for a in list(args) + list(kwargs.values())):
+            return self._created(fn(*args, **kwargs))
         if fn is builtins.__build_class__:
             return self.build_class(*args, **kwargs)
         return NOT_HANDLED
