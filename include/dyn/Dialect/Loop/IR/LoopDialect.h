@@ -18,6 +18,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopAttrs.h.inc"
 
+#include "dyn/Dialect/Loop/IR/LoopInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopOps.h.inc"
 
