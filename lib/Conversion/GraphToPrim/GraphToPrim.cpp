@@ -68,6 +68,7 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateDataMovementPatterns(patterns);
   graph_to_prim::populateIndexingPatterns(patterns);
   graph_to_prim::populateLinalgPatterns(patterns);
+  graph_to_prim::populatePoolingPatterns(patterns);
 }
 
 namespace {

@@ -1,6 +1,8 @@
-//===- Linalg.cpp - matmul --------------------------------------------------===//
+//===- Linalg.cpp - matmul, convolution, attention --------------------------------------------------===//
 //
-// Contractions: matmul becomes prim.dot_general.
+// Contractions and the library primitives: matmul becomes prim.dot_general,
+// convolution prim.convolution plus a broadcast add of the bias (which fuses
+// with the pointwise ops after it), attention prim.attention with its scale.
 //
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
@@ -27,9 +29,47 @@ struct MatmulToPrim : OpConversionPattern<graph::MatmulOp> {
   }
 };
 
+struct ConvolutionToPrim : OpConversionPattern<graph::ConvolutionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ConvolutionOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    // The attributes carry over by name.
+    Value result = prim::ConvolutionOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput(), adaptor.getWeight()},
+        op->getAttrs());
+    if (Value bias = adaptor.getBias()) {
+      Value b = prim::BroadcastInDimOp::create(rewriter, loc, type, bias, ArrayRef<int64_t>{1});
+      result = prim::AddOp::create(rewriter, loc, type, result, b);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AttentionToPrim : OpConversionPattern<graph::ScaledDotProductAttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ScaledDotProductAttentionOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    int64_t e = tensorType(op.getQuery()).getShape().back();
+    double scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0 / std::sqrt((double)e);
+    SmallVector<Value> operands{adaptor.getQuery(), adaptor.getKey(), adaptor.getValue()};
+    if (adaptor.getMask())
+      operands.push_back(adaptor.getMask());
+    auto attention = prim::AttentionOp::create(rewriter, op.getLoc(), TypeRange{op.getType()},
+                                               operands, ArrayRef<NamedAttribute>{});
+    attention.setScale(llvm::APFloat(scale));
+    if (op.getIsCausal())
+      attention.setIsCausal(true);
+    rewriter.replaceOp(op, attention.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<MatmulToPrim>(ctx);
+  patterns.add<MatmulToPrim, ConvolutionToPrim, AttentionToPrim>(ctx);
 }

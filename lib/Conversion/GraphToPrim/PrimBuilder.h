@@ -45,6 +45,7 @@ void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 
