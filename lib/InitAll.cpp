@@ -31,6 +31,8 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <mutex>
+
 namespace dyn {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
@@ -60,12 +62,17 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void registerAllPasses() {
-  registerDynPasses();
-  registerPipelines();
-  mlir::registerTransformsPasses();
-  mlir::registerConversionPasses();
-  mlir::memref::registerMemRefPasses();
-  mlir::registerGPUPasses();
+  // Idempotent: the plugin's two entry points, the C API and the compiler
+  // may each ask, and a pipeline name must be registered once.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerDynPasses();
+    registerPipelines();
+    mlir::registerTransformsPasses();
+    mlir::registerConversionPasses();
+    mlir::memref::registerMemRefPasses();
+    mlir::registerGPUPasses();
+  });
 }
 
 } // namespace dyn

@@ -4,9 +4,13 @@
 # scripts/gpu_bundle.sh:
 #   1. unpack the self-contained core, 2. build the thin Python extension against Python 3.12,
 #   3. run every pytest (CPU and GPU), 4. run the GPU benchmark and the cache-hit overhead benchmark.
-# Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all]
+# Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all|models [models.py flags]]
+#   models: the model corpus, benchmarks/models.py --device cuda --size full (table in models.log, records in
+#   models.json); extra flags go to models.py, e.g. `models --models hf_gpt2_sdpa,tv_resnet50 --no-inductor`
+#   (inductor compiles every model twice: split the corpus over several calls to stay within 10 minutes).
 set -uo pipefail
 what="${1:-all}"
+shift || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 PY="${PY:-/opt/torch/.venv/bin/python3}"
@@ -35,5 +39,9 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   "$PY" benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.log"
   "$PY" benchmarks/guard_overhead.py 2>&1 | tee "$out/guard_overhead.log"
+fi
+if [ "$what" = models ]; then
+  "$PY" benchmarks/models.py --device cuda --size full --json "$out/models.json" "$@" 2>&1 | tee "$out/models.log"
+  status=${PIPESTATUS[0]}
 fi
 exit $status

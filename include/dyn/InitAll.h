@@ -14,7 +14,8 @@ class DialectRegistry;
 namespace dyn {
 /// dyn's dialects and every upstream dialect its pipelines produce.
 void registerAllDialects(mlir::DialectRegistry &registry);
-/// dyn's passes, named pipelines, and the upstream passes they use.
+/// dyn's passes, named pipelines, and the upstream passes they use (once per
+/// process; later calls do nothing).
 void registerAllPasses();
 } // namespace dyn
 

@@ -1,21 +1,12 @@
 """Backends: turn a captured Graph into a callable(*inputs) -> list of outputs."""
-import itertools
 import os
 
 import torch
 
-from .graph_python import python_function
-
-try:
-    from . import _C
-except ImportError:  # extension not built: only the eager and custom backends work
-    _C = None
-
-stats = {"graphs_compiled": 0, "compile_seconds": 0.0}
-
-
-def have_compiler():
-    return _C is not None and getattr(_C, "HAS_COMPILER", False)
+from .graph.eager import python_function
+from .native import C as _C
+from .native import have_compiler
+from .session import current
 
 
 class _DynKernel:
@@ -30,8 +21,9 @@ class _DynKernel:
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
-        stats["graphs_compiled"] += 1
-        stats["compile_seconds"] += self.compiled.compile_seconds
+        counters = current().counters
+        counters["graphs_compiled"] += 1
+        counters["compile_seconds"] += self.compiled.compile_seconds
         if debug:
             _dump_stages(self.compiled.stages)
 
@@ -40,14 +32,13 @@ class _DynKernel:
         return self.compiled.stages
 
 
-_dumped_graphs = itertools.count()
-
-
 def _dump_stages(stages):
     """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
     $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
     root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
-    folder = os.path.join(root, f"graph_{next(_dumped_graphs)}")
+    session = current()
+    folder = os.path.join(root, f"graph_{session.dumped_graphs}")
+    session.dumped_graphs += 1
     os.makedirs(folder, exist_ok=True)
     for k, (stage, ir) in enumerate(stages):
         with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
@@ -56,6 +47,7 @@ def _dump_stages(stages):
 
 class DynCPUKernel(_DynKernel):
     """Host code JIT-compiled by the core, run on the CPU tensors' memory."""
+    device_type = "cpu"
 
     def _compile(self, keep_stages, num_buffers):
         return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
@@ -70,6 +62,7 @@ class DynCPUKernel(_DynKernel):
 class DynCUDAKernel(_DynKernel):
     """PTX kernels on CUDA tensors of one device: outputs come from torch's caching allocator,
     kernels go on torch's current stream, nothing synchronizes."""
+    device_type = "cuda"
 
     def _compile(self, keep_stages, num_buffers):
         return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
@@ -103,23 +96,41 @@ def _has_empty(graph):
     return any(n.meta.numel() == 0 for n in (*graph.inputs, *graph.nodes))
 
 
-def dyn_backend(graph, example_inputs, options=None):
+def _plan(graph, example_inputs):
+    """(runner factory, device, None) when the dyn backend compiles the graph, else (None, device, why not)."""
     devices = {t.device for t in example_inputs}
-    if len(devices) > 1:
-        return None  # inputs on several devices: eager decides what that means
-    if _has_empty(graph):
-        # a tensor without elements: PyTorch's ops run the graph (nothing to compute on the empty values;
-        # the compiled calling convention cannot pass every empty buffer, a GPU launch of no threads fails)
-        return graph
+    if len(devices) > 1:  # eager decides what that means
+        return None, None, "inputs on several devices (" + ", ".join(sorted(map(str, devices))) + ")"
     device = devices.pop() if devices else _graph_device(graph)
-    runner = _RUNNERS.get(device.type)
+    if _has_empty(graph):
+        # nothing to compute on the empty values; the compiled calling convention cannot pass every empty
+        # buffer, and a GPU launch of no threads fails
+        return None, device, EMPTY
+    runner = current().runners.get(device.type) or _RUNNERS.get(device.type)
     if runner is None:
-        return None  # a device dyn has no runner for: eager
+        return None, device, f"no dyn runner for device {device.type}"
+    return runner, device, None
+
+
+EMPTY = "a tensor without elements (PyTorch's ops run it: nothing to compute)"
+
+
+def fallback_reason(graph, example_inputs):
+    """Why the dyn backend does not compile this graph (None: it does)."""
+    return _plan(graph, example_inputs)[2]
+
+
+def dyn_backend(graph, example_inputs, options=None):
+    """The graph compiled by the C++ core for its device's runner; the graph itself (run with PyTorch ops)
+    when it holds a tensor without elements; None (the frame runs eagerly) where dyn has no runner."""
+    runner, device, why = _plan(graph, example_inputs)
+    if runner is None:
+        return graph if why is EMPTY else None
     return runner(graph, bool((options or {}).get("keep_stages", False)))
 
 
 def eager_backend(graph, example_inputs, options=None):
-    """The graph run with PyTorch ops, as one generated Python function (graph_python.py)."""
+    """The graph run with PyTorch ops, as one generated Python function (graph/eager.py)."""
     return python_function(graph)
 
 
@@ -128,5 +139,6 @@ BACKENDS = {"dyn": dyn_backend, "eager": eager_backend}
 
 
 def register_runner(device_type, factory):
-    """Hook point for other devices: factory(graph, keep_stages) -> callable(*inputs) -> outputs."""
-    _RUNNERS[device_type] = factory
+    """Hook point for other devices: factory(graph, keep_stages) -> callable(*inputs) -> outputs. Kept
+    in the session (a registry that changes at runtime), ahead of the built-in runners."""
+    current().runners[device_type] = factory

@@ -122,8 +122,8 @@ def test_returns_input_object_and_constants():
 
 
 def test_no_hook_path_matches(monkeypatch):
-    from dyn import frontend
-    monkeypatch.setattr(frontend, "_HOOK", False)
+    from dyn.capture import compiled
+    monkeypatch.setattr(compiled, "_HOOK", False)
     cf = dyn.compile(lambda x, y=2.0: x * y, backend="eager")
     x = torch.randn(3)
     torch.testing.assert_close(cf(x), x * 2)

@@ -135,8 +135,8 @@ def test_global_and_closure_changes_recompile():
 
 
 def test_global_guards_no_hook(monkeypatch):
-    from dyn import frontend
-    monkeypatch.setattr(frontend, "_HOOK", False)
+    from dyn.capture import compiled
+    monkeypatch.setattr(compiled, "_HOOK", False)
     test_global_and_closure_changes_recompile()
 
 

@@ -15,7 +15,7 @@ except ImportError:  # the GPU machine's venv may lack scipy
     scipy = None
 
 import dyn
-from dyn import resume
+from dyn.capture import resume
 from conftest import BACKENDS
 
 

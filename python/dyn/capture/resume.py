@@ -11,7 +11,7 @@ import dis
 import sys
 import types
 
-from .errors import Unsupported
+from ..errors import Unsupported
 
 _OP = dis.opmap
 _LOCAL_OPS = set(dis.haslocal) | set(dis.hasfree)
@@ -152,14 +152,17 @@ def _localsplus(co):
         i += 1
 
 
-def resume_code(co, target, slots, live_names):
+def resume_code(co, target, slots, live_names, origins=None):
     """The code object of __resume_at_<target>: parameters ___stack<i> for each VALUE/ITER slot, then
     `live_names` (cell variables among them are passed by value and put in fresh cells); `slots` lists
-    the stack at `target`, bottom to top."""
+    the stack at `target`, bottom to top. origins (the session's): resume code -> (original code, prologue
+    bytes), filled here, so that a break in a resume function resumes the original code."""
+    if origins is None:
+        origins = {}
     if co.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
         raise Unsupported("graph break in a generator or coroutine")
-    if co in _ORIGIN:  # a break in a resume function: resume the original code (no prologue pile-up)
-        co, shift = _ORIGIN[co]
+    if co in origins:  # a break in a resume function: resume the original code (no prologue pile-up)
+        co, shift = origins[co]
         target -= shift
     stack_names = [f"___stack{i}" for i, s in enumerate(slots) if s != NULL_SLOT]
     rest = [n for n in co.co_varnames if n not in live_names]
@@ -227,11 +230,9 @@ def resume_code(co, target, slots, live_names):
     if sys.version_info >= (3, 11):
         kw["co_qualname"] = f"{co.co_qualname}.{name}"
     out = shaped.replace(**kw)
-    _ORIGIN[out] = (co, 2 * shift)
+    origins[out] = (co, 2 * shift)
     return out
 
-
-_ORIGIN = {}  # resume code -> (original code, prologue bytes)
 
 
 def resume_function(func, code):

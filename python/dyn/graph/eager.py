@@ -1,14 +1,14 @@
-"""A captured Graph as one generated Python function over PyTorch ops (the "eager" backend's hot
-path): constants are made once, dtype conversions that cannot change anything are left out, and
-outputs that can only be fresh tensors skip the aliasing checks. Semantics are run_node's: ops without
-a short form here call it."""
+"""The eager interpreter: a captured Graph run with PyTorch ops. run_node gives each op's meaning;
+python_function makes the whole graph one generated Python function (the "eager" backend's hot path):
+constants are made once, dtype conversions that cannot change anything are left out, and outputs that
+can only be fresh tensors skip the aliasing checks. Ops without a short form there call run_node."""
 import torch
 
-from . import graph as G
+from .opset import BINARY, REDUCE, UNARY
 
 # ops whose result is always a new tensor (never a view of an operand, never a constant)
-_FRESH = set(G.UNARY) | set(G.BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat"} | \
-    (set(G.REDUCE) - {"prod"})
+_FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat"} | \
+    (set(REDUCE) - {"prod"})
 # binary ops run_node applies to operands converted to the result dtype
 _CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
 
@@ -16,9 +16,9 @@ _CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remaind
 def _expr(n, args, ns, k):
     """A Python expression for node n over operand names, or None (then run_node runs it)."""
     op = n.op
-    if op in G.UNARY:
+    if op in UNARY:
         return f"torch.{op}({args[0]})"
-    if op in G.BINARY:
+    if op in BINARY:
         rt = n.meta.dtype
         if op == "div" and not rt.is_floating_point:
             return None
@@ -47,7 +47,7 @@ def _expr(n, args, ns, k):
             return f"torch.where({args[0]}, {args[1]}, {args[2]})"
         ns[f"dt{k}"] = n.meta.dtype
         return f"torch.where({args[0]}, {args[1]}, {args[2]}).to(dt{k})"
-    if op in G.REDUCE and op != "prod" and list(a["dims"]):
+    if op in REDUCE and op != "prod" and list(a["dims"]):
         return f"torch.{op}({args[0]}, {list(a['dims'])}, keepdim={bool(a.get('keepdim'))})"
     return None
 
@@ -90,7 +90,7 @@ def _linear_patterns(graph):
 
 def python_function(graph):
     """fn(*inputs) -> list of outputs, equivalent to running every node with run_node."""
-    ns = {"torch": torch, "run_node": G.run_node, "finish": _finish, "linear": torch.nn.functional.linear}
+    ns = {"torch": torch, "run_node": run_node, "finish": _finish, "linear": torch.nn.functional.linear}
     names = {n: f"i{n.index}" for n in graph.inputs}
     linears, folded = _linear_patterns(graph)
     lines = [f"def run({', '.join(names[n] for n in graph.inputs)}):"]
@@ -110,7 +110,7 @@ def python_function(graph):
             lines.append(f"{indent}v{k} = linear({', '.join(names[v] for v in linears[n] if v is not None)})")
             continue
         if n.op == "constant":
-            ns[f"c{k}"] = G.run_node(n, [])  # made once; outputs never hand it out (finish copies)
+            ns[f"c{k}"] = run_node(n, [])  # made once; outputs never hand it out (finish copies)
             expr = f"c{k}"
         else:
             expr = _expr(n, args, ns, k)
@@ -146,3 +146,55 @@ def _finish(outs, inputs, consts):
             taken.add(p)
         result.append(t)
     return result
+
+
+def run_node(n, xs):
+    op, a = n.op, n.attrs
+    if op == "constant":
+        v, device = a["value"], a.get("device", "cpu")
+        if isinstance(v, torch.Tensor):  # a copy: the caller may update a returned constant in place
+            return v.to(device=device, copy=True)
+        return torch.tensor(v, dtype=n.meta.dtype, device=device)
+    if op in UNARY:
+        return getattr(torch, op)(xs[0])
+    if op in BINARY:
+        rt = n.meta.dtype
+        if op == "div" and not rt.is_floating_point:  # integer division truncates (the lowering's divsi)
+            return torch.div(xs[0].to(rt), xs[1].to(rt), rounding_mode="trunc")
+        if op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"):
+            return getattr(torch, op)(xs[0].to(rt), xs[1].to(rt))
+        return getattr(torch, op)(xs[0], xs[1])
+    if op == "where":
+        return torch.where(xs[0], xs[1], xs[2]).to(n.meta.dtype)
+    if op in REDUCE:
+        x, dims, kd = xs[0], list(a["dims"]), bool(a.get("keepdim"))
+        if op == "prod":
+            for d in sorted(dims, reverse=True):
+                x = torch.prod(x, d, keepdim=kd)
+            return x
+        if not dims:
+            return x.clone()
+        return getattr(torch, op)(x, dims, keepdim=kd)
+    if op == "softmax":
+        return torch.softmax(xs[0], a["dim"])
+    if op == "log_softmax":
+        return torch.log_softmax(xs[0], a["dim"])
+    if op == "matmul":
+        return torch.matmul(xs[0], xs[1])
+    if op == "reshape":
+        return xs[0].reshape(n.meta.shape)
+    if op == "permute":
+        return xs[0].permute(list(a["dims"]))
+    if op == "expand":
+        return xs[0].expand(n.meta.shape)
+    if op == "slice":
+        idx = [slice(None)] * a["dim"] + [slice(a["start"], a["end"], a["step"])]
+        return xs[0][tuple(idx)]
+    if op == "cat":
+        return torch.cat(xs, a["dim"])
+    if op == "convert":
+        return xs[0].to(n.meta.dtype)
+    if op == "gather":  # a negative index counts from the end, as the compiled gather's does
+        x, i, d = xs[0], xs[1].long(), a["dim"]
+        return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))
+    raise NotImplementedError(op)

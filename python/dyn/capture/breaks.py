@@ -1,0 +1,106 @@
+"""Graph breaks: what the code after a break needs (markers for the call, the stack and the locals, and
+the resume points) and the runner that runs a graph, makes the call or store Python must make, and calls
+the resume function of the rest of the frame."""
+from ..errors import Unsupported
+from . import resume
+from .marks import _ITER_TYPES, Marker, unmark
+from .paths import _gatherer
+from .runners import _rebuilder
+from .values import NULL
+
+
+class _Break:
+    """What a resume needs from a graph break: markers for the call and the stack and locals (StateRef
+    for live tensors the graph outputs, _Src for objects re-read from the arguments, _Fresh for
+    containers built by the traced code) and the resume points."""
+
+    def __init__(self, func, br, tr, fail):
+        self.reason, self.where, self.offset = br.reason, (br.filename, br.lineno), br.offset
+        self.eager_rest = br.eager_rest
+        co = func.__code__
+
+        marker = Marker(tr, fail)
+        self.state, mark = marker.state, marker.mark
+
+        self.call = self.store = None
+        if br.call is not None:
+            fn, a, kw = br.call
+            self.call = (mark(fn), [mark(x) for x in a], {k: mark(x) for k, x in kw.items()})
+        if br.store is not None:
+            kind, obj, name, value = br.store
+            self.store = (kind, obj if kind in ("global", "delglobal") else mark(obj), name, mark(value))
+        self.slots, self.stack = [], []
+        for v in br.stack:
+            if v is NULL:
+                self.slots.append(resume.NULL_SLOT)
+            elif isinstance(v, _ITER_TYPES):
+                self.slots.append(resume.ITER_SLOT)
+                self.stack.append(tuple(mark(x) for x in v))  # the rest of the loop; consumed here
+            else:
+                self.slots.append(resume.VALUE)
+                self.stack.append(mark(v))
+        if br.call is not None:
+            self.slots.append(resume.VALUE)  # the call's result
+        bound = dict(br.locals)
+        for name, cell in br.cells.items():
+            try:
+                bound[name] = cell.cell_contents
+            except ValueError:
+                pass
+        self.targets, self.names = br.targets, []
+        for t in br.targets:
+            live, in_loop = resume.analyze(co, t, br.offset)
+            if in_loop:
+                fail("graph break inside a loop (the frame runs eagerly)")
+            self.names.append(tuple(n for n in dict.fromkeys(co.co_varnames + co.co_cellvars)
+                                    if n in live and n in bound))
+        names = set().union(*self.names)
+        self.locals = {n: mark(bound[n]) for n in names}
+        self.code = co
+        try:  # built now so that a frame that cannot resume runs eagerly from its start
+            self.codes = [resume.resume_code(co, t, self.slots, n, tr.session.resume_origins) for t, n in zip(self.targets, self.names)]
+        except Unsupported as e:
+            fail(e.reason)
+
+
+def _break_runner(cf, tr, tmpl, kernel, brk):
+    gather = _gatherer(tr.input_sources)
+    rebuild = _rebuilder(tmpl)
+    resumes = [None] * len(brk.targets)
+    call, store, stack, local_marks = brk.call, brk.store, brk.stack, brk.locals
+
+    def resume_at(k):
+        if resumes[k] is None:
+            resumes[k] = cf._resume(brk, k)
+        return resumes[k]
+
+    def run(*args):
+        ins = gather(args)
+        cond, state = rebuild(kernel(*ins) if kernel is not None else (), ins)
+        memo = {}
+        vals = [unmark(v, state, args, memo) for v in stack]
+        if call is not None:
+            fn, cargs, ckw = call
+            fn = unmark(fn, state, args, memo)
+            cargs = [unmark(v, state, args, memo) for v in cargs]
+            ckw = {k: unmark(v, state, args, memo) for k, v in ckw.items()}
+            vals.append(cf._call_through(fn, cargs, ckw))
+            k = 0
+        elif store is not None or cond is None:
+            if store is not None:
+                kind, obj, name, value = store
+                value = unmark(value, state, args, memo)
+                if kind == "global":
+                    obj[name] = value
+                elif kind == "delglobal":
+                    del obj[name]
+                elif kind == "delattr":
+                    delattr(unmark(obj, state, args, memo), name)
+                else:
+                    setattr(unmark(obj, state, args, memo), name, value)
+            k = 0
+        else:
+            k = 0 if cond else 1
+        rc, names = resume_at(k)
+        return rc(*vals, *[unmark(local_marks[n], state, args, memo) for n in names])
+    return run

@@ -1,0 +1,366 @@
+"""dyn.compile's compiled function: the per-code cache of entries, capture on a miss, and fallbacks.
+
+Call path (CPython 3.11/3.12 with dyn._C): the wrapper installs the PEP 523 hook with its callback and
+calls the original function. The hook finds the code object's cache, checks guards in C and calls the
+matching entry's runner without running the frame; on a miss it calls `_on_miss`, which captures the
+frame's arguments symbolically, builds a Graph, compiles it with the backend and returns a new entry.
+Without the hook (extension missing) the same entries are looked up from Python."""
+import inspect
+import types
+import warnings
+
+import torch
+
+from .. import backends as B
+from ..errors import Unsupported
+from ..native import C as _C
+from ..native import HOOK as _HOOK
+from ..session import current
+from . import resume
+from .breaks import _Break, _break_runner
+from .guard_check import _describe_guards, _guard_failure, _py_lookup
+from .guards import _arg_guard, _global_guards, _path_guards
+from .interpreter.frame import trace
+from .outputs import _flatten_output
+from .reports import NEEDS_GRAD, PYTHON, GraphRun, classify, failure
+from .runners import _make_runner, _prune, _select
+
+RECOMPILE_LIMIT = 8
+# mode names torch.compile accepts; dyn has one compilation strategy, so all compile the same way
+_MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
+
+
+def _where(code):
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def _device_of(args):
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a.device
+    return torch.device("cpu")
+
+
+def capture(func, args, session, allow_breaks=False):
+    """Traces func over bound args; returns (tracer, template, graph, graph_break). graph_break is None
+    when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors)."""
+    session.count("captures")
+    device = _device_of(args)
+    tr, out, br = trace(func, args, device, session, allow_breaks)
+    g = tr.graph
+
+    def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
+        raise Unsupported(reason, filename, lineno)
+    if br is None:
+        tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
+        g.outputs = outs
+        _prune(g)
+        return tr, tmpl, g, None
+    session.count("graph_breaks")
+    brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
+    tmpl, outs = _flatten_output((br.cond, tuple(brk.state)), g, fail, tracer=tr)
+    g.outputs = outs
+    _prune(g)
+    return tr, tmpl, g, brk
+
+
+class _CompiledFunction:
+    _dyn_is_compiled = True
+
+    def __init__(self, fn, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
+        if isinstance(backend, str):
+            if backend not in B.BACKENDS:
+                raise ValueError(f"unknown backend {backend!r}; known: {sorted(B.BACKENDS)}")
+            self._backend_name = backend
+            self._backend = B.BACKENDS[backend]
+            self._custom = False
+        elif callable(backend):
+            self._backend_name = getattr(backend, "__name__", "custom")
+            self._backend = backend
+            self._custom = True
+        else:
+            raise TypeError("backend must be a name or a callable")
+        if mode not in _MODES:
+            raise ValueError(f"unknown mode {mode!r}; known: {sorted(m for m in _MODES if m)}")
+        if dynamic not in (None, False, True):
+            raise TypeError("dynamic must be None, False or True")
+        self._session = current()
+        self._fullgraph = fullgraph
+        self._dynamic = dynamic
+        self._options = dict(options or {})
+        self.graphs = []  # (Graph, compiled callable or None, reason) per capture
+        self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
+        self.runs = []    # GraphRun per captured graph: the backend that runs it, why not dyn's compiler
+        self._warned_eager = False  # a call ran no compiled code: warned once
+        self._root = self
+        self._children = {}  # user functions called at graph breaks -> their compiled functions
+        self._resumes = {}   # (code, offset, stack layout, locals) -> (resume function, local names)
+        self._init_frame(fn)
+        try:
+            self.__wrapped__ = fn
+            self.__name__ = getattr(fn, "__name__", "compiled")
+            self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+            self.__doc__ = getattr(fn, "__doc__", None)
+        except AttributeError:
+            pass
+
+    def _init_frame(self, fn):
+        if isinstance(fn, types.MethodType):
+            self._func = fn.__func__
+        elif isinstance(fn, types.FunctionType):
+            self._func = fn
+        else:
+            raise TypeError(f"dyn.compile: cannot compile {type(fn).__name__}")
+        self._fn = fn
+        self._dyn_inline_target = fn
+        self._code = self._func.__code__
+        self._entries = []
+        self._warned_limit = False
+        self._cb = self._on_miss
+        if _HOOK:
+            _C.code_cache(self._code)[self._cb] = self._entries
+        self._sig = None
+        co = self._code
+        self._nargs = co.co_argcount
+        self._simple = not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0
+        self._session.compiled.add(self)
+
+    def _clear(self):
+        del self._entries[:]
+        self.graphs.clear()
+        self.breaks.clear()
+        self.runs.clear()
+        self._warned_limit = False
+        if self._root is self:
+            self._children.clear()
+            self._resumes.clear()
+
+    def __get__(self, obj, objtype=None):
+        """@dyn.compile on a method in a class body: bound like the function it wraps."""
+        return self if obj is None else types.MethodType(self, obj)
+
+    # -- call -----------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _HOOK:
+            prev = _C.set_eval_frame(self._cb)
+            try:
+                return self._fn(*args, **kwargs)
+            finally:
+                _C.set_eval_frame(prev)
+        bound = self._bind(args, kwargs)
+        lookup = _C.lookup if _C is not None else _py_lookup
+        e = lookup(self._entries, bound)
+        if e is None:
+            e = self._on_miss(self._code, bound)
+        if e is None or e[1] is None:
+            return self._fn(*args, **kwargs)
+        return e[1](*bound)
+
+    def _bind(self, args, kwargs):
+        if isinstance(self._fn, types.MethodType):
+            args = (self._fn.__self__,) + tuple(args)
+        if not kwargs and self._simple and len(args) == self._nargs:
+            return tuple(args)
+        if self._sig is None:
+            self._sig = inspect.signature(self._func, follow_wrapped=False)  # the code run is the wrapper's
+        ba = self._sig.bind(*args, **kwargs)
+        ba.apply_defaults()
+        co = self._code
+        n = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 4) + bool(co.co_flags & 8)
+        return tuple(ba.arguments[name] for name in co.co_varnames[:n])
+
+    # -- capture --------------------------------------------------------------------------------------
+    def _on_miss(self, code, args):
+        if code is not self._code or self._session.run_only:
+            return None  # run-only mode: unseen cases run eagerly
+        if self._entries and self._session.log_enabled("recompiles"):
+            self._session.log("recompiles", f"recompiling {code.co_name} ({_where(code)}), entry "
+                              f"{len(self._entries) + 1}: {_guard_failure(self._entries[-1], args)}")
+        if len(self._entries) >= RECOMPILE_LIMIT:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
+                              f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
+            return None
+        if self._entries:
+            self._session.count("recompiles")
+        guards = tuple(_arg_guard(a, True) for a in args)
+        self._gg = self._paths = None
+        fn, extra = self._compile(args)
+        entry = (guards, fn, extra, self._gg, self._paths)
+        if self._session.log_enabled("guards"):
+            self._session.log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:"
+                              "\n  " + "\n  ".join(_describe_guards(args, self._gg, self._paths)))
+        self._entries.append(entry)
+        return entry
+
+    def _compile(self, args):
+        try:
+            seg = _Segment(self, args)
+        except Unsupported as e:
+            self._session.counters["graph_breaks"] += 1
+            self._session.counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            self._session.log("graph_breaks",
+                              f"{self._code.co_name} runs eagerly: {e.reason} at {e.filename}:{e.lineno}")
+            self.breaks.append(dict(reason=e.reason, filename=e.filename, lineno=e.lineno))
+            self.graphs.append((None, None, e))
+            return None, None
+        except Exception as e:  # a bug in capture: never a wrong result, run eagerly
+            self._session.counters["internal_failures"] += 1
+            self._session.counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            warnings.warn(f"dyn: capture failed internally, running {self._code.co_name} eagerly: "
+                          f"{type(e).__name__}: {e}", stacklevel=4)
+            return None, None
+        self._gg, self._paths = seg.gg, seg.paths
+        if seg.needs_grad and not self._custom and self._backend_name == "dyn":
+            self._session.counters["eager_entries"] += 1
+            self.graphs.append((seg.graph, None, "inputs require grad"))
+            self._report(seg.graph, PYTHON, False, NEEDS_GRAD)
+            self._warn_eager(NEEDS_GRAD)
+            return None, seg.extra  # the dyn core has no autograd: eager keeps gradients right
+        try:
+            seg.prepare()
+        except Exception as e:
+            if not self.runs or self.runs[-1].graph is not seg.graph:
+                self._report(seg.graph, PYTHON, False, failure(self._backend_name, self._custom, e))
+            self._session.counters["internal_failures"] += 1
+            self._session.counters["eager_entries"] += 1
+            if self._fullgraph:
+                raise
+            warnings.warn(f"dyn: compiling {self._code.co_name} failed, running eagerly: {e}", stacklevel=4)
+            return None, seg.extra
+        if seg.kernel is None and seg.graph.outputs:
+            self._session.counters["eager_entries"] += 1
+            warnings.warn(f"dyn: no {self._backend_name} runner for device {_device_of(seg.tr.input_tensors)}; "
+                          f"running {self._code.co_name} eagerly", stacklevel=4)
+            return None, seg.extra
+        return seg.runner, seg.extra
+
+    # -- graph breaks ---------------------------------------------------------------------------------
+    def _derive(self, fn):
+        """A compiled function for a frame met at a graph break (a resume function, or a user function
+        that breaks inside): same backend and options; graphs and breaks are reported on this one."""
+        child = _CompiledFunction.__new__(_CompiledFunction)
+        child.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if k in ("_session", "_backend_name", "_backend", "_custom", "_fullgraph", "_options")})
+        child._init_frame(fn)
+        child.graphs, child.breaks, child.runs, child._root = self.graphs, self.breaks, self.runs, self._root
+        return child
+
+    def _resume(self, brk, k):
+        """(compiled resume function, its local parameter names) for resume point k of a break."""
+        target, names = brk.targets[k], brk.names[k]
+        key = (self._func, target, tuple(brk.slots), names, brk.eager_rest)
+        root = self._root
+        hit = root._resumes.get(key)
+        if hit is None:
+            fn = resume.resume_function(self._func, brk.codes[k])
+            # starting at an instruction dyn cannot capture: the rest runs eagerly, not re-captured
+            hit = root._resumes[key] = (fn if brk.eager_rest else self._derive(fn), names)
+        return hit
+
+    def _call_through(self, fn, args, kwargs):
+        """Makes a call at a graph break; a user function (or module forward) is itself compiled."""
+        if isinstance(fn, torch.nn.Module):
+            from torch.nn.modules import module as _m
+            fwd = type(fn).forward
+            if _is_user_function(fwd) and "forward" not in fn.__dict__ and not (
+                    fn._forward_hooks or fn._forward_pre_hooks or fn._backward_hooks or
+                    _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks):
+                return self._child(fwd)(fn, *args, **kwargs)
+        elif isinstance(fn, types.MethodType) and _is_user_function(fn.__func__):
+            return self._child(fn.__func__)(fn.__self__, *args, **kwargs)
+        elif _is_user_function(fn) and fn.__code__ is not self._code:
+            return self._child(fn)(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    def _child(self, fn):
+        root = self._root
+        c = root._children.get(fn)
+        if c is None:
+            c = root._children[fn] = self._derive(fn)
+        return c
+
+    def stages(self):
+        """[(stage, ir), ...] for each graph compiled by the dyn backend; needs
+        options={"keep_stages": True}."""
+        return [k.stages for g, k, e in self.graphs if k is not None and hasattr(k, "stages")]
+
+    def _report(self, graph, backend, compiled, reason):
+        run = GraphRun(graph, backend, compiled, reason, _where(self._code),
+                       fallback=not compiled and reason is not None and reason != "backend='eager'")
+        self.runs.append(run)
+        self._session.record(run)
+
+    def _warn_eager(self, reason):
+        """A call of the function the user compiled runs no compiled code though its graph was captured
+        (a fallback, not a graph break: breaks have DYN_LOGS=graph_breaks): said once, with the reason.
+        Compiler failures and missing runners warn at each new entry already."""
+        if self._root is self and not self._warned_eager:
+            self._warned_eager = True
+            warnings.warn(f"dyn: {self._code.co_name} ({_where(self._code)}) ran no compiled code: {reason}; "
+                          "calls like it run eagerly (dyn.explain and dyn.stats() tell more)", stacklevel=5)
+
+    def _kernel(self, graph, example_inputs):
+        self._session.counters["backend_calls"] += 1
+        if self._custom:
+            return self._backend(graph, list(example_inputs))
+        return self._backend(graph, list(example_inputs), self._options)
+
+
+class _Segment:
+    """One captured graph: from the frame's start to its return or to a graph break. At a break the
+    graph outputs (condition, live tensors); the runner then makes the call Python must make (or takes
+    the branch) and calls the resume function of the rest of the frame, itself compiled on demand."""
+
+    def __init__(self, cf, args):
+        self.cf = cf
+        self.tr, self.tmpl, self.graph, self.brk = capture(cf._func, args, cf._session, not cf._fullgraph)
+        cf._session.add_graph(self.graph)
+        rg = any(t.requires_grad for t in self.tr.input_tensors)
+        self.needs_grad = rg and torch.is_grad_enabled()
+        self.tr.reads_grad_mode |= rg  # outputs require grad or not with the grad mode
+        self.paths, self.extra = _path_guards(self.tr, args)
+        self.gg = _global_guards(self.tr)
+        self.kernel = None
+        self.runner = None
+        if self.brk is not None:
+            b = self.brk
+            cf.breaks.append(dict(reason=b.reason + (" (the rest of the frame runs eagerly)" if b.eager_rest else ""),
+                                  filename=b.where[0], lineno=b.where[1]))
+            cf._session.log("graph_breaks",
+                            f"graph break in {cf._code.co_name} at {b.where[0]}:{b.where[1]}: {b.reason}")
+
+    def prepare(self):
+        """Compiles the graph with the backend (on first use) and builds the runner."""
+        cf = self.cf
+        kernel = None
+        examples = ()
+        if self.graph.outputs:
+            m = self.graph.input_map
+            examples = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
+            kernel = cf._kernel(self.graph, examples)
+        self.kernel = kernel
+        if self.graph.nodes or self.graph.outputs:
+            cf.graphs.append((self.graph, kernel, None))
+            cf._report(self.graph, *classify(kernel, self.graph, examples, cf._backend_name, cf._custom))
+        kernel = _select(kernel, self.graph, self.tr.index_bounds)
+        if self.brk is None:
+            self.runner = _make_runner(self.tr, self.tmpl, kernel)
+        else:
+            self.runner = _break_runner(cf, self.tr, self.tmpl, kernel, self.brk)
+
+
+
+_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
+
+
+def _is_user_function(f):
+    if not isinstance(f, types.FunctionType):
+        return False
+    mod = getattr(f, "__module__", None) or ""
+    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename

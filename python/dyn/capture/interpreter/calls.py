@@ -1,0 +1,379 @@
+"""Calls: functions are inlined, torch functions go to their handlers, builtins fold, and a call dyn
+cannot capture breaks the graph in the top frame (Frame mixin)."""
+import builtins
+import functools
+import sys
+import types
+
+import torch
+
+from ...errors import Unsupported
+from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ..guards import ModuleGuard, Structure
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
+from .control import GradModeExit, SymGenerator
+from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart
+
+# builtins that are pure and may be called on constant arguments
+_PURE_BUILTINS = {getattr(builtins, n) for n in (
+    "len isinstance issubclass range tuple list dict set frozenset int float bool str min max abs "
+    "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
+    "callable repr format hash id ord chr map filter").split()}
+_PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
+# results of pure calls that hold no traced values (everything else a pure call returns is "created")
+_REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
+                 torch.no_grad, torch.enable_grad, torch.inference_mode)
+
+
+def _compiler_queries():
+    """Functions that ask whether code is being compiled, traced or scripted, with the answer they get
+    while dyn captures (TorchDynamo's: compiling yes; exporting, scripting, FX or JIT tracing no).
+    Libraries take their compile-friendly paths on them; eager runs after a graph break see False."""
+    import torch.compiler
+    import torch.jit
+    table = {torch.compiler.is_compiling: True, torch.compiler.is_dynamo_compiling: True,
+             torch.compiler.is_exporting: False, torch.jit.is_scripting: False, torch.jit.is_tracing: False,
+             torch._C._get_tracing_state: None}
+    for mod, name, v in (("torch._utils", "is_compiling", True), ("torch._dynamo", "is_compiling", True),
+                         ("torch._dynamo.external_utils", "is_compiling", True),
+                         ("torch.fx._symbolic_trace", "is_fx_tracing", False)):
+        f = getattr(sys.modules.get(mod), name, None)  # only where already imported (no import cost)
+        if f is not None:
+            table[f] = v
+    return table
+
+
+class CallOps:
+    # -- functions
+    def op_MAKE_FUNCTION(self, inst):
+        code = self.pop()
+        if not PY312 and isinstance(code, str):  # 3.10-style qualname
+            code = self.pop()
+        flags = inst.arg
+        closure = self.pop() if flags & 0x08 else None
+        if flags & 0x04:
+            self.pop()
+        kwdefaults = self.pop() if flags & 0x02 else None
+        defaults = self.pop() if flags & 0x01 else None
+        fn = types.FunctionType(code, self.globals, code.co_name, defaults, closure)
+        if kwdefaults:
+            fn.__kwdefaults__ = kwdefaults
+        self.push(self._created(fn))
+
+    def op_CALL(self, inst):
+        argc = inst.arg
+        args = self.popn(argc)
+        b, a = self.pop(), self.pop()
+        if a is NULL:
+            fn = b
+        else:
+            fn, args = a, [b] + args
+        kwargs = {}
+        if self.kw_names:
+            names = self.kw_names
+            self.kw_names = None
+            vals = args[len(args) - len(names):]
+            args = args[:len(args) - len(names)]
+            kwargs = dict(zip(names, vals))
+        self.push(self.call_or_break(inst, fn, args, kwargs))
+
+    def call_or_break(self, inst, fn, args, kwargs):
+        """In the top frame with breaks allowed, a call dyn cannot capture (print, .item(), numpy, a user
+        function that breaks inside) ends the graph: Python makes the call and the frame resumes after
+        it. The first failure restarts the capture so that no partial effect of the call is kept."""
+        tr = self.tr
+        if self.depth or not tr.allow_breaks:
+            return self.call(fn, args, kwargs)
+        if self.handled(inst.offset):  # inside a try: the rest of the frame runs from this call, eagerly
+            try:
+                return self.call(fn, args, kwargs)
+            except (Unsupported, *CAPTURE_ERRORS) as e:
+                why = e if isinstance(e, Unsupported) else Unsupported(f"{type(e).__name__} while capturing: {e}")
+                raise Restart(inst.offset, why.locate(self.code.co_filename, self.lineno), eager=True)
+        if fn is print:
+            tr.break_at.setdefault(inst.offset, Unsupported("print"))
+        why = tr.break_at.get(inst.offset)
+        if why is not None:
+            here = self.index_of[inst.offset]
+            raise GraphBreak(self, why, inst.offset, call=(fn, tuple(args), kwargs),
+                             targets=(self.insts[here + 1].offset,))
+        try:
+            return self.call(fn, args, kwargs)
+        except Unsupported as e:
+            e.locate(self.code.co_filename, self.lineno)
+            raise Restart(inst.offset, e)
+        except CAPTURE_ERRORS as e:
+            raise Restart(inst.offset, Unsupported(f"{type(e).__name__} while capturing a call: {e}",
+                                                   self.code.co_filename, self.lineno))
+
+    def op_CALL_FUNCTION_EX(self, inst):
+        kwargs = self.pop() if inst.arg & 1 else {}
+        args = self.pop()
+        fn = self.pop()
+        if self.stack and self.stack[-1] is NULL:
+            self.pop()
+        if isinstance(args, TensorVar) or isinstance(kwargs, TensorVar):
+            self.fail("*args from a tensor")
+        self.push(self.call_or_break(inst, fn, list(args), dict(kwargs)))
+
+    def call(self, fn, args, kwargs):
+        tr = self.tr
+        if isinstance(fn, BoundTensorMethod):
+            if fn.name not in METHODS:
+                self.fail(f"Tensor.{fn.name}")
+            return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
+        if isinstance(fn, TensorVar):
+            self.fail("calling a tensor")
+        if isinstance(fn, (Opaque, OpaqueMethod)) or (
+                not isinstance(fn, (types.FunctionType, torch.nn.Module)) and
+                any(isinstance(a, (Opaque, OpaqueMethod)) for a in list(args) + list(kwargs.values()))):
+            what = fn.obj.value if isinstance(fn, OpaqueMethod) else next(
+                (a.value for a in list(args) + list(kwargs.values()) if isinstance(a, Opaque)), fn)
+            if isinstance(fn, OpaqueMethod):
+                name = f"{type(fn.obj.value).__name__}.{fn.name}"
+            else:
+                name = _callable_name(fn.value if isinstance(fn, Opaque) else fn)
+            self.fail(f"call {name} with a {type(what).__module__}.{type(what).__name__}")
+        if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
+            return self.call(fn._dyn_inline_target, args, kwargs)
+        if type(fn) is functools.partial:
+            pargs = [tr.wrap(a) if isinstance(a, torch.Tensor) else a for a in fn.args]
+            pkw = {k: tr.wrap(a) if isinstance(a, torch.Tensor) else a for k, a in fn.keywords.items()}
+            return self.call(fn.func, pargs + list(args), {**pkw, **kwargs})
+        if fn is super and not args:
+            return self.zero_arg_super()
+        if isinstance(fn, type) and _is_user_class(fn):
+            return self.instantiate(fn, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
+                getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
+            return fn(*args, **kwargs)  # a namedtuple: its generated __new__ only builds the tuple
+        if fn in _ITERATING_BUILTINS if _hashable(fn) else False:
+            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            if fn in (sorted, min, max) and kwargs.get("key") is not None and not (
+                    _hashable(kwargs["key"]) and kwargs["key"] in _PURE_BUILTINS):
+                return self.call_with_key(fn, args, kwargs)
+        if fn is len and len(args) == 1 and not isinstance(args[0], TensorVar):
+            obj = args[0]
+            if isinstance(obj, torch.nn.Module):
+                self.guard_module_structure(obj)
+            elif isinstance(getattr(type(obj), "__len__", None), types.FunctionType):
+                return self.call(type(obj).__len__, [obj], {})
+        h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
+        if h is not None:
+            if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
+                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange"):
+                self.fail(f"torch.{fn.__name__} without tensor arguments")
+            return h(tr.ops, *args, **kwargs)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
+            self.fail("method of a real tensor")
+        if isinstance(fn, torch.nn.Module):
+            return self.call_module(fn, args, kwargs)
+        if not args and not kwargs and _hashable(fn):
+            queries = tr.compiler_queries
+            if queries is None:
+                queries = tr.compiler_queries = _compiler_queries()
+            if fn in queries:
+                return queries[fn]
+        if isinstance(fn, types.MethodType):
+            return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
+        if isinstance(fn, types.FunctionType):
+            mod = getattr(fn, "__module__", "") or ""
+            if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
+                self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
+            if fn.__code__.co_flags & 0x20:  # a generator function: runs lazily as it is consumed
+                return self._created(SymGenerator(type(self)(tr, fn, args, kwargs, self.depth + 1, generator=True)))
+            return type(self)(tr, fn, args, kwargs, self.depth + 1).run()
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
+            obj = fn.__self__
+            if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
+                self.fail(f"{type(obj).__name__}.{fn.__name__}")
+            if fn.__name__ in _MUTATING and id(obj) not in tr.created:
+                self.fail(f"{type(obj).__name__}.{fn.__name__} on a container not created here (mutation)")
+            r = fn(*args, **kwargs)
+            if not is_constant(r):
+                self._created(r)  # views and iterators over traced containers hold traced values
+            return r
+        if fn is isinstance:
+            obj, cls = args
+            if isinstance(obj, TensorVar):
+                if obj.input_index is not None:  # the input's exact type is guarded (Parameter or Tensor)
+                    return isinstance(tr.input_tensors[obj.input_index], cls)
+                return isinstance(torch.empty(0), cls)
+        if fn is len and args and isinstance(args[0], TensorVar):
+            if args[0].meta.dim() == 0:
+                self.fail("len() of a 0-d tensor")
+            return args[0].meta.shape[0]
+        if fn is getattr and len(args) >= 2:
+            if len(args) == 3:
+                try:
+                    return self.getattr(args[0], args[1])
+                except Unsupported:
+                    raise
+                except AttributeError:
+                    return args[2]
+            return self.getattr(args[0], args[1])
+        if fn is hasattr and isinstance(args[0], TensorVar):
+            return args[1] in TENSOR_ATTRS or args[1] in METHODS
+        pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
+            (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
+            fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
+                   torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
+        if fn is torch.is_grad_enabled:
+            return tr.grad_enabled()
+        if isinstance(fn, GradModeExit):
+            return fn.exit()
+        if pure:
+            if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
+                    hasattr(type(args[0]), "__next__"):
+                args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
+            if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
+                if fn in (float, int, bool):
+                    self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
+                if fn is abs:
+                    return tr.ops.unary("abs", args[0])
+                if fn is sum:
+                    acc = args[1] if len(args) > 1 else 0
+                    for x in args[0]:
+                        acc = self.binary("+", acc, x)
+                    return acc
+                self.fail(f"{fn.__name__}() over tensors (data-dependent)")
+            if fn in (map, filter):
+                self.fail("map/filter")
+            r = fn(*args, **kwargs)
+            if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
+                self._created(r)  # containers, iterators and views over traced values
+            return r
+        if isinstance(fn, type) and fn in (tuple, list, dict, set):
+            return fn(*args, **kwargs)
+        if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
+                type(fn.__self__) in tr.created_classes and not args and not kwargs:
+            return None  # object.__init__ (super().__init__() of a user class made here)
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType) and not isinstance(fn, type):
+            return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+        self.fail(f"call to unsupported function {name}")
+
+    def zero_arg_super(self):
+        """super() inside a method: the class from the __class__ cell, the first argument."""
+        cell = self.cells.get("__class__")
+        if cell is None or not self.code.co_varnames:
+            self.fail("super() outside a method")
+        first = self.code.co_varnames[0]
+        obj = self.locals[first] if first in self.locals else self.cells[first].cell_contents
+        return super(cell.cell_contents, obj)
+
+    def op_LOAD_SUPER_ATTR(self, inst):  # 3.12: super().name and super(cls, obj).name
+        obj, cls, sup = self.pop(), self.pop(), self.pop()
+        if sup is not super:
+            self.fail("LOAD_SUPER_ATTR with a super other than the builtin")
+        v = self.getattr(super(cls, obj), inst.argval)
+        if inst.arg & 1:
+            self.push(NULL)
+        self.push(v)
+
+    def instantiate(self, cls, args, kwargs):
+        """cls(*args) for a plain user class: a new object made while capturing, its __init__ inlined.
+        It lives only inside the capture (returning it or keeping it across a graph break is unsupported)."""
+        obj = object.__new__(cls)
+        self._created(obj)
+        self.tr.created_classes.add(cls)
+        init = getattr(cls, "__init__")
+        if init is not object.__init__:
+            self.call(init, [obj] + list(args), kwargs)
+        elif args or kwargs:
+            self.fail(f"{cls.__name__}() takes no arguments")
+        return obj
+
+    def call_with_key(self, fn, args, kwargs):
+        """sorted/min/max with a user key function: the keys are computed by inlining it and must be
+        Python values (ordering by tensor values is data-dependent)."""
+        kwargs = dict(kwargs)
+        key = kwargs.pop("key")
+        items = list(args[0]) if len(args) == 1 else list(args)
+        keys = [self.call(key, [x], {}) for x in items]
+        if any(_contains_tensor(k) for k in keys):
+            self.fail(f"{fn.__name__}() with a key that depends on tensor values")
+        order = list(range(len(items)))
+        if fn is sorted:
+            order.sort(key=lambda i: keys[i], reverse=kwargs.pop("reverse", False))
+            return self._created([items[i] for i in order])
+        if not items:
+            if "default" in kwargs:
+                return kwargs["default"]
+            self.fail(f"{fn.__name__}() of an empty sequence")
+        return items[fn(order, key=lambda i: keys[i])]
+
+    def call_module(self, mod, args, kwargs):
+        from torch.nn.modules import module as _m
+        if mod._forward_hooks or mod._forward_pre_hooks or getattr(mod, "_backward_hooks", None) or \
+                _m._global_forward_hooks or _m._global_forward_pre_hooks:
+            self.fail("module hooks")
+        # inlining forward assumed no hooks and this forward: a hook registered or forward patched
+        # later re-captures (one module guard per module, checked in C)
+        src = self.source_of(mod)
+        for name in ("_global_forward_hooks", "_global_forward_pre_hooks"):
+            self.tr.attr_guards.append((("obj", _m, name), Structure(getattr(_m, name), False)))
+        fwd = mod.__dict__.get("forward", type(mod).forward)
+        if src is not None:
+            self.tr.attr_guards.append((src, ModuleGuard(fwd)))
+        if "forward" in mod.__dict__:
+            return self.call(fwd, args, kwargs)
+        if not isinstance(fwd, types.FunctionType):
+            self.fail(f"forward of {type(mod).__name__}")
+        return type(self)(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()
+
+
+_CONTAINER_METHODS = {
+    list: {"append", "extend", "insert", "pop", "copy", "index", "count", "reverse", "clear"},
+    dict: {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"},
+    set: {"add", "update", "discard", "copy", "union", "intersection", "difference", "issubset"},
+    tuple: {"index", "count"},
+    str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
+}
+_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
+
+
+_ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,
+                       all, iter, next, map, filter}
+
+
+def _needs_iterate(a):
+    """An argument an iterating builtin would iterate with code dyn must see (or must not run)."""
+    return isinstance(a, torch.nn.Module) or (
+        not isinstance(a, (tuple, list, dict, set, frozenset, str, range, bytes, TensorVar, SymGenerator))
+        and (hasattr(type(a), "__next__") or isinstance(getattr(type(a), "__iter__", None), types.FunctionType)))
+
+
+
+def _is_user_class(cls):
+    """A plain Python class (not torch's, not a builtin's subclass, default metaclass and __new__)."""
+    if type(cls) is not type or cls.__new__ is not object.__new__:
+        return False
+    for c in cls.__mro__:
+        if c is object:
+            continue
+        mod = getattr(c, "__module__", "") or ""
+        if mod == "builtins" or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+                any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
+            return False
+    return True
+
+
+def _callable_name(f):
+    """How a break reason names a function: scipy.special.erf, numpy ufunc add, Tensor.numpy."""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    if type(f).__name__ == "ufunc":
+        return f"numpy ufunc {name}"
+    if name.startswith("_VariableFunctionsClass."):
+        return "torch." + f.__name__
+    mod = getattr(f, "__module__", None)
+    return f"{mod}.{name}" if isinstance(mod, str) and mod not in ("builtins",) else name
+
+
+def _hashable(fn):
+    try:
+        hash(fn)
+        return True
+    except TypeError:
+        return False

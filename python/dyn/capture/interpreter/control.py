@@ -1,0 +1,216 @@
+"""Control flow: branches (a graph break on a tensor), jumps, iteration, generators, returns and with
+blocks (Frame mixin)."""
+import types
+
+import torch
+
+from ...ops import TensorVar
+from ..guards import Structure
+from ..values import Opaque
+from .signals import PY312, GraphBreak, _Return, _Yield
+
+
+class ControlOps:
+    # -- control flow
+    def _cond_jump(self, inst, jump_if):
+        v = self.pop()
+        if isinstance(v, TensorVar) and self.depth == 0 and self.tr.allow_breaks and "NONE" not in inst.opname:
+            if self.handled(inst.offset):
+                # the rest of the frame runs from this branch, eagerly, inside its try
+                self.fail("data-dependent branch on a tensor inside a try block")
+            here = self.index_of[inst.offset]
+            target = self.jump(inst)
+            if "FALSE" in inst.opname:
+                true_pc, false_pc = here + 1, target
+            else:
+                true_pc, false_pc = target, here + 1
+            raise GraphBreak(self, "data-dependent branch on a tensor", inst.offset, cond=v,
+                             targets=(self.insts[true_pc].offset, self.insts[false_pc].offset))
+        if "NONE" in inst.opname:
+            c = v is None
+            if "NOT_NONE" in inst.opname:
+                c = not c
+        else:
+            c = self.truth(v)
+            if "FALSE" in inst.opname:
+                c = not c
+        return self.jump(inst) if c else None
+
+    def op_POP_JUMP_IF_TRUE(self, inst):
+        return self._cond_jump(inst, True)
+
+    op_POP_JUMP_IF_FALSE = op_POP_JUMP_IF_NONE = op_POP_JUMP_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_FORWARD_IF_FALSE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_FALSE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_FORWARD_IF_NONE = op_POP_JUMP_FORWARD_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_BACKWARD_IF_NONE = op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_TRUE
+
+    def op_JUMP_IF_TRUE_OR_POP(self, inst):
+        c = self.truth(self.stack[-1])
+        if "FALSE" in inst.opname:
+            c = not c
+        if c:
+            return self.jump(inst)
+        self.pop()
+
+    op_JUMP_IF_FALSE_OR_POP = op_JUMP_IF_TRUE_OR_POP
+
+    def op_JUMP_FORWARD(self, inst):
+        return self.jump(inst)
+
+    op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
+
+    def op_GET_ITER(self, inst):
+        self.push(self.iterate(self.pop()))
+
+    def iterate(self, v):
+        """iter(v) during capture. Iterators made outside the captured code (a generator passed in)
+        are never advanced here: that would consume them at capture time."""
+        if isinstance(v, TensorVar):
+            self.fail("iterating over a tensor")
+        if isinstance(v, Opaque):
+            self.fail(f"iterating over a {type(v.value).__name__}")
+        if isinstance(v, SymGenerator) or id(v) in self.tr.created:
+            it = iter(v)
+            return it if it is v else self._created(it)
+        if hasattr(type(v), "__next__"):
+            self.fail(f"iterating over a {type(v).__name__} made outside the compiled code")
+        if isinstance(v, torch.nn.Module):
+            self.guard_module_structure(v)
+        elif not isinstance(v, (tuple, list, dict, set, frozenset, str, range, bytes, type({}.keys()),
+                                type({}.values()), type({}.items()))):
+            it_fn = getattr(type(v), "__iter__", None)
+            if not isinstance(it_fn, types.FunctionType):
+                self.fail(f"iterating over a {type(v).__name__}")
+            return self.iterate(self.call(it_fn, [v], {}))  # a user class's __iter__, inlined
+        return self._created(iter(v))
+
+    def source_of(self, obj):
+        """The source path of a real object the capture reads from: the one it was reached through,
+        else the object itself (a global, an object met while iterating), re-read from it at every call."""
+        src = self.tr.sources.get(id(obj))
+        if src is None and id(obj) not in self.tr.created:
+            src = self.tr.sources[id(obj)] = ("obj", obj)
+            self.tr.keep.append(obj)
+        return src
+
+    def guard_module_structure(self, mod):
+        """Iterating, indexing or taking len() of a module container (Sequential, ModuleList, ...) reads its
+        children: guard which modules, parameters and buffers it holds."""
+        src = self.source_of(mod)
+        if src is None:
+            return
+        for name in ("_modules", "_parameters", "_buffers"):
+            d = getattr(mod, name, None)
+            if type(d) is dict:
+                self.tr.attr_guards.append((src + (name,), Structure(d, False)))
+
+    def op_GET_YIELD_FROM_ITER(self, inst):
+        self.push(self.iterate(self.pop()))
+
+    def op_SEND(self, inst):
+        """yield from: the delegate's next item, or its return value and a jump past the loop."""
+        value = self.pop()
+        if value is not None:
+            self.fail("send() of a value into a generator")
+        try:
+            item = next(self.stack[-1])
+        except StopIteration as e:
+            if not PY312:
+                self.pop()  # 3.11 pops the delegate here, 3.12 at END_SEND
+            self.push(e.value)
+            return self.jump(inst)
+        self.push(item)
+
+    def op_END_SEND(self, inst):
+        value = self.pop()
+        self.pop()
+        self.push(value)
+
+    def op_YIELD_VALUE(self, inst):
+        if not self.generator:
+            self.fail("yield")
+        return _Yield(self.pop())
+
+    def op_RETURN_GENERATOR(self, inst):
+        if not self.generator:
+            self.fail("generator")
+        self.push(None)  # popped by the POP_TOP that follows (the value sent to start the generator)
+
+    def op_FOR_ITER(self, inst):
+        it = self.stack[-1]
+        try:
+            v = next(it)
+        except StopIteration:
+            self.pop()
+            target = self.jump(inst)
+            if self.insts[target].opname == "END_FOR":
+                target += 1
+            return target
+        if isinstance(v, torch.Tensor):
+            v = self.tr.wrap(v)
+        self.push(v)
+
+    def op_RETURN_VALUE(self, inst):
+        return _Return(self.pop())
+
+    def op_RETURN_CONST(self, inst):
+        return _Return(inst.argval)
+
+    # -- unsupported with a clear reason
+    def op_RAISE_VARARGS(self, inst):
+        self.fail("raise")
+
+    def op_LOAD_ASSERTION_ERROR(self, inst):
+        self.fail("assertion failed (or assert with a data-dependent condition)")
+
+    def op_BEFORE_WITH(self, inst):
+        """`with torch.no_grad():` / `with torch.enable_grad():` are traced: the ops inside are marked with
+        the grad mode they run under. Other context managers are unsupported."""
+        mgr = self.pop()
+        if type(mgr) not in (torch.no_grad, torch.enable_grad):
+            self.fail(f"with statement ({type(mgr).__name__})")
+        self.push(GradModeExit(self.tr, type(mgr) is torch.enable_grad))
+        self.push(None)  # what __enter__ returns
+
+
+
+class GradModeExit:
+    """The __exit__ of a traced grad-mode block: the ops made inside are marked with its mode."""
+
+    def __init__(self, tracer, enabled):
+        self.tr, self.enabled, self.outer = tracer, enabled, tracer.graph.mode_attrs
+        tracer.grad_modes.append(enabled)
+        tracer.graph.mode_attrs = {**self.outer, "grad_enabled": enabled}
+
+    def exit(self):
+        self.tr.grad_modes.pop()
+        self.tr.graph.mode_attrs = self.outer
+
+
+
+class SymGenerator:
+    """A user generator (or generator expression) called during capture: each next() resumes its frame
+    symbolically up to the next yield, so it runs lazily and in step with its consumer, as in Python."""
+
+    def __init__(self, frame):
+        self.frame, self.pc, self.done = frame, 0, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            raise StopIteration
+        if self.pc:
+            self.frame.push(None)  # the value of the yield expression (nothing is ever sent)
+        try:
+            r = self.frame.run(self.pc)
+        except BaseException:
+            self.done = True
+            raise
+        if isinstance(r, _Yield):
+            self.pc = r.pc
+            return r.value
+        self.done = True
+        raise StopIteration(r)  # with the generator's return value (`x = yield from gen()`)

@@ -1,0 +1,159 @@
+"""The symbolic bytecode evaluator (the InstructionTranslator): runs a function's CPython 3.11/3.12
+bytecode over symbolic values. Tensors are TensorVars (graph nodes over meta tensors); everything else is
+a real Python value and constant-folds. Calls into user Python functions and nn.Module forwards are
+inlined. Anything unsupported raises Unsupported with the user's file:line. Opcodes are grouped by kind
+in the mixins Frame is made of."""
+import builtins
+import dis
+import types
+
+from ...errors import Unsupported
+from ..tracer import Tracer
+from .building import BuildOps
+from .calls import CallOps
+from .control import ControlOps
+from .loads import LoadStoreOps
+from .operators import OperatorOps
+from .signals import CAPTURE_ERRORS, GraphBreak, Restart, _Return, _Yield
+
+MAX_STEPS = 200000
+MAX_DEPTH = 40
+
+
+class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
+    """Symbolic execution of one code object."""
+
+    def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):
+        self.tr = tracer
+        self.func = func
+        self.code = func.__code__
+        self.depth = depth
+        if depth > MAX_DEPTH:
+            raise Unsupported("inlining too deep (recursion?)")
+        co = self.code
+        if co.co_flags & (0x80 | 0x200 | 0x100) or (co.co_flags & 0x20 and not generator):  # coroutine/async
+            raise Unsupported(f"generator or coroutine {co.co_name}")
+        self.generator = generator
+        self.globals = func.__globals__
+        self.builtins = self.globals.get("__builtins__", builtins)
+        if isinstance(self.builtins, types.ModuleType):
+            self.builtins = self.builtins.__dict__
+        self.locals = bound_locals if bound_locals is not None else self._bind(func, args, kwargs)
+        self.cells = {}
+        self.stack = []
+        self.kw_names = None
+        self.insts = list(dis.get_instructions(co))
+        self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
+        self._handled = None
+        self.lineno = co.co_firstlineno
+
+    def _bind(self, func, args, kwargs):
+        import inspect
+        co = func.__code__
+        nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+        if not kwargs and not (co.co_flags & 0x04) and co.co_kwonlyargcount == 0 and \
+                len(args) == co.co_argcount:
+            return dict(zip(co.co_varnames, args))
+        try:
+            sig = inspect.signature(func, follow_wrapped=False)
+            ba = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise Unsupported(f"cannot bind arguments of {co.co_name}: {e}")
+        ba.apply_defaults()
+        bound = {n: ba.arguments[n] for n in co.co_varnames[:nargs] if n in ba.arguments}
+        if co.co_flags & 0x08:  # **kwargs is a new dict per call: the callee may mutate it
+            self._created(bound[co.co_varnames[nargs - 1]])
+        return bound
+
+    def fail(self, reason):
+        raise Unsupported(reason, self.code.co_filename, self.lineno)
+
+    def handled(self, offset):
+        """Whether an exception at offset is caught in this frame (a try body, a with block): a call,
+        store or branch there must be made inside the frame's own code, never by a graph-break runner."""
+        if self._handled is None:
+            self._handled = [(e.start, e.end) for e in dis.Bytecode(self.code).exception_entries]
+        return any(a <= offset < b for a, b in self._handled)
+
+    # -- stack helpers
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        vals = self.stack[-n:]
+        del self.stack[-n:]
+        return vals
+
+    def push(self, v):
+        self.stack.append(v)
+
+    def run(self, pc=0):
+        insts = self.insts
+        while True:
+            self.tr.steps += 1
+            if self.tr.steps > MAX_STEPS:
+                self.fail("too many instructions")
+            inst = insts[pc]
+            pos = inst.positions
+            if pos is not None and pos.lineno is not None:
+                self.lineno = pos.lineno
+            op = inst.opname
+            handler = getattr(self, "op_" + op, None)
+            top = self.depth == 0 and self.tr.allow_breaks
+            before = list(self.stack) if top else None
+            try:
+                if top and inst.offset in self.tr.eager_at:
+                    raise self.tr.eager_at[inst.offset]
+                if handler is None:
+                    self.fail(f"unsupported bytecode {op}")
+                try:
+                    r = handler(inst)
+                except Unsupported as e:
+                    raise e.locate(self.code.co_filename, self.lineno)
+                except CAPTURE_ERRORS as e:
+                    self.fail(f"{type(e).__name__} while capturing {op}: {e}")
+            except Unsupported as e:
+                if not top or not self.tr.graph.nodes:
+                    raise
+                # the graph so far is worth keeping: break before this instruction; the rest of the
+                # frame (this instruction included) runs eagerly in a resume function
+                self.stack = before
+                raise GraphBreak(self, e, inst.offset, targets=(inst.offset,), eager_rest=True)
+            if r is None:
+                pc += 1
+            elif isinstance(r, _Return):
+                return r.value
+            elif isinstance(r, _Yield):
+                r.pc = pc + 1
+                return r
+            else:
+                pc = r
+
+    def jump(self, inst):
+        return self.index_of[inst.argval]
+
+
+def trace(func, args, device, session, allow_breaks=False):
+    """Captures func(*args) where args are the frame's bound arguments in code order. Returns
+    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
+    co = func.__code__
+    nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
+    varkw = nargs - 1 if co.co_flags & 0x08 else None
+    break_at, eager_at = {}, {}
+    for _ in range(16):
+        tr = Tracer(device, session)
+        tr.allow_breaks = allow_breaks
+        tr.break_at = dict(break_at)
+        tr.eager_at = dict(eager_at)
+        wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
+                   for i, a in enumerate(args)]
+        frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))
+        try:
+            return tr, frame.run(0), None
+        except GraphBreak as b:
+            return tr, None, b
+        except Restart as r:
+            (eager_at if r.eager else break_at)[r.offset] = r.why
+    raise Unsupported("too many graph breaks", co.co_filename, co.co_firstlineno)

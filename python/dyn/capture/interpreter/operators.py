@@ -1,0 +1,165 @@
+"""Operators: binary and in-place, subscripts, unary, truth, comparisons, is and in (Frame mixin)."""
+import operator
+import types
+from collections import OrderedDict
+
+import torch
+
+from ...ops import TensorVar
+from ...ops.handlers import getitem, inplace, metas
+from ..values import Opaque, _contains_real_tensor, _contains_tensor, is_constant
+from .control import SymGenerator
+
+_BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+           "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+           ">>": operator.rshift}
+_TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
+_CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+           ">=": operator.ge}
+_TENSOR_IOPS = {"+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__", "//": "__ifloordiv__",
+                "%": "__imod__", "**": "__ipow__", "&": "__iand__", "|": "__ior__", "^": "__ixor__",
+                "<<": "__ilshift__", ">>": "__irshift__", "@": "__imatmul__"}
+_TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+
+
+class OperatorOps:
+    # -- operators
+    def binary(self, sym, a, b):
+        if isinstance(a, TensorVar) or isinstance(b, TensorVar):
+            o = self.tr.ops
+            if sym in _TENSOR_BINOPS:
+                return o.binary(_TENSOR_BINOPS[sym], a, b)
+            if sym == "@":
+                return o.matmul(a, b)
+            if sym in ("&", "|") and all(not isinstance(x, TensorVar) or x.meta.dtype == torch.bool for x in (a, b)):
+                return o.binary("logical_and" if sym == "&" else "logical_or", a, b)
+            if sym == "//":
+                return o.div(a, b, "floor")  # eager's floor division, integer and float
+            self.fail(f"tensor operator {sym}")
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            self.fail("operator on a real tensor")
+        return _BINOPS[sym](a, b)
+
+    def op_BINARY_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        sym = inst.argrepr
+        if sym.endswith("=") and sym not in ("==", "<=", ">=", "!="):
+            sym = sym[:-1]
+            if isinstance(a, TensorVar):
+                self.push(self.inplace_binary(sym, a, b))
+                return
+            if isinstance(a, list) and id(a) not in self.tr.created:
+                self.fail("in-place operator on a list not created here")
+        self.push(self.binary(sym, a, b))
+
+    def inplace_binary(self, sym, a, b):
+        """a op= b on a tensor: Tensor.__iadd__ and friends update a in place (a operator torch.Tensor has
+        no in-place form for, like @=, rebinds the name to a new tensor)."""
+        name = _TENSOR_IOPS.get(sym)
+        if name is None or not hasattr(torch.Tensor, name):
+            return self.binary(sym, a, b)
+        new = self.binary(sym, a, b)
+        return inplace(self.tr.ops, a, new, lambda s: getattr(s, name)(metas(b)), b)
+
+    def op_BINARY_SUBSCR(self, inst):
+        idx, obj = self.pop(), self.pop()
+        self.push(self.subscr(obj, idx))
+
+    def op_BINARY_SLICE(self, inst):
+        end, start, obj = self.pop(), self.pop(), self.pop()
+        self.push(self.subscr(obj, slice(start, end)))
+
+    def subscr(self, obj, idx):
+        if isinstance(obj, Opaque):
+            self.fail(f"indexing a {type(obj.value).__name__}")
+        if isinstance(obj, TensorVar):
+            return getitem(self.tr.ops, obj, idx)
+        if _contains_tensor(idx):
+            self.fail("indexing with a tensor")
+        if isinstance(obj, torch.nn.Module):
+            self.guard_module_structure(obj)
+        v = obj[idx]
+        src = self.tr.sources.get(id(obj))
+        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created:
+            src = self.tr.sources[id(obj)] = ("obj", obj)  # a container not reached from an argument
+            self.tr.keep.append(obj)
+        if src is None:
+            return self.tr.wrap(v) if isinstance(v, torch.Tensor) else v
+        # an item of an object reached from an argument or a global (ModuleList, ModuleDict, a config
+        # dict): re-read through the same path at every call and guarded
+        step = idx if type(idx) is int else ("item", idx) if type(idx) is str else None
+        if step is None:
+            if isinstance(v, torch.Tensor) or _contains_real_tensor(v):
+                self.fail("tensor taken from a container with a non-constant index")
+            return v
+        path = src + (step,)
+        if isinstance(v, torch.Tensor):
+            return self.tr.tensor_input(v, path)
+        self.tr.guard_value(path, v)
+        if is_constant(v):
+            return v
+        return self.tr.wrap(v, path)
+
+    def unary(self, sym, v):
+        if isinstance(v, TensorVar):
+            if sym == "-":
+                return self.tr.ops.unary("neg", v)
+            if sym == "+":
+                return v
+            if sym == "~" and v.meta.dtype == torch.bool:
+                return self.tr.ops.unary("logical_not", v)
+            self.fail(f"tensor unary operator {sym}")
+        return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[sym](v)
+
+    def op_UNARY_NEGATIVE(self, inst):
+        self.push(self.unary("-", self.pop()))
+
+    def op_UNARY_POSITIVE(self, inst):
+        self.push(self.unary("+", self.pop()))
+
+    def op_UNARY_INVERT(self, inst):
+        self.push(self.unary("~", self.pop()))
+
+    def op_UNARY_NOT(self, inst):
+        self.push(not self.truth(self.pop()))
+
+    def truth(self, v):
+        if isinstance(v, TensorVar):
+            self.fail("data-dependent control flow (bool of a tensor)")
+        if isinstance(v, torch.Tensor):
+            self.fail("bool of a real tensor")
+        return bool(v)
+
+    def op_COMPARE_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        sym = inst.argval
+        if isinstance(a, TensorVar) or isinstance(b, TensorVar):
+            self.push(self.tr.ops.binary(_TENSOR_CMP[sym], a, b))
+        else:
+            self.push(_CMPOPS[sym](a, b))
+
+    def op_IS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        self.push((a is not b) if inst.arg else (a is b))
+
+    def op_CONTAINS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        if isinstance(a, TensorVar) and type(b) in (set, frozenset, dict) and id(b) in self.tr.created:
+            # tensors hash by identity: membership in a set or dict made here is identity, as in eager
+            # (in a list eager would compare values)
+            r = a in b
+            self.push((not r) if inst.arg else r)
+            return
+        if isinstance(b, TensorVar) or isinstance(a, TensorVar):
+            self.fail("'in' with a tensor")
+        if isinstance(b, torch.nn.Module):
+            self.guard_module_structure(b)
+        elif isinstance(b, (Opaque, SymGenerator)) or hasattr(type(b), "__next__") and id(b) not in self.tr.created:
+            self.fail(f"'in' on a {type(b).__name__}")
+        elif isinstance(getattr(type(b), "__contains__", None), types.FunctionType):
+            r = self.truth(self.call(type(b).__contains__, [b, a], {}))
+            self.push((not r) if inst.arg else r)
+            return
+        r = a in b
+        self.push((not r) if inst.arg else r)

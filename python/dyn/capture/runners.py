@@ -1,0 +1,166 @@
+"""Runners: a compiled graph wrapped to be called with the frame's arguments. Inputs are gathered from
+their sources, unused inputs dropped, index inputs range-checked, and the frame's result rebuilt from the
+template outputs.py made."""
+import torch
+
+from .paths import _gatherer
+
+
+def _rebuilder(tmpl):
+    kind = tmpl[0]
+    if kind == "o":
+        k = tmpl[1]
+        return lambda outs, ins: outs[k]
+    if kind == "oc":
+        k = tmpl[1]
+        return lambda outs, ins: outs[k].clone()
+    if kind == "i":
+        j, fresh = tmpl[1], tmpl[2]
+        if fresh:
+            return lambda outs, ins: ins[j].clone()
+        return lambda outs, ins: ins[j]
+    if kind in ("vi", "vo"):
+        k, size, stride, off = tmpl[1:]
+        if kind == "vi":
+            return lambda outs, ins: ins[k].as_strided(size, stride, ins[k].storage_offset() + off)
+        return lambda outs, ins: outs[k].as_strided(size, stride, outs[k].storage_offset() + off)
+    if kind == "c":
+        v = tmpl[1]
+        return lambda outs, ins: v
+    if kind == "m":
+        return _mutation_rebuilder(tmpl)
+    if kind == "nt":
+        cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
+        return lambda outs, ins: cls._make([s(outs, ins) for s in subs])
+    if kind == "obj":  # a new instance per call with the attributes __init__ set while capturing
+        cls, subs = tmpl[1], [(k, _rebuilder(t)) for k, t in tmpl[2]]
+
+        def make(outs, ins):
+            o = object.__new__(cls)
+            o.__dict__.update((k, s(outs, ins)) for k, s in subs)
+            return o
+        return make
+    if kind == "det":
+        sub = _rebuilder(tmpl[1])
+        return lambda outs, ins: sub(outs, ins).detach()
+    subs = [(_rebuilder(t) if kind != "d" else (t[0], _rebuilder(t[1]))) for t in tmpl[1]]
+    if kind == "t":
+        return lambda outs, ins: tuple(s(outs, ins) for s in subs)
+    if kind == "l":
+        return lambda outs, ins: [s(outs, ins) for s in subs]
+    return lambda outs, ins: {k: s(outs, ins) for k, s in subs}
+
+
+def _mutation_rebuilder(tmpl):
+    """('m', inner, writes, prep): see _flatten_output."""
+    _, inner_t, writes, prep = tmpl
+    inner = _rebuilder(inner_t)
+    contig, clones, spans, mutated = prep["contig"], prep["clones"], prep["spans"], prep["mutated"]
+    dests = set(mutated)
+    grad_writes = [(j, src) for j, src, detach in writes if not detach]
+    nograd_writes = [(j, src) for j, src, detach in writes if detach]
+
+    def run(outs, ins):  # the entry's guards checked that no other input overlaps a mutated one
+        if contig or clones:
+            outs = list(outs)
+            for k in contig:
+                if not outs[k].is_contiguous():
+                    outs[k] = outs[k].contiguous()
+            outs += [ins[j].clone(memory_format=torch.contiguous_format) for j in clones]
+        r = inner(outs, ins)
+        if writes:
+            def source(src):
+                if src[0] == "o":
+                    return outs[src[1]]
+                t = ins[src[1]]
+                return t.clone() if src[1] in dests else t  # its value from before the writes
+            gsrc = [(j, source(src)) for j, src in grad_writes]
+            nsrc = [(j, source(src)) for j, src in nograd_writes]
+            for j, t in gsrc:
+                ins[j].copy_(t)
+            if nsrc:
+                with torch.no_grad():
+                    for j, t in nsrc:
+                        ins[j].copy_(t)
+        return r
+    return run
+
+
+def _make_runner(tr, tmpl, kernel):
+    gather = _gatherer(tr.input_sources)
+    rebuild = _rebuilder(tmpl)
+    arg_only = all(p[0] == "arg" and len(p) == 2 for p in tr.input_sources)
+    idxs = [p[1] for p in tr.input_sources] if arg_only else None
+    single = tmpl[0] == "o" and tmpl[1] == 0
+
+    if kernel is None:
+        def run(*args):
+            return rebuild((), gather(args))
+        return run
+    if arg_only and single:
+        def run(*args):
+            return kernel(*[args[i] for i in idxs])[0]
+        return run
+    if arg_only:
+        def run(*args):
+            ins = [args[i] for i in idxs]
+            return rebuild(kernel(*ins), ins)
+        return run
+
+    def run(*args):
+        ins = gather(args)
+        return rebuild(kernel(*ins), ins)
+    return run
+
+
+
+def _prune(g):
+    """Drops dead nodes and unused inputs. g.input_map lists, per remaining graph input, its index among
+    the captured inputs (None when all are used)."""
+    live = set(g.outputs)
+    keep = []
+    for n in reversed(g.nodes):
+        if n in live:
+            keep.append(n)
+            live.update(n.inputs)
+    g.nodes = list(reversed(keep))
+    g.input_map = None
+    used = [n for n in g.inputs if n in live]
+    if len(used) != len(g.inputs):
+        g.input_map = [n.index for n in used]
+        g.input_sources = [g.input_sources[j] for j in g.input_map]
+        for k, n in enumerate(used):
+            n.name = f"%arg{k}"
+        g.inputs = used
+
+
+def _select(kernel, graph, index_bounds=()):
+    """The kernel as a callable over all captured inputs; index inputs are range-checked first."""
+    m = getattr(graph, "input_map", None)
+    if kernel is not None and m is not None:
+        kernel = (lambda k: lambda *ins: k(*[ins[j] for j in m]))(kernel)
+    if not index_bounds:
+        return kernel
+    check = _index_checker(index_bounds)
+    if kernel is None:  # the gathered values are unused: eager still raises on a bad index
+        return lambda *ins: (check(ins), [])[1]
+    return lambda *ins: (check(ins), kernel(*ins))[1]
+
+
+def _index_checker(bounds):
+    """Eager raises on an index out of range where compiled gathers would clamp it: the index inputs
+    are checked before each run (on CUDA by a device-side assert, like eager's own kernels: no sync)."""
+    bounds = sorted(set(bounds))
+
+    def check(ins):
+        for j, lo, hi in bounds:
+            t = ins[j]
+            if not t.numel():
+                continue
+            if t.is_cuda:
+                torch._assert_async(((t >= lo) & (t < hi)).all(), "dyn: index out of range")
+            else:
+                mn, mx = torch.aminmax(t)
+                if int(mn) < lo or int(mx) >= hi:
+                    raise IndexError(f"index out of range in self (dyn: an index is outside [{lo}, {hi}))")
+    return check

@@ -1,0 +1,171 @@
+"""The Tracer: the state of one capture. The graph being built, its inputs and the sources they were read
+from, what the traced code read (guards), created, mutated, and where earlier tries broke."""
+import types
+from collections import OrderedDict
+
+import torch
+
+from ..errors import Unsupported
+from ..graph import Graph
+from ..ops import Ops, TensorVar
+from .guards import Is, Structure
+from .paths import _in_argument, _same_source, _source_str
+from .values import Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type
+
+
+class Tracer:
+    """State of one capture: the graph, its inputs and where they come from, and what was read."""
+
+    def __init__(self, device, session):
+        self.session = session  # the Session capturing (its caches)
+        self.graph = Graph()
+        self.ops = Ops(self)
+        self.device = device
+        self.input_vars = {}   # id(real tensor) -> TensorVar
+        self.input_tensors = []  # real tensors, in graph input order
+        self.input_sources = []  # per graph input: ('arg', i, *attrs) or ('obj', tensor)
+        self.sources = {}      # id(obj) -> source path of non-tensor objects reached from arguments
+        self.keep = []         # keep objects alive while their ids are keys
+        self.attr_guards = []  # (path, value) of constants read off argument objects
+        self.created = set()   # ids of containers created during tracing (safe to mutate)
+        self.steps = 0
+        self.allow_breaks = False
+        self.global_guards = []  # (globals dict or closure cell, name or None, value read)
+        self.global_keys = set()
+        self.break_at = {}  # offset of a top-frame call -> Unsupported: break the graph there
+        self.eager_at = {}  # offset of a top-frame instruction -> Unsupported: the rest runs eagerly from it
+        self.mutations = {}  # graph input index -> its TensorVar, for inputs updated in place
+        self.grad_mutations = set()  # inputs updated by an op autograd records (not running statistics)
+        self.input_aliases = []  # (source, input index): an input reached again through another source
+        self.traced = set()  # ids of the traced copies wrap() made of real containers
+        self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
+        self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
+        self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
+        self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
+        self.created_classes = set()  # user classes instantiated while capturing
+        self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
+
+    def grad_enabled(self):
+        """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""
+        if self.grad_modes:
+            return self.grad_modes[-1]
+        self.reads_grad_mode = True
+        return torch.is_grad_enabled()
+
+    def guard_global(self, d, name, v):
+        key = (id(d), name)
+        if key not in self.global_keys:
+            self.global_keys.add(key)
+            self.global_guards.append((d, name, v))
+
+    def guard_cell(self, cell, v):
+        key = (id(cell), None)
+        if key not in self.global_keys:
+            self.global_keys.add(key)
+            self.global_guards.append((cell, None, v))
+
+    def guard_value(self, path, v, owner=None):
+        """Guards what was read at `path`: constants by equality, other objects by identity (a method
+        bound to the owner by its function: a new method object is made at every attribute read)."""
+        if isinstance(v, TensorVar) or id(v) in self.traced:
+            return  # already traced from its source (a traced container has its Structure guard)
+        bound_here = owner is not None and getattr(v, "__self__", None) is owner
+        if is_constant(v):
+            self.attr_guards.append((path, v))
+        elif isinstance(v, types.MethodType) and bound_here:
+            self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
+        elif isinstance(v, types.BuiltinMethodType) and bound_here:
+            pass  # a method of the owner's type (the owner's guard covers its type)
+        elif not isinstance(v, torch.Tensor):
+            self.attr_guards.append((path, Is(v)))
+
+    def external(self, v):
+        """A global or closure value: tensors become graph inputs; containers are traced item by item
+        with their items guarded (the variable itself is guarded by the caller)."""
+        if isinstance(v, torch.Tensor):
+            return self.wrap(v)
+        if type(v) in (list, tuple, dict, OrderedDict) and not is_constant_value(v):
+            return self.wrap(v, ("obj", v))
+        return v
+
+    def tensor_input(self, t, source):
+        v = self.input_vars.get(id(t))
+        if v is not None:
+            if source is not None and not _same_source(source, self.input_sources[v.input_index]):
+                self.input_aliases.append((source, v.input_index))
+            return v
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
+            raise Unsupported(f"unsupported tensor type {type(t).__name__}")
+        if t.device != self.device:
+            raise Unsupported(f"tensor on {t.device} while capturing for {self.device}")
+        if t.is_complex() or t.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
+                                             torch.int64, torch.int32, torch.bool):
+            raise Unsupported(f"dtype {t.dtype}")
+        meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
+        node = self.graph.add_input(meta, _source_str(source))
+        v = TensorVar(self, node)
+        v.input_index = node.index
+        self.input_vars[id(t)] = v
+        self.input_tensors.append(t)
+        self.input_sources.append(source if source is not None else ("obj", t))
+        self.keep.append(t)
+        return v
+
+    def wrap_kwargs(self, kwargs, source):
+        """The frame's **kwargs: a new dict at every call, so the frame may mutate it; traced as a copy
+        (the real one is the runner's argument) with its items read through their keys."""
+        d = {k: self.wrap(v, source + (("item", k),)) for k, v in kwargs.items()}
+        self.created.add(id(d))
+        self.keep.append(d)
+        return d
+
+    def wrap(self, value, source=None):
+        """A real value entering the trace (argument, attribute, global)."""
+        if isinstance(value, torch.Tensor):
+            return self.tensor_input(value, source)
+        if id(value) in self.traced:
+            return value
+        if source is not None and (type(value) in (tuple, list, dict, OrderedDict, set, frozenset) or
+                                   is_namedtuple(value)) and \
+                not is_constant(value) and not (_in_argument(source) and (
+                    type(value) in (tuple, list) or is_namedtuple(value) or _contains_real_tensor(value))):
+            # a container reached through an attribute, item or global: its length, keys and items are
+            # guarded (argument containers have guards of their own, frontend._container_guard)
+            traced = (type(value) in (tuple, list, dict) or is_namedtuple(value)) and len(value) <= 64 and (
+                type(value) is not dict or (all(type(k) is str for k in value) and _contains_real_tensor(value)))
+            self.attr_guards.append((source, Structure(value, traced)))
+        if source is not None and (type(value) in (tuple, list) or is_namedtuple(value)) and \
+                not is_constant(value) and len(value) <= 64:
+            # a container argument: its items are traced (and guarded) one by one; the list is
+            # treated as read-only (mutating it is unsupported)
+            items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
+            if is_namedtuple(value):
+                items = type(value)._make(items)
+            elif type(value) is tuple:
+                items = tuple(items)
+            else:
+                self.sources[id(items)] = source
+            self.traced.add(id(items))
+            self.keep.append(items)
+            return items
+        if source is not None and type(value) is dict and len(value) <= 64 and \
+                all(type(k) is str for k in value) and _contains_real_tensor(value):
+            d = {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
+            self.sources[id(d)] = source
+            self.traced.add(id(d))
+            self.keep.append(d)
+            return d
+        if is_opaque_type(type(value)):
+            op = Opaque(value)
+            if source is not None:
+                self.sources[id(op)] = source
+            self.keep.append(op)
+            return op
+        if source is not None and type(value) in (list, dict):
+            self.sources.setdefault(id(value), source)  # the real container, after a graph break
+            self.keep.append(value)
+        if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
+            if id(value) not in self.sources:
+                self.sources[id(value)] = source
+                self.keep.append(value)
+        return value

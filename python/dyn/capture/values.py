@@ -1,0 +1,129 @@
+"""Values while capturing that are not tensors: NULL (the call protocol's empty slot), opaque values
+dyn passes along without looking inside, bound tensor methods, and the rules for Python constants (what
+folds, what guards compare by equality)."""
+import struct
+
+import torch
+
+from ..ops import TensorVar
+
+
+class _Null:
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+
+
+def is_opaque_type(t):
+    """Values dyn passes along without looking inside (numpy arrays and numpy scalars that are not
+    Python numbers): a graph never depends on them, any use except passing them ends capture."""
+    return getattr(t, "__module__", "") == "numpy" and not issubclass(t, (int, float, bool, complex))
+
+
+class Opaque:
+    """Stands for an opaque value during capture. Every operation that would look at it raises, so
+    the capture breaks (or falls back) instead of computing with the placeholder."""
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+
+    def _no(self, *a, **k):
+        raise TypeError(f"dyn cannot look inside a {type(self.value).__name__}")
+
+    __bool__ = __len__ = __iter__ = __str__ = __format__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = \
+        __ge__ = __contains__ = __getitem__ = __call__ = __index__ = __float__ = __int__ = _no
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<opaque {type(self.value).__name__}>"
+
+
+class OpaqueMethod:
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+
+class BoundTensorMethod:
+    __slots__ = ("tensor", "name")
+
+    def __init__(self, tensor, name):
+        self.tensor, self.name = tensor, name
+
+
+
+
+_CONST_TYPES = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.Size, torch.memory_format,
+                torch.layout, type(Ellipsis), slice, complex, bytes)
+
+
+def is_constant(v):
+    if isinstance(v, _CONST_TYPES):
+        return True
+    if isinstance(v, (tuple, list)):
+        return all(is_constant(x) for x in v)
+    return False
+
+
+def is_namedtuple(v):
+    return isinstance(v, tuple) and type(v) is not tuple and hasattr(type(v), "_fields") and \
+        hasattr(type(v), "_make")
+
+
+def is_constant_value(v, budget=None):
+    """is_constant, and also dicts and sets of constants (at most 4096 items in all): values a guard
+    compares by equality with a copy."""
+    budget = budget if budget is not None else [4096]
+    if isinstance(v, _CONST_TYPES):
+        return True
+    t = type(v)
+    if t not in (tuple, list, dict, set, frozenset):
+        return False
+    budget[0] -= len(v)
+    if budget[0] < 0:
+        return False
+    if t is dict:
+        return all(isinstance(k, _CONST_TYPES) and is_constant_value(x, budget) for k, x in v.items())
+    return all(is_constant_value(x, budget) for x in v)
+
+
+def strict_eq(a, b):
+    """Equality for guarded constants (the C guards' strict_eq): same types all the way down, so 2 is
+    not 2.0 and (2,) is not (2.0,); floats by their bits, so 0.0 is not -0.0 and a NaN matches itself."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(strict_eq(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return len(a) == len(b) and all(strict_eq(ka, kb) and strict_eq(va, vb)
+                                        for (ka, va), (kb, vb) in zip(a.items(), b.items()))
+    return a == b
+
+
+
+def _contains_real_tensor(v):
+    if isinstance(v, torch.Tensor):
+        return True
+    if type(v) in (tuple, list):
+        return any(_contains_real_tensor(x) for x in v)
+    if type(v) is dict:
+        return any(_contains_real_tensor(x) for x in v.values())
+    return False
+
+
+def _contains_tensor(v):
+    if isinstance(v, TensorVar):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_contains_tensor(x) for x in v)
+    if isinstance(v, dict):
+        return any(_contains_tensor(x) for x in v.values())
+    return False

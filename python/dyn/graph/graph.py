@@ -1,0 +1,102 @@
+"""The captured graph: SSA nodes over meta tensors. str() is graph-dialect MLIR text (mlir.py); calling it
+runs PyTorch ops (eager.py, the "eager" backend)."""
+import torch
+
+from .eager import python_function
+from .mlir import module_text, tensor_type
+
+
+class Node:
+    """One SSA value. op is 'input', 'constant' or a graph-dialect op name without prefix."""
+    __slots__ = ("name", "op", "inputs", "attrs", "meta", "index")
+
+    def __init__(self, name, op, inputs, attrs, meta):
+        self.name, self.op, self.inputs, self.attrs, self.meta = name, op, list(inputs), dict(attrs), meta
+        self.index = -1
+
+    def __repr__(self):
+        return f"Node({self.name} = {self.op})"
+
+
+
+class Graph:
+    """A captured graph. str() is the graph-dialect MLIR module; calling it runs PyTorch ops."""
+
+    def __init__(self):
+        self.inputs = []    # input Nodes, in function argument order
+        self.nodes = []     # every non-input Node, topological
+        self.outputs = []   # Nodes returned
+        self.input_sources = []  # human-readable origin of each input (for printing/guards)
+        self.device = None  # the device the graph runs on (constants are made there), None: the CPU
+        self.mode_attrs = {}  # attributes every new node gets (grad_enabled inside a traced no_grad block)
+        self._count = 0
+
+    # -- building -------------------------------------------------------------------------------
+    def add_input(self, meta, source="?"):
+        n = Node(f"%arg{len(self.inputs)}", "input", (), {}, meta)
+        n.index = len(self.inputs)
+        self.inputs.append(n)
+        self.input_sources.append(source)
+        return n
+
+    def add(self, op, inputs, meta, **attrs):
+        if self.mode_attrs:
+            attrs = {**self.mode_attrs, **attrs}
+        if op == "detach":  # autograd only: the same value in the graph dialect (no line of its own)
+            n = Node(inputs[0].name, op, inputs, attrs, meta)
+        else:
+            n = Node(f"%{self._count}", op, inputs, attrs, meta)
+            self._count += 1
+        self.nodes.append(n)
+        return n
+
+    def _on_device(self):
+        """Attrs that make a constant on the graph's device when run (none on the CPU)."""
+        if self.device is None or torch.device(self.device).type == "cpu":
+            return {}
+        return {"device": self.device}
+
+    def constant(self, value, dtype):
+        meta = torch.empty((), dtype=dtype, device="meta")
+        return self.add("constant", (), meta, value=value, **self._on_device())
+
+    def dense(self, values):
+        """A constant tensor with the elements of `values` (a CPU tensor)."""
+        meta = torch.empty(tuple(values.shape), dtype=values.dtype, device="meta")
+        return self.add("constant", (), meta, value=values, **self._on_device())
+
+    def ops(self):
+        return [n.op for n in self.nodes]
+
+    # -- text -----------------------------------------------------------------------------------
+    def mlir(self, func_name="forward"):
+        return module_text(self, func_name)
+
+    __str__ = mlir
+
+    def __repr__(self):
+        return f"<dyn.Graph: {len(self.inputs)} inputs, {len(self.nodes)} ops, {len(self.outputs)} outputs>"
+
+    def print_tabular(self, file=None):
+        rows = [("opcode", "name", "target", "args", "type")]
+        for i, src in zip(self.inputs, self.input_sources):
+            rows.append(("placeholder", i.name, src, "", tensor_type(i.meta)))
+        for n in self.nodes:
+            args = ", ".join(x.name for x in n.inputs)
+            if n.attrs:
+                args = (args + " " if args else "") + " ".join(f"{k}={v}" for k, v in n.attrs.items())
+            rows.append(("call_function", n.name, "graph." + n.op, args, tensor_type(n.meta)))
+        rows.append(("output", "output", "output", ", ".join(o.name for o in self.outputs), ""))
+        widths = [max(len(str(r[c])) for r in rows) for c in range(5)]
+        text = "\n".join("  ".join(str(r[c]).ljust(widths[c]) for c in range(5)).rstrip() for r in rows)
+        print(text, file=file)
+        return text
+
+    # -- eager execution --------------------------------------------------------------------------
+    def __call__(self, *inputs):
+        key = (len(self.nodes), len(self.outputs))
+        fn, built_for = self.__dict__.get("_python", (None, None))
+        if built_for != key:  # generated when first run, again if the graph changed (eager.py)
+            fn = python_function(self)
+            self._python = (fn, key)
+        return fn(*inputs)

@@ -1,0 +1,269 @@
+"""Elementwise ops: unary, binary, division and rounding, where, convert, clamp (Ops mixin)."""
+import operator
+
+import torch
+
+from ..errors import Unsupported
+from .tensor import SCALARS, TensorVar, _fits_int64, _meta
+
+
+class ArithOps:
+    # -- elementwise ------------------------------------------------------------------------------
+    def unary(self, op, x):
+        self.check(x)
+        meta = getattr(torch, op)(x.meta)
+        self.accepts(op, getattr(torch, op), x)
+        return self.node(op, [x], meta)
+
+    _ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+              "pow": operator.pow, "remainder": operator.mod, "maximum": torch.maximum,
+              "minimum": torch.minimum}
+    _CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+            "gt": operator.gt, "ge": operator.ge}
+
+    def binary(self, op, a, b):
+        if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
+            raise Unsupported(f"{op} without a tensor operand")
+        for v in (a, b):
+            if not isinstance(v, (TensorVar,) + SCALARS):
+                raise Unsupported(f"unsupported operand {type(v).__name__} for {op}")
+        _fits_int64(a, b)
+        if op in self._CMP:
+            meta = self._CMP[op](_meta(a), _meta(b))
+        elif op in ("logical_and", "logical_or"):
+            ma, mb = _meta(a), _meta(b)
+            if not isinstance(ma, torch.Tensor):
+                ma = torch.tensor(ma, device="meta")
+            if not isinstance(mb, torch.Tensor):
+                mb = torch.tensor(mb, device="meta")
+            meta = getattr(torch, op)(ma, mb)
+        elif op in ("maximum", "minimum") and not (isinstance(a, TensorVar) and isinstance(b, TensorVar)):
+            t = a if isinstance(a, TensorVar) else b
+            s = b if t is a else a
+            meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
+        else:
+            meta = self._ARITH[op](_meta(a), _meta(b))
+        if op in self._CMP or op in ("logical_and", "logical_or"):
+            t = a if isinstance(a, TensorVar) else b
+            s = b if t is a else a
+            cdt = torch.result_type(t.meta, s) if not isinstance(s, TensorVar) else None
+        else:
+            cdt = meta.dtype
+        if op == "remainder" and not meta.dtype.is_floating_point:
+            self._int_divisor(op, b)
+        if op in ("maximum", "minimum", "logical_and", "logical_or"):  # they take tensors only: scalars as 0-d
+            pa, pb = (v if isinstance(v, TensorVar) else torch.tensor(v) for v in (a, b))
+            self.accepts(op, getattr(torch, op), pa, pb)
+        else:
+            self.accepts(op, self._CMP.get(op) or self._ARITH[op], a, b)
+        if not isinstance(a, TensorVar):
+            a = self.const(a, cdt)
+        if not isinstance(b, TensorVar):
+            b = self.const(b, cdt)
+        return self.node(op, [a, b], meta)
+
+    @staticmethod
+    def _int_divisor(op, b):
+        """Integer division and remainder take a nonzero Python number as divisor: eager raises
+        ZeroDivisionError for a zero divisor, where compiled integer division traps or gives garbage
+        (a tensor divisor could hold a zero)."""
+        if isinstance(b, TensorVar):
+            raise Unsupported(f"integer {op} by a tensor (eager raises for a zero divisor)")
+        if b == 0:
+            raise Unsupported(f"integer {op} by zero (eager raises ZeroDivisionError)")
+
+    def trunc(self, x):
+        """Rounding toward zero (floor of positives, ceil of negatives)."""
+        self.check(x)
+        if not x.meta.dtype.is_floating_point:
+            return x
+        return self.where(self.binary("lt", x, 0), self.unary("ceil", x), self.unary("floor", x))
+
+    def div(self, a, b, rounding_mode=None, grad="raise"):
+        """torch.div: true division, or with rounding_mode 'trunc' / 'floor' (the result keeps the
+        promoted type of a and b: integers stay integers). grad: eager's autograd for a rounded division
+        of tensors that require grad: 'raise' (floor_divide and the // operator: the backward raises, so
+        not captured) or 'zero' (torch.div(rounding_mode=...): zero gradients)."""
+        if rounding_mode is None:
+            return self.binary("div", a, b)
+        if rounding_mode not in ("trunc", "floor"):
+            raise Unsupported(f"div rounding_mode={rounding_mode!r}")
+        grads = [v for v in (a, b) if isinstance(v, TensorVar) and self.needs_grad(v)]
+        if not grads:
+            return self._div_rounded(a, b, rounding_mode)
+        if grad == "raise":
+            raise Unsupported("floor division of a tensor that requires grad (eager's backward raises)")
+        r = self._div_rounded(*(self.detach(v) if v in grads else v for v in (a, b)), rounding_mode)
+        return self.zero_grad_to(r, *grads)
+
+    def zero_grad_to(self, r, *vals):
+        """r's value, computed by autograd from vals with zero gradients (r itself cut from them)."""
+        for v in vals:
+            r = self.where(self.full(tuple(r.meta.shape), True, torch.bool), r, v)
+        return r
+
+    def sqrt0(self, s):
+        """sqrt(s) whose gradient is zero where s == 0, as eager's backward of norm and std makes it (sqrt's
+        own is infinite there, and times a zero gives NaN), when s needs a gradient."""
+        if not self.needs_grad(s):
+            return self.unary("sqrt", s)
+        zero = self.binary("eq", s, 0)
+        return self.where(zero, 0.0, self.unary("sqrt", self.where(zero, 1.0, s)))
+
+    def _div_rounded(self, a, b, rounding_mode):
+        if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
+            raise Unsupported("div without a tensor operand")
+        for v in (a, b):
+            if not isinstance(v, (TensorVar,) + SCALARS):
+                raise Unsupported(f"unsupported operand {type(v).__name__} for div")
+        ma, mb = _meta(a), _meta(b)
+        if not isinstance(ma, torch.Tensor):
+            ma = torch.tensor(ma, device="meta")
+        try:
+            meta = torch.div(ma, mb, rounding_mode=rounding_mode)
+        except (RuntimeError, TypeError) as e:
+            raise Unsupported(f"div: {e}")
+        dt = meta.dtype
+        if dt == torch.bool:
+            raise Unsupported("div with rounding of booleans")
+        if dt.is_floating_point:
+            # float16 / bfloat16 compute in float32 as eager's kernels do, the result rounded once to dt;
+            # with a tensor divisor (a Python number dividend is then rounded to dt) trunc rounds the
+            # quotient to dt and, on the CPU, floor rounds every step
+            ct, rnd = dt, (lambda v: v)
+            if dt in (torch.float16, torch.bfloat16):
+                ct, tensor_divisor = torch.float32, isinstance(b, TensorVar)
+                if tensor_divisor and (rounding_mode == "trunc" or self.tr.device.type == "cpu"):
+                    def rnd(v):
+                        return self.convert(self.convert(v, dt), ct)
+
+                def operand(v):
+                    if isinstance(v, TensorVar):
+                        return self.convert(self.convert(v, dt), ct)
+                    return torch.tensor(v, dtype=dt).item() if tensor_divisor else v
+                a, b = operand(a), operand(b)
+            if rounding_mode == "trunc":
+                return self.convert(self.trunc(rnd(self.binary("div", a, b))), dt)
+            return self.convert(self._floor_div_float(a, b, ct, rnd), dt)
+        self._int_divisor(f"div (rounding_mode={rounding_mode!r})", b)
+        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
+        q = self.node("div", [a, self.const(b, dt)], meta)  # integer division truncates
+        if rounding_mode == "trunc":
+            return q
+        # floor: one less where the division was inexact and the quotient negative (the remainder's
+        # sign differs from the divisor's)
+        r = self.binary("sub", a, self.binary("mul", q, b))
+        inexact_negative = self.binary("lt" if b > 0 else "gt", r, 0)
+        return self.where(inexact_negative, self.binary("sub", q, 1), q)
+
+    def _floor_div_float(self, a, b, dt, rnd=lambda v: v):
+        """Floating-point floor division as eager computes it (c10's div_floor_floating): the quotient of
+        a minus its remainder, rounded to the nearest integer (ties down), not floor(a / b). rnd rounds
+        a step's result (to float16 / bfloat16 where eager computes in those)."""
+        if not isinstance(b, TensorVar) and b == 0:
+            return self.binary("div", a, b)  # +-inf or nan, as eager
+        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
+        mod = self.fmod(a, b)  # exact
+        q = rnd(self.binary("div", rnd(self.binary("sub", a, mod)), b))
+        # one less where mod and b differ in sign (a nonzero mod)
+        if isinstance(b, TensorVar):
+            fix = self.binary("logical_and", self.binary("ne", mod, 0),
+                              self.binary("ne", self.binary("lt", b, 0), self.binary("lt", mod, 0)))
+        else:
+            fix = self.binary("gt" if b < 0 else "lt", mod, 0)
+        q = self.where(fix, rnd(self.binary("sub", q, 1)), q)
+        fl = self.unary("floor", q)
+        r = self.where(self.binary("gt", rnd(self.binary("sub", q, fl)), 0.5), rnd(self.binary("add", fl, 1)), fl)
+        # a zero quotient takes the sign of a / b (finite there: |a| < |b|)
+        r = self.where(self.binary("eq", q, 0), self.binary("mul", self.binary("div", a, b), 0.0), r)
+        if isinstance(b, TensorVar):
+            r = self.where(self.binary("eq", b, 0), rnd(self.binary("div", a, b)), r)
+        return self.convert(r, dt)
+
+    def fmod(self, a, b):
+        """torch.fmod: the C remainder (the sign of a)."""
+        self.check(a)
+        if not isinstance(b, (TensorVar,) + SCALARS):
+            raise Unsupported(f"unsupported operand {type(b).__name__} for fmod")
+        try:
+            meta = torch.fmod(a.meta, _meta(b))
+        except (RuntimeError, TypeError) as e:
+            raise Unsupported(f"fmod: {e}")
+        dt = meta.dtype
+        if dt == torch.bool:
+            raise Unsupported("fmod of booleans")
+        if self.needs_grad(b):
+            raise Unsupported("fmod by a tensor that requires grad")
+        if self.needs_grad(a):
+            # eager's gradient is 1 everywhere (abs's is 0 at a == 0): the value of a cut from autograd,
+            # then a - a (zero, keeping the value's sign of zero; NaN where a is infinite, as fmod)
+            a = self.convert(a, dt)
+            ad = self.detach(a)
+            return self.binary("sub", self.fmod(ad, b), self.binary("sub", ad, a))
+        if not dt.is_floating_point:
+            self._int_divisor("fmod", b)
+            a = self.convert(a, dt)
+            return self.binary("sub", a, self.binary("mul", self.div(a, b, "trunc"), b))
+        # fmod(|a|, |b|) is exact (graph.remainder of non-negative numbers), then a's sign
+        a = self.convert(a, dt)
+        bb = self.unary("abs", self.convert(b, dt)) if isinstance(b, TensorVar) else abs(b)
+        m = self.binary("remainder", self.unary("abs", a), bb)
+        return self.where(self.binary("lt", a, 0), self.unary("neg", m), m)
+
+    def where(self, c, a, b):
+        self.check(c)
+        _fits_int64(a, b)
+        if c.meta.dtype != torch.bool:
+            c = self.convert(c, torch.bool)
+        meta = torch.where(c.meta, _meta(a), _meta(b))
+        a = self.const(a, meta.dtype)
+        b = self.const(b, meta.dtype)
+        return self.node("where", [c, a, b], meta)
+
+    def convert(self, x, dtype):
+        self.check(x)
+        if x.meta.dtype == dtype:
+            return x
+        return self.node("convert", [x], x.meta.to(dtype))
+
+    def clamp(self, x, lo=None, hi=None, open_bounds=False):
+        """torch.clamp: minimum(maximum(x, lo), hi) (NaN propagates; hi wins where lo > hi). When x needs a
+        gradient, eager's subgradient: through x where lo <= x <= hi (clamp_backward), or, open_bounds
+        (hardtanh, relu6), where not (x <= lo or x >= hi); maximum/minimum would split it at the bounds."""
+        self.check(x)
+        for v in (lo, hi):
+            if v is not None and not isinstance(v, (TensorVar,) + SCALARS):
+                raise Unsupported(f"clamp bound of type {type(v).__name__}")
+        _fits_int64(lo, hi)
+        try:
+            meta = torch.clamp(x.meta, _meta(lo), _meta(hi))
+        except (RuntimeError, TypeError, ValueError) as e:
+            raise Unsupported(f"clamp: {e}")  # eager raises
+        self.accepts("clamp", torch.clamp, x, lo, hi)  # booleans raise
+        dt = meta.dtype
+
+        def plain(v):
+            if lo is not None:
+                v = self.binary("maximum", v, lo)
+            if hi is not None:
+                v = self.binary("minimum", v, hi)
+            return self.convert(v, dt)
+        if not (dt.is_floating_point and self.needs_grad(x, lo, hi)):
+            return plain(x)
+        if self.needs_grad(lo, hi):
+            raise Unsupported("clamp with a tensor bound that requires grad (eager's subgradient at ties)")
+        xc = self.convert(x, dt)
+        if open_bounds:
+            out = [self.binary("le", xc, lo) if lo is not None else None,
+                   self.binary("ge", xc, hi) if hi is not None else None]
+            out = [c for c in out if c is not None]
+            outside = out[0] if len(out) == 1 else self.binary("logical_or", out[0], out[1])
+            inside = self.unary("logical_not", outside)
+        else:
+            ins = [self.binary("ge", xc, lo) if lo is not None else None,
+                   self.binary("le", xc, hi) if hi is not None else None]
+            ins = [c for c in ins if c is not None]
+            inside = ins[0] if len(ins) == 1 else self.binary("logical_and", ins[0], ins[1])
+        # inside: x itself (its gradient passes); elsewhere the clamped value of x cut from autograd
+        r = self.where(inside, xc, plain(self.detach(x)))
+        return self.expand(r, tuple(meta.shape))

@@ -1,0 +1,7 @@
+"""Capture handlers of torch functions, Tensor methods and attributes, by op family; tables.py maps
+torch's callables and names to them."""
+from .common import inplace, metas
+from .indexing import getitem, setitem
+from .tables import METHODS, TENSOR_ATTRS, TORCH_FUNCS
+
+__all__ = ["METHODS", "TENSOR_ATTRS", "TORCH_FUNCS", "getitem", "setitem", "inplace", "metas"]

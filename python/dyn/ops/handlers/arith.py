@@ -1,0 +1,202 @@
+"""Handlers of elementwise ops, reductions, matmul, clamp, masked_fill and triangles."""
+import math
+
+import torch
+
+from ...errors import Unsupported
+from ...graph.opset import UNARY
+from ..tensor import SCALARS, TensorVar
+from .common import _out
+
+H = {}  # name -> handler
+
+for _op in UNARY:
+    H[_op] = (lambda op: lambda o, x, *, out=None: _out(o, out, o.unary(op, x), x))(_op)
+H["negative"] = H["neg"]
+H["absolute"] = H["abs"]
+
+
+def _binary(op):
+    def h(o, a, b, *, out=None):
+        o.accepts(op, getattr(torch, op), a, b)  # torch.maximum(x, 2) raises, x.maximum(2) too
+        return _out(o, out, o.binary(op, a, b), a, b)
+    return h
+
+
+for _op in "mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or".split():
+    H[_op] = _binary(_op)
+H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"], less_equal=H["le"],
+         not_equal=H["ne"], max_elementwise=H["maximum"])
+
+
+def _add(op):
+    def h(o, a, b, *, alpha=1, out=None):
+        o.accepts(op, getattr(torch, op), a, b, alpha=alpha)  # sub of bools, a float alpha for ints
+        b0 = b
+        if alpha != 1:
+            b = o.binary("mul", b, alpha)
+        return _out(o, out, o.binary(op, a, b), a, b0)
+    return h
+
+
+H["add"] = _add("add")
+H["sub"] = H["subtract"] = _add("sub")
+
+
+def _div(o, a, b, *, rounding_mode=None, out=None):
+    return _out(o, out, o.div(a, b, rounding_mode, grad="zero"), a, b)
+
+
+H["div"] = H["divide"] = _div
+H["true_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b), a, b)
+H["floor_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b, "floor"), a, b)
+H["fmod"] = lambda o, a, b, *, out=None: _out(o, out, o.fmod(a, b), a, b)
+H["square"] = lambda o, x: o.binary("mul", x, x)
+
+
+def _reduce(op):
+    def h(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
+        if op in ("amax", "amin") and isinstance(dim, (tuple, list)) and len(dim) == 0:
+            dim = None
+        return _out(o, out, o.reduce(op, x, dim, keepdim, dtype), x)
+    return h
+
+
+for _op in "sum mean amax amin prod".split():
+    H[_op] = _reduce(_op)
+
+
+class ValuesIndices:
+    """Result of max/min(dim): .values (or [0]) is captured; the indices are not (no argmax op)."""
+
+    def __init__(self, values, name):
+        self.values, self._name = values, name
+
+    @property
+    def indices(self):
+        raise Unsupported(f"indices of {self._name}(dim)")
+
+    def __getitem__(self, i):
+        if i == 0:
+            return self.values
+        raise Unsupported(f"indices of {self._name}(dim)")
+
+    def __iter__(self):
+        raise Unsupported(f"unpacking {self._name}(dim) (indices)")
+
+    def __len__(self):
+        return 2
+
+
+def _maxmin(red, elem):
+    def h(o, x, dim=None, keepdim=False, *, out=None):
+        if out is not None and not isinstance(dim, TensorVar) and dim is not None:
+            raise Unsupported(f"{red[1:]}(dim, out=...)")
+        if isinstance(dim, TensorVar):
+            return _out(o, out, o.binary(elem, x, dim), x, dim)
+        if o.needs_grad(x):
+            # max(dim): eager's gradient goes to the index it returns, amax's is split among ties; max():
+            # split among ties as amax's, but given to the NaNs where the maximum is NaN (amax's is NaN)
+            raise Unsupported(f"{red[1:]}() of a tensor that requires grad (eager's gradient at ties or NaN "
+                              f"differs from {red}'s)")
+        if dim is None:
+            return _out(o, out, o.reduce(red, x, None, False), x)
+        return ValuesIndices(o.reduce(red, x, dim, keepdim), red[1:])
+    return h
+
+
+H["max"] = _maxmin("amax", "maximum")
+H["min"] = _maxmin("amin", "minimum")
+
+
+def _var(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return o.var_(x, dim, unbiased, keepdim, correction)
+
+
+H["var"] = _var
+H["std"] = lambda o, *a, **k: o.sqrt0(_var(o, *a, **k))
+H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
+H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
+H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)
+H["where"] = lambda o, c, a, b: o.where(c, a, b)
+
+
+def _clamp(o, x, min=None, max=None):
+    return o.clamp(x, min, max)
+
+
+H["clamp"] = H["clip"] = _clamp
+H["clamp_min"] = lambda o, x, m: o.clamp(x, m, None)
+H["clamp_max"] = lambda o, x, m: o.clamp(x, None, m)
+
+
+def _masked_fill(o, x, mask, value):
+    """masked_fill keeps x's dtype and shape: the value is converted to it as eager converts it (2.7 into an
+    integer tensor is 2; a value the dtype cannot hold raises)."""
+    o.check(x, mask)
+    if mask.meta.dtype != torch.bool:
+        raise Unsupported("masked_fill with a mask that is not bool (eager raises)")
+    try:
+        ok = torch.broadcast_shapes(tuple(x.meta.shape), tuple(mask.meta.shape)) == tuple(x.meta.shape)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise Unsupported("masked_fill with a mask that does not broadcast to the tensor (eager raises)")
+    if isinstance(value, TensorVar):
+        if value.meta.dim():
+            raise Unsupported("masked_fill with a value tensor that is not 0-d (eager raises)")
+        o.accepts("masked_fill", torch.Tensor.masked_fill, x, mask, value)
+        v = o.convert(value, x.meta.dtype)
+    elif isinstance(value, SCALARS):
+        try:
+            conv = torch.zeros(2, dtype=x.meta.dtype).masked_fill(torch.ones(2, dtype=torch.bool), value)[0].item()
+        except (RuntimeError, TypeError, OverflowError) as e:
+            raise Unsupported(f"masked_fill: {e}")  # eager raises
+        v = o.const(conv, x.meta.dtype)
+    else:
+        raise Unsupported(f"masked_fill with a {type(value).__name__}")
+    return o.where(mask, v, x)
+
+
+H["masked_fill"] = _masked_fill
+H["log2"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(2))
+H["log10"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(10))
+
+
+def _triangle(lower):
+    """tril / triu: where(col - row <= diagonal (>= for triu), x, 0) over the last two dims, with the
+    row and column numbers as small constants broadcast against each other."""
+    def h(o, x, diagonal=0, *, out=None):
+        o.check(x)
+        if isinstance(diagonal, bool) or not isinstance(diagonal, int):
+            raise Unsupported(f"{'tril' if lower else 'triu'} with a diagonal that is not an int")
+        try:
+            (torch.tril if lower else torch.triu)(x.meta, diagonal)
+        except RuntimeError as e:
+            raise Unsupported(str(e))  # eager raises (fewer than 2 dims)
+        n, m = x.meta.shape[-2:]
+        keep = torch.ones(n, m, dtype=torch.bool)
+        keep = keep.tril(diagonal) if lower else keep.triu(diagonal)
+        zero = False if x.meta.dtype == torch.bool else 0
+        if bool(keep.all()):
+            r = o.fresh_copy(x)
+        elif not bool(keep.any()):
+            r = o.full(tuple(x.meta.shape), zero, x.meta.dtype)
+        else:
+            rows = o.dense(torch.arange(n).reshape(n, 1))
+            cols = o.dense(torch.arange(m).reshape(1, m))
+            mask = o.binary("le" if lower else "ge", o.binary("sub", cols, rows), diagonal)
+            r = o.where(mask, x, zero)
+        return _out(o, out, r, x)
+    return h
+
+
+H["tril"] = _triangle(True)
+H["triu"] = _triangle(False)
+
+H["addcmul"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
+    o, out, o.binary("add", x, o.binary("mul", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
+H["addcdiv"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
+    o, out, o.binary("add", x, o.binary("div", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)

@@ -1,0 +1,59 @@
+"""What the handlers share: `out=`, shape arguments, and in-place updates checked against eager's rules.
+A handler is called as handler(ops, *args, **kwargs) with TensorVars for tensors and returns a TensorVar
+or a constant."""
+import torch
+
+from ...errors import Unsupported
+from ..tensor import TensorVar
+
+
+def _tensors(*vals):
+    out = []
+    for v in vals:
+        if isinstance(v, TensorVar):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out += _tensors(*v)
+        elif isinstance(v, dict):
+            out += _tensors(*v.values())
+    return out
+
+
+def _out(o, out, r, *operands):
+    """`out=`: r is written into out, which eager returns."""
+    if out is None:
+        return r
+    if not isinstance(out, TensorVar) or not isinstance(r, TensorVar):
+        raise Unsupported("out= that is not one tensor")
+    if tuple(out.meta.shape) != tuple(r.meta.shape) or out.meta.dtype != r.meta.dtype:
+        raise Unsupported("out= with another shape or dtype than the result (eager resizes or casts)")
+    return o.mutate(out, r, _tensors(*operands))
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+
+# -- in-place ops: the new value is computed like the out-of-place op's, checked against eager's rules by
+# running the real in-place op on a meta tensor laid out like the destination (dtype cast, broadcast,
+# overlap), and written with Ops.mutate (views, graph inputs, writeback)
+def metas(v):
+    if isinstance(v, TensorVar):
+        return v.meta
+    if type(v) in (tuple, list):
+        return type(v)(metas(x) for x in v)
+    if type(v) is dict:
+        return {k: metas(x) for k, x in v.items()}
+    return v
+
+
+def inplace(o, x, new, check, *operands, grad=True):
+    """x updated in place to `new`; check(meta) runs eager's in-place op on a meta copy of x. Returns x."""
+    o.check(x, new)
+    o.check_inplace(x, check)
+    if not torch.can_cast(new.meta.dtype, x.meta.dtype):
+        raise Unsupported(f"in-place op: result type {new.meta.dtype} can't be cast to {x.meta.dtype}")
+    return o.mutate(x, new, _tensors(*operands), grad=grad)

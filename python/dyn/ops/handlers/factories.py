@@ -1,0 +1,62 @@
+"""Handlers of tensor factories: zeros/ones/full/empty (and their _like forms), arange."""
+import torch
+
+from ...errors import Unsupported
+from .common import _out, _shape_args, _tensors
+
+H = {}  # name -> handler
+
+
+def _like(value):
+    def h(o, x, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, pin_memory=None):
+        return o.full(x.meta.shape, value, dtype or x.meta.dtype)
+    return h
+
+
+H["zeros_like"] = H["empty_like"] = _like(0)
+H["ones_like"] = _like(1)
+H["full_like"] = lambda o, x, fill_value, *, dtype=None, **k: o.full(x.meta.shape, fill_value, dtype or x.meta.dtype)
+
+
+def _factory(value):
+    def h(o, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None, out=None):
+        if device is not None and torch.device(device).type != o.tr.device.type:
+            raise Unsupported("factory on another device")
+        return o.full(_shape_args(size), value, dtype or torch.get_default_dtype())
+    return h
+
+
+H["zeros"] = H["empty"] = _factory(0)
+H["ones"] = _factory(1)
+
+
+def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
+    if dtype is None:
+        dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 if isinstance(fill_value, int) \
+            else torch.get_default_dtype()
+    return o.full(tuple(size), fill_value, dtype)
+
+
+H["full"] = _full
+
+
+def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+            **kwargs):
+    """torch.arange: its bounds are Python numbers (shapes are constants), so the values are eager's own,
+    computed now, and enter the graph as a constant tensor."""
+    if _tensors(args, kwargs):
+        raise Unsupported("arange with a tensor bound")
+    if device is not None and torch.device(device).type != o.tr.device.type:
+        raise Unsupported("factory on another device")
+    if requires_grad:
+        raise Unsupported("arange(requires_grad=True)")
+    if layout not in (None, torch.strided):
+        raise Unsupported(f"arange(layout={layout})")
+    try:
+        values = torch.arange(*args, dtype=dtype, **kwargs)
+    except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
+        raise Unsupported(f"arange: {e}")  # eager raises
+    return _out(o, out, o.dense(values))
+
+
+H["arange"] = _arange

@@ -1,0 +1,158 @@
+"""Handlers of torch.nn.functional ops."""
+import math
+
+import torch.nn.functional as F
+
+from ...errors import Unsupported
+from .common import _out, _tensors, inplace
+
+
+def _f_inplace(o, x, flag, new, fname, *args):
+    """A torch.nn.functional op with inplace=flag."""
+    if not flag:
+        return new
+    return inplace(o, x, new, lambda s: getattr(F, fname)(s, *args, inplace=True))
+
+
+# torch.nn.functional
+F_H = {}
+F_H["relu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.unary("relu", x), "relu")
+F_H["gelu"] = lambda o, x, approximate="none": o.gelu(x, approximate)
+F_H["silu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.silu(x), "silu")
+F_H["sigmoid"] = lambda o, x: o.unary("sigmoid", x)
+F_H["tanh"] = lambda o, x: o.unary("tanh", x)
+F_H["softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("softmax", x, dim, dtype)
+F_H["log_softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("log_softmax", x, dim, dtype)
+F_H["linear"] = lambda o, x, w, b=None: o.linear(x, w, b)
+F_H["layer_norm"] = lambda o, x, shape, weight=None, bias=None, eps=1e-5: o.layer_norm(x, shape, weight, bias, eps)
+F_H["rms_norm"] = lambda o, x, shape, weight=None, eps=None: o.rms_norm(x, shape, weight, eps)
+
+
+def _dropout(o, x, p=0.5, training=True, inplace=False):
+    if training and p > 0:
+        raise Unsupported("dropout in training mode (random numbers)")
+    return x
+
+
+F_H["dropout"] = _dropout
+
+
+def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+               sparse=False):
+    """weight's rows at index. padding_idx, scale_grad_by_freq and sparse change only the gradient: taken
+    when weight needs none (the eager backend differentiates a plain gather)."""
+    o.check(index, weight)
+    if max_norm is not None:
+        raise Unsupported("embedding with max_norm (renormalizes weight in place)")
+    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
+        raise Unsupported("embedding with padding_idx, scale_grad_by_freq or sparse, differentiated")
+    if weight.meta.dim() != 2:
+        raise Unsupported("embedding with a weight that is not 2-D (eager raises)")
+    return o.take_along(weight, 0, index, wraps=False)
+
+
+F_H["embedding"] = _embedding
+
+
+def _leaky_relu(o, x, negative_slope=0.01, inplace=False):
+    o.check(x)
+    o.accepts("leaky_relu", F.leaky_relu, x, negative_slope)  # integers raise
+    new = o.where(o.binary("gt", x, 0), x, o.binary("mul", x, negative_slope))
+    return _f_inplace(o, x, inplace, new, "leaky_relu", negative_slope)
+
+
+F_H["leaky_relu"] = _leaky_relu
+
+
+def _hardtanh_value(o, x, fn, min_val, max_val, *args):
+    """hardtanh / relu6: x's dtype kept (integer bounds truncated, as eager's kernel converts them); the
+    gradient is zero at the bounds (hardtanh_backward), unlike clamp's."""
+    o.check(x)
+    if not isinstance(min_val, (int, float)) or not isinstance(max_val, (int, float)):
+        raise Unsupported("hardtanh bounds that are not numbers")
+    if not (math.isfinite(min_val) and math.isfinite(max_val)):
+        raise Unsupported("hardtanh with a bound that is not finite")
+    if min_val > max_val:
+        raise Unsupported("hardtanh with min_val > max_val (eager raises)")
+    o.accepts(fn.__name__, fn, x, *args)  # bools raise
+    if not x.meta.dtype.is_floating_point:
+        return o.clamp(x, int(min_val), int(max_val))
+    return o.clamp(x, min_val, max_val, open_bounds=True)
+
+
+F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: _f_inplace(
+    o, x, inplace, _hardtanh_value(o, x, F.hardtanh, min_val, max_val, min_val, max_val), "hardtanh", min_val,
+    max_val)
+F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, _hardtanh_value(o, x, F.relu6, 0.0, 6.0),
+                                                      "relu6")
+
+
+def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                eps=1e-5):
+    """F.batch_norm. In training mode the batch statistics normalize, and the running statistics (when
+    given) are updated in place: mean and unbiased variance, new = momentum * batch + (1 - momentum) * old."""
+    o.check(x)
+    nd = x.meta.dim()
+    if nd < 2 or not x.meta.is_floating_point():
+        raise Unsupported("batch_norm of a tensor with fewer than 2 dims or an integer dtype")
+    if (running_mean is None) != (running_var is None):
+        raise Unsupported("batch_norm with only one of running_mean and running_var")
+    if not isinstance(momentum, (int, float)) or isinstance(momentum, bool) or not isinstance(eps, (int, float)):
+        raise Unsupported("batch_norm momentum or eps that is not a number")  # eager raises for None
+    if eps <= 0:
+        raise Unsupported("batch_norm eps must be positive")
+    c = x.meta.shape[1]
+    for t in (running_mean, running_var, weight, bias):
+        if t is not None:
+            o.check(t)
+            if tuple(t.meta.shape) != (c,):
+                raise Unsupported("batch_norm parameter or statistic of a wrong shape")
+    dims = [0] + list(range(2, nd))
+    n = x.meta.numel() // c if c else 0
+    bshape = (1, c) + (1,) * (nd - 2)
+    xc, low = o._upcast(x)
+    cdt = xc.meta.dtype
+    if training:
+        if n <= 1:
+            raise Unsupported("batch_norm in training mode with one value per channel (eager raises)")
+        mean = o.reduce("mean", xc, dims, True)
+        d = o.binary("sub", xc, mean)
+        ssq = o.reduce("sum", o.binary("mul", d, d), dims, True)
+        var = o.binary("div", ssq, float(n))
+        y = o.binary("mul", d, o.unary("rsqrt", o.binary("add", var, float(eps))))
+        if running_mean is not None:
+            m = float(momentum)
+            new_mean = o.binary("add", o.binary("mul", o.convert(o.reshape(mean, (c,)), running_mean.meta.dtype), m),
+                                o.binary("mul", running_mean, 1.0 - m))
+            unbiased = o.binary("div", o.reshape(ssq, (c,)), float(n - 1))
+            new_var = o.binary("add", o.binary("mul", o.convert(unbiased, running_var.meta.dtype), m),
+                               o.binary("mul", running_var, 1.0 - m))
+            reads = (x, weight, bias)
+            o.mutate(running_mean, new_mean, _tensors(*reads, running_var), grad=False)
+            o.mutate(running_var, new_var, _tensors(*reads, running_mean), grad=False)
+    else:
+        if running_mean is None:
+            raise Unsupported("batch_norm in eval mode without running statistics (eager raises)")
+        rm = o.reshape(o.convert(running_mean, cdt), bshape)
+        rv = o.reshape(o.convert(running_var, cdt), bshape)
+        y = o.binary("mul", o.binary("sub", xc, rm), o.unary("rsqrt", o.binary("add", rv, float(eps))))
+    if weight is not None:
+        y = o.binary("mul", y, o.reshape(o.convert(weight, cdt), bshape))
+    if bias is not None:
+        y = o.binary("add", y, o.reshape(o.convert(bias, cdt), bshape))
+    return o.convert(y, x.meta.dtype)
+
+
+F_H["batch_norm"] = _batch_norm
+
+
+def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):
+    if p != 2:
+        raise Unsupported("normalize with p != 2")
+    o.check(x)
+    # sqrt0 and clamp's subgradient: a zero vector's gradient is finite, as eager's norm backward gives
+    n = o.sqrt0(o.reduce("sum", o.binary("mul", x, x), dim, True))
+    return _out(o, out, o.binary("div", x, o.clamp(n, eps, None)), x)
+
+
+F_H["normalize"] = _normalize

@@ -1,0 +1,248 @@
+"""Handlers of views and shape ops, dtype conversions, metadata queries, cat/stack and split."""
+import torch
+
+from ...errors import Unsupported
+from ..tensor import TensorVar, _norm_dim
+from .common import _out, _shape_args
+
+H = {}  # name -> handler
+
+
+def _resolved(o, x, shape):
+    o.check(x)
+    return tuple(x.meta.reshape(shape).shape)
+
+
+def _reshape(o, x, *shape):
+    return o.view_op(x, ("reshape", _resolved(o, x, _shape_args(shape))))
+
+
+def _view(o, x, *shape):
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        raise Unsupported("view(dtype)")
+    return o.view_op(x, ("view", _resolved(o, x, _shape_args(shape))))
+
+
+def _permute(o, x, dims):
+    o.check(x)
+    dims = [_norm_dim(d, x.meta.dim()) for d in dims]
+    if sorted(dims) != list(range(x.meta.dim())):
+        raise Unsupported(f"permute with dims {dims}")
+    return o.view_op(x, ("permute", dims))
+
+
+def _transpose(o, x, a, b):
+    o.check(x)
+    nd = x.meta.dim()
+    p = list(range(nd))
+    a, b = _norm_dim(a, nd), _norm_dim(b, nd)
+    if nd:
+        p[a], p[b] = p[b], p[a]
+    return _permute(o, x, p)
+
+
+def _t(o, x):
+    o.check(x)
+    if x.meta.dim() > 2:
+        raise Unsupported("t() of a tensor with more than 2 dims")
+    return _permute(o, x, list(reversed(range(x.meta.dim()))))
+
+
+def _expand(o, x, shape):
+    o.check(x)
+    return o.view_op(x, ("expand", tuple(x.meta.expand(tuple(shape)).shape)))
+
+
+def _dim_index(nd, d, idx):
+    return (slice(None),) * d + (idx,)
+
+
+def _narrow(o, x, dim, start, length):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    n = x.meta.shape[d]
+    if isinstance(start, TensorVar):
+        raise Unsupported("narrow with a tensor start")
+    if start < 0:
+        start += n
+    if not (0 <= start <= n and 0 <= length and start + length <= n):
+        raise Unsupported("narrow out of range")
+    return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, slice(start, start + length))))
+
+
+def _select(o, x, dim, index):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    if x.meta.dim() == 0:
+        raise Unsupported("select on a 0-d tensor")
+    return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, int(index))))
+
+
+def _unbind(o, x, dim=0):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    return tuple(_select(o, x, d, i) for i in range(x.meta.shape[d]))
+
+
+
+H["reshape"] = _reshape
+H["view"] = _view
+H["view_as"] = lambda o, x, other: _view(o, x, tuple(other.meta.shape))
+H["reshape_as"] = lambda o, x, other: _reshape(o, x, tuple(other.meta.shape))
+
+
+def _flatten(o, x, start_dim=0, end_dim=-1):
+    o.check(x)
+    shape = tuple(x.meta.flatten(start_dim, end_dim).shape)  # raises where eager raises
+    if x.meta.dim() and _norm_dim(start_dim, x.meta.dim()) == _norm_dim(end_dim, x.meta.dim()):
+        return x  # eager returns x itself
+    return _reshape(o, x, shape)
+
+
+H["flatten"] = _flatten
+H["unsqueeze"] = lambda o, x, dim: _view(o, x, tuple(x.meta.unsqueeze(dim).shape))
+
+
+def _squeeze(o, x, dim=None):
+    o.check(x)
+    return _view(o, x, tuple((x.meta.squeeze() if dim is None else x.meta.squeeze(dim)).shape))
+
+
+H["squeeze"] = _squeeze
+H["permute"] = lambda o, x, *dims: _permute(o, x, _shape_args(dims))
+H["transpose"] = H["swapaxes"] = H["swapdims"] = _transpose
+H["t"] = _t
+
+
+def _sizes(sizes, size, what):
+    """Sizes given as varargs (x.expand(3, 4)), one sequence (x.expand((3, 4))) or size=."""
+    if size is not None:
+        if sizes:
+            raise Unsupported(f"{what} with sizes given twice")
+        sizes = (size,)
+    shape = _shape_args(sizes)
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise Unsupported(f"{what} with sizes that are not ints")
+    return shape
+
+
+H["expand"] = lambda o, x, *sizes, size=None, implicit=False: _expand(o, x, _sizes(sizes, size, "expand"))
+H["expand_as"] = lambda o, x, other: _expand(o, x, tuple(other.meta.shape))
+H["broadcast_to"] = lambda o, x, size: _expand(o, x, _sizes((), size, "broadcast_to"))  # torch.broadcast_to
+
+
+def _broadcast_to_method(o, x, *sizes, size=None):
+    """Tensor.broadcast_to, which also takes the sizes as varargs (torch.broadcast_to does not)."""
+    return _expand(o, x, _sizes(sizes, size, "broadcast_to"))
+
+
+def _unflatten(o, x, dim, sizes):
+    o.check(x)
+    if not isinstance(sizes, (tuple, list, torch.Size)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in sizes):
+        raise Unsupported("unflatten with sizes that are not a sequence of ints")
+    try:
+        shape = tuple(x.meta.unflatten(dim, tuple(sizes)).shape)
+    except (RuntimeError, IndexError, TypeError) as e:
+        raise Unsupported(f"unflatten: {e}")  # eager raises
+    return _view(o, x, shape)  # splitting one dim is a view whatever the layout
+
+
+H["unflatten"] = _unflatten
+H["narrow"] = _narrow
+H["select"] = _select
+H["unbind"] = _unbind
+H["contiguous"] = lambda o, x, memory_format=None: o.contiguous(x)
+H["detach"] = lambda o, x: o.view_op(x, ("detach",))
+H["clone"] = lambda o, x, memory_format=None: o.fresh_copy(x)
+
+
+def _to(o, x, *args, **kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise Unsupported(f"to() with {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, torch.dtype):
+            dtype = a
+        elif isinstance(a, (str, torch.device)):
+            device = a
+        elif isinstance(a, TensorVar):
+            dtype = a.meta.dtype
+        elif a is not None and not isinstance(a, bool):
+            raise Unsupported(f"to({type(a).__name__})")
+    if device is not None and torch.device(device).type != o.tr.device.type:
+        raise Unsupported(f"device change to {device}")
+    r = o.convert(x, dtype) if dtype is not None else x
+    return o.fresh_copy(r) if copy and r is x else r
+
+
+H["to"] = _to
+for _n, _dt in dict(float=torch.float32, double=torch.float64, half=torch.float16, bfloat16=torch.bfloat16,
+                    int=torch.int32, long=torch.int64, bool=torch.bool).items():
+    H[_n] = (lambda dt: lambda o, x, memory_format=None: o.convert(x, dt))(_dt)
+H["type_as"] = lambda o, x, other: o.convert(x, other.meta.dtype)
+
+
+def _type(o, x, dtype=None, non_blocking=False):
+    if not isinstance(dtype, torch.dtype):
+        raise Unsupported("Tensor.type() without a dtype")
+    return o.convert(x, dtype)
+
+
+H["type"] = _type
+# metadata (constants, guarded by the shape/dtype guards)
+H["size"] = lambda o, x, dim=None: x.meta.shape if dim is None else x.meta.shape[dim]
+H["dim"] = H["ndimension"] = lambda o, x: x.meta.dim()
+H["numel"] = H["nelement"] = lambda o, x: x.meta.numel()
+H["element_size"] = lambda o, x: x.meta.element_size()
+H["is_floating_point"] = lambda o, x: x.meta.is_floating_point()
+H["is_complex"] = lambda o, x: False
+
+
+def _is_contiguous(o, x, memory_format=None):
+    """From the real strides for inputs and their views; computed tensors are taken as contiguous."""
+    if memory_format not in (None, torch.contiguous_format):
+        raise Unsupported(f"is_contiguous({memory_format})")
+    if x.view is not None:
+        return x.view.shadow.is_contiguous() if x.view.shadow is not None else True
+    if x.input_index is not None:
+        return x.tracer.input_tensors[x.input_index].is_contiguous()
+    return True
+
+
+H["is_contiguous"] = _is_contiguous
+H["cat"] = H["concat"] = H["concatenate"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.cat(xs, dim), xs)
+H["stack"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.stack(xs, dim), xs)
+
+
+def _chunk(o, x, chunks, dim=0):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    n = x.meta.shape[d]
+    step = -(-n // chunks) if chunks else n
+    return tuple(_narrow(o, x, d, s, min(s + step, n) - s) for s in range(0, n, max(step, 1)))
+
+
+def _split(o, x, split_size, dim=0):
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    n = x.meta.shape[d]
+    if isinstance(split_size, int):
+        sizes = [min(split_size, n - s) for s in range(0, n, split_size)] if split_size > 0 else [n]
+    else:
+        sizes = list(split_size)
+        if sum(sizes) != n:
+            raise Unsupported("split sizes do not add up to the dim's size")
+    out, s = [], 0
+    for k in sizes:
+        out.append(_narrow(o, x, d, s, k))
+        s += k
+    return tuple(out)
+
+
+H["chunk"] = _chunk
+H["split"] = _split

@@ -1,0 +1,75 @@
+"""The tables capture looks handlers up in: torch functions (TORCH_FUNCS), Tensor methods by name
+(METHODS) and Tensor attributes (TENSOR_ATTRS). Built once at import, never changed."""
+import torch
+import torch.nn.functional as F
+
+from ..tensor import node_requires_grad
+from . import arith, factories, indexing, shapes
+from .common import _shape_args
+from .functional import F_H, _leaky_relu
+from .inplace_methods import INPLACE
+from .shapes import _broadcast_to_method, _permute, _transpose
+
+H = {**arith.H, **indexing.H, **shapes.H, **factories.H}
+
+# torch.* function objects -> handler
+TORCH_FUNCS = {}
+for _name, _h in H.items():
+    for _mod in (torch, torch.special, torch.linalg):
+        _f = getattr(_mod, _name, None)
+        if _f is not None and callable(_f) and not isinstance(_f, type):
+            TORCH_FUNCS.setdefault(_f, _h)
+for _name, _h in F_H.items():
+    TORCH_FUNCS[getattr(F, _name)] = _h
+TORCH_FUNCS[torch.max] = H["max"]
+TORCH_FUNCS[torch.min] = H["min"]
+TORCH_FUNCS[torch.softmax] = H["softmax"]
+TORCH_FUNCS[torch.log_softmax] = H["log_softmax"]
+TORCH_FUNCS[torch.relu] = H["relu"]
+TORCH_FUNCS[F.relu] = F_H["relu"]
+for _name in ("sigmoid", "tanh"):
+    TORCH_FUNCS[getattr(torch, _name)] = H[_name]
+for _name, _h in INPLACE.items():
+    _f = getattr(torch, _name, None)
+    if _f is not None and callable(_f):
+        TORCH_FUNCS[_f] = _h
+TORCH_FUNCS[F.relu_] = INPLACE["relu_"]
+TORCH_FUNCS[F.leaky_relu_] = lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True)
+TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True)
+
+# Tensor methods by name
+METHODS = dict(H)
+for _n in ("relu", "sigmoid", "tanh"):
+    METHODS[_n] = H[_n]
+METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
+METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
+for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where"):
+    METHODS.pop(_n, None)
+METHODS["broadcast_to"] = _broadcast_to_method
+METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
+METHODS.update(INPLACE)
+METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
+METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
+METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
+                                                                             dtype or x.meta.dtype)
+
+
+def _requires_grad(o, x):
+    return node_requires_grad(o.tr, x.node, {})
+
+
+TENSOR_ATTRS = {
+    "shape": lambda o, x: x.meta.shape,
+    "ndim": lambda o, x: x.meta.dim(),
+    "dtype": lambda o, x: x.meta.dtype,
+    "device": lambda o, x: o.tr.device,
+    "is_cuda": lambda o, x: o.tr.device.type == "cuda",
+    "is_cpu": lambda o, x: o.tr.device.type == "cpu",
+    "requires_grad": lambda o, x: _requires_grad(o, x),
+    "layout": lambda o, x: torch.strided,
+    "T": lambda o, x: _permute(o, x, list(reversed(range(x.meta.dim())))),
+    "mT": lambda o, x: _transpose(o, x, -2, -1),
+    "is_sparse": lambda o, x: False,
+    "is_quantized": lambda o, x: False,
+    "is_meta": lambda o, x: False,
+}

@@ -1,0 +1,98 @@
+"""Linear algebra, activations and normalizations, decomposed into graph ops (Ops mixin)."""
+import math
+
+import torch
+
+from ..errors import Unsupported
+
+
+class NNOps:
+    # -- linear algebra ----------------------------------------------------------------------------
+    def matmul(self, a, b):
+        self.check(a, b)
+        meta = torch.matmul(a.meta, b.meta)
+        self.accepts("matmul", torch.matmul, a, b)  # booleans raise
+        dt = meta.dtype
+        a, b = self.convert(a, dt), self.convert(b, dt)
+        na, nb = a.meta.dim(), b.meta.dim()
+        if na == 0 or nb == 0:
+            raise Unsupported("matmul of a 0-d tensor")
+        if na == 1 and nb == 1:
+            return self.reduce("sum", self.binary("mul", a, b), 0)
+        if nb == 1:
+            r = self.matmul(a, self.reshape(b, (b.meta.shape[0], 1)))
+            return self.reshape(r, meta.shape)
+        if na == 1:
+            r = self.matmul(self.reshape(a, (1, a.meta.shape[0])), b)
+            return self.reshape(r, meta.shape)
+        if na == 2 and nb == 2:
+            return self.node("matmul", [a, b], meta)
+        if nb == 2:
+            k = a.meta.shape[-1]
+            a2 = self.reshape(a, (math.prod(a.meta.shape[:-1]), k))  # not -1: ambiguous without elements
+            r = self.node("matmul", [a2, b], torch.matmul(a2.meta, b.meta))
+            return self.reshape(r, meta.shape)
+        # batched: broadcast batch dims, flatten to 3-D
+        batch = tuple(meta.shape[:-2])
+        a3 = self.expand(a, batch + tuple(a.meta.shape[-2:]))
+        b3 = self.expand(b, batch + tuple(b.meta.shape[-2:]))
+        a3 = self.reshape(a3, (math.prod(batch),) + tuple(a.meta.shape[-2:]))
+        b3 = self.reshape(b3, (math.prod(batch),) + tuple(b.meta.shape[-2:]))
+        r = self.node("matmul", [a3, b3], torch.matmul(a3.meta, b3.meta))
+        return self.reshape(r, meta.shape)
+
+    def linear(self, x, w, b=None):
+        y = self.matmul(x, self.transpose(w, 0, 1) if w.meta.dim() == 2 else w)
+        if b is not None:
+            y = self.binary("add", y, b)
+        return y
+
+    # -- composites --------------------------------------------------------------------------------
+    def gelu(self, x, approximate="none"):
+        self.check(x)
+        if approximate == "tanh":
+            inner = self.binary("mul", self.binary("add", x, self.binary(
+                "mul", self.binary("mul", self.binary("mul", x, x), x), 0.044715)), math.sqrt(2 / math.pi))
+            return self.binary("mul", self.binary("mul", x, 0.5), self.binary("add", self.unary("tanh", inner), 1.0))
+        e = self.unary("erf", self.binary("mul", x, 1 / math.sqrt(2)))
+        return self.binary("mul", self.binary("mul", x, 0.5), self.binary("add", e, 1.0))
+
+    def silu(self, x):
+        return self.binary("mul", x, self.unary("sigmoid", x))
+
+    def _upcast(self, x):
+        if x.meta.dtype in (torch.float16, torch.bfloat16):
+            return self.convert(x, torch.float32), x.meta.dtype
+        return x, None
+
+    def layer_norm(self, x, normalized_shape, w=None, b=None, eps=1e-5):
+        self.check(x)
+        x, low = self._upcast(x)
+        k = len(tuple(normalized_shape)) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
+        dims = list(range(x.meta.dim() - k, x.meta.dim()))
+        m = self.reduce("mean", x, dims, True)
+        d = self.binary("sub", x, m)
+        v = self.reduce("mean", self.binary("mul", d, d), dims, True)
+        y = self.binary("mul", d, self.unary("rsqrt", self.binary("add", v, float(eps))))
+        if low is not None:
+            y = self.convert(y, low)
+        if w is not None:
+            y = self.binary("mul", y, w)
+        if b is not None:
+            y = self.binary("add", y, b)
+        return y
+
+    def rms_norm(self, x, normalized_shape, w=None, eps=None):
+        self.check(x)
+        x, low = self._upcast(x)
+        k = len(tuple(normalized_shape)) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
+        dims = list(range(x.meta.dim() - k, x.meta.dim()))
+        if eps is None:
+            eps = torch.finfo(low or x.meta.dtype).eps
+        ms = self.reduce("mean", self.binary("mul", x, x), dims, True)
+        y = self.binary("mul", x, self.unary("rsqrt", self.binary("add", ms, float(eps))))
+        if low is not None:
+            y = self.convert(y, low)
+        if w is not None:
+            y = self.binary("mul", y, w)
+        return y

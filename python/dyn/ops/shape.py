@@ -1,0 +1,241 @@
+"""Reductions, softmax, shape ops, indexing, gather, cat and stack, fills (Ops mixin)."""
+import torch
+
+from ..errors import Unsupported
+from .tensor import SCALARS, _fits_int64, _norm_dim, _norm_dims
+
+
+class ShapeOps:
+    # -- reductions ------------------------------------------------------------------------------
+    @staticmethod
+    def _reduce_meta(op, m, dims, keepdim, **kw):
+        if op == "prod":
+            r = m
+            for d in sorted(dims, reverse=True):
+                r = torch.prod(r, d, keepdim=keepdim, **kw)
+            return r if m.dim() else torch.prod(m, **kw)
+        if m.dim() == 0:
+            return getattr(torch, op)(m, **kw)
+        return getattr(torch, op)(m, dims, keepdim=keepdim, **kw)
+
+    def reduce(self, op, x, dim=None, keepdim=False, dtype=None):
+        self.check(x)
+        keepdim = bool(keepdim)
+        dims = _norm_dims(dim, x.meta.dim())
+        if dtype is None:
+            meta = self._reduce_meta(op, x.meta, dims, keepdim)
+        else:
+            if op not in ("sum", "mean", "prod"):
+                raise Unsupported(f"{op} with dtype= (eager raises)")
+            meta = self._reduce_meta(op, x.meta, dims, keepdim, dtype=dtype)
+            x = self.convert(x, dtype)  # eager converts the input, then reduces in that type
+        # the graph's reduction computes in its operand's type as PyTorch's does without dtype= (integers
+        # in int64); sum(dtype=torch.int32) is then that int64 sum converted (the same value, modulo 2**32)
+        natural = self._reduce_meta(op, x.meta, dims, keepdim) if dtype is not None else meta
+        if x.meta.dtype != natural.dtype:
+            x = self.convert(x, natural.dtype)
+        if x.meta.dim() == 0:
+            return self.convert(self.fresh_copy(x), meta.dtype)
+        return self.convert(self.node(op, [x], natural, dims=dims, keepdim=keepdim), meta.dtype)
+
+    def var_(self, x, dim=None, unbiased=None, keepdim=False, correction=None):
+        self.check(x)
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        dims = _norm_dims(dim, x.meta.dim())
+        n = 1
+        for d in dims:
+            n *= x.meta.shape[d]
+        m = self.reduce("mean", x, dims, True)
+        d = self.binary("sub", x, m)
+        s = self.reduce("sum", self.binary("mul", d, d), dims, keepdim)
+        return self.binary("div", s, float(max(n - correction, 0)))
+
+    def softmax(self, op, x, dim, dtype=None):
+        self.check(x)
+        if dim is None:
+            raise Unsupported("softmax without dim")
+        if dtype is not None:
+            x = self.convert(x, dtype)
+        d = _norm_dim(dim, x.meta.dim())
+        meta = getattr(torch, op)(x.meta, d)
+        if x.meta.dim() == 0:
+            raise Unsupported(f"{op} of a 0-d tensor")
+        return self.node(op, [x], meta, dim=d)
+
+    # -- shapes ------------------------------------------------------------------------------------
+    def reshape(self, x, shape):
+        self.check(x)
+        meta = x.meta.reshape(shape)
+        if tuple(meta.shape) == tuple(x.meta.shape):
+            return x
+        return self.node("reshape", [x], meta)
+
+    def permute(self, x, dims):
+        self.check(x)
+        dims = [_norm_dim(d, x.meta.dim()) for d in dims]
+        if dims == list(range(len(dims))):
+            return x
+        return self.node("permute", [x], x.meta.permute(dims).contiguous(), dims=dims)
+
+    def transpose(self, x, d0, d1):
+        self.check(x)
+        nd = x.meta.dim()
+        if nd < 2:
+            return x
+        p = list(range(nd))
+        a, b = _norm_dim(d0, nd), _norm_dim(d1, nd)
+        p[a], p[b] = p[b], p[a]
+        return self.permute(x, p)
+
+    def expand(self, x, shape):
+        self.check(x)
+        meta = x.meta.expand(shape)
+        if tuple(meta.shape) == tuple(x.meta.shape):
+            return x
+        return self.node("expand", [x], meta.contiguous())
+
+    def slice(self, x, dim, start, end, step):
+        meta = x.meta[(slice(None),) * dim + (slice(start, end, step),)]
+        return self.node("slice", [x], meta.contiguous(), dim=dim, start=start, end=max(end, start), step=step)
+
+    def _index_plan(self, x, idx):
+        """Basic indexing x[idx] as slices [(dim, start, end, step), ...] applied in turn, then a reshape
+        to the result's shape."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        for i in idx:
+            if not (i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool)):
+                raise Unsupported(f"tensor indexing with {type(i).__name__}")
+            if isinstance(i, slice) and not all(v is None or isinstance(v, int) for v in (i.start, i.stop, i.step)):
+                raise Unsupported("slice with non-int bounds")
+        meta = x.meta[idx]
+        # expand the Ellipsis
+        n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+        full = []
+        for i in idx:
+            if i is Ellipsis:
+                full += [slice(None)] * (x.meta.dim() - n_real)
+            else:
+                full.append(i)
+        plan = []
+        d = 0
+        for i in full:
+            if i is None:
+                continue
+            size = x.meta.shape[d]
+            if isinstance(i, int):
+                if not -size <= i < size:
+                    raise Unsupported("index out of range")
+                i = i % size
+                plan.append((d, i, i + 1, 1))
+            else:
+                start, stop, step = i.indices(size)
+                if step <= 0:
+                    raise Unsupported("slice step must be positive")
+                if (start, stop, step) != (0, size, 1):
+                    plan.append((d, start, stop, step))
+            d += 1
+        return plan, tuple(meta.shape)
+
+    def getitem(self, x, idx):
+        self.check(x)
+        plan, shape = self._index_plan(x, idx)
+        cur = x
+        for d, start, stop, step in plan:
+            cur = self.slice(cur, d, start, stop, step)
+        return self.reshape(cur, shape)
+
+    # -- indexing with an integer tensor (one graph op: gather) -----------------------------------------
+    def _int_index(self, index, what):
+        self.check(index)
+        if index.meta.dtype not in (torch.int32, torch.int64):
+            raise Unsupported(f"{what} with a {index.meta.dtype} index")
+
+    def check_index_range(self, index, n, wraps):
+        """Index values outside [0, n) ([-n, n) where they wrap, as x[t]) make eager raise, while compiled
+        code would clamp them: a constant index is checked now, a graph input (or a reshape, expand,
+        permute or integer conversion of one: the same values) before every run of the graph
+        (Tracer.index_bounds); an index computed in the graph is not captured."""
+        lo, node = (-n if wraps else 0), index.node
+        while node.op in ("reshape", "expand", "permute") or (
+                node.op == "convert" and not node.meta.dtype.is_floating_point
+                and not node.inputs[0].meta.dtype.is_floating_point):
+            node = node.inputs[0]
+        if node.op == "input":
+            self.tr.index_bounds.append((node.index, lo, n))
+        elif node.op == "constant":
+            v = torch.as_tensor(node.attrs["value"])
+            if v.numel() and (int(v.min()) < lo or int(v.max()) >= n):
+                raise Unsupported("index out of range (eager raises)")
+        else:
+            raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
+
+    def gather(self, x, dim, index, checked=False):
+        """torch.gather: result[i] = x[i with i[dim] = index[i]]; a negative index counts from the end
+        (where the front end allows it: the range is checked, check_index_range)."""
+        self.check(x)
+        self._int_index(index, "gather")
+        if x.meta.dim() == 0 or index.meta.dim() != x.meta.dim():
+            raise Unsupported("gather of a 0-d tensor, or with an index of another rank")
+        d = _norm_dim(dim, x.meta.dim())
+        if not checked:
+            self.check_index_range(index, x.meta.shape[d], wraps=False)
+        self.accepts("gather", torch.gather, x, d, index)
+        meta = torch.gather(x.meta, d, index.meta)
+        return self.node("gather", [x, index], meta.contiguous(), dim=d)
+
+    def index_select(self, x, dim, index, checked=False):
+        """torch.index_select (a 0-d or 1-D index): a gather with the index broadcast over the other dims."""
+        self.check(x)
+        self._int_index(index, "index_select")
+        if x.meta.dim() == 0 or index.meta.dim() > 1:
+            raise Unsupported("index_select of a 0-d tensor or with an index of rank > 1")
+        d = _norm_dim(dim, x.meta.dim())
+        if not checked:
+            self.check_index_range(index, x.meta.shape[d], wraps=False)
+        k = index.meta.numel()
+        shape = tuple(x.meta.shape[:d]) + (k,) + tuple(x.meta.shape[d + 1:])
+        ones = (1,) * d + (k,) + (1,) * (x.meta.dim() - d - 1)
+        idx = self.expand(self.reshape(index, ones), shape)
+        return self.gather(x, d, idx, checked=True)
+
+    def take_along(self, x, dim, index, wraps):
+        """x indexed along `dim` by an integer tensor of any shape (x[idx] with wraps: negative values count
+        from the end; F.embedding without): the index's dims replace `dim` in the result."""
+        self.check(x)
+        self._int_index(index, "integer tensor indexing")
+        if x.meta.dim() == 0:
+            raise Unsupported("integer tensor indexing of a 0-d tensor")
+        d = _norm_dim(dim, x.meta.dim())
+        self.check_index_range(index, x.meta.shape[d], wraps)
+        flat = self.reshape(index, (index.meta.numel(),))
+        r = self.index_select(x, d, flat, checked=True)
+        return self.reshape(r, tuple(x.meta.shape[:d]) + tuple(index.meta.shape) + tuple(x.meta.shape[d + 1:]))
+
+    def cat(self, xs, dim=0):
+        xs = list(xs)
+        self.check(*xs)
+        meta = torch.cat([x.meta for x in xs], dim)
+        xs = [x for x in xs if x.meta.numel() or x.meta.dim() != 1]
+        d = _norm_dim(dim, meta.dim())
+        xs = [self.convert(x, meta.dtype) for x in xs]
+        if not xs:  # only empty 1-D tensors (eager skips them): an empty result
+            return self.full(tuple(meta.shape), False if meta.dtype == torch.bool else 0, meta.dtype)
+        if len(xs) == 1:
+            return self.fresh_copy(xs[0])
+        return self.node("cat", xs, meta, dim=d)
+
+    def stack(self, xs, dim=0):
+        xs = list(xs)
+        self.check(*xs)
+        nd = xs[0].meta.dim() + 1
+        d = _norm_dim(dim, nd)
+        return self.cat([self.reshape(x, x.meta.unsqueeze(d).shape) for x in xs], d)
+
+    def full(self, shape, value, dtype):
+        _fits_int64(value)
+        if isinstance(value, SCALARS):
+            self.accepts("full", torch.full, (2,), value, dtype=dtype)  # 1e5 in float16 raises
+        c = self.const(value, dtype)
+        return self.expand(c, tuple(shape)) if tuple(shape) else c

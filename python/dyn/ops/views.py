@@ -1,0 +1,239 @@
+"""Views and in-place updates: how captured tensors share memory (Ops mixin)."""
+import weakref
+
+import torch
+
+from ..errors import Unsupported
+from .tensor import _ALIAS_STEPS, _MAYBE_VIEW, TensorVar, _Storage, _View, _meta_step, _shadow
+
+
+class ViewOps:
+    # -- aliasing: views and in-place updates ------------------------------------------------------
+    def fresh_copy(self, x):
+        """A new tensor with x's value (eager made a copy): shares x's node until either is updated."""
+        return TensorVar(self.tr, x.node, fresh=True)
+
+    def copy(self, x):
+        """x's value as a new node (an identity reshape), so that no other TensorVar holds it."""
+        return self.var(self.g.add("reshape", [x.node], x.meta))
+
+    def _apply(self, x, step):
+        k = step[0]
+        if k in ("view", "reshape"):
+            return self.reshape(x, step[1])
+        if k == "permute":
+            return self.permute(x, step[1])
+        if k == "expand":
+            return self.expand(x, step[1])
+        if k == "getitem":
+            return self.getitem(x, step[1])
+        if k == "detach":  # the same value, cut from autograd (the eager backend runs Tensor.detach)
+            return self.var(self.g.add("detach", [x.node], x.meta))
+        return x  # contig
+
+    def _replay(self, base, steps):
+        for step in steps:
+            base = self._apply(base, step)
+        return base
+
+    def view_op(self, x, step):
+        """x viewed by `step`; the result is recorded as a view of x's base (it shares its memory)."""
+        self.check(x)
+        if step[0] == "reshape" and tuple(step[1]) == tuple(x.meta.shape):
+            step = ("view", step[1])  # the same shape: a view whatever the layout
+        r = self._apply(x, step)
+        # eager's view ops return a new tensor object even when nothing changes (x.view_as(x), x[...]):
+        # r is then a new TensorVar for x's value, a view of x's memory
+        info = x.view
+        if info is None:
+            st = x.alias
+            if st is None:
+                st = x.alias = _Storage(x)
+            steps, shadow, exact = (), st.shadow, True
+        else:
+            st, steps, shadow, exact = info.storage, info.steps, info.shadow, info.exact
+        s = None
+        if shadow is not None:
+            try:
+                s = _meta_step(shadow, step)
+            except RuntimeError as e:
+                if st.input_index is not None and exact:
+                    raise Unsupported(f"view of an input: {e}")  # eager raises too
+                exact = False  # a model layout: eager's may allow the view
+        if step[0] in _MAYBE_VIEW:
+            if st.input_index is None or not exact:
+                exact = False
+            elif s is not shadow and s._base is not st.shadow:
+                return r if r is not x else self.fresh_copy(x)  # eager copies (the layout forbids a view)
+        if r is x:
+            r = TensorVar(self.tr, x.node)
+        r.view = _View(st, steps + (step,), s, exact)
+        st.views.append(weakref.ref(r))
+        return r
+
+    def contiguous(self, x):
+        self.check(x)
+        info = x.view
+        if info is None and x.input_index is not None:
+            if x.tracer.input_tensors[x.input_index].is_contiguous():
+                return x
+            return self.fresh_copy(x)
+        if info is not None and info.exact and info.storage.input_index is not None:
+            return x if info.shadow.is_contiguous() else self.fresh_copy(x)
+        return self.view_op(x, ("contig",))
+
+    def dest_shadow(self, x):
+        """A fresh meta tensor with x's layout (for checking an in-place op the way eager does)."""
+        s = x.view.shadow if x.view is not None else x.alias.shadow if x.alias is not None else None
+        if s is None:
+            s = _shadow(x) if x.view is None else torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        return torch.empty_strided(tuple(s.shape), tuple(s.stride()), dtype=s.dtype, device="meta")
+
+    def check_inplace(self, x, run):
+        """Runs the real in-place op on a meta tensor laid out like x: raises where eager raises (result
+        type that cannot be cast to x's, a broadcast that would change x's shape)."""
+        try:
+            run(self.dest_shadow(x))
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            raise Unsupported(f"in-place op: {e}")
+
+    def _layout(self, v):
+        """(size, stride, offset) of v in its base's memory, where exact."""
+        if v.view is not None:
+            s = v.view.shadow if v.view.exact else None
+        else:
+            s = v.alias.shadow if v.alias is not None else None
+        return None if s is None else (tuple(s.shape), tuple(s.stride()), s.storage_offset())
+
+    def _storage_of(self, v):
+        return v.view.storage if v.view is not None else v.alias
+
+    def mutate(self, x, new, operands=(), grad=True):
+        """Updates x in place to the value `new` (broadcast to x's shape, converted to x's dtype). Every
+        view sharing x's memory sees the new value; a graph input's update is recorded on the tracer and
+        written back into the real tensor when the graph ends. grad=False: an update eager makes outside
+        autograd (running statistics). Raises Unsupported, before changing anything, where dyn cannot
+        model the aliasing exactly. Returns x."""
+        self.check(x, new)
+        grad = grad and self.tr.grad_enabled()  # inside `with torch.no_grad()` autograd records nothing
+        shape = tuple(x.meta.shape)
+        if tuple(new.meta.shape) != shape:
+            new = self.expand(new, shape)
+        new = self.convert(new, x.meta.dtype)
+        if tuple(new.meta.shape) != shape:
+            raise Unsupported("in-place op changing the shape of its tensor")
+        st = self._storage_of(x)
+        for a in operands:
+            if isinstance(a, TensorVar) and a is not x and st is not None and self._storage_of(a) is st:
+                la, lx = self._layout(a), self._layout(x)
+                if la is None or la != lx:  # eager allows only an exact overlap (the same elements)
+                    raise Unsupported("in-place op that reads another view of the memory it writes")
+        s = x.view.shadow if x.view is not None else st.shadow if st is not None else None
+        if x.view is not None and s is None:
+            raise Unsupported("in-place op on a view whose layout dyn cannot model")
+        if s is not None and torch._debug_has_internal_overlap(s) == 1:
+            raise Unsupported("in-place op on a tensor whose elements share memory (expanded)")
+        if new.node is x.node:
+            return x
+        info = x.view
+        if info is None:
+            self._commit(self._update_base(x, st, new.node, grad))
+            return x
+        st = info.storage
+        base = st.base()
+        if base is None and not any(v is not x for v in st.live_views()):
+            # nothing else can see this memory any more: x is an ordinary tensor from now on
+            x.view, x.node, x.fresh = None, new.node, True
+            return x
+        if not info.exact:
+            raise Unsupported("in-place op on a view made by reshape/flatten/contiguous of a computed tensor "
+                              "(eager makes a view or a copy depending on a layout dyn does not model)")
+        new_base = self._scatter(TensorVar(self.tr, st.node), info.steps, new)
+        todo = self._update_base(base, st, new_base.node, grad, skip=x)
+        self._commit(todo)
+        x.node = new.node
+        return x
+
+    def _update_base(self, base, st, node, grad, skip=None):
+        """Checks an update of a base tensor (and its views) to `node`; returns what _commit does."""
+        j = base.input_index if base is not None else None
+        if j is not None:
+            t = self.tr.input_tensors[j]
+            if t.requires_grad and self.tr.grad_enabled():
+                raise Unsupported("in-place op on an input that requires grad")
+            if torch._debug_has_internal_overlap(t) == 1:
+                raise Unsupported("in-place op on an input whose elements share memory (expanded)")
+        views = [v for v in st.live_views() if v is not skip] if st is not None else []
+        for v in views:
+            if not v.view.exact:
+                raise Unsupported("in-place op on a tensor with a live view made by reshape/flatten/contiguous "
+                                  "(eager makes a view or a copy depending on a layout dyn does not model)")
+        return base, st, node, grad, views, j
+
+    def _commit(self, todo):
+        base, st, node, grad, views, j = todo
+        if base is not None:
+            base.node = node
+            if j is None:
+                base.fresh = True
+        if st is not None:
+            st.node = node
+        root = TensorVar(self.tr, node)
+        for v in views:
+            v.node = self._replay(root, v.view.steps).node
+        if j is not None:
+            self.tr.mutations[j] = base
+            if grad:
+                self.tr.grad_mutations.add(j)
+
+    def _scatter(self, base, steps, new):
+        """base's value with the view `steps` of it replaced by `new`."""
+        if not steps:
+            return new
+        step = steps[0]
+        part = self._apply(base, step)
+        return self._unapply(base, step, self._scatter(part, steps[1:], new))
+
+    def _unapply(self, base, step, val):
+        k = step[0]
+        if k in ("view", "reshape"):
+            return self.reshape(val, tuple(base.meta.shape))
+        if k == "permute":
+            dims = list(step[1])
+            inv = [0] * len(dims)
+            for i, d in enumerate(dims):
+                inv[d] = i
+            return self.permute(val, inv)
+        if k in _ALIAS_STEPS:
+            return val
+        if k == "expand":
+            if tuple(base.meta.shape) == tuple(val.meta.shape):
+                return val
+            raise Unsupported("in-place op through expand")
+        plan, _ = self._index_plan(base, step[1])
+        parts = [base]
+        for sl in plan:
+            parts.append(self.slice(parts[-1], *sl))
+        val = self.reshape(val, tuple(parts[-1].meta.shape))
+        for sl, part in zip(reversed(plan), reversed(parts[:-1])):
+            val = self._insert(part, sl, val)
+        return val
+
+    def _insert(self, base, sl, val):
+        """base with its slice `sl` replaced by val."""
+        d, start, end, step = sl
+        end = max(end, start)
+        if start == end:
+            return base
+        if step != 1:
+            raise Unsupported("in-place write through a slice with a step")
+        n = base.meta.shape[d]
+        pieces = []
+        if start > 0:
+            pieces.append(self.slice(base, d, 0, start, 1))
+        pieces.append(val)
+        if end < n:
+            pieces.append(self.slice(base, d, end, n, 1))
+        if len(pieces) == 1:
+            return val
+        return self.node("cat", pieces, torch.cat([p.meta for p in pieces], d), dim=d)

@@ -1,0 +1,141 @@
+"""What model libraries (transformers) do around their forwards, captured as one graph and compared with
+eager: compiler queries (`torch.compiler.is_compiling()` answers as under TorchDynamo), `@wraps`
+decorators with `*args, **kwargs`, mutation of the frame's own `**kwargs` (a new dict per call) and
+of an inlined callee's, `**kwargs` forwarded through several levels."""
+import functools
+
+import pytest
+import torch
+
+import dyn
+
+
+def graphs(cf):
+    cf = getattr(cf, "_dyn_forward", cf)
+    return [g for g, k, e in cf.graphs if g is not None]
+
+
+def breaks(cf):
+    return [b["reason"] for b in getattr(cf, "_dyn_forward", cf).breaks]
+
+
+def one_graph(fn, *args, calls=2, **kwargs):
+    """fn compiled: one graph, no break, results equal eager's on every call."""
+    cf = dyn.compile(fn, backend="eager")
+    for _ in range(calls):
+        got, want = cf(*args, **kwargs), fn(*args, **kwargs)
+        torch.testing.assert_close(got, want)
+    assert breaks(cf) == [] and len(graphs(cf)) == 1
+    return cf
+
+
+def test_is_compiling_is_true_while_capturing():
+    def f(x):
+        if torch.compiler.is_compiling():
+            return x + 1
+        return x - 1
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    # TorchDynamo's answer: the compiled code takes the compiling side, eager the other
+    torch.testing.assert_close(cf(x), x + 1)
+    torch.testing.assert_close(f(x), x - 1)
+    assert breaks(cf) == [] and len(graphs(cf)) == 1
+
+
+def test_scripting_and_tracing_queries_are_false():
+    def f(x):
+        if torch.jit.is_scripting() or torch.jit.is_tracing() or torch.compiler.is_exporting():
+            return x - 1
+        return x * 2
+    one_graph(f, torch.randn(3))
+
+
+def test_wraps_decorator_with_kwargs_top_frame():
+    def deco(func):
+        @functools.wraps(func)
+        def wrapper(self, *args, **kwargs):
+            scale = kwargs.pop("scale", 2.0)  # the frame's own **kwargs: mutating it is local
+            kwargs["bias"] = kwargs.get("bias", 0.0) + 1
+            return func(self, *args, **kwargs) * scale
+        return wrapper
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        @deco
+        def forward(self, x, bias=0.0):
+            return self.lin(x) + bias
+
+    m, x = M(), torch.randn(2, 4)
+    cm = dyn.compile(m, backend="eager")
+    kw = {"scale": 3.0, "bias": 0.5}
+    for _ in range(2):
+        torch.testing.assert_close(cm(x, **kw), m(x, **kw))
+        torch.testing.assert_close(cm(x), m(x))
+    assert kw == {"scale": 3.0, "bias": 0.5}  # the caller's dict is not the frame's
+    assert breaks(cm) == [] and len(graphs(cm)) == 2  # two keyword signatures
+
+
+def test_kwargs_dict_guarded_by_keys_and_items():
+    def f(x, **kw):
+        kw.setdefault("k", 1)
+        return x * kw["k"] + len(kw)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    for kw in ({}, {"k": 2}, {"k": 2}, {"k": 3}, {"k": 2, "j": None}):
+        torch.testing.assert_close(cf(x, **kw), f(x, **kw))
+    assert breaks(cf) == []
+    assert len(graphs(cf)) == 4  # {} / k=2 / k=3 / k=2,j: the repeated call hits
+
+
+def test_inlined_callee_mutates_its_kwargs():
+    def inner(x, **kwargs):
+        kwargs["y"] = kwargs.pop("z") * 2
+        kwargs.update(w=1)
+        return x + kwargs["y"] + kwargs["w"]
+
+    def outer(x, **kwargs):
+        return inner(x, z=3, **kwargs)
+    one_graph(outer, torch.randn(3))
+    one_graph(outer, torch.randn(3), q=1)
+
+
+def test_kwargs_forwarded_through_levels():
+    def leaf(x, *, scale=1.0, shift=0.0, **unused):
+        return x * scale + shift
+
+    def mid(x, *args, **kwargs):
+        return leaf(x, *args, **kwargs) + 1
+
+    def top(x, **kwargs):
+        kwargs["shift"] = kwargs.get("shift", 0.5)
+        return mid(x, **kwargs)
+    x = torch.randn(4)
+    one_graph(top, x, scale=2.0)
+    one_graph(top, x, scale=2.0, shift=1.0, other="ignored")
+
+
+def test_kwargs_tensor_items_are_inputs():
+    def f(x, **kw):
+        return x + kw.pop("t") * kw.get("k", 1)
+    cf = dyn.compile(f, backend="eager")
+    x, t = torch.randn(3), torch.randn(3)
+    torch.testing.assert_close(cf(x, t=t), f(x, t=t))
+    t2 = torch.randn(3)
+    torch.testing.assert_close(cf(x, t=t2), f(x, t=t2))  # a new tensor, the same graph
+    assert len(graphs(cf)) == 1
+
+
+@pytest.mark.parametrize("pop_default", [True, False])
+def test_kwargs_pop_missing_key(pop_default):
+    def f(x, **kw):
+        return x + (kw.pop("a", 5) if pop_default else kw.pop("a"))
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(2)
+    if pop_default:
+        torch.testing.assert_close(cf(x), f(x))
+    else:
+        with pytest.raises(KeyError):
+            cf(x)
