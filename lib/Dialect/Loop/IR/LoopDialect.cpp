@@ -1,6 +1,7 @@
 //===- LoopDialect.cpp - loop dialect and verifiers ----------------------===//
 #include "dyn/Dialect/Loop/IR/LoopDialect.h"
 #include "dyn/Dialect/Common/WindowShapes.h"
+#include "dyn/Runtime/LibraryCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -116,6 +117,34 @@ LogicalResult MatmulOp::verify() {
     return emitOpError(getTransposeB() ? "shapes must be [B,]MxK, [B,]NxK, [B,]MxN"
                                        : "shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
   return success();
+}
+
+bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
+  Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
+  return et.isF32() || et.isF64();
+}
+
+int32_t dyn::loop::libraryCallDType(Type t) {
+  if (t.isF32())
+    return DYN_F32;
+  if (t.isF64())
+    return DYN_F64;
+  if (t.isF16())
+    return DYN_F16;
+  if (t.isBF16())
+    return DYN_BF16;
+  if (t.isInteger(1))
+    return DYN_BOOL;
+  switch (t.getIntOrFloatBitWidth()) {
+  case 64:
+    return DYN_I64;
+  case 32:
+    return DYN_I32;
+  case 16:
+    return DYN_I16;
+  default:
+    return DYN_I8;
+  }
 }
 
 StringRef MatmulOp::getLibraryCallName() { return "matmul"; }
