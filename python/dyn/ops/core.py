@@ -2,7 +2,8 @@
 computes the result's meta tensor by running the real torch op on meta tensors (PyTorch's own
 broadcasting and type promotion) and adds graph-dialect nodes; composite ops decompose here. The op
 families are mixins: views.py (views, in-place updates), arith.py (elementwise), shape.py (reductions,
-shapes, indexing), nn.py (linear algebra, activations, norms)."""
+shapes, indexing), nn.py (linear algebra, activations, norms), windows.py (convolution, pooling, padding,
+attention)."""
 import math
 import warnings
 
@@ -15,6 +16,7 @@ from .nn import NNOps
 from .shape import ShapeOps
 from .tensor import SCALARS, TensorVar, node_requires_grad
 from .views import ViewOps
+from .windows import WindowOps
 
 
 # Eager's kernels reject some dtypes (and scalar operands) that the meta kernels accept: abs, relu, floor
@@ -72,7 +74,7 @@ def eager_accepts(cache, what, fn, *args, _device=None, **kwargs):
 
 
 
-class Ops(ViewOps, ArithOps, ShapeOps, NNOps):
+class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps):
     """Op builders bound to one tracer (graph + device)."""
 
     def __init__(self, tracer):
