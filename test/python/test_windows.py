@@ -240,3 +240,27 @@ def test_not_captured(case):
     }
     with pytest.raises(dyn.Unsupported):
         dyn.compile(fns[case], fullgraph=True)(x)
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+def test_run_time_failure_runs_the_graph_eagerly():
+    """A library call that fails at run time (here: a stand-in for the compiled function that raises
+    as Compiled.run does) leaves its outputs undefined: the graph then runs with PyTorch's ops, with a
+    warning, and the result is eager's."""
+    fn = lambda x, w: F.conv2d(x, w, padding=1).relu()
+    x, w = r(1, 2, 6, 6), r(3, 2, 3, 3)
+    cf = dyn.compile(fn)
+    with torch.no_grad():
+        cf(x, w)
+    kernel = next(k for g, k, e in cf.graphs if k is not None)
+
+    class Failing:
+        def run(self, ins, outs):
+            raise RuntimeError("library call 'convolution' failed: injected")
+
+    kernel.compiled = Failing()
+    with pytest.warns(UserWarning, match="failed at run time, running it eagerly: library call"):
+        with torch.no_grad():
+            got = cf(x, w)
+    torch.testing.assert_close(got, fn(x, w))
+    assert dyn.stats()["internal_failures"] == 1
