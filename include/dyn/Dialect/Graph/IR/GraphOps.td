@@ -311,7 +311,7 @@ def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
 class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
   let summary = "adaptive " # desc # " pooling to the result's trailing sizes";
   let description = [{
-    F.adaptive_}] # mnemonic # [{1d/2d/3d: output index `i` of a pooled dim
+    F.}] # mnemonic # [{1d/2d/3d: output index `i` of a pooled dim
     of size `in` pools input indices `[floor(i*in/out), ceil((i+1)*in/out))`.
     The pooled dims are the trailing `output_size.size()` (1-3) ones.
   }];
