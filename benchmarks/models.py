@@ -16,6 +16,7 @@ Run:  PYTHONPATH=python .venv/bin/python benchmarks/models.py --device cpu --siz
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import platform
@@ -189,6 +190,10 @@ def guarded(what, fn, *args):
     except Exception as e:  # one failing stage must not stop the corpus
         return {"error": f"{type(e).__name__}: {str(e)[:400]}", "traceback": traceback.format_exc()[-2000:],
                 "stage": what}
+    finally:  # the stage's model copy (GBs for the full LLaMA) goes before the next one is made
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
 
 def run_case(name, mode, device, size, backends, inductor, reps):

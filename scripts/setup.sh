@@ -8,7 +8,7 @@ cd "$root"
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libomp-22-dev clang-22 lld-22 \
-      ninja-build ccache cmake zlib1g-dev libzstd-dev python3-dev python3-venv"
+      ninja-build ccache cmake libclang-rt-22-dev zlib1g-dev libzstd-dev python3-dev python3-venv"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -32,6 +32,11 @@ import torchvision, transformers, timm
 assert torchvision.__version__.startswith('0.26.0') and transformers.__version__ == '5.17.0'
 " >/dev/null 2>&1; then
   "$venv/bin/pip" install -q torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm==1.0.31
+fi
+
+# PyTorch's OpInfo database (test/python/test_opinfo.py, benchmarks/opinfo_coverage.py) imports expecttest.
+if ! "$venv/bin/python" -c "import expecttest" >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q expecttest==0.3.0
 fi
 
 # Configure once; later runs only rebuild what changed.

@@ -35,6 +35,18 @@ using namespace mlir;
 
 extern "C" int omp_get_max_threads(void);
 
+#ifdef DYN_HAVE_COMPILER_RT_BUILTINS
+// Float conversions LLVM lowers to libcalls that neither the process nor
+// libLLVM provide (f64 -> bf16 and f64 -> f16 round once, from the double;
+// via f32 would round twice). Linked from compiler-rt's builtins archive and
+// handed to the JIT by address; only their addresses are taken here.
+extern "C" void __truncdfbf2();
+extern "C" void __truncdfhf2();
+extern "C" void __truncsfhf2();
+extern "C" void __truncsfbf2();
+extern "C" void __extendhfsf2();
+#endif
+
 namespace dyn {
 
 CompiledFunction::~CompiledFunction() = default;
@@ -116,6 +128,24 @@ LogicalResult checkLibraryCalls(ModuleOp module, bool gpu) {
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
+}
+
+/// compiler-rt's float conversions the JIT-compiled code may call (see the
+/// declarations above); none when dyn was built without the builtins archive.
+void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndInterner &interner) {
+#ifdef DYN_HAVE_COMPILER_RT_BUILTINS
+  auto add = [&](const char *name, void (*fn)()) {
+    map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
+  };
+  add("__truncdfbf2", &__truncdfbf2);
+  add("__truncdfhf2", &__truncdfhf2);
+  add("__truncsfhf2", &__truncsfhf2);
+  add("__truncsfbf2", &__truncsfbf2);
+  add("__extendhfsf2", &__extendhfsf2);
+#else
+  (void)map;
+  (void)interner;
+#endif
 }
 
 /// Runs the CPU pipeline's stages up to (not including) `stopBefore`,
@@ -210,6 +240,11 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   if (!tmBuilder)
     return fail("could not detect the host target: " + llvm::toString(tmBuilder.takeError()));
   tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // VCVTNEPS2BF16 (AVX512-BF16, AVX-NE-CONVERT) flushes subnormal floats to
+  // zero; eager's f32 -> bf16 keeps them (bf16 subnormals), as the rounding
+  // LLVM otherwise emits does.
+  tmBuilder->getFeatures().AddFeature("avx512bf16", false);
+  tmBuilder->getFeatures().AddFeature("avxneconvert", false);
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return fail("could not create a target machine: " + llvm::toString(tm.takeError()));
@@ -230,6 +265,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
+    addCompilerRtBuiltins(map, interner);
     map[interner("dyn_matmul_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f32),
                                        llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f64),

@@ -193,7 +193,7 @@ class ExportedGraph:
         self._prefix = prefix
         paths, extra = _path_guards(tr, bound)
         self._guards = (tuple(_arg_guard(a, True) for a in bound), None, extra, _global_guards(tr), paths)
-        self._run = _make_runner(tr, tmpl, _select(graph, graph, tr.index_bounds))
+        self._run = _make_runner(tr, tmpl, _select(graph, graph, tr.index_bounds), tr.effects)
 
     def __call__(self, *args, **kwargs):
         bound = self._cf._bind(self._prefix + args, kwargs)

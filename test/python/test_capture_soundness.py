@@ -594,7 +594,7 @@ def test_detach_cuts_autograd():
 
 def test_untraced_context_manager_runs_eagerly():
     import contextlib
-    ctx = contextlib.nullcontext()
+    ctx = contextlib.suppress(KeyError)  # (nullcontext is traced: it does nothing)
 
     def f(x):
         with ctx:

@@ -22,6 +22,7 @@ ulps to 1e-3).
 import copy
 import importlib.util
 import os
+import re
 
 import pytest
 import torch
@@ -50,8 +51,21 @@ DOCUMENTED_BREAKS = {
 # The first break dyn.explain reports today (python/dyn as of this commit); see /work/notes/breaks.md.
 _TV_FWD = "call to unsupported torch function torchvision.models.{}._forward_impl: frontend/symbolic take " \
           "'torchvision' for 'torch' (module-name prefix test)"
-_HF_BIND = "dyn.explain: KeyError 'args' binding a @wraps-decorated forward (inspect.signature follows " \
-           "__wrapped__, the code object is the wrapper's)"
+# transformers: the first break of each model and mode, inside an inlined forward (the side effects, **kwargs,
+# ModelOutput, is_compiling and device breaks are gone; what is left needs ops)
+_ADDMM, _DROPOUT = "torch.addmm (GPT-2's Conv1D) has no handler", "F.dropout in training mode (random numbers)"
+_SDPA, _MULTI = "F.scaled_dot_product_attention has no handler", \
+    "indexing with several integer tensors (masking_utils.padding_mask_function)"
+_HF = {
+    ("hf_gpt2_eager", "eval"): _ADDMM, ("hf_gpt2_eager", "train"): _DROPOUT,
+    ("hf_gpt2_sdpa", "eval"): _ADDMM, ("hf_gpt2_sdpa", "train"): _DROPOUT,
+    ("hf_bert_eager", "eval"): _MULTI, ("hf_bert_eager", "train"): "F.embedding with padding_idx, differentiated",
+    ("hf_bert_sdpa", "eval"): _MULTI, ("hf_bert_sdpa", "train"): "F.embedding with padding_idx, differentiated",
+    ("hf_llama_eager", "train"): "F.pad (loss_utils.fixed_cross_entropy) has no handler",
+    ("hf_llama_sdpa", "eval"): _SDPA, ("hf_llama_sdpa", "train"): _SDPA,
+    ("hf_t5_eager", "eval"): "copy.deepcopy(config) in T5Stack.forward (TorchDynamo breaks there too), then ops",
+    ("hf_t5_eager", "train"): _DROPOUT, ("hf_t5_sdpa", "eval"): _SDPA, ("hf_t5_sdpa", "train"): _DROPOUT,
+}
 CURRENT_BREAKS = {
     **{("tv_resnet18", m): _TV_FWD.format("resnet.ResNet") for m in MODES},
     **{("tv_resnet50", m): _TV_FWD.format("resnet.ResNet") for m in MODES},
@@ -60,8 +74,7 @@ CURRENT_BREAKS = {
     **{("tv_convnext_tiny", m): _TV_FWD.format("convnext.ConvNeXt") for m in MODES},
     **{("tv_vit_b_16", m): _TV_FWD.format("vision_transformer.VisionTransformer._process_input") +
        "; then torch._assert" for m in MODES},
-    **{(f"hf_{k}_{a}", m): _HF_BIND for k in ("gpt2", "bert", "llama", "t5") for a in ("eager", "sdpa")
-       for m in MODES},
+    **_HF,
     **{("timm_vit_base", m): "torch._assert (timm PatchEmbed) is an unsupported torch function" for m in MODES},
 }
 
@@ -136,5 +149,7 @@ def test_one_graph(name, mode):
     else:
         graphs, allowed = doc
         assert 1 <= ex.graph_count <= graphs, reasons
-        bad = [r for r in reasons if not any(a in r for a in allowed)]
+        # the allowed name must come before any "(": "a live X at a graph break (call to ... warning_once)"
+        # is another break
+        bad = [r for r in reasons if not re.match(r"[^(]*(%s)" % "|".join(map(re.escape, allowed)), r)]
         assert not bad, bad

@@ -89,14 +89,35 @@ def test_getitem_integer_tensor(backend, idx_dtype):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_index_computed_in_the_graph_breaks(backend):
-    """The range of an index computed in the graph cannot be checked before the kernel: not captured
-    (fullgraph raises), and without fullgraph eager runs that part."""
-    x, a = torch.randn(6, 5, 3), torch.tensor([5, 0, -1, 2])
+def test_index_computed_in_the_graph_is_checked(backend):
+    """An index computed in the graph from the inputs is computed again before the kernel and checked:
+    captured whole, and an index out of range raises IndexError as eager does."""
+    x = torch.randn(6, 5, 3)
     f = lambda x, a: x[:, :, a[:2] % 3] * 2  # noqa: E731
-    with pytest.raises(dyn.Unsupported, match="computed in the graph"):
-        compiled(f, backend)(x, a)
-    torch.testing.assert_close(dyn.compile(f, backend=backend)(x, a), f(x, a))
+    g = lambda x, a: x[:, :, a[1:] + 1] * 2  # noqa: E731
+    a = torch.tensor([5, 0, -1, 1])
+    torch.testing.assert_close(compiled(f, backend)(x, a), f(x, a))
+    cg = compiled(g, backend)
+    torch.testing.assert_close(cg(x, a), g(x, a))  # 1, 0, 2: in range
+    bad = torch.tensor([5, 0, 2, 1])  # 1, 3, 2: 3 is out of range
+    with pytest.raises(IndexError):
+        g(x, bad)
+    with pytest.raises(IndexError):
+        cg(x, bad)
+
+
+def test_index_computed_from_constants_is_checked_once():
+    # T5's relative position buckets: an index from arange alone is computed and checked while capturing
+    x = torch.randn(4, 8)
+    f = lambda x: x[:, (torch.arange(8) * 3) % 8] + 1  # noqa: E731
+    torch.testing.assert_close(compiled(f, "eager")(x), f(x))
+    h = lambda x: x[:, torch.arange(8) + 1] + 1  # noqa: E731 (8 is out of range: eager raises)
+    with pytest.raises(IndexError):
+        h(x)
+    with pytest.raises(dyn.Unsupported, match="out of range"):
+        compiled(h, "eager")(x)
+    with pytest.raises(IndexError):
+        dyn.compile(h, backend="eager")(x)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

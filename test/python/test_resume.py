@@ -371,7 +371,8 @@ class Counter(torch.nn.Module):
         return h * 2
 
 
-def test_attribute_store_breaks_and_is_made():
+def test_attribute_store_is_recorded_and_made():
+    # plain attribute stores are side effects: recorded while capturing, made after the graph (no break)
     torch.manual_seed(0)
     m = Counter()
     cm = dyn.compile(m, backend="eager")
@@ -381,7 +382,32 @@ def test_attribute_store_breaks_and_is_made():
             torch.testing.assert_close(cm(x), m.lin(x) * 2)
     assert m.calls == 3
     torch.testing.assert_close(m.last, m.lin(x))
-    assert "attribute assignment" in cm._dyn_forward.breaks[0]["reason"]
+    assert cm._dyn_forward.breaks == []
+
+
+class BufferStore(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(3))
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        self.buf = h.sum(0)  # Module.__setattr__ registers it as the buffer: Python makes this store
+        return h * 2
+
+
+def test_attribute_store_breaks_and_is_made():
+    torch.manual_seed(0)
+    m = BufferStore()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(cm(x), m.lin(x) * 2)
+    torch.testing.assert_close(m.buf, m.lin(x).sum(0))
+    assert "buf" in m._buffers and "buf" not in m.__dict__
+    assert "buffer" in cm._dyn_forward.breaks[0]["reason"]
 
 
 STEP = 0
@@ -406,7 +432,7 @@ def test_global_store_breaks_and_is_made():
 
 
 # -- an instruction dyn cannot capture after some graph work ------------------------------------------
-_CTX = contextlib.nullcontext()  # a context manager dyn does not trace
+_CTX = contextlib.suppress(KeyError)  # a context manager dyn does not trace
 
 
 def with_block_later(x):
@@ -426,7 +452,7 @@ def raise_on_bad_input(x, limit):
 def test_unsupported_instruction_keeps_the_graph_before_it():
     cf = check(with_block_later, torch.randn(4))
     assert len(graphs_of(cf)) == 1 and graphs_of(cf)[0].ops() == ["relu", "constant", "mul"]
-    assert cf.breaks[0]["reason"] == "with statement (nullcontext) (the rest of the frame runs eagerly)"
+    assert cf.breaks[0]["reason"] == "with statement (suppress) (the rest of the frame runs eagerly)"
     assert cf.breaks[0]["lineno"] == with_block_later.__code__.co_firstlineno + 2
 
 

@@ -5,6 +5,7 @@ calls the original function. The hook finds the code object's cache, checks guar
 matching entry's runner without running the frame; on a miss it calls `_on_miss`, which captures the
 frame's arguments symbolically, builds a Graph, compiles it with the backend and returns a new entry.
 Without the hook (extension missing) the same entries are looked up from Python."""
+import functools
 import inspect
 import types
 import warnings
@@ -18,6 +19,8 @@ from ..native import HOOK as _HOOK
 from ..session import current
 from . import resume
 from .breaks import _Break, _break_runner
+from .children import MAX_TARGETS, Dispatcher, frame_target, interceptable, named_targets, plain_copy
+from .marks import Marker
 from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
@@ -25,7 +28,8 @@ from .outputs import _flatten_output
 from .reports import NEEDS_GRAD, PYTHON, GraphRun, classify, failure
 from .runners import _make_runner, _prune, _select
 
-RECOMPILE_LIMIT = 8
+RECOMPILE_LIMIT = 8  # entries per set of module arguments (TorchDynamo's cache_size_limit)
+ENTRY_LIMIT = 64     # entries in all (TorchDynamo's accumulated_cache_size_limit is 256)
 # mode names torch.compile accepts; dyn has one compilation strategy, so all compile the same way
 _MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
 
@@ -35,26 +39,52 @@ def _where(code):
 
 
 def _device_of(args):
+    """The device a capture runs on: the first tensor argument's, else the first tensor in an argument
+    container (a wrapper's *args, a **kwargs dict), else the first parameter or buffer of a module
+    argument; the CPU when there is none."""
+    def find(v, depth):
+        if isinstance(v, torch.Tensor):
+            return v.device
+        if depth < 3 and isinstance(v, (tuple, list)):
+            return next((d for d in (find(x, depth + 1) for x in v[:64]) if d is not None), None)
+        if depth < 3 and type(v) is dict:
+            return next((d for d in (find(x, depth + 1) for x in list(v.values())[:64]) if d is not None), None)
+        return None
     for a in args:
-        if isinstance(a, torch.Tensor):
-            return a.device
+        d = find(a, 0)
+        if d is not None:
+            return d
+    for a in args:
+        if isinstance(a, torch.nn.Module):
+            t = next(a.parameters(), None)
+            t = t if t is not None else next(a.buffers(), None)
+            if t is not None:
+                return t.device
     return torch.device("cpu")
 
 
-def capture(func, args, session, allow_breaks=False):
+def capture(func, args, session, allow_breaks=False, callees=None):
     """Traces func over bound args; returns (tracer, template, graph, graph_break). graph_break is None
-    when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors)."""
+    when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors).
+    callees (a dict, filled): the user functions the frame was seen to call."""
     session.count("captures")
     device = _device_of(args)
-    tr, out, br = trace(func, args, device, session, allow_breaks)
+    tr, out, br = trace(func, args, device, session, allow_breaks, callees)
     g = tr.graph
 
     def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
         raise Unsupported(reason, filename, lineno)
     if br is None:
+        effects = None
+        if tr.side:  # side effects: their tensors are graph outputs too, replayed after the graph
+            marker = Marker(tr, lambda why: fail(f"{why} in a side effect"))
+            effects = tr.side.marks(marker)
+            _check_no_shared_fresh(out, marker, tr, fail)
+            out = (out, tuple(marker.state))
         tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
         _prune(g)
+        tr.effects = effects
         return tr, tmpl, g, None
     session.count("graph_breaks")
     brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
@@ -62,6 +92,27 @@ def capture(func, args, session, allow_breaks=False):
     g.outputs = outs
     _prune(g)
     return tr, tmpl, g, brk
+
+
+def _check_no_shared_fresh(out, marker, tr, fail):
+    """A container the traced code made, both returned and stored by a side effect, would be two objects
+    (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
+    made = marker.fresh_ids()
+    seen = set()
+
+    def walk(v):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if id(v) in made:
+            fail(f"a {type(v).__name__} both returned and kept by a side effect")
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(out)
 
 
 class _CompiledFunction:
@@ -95,7 +146,9 @@ class _CompiledFunction:
         self._root = self
         self._children = {}  # user functions called at graph breaks -> their compiled functions
         self._resumes = {}   # (code, offset, stack layout, locals) -> (resume function, local names)
-        self._init_frame(fn)
+        self._dispatcher = Dispatcher()  # the hook's callback while a frame runs eagerly (children.py)
+        self._init_frame(_frame_function(fn))
+        self._dyn_inline_target = fn
         try:
             self.__wrapped__ = fn
             self.__name__ = getattr(fn, "__name__", "compiled")
@@ -105,7 +158,7 @@ class _CompiledFunction:
             pass
 
     def _init_frame(self, fn):
-        if isinstance(fn, types.MethodType):
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             self._func = fn.__func__
         elif isinstance(fn, types.FunctionType):
             self._func = fn
@@ -134,6 +187,7 @@ class _CompiledFunction:
         if self._root is self:
             self._children.clear()
             self._resumes.clear()
+            self._dispatcher.clear()
 
     def __get__(self, obj, objtype=None):
         """@dyn.compile on a method in a class body: bound like the function it wraps."""
@@ -176,7 +230,7 @@ class _CompiledFunction:
         if self._entries and self._session.log_enabled("recompiles"):
             self._session.log("recompiles", f"recompiling {code.co_name} ({_where(code)}), entry "
                               f"{len(self._entries) + 1}: {_guard_failure(self._entries[-1], args)}")
-        if len(self._entries) >= RECOMPILE_LIMIT:
+        if self._at_limit(args):
             if not self._warned_limit:
                 self._warned_limit = True
                 warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
@@ -194,9 +248,22 @@ class _CompiledFunction:
         self._entries.append(entry)
         return entry
 
+    def _at_limit(self, args):
+        """Whether a new entry would pass the recompile limit. Entries made for other module objects
+        (one per layer of a model whose layers run as frames of their own) are not counted: the limit is
+        per set of module arguments, as TorchDynamo counts its cache per ID_MATCHed object."""
+        entries = self._entries
+        if len(entries) >= ENTRY_LIMIT:
+            return True
+        mods = [i for i, a in enumerate(args) if isinstance(a, torch.nn.Module)]
+        n = sum(1 for e in entries if all(e[0][i] is not None and e[0][i][0] == 1 and e[0][i][1] is args[i]
+                                           for i in mods))
+        return n >= RECOMPILE_LIMIT
+
     def _compile(self, args):
+        callees = {}
         try:
-            seg = _Segment(self, args)
+            seg = _Segment(self, args, callees)
         except Unsupported as e:
             self._session.counters["graph_breaks"] += 1
             self._session.counters["eager_entries"] += 1
@@ -206,7 +273,7 @@ class _CompiledFunction:
                               f"{self._code.co_name} runs eagerly: {e.reason} at {e.filename}:{e.lineno}")
             self.breaks.append(dict(reason=e.reason, filename=e.filename, lineno=e.lineno))
             self.graphs.append((None, None, e))
-            return None, None
+            return self._eager(self._func, args, callees), None
         except Exception as e:  # a bug in capture: never a wrong result, run eagerly
             self._session.counters["internal_failures"] += 1
             self._session.counters["eager_entries"] += 1
@@ -251,32 +318,57 @@ class _CompiledFunction:
         child.graphs, child.breaks, child.runs, child._root = self.graphs, self.breaks, self.runs, self._root
         return child
 
-    def _resume(self, brk, k):
-        """(compiled resume function, its local parameter names) for resume point k of a break."""
+    def _resume(self, brk, k, args):
+        """(resume function, its local parameter names) for resume point k of a break: compiled, or,
+        starting at an instruction dyn cannot capture, run eagerly (not re-captured) with the user
+        functions it calls captured on their own. args: the first call's arguments."""
         target, names = brk.targets[k], brk.names[k]
         key = (self._func, target, tuple(brk.slots), names, brk.eager_rest)
         root = self._root
         hit = root._resumes.get(key)
         if hit is None:
             fn = resume.resume_function(self._func, brk.codes[k])
-            # starting at an instruction dyn cannot capture: the rest runs eagerly, not re-captured
-            hit = root._resumes[key] = (fn if brk.eager_rest else self._derive(fn), names)
+            if brk.eager_rest:
+                run = self._eager(fn, args, brk.callees, copy=False)
+                hit = (fn if run is None else run, names)
+            else:
+                hit = (self._derive(fn), names)
+            root._resumes[key] = hit
         return hit
 
+    def _eager(self, func, args, callees, copy=True):
+        """A runner for func's frame run eagerly, as TorchDynamo runs a frame it skips: the user functions
+        it calls (those the capture saw, and those its names reach) are captured as frames of their own
+        through the frame hook; None when there are none (then the frame simply runs). func's own code
+        carries dyn's cache, so a copy runs (copy=False: func's code has none, a resume function)."""
+        if not _HOOK or self._fullgraph:
+            return None
+        code = func.__code__
+        targets = dict.fromkeys(list(callees) + named_targets(code, func, args))
+        n = 0
+        disp = self._root._dispatcher
+        for f in targets:
+            if f.__code__ is code or f.__code__ is self._code or not interceptable(f):
+                continue
+            disp.register(self._child(f))
+            n += 1
+            if n >= MAX_TARGETS:
+                break
+        if not n:
+            return None
+        fn = plain_copy(func) if copy else func
+        return lambda *a: disp.run(fn, a)
+
     def _call_through(self, fn, args, kwargs):
-        """Makes a call at a graph break; a user function (or module forward) is itself compiled."""
-        if isinstance(fn, torch.nn.Module):
-            from torch.nn.modules import module as _m
-            fwd = type(fn).forward
-            if _is_user_function(fwd) and "forward" not in fn.__dict__ and not (
-                    fn._forward_hooks or fn._forward_pre_hooks or fn._backward_hooks or
-                    _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks):
-                return self._child(fwd)(fn, *args, **kwargs)
-        elif isinstance(fn, types.MethodType) and _is_user_function(fn.__func__):
-            return self._child(fn.__func__)(fn.__self__, *args, **kwargs)
-        elif _is_user_function(fn) and fn.__code__ is not self._code:
-            return self._child(fn)(*args, **kwargs)
-        return fn(*args, **kwargs)
+        """Makes a call at a graph break; a user function (function, method, module forward, __call__)
+        runs as a frame of its own: compiled, so it is captured and breaks only where it must."""
+        if type(fn) is functools.partial:
+            return self._call_through(fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+        t = frame_target(fn)
+        if t is None or t[0].__code__ is self._code:
+            return fn(*args, **kwargs)
+        func, lead = t
+        return self._child(func)(*lead, *args, **kwargs)
 
     def _child(self, fn):
         root = self._root
@@ -317,9 +409,9 @@ class _Segment:
     graph outputs (condition, live tensors); the runner then makes the call Python must make (or takes
     the branch) and calls the resume function of the rest of the frame, itself compiled on demand."""
 
-    def __init__(self, cf, args):
+    def __init__(self, cf, args, callees=None):
         self.cf = cf
-        self.tr, self.tmpl, self.graph, self.brk = capture(cf._func, args, cf._session, not cf._fullgraph)
+        self.tr, self.tmpl, self.graph, self.brk = capture(cf._func, args, cf._session, not cf._fullgraph, callees)
         cf._session.add_graph(self.graph)
         rg = any(t.requires_grad for t in self.tr.input_tensors)
         self.needs_grad = rg and torch.is_grad_enabled()
@@ -350,17 +442,22 @@ class _Segment:
             cf._report(self.graph, *classify(kernel, self.graph, examples, cf._backend_name, cf._custom))
         kernel = _select(kernel, self.graph, self.tr.index_bounds)
         if self.brk is None:
-            self.runner = _make_runner(self.tr, self.tmpl, kernel)
+            self.runner = _make_runner(self.tr, self.tmpl, kernel, self.tr.effects)
         else:
             self.runner = _break_runner(cf, self.tr, self.tmpl, kernel, self.brk)
 
 
 
-_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
+def _frame_function(fn):
+    """What dyn.compile captures for a callable, as torch.compile: a function or method is its own
+    frame; any other callable (a builtin, a functools.partial, an object with __call__) is called from
+    a small Python function whose frame is captured (the call is inlined there, or breaks)."""
+    if isinstance(fn, types.FunctionType) or (isinstance(fn, types.MethodType) and
+                                              isinstance(fn.__func__, types.FunctionType)):
+        return fn
+    if not callable(fn):
+        raise TypeError(f"dyn.compile: {type(fn).__name__} object is not callable")
 
-
-def _is_user_function(f):
-    if not isinstance(f, types.FunctionType):
-        return False
-    mod = getattr(f, "__module__", None) or ""
-    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return call

@@ -2,7 +2,7 @@
 words: DYN_LOGS=guards, dyn.explain's out_guards and why a call missed an entry (recompiles)."""
 import torch
 
-from .guards import ModuleGuard, Structure, _arg_guard, _py_check_tensor
+from .guards import ModuleGuard, Structure, _arg_guard, _is_container, _py_check_tensor
 from .paths import _resolver, _steps_str
 from .values import strict_eq
 
@@ -62,6 +62,8 @@ def _py_lookup(entries, args):
 
 
 def _describe_arg(i, a):
+    if _is_container(a):
+        return f"arg{i}: a {type(a).__name__} checked by its items (below)"
     g = _arg_guard(a)
     if g[0] == 0:
         return (f"arg{i}: tensor dtype={g[2]} device={g[3]} size={g[4]} stride={g[5]} "

@@ -8,7 +8,7 @@ import torch
 
 from .outputs import _memory_conflict
 from .paths import _gatherer, _resolver
-from .values import (is_constant, is_constant_value, is_namedtuple, is_opaque_type,
+from .values import (_is_user_dict_class, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
                      strict_eq)
 
 
@@ -36,6 +36,25 @@ class ModuleGuard:
         if isinstance(f, types.MethodType):
             return f.__func__ is self.forward and f.__self__ is m
         return f is self.forward
+
+
+class HasAttr:
+    """Guard value (a predicate on the object at the path): it has the attribute `name` (`in_dict`: in
+    its instance __dict__) or, with expect False, it has not. For reads that found no attribute
+    (hasattr, getattr with a default) and for deletions, whose effect depends on it."""
+    __slots__ = ("name", "expect", "in_dict")
+
+    def __init__(self, name, expect, in_dict=False):
+        self.name, self.expect, self.in_dict = name, expect, in_dict
+
+    def __call__(self, v):
+        if self.in_dict:
+            d = getattr(v, "__dict__", None)
+            return isinstance(d, dict) and (self.name in d) == self.expect
+        return hasattr(v, self.name) == self.expect
+
+    def __repr__(self):
+        return f"{'has' if self.expect else 'has no'} attribute {self.name!r}"
 
 
 class Structure:
@@ -139,15 +158,16 @@ def _is_container(a):
     # a dict of str keys is checked key by key and item by item (the frame's **kwargs is a new dict
     # per call: an identity guard would never hold)
     return ((type(a) in (tuple, list) or is_namedtuple(a)) and not is_constant(a)) or \
-        (type(a) is dict and all(type(k) is str for k in a) and not is_constant_value(a))
+        (type(a) is dict and all(type(k) is str for k in a) and not is_constant_value(a)) or \
+        (isinstance(a, dict) and _is_user_dict_class(type(a)) and len(a) <= 64 and all(type(k) is str for k in a))
 
 
 def _container_guard(value):
     """Checks that an argument container has the same type, length (keys) and item guards."""
     t, n = type(value), len(value)
-    keys = list(value) if t is dict else None
+    keys = list(value) if isinstance(value, dict) else None  # a dict, or a ModelOutput: by its items
     items = []
-    for x in (value.values() if t is dict else value):
+    for x in (value.values() if isinstance(value, dict) else value):
         if _is_container(x):
             items.append((2, _container_guard(x)))
         else:
@@ -176,6 +196,23 @@ def _container_guard(value):
     return check
 
 
+def _containers_distinct(copy_sources):
+    """With a traced copy mutated, the real lists and dicts must be related as while capturing: the
+    sources of one copy give one object, different copies different objects (else a write through one
+    would be missed by a read through the other)."""
+    groups = [[_resolver(s) for s in srcs] for srcs in copy_sources.values()]
+
+    def check(args):
+        seen = set()
+        for group in groups:
+            first = group[0](args)
+            if id(first) in seen or any(r(args) is not first for r in group[1:]):
+                return False
+            seen.add(id(first))
+        return True
+    return check
+
+
 def _cpath(path):
     """A source path as the C guards take it: (False, arg index, step...) or (True, object, step...)."""
     return (path[0] == "obj",) + tuple(path[1:])
@@ -189,7 +226,8 @@ def _path_guards(tr, args=None):
     paths, seen = [], set()
 
     def add(path, kind, value):
-        key = (tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path)), kind)
+        key = (tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path)), kind,
+               (value.name, value.expect, value.in_dict) if isinstance(value, HasAttr) else None)
         if key not in seen:  # read more than once: the first read's guard covers it
             seen.add(key)
             paths.append((_cpath(path), kind, value))
@@ -200,6 +238,8 @@ def _path_guards(tr, args=None):
             add(path, 3, value.as_tuple())
         elif isinstance(value, ModuleGuard):
             add(path, 5, value.forward)
+        elif isinstance(value, HasAttr):
+            add(path, 4, value)
         else:
             add(path, 2, copy.deepcopy(value) if isinstance(value, list) else value)
     for t, path in zip(tr.input_tensors, tr.input_sources):
@@ -215,6 +255,8 @@ def _path_guards(tr, args=None):
         # one tensor reached through two sources is one graph input: they must stay the same object
         this, that = _resolver(source), _resolver(tr.input_sources[j])
         checks.append(lambda args, this=this, that=that: this(args) is that(args))
+    if tr.side.changed:
+        checks.append(_containers_distinct(tr.copy_sources))
     if tr.mutation_spans is not None and len(tr.input_sources) > 1:
         # a graph that updates an input in place is only right while no other input overlaps it
         gather = _gatherer(tr.input_sources)

@@ -3,7 +3,6 @@ after a graph break, the side effects replayed after a graph). A Marker turns tr
 once, at capture; `unmark` turns markers back into real values at every call: live tensors are graph
 outputs (StateRef), objects reached from the arguments are re-read through their source (_Src),
 containers the traced code built are made anew (_Fresh, one per container and call)."""
-import copy
 import types
 
 from ..ops import TensorVar
@@ -55,6 +54,10 @@ class Marker:
         self.tr, self.fail = tracer, fail
         self.state, self._index, self._fresh = [], {}, {}
 
+    def fresh_ids(self):
+        """ids of the containers made by the traced code that were marked (made anew at every call)."""
+        return set(self._fresh)
+
     def mark(self, v):
         tr, fail, mark = self.tr, self.fail, self.mark
         if isinstance(v, TensorVar):
@@ -77,14 +80,14 @@ class Marker:
                 m.items = [(k, mark(x)) for k, x in v.items()] if type(v) is dict else [mark(x) for x in v]
             return m
         if is_constant(v):
-            return copy.deepcopy(v) if type(v) is list else v
+            return v  # a list here is a real one (a global's, a module's): the very object, mutable
         if isinstance(v, BoundTensorMethod):
             return _Method(mark(v.tensor), v.name)
         if isinstance(v, OpaqueMethod):
             return _Method(mark(v.obj), v.name)
         if isinstance(v, Opaque):
             fail("an opaque value with no source")
-        if isinstance(v, types.BuiltinMethodType) and type(v.__self__) in (list, dict, set):
+        if isinstance(v, (types.BuiltinMethodType, types.MethodWrapperType)) and type(v.__self__) in (list, dict, set):
             return _Method(mark(v.__self__), v.__name__)
         if isinstance(v, types.MethodType):
             return _Method(mark(v.__self__), None, v.__func__)

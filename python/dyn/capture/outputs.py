@@ -1,5 +1,7 @@
 """Outputs: what a frame returns (or holds at a graph break) as a template over graph outputs and inputs,
 with the views, copies and in-place updates of inputs that eager would make."""
+import torch
+
 from ..ops import TensorVar
 from .values import is_constant, is_namedtuple
 
@@ -10,7 +12,9 @@ def _flatten_output(out, graph, fail, tracer=None):
     ('vi', j, size, stride, offset) a view of graph input j (offset counted from its storage offset), as
     eager's view of that input; ('vo', k, size, stride, offset) a view of graph output k (when the base
     of views is returned or several views of it are); ('det', leaf) the leaf detached from autograd;
-    ('c', value) a constant; containers ('t'|'l', [...]),
+    ('obj', cls, [(attr, ...)]) and ('dobj', cls, [(key, ...)], [(attr, ...)]) a new instance of a class
+    (a dict subclass) with these attributes (and items); ('c', value) a constant or a real object the frame holds; ('src', path) the object at a source path
+    (re-read); containers ('t'|'l', [...]),
     ('d', [(key, ...)]).
     With inputs updated in place (tracer.mutations) or views needing a base that is not a plain graph
     output, the template is ('m', inner, writes, prep): the inner value is built first (copies of inputs
@@ -107,13 +111,22 @@ def _flatten_output(out, graph, fail, tracer=None):
         if is_namedtuple(v):
             return ("nt", type(v), [walk(x) for x in v])
         if _is_made_object(v, tracer):  # a user object (a dataclass) made by the traced code
+            if isinstance(v, dict):  # a dict subclass (transformers' ModelOutput): its items and attributes
+                attrs = vars(v)  # an item that is also an attribute (ModelOutput's fields) is one object
+                return ("dobj", type(v), [(k, ("attr", k) if k in attrs and attrs[k] is x else walk(x))
+                                          for k, x in v.items()], [(k, walk(x)) for k, x in attrs.items()])
             return ("obj", type(v), [(k, walk(x)) for k, x in vars(v).items()])
+        src = tracer.sources.get(id(v)) if tracer is not None and type(v) is not tuple else None
+        if src is not None:  # an object (or a real list or dict) reached from the arguments: itself
+            return ("src", src)
         if isinstance(v, list):
             return ("l", [walk(x) for x in v])
         if isinstance(v, dict) and all(is_constant(k) for k in v):
             return ("d", [(k, walk(x)) for k, x in v.items()])
         if is_constant(v):
             return ("c", v)
+        if tracer is not None and _real_object(v, tracer):
+            return ("c", v)  # a real object the frame holds (a function, a class, a module), guarded
         fail(f"returning a {type(v).__name__}")
 
     tmpl = walk(out)
@@ -142,6 +155,14 @@ def _flatten_output(out, graph, fail, tracer=None):
 def _is_made_object(v, tracer):
     """An instance of a plain user class that the traced code constructed (Frame.instantiate)."""
     return tracer is not None and type(v) in tracer.created_classes and id(v) in tracer.created
+
+
+def _real_object(v, tracer):
+    """A real object the traced code holds as it is (not a value standing for others while capturing, not
+    a container or iterator it made)."""
+    t = type(v)
+    return id(v) not in tracer.created and not isinstance(v, (list, dict, set, tuple, torch.Tensor)) and \
+        not hasattr(t, "__next__") and not (t.__module__ or "").startswith("dyn.") and t.__name__ != "_Null"
 
 
 def _storage_of(v):

@@ -11,6 +11,8 @@ import dis
 import sys
 import types
 
+import torch
+
 from ..errors import Unsupported
 
 _OP = dis.opmap
@@ -23,9 +25,11 @@ _LOADS = {_OP[n] for n in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"
                             "LOAD_FROM_DICT_OR_DEREF") if n in _OP}
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
-# a stack slot at the resume point: a value, NULL (3.11+ call protocol), or an iterator (passed as the
-# tuple of its remaining items)
+# a stack slot at the resume point: a value, NULL (3.11+ call protocol), an iterator (passed as the
+# tuple of its remaining items), or the __exit__ of a `with torch.no_grad()` / `torch.enable_grad()`
+# block the resume point is inside (the prologue enters a new such block: nothing is passed)
 VALUE, NULL_SLOT, ITER_SLOT = "v", "n", "i"
+WITH_SLOTS = {"g0": torch.no_grad, "g1": torch.enable_grad}
 
 
 def _instructions(co):
@@ -142,6 +146,15 @@ def _emit(out, opname, arg=0):
     out += bytes((_OP[opname], low))
 
 
+def _emit_call(out, argc):
+    """A call of the callable under the NULL on the stack (3.11: PRECALL + CALL), with the inline cache
+    units the interpreter expects after each (3.11: 1 and 4; 3.12: CALL's 3)."""
+    names = ("PRECALL", "CALL") if "PRECALL" in _OP else ("CALL",)
+    for n in names:
+        _emit(out, n, argc)
+        out += bytes((_OP["CACHE"], 0)) * dis._inline_cache_entries[_OP[n]]
+
+
 def _localsplus(co):
     names, i = [], 0
     while True:
@@ -164,14 +177,21 @@ def resume_code(co, target, slots, live_names, origins=None):
     if co in origins:  # a break in a resume function: resume the original code (no prologue pile-up)
         co, shift = origins[co]
         target -= shift
-    stack_names = [f"___stack{i}" for i, s in enumerate(slots) if s != NULL_SLOT]
+    stack_names = [f"___stack{i}" for i, s in enumerate(slots) if s in (VALUE, ITER_SLOT)]
     rest = [n for n in co.co_varnames if n not in live_names]
     varnames = tuple(stack_names + list(live_names) + rest)
     if len(set(varnames)) != len(varnames):
         raise Unsupported("graph break: local names clash with resume parameters")
+    consts = co.co_consts
+    with_const = {}
+    for s in slots:
+        if s in WITH_SLOTS and s not in with_const:
+            with_const[s] = len(consts)
+            consts = consts + (WITH_SLOTS[s],)
     shaped = co.replace(co_varnames=varnames, co_nlocals=len(varnames),
                         co_argcount=len(stack_names) + len(live_names), co_posonlyargcount=0,
-                        co_kwonlyargcount=0, co_flags=co.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS))
+                        co_kwonlyargcount=0, co_flags=co.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
+                        co_consts=consts, co_stacksize=co.co_stacksize + 2)
     new_names = _localsplus(shaped)
     new_index = {n: i for i, n in enumerate(new_names)}
     remap = {i: new_index[n] for i, n in enumerate(_localsplus(co))}
@@ -187,6 +207,13 @@ def resume_code(co, target, slots, live_names, origins=None):
     for s in slots:
         if s == NULL_SLOT:
             _emit(pro, "PUSH_NULL")
+            continue
+        if s in WITH_SLOTS:  # with torch.no_grad(): entered again; its __exit__ stays on the stack
+            _emit(pro, "PUSH_NULL")
+            _emit(pro, "LOAD_CONST", with_const[s])
+            _emit_call(pro, 0)
+            _emit(pro, "BEFORE_WITH")
+            _emit(pro, "POP_TOP")
             continue
         _emit(pro, "LOAD_FAST", k)
         if s == ITER_SLOT:

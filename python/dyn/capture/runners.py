@@ -1,54 +1,73 @@
 """Runners: a compiled graph wrapped to be called with the frame's arguments. Inputs are gathered from
 their sources, unused inputs dropped, index inputs range-checked, and the frame's result rebuilt from the
 template outputs.py made."""
+from collections import OrderedDict
+
 import torch
 
-from .paths import _gatherer
+from .paths import _gatherer, _resolver
+from .side_effects import replay
 
 
 def _rebuilder(tmpl):
     kind = tmpl[0]
     if kind == "o":
         k = tmpl[1]
-        return lambda outs, ins: outs[k]
+        return lambda outs, ins, args: outs[k]
     if kind == "oc":
         k = tmpl[1]
-        return lambda outs, ins: outs[k].clone()
+        return lambda outs, ins, args: outs[k].clone()
     if kind == "i":
         j, fresh = tmpl[1], tmpl[2]
         if fresh:
-            return lambda outs, ins: ins[j].clone()
-        return lambda outs, ins: ins[j]
+            return lambda outs, ins, args: ins[j].clone()
+        return lambda outs, ins, args: ins[j]
     if kind in ("vi", "vo"):
         k, size, stride, off = tmpl[1:]
         if kind == "vi":
-            return lambda outs, ins: ins[k].as_strided(size, stride, ins[k].storage_offset() + off)
-        return lambda outs, ins: outs[k].as_strided(size, stride, outs[k].storage_offset() + off)
+            return lambda outs, ins, args: ins[k].as_strided(size, stride, ins[k].storage_offset() + off)
+        return lambda outs, ins, args: outs[k].as_strided(size, stride, outs[k].storage_offset() + off)
     if kind == "c":
         v = tmpl[1]
-        return lambda outs, ins: v
+        return lambda outs, ins, args: v
+    if kind == "src":  # an object the frame reached from its arguments: the same object, re-read
+        get = _resolver(tmpl[1])
+        return lambda outs, ins, args: get(args)
     if kind == "m":
         return _mutation_rebuilder(tmpl)
     if kind == "nt":
         cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
-        return lambda outs, ins: cls._make([s(outs, ins) for s in subs])
+        return lambda outs, ins, args: cls._make([s(outs, ins, args) for s in subs])
     if kind == "obj":  # a new instance per call with the attributes __init__ set while capturing
         cls, subs = tmpl[1], [(k, _rebuilder(t)) for k, t in tmpl[2]]
 
-        def make(outs, ins):
+        def make(outs, ins, args):
             o = object.__new__(cls)
-            o.__dict__.update((k, s(outs, ins)) for k, s in subs)
+            o.__dict__.update((k, s(outs, ins, args)) for k, s in subs)
             return o
         return make
+    if kind == "dobj":  # a dict subclass (ModelOutput): its items as dict's own, then its attributes
+        cls, attrs = tmpl[1], [(k, _rebuilder(t)) for k, t in tmpl[3]]
+        items = [(k, t[1] if t[0] == "attr" else None, None if t[0] == "attr" else _rebuilder(t)) for k, t in tmpl[2]]
+        base = OrderedDict if issubclass(cls, OrderedDict) else dict
+
+        def make_dict(outs, ins, args):
+            o = base.__new__(cls)
+            d = {k: s(outs, ins, args) for k, s in attrs}
+            for k, a, s in items:
+                base.__setitem__(o, k, d[a] if s is None else s(outs, ins, args))
+            o.__dict__.update(d)
+            return o
+        return make_dict
     if kind == "det":
         sub = _rebuilder(tmpl[1])
-        return lambda outs, ins: sub(outs, ins).detach()
+        return lambda outs, ins, args: sub(outs, ins, args).detach()
     subs = [(_rebuilder(t) if kind != "d" else (t[0], _rebuilder(t[1]))) for t in tmpl[1]]
     if kind == "t":
-        return lambda outs, ins: tuple(s(outs, ins) for s in subs)
+        return lambda outs, ins, args: tuple(s(outs, ins, args) for s in subs)
     if kind == "l":
-        return lambda outs, ins: [s(outs, ins) for s in subs]
-    return lambda outs, ins: {k: s(outs, ins) for k, s in subs}
+        return lambda outs, ins, args: [s(outs, ins, args) for s in subs]
+    return lambda outs, ins, args: {k: s(outs, ins, args) for k, s in subs}
 
 
 def _mutation_rebuilder(tmpl):
@@ -60,14 +79,14 @@ def _mutation_rebuilder(tmpl):
     grad_writes = [(j, src) for j, src, detach in writes if not detach]
     nograd_writes = [(j, src) for j, src, detach in writes if detach]
 
-    def run(outs, ins):  # the entry's guards checked that no other input overlaps a mutated one
+    def run(outs, ins, args):  # the entry's guards checked that no other input overlaps a mutated one
         if contig or clones:
             outs = list(outs)
             for k in contig:
                 if not outs[k].is_contiguous():
                     outs[k] = outs[k].contiguous()
             outs += [ins[j].clone(memory_format=torch.contiguous_format) for j in clones]
-        r = inner(outs, ins)
+        r = inner(outs, ins, args)
         if writes:
             def source(src):
                 if src[0] == "o":
@@ -86,7 +105,9 @@ def _mutation_rebuilder(tmpl):
     return run
 
 
-def _make_runner(tr, tmpl, kernel):
+def _make_runner(tr, tmpl, kernel, effects=None):
+    if effects:
+        return _effects_runner(tr, tmpl, kernel, effects)
     gather = _gatherer(tr.input_sources)
     rebuild = _rebuilder(tmpl)
     arg_only = all(p[0] == "arg" and len(p) == 2 for p in tr.input_sources)
@@ -95,7 +116,7 @@ def _make_runner(tr, tmpl, kernel):
 
     if kernel is None:
         def run(*args):
-            return rebuild((), gather(args))
+            return rebuild((), gather(args), args)
         return run
     if arg_only and single:
         def run(*args):
@@ -104,14 +125,27 @@ def _make_runner(tr, tmpl, kernel):
     if arg_only:
         def run(*args):
             ins = [args[i] for i in idxs]
-            return rebuild(kernel(*ins), ins)
+            return rebuild(kernel(*ins), ins, args)
         return run
 
     def run(*args):
         ins = gather(args)
-        return rebuild(kernel(*ins), ins)
+        return rebuild(kernel(*ins), ins, args)
     return run
 
+
+
+def _effects_runner(tr, tmpl, kernel, effects):
+    """The graph returns (result, tensors of the side effects); the side effects are made after it."""
+    gather = _gatherer(tr.input_sources)
+    rebuild = _rebuilder(tmpl)
+
+    def run(*args):
+        ins = gather(args)
+        r, state = rebuild(kernel(*ins) if kernel is not None else (), ins, args)
+        replay(effects, state, args, {})
+        return r
+    return run
 
 
 def _prune(g):
@@ -150,11 +184,11 @@ def _select(kernel, graph, index_bounds=()):
 def _index_checker(bounds):
     """Eager raises on an index out of range where compiled gathers would clamp it: the index inputs
     are checked before each run (on CUDA by a device-side assert, like eager's own kernels: no sync)."""
-    bounds = sorted(set(bounds))
+    bounds = list(dict.fromkeys(bounds))  # j: an input index, or a function computing the index
 
     def check(ins):
         for j, lo, hi in bounds:
-            t = ins[j]
+            t = ins[j] if type(j) is int else j(ins)
             if not t.numel():
                 continue
             if t.is_cuda:

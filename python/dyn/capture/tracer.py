@@ -9,6 +9,7 @@ from ..errors import Unsupported
 from ..graph import Graph
 from ..ops import Ops, TensorVar
 from .guards import Is, Structure
+from .side_effects import SideEffects
 from .paths import _in_argument, _same_source, _source_str
 from .values import Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type
 
@@ -41,8 +42,13 @@ class Tracer:
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
-        self.index_bounds = []  # (input index, lo, hi): index inputs whose values must lie in [lo, hi)
+        self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
+        self.effects = None  # the side effects marked for the runner (capture())
+        self.side = SideEffects()  # attribute writes and container changes replayed after the graph
+        self.copies = {}  # id(real list or dict) -> its traced copy
+        self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
+        self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
 
     def grad_enabled(self):
@@ -79,13 +85,23 @@ class Tracer:
         elif not isinstance(v, torch.Tensor):
             self.attr_guards.append((path, Is(v)))
 
-    def external(self, v):
-        """A global or closure value: tensors become graph inputs; containers are traced item by item
-        with their items guarded (the variable itself is guarded by the caller)."""
+    def mutable_source(self, v, path):
+        """A list, dict or set of constants read from a global or closure variable (guarded by value, so
+        an equal new object passes): code after a graph break re-reads the variable, so a call it makes
+        (LOG.append(...)) mutates the object the variable holds then."""
+        if type(v) in (list, dict, set) and id(v) not in self.sources and is_constant_value(v):
+            self.sources[id(v)] = path
+            self.keep.append(v)
+
+    def external(self, v, path):
+        """A global or closure value read through `path` (the globals dict's item, the cell's contents):
+        tensors become graph inputs; containers are traced item by item with their items guarded (the
+        variable itself is guarded by the caller), re-read through the variable after the graph (a
+        change made to a global list reaches the list the variable holds then)."""
         if isinstance(v, torch.Tensor):
             return self.wrap(v)
-        if type(v) in (list, tuple, dict, OrderedDict) and not is_constant_value(v):
-            return self.wrap(v, ("obj", v))
+        if _copied(v) or (type(v) in (list, tuple, dict, OrderedDict) and not is_constant_value(v)):
+            return self.wrap(v, path)
         return v
 
     def tensor_input(self, t, source):
@@ -125,36 +141,44 @@ class Tracer:
             return self.tensor_input(value, source)
         if id(value) in self.traced:
             return value
+        copied = source is not None and _copied(value)
+        if copied and id(value) in self.copies:
+            # the same real list or dict again: the same traced copy (a write through one path is
+            # seen through the other); guarded to stay one object (side_effects)
+            c = self.copies[id(value)]
+            self.copy_sources[id(c)].append(source)
+            return c
         if source is not None and (type(value) in (tuple, list, dict, OrderedDict, set, frozenset) or
                                    is_namedtuple(value)) and \
                 not is_constant(value) and not (_in_argument(source) and (
                     type(value) in (tuple, list) or is_namedtuple(value) or _contains_real_tensor(value))):
             # a container reached through an attribute, item or global: its length, keys and items are
             # guarded (argument containers have guards of their own, frontend._container_guard)
-            traced = (type(value) in (tuple, list, dict) or is_namedtuple(value)) and len(value) <= 64 and (
-                type(value) is not dict or (all(type(k) is str for k in value) and _contains_real_tensor(value)))
+            traced = copied or ((type(value) is tuple or is_namedtuple(value)) and len(value) <= 64)
             self.attr_guards.append((source, Structure(value, traced)))
-        if source is not None and (type(value) in (tuple, list) or is_namedtuple(value)) and \
-                not is_constant(value) and len(value) <= 64:
-            # a container argument: its items are traced (and guarded) one by one; the list is
-            # treated as read-only (mutating it is unsupported)
-            items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
-            if is_namedtuple(value):
-                items = type(value)._make(items)
-            elif type(value) is tuple:
-                items = tuple(items)
+        if copied:
+            # one traced copy per real list or dict, items traced (and guarded) one by one through their
+            # source: what the traced code reads and mutates; mutations reach the real container after
+            # the graph (side_effects)
+            c = type(value)()
+            self.sources[id(c)] = source
+            self.traced.add(id(c))
+            self.copies[id(value)] = c
+            self.copy_sources[id(c)] = [source]
+            self.keep += [c, value]
+            if type(value) is list:
+                c.extend(self.wrap(x, source + (k,)) for k, x in enumerate(value))
             else:
-                self.sources[id(items)] = source
+                c.update((k, self.wrap(x, source + (("item", k),))) for k, x in value.items())
+            return c
+        if source is not None and (type(value) is tuple or is_namedtuple(value)) and \
+                not is_constant(value) and len(value) <= 64:
+            # a tuple: its items are traced (and guarded) one by one
+            items = [self.wrap(x, source + (k,)) for k, x in enumerate(value)]
+            items = type(value)._make(items) if is_namedtuple(value) else tuple(items)
             self.traced.add(id(items))
             self.keep.append(items)
             return items
-        if source is not None and type(value) is dict and len(value) <= 64 and \
-                all(type(k) is str for k in value) and _contains_real_tensor(value):
-            d = {k: self.wrap(x, source + (("item", k),)) for k, x in value.items()}
-            self.sources[id(d)] = source
-            self.traced.add(id(d))
-            self.keep.append(d)
-            return d
         if is_opaque_type(type(value)):
             op = Opaque(value)
             if source is not None:
@@ -169,3 +193,10 @@ class Tracer:
                 self.sources[id(value)] = source
                 self.keep.append(value)
         return value
+
+
+def _copied(value):
+    """Real containers captured as a traced copy (that the traced code may mutate): lists and dicts with
+    str or int keys, of at most 64 items."""
+    t = type(value)
+    return (t is list or (t is dict and all(type(k) in (str, int) for k in value))) and len(value) <= 64

@@ -1,7 +1,10 @@
 """Values while capturing that are not tensors: NULL (the call protocol's empty slot), opaque values
 dyn passes along without looking inside, bound tensor methods, and the rules for Python constants (what
 folds, what guards compare by equality)."""
+import abc
 import struct
+import types
+from collections import OrderedDict
 
 import torch
 
@@ -119,6 +122,24 @@ def _contains_real_tensor(v):
     return False
 
 
+def holds_internal(v, tracer, depth=0):
+    """Whether v is, or holds in a container, a value that stands for something only while capturing: a
+    symbolic tensor, a bound tensor method, a generator being traced, NULL, any other dyn object, or an
+    instance of a user class the traced code made (its attributes may be symbolic). Such values must
+    never reach a real function: it would compute with dyn's placeholders."""
+    if isinstance(v, TensorVar) or type(v).__module__.startswith("dyn."):
+        return True
+    t = type(v)
+    if t in (tuple, list, set, frozenset) or is_namedtuple(v):
+        return depth < 16 and any(holds_internal(x, tracer, depth + 1) for x in v)
+    if t is dict:
+        return depth < 16 and any(holds_internal(k, tracer, depth + 1) or holds_internal(x, tracer, depth + 1)
+                                  for k, x in v.items())
+    if t is slice:
+        return any(holds_internal(x, tracer, depth + 1) for x in (v.start, v.stop, v.step))
+    return t in tracer.created_classes and id(v) in tracer.created
+
+
 def _contains_tensor(v):
     if isinstance(v, TensorVar):
         return True
@@ -127,3 +148,33 @@ def _contains_tensor(v):
     if isinstance(v, dict):
         return any(_contains_tensor(x) for x in v.values())
     return False
+
+
+def _dict_base(cls):
+    """dict or OrderedDict for a subclass of one of them, else None."""
+    if not isinstance(cls, type) or not issubclass(cls, dict):
+        return None
+    return OrderedDict if issubclass(cls, OrderedDict) else dict
+
+
+def _is_user_dict_class(cls):
+    """A user (or library) subclass of dict or OrderedDict built like a plain class: transformers'
+    ModelOutput (a dataclass whose __init__, __post_init__, __setattr__ and __getitem__ are Python)."""
+    base = _dict_base(cls)
+    if base is None or cls is base or type(cls) not in (type, abc.ABCMeta) or cls.__new__ is not base.__new__ or \
+            getattr(cls, "__abstractmethods__", None):
+        return False
+    for c in cls.__mro__:
+        if c in (object, dict, OrderedDict, abc.ABC):
+            continue
+        mod = getattr(c, "__module__", "") or ""
+        if mod in ("builtins", "collections") or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+                "__slots__" in c.__dict__ or "__getattribute__" in c.__dict__ or \
+                any(not isinstance(c.__dict__.get(n, _fn), types.FunctionType)
+                    for n in ("__setattr__", "__delattr__", "__init__", "__post_init__", "__getitem__", "__setitem__")):
+            return False
+    return True
+
+
+def _fn():
+    pass

@@ -224,6 +224,10 @@ class ArithOps:
         self.check(x)
         if x.meta.dtype == dtype:
             return x
+        if x.meta.dtype == torch.float64 and dtype in (torch.bfloat16, torch.float16):
+            # eager rounds float64 to float32, then to the half type (c10's conversions): one rounding
+            # directly from the double differs at ties of the second rounding
+            x = self.node("convert", [x], x.meta.to(torch.float32))
         return self.node("convert", [x], x.meta.to(dtype))
 
     def clamp(self, x, lo=None, hi=None, open_bounds=False):

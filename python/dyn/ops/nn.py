@@ -74,12 +74,14 @@ class NNOps:
         d = self.binary("sub", x, m)
         v = self.reduce("mean", self.binary("mul", d, d), dims, True)
         y = self.binary("mul", d, self.unary("rsqrt", self.binary("add", v, float(eps))))
-        if low is not None:
-            y = self.convert(y, low)
+        # bf16/f16: the affine part in float32 too, one rounding at the end (eager's kernel)
         if w is not None:
-            y = self.binary("mul", y, w)
+            y = self.binary("mul", y, self.convert(w, x.meta.dtype) if low is not None else w)
         if b is not None:
-            y = self.binary("add", y, b)
+            y = self.binary("add", y, self.convert(b, x.meta.dtype) if low is not None else b)
+        if low is not None:
+            y = self.convert(y, torch.promote_types(low, torch.promote_types(
+                w.meta.dtype if w is not None else low, b.meta.dtype if b is not None else low)))
         return y
 
     def rms_norm(self, x, normalized_shape, w=None, eps=None):

@@ -2,6 +2,8 @@
 import torch
 
 from ..errors import Unsupported
+from ..graph.eager import run_node
+from ..graph.opset import BINARY, REDUCE, UNARY
 from .tensor import SCALARS, _fits_int64, _norm_dim, _norm_dims
 
 
@@ -59,8 +61,13 @@ class ShapeOps:
             x = self.convert(x, dtype)
         d = _norm_dim(dim, x.meta.dim())
         meta = getattr(torch, op)(x.meta, d)
-        if x.meta.dim() == 0:
-            raise Unsupported(f"{op} of a 0-d tensor")
+        if x.meta.dim() == 0:  # as a 1-element vector (NaN and inf propagate as eager's)
+            return self.reshape(self.softmax(op, self.reshape(x, (1,)), 0), ())
+        if x.meta.dtype in (torch.float16, torch.bfloat16):
+            # eager computes in float32 and rounds once; rounding x - max - log(sum) in bf16 loses the
+            # small results of log_softmax
+            x32 = self.convert(x, torch.float32)
+            return self.convert(self.node(op, [x32], getattr(torch, op)(x32.meta, d), dim=d), x.meta.dtype)
         return self.node(op, [x], meta, dim=d)
 
     # -- shapes ------------------------------------------------------------------------------------
@@ -169,7 +176,40 @@ class ShapeOps:
             if v.numel() and (int(v.min()) < lo or int(v.max()) >= n):
                 raise Unsupported("index out of range (eager raises)")
         else:
-            raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
+            self._check_computed_index(index.node, lo, n)
+
+    _INDEX_OPS = set(UNARY) | set(BINARY) | set(REDUCE) | {
+        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather"}
+
+    def _check_computed_index(self, node, lo, hi):
+        """An index computed in the graph (T5's relative position buckets, a slice of a position-ids
+        buffer): its values are computed again from the inputs before every run of the graph (a small
+        deterministic subgraph, at most 64 ops) and range-checked; with no input among its operands, it
+        is computed once now."""
+        sub, todo = {}, [node]
+        while todo:
+            m = todo.pop()
+            if m in sub:
+                continue
+            if m.op not in self._INDEX_OPS or len(sub) >= 64:
+                raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
+            sub[m] = True
+            todo.extend(m.inputs)
+        order = [m for m in self.tr.graph.nodes if m in sub]
+        inputs = [m for m in self.tr.graph.inputs if m in sub]
+
+        def compute(ins):
+            vals = {m: ins[m.index] for m in inputs}
+            with torch.no_grad():
+                for m in order:
+                    vals[m] = run_node(m, [vals[i] for i in m.inputs])
+            return vals[node]
+        if inputs:
+            self.tr.index_bounds.append((compute, lo, hi))
+            return
+        v = compute([])
+        if v.numel() and (int(v.min()) < lo or int(v.max()) >= hi):
+            raise Unsupported("index out of range (eager raises)")
 
     def gather(self, x, dim, index, checked=False):
         """torch.gather: result[i] = x[i with i[dim] = index[i]]; a negative index counts from the end

@@ -1,5 +1,6 @@
 """Stack manipulation, building containers and strings, unpacking (Frame mixin)."""
 from ...ops import TensorVar
+from ..values import holds_internal
 
 
 class BuildOps:
@@ -52,6 +53,8 @@ class BuildOps:
         v = self.pop()
         if isinstance(v, TensorVar):
             self.fail("formatting a tensor")
+        if holds_internal(v, self.tr):
+            self.fail(f"formatting a {type(v).__name__} holding tensors (or values of the capture)")
         conv = inst.arg & 0x03
         v = {0: lambda x: x, 1: str, 2: repr, 3: ascii}[conv](v)
         self.push(format(v, spec))

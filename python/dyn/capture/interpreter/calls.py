@@ -1,18 +1,27 @@
 """Calls: functions are inlined, torch functions go to their handlers, builtins fold, and a call dyn
 cannot capture breaks the graph in the top frame (Frame mixin)."""
+import abc
 import builtins
 import functools
+import itertools
+import operator
 import sys
 import types
+from collections import OrderedDict
 
 import torch
+import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ..children import frame_target
 from ..guards import ModuleGuard, Structure
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
-from .control import GradModeExit, SymGenerator
-from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart
+from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
+                      _is_user_dict_class, holds_internal, is_constant)
+from .attributes import _MISSING
+from .control import GradModeExit, NoExit, SymGenerator
+from .operators import OPERATOR_FUNCS
+from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart, TracedException
 
 # builtins that are pure and may be called on constant arguments
 _PURE_BUILTINS = {getattr(builtins, n) for n in (
@@ -23,6 +32,9 @@ _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
+
+
+_CLONE = torch.utils._contextlib._DecoratorContextManager.clone
 
 
 def _compiler_queries():
@@ -82,6 +94,10 @@ class CallOps:
         function that breaks inside) ends the graph: Python makes the call and the frame resumes after
         it. The first failure restarts the capture so that no partial effect of the call is kept."""
         tr = self.tr
+        if not self.depth:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
+            t = frame_target(fn.func if type(fn) is functools.partial else fn)
+            if t is not None:
+                tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
         if self.handled(inst.offset):  # inside a try: the rest of the frame runs from this call, eagerly
@@ -142,7 +158,7 @@ class CallOps:
             return self.call(fn.func, pargs + list(args), {**pkw, **kwargs})
         if fn is super and not args:
             return self.zero_arg_super()
-        if isinstance(fn, type) and _is_user_class(fn):
+        if isinstance(fn, type) and (_is_user_class(fn) or _is_user_dict_class(fn)):
             return self.instantiate(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
                 getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
@@ -161,13 +177,16 @@ class CallOps:
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
-                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange"):
+                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange", "tensor"):
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
             self.fail("method of a real tensor")
         if isinstance(fn, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
+        if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
+                torch.no_grad, torch.enable_grad):
+            return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
         if not args and not kwargs and _hashable(fn):
             queries = tr.compiler_queries
             if queries is None:
@@ -188,8 +207,11 @@ class CallOps:
             if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
                 self.fail(f"{type(obj).__name__}.{fn.__name__}")
             if fn.__name__ in _MUTATING and id(obj) not in tr.created:
-                self.fail(f"{type(obj).__name__}.{fn.__name__} on a container not created here (mutation)")
-            r = fn(*args, **kwargs)
+                self.mutate(obj, f"{type(obj).__name__}.{fn.__name__} on a container not created here (mutation)")
+            try:
+                r = fn(*args, **kwargs)
+            except (KeyError, IndexError, ValueError) as e:
+                raise TracedException(e)  # a missing key or item, as eager raises it
             if not is_constant(r):
                 self._created(r)  # views and iterators over traced containers hold traced values
             return r
@@ -214,45 +236,119 @@ class CallOps:
             return self.getattr(args[0], args[1])
         if fn is hasattr and isinstance(args[0], TensorVar):
             return args[1] in TENSOR_ATTRS or args[1] in METHODS
+        if fn is hasattr and len(args) == 2 and not kwargs:
+            return self.has_attr(*args)
+        if fn is setattr and len(args) == 3 and not kwargs:
+            return self.store_attr(*args)
+        if fn is delattr and len(args) == 2 and not kwargs:
+            return self.delete_attr(*args)
+        if fn is vars and len(args) == 1 and tr.side.has_attrs(args[0]):
+            self.fail("vars() of an object with attribute writes pending")
+        if type(fn) in (types.MethodWrapperType, types.WrapperDescriptorType):
+            r = self.object_method(fn, args, kwargs)
+            if r is not _MISSING:
+                return r
+        if type(fn) in (types.MethodWrapperType, types.BuiltinMethodType) and isinstance(fn.__self__, dict) and \
+                type(fn.__self__) is not dict and _is_user_dict_class(type(fn.__self__)):
+            if id(fn.__self__) in tr.created:
+                return self.created_dict_method(fn, args, kwargs)
+            return self.real_dict_method(fn, args, kwargs)
         pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
             (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
             fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
                    torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
         if fn is torch.is_grad_enabled:
             return tr.grad_enabled()
-        if isinstance(fn, GradModeExit):
+        if isinstance(fn, (GradModeExit, NoExit)):
             return fn.exit()
+        if fn is torch.is_autocast_enabled:  # global state: read, and guarded
+            v = fn(*args)
+            tr.guard_global(functools.partial(fn, *args), f"autocast enabled{tuple(args)}", v)
+            return v
         if pure:
-            if fn in (min, max, sum) and len(args) >= 1 and id(args[0]) in tr.created and \
+            if fn in (min, max, sum, sorted) and len(args) >= 1 and id(args[0]) in tr.created and \
                     hasattr(type(args[0]), "__next__"):
                 args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
-            if fn in (min, max, sum, abs, bool, float, int) and any(_contains_tensor(a) for a in args):
+            if fn in (any, all) and len(args) == 1 and not kwargs:
+                return self.any_all(fn is any, args[0])
+            if fn in (min, max, sum, abs, bool, float, int) and (
+                    any(_contains_tensor(a) for a in args) or any(_contains_tensor(v) for v in kwargs.values())):
                 if fn in (float, int, bool):
                     self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
-                if fn is abs:
+                if fn is abs and len(args) == 1 and not kwargs:
                     return tr.ops.unary("abs", args[0])
-                if fn is sum:
-                    acc = args[1] if len(args) > 1 else 0
+                if fn is sum and 1 <= len(args) + len(kwargs) <= 2 and set(kwargs) <= {"start"} and args:
+                    acc = kwargs["start"] if "start" in kwargs else args[1] if len(args) > 1 else 0
                     for x in args[0]:
                         acc = self.binary("+", acc, x)
                     return acc
                 self.fail(f"{fn.__name__}() over tensors (data-dependent)")
             if fn in (map, filter):
                 self.fail("map/filter")
+            if fn is type and len(args) == 1 and not kwargs:
+                return self.type_of(args[0])
+            if fn is callable and len(args) == 1 and isinstance(args[0], TensorVar):
+                return False
+            if fn is operator.getitem and len(args) == 2 and not kwargs:
+                return self.subscr(*args)
+            op = OPERATOR_FUNCS.get(fn)
+            if op is not None and not kwargs and len(args) == (1 if op[0] == "unary" else 2):
+                return getattr(self, op[0])(op[1], *args)
+            seen = list(args)
+            if seen and fn in _ITERATING_BUILTINS and type(seen[0]) is dict:
+                seen[0] = list(seen[0])  # iterating a dict yields its keys only
+            if fn not in _STRUCTURAL and type(fn) is not operator.itemgetter and (
+                    any(holds_internal(a, tr) for a in seen) or any(holds_internal(v, tr) for v in kwargs.values())) or \
+                    fn in (isinstance, issubclass) and args and holds_internal(args[0], tr) and \
+                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created):
+                # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
+                self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
             r = fn(*args, **kwargs)
             if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
                 self._created(r)  # containers, iterators and views over traced values
             return r
         if isinstance(fn, type) and fn in (tuple, list, dict, set):
             return fn(*args, **kwargs)
+        if isinstance(fn, type) and issubclass(fn, Exception) and fn.__module__ == "builtins" and \
+                all(is_constant(a) for a in args) and not kwargs:
+            return fn(*args)  # an exception to raise (KeyError("..."))
         if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
                 type(fn.__self__) in tr.created_classes and not args and not kwargs:
             return None  # object.__init__ (super().__init__() of a user class made here)
+        if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
+                type(fn.__self__) in (list, dict, set):
+            # s.__init__(other): empties s and fills it again; only a container made here may change
+            if id(fn.__self__) not in tr.created:
+                self.fail(f"{type(fn.__self__).__name__}.__init__ on a container not created here (mutation)")
+            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            return fn(*args, **kwargs)
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type):
             return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
+
+    def any_all(self, is_any, iterable):
+        """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
+        that of a placeholder dyn made is not Python's."""
+        for item in self.iterate(iterable):
+            if isinstance(item, TensorVar) or holds_internal(item, self.tr) and \
+                    not isinstance(item, (list, tuple, dict, set, frozenset)):
+                self.fail(f"{'any' if is_any else 'all'}() of a tensor (data-dependent)")
+            if self.truth(item) == is_any:
+                return is_any
+        return not is_any
+
+    def type_of(self, v):
+        """type(v): a tensor's real type (an input's is guarded: Parameter or Tensor; a computed tensor is
+        a Tensor); never the type of one of dyn's placeholders."""
+        if isinstance(v, TensorVar):
+            return type(self.tr.input_tensors[v.input_index]) if v.input_index is not None else torch.Tensor
+        if holds_internal(v, self.tr) and not (type(v) in self.tr.created_classes or
+                                               type(v) in (tuple, list, dict, set, frozenset, slice) or
+                                               isinstance(v, tuple)):
+            self.fail(f"type() of a value made while capturing ({type(v).__name__})")
+        return type(v)
 
     def zero_arg_super(self):
         """super() inside a method: the class from the __class__ cell, the first argument."""
@@ -275,15 +371,62 @@ class CallOps:
     def instantiate(self, cls, args, kwargs):
         """cls(*args) for a plain user class: a new object made while capturing, its __init__ inlined.
         It lives only inside the capture (returning it or keeping it across a graph break is unsupported)."""
-        obj = object.__new__(cls)
+        dict_base = _dict_base(cls)
+        obj = dict_base.__new__(cls) if dict_base is not None else object.__new__(cls)  # empty, no effect
         self._created(obj)
         self.tr.created_classes.add(cls)
         init = getattr(cls, "__init__")
-        if init is not object.__init__:
+        if dict_base is not None and init is dict_base.__init__:
+            if any(_contains_tensor(a) for a in list(args) + list(kwargs.values())) and \
+                    not all(type(a) in (dict, list, tuple) for a in args):
+                self.fail(f"{cls.__name__}() from an iterable of tensors")
+            init(obj, *args, **kwargs)  # the dict's own items (a dict made here or keyword arguments)
+        elif init is not object.__init__:
             self.call(init, [obj] + list(args), kwargs)
         elif args or kwargs:
             self.fail(f"{cls.__name__}() takes no arguments")
         return obj
+
+    def real_dict_method(self, fn, args, kwargs):
+        """A dict method that only reads, bound to a dict-subclass object the frame did not make (a
+        ModelOutput argument): answered by a traced copy of its items, read through their keys (guarded)."""
+        obj, name = fn.__self__, fn.__name__
+        base = _dict_base(type(obj))
+        if name not in _DICT_READS or fn != getattr(base, name).__get__(obj):
+            self.fail(f"{type(obj).__name__}.{name} on an object not created here")
+        items = self.tr.copies.get(id(obj))
+        if items is None:
+            src = self.source_of(obj)
+            if src is None or len(obj) > 64 or not all(type(k) in (str, int) for k in obj):
+                self.fail(f"{type(obj).__name__}.{name} on an object not created here")
+            self.tr.attr_guards.append((src, Structure(obj, True)))
+            items = {k: self.tr.wrap(v, src + (("item", k),)) for k, v in base.items(obj)}
+            self.tr.traced.add(id(items))
+            self.tr.keep.append(items)
+            self.tr.copies[id(obj)] = items
+        try:
+            r = getattr(items, name)(*args, **kwargs)
+        except (KeyError, IndexError) as e:
+            raise TracedException(e)
+        if not is_constant(r):
+            self._created(r)
+        return r
+
+    def created_dict_method(self, fn, args, kwargs):
+        """A method of dict or OrderedDict bound to an instance of a dict subclass made while capturing
+        (transformers' ModelOutput: super().__setitem__, self.keys()): called on it directly."""
+        obj, name = fn.__self__, fn.__name__
+        base = _dict_base(type(obj))
+        if base is None or name not in _DICT_METHODS or getattr(base, name, None) is None or \
+                fn != getattr(base, name).__get__(obj):
+            self.fail(f"{type(obj).__name__}.{name}")
+        try:
+            r = fn(*args, **kwargs)
+        except (KeyError, IndexError) as e:
+            raise TracedException(e)
+        if not is_constant(r):
+            self._created(r)
+        return r
 
     def call_with_key(self, fn, args, kwargs):
         """sorted/min/max with a user key function: the keys are computed by inlining it and must be
@@ -334,6 +477,15 @@ _CONTAINER_METHODS = {
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
 
 
+# pure functions that only arrange the values they are given (never look at them but by identity or
+# hash, which for tensors is identity in eager too): they may hold dyn's placeholders
+_STRUCTURAL = {len, isinstance, issubclass, tuple, list, dict, set, frozenset, enumerate, zip, reversed, iter,
+               next, slice, operator.is_, operator.is_not, operator.itemgetter, itertools.chain,
+               itertools.chain.from_iterable, itertools.islice, itertools.repeat, itertools.product,
+               itertools.zip_longest, itertools.combinations, itertools.permutations, functools.partial}
+if hasattr(itertools, "pairwise"):
+    _STRUCTURAL.add(itertools.pairwise)
+
 _ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted, reversed, sum, min, max, any,
                        all, iter, next, map, filter}
 
@@ -348,16 +500,23 @@ def _needs_iterate(a):
 
 def _is_user_class(cls):
     """A plain Python class (not torch's, not a builtin's subclass, default metaclass and __new__)."""
-    if type(cls) is not type or cls.__new__ is not object.__new__:
+    if type(cls) not in (type, abc.ABCMeta) or cls.__new__ is not object.__new__ or \
+            getattr(cls, "__abstractmethods__", None):
         return False
     for c in cls.__mro__:
-        if c is object:
+        if c is object or c is abc.ABC:
             continue
         mod = getattr(c, "__module__", "") or ""
         if mod == "builtins" or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
                 any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
             return False
     return True
+
+
+_DICT_READS = {"__getitem__", "__contains__", "__len__", "__iter__", "keys", "values", "items", "get", "copy",
+               "__eq__", "__ne__"}
+_DICT_METHODS = {"__setitem__", "__getitem__", "__delitem__", "__contains__", "__len__", "__iter__", "keys", "values",
+                 "items", "get", "copy", "__eq__", "__ne__", "move_to_end"}
 
 
 def _callable_name(f):

@@ -1,5 +1,6 @@
 """Control flow: branches (a graph break on a tensor), jumps, iteration, generators, returns and with
 blocks (Frame mixin)."""
+import contextlib
 import types
 
 import torch
@@ -7,7 +8,7 @@ import torch
 from ...ops import TensorVar
 from ..guards import Structure
 from ..values import Opaque
-from .signals import PY312, GraphBreak, _Return, _Yield
+from .signals import PY312, GraphBreak, TracedException, _Return, _Yield
 
 
 class ControlOps:
@@ -157,9 +158,51 @@ class ControlOps:
     def op_RETURN_CONST(self, inst):
         return _Return(inst.argval)
 
-    # -- unsupported with a clear reason
+    # -- exceptions the traced program raises and handles (signals.TracedException)
     def op_RAISE_VARARGS(self, inst):
-        self.fail("raise")
+        if inst.arg == 0:
+            self.fail("bare raise")
+        cause = self.pop() if inst.arg == 2 else None
+        exc = self.pop()
+        if isinstance(exc, type) and issubclass(exc, BaseException) and exc.__module__ == "builtins":
+            exc = exc()
+        if not isinstance(exc, Exception) or type(exc).__module__ != "builtins" or \
+                any(isinstance(a, (TensorVar, Opaque)) for a in exc.args):
+            self.fail(f"raise {type(exc).__name__}")
+        if inst.arg == 2:
+            exc.__cause__ = cause
+        raise TracedException(exc)
+
+    def op_PUSH_EXC_INFO(self, inst):
+        exc = self.pop()
+        self.push(None)  # the exception being handled before (sys.exc_info is not modeled)
+        self.push(exc)
+        self.except_depth += 1
+
+    def op_POP_EXCEPT(self, inst):
+        self.pop()
+        self.except_depth -= 1
+
+    def op_CHECK_EXC_MATCH(self, inst):
+        typ = self.pop()
+        self.push(isinstance(self.stack[-1], typ))
+
+    def op_RERAISE(self, inst):
+        exc = self.pop()
+        if inst.arg:
+            self.pop()  # the offset the exception came from (f_lasti)
+        if not isinstance(exc, BaseException):
+            self.fail("re-raise of a value that is not an exception")
+        raise TracedException(exc)
+
+    def op_WITH_EXCEPT_START(self, inst):
+        exit_fn = self.stack[-4]
+        if not isinstance(exit_fn, (GradModeExit, NoExit)):
+            self.fail("exception through a with block")
+        exit_fn.exit()
+        self.push(False)  # a grad-mode block does not swallow the exception
+
+    # -- unsupported with a clear reason
 
     def op_LOAD_ASSERTION_ERROR(self, inst):
         self.fail("assertion failed (or assert with a data-dependent condition)")
@@ -168,6 +211,10 @@ class ControlOps:
         """`with torch.no_grad():` / `with torch.enable_grad():` are traced: the ops inside are marked with
         the grad mode they run under. Other context managers are unsupported."""
         mgr = self.pop()
+        if type(mgr) is contextlib.nullcontext:  # does nothing (transformers' maybe_autocast when off)
+            self.push(NoExit())
+            self.push(mgr.enter_result)
+            return
         if type(mgr) not in (torch.no_grad, torch.enable_grad):
             self.fail(f"with statement ({type(mgr).__name__})")
         self.push(GradModeExit(self.tr, type(mgr) is torch.enable_grad))
@@ -187,6 +234,13 @@ class GradModeExit:
         self.tr.grad_modes.pop()
         self.tr.graph.mode_attrs = self.outer
 
+
+
+class NoExit:
+    """The __exit__ of a context manager that does nothing (contextlib.nullcontext)."""
+
+    def exit(self):
+        return None
 
 
 class SymGenerator:

@@ -9,18 +9,19 @@ import types
 
 from ...errors import Unsupported
 from ..tracer import Tracer
+from .attributes import AttrOps
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps
+from .control import ControlOps, GradModeExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
-from .signals import CAPTURE_ERRORS, GraphBreak, Restart, _Return, _Yield
+from .signals import CAPTURE_ERRORS, GraphBreak, Restart, TracedException, _Return, _Yield
 
 MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
-class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
+class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps):
     """Symbolic execution of one code object."""
 
     def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):
@@ -45,6 +46,8 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
         self.insts = list(dis.get_instructions(co))
         self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
         self._handled = None
+        self._entries = None
+        self.except_depth = 0  # except blocks entered (PUSH_EXC_INFO) and not left: no graph break there
         self.lineno = co.co_firstlineno
 
     def _bind(self, func, args, kwargs):
@@ -69,11 +72,30 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
         raise Unsupported(reason, self.code.co_filename, self.lineno)
 
     def handled(self, offset):
-        """Whether an exception at offset is caught in this frame (a try body, a with block): a call,
-        store or branch there must be made inside the frame's own code, never by a graph-break runner."""
+        """Whether an exception at offset is caught in this frame by anything but the traced grad-mode
+        with blocks it is in (a try body, another with block): a call, store or branch there must be made
+        inside the frame's own code, never by a graph-break runner. Inside `with torch.no_grad():` alone
+        the runner makes it under the block's grad mode and the resume function enters the block again
+        (TorchDynamo breaks there too; inside a try it does not)."""
         if self._handled is None:
-            self._handled = [(e.start, e.end) for e in dis.Bytecode(self.code).exception_entries]
-        return any(a <= offset < b for a, b in self._handled)
+            self._handled = [(e.start, e.end, e.target, e.depth) for e in self.exception_entries()]
+        off = offset
+        for _ in range(len(self._handled) + 1):
+            e = next((e for e in self._handled if e[0] <= off < e[1]), None)
+            if e is None:
+                return False
+            k = self.index_of.get(e[2])
+            if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
+                    self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
+                    not isinstance(self.stack[e[3] - 1], GradModeExit):
+                return True  # a try, or a with block of another context manager
+            # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
+            # is covered by the next enclosing handler, if any
+            cleanup = next((c for c in self._handled if c[0] <= e[2] < c[1]), None)
+            if cleanup is None:
+                return True
+            off = cleanup[2]
+        return True
 
     # -- stack helpers
     def pop(self):
@@ -103,6 +125,7 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
             handler = getattr(self, "op_" + op, None)
             top = self.depth == 0 and self.tr.allow_breaks
             before = list(self.stack) if top else None
+            version = self.tr.side.version
             try:
                 if top and inst.offset in self.tr.eager_at:
                     raise self.tr.eager_at[inst.offset]
@@ -114,9 +137,13 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
                     raise e.locate(self.code.co_filename, self.lineno)
                 except CAPTURE_ERRORS as e:
                     self.fail(f"{type(e).__name__} while capturing {op}: {e}")
+                except TracedException as e:
+                    r = self.unwind(inst, e)
             except Unsupported as e:
-                if not top or not self.tr.graph.nodes:
+                if not top or not self.tr.graph.nodes or self.except_depth:
                     raise
+                if self.tr.side.version != version:  # it recorded side effects: capture again, clean
+                    raise Restart(inst.offset, e, eager=True)
                 # the graph so far is worth keeping: break before this instruction; the rest of the
                 # frame (this instruction included) runs eagerly in a resume function
                 self.stack = before
@@ -134,10 +161,32 @@ class Frame(LoadStoreOps, BuildOps, OperatorOps, ControlOps, CallOps):
     def jump(self, inst):
         return self.index_of[inst.argval]
 
+    def unwind(self, inst, e):
+        """The traced program raised e at inst: to the handler of this frame's exception table that covers
+        inst (stack cut to its depth, the offset pushed when it wants lasti, then the exception), else out
+        of the frame; out of the compiled frame it is not captured."""
+        for entry in self.exception_entries():
+            if entry.start <= inst.offset < entry.end:
+                del self.stack[entry.depth:]
+                if entry.lasti:
+                    self.push(inst.offset)
+                self.push(e.exc)
+                return self.index_of[entry.target]
+        if self.depth == 0:
+            self.fail(f"{type(e.exc).__name__} raised out of the compiled frame: {e.exc}")
+        raise e
 
-def trace(func, args, device, session, allow_breaks=False):
+    def exception_entries(self):
+        if self._entries is None:
+            self._entries = list(dis.Bytecode(self.code).exception_entries)
+        return self._entries
+
+
+def trace(func, args, device, session, allow_breaks=False, callees=None):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
-    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None."""
+    (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None. callees (a
+    dict, filled across restarts): the user functions the frame was seen to call."""
+    callees = {} if callees is None else callees
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
     varkw = nargs - 1 if co.co_flags & 0x08 else None
@@ -147,6 +196,7 @@ def trace(func, args, device, session, allow_breaks=False):
         tr.allow_breaks = allow_breaks
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
+        tr.callees = callees
         wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
                    for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))

@@ -4,11 +4,13 @@ import types
 
 import torch
 
+from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
 from ..paths import _attr_steps
-from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, is_constant
-from .signals import PY312, GraphBreak
+from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
+from .attributes import _MISSING
+from .signals import PY312, GraphBreak, Restart
 
 # attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
 # classes, functions
@@ -87,7 +89,8 @@ class LoadStoreOps:
             self.fail(f"free variable {inst.argval!r} referenced before assignment")
         if inst.argval in self.code.co_freevars and id(cell) not in self.tr.created:
             self.tr.guard_cell(cell, v)
-            v = self.tr.external(v)
+            self.tr.mutable_source(v, ("obj", cell, "cell_contents"))
+            v = self.tr.external(v, ("obj", cell, "cell_contents"))
         self.push(self.tr.wrap(v) if isinstance(v, torch.Tensor) else v)
 
     def op_STORE_DEREF(self, inst):
@@ -103,7 +106,8 @@ class LoadStoreOps:
         if name in self.globals:
             v = self.globals[name]
             self.tr.guard_global(self.globals, name, v)
-            v = self.tr.external(v)
+            self.tr.mutable_source(v, ("obj", self.globals, ("item", name)))
+            v = self.tr.external(v, ("obj", self.globals, ("item", name)))
         elif name in self.builtins:
             v = self.builtins[name]
         else:
@@ -130,11 +134,20 @@ class LoadStoreOps:
         self.push(self.getattr(obj, inst.argval))
 
     def getattr(self, obj, name):
+        if not isinstance(obj, (TensorVar, Opaque, _Null)):
+            v = self.pending_attr(obj, name)  # the object's attributes as the traced code left them
+            if v is not _MISSING:
+                return v
+        return self.generic_getattr(obj, name)
+
+    def generic_getattr(self, obj, name):
         if isinstance(obj, TensorVar):
             if name in TENSOR_ATTRS:
                 return TENSOR_ATTRS[name](self.tr.ops, obj)
             if name in METHODS or callable(getattr(torch.Tensor, name, None)):
                 return BoundTensorMethod(obj, name)
+            if name == "__class__":
+                return self.type_of(obj)
             self.fail(f"Tensor attribute or method {name!r}")
         if obj is NULL:
             self.fail("attribute of NULL")
@@ -144,14 +157,20 @@ class LoadStoreOps:
         if type(prop) is property and isinstance(prop.fget, types.FunctionType) and \
                 not (prop.fget.__module__ or "").startswith(("torch", "dyn")):
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
-        v = getattr(obj, name)
+        try:
+            v = getattr(obj, name)
+        except AttributeError:
+            if not isinstance(obj, _UNGUARDED_OWNERS) or _user_owner(obj):
+                self.absent(obj, name)  # what ran depends on the attribute staying missing
+            raise
         src = self.tr.sources.get(id(obj))
         if src is None and id(obj) in self.tr.traced:  # a field of a traced namedtuple: its traced item
             return v
         if src is None and isinstance(obj, (types.ModuleType, type, types.FunctionType)) and _user_owner(obj):
             src = self.source_of(obj)  # a user module, class or function: what is read off it is guarded
         if src is None and not isinstance(obj, _UNGUARDED_OWNERS) and not is_constant(obj) and \
-                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)):
+                id(obj) not in self.tr.created and not isinstance(obj, (BoundTensorMethod, _Null)) and \
+                not holds_internal(obj, self.tr):
             # an object not reached from an argument (a global config, a module met while iterating a
             # Sequential): its attributes are re-read from the object at every call and guarded like
             # argument attributes
@@ -162,7 +181,7 @@ class LoadStoreOps:
             if isinstance(v, torch.Tensor):
                 return self.tr.tensor_input(v, path)
             self.tr.guard_value(path, v, obj)
-            if is_constant(v) or isinstance(v, (types.MethodType, types.FunctionType, types.BuiltinFunctionType)):
+            if (is_constant(v) and type(v) is not list) or isinstance(v, (types.MethodType, types.FunctionType, types.BuiltinFunctionType)):
                 return v
             return self.tr.wrap(v, path)
         if isinstance(v, torch.Tensor):
@@ -171,16 +190,28 @@ class LoadStoreOps:
 
     def op_STORE_ATTR(self, inst):
         obj, value = self.pop(), self.pop()
-        if isinstance(obj, (TensorVar, Opaque)):
-            self.fail("attribute assignment on a tensor")
-        if id(obj) in self.tr.created:
-            if type(obj) not in self.tr.created_classes:
-                self.fail(f"attribute assignment on a {type(obj).__name__} made while capturing")
-            if hasattr(getattr(type(obj), inst.argval, None), "__set__"):
-                self.fail(f"assignment to the property {type(obj).__name__}.{inst.argval}")
-            object.__setattr__(obj, inst.argval, value)  # an instance of a user class made here
-            return
-        self.side_effect(inst, "attribute assignment (side effect)", ("attr", obj, inst.argval, value))
+        self.store_or_break(inst, obj, value)
+
+    def store_or_break(self, inst, obj, value):
+        """A store (or deletion, value None) on an object made here or recorded as a side effect; one that
+        cannot be captured breaks the graph in the top frame and Python makes it. If it recorded writes
+        before failing (an inlined __setattr__), the capture restarts to break before it cleanly."""
+        kind = "attr" if inst.opname == "STORE_ATTR" else "delattr"
+        if self.depth == 0 and self.tr.allow_breaks and inst.offset in self.tr.break_at:
+            self.side_effect(inst, self.tr.break_at[inst.offset].reason, (kind, obj, inst.argval, value))
+        version = self.tr.side.version
+        try:
+            if kind == "attr":
+                self.store_attr(obj, inst.argval, value)  # on an object made here, or recorded (side_effects)
+            else:
+                self.delete_attr(obj, inst.argval)
+        except Unsupported as e:
+            if isinstance(obj, (TensorVar, Opaque)) or id(obj) in self.tr.created or self.depth or \
+                    not self.tr.allow_breaks or self.handled(inst.offset):
+                raise
+            if self.tr.side.version != version:
+                raise Restart(inst.offset, e.locate(self.code.co_filename, self.lineno))
+            self.side_effect(inst, e.reason, (kind, obj, inst.argval, value))
 
     def side_effect(self, inst, why, store):
         """A store Python must make (to an attribute or a global): in the top frame the graph breaks
@@ -195,26 +226,28 @@ class LoadStoreOps:
         if isinstance(obj, TensorVar):
             setitem(self.tr.ops, obj, key, value)
             return
+        fn = _python_method(obj, "__setitem__")
+        if fn is not None:  # a __setitem__ in Python (transformers' ModelOutput): inlined
+            self.call(fn, [obj, key, value], {})
+            return
         if id(obj) not in self.tr.created:
-            self.fail("item assignment (mutation)")
+            self.mutate(obj, "item assignment (mutation)")
         obj[key] = value
 
     def op_DELETE_SUBSCR(self, inst):
         key, obj = self.pop(), self.pop()
-        if isinstance(obj, TensorVar) or id(obj) not in self.tr.created:
-            self.fail("item deletion (mutation)")
+        if isinstance(obj, TensorVar):
+            self.fail("item deletion on a tensor")
+        fn = _python_method(obj, "__delitem__")
+        if fn is not None:
+            self.call(fn, [obj, key], {})
+            return
+        if id(obj) not in self.tr.created:
+            self.mutate(obj, "item deletion (mutation)")
         del obj[key]
 
     def op_DELETE_ATTR(self, inst):
-        obj = self.pop()
-        if isinstance(obj, (TensorVar, Opaque)):
-            self.fail("attribute deletion on a tensor")
-        if id(obj) in self.tr.created:
-            if type(obj) not in self.tr.created_classes or hasattr(getattr(type(obj), inst.argval, None), "__delete__"):
-                self.fail(f"attribute deletion on a {type(obj).__name__} made while capturing")
-            object.__delattr__(obj, inst.argval)
-            return
-        self.side_effect(inst, "attribute deletion (side effect)", ("delattr", obj, inst.argval, None))
+        self.store_or_break(inst, self.pop(), None)
 
     def op_DELETE_GLOBAL(self, inst):
         self.side_effect(inst, "deletion of a global", ("delglobal", self.globals, inst.argval, None))
@@ -226,7 +259,7 @@ class LoadStoreOps:
             setitem(self.tr.ops, obj, key, value)
             return
         if id(obj) not in self.tr.created:
-            self.fail("item assignment (mutation)")
+            self.mutate(obj, "item assignment (mutation)")
         obj[key] = value
 
     def op_IMPORT_NAME(self, inst):
@@ -235,6 +268,14 @@ class LoadStoreOps:
 
     def op_IMPORT_FROM(self, inst):
         self.push(getattr(self.stack[-1], inst.argval))
+
+
+def _python_method(obj, name):
+    """type(obj).name when it is written in Python outside torch and dyn (inlined), else None."""
+    fn = getattr(type(obj), name, None)
+    if isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith(("torch", "dyn")):
+        return fn
+    return None
 
 
 def _user_owner(obj):

@@ -7,13 +7,15 @@ import torch
 
 from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
-from ..values import Opaque, _contains_real_tensor, _contains_tensor, is_constant
+from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
+from .signals import TracedException
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
            "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
            "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
            ">>": operator.rshift}
+_IN_PLACE = {"+": operator.iadd, "|": operator.ior, "&": operator.iand, "-": operator.isub, "^": operator.ixor}
 _TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
 _CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
            ">=": operator.ge}
@@ -21,6 +23,10 @@ _TENSOR_IOPS = {"+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itrue
                 "%": "__imod__", "**": "__ipow__", "&": "__iand__", "|": "__ior__", "^": "__ixor__",
                 "<<": "__ilshift__", ">>": "__irshift__", "@": "__imatmul__"}
 _TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+# the operator module's functions as the operators they are (operator.add(a, b) is a + b)
+OPERATOR_FUNCS = {**{f: ("binary", s) for s, f in _BINOPS.items()}, **{f: ("compare", s) for s, f in _CMPOPS.items()},
+                  operator.neg: ("unary", "-"), operator.pos: ("unary", "+"), operator.invert: ("unary", "~"),
+                  operator.inv: ("unary", "~")}
 
 
 class OperatorOps:
@@ -49,8 +55,15 @@ class OperatorOps:
             if isinstance(a, TensorVar):
                 self.push(self.inplace_binary(sym, a, b))
                 return
-            if isinstance(a, list) and id(a) not in self.tr.created:
-                self.fail("in-place operator on a list not created here")
+            if type(a) in (list, dict, set) and sym in ("+", "|", "&", "-", "^") and \
+                    not isinstance(b, TensorVar) and (type(a) is not list or sym == "+"):
+                # list +=, dict |=, set |= &= -= ^= change the container itself (aliases see it)
+                if id(a) not in self.tr.created:
+                    self.mutate(a, f"in-place operator on a {type(a).__name__} not created here")
+                if not isinstance(b, SymGenerator) and hasattr(type(b), "__next__") and id(b) not in self.tr.created:
+                    self.fail(f"in-place operator with a {type(b).__name__}")
+                self.push(_IN_PLACE[sym](a, b))
+                return
         self.push(self.binary(sym, a, b))
 
     def inplace_binary(self, sym, a, b):
@@ -79,9 +92,19 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
-        v = obj[idx]
+        getitem_fn = getattr(type(obj), "__getitem__", None)
+        if isinstance(getitem_fn, types.FunctionType) and \
+                not (getitem_fn.__module__ or "").startswith(("torch", "dyn")):
+            return self.call(getitem_fn, [obj, idx], {})  # a __getitem__ in Python: inlined
+        try:
+            v = obj[idx]
+        except (KeyError, IndexError) as e:
+            raise TracedException(e)  # as eager raises it (a try block of the traced code may catch it)
+        if type(v) is list and type(idx) is slice:
+            self._created(v)  # a slice of a list is a new list (mutating it changes nothing else)
         src = self.tr.sources.get(id(obj))
-        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created:
+        if src is None and type(obj) in (list, dict, OrderedDict) and id(obj) not in self.tr.created and \
+                not holds_internal(obj, self.tr):
             src = self.tr.sources[id(obj)] = ("obj", obj)  # a container not reached from an argument
             self.tr.keep.append(obj)
         if src is None:
@@ -97,7 +120,7 @@ class OperatorOps:
         if isinstance(v, torch.Tensor):
             return self.tr.tensor_input(v, path)
         self.tr.guard_value(path, v)
-        if is_constant(v):
+        if is_constant(v) and type(v) is not list:  # a list: its traced copy (it may change)
             return v
         return self.tr.wrap(v, path)
 
@@ -133,11 +156,15 @@ class OperatorOps:
 
     def op_COMPARE_OP(self, inst):
         b, a = self.pop(), self.pop()
-        sym = inst.argval
+        self.push(self.compare(inst.argval, a, b))
+
+    def compare(self, sym, a, b):
         if isinstance(a, TensorVar) or isinstance(b, TensorVar):
-            self.push(self.tr.ops.binary(_TENSOR_CMP[sym], a, b))
-        else:
-            self.push(_CMPOPS[sym](a, b))
+            return self.tr.ops.binary(_TENSOR_CMP[sym], a, b)
+        if holds_internal(a, self.tr) or holds_internal(b, self.tr):
+            # Python compares the items: tensors by value (eager), placeholders by identity (here)
+            self.fail(f"comparing a {type(a).__name__} and a {type(b).__name__} that hold tensors")
+        return _CMPOPS[sym](a, b)
 
     def op_IS_OP(self, inst):
         b, a = self.pop(), self.pop()
@@ -153,6 +180,8 @@ class OperatorOps:
             return
         if isinstance(b, TensorVar) or isinstance(a, TensorVar):
             self.fail("'in' with a tensor")
+        if isinstance(b, (list, tuple)) and (holds_internal(a, self.tr) or holds_internal(b, self.tr)):
+            self.fail("'in' on a list that holds tensors (eager compares them by value)")
         if isinstance(b, torch.nn.Module):
             self.guard_module_structure(b)
         elif isinstance(b, (Opaque, SymGenerator)) or hasattr(type(b), "__next__") and id(b) not in self.tr.created:

@@ -24,6 +24,8 @@ class GraphBreak(Exception):
         self.lineno = getattr(why, "lineno", None) or frame.lineno
         self.offset, self.call, self.cond, self.targets, self.store = offset, call, cond, targets, store
         self.eager_rest = eager_rest
+        modes = frame.tr.grad_modes  # blocks entered by this frame (a break is in the top frame)
+        self.grad_mode = modes[-1] if modes else None
         self.locals, self.stack = dict(frame.locals), list(frame.stack)
         self.cells = {n: c for n, c in frame.cells.items() if n in frame.code.co_cellvars}
         self.code = frame.code
@@ -51,3 +53,13 @@ class _Yield:
 
     def __init__(self, value):
         self.value, self.pc = value, None
+
+
+class TracedException(Exception):
+    """An exception the traced program raises (a missing key, `raise KeyError(...)`), as eager would
+    raise it: it unwinds the symbolic frames to the innermost handler of their exception tables (a try
+    block of an inlined function); one that leaves the compiled frame is not captured (eager raises it)."""
+
+    def __init__(self, exc):
+        super().__init__(repr(exc))
+        self.exc = exc

@@ -30,6 +30,15 @@ def _out(o, out, r, *operands):
     return o.mutate(out, r, _tensors(*operands))
 
 
+def _check_device(o, device, what="factory"):
+    """A tensor made on `device` (None: eager's default device) must be on the device the graph runs on
+    (one device per graph; a CUDA model's constants made with device=x.device are CUDA constants)."""
+    dev = torch.device(device) if device is not None else torch.get_default_device()
+    graph = torch.device(o.tr.device)
+    if dev.type != graph.type or (dev.index is not None and graph.index is not None and dev.index != graph.index):
+        raise Unsupported(f"{what} on {dev} in a graph on {graph}")
+
+
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         return tuple(shape[0])

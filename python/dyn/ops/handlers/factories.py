@@ -2,7 +2,7 @@
 import torch
 
 from ...errors import Unsupported
-from .common import _out, _shape_args, _tensors
+from .common import _check_device, _out, _shape_args, _tensors
 
 H = {}  # name -> handler
 
@@ -20,8 +20,9 @@ H["full_like"] = lambda o, x, fill_value, *, dtype=None, **k: o.full(x.meta.shap
 
 def _factory(value):
     def h(o, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None, out=None):
-        if device is not None and torch.device(device).type != o.tr.device.type:
-            raise Unsupported("factory on another device")
+        _check_device(o, device)
+        if requires_grad:
+            raise Unsupported("factory with requires_grad=True")
         return o.full(_shape_args(size), value, dtype or torch.get_default_dtype())
     return h
 
@@ -31,6 +32,9 @@ H["ones"] = _factory(1)
 
 
 def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
+    _check_device(o, device)
+    if requires_grad:
+        raise Unsupported("full(requires_grad=True)")
     if dtype is None:
         dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 if isinstance(fill_value, int) \
             else torch.get_default_dtype()
@@ -46,8 +50,7 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     computed now, and enter the graph as a constant tensor."""
     if _tensors(args, kwargs):
         raise Unsupported("arange with a tensor bound")
-    if device is not None and torch.device(device).type != o.tr.device.type:
-        raise Unsupported("factory on another device")
+    _check_device(o, device)
     if requires_grad:
         raise Unsupported("arange(requires_grad=True)")
     if layout not in (None, torch.strided):
@@ -60,3 +63,28 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 H["arange"] = _arange
+
+
+def _constant_data(v, depth=0):
+    """Python numbers and bools, nested in lists and tuples (what torch.tensor takes as data here)."""
+    if isinstance(v, (bool, int, float)):
+        return True
+    return depth < 8 and isinstance(v, (list, tuple)) and all(_constant_data(x, depth + 1) for x in v)
+
+
+def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor of Python numbers: eager makes it (dtype inferred as eager infers it) and it enters
+    the graph as a constant on the graph's device."""
+    if not _constant_data(data):
+        raise Unsupported("torch.tensor of values that are not Python numbers")
+    _check_device(o, device, "torch.tensor")
+    if requires_grad:
+        raise Unsupported("torch.tensor(requires_grad=True)")
+    try:
+        values = torch.tensor(data, dtype=dtype)
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
+        raise Unsupported(f"torch.tensor: {e}")  # eager raises
+    return o.dense(values)
+
+
+H["tensor"] = _tensor

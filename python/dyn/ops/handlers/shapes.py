@@ -152,38 +152,91 @@ H["unflatten"] = _unflatten
 H["narrow"] = _narrow
 H["select"] = _select
 H["unbind"] = _unbind
-H["contiguous"] = lambda o, x, memory_format=None: o.contiguous(x)
+def _memory_format(fmt, what):
+    """dyn's results are contiguous: a memory format that asks for another layout is not captured (eager
+    would return channels_last strides)."""
+    if fmt not in (None, torch.preserve_format, torch.contiguous_format):
+        raise Unsupported(f"{what} with memory_format={fmt} (dyn makes contiguous tensors)")
+
+
+def _contiguous(o, x, memory_format=torch.contiguous_format):
+    _memory_format(memory_format, "contiguous()")
+    return o.contiguous(x)
+
+
+def _clone(o, x, *, memory_format=None):
+    _memory_format(memory_format, "clone()")
+    return o.fresh_copy(x)
+
+
+H["contiguous"] = _contiguous
 H["detach"] = lambda o, x: o.view_op(x, ("detach",))
-H["clone"] = lambda o, x, memory_format=None: o.fresh_copy(x)
+H["clone"] = _clone
+
+
+def _to_args(x, args, kwargs):
+    """Tensor.to's three signatures, positional or by keyword: (dtype, non_blocking, copy), (device, dtype,
+    non_blocking, copy) and (other, non_blocking, copy); memory_format by keyword. Returns (device, dtype,
+    copy, memory_format)."""
+    kwargs = dict(kwargs)
+    args = list(args)
+    device = dtype = None
+    if args and isinstance(args[0], TensorVar):
+        dtype = args.pop(0).meta.dtype
+    elif args and isinstance(args[0], torch.dtype):
+        dtype = args.pop(0)
+    elif args and (args[0] is None or isinstance(args[0], (str, torch.device, int))) and \
+            not isinstance(args[0], bool):
+        device = args.pop(0)
+        if args and (args[0] is None or isinstance(args[0], torch.dtype)):
+            dtype = args.pop(0)
+    names = ["non_blocking", "copy"]
+    if len(args) > len(names):
+        raise Unsupported(f"to() with arguments {args!r}")
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise Unsupported(f"to() given {name} twice (eager raises)")
+        kwargs[name] = value
+    if "other" in kwargs:
+        other = kwargs.pop("other")
+        if not isinstance(other, TensorVar):
+            raise Unsupported("to(other=...) that is not a tensor")
+        dtype = other.meta.dtype
+    dtype = kwargs.pop("dtype", dtype)
+    device = kwargs.pop("device", device)
+    kwargs.pop("non_blocking", None)
+    copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    if kwargs:
+        raise Unsupported(f"to() with {sorted(kwargs)}")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise Unsupported(f"to() with dtype {dtype!r}")
+    if not isinstance(copy, bool):
+        raise Unsupported(f"to() with copy={copy!r}")
+    return device, dtype, copy, memory_format
 
 
 def _to(o, x, *args, **kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise Unsupported(f"to() with {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, torch.dtype):
-            dtype = a
-        elif isinstance(a, (str, torch.device)):
-            device = a
-        elif isinstance(a, TensorVar):
-            dtype = a.meta.dtype
-        elif a is not None and not isinstance(a, bool):
-            raise Unsupported(f"to({type(a).__name__})")
+    o.check(x)
+    device, dtype, copy, memory_format = _to_args(x, args, kwargs)
+    _memory_format(memory_format, "to()")
     if device is not None and torch.device(device).type != o.tr.device.type:
         raise Unsupported(f"device change to {device}")
     r = o.convert(x, dtype) if dtype is not None else x
     return o.fresh_copy(r) if copy and r is x else r
 
 
+def _conversion(dtype, name):
+    def h(o, x, memory_format=torch.preserve_format):
+        _memory_format(memory_format, f"{name}()")
+        return o.convert(x, dtype)
+    return h
+
+
 H["to"] = _to
 for _n, _dt in dict(float=torch.float32, double=torch.float64, half=torch.float16, bfloat16=torch.bfloat16,
                     int=torch.int32, long=torch.int64, bool=torch.bool).items():
-    H[_n] = (lambda dt: lambda o, x, memory_format=None: o.convert(x, dt))(_dt)
+    H[_n] = _conversion(_dt, _n)
 H["type_as"] = lambda o, x, other: o.convert(x, other.meta.dtype)
 
 

@@ -1,0 +1,131 @@
+"""An FX graph as TorchDynamo gives it to a backend (torch-level: torch functions, Tensor methods, Python
+operators) translated into a dyn Graph through the same op handlers capture uses (ops/handlers), so the
+graph dialect, its lowering and the runners are the ones dyn.compile uses. A node with no handler raises
+Unsupported naming it; the backend then runs the FX graph as TorchDynamo gave it."""
+import operator
+
+import torch
+
+from ..capture.outputs import _flatten_output
+from ..capture.runners import _prune
+from ..capture.tracer import Tracer
+from ..errors import Unsupported
+from ..ops import METHODS, TORCH_FUNCS, TensorVar
+from ..ops.handlers import getitem, inplace, metas
+
+# Python operators on tensors, as capture evaluates them (capture/interpreter/operators.py)
+_BINARY = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
+           operator.mod: "remainder", operator.pow: "pow", operator.eq: "eq", operator.ne: "ne", operator.lt: "lt",
+           operator.le: "le", operator.gt: "gt", operator.ge: "ge", operator.floordiv: "floor",
+           operator.matmul: "matmul", operator.and_: "and", operator.or_: "or"}
+_UNARY = {operator.neg: "neg", operator.abs: "abs"}
+_INPLACE = {operator.iadd: (operator.add, "__iadd__"), operator.isub: (operator.sub, "__isub__"),
+            operator.imul: (operator.mul, "__imul__"), operator.itruediv: (operator.truediv, "__itruediv__"),
+            operator.ifloordiv: (operator.floordiv, "__ifloordiv__"), operator.imod: (operator.mod, "__imod__"),
+            operator.ipow: (operator.pow, "__ipow__")}
+
+
+def _binary(o, op, a, b):
+    name = _BINARY[op]
+    if name == "matmul":
+        return o.matmul(a, b)
+    if name == "floor":
+        return o.div(a, b, "floor")
+    if name in ("and", "or"):
+        if any(isinstance(x, TensorVar) and x.meta.dtype != torch.bool for x in (a, b)):
+            raise Unsupported(f"bitwise {name} of integer tensors")
+        return o.binary("logical_" + name, a, b)
+    return o.binary(name, a, b)
+
+
+def _node_text(node):
+    try:
+        return node.format_node()
+    except Exception:  # a node that cannot print itself
+        return f"{node.op} {node.target}"
+
+
+class Translation:
+    """One FX graph translated: the Tracer (graph, inputs in placeholder order, mutations) and the
+    template that rebuilds the FX graph's output from the dyn graph's outputs."""
+
+    def __init__(self, gm, example_inputs, session):
+        tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+        devices = {t.device for t in tensors}
+        if len(devices) > 1:
+            raise Unsupported("inputs on several devices")
+        device = devices.pop() if devices else torch.device("cpu")
+        self.tracer = tr = Tracer(device, session)
+        env = {}
+        placeholders = 0
+        for node in gm.graph.nodes:
+            try:
+                if node.op == "placeholder":
+                    v = example_inputs[placeholders]
+                    if isinstance(v, torch.Tensor):
+                        v = tr.tensor_input(v, ("arg", placeholders))
+                    elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                        raise Unsupported("a symbolic size (dynamic shapes)")
+                    placeholders += 1
+                    env[node] = v
+                elif node.op == "get_attr":
+                    v = _get_attr(gm, node.target)
+                    env[node] = tr.tensor_input(v, ("obj", v)) if isinstance(v, torch.Tensor) else v
+                elif node.op in ("call_function", "call_method"):
+                    args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+                    kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+                    env[node] = self._call(node, args, kwargs)
+                elif node.op == "output":
+                    out = torch.fx.node.map_arg(node.args[0], lambda n: env[n])
+
+                    def fail(reason):
+                        raise Unsupported(reason)
+                    self.template, outs = _flatten_output(out, tr.graph, fail, tracer=tr)
+                    tr.graph.outputs = outs
+                    _prune(tr.graph)
+                else:  # call_module: TorchDynamo inlines modules; a graph that still has one is not taken
+                    raise Unsupported(f"FX {node.op} node")
+            except Unsupported as e:
+                raise Unsupported(f"{e.reason}: FX node `{_node_text(node)}`") from None
+        self.graph = tr.graph
+
+    def _call(self, node, args, kwargs):
+        o = self.tracer.ops
+        target = node.target
+        if node.op == "call_method":
+            if not args or not isinstance(args[0], TensorVar):
+                raise Unsupported(f"method {target} of a {type(args[0]).__name__ if args else 'nothing'}")
+            h = METHODS.get(target)
+            if h is None:
+                raise Unsupported(f"Tensor.{target} has no dyn handler")
+            return h(o, *args, **kwargs)
+        if target is operator.getitem:
+            x, idx = args
+            return getitem(o, x, idx) if isinstance(x, TensorVar) else x[idx]
+        if target in _BINARY or target in _UNARY or target in _INPLACE:
+            if not any(isinstance(a, TensorVar) for a in args):
+                return target(*args)  # numbers
+            if target in _UNARY:
+                return o.unary(_UNARY[target], args[0])
+            if target in _INPLACE:
+                op, dunder = _INPLACE[target]
+                a, b = args
+                if not isinstance(a, TensorVar):
+                    return _binary(o, op, a, b)
+                return inplace(o, a, _binary(o, op, a, b), lambda s: getattr(s, dunder)(metas(b)), b)
+            return _binary(o, target, *args)
+        try:
+            h = TORCH_FUNCS.get(target)
+        except TypeError:  # unhashable target
+            h = None
+        if h is None:
+            raise Unsupported(f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', target)} "
+                              "has no dyn handler")
+        return h(o, *args, **kwargs)
+
+
+def _get_attr(gm, target):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj

@@ -1,0 +1,113 @@
+"""PyTorch's OpInfos as the oracle: every OpInfo variant dyn claims (dyn.ops.claims: the capture handler
+tables) runs through dyn.compile(backend="dyn", fullgraph=True) with its sample inputs and must compile
+natively (no graph break, no eager fallback, no warning) and give eager's results: values (default
+torch.testing tolerances), dtypes, shapes, strides where eager defines them, aliasing and in-place updates
+(opinfo_check.py says exactly what is compared).
+
+The list of ops that must compile natively is generated from the handler tables, so it cannot drift from
+what capture claims. Claimed variants that fail today are in KNOWN_FAILURES with the start of today's first
+failure message: such a test must fail with that message (then it xfails); when it passes, or fails
+differently, the test fails, so a fix must remove or update its entry.
+
+Cost (CI runs this on 2 cores): each sample is one capture and one JIT compile (~70 ms), so samples are
+limited per variant and dtype (SAMPLES: the first n sample inputs, seeded); about 1,300 samples in all.
+benchmarks/opinfo_coverage.py runs every op of op_db with more samples. On a machine with CUDA the same
+tests run on the GPU too.
+"""
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+import opinfo_check as oc
+from conftest import has_compiler
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# variant -> ((dtype, number of samples), ...)
+SAMPLES = {
+    "function": ((torch.float32, 4), (torch.float64, 2), (torch.bfloat16, 2)),
+    "method": ((torch.float32, 2),),
+    "inplace": ((torch.float32, 3), (torch.bfloat16, 1)),
+}
+
+# (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
+_MATMUL_BF16 = "not native: RuntimeError: stage 'loop' failed: loc(\"graph\":2:3): error: 'loop.matmul' op supports f32 and f64"
+_INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
+KNOWN_FAILURES = {
+    # the CPU loop.matmul lowering takes f32 and f64 only
+    ("bmm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    ("mm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    ("matmul", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    ("nn.functional.linear", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
+    ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
+    ("min.reduction_with_dim", "function", "*", "*"): _INDICES,
+    ("min.reduction_with_dim", "method", "*", "*"): _INDICES,
+    # data-dependent: eager reads the 0-d start tensor's value
+    ("narrow", "function", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "method", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    # dyn's results are contiguous: a channels_last request is a graph break
+    ("to", "method", "float32", "*"): "not native: Unsupported: to() with memory_format=torch.channels_last",
+    ("nn.functional.batch_norm", "function", "float32", "*"):
+        "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
+    ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
+    ("index_select", "function", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
+    ("index_select", "method", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
+}
+
+
+def _cases():
+    for op in op_db:
+        for kind in oc.claimed_variants(op):
+            for dtype, n in SAMPLES[kind]:
+                for device in DEVICES:
+                    if dtype in op.supported_dtypes(device):
+                        yield pytest.param(op, kind, dtype, n, device,
+                                           id=f"{oc.full_name(op)}-{kind}-{str(dtype)[6:]}-{device}")
+
+
+def _known(op, kind, dtype, device):
+    name = oc.full_name(op)
+    for d in (str(dtype)[6:], "*"):
+        for dev in (device, "*"):
+            why = KNOWN_FAILURES.get((name, kind, d, dev))
+            if why is not None:
+                return why
+    return None
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+@pytest.mark.parametrize("op,kind,dtype,n,device", list(_cases()))
+def test_opinfo(op, kind, dtype, n, device):
+    failure, checked = None, 0
+    for sample in oc.samples(op, dtype, n, device):
+        try:
+            checked += oc.check_sample(op, kind, sample, device)
+        except oc.Mismatch as e:
+            failure = f"{e} (sample {oc.describe(sample)[:200]})"
+            break
+    known = _known(op, kind, dtype, device)
+    if known is None:
+        if failure is not None:
+            pytest.fail(failure)
+        return
+    if failure is None:
+        pytest.fail(f"passes now: remove its KNOWN_FAILURES entry ({known!r})")
+    if not failure.startswith(known):
+        pytest.fail(f"fails differently from its KNOWN_FAILURES entry {known!r}: {failure}")
+    pytest.xfail(failure)
+
+
+def test_claims_come_from_the_handler_tables():
+    """The claim is the handler tables' content: a torch function with a handler is claimed, one without
+    is not, and every claimed OpInfo variant has a test above."""
+    from dyn.ops import METHODS, TORCH_FUNCS
+    from dyn.ops.claims import claims
+    assert claims(function=torch.add) and torch.add in TORCH_FUNCS
+    assert not claims(function=torch.fft.fft) and torch.fft.fft not in TORCH_FUNCS
+    assert claims(method="add_") and "add_" in METHODS
+    assert not claims(method="no_such_method")
+    ids = {p.id.rsplit("-", 2)[0] for p in _cases()}
+    for op in op_db:
+        for kind in oc.claimed_variants(op):
+            if any(dtype in op.supported_dtypes("cpu") for dtype, _ in SAMPLES[kind]):  # not complex-only
+                assert f"{oc.full_name(op)}-{kind}" in ids
