@@ -280,3 +280,13 @@ func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x7xf32>, tensor<4x3xf32>, tensor
   %3 = graph.pad %x replicate low [0, 1] high [0, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
   return %0, %1, %2, %3 : tensor<2x7xf32>, tensor<4x3xf32>, tensor<2x5xf32>, tensor<2x6xf32>
 }
+
+// -----
+
+// A negative replicate pad cuts that side off: index j - low, clamped.
+// CHECK-LABEL: func @pad_negative_replicate
+// CHECK: prim.constant dense<3> : tensor<5xi64>
+func.func @pad_negative_replicate(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %0 = graph.pad %x replicate low [0, -4] high [0, 5] : tensor<2x4xf32> -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}

@@ -216,9 +216,11 @@ def _avg_pool(xs, a):
 
 
 def _pad(xs, a):
-    pad = []  # (low, high) from the last dim back to the first padded one (non-constant modes take no more)
-    pairs = list(zip(a["low"], a["high"]))
-    while pairs and pairs[0] == (0, 0):
+    # (low, high) from the last dim back to the first padded one; the non-constant modes take pads of
+    # the last 1 (2-d, 3-d inputs), 2 (3-d, 4-d) or 3 dims (4-d, 5-d) only
+    pad, pairs = [], list(zip(a["low"], a["high"]))
+    rank = len(pairs)
+    while pairs and pairs[0] == (0, 0) and (a["mode"] == "constant" or len(pairs) > max(rank - 2, 1)):
         pairs.pop(0)
     for lo, hi in reversed(pairs):
         pad += [lo, hi]

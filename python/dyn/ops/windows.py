@@ -151,8 +151,8 @@ class WindowOps:
         meta = _meta(fn, x.meta, sizes)
         if kind == "max":
             meta = meta[0] if isinstance(meta, tuple) else meta
-        if any(s < 1 for s in sizes) or meta.numel() == 0:
-            raise Unsupported(f"{fn.__name__} to an empty output")
+        if any(s < 1 for s in sizes) or any(s < 1 for s in x.meta.shape[-nd:]):
+            raise Unsupported(f"{fn.__name__} of or to empty pooled dims")
         return self.node(f"adaptive_{kind}_pool", [x], meta, output_size=sizes)
 
     # -- padding ---------------------------------------------------------------------------------
@@ -173,15 +173,14 @@ class WindowOps:
         low, high = [0] * nd, [0] * nd
         for i in range(len(pad) // 2):
             low[nd - 1 - i], high[nd - 1 - i] = pad[2 * i], pad[2 * i + 1]
-        if mode == "constant":
-            for d in range(nd):  # negative pads crop first
-                if low[d] < 0 or high[d] < 0:
-                    size = x.meta.shape[d]
-                    start, end = max(-low[d], 0), size - max(-high[d], 0)
-                    x = self.slice(x, d, start, max(end, start), 1)
-                    low[d], high[d] = max(low[d], 0), max(high[d], 0)
-        elif min(low + high) < 0:
-            raise Unsupported(f"negative {mode} padding")
+        for d in range(nd):
+            # negative constant and circular pads crop first; reflect and replicate take input index
+            # i - low, mirrored or clamped, for negative pads too (as eager's kernels do)
+            if (low[d] < 0 or high[d] < 0) and mode in ("constant", "circular"):
+                size = x.meta.shape[d]
+                start, end = max(-low[d], 0), size - max(-high[d], 0)
+                x = self.slice(x, d, start, max(end, start), 1)
+                low[d], high[d] = max(low[d], 0), max(high[d], 0)
         if not any(low) and not any(high):
             return self.fresh_copy(x) if tuple(x.meta.shape) == tuple(meta.shape) else x
         v = 0.0 if value is None else value

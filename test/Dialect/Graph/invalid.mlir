@@ -237,3 +237,19 @@ func.func @sdpa_bad_mask(%q: tensor<2x8x16xf32>, %m: tensor<3x8xf32>) -> tensor<
   %0 = graph.scaled_dot_product_attention %q, %q, %q mask %m : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3x8xf32> -> tensor<2x8x16xf32>
   return %0 : tensor<2x8x16xf32>
 }
+
+// -----
+
+func.func @pad_negative_constant(%x: tensor<3x4xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{constant and circular pads must be non-negative}}
+  %0 = graph.pad %x constant low [0, -1] high [0, 0] : tensor<3x4xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @pad_negative_empties(%x: tensor<3x4xf32>) -> tensor<3x0xf32> {
+  // expected-error @+1 {{pads leave dim 1 empty}}
+  %0 = graph.pad %x replicate low [0, -4] high [0, 0] : tensor<3x4xf32> -> tensor<3x0xf32>
+  return %0 : tensor<3x0xf32>
+}

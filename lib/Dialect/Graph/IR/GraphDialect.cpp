@@ -299,8 +299,11 @@ LogicalResult PadOp::verify() {
   SmallVector<int64_t> expected;
   for (size_t i = 0; i < in.size(); ++i) {
     int64_t lo = getLow()[i], hi = getHigh()[i];
-    if (lo < 0 || hi < 0)
-      return emitOpError("pads must be non-negative");
+    bool indexed = getMode() == PadMode::reflect || getMode() == PadMode::replicate;
+    if ((lo < 0 || hi < 0) && !indexed)
+      return emitOpError("constant and circular pads must be non-negative");
+    if (in[i] + lo + hi < 0 || ((lo < 0 || hi < 0) && in[i] + lo + hi == 0))
+      return emitOpError() << "pads leave dim " << i << " empty";
     if ((lo || hi) && getMode() == PadMode::reflect && (lo >= in[i] || hi >= in[i]))
       return emitOpError() << "reflect pads must be smaller than the dim (" << in[i] << ")";
     if ((lo || hi) && getMode() == PadMode::circular && (lo > in[i] || hi > in[i]))

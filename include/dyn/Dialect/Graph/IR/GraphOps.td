@@ -338,7 +338,10 @@ def Graph_PadOp : Graph_Op<"pad"> {
     `constant` fills with `value`; `reflect` mirrors the input without
     repeating its edge (pads smaller than the dim), `replicate` repeats the
     edge, `circular` wraps around (pads at most the dim). `low` and `high`
-    have one non-negative entry per dim.
+    have one entry per dim: result index `j` reads input index `j - low`
+    (mirrored, clamped or wrapped into range). Reflect and replicate pads may
+    be negative (that side is cut off, as eager's kernels do); constant and
+    circular pads may not (capture slices first).
   }];
   let arguments = (ins Graph_Tensor:$input, Graph_PadMode:$mode, DenseI64ArrayAttr:$low,
                        DenseI64ArrayAttr:$high, DefaultValuedAttr<F64Attr, "0.0">:$value);
