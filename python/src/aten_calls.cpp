@@ -78,7 +78,8 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
   });
 }
 
-/// params: [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed].
+/// params: [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
+/// has_bias]; inputs: input, weight, the bias if any.
 int convolution(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
@@ -89,7 +90,10 @@ int convolution(const DynLibraryCall *call, char *error, size_t size) {
         outputPadding(p + 1 + 3 * nd, nd);
     int64_t groups = p[1 + 4 * nd];
     bool transposed = p[2 + 4 * nd] != 0;
-    out.copy_(at::convolution(in[0], in[1], std::nullopt, stride, padding, dilation, transposed,
+    std::optional<at::Tensor> bias;
+    if (p[3 + 4 * nd])
+      bias = in[2];
+    out.copy_(at::convolution(in[0], in[1], bias, stride, padding, dilation, transposed,
                               outputPadding, groups));
   });
 }

@@ -244,10 +244,10 @@ func.func @embedding_2d_index(%w: tensor<10x8xf32>, %i: tensor<2x3xi64>) -> tens
 
 // -----
 
-// A convolution is a library call into a buffer of its own; its bias, the
-// ReLU after it and a max pool with -inf padding fuse into one kernel that
-// reads the convolution's buffer at clamped indices and selects the padding
-// value outside it.
+// A convolution is a library call into a buffer of its own; a bias added
+// after it (as prim ops), the ReLU and a max pool with -inf padding fuse
+// into one kernel that reads the convolution's buffer at clamped indices and
+// selects the padding value outside it.
 // CHECK-LABEL: func @convolution_epilogue
 // CHECK-SAME: (%[[X:.*]]: memref<1x4x9x9xf32>, %[[W:.*]]: memref<8x2x3x3xf32>, %[[B:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<1x8x3x3xf32>)
 // CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<1x8x5x5xf32>

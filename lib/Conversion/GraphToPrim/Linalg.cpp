@@ -1,8 +1,8 @@
 //===- Linalg.cpp - matmul, convolution, attention --------------------------------------------------===//
 //
 // Contractions and the library primitives: matmul becomes prim.dot_general,
-// convolution prim.convolution plus a broadcast add of the bias (which fuses
-// with the pointwise ops after it), attention prim.attention with its scale.
+// convolution prim.convolution (the bias added by the library, one rounding
+// as in eager), attention prim.attention with its scale.
 //
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
@@ -33,17 +33,9 @@ struct ConvolutionToPrim : OpConversionPattern<graph::ConvolutionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::ConvolutionOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    // The attributes carry over by name.
-    Value result = prim::ConvolutionOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput(), adaptor.getWeight()},
-        op->getAttrs());
-    if (Value bias = adaptor.getBias()) {
-      Value b = prim::BroadcastInDimOp::create(rewriter, loc, type, bias, ArrayRef<int64_t>{1});
-      result = prim::AddOp::create(rewriter, loc, type, result, b);
-    }
-    rewriter.replaceOp(op, result);
+    // The operands and the attributes carry over (by name).
+    rewriter.replaceOpWithNewOp<prim::ConvolutionOp>(op, TypeRange{op.getType()},
+                                                     adaptor.getOperands(), op->getAttrs());
     return success();
   }
 };

@@ -931,10 +931,10 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     }
     if (auto conv = dyn_cast<prim::ConvolutionOp>(def)) {
       // The attributes carry over by name.
-      loop::ConvolutionOp::create(
-          b, loc, TypeRange{},
-          ValueRange{buffers[conv.getInput()], buffers[conv.getWeight()], buffers[v]},
-          conv->getAttrs());
+      SmallVector<Value> operands{buffers[conv.getInput()], buffers[conv.getWeight()], buffers[v]};
+      if (conv.getBias())
+        operands.push_back(buffers[conv.getBias()]);
+      loop::ConvolutionOp::create(b, loc, TypeRange{}, operands, conv->getAttrs());
       continue;
     }
     if (auto att = dyn_cast<prim::AttentionOp>(def)) {

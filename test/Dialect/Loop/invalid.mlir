@@ -82,3 +82,11 @@ func.func @attention_strided(%q: memref<2x8x16xf32, strided<[256, 32, 1]>>, %o: 
   loop.attention %q, %q, %q, %o scale 0.25 : memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32>
   return
 }
+
+// -----
+
+func.func @conv_bad_bias(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x6x6xf32>, %b: memref<3xf32>) {
+  // expected-error @+1 {{bias must be [C_out]}}
+  loop.convolution %x, %w, %y bias %b stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x6x6xf32>, memref<3xf32>
+  return
+}

@@ -160,13 +160,21 @@ LogicalResult ConvolutionOp::verify() {
                            getTransposed()};
   std::string error;
   auto shape = dyn::convolutionResultShape(shapeOf(getInput()), shapeOf(getWeight()), p, error);
+  if (shape && getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{(*shape)[1]})
+    return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, shapeOf(getOut()));
 }
 
 StringRef ConvolutionOp::getLibraryCallName() { return "convolution"; }
-SmallVector<Value> ConvolutionOp::getLibraryCallInputs() { return {getInput(), getWeight()}; }
+SmallVector<Value> ConvolutionOp::getLibraryCallInputs() {
+  SmallVector<Value> inputs{getInput(), getWeight()};
+  if (getBias())
+    inputs.push_back(getBias());
+  return inputs;
+}
 Value ConvolutionOp::getLibraryCallOutput() { return getOut(); }
-/// [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed]
+/// [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
+/// has_bias]
 SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
   size_t nd = getStride().size();
   SmallVector<int64_t> params{(int64_t)nd};
@@ -178,6 +186,7 @@ SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
     params.push_back(outputPadding.empty() ? 0 : outputPadding[i]);
   params.push_back(getGroups());
   params.push_back(getTransposed() ? 1 : 0);
+  params.push_back(getBias() ? 1 : 0);
   return params;
 }
 

@@ -244,6 +244,8 @@ LogicalResult ConvolutionOp::verify() {
   std::string error;
   auto shape = dyn::convolutionResultShape(tensorType(getInput()).getShape(),
                                            tensorType(getWeight()).getShape(), p, error);
+  if (shape && getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{(*shape)[1]})
+    return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, getType().getShape());
 }
 

@@ -120,19 +120,20 @@ def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
 }
 
 def Loop_ConvolutionOp : Loop_LibraryCallOp<"convolution"> {
-  let summary = "library call: out = convolution(input, weight), no bias";
+  let summary = "library call: out = convolution(input, weight) (+ bias)";
   let description = [{
-    `prim.convolution` on buffers; shape rules as `graph.convolution`.
+    `prim.convolution` on buffers; shape rules as `graph.convolution`; the
+    optional bias (`[C_out]`) is added by the library.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$input, Arg<AnyMemRef, "", [MemRead]>:$weight,
-                       Arg<AnyMemRef, "", [MemWrite]>:$out,
+                       Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
                        OptionalAttr<DenseI64ArrayAttr>:$output_padding);
   let assemblyFormat = [{
-    $input `,` $weight `,` $out `stride` $stride `padding` $padding `dilation` $dilation
-    `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
-    attr-dict `:` type($input) `,` type($weight) `,` type($out)
+    $input `,` $weight `,` $out (`bias` $bias^)? `stride` $stride `padding` $padding
+    `dilation` $dilation `groups` $groups (`transposed` $transposed^)?
+    (`output_padding` $output_padding^)? attr-dict `:` type(operands)
   }];
 }
 

@@ -242,22 +242,23 @@ def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
 def Prim_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 
 def Prim_ConvolutionOp : Prim_Op<"convolution"> {
-  let summary = "N-d convolution without bias (1-3 spatial dims), optionally transposed";
+  let summary = "N-d convolution (1-3 spatial dims), optionally transposed, optional bias";
   let description = [{
-    torch.convolution's shape rules (see `graph.convolution`) with no bias:
-    `dyn-convert-graph-to-prim` adds the bias as a broadcast `prim.add`, so
-    that it fuses with the pointwise ops that follow. Operands and result
-    share one element type.
+    torch.convolution's shape rules (see `graph.convolution`). The bias is
+    added inside the library call (its epilogue: one rounding, as eager's);
+    the pointwise ops after it fuse into the kernel that reads the result.
+    Operands and result share one element type.
   }];
   let arguments = (ins Prim_LibraryFloatTensor:$input, Prim_LibraryFloatTensor:$weight,
+                       Optional<Prim_LibraryFloatTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
                        OptionalAttr<DenseI64ArrayAttr>:$output_padding);
   let results = (outs Prim_LibraryFloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight `stride` $stride `padding` $padding `dilation` $dilation `groups` $groups
-    (`transposed` $transposed^)? (`output_padding` $output_padding^)?
-    attr-dict `:` type($input) `,` type($weight) `->` type($result)
+    $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
+    `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
+    attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }
