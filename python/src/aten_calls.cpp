@@ -6,6 +6,8 @@
 #include "dyn/Compiler/Compiler.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/baddbmm.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/from_blob.h>
@@ -65,16 +67,18 @@ std::vector<at::Tensor> inputs(const DynLibraryCall *call) {
   return ts;
 }
 
-/// params: [transpose_b]. out = a @ b (or a @ b^T), [B,]MxK x [B,]KxN (NxK).
+/// params: [transpose_b, has_addend]. out = a @ b (or a @ b^T), [B,]MxK x [B,]KxN (NxK), plus the
+/// addend (broadcast) in the GEMM's epilogue when there is one (addmm / baddbmm: one rounding).
 int matmul(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
     at::Tensor out = wrap(*call->output, call->device);
     at::Tensor b = call->params[0] ? in[1].transpose(-1, -2) : in[1];
+    bool addend = call->num_params > 1 && call->params[1];
     if (out.dim() == 2)
-      at::mm_out(out, in[0], b);
+      addend ? at::addmm_out(out, in[2], in[0], b) : at::mm_out(out, in[0], b);
     else
-      at::bmm_out(out, in[0], b);
+      addend ? at::baddbmm_out(out, in[2], in[0], b) : at::bmm_out(out, in[0], b);
   });
 }
 

@@ -287,3 +287,38 @@ func.func @attention(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> tensor<2x8x1
   %0 = prim.attention %s, %q, %q mask %m scale 0.25 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>
   return %0 : tensor<2x8x16xf32>
 }
+
+// -----
+
+// A half-precision GEMM whose one use is an add: the library adds the
+// (right-aligned broadcast) operand in its epilogue, one rounding as eager's
+// addmm; the add gets the buffer, the GEMM's own result none.
+// CHECK-LABEL: func @gemm_addend_bf16
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xbf16>, %[[W:.*]]: memref<16x8xbf16>, %[[B:.*]]: memref<16xbf16>, %[[OUT:.*]]: memref<4x16xbf16>)
+// CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xbf16>
+// CHECK: loop.matmul %[[X]], %[[W]], %[[Y]] addend %[[B]] transpose_b
+// CHECK: loop.kernel "max_0" [4, 16]
+// CHECK: loop.load %[[Y]]
+func.func @gemm_addend_bf16(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xbf16> -> tensor<8x16xbf16>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xbf16>, tensor<8x16xbf16> -> tensor<4x16xbf16>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xbf16> -> tensor<4x16xbf16>
+  %y = prim.add %m, %bb : tensor<4x16xbf16>
+  %zero = prim.constant dense<0.0> : tensor<4x16xbf16>
+  %r = prim.max %y, %zero : tensor<4x16xbf16>
+  return %r : tensor<4x16xbf16>
+}
+
+// -----
+
+// In f32 the add stays a kernel (dyn's runtime GEMM on the CPU has no
+// epilogue; one f32 rounding more is within eager's tolerances).
+// CHECK-LABEL: func @gemm_add_f32
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: loop.kernel "add_0"
+func.func @gemm_add_f32(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %m = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %y = prim.add %m, %bb : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

@@ -30,14 +30,11 @@ SAMPLES = {
 }
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
-_MATMUL_BF16 = "not native: RuntimeError: stage 'loop' failed: loc(\"graph\":2:3): error: 'loop.matmul' op supports f32 and f64"
 _INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
 KNOWN_FAILURES = {
-    # the CPU loop.matmul lowering takes f32 and f64 only
-    ("bmm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("mm", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("matmul", "function", "bfloat16", "cpu"): _MATMUL_BF16,
-    ("nn.functional.linear", "function", "bfloat16", "cpu"): _MATMUL_BF16,
+    # pooling's argmax indices (return_indices=True): no graph op computes them
+    **{(f"nn.functional.{p}{n}d", "function", "*", "*"): f"not native: Unsupported: {what} with return_indices"
+       for n in (1, 2, 3) for p, what in (("max_pool", "max pooling"), ("adaptive_max_pool", "adaptive max pooling"))},
     ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
     ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
     ("min.reduction_with_dim", "function", "*", "*"): _INDICES,

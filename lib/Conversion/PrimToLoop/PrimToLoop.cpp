@@ -784,6 +784,35 @@ Value transposedRhsSource(prim::DotGeneralOp dot) {
   return t.getOperand();
 }
 
+/// A half-precision GEMM whose one use is an add: the library adds the other
+/// operand in its epilogue (loop.matmul addend), so the sum is rounded once,
+/// as eager's addmm rounds it. `addend` is the operand itself, or the source
+/// of a broadcast that only prepends and stretches dims (the GEMM library
+/// broadcasts right-aligned).
+struct GemmAddend {
+  prim::AddOp add;
+  Value addend;
+};
+
+std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned) {
+  Type et = tensorType(dot.getResult()).getElementType();
+  if (!(et.isF16() || et.isBF16()) || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+    return std::nullopt;
+  auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
+  if (!add || add.getLhs() == add.getRhs())
+    return std::nullopt;
+  Value other = add.getLhs() == dot.getResult() ? add.getRhs() : add.getLhs();
+  if (auto b = other.getDefiningOp<prim::BroadcastInDimOp>()) {
+    int64_t in = tensorType(b.getInput()).getRank(), out = tensorType(b.getResult()).getRank();
+    bool rightAligned = true;
+    for (auto [i, d] : llvm::enumerate(b.getDims()))
+      rightAligned &= d == out - in + (int64_t)i;
+    if (rightAligned)
+      other = b.getInput();
+  }
+  return GemmAddend{add, other};
+}
+
 MemRefType bufferType(Value tensor) {
   RankedTensorType t = tensorType(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -813,6 +842,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     auto c = dyn_cast<prim::ConstantOp>(op);
     return c && cast<DenseElementsAttr>(c.getValue()).isSplat();
   };
+  SmallVector<Value> returned(ret.getOperands());
+  DenseMap<Value, prim::DotGeneralOp> gemmOfAdd; // add result -> the GEMM computing it with its addend
+  DenseMap<Value, Value> addendOf;               // add result -> the addend's buffer value
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
       // A transposed rhs is read in place (loop.matmul transpose_b): its
@@ -821,10 +853,18 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       Value rhs = dot.getRhs();
       if (Value src = transposedRhsSource(dot))
         rhs = src;
-      for (Value v : {Value(dot.getLhs()), rhs})
+      SmallVector<Value> reads{dot.getLhs(), rhs};
+      Value result = dot.getResult();
+      if (auto fused = gemmAddend(dot, returned)) {
+        result = fused->add.getResult();
+        gemmOfAdd[result] = dot;
+        addendOf[result] = fused->addend;
+        reads.push_back(fused->addend);
+      }
+      for (Value v : reads)
         if (!isa<BlockArgument>(v))
           materialized.insert(v);
-      materialized.insert(dot.getResult());
+      materialized.insert(result);
     } else if (isLibraryCall(&op)) {
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v))
@@ -846,7 +886,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     for (size_t i = 0; i < materialized.size(); ++i) {
       Value v = materialized[i];
       Operation *def = v.getDefiningOp();
-      if (isLibraryCall(def) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
+      if (isLibraryCall(def) || gemmOfAdd.count(v) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
         continue;
       KernelPlan plan = planKernel(v, materialized);
       for (Value r : plan.mustMaterialize)
@@ -923,10 +963,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     b.setInsertionPointToEnd(body);
     if (isa<prim::ConstantOp>(def) && !isSplat(def))
       continue;
-    if (auto dot = dyn_cast<prim::DotGeneralOp>(def)) {
+    if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
+      auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
       Value src = transposedRhsSource(dot);
+      Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
-                             buffers[v], /*transpose_b=*/src != nullptr);
+                             buffers[v], addend, /*transpose_b=*/src != nullptr);
       continue;
     }
     if (auto conv = dyn_cast<prim::ConvolutionOp>(def)) {

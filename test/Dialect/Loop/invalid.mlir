@@ -90,3 +90,11 @@ func.func @conv_bad_bias(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: m
   loop.convolution %x, %w, %y bias %b stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x6x6xf32>, memref<3xf32>
   return
 }
+
+// -----
+
+func.func @matmul_bad_addend(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<4x2xbf16>, %d: memref<4xbf16>) {
+  // expected-error @+1 {{addend must broadcast to the output}}
+  loop.matmul %a, %b, %c addend %d : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>, memref<4xbf16>
+  return
+}

@@ -116,12 +116,20 @@ LogicalResult MatmulOp::verify() {
       (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
     return emitOpError(getTransposeB() ? "shapes must be [B,]MxK, [B,]NxK, [B,]MxN"
                                        : "shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
+  if (Value addend = getAddend()) {
+    ArrayRef<int64_t> add = shapeOf(addend), out = c.getShape();
+    bool ok = add.size() <= out.size();
+    for (size_t i = 0; ok && i < add.size(); ++i)
+      ok = add[add.size() - 1 - i] == 1 || add[add.size() - 1 - i] == out[out.size() - 1 - i];
+    if (!ok)
+      return emitOpError("addend must broadcast to the output");
+  }
   return success();
 }
 
 bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
   Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
-  return et.isF32() || et.isF64();
+  return (et.isF32() || et.isF64()) && !op.getAddend();
 }
 
 int32_t dyn::loop::libraryCallDType(Type t) {
@@ -148,9 +156,17 @@ int32_t dyn::loop::libraryCallDType(Type t) {
 }
 
 StringRef MatmulOp::getLibraryCallName() { return "matmul"; }
-SmallVector<Value> MatmulOp::getLibraryCallInputs() { return {getLhs(), getRhs()}; }
+SmallVector<Value> MatmulOp::getLibraryCallInputs() {
+  SmallVector<Value> inputs{getLhs(), getRhs()};
+  if (getAddend())
+    inputs.push_back(getAddend());
+  return inputs;
+}
 Value MatmulOp::getLibraryCallOutput() { return getOut(); }
-SmallVector<int64_t> MatmulOp::getLibraryCallParams() { return {getTransposeB() ? 1 : 0}; }
+/// [transpose_b, has_addend]
+SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
+  return {getTransposeB() ? 1 : 0, getAddend() ? 1 : 0};
+}
 
 LogicalResult ConvolutionOp::verify() {
   if (failed(verifyLibraryBuffers(*this)))

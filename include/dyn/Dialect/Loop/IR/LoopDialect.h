@@ -37,7 +37,7 @@ mlir::TypedAttr reduceIdentity(mlir::OpBuilder &b, ReduceKind kind, mlir::Type t
 mlir::Value reduceCombine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
                           mlir::Value acc, mlir::Value v);
 /// Whether the CPU lowering calls dyn's own runtime matmul for `op` (f32 and
-/// f64) rather than the registered `matmul` library call.
+/// f64 without an addend) rather than the registered `matmul` library call.
 bool hasRuntimeMatmul(MatmulOp op);
 /// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
 int32_t libraryCallDType(mlir::Type elementType);

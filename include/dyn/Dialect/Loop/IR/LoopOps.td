@@ -109,13 +109,19 @@ def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
     [batch,N,K]) row-major, and out = lhs @ rhs^T: a linear layer's weight
     is read in place instead of being copied into [K,N] first.
 
-    On the CPU, f32 and f64 call dyn's runtime matmul; every other case,
-    and the GPU, calls the registered `matmul` library implementation.
+    With an `addend` (broadcasting to out, right-aligned), out = addend +
+    lhs @ rhs in one rounding: the library adds it in its epilogue, as
+    eager's addmm does.
+
+    On the CPU, f32 and f64 without an addend call dyn's runtime matmul;
+    every other case, and the GPU, calls the registered `matmul` library
+    implementation.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
-                       Arg<AnyMemRef, "", [MemWrite]>:$out, UnitAttr:$transpose_b);
+                       Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$addend,
+                       UnitAttr:$transpose_b);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $out (`transpose_b` $transpose_b^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)
+    $lhs `,` $rhs `,` $out (`addend` $addend^)? (`transpose_b` $transpose_b^)? attr-dict `:` type(operands)
   }];
 }
 
