@@ -22,4 +22,10 @@ cp build-static/lib/libDynCompiler.so .devbundle/
 strip .devbundle/libDynCompiler.so
 xz -T0 -6 -f .devbundle/libDynCompiler.so
 cp -L /usr/lib/llvm-22/lib/libomp.so.5 .devbundle/
+# pure-Python test dependencies the GPU machine lacks (no network there): expecttest for PyTorch's OpInfos
+mkdir -p .devbundle/pylib
+"$root/.venv/bin/python" - <<'PYEOF'
+import os, shutil, expecttest
+shutil.copytree(os.path.dirname(expecttest.__file__), ".devbundle/pylib/expecttest", dirs_exist_ok=True)
+PYEOF
 ls -la .devbundle

@@ -4,7 +4,8 @@
 # scripts/gpu_bundle.sh:
 #   1. unpack the self-contained core, 2. build the thin Python extension against Python 3.12,
 #   3. run every pytest (CPU and GPU), 4. run the GPU benchmark and the cache-hit overhead benchmark.
-# Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all|models [models.py flags]]
+# Logs go to $OUT when set. Usage: scripts/gpu_machine.sh [tests|bench|all|opinfo|models [models.py flags]]
+#   opinfo: the OpInfo tests on CUDA (test_opinfo.py -k cuda), the torch.compile backend's and conversions' tests.
 #   models: the model corpus, benchmarks/models.py --device cuda --size full (table in models.log, records in
 #   models.json); extra flags go to models.py, e.g. `models --models hf_gpt2_sdpa,tv_resnet50 --no-inductor`
 #   (inductor compiles every model twice: split the corpus over several calls to stay within 10 minutes).
@@ -16,7 +17,7 @@ cd "$root"
 PY="${PY:-/opt/torch/.venv/bin/python3}"
 out="${OUT:-/tmp/dyn-out}"
 mkdir -p "$out"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python:$root/.devbundle/pylib"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader || true
 
 "$PY" - <<'PYEOF' || exit 1
@@ -34,6 +35,12 @@ ninja -C /tmp/dyn-ext > "$out/ext-build.log" 2>&1 || { tail -30 "$out/ext-build.
 status=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
   "$PY" -m pytest -q test/python -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -40
+  status=${PIPESTATUS[0]}
+fi
+if [ "$what" = opinfo ]; then
+  "$PY" -m pytest -q -p no:cacheprovider -rf test/python/test_opinfo.py -k "not test_opinfo or cuda or claims" \
+    test/python/test_torch_compile_backend.py test/python/test_float_conversions.py 2>&1 \
+    | tee "$out/opinfo.log" | tail -60
   status=${PIPESTATUS[0]}
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then

@@ -135,16 +135,29 @@ EMPTY = "a tensor without elements (PyTorch's ops run it: nothing to compute)"
 
 def fallback_reason(graph, example_inputs):
     """Why the dyn backend does not compile this graph (None: it does)."""
-    return _plan(graph, example_inputs)[2]
+    return getattr(graph, "no_lowering", None) or _plan(graph, example_inputs)[2]
+
+
+# what the compiler says of an op capture kept whole (graph.torch_call): it has no lowering
+NO_LOWERING = "has no lowering in dyn's compiler"
 
 
 def dyn_backend(graph, example_inputs, options=None):
     """The graph compiled by the C++ core for its device's runner; the graph itself (run with PyTorch ops)
-    when it holds a tensor without elements; None (the frame runs eagerly) where dyn has no runner."""
+    when it holds a tensor without elements or an op the compiler has no lowering for (its diagnostic is
+    the reason); None (the frame runs eagerly) where dyn has no runner."""
     runner, device, why = _plan(graph, example_inputs)
     if runner is None:
         return graph if why is EMPTY else None
-    return runner(graph, bool((options or {}).get("keep_stages", False)))
+    try:
+        return runner(graph, bool((options or {}).get("keep_stages", False)))
+    except RuntimeError as e:
+        found = [line.split("error: ", 1)[1] for line in str(e).splitlines() if NO_LOWERING in line and
+                 "error: " in line]
+        if not found:
+            raise
+        graph.no_lowering = found[0]
+        return graph
 
 
 def eager_backend(graph, example_inputs, options=None):

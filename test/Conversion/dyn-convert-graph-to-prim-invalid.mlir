@@ -15,3 +15,13 @@ func.func @bool_abs(%a: tensor<4xi1>) -> tensor<4xi1> {
   %0 = graph.abs %a : tensor<4xi1> -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// A PyTorch op capture kept whole (graph.torch_call) has no prim form: the lowering stops there and
+// says which op (the dyn backend then runs the graph with PyTorch ops).
+// CHECK: error: graph.torch_call "torch.nn.functional.hardswish" has no lowering in dyn's compiler
+func.func @torch_call(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.torch_call "torch.nn.functional.hardswish"(%a) {args = [0 : index]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -84,7 +84,7 @@ def samples(op, dtype, limit, device="cpu", seed=0):
 
 
 def _tensors(v, out):
-    if isinstance(v, torch.Tensor):
+    if isinstance(v, torch.Tensor) and v.layout == torch.strided:
         out.append(v)
     elif isinstance(v, (tuple, list)):
         for x in v:
@@ -97,7 +97,7 @@ def _tensors(v, out):
 
 def _alias(t, inputs):
     """Index of the input t shares memory with, else None."""
-    if t.numel() == 0:
+    if t.numel() == 0 or t.layout != torch.strided:
         return None
     p = t.untyped_storage().data_ptr()
     for i, x in enumerate(inputs):
@@ -193,9 +193,19 @@ def _compare(got, want, where, ctx, path=()):
         raise Mismatch("wrong", f"{where}: {got!r}, eager gives {want!r}")
 
 
-def check_sample(op, kind, sample, device="cpu"):
-    """Runs one sample through eager and through dyn; raises Mismatch where they differ. Returns False
-    when eager itself raises for the sample (nothing to compare), True otherwise."""
+def _compile(call, via):
+    """call compiled by dyn: through dyn's own capture, or through TorchDynamo (torch.compile's capture,
+    dyn's backend: dyn/fx)."""
+    if via == "dyn.compile":
+        return dyn.compile(call, backend="dyn", fullgraph=True)
+    torch._dynamo.reset()  # one code object for every sample: no recompile limit, no automatic dynamic shapes
+    return torch.compile(call, backend="dyn", fullgraph=True)
+
+
+def check_sample(op, kind, sample, device="cpu", via="dyn.compile"):
+    """Runs one sample through eager and through dyn (via "dyn.compile" or "torch.compile"); raises
+    Mismatch where they differ. Returns False when eager itself raises for the sample (nothing to
+    compare), True otherwise."""
     call = make_caller(op, kind)
     args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
     e_args, e_kwargs = copy.deepcopy((args, kwargs))
@@ -207,13 +217,15 @@ def check_sample(op, kind, sample, device="cpu"):
         return False
     d_args, d_kwargs = copy.deepcopy((args, kwargs))
     dyn.reset()
-    compiled = dyn.compile(call, backend="dyn", fullgraph=True)
+    compiled = _compile(call, via)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             got = compiled(*d_args, **d_kwargs)
         except dyn.Unsupported as e:
             raise Mismatch("not native", f"Unsupported: {e.reason}") from None
+        except torch._dynamo.exc.Unsupported as e:  # a TorchDynamo graph break (fullgraph=True)
+            raise Mismatch("not native", f"TorchDynamo: {' '.join(str(e).split())[:300]}") from None
         except Exception as e:
             raise Mismatch("not native", f"{type(e).__name__}: {' '.join(str(e).split())[:300]}") from None
     stats = dyn.stats()
@@ -222,6 +234,8 @@ def check_sample(op, kind, sample, device="cpu"):
         raise Mismatch("not native", f"fallback: {fallbacks[0]}")
     if stats["internal_failures"]:
         raise Mismatch("not native", "internal failure")
+    if via != "dyn.compile" and not stats["compiled_graphs"] and stats["graphs"]:
+        raise Mismatch("not native", "no graph compiled by dyn")
     dyn_warnings = [str(w.message) for w in caught if str(w.message).startswith("dyn")]
     if dyn_warnings:
         raise Mismatch("not native", f"warning: {dyn_warnings[0]}")

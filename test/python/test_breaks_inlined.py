@@ -408,11 +408,12 @@ def test_break_in_a_generic_with_block_captures_the_call(capsys):
     x = torch.randn(4)
     cf, out = run_both(capsys, generic_with, x)
     assert out == "enter\nleaf\nexit\n"
-    # the Ctx object made in the frame cannot cross a break: generic_with runs eagerly (as TorchDynamo
-    # skips it); depth2 and leaf are captured on their own: sin | mul and mul | add
+    # the Ctx object made in the frame crosses the break (made anew per call, marks._Made): the graph
+    # before the with block is kept and the rest of generic_with runs eagerly (TorchDynamo skips the
+    # whole frame: one graph fewer); depth2 and leaf are captured on their own: sin | mul and mul | add
     assert "with statement (Ctx)" in cf.breaks[0]["reason"]
-    assert [g.ops() for g in graphs_of(cf)][0] == ["sin"] and len(graphs_of(cf)) == 4
-    assert dyn.explain(generic_with)(x).graph_count == td_graph_count(generic_with, x) == 4
+    assert [g.ops() for g in graphs_of(cf)][0] == ["sin"] and len(graphs_of(cf)) == 5
+    assert dyn.explain(generic_with)(x).graph_count == td_graph_count(generic_with, x) + 1 == 5
 
 
 # -- the resume prologue enters grad-mode blocks again (bytecode of this interpreter: 3.11 or 3.12) ------
@@ -497,3 +498,112 @@ def test_store_and_branch_inside_no_grad_resume_inside_the_block():
     reasons = [b["reason"] for b in cf.breaks]
     assert any("buffer" in r for r in reasons) and any("data-dependent" in r for r in reasons)
     assert not any("eagerly" in r for r in reasons)
+
+
+# -- a Python __getitem__ is traced, and breaks cost one call ------------------------------------------
+class Bag:
+    def __init__(self):
+        self.n = 0
+        self.t = torch.ones(3)
+
+    def __getitem__(self, k):
+        self.n += 1  # an effect per index: made per call, never at capture only
+        return self.t * k
+
+
+BAG = Bag()
+
+
+def index_bag(x):
+    return x + BAG[2]
+
+
+def test_python_getitem_runs_per_call_and_reads_current_state():
+    BAG.n, BAG.t = 0, torch.ones(3)
+    cf = dyn.compile(index_bag, backend="eager")
+    x = torch.randn(3)
+    for _ in range(3):
+        torch.testing.assert_close(cf(x), x + 2)
+    assert BAG.n == 3
+    BAG.t = torch.zeros(3)  # a new tensor on the object: seen
+    torch.testing.assert_close(cf(x), x)
+
+
+class Table:
+    def __init__(self, t):
+        self.t = t
+
+    def __getitem__(self, k):
+        h = self.t * k
+        note("get", k)
+        return h + 1
+
+
+TABLE = Table(torch.ones(3))
+
+
+def index_table(x):
+    y = x.sin()
+    z = TABLE[3]       # a __getitem__ that breaks inside: one call, as its own frame
+    return y + z
+
+
+def test_getitem_that_breaks_costs_one_call(capsys):
+    x = torch.randn(3)
+    cf, out = run_both(capsys, index_table, x)
+    assert out == "get 3\n"
+    # index_table: sin | add; Table.__getitem__: mul | add
+    assert [g.ops() for g in graphs_of(cf)] == [["sin"], ["constant", "mul"], ["constant", "add"], ["add"]]
+    # TorchDynamo breaks at the subscript too and runs this __getitem__ eagerly: 2 graphs (sin | add)
+    assert dyn.explain(index_table)(x).graph_count == 4 > td_graph_count(index_table, x)
+
+
+class Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Linear(4, 4)
+        self.body = nn.Sequential(Block(0), Block(1), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(self.pre(x)) * 2
+
+
+def test_sequential_at_a_break_captures_its_user_blocks(capsys):
+    torch.manual_seed(0)
+    m = Seq()
+    with torch.no_grad():
+        cm, out = run_both(capsys, m, torch.randn(2, 4))
+    assert out == "block\nblock\n"
+    # Seq: linear | mul; the Sequential's loop breaks (it runs eagerly); each Block object: linear, relu,
+    # and one resume function (add) for both. TorchDynamo: 4, one Block graph for both objects
+    assert len(graphs_of(cm)) == 5
+
+
+def test_library_code_is_user_code_for_capture():
+    import copy
+    torchvision = pytest.importorskip("torchvision")
+    from dyn.capture.children import is_user_function
+    assert is_user_function(torchvision.models.resnet.BasicBlock.forward)
+    assert is_user_function(depth2)
+    assert not is_user_function(nn.Linear.forward) and not is_user_function(copy.deepcopy)
+
+
+class Top3(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.top = Top()
+
+    def forward(self, x):
+        return self.top(x - 1) * 2
+
+
+def test_break_in_a_submodule_three_levels_down(capsys):
+    torch.manual_seed(0)
+    m = Top3()
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        cm, out = run_both(capsys, m, x)
+        assert out == "(3, 4)\n"
+        # each of the four levels: its graph before the call and after it
+        assert len(graphs_of(cm)) == 8
+        assert dyn.explain(m)(x).graph_count == td_graph_count(m, x) == 8

@@ -193,6 +193,62 @@ def test_embedding_unsupported_arguments_fall_back():
     fn = dyn.compile(lambda i, w: F.embedding(i, w, padding_idx=0), backend="eager", fullgraph=True)
     torch.testing.assert_close(fn(idx, w), F.embedding(idx, w, padding_idx=0))
     wg = w.clone().requires_grad_(True)
-    fn = dyn.compile(lambda i, w: F.embedding(i, w, padding_idx=0), backend="eager", fullgraph=True)
+    fn = dyn.compile(lambda i, w: F.embedding(i, w, scale_grad_by_freq=True), backend="eager", fullgraph=True)
     with pytest.raises(dyn.Unsupported):
-        fn(idx, wg)
+        fn(idx, wg)  # a gradient scaled by counts: not captured (padding_idx is, test_embedding_padding_idx_gradient)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_several_integer_tensor_indices(backend):
+    """x[i, j] and x[:, i, j] with broadcasting integer tensors on adjacent dims (transformers'
+    padding_mask[batch_idx, kv_idx]): one gather over the dims flattened; negative indices count from
+    the end; out of range raises IndexError as eager."""
+    x, x4 = torch.randn(4, 6, 3), torch.randn(2, 4, 6, 3)
+    i, j = torch.tensor([3, -4, 0]), torch.tensor([[1], [5]], dtype=torch.int32)
+    b, k = torch.arange(4)[:, None, None], torch.tensor([[0, -1, 5]])
+    cases = [(lambda x, i, j: x[i, j] * 2, (x, i, j)), (lambda x, i, j: x[:, i, j] + 1, (x4, i, j)),
+             (lambda x, b, k: x[b, k, :] * 1, (x, b, k))]
+    for f, args in cases:
+        got, want = compiled(f, backend)(*args), f(*args)
+        assert got.shape == want.shape and torch.equal(got, want)
+    f = lambda x, i, j: x[i, j] * 2  # noqa: E731
+    cf = compiled(f, backend)
+    cf(x, i, j)
+    for bad in ((torch.tensor([4]), j), (i, torch.tensor([[-7]]))):
+        with pytest.raises(IndexError):
+            f(x, *bad)
+        with pytest.raises(IndexError):
+            cf(x, *bad)
+
+
+def test_several_integer_tensor_indices_gradient():
+    x, ref = torch.randn(4, 6, requires_grad=True), None
+    ref = x.detach().clone().requires_grad_()
+    i, j = torch.tensor([3, -4, 3]), torch.tensor([[1], [1]])  # repeated elements: gradients add up
+    f = lambda x: (x[i, j] * torch.arange(6.0).reshape(2, 3)).sum()  # noqa: E731
+    compiled(f, "eager")(x).backward()
+    f(ref).backward()
+    torch.testing.assert_close(x.grad, ref.grad)
+
+
+def test_separated_integer_tensor_indices_are_not_captured():
+    x, i = torch.randn(3, 4, 5), torch.tensor([0, 2])
+    f = lambda x: x[i, :, i]  # noqa: E731 (eager moves the broadcast dims to the front)
+    with pytest.raises(dyn.Unsupported, match="not adjacent"):
+        compiled(f, "eager")(x)
+    torch.testing.assert_close(dyn.compile(f, backend="eager")(x), f(x))
+
+
+@pytest.mark.parametrize("padding_idx", [0, 3, -1])
+def test_embedding_padding_idx_gradient(padding_idx):
+    # transformers' BERT embeddings (padding_idx=pad_token_id), trained: the padding row gets no gradient
+    emb = nn.Embedding(8, 4, padding_idx=padding_idx)
+    ref = nn.Embedding(8, 4, padding_idx=padding_idx)
+    ref.load_state_dict(emb.state_dict())
+    tokens = torch.tensor([[0, 3, 7, 7], [3, 1, 0, 2]])
+    cm = dyn.compile(emb, backend="eager", fullgraph=True)
+    torch.testing.assert_close(cm(tokens), ref(tokens))
+    (cm(tokens) * torch.arange(4.0)).sum().backward()
+    (ref(tokens) * torch.arange(4.0)).sum().backward()
+    torch.testing.assert_close(emb.weight.grad, ref.weight.grad)
+    assert not emb.weight.grad[padding_idx].any()

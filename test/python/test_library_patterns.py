@@ -139,3 +139,83 @@ def test_kwargs_pop_missing_key(pop_default):
     else:
         with pytest.raises(KeyError):
             cf(x)
+
+
+class _Cfg:
+    def __init__(self, scale, act="relu"):
+        self.scale, self.act = scale, act
+
+
+class _OtherCfg(_Cfg):
+    pass
+
+
+def test_plain_object_argument_guarded_by_type_and_what_was_read():
+    # a new config object per call with the same contents hits the same graph; a changed attribute or
+    # another class captures again (its attributes are guarded one by one, its type exactly)
+    def f(x, cfg):
+        y = x * cfg.scale
+        return torch.relu(y) if isinstance(cfg, _OtherCfg) or cfg.act == "relu" else torch.tanh(y)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(4)
+    for cfg in (_Cfg(2.0), _Cfg(2.0), _Cfg(3.0), _Cfg(2.0, "tanh"), _OtherCfg(2.0, "tanh"), _Cfg(2.0)):
+        torch.testing.assert_close(cf(x, cfg), f(x, cfg))
+    assert breaks(cf) == [] and len(graphs(cf)) == 4
+
+
+def test_plain_objects_in_a_list_argument():
+    def f(x, layers):
+        for cfg in layers:
+            x = x * cfg.scale
+        return x
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    for k in (2.0, 2.0, 5.0):
+        layers = [_Cfg(k), _Cfg(1.5)]
+        torch.testing.assert_close(cf(x, layers), f(x, layers))
+    assert len(graphs(cf)) == 2
+
+
+def test_parameterless_module_made_inside_forward():
+    # transformers' BertForMaskedLM makes its loss module in forward: loss_fct = CrossEntropyLoss()
+    def f(logits):
+        act = torch.nn.GELU(approximate="tanh")
+        return torch.nn.LogSoftmax(dim=-1)(act(logits)).mean()
+    logits = torch.randn(2, 5, 7, requires_grad=True)
+    ref = logits.detach().clone().requires_grad_()
+    cf = one_graph(f, logits)
+    cf(logits).backward()
+    f(ref).backward()
+    torch.testing.assert_close(logits.grad, ref.grad)
+
+
+def test_module_with_parameters_made_inside_forward_is_not_captured():
+    def f(x):
+        return torch.nn.Linear(3, 3)(x)  # random weights drawn at every call: eager's
+    torch.manual_seed(0)
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(2, 3)
+    torch.manual_seed(1)
+    got = cf(x)
+    torch.manual_seed(1)
+    want = f(x)
+    torch.testing.assert_close(got, want)
+    assert any("parameters" in r for r in breaks(cf))
+
+
+def test_inspect_signature_of_a_method():
+    # transformers' apply_chunking_to_forward: len(inspect.signature(forward_fn).parameters)
+    import inspect
+
+    class M(torch.nn.Module):
+        def chunk(self, h):
+            return h * 2
+
+        def forward(self, x):
+            n = len(inspect.signature(self.chunk).parameters)
+            return self.chunk(x) + n
+    m = M()
+    cm = dyn.compile(m, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(cm(x), m(x))
+    assert breaks(cm) == [] and len(graphs(cm)) == 1

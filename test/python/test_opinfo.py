@@ -31,17 +31,33 @@ SAMPLES = {
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
 _INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
+_FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
 KNOWN_FAILURES = {
     # pooling's argmax indices (return_indices=True): no graph op computes them
     **{(f"nn.functional.{p}{n}d", "function", "*", "*"): f"not native: Unsupported: {what} with return_indices"
        for n in (1, 2, 3) for p, what in (("max_pool", "max pooling"), ("adaptive_max_pool", "adaptive max pooling"))},
+    # factories whose only tensor is the one they make: capture takes the graph's device from its inputs
+    ("arange", "function", "*", "cuda"): _FACTORY_GPU,
+    ("ones", "function", "*", "cuda"): _FACTORY_GPU,
+    ("zeros", "function", "*", "cuda"): _FACTORY_GPU,
+    ("full", "function", "*", "cuda"): _FACTORY_GPU,
+    ("empty", "function", "*", "cuda"): _FACTORY_GPU,
+    # x.fill_(True) into a float tensor: the GPU launch plan cannot pass one of the kernel's operands
+    ("fill", "inplace", "float32", "cuda"):
+        "not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: 'gpu.launch_func' op "
+        "has a kernel operand the launch plan cannot provide",
+    ("nn.functional.batch_norm.without_cudnn", "function", "float32", "cuda"):
+        "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
+    # OpInfo makes narrow's 0-d start tensor on the CPU
+    ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
+    ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
     ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
     ("min.reduction_with_dim", "function", "*", "*"): _INDICES,
     ("min.reduction_with_dim", "method", "*", "*"): _INDICES,
     # data-dependent: eager reads the 0-d start tensor's value
-    ("narrow", "function", "*", "*"): "not native: Unsupported: narrow with a tensor start",
-    ("narrow", "method", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "function", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "method", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
     # dyn's results are contiguous: a channels_last request is a graph break
     ("to", "method", "float32", "*"): "not native: Unsupported: to() with memory_format=torch.channels_last",
     ("nn.functional.batch_norm", "function", "float32", "*"):

@@ -506,3 +506,48 @@ def test_model_output_gradients():
     got.loss.backward()
     want.loss.backward()
     same(lin.weight.grad, ref.weight.grad)
+
+
+def test_made_objects_cross_a_graph_break():
+    @dataclasses.dataclass
+    class State:
+        h: torch.Tensor
+        n: int
+
+    def f(x):
+        s = State(x * 2, 1)
+        out = Out(logits=x + 1)
+        print(end="")  # a graph break: s and out are handed to the rest of the frame
+        s.n += 1
+        return out, s.h * s.n, out.logits.sum()
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(3)
+    for _ in range(2):
+        got, want = cf(x), f(x)
+        assert type(got[0]) is Out and list(got[0].keys()) == ["logits"]
+        same(got[0].logits, want[0].logits)
+        same(got[1:], want[1:])
+    assert breaks(cf) and len(graphs(cf)) == 2
+
+
+def test_made_object_kept_by_a_side_effect():
+    class Cache:
+        def __init__(self):
+            self.layers = []
+
+    holder = Obj()
+
+    def f(x):
+        c = Cache()
+        c.layers.append(x * 3)
+        holder.cache = c
+        return x + 1
+    cf = dyn.compile(f, backend="eager")
+    x = torch.randn(2)
+    same(cf(x), x + 1)
+    first = holder.cache
+    assert type(first) is Cache and len(first.layers) == 1
+    same(first.layers[0], x * 3)
+    cf(x)
+    assert holder.cache is not first  # a new object per call, as in eager
+    assert breaks(cf) == []

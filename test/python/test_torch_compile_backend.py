@@ -1,7 +1,8 @@
-"""torch.compile(fn, backend="dyn"): TorchDynamo captures, dyn/fx translates its FX graph into the graph
-dialect and dyn's compiler runs it. Results are compared with eager; dyn.stats() shows that dyn's compiled
+"""torch.compile(fn, backend="dyn"): TorchDynamo captures, dyn/fx translates its FX graph (or, for
+training, AOTAutograd's forward and backward ATen graphs) into the graph dialect and dyn's compiler runs it. Results are compared with eager; dyn.stats() shows that dyn's compiled
 code ran (compiled_graphs) or why TorchDynamo's graph ran with PyTorch ops instead (eager_graphs, with a
 warning: never silently)."""
+import copy
 import os
 import subprocess
 import sys
@@ -24,8 +25,15 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
+# dyn's GPU path has no matmul lowering yet (the ops branch adds library calls): the CUDA model tests
+# xfail with that reason until it does, then they pass unchanged
+GPU_MATMUL = "'loop.matmul' op is not supported on the GPU path yet"
+
+
 def compiled_natively(n=1):
     s = dyn.stats()
+    if any(GPU_MATMUL in (g["reason"] or "") for g in s["eager_graphs"]):
+        pytest.xfail(f"dyn's compiler on CUDA: {GPU_MATMUL}")
     return s["compiled_graphs"] == n and not s["eager_graphs"]
 
 
@@ -46,10 +54,14 @@ FUNCTIONS = [
 ]
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("k", range(len(FUNCTIONS)))
-def test_functions(k):
+def test_functions(k, device):
     fn = FUNCTIONS[k]
-    x, y = torch.randn(8, 3), torch.randn(8, 3)
+    x, y = torch.randn(8, 3, device=device), torch.randn(8, 3, device=device)
     want = fn(x, y)
     got = torch.compile(fn, backend="dyn", fullgraph=True)(x, y)
     torch.testing.assert_close(got, want)
@@ -71,9 +83,11 @@ def test_input_updated_in_place_and_view_returned():
     assert compiled_natively()
 
 
-def test_mlp():
+@pytest.mark.parametrize("device", DEVICES)
+def test_mlp(device):
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 4)).eval()
-    x = torch.randn(5, 16)
+    model.to(device)
+    x = torch.randn(5, 16, device=device)
     with torch.no_grad():
         want = model(x)
         got = torch.compile(model, backend="dyn")(x)
@@ -96,15 +110,16 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).split(C, dim=-1)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
-        mask = torch.ones(T, T, dtype=torch.bool).tril().logical_not()
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().logical_not()
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
         return x + self.mlp(self.ln2(x))
 
 
-def test_transformer_block_runs_dyn_code():
-    model = Block().eval()
-    x = torch.randn(2, 8, 32)
+@pytest.mark.parametrize("device", DEVICES)
+def test_transformer_block_runs_dyn_code(device):
+    model = Block().eval().to(device)
+    x = torch.randn(2, 8, 32, device=device)
     with torch.no_grad():
         want = model(x)
         compiled = torch.compile(model, backend="dyn", fullgraph=True)
@@ -129,18 +144,38 @@ def test_node_without_handler_runs_torchdynamo_graph_with_warning():
     assert "cumsum" in s["eager_graphs"][0]["reason"]
 
 
-def test_training_runs_torchdynamo_graph_with_gradients():
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+@pytest.mark.parametrize("make", [
+    lambda: nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 16), nn.Tanh()),
+    lambda: Block(d=16, heads=2)], ids=["mlp", "transformer_block"])
+def test_training_compiles_forward_and_backward(make):
+    """Inputs that require grad: AOTAutograd's forward and backward ATen graphs are both dyn's code."""
+    torch.manual_seed(0)
+    model = make()
+    ref = copy.deepcopy(model)
+    x = torch.randn(2, 8, 16)
+    out = torch.compile(model, backend="dyn")(x)
+    out.pow(2).sum().backward()
+    want = ref(x)
+    want.pow(2).sum().backward()
+    torch.testing.assert_close(out, want)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    s = dyn.stats()
+    assert s["compiled_graphs"] == 2 and not s["eager_graphs"], s["eager_graphs"]
+    assert s["graphs_compiled"] == 2  # forward and backward, by dyn's compiler
+
+
+def test_training_graph_without_handler_runs_as_given():
+    lin = nn.Linear(4, 4)
     x = torch.randn(3, 4)
-    with pytest.warns(UserWarning, match="no autograd"):
-        loss = torch.compile(model, backend="dyn")(x).sum()
-    loss.backward()
-    grads = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
-    model(x).sum().backward()
-    for g, p in zip(grads, model.parameters()):
-        torch.testing.assert_close(g, p.grad)
-    assert dyn.stats()["eager_graphs"][0]["reason"].startswith("inputs require grad")
+    with pytest.warns(UserWarning, match="AOTAutograd forward graph .* runs with PyTorch ops.*cumsum"):
+        out = torch.compile(lambda t: torch.cumsum(lin(t), 0), backend="dyn")(x)
+    out.sum().backward()
+    g = lin.weight.grad.clone()
+    lin.zero_grad()
+    torch.cumsum(lin(x), 0).sum().backward()
+    torch.testing.assert_close(g, lin.weight.grad)
+    assert any("cumsum" in e["reason"] for e in dyn.stats()["eager_graphs"])
 
 
 def test_entry_point_finds_dyn_without_importing_it(tmp_path):

@@ -74,6 +74,14 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
 namespace {
 struct ConvertGraphToPrimPass : dyn::impl::ConvertGraphToPrimPassBase<ConvertGraphToPrimPass> {
   void runOnOperation() override {
+    // a PyTorch op kept whole by capture: no prim form exists, say which op stops the lowering
+    WalkResult calls = getOperation().walk([](graph::TorchCallOp op) {
+      op.emitError() << "graph.torch_call \"" << op.getCallee()
+                     << "\" has no lowering in dyn's compiler (the graph runs with PyTorch ops)";
+      return WalkResult::interrupt();
+    });
+    if (calls.wasInterrupted())
+      return signalPassFailure();
     ConversionTarget target(getContext());
     target.addIllegalDialect<graph::GraphDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

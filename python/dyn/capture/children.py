@@ -14,18 +14,17 @@ from torch.nn.modules import module as _m  # the global module hooks live there
 
 from ..native import C as _C
 from ..native import HOOK as _HOOK
+from .origins import is_traced_code
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 _NOT_A_FRAME = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async generator
-_SKIP_MODULES = ("torch", "dyn", "numpy", "scipy", "builtins", "typing", "functools")
 MAX_TARGETS = 64  # user functions registered per eager frame
 
 
 def is_user_function(f):
-    if not isinstance(f, types.FunctionType):
-        return False
-    mod = getattr(f, "__module__", None) or ""
-    return not mod.startswith(_SKIP_MODULES) and "site-packages" not in f.__code__.co_filename
+    """Python dyn captures as a frame of its own: users' and libraries' code (torchvision, timm,
+    transformers), not PyTorch's, dyn's, the standard library's or numpy's (decided by the object)."""
+    return is_traced_code(f)
 
 
 def _module_hooks(m):
@@ -33,15 +32,18 @@ def _module_hooks(m):
                 _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks)
 
 
-def frame_target(fn):
+def frame_target(fn, sequential=False):
     """(function, leading arguments) when calling fn runs the frame of a user Python function: a
     function, a bound method, a module's forward (no hooks, forward not replaced on the instance) or a
-    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks)."""
+    user class's __call__; else None (a builtin, torch, a dyn-compiled function, a module with hooks).
+    sequential: also nn.Sequential's forward (called at a graph break it is captured, so the user blocks
+    in it are captured too; torch.nn's other modules run as they are, as TorchDynamo lets them)."""
     if getattr(type(fn), "_dyn_is_compiled", False):
         return None
     if isinstance(fn, torch.nn.Module):
         fwd = type(fn).forward
-        if is_user_function(fwd) and "forward" not in fn.__dict__ and not _module_hooks(fn):
+        ok = is_user_function(fwd) or sequential and fwd is torch.nn.Sequential.forward
+        if ok and "forward" not in fn.__dict__ and not _module_hooks(fn):
             return fwd, (fn,)
         return None
     if isinstance(fn, types.MethodType):

@@ -7,6 +7,7 @@ frame's arguments symbolically, builds a Graph, compiles it with the backend and
 Without the hook (extension missing) the same entries are looked up from Python."""
 import functools
 import inspect
+import operator
 import types
 import warnings
 
@@ -83,20 +84,20 @@ def capture(func, args, session, allow_breaks=False, callees=None):
             out = (out, tuple(marker.state))
         tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
-        _prune(g)
+        _prune(g, fail)
         tr.effects = effects
         return tr, tmpl, g, None
     session.count("graph_breaks")
     brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
     tmpl, outs = _flatten_output((br.cond, tuple(brk.state)), g, fail, tracer=tr)
     g.outputs = outs
-    _prune(g)
+    _prune(g, fail)
     return tr, tmpl, g, brk
 
 
 def _check_no_shared_fresh(out, marker, tr, fail):
-    """A container the traced code made, both returned and stored by a side effect, would be two objects
-    (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
+    """A container or object the traced code made, both returned and stored by a side effect, would be
+    two objects (one rebuilt for the result, one for the side effect) where eager has one: not captured."""
     made = marker.fresh_ids()
     seen = set()
 
@@ -111,6 +112,9 @@ def _check_no_shared_fresh(out, marker, tr, fail):
                 walk(x)
         elif isinstance(v, dict):
             for x in v.values():
+                walk(x)
+        if id(v) in tr.created and type(v) in tr.created_classes:
+            for x in vars(v).values():
                 walk(x)
     walk(out)
 
@@ -233,8 +237,10 @@ class _CompiledFunction:
         if self._at_limit(args):
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(f"dyn: {self._code.co_name} recompiled {RECOMPILE_LIMIT} times "
-                              f"(recompile limit); new argument signatures run eagerly", stacklevel=3)
+                many = (f"has {ENTRY_LIMIT} entries" if len(self._entries) >= ENTRY_LIMIT else
+                        f"recompiled {RECOMPILE_LIMIT} times")
+                warnings.warn(f"dyn: {self._code.co_name} {many} (recompile limit); new argument signatures "
+                              f"run eagerly", stacklevel=3)
             return None
         if self._entries:
             self._session.count("recompiles")
@@ -364,7 +370,11 @@ class _CompiledFunction:
         runs as a frame of its own: compiled, so it is captured and breaks only where it must."""
         if type(fn) is functools.partial:
             return self._call_through(fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
-        t = frame_target(fn)
+        if fn is operator.getitem and len(args) == 2 and not kwargs and not isinstance(args[0], torch.nn.Module):
+            get = getattr(type(args[0]), "__getitem__", None)  # obj[idx] at a break: a Python __getitem__
+            if isinstance(get, types.FunctionType):
+                fn, args = types.MethodType(get, args[0]), [args[1]]
+        t = frame_target(fn, sequential=True)
         if t is None or t[0].__code__ is self._code:
             return fn(*args, **kwargs)
         func, lead = t

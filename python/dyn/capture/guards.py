@@ -9,7 +9,7 @@ import torch
 from .outputs import _memory_conflict
 from .paths import _gatherer, _resolver
 from .values import (_is_user_dict_class, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
-                     strict_eq)
+                     is_plain_instance, strict_eq)
 
 
 class Is:
@@ -57,6 +57,21 @@ class HasAttr:
         return f"{'has' if self.expect else 'has no'} attribute {self.name!r}"
 
 
+class TypeIs:
+    """Guard value (a predicate): the object at the path is an instance of exactly this plain class; what
+    the capture read of it has guards of its own (values.is_plain_instance)."""
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+    def __call__(self, v):
+        return type(v) is self.type
+
+    def __repr__(self):
+        return f"a {self.type.__name__} (its attributes guarded one by one)"
+
+
 class Structure:
     """Guard value for a container read during capture: same type, the same keys in order (dict) or
     length, equal constant items and the very same objects elsewhere. Tensors read through the
@@ -71,8 +86,8 @@ class Structure:
         self.keys = list(v) if isinstance(v, dict) else len(v)  # dicts and OrderedDicts: keys in order
         self.items = []
         for x in (v.values() if isinstance(v, dict) else v):
-            if tensors_by_path and isinstance(x, torch.Tensor):
-                self.items.append((0, None))
+            if tensors_by_path and (isinstance(x, torch.Tensor) or is_plain_instance(x)):
+                self.items.append((0, None))  # guarded through its own path (a tensor, TypeIs)
             elif is_constant_value(x):
                 self.items.append((2, copy.deepcopy(x)))
             else:
@@ -114,8 +129,8 @@ class Structure:
 
 
 def _arg_guard(a, containers=False):
-    if containers and _is_container(a):
-        return None  # checked item by item by the Python guard (_container_guard)
+    if containers and (_is_container(a) or is_plain_instance(a)):
+        return None  # checked item by item by the Python guard (_container_guard), or by type (TypeIs)
     if is_opaque_type(type(a)):
         return None  # never looked at by the graph (Opaque)
     if isinstance(a, torch.Tensor):
@@ -144,6 +159,8 @@ def _global_guards(tr):
     out.append((torch.get_default_dtype, "default dtype", torch.get_default_dtype(), 1))
     if tr.reads_grad_mode:
         out.append((torch.is_grad_enabled, "grad mode", torch.is_grad_enabled(), 1))
+    for what, (getter, v) in tr.state_reads.items():
+        out.append((getter, what, v, 2))
     return tuple(out)
 
 
@@ -170,6 +187,8 @@ def _container_guard(value):
     for x in (value.values() if isinstance(value, dict) else value):
         if _is_container(x):
             items.append((2, _container_guard(x)))
+        elif is_plain_instance(x):
+            items.append((3, type(x)))  # its attributes read are guarded through their paths
         else:
             items.append((0, _arg_guard(x)))
 
@@ -183,6 +202,9 @@ def _container_guard(value):
         for x, (kind, g) in zip(v, items):
             if kind == 2:
                 if not g(x):
+                    return False
+            elif kind == 3:
+                if type(x) is not g:
                     return False
             elif g[0] == 0:
                 if not isinstance(x, torch.Tensor) or not _py_check_tensor(x, g):
@@ -227,7 +249,8 @@ def _path_guards(tr, args=None):
 
     def add(path, kind, value):
         key = (tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path)), kind,
-               (value.name, value.expect, value.in_dict) if isinstance(value, HasAttr) else None)
+               (value.name, value.expect, value.in_dict) if isinstance(value, HasAttr) else
+               value.type if isinstance(value, TypeIs) else None)
         if key not in seen:  # read more than once: the first read's guard covers it
             seen.add(key)
             paths.append((_cpath(path), kind, value))
@@ -238,7 +261,7 @@ def _path_guards(tr, args=None):
             add(path, 3, value.as_tuple())
         elif isinstance(value, ModuleGuard):
             add(path, 5, value.forward)
-        elif isinstance(value, HasAttr):
+        elif isinstance(value, (HasAttr, TypeIs)):
             add(path, 4, value)
         else:
             add(path, 2, copy.deepcopy(value) if isinstance(value, list) else value)
@@ -250,6 +273,8 @@ def _path_guards(tr, args=None):
     for i, a in enumerate(args or ()):
         if _arg_guard(a, True) is None and _is_container(a):
             add(("arg", i), 4, _container_guard(a))
+        elif is_plain_instance(a):
+            add(("arg", i), 4, TypeIs(type(a)))
     checks = []
     for source, j in tr.input_aliases:
         # one tensor reached through two sources is one graph input: they must stay the same object

@@ -7,7 +7,8 @@ import types
 
 from ..ops import TensorVar
 from .paths import _resolver
-from .values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, is_constant
+from .values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base, holds_internal,
+                     is_constant)
 
 
 class _Src:
@@ -24,6 +25,14 @@ class _Fresh:
 
     def __init__(self, kind, items):
         self.kind, self.items = kind, items
+
+
+class _Made:
+    """An instance of a plain class the traced code made: made anew at every call (one per marker)."""
+    __slots__ = ("cls", "items", "attrs")
+
+    def __init__(self, cls):
+        self.cls, self.items, self.attrs = cls, None, []
 
 
 class _Method:
@@ -79,6 +88,8 @@ class Marker:
                 m = self._fresh[id(v)] = _Fresh(type(v), None)
                 m.items = [(k, mark(x)) for k, x in v.items()] if type(v) is dict else [mark(x) for x in v]
             return m
+        if type(v) is slice and holds_internal(v, tr):
+            fail("a slice holding a tensor")
         if is_constant(v):
             return v  # a list here is a real one (a global's, a module's): the very object, mutable
         if isinstance(v, BoundTensorMethod):
@@ -94,6 +105,17 @@ class Marker:
         if isinstance(v, types.FunctionType) and id(v) in tr.created and \
                 (v.__closure__ or not is_constant(v.__defaults__ or ())):
             fail("a function defined in the frame")
+        if id(v) in tr.created and type(v) in tr.created_classes:
+            # an instance of a plain class (a dataclass, a ModelOutput, a DynamicCache) the traced code
+            # made: a new one per call with the same items and attributes (one per marker, so an object
+            # reached twice stays one)
+            m = self._fresh.get(id(v))
+            if m is None:
+                m = self._fresh[id(v)] = _Made(type(v))
+                if isinstance(v, dict):
+                    m.items = [(k, mark(x)) for k, x in dict.items(v)]
+                m.attrs = [(k, mark(x)) for k, x in vars(v).items()]
+            return m
         if isinstance(v, _ITER_TYPES) or id(v) in tr.created and not isinstance(v, types.FunctionType):
             fail(f"a live {type(v).__name__}")
         if isinstance(v, (list, dict, set, tuple)) or _contains_tensor(v):
@@ -121,6 +143,15 @@ def unmark(v, state, args, memo):
                 r = memo[id(v)] = v.kind()
                 items = [unmark(x, state, args, memo) for x in v.items]
                 r.extend(items) if v.kind is list else r.update(items)
+        return r
+    if t is _Made:
+        r = memo.get(id(v))
+        if r is None:
+            base = _dict_base(v.cls)
+            r = memo[id(v)] = base.__new__(v.cls) if base is not None else object.__new__(v.cls)
+            for k, x in v.items or ():
+                base.__setitem__(r, k, unmark(x, state, args, memo))
+            r.__dict__.update((k, unmark(x, state, args, memo)) for k, x in v.attrs)
         return r
     if t is _Method:
         obj = unmark(v.obj, state, args, memo)

@@ -8,10 +8,11 @@ import torch
 from ..errors import Unsupported
 from ..graph import Graph
 from ..ops import Ops, TensorVar
-from .guards import Is, Structure
+from .guards import Is, Structure, TypeIs
 from .side_effects import SideEffects
 from .paths import _in_argument, _same_source, _source_str
-from .values import Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type
+from .values import (Opaque, _contains_real_tensor, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
+                     is_plain_instance)
 
 
 class Tracer:
@@ -50,6 +51,13 @@ class Tracer:
         self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
+        self.state_reads = {}  # global state the traced code read: description -> (getter, value)
+
+    def read_state(self, what, getter):
+        """The value of global state (getter() -> bool or None), guarded from now on."""
+        if what not in self.state_reads:
+            self.state_reads[what] = (getter, getter())
+        return self.state_reads[what][1]
 
     def grad_enabled(self):
         """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""
@@ -192,6 +200,9 @@ class Tracer:
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
                 self.keep.append(value)
+                if len(source) > 2 and type(source[-1]) in (int, tuple) and is_plain_instance(value):
+                    # an item of a container guarded by its structure (which leaves it unchecked)
+                    self.attr_guards.append((source, TypeIs(type(value))))
         return value
 
 

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import torch
 
 from ..ops import TensorVar
+from .origins import is_numeric_library, is_torch_class
 
 
 class _Null:
@@ -167,8 +168,8 @@ def _is_user_dict_class(cls):
     for c in cls.__mro__:
         if c in (object, dict, OrderedDict, abc.ABC):
             continue
-        mod = getattr(c, "__module__", "") or ""
-        if mod in ("builtins", "collections") or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+        if getattr(c, "__module__", None) in ("builtins", "collections") or is_torch_class(c) or \
+                is_numeric_library(c) or \
                 "__slots__" in c.__dict__ or "__getattribute__" in c.__dict__ or \
                 any(not isinstance(c.__dict__.get(n, _fn), types.FunctionType)
                     for n in ("__setattr__", "__delattr__", "__init__", "__post_init__", "__getitem__", "__setitem__")):
@@ -178,3 +179,22 @@ def _is_user_dict_class(cls):
 
 def _fn():
     pass
+
+
+def is_plain_instance(v):
+    """An instance of a plain Python class (default metaclass, object.__new__, an instance __dict__, no
+    __slots__ and no custom attribute lookup) outside torch, dyn and the numeric stack: a dataclass, a
+    transformers cache made by the traced code. What a capture reads of it is guarded through its path,
+    so its type is guarded rather than its identity (a new object of the class per call hits)."""
+    t = type(v)
+    if type(t) not in (type, abc.ABCMeta) or t.__new__ is not object.__new__ or not hasattr(v, "__dict__") or \
+            isinstance(v, (torch.nn.Module, BaseException)):
+        return False
+    for c in t.__mro__:
+        if c is object or c is abc.ABC:
+            continue
+        mod = c.__module__ or ""
+        if mod == "builtins" or mod.partition(".")[0] in ("torch", "dyn", "numpy", "scipy") or \
+                any(n in c.__dict__ for n in ("__slots__", "__getattr__", "__getattribute__")):
+            return False
+    return True

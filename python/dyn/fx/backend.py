@@ -1,14 +1,16 @@
 """dyn as a torch.compile backend: torch.compile(model, backend="dyn"). TorchDynamo captures the graph; its
-FX graph is translated into dyn's graph dialect (translate.py) and compiled by dyn's compiler, the same
-runners dyn.compile uses. An FX graph dyn cannot take (a node without a handler, symbolic shapes, inputs
-that require grad: dyn's compiler has no autograd) runs as TorchDynamo gave it, with a warning, and is
-counted in dyn.stats()["eager_graphs"] with the reason; compiled ones in dyn.stats()["compiled_graphs"]."""
+FX graph is translated into dyn's graph dialect (translate.py) and compiled by dyn's compiler, with the
+runners dyn.compile uses. Graphs whose inputs require grad go through AOTAutograd (PyTorch's core ATen
+decompositions): its forward and backward graphs are translated (aten.py) and compiled the same way, so
+training runs dyn's code too. An FX graph dyn cannot take (a node without a handler, symbolic shapes, a
+compiler failure) runs as it was given, with a warning, and is counted in dyn.stats()["eager_graphs"]
+with the reason; compiled ones in dyn.stats()["compiled_graphs"]."""
 import warnings
 
 import torch
 
 from .. import backends as B
-from ..capture.reports import NEEDS_GRAD, TORCH_OPS, GraphRun, classify, failure
+from ..capture.reports import TORCH_OPS, GraphRun, classify, failure
 from ..capture.runners import _make_runner, _select
 from ..errors import Unsupported
 from ..graph import Graph
@@ -19,26 +21,33 @@ NAME = "dyn"
 WHERE = "torch.compile(backend='dyn')"
 
 
-def _fallback(gm, session, reason, graph=None):
-    """The FX graph as TorchDynamo gave it (its PyTorch ops), reported and warned about."""
+def _fallback(gm, session, what, reason, graph=None):
+    """The FX graph as it was given (its PyTorch ops), reported and warned about."""
     session.record(GraphRun(graph if graph is not None else Graph(), TORCH_OPS, False, reason,
-                            WHERE, fallback=True))
-    warnings.warn(f"dyn: {WHERE}: a TorchDynamo graph of {len(gm.graph.nodes)} FX nodes runs with PyTorch "
-                  f"ops, not dyn's compiler: {reason}", stacklevel=2)
+                            f"{WHERE}, {what}", fallback=True))
+    warnings.warn(f"dyn: {WHERE}: {what} of {len(gm.graph.nodes)} FX nodes runs with PyTorch ops, not dyn's "
+                  f"compiler: {reason}", stacklevel=3)
     return gm.forward
 
 
-def backend(gm, example_inputs, **options):
-    """The TorchDynamo backend: gm (a torch.fx.GraphModule) and its example inputs -> a callable taking
-    the graph's inputs positionally and returning its outputs."""
+def compile_fx(gm, example_inputs, options=None, what="a TorchDynamo graph"):
+    """gm translated and compiled by dyn: a callable taking the graph's inputs positionally and returning
+    its outputs; gm.forward (reported, warned) where dyn cannot take it. AOTAutograd calls its compilers
+    inside its fake-tensor mode: the translation's meta computations and constants leave it."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    with unset_fake_temporarily():
+        return _compile_fx(gm, example_inputs, options, what)
+
+
+def _compile_fx(gm, example_inputs, options, what):
     session = current()
-    session.count("backend_calls")
-    if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
-        return _fallback(gm, session, NEEDS_GRAD)
     try:
         tr = Translation(gm, list(example_inputs), session)
     except Unsupported as e:
-        return _fallback(gm, session, e.reason)
+        return _fallback(gm, session, what, e.reason)
+    except Exception as e:  # a bug in the translation: the graph runs as given, never a wrong result
+        session.count("internal_failures")
+        return _fallback(gm, session, what, f"translation failed internally: {type(e).__name__}: {e}")
     graph = tr.graph
     session.add_graph(graph)
     m = graph.input_map
@@ -48,10 +57,33 @@ def backend(gm, example_inputs, **options):
     if graph.outputs:
         try:
             kernel = B.dyn_backend(graph, examples, options)
-        except Exception as e:  # the compiler failed: TorchDynamo's graph runs, never a wrong result
-            return _fallback(gm, session, failure("dyn", False, e), graph)
+        except Exception as e:  # the compiler failed
+            return _fallback(gm, session, what, failure("dyn", False, e), graph)
         if kernel is None:
-            return _fallback(gm, session, B.fallback_reason(graph, examples) or "no dyn runner", graph)
+            return _fallback(gm, session, what, B.fallback_reason(graph, examples) or "no dyn runner", graph)
         backend_name, compiled, reason = classify(kernel, graph, examples, "dyn", False)
-        session.record(GraphRun(graph, backend_name, compiled, reason, WHERE, fallback=not compiled))
+        session.record(GraphRun(graph, backend_name, compiled, reason, f"{WHERE}, {what}", fallback=not compiled))
     return _make_runner(tr.tracer, tr.template, _select(kernel, graph, tr.tracer.index_bounds))
+
+
+def _training(gm, example_inputs, options):
+    """AOTAutograd splits the graph into forward and backward ATen graphs (core ATen decompositions);
+    dyn compiles each."""
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def compiler(what):
+        return lambda g, ins: make_boxed_func(compile_fx(g, ins, options, what))
+    return aot_autograd(fw_compiler=compiler("an AOTAutograd forward graph"),
+                        bw_compiler=compiler("an AOTAutograd backward graph"),
+                        decompositions=core_aten_decompositions())(gm, example_inputs)
+
+
+def backend(gm, example_inputs, **options):
+    """The TorchDynamo backend: gm (a torch.fx.GraphModule) and its example inputs -> a callable taking
+    the graph's inputs positionally and returning its outputs."""
+    current().count("backend_calls")
+    if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
+        return _training(gm, example_inputs, options)
+    return compile_fx(gm, example_inputs, options)

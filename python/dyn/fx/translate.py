@@ -1,7 +1,8 @@
 """An FX graph as TorchDynamo gives it to a backend (torch-level: torch functions, Tensor methods, Python
-operators) translated into a dyn Graph through the same op handlers capture uses (ops/handlers), so the
-graph dialect, its lowering and the runners are the ones dyn.compile uses. A node with no handler raises
-Unsupported naming it; the backend then runs the FX graph as TorchDynamo gave it."""
+operators), or as AOTAutograd gives it (ATen ops, aten.py), translated into a dyn Graph through the same op
+handlers capture uses (ops/handlers), so the graph dialect, its lowering and the runners are the ones
+dyn.compile uses. A node with no handler raises Unsupported naming it; the backend then runs the FX graph
+as it was given."""
 import operator
 
 import torch
@@ -12,6 +13,7 @@ from ..capture.tracer import Tracer
 from ..errors import Unsupported
 from ..ops import METHODS, TORCH_FUNCS, TensorVar
 from ..ops.handlers import getitem, inplace, metas
+from .aten import aten_handler, is_aten
 
 # Python operators on tensors, as capture evaluates them (capture/interpreter/operators.py)
 _BINARY = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
@@ -63,7 +65,7 @@ class Translation:
                 if node.op == "placeholder":
                     v = example_inputs[placeholders]
                     if isinstance(v, torch.Tensor):
-                        v = tr.tensor_input(v, ("arg", placeholders))
+                        v = tr.tensor_input(_stand_in(v), ("arg", placeholders))
                     elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                         raise Unsupported("a symbolic size (dynamic shapes)")
                     placeholders += 1
@@ -87,6 +89,9 @@ class Translation:
                     raise Unsupported(f"FX {node.op} node")
             except Unsupported as e:
                 raise Unsupported(f"{e.reason}: FX node `{_node_text(node)}`") from None
+            except (TypeError, ValueError, RuntimeError, IndexError, KeyError, AttributeError, OverflowError) as e:
+                # arguments a handler does not take (it never met them in user code): not translated
+                raise Unsupported(f"{type(e).__name__} translating FX node `{_node_text(node)}`: {e}") from None
         self.graph = tr.graph
 
     def _call(self, node, args, kwargs):
@@ -114,6 +119,11 @@ class Translation:
                     return _binary(o, op, a, b)
                 return inplace(o, a, _binary(o, op, a, b), lambda s: getattr(s, dunder)(metas(b)), b)
             return _binary(o, target, *args)
+        if is_aten(target):
+            h = aten_handler(target)
+            if h is None:
+                raise Unsupported(f"{target} has no dyn handler")
+            return h(o, *args, **kwargs)
         try:
             h = TORCH_FUNCS.get(target)
         except TypeError:  # unhashable target
@@ -122,6 +132,16 @@ class Translation:
             raise Unsupported(f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', target)} "
                               "has no dyn handler")
         return h(o, *args, **kwargs)
+
+
+def _stand_in(t):
+    """A real tensor for an example input: AOTAutograd's are FakeTensors (shape, strides, dtype and device
+    are what a graph input needs; values are read at each call)."""
+    if type(t) in (torch.Tensor, torch.nn.Parameter):
+        return t
+    if isinstance(t, torch._subclasses.fake_tensor.FakeTensor):
+        return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device)
+    return t
 
 
 def _get_attr(gm, target):

@@ -4,7 +4,7 @@ constants are made once, dtype conversions that cannot change anything are left 
 can only be fresh tensors skip the aliasing checks. Ops without a short form there call run_node."""
 import torch
 
-from .opset import BINARY, REDUCE, UNARY
+from .opset import BINARY, REDUCE, UNARY, Operand
 
 # ops whose result is always a new tensor (never a view of an operand, never a constant)
 _FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat", "convolution",
@@ -30,6 +30,11 @@ def _expr(n, args, ns, k):
     a = n.attrs
     if op == "detach":
         return f"{args[0]}.detach()"
+    if op == "torch_call":
+        ns[f"a{k}"] = a
+        return f"call(a{k}, [{', '.join(args)}])"
+    if op == "torch_result":
+        return f"{args[0]}[{a['index']}]"
     if op == "matmul":
         return f"torch.matmul({args[0]}, {args[1]})"
     if op in ("reshape", "expand"):
@@ -91,7 +96,8 @@ def _linear_patterns(graph):
 
 def python_function(graph):
     """fn(*inputs) -> list of outputs, equivalent to running every node with run_node."""
-    ns = {"torch": torch, "run_node": run_node, "finish": _finish, "linear": torch.nn.functional.linear}
+    ns = {"torch": torch, "run_node": run_node, "finish": _finish, "linear": torch.nn.functional.linear,
+          "call": _call_attrs}
     names = {n: f"i{n.index}" for n in graph.inputs}
     linears, folded = _linear_patterns(graph)
     lines = [f"def run({', '.join(names[n] for n in graph.inputs)}):"]
@@ -149,6 +155,27 @@ def _finish(outs, inputs, consts):
     return result
 
 
+def _fill(t, xs):
+    """A torch_call's argument template with its operands in place (ops/torch_call.py Operand)."""
+    if type(t) is Operand:
+        return xs[t.index]
+    if type(t) in (tuple, list):
+        return type(t)(_fill(x, xs) for x in t)
+    return t
+
+
+def _call_attrs(a, xs):
+    """A generic torch_call node (its attrs a): the op itself, with its non-tensor arguments as captured.
+    An in-place op writes a copy of its operand (the node's value; capture wrote it back)."""
+    k = a.get("inplace")
+    if k is not None:
+        xs = list(xs)
+        xs[k] = xs[k].clone()
+        a["target"](*_fill(a["args"], xs), **{n: _fill(v, xs) for n, v in a["kwargs"].items()})
+        return xs[k]
+    return a["target"](*_fill(a["args"], xs), **{n: _fill(v, xs) for n, v in a["kwargs"].items()})
+
+
 def run_node(n, xs):
     op, a = n.op, n.attrs
     if op == "constant":
@@ -197,6 +224,10 @@ def run_node(n, xs):
         return xs[0].to(n.meta.dtype)
     if op in _WINDOW:
         return _WINDOW[op](xs, a)
+    if op == "torch_call":
+        return _call_attrs(a, xs)
+    if op == "torch_result":
+        return xs[0][a["index"]]
     if op == "gather":  # a negative index counts from the end, as the compiled gather's does
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))

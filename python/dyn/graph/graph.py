@@ -44,6 +44,10 @@ class Graph:
             attrs = {**self.mode_attrs, **attrs}
         if op == "detach":  # autograd only: the same value in the graph dialect (no line of its own)
             n = Node(inputs[0].name, op, inputs, attrs, meta)
+        elif op == "torch_result":  # result k of a torch_call with several: %call#k (no line of its own)
+            call = inputs[0]
+            n = Node(call.name if call.attrs["results"] == 1 else f"{call.name}#{attrs['result']}", op, inputs,
+                     attrs, meta)
         else:
             n = Node(f"%{self._count}", op, inputs, attrs, meta)
             self._count += 1

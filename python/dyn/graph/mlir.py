@@ -4,7 +4,11 @@ import struct
 
 import torch
 
-from .opset import ELEMENT_TYPES, REDUCE
+from .opset import ELEMENT_TYPES, REDUCE, Operand
+
+# dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
+_OTHER_TYPES = {torch.uint8: "ui8", torch.int8: "i8", torch.int16: "i16", torch.complex64: "complex<f32>",
+                torch.complex128: "complex<f64>"}
 
 
 def tensor_type(meta):
@@ -120,14 +124,71 @@ def _window_attrs(op, a):
     return s
 
 
+def _string(text):
+    """An MLIR string literal."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend("\\%02X" % b for b in ch.encode("utf-8"))
+    return '"' + "".join(out) + '"'
+
+
+def _attr(v):
+    """A torch_call argument as an MLIR attribute: operand k as `k : index`, None as `unit`, a dtype as
+    its type, tuples and lists as arrays."""
+    if type(v) is Operand:
+        return f"{v.index} : index"
+    if v is None:
+        return "unit"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v} : i64"
+    if isinstance(v, float):
+        return f"{_literal(v, torch.float64)} : f64"
+    if isinstance(v, str):
+        return _string(v)
+    if isinstance(v, torch.dtype):
+        return ELEMENT_TYPES.get(v) or _OTHER_TYPES.get(v) or _string(str(v))
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(_attr(x) for x in v) + "]"
+    return _string(str(v))  # device, memory format, layout
+
+
+def _key(k):
+    return k if k.isidentifier() and k.isascii() else _string(k)
+
+
+def _torch_call(n):
+    a = n.attrs
+    results = [n] if a["results"] == 1 and "structure" not in a else None
+    outs = [tensor_type(n.meta)] if results else [tensor_type(m) for m in a["metas"]]
+    name = n.name if len(outs) == 1 else f"{n.name}:{len(outs)}"
+    attrs = [f"args = {_attr(list(a['args']))}"]
+    if a["kwargs"]:
+        attrs.append("kwargs = {" + ", ".join(f"{_key(k)} = {_attr(v)}" for k, v in a["kwargs"].items()) + "}")
+    if a.get("inplace") is not None:
+        attrs.append(f"in_place = {a['inplace']} : i64")
+    if a.get("seeded"):
+        attrs.append("seeded")
+    tys = ", ".join(tensor_type(i.meta) for i in n.inputs)
+    rets = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    return (f"{name} = graph.torch_call {_string(a['callee'])}({', '.join(i.name for i in n.inputs)}) "
+            f"{{{', '.join(attrs)}}} : ({tys}) -> {rets}")
+
+
 def module_text(graph, func_name="forward"):
     """The graph as a func.func in an MLIR module."""
     args = ", ".join(f"{i.name}: {tensor_type(i.meta)}" for i in graph.inputs)
     rets = ", ".join(tensor_type(o.meta) for o in graph.outputs)
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({rets}) {{"]
     for n in graph.nodes:
-        if n.op != "detach":
-            lines.append("    " + _line(n))
+        if n.op not in ("detach", "torch_result"):
+            lines.append("    " + (_torch_call(n) if n.op == "torch_call" else _line(n)))
     if graph.outputs:
         lines.append(f"    return {', '.join(o.name for o in graph.outputs)} : {rets}")
     else:

@@ -11,3 +11,20 @@ UNARY = ("neg abs exp log sin cos tan tanh sigmoid relu sqrt rsqrt reciprocal er
          "expm1 logical_not").split()
 BINARY = "add sub mul div pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or".split()
 REDUCE = "sum mean amax amin prod".split()
+
+
+class Operand:
+    """Where the k-th tensor operand goes in a generic torch_call node's argument template."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"%{self.index}"
+
+    def __eq__(self, other):
+        return type(other) is Operand and other.index == self.index
+
+    def __hash__(self):
+        return hash(("Operand", self.index))

@@ -3,7 +3,7 @@ computes the result's meta tensor by running the real torch op on meta tensors (
 broadcasting and type promotion) and adds graph-dialect nodes; composite ops decompose here. The op
 families are mixins: views.py (views, in-place updates), arith.py (elementwise), shape.py (reductions,
 shapes, indexing), nn.py (linear algebra, activations, norms), windows.py (convolution, pooling, padding,
-attention)."""
+attention), torch_call.py (the generic node of ops without a graph op of their own)."""
 import math
 import warnings
 
@@ -15,6 +15,7 @@ from .arith import ArithOps
 from .nn import NNOps
 from .shape import ShapeOps
 from .tensor import SCALARS, TensorVar, node_requires_grad
+from .torch_call import TorchCallOps
 from .views import ViewOps
 from .windows import WindowOps
 
@@ -74,7 +75,7 @@ def eager_accepts(cache, what, fn, *args, _device=None, **kwargs):
 
 
 
-class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps):
+class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps, TorchCallOps):
     """Op builders bound to one tracer (graph + device)."""
 
     def __init__(self, tracer):

@@ -115,7 +115,8 @@ def node_requires_grad(tr, n, memo):
     if r is None:
         if n.op == "input":
             r = bool(tr.input_tensors[n.index].requires_grad)
-        elif n.op == "detach" or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
+        elif n.op == "detach" or n.attrs.get("no_grad") or \
+                not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
             r = False
         else:
             grad = n.attrs.get("grad_enabled")

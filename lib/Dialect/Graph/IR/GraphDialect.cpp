@@ -338,5 +338,60 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
   return checkShape(*this, shape, error, getType());
 }
 
+/// Collects the operand references (`k : index`) in a torch_call argument attribute.
+static void collectOperandRefs(Attribute attr, SmallVectorImpl<IntegerAttr> &refs) {
+  if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    if (i.getType().isIndex())
+      refs.push_back(i);
+  } else if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    for (Attribute e : a)
+      collectOperandRefs(e, refs);
+  } else if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    for (NamedAttribute e : d)
+      collectOperandRefs(e.getValue(), refs);
+  }
+}
+
+LogicalResult TorchCallOp::verify() {
+  if (getCallee().empty())
+    return emitOpError("needs a callee");
+  if (getNumResults() == 0)
+    return emitOpError("needs at least one result");
+  SmallVector<IntegerAttr> refs;
+  if (std::optional<ArrayAttr> args = getArgs())
+    collectOperandRefs(*args, refs);
+  if (std::optional<DictionaryAttr> kwargs = getKwargs())
+    collectOperandRefs(*kwargs, refs);
+  unsigned n = getNumOperands();
+  SmallVector<unsigned> uses(n, 0);
+  for (IntegerAttr r : refs) {
+    int64_t k = r.getInt();
+    if (k < 0 || k >= (int64_t)n)
+      return emitOpError() << "argument refers to operand " << k << " but there are " << n
+                           << " operands";
+    ++uses[k];
+  }
+  for (unsigned k = 0; k < n; ++k)
+    if (uses[k] != 1)
+      return emitOpError() << "operand " << k << " must appear exactly once in args/kwargs, appears "
+                           << uses[k] << " times";
+  if (std::optional<int64_t> k = getInPlace()) {
+    if (*k < 0 || *k >= (int64_t)n)
+      return emitOpError() << "in_place operand " << *k << " is out of range";
+    if (getNumResults() != 1 || getResult(0).getType() != getOperand(*k).getType())
+      return emitOpError("in_place: the single result must have the written operand's type");
+  }
+  return success();
+}
+
+void TorchCallOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  if (!getSeeded())
+    return;  // pure: the value depends on the operands and attributes only
+  // a random op reads and advances PyTorch's generator: kept, and kept in order
+  effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Graph/IR/GraphOps.cpp.inc"

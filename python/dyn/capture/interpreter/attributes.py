@@ -9,6 +9,7 @@ import torch
 
 from ...ops import TensorVar
 from ..guards import HasAttr
+from ..origins import is_torch_code
 from ..values import Opaque
 
 _MISSING = object()
@@ -28,8 +29,7 @@ def _is_data_descriptor(d):
 
 def _inlinable(f):
     """A special method written in Python outside torch and dyn: inlined like user code."""
-    mod = getattr(f, "__module__", "") or ""
-    return isinstance(f, types.FunctionType) and not mod.startswith(("torch", "dyn"))
+    return isinstance(f, types.FunctionType) and not is_torch_code(f)
 
 
 def _plain_object(obj):

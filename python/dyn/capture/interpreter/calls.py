@@ -3,6 +3,7 @@ cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
 import functools
+import inspect
 import itertools
 import operator
 import sys
@@ -14,12 +15,15 @@ import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops.handlers import generic_method
 from ..children import frame_target
 from ..guards import ModuleGuard, Structure
+from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
-                      _is_user_dict_class, holds_internal, is_constant)
+                      _is_user_dict_class, holds_internal, is_constant, is_namedtuple)
 from .attributes import _MISSING
 from .control import GradModeExit, NoExit, SymGenerator
+from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
 from .operators import OPERATOR_FUNCS
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart, TracedException
 
@@ -29,6 +33,8 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
     "callable repr format hash id ord chr map filter").split()}
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
+# torch functions that make a tensor from Python values alone
+_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor"})
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
@@ -48,7 +54,9 @@ def _compiler_queries():
              torch._C._get_tracing_state: None}
     for mod, name, v in (("torch._utils", "is_compiling", True), ("torch._dynamo", "is_compiling", True),
                          ("torch._dynamo.external_utils", "is_compiling", True),
-                         ("torch.fx._symbolic_trace", "is_fx_tracing", False)):
+                         ("torch.fx._symbolic_trace", "is_fx_tracing", False),
+                         ("torch.onnx", "is_in_onnx_export", False),
+                         ("torch.nn.modules.activation", "_is_make_fx_tracing", False)):
         f = getattr(sys.modules.get(mod), name, None)  # only where already imported (no import cost)
         if f is not None:
             table[f] = v
@@ -134,9 +142,11 @@ class CallOps:
 
     def call(self, fn, args, kwargs):
         tr = self.tr
+        if fn is operator.getitem and len(args) == 2 and not kwargs:
+            return self.subscr(*args)  # obj[idx] (BINARY_SUBSCR in the top frame comes here)
         if isinstance(fn, BoundTensorMethod):
             if fn.name not in METHODS:
-                self.fail(f"Tensor.{fn.name}")
+                return generic_method(tr.ops, fn.tensor, fn.name, tuple(args), kwargs)
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
@@ -156,10 +166,16 @@ class CallOps:
             pargs = [tr.wrap(a) if isinstance(a, torch.Tensor) else a for a in fn.args]
             pkw = {k: tr.wrap(a) if isinstance(a, torch.Tensor) else a for k, a in fn.keywords.items()}
             return self.call(fn.func, pargs + list(args), {**pkw, **kwargs})
+        if _hashable(fn):
+            r = self.call_library(fn, args, kwargs)
+            if r is not NOT_HANDLED:
+                return r
         if fn is super and not args:
             return self.zero_arg_super()
         if isinstance(fn, type) and (_is_user_class(fn) or _is_user_dict_class(fn)):
             return self.instantiate(fn, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, torch.nn.Module) and (fn.__module__ or "").startswith("torch.nn."):
+            return self.make_torch_module(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
                 getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
             return fn(*args, **kwargs)  # a namedtuple: its generated __new__ only builds the tuple
@@ -177,13 +193,19 @@ class CallOps:
         h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
-                    and fn.__name__ not in ("zeros", "ones", "full", "empty", "arange", "tensor"):
+                    and fn.__name__ not in _FACTORIES:
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
             self.fail("method of a real tensor")
         if isinstance(fn, torch.nn.Module):
             return self.call_module(fn, args, kwargs)
+        if fn is inspect.signature and len(args) == 1 and not kwargs and (
+                isinstance(args[0], types.FunctionType) or isinstance(args[0], types.MethodType) and
+                isinstance(args[0].__func__, types.FunctionType)):
+            # of a function (guarded by identity, bound methods by their function): its code and
+            # defaults decide it (transformers' apply_chunking_to_forward counts the parameters)
+            return inspect.signature(args[0])
         if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
                 torch.no_grad, torch.enable_grad):
             return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
@@ -196,12 +218,11 @@ class CallOps:
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
         if isinstance(fn, types.FunctionType):
-            mod = getattr(fn, "__module__", "") or ""
-            if (mod.startswith("torch") and not mod.startswith("torch.nn.modules")) or mod.startswith("dyn"):
-                self.fail(f"call to unsupported torch function {mod}.{fn.__qualname__}")
-            if fn.__code__.co_flags & 0x20:  # a generator function: runs lazily as it is consumed
-                return self._created(SymGenerator(type(self)(tr, fn, args, kwargs, self.depth + 1, generator=True)))
-            return type(self)(tr, fn, args, kwargs, self.depth + 1).run()
+            if is_torch_code(fn):  # PyTorch's (or dyn's) own Python: decided by where its code is
+                return self.call_torch_python(fn, args, kwargs)
+            if is_numeric_library(fn):
+                self.fail(f"call to {_callable_name(fn)}")
+            return self.inline(fn, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
             obj = fn.__self__
             if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
@@ -267,7 +288,7 @@ class CallOps:
             return v
         if pure:
             if fn in (min, max, sum, sorted) and len(args) >= 1 and id(args[0]) in tr.created and \
-                    hasattr(type(args[0]), "__next__"):
+                    not isinstance(args[0], (list, tuple)):
                 args = [self._created(list(args[0]))] + list(args[1:])  # consumed whole anyway
             if fn in (any, all) and len(args) == 1 and not kwargs:
                 return self.any_all(fn is any, args[0])
@@ -283,14 +304,10 @@ class CallOps:
                         acc = self.binary("+", acc, x)
                     return acc
                 self.fail(f"{fn.__name__}() over tensors (data-dependent)")
-            if fn in (map, filter):
-                self.fail("map/filter")
             if fn is type and len(args) == 1 and not kwargs:
                 return self.type_of(args[0])
             if fn is callable and len(args) == 1 and isinstance(args[0], TensorVar):
                 return False
-            if fn is operator.getitem and len(args) == 2 and not kwargs:
-                return self.subscr(*args)
             op = OPERATOR_FUNCS.get(fn)
             if op is not None and not kwargs and len(args) == (1 if op[0] == "unary" else 2):
                 return getattr(self, op[0])(op[1], *args)
@@ -300,7 +317,8 @@ class CallOps:
             if fn not in _STRUCTURAL and type(fn) is not operator.itemgetter and (
                     any(holds_internal(a, tr) for a in seen) or any(holds_internal(v, tr) for v in kwargs.values())) or \
                     fn in (isinstance, issubclass) and args and holds_internal(args[0], tr) and \
-                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created):
+                    not (type(args[0]) in tr.created_classes and id(args[0]) in tr.created) and \
+                    not _real_container(args[0]):
                 # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
                 self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
             r = fn(*args, **kwargs)
@@ -322,11 +340,19 @@ class CallOps:
                 self.fail(f"{type(fn.__self__).__name__}.__init__ on a container not created here (mutation)")
             args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
             return fn(*args, **kwargs)
+        if is_torch_builtin(fn):
+            return self.call_torch_builtin(fn, args, kwargs)
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType) and not isinstance(fn, type):
             return self.call(call, [fn] + list(args), kwargs)  # an instance of a user class with __call__
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self.fail(f"call to unsupported function {name}")
+
+    def inline(self, fn, args, kwargs):
+        """fn's frame traced as part of this graph (a generator function runs lazily as it is consumed)."""
+        if fn.__code__.co_flags & 0x20:
+            return self._created(SymGenerator(type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=True)))
+        return type(self)(self.tr, fn, args, kwargs, self.depth + 1).run()
 
     def any_all(self, is_any, iterable):
         """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
@@ -386,6 +412,18 @@ class CallOps:
         elif args or kwargs:
             self.fail(f"{cls.__name__}() takes no arguments")
         return obj
+
+    def make_torch_module(self, cls, args, kwargs):
+        """torch.nn's module made inside forward (`loss_fct = CrossEntropyLoss()`): made now from constant
+        arguments, the random state kept; one that holds parameters or buffers (initialized from random
+        numbers eager would draw at every call) is not captured. It lives only inside the capture."""
+        if not all(is_constant(a) for a in list(args) + list(kwargs.values())):
+            self.fail(f"{cls.__name__}() with arguments that are not constants")
+        with torch.random.fork_rng(devices=[]):
+            mod = cls(*args, **kwargs)
+        if next(mod.parameters(), None) is not None or next(mod.buffers(), None) is not None:
+            self.fail(f"{cls.__name__}() made inside the traced code holds parameters or buffers")
+        return self._created(mod)
 
     def real_dict_method(self, fn, args, kwargs):
         """A dict method that only reads, bound to a dict-subclass object the frame did not make (a
@@ -449,9 +487,13 @@ class CallOps:
 
     def call_module(self, mod, args, kwargs):
         from torch.nn.modules import module as _m
-        if mod._forward_hooks or mod._forward_pre_hooks or getattr(mod, "_backward_hooks", None) or \
-                _m._global_forward_hooks or _m._global_forward_pre_hooks:
-            self.fail("module hooks")
+        if mod._backward_hooks or mod._backward_pre_hooks or _m._global_backward_hooks or \
+                _m._global_backward_pre_hooks:
+            self.fail("module backward hooks")
+        if mod._forward_hooks or mod._forward_pre_hooks or _m._global_forward_hooks or _m._global_forward_pre_hooks:
+            # forward (pre-)hooks: Module.__call__ traced as it runs them (the hook dicts read through the
+            # module are guarded by their structure, the global ones as globals)
+            return self.inline(torch.nn.Module._call_impl, [mod] + list(args), kwargs)
         # inlining forward assumed no hooks and this forward: a hook registered or forward patched
         # later re-captures (one module guard per module, checked in C)
         src = self.source_of(mod)
@@ -474,7 +516,9 @@ _CONTAINER_METHODS = {
     tuple: {"index", "count"},
     str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
 }
-_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"}
+_CONTAINER_METHODS.update(CONTAINER_METHODS)
+_MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"} | \
+    MUTATING
 
 
 # pure functions that only arrange the values they are given (never look at them but by identity or
@@ -506,11 +550,15 @@ def _is_user_class(cls):
     for c in cls.__mro__:
         if c is object or c is abc.ABC:
             continue
-        mod = getattr(c, "__module__", "") or ""
-        if mod == "builtins" or mod.startswith(("torch", "dyn", "numpy", "scipy")) or \
+        if c.__module__ == "builtins" or is_torch_class(c) or is_numeric_library(c) or \
                 any(n in c.__dict__ for n in ("__slots__", "__setattr__", "__delattr__", "__getattribute__")):
             return False
     return True
+
+
+def _real_container(v):
+    """A Python container (its type is real whatever it holds): isinstance(args, tuple) is answered."""
+    return type(v) in (tuple, list, dict, set, frozenset) or is_namedtuple(v)
 
 
 _DICT_READS = {"__getitem__", "__contains__", "__len__", "__iter__", "keys", "values", "items", "get", "copy",

@@ -15,13 +15,15 @@ from .calls import CallOps
 from .control import ControlOps, GradModeExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
+from .library_calls import LibraryCalls
 from .signals import CAPTURE_ERRORS, GraphBreak, Restart, TracedException, _Return, _Yield
+from .torch_calls import TorchFunctionCalls
 
 MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
-class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps):
+class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls, LibraryCalls):
     """Symbolic execution of one code object."""
 
     def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):

@@ -7,6 +7,7 @@ import torch
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.handlers import setitem
+from ..origins import is_torch_code
 from ..paths import _attr_steps
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
 from .attributes import _MISSING
@@ -154,8 +155,7 @@ class LoadStoreOps:
         if isinstance(obj, Opaque):
             return OpaqueMethod(obj, name)
         prop = getattr(type(obj), name, None)
-        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and \
-                not (prop.fget.__module__ or "").startswith(("torch", "dyn")):
+        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and not is_torch_code(prop.fget):
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         try:
             v = getattr(obj, name)
@@ -273,7 +273,7 @@ class LoadStoreOps:
 def _python_method(obj, name):
     """type(obj).name when it is written in Python outside torch and dyn (inlined), else None."""
     fn = getattr(type(obj), name, None)
-    if isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith(("torch", "dyn")):
+    if isinstance(fn, types.FunctionType) and not is_torch_code(fn):
         return fn
     return None
 

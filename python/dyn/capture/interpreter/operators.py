@@ -1,12 +1,13 @@
 """Operators: binary and in-place, subscripts, unary, truth, comparisons, is and in (Frame mixin)."""
 import operator
 import types
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import torch
 
 from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
+from ..origins import is_torch_code
 from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
 from .signals import TracedException
@@ -77,7 +78,12 @@ class OperatorOps:
 
     def op_BINARY_SUBSCR(self, inst):
         idx, obj = self.pop(), self.pop()
-        self.push(self.subscr(obj, idx))
+        if self.depth or not self.tr.allow_breaks:
+            self.push(self.subscr(obj, idx))
+            return
+        # in the top frame, an index dyn cannot capture (a __getitem__ that breaks inside, an indexing
+        # op without a graph form) breaks the graph like a call: Python indexes, the frame resumes
+        self.push(self.call_or_break(inst, operator.getitem, [obj, idx], {}))
 
     def op_BINARY_SLICE(self, inst):
         end, start, obj = self.pop(), self.pop(), self.pop()
@@ -92,9 +98,10 @@ class OperatorOps:
             self.fail("indexing with a tensor")
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
+        if type(obj) is defaultdict and id(obj) in self.tr.created and idx not in obj:
+            return self._created(obj[idx])  # made by its (builtin) default factory: the traced code's
         getitem_fn = getattr(type(obj), "__getitem__", None)
-        if isinstance(getitem_fn, types.FunctionType) and \
-                not (getitem_fn.__module__ or "").startswith(("torch", "dyn")):
+        if isinstance(getitem_fn, types.FunctionType) and not is_torch_code(getitem_fn):
             return self.call(getitem_fn, [obj, idx], {})  # a __getitem__ in Python: inlined
         try:
             v = obj[idx]

@@ -133,17 +133,16 @@ H["clamp_max"] = lambda o, x, m: o.clamp(x, None, m)
 
 
 def _masked_fill(o, x, mask, value):
-    """masked_fill keeps x's dtype and shape: the value is converted to it as eager converts it (2.7 into an
-    integer tensor is 2; a value the dtype cannot hold raises)."""
+    """masked_fill keeps x's dtype: the value is converted to it as eager converts it (2.7 into an integer
+    tensor is 2; a value the dtype cannot hold raises). The result has the shape x and mask broadcast to
+    (masked_fill_ checks that it is x's: inplace_methods.py)."""
     o.check(x, mask)
     if mask.meta.dtype != torch.bool:
         raise Unsupported("masked_fill with a mask that is not bool (eager raises)")
     try:
-        ok = torch.broadcast_shapes(tuple(x.meta.shape), tuple(mask.meta.shape)) == tuple(x.meta.shape)
+        torch.broadcast_shapes(tuple(x.meta.shape), tuple(mask.meta.shape))
     except RuntimeError:
-        ok = False
-    if not ok:
-        raise Unsupported("masked_fill with a mask that does not broadcast to the tensor (eager raises)")
+        raise Unsupported("masked_fill with a mask that does not broadcast with the tensor (eager raises)")
     if isinstance(value, TensorVar):
         if value.meta.dim():
             raise Unsupported("masked_fill with a value tensor that is not 0-d (eager raises)")

@@ -33,7 +33,8 @@ def _out(o, out, r, *operands):
 def _check_device(o, device, what="factory"):
     """A tensor made on `device` (None: eager's default device) must be on the device the graph runs on
     (one device per graph; a CUDA model's constants made with device=x.device are CUDA constants)."""
-    dev = torch.device(device) if device is not None else torch.get_default_device()
+    dev = torch.device(device) if device is not None else \
+        o.tr.read_state("default device", torch.get_default_device)  # global state: guarded
     graph = torch.device(o.tr.device)
     if dev.type != graph.type or (dev.index is not None and graph.index is not None and dev.index != graph.index):
         raise Unsupported(f"{what} on {dev} in a graph on {graph}")

@@ -88,3 +88,6 @@ def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory
 
 
 H["tensor"] = _tensor
+H["as_tensor"] = lambda o, data, dtype=None, device=None: _tensor(o, data, dtype=dtype, device=device)
+H["scalar_tensor"] = lambda o, s, *, dtype=None, device=None, **k: _tensor(
+    o, s, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)

@@ -1,10 +1,12 @@
 """Handlers of torch.nn.functional ops."""
 import math
 
+import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
 from .common import _out, _tensors, inplace
+from .generic import generic_call
 
 
 def _f_inplace(o, x, flag, new, fname, *args):
@@ -30,7 +32,8 @@ F_H["rms_norm"] = lambda o, x, shape, weight=None, eps=None: o.rms_norm(x, shape
 
 def _dropout(o, x, p=0.5, training=True, inplace=False):
     if training and p > 0:
-        raise Unsupported("dropout in training mode (random numbers)")
+        # random: a seeded torch_call node, run in program order so that it draws eager's numbers
+        return generic_call(o, F.dropout, (x,), dict(p=p, training=True, inplace=inplace))
     return x
 
 
@@ -40,14 +43,22 @@ F_H["dropout"] = _dropout
 def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                sparse=False):
     """weight's rows at index. padding_idx, scale_grad_by_freq and sparse change only the gradient: taken
-    when weight needs none (the eager backend differentiates a plain gather)."""
+    when weight needs none (the eager backend differentiates a plain gather); with a gradient, the
+    padding row is read detached (eager's backward leaves it zero), the others are not captured."""
     o.check(index, weight)
     if max_norm is not None:
         raise Unsupported("embedding with max_norm (renormalizes weight in place)")
-    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
-        raise Unsupported("embedding with padding_idx, scale_grad_by_freq or sparse, differentiated")
     if weight.meta.dim() != 2:
         raise Unsupported("embedding with a weight that is not 2-D (eager raises)")
+    if (padding_idx is not None or scale_grad_by_freq or sparse) and o.needs_grad(weight):
+        if scale_grad_by_freq or sparse:
+            raise Unsupported("embedding with scale_grad_by_freq or sparse, differentiated")
+        n = weight.meta.shape[0]
+        if not -n <= padding_idx < n:
+            raise Unsupported("embedding padding_idx out of range (eager raises)")
+        rows = o.dense(torch.arange(n).reshape(n, 1))
+        pad = o.binary("eq", rows, padding_idx % n)
+        weight = o.where(pad, o.detach(weight), weight)  # the same values, no gradient into the padding row
     return o.take_along(weight, 0, index, wraps=False)
 
 
@@ -85,6 +96,27 @@ F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: _f_inpl
     max_val)
 F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, _hardtanh_value(o, x, F.relu6, 0.0, 6.0),
                                                       "relu6")
+
+
+def _hard(o, x, inplace, fn, swish):
+    """hardswish x * clamp(x + 3, 0, 6) / 6 and hardsigmoid clamp(x + 3, 0, 6) / 6, in eager's own order
+    (float16/bfloat16 computed in float32, as its kernels do): the same bits. Differentiated, the op
+    itself (a generic node: eager's backward formula, which the decomposition matches only off the
+    bounds)."""
+    o.check(x)
+    if o.needs_grad(x):
+        return generic_call(o, fn, (x,), dict(inplace=inplace))
+    o.accepts(fn.__name__, fn, x)  # integers raise
+    xc, low = o._upcast(x)
+    c = o.clamp(o.binary("add", xc, 3.0), 0.0, 6.0)
+    y = o.binary("div", o.binary("mul", xc, c) if swish else c, 6.0)
+    if low is not None:
+        y = o.convert(y, low)
+    return _f_inplace(o, x, inplace, y, fn.__name__)
+
+
+F_H["hardswish"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardswish, True)
+F_H["hardsigmoid"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardsigmoid, False)
 
 
 def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,

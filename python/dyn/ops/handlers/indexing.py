@@ -11,30 +11,61 @@ H = {}  # name -> handler
 
 
 def _int_tensor_index(idx):
-    """(dim, index) when idx indexes one dim with an integer tensor (x[t], x[:, t]), else None."""
+    """(dim, [index, ...]) when idx indexes adjacent dims with integer tensors and the others with full
+    slices (x[t], x[:, t], x[b, k] with broadcasting b and k), else None."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    found = None
+    found, tensors, done = None, [], False
     for d, i in enumerate(items):
         if isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64):
-            if found is not None:
-                raise Unsupported("indexing with several integer tensors")
-            found = (d, i)
-        elif not (isinstance(i, slice) and i == slice(None)):
+            if done:  # eager moves the dims of separated index tensors to the front
+                raise Unsupported("integer tensors indexing dims that are not adjacent")
+            found = d if found is None else found
+            tensors.append(i)
+        elif isinstance(i, slice) and i == slice(None):
+            done = found is not None
+        else:
             if any(isinstance(j, TensorVar) and j.meta.dtype in (torch.int32, torch.int64) for j in items):
                 raise Unsupported("integer tensor indexing mixed with ints, slices, None or ...")
             return None
-    return found
+    return None if found is None else (found, tensors)
+
+
+def _take_several(o, x, d, tensors):
+    """x[..., i0, i1, ...] over the adjacent dims d, d+1, ...: one gather along those dims flattened, at
+    i0 * (n1 * ...) + i1 * (...) + ... (negative indices counting from the end, each checked in range);
+    the broadcast shape of the indices replaces the dims."""
+    k, shape = len(tensors), tuple(x.meta.shape)
+    dims = shape[d:d + k]
+    try:
+        bshape = tuple(torch.broadcast_shapes(*(tuple(t.meta.shape) for t in tensors)))
+    except RuntimeError:
+        raise Unsupported("index tensors that do not broadcast (eager raises)")
+    linear = None
+    for j, (t, n) in enumerate(zip(tensors, dims)):
+        o.check_index_range(t, n, wraps=True)
+        t = o.convert(t, torch.int64)
+        t = o.where(o.binary("lt", t, 0), o.binary("add", t, n), t)
+        stride = math.prod(dims[j + 1:])
+        term = o.binary("mul", t, stride) if stride != 1 else t
+        linear = term if linear is None else o.binary("add", linear, term)
+    linear = o.expand(o.reshape(linear, (1,) * (len(bshape) - linear.meta.dim()) + tuple(linear.meta.shape)), bshape)
+    flat = o.reshape(x, shape[:d] + (math.prod(dims),) + shape[d + k:])
+    r = o.index_select(flat, d, o.reshape(linear, (math.prod(bshape),)), checked=True)
+    return o.reshape(r, shape[:d] + bshape + shape[d + k:])
 
 
 def getitem(o, x, idx):
-    """x[idx]: basic indexing is a view; an integer tensor on one dim (x[t], x[:, t]) gathers a copy."""
+    """x[idx]: basic indexing is a view; integer tensors on adjacent dims (x[t], x[:, t], x[b, k]) gather
+    a copy."""
     found = _int_tensor_index(idx)
     if found is not None:
         o.check(x)
-        d, t = found
-        if d >= x.meta.dim():
+        d, tensors = found
+        if d + len(tensors) > x.meta.dim():
             raise Unsupported("too many indices")
-        return o.take_along(x, d, t, wraps=True)
+        if len(tensors) == 1:
+            return o.take_along(x, d, tensors[0], wraps=True)
+        return _take_several(o, x, d, tensors)
     return o.view_op(x, ("getitem", idx))
 
 

@@ -45,7 +45,8 @@ for _n in ("relu", "sigmoid", "tanh"):
     METHODS[_n] = H[_n]
 METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
-for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where"):
+for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where", "tensor",
+           "as_tensor", "scalar_tensor"):
     METHODS.pop(_n, None)
 METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
@@ -74,4 +75,11 @@ TENSOR_ATTRS = {
     "is_sparse": lambda o, x: False,
     "is_quantized": lambda o, x: False,
     "is_meta": lambda o, x: False,
+    "is_nested": lambda o, x: False,
+    "is_mkldnn": lambda o, x: False,
+    "is_sparse_csr": lambda o, x: False,
+    "is_mps": lambda o, x: o.tr.device.type == "mps",
+    "is_xpu": lambda o, x: o.tr.device.type == "xpu",
+    "itemsize": lambda o, x: x.meta.element_size(),
+    "nbytes": lambda o, x: x.meta.numel() * x.meta.element_size(),
 }

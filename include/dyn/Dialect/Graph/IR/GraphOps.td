@@ -375,4 +375,48 @@ def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention">
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// PyTorch ops without a graph op of their own
+//===----------------------------------------------------------------------===//
+
+def Graph_TorchCallOp : Op<Graph_Dialect, "torch_call",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a PyTorch op dyn has no graph op for, called as PyTorch calls it";
+  let description = [{
+    The generic node capture makes for a call of a PyTorch op without a
+    dedicated graph op (FX's `call_function`, inductor's fallback kernels):
+    `callee` names the op as Python calls it (`torch.nn.functional.hardswish`,
+    `torch.Tensor.cumsum`, `aten.hardswish.default`); `args` holds its
+    positional arguments and `kwargs` its keyword arguments, where an
+    `index`-typed integer `k : index` stands for operand `k` (every operand
+    appears exactly once), `unit` for None, a type for a dtype, and arrays
+    for tuples and lists. Results are the op's tensor results, in order.
+    Capture made one only for ops that are pure on meta tensors (no argument
+    written, no result aliasing an argument, shapes independent of the data).
+
+    `in_place = k`: the op writes operand `k` (`x.bernoulli_(p)`,
+    `F.dropout(x, inplace=True)`); the single result is that operand's value
+    after the op, the operand itself is unchanged (value semantics).
+    `seeded`: the op draws random numbers from PyTorch's generator, so it
+    reads and writes that state and is neither removed nor reordered.
+
+    dyn's compiler has no lowering for this op: a graph holding one runs with
+    PyTorch ops (the eager backend does exactly this call).
+
+    ```mlir
+    %1 = graph.torch_call "torch.nn.functional.hardswish"(%0)
+           {args = [0 : index], kwargs = {inplace = false}}
+           : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<Graph_Tensor>:$operands,
+                       OptionalAttr<ArrayAttr>:$args, OptionalAttr<DictionaryAttr>:$kwargs,
+                       OptionalAttr<I64Attr>:$in_place, UnitAttr:$seeded);
+  let results = (outs Variadic<Graph_Tensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYN_GRAPH_OPS

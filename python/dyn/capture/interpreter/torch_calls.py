@@ -1,0 +1,83 @@
+"""Calls into PyTorch itself (Frame mixin). What is PyTorch is decided by the object (capture/origins.py):
+its C functions and dispatcher ops, and Python functions whose code is in the torch package. Those are
+never traced into, except torch.nn's modules and torch.backends' switches; instead: a handler
+(ops/handlers) where dyn has one, a check for torch._assert/_check, and otherwise one generic torch_call
+node for an op (ops/torch_call.py). The "am I being compiled/scripted/traced" queries and global state
+(autocast) are answered in calls.py."""
+import os
+
+import torch
+
+from ...ops import METHODS, TensorVar
+from ...ops.handlers import generic_call, generic_method
+from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
+from ..values import BoundTensorMethod
+
+# C functions of torch._C answered while capturing (the queries "am I compiled/scripted/traced" are
+# calls.py's _compiler_queries): the API-usage log event (a no-op unless a logging hook is installed)
+# is dropped
+_CONSTANT_BUILTINS = {"_log_api_usage_once": None}
+# torch's namespaces whose public functions are ops (a generic node when they have no handler); private
+# helpers there are traced into
+_OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torch.linalg, torch.fft)
+# public functions there that are compositions of ops dyn has handlers for: traced into
+_COMPOSITES = frozenset({"multi_head_attention_forward"})
+# torch's Python code that is traced into like users' code: modules' forwards and their helpers, and the
+# reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled())
+_TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends"))
+
+
+class TorchFunctionCalls:
+    def call_torch_python(self, fn, args, kwargs):
+        """A Python function of torch's (not a handler's): a constant query, an assertion, an op, or
+        torch.nn code traced into. Anything else is unsupported (a graph break)."""
+        if fn is torch._assert or fn is torch._check:
+            return self.torch_assert(fn, args, kwargs)
+        if fn is torch.is_tensor and len(args) == 1 and not kwargs:
+            return isinstance(args[0], (TensorVar, torch.Tensor))
+        f = code_file(fn)
+        if f.startswith(_TRACED_FILES):
+            return self.inline(fn, args, kwargs)
+        if fn.__qualname__.startswith("Tensor.") and args and isinstance(args[0], TensorVar):
+            return self.call(BoundTensorMethod(args[0], fn.__name__), list(args[1:]), kwargs)
+        name = fn.__name__
+        if any(getattr(m, name, None) is fn for m in _OP_MODULES) or \
+                getattr(torch.nn.functional, name, None) is fn:
+            if name.startswith("_") or name in _COMPOSITES:
+                return self.inline(fn, args, kwargs)
+            return generic_call(self.tr.ops, fn, args, kwargs)
+        if f.startswith(os.path.join(_TORCH_DIR, "nn", "functional.py")) and name.startswith("_"):
+            return self.inline(fn, args, kwargs)  # a private helper of torch.nn.functional's ops
+        self.fail(f"call to unsupported torch function {fn.__module__}.{fn.__qualname__}")
+
+    def call_torch_builtin(self, fn, args, kwargs):
+        """A C function of torch or a dispatcher op with no handler."""
+        if getattr(fn, "__module__", None) == "torch._C" and fn.__name__ in _CONSTANT_BUILTINS:
+            return _CONSTANT_BUILTINS[fn.__name__]
+        if fn in (torch._C._has_torch_function, torch._C._has_torch_function_unary,
+                  torch._C._has_torch_function_variadic):
+            return False  # plain tensors and Parameters (the only tensors captured) have no override
+        objclass = getattr(fn, "__objclass__", None)
+        if objclass is not None and args and isinstance(args[0], TensorVar):  # torch.Tensor.add(x, y)
+            if fn.__name__ in METHODS:
+                return METHODS[fn.__name__](self.tr.ops, args[0], *args[1:], **kwargs)
+            return generic_method(self.tr.ops, args[0], fn.__name__, tuple(args[1:]), kwargs)
+        if not is_torch_op_builtin(fn):
+            self.fail(f"call to unsupported torch function {_name(fn)}")
+        return generic_call(self.tr.ops, fn, args, kwargs)
+
+    def torch_assert(self, fn, args, kwargs):
+        """torch._assert(cond, msg) / torch._check(cond, msg): a Python condition is checked now (eager
+        raises where it is false: not captured); a tensor condition depends on data."""
+        cond = args[0] if args else kwargs.get("condition", kwargs.get("cond"))
+        if isinstance(cond, TensorVar):
+            self.fail(f"{fn.__name__} on a tensor (data-dependent)")
+        if not isinstance(cond, (bool, int, float)) and cond is not None:
+            self.fail(f"{fn.__name__} on a {type(cond).__name__}")
+        if not cond:
+            self.fail(f"{fn.__name__} fails (eager raises)")
+        return None
+
+
+def _name(fn):
+    return f"{getattr(fn, '__module__', None) or 'torch'}.{fn.__name__}"

@@ -1,0 +1,498 @@
+"""Capture of library code (torchvision, timm and the Python they use): what is PyTorch is decided by the
+object, never by a name prefix; the helpers libraries lean on are traced with their Python meaning; ops
+without a handler of their own are one generic torch_call node each. Every case compares with eager
+PyTorch and checks how many graphs dyn made."""
+import collections
+import functools
+import math
+import sys
+import types
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dyn
+
+
+def graphs_and_breaks(fn, *args, **kwargs):
+    ex = dyn.explain(fn)(*args, **kwargs)
+    return ex.graph_count, [r["reason"] for r in ex.break_reasons]
+
+
+def assert_same(got, want):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w)
+    elif isinstance(want, torch.Tensor):
+        assert got.dtype == want.dtype and got.shape == want.shape and got.device == want.device
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    else:
+        assert got == want
+
+
+def one_graph(fn, *args):
+    """fn captured as one graph without a break, giving eager's result (backend="eager")."""
+    want = fn(*args)
+    count, reasons = graphs_and_breaks(fn, *args)
+    assert (count, reasons) == (1, [])
+    dyn.reset()
+    assert_same(dyn.compile(fn, backend="eager")(*args), want)
+
+
+X = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+
+
+# -- what is PyTorch: by the object -------------------------------------------------------------------
+def test_torchvision_code_is_traced():
+    torchvision = pytest.importorskip("torchvision")
+    block = torchvision.models.resnet.BasicBlock(4, 4).eval()
+    x = torch.randn(2, 4, 8, 8)
+    with torch.no_grad():
+        one_graph(block, x)
+
+
+def test_a_package_named_like_torch_is_traced():
+    # a module whose name starts with "torch" (torchvision, torchaudio, torch_geometric) is a library
+    mod = types.ModuleType("torchlike_ext")
+    exec(compile("def act(x):\n    return x.sin() * 2\n", "/tmp/torchlike_ext/ops.py", "exec"), mod.__dict__)
+    sys.modules["torchlike_ext"] = mod
+    try:
+        assert mod.act.__module__ == "torchlike_ext"
+        one_graph(lambda x: mod.act(x) + 1, X)
+    finally:
+        del sys.modules["torchlike_ext"]
+
+
+def test_user_wrapper_of_a_torch_function_is_traced():
+    @functools.wraps(F.relu)  # copies __module__ = "torch.nn.functional": still the user's code
+    def relu_twice(x):
+        return F.relu(x) * 2
+    assert relu_twice.__module__ == "torch.nn.functional"
+    one_graph(lambda x: relu_twice(x) - 1, X)
+
+
+# -- torch._assert, torch._check and the "am I compiled" queries ---------------------------------------
+def test_torch_assert_on_python_values():
+    def f(x):
+        torch._assert(x.shape[0] == 4, "batch of 4")
+        torch._check(x.dim() == 2, lambda: "2-D")
+        return x + 1
+    one_graph(f, X)
+
+
+def test_torch_assert_that_fails_raises_as_eager():
+    def f(x):
+        torch._assert(x.shape[0] == 5, "batch of 5")
+        return x + 1
+    with pytest.raises(AssertionError, match="batch of 5"):
+        dyn.compile(f, backend="eager")(X)
+
+
+def test_torch_assert_on_a_tensor_breaks():
+    def f(x):
+        y = x * 2
+        torch._assert(y.sum() > -1e9, "finite")
+        return y + 1
+    count, reasons = graphs_and_breaks(f, X)
+    assert count == 2 and "data-dependent" in reasons[0]
+    assert_same(dyn.compile(f, backend="eager")(X), f(X))
+
+
+def test_compile_queries_are_constants():
+    def f(x):
+        if torch.compiler.is_compiling() and not torch.jit.is_scripting() and not torch.jit.is_tracing() \
+                and not torch.compiler.is_exporting() and torch._C._get_tracing_state() is None \
+                and not torch.fx._symbolic_trace.is_fx_tracing():
+            return x + 1
+        return x - 1
+    # under dyn, as under torch.compile, is_compiling() is True: libraries take their compile paths
+    count, reasons = graphs_and_breaks(f, X)
+    assert (count, reasons) == (1, [])
+    assert_same(dyn.compile(f, backend="eager")(X), X + 1)
+    assert_same(f(X), X - 1)
+
+
+def test_autocast_state_is_read_and_guarded():
+    def f(x):
+        return x * 2 if not torch.is_autocast_enabled("cpu") else x * 3
+    cf = dyn.compile(f, backend="eager")
+    assert_same(cf(X), X * 2)
+    with torch.autocast("cpu"):  # the guard fails: captured again, which stops at the read (eager runs)
+        assert_same(cf(X), X * 3)
+    assert_same(cf(X), X * 2)
+
+
+# -- functools ---------------------------------------------------------------------------------------
+def _doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) * 2
+    return wrapper
+
+
+@_doubled
+def _sin(x):
+    return x.sin()
+
+
+@functools.lru_cache(maxsize=None)
+def _scale(n):
+    return math.sqrt(n) + 1
+
+
+def test_functools():
+    def f(x):
+        a = _sin(x)
+        b = functools.partial(torch.add, alpha=2)(x, a)
+        c = functools.reduce(lambda s, t: s + t, [a, b, x * 3])
+        d = functools.reduce(operator_mul, [x, x], torch.ones_like(x))
+        return c * _scale(3) + d
+    one_graph(f, X)
+
+
+def operator_mul(a, b):
+    return a * b
+
+
+def test_lru_cache_with_a_tensor_argument_breaks():
+    @functools.lru_cache(maxsize=None)
+    def cached(t):
+        return t * 2
+
+    def f(x):
+        return cached(x) + 1
+    count, reasons = graphs_and_breaks(f, X)
+    assert any("lru_cache" in r for r in reasons)
+
+
+# -- builtins over iterables ------------------------------------------------------------------------
+def test_map_filter_zip_enumerate():
+    def f(x):
+        xs = [x, x * 2, None, x * 3]
+        kept = list(filter(lambda t: t is not None, xs))
+        doubled = map(lambda a, b: a * b, kept, [1.0, 2.0, 3.0])
+        total = sum(i * t for i, t in enumerate(doubled))
+        pairs = [a + b for a, b in zip(kept, reversed(kept))]
+        return total + sum(map(torch.sin, pairs)) + sum(filter(None, [0, 1, 2]))
+    one_graph(f, X)
+
+
+def test_map_is_lazy():
+    def f(x):
+        seen = []
+        it = map(lambda t: seen.append(t) or t * 2, [x, x + 1, x + 2])
+        first = next(it)
+        return first * len(seen)  # map has called its function once so far
+    one_graph(f, X)
+
+
+def test_filter_on_tensor_values_breaks():
+    def f(x):
+        return sum(filter(lambda t: t.sum() > 0, [x, -x]))
+    count, reasons = graphs_and_breaks(f, X)
+    assert reasons
+    assert_same(dyn.compile(f, backend="eager")(X), f(X))
+
+
+# -- collections ------------------------------------------------------------------------------------
+def test_ordered_dict_defaultdict_deque():
+    def f(x):
+        od = collections.OrderedDict(a=x, b=x * 2)
+        od["c"] = x * 3
+        od.move_to_end("a")
+        groups = collections.defaultdict(list)
+        for k, v in od.items():
+            groups[k in "ab"].append(v)
+        q = collections.deque([x], maxlen=3)
+        q.append(x + 1)
+        q.appendleft(x - 1)
+        q.rotate(1)
+        return sum(groups[True]) * q.popleft() + sum(od.values()) - q.pop()
+    one_graph(f, X)
+
+
+def test_defaultdict_with_a_user_factory_breaks():
+    def f(x):
+        d = collections.defaultdict(lambda: x * 0)
+        return d["a"] + x
+    count, reasons = graphs_and_breaks(f, X)
+    assert any("default factory" in r for r in reasons)
+    assert_same(dyn.compile(f, backend="eager")(X), f(X))
+
+
+def test_inspect_signature_of_a_forward():
+    # transformers reads its forward's signature at every call (utils/generic.py)
+    import inspect
+
+    def scaled(x, scale=2.0):
+        return x * scale
+    wrapped = _doubled(scaled)
+
+    def f(x):
+        params = inspect.signature(wrapped).parameters  # follows __wrapped__
+        return wrapped(x, params["scale"].default) if "scale" in params else x
+    one_graph(f, X)
+
+
+# -- numbers: finfo, iinfo, math ---------------------------------------------------------------------
+def test_finfo_iinfo_math():
+    def f(x):
+        eps = torch.finfo(x.dtype).eps
+        big = torch.iinfo(torch.int32).max
+        return x.clamp(min=eps) * math.sqrt(2.0) + math.log(big) + math.floor(math.pi) + math.inf * 0.0
+    want = f(X)
+    count, reasons = graphs_and_breaks(f, X)
+    assert (count, reasons) == (1, [])
+    torch.testing.assert_close(dyn.compile(f, backend="eager")(X), want, equal_nan=True)
+
+
+# -- classes ----------------------------------------------------------------------------------------
+class _Scale:
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, t):
+        return t * self.s
+
+
+def test_user_classes_created_in_the_frame():
+    def f(x):
+        class Local:
+            k = 3.0
+
+            def apply(self, t):
+                return t + self.k
+        return _Scale(2.0)(Local().apply(x))
+    one_graph(f, X)
+
+
+def test_isinstance_on_library_types():
+    torchvision = pytest.importorskip("torchvision")
+    from torchvision.ops.misc import Conv2dNormActivation
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Conv2dNormActivation(3, 3), nn.Identity()])
+
+        def forward(self, x):
+            for b in self.blocks:
+                if isinstance(b, Conv2dNormActivation) and isinstance(b, nn.Sequential):
+                    x = b(x)
+                elif isinstance(x, torch.Tensor) and not isinstance(x, nn.Parameter):
+                    x = x * 2
+            return x
+    m = M().eval()
+    with torch.no_grad():
+        one_graph(m, torch.randn(2, 3, 8, 8))
+    assert torchvision  # imported for its classes
+
+
+# -- module hooks -----------------------------------------------------------------------------------
+def test_forward_hooks_are_traced():
+    m = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    m[0].register_forward_pre_hook(lambda mod, args: (args[0] * 3,))
+    m[1].register_forward_hook(lambda mod, args, out: out + 1)
+    m[2].register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] - 1,), kwargs), with_kwargs=True)
+    m[2].register_forward_hook(lambda mod, args, kwargs, out: out * kwargs.get("k", 2), with_kwargs=True)
+    with torch.no_grad():
+        one_graph(m, X)
+
+
+def test_hook_added_after_compiling_recaptures():
+    m = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    h = m[0].register_forward_hook(lambda mod, args, out: out * 2)
+    cf = dyn.compile(m, backend="eager")
+    with torch.no_grad():
+        assert_same(cf(X), m(X))
+        h.remove()
+        assert_same(cf(X), m(X))  # the hook is gone: the graph that ran it is not reused
+        m[1].register_forward_hook(lambda mod, args, out: out - 5)
+        assert_same(cf(X), m(X))
+
+
+def test_global_forward_hook_is_traced():
+    m = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+    h = nn.modules.module.register_module_forward_hook(
+        lambda mod, args, out: out * 2 if isinstance(mod, nn.Tanh) else out)
+    try:
+        with torch.no_grad():
+            one_graph(m, X)
+    finally:
+        h.remove()
+
+
+def test_backward_hooks_break():
+    m = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    grads = []
+    m[0].register_full_backward_hook(lambda mod, gi, go: grads.append(go[0].clone()))
+    x = X.clone().requires_grad_()
+    count, reasons = graphs_and_breaks(m, x)
+    assert any("backward hooks" in r for r in reasons)
+    dyn.compile(m, backend="eager")(x).sum().backward()
+    assert len(grads) == 1
+
+
+# -- torch.tensor of Python numbers ------------------------------------------------------------------
+def test_torch_tensor_of_numbers_keeps_eagers_dtype():
+    def f(x):
+        a = torch.tensor([1, 2, 3, 4, 5, 6, 7, 8])          # int64
+        b = torch.tensor(2.5)                               # the default dtype
+        c = torch.tensor([[True], [False], [True], [True]])  # bool
+        d = torch.tensor([0.5] * 8, dtype=torch.float64)
+        e = torch.as_tensor((1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0), device=x.device)
+        return x * a + b, torch.where(c, x, d), e.dtype, a.dtype, torch.scalar_tensor(3) * x
+    one_graph(f, X)
+
+
+def test_torch_tensor_that_requires_grad_breaks():
+    def f(x):
+        return x * torch.tensor(2.0, requires_grad=True)
+    count, reasons = graphs_and_breaks(f, X)
+    assert any("requires_grad" in r for r in reasons)
+
+
+def test_numpy_at_a_graph_break():
+    def f(x):
+        y = x * 2
+        a = y.numpy()  # leaves the graph: the graph so far runs, numpy gets the real tensor
+        return torch.from_numpy(a * 3) + y
+    count, reasons = graphs_and_breaks(f, X)
+    assert count >= 1 and any("Tensor.numpy" in r for r in reasons)
+    assert_same(dyn.compile(f, backend="eager")(X), f(X))
+
+
+# -- the generic torch_call node ---------------------------------------------------------------------
+def test_ops_without_a_handler_are_one_node_each():
+    def f(x):
+        a = F.softplus(x) + F.elu(x)
+        m, s = torch.std_mean(a, 1)
+        c = torch.cumsum(x, dim=0, dtype=torch.float64)
+        up = F.interpolate(x[None], scale_factor=2.0, mode="nearest")
+        return a.erfinv().nan_to_num(), m, s, c, up, torch.special.ndtri(x.sigmoid())
+    one_graph(f, X)
+    graph = dyn.export(f, X).graph
+    calls = [n.attrs["callee"] for n in graph.nodes if n.op == "torch_call"]
+    assert "torch.nn.functional.softplus" in calls and "torch.std_mean" in calls
+    text = str(graph)
+    assert '%1:2 = graph.torch_call "torch.std_mean"' in text or ':2 = graph.torch_call "torch.std_mean"' in text
+    assert 'graph.torch_call "torch.cumsum"(%arg0) {args = [0 : index], kwargs = {dim = 0 : i64, dtype = f64}}' \
+        in text
+
+
+def test_torch_call_gradients_match_eager():
+    lin = nn.Linear(8, 8)
+
+    def f(x):
+        return (F.hardswish(lin(x)).cumsum(1) * torch.special.erfcx(x) + F.hardsigmoid(x)).sum()
+    x = X.clone().requires_grad_()
+    want = f(x)
+    want.backward()
+    gx, gw = x.grad, lin.weight.grad
+    x.grad = lin.weight.grad = None
+    assert graphs_and_breaks(f, x) == (1, [])
+    dyn.compile(f, backend="eager")(x).backward()
+    assert_same(x.grad, gx)
+    assert_same(lin.weight.grad, gw)
+
+
+def test_in_place_forms():
+    def f(x):
+        y = x * 2
+        F.hardswish(y, inplace=True)  # written back
+        z = x + 1
+        z.erfinv_()
+        w = x - 1
+        torch.cumsum(x, 1, out=w)
+        return y, z, w
+    one_graph(f, X)
+
+
+def test_in_place_on_an_input_is_written_back():
+    def f(x):
+        x.exp2_()
+        return x * 2
+    a, b = X.clone(), X.clone()
+    want = f(a)
+    got = dyn.compile(f, backend="eager")(b)
+    assert_same(got, want)
+    assert_same(b, a)
+
+
+def test_random_ops_draw_eagers_numbers():
+    def f(x):
+        y = F.dropout(x, 0.3, training=True)
+        noise = torch.empty(x.shape[0], 1).bernoulli_(0.7)  # torchvision's stochastic depth
+        return y * noise + torch.rand_like(x)
+    count, reasons = graphs_and_breaks(f, X)
+    assert (count, reasons) == (1, [])
+    cf = dyn.compile(f, backend="eager")
+    for seed in range(3):
+        torch.manual_seed(seed)
+        want = f(X)
+        torch.manual_seed(seed)
+        assert_same(cf(X), want)
+
+
+def test_unused_random_result_runs_eagerly():
+    def f(x):
+        F.dropout(x, 0.5, training=True)  # eager draws its numbers anyway
+        return F.dropout(x, 0.5, training=True) + 1
+    count, reasons = graphs_and_breaks(f, X)
+    assert any("unused" in r for r in reasons)
+    cf = dyn.compile(f, backend="eager")
+    torch.manual_seed(0)
+    want = f(X)
+    torch.manual_seed(0)
+    assert_same(cf(X), want)
+
+
+@pytest.mark.parametrize("op,why", [
+    (lambda x: x.diagonal() + 1, "returns a view of its argument"),
+    (lambda x: torch.nonzero(x > 0).float().sum(), "data-dependent"),
+    (lambda x: x.unique().sum(), "on meta tensors"),
+    (lambda x: x.t_() * 2, "changes the shape or layout"),
+], ids=["view", "nonzero", "unique", "t_"])
+def test_ops_the_generic_node_refuses(op, why):
+    # a view of an argument, a data-dependent shape, metadata changed in place: not a torch_call node
+    count, reasons = graphs_and_breaks(op, X.clone())
+    assert reasons and why in " ".join(reasons)
+    assert_same(dyn.compile(op, backend="eager")(X.clone()), op(X.clone()))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_hardswish_hardsigmoid_decompose_bit_exactly(dtype):
+    # graph ops (the dyn backend compiles them) in eager's own order; differentiated, the op itself
+    x = (X * 4).to(dtype)
+    x[0, :4] = torch.tensor([3.0, -3.0, 6.0, -6.0]).to(dtype)
+
+    def f(x):
+        y = x * 1
+        F.hardswish(y, inplace=True)
+        return F.hardswish(x), F.hardsigmoid(x), y
+    with torch.no_grad():
+        one_graph(f, x)
+        graph = dyn.export(f, x).graph
+    assert "torch_call" not in graph.ops() and "minimum" in graph.ops()
+
+
+def test_dispatcher_op_is_a_node():
+    one_graph(lambda x: torch.ops.aten.hardswish.default(x) * torch.ops.aten.erfinv(x), X)
+
+
+def test_dyn_backend_runs_the_graph_with_pytorch_ops_and_says_why(capfd, monkeypatch):
+    from conftest import has_compiler
+    if not has_compiler():
+        pytest.skip("dyn._C without the compiler core")
+
+    def f(x):
+        return F.softplus(x) * 2
+    monkeypatch.setenv("DYN_LOGS", "fallbacks")
+    assert_same(dyn.compile(f)(X), f(X))
+    why = 'graph.torch_call "torch.nn.functional.softplus" has no lowering in dyn\'s compiler'
+    runs = dyn.stats()["eager_graphs"]
+    assert len(runs) == 1 and runs[0]["backend"] == "eager (PyTorch ops)" and why in runs[0]["reason"]
+    assert why in capfd.readouterr().err
