@@ -53,6 +53,7 @@ KNOWN_FAILURES = {
     ("zeros", "function", "*", "cuda"): _FACTORY_GPU,
     ("full", "function", "*", "cuda"): _FACTORY_GPU,
     ("empty", "function", "*", "cuda"): _FACTORY_GPU,
+    ("scalar_tensor", "function", "*", "cuda"): "not native: Unsupported: torch.tensor on cuda in a graph on cpu",
     # x.fill_(True) into a float tensor: the GPU launch plan cannot pass one of the kernel's operands
     ("fill", "inplace", "float32", "cuda"):
         "not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: 'gpu.launch_func' op "
