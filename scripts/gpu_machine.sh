@@ -39,7 +39,8 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = opinfo ]; then
   "$PY" -m pytest -q -p no:cacheprovider -rf test/python/test_opinfo.py -k "not test_opinfo or cuda or claims" \
-    test/python/test_torch_compile_backend.py test/python/test_float_conversions.py 2>&1 \
+    test/python/test_torch_compile_backend.py test/python/test_float_conversions.py \
+    test/python/test_max_min_indices.py 2>&1 \
     | tee "$out/opinfo.log" | tail -60
   status=${PIPESTATUS[0]}
 fi

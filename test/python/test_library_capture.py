@@ -479,6 +479,17 @@ def test_hardswish_hardsigmoid_decompose_bit_exactly(dtype):
     assert "torch_call" not in graph.ops() and "minimum" in graph.ops()
 
 
+def test_global_state_functions_are_not_nodes():
+    def f(x):
+        state = torch.get_rng_state()
+        y = torch.rand_like(x)
+        torch.set_rng_state(state)  # eager draws the same numbers again
+        return y - torch.rand_like(x)
+    count, reasons = graphs_and_breaks(f, X)
+    assert any("global state" in r for r in reasons)
+    assert_same(dyn.compile(f, backend="eager")(X), torch.zeros_like(X))
+
+
 def test_dispatcher_op_is_a_node():
     one_graph(lambda x: torch.ops.aten.hardswish.default(x) * torch.ops.aten.erfinv(x), X)
 

@@ -219,3 +219,39 @@ def test_inspect_signature_of_a_method():
     x = torch.randn(3)
     torch.testing.assert_close(cm(x), m(x))
     assert breaks(cm) == [] and len(graphs(cm)) == 1
+
+
+def test_one_object_through_two_paths_stays_one():
+    # read through the second path, the first answered: the two must stay one object to hit
+    def f(x, a, b):
+        return x * a[0] + x * b[0]
+    cf = dyn.compile(f, backend="eager")
+    x, same_list = torch.ones(2), [2.0]
+    torch.testing.assert_close(cf(x, same_list, same_list), f(x, same_list, same_list))
+    a, b = [2.0], [5.0]
+    torch.testing.assert_close(cf(x, a, b), f(x, a, b))
+    t = [torch.full((2,), 3.0)]
+    torch.testing.assert_close(cf(x, t, t), f(x, t, t))  # one traced copy for both
+    t1, t2 = [torch.full((2,), 3.0)], [torch.full((2,), -1.0)]
+    torch.testing.assert_close(cf(x, t1, t2), f(x, t1, t2))
+
+    def g(x, layers):
+        return x * layers[0].scale + layers[1].scale
+    cg = dyn.compile(g, backend="eager")
+    o = _Cfg(2.0)
+    torch.testing.assert_close(cg(x, [o, o]), g(x, [o, o]))
+    two = [_Cfg(2.0), _Cfg(7.0)]
+    torch.testing.assert_close(cg(x, two), g(x, two))
+
+
+def test_written_object_distinct_from_the_others():
+    def f(x, a, b):
+        a.scale = a.scale + 1  # a write to one plain object, a read of another
+        return x * b.scale
+    cf = dyn.compile(f, backend="eager")
+    x = torch.ones(2)
+    a, b, ra, rb = _Cfg(1.0), _Cfg(1.0), _Cfg(1.0), _Cfg(1.0)
+    torch.testing.assert_close(cf(x, a, b), f(x, ra, rb))
+    one, ref = _Cfg(1.0), _Cfg(1.0)
+    torch.testing.assert_close(cf(x, one, one), f(x, ref, ref))  # the same object: the read sees the write
+    assert one.scale == ref.scale == 2.0

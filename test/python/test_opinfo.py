@@ -30,7 +30,6 @@ SAMPLES = {
 }
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
-_INDICES = "not native: Unsupported: returning a ValuesIndices"  # max/min(dim).indices: no argmax graph op
 _FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
 KNOWN_FAILURES = {
     # pooling's argmax indices (return_indices=True): no graph op computes them
@@ -42,6 +41,7 @@ KNOWN_FAILURES = {
     ("zeros", "function", "*", "cuda"): _FACTORY_GPU,
     ("full", "function", "*", "cuda"): _FACTORY_GPU,
     ("empty", "function", "*", "cuda"): _FACTORY_GPU,
+    ("scalar_tensor", "function", "*", "cuda"): "not native: Unsupported: torch.tensor on cuda in a graph on cpu",
     # x.fill_(True) into a float tensor: the GPU launch plan cannot pass one of the kernel's operands
     ("fill", "inplace", "float32", "cuda"):
         "not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: 'gpu.launch_func' op "
@@ -51,10 +51,6 @@ KNOWN_FAILURES = {
     # OpInfo makes narrow's 0-d start tensor on the CPU
     ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    ("max.reduction_with_dim", "function", "*", "*"): _INDICES,
-    ("max.reduction_with_dim", "method", "*", "*"): _INDICES,
-    ("min.reduction_with_dim", "function", "*", "*"): _INDICES,
-    ("min.reduction_with_dim", "method", "*", "*"): _INDICES,
     # data-dependent: eager reads the 0-d start tensor's value
     ("narrow", "function", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
     ("narrow", "method", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
@@ -63,8 +59,6 @@ KNOWN_FAILURES = {
     ("nn.functional.batch_norm", "function", "float32", "*"):
         "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
     ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
-    ("index_select", "function", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
-    ("index_select", "method", "*", "*"): "not native: Unsupported: index_select of a 0-d tensor",
 }
 
 
@@ -124,3 +118,25 @@ def test_claims_come_from_the_handler_tables():
         for kind in oc.claimed_variants(op):
             if any(dtype in op.supported_dtypes("cpu") for dtype, _ in SAMPLES[kind]):  # not complex-only
                 assert f"{oc.full_name(op)}-{kind}" in ids
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+def test_to_copy_positionally_and_memory_formats():
+    """Regressions the OpInfos found (float64 samples, which the method variants above do not run):
+    x.to(dtype, non_blocking, copy) with copy=True given positionally is a new tensor; a memory format
+    dyn cannot lay out is a graph break, never contiguous strides where eager gives channels_last."""
+    import dyn
+    x = torch.randn(2, 3, 4, 5, dtype=torch.float64)
+    for fn in (lambda t: t.to(torch.float64, False, True), lambda t: t.to("cpu", torch.float64, False, True),
+               lambda t: t.to(t, False, True)):
+        got = dyn.compile(fn, fullgraph=True)(x)
+        assert got is not x and got.data_ptr() != x.data_ptr() and torch.equal(got, x)
+    assert dyn.compile(lambda t: t.to(torch.float64), fullgraph=True)(x) is x  # no copy asked: x itself
+    for fn in (lambda t: t.float(memory_format=torch.channels_last),
+               lambda t: t.to(torch.float32, memory_format=torch.channels_last),
+               lambda t: t.contiguous(memory_format=torch.channels_last),
+               lambda t: t.clone(memory_format=torch.channels_last)):
+        with pytest.raises(dyn.Unsupported, match="memory_format=torch.channels_last"):
+            dyn.compile(fn, fullgraph=True)(x)
+        got, want = dyn.compile(fn)(x), fn(x)  # a break: eager's result, strides included
+        assert got.stride() == want.stride() and torch.equal(got, want)

@@ -218,19 +218,24 @@ def _container_guard(value):
     return check
 
 
-def _containers_distinct(copy_sources):
-    """With a traced copy mutated, the real lists and dicts must be related as while capturing: the
-    sources of one copy give one object, different copies different objects (else a write through one
-    would be missed by a read through the other)."""
-    groups = [[_resolver(s) for s in srcs] for srcs in copy_sources.values()]
+def _objects_related(groups, written):
+    """Real lists, dicts (one traced copy each) and plain objects reached through paths that are not
+    guarded by identity must be related as while capturing: the sources of one give one object (reads
+    through the second path were answered by the first) and, where one was written, it is none of the
+    others (else a write through one would be missed by a read through another). groups: the sources
+    of each; written: the indices of those written."""
+    groups = [[_resolver(s) for s in srcs] for srcs in groups]
 
     def check(args):
-        seen = set()
+        firsts = []
         for group in groups:
             first = group[0](args)
-            if id(first) in seen or any(r(args) is not first for r in group[1:]):
+            if any(r(args) is not first for r in group[1:]):
                 return False
-            seen.add(id(first))
+            firsts.append(first)
+        for k in written:
+            if any(j != k and firsts[j] is firsts[k] for j in range(len(firsts))):
+                return False
         return True
     return check
 
@@ -280,8 +285,10 @@ def _path_guards(tr, args=None):
         # one tensor reached through two sources is one graph input: they must stay the same object
         this, that = _resolver(source), _resolver(tr.input_sources[j])
         checks.append(lambda args, this=this, that=that: this(args) is that(args))
-    if tr.side.changed:
-        checks.append(_containers_distinct(tr.copy_sources))
+    groups = list(tr.copy_sources.items()) + list(tr.plain_sources.items())
+    written = [k for k, (key, _) in enumerate(groups) if key in tr.side.changed or key in tr.side.pending]
+    if written or any(len(srcs) > 1 for _, srcs in groups):
+        checks.append(_objects_related([srcs for _, srcs in groups], written))
     if tr.mutation_spans is not None and len(tr.input_sources) > 1:
         # a graph that updates an input in place is only right while no other input overlaps it
         gather = _gatherer(tr.input_sources)

@@ -41,7 +41,7 @@ def _flatten_output(out, graph, fail, tracer=None):
             if id(v) not in seen:
                 seen.add(id(v))
                 found.append(v)
-        elif type(v) in (tuple, list) or is_namedtuple(v):
+        elif type(v) in (tuple, list) or is_namedtuple(v) or type(v).__module__ == "torch.return_types":
             for x in v:
                 collect(x)
         elif isinstance(v, dict):
@@ -110,6 +110,8 @@ def _flatten_output(out, graph, fail, tracer=None):
             return ("t", [walk(x) for x in v])
         if is_namedtuple(v):
             return ("nt", type(v), [walk(x) for x in v])
+        if type(v).__module__ == "torch.return_types":  # a structseq (max(dim), sort, ...): made from a tuple
+            return ("st", type(v), [walk(x) for x in v])
         if _is_made_object(v, tracer):  # a user object (a dataclass) made by the traced code
             if isinstance(v, dict):  # a dict subclass (transformers' ModelOutput): its items and attributes
                 attrs = vars(v)  # an item that is also an attribute (ModelOutput's fields) is one object

@@ -36,6 +36,9 @@ def _rebuilder(tmpl):
         return lambda outs, ins, args: get(args)
     if kind == "m":
         return _mutation_rebuilder(tmpl)
+    if kind == "st":
+        cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
+        return lambda outs, ins, args: cls([s(outs, ins, args) for s in subs])
     if kind == "nt":
         cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
         return lambda outs, ins, args: cls._make([s(outs, ins, args) for s in subs])

@@ -49,6 +49,7 @@ class Tracer:
         self.side = SideEffects()  # attribute writes and container changes replayed after the graph
         self.copies = {}  # id(real list or dict) -> its traced copy
         self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
+        self.plain_sources = {}  # id(plain object guarded by type) -> the sources it was reached through
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
         self.state_reads = {}  # global state the traced code read: description -> (getter, value)
@@ -86,6 +87,8 @@ class Tracer:
         bound_here = owner is not None and getattr(v, "__self__", None) is owner
         if is_constant(v):
             self.attr_guards.append((path, v))
+        elif is_plain_instance(v) and type(path[-1]) in (int, tuple):
+            pass  # a plain object as a container's item: guarded by type where wrap() takes it in
         elif isinstance(v, types.MethodType) and bound_here:
             self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
         elif isinstance(v, types.BuiltinMethodType) and bound_here:
@@ -154,7 +157,8 @@ class Tracer:
             # the same real list or dict again: the same traced copy (a write through one path is
             # seen through the other); guarded to stay one object (side_effects)
             c = self.copies[id(value)]
-            self.copy_sources[id(c)].append(source)
+            if not any(_same_source(source, s) for s in self.copy_sources[id(c)]):
+                self.copy_sources[id(c)].append(source)
             return c
         if source is not None and (type(value) in (tuple, list, dict, OrderedDict, set, frozenset) or
                                    is_namedtuple(value)) and \
@@ -197,12 +201,21 @@ class Tracer:
             self.sources.setdefault(id(value), source)  # the real container, after a graph break
             self.keep.append(value)
         if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
+            # a plain object as an argument or a container's item is guarded by type, not identity
+            # (guards.TypeIs): what is read of it is guarded through its first source
+            plain = is_plain_instance(value) and (len(source) == 2 or type(source[-1]) in (int, tuple))
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
                 self.keep.append(value)
-                if len(source) > 2 and type(source[-1]) in (int, tuple) and is_plain_instance(value):
-                    # an item of a container guarded by its structure (which leaves it unchecked)
-                    self.attr_guards.append((source, TypeIs(type(value))))
+                if plain:
+                    self.plain_sources[id(value)] = [source]
+                    if len(source) > 2:  # an item (the container's structure guard leaves it unchecked)
+                        self.attr_guards.append((source, TypeIs(type(value))))
+            elif id(value) in self.plain_sources:
+                if not any(_same_source(source, s) for s in self.plain_sources[id(value)]):
+                    self.plain_sources[id(value)].append(source)  # the same object through another path
+            elif plain:
+                self.attr_guards.append((source, Is(value)))  # first reached by identity: this path too
         return value
 
 

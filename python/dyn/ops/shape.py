@@ -216,6 +216,12 @@ class ShapeOps:
         (where the front end allows it: the range is checked, check_index_range)."""
         self.check(x)
         self._int_index(index, "gather")
+        if (x.meta.dim() == 0) != (index.meta.dim() == 0) and max(x.meta.dim(), index.meta.dim()) == 1 or \
+                x.meta.dim() == index.meta.dim() == 0:
+            # a 0-d tensor or index next to a 1-D one (or two 0-d ones) is eager's 1-element vector
+            meta = self._eager_meta("gather", torch.gather, x, dim, index)
+            one = lambda t: t if t.meta.dim() else self.reshape(t, (1,))  # noqa: E731
+            return self.reshape(self.gather(one(x), 0, one(index), checked), tuple(meta.shape))
         if x.meta.dim() == 0 or index.meta.dim() != x.meta.dim():
             raise Unsupported("gather of a 0-d tensor, or with an index of another rank")
         d = _norm_dim(dim, x.meta.dim())
@@ -225,10 +231,21 @@ class ShapeOps:
         meta = torch.gather(x.meta, d, index.meta)
         return self.node("gather", [x, index], meta.contiguous(), dim=d)
 
+    def _eager_meta(self, what, fn, x, dim, index):
+        """fn's result on the meta tensors; Unsupported where eager raises."""
+        try:
+            return fn(x.meta, dim, index.meta)
+        except (RuntimeError, IndexError) as e:
+            raise Unsupported(f"{what}: {e}")  # eager raises
+
     def index_select(self, x, dim, index, checked=False):
         """torch.index_select (a 0-d or 1-D index): a gather with the index broadcast over the other dims."""
         self.check(x)
         self._int_index(index, "index_select")
+        if x.meta.dim() == 0 and index.meta.dim() <= 1:  # eager's 1-element vector; one index (else it raises)
+            meta = self._eager_meta("index_select", torch.index_select, x, dim, index)
+            r = self.index_select(self.reshape(x, (1,)), 0, self.reshape(index, (index.meta.numel(),)), checked)
+            return self.reshape(r, tuple(meta.shape))
         if x.meta.dim() == 0 or index.meta.dim() > 1:
             raise Unsupported("index_select of a 0-d tensor or with an index of rank > 1")
         d = _norm_dim(dim, x.meta.dim())

@@ -5,7 +5,7 @@ import torch
 
 from ...errors import Unsupported
 from ...graph.opset import UNARY
-from ..tensor import SCALARS, TensorVar
+from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
 
 H = {}  # name -> handler
@@ -66,26 +66,24 @@ for _op in "sum mean amax amin prod".split():
     H[_op] = _reduce(_op)
 
 
-class ValuesIndices:
-    """Result of max/min(dim): .values (or [0]) is captured; the indices are not (no argmax op)."""
-
-    def __init__(self, values, name):
-        self.values, self._name = values, name
-
-    @property
-    def indices(self):
-        raise Unsupported(f"indices of {self._name}(dim)")
-
-    def __getitem__(self, i):
-        if i == 0:
-            return self.values
-        raise Unsupported(f"indices of {self._name}(dim)")
-
-    def __iter__(self):
-        raise Unsupported(f"unpacking {self._name}(dim) (indices)")
-
-    def __len__(self):
-        return 2
+def _values_indices(o, x, red, dim, keepdim):
+    """max/min(x, dim): eager's torch.return_types.max/min of the values and the index of the first
+    maximum (minimum) along dim, or of the first NaN where there is one (its value is then NaN)."""
+    o.check(x)
+    d = _norm_dim(dim, x.meta.dim())
+    values = o.reduce(red, x, d, keepdim)
+    kind = torch.return_types.max if red == "amax" else torch.return_types.min
+    if x.meta.dim() == 0:
+        return kind((values, o.full((), 0, torch.int64)))
+    n = x.meta.shape[d]
+    if not n:
+        raise Unsupported(f"{red[1:]}(dim) over a dim without elements (eager raises)")
+    pos = o.dense(torch.arange(n).reshape((n,) + (1,) * (x.meta.dim() - d - 1)))
+    hit = o.binary("eq", x, o.reduce(red, x, d, True))
+    if x.meta.dtype.is_floating_point:
+        hit = o.binary("logical_or", hit, o.binary("ne", x, x))  # NaN: max's value, and its first index
+    indices = o.reduce("amin", o.where(hit, pos, n), d, keepdim)
+    return kind((values, indices))
 
 
 def _maxmin(red, elem):
@@ -101,7 +99,7 @@ def _maxmin(red, elem):
                               f"differs from {red}'s)")
         if dim is None:
             return _out(o, out, o.reduce(red, x, None, False), x)
-        return ValuesIndices(o.reduce(red, x, dim, keepdim), red[1:])
+        return _values_indices(o, x, red, dim, keepdim)
     return h
 
 

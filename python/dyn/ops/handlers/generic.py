@@ -19,6 +19,13 @@ record_stream set_ resize_ resize_as_ get_device is_pinned is_shared apply_ map_
 element_size dim_order nonzero_static""".split())
 
 
+# torch functions that read or change global state (the random generator, defaults, files): never a node,
+# and never run on meta tensors while capturing
+_STATE_FUNCS = frozenset("""manual_seed seed initial_seed get_rng_state set_rng_state set_default_dtype
+set_default_tensor_type set_default_device set_num_threads set_num_interop_threads set_printoptions
+use_deterministic_algorithms save load set_flush_denormal set_warn_always""".split())
+
+
 def _inplace_flag(fn, args, kwargs):
     """(bound arguments, True) when a Python op is called with inplace=True, else (None, False)."""
     if "inplace" not in getattr(getattr(fn, "__code__", None), "co_varnames", ()):
@@ -32,6 +39,8 @@ def _inplace_flag(fn, args, kwargs):
 
 def generic_call(o, fn, args, kwargs):
     """fn(*args, **kwargs) for a torch function or dispatcher op with no handler."""
+    if getattr(fn, "__name__", None) in _STATE_FUNCS:
+        raise Unsupported(f"{callee_name(fn)} (global state)")
     kwargs = dict(kwargs)
     out = kwargs.pop("out", None)
     ba, flag = _inplace_flag(fn, args, kwargs)
