@@ -29,35 +29,19 @@ SAMPLES = {
     "inplace": ((torch.float32, 3), (torch.bfloat16, 1)),
 }
 
-
-def _matmul_bf16(at):  # dyn-fuse-prim-to-loop refuses the dot_general (at line:col of the graph text)
-    return (f"not native: RuntimeError: stage 'loop' failed: loc(\"graph\":{at}): error: 'prim.dot_general' op "
-            "has no loop.matmul lowering: 'loop.matmul' op supports f32 and f64")
-
-
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
-_MATMUL_GPU = "not native: RuntimeError: stage 'gpu' failed: loc(\"graph\":2:3): error: 'loop.matmul' op is not " \
-    "supported on the GPU path yet"
 _FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
 KNOWN_FAILURES = {
-    # loop.matmul takes f32 and f64 only, and has no GPU lowering
-    ("bmm", "function", "bfloat16", "*"): _matmul_bf16("3:10"),
-    ("mm", "function", "bfloat16", "*"): _matmul_bf16("3:10"),
-    ("matmul", "function", "bfloat16", "*"): _matmul_bf16("4:10"),
-    ("nn.functional.linear", "function", "bfloat16", "*"): _matmul_bf16("5:10"),
-    ("bmm", "function", "*", "cuda"): _MATMUL_GPU,
-    ("bmm", "method", "*", "cuda"): _MATMUL_GPU,
-    ("mm", "function", "*", "cuda"): _MATMUL_GPU,
-    ("mm", "method", "*", "cuda"): _MATMUL_GPU,
-    ("matmul", "function", "*", "cuda"): _MATMUL_GPU,
-    ("matmul", "method", "*", "cuda"): _MATMUL_GPU,
-    ("nn.functional.linear", "function", "*", "cuda"): _MATMUL_GPU,
+    # pooling's argmax indices (return_indices=True): no graph op computes them
+    **{(f"nn.functional.{p}{n}d", "function", "*", "*"): f"not native: Unsupported: {what} with return_indices"
+       for n in (1, 2, 3) for p, what in (("max_pool", "max pooling"), ("adaptive_max_pool", "adaptive max pooling"))},
     # factories whose only tensor is the one they make: capture takes the graph's device from its inputs
     ("arange", "function", "*", "cuda"): _FACTORY_GPU,
     ("ones", "function", "*", "cuda"): _FACTORY_GPU,
     ("zeros", "function", "*", "cuda"): _FACTORY_GPU,
     ("full", "function", "*", "cuda"): _FACTORY_GPU,
     ("empty", "function", "*", "cuda"): _FACTORY_GPU,
+    ("scalar_tensor", "function", "*", "cuda"): "not native: Unsupported: torch.tensor on cuda in a graph on cpu",
     # x.fill_(True) into a float tensor: the GPU launch plan cannot pass one of the kernel's operands
     ("fill", "inplace", "float32", "cuda"):
         "not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: 'gpu.launch_func' op "
