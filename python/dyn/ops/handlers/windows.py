@@ -5,7 +5,6 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from .common import _out
-from .generic import generic_call
 
 F_W = {}
 TORCH_W = {}
@@ -45,18 +44,9 @@ for _nd in (1, 2, 3):
 
 F_W["pad"] = lambda o, x, pad, mode="constant", value=None: o.pad(x, pad, mode, value)
 TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "constant", value)
-
-
-def _sdpa(o, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if isinstance(dropout_p, (int, float)) and dropout_p != 0:
-        # dropout draws random numbers: the generic node runs eager's op, seeded and in program order
-        return generic_call(o, F.scaled_dot_product_attention, (q, k, v),
-                            dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-                                 enable_gqa=enable_gqa))
-    return o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-
-
-F_W["scaled_dot_product_attention"] = _sdpa
+F_W["scaled_dot_product_attention"] = (
+    lambda o, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False:
+    o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa))
 
 
 def _scaled(o, t, factor):
