@@ -1,5 +1,7 @@
 //===- Compiler.cpp - graph text -> JIT-compiled host function -----------===//
 #include "dyn/Compiler/Compiler.h"
+#include "dyn/Compiler/LibraryCalls.h"
+#include "dyn/Dialect/Loop/IR/LoopDialect.h"
 
 #include "dyn/InitAll.h"
 #include "dyn/Pipelines/Pipelines.h"
@@ -111,6 +113,23 @@ std::string print(ModuleOp module) {
   return s;
 }
 
+/// Every library call the loop-level module makes must have an
+/// implementation registered (dyn's own runtime matmul needs none on the
+/// CPU); a located error names the first that has none.
+LogicalResult checkLibraryCalls(ModuleOp module, bool gpu) {
+  WalkResult result = module.walk([&](loop::LibraryCallOpInterface call) {
+    if (auto matmul = dyn_cast<loop::MatmulOp>(call.getOperation());
+        !gpu && matmul && loop::hasRuntimeMatmul(matmul))
+      return WalkResult::advance();
+    std::string name = call.getLibraryCallName().str();
+    if (findLibraryCall(name))
+      return WalkResult::advance();
+    call->emitError(missingLibraryCallMessage(name));
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// compiler-rt's float conversions the JIT-compiled code may call (see the
 /// declarations above); none when dyn was built without the builtins archive.
 void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndInterner &interner) {
@@ -132,7 +151,7 @@ void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndIntern
 /// Runs the CPU pipeline's stages up to (not including) `stopBefore`,
 /// recording the IR after each when asked; returns the failing stage's name.
 std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore, bool keep,
-                                     std::vector<StageIR> &stages) {
+                                     std::vector<StageIR> &stages, bool gpu = false) {
   if (keep)
     stages.push_back({"graph", print(module)});
   for (const PipelineStage &stage : cpuPipelineStages()) {
@@ -144,6 +163,8 @@ std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore
       return stage.name.str();
     if (keep)
       stages.push_back({stage.name.str(), print(module)});
+    if (stage.name == "loop" && failed(checkLibraryCalls(module, gpu)))
+      return std::string("library calls");
   }
   return std::nullopt;
 }
@@ -156,7 +177,7 @@ public:
   std::vector<StageIR> stageIR;
   double seconds = 0;
 
-  void run(void **buffers) override {
+  bool run(void **buffers, std::string *error) override {
     // The packed entry takes a pointer to each argument; each argument is a
     // bare data pointer.
     void *argPtrs[64];
@@ -168,7 +189,14 @@ public:
     }
     for (size_t i = 0; i < numBuffers; ++i)
       args[i] = &buffers[i];
+    takeLibraryCallError(); // nothing left over from an earlier call on this thread
     entry(args);
+    std::string failure = takeLibraryCallError();
+    if (failure.empty())
+      return true;
+    if (error)
+      *error = std::move(failure);
+    return false;
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
@@ -246,6 +274,8 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
                                           llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_nt_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f64),
                                           llvm::JITSymbolFlags::Exported};
+    map[interner("dyn_library_call")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_library_call),
+                                         llvm::JITSymbolFlags::Exported};
     return map;
   });
   auto entry = (*engine)->lookupPacked(funcName);
@@ -276,12 +306,23 @@ struct ArgRef {
   int64_t value; // buffer index, temp slot, or the scalar itself
 };
 
+/// A library call between launches (loop.matmul, loop.convolution, ...).
+struct LibraryStep {
+  std::string name;
+  std::vector<ArgRef> buffers; // inputs, then the output
+  std::vector<int32_t> dtypes;
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<int64_t> params;
+};
+
+/// One step of the plan: a kernel launch, or a library call.
 struct Launch {
   cuda::LaunchGeometry geometry;
   std::string module; // the gpu.binary (one PTX module) holding the kernel
   std::string kernel;
   std::vector<ArgRef> args;
   cuda::Kernel loaded;
+  std::optional<LibraryStep> library;
 };
 
 struct TempBuffer {
@@ -323,9 +364,18 @@ public:
                               stream, error))
         return false;
     bool ok = true;
+    auto address = [&](const ArgRef &ref) {
+      return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
+             : ref.kind == ArgRef::Temp ? tempPtrs[ref.value]
+                                        : static_cast<uint64_t>(ref.value);
+    };
     for (Launch &l : launches) {
       if (!ok)
         break;
+      if (l.library) {
+        ok = runLibraryStep(*l.library, address, stream, error);
+        continue;
+      }
       if (!l.loaded.function && !cuda::getKernel(modules[l.module], l.kernel, &l.loaded, error)) {
         ok = false;
         break;
@@ -334,14 +384,35 @@ public:
       std::vector<void *> params(l.args.size());
       for (size_t a = 0; a < l.args.size(); ++a) {
         const ArgRef &ref = l.args[a];
-        values[a] = ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
-                    : ref.kind == ArgRef::Temp ? tempPtrs[ref.value]
-                                               : static_cast<uint64_t>(ref.value);
+        values[a] = address(ref);
         params[a] = &values[a];
       }
       ok = cuda::launch(l.loaded, l.geometry, stream, params.data(), error);
     }
     return ok;
+  }
+  /// The library call on the plan's stream (it runs between the launches
+  /// before and after it, in order).
+  template <typename Address>
+  static bool runLibraryStep(const LibraryStep &step, Address address, void *stream,
+                             std::string *error) {
+    std::vector<DynBuffer> bufs(step.buffers.size());
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      bufs[i].data = reinterpret_cast<void *>(address(step.buffers[i]));
+      bufs[i].dtype = step.dtypes[i];
+      bufs[i].rank = (int32_t)step.sizes[i].size();
+      bufs[i].sizes = step.sizes[i].data();
+    }
+    DynLibraryCall call{};
+    call.name = step.name.c_str();
+    call.device = DYN_DEVICE_CUDA;
+    call.stream = stream;
+    call.num_inputs = (int32_t)bufs.size() - 1;
+    call.inputs = bufs.data();
+    call.output = &bufs.back();
+    call.num_params = (int32_t)step.params.size();
+    call.params = step.params.data();
+    return callLibrary(call, error);
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
@@ -428,6 +499,27 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       fn.uploads.push_back(std::move(upload));
       continue;
     }
+    if (auto call = dyn_cast<loop::LibraryCallOpInterface>(op)) {
+      LibraryStep step;
+      step.name = call.getLibraryCallName().str();
+      SmallVector<Value> operands = call.getLibraryCallInputs();
+      operands.push_back(call.getLibraryCallOutput());
+      for (Value v : operands) {
+        auto it = refs.find(v);
+        if (it == refs.end())
+          return op.emitOpError("has a buffer the launch plan cannot provide");
+        auto type = cast<MemRefType>(v.getType());
+        step.buffers.push_back(it->second);
+        step.dtypes.push_back(loop::libraryCallDType(type.getElementType()));
+        step.sizes.emplace_back(type.getShape().begin(), type.getShape().end());
+      }
+      SmallVector<int64_t> params = call.getLibraryCallParams();
+      step.params.assign(params.begin(), params.end());
+      Launch l;
+      l.library = std::move(step);
+      fn.launches.push_back(std::move(l));
+      continue;
+    }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (!launch)
       return op.emitOpError("is not supported in a GPU host function");
@@ -471,7 +563,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         fn.modules[binary.getSymName().str()] = std::move(ptx);
       }
   for (const Launch &l : fn.launches)
-    if (fn.modules[l.module].empty())
+    if (!l.library && fn.modules[l.module].empty())
       return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
   return success();
 }
@@ -496,7 +588,8 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
     return fail("could not parse the graph");
   auto result = std::make_unique<GpuFunction>();
   // The GPU stage replaces the host lowering ("llvm").
-  if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR))
+  if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR,
+                                   /*gpu=*/true))
     return fail("stage '" + *failedStage + "' failed");
   // Anchored on the module; pipeline text names the passes to run on it.
   auto pm = PassManager::on<ModuleOp>(&ctx);

@@ -83,8 +83,11 @@ static std::string cudaToolkitPath() {
 
 void buildLoopToPTXPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLoopToGPUPass());
-  // Inner loops and memory accesses left in the launch bodies.
-  pm.addPass(createConvertLoopToSCFPass());
+  // Inner loops and memory accesses left in the launch bodies; library calls
+  // stay for the launch plan.
+  ConvertLoopToSCFPassOptions scf;
+  scf.lowerLibraryCalls = false;
+  pm.addPass(createConvertLoopToSCFPass(scf));
   addCleanup(pm);
   pm.addPass(createGpuKernelOutliningPass());
   GpuNVVMAttachTargetOptions target;

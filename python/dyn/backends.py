@@ -1,5 +1,6 @@
 """Backends: turn a captured Graph into a callable(*inputs) -> list of outputs."""
 import os
+import warnings
 
 import torch
 
@@ -31,6 +32,16 @@ class _DynKernel:
     def stages(self):
         return self.compiled.stages
 
+    def _failed(self, inputs, error):
+        """A library call failed at run time (the kernels themselves cannot): this call's outputs are
+        undefined, so the graph runs with PyTorch's ops instead, with a warning the first time."""
+        counters = current().counters
+        counters["internal_failures"] += 1
+        if not self.__dict__.get("_warned"):
+            self._warned = True
+            warnings.warn(f"dyn: a compiled graph failed at run time, running it eagerly: {error}", stacklevel=3)
+        return self.graph(*inputs)
+
 
 def _dump_stages(stages):
     """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
@@ -55,7 +66,10 @@ class DynCPUKernel(_DynKernel):
     def __call__(self, *inputs):
         ins = [t.contiguous() for t in inputs]
         outs = [torch.empty(s, dtype=d) for s, d in self.out_specs]
-        self.compiled.run(ins, outs)
+        try:
+            self.compiled.run(ins, outs)
+        except RuntimeError as e:
+            return self._failed(inputs, e)
         return outs
 
 
@@ -78,8 +92,12 @@ class DynCUDAKernel(_DynKernel):
         size = self.compiled.workspace_bytes
         workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         with torch.cuda.device(device):
-            self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream,
-                              workspace.data_ptr() if size else 0)
+            # Library calls (cuBLAS, cuDNN through ATen) run on torch's current stream, this one.
+            try:
+                self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream,
+                                  workspace.data_ptr() if size else 0)
+            except RuntimeError as e:
+                return self._failed(inputs, e)
         return outs
 
 

@@ -1,5 +1,6 @@
 // dyn._C: pybind11 module. Binds the compiler entry point (include/dyn/Compiler/Compiler.h) and adds
-// the PEP 523 frame hook functions implemented in eval_frame.c. No MLIR, LLVM or torch header here.
+// the PEP 523 frame hook functions implemented in eval_frame.c. No MLIR, LLVM or torch header here
+// (aten_calls.cpp, the library-call kernels, is the one TU that includes torch's).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,6 +13,9 @@
 #endif
 
 extern "C" PyMethodDef *dyn_eval_frame_methods(void);
+#ifdef DYN_HAS_ATEN
+void dynRegisterAtenLibraryCalls(); // aten_calls.cpp
+#endif
 extern "C" int dyn_eval_frame_init(PyObject *module);
 
 namespace py = pybind11;
@@ -95,6 +99,12 @@ PYBIND11_MODULE(_C, m) {
     throw py::error_already_set();
 #ifdef DYN_HAS_COMPILER
   m.attr("HAS_COMPILER") = true;
+#ifdef DYN_HAS_ATEN
+  dynRegisterAtenLibraryCalls();
+  m.attr("HAS_LIBRARY_CALLS") = true;
+#else
+  m.attr("HAS_LIBRARY_CALLS") = false;
+#endif
   // Leaked on purpose: a static py::object would be released after the
   // interpreter is finalized, which crashes at exit.
   static py::handle dataPtrName = py::str("data_ptr").release();
@@ -103,8 +113,14 @@ PYBIND11_MODULE(_C, m) {
           "run",
           [](Compiled &self, py::handle inputs, py::handle outputs) {
             std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
-            py::gil_scoped_release release;
-            self.fn->run(ptrs.data());
+            std::string error;
+            bool ok;
+            {
+              py::gil_scoped_release release;
+              ok = self.fn->run(ptrs.data(), &error);
+            }
+            if (!ok)
+              throw std::runtime_error(error);
           },
           py::arg("inputs"), py::arg("outputs") = py::none(),
           "run(inputs, outputs=None): tensors (data_ptr() is read) or int addresses; inputs then outputs")

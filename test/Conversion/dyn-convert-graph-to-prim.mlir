@@ -133,3 +133,159 @@ func.func @gather(%w: tensor<10x4xf32>, %i: tensor<3x4xi32>) -> tensor<3x4xf32> 
   %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// A convolution is a library primitive; the library adds its bias (one
+// rounding, as eager's).
+// CHECK-LABEL: func @convolution_bias
+// CHECK: prim.convolution %{{.*}}, %{{.*}} bias %{{.*}} stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<1x8x5x5xf32>
+// CHECK-NOT: prim.add
+func.func @convolution_bias(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x5x5xf32> {
+  %0 = graph.convolution %x, %w bias %b stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<1x8x5x5xf32>
+  return %0 : tensor<1x8x5x5xf32>
+}
+
+// -----
+
+// Transposed convolutions keep output_padding.
+// CHECK-LABEL: func @convolution_transposed
+// CHECK: prim.convolution %{{.*}}, %{{.*}} stride [2] padding [0] dilation [1] groups 1 transposed output_padding [1] : tensor<1x4x5xf64>, tensor<4x2x3xf64> -> tensor<1x2x12xf64>
+func.func @convolution_transposed(%x: tensor<1x4x5xf64>, %w: tensor<4x2x3xf64>) -> tensor<1x2x12xf64> {
+  %0 = graph.convolution %x, %w stride [2] padding [0] dilation [1] groups 1 transposed output_padding [1] : tensor<1x4x5xf64>, tensor<4x2x3xf64> -> tensor<1x2x12xf64>
+  return %0 : tensor<1x2x12xf64>
+}
+
+// -----
+
+// Attention resolves its default scale, 1/sqrt(E).
+// CHECK-LABEL: func @attention_default_scale
+// CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale 2.500000e-01
+// CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 5.000000e-01
+func.func @attention_default_scale(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  %0 = graph.scaled_dot_product_attention %q, %q, %q causal : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  %1 = graph.scaled_dot_product_attention %q, %q, %q mask %m scale 0.5 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>
+  return %0, %1 : tensor<2x8x16xf32>, tensor<2x8x16xf32>
+}
+
+// -----
+
+// Max pooling, one pooled dim after the other: pad with -inf (1 in front,
+// and behind as far as the last window reaches), a strided slice per kernel
+// offset, elementwise max.
+// CHECK-LABEL: func @max_pool
+// CHECK: %[[P:.*]] = prim.pad %{{.*}} low [0, 0, 1, 0] high [0, 0, 1, 0] value 0xFFF0000000000000 : tensor<1x2x5x5xf32> -> tensor<1x2x7x5xf32>
+// CHECK: %[[S0:.*]] = prim.slice %[[P]] start [0, 0, 0, 0] stride [1, 1, 2, 1] : tensor<1x2x7x5xf32> -> tensor<1x2x3x5xf32>
+// CHECK: %[[S1:.*]] = prim.slice %[[P]] start [0, 0, 1, 0] stride [1, 1, 2, 1]
+// CHECK: %[[M:.*]] = prim.max %[[S0]], %[[S1]]
+// CHECK: %[[S2:.*]] = prim.slice %[[P]] start [0, 0, 2, 0] stride [1, 1, 2, 1]
+// CHECK: %[[H:.*]] = prim.max %[[M]], %[[S2]] : tensor<1x2x3x5xf32>
+// CHECK: prim.pad %[[H]] low [0, 0, 0, 1] high [0, 0, 0, 1]
+// CHECK-COUNT-2: prim.max
+// CHECK-NOT: prim.max
+func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = graph.max_pool %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Average pooling divides the window sums by PyTorch's divisors: here the
+// first window holds one input element and one padding element.
+// CHECK-LABEL: func @avg_pool
+// CHECK: prim.pad %{{.*}} low [0, 0, 1] high [0, 0, 0] value 0.000000e+00
+// CHECK: %[[S:.*]] = prim.add
+// CHECK: %[[D:.*]] = prim.constant dense<[1.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<3xf32>
+// CHECK: %[[DB:.*]] = prim.broadcast_in_dim %[[D]] dims [2] : tensor<3xf32> -> tensor<1x2x3xf32>
+// CHECK: prim.div %[[S]], %[[DB]]
+// CHECK-LABEL: func @avg_pool_include_pad
+// CHECK: prim.constant dense<2.000000e+00> : tensor<3xf32>
+func.func @avg_pool(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
+  %0 = graph.avg_pool %x kernel [2] stride [2] padding [1] : tensor<1x2x5xf32> -> tensor<1x2x3xf32>
+  return %0 : tensor<1x2x3xf32>
+}
+func.func @avg_pool_include_pad(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
+  %0 = graph.avg_pool %x kernel [2] stride [2] padding [1] count_include_pad : tensor<1x2x5xf32> -> tensor<1x2x3xf32>
+  return %0 : tensor<1x2x3xf32>
+}
+
+// -----
+
+// Large non-overlapping windows are a reshape and a reduction, not unrolled slices.
+// CHECK-LABEL: func @avg_pool_tiles
+// CHECK: prim.reshape %{{.*}} : tensor<1x3x16xf32> -> tensor<1x3x2x8xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [3] : tensor<1x3x2x8xf32> -> tensor<1x3x2xf32>
+// CHECK: prim.constant dense<8.000000e+00> : tensor<2xf32>
+func.func @avg_pool_tiles(%x: tensor<1x3x16xf32>) -> tensor<1x3x2xf32> {
+  %0 = graph.avg_pool %x kernel [8] stride [8] padding [0] : tensor<1x3x16xf32> -> tensor<1x3x2xf32>
+  return %0 : tensor<1x3x2xf32>
+}
+
+// -----
+
+// Global pooling reduces all pooled dims at once.
+// CHECK-LABEL: func @adaptive_global
+// CHECK: %[[R:.*]] = prim.reduce_sum %{{.*}} dims [2, 3] : tensor<2x8x7x7xf32> -> tensor<2x8xf32>
+// CHECK: %[[K:.*]] = prim.reshape %[[R]] : tensor<2x8xf32> -> tensor<2x8x1x1xf32>
+// CHECK: prim.constant dense<4.900000e+01> : tensor<1x1xf32>
+// CHECK: prim.div %[[K]]
+func.func @adaptive_global(%x: tensor<2x8x7x7xf32>) -> tensor<2x8x1x1xf32> {
+  %0 = graph.adaptive_avg_pool %x output_size [1, 1] : tensor<2x8x7x7xf32> -> tensor<2x8x1x1xf32>
+  return %0 : tensor<2x8x1x1xf32>
+}
+
+// -----
+
+// Irregular adaptive windows ([0,2), [1,4), [3,5) of 5) gather offset j of
+// every window, clamped to the window's last element.
+// CHECK-LABEL: func @adaptive_irregular
+// CHECK: prim.constant dense<[0, 1, 3]> : tensor<3xi64>
+// CHECK: prim.gather %{{.*}} dim 1 index
+// CHECK: prim.constant dense<[1, 2, 4]> : tensor<3xi64>
+// CHECK: prim.max
+// CHECK: prim.constant dense<[1, 3, 4]> : tensor<3xi64>
+// CHECK: prim.max
+func.func @adaptive_irregular(%x: tensor<2x5xf32>) -> tensor<2x3xf32> {
+  %0 = graph.adaptive_max_pool %x output_size [3] : tensor<2x5xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Averages over irregular windows mask the clamped repeats out.
+// CHECK-LABEL: func @adaptive_avg_irregular
+// CHECK: prim.constant dense<[false, true, false]> : tensor<3xi1>
+// CHECK: prim.select
+// CHECK: prim.constant dense<[2.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<3xf32>
+// CHECK: prim.div
+func.func @adaptive_avg_irregular(%x: tensor<2x5xf32>) -> tensor<2x3xf32> {
+  %0 = graph.adaptive_avg_pool %x output_size [3] : tensor<2x5xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Reflect padding gathers at mirrored indices; constant padding is prim.pad.
+// CHECK-LABEL: func @pad
+// CHECK: prim.constant dense<[2, 1, 0, 1, 2, 1, 0]> : tensor<7xi64>
+// CHECK: prim.gather %{{.*}} dim 1 index %{{.*}} : tensor<2x3xf32>, tensor<2x7xi64> -> tensor<2x7xf32>
+// CHECK: prim.pad %{{.*}} low [1, 0] high [1, 0] value 1.500000e+00
+// CHECK: prim.constant dense<[2, 0, 1, 2, 0]> : tensor<5xi64>
+// CHECK: prim.constant dense<[0, 0, 1, 2, 2, 2]> : tensor<6xi64>
+func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x7xf32>, tensor<4x3xf32>, tensor<2x5xf32>, tensor<2x6xf32>) {
+  %0 = graph.pad %x reflect low [0, 2] high [0, 2] : tensor<2x3xf32> -> tensor<2x7xf32>
+  %1 = graph.pad %x constant low [1, 0] high [1, 0] value 1.5 : tensor<2x3xf32> -> tensor<4x3xf32>
+  %2 = graph.pad %x circular low [0, 1] high [0, 1] : tensor<2x3xf32> -> tensor<2x5xf32>
+  %3 = graph.pad %x replicate low [0, 1] high [0, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
+  return %0, %1, %2, %3 : tensor<2x7xf32>, tensor<4x3xf32>, tensor<2x5xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// A negative replicate pad cuts that side off: index j - low, clamped.
+// CHECK-LABEL: func @pad_negative_replicate
+// CHECK: prim.constant dense<3> : tensor<5xi64>
+func.func @pad_negative_replicate(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %0 = graph.pad %x replicate low [0, -4] high [0, 5] : tensor<2x4xf32> -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}

@@ -127,14 +127,6 @@ func.func @short_column_sum(%x: memref<64x1024xf32>, %y: memref<1024xf32>) {
 
 // -----
 
-func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
-  // expected-error @+1 {{is not supported on the GPU path yet}}
-  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
-  return
-}
-
-// -----
-
 // A transposing kernel that tiles evenly: four points a thread, a block apart,
 // every load before the first store.
 // CHECK-LABEL: func @pointwise_tiled
@@ -220,6 +212,29 @@ func.func @gather_unaligned_rows(%w: memref<6x10xf32>, %idx: memref<3xi64>, %y: 
     %r = arith.index_cast %raw : i64 to index
     %v = loop.load %w[%r, %j] : memref<6x10xf32>
     loop.store %v, %y[%i, %j] : memref<3x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Library calls stay in the host function, in order between the launches of
+// the kernels around them.
+// CHECK-LABEL: func @library_call_between_kernels
+// CHECK: gpu.launch
+// CHECK: loop.matmul
+// CHECK: gpu.launch
+func.func @library_call_between_kernels(%a: memref<64x64xf32>, %t: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  loop.kernel "relu" [64, 64] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %a[%i, %j] : memref<64x64xf32>
+    loop.store %v, %t[%i, %j] : memref<64x64xf32>
+  }
+  loop.matmul %t, %t, %c : memref<64x64xf32>, memref<64x64xf32>, memref<64x64xf32>
+  loop.kernel "scale" [64, 64] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %c[%i, %j] : memref<64x64xf32>
+    loop.store %v, %c[%i, %j] : memref<64x64xf32>
   }
   return
 }

@@ -90,3 +90,33 @@ func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: 
   loop.matmul %a, %b, %c transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
   return
 }
+
+// -----
+
+// Other library calls go through dyn_library_call: the name as a C string,
+// an i64 descriptor [num_inputs, (dtype, rank, sizes) per buffer, num_params,
+// params], and the buffers' addresses in a stack array. Here a convolution:
+// two f32 (dtype 0) inputs and the output, then nd=1, stride 2, padding 1,
+// dilation 1, output_padding 0, groups 1, not transposed, no bias.
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_convolution : memref<12xi8> = dense<[99, 111, 110, 118, 111, 108, 117, 116, 105, 111, 110, 0]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<25xi64> = dense<[2, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 8, 1, 2, 1, 1, 0, 1, 0, 0]>
+// CHECK-DAG: func.func private @dyn_library_call(i64, i64, i64)
+// CHECK-LABEL: func @convolution
+// CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>
+// CHECK-COUNT-3: memref.store %{{.*}}, %[[A]]
+// CHECK: call @dyn_library_call(
+func.func @convolution(%x: memref<1x3x8xf32>, %w: memref<4x3x3xf32>, %y: memref<1x4x4xf32>) {
+  loop.convolution %x, %w, %y stride [2] padding [1] dilation [1] groups 1 : memref<1x3x8xf32>, memref<4x3x3xf32>, memref<1x4x4xf32>
+  return
+}
+
+// -----
+
+// GEMMs in half precision have no runtime matmul: they are library calls too.
+// CHECK-LABEL: func @matmul_bf16
+// CHECK-NOT: dyn_matmul
+// CHECK: call @dyn_library_call(
+func.func @matmul_bf16(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<4x2xbf16>) {
+  loop.matmul %a, %b, %c : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>
+  return
+}

@@ -241,3 +241,84 @@ func.func @embedding_2d_index(%w: tensor<10x8xf32>, %i: tensor<2x3xi64>) -> tens
   %y = prim.reshape %g : tensor<6x8xf32> -> tensor<2x3x8xf32>
   return %y : tensor<2x3x8xf32>
 }
+
+// -----
+
+// A convolution is a library call into a buffer of its own; a bias added
+// after it (as prim ops), the ReLU and a max pool with -inf padding fuse
+// into one kernel that reads the convolution's buffer at clamped indices and
+// selects the padding value outside it.
+// CHECK-LABEL: func @convolution_epilogue
+// CHECK-SAME: (%[[X:.*]]: memref<1x4x9x9xf32>, %[[W:.*]]: memref<8x2x3x3xf32>, %[[B:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<1x8x3x3xf32>)
+// CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<1x8x5x5xf32>
+// CHECK: loop.convolution %[[X]], %[[W]], %[[C]] stride [2, 2] padding [1, 1] dilation [1, 1] groups 2
+// CHECK: loop.kernel "max_{{.*}}" [1, 8, 3, 3]
+// CHECK: arith.maxsi
+// CHECK: loop.load %[[C]]
+// CHECK: loop.load %[[B]]
+// CHECK: arith.select
+// CHECK: loop.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: loop.kernel
+func.func @convolution_epilogue(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x3x3xf32> {
+  %c = prim.convolution %x, %w stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x5x5xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<8xf32> -> tensor<1x8x5x5xf32>
+  %y = prim.add %c, %bb : tensor<1x8x5x5xf32>
+  %zero = prim.constant dense<0.0> : tensor<1x8x5x5xf32>
+  %r = prim.max %y, %zero : tensor<1x8x5x5xf32>
+  %p = prim.pad %r low [0, 0, 1, 1] high [0, 0, 1, 1] value 0xFFF0000000000000 : tensor<1x8x5x5xf32> -> tensor<1x8x7x7xf32>
+  %s0 = prim.slice %p start [0, 0, 0, 0] stride [1, 1, 2, 2] : tensor<1x8x7x7xf32> -> tensor<1x8x3x3xf32>
+  %s1 = prim.slice %p start [0, 0, 1, 1] stride [1, 1, 2, 2] : tensor<1x8x7x7xf32> -> tensor<1x8x3x3xf32>
+  %m = prim.max %s0, %s1 : tensor<1x8x3x3xf32>
+  return %m : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// Attention's operands get buffers: a computed query is materialized by a
+// kernel before the call; arguments and the mask are read in place.
+// CHECK-LABEL: func @attention
+// CHECK-SAME: (%[[Q:.*]]: memref<2x8x16xf32>, %[[M:.*]]: memref<8x8xi1>, %[[OUT:.*]]: memref<2x8x16xf32>)
+// CHECK: %[[S:.*]] = memref.alloc() {{.*}} : memref<2x8x16xf32>
+// CHECK: loop.kernel "mul_0" [2, 8, 16]
+// CHECK: loop.store %{{.*}}, %[[S]]
+// CHECK: loop.attention %[[S]], %[[Q]], %[[Q]], %[[OUT]] mask %[[M]] scale 2.500000e-01
+func.func @attention(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> tensor<2x8x16xf32> {
+  %s = prim.mul %q, %q : tensor<2x8x16xf32>
+  %0 = prim.attention %s, %q, %q mask %m scale 0.25 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A half-precision GEMM whose one use is an add: the library adds the
+// (right-aligned broadcast) operand in its epilogue, one rounding as eager's
+// addmm; the add gets the buffer, the GEMM's own result none.
+// CHECK-LABEL: func @gemm_addend_bf16
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xbf16>, %[[W:.*]]: memref<16x8xbf16>, %[[B:.*]]: memref<16xbf16>, %[[OUT:.*]]: memref<4x16xbf16>)
+// CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xbf16>
+// CHECK: loop.matmul %[[X]], %[[W]], %[[Y]] addend %[[B]] transpose_b
+// CHECK: loop.kernel "max_0" [4, 16]
+// CHECK: loop.load %[[Y]]
+func.func @gemm_addend_bf16(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xbf16> -> tensor<8x16xbf16>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xbf16>, tensor<8x16xbf16> -> tensor<4x16xbf16>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xbf16> -> tensor<4x16xbf16>
+  %y = prim.add %m, %bb : tensor<4x16xbf16>
+  %zero = prim.constant dense<0.0> : tensor<4x16xbf16>
+  %r = prim.max %y, %zero : tensor<4x16xbf16>
+  return %r : tensor<4x16xbf16>
+}
+
+// -----
+
+// In f32 the add stays a kernel (dyn's runtime GEMM on the CPU has no
+// epilogue; one f32 rounding more is within eager's tolerances).
+// CHECK-LABEL: func @gemm_add_f32
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: loop.kernel "add_0"
+func.func @gemm_add_f32(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %m = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %y = prim.add %m, %bb : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

@@ -1,10 +1,14 @@
-"""Prints the PTX held in the gpu.binary ops of MLIR text read from stdin (for ptxas)."""
+"""Prints the PTX held in the gpu.binary ops of MLIR text read from stdin (for ptxas); with an
+argument N, only the N-th module's (ptxas takes one module a file)."""
 import re
 import sys
 
 text = sys.stdin.read()
+only = int(sys.argv[1]) if len(sys.argv) > 1 else None
 found = False
-for match in re.finditer(r'assembly = "((?:[^"\\]|\\.)*)"', text):
+for i, match in enumerate(re.finditer(r'assembly = "((?:[^"\\]|\\.)*)"', text)):
+    if only is not None and i != only:
+        continue
     found = True
     raw = match.group(1)
     sys.stdout.write(re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), raw).replace('\\"', '"').replace("\\\\", "\\"))

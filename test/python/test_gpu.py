@@ -176,17 +176,105 @@ def test_embedding_index_range_check_is_asynchronous():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape,n", [((5, 7), 3), ((3, 33, 129), 65)])
 def test_linear_transposed_weight(dtype, shape, n):
-    """F.linear / x @ w.t() on CUDA tensors: the CPU path reads the weight transposed in place
-    (loop.matmul transpose_b); the GPU path has no matmul yet and may fall back to eager, but its
-    results must match eager either way."""
+    """F.linear / x @ w.t() on CUDA tensors: the weight is read transposed in place by the GEMM library
+    call (cuBLAS through ATen), the bias add is a dyn kernel after it."""
     x = torch.randn(shape, device="cuda", dtype=dtype)
     w = torch.randn(n, shape[-1], device="cuda", dtype=dtype)
     b = torch.randn(n, device="cuda", dtype=dtype)
     for fn, args in ((lambda a, w, b: F.linear(a, w, b), (x, w, b)), (lambda a, w: a @ w.t(), (x, w))):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a fallback to eager is allowed here
-            got = dyn.compile(fn)(*args)  # not fullgraph: that would raise instead of falling back
+            warnings.simplefilter("error")  # compiled for the GPU, no fallback
+            got = dyn.compile(fn, fullgraph=True)(*args)
         torch.cuda.synchronize()
         expected = fn(*args)
         assert got.device == expected.device and got.dtype == expected.dtype
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+# -- library calls: GEMMs, convolutions, attention (ATen's cuBLAS/cuDNN/flash kernels between dyn's) --
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemm_epilogue(dtype):
+    x = torch.randn(64, 256, device="cuda", dtype=dtype)
+    w = torch.randn(512, 256, device="cuda", dtype=dtype)
+    b = torch.randn(512, device="cuda", dtype=dtype)
+    check(lambda a, c, d: F.gelu(F.linear(a, c, d)), x, w, b, dtype=dtype)
+    check(lambda a, c: torch.relu(a @ c.t()) * 2, x, w, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bmm_and_addmm(dtype):
+    a = torch.randn(12, 64, 32, device="cuda", dtype=dtype)
+    b = torch.randn(12, 32, 48, device="cuda", dtype=dtype)
+    check(lambda p, q: torch.softmax(p @ q, -1), a, b, dtype=dtype)
+    c = torch.randn(64, 48, device="cuda", dtype=dtype)
+    check(lambda p, q, r: torch.addmm(r, p[0], q[0], alpha=0.5), a, b, c, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv_block(dtype):
+    """conv + bias + ReLU + max pool: the convolution is a library call, the rest one fused kernel."""
+    x = torch.randn(4, 16, 32, 32, device="cuda", dtype=dtype)
+    w = torch.randn(32, 16, 3, 3, device="cuda", dtype=dtype) * 0.1
+    b = torch.randn(32, device="cuda", dtype=dtype)
+    check(lambda a, c, d: F.max_pool2d(F.relu(F.conv2d(a, c, d, padding=1)), 3, 2, 1), x, w, b, dtype=dtype)
+    dw = torch.randn(16, 1, 3, 3, device="cuda", dtype=dtype)
+    check(lambda a, c: F.conv2d(a, c, stride=2, padding=1, groups=16), x, dw, dtype=dtype)
+    wt = torch.randn(16, 8, 2, 2, device="cuda", dtype=dtype)
+    check(lambda a, c: F.conv_transpose2d(a, c, stride=2), x, wt, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pooling(dtype):
+    x = torch.randn(8, 32, 28, 28, device="cuda", dtype=dtype)
+    check(lambda a: F.avg_pool2d(a, 3, 2, 1, count_include_pad=False), x, dtype=dtype)
+    check(lambda a: F.adaptive_avg_pool2d(a, 1).flatten(1), x, dtype=dtype)
+    check(lambda a: F.adaptive_max_pool2d(a, (5, 3)), x, dtype=dtype)
+    check(lambda a: F.pad(a, (2, 2, 1, 1), mode="reflect") * 2, x, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention(dtype):
+    q = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype)
+    k = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype)
+    v = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype)
+    check(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), q, k, v, dtype=dtype)
+    # an additive mask (check's float64 reference converts every argument; a boolean mask would change meaning)
+    mask = torch.zeros(128, 128, device="cuda", dtype=dtype).masked_fill(torch.rand(128, 128, device="cuda") < 0.2,
+                                                                         float("-inf"))
+    mask[:, 0] = 0
+    check(lambda a, b, c, m: F.scaled_dot_product_attention(a * 2, b, c, attn_mask=m), q, k, v, mask, dtype=dtype)
+
+
+def test_library_calls_on_the_current_stream():
+    """The plan's kernels and its library calls all run on torch's current stream (here not the default
+    one), in order, without synchronizing."""
+    x = torch.randn(256, 512, device="cuda")
+    w = torch.randn(512, 512, device="cuda")
+    fn = dyn.compile(lambda a, c: torch.relu(a @ c) @ c, fullgraph=True)
+    fn(x, w)  # compiled
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            got = fn(x, w)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    s.synchronize()
+    torch.testing.assert_close(got, torch.relu(x @ w) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_small_cnn_compiles_for_the_gpu():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                            torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10)).cuda().eval()
+    x = torch.randn(8, 3, 32, 32, device="cuda")
+    with torch.no_grad():
+        want = m(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = dyn.compile(m, fullgraph=True)(x)
+    assert dyn.stats()["compiled_graphs"] == 1 and not dyn.stats()["eager_graphs"]
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)  # cuDNN's TF32 convolutions, both sides

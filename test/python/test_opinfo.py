@@ -30,23 +30,11 @@ SAMPLES = {
 }
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
-_MATMUL_BF16 = "not native: RuntimeError: stage 'loop' failed: loc(\"graph\":2:3): error: 'loop.matmul' op supports f32 and f64"
-_MATMUL_GPU = "not native: RuntimeError: stage 'gpu' failed: loc(\"graph\":2:3): error: 'loop.matmul' op is not " \
-    "supported on the GPU path yet"
 _FACTORY_GPU = "not native: Unsupported: factory on cuda in a graph on cpu"  # no tensor input: a CPU graph
 KNOWN_FAILURES = {
-    # loop.matmul takes f32 and f64 only, and has no GPU lowering
-    ("bmm", "function", "bfloat16", "*"): _MATMUL_BF16,
-    ("mm", "function", "bfloat16", "*"): _MATMUL_BF16,
-    ("matmul", "function", "bfloat16", "*"): _MATMUL_BF16,
-    ("nn.functional.linear", "function", "bfloat16", "*"): _MATMUL_BF16,
-    ("bmm", "function", "*", "cuda"): _MATMUL_GPU,
-    ("bmm", "method", "*", "cuda"): _MATMUL_GPU,
-    ("mm", "function", "*", "cuda"): _MATMUL_GPU,
-    ("mm", "method", "*", "cuda"): _MATMUL_GPU,
-    ("matmul", "function", "*", "cuda"): _MATMUL_GPU,
-    ("matmul", "method", "*", "cuda"): _MATMUL_GPU,
-    ("nn.functional.linear", "function", "*", "cuda"): _MATMUL_GPU,
+    # pooling's argmax indices (return_indices=True): no graph op computes them
+    **{(f"nn.functional.{p}{n}d", "function", "*", "*"): f"not native: Unsupported: {what} with return_indices"
+       for n in (1, 2, 3) for p, what in (("max_pool", "max pooling"), ("adaptive_max_pool", "adaptive max pooling"))},
     # factories whose only tensor is the one they make: capture takes the graph's device from its inputs
     ("arange", "function", "*", "cuda"): _FACTORY_GPU,
     ("ones", "function", "*", "cuda"): _FACTORY_GPU,

@@ -8,6 +8,8 @@
 #ifndef DYN_COMPILER_COMPILER_H
 #define DYN_COMPILER_COMPILER_H
 
+#include "dyn/Runtime/LibraryCall.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,7 +35,9 @@ struct StageIR {
 class CompiledFunction {
 public:
   virtual ~CompiledFunction();
-  virtual void run(void **buffers) = 0;
+  /// Returns false, with `error` set, when a library call failed (the
+  /// outputs are then undefined); kernels themselves cannot fail.
+  virtual bool run(void **buffers, std::string *error = nullptr) = 0;
   virtual const std::vector<StageIR> &stages() const = 0;
   /// Wall time spent in the pipeline and the JIT, in seconds.
   virtual double compileSeconds() const = 0;
@@ -70,6 +74,11 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
                                                         const std::string &funcName,
                                                         const CompileOptions &options,
                                                         std::string *error);
+
+/// Registers the implementation of library call `name` ("matmul",
+/// "convolution", "attention"; docs/library_calls.md), replacing any before;
+/// null removes it. Graphs compiled afterwards may use it. Thread-safe.
+void registerLibraryCall(const std::string &name, DynLibraryCallFn fn);
 
 /// Runs the named pipeline on graph-dialect text and returns the final IR
 /// (no JIT). For inspection from Python and tests.

@@ -50,9 +50,15 @@ def ConvertLoopToSCFPass : Pass<"dyn-convert-loop-to-scf", "mlir::ModuleOp"> {
     in parallel and each chunk is a serial, vectorizable inner loop.
     `loop.reduce` becomes an `scf.for` with an accumulator whose float
     combining ops may be reassociated (so LLVM vectorizes them);
-    `loop.matmul` becomes a call into dyn's runtime.
+    an f32/f64 `loop.matmul` becomes a call into dyn's runtime matmul, every
+    other library-call op a call of `dyn_library_call` with its name, a
+    descriptor of its buffers and parameters, and the buffers' addresses.
+    With `lower-library-calls=false` (the GPU pipeline) library calls stay
+    as they are: the launch plan runs them.
   }];
   let options = [
+    Option<"lowerLibraryCalls", "lower-library-calls", "bool", /*default=*/"true",
+           "Lower library-call ops to runtime calls (false: leave them)">,
     Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"4096",
            "Points per serial inner chunk when the innermost dim is split">,
     Option<"minParallelIterations", "min-parallel-iterations", "int64_t", /*default=*/"64",
@@ -87,7 +93,9 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
       per point running the inner loops serially, so that neighbouring
       threads read neighbouring addresses.
     Inner loop ops left in the launch bodies are lowered by
-    dyn-convert-loop-to-scf. loop.matmul is rejected (no GPU matmul yet).
+    dyn-convert-loop-to-scf. Library-call ops (loop.matmul,
+    loop.convolution, loop.attention) stay in the host function between the
+    launches; the launch plan calls them on the same stream.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", /*default=*/"256",

@@ -2,7 +2,8 @@
 //
 // dyn-convert-loop-to-scf: one scf.parallel per kernel (OpenMP later), serial
 // scf.for nests for loop.for / loop.reduce, memref accesses, and runtime
-// calls for loop.matmul.
+// calls for the library-call ops (dyn's own matmul for f32/f64 GEMMs, the
+// registered library implementations for the rest).
 //
 // dyn-approximate-math: f32 transcendental math as polynomials, so that the
 // inner loops vectorize.
@@ -205,11 +206,76 @@ LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp modu
   return success();
 }
 
+/// A private constant global holding `values`; returns its address as i64.
+Value globalAddress(IRRewriter &rewriter, Location loc, ModuleOp module, SymbolTable &symbols,
+                    StringRef name, DenseElementsAttr values) {
+  auto type = MemRefType::get(cast<ShapedType>(values.getType()).getShape(),
+                              values.getElementType());
+  OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+  auto global = memref::GlobalOp::create(mb, loc, name, mb.getStringAttr("private"), type, values,
+                                         /*constant=*/true, /*alignment=*/nullptr);
+  symbols.insert(global); // renames on a clash
+  Value ref = memref::GetGlobalOp::create(rewriter, loc, type, global.getSymName());
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, ref);
+  return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), ptr);
+}
+
+/// A library call -> dyn_library_call(name, descriptor, buffers): the name
+/// as a NUL-terminated string, the descriptor as an i64 array [num_inputs,
+/// (dtype, rank, sizes...) per input and for the output, num_params,
+/// params...], and the buffers' addresses in a stack array (inputs, output).
+void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, ModuleOp module,
+                      SymbolTable &symbols) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type i64 = rewriter.getI64Type();
+  SmallVector<Value> buffers = op.getLibraryCallInputs();
+  buffers.push_back(op.getLibraryCallOutput());
+  SmallVector<int64_t> desc{(int64_t)buffers.size() - 1};
+  for (Value v : buffers) {
+    auto t = cast<MemRefType>(v.getType());
+    desc.push_back(loop::libraryCallDType(t.getElementType()));
+    desc.push_back(t.getRank());
+    llvm::append_range(desc, t.getShape());
+  }
+  SmallVector<int64_t> params = op.getLibraryCallParams();
+  desc.push_back(params.size());
+  llvm::append_range(desc, params);
+
+  StringRef callee = op.getLibraryCallName();
+  SmallVector<int8_t> chars(callee.begin(), callee.end());
+  chars.push_back(0);
+  auto charType = RankedTensorType::get({(int64_t)chars.size()}, rewriter.getI8Type());
+  Value name = globalAddress(rewriter, loc, module, symbols, ("__dyn_libcall_name_" + callee).str(),
+                             DenseElementsAttr::get(charType, ArrayRef(chars)));
+  auto descType = RankedTensorType::get({(int64_t)desc.size()}, i64);
+  Value descriptor = globalAddress(rewriter, loc, module, symbols,
+                                   ("__dyn_libcall_" + callee).str(),
+                                   DenseElementsAttr::get(descType, ArrayRef(desc)));
+  auto arrayType = MemRefType::get({(int64_t)buffers.size()}, i64);
+  Value array = memref::AllocaOp::create(rewriter, loc, arrayType);
+  for (auto [i, buf] : llvm::enumerate(buffers)) {
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf);
+    memref::StoreOp::create(rewriter, loc, arith::IndexCastOp::create(rewriter, loc, i64, ptr),
+                            array, ValueRange{cIndex(rewriter, loc, i)});
+  }
+  Value arrayAddress = arith::IndexCastOp::create(
+      rewriter, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, array));
+  StringRef entry = "dyn_library_call";
+  if (!module.lookupSymbol<func::FuncOp>(entry)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    func::FuncOp::create(mb, loc, entry, mb.getFunctionType({i64, i64, i64}, {})).setPrivate();
+  }
+  func::CallOp::create(rewriter, loc, entry, TypeRange{}, ValueRange{name, descriptor, arrayAddress});
+  rewriter.eraseOp(op);
+}
+
 struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToSCFPass> {
   using ConvertLoopToSCFPassBase::ConvertLoopToSCFPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
+    SymbolTable symbols(module);
     // Inner ops first (post-order), so each kernel body is plain scf by the
     // time the kernel itself is lowered.
     SmallVector<Operation *> ops;
@@ -236,9 +302,16 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
         lowerFor(rewriter, forOp);
       } else if (auto kernel = dyn_cast<loop::KernelOp>(op)) {
         lowerKernel(rewriter, kernel, work[op], chunkSize, minParallelIterations);
-      } else if (auto matmul = dyn_cast<loop::MatmulOp>(op)) {
-        if (failed(lowerMatmul(rewriter, matmul, module)))
-          return signalPassFailure();
+      } else if (auto call = dyn_cast<loop::LibraryCallOpInterface>(op)) {
+        if (!lowerLibraryCalls)
+          continue; // left for the GPU launch plan
+        auto matmul = dyn_cast<loop::MatmulOp>(op);
+        if (matmul && loop::hasRuntimeMatmul(matmul)) {
+          if (failed(lowerMatmul(rewriter, matmul, module)))
+            return signalPassFailure();
+        } else {
+          lowerLibraryCall(rewriter, call, module, symbols);
+        }
       }
       // loop.yield ops go away with their parents.
     }

@@ -3,8 +3,9 @@
 // Fusion by recomputation, in the spirit of Inductor's pointwise fusion:
 //
 // 1. Plan: decide which tensor values live in buffers ("materialized"):
-//    function results, matmul operands and results, concatenations, dense
-//    constants, and reductions that cannot be computed where they are used.
+//    function results, operands and results of library calls (matmul,
+//    convolution, attention), concatenations, dense constants, and
+//    reductions that cannot be computed where they are used.
 // 2. Emit: one loop.kernel per materialized value. The kernel computes the
 //    value at an index by recursively emitting its producers at the mapped
 //    index (broadcast, transpose, slice and reshape only remap indices), so
@@ -61,9 +62,16 @@ loop::ReduceKind reductionKind(Operation *op) {
   return loop::ReduceKind::min;
 }
 
-/// Ops that only remap indices of their single operand.
+/// Ops that only remap indices of their single operand (a pad also selects
+/// its padding value outside the operand).
 bool isIndexRemap(Operation *op) {
-  return isa<prim::BroadcastInDimOp, prim::TransposeOp, prim::SliceOp, prim::ReshapeOp>(op);
+  return isa<prim::BroadcastInDimOp, prim::TransposeOp, prim::SliceOp, prim::ReshapeOp,
+             prim::PadOp>(op);
+}
+
+/// Ops computed by a library call into a buffer of their own.
+bool isLibraryCall(Operation *op) {
+  return isa<prim::DotGeneralOp, prim::ConvolutionOp, prim::AttentionOp>(op);
 }
 
 /// When a reshape only inserts or removes size-1 dims, each input dim maps to
@@ -107,6 +115,10 @@ SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
   } else if (auto s = dyn_cast<prim::SliceOp>(op)) {
     for (size_t i = 0; i < in.size(); ++i)
       result.push_back(ix.affine(idx[i], s.getStride()[i], s.getStart()[i]));
+  } else if (auto p = dyn_cast<prim::PadOp>(op)) {
+    // Planning only: emission clamps the index and selects (emitPad).
+    for (size_t i = 0; i < in.size(); ++i)
+      result.push_back(ix.affine(idx[i], 1, -p.getLow()[i]));
   } else if (isa<prim::ReshapeOp>(op)) {
     if (auto map = unitReshapeMap(in, out)) {
       for (int64_t o : *map)
@@ -440,6 +452,8 @@ private:
     Operation *op = value.getDefiningOp();
     if (isReduction(op))
       return emitReduction(op, idx, level);
+    if (auto pad = dyn_cast<prim::PadOp>(op))
+      return emitPad(pad, idx, level);
     if (isIndexRemap(op))
       return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
     if (auto g = dyn_cast<prim::GatherOp>(op))
@@ -521,6 +535,46 @@ private:
     SmallVector<Value> inIdx(idx);
     inIdx[dim] = i;
     return emit(g.getInput(), inIdx);
+  }
+
+  /// The input at idx - low, where that is inside it, else the padding
+  /// value. The input is read at the index clamped into range, so the load
+  /// never leaves its buffer and the select needs no branch.
+  Value emitPad(prim::PadOp pad, ArrayRef<Value> idx, unsigned level) {
+    ArrayRef<int64_t> in = tensorType(pad.getInput()).getShape();
+    unsigned at = std::max(level, levelOf(idx));
+    SmallVector<Value> inIdx(idx);
+    Value inside;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      setInsertion(at);
+      for (size_t i = 0; i < in.size(); ++i) {
+        int64_t lo = pad.getLow()[i], hi = pad.getHigh()[i];
+        if (!lo && !hi)
+          continue;
+        Value j = arith::SubIOp::create(b, loc, idx[i], constantIndexHere(lo));
+        Value zero = constantIndexHere(0), last = constantIndexHere(in[i] - 1);
+        Value ok = arith::AndIOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, zero),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j, last));
+        inside = inside ? (Value)arith::AndIOp::create(b, loc, inside, ok) : ok;
+        inIdx[i] = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, j, last), zero);
+        levels[inIdx[i]] = at;
+      }
+    }
+    Value value = emit(pad.getInput(), inIdx);
+    if (!inside)
+      return value;
+    OpBuilder::InsertionGuard guard(b);
+    unsigned selectLevel = std::max(at, levelOf(value));
+    setInsertion(selectLevel);
+    Type et = value.getType();
+    Value fill = arith::ConstantOp::create(
+        b, loc, isa<FloatType>(et) ? (TypedAttr)FloatAttr::get(et, pad.getValue().convertToDouble())
+                                   : (TypedAttr)IntegerAttr::get(et, (int64_t)pad.getValue().convertToDouble()));
+    Value r = arith::SelectOp::create(b, loc, inside, value, fill);
+    levels[r] = selectLevel;
+    return r;
   }
 
   Value emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx);
@@ -730,6 +784,35 @@ Value transposedRhsSource(prim::DotGeneralOp dot) {
   return t.getOperand();
 }
 
+/// A half-precision GEMM whose one use is an add: the library adds the other
+/// operand in its epilogue (loop.matmul addend), so the sum is rounded once,
+/// as eager's addmm rounds it. `addend` is the operand itself, or the source
+/// of a broadcast that only prepends and stretches dims (the GEMM library
+/// broadcasts right-aligned).
+struct GemmAddend {
+  prim::AddOp add;
+  Value addend;
+};
+
+std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned) {
+  Type et = tensorType(dot.getResult()).getElementType();
+  if (!(et.isF16() || et.isBF16()) || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+    return std::nullopt;
+  auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
+  if (!add || add.getLhs() == add.getRhs())
+    return std::nullopt;
+  Value other = add.getLhs() == dot.getResult() ? add.getRhs() : add.getLhs();
+  if (auto b = other.getDefiningOp<prim::BroadcastInDimOp>()) {
+    int64_t in = tensorType(b.getInput()).getRank(), out = tensorType(b.getResult()).getRank();
+    bool rightAligned = true;
+    for (auto [i, d] : llvm::enumerate(b.getDims()))
+      rightAligned &= d == out - in + (int64_t)i;
+    if (rightAligned)
+      other = b.getInput();
+  }
+  return GemmAddend{add, other};
+}
+
 MemRefType bufferType(Value tensor) {
   RankedTensorType t = tensorType(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -759,6 +842,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     auto c = dyn_cast<prim::ConstantOp>(op);
     return c && cast<DenseElementsAttr>(c.getValue()).isSplat();
   };
+  SmallVector<Value> returned(ret.getOperands());
+  DenseMap<Value, prim::DotGeneralOp> gemmOfAdd; // add result -> the GEMM computing it with its addend
+  DenseMap<Value, Value> addendOf;               // add result -> the addend's buffer value
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
       // A transposed rhs is read in place (loop.matmul transpose_b): its
@@ -767,10 +853,23 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       Value rhs = dot.getRhs();
       if (Value src = transposedRhsSource(dot))
         rhs = src;
-      for (Value v : {Value(dot.getLhs()), rhs})
+      SmallVector<Value> reads{dot.getLhs(), rhs};
+      Value result = dot.getResult();
+      if (auto fused = gemmAddend(dot, returned)) {
+        result = fused->add.getResult();
+        gemmOfAdd[result] = dot;
+        addendOf[result] = fused->addend;
+        reads.push_back(fused->addend);
+      }
+      for (Value v : reads)
         if (!isa<BlockArgument>(v))
           materialized.insert(v);
-      materialized.insert(dot.getResult());
+      materialized.insert(result);
+    } else if (isLibraryCall(&op)) {
+      for (Value v : op.getOperands())
+        if (!isa<BlockArgument>(v))
+          materialized.insert(v);
+      materialized.insert(op.getResult(0));
     } else if (isa<prim::ConcatenateOp>(op) || (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
       materialized.insert(op.getResult(0));
     }
@@ -787,7 +886,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     for (size_t i = 0; i < materialized.size(); ++i) {
       Value v = materialized[i];
       Operation *def = v.getDefiningOp();
-      if (isa<prim::DotGeneralOp, prim::ConcatenateOp, prim::ConstantOp>(def))
+      if (isLibraryCall(def) || gemmOfAdd.count(v) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
         continue;
       KernelPlan plan = planKernel(v, materialized);
       for (Value r : plan.mustMaterialize)
@@ -864,10 +963,28 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     b.setInsertionPointToEnd(body);
     if (isa<prim::ConstantOp>(def) && !isSplat(def))
       continue;
-    if (auto dot = dyn_cast<prim::DotGeneralOp>(def)) {
+    if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
+      auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
       Value src = transposedRhsSource(dot);
+      Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
-                             buffers[v], /*transpose_b=*/src != nullptr);
+                             buffers[v], addend, /*transpose_b=*/src != nullptr);
+      continue;
+    }
+    if (auto conv = dyn_cast<prim::ConvolutionOp>(def)) {
+      // The attributes carry over by name.
+      SmallVector<Value> operands{buffers[conv.getInput()], buffers[conv.getWeight()], buffers[v]};
+      if (conv.getBias())
+        operands.push_back(buffers[conv.getBias()]);
+      loop::ConvolutionOp::create(b, loc, TypeRange{}, operands, conv->getAttrs());
+      continue;
+    }
+    if (auto att = dyn_cast<prim::AttentionOp>(def)) {
+      SmallVector<Value> operands{buffers[att.getQuery()], buffers[att.getKey()],
+                                  buffers[att.getValue()], buffers[v]};
+      if (att.getMask())
+        operands.push_back(buffers[att.getMask()]);
+      loop::AttentionOp::create(b, loc, TypeRange{}, operands, att->getAttrs());
       continue;
     }
     if (auto cat = dyn_cast<prim::ConcatenateOp>(def)) {

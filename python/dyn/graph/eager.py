@@ -7,7 +7,8 @@ import torch
 from .opset import BINARY, REDUCE, UNARY, Operand
 
 # ops whose result is always a new tensor (never a view of an operand, never a constant)
-_FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat"} | \
+_FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat", "convolution",
+                                     "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
     (set(REDUCE) - {"prod"})
 # binary ops run_node applies to operands converted to the result dtype
 _CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
@@ -221,6 +222,8 @@ def run_node(n, xs):
         return torch.cat(xs, a["dim"])
     if op == "convert":
         return xs[0].to(n.meta.dtype)
+    if op in _WINDOW:
+        return _WINDOW[op](xs, a)
     if op == "torch_call":
         return _call_attrs(a, xs)
     if op == "torch_result":
@@ -229,3 +232,45 @@ def run_node(n, xs):
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))
     raise NotImplementedError(op)
+
+
+def _pool_fn(kind, x, a):
+    nd = len(a["kernel"] if "kernel" in a else a["output_size"])
+    return getattr(torch.nn.functional, f"{kind}{nd}d")
+
+
+def _avg_pool(xs, a):
+    kw = dict(ceil_mode=a["ceil_mode"], count_include_pad=a["count_include_pad"])
+    if len(a["kernel"]) > 1:
+        kw["divisor_override"] = a["divisor_override"]
+    return _pool_fn("avg_pool", xs[0], a)(xs[0], a["kernel"], a["stride"], a["padding"], **kw)
+
+
+def _pad(xs, a):
+    # (low, high) from the last dim back to the first padded one; the non-constant modes take pads of
+    # the last 1 (2-d, 3-d inputs), 2 (3-d, 4-d) or 3 dims (4-d, 5-d) only
+    pad, pairs = [], list(zip(a["low"], a["high"]))
+    rank = len(pairs)
+    while pairs and pairs[0] == (0, 0) and (a["mode"] == "constant" or len(pairs) > max(rank - 2, 1)):
+        pairs.pop(0)
+    for lo, hi in reversed(pairs):
+        pad += [lo, hi]
+    value = a["value"] if a["mode"] == "constant" else None
+    return torch.nn.functional.pad(xs[0], pad, a["mode"], value)
+
+
+# convolution, pooling, padding and attention: PyTorch's own ops (the same kernels the core calls for
+# convolution and attention; differentiable for the eager backend)
+_WINDOW = {
+    "convolution": lambda xs, a: torch.convolution(
+        xs[0], xs[1], xs[2] if len(xs) > 2 else None, a["stride"], a["padding"], a["dilation"],
+        a["transposed"], a["output_padding"], a["groups"]),
+    "max_pool": lambda xs, a: _pool_fn("max_pool", xs[0], a)(
+        xs[0], a["kernel"], a["stride"], a["padding"], a["dilation"], ceil_mode=a["ceil_mode"]),
+    "avg_pool": _avg_pool,
+    "adaptive_avg_pool": lambda xs, a: _pool_fn("adaptive_avg_pool", xs[0], a)(xs[0], a["output_size"]),
+    "adaptive_max_pool": lambda xs, a: _pool_fn("adaptive_max_pool", xs[0], a)(xs[0], a["output_size"]),
+    "pad": _pad,
+    "scaled_dot_product_attention": lambda xs, a: torch.nn.functional.scaled_dot_product_attention(
+        xs[0], xs[1], xs[2], xs[3] if len(xs) > 3 else None, is_causal=a["is_causal"], scale=a["scale"]),
+}

@@ -73,7 +73,55 @@ def _line(n):
     if op == "gather":
         x, i = n.inputs
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
+    if op in WINDOW_OPS:
+        return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
+
+
+WINDOW_OPS = ("convolution", "max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool", "pad",
+              "scaled_dot_product_attention")
+
+
+def _window_operands(n):
+    names = [i.name for i in n.inputs]
+    if n.op == "convolution" and len(names) == 3:
+        return f"{names[0]}, {names[1]} bias {names[2]}"
+    if n.op == "scaled_dot_product_attention" and len(names) == 4:
+        return f"{names[0]}, {names[1]}, {names[2]} mask {names[3]}"
+    return ", ".join(names)
+
+
+def _window_attrs(op, a):
+    """The attributes of the convolution, pooling, padding and attention ops, in their assembly order."""
+    if op == "convolution":
+        s = (f" stride {_dims(a['stride'])} padding {_dims(a['padding'])} dilation {_dims(a['dilation'])}"
+             f" groups {a['groups']}")
+        if a["transposed"]:
+            s += f" transposed output_padding {_dims(a['output_padding'])}"
+        return s
+    if op in ("max_pool", "avg_pool"):
+        s = f" kernel {_dims(a['kernel'])} stride {_dims(a['stride'])} padding {_dims(a['padding'])}"
+        if op == "max_pool":
+            s += f" dilation {_dims(a['dilation'])}"
+        if a["ceil_mode"]:
+            s += " ceil_mode"
+        if op == "avg_pool":
+            if a["count_include_pad"]:
+                s += " count_include_pad"
+            if a["divisor_override"] is not None:
+                s += f" divisor_override {int(a['divisor_override'])}"
+        return s
+    if op in ("adaptive_avg_pool", "adaptive_max_pool"):
+        return f" output_size {_dims(a['output_size'])}"
+    if op == "pad":
+        s = f" {a['mode']} low {_dims(a['low'])} high {_dims(a['high'])}"
+        if a["value"] != 0.0:
+            s += f" value {_literal(a['value'], torch.float64)}"
+        return s
+    s = " causal" if a["is_causal"] else ""  # scaled_dot_product_attention
+    if a["scale"] is not None:
+        s += f" scale {_literal(a['scale'], torch.float64)}"
+    return s
 
 
 def _string(text):

@@ -2,8 +2,8 @@
 computes the result's meta tensor by running the real torch op on meta tensors (PyTorch's own
 broadcasting and type promotion) and adds graph-dialect nodes; composite ops decompose here. The op
 families are mixins: views.py (views, in-place updates), arith.py (elementwise), shape.py (reductions,
-shapes, indexing), nn.py (linear algebra, activations, norms), torch_call.py (the generic node of
-ops without a graph op of their own)."""
+shapes, indexing), nn.py (linear algebra, activations, norms), windows.py (convolution, pooling, padding,
+attention), torch_call.py (the generic node of ops without a graph op of their own)."""
 import math
 import warnings
 
@@ -17,6 +17,7 @@ from .shape import ShapeOps
 from .tensor import SCALARS, TensorVar, node_requires_grad
 from .torch_call import TorchCallOps
 from .views import ViewOps
+from .windows import WindowOps
 
 
 # Eager's kernels reject some dtypes (and scalar operands) that the meta kernels accept: abs, relu, floor
@@ -74,7 +75,7 @@ def eager_accepts(cache, what, fn, *args, _device=None, **kwargs):
 
 
 
-class Ops(ViewOps, ArithOps, ShapeOps, NNOps, TorchCallOps):
+class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps, TorchCallOps):
     """Op builders bound to one tracer (graph + device)."""
 
     def __init__(self, tracer):

@@ -117,3 +117,139 @@ func.func @gather_float_index(%w: tensor<10x4xf32>, %i: tensor<3x4xf32>) -> tens
   %0 = graph.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @conv_bad_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{input channels 3 are not divisible by groups 2}}
+  %0 = graph.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 2 : tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bad_result(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{result shape must be [1, 4, 3, 3]}}
+  %0 = graph.convolution %x, %w stride [2, 2] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv_bad_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{bias must be [C_out]}}
+  %0 = graph.convolution %x, %w bias %b stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_output_padding_not_transposed(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6xf32> {
+  // expected-error @+1 {{output_padding needs a transposed convolution}}
+  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 output_padding [1] : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6xf32>
+  return %0 : tensor<1x4x6xf32>
+}
+
+// -----
+
+func.func @conv_mixed_types(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf64>) -> tensor<1x4x6xf32> {
+  // expected-error @+1 {{operands and result must share one element type}}
+  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf64> -> tensor<1x4x6xf32>
+  return %0 : tensor<1x4x6xf32>
+}
+
+// -----
+
+func.func @conv_integer(%x: tensor<1x3x8xi64>, %w: tensor<4x3x3xi64>) -> tensor<1x4x6xi64> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x3x8xi64>, tensor<4x3x3xi64> -> tensor<1x4x6xi64>
+  return %0 : tensor<1x4x6xi64>
+}
+
+// -----
+
+func.func @pool_too_much_padding(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x5x5xf32> {
+  // expected-error @+1 {{padding must be at most half of the kernel extent}}
+  %0 = graph.max_pool %x kernel [2, 2] stride [2, 2] padding [2, 2] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x5x5xf32>
+  return %0 : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+func.func @pool_bad_result(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x3x3xf32> {
+  // expected-error @+1 {{result shape must be [1, 3, 4, 4]}}
+  %0 = graph.avg_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<1x3x8x8xf32> -> tensor<1x3x3x3xf32>
+  return %0 : tensor<1x3x3x3xf32>
+}
+
+// -----
+
+func.func @pool_no_channel_dim(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{input needs a channel dim in front of the pooled dims}}
+  %0 = graph.avg_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<8x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @adaptive_bad_result(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x2x2xf32> {
+  // expected-error @+1 {{result shape must be [1, 3, 3, 2]}}
+  %0 = graph.adaptive_avg_pool %x output_size [3, 2] : tensor<1x3x8x8xf32> -> tensor<1x3x2x2xf32>
+  return %0 : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+func.func @reflect_too_far(%x: tensor<3x4xf32>) -> tensor<3x12xf32> {
+  // expected-error @+1 {{reflect pads must be smaller than the dim (4)}}
+  %0 = graph.pad %x reflect low [0, 4] high [0, 4] : tensor<3x4xf32> -> tensor<3x12xf32>
+  return %0 : tensor<3x12xf32>
+}
+
+// -----
+
+func.func @pad_value_not_constant(%x: tensor<3x4xf32>) -> tensor<3x6xf32> {
+  // expected-error @+1 {{only constant padding takes a value}}
+  %0 = graph.pad %x replicate low [0, 1] high [0, 1] value 1.0 : tensor<3x4xf32> -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}
+
+// -----
+
+func.func @sdpa_mask_and_causal(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{takes a mask or is_causal, not both}}
+  %0 = graph.scaled_dot_product_attention %q, %q, %q mask %m causal : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @sdpa_bad_key(%q: tensor<2x8x16xf32>, %k: tensor<2x8x8xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{query and key must have the same embedding size}}
+  %0 = graph.scaled_dot_product_attention %q, %k, %q : tensor<2x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @sdpa_bad_mask(%q: tensor<2x8x16xf32>, %m: tensor<3x8xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{mask does not broadcast to [..., L, S]}}
+  %0 = graph.scaled_dot_product_attention %q, %q, %q mask %m : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3x8xf32> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @pad_negative_constant(%x: tensor<3x4xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{constant and circular pads must be non-negative}}
+  %0 = graph.pad %x constant low [0, -1] high [0, 0] : tensor<3x4xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @pad_negative_empties(%x: tensor<3x4xf32>) -> tensor<3x0xf32> {
+  // expected-error @+1 {{pads leave dim 1 empty}}
+  %0 = graph.pad %x replicate low [0, -4] high [0, 0] : tensor<3x4xf32> -> tensor<3x0xf32>
+  return %0 : tensor<3x0xf32>
+}

@@ -50,3 +50,51 @@ func.func @bad_matmul_transpose_b(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: 
   loop.matmul %a, %b, %c transpose_b : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+func.func @matmul_integer(%a: memref<4x8xi32>, %b: memref<8x2xi32>, %c: memref<4x2xi32>) {
+  // expected-error @+1 {{supports f16, bf16, f32 and f64}}
+  loop.matmul %a, %b, %c : memref<4x8xi32>, memref<8x2xi32>, memref<4x2xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_mixed(%a: memref<4x8xf32>, %b: memref<8x2xf16>, %c: memref<4x2xf32>) {
+  // expected-error @+1 {{buffers must share one element type}}
+  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf16>, memref<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bad_out(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>) {
+  // expected-error @+1 {{result shape must be [1, 4, 6, 6]}}
+  loop.convolution %x, %w, %y stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_strided(%q: memref<2x8x16xf32, strided<[256, 32, 1]>>, %o: memref<2x8x16xf32>) {
+  // expected-error @+1 {{needs contiguous (identity layout) buffers}}
+  loop.attention %q, %q, %q, %o scale 0.25 : memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bad_bias(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x6x6xf32>, %b: memref<3xf32>) {
+  // expected-error @+1 {{bias must be [C_out]}}
+  loop.convolution %x, %w, %y bias %b stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x6x6xf32>, memref<3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_bad_addend(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<4x2xbf16>, %d: memref<4xbf16>) {
+  // expected-error @+1 {{addend must broadcast to the output}}
+  loop.matmul %a, %b, %c addend %d : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>, memref<4xbf16>
+  return
+}

@@ -42,3 +42,21 @@ func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: 
   loop.matmul %a, %b, %c transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
   return
 }
+
+// -----
+
+// Library calls: a GEMM in half precision, a convolution, attention with a boolean mask.
+// CHECK-LABEL: func @library_calls
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>
+// CHECK: loop.convolution %{{.*}}, %{{.*}}, %{{.*}} stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>
+// CHECK: loop.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 2.500000e-01 : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>, memref<8x8xi1>
+// CHECK: loop.convolution %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>, memref<4xf32>
+func.func @library_calls(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<4x2xbf16>,
+                         %x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>,
+                         %q: memref<2x8x16xf32>, %m: memref<8x8xi1>, %o: memref<2x8x16xf32>, %bias: memref<4xf32>) {
+  loop.matmul %a, %b, %c : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>
+  loop.convolution %x, %w, %y stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>
+  loop.attention %q, %q, %q, %o mask %m scale 0.25 : memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>, memref<8x8xi1>
+  loop.convolution %x, %w, %y bias %bias stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>, memref<4xf32>
+  return
+}

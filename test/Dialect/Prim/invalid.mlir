@@ -53,3 +53,35 @@ func.func @gather_shape(%w: tensor<10x4xf32>, %i: tensor<3x4xi64>) -> tensor<3x2
   %0 = prim.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi64> -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+func.func @pad_fractional_integer(%x: tensor<3xi32>) -> tensor<5xi32> {
+  // expected-error @+1 {{an integer tensor needs an integer padding value}}
+  %0 = prim.pad %x low [1] high [1] value 0.5 : tensor<3xi32> -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+}
+
+// -----
+
+func.func @pad_bad_shape(%x: tensor<3xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{result shape must be [5]}}
+  %0 = prim.pad %x low [1] high [1] value 0.0 : tensor<3xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @conv_transposed_bad_weight(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x3x10xf32> {
+  // expected-error @+1 {{a transposed convolution's weight must be [C_in, C_out/groups, *kernel]}}
+  %0 = prim.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 transposed : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x3x10xf32>
+  return %0 : tensor<1x3x10xf32>
+}
+
+// -----
+
+func.func @attention_rank2(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{query, key and value must have one rank, 3 or more ([..., L, E])}}
+  %0 = prim.attention %q, %q, %q scale 1.0 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

@@ -47,3 +47,17 @@ func.func @gather(%w: tensor<10x4xf32>, %i: tensor<3x4xi32>) -> tensor<3x4xf32> 
   %0 = prim.gather %w dim 0 index %i : tensor<10x4xf32>, tensor<3x4xi32> -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @library_primitives
+func.func @library_primitives(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %q: tensor<2x4x8x16xf32>,
+                              %m: tensor<2x1x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<2x4x8x16xf32>, tensor<1x3x10x9xf32>) {
+  // CHECK: prim.convolution %{{.*}}, %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = prim.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  // CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x8x8xf32> -> tensor<2x4x8x16xf32>
+  %1 = prim.attention %q, %q, %q mask %m scale 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x8x8xf32> -> tensor<2x4x8x16xf32>
+  // CHECK: prim.pad %{{.*}} low [0, 0, 1, 0] high [0, 0, 1, 1] value 0xFFF0000000000000 : tensor<1x3x8x8xf32> -> tensor<1x3x10x9xf32>
+  %2 = prim.pad %x low [0, 0, 1, 0] high [0, 0, 1, 1] value 0xFFF0000000000000 : tensor<1x3x8x8xf32> -> tensor<1x3x10x9xf32>
+  return %0, %1, %2 : tensor<1x4x6x6xf32>, tensor<2x4x8x16xf32>, tensor<1x3x10x9xf32>
+}

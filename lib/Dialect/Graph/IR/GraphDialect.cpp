@@ -1,6 +1,7 @@
 //===- GraphDialect.cpp - graph dialect, verifiers and folders -----------===//
 #include "dyn/Dialect/Graph/IR/GraphDialect.h"
 #include "dyn/Dialect/Common/GatherVerifier.h"
+#include "dyn/Dialect/Common/WindowShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -212,6 +213,129 @@ LogicalResult CatOp::verify() {
   if (total != getType().getDimSize(dim))
     return emitOpError("result size along dim must be the sum of the inputs'");
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, pooling, padding, attention
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkShape(Operation *op, const std::optional<SmallVector<int64_t>> &expected,
+                                const std::string &error, RankedTensorType result) {
+  return dyn::checkResultShape(op, expected, error, result.getShape());
+}
+
+static LogicalResult checkSameElementType(Operation *op) {
+  Type et = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+  for (Value v : op->getOperands())
+    if (cast<ShapedType>(v.getType()).getElementType() != et)
+      return op->emitOpError("operands and result must share one element type");
+  return success();
+}
+
+LogicalResult ConvolutionOp::verify() {
+  if (failed(checkSameElementType(*this)))
+    return failure();
+  ConvolutionParams p{getStride(), getPadding(), getDilation(),
+                      getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
+                      getTransposed()};
+  std::string error;
+  auto shape = convolutionResultShape(tensorType(getInput()).getShape(),
+                                      tensorType(getWeight()).getShape(), p, error);
+  if (shape && getBias()) {
+    ArrayRef<int64_t> bias = tensorType(getBias()).getShape();
+    if (bias.size() != 1 || bias[0] != (*shape)[1])
+      return emitOpError("bias must be [C_out]");
+  }
+  return checkShape(*this, shape, error, getType());
+}
+
+LogicalResult MaxPoolOp::verify() {
+  if (failed(checkSameElementType(*this)))
+    return failure();
+  std::string error;
+  auto shape = poolResultShape(tensorType(getInput()).getShape(),
+                               {getKernel(), getStride(), getPadding(), getDilation(), getCeilMode()},
+                               error);
+  return checkShape(*this, shape, error, getType());
+}
+
+LogicalResult AvgPoolOp::verify() {
+  if (failed(checkSameElementType(*this)))
+    return failure();
+  if (getDivisorOverride() && *getDivisorOverride() == 0)
+    return emitOpError("divisor_override must be non-zero");
+  std::string error;
+  auto shape = poolResultShape(tensorType(getInput()).getShape(),
+                               {getKernel(), getStride(), getPadding(), {}, getCeilMode()}, error);
+  return checkShape(*this, shape, error, getType());
+}
+
+template <typename OpT>
+static LogicalResult verifyAdaptivePool(OpT op) {
+  if (failed(checkSameElementType(op)))
+    return failure();
+  ArrayRef<int64_t> in = tensorType(op.getInput()).getShape(), out = op.getOutputSize();
+  int64_t nd = out.size();
+  if (nd < 1 || nd > 3 || (int64_t)in.size() < nd + 1)
+    return op.emitOpError("pools 1 to 3 trailing dims of an input with a channel dim in front");
+  SmallVector<int64_t> expected(in.drop_back(nd));
+  for (int64_t i = 0; i < nd; ++i) {
+    if (out[i] < 1 || in[in.size() - nd + i] < 1)
+      return op.emitOpError("pooled dims and output sizes must be positive");
+    expected.push_back(out[i]);
+  }
+  return checkShape(op, expected, "", op.getType());
+}
+
+LogicalResult AdaptiveMaxPoolOp::verify() { return verifyAdaptivePool(*this); }
+LogicalResult AdaptiveAvgPoolOp::verify() { return verifyAdaptivePool(*this); }
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  if (getType().getElementType() != tensorType(getInput()).getElementType())
+    return emitOpError("result must have the input's element type");
+  if (getLow().size() != in.size() || getHigh().size() != in.size())
+    return emitOpError("low and high need one entry per dim");
+  SmallVector<int64_t> expected;
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t lo = getLow()[i], hi = getHigh()[i];
+    bool indexed = getMode() == PadMode::reflect || getMode() == PadMode::replicate;
+    if ((lo < 0 || hi < 0) && !indexed)
+      return emitOpError("constant and circular pads must be non-negative");
+    if (in[i] + lo + hi < 0 || ((lo < 0 || hi < 0) && in[i] + lo + hi == 0))
+      return emitOpError() << "pads leave dim " << i << " empty";
+    if ((lo || hi) && getMode() == PadMode::reflect && (lo >= in[i] || hi >= in[i]))
+      return emitOpError() << "reflect pads must be smaller than the dim (" << in[i] << ")";
+    if ((lo || hi) && getMode() == PadMode::circular && (lo > in[i] || hi > in[i]))
+      return emitOpError() << "circular pads must be at most the dim (" << in[i] << ")";
+    if ((lo || hi) && getMode() == PadMode::replicate && in[i] == 0)
+      return emitOpError("cannot replicate the edge of an empty dim");
+    expected.push_back(in[i] + lo + hi);
+  }
+  if (getMode() != PadMode::constant && getValue().convertToDouble() != 0.0)
+    return emitOpError("only constant padding takes a value");
+  return checkShape(*this, expected, "", getType());
+}
+
+LogicalResult ScaledDotProductAttentionOp::verify() {
+  Type et = getType().getElementType();
+  for (Value v : {getQuery(), getKey(), getValue()})
+    if (tensorType(v).getElementType() != et)
+      return emitOpError("query, key, value and result must share one element type");
+  std::optional<ArrayRef<int64_t>> mask;
+  if (getMask()) {
+    Type mt = tensorType(getMask()).getElementType();
+    if (!mt.isInteger(1) && mt != et)
+      return emitOpError("mask must be boolean or of the query's element type");
+    if (getIsCausal())
+      return emitOpError("takes a mask or is_causal, not both");
+    mask = tensorType(getMask()).getShape();
+  }
+  std::string error;
+  auto shape = attentionResultShape(tensorType(getQuery()).getShape(),
+                                    tensorType(getKey()).getShape(),
+                                    tensorType(getValue()).getShape(), mask, error);
+  return checkShape(*this, shape, error, getType());
 }
 
 /// Collects the operand references (`k : index`) in a torch_call argument attribute.

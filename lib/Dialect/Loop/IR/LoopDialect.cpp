@@ -1,5 +1,7 @@
 //===- LoopDialect.cpp - loop dialect and verifiers ----------------------===//
 #include "dyn/Dialect/Loop/IR/LoopDialect.h"
+#include "dyn/Dialect/Common/WindowShapes.h"
+#include "dyn/Runtime/LibraryCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -13,6 +15,7 @@ using namespace dyn::loop;
 #include "dyn/Dialect/Loop/IR/LoopEnums.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopAttrs.cpp.inc"
+#include "dyn/Dialect/Loop/IR/LoopInterfaces.cpp.inc"
 
 void LoopDialect::initialize() {
   addOperations<
@@ -74,16 +77,38 @@ LogicalResult StoreOp::verify() {
   return verifyAccess(*this, getMemref().getType(), getIndices().size());
 }
 
+//===----------------------------------------------------------------------===//
+// Library calls
+//===----------------------------------------------------------------------===//
+
+/// Library calls take contiguous buffers of the float types the libraries
+/// handle, all of one element type (but a boolean mask).
+static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {}) {
+  SmallVector<Value> buffers = op.getLibraryCallInputs();
+  buffers.push_back(op.getLibraryCallOutput());
+  Type et = cast<MemRefType>(op.getLibraryCallOutput().getType()).getElementType();
+  if (!et.isF32() && !et.isF64() && !et.isF16() && !et.isBF16())
+    return op->emitOpError("supports f16, bf16, f32 and f64");
+  for (Value v : buffers) {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.getLayout().isIdentity())
+      return op->emitOpError("needs contiguous (identity layout) buffers");
+    if (t.getElementType() != et && !(v == mask && t.getElementType().isInteger(1)))
+      return op->emitOpError("buffers must share one element type");
+  }
+  return success();
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) { return cast<MemRefType>(v.getType()).getShape(); }
+
 LogicalResult MatmulOp::verify() {
+  if (failed(verifyLibraryBuffers(*this)))
+    return failure();
   auto a = cast<MemRefType>(getLhs().getType()), b = cast<MemRefType>(getRhs().getType()),
        c = cast<MemRefType>(getOut().getType());
   int64_t r = a.getRank();
   if (r != b.getRank() || r != c.getRank() || (r != 2 && r != 3))
     return emitOpError("expects three 2-D or three 3-D buffers");
-  if (!a.getElementType().isF32() && !a.getElementType().isF64())
-    return emitOpError("supports f32 and f64");
-  if (a.getElementType() != b.getElementType() || a.getElementType() != c.getElementType())
-    return emitOpError("buffers must share one element type");
   auto s = [](MemRefType t, int64_t i) { return t.getDimSize(t.getRank() - 1 - i); };
   // s(t, 0) is the last dim, s(t, 1) the one before; with transpose_b, rhs is [B,]NxK.
   int64_t bk = getTransposeB() ? s(b, 0) : s(b, 1), bn = getTransposeB() ? s(b, 1) : s(b, 0);
@@ -91,7 +116,123 @@ LogicalResult MatmulOp::verify() {
       (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
     return emitOpError(getTransposeB() ? "shapes must be [B,]MxK, [B,]NxK, [B,]MxN"
                                        : "shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
+  if (Value addend = getAddend()) {
+    ArrayRef<int64_t> add = shapeOf(addend), out = c.getShape();
+    bool ok = add.size() <= out.size();
+    for (size_t i = 0; ok && i < add.size(); ++i)
+      ok = add[add.size() - 1 - i] == 1 || add[add.size() - 1 - i] == out[out.size() - 1 - i];
+    if (!ok)
+      return emitOpError("addend must broadcast to the output");
+  }
   return success();
+}
+
+bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
+  Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
+  return (et.isF32() || et.isF64()) && !op.getAddend();
+}
+
+int32_t dyn::loop::libraryCallDType(Type t) {
+  if (t.isF32())
+    return DYN_F32;
+  if (t.isF64())
+    return DYN_F64;
+  if (t.isF16())
+    return DYN_F16;
+  if (t.isBF16())
+    return DYN_BF16;
+  if (t.isInteger(1))
+    return DYN_BOOL;
+  switch (t.getIntOrFloatBitWidth()) {
+  case 64:
+    return DYN_I64;
+  case 32:
+    return DYN_I32;
+  case 16:
+    return DYN_I16;
+  default:
+    return DYN_I8;
+  }
+}
+
+StringRef MatmulOp::getLibraryCallName() { return "matmul"; }
+SmallVector<Value> MatmulOp::getLibraryCallInputs() {
+  SmallVector<Value> inputs{getLhs(), getRhs()};
+  if (getAddend())
+    inputs.push_back(getAddend());
+  return inputs;
+}
+Value MatmulOp::getLibraryCallOutput() { return getOut(); }
+/// [transpose_b, has_addend]
+SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
+  return {getTransposeB() ? 1 : 0, getAddend() ? 1 : 0};
+}
+
+LogicalResult ConvolutionOp::verify() {
+  if (failed(verifyLibraryBuffers(*this)))
+    return failure();
+  dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
+                           getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
+                           getTransposed()};
+  std::string error;
+  auto shape = dyn::convolutionResultShape(shapeOf(getInput()), shapeOf(getWeight()), p, error);
+  if (shape && getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{(*shape)[1]})
+    return emitOpError("bias must be [C_out]");
+  return dyn::checkResultShape(*this, shape, error, shapeOf(getOut()));
+}
+
+StringRef ConvolutionOp::getLibraryCallName() { return "convolution"; }
+SmallVector<Value> ConvolutionOp::getLibraryCallInputs() {
+  SmallVector<Value> inputs{getInput(), getWeight()};
+  if (getBias())
+    inputs.push_back(getBias());
+  return inputs;
+}
+Value ConvolutionOp::getLibraryCallOutput() { return getOut(); }
+/// [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
+/// has_bias]
+SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
+  size_t nd = getStride().size();
+  SmallVector<int64_t> params{(int64_t)nd};
+  llvm::append_range(params, getStride());
+  llvm::append_range(params, getPadding());
+  llvm::append_range(params, getDilation());
+  ArrayRef<int64_t> outputPadding = getOutputPadding().value_or(ArrayRef<int64_t>());
+  for (size_t i = 0; i < nd; ++i)
+    params.push_back(outputPadding.empty() ? 0 : outputPadding[i]);
+  params.push_back(getGroups());
+  params.push_back(getTransposed() ? 1 : 0);
+  params.push_back(getBias() ? 1 : 0);
+  return params;
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyLibraryBuffers(*this, getMask())))
+    return failure();
+  std::optional<ArrayRef<int64_t>> mask;
+  if (getMask()) {
+    if (getIsCausal())
+      return emitOpError("takes a mask or is_causal, not both");
+    mask = shapeOf(getMask());
+  }
+  std::string error;
+  auto shape = dyn::attentionResultShape(shapeOf(getQuery()), shapeOf(getKey()),
+                                         shapeOf(getValue()), mask, error);
+  return dyn::checkResultShape(*this, shape, error, shapeOf(getOut()));
+}
+
+StringRef AttentionOp::getLibraryCallName() { return "attention"; }
+SmallVector<Value> AttentionOp::getLibraryCallInputs() {
+  SmallVector<Value> inputs{getQuery(), getKey(), getValue()};
+  if (getMask())
+    inputs.push_back(getMask());
+  return inputs;
+}
+Value AttentionOp::getLibraryCallOutput() { return getOut(); }
+/// [is_causal, has_mask, the bits of scale as an f64]
+SmallVector<int64_t> AttentionOp::getLibraryCallParams() {
+  return {getIsCausal() ? 1 : 0, getMask() ? 1 : 0,
+          (int64_t)getScale().bitcastToAPInt().getZExtValue()};
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- PrimDialect.cpp - prim dialect, verifiers and folders -------------===//
 #include "dyn/Dialect/Prim/IR/PrimDialect.h"
 #include "dyn/Dialect/Common/GatherVerifier.h"
+#include "dyn/Dialect/Common/WindowShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -202,6 +203,71 @@ LogicalResult DotGeneralOp::verify() {
   if (getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result shape must be batch, lhs free, rhs free dims");
   return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  if (getType().getElementType() != tensorType(getInput()).getElementType())
+    return emitOpError("result must have the input's element type");
+  if (getLow().size() != in.size() || getHigh().size() != in.size())
+    return emitOpError("low and high need one entry per dim");
+  SmallVector<int64_t> expected;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (getLow()[i] < 0 || getHigh()[i] < 0)
+      return emitOpError("pads must be non-negative");
+    expected.push_back(in[i] + getLow()[i] + getHigh()[i]);
+  }
+  double v = getValue().convertToDouble();
+  if (!isa<FloatType>(getType().getElementType()) && v != std::trunc(v))
+    return emitOpError("an integer tensor needs an integer padding value");
+  return dyn::checkResultShape(*this, expected, "", getType().getShape());
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+}
+
+static LogicalResult checkSameElementType(Operation *op) {
+  Type et = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+  for (Value v : op->getOperands())
+    if (cast<ShapedType>(v.getType()).getElementType() != et)
+      return op->emitOpError("operands and result must share one element type");
+  return success();
+}
+
+LogicalResult ConvolutionOp::verify() {
+  if (failed(checkSameElementType(*this)))
+    return failure();
+  dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
+                           getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
+                           getTransposed()};
+  std::string error;
+  auto shape = dyn::convolutionResultShape(tensorType(getInput()).getShape(),
+                                           tensorType(getWeight()).getShape(), p, error);
+  if (shape && getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{(*shape)[1]})
+    return emitOpError("bias must be [C_out]");
+  return dyn::checkResultShape(*this, shape, error, getType().getShape());
+}
+
+LogicalResult AttentionOp::verify() {
+  Type et = getType().getElementType();
+  for (Value v : {getQuery(), getKey(), getValue()})
+    if (tensorType(v).getElementType() != et)
+      return emitOpError("query, key, value and result must share one element type");
+  std::optional<ArrayRef<int64_t>> mask;
+  if (getMask()) {
+    Type mt = tensorType(getMask()).getElementType();
+    if (!mt.isInteger(1) && mt != et)
+      return emitOpError("mask must be boolean or of the query's element type");
+    if (getIsCausal())
+      return emitOpError("takes a mask or is_causal, not both");
+    mask = tensorType(getMask()).getShape();
+  }
+  std::string error;
+  auto shape = dyn::attentionResultShape(tensorType(getQuery()).getShape(),
+                                         tensorType(getKey()).getShape(),
+                                         tensorType(getValue()).getShape(), mask, error);
+  return dyn::checkResultShape(*this, shape, error, getType().getShape());
 }
 
 #define GET_OP_CLASSES

@@ -9,8 +9,9 @@ from .common import _shape_args
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
+from .windows import F_W, H_W, TORCH_W
 
-H = {**arith.H, **indexing.H, **shapes.H, **factories.H}
+H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -19,8 +20,9 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in F_H.items():
+for _name, _h in {**F_H, **F_W}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
+TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS[torch.max] = H["max"]
 TORCH_FUNCS[torch.min] = H["min"]
 TORCH_FUNCS[torch.softmax] = H["softmax"]

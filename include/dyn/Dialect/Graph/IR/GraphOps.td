@@ -4,6 +4,7 @@
 
 include "dyn/Dialect/Graph/IR/GraphBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -225,6 +226,151 @@ def Graph_GatherOp : Graph_Op<"gather"> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $input `dim` $dim `index` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, pooling and attention (windows and library calls)
+//===----------------------------------------------------------------------===//
+
+// The float types the library kernels (ATen: oneDNN, cuBLAS, cuDNN) take.
+def Graph_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+
+def Graph_ConvolutionOp : Graph_Op<"convolution"> {
+  let summary = "N-d convolution, 1-3 spatial dims, optionally transposed (torch.convolution)";
+  let description = [{
+    `input` is `[N, C_in, *spatial]`; `weight` is `[C_out, C_in/groups, *kernel]`,
+    or `[C_in, C_out/groups, *kernel]` when `transposed`; the optional `bias`
+    is `[C_out]`. `stride`, `padding`, `dilation` (and `output_padding`, for
+    transposed convolutions only) have one entry per spatial dim; padding
+    is zeros (capture writes other padding modes as a `graph.pad` first).
+    All operands and the result share one float element type. The result is
+    `[N, C_out, *out]` with PyTorch's output sizes.
+
+    `dyn-convert-graph-to-prim` makes it a `prim.convolution` (a library
+    call) plus a broadcast add of the bias, which fuses with the pointwise
+    ops after it.
+  }];
+  let arguments = (ins Graph_LibraryFloatTensor:$input, Graph_LibraryFloatTensor:$weight,
+                       Optional<Graph_LibraryFloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding);
+  let results = (outs Graph_LibraryFloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
+    `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
+    attr-dict `:` type(operands) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class Graph_PoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+  let summary = desc # " pooling over the trailing 1-3 dims";
+  let results = (outs Graph_LibraryFloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "max"> {
+  let description = [{
+    F.max_pool1d/2d/3d: the maximum over each window of `kernel` elements
+    spaced `dilation` apart, windows `stride` apart, over the trailing
+    `kernel.size()` dims; `padding` counts as -inf. With `ceil_mode` a last,
+    partial window is kept where it starts inside the input or its left
+    padding. Decomposed into padded strided slices and elementwise maxima,
+    which fuse into one kernel with their neighbours.
+  }];
+  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, UnitAttr:$ceil_mode);
+  let assemblyFormat = [{
+    $input `kernel` $kernel `stride` $stride `padding` $padding `dilation` $dilation
+    (`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
+  let description = [{
+    F.avg_pool1d/2d/3d: the sum over each window divided by
+    `divisor_override` when given, else by the window's size within the
+    padded input (`count_include_pad`) or within the input. Decomposed like
+    `graph.max_pool`, with the divisors as a constant.
+  }];
+  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad,
+                       OptionalAttr<I64Attr>:$divisor_override);
+  let assemblyFormat = [{
+    $input `kernel` $kernel `stride` $stride `padding` $padding (`ceil_mode` $ceil_mode^)?
+    (`count_include_pad` $count_include_pad^)? (`divisor_override` $divisor_override^)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+  let summary = "adaptive " # desc # " pooling to the result's trailing sizes";
+  let description = [{
+    F.}] # mnemonic # [{1d/2d/3d: output index `i` of a pooled dim
+    of size `in` pools input indices `[floor(i*in/out), ceil((i+1)*in/out))`.
+    The pooled dims are the trailing `output_size.size()` (1-3) ones.
+  }];
+  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs Graph_LibraryFloatTensor:$result);
+  let assemblyFormat = [{
+    $input `output_size` $output_size attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max">;
+def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average">;
+
+def Graph_PadMode : I32EnumAttr<"PadMode", "how graph.pad fills the border", [
+    I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
+    I32EnumAttrCase<"replicate", 2>, I32EnumAttrCase<"circular", 3>]> {
+  let cppNamespace = "::dyn::graph";
+}
+
+def Graph_PadOp : Graph_Op<"pad"> {
+  let summary = "pad every dim by `low` and `high` elements (F.pad)";
+  let description = [{
+    `constant` fills with `value`; `reflect` mirrors the input without
+    repeating its edge (pads smaller than the dim), `replicate` repeats the
+    edge, `circular` wraps around (pads at most the dim). `low` and `high`
+    have one entry per dim: result index `j` reads input index `j - low`
+    (mirrored, clamped or wrapped into range). Reflect and replicate pads may
+    be negative (that side is cut off, as eager's kernels do); constant and
+    circular pads may not (capture slices first).
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_PadMode:$mode, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input $mode `low` $low `high` $high (`value` $value^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention"> {
+  let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention, no dropout)";
+  let description = [{
+    `query` `[..., L, E]`, `key` `[..., S, E]`, `value` `[..., S, Ev]` with one
+    batch shape; the result is `[..., L, Ev]`. The optional `mask` broadcasts
+    to `[..., L, S]`: a boolean mask keeps the scores where it is true, a
+    float mask (the query's type) is added to them. `is_causal` keeps key
+    `j` for query `i` when `j <= i` (it excludes a mask). `scale` defaults to
+    `1/sqrt(E)`. Lowered to one library call (a flash or memory-efficient
+    kernel, no `[L, S]` buffer).
+  }];
+  let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
+                       Graph_LibraryFloatTensor:$value,
+                       Optional<RankedTensorOf<[I1, F16, BF16, F32, F64]>>:$mask,
+                       UnitAttr:$is_causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $is_causal^)? (`scale` $scale^)?
+    attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -18,6 +18,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopAttrs.h.inc"
 
+#include "dyn/Dialect/Loop/IR/LoopInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Loop/IR/LoopOps.h.inc"
 
@@ -34,6 +36,11 @@ mlir::TypedAttr reduceIdentity(mlir::OpBuilder &b, ReduceKind kind, mlir::Type t
 /// propagate NaN like PyTorch.
 mlir::Value reduceCombine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
                           mlir::Value acc, mlir::Value v);
+/// Whether the CPU lowering calls dyn's own runtime matmul for `op` (f32 and
+/// f64 without an addend) rather than the registered `matmul` library call.
+bool hasRuntimeMatmul(MatmulOp op);
+/// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
+int32_t libraryCallDType(mlir::Type elementType);
 } // namespace dyn::loop
 
 #endif // DYN_DIALECT_LOOP_IR_LOOPDIALECT_H

@@ -3,6 +3,7 @@
 #define DYN_LOOP_OPS
 
 include "dyn/Dialect/Loop/IR/LoopBase.td"
+include "dyn/Dialect/Loop/IR/LoopInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
@@ -89,23 +90,73 @@ def Loop_StoreOp : Loop_Op<"store", [TypesMatchWith<"value is the memref's eleme
   let hasVerifier = 1;
 }
 
-def Loop_MatmulOp : Loop_Op<"matmul"> {
+//===----------------------------------------------------------------------===//
+// Library calls (LibraryCallOpInterface; docs/library_calls.md)
+//===----------------------------------------------------------------------===//
+
+class Loop_LibraryCallOp<string mnemonic, list<Trait> traits = []>
+    : Loop_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<Loop_LibraryCallOpInterface>])> {
+  let hasVerifier = 1;
+}
+
+def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
   let summary = "library call: out = lhs @ rhs, or lhs @ rhs^T (2-D, or batched 3-D)";
   let description = [{
-    An explicit call into dyn's runtime matmul. Operands are contiguous
-    buffers of one float element type: [M,K] x [K,N] -> [M,N], or the same
-    with a leading batch dim on all three.
+    Operands are contiguous buffers of one float element type: [M,K] x
+    [K,N] -> [M,N], or the same with a leading batch dim on all three.
 
     With `transpose_b`, the rhs buffer holds B transposed, [N,K] (or
     [batch,N,K]) row-major, and out = lhs @ rhs^T: a linear layer's weight
     is read in place instead of being copied into [K,N] first.
+
+    With an `addend` (broadcasting to out, right-aligned), out = addend +
+    lhs @ rhs in one rounding: the library adds it in its epilogue, as
+    eager's addmm does.
+
+    On the CPU, f32 and f64 without an addend call dyn's runtime matmul;
+    every other case, and the GPU, calls the registered `matmul` library
+    implementation.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
-                       Arg<AnyMemRef, "", [MemWrite]>:$out, UnitAttr:$transpose_b);
+                       Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$addend,
+                       UnitAttr:$transpose_b);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $out (`transpose_b` $transpose_b^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($out)
+    $lhs `,` $rhs `,` $out (`addend` $addend^)? (`transpose_b` $transpose_b^)? attr-dict `:` type(operands)
   }];
-  let hasVerifier = 1;
+}
+
+def Loop_ConvolutionOp : Loop_LibraryCallOp<"convolution"> {
+  let summary = "library call: out = convolution(input, weight) (+ bias)";
+  let description = [{
+    `prim.convolution` on buffers; shape rules as `graph.convolution`; the
+    optional bias (`[C_out]`) is added by the library.
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$input, Arg<AnyMemRef, "", [MemRead]>:$weight,
+                       Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $out (`bias` $bias^)? `stride` $stride `padding` $padding
+    `dilation` $dilation `groups` $groups (`transposed` $transposed^)?
+    (`output_padding` $output_padding^)? attr-dict `:` type(operands)
+  }];
+}
+
+def Loop_AttentionOp : Loop_LibraryCallOp<"attention"> {
+  let summary = "library call: out = softmax(q k^T * scale + mask) v";
+  let description = [{
+    `prim.attention` on buffers: query, key, value, the output, and the
+    optional mask last.
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$query, Arg<AnyMemRef, "", [MemRead]>:$key,
+                       Arg<AnyMemRef, "", [MemRead]>:$value, Arg<AnyMemRef, "", [MemWrite]>:$out,
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$mask,
+                       UnitAttr:$is_causal, F64Attr:$scale);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out (`mask` $mask^)? (`causal` $is_causal^)? `scale` $scale
+    attr-dict `:` type(operands)
+  }];
 }
 
 #endif // DYN_LOOP_OPS

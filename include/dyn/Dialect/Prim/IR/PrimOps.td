@@ -151,6 +151,23 @@ def Prim_SliceOp : Prim_Op<"slice"> {
   let hasVerifier = 1;
 }
 
+def Prim_PadOp : Prim_Op<"pad"> {
+  let summary = "pad with a constant: result[i] = input[i - low] inside the input, else `value`";
+  let description = [{
+    Every dim grows by `low` elements in front and `high` behind (both
+    non-negative); the new elements are `value` (which may be -inf or +inf
+    for float tensors, and must be an integer for integer tensors).
+  }];
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+                       F64Attr:$value);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $input `low` $low `high` $high `value` $value attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Prim_ConcatenateOp : Prim_Op<"concatenate"> {
   let summary = "concatenate operands of one element type along `dim`";
   let arguments = (ins Variadic<Prim_Tensor>:$inputs, I64Attr:$dim);
@@ -213,6 +230,54 @@ def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
   let assemblyFormat = [{
     $lhs `,` $rhs `batch` $lhs_batch `,` $rhs_batch `contract` $lhs_contract `,` $rhs_contract
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Library primitives: computed by tuned libraries (see docs/library_calls.md),
+// never fused; the fusion pass gives their operands and results buffers.
+//===----------------------------------------------------------------------===//
+
+def Prim_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+
+def Prim_ConvolutionOp : Prim_Op<"convolution"> {
+  let summary = "N-d convolution (1-3 spatial dims), optionally transposed, optional bias";
+  let description = [{
+    torch.convolution's shape rules (see `graph.convolution`). The bias is
+    added inside the library call (its epilogue: one rounding, as eager's);
+    the pointwise ops after it fuse into the kernel that reads the result.
+    Operands and result share one element type.
+  }];
+  let arguments = (ins Prim_LibraryFloatTensor:$input, Prim_LibraryFloatTensor:$weight,
+                       Optional<Prim_LibraryFloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding);
+  let results = (outs Prim_LibraryFloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
+    `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
+    attr-dict `:` type(operands) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Prim_AttentionOp : Prim_Op<"attention"> {
+  let summary = "softmax(q k^T * scale + mask) v, as one library call";
+  let description = [{
+    `graph.scaled_dot_product_attention` with its scale resolved: `query`
+    `[..., L, E]`, `key` `[..., S, E]`, `value` `[..., S, Ev]`, an optional
+    boolean or additive `mask` broadcasting to `[..., L, S]`, or `is_causal`.
+  }];
+  let arguments = (ins Prim_LibraryFloatTensor:$query, Prim_LibraryFloatTensor:$key,
+                       Prim_LibraryFloatTensor:$value,
+                       Optional<RankedTensorOf<[I1, F16, BF16, F32, F64]>>:$mask,
+                       UnitAttr:$is_causal, F64Attr:$scale);
+  let results = (outs Prim_LibraryFloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $is_causal^)? `scale` $scale
+    attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,68 @@
+/*===- LibraryCall.h - the library calls generated code makes ---*- C -*-===//
+ *
+ * Heavy ops (GEMMs, convolutions, attention) are `loop` ops that implement
+ * LibraryCallOpInterface; the compiled code calls them by name through the
+ * registry in lib/Compiler/LibraryCalls.cpp, from the JIT-compiled host code
+ * on the CPU and as steps of the launch plan on the GPU. dyn's core links no
+ * library for them: an embedder registers implementations (the Python
+ * extension registers ATen's, python/src/aten_calls.cpp). Compiling a graph
+ * that needs a name nobody registered fails with a clear error.
+ *
+ * Plain C so that any embedder can provide implementations. Buffers are
+ * contiguous and row-major; on the GPU they are device pointers and the call
+ * must be ordered on `stream` (the stream the compiled function runs on).
+ * docs/library_calls.md lists the names and their parameters.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef DYN_RUNTIME_LIBRARYCALL_H
+#define DYN_RUNTIME_LIBRARYCALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of buffers. */
+enum DynDType {
+  DYN_F32 = 0,
+  DYN_F64 = 1,
+  DYN_F16 = 2,
+  DYN_BF16 = 3,
+  DYN_I64 = 4,
+  DYN_I32 = 5,
+  DYN_I16 = 6,
+  DYN_I8 = 7,
+  DYN_BOOL = 8, /* one byte per element */
+};
+
+enum DynDevice { DYN_DEVICE_CPU = 0, DYN_DEVICE_CUDA = 1 };
+
+typedef struct DynBuffer {
+  void *data;
+  int32_t dtype; /* a DynDType */
+  int32_t rank;
+  const int64_t *sizes;
+} DynBuffer;
+
+typedef struct DynLibraryCall {
+  const char *name;
+  int32_t device; /* a DynDevice; a CUDA call finds its device from the pointers */
+  void *stream;   /* the CUstream on DYN_DEVICE_CUDA, else null */
+  int32_t num_inputs;
+  const DynBuffer *inputs;
+  const DynBuffer *output;
+  int32_t num_params;
+  const int64_t *params;
+} DynLibraryCall;
+
+/* Returns 0 on success; otherwise writes a NUL-terminated message of at most
+ * error_size bytes into error and returns non-zero. */
+typedef int (*DynLibraryCallFn)(const DynLibraryCall *call, char *error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DYN_RUNTIME_LIBRARYCALL_H */

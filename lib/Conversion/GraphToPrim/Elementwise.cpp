@@ -1,0 +1,243 @@
+//===- Elementwise.cpp - elementwise graph ops ------------------------------===//
+//
+// Unary, binary, comparison and select ops: broadcasting becomes
+// prim.broadcast_in_dim, type promotion prim.convert_element_type, and
+// composites (sigmoid, relu, reciprocal) their primitive definitions.
+//
+//===----------------------------------------------------------------------===//
+#include "PrimBuilder.h"
+
+using namespace mlir;
+using namespace dyn;
+using namespace dyn::graph_to_prim;
+
+namespace {
+
+/// Elementwise unary ops that map to one prim op on the result type.
+template <typename GraphOp, typename PrimOp>
+struct UnaryToPrim : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    if (type.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "arithmetic on booleans (PyTorch raises)");
+    if constexpr (std::is_same_v<PrimOp, void>) {
+      return failure();
+    } else {
+      Value x = pb.convert(adaptor.getInput(), type.getElementType());
+      rewriter.replaceOpWithNewOp<PrimOp>(op, type, x);
+      return success();
+    }
+  }
+};
+
+/// Unary composites defined by a small prim expression.
+template <typename GraphOp>
+struct UnaryComposite : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Location loc = op.getLoc();
+    Value result;
+    if constexpr (std::is_same_v<GraphOp, graph::SigmoidOp>) {
+      result = prim::LogisticOp::create(rewriter, loc, type,
+                                        pb.convert(adaptor.getInput(), type.getElementType()));
+    } else if constexpr (std::is_same_v<GraphOp, graph::ReluOp>) {
+      if (type.getElementType().isInteger(1))
+        return rewriter.notifyMatchFailure(op, "relu of booleans (PyTorch raises)");
+      Value x = pb.convert(adaptor.getInput(), type.getElementType());
+      result = prim::MaxOp::create(rewriter, loc, type, x, pb.splat(type, 0.0));
+    } else if constexpr (std::is_same_v<GraphOp, graph::ReciprocalOp>) {
+      Value x = pb.convert(adaptor.getInput(), type.getElementType());
+      result = prim::DivOp::create(rewriter, loc, type, pb.splat(type, 1.0), x);
+    } else if constexpr (std::is_same_v<GraphOp, graph::LogicalNotOp>) {
+      Value x = pb.convert(adaptor.getInput(), rewriter.getI1Type());
+      result = prim::NotOp::create(rewriter, loc, cast<RankedTensorType>(x.getType()), x);
+      result = pb.convert(result, type.getElementType());
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorType type) {
+  // The exponent may already be converted (adaptor) or not yet.
+  DenseElementsAttr dense;
+  if (auto c = exponent.getDefiningOp<graph::ConstantOp>())
+    dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  else if (auto c = exponent.getDefiningOp<prim::ConstantOp>())
+    dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!dense || !dense.isSplat())
+    return {};
+  double e;
+  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
+    e = f.getValueAsDouble();
+  else
+    e = (double)cast<IntegerAttr>(dense.getSplatValue<Attribute>()).getInt();
+  Location loc = pb.loc;
+  if (e == 1.0)
+    return base;
+  if (e == 2.0)
+    return prim::MulOp::create(pb.b, loc, type, base, base);
+  if (e == 3.0)
+    return prim::MulOp::create(pb.b, loc, type, prim::MulOp::create(pb.b, loc, type, base, base),
+                               base);
+  if (e == 0.5)
+    return prim::SqrtOp::create(pb.b, loc, type, base);
+  if (e == -0.5)
+    return prim::RsqrtOp::create(pb.b, loc, type, base);
+  if (e == -1.0)
+    return prim::DivOp::create(pb.b, loc, type, pb.splat(type, 1.0), base);
+  return {};
+}
+
+/// Arithmetic: both operands converted to the result type and broadcast.
+/// Booleans follow PyTorch: an i1 result is the integer result of 0/1
+/// operands converted to bool, so add and maximum are `or`, mul and minimum
+/// `and`; sub, div, remainder and pow of booleans are not defined (PyTorch
+/// raises or promotes).
+template <typename GraphOp, typename PrimOp>
+struct BinaryToPrim : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    if (std::is_same_v<PrimOp, prim::PowOp> && !isa<FloatType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(op, "integer pow is not supported yet");
+    // Logical ops compute on booleans, then convert to the result type.
+    RankedTensorType computeType = type;
+    constexpr bool isOr = std::is_same_v<PrimOp, prim::OrOp> || std::is_same_v<PrimOp, prim::AddOp> ||
+                          std::is_same_v<PrimOp, prim::MaxOp>;
+    constexpr bool isAnd = std::is_same_v<PrimOp, prim::AndOp> ||
+                           std::is_same_v<PrimOp, prim::MulOp> || std::is_same_v<PrimOp, prim::MinOp>;
+    if constexpr (std::is_same_v<PrimOp, prim::AndOp> || std::is_same_v<PrimOp, prim::OrOp>)
+      computeType = type.clone(rewriter.getI1Type());
+    bool boolean = computeType.getElementType().isInteger(1);
+    if (boolean && !isOr && !isAnd)
+      return rewriter.notifyMatchFailure(op, "this arithmetic on booleans is not defined");
+    Value lhs = pb.promote(adaptor.getLhs(), computeType);
+    if constexpr (std::is_same_v<PrimOp, prim::PowOp>) {
+      // Small constant exponents become multiplies or sqrt: exact, and
+      // vectorizable where a general pow is a scalar libm call.
+      if (Value special = powByConstant(pb, lhs, adaptor.getRhs(), computeType)) {
+        rewriter.replaceOp(op, special);
+        return success();
+      }
+    }
+    Value rhs = pb.promote(adaptor.getRhs(), computeType);
+    Value result;
+    if (boolean && isOr)
+      result = prim::OrOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    else if (boolean)
+      result = prim::AndOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    else
+      result = PrimOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
+    rewriter.replaceOp(op, pb.convert(result, type.getElementType()));
+    return success();
+  }
+};
+
+
+template <typename GraphOp, typename PrimOp>
+struct CompareToPrim : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Type common = promoteTypes(tensorType(adaptor.getLhs()).getElementType(),
+                               tensorType(adaptor.getRhs()).getElementType());
+    RankedTensorType computeType = op.getType().clone(common);
+    Value lhs = pb.promote(adaptor.getLhs(), computeType);
+    Value rhs = pb.promote(adaptor.getRhs(), computeType);
+    rewriter.replaceOpWithNewOp<PrimOp>(op, op.getType(), lhs, rhs);
+    return success();
+  }
+};
+
+struct WhereToPrim : OpConversionPattern<graph::WhereOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::WhereOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Value cond = pb.broadcast(adaptor.getCond(), type.getShape());
+    rewriter.replaceOpWithNewOp<prim::SelectOp>(op, type, cond, pb.promote(adaptor.getLhs(), type),
+                                                pb.promote(adaptor.getRhs(), type));
+    return success();
+  }
+};
+
+struct ConstantToPrim : OpConversionPattern<graph::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ConstantOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<prim::ConstantOp>(op, op.getValue());
+    return success();
+  }
+};
+
+struct ConvertToPrim : OpConversionPattern<graph::ConvertOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ConvertOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, pb.convert(adaptor.getInput(), op.getType().getElementType()));
+    return success();
+  }
+};
+
+} // namespace
+
+/// PyTorch's promotion between two tensor element types (category, then width).
+Type dyn::graph_to_prim::promoteTypes(Type a, Type b) {
+  if (a == b)
+    return a;
+  auto fa = dyn_cast<FloatType>(a), fb = dyn_cast<FloatType>(b);
+  if (fa && !fb)
+    return a;
+  if (fb && !fa)
+    return b;
+  if (fa && fb) {
+    if (fa.getWidth() != fb.getWidth())
+      return fa.getWidth() > fb.getWidth() ? a : b;
+    return Float32Type::get(a.getContext()); // bf16 vs f16
+  }
+  if (a.isInteger(1))
+    return b;
+  if (b.isInteger(1))
+    return a;
+  return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
+}
+
+void dyn::graph_to_prim::populateElementwisePatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<UnaryToPrim<graph::NegOp, prim::NegOp>, UnaryToPrim<graph::AbsOp, prim::AbsOp>,
+               UnaryToPrim<graph::ExpOp, prim::ExpOp>, UnaryToPrim<graph::LogOp, prim::LogOp>,
+               UnaryToPrim<graph::SinOp, prim::SinOp>, UnaryToPrim<graph::CosOp, prim::CosOp>,
+               UnaryToPrim<graph::TanOp, prim::TanOp>, UnaryToPrim<graph::TanhOp, prim::TanhOp>,
+               UnaryToPrim<graph::SqrtOp, prim::SqrtOp>,
+               UnaryToPrim<graph::RsqrtOp, prim::RsqrtOp>, UnaryToPrim<graph::ErfOp, prim::ErfOp>,
+               UnaryToPrim<graph::FloorOp, prim::FloorOp>,
+               UnaryToPrim<graph::CeilOp, prim::CeilOp>,
+               UnaryToPrim<graph::Log1pOp, prim::Log1pOp>,
+               UnaryToPrim<graph::Expm1Op, prim::Expm1Op>>(ctx);
+  patterns.add<UnaryComposite<graph::SigmoidOp>, UnaryComposite<graph::ReluOp>,
+               UnaryComposite<graph::ReciprocalOp>, UnaryComposite<graph::LogicalNotOp>>(ctx);
+  patterns.add<BinaryToPrim<graph::AddOp, prim::AddOp>, BinaryToPrim<graph::SubOp, prim::SubOp>,
+               BinaryToPrim<graph::MulOp, prim::MulOp>, BinaryToPrim<graph::DivOp, prim::DivOp>,
+               BinaryToPrim<graph::PowOp, prim::PowOp>,
+               BinaryToPrim<graph::MaximumOp, prim::MaxOp>,
+               BinaryToPrim<graph::MinimumOp, prim::MinOp>,
+               BinaryToPrim<graph::RemainderOp, prim::RemOp>,
+               BinaryToPrim<graph::LogicalAndOp, prim::AndOp>,
+               BinaryToPrim<graph::LogicalOrOp, prim::OrOp>>(ctx);
+  patterns.add<CompareToPrim<graph::EqOp, prim::EqOp>, CompareToPrim<graph::NeOp, prim::NeOp>,
+               CompareToPrim<graph::LtOp, prim::LtOp>, CompareToPrim<graph::LeOp, prim::LeOp>,
+               CompareToPrim<graph::GtOp, prim::GtOp>, CompareToPrim<graph::GeOp, prim::GeOp>>(ctx);
+  patterns.add<WhereToPrim, ConstantToPrim, ConvertToPrim>(ctx);
+}

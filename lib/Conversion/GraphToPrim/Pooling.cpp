@@ -1,0 +1,278 @@
+//===- Pooling.cpp - max, average and adaptive pooling ---------------------===//
+//
+// Pooling is a windowed reduction, written here in primitives that fuse:
+// each pooled dim is padded (-inf for max, 0 for sums) and its windows are
+// the strided slices at the kernel offsets (or, for the irregular windows of
+// adaptive pooling, gathers with constant indices), combined by elementwise
+// max or add. The fusion pass inlines all of them, so a pooling is one
+// kernel reading each input element once per window that holds it, fused
+// with its producers (a ReLU before a max pool) and consumers.
+//
+// Max and sum over a box are separable: the dims are pooled one after the
+// other. Average pooling divides the sum by a constant of the output's
+// pooled shape (PyTorch's per-window divisor: the window within the padded
+// input, within the input, or divisor_override). Windows that cover a whole
+// dim (global pooling) and large non-overlapping windows become reductions.
+//
+//===----------------------------------------------------------------------===//
+#include "PrimBuilder.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace dyn;
+using namespace dyn::graph_to_prim;
+
+namespace {
+
+enum class PoolKind { Max, Sum };
+
+/// Windows larger than this that tile a dim become a reshape and a
+/// reduction (a loop) rather than that many slices (unrolled code).
+constexpr int64_t kMaxUnrolledWindow = 4;
+
+RankedTensorType withDim(RankedTensorType t, int64_t dim, int64_t size) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  return t.clone(shape);
+}
+
+struct Pooler {
+  OpBuilder &b;
+  Location loc;
+  PoolKind kind;
+
+  Value combine(Value acc, Value v) {
+    if (!acc)
+      return v;
+    if (kind == PoolKind::Max)
+      return prim::MaxOp::create(b, loc, acc.getType(), acc, v);
+    return prim::AddOp::create(b, loc, acc.getType(), acc, v);
+  }
+
+  double padValue() {
+    return kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  }
+
+  Value padDim(Value x, int64_t dim, int64_t lo, int64_t hi) {
+    if (lo == 0 && hi == 0)
+      return x;
+    RankedTensorType t = tensorType(x);
+    SmallVector<int64_t> low(t.getRank(), 0), high(t.getRank(), 0);
+    low[dim] = lo;
+    high[dim] = hi;
+    return prim::PadOp::create(b, loc, withDim(t, dim, t.getDimSize(dim) + lo + hi), x, low, high,
+                               llvm::APFloat(padValue()));
+  }
+
+  Value sliceDim(Value x, int64_t dim, int64_t start, int64_t stride, int64_t size) {
+    RankedTensorType t = tensorType(x);
+    if (start == 0 && stride == 1 && size == t.getDimSize(dim))
+      return x;
+    SmallVector<int64_t> starts(t.getRank(), 0), strides(t.getRank(), 1);
+    starts[dim] = start;
+    strides[dim] = stride;
+    return prim::SliceOp::create(b, loc, withDim(t, dim, size), x, starts, strides);
+  }
+
+  /// Reduces `dims` of x, keeping them as size 1.
+  Value reduceKeep(Value x, ArrayRef<int64_t> dims) {
+    RankedTensorType t = tensorType(x);
+    SmallVector<int64_t> reduced, kept(t.getShape());
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (!llvm::is_contained(dims, i))
+        reduced.push_back(t.getDimSize(i));
+    for (int64_t d : dims)
+      kept[d] = 1;
+    auto reducedType = t.clone(reduced);
+    Value r = kind == PoolKind::Max
+                  ? (Value)prim::ReduceMaxOp::create(b, loc, reducedType, x, dims)
+                  : (Value)prim::ReduceSumOp::create(b, loc, reducedType, x, dims);
+    return prim::ReshapeOp::create(b, loc, t.clone(kept), r);
+  }
+
+  /// Regular windows along `dim`: output o covers padded indices
+  /// o*s + j*d, j < k, after `lo` padding elements in front.
+  Value regular(Value x, int64_t dim, int64_t k, int64_t s, int64_t lo, int64_t d, int64_t out) {
+    int64_t in = tensorType(x).getDimSize(dim);
+    if (k > kMaxUnrolledWindow && s == k && d == 1 && lo == 0 && out * k <= in) {
+      // Non-overlapping windows: [.., out*k, ..] -> [.., out, k, ..], reduce k.
+      Value cut = sliceDim(x, dim, 0, 1, out * k);
+      RankedTensorType t = tensorType(cut);
+      SmallVector<int64_t> split(t.getShape());
+      split[dim] = out;
+      split.insert(split.begin() + dim + 1, k);
+      Value r = prim::ReshapeOp::create(b, loc, t.clone(split), cut);
+      r = reduceKeep(r, {dim + 1});
+      return prim::ReshapeOp::create(b, loc, withDim(t, dim, out), r);
+    }
+    int64_t needed = (out - 1) * s + d * (k - 1) + 1;
+    Value padded = padDim(x, dim, lo, std::max<int64_t>(0, needed - lo - in));
+    Value acc;
+    for (int64_t j = 0; j < k; ++j)
+      acc = combine(acc, sliceDim(padded, dim, j * d, s, out));
+    return acc;
+  }
+
+  /// Adaptive windows along `dim`: output o covers [start[o], end[o]).
+  /// Offset j of every window is a gather at min(start + j, end - 1); sums
+  /// mask the repeated elements of shorter windows out.
+  Value irregular(Value x, int64_t dim, ArrayRef<int64_t> start, ArrayRef<int64_t> end) {
+    RankedTensorType t = tensorType(x);
+    int64_t out = start.size(), longest = 0;
+    for (int64_t o = 0; o < out; ++o)
+      longest = std::max(longest, end[o] - start[o]);
+    RankedTensorType resultType = withDim(t, dim, out);
+    auto indexType = resultType.clone(b.getI64Type());
+    auto vectorType = RankedTensorType::get({out}, b.getI64Type());
+    auto maskType = RankedTensorType::get({out}, b.getI1Type());
+    Value acc;
+    for (int64_t j = 0; j < longest; ++j) {
+      SmallVector<int64_t> index;
+      SmallVector<bool> inside;
+      for (int64_t o = 0; o < out; ++o) {
+        index.push_back(std::min(start[o] + j, end[o] - 1));
+        inside.push_back(start[o] + j < end[o]);
+      }
+      Value indices = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(vectorType,
+                                                                              ArrayRef(index)));
+      indices = prim::BroadcastInDimOp::create(b, loc, indexType, indices, ArrayRef<int64_t>{dim});
+      Value g = prim::GatherOp::create(b, loc, resultType, x, dim, indices);
+      if (kind == PoolKind::Sum && llvm::is_contained(inside, false)) {
+        Value mask = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType,
+                                                                             ArrayRef(inside)));
+        mask = prim::BroadcastInDimOp::create(b, loc, resultType.clone(b.getI1Type()), mask,
+                                              ArrayRef<int64_t>{dim});
+        PrimBuilder pb{b, loc};
+        g = prim::SelectOp::create(b, loc, resultType, mask, g, pb.splat(resultType, 0.0));
+      }
+      acc = combine(acc, g);
+    }
+    return acc;
+  }
+};
+
+/// sum / divisor, with one divisor per output position of the pooled dims
+/// (the outer product of `perDim`).
+Value divide(OpBuilder &b, Location loc, Value sum, ArrayRef<SmallVector<int64_t>> perDim) {
+  RankedTensorType t = tensorType(sum);
+  int64_t nd = perDim.size(), rank = t.getRank();
+  SmallVector<int64_t> shape;
+  for (const auto &v : perDim)
+    shape.push_back(v.size());
+  SmallVector<double> divisors{1.0};
+  for (const auto &v : perDim) {
+    SmallVector<double> next;
+    for (double prefix : divisors)
+      for (int64_t f : v)
+        next.push_back(prefix * f);
+    divisors = std::move(next);
+  }
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  auto ft = cast<FloatType>(t.getElementType());
+  SmallVector<Attribute> values;
+  for (double v : divisors)
+    values.push_back(FloatAttr::get(ft, v));
+  Value divisor = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(type, values));
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < nd; ++i)
+    dims.push_back(rank - nd + i);
+  divisor = prim::BroadcastInDimOp::create(b, loc, t, divisor, dims);
+  return prim::DivOp::create(b, loc, t, sum, divisor);
+}
+
+template <typename GraphOp>
+struct PoolToPrim : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<GraphOp, graph::MaxPoolOp>;
+    Pooler pool{rewriter, op.getLoc(), isMax ? PoolKind::Max : PoolKind::Sum};
+    RankedTensorType type = op.getType();
+    ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(), padding = op.getPadding();
+    int64_t nd = kernel.size(), rank = type.getRank();
+    Value x = adaptor.getInput();
+    SmallVector<SmallVector<int64_t>> divisors;
+    for (int64_t i = 0; i < nd; ++i) {
+      int64_t dim = rank - nd + i, in = tensorType(x).getDimSize(dim), out = type.getDimSize(dim);
+      int64_t k = kernel[i], s = stride[i], p = padding[i], d = 1;
+      if constexpr (isMax)
+        d = op.getDilation()[i];
+      x = pool.regular(x, dim, k, s, p, d, out);
+      if constexpr (!isMax) {
+        // PyTorch's avg_pool divisor per output index.
+        SmallVector<int64_t> f;
+        for (int64_t o = 0; o < out; ++o) {
+          int64_t start = o * s - p, end = std::min(start + k, in + p);
+          int64_t size = end - start;
+          int64_t valid = std::min(end, in) - std::max<int64_t>(start, 0);
+          f.push_back(op.getCountIncludePad() ? size : valid);
+        }
+        divisors.push_back(std::move(f));
+      }
+    }
+    if constexpr (!isMax) {
+      if (auto fixed = op.getDivisorOverride()) {
+        // The override as the last dim's factor, 1 for the others.
+        for (int64_t i = 0; i < nd; ++i)
+          for (int64_t &v : divisors[i])
+            v = i == nd - 1 ? (int64_t)*fixed : 1;
+      }
+      x = divide(rewriter, op.getLoc(), x, divisors);
+    }
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+template <typename GraphOp>
+struct AdaptivePoolToPrim : OpConversionPattern<GraphOp> {
+  using OpConversionPattern<GraphOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<GraphOp, graph::AdaptiveMaxPoolOp>;
+    Pooler pool{rewriter, op.getLoc(), isMax ? PoolKind::Max : PoolKind::Sum};
+    RankedTensorType type = op.getType();
+    ArrayRef<int64_t> outSizes = op.getOutputSize();
+    int64_t nd = outSizes.size(), rank = type.getRank();
+    Value x = adaptor.getInput();
+    SmallVector<SmallVector<int64_t>> divisors;
+    // Dims pooled to one element are reduced together (global pooling).
+    SmallVector<int64_t> global;
+    for (int64_t i = 0; i < nd; ++i)
+      if (outSizes[i] == 1)
+        global.push_back(rank - nd + i);
+    if (!global.empty())
+      x = pool.reduceKeep(x, global);
+    for (int64_t i = 0; i < nd; ++i) {
+      int64_t dim = rank - nd + i, in = tensorType(adaptor.getInput()).getDimSize(dim),
+              out = outSizes[i];
+      SmallVector<int64_t> start, end, count;
+      for (int64_t o = 0; o < out; ++o) {
+        start.push_back(o * in / out);
+        end.push_back(((o + 1) * in + out - 1) / out);
+        count.push_back(end.back() - start.back());
+      }
+      divisors.push_back(count);
+      if (out == 1)
+        continue;
+      if (in % out == 0)
+        x = pool.regular(x, dim, in / out, in / out, 0, 1, out);
+      else
+        x = pool.irregular(x, dim, start, end);
+    }
+    if constexpr (!isMax)
+      x = divide(rewriter, op.getLoc(), x, divisors);
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+} // namespace
+
+void dyn::graph_to_prim::populatePoolingPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<PoolToPrim<graph::MaxPoolOp>, PoolToPrim<graph::AvgPoolOp>,
+               AdaptivePoolToPrim<graph::AdaptiveMaxPoolOp>,
+               AdaptivePoolToPrim<graph::AdaptiveAvgPoolOp>>(ctx);
+}

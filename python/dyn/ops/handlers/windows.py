@@ -1,0 +1,76 @@
+"""Handlers of convolutions, pooling, padding and attention: torch.nn.functional's (F_W) and their torch.*
+twins (TORCH_W, by function object); GEMMs with an added term (addmm, baddbmm) in H_W."""
+import torch
+import torch.nn.functional as F
+
+from ...errors import Unsupported
+from .common import _out
+from .generic import generic_call
+
+F_W = {}
+TORCH_W = {}
+for _nd in (1, 2, 3):
+    def _conv(o, x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, _nd=_nd):
+        return o.convolution(_nd, x, w, bias, stride, padding, dilation, groups)
+
+    def _conv_t(o, x, w, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, _nd=_nd):
+        return o.convolution(_nd, x, w, bias, stride, padding, dilation, groups, True, output_padding)
+
+    def _max_pool(o, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False,
+                  *, _nd=_nd):
+        return o.max_pool(_nd, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+    def _avg_pool(o, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                  divisor_override=None, *, _nd=_nd):
+        return o.avg_pool(_nd, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    def _adaptive_avg(o, x, output_size, *, _nd=_nd):
+        return o.adaptive_pool("avg", _nd, x, output_size)
+
+    def _adaptive_max(o, x, output_size, return_indices=False, *, _nd=_nd):
+        return o.adaptive_pool("max", _nd, x, output_size, return_indices)
+
+    F_W[f"conv{_nd}d"] = _conv
+    F_W[f"conv_transpose{_nd}d"] = _conv_t
+    F_W[f"max_pool{_nd}d"] = _max_pool
+    F_W[f"avg_pool{_nd}d"] = _avg_pool
+    F_W[f"adaptive_avg_pool{_nd}d"] = _adaptive_avg
+    F_W[f"adaptive_max_pool{_nd}d"] = _adaptive_max
+    # torch.* twins with the same signature (torch.max_pool2d's stride defaults to [], taken as None)
+    for _name in (f"conv{_nd}d", f"conv_transpose{_nd}d", f"max_pool{_nd}d", f"avg_pool{_nd}d",
+                  f"adaptive_avg_pool{_nd}d"):
+        _f = getattr(torch, _name, None)
+        if _f is not None:
+            TORCH_W[_f] = F_W[_name]
+
+F_W["pad"] = lambda o, x, pad, mode="constant", value=None: o.pad(x, pad, mode, value)
+TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "constant", value)
+
+
+def _sdpa(o, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if isinstance(dropout_p, (int, float)) and dropout_p != 0:
+        # dropout draws random numbers: the generic node runs eager's op, seeded and in program order
+        return generic_call(o, F.scaled_dot_product_attention, (q, k, v),
+                            dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                                 enable_gqa=enable_gqa))
+    return o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+F_W["scaled_dot_product_attention"] = _sdpa
+
+
+def _scaled(o, t, factor):
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool):
+        raise Unsupported("addmm/baddbmm beta or alpha that is not a number")
+    return t if factor == 1 else o.binary("mul", t, factor)
+
+
+def _addmm(o, x, a, b, *, beta=1, alpha=1, out=None):
+    """beta * x + alpha * (a @ b) (eager's GEMM accumulates into x; the result may differ in the last bit)."""
+    o.check(x, a, b)
+    ab = _scaled(o, o.matmul(a, b), alpha)
+    r = ab if beta == 0 else o.binary("add", _scaled(o, x, beta), ab)  # beta=0: x is ignored, NaN too
+    return _out(o, out, o.convert(r, ab.meta.dtype), x, a, b)
+
+
+H_W = {"addmm": _addmm, "baddbmm": _addmm}

@@ -1,0 +1,247 @@
+"""Convolutions, pooling, padding and attention (Ops mixin). The graph ops keep their PyTorch meaning
+(graph.convolution, graph.max_pool, ...; docs/graph.md); the core computes convolutions and attention with
+library calls and pooling and padding with fused kernels (docs/library_calls.md)."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import Unsupported
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def _tuple(v, n, what):
+    """An int or a sequence of n ints as a tuple of n ints."""
+    if isinstance(v, bool):
+        raise Unsupported(f"{what} given as a bool")
+    if isinstance(v, int):
+        return (v,) * n
+    if isinstance(v, (tuple, list, torch.Size)) and all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        v = tuple(v)
+        if len(v) == 1 and n > 1:
+            return v * n
+        if len(v) == n:
+            return v
+    raise Unsupported(f"{what} {v!r} is not {n} ints")
+
+
+def _meta(fn, *args, **kwargs):
+    """fn on meta tensors: the result's shape and dtype, or Unsupported where eager raises."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise Unsupported(f"{getattr(fn, '__name__', fn)}: eager raises {type(e).__name__}: {e}") from None
+
+
+class WindowOps:
+    def _batched(self, x, nd, what):
+        """x with a batch dim (an unbatched [C, *spatial] input gets one of size 1), and whether it was added."""
+        self.check(x)
+        if x.meta.dtype not in FLOATS:
+            raise Unsupported(f"{what} of a {x.meta.dtype} tensor")
+        if x.meta.dim() == nd + 1:
+            return self.reshape(x, (1,) + tuple(x.meta.shape)), True
+        if x.meta.dim() != nd + 2:
+            raise Unsupported(f"{what} of a {x.meta.dim()}-d tensor")
+        return x, False
+
+    # -- convolution -----------------------------------------------------------------------------
+    def convolution(self, nd, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, transposed=False,
+                    output_padding=0):
+        """F.conv{nd}d / F.conv_transpose{nd}d."""
+        fn = getattr(F, f"conv_transpose{nd}d" if transposed else f"conv{nd}d")
+        self.check(x, w, *([b] if b is not None else []))
+        if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+            raise Unsupported("convolution groups must be a positive int")
+        for t in (w, b):
+            if t is not None and t.meta.dtype != x.meta.dtype:
+                raise Unsupported("convolution operands of different dtypes (eager raises)")
+        stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+        self.accepts(fn.__name__, fn, x, w)  # the dtype on the CPU and the graph's device
+        if transposed:
+            output_padding = _tuple(output_padding, nd, "output_padding")
+            padding = _tuple(padding, nd, "padding")
+            meta = _meta(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, output_padding,
+                         groups, dilation)
+        else:
+            output_padding = (0,) * nd
+            meta = _meta(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, dilation, groups)
+            if isinstance(padding, str):  # 'valid', or 'same' (more on the right when the total is odd)
+                padding = self._same_padding(x, w, nd, dilation) if padding == "same" else (0,) * nd
+                if isinstance(padding, TensorPadded):
+                    x, padding = padding.x, padding.padding
+            else:
+                padding = _tuple(padding, nd, "padding")
+        xb, added = self._batched(x, nd, fn.__name__)
+        mb = _meta(fn, *(t.meta for t in (xb, w)), *(() if b is None else (b.meta,)), **self._conv_kwargs(
+            transposed, stride, padding, dilation, groups, output_padding))
+        ins = [xb, w] + ([b] if b is not None else [])
+        r = self.node("convolution", ins, mb, stride=stride, padding=padding, dilation=dilation, groups=groups,
+                      transposed=bool(transposed), output_padding=output_padding)
+        return self.reshape(r, tuple(meta.shape)) if added else r
+
+    @staticmethod
+    def _conv_kwargs(transposed, stride, padding, dilation, groups, output_padding):
+        kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        if transposed:
+            kw["output_padding"] = output_padding
+        return kw
+
+    def _same_padding(self, x, w, nd, dilation):
+        """padding='same': half the kernel extent on each side; an odd total pads x by one more on the
+        right first (as eager's _convolution_mode does)."""
+        total = [dilation[i] * (w.meta.shape[2 + i] - 1) for i in range(nd)]
+        left = tuple(t // 2 for t in total)
+        if all(t % 2 == 0 for t in total):
+            return left
+        extra = []
+        for t in reversed(total):
+            extra += [0, t % 2]
+        return TensorPadded(self.pad(x, extra), left)
+
+    # -- pooling ---------------------------------------------------------------------------------
+    def max_pool(self, nd, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                 return_indices=False):
+        if return_indices:
+            raise Unsupported("max pooling with return_indices")
+        fn = getattr(F, f"max_pool{nd}d")
+        kernel = _tuple(kernel_size, nd, "kernel_size")
+        stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else \
+            _tuple(stride, nd, "stride")
+        padding, dilation = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
+        xb, added = self._batched(x, nd, fn.__name__)
+        meta = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
+        r = self.node("max_pool", [xb], _meta(fn, xb.meta, kernel, stride, padding, dilation,
+                                               ceil_mode=bool(ceil_mode)),
+                      kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode))
+        return self.reshape(r, tuple(meta.shape)) if added else r
+
+    def avg_pool(self, nd, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        fn = getattr(F, f"avg_pool{nd}d")
+        kernel = _tuple(kernel_size, nd, "kernel_size")
+        stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else \
+            _tuple(stride, nd, "stride")
+        padding = _tuple(padding, nd, "padding")
+        if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override == 0):
+            raise Unsupported("avg_pool divisor_override must be a non-zero int")
+        kw = dict(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad))
+        if nd > 1:
+            kw["divisor_override"] = divisor_override
+        xb, added = self._batched(x, nd, fn.__name__)
+        meta = _meta(fn, x.meta, kernel, stride, padding, **kw)
+        r = self.node("avg_pool", [xb], _meta(fn, xb.meta, kernel, stride, padding, **kw), kernel=kernel,
+                      stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+                      count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+        return self.reshape(r, tuple(meta.shape)) if added else r
+
+    def adaptive_pool(self, kind, nd, x, output_size, return_indices=False):
+        if return_indices:
+            raise Unsupported("adaptive max pooling with return_indices")
+        fn = getattr(F, f"adaptive_{kind}_pool{nd}d")
+        self.check(x)
+        if x.meta.dtype not in FLOATS:
+            raise Unsupported(f"{fn.__name__} of a {x.meta.dtype} tensor")
+        if x.meta.dim() not in (nd + 1, nd + 2):
+            raise Unsupported(f"{fn.__name__} of a {x.meta.dim()}-d tensor")
+        if isinstance(output_size, int):
+            output_size = (output_size,) * nd
+        sizes = tuple(x.meta.shape[-nd + i] if s is None else s for i, s in enumerate(output_size))
+        meta = _meta(fn, x.meta, sizes)
+        if kind == "max":
+            meta = meta[0] if isinstance(meta, tuple) else meta
+        if any(s < 1 for s in sizes) or any(s < 1 for s in x.meta.shape[-nd:]):
+            raise Unsupported(f"{fn.__name__} of or to empty pooled dims")
+        return self.node(f"adaptive_{kind}_pool", [x], meta, output_size=sizes)
+
+    # -- padding ---------------------------------------------------------------------------------
+    def pad(self, x, pad, mode="constant", value=None):
+        """F.pad: pad lists (before, after) pairs from the last dim backward; negative constant pads crop."""
+        self.check(x)
+        if not isinstance(pad, (tuple, list, torch.Size)) or len(pad) % 2 or \
+                not all(isinstance(p, int) and not isinstance(p, bool) for p in pad):
+            raise Unsupported("pad must be a sequence of ints of even length")
+        if mode not in ("constant", "reflect", "replicate", "circular"):
+            raise Unsupported(f"pad mode {mode!r}")
+        if value is not None and mode != "constant":
+            raise Unsupported("pad value with a non-constant mode (eager raises)")
+        meta = _meta(F.pad, x.meta, list(pad), mode, value)
+        nd = x.meta.dim()
+        if len(pad) // 2 > nd:
+            raise Unsupported("pad longer than the tensor's dims (eager raises)")
+        low, high = [0] * nd, [0] * nd
+        for i in range(len(pad) // 2):
+            low[nd - 1 - i], high[nd - 1 - i] = pad[2 * i], pad[2 * i + 1]
+        for d in range(nd):
+            # negative constant and circular pads crop first; reflect and replicate take input index
+            # i - low, mirrored or clamped, for negative pads too (as eager's kernels do)
+            if (low[d] < 0 or high[d] < 0) and mode in ("constant", "circular"):
+                size = x.meta.shape[d]
+                start, end = max(-low[d], 0), size - max(-high[d], 0)
+                x = self.slice(x, d, start, max(end, start), 1)
+                low[d], high[d] = max(low[d], 0), max(high[d], 0)
+        if not any(low) and not any(high):
+            return self.fresh_copy(x) if tuple(x.meta.shape) == tuple(meta.shape) else x
+        v = 0.0 if value is None else value
+        if not isinstance(v, (int, float)):
+            raise Unsupported("pad value that is not a number")
+        if x.meta.dtype.is_floating_point:
+            v = float(v)
+        elif not math.isfinite(float(v)):
+            raise Unsupported("a non-finite pad value for an integer tensor")
+        elif x.meta.dtype == torch.bool:
+            v = float(bool(v))
+        else:
+            v = float(int(v))  # eager converts the value to the tensor's type
+        return self.node("pad", [x], meta.contiguous(), mode=mode, low=low, high=high, value=v)
+
+    # -- attention -------------------------------------------------------------------------------
+    def attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        """F.scaled_dot_product_attention without dropout."""
+        self.check(q, k, v)
+        if not isinstance(dropout_p, (int, float)) or dropout_p != 0:
+            raise Unsupported("scaled_dot_product_attention with dropout (random numbers)")
+        if scale is not None and not isinstance(scale, (int, float)):
+            raise Unsupported("scaled_dot_product_attention scale that is not a number")
+        if not isinstance(is_causal, bool):
+            raise Unsupported("is_causal that is not a bool")
+        if q.meta.dtype not in FLOATS or not (q.meta.dtype == k.meta.dtype == v.meta.dtype):
+            raise Unsupported("scaled_dot_product_attention of mixed or non-float dtypes (eager raises)")
+        if attn_mask is not None:
+            self.check(attn_mask)
+            if attn_mask.meta.dtype not in (torch.bool, q.meta.dtype):
+                raise Unsupported("an attention mask of another float dtype than the query's")
+        meta = _meta(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
+                     attn_mask=None if attn_mask is None else attn_mask.meta, is_causal=is_causal, scale=scale,
+                     enable_gqa=bool(enable_gqa))
+        if q.meta.dim() < 3:
+            raise Unsupported("scaled_dot_product_attention of tensors with fewer than 3 dims")
+        if enable_gqa and q.meta.dim() >= 3 and k.meta.shape[-3] != q.meta.shape[-3]:
+            k, v = self._repeat_heads(k, q.meta.shape[-3]), self._repeat_heads(v, q.meta.shape[-3])
+        if tuple(k.meta.shape[:-2]) != tuple(q.meta.shape[:-2]) or tuple(v.meta.shape[:-2]) != tuple(q.meta.shape[:-2]):
+            raise Unsupported("scaled_dot_product_attention with broadcast batch dims")
+        ins = [q, k, v] + ([attn_mask] if attn_mask is not None else [])
+        if attn_mask is not None and attn_mask.meta.dim() > q.meta.dim():
+            raise Unsupported("an attention mask of more dims than the query")
+        return self.node("scaled_dot_product_attention", ins, meta, is_causal=is_causal,
+                         scale=None if scale is None else float(scale))
+
+    def _repeat_heads(self, t, heads):
+        """Grouped-query attention: each of t's heads repeated for heads // t's heads query heads."""
+        shape = tuple(t.meta.shape)
+        h = shape[-3]
+        if heads % h:
+            raise Unsupported("grouped-query attention with query heads not a multiple of key heads")
+        g = heads // h
+        x = self.reshape(t, shape[:-2] + (1,) + shape[-2:])
+        x = self.expand(x, shape[:-3] + (h, g) + shape[-2:])
+        return self.reshape(x, shape[:-3] + (heads,) + shape[-2:])
+
+
+class TensorPadded:
+    """_same_padding's answer when x itself had to be padded first."""
+    __slots__ = ("x", "padding")
+
+    def __init__(self, x, padding):
+        self.x, self.padding = x, padding

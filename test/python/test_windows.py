@@ -1,0 +1,266 @@
+"""Convolutions, pooling, padding, attention and GEMM forms on the CPU, against eager PyTorch.
+
+Each case is captured as one graph (fullgraph=True) and, with the dyn backend, must run compiled code
+(a fallback to eager warns, and warnings fail here): convolutions and attention through the library
+calls (ATen's kernels, registered by dyn._C), pooling and padding as fused dyn kernels.
+"""
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dyn
+from conftest import BACKENDS, has_compiler
+
+
+def run(fn, *args, backend, rtol=None, atol=None):
+    expected = fn(*args)
+    compiled = dyn.compile(fn, backend=backend, fullgraph=True)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("error")  # a fallback to eager warns: make it fail here
+        got = compiled(*args)
+    if backend == "dyn":
+        assert dyn.stats()["compiled_graphs"] >= 1 and not dyn.stats()["eager_graphs"]
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        torch.testing.assert_close(g, e, rtol=rtol, atol=atol, equal_nan=True)
+    return got
+
+
+def r(*shape, dtype=torch.float32):
+    return torch.randn(*shape, dtype=dtype)
+
+
+CONV_CASES = {
+    "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [(2, 4, 17), (6, 4, 3), (6,)]),
+    "conv2d_groups_dilation": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(2, 1), dilation=2, groups=2),
+                               [(2, 4, 11, 9), (6, 2, 3, 3)]),
+    "conv2d_depthwise": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=8), [(1, 8, 7, 7), (8, 1, 3, 3), (8,)]),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, stride=2), [(1, 2, 7, 6, 5), (3, 2, 3, 2, 2), (3,)]),
+    "conv2d_unbatched": (lambda x, w: F.conv2d(x, w, padding=1), [(3, 8, 8), (4, 3, 3, 3)]),
+    "conv2d_same_even": (lambda x, w: F.conv2d(x, w, padding="same"), [(2, 3, 9, 8), (4, 3, 4, 2)]),
+    "conv2d_valid": (lambda x, w: F.conv2d(x, w, padding="valid"), [(2, 3, 9, 8), (4, 3, 3, 3)]),
+    "conv_transpose1d": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+                         [(2, 4, 9), (4, 3, 3), (3,)]),
+    "conv_transpose2d_groups": (lambda x, w: F.conv_transpose2d(x, w, stride=2, groups=2, dilation=2),
+                                [(1, 4, 5, 6), (4, 3, 3, 2)]),
+    "conv_transpose3d": (lambda x, w: F.conv_transpose3d(x, w, stride=(1, 2, 2)), [(1, 2, 3, 4, 4), (2, 2, 2, 2, 2)]),
+    "torch_conv2d": (lambda x, w, b: torch.conv2d(x, w, b, 1, 1), [(1, 3, 6, 6), (2, 3, 3, 3), (2,)]),
+    "conv_relu_pool": (lambda x, w, b: F.max_pool2d(F.relu(F.conv2d(x, w, b, padding=1)), 3, 2, 1),
+                       [(2, 3, 12, 12), (8, 3, 3, 3), (8,)]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", sorted(CONV_CASES))
+def test_convolution(case, dtype, backend):
+    fn, shapes = CONV_CASES[case]
+    run(fn, *[r(*s, dtype=dtype) for s in shapes], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "zeros"])
+def test_conv_padding_modes(mode, backend):
+    torch.manual_seed(0)
+    m = nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=mode).eval()
+    run(m, r(2, 3, 7, 8), backend=backend)
+
+
+POOL_CASES = {
+    "max1d": (lambda x: F.max_pool1d(x, 3, 2, 1), (2, 3, 16)),
+    "max2d": (lambda x: F.max_pool2d(x, 3, 2, 1), (2, 3, 15, 14)),
+    "max2d_ceil_dilation": (lambda x: F.max_pool2d(x, (3, 2), (2, 3), (1, 1), dilation=(2, 1), ceil_mode=True),
+                            (1, 2, 13, 11)),
+    "max3d": (lambda x: F.max_pool3d(x, 2), (1, 2, 6, 7, 5)),
+    "max2d_unbatched": (lambda x: F.max_pool2d(x, 2), (3, 8, 9)),
+    "avg1d": (lambda x: F.avg_pool1d(x, 4, 3, 2, ceil_mode=True), (2, 3, 17)),
+    "avg2d": (lambda x: F.avg_pool2d(x, 3, 2, 1), (2, 3, 9, 10)),
+    "avg2d_exclude_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), (2, 3, 10, 9)),
+    "avg2d_divisor": (lambda x: F.avg_pool2d(x, 2, divisor_override=3), (1, 2, 8, 8)),
+    "avg2d_large_tiles": (lambda x: F.avg_pool2d(x, 8), (1, 2, 16, 24)),
+    "avg3d": (lambda x: F.avg_pool3d(x, (2, 3, 2), padding=1), (1, 2, 5, 6, 7)),
+    "adaptive_avg_global": (lambda x: F.adaptive_avg_pool2d(x, 1), (2, 8, 7, 7)),
+    "adaptive_avg_irregular": (lambda x: F.adaptive_avg_pool2d(x, (3, 5)), (2, 3, 10, 7)),
+    "adaptive_avg_divisible": (lambda x: F.adaptive_avg_pool2d(x, (2, None)), (2, 3, 8, 6)),
+    "adaptive_max_irregular": (lambda x: F.adaptive_max_pool2d(x, (4, 3)), (2, 3, 9, 10)),
+    "adaptive_avg1d": (lambda x: F.adaptive_avg_pool1d(x, 5), (2, 3, 13)),
+    "adaptive_max3d": (lambda x: F.adaptive_max_pool3d(x, (1, 2, 3)), (1, 2, 4, 5, 7)),
+    "adaptive_avg_unbatched": (lambda x: F.adaptive_avg_pool2d(x, 3), (4, 7, 8)),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", sorted(POOL_CASES))
+def test_pooling(case, dtype, backend):
+    fn, shape = POOL_CASES[case]
+    run(fn, r(*shape, dtype=dtype), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_pool_propagates_nan_and_infinity(backend):
+    x = r(1, 2, 6, 6)
+    x[0, 0, 1, 1] = float("nan")
+    x[0, 1, 4, 4] = float("-inf")
+    x[0, 1, 0, 0] = float("inf")
+    run(lambda x: F.max_pool2d(x, 3, 2, 1), x, backend=backend, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pooling_half_precision(backend):
+    for dtype in (torch.bfloat16, torch.float16):
+        x = r(2, 3, 9, 9, dtype=dtype)
+        run(lambda x: (F.max_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 2), F.adaptive_avg_pool2d(x, 1)), x,
+            backend=backend)
+        dyn.reset()
+
+
+PAD_CASES = {
+    "constant": (lambda x: F.pad(x, (1, 2, 0, 3), value=-1.5), (2, 3, 4)),
+    "constant_crop": (lambda x: F.pad(x, (-1, 2, 1, -2)), (2, 5, 6)),
+    "reflect": (lambda x: F.pad(x, (2, 3, 1, 1), mode="reflect"), (2, 3, 5, 6)),
+    "replicate": (lambda x: F.pad(x, (2, 3), mode="replicate"), (2, 3, 5)),
+    "circular": (lambda x: F.pad(x, (1, 2, 3, 0, 1, 1), mode="circular"), (1, 2, 3, 4, 5)),
+    "pad_then_pool": (lambda x: F.max_pool2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), 2), (1, 2, 6, 6)),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(PAD_CASES))
+def test_pad(case, backend):
+    fn, shape = PAD_CASES[case]
+    run(fn, r(*shape), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pad_integers(backend):
+    x = torch.randint(-5, 5, (3, 4))
+    run(lambda x: F.pad(x, (1, 1), value=7), x, backend=backend)
+
+
+def causal_mask(l, s):
+    return torch.ones(l, s, dtype=torch.bool).tril()
+
+
+ATTENTION_CASES = {
+    "plain": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [(2, 4, 8, 16), (2, 4, 6, 16), (2, 4, 6, 16)]),
+    "causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+               [(2, 4, 8, 16), (2, 4, 8, 16), (2, 4, 8, 16)]),
+    "causal_rectangular": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                           [(1, 2, 5, 8), (1, 2, 7, 8), (1, 2, 7, 4)]),
+    "scale_3d": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+                 [(3, 8, 16), (3, 10, 16), (3, 10, 32)]),
+    "bool_mask": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(8, 8)),
+                  [(2, 4, 8, 16), (2, 4, 8, 16), (2, 4, 8, 16)]),
+    "float_mask": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                   [(2, 4, 8, 16), (2, 4, 6, 16), (2, 4, 6, 16), (2, 1, 8, 6)]),
+    "gqa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
+            [(2, 8, 6, 16), (2, 2, 6, 16), (2, 2, 6, 16)]),
+    "attention_block": (lambda x, w: F.scaled_dot_product_attention(
+        *(t.reshape(2, 6, 4, 8).transpose(1, 2) for t in (x @ w).chunk(3, -1)), is_causal=True)
+        .transpose(1, 2).reshape(2, 6, 32), [(2, 6, 32), (32, 96)]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", sorted(ATTENTION_CASES))
+def test_attention(case, dtype, backend):
+    fn, shapes = ATTENTION_CASES[case]
+    run(fn, *[r(*s, dtype=dtype) for s in shapes], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_attention_bfloat16(backend):
+    q, k, v = (r(2, 4, 8, 16, dtype=torch.bfloat16) for _ in range(3))
+    run(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gemm_forms(backend):
+    x, a, b = r(4, 5), r(4, 8), r(8, 5)
+    bx, ba, bb = r(3, 4, 5), r(3, 4, 8), r(3, 8, 5)
+    run(lambda x, a, b, bx, ba, bb: (torch.addmm(x, a, b), torch.addmm(x, a, b, beta=0.5, alpha=2.0),
+                                     x.addmm(a, b), torch.baddbmm(bx, ba, bb, alpha=0.5), torch.bmm(ba, bb)),
+        x, a, b, bx, ba, bb, backend=backend, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_half_precision(backend):
+    """bf16 GEMMs have no runtime matmul in dyn: on the CPU they are library calls too."""
+    a, b = r(3, 16, 32, dtype=torch.bfloat16), r(3, 32, 8, dtype=torch.bfloat16)
+    w = r(12, 32, dtype=torch.bfloat16)
+    run(lambda a, b, w: (a @ b, F.linear(a, w)), a, b, w, backend=backend)
+
+
+def test_small_cnn_one_graph():
+    """A torchvision-style block (conv, batch norm, ReLU, max pool, residual, global pool, linear) is one
+    graph that the dyn backend compiles: two convolution library calls, one GEMM, the rest fused."""
+    torch.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(8)
+            self.pool = nn.MaxPool2d(3, 2, 1)
+            self.conv2 = nn.Conv2d(8, 8, 3, 1, 1)
+            self.head = nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+            x = torch.relu(x + self.conv2(x))
+            return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    m = Net().eval()
+    x = r(2, 3, 32, 32)
+    got = run(m, x, backend="dyn" if has_compiler() else "eager", rtol=1e-5, atol=1e-5)
+    assert got.shape == (2, 10)
+    if has_compiler():
+        compiled = dyn.compile(m, fullgraph=True, options={"keep_stages": True})
+        with torch.no_grad():
+            compiled(x)
+        loop_ir = dict(compiled.stages()[0])["loop"]
+        assert loop_ir.count("loop.convolution") == 2 and loop_ir.count("loop.matmul") == 1
+
+
+@pytest.mark.parametrize("case", ["dropout", "return_indices", "int_conv", "mixed_dtypes"])
+def test_not_captured(case):
+    """What eager treats specially (random numbers, indices) or rejects is not captured: the frame runs
+    eagerly with eager's behaviour (fullgraph raises)."""
+    x = r(1, 2, 6, 6)
+    fns = {
+        "dropout": lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.5),
+        "return_indices": lambda x: F.max_pool2d(x, 2, return_indices=True),
+        "int_conv": lambda x: F.conv2d(x.long(), torch.ones(1, 2, 1, 1, dtype=torch.long)),
+        "mixed_dtypes": lambda x: F.conv2d(x, torch.ones(1, 2, 1, 1, dtype=torch.float64)),
+    }
+    with pytest.raises(dyn.Unsupported):
+        dyn.compile(fns[case], fullgraph=True)(x)
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+def test_run_time_failure_runs_the_graph_eagerly():
+    """A library call that fails at run time (here: a stand-in for the compiled function that raises
+    as Compiled.run does) leaves its outputs undefined: the graph then runs with PyTorch's ops, with a
+    warning, and the result is eager's."""
+    fn = lambda x, w: F.conv2d(x, w, padding=1).relu()
+    x, w = r(1, 2, 6, 6), r(3, 2, 3, 3)
+    cf = dyn.compile(fn)
+    with torch.no_grad():
+        cf(x, w)
+    kernel = next(k for g, k, e in cf.graphs if k is not None)
+
+    class Failing:
+        def run(self, ins, outs):
+            raise RuntimeError("library call 'convolution' failed: injected")
+
+    kernel.compiled = Failing()
+    with pytest.warns(UserWarning, match="failed at run time, running it eagerly: library call"):
+        with torch.no_grad():
+            got = cf(x, w)
+    torch.testing.assert_close(got, fn(x, w))
+    assert dyn.stats()["internal_failures"] == 1
