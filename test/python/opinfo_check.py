@@ -95,6 +95,17 @@ def _tensors(v, out):
     return out
 
 
+def _all_tensors(v):
+    if isinstance(v, torch.Tensor):
+        yield v
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            yield from _all_tensors(x)
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from _all_tensors(x)
+
+
 def _alias(t, inputs):
     """Index of the input t shares memory with, else None."""
     if t.numel() == 0 or t.layout != torch.strided:
@@ -208,6 +219,8 @@ def check_sample(op, kind, sample, device="cpu", via="dyn.compile"):
     compare), True otherwise."""
     call = make_caller(op, kind)
     args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
+    if any(t.layout != torch.strided for t in _all_tensors((args, kwargs))):
+        raise Mismatch("not native", "a sparse (not strided) input: dyn captures strided tensors")
     e_args, e_kwargs = copy.deepcopy((args, kwargs))
     try:
         with warnings.catch_warnings():
@@ -234,8 +247,9 @@ def check_sample(op, kind, sample, device="cpu", via="dyn.compile"):
         raise Mismatch("not native", f"fallback: {fallbacks[0]}")
     if stats["internal_failures"]:
         raise Mismatch("not native", "internal failure")
-    if via != "dyn.compile" and not stats["compiled_graphs"] and stats["graphs"]:
-        raise Mismatch("not native", "no graph compiled by dyn")
+    empty = sum(g["reason"] == B.EMPTY for g in stats["eager_graphs"])
+    if via != "dyn.compile" and stats["compiled_graphs"] + empty < stats["graphs"]:
+        raise Mismatch("not native", "a graph not compiled by dyn")
     dyn_warnings = [str(w.message) for w in caught if str(w.message).startswith("dyn")]
     if dyn_warnings:
         raise Mismatch("not native", f"warning: {dyn_warnings[0]}")
@@ -268,6 +282,8 @@ def describe(sample):
     def d(v):
         if isinstance(v, torch.Tensor):
             s = f"T{list(v.shape)}"
+            if v.layout != torch.strided:
+                return s + f"({v.layout})"
             return s + ("" if v.is_contiguous() else "nc")
         if isinstance(v, (tuple, list)):
             return "(" + ", ".join(d(x) for x in v) + ")"

@@ -255,3 +255,73 @@ def test_written_object_distinct_from_the_others():
     one, ref = _Cfg(1.0), _Cfg(1.0)
     torch.testing.assert_close(cf(x, one, one), f(x, ref, ref))  # the same object: the read sees the write
     assert one.scale == ref.scale == 2.0
+
+
+_SENTINEL = _Cfg(0.0)
+
+
+def test_identity_of_a_plain_object_is_guarded_where_used():
+    # guarded by type, a plain object is guarded by identity once `is` (or ==, in, a key) looks at it
+    def f(x, cfg):
+        return x * 2 if cfg is _SENTINEL else x * cfg.scale
+    cf = dyn.compile(f, backend="eager")
+    x = torch.ones(2)
+    torch.testing.assert_close(cf(x, _Cfg(0.0)), f(x, _Cfg(0.0)))
+    torch.testing.assert_close(cf(x, _SENTINEL), f(x, _SENTINEL))  # same type, same contents, another answer
+
+    def g(x, a, b):
+        return x + (1 if a is b else 0)
+    cg = dyn.compile(g, backend="eager")
+    o, p = _Cfg(1.0), _Cfg(1.0)
+    torch.testing.assert_close(cg(x, o, p), g(x, o, p))
+    torch.testing.assert_close(cg(x, o, o), g(x, o, o))
+
+    def h(x, cfg, known):
+        return x * (3 if cfg in known else 1)
+    ch = dyn.compile(h, backend="eager")
+    torch.testing.assert_close(ch(x, o, [p]), h(x, o, [p]))
+    torch.testing.assert_close(ch(x, p, [p]), h(x, p, [p]))
+
+
+class _Holder:
+    def __init__(self, cache):
+        self.cache = cache
+
+
+def test_new_objects_per_call_hit_the_same_graph():
+    # transformers hands a new ModelOutput and cache objects to the code after a graph break at every call
+    def f(x, holder):
+        return x * holder.cache.scale
+    cf = dyn.compile(f, backend="eager")
+    x = torch.ones(2)
+    for _ in range(3):
+        holder = _Holder(_Cfg(2.0))
+        torch.testing.assert_close(cf(x, holder), f(x, holder))
+    assert len(graphs(cf)) == 1
+
+
+@pytest.mark.parametrize("name", ["hf_gpt2_eager", "hf_bert_eager", "hf_llama_eager", "hf_t5_eager"])
+def test_transformers_second_call_hits(name):
+    # the side effects (config writes, the output collector) leave the state the guards read as it was, and
+    # the objects made per call (ModelOutput, caches) are guarded by type: later calls capture nothing
+    pytest.importorskip("transformers")
+    import importlib.util
+    import os
+    spec = importlib.util.spec_from_file_location(
+        "dyn_corpus", os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "corpus.py"))
+    corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corpus)
+    case = corpus.build(name, "small")
+    case.model.eval()
+    args, kwargs = case.inputs("eval")
+    cm = dyn.compile(case.model, backend="eager")
+    session = dyn.session.current()
+    with torch.no_grad():
+        want = case.model(*args, **kwargs)
+        cm(*args, **kwargs)
+        captures = session.counters["captures"]
+        for _ in range(2):
+            got = cm(*args, **kwargs)
+    assert session.counters["captures"] == captures
+    assert type(got) is type(want) and list(got.keys()) == list(want.keys())
+    torch.testing.assert_close(got[0], want[0])

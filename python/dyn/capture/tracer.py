@@ -50,6 +50,7 @@ class Tracer:
         self.copies = {}  # id(real list or dict) -> its traced copy
         self.copy_sources = {}  # id(traced copy) -> the sources the real container was reached through
         self.plain_sources = {}  # id(plain object guarded by type) -> the sources it was reached through
+        self.identity_guarded = set()  # ids of those whose identity decided something (then guarded by it)
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
         self.state_reads = {}  # global state the traced code read: description -> (getter, value)
@@ -87,8 +88,8 @@ class Tracer:
         bound_here = owner is not None and getattr(v, "__self__", None) is owner
         if is_constant(v):
             self.attr_guards.append((path, v))
-        elif is_plain_instance(v) and type(path[-1]) in (int, tuple):
-            pass  # a plain object as a container's item: guarded by type where wrap() takes it in
+        elif is_plain_instance(v) and id(v) not in self.identity_guarded:
+            pass  # a plain object: guarded by type where wrap() takes it in (identity where it is used)
         elif isinstance(v, types.MethodType) and bound_here:
             self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
         elif isinstance(v, types.BuiltinMethodType) and bound_here:
@@ -103,6 +104,17 @@ class Tracer:
         if type(v) in (list, dict, set) and id(v) not in self.sources and is_constant_value(v):
             self.sources[id(v)] = path
             self.keep.append(v)
+
+    def uses_identity(self, *vals):
+        """The identity of these values decides what runs (`is`, `==`, `in`, a dict or set key, hash, id):
+        a plain object guarded by its type is guarded by identity from now on, through each of its paths."""
+        if not self.plain_sources:
+            return
+        for v in vals:
+            srcs = self.plain_sources.get(id(v))
+            if srcs is not None and id(v) not in self.identity_guarded:
+                self.identity_guarded.add(id(v))
+                self.attr_guards.extend((src, Is(v)) for src in srcs)
 
     def external(self, v, path):
         """A global or closure value read through `path` (the globals dict's item, the cell's contents):
@@ -203,17 +215,19 @@ class Tracer:
         if source is not None and not is_constant(value) and not isinstance(value, TensorVar):
             # a plain object as an argument or a container's item is guarded by type, not identity
             # (guards.TypeIs): what is read of it is guarded through its first source
-            plain = is_plain_instance(value) and (len(source) == 2 or type(source[-1]) in (int, tuple))
+            plain = is_plain_instance(value) and not (source[0] == "obj" and len(source) == 2)
             if id(value) not in self.sources:
                 self.sources[id(value)] = source
                 self.keep.append(value)
                 if plain:
                     self.plain_sources[id(value)] = [source]
-                    if len(source) > 2:  # an item (the container's structure guard leaves it unchecked)
+                    if len(source) > 2:  # read through a path: its type there (identity where used)
                         self.attr_guards.append((source, TypeIs(type(value))))
             elif id(value) in self.plain_sources:
                 if not any(_same_source(source, s) for s in self.plain_sources[id(value)]):
                     self.plain_sources[id(value)].append(source)  # the same object through another path
+                    if id(value) in self.identity_guarded:
+                        self.attr_guards.append((source, Is(value)))
             elif plain:
                 self.attr_guards.append((source, Is(value)))  # first reached by identity: this path too
         return value

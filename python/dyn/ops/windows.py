@@ -103,9 +103,9 @@ class WindowOps:
     # -- pooling ---------------------------------------------------------------------------------
     def max_pool(self, nd, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                  return_indices=False):
-        if return_indices:
-            raise Unsupported("max pooling with return_indices")
         fn = getattr(F, f"max_pool{nd}d")
+        if return_indices:  # no graph op computes the argmax indices: eager's own op, as a generic node
+            return self.torch_call(fn, (x, kernel_size, stride, padding, dilation, ceil_mode, True), {})
         kernel = _tuple(kernel_size, nd, "kernel_size")
         stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else \
             _tuple(stride, nd, "stride")
@@ -137,9 +137,9 @@ class WindowOps:
         return self.reshape(r, tuple(meta.shape)) if added else r
 
     def adaptive_pool(self, kind, nd, x, output_size, return_indices=False):
-        if return_indices:
-            raise Unsupported("adaptive max pooling with return_indices")
         fn = getattr(F, f"adaptive_{kind}_pool{nd}d")
+        if return_indices:  # as max_pool's
+            return self.torch_call(fn, (x, output_size, True), {})
         self.check(x)
         if x.meta.dtype not in FLOATS:
             raise Unsupported(f"{fn.__name__} of a {x.meta.dtype} tensor")
@@ -201,7 +201,10 @@ class WindowOps:
         """F.scaled_dot_product_attention without dropout."""
         self.check(q, k, v)
         if not isinstance(dropout_p, (int, float)) or dropout_p != 0:
-            raise Unsupported("scaled_dot_product_attention with dropout (random numbers)")
+            # random numbers: eager's own op, as a generic (seeded) node that the backend runs with PyTorch
+            return self.torch_call(F.scaled_dot_product_attention, (q, k, v),
+                                   dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                                        scale=scale, enable_gqa=enable_gqa))
         if scale is not None and not isinstance(scale, (int, float)):
             raise Unsupported("scaled_dot_product_attention scale that is not a number")
         if not isinstance(is_causal, bool):

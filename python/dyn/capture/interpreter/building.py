@@ -31,10 +31,13 @@ class BuildOps:
         self.push(self._created(list(self.popn(inst.arg))))
 
     def op_BUILD_SET(self, inst):
-        self.push(self._created(set(self.popn(inst.arg))))
+        items = self.popn(inst.arg)
+        self.tr.uses_identity(*items)
+        self.push(self._created(set(items)))
 
     def op_BUILD_MAP(self, inst):
         items = self.popn(2 * inst.arg)
+        self.tr.uses_identity(*items[::2])
         self.push(self._created({items[i]: items[i + 1] for i in range(0, len(items), 2)}))
 
     def op_BUILD_CONST_KEY_MAP(self, inst):
@@ -75,6 +78,7 @@ class BuildOps:
 
     def op_SET_ADD(self, inst):
         v = self.pop()
+        self.tr.uses_identity(v)
         self.stack[-inst.arg].add(v)
 
     def op_DICT_UPDATE(self, inst):
@@ -86,6 +90,7 @@ class BuildOps:
     def op_MAP_ADD(self, inst):
         v = self.pop()
         k = self.pop()
+        self.tr.uses_identity(k)
         self.stack[-inst.arg][k] = v
 
     def op_LIST_TO_TUPLE(self, inst):

@@ -225,6 +225,7 @@ class CallOps:
             return self.inline(fn, args, kwargs)
         if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) in _CONTAINER_METHODS:
             obj = fn.__self__
+            tr.uses_identity(*args)  # keys, items compared
             if fn.__name__ not in _CONTAINER_METHODS[type(obj)]:
                 self.fail(f"{type(obj).__name__}.{fn.__name__}")
             if fn.__name__ in _MUTATING and id(obj) not in tr.created:
@@ -257,6 +258,8 @@ class CallOps:
             return self.getattr(args[0], args[1])
         if fn is hasattr and isinstance(args[0], TensorVar):
             return args[1] in TENSOR_ATTRS or args[1] in METHODS
+        if fn in (id, hash):
+            tr.uses_identity(*args)
         if fn is hasattr and len(args) == 2 and not kwargs:
             return self.has_attr(*args)
         if fn is setattr and len(args) == 3 and not kwargs:

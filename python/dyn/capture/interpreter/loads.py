@@ -226,6 +226,7 @@ class LoadStoreOps:
         if isinstance(obj, TensorVar):
             setitem(self.tr.ops, obj, key, value)
             return
+        self.tr.uses_identity(key)
         fn = _python_method(obj, "__setitem__")
         if fn is not None:  # a __setitem__ in Python (transformers' ModelOutput): inlined
             self.call(fn, [obj, key, value], {})

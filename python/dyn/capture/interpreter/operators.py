@@ -96,6 +96,7 @@ class OperatorOps:
             return getitem(self.tr.ops, obj, idx)
         if _contains_tensor(idx):
             self.fail("indexing with a tensor")
+        self.tr.uses_identity(idx)  # a key
         if isinstance(obj, torch.nn.Module):
             self.guard_module_structure(obj)
         if type(obj) is defaultdict and id(obj) in self.tr.created and idx not in obj:
@@ -163,6 +164,7 @@ class OperatorOps:
 
     def op_COMPARE_OP(self, inst):
         b, a = self.pop(), self.pop()
+        self.tr.uses_identity(a, b)
         self.push(self.compare(inst.argval, a, b))
 
     def compare(self, sym, a, b):
@@ -175,10 +177,14 @@ class OperatorOps:
 
     def op_IS_OP(self, inst):
         b, a = self.pop(), self.pop()
+        self.tr.uses_identity(a, b)
         self.push((a is not b) if inst.arg else (a is b))
 
     def op_CONTAINS_OP(self, inst):
         b, a = self.pop(), self.pop()
+        self.tr.uses_identity(a)
+        if self.tr.plain_sources and type(b) in (list, tuple, set, frozenset, dict):
+            self.tr.uses_identity(*b)  # items compared with a (by identity where they have no __eq__)
         if isinstance(a, TensorVar) and type(b) in (set, frozenset, dict) and id(b) in self.tr.created:
             # tensors hash by identity: membership in a set or dict made here is identity, as in eager
             # (in a list eager would compare values)

@@ -29,6 +29,7 @@ TORCH_FUNCS[torch.softmax] = H["softmax"]
 TORCH_FUNCS[torch.log_softmax] = H["log_softmax"]
 TORCH_FUNCS[torch.relu] = H["relu"]
 TORCH_FUNCS[F.relu] = F_H["relu"]
+TORCH_FUNCS[torch.rms_norm] = F_H["rms_norm"]  # what F.rms_norm calls (TorchDynamo's graphs name it)
 for _name in ("sigmoid", "tanh"):
     TORCH_FUNCS[getattr(torch, _name)] = H[_name]
 for _name, _h in INPLACE.items():
