@@ -13,6 +13,20 @@ func.func @broadcast_promote(%a: tensor<4x1xf32>, %b: tensor<8xf64>) -> tensor<4
 
 // -----
 
+// Rounding an integer tensor is the identity; a float one is prim.floor.
+// CHECK-LABEL: func @floor_int
+// CHECK-SAME: (%[[X:.*]]: tensor<4xi64>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-NOT: prim.floor %[[X]]
+// CHECK: %[[F:.*]] = prim.floor %[[Y]] : tensor<4xf32>
+// CHECK: return %[[X]], %[[F]]
+func.func @floor_int(%x: tensor<4xi64>, %y: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
+  %0 = graph.floor %x : tensor<4xi64> -> tensor<4xi64>
+  %1 = graph.floor %y : tensor<4xf32> -> tensor<4xf32>
+  return %0, %1 : tensor<4xi64>, tensor<4xf32>
+}
+
+// -----
+
 // mean is a sum and a division; keepdim is a reshape.
 // CHECK-LABEL: func @mean_keepdim
 // CHECK: %[[S:.*]] = prim.reduce_sum %{{.*}} dims [1] : tensor<4x8xf32> -> tensor<4xf32>

@@ -1,5 +1,6 @@
 """Captured ops against eager PyTorch, float32 and float64, on every available backend."""
 import math
+import warnings
 
 import pytest
 import torch
@@ -102,6 +103,19 @@ def test_int_and_bool_tensors(backend):
     m = torch.rand(3, 4) > 0.5
     cf = dyn.compile(g, backend=backend, fullgraph=True)
     torch.testing.assert_close(cf(a, b, m), g(a, b, m))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rounding_integer_tensors(backend):
+    """floor/ceil/trunc of an integer tensor are copies in eager: compiled, not run eagerly."""
+    def g(a):
+        return torch.floor(a) + 1, a.ceil() * 2, torch.trunc(a)
+    a = torch.randint(-5, 5, (3, 4))
+    cf = dyn.compile(g, backend=backend, fullgraph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to eager warns
+        got = cf(a)
+    torch.testing.assert_close(got, g(a))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -26,6 +26,12 @@ struct UnaryToPrim : OpConversionPattern<GraphOp> {
     if constexpr (std::is_same_v<PrimOp, void>) {
       return failure();
     } else {
+      // Rounding an integer tensor is the identity (the verifier keeps its type).
+      if constexpr (std::is_same_v<PrimOp, prim::FloorOp> || std::is_same_v<PrimOp, prim::CeilOp>)
+        if (!isa<FloatType>(type.getElementType())) {
+          rewriter.replaceOp(op, adaptor.getInput());
+          return success();
+        }
       Value x = pb.convert(adaptor.getInput(), type.getElementType());
       rewriter.replaceOpWithNewOp<PrimOp>(op, type, x);
       return success();

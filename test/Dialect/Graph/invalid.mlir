@@ -45,6 +45,15 @@ func.func @exp_to_int(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+// floor and ceil keep the type (of integers they are the identity).
+func.func @floor_to_int(%x: tensor<4xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %0 = graph.floor %x : tensor<4xf32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
 // Arithmetic PyTorch does not define on booleans (it raises).
 func.func @bool_sub(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
   // expected-error @+1 {{result #0 must be ranked tensor of non-boolean values}}

@@ -14,8 +14,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Unary: the result has the operand's shape; the element type may change
 // (torch.sin of an integer tensor is a float tensor). The result type is the
 // family's type rule: floats for math functions, no booleans for arithmetic.
-class Graph_UnaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor>
-    : Graph_Op<mnemonic, [SameOperandsAndResultShape]> {
+class Graph_UnaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
+                    list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultShape])> {
   let summary = "elementwise " # desc;
   let description = "Elementwise `" # desc # "`, computed in the result element type.";
   let arguments = (ins Graph_Tensor:$input);
@@ -29,10 +30,14 @@ foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"]
               ["Sigmoid", "sigmoid", "logistic sigmoid 1/(1+exp(-x))"],
               ["Sqrt", "sqrt", "square root"],
               ["Rsqrt", "rsqrt", "reciprocal square root"], ["Reciprocal", "reciprocal", "1/x"],
-              ["Erf", "erf", "error function"], ["Floor", "floor", "floor"],
-              ["Ceil", "ceil", "ceiling"], ["Log1p", "log1p", "log(1+x)"],
+              ["Erf", "erf", "error function"], ["Log1p", "log1p", "log(1+x)"],
               ["Expm1", "expm1", "exp(x)-1"]] in
   def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_FloatTensor>;
+
+// Rounding keeps the type; of an integer tensor it is the identity (PyTorch's).
+foreach op = [["Floor", "floor", "floor"], ["Ceil", "ceil", "ceiling"]] in
+  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor,
+                                          [AllTypesMatch<["input", "result"]>]>;
 
 foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
               ["Relu", "relu", "max(x, 0)"]] in
