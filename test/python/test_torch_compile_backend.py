@@ -25,15 +25,8 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
-# dyn's GPU path has no matmul lowering yet (the ops branch adds library calls): the CUDA model tests
-# xfail with that reason until it does, then they pass unchanged
-GPU_MATMUL = "'loop.matmul' op is not supported on the GPU path yet"
-
-
 def compiled_natively(n=1):
     s = dyn.stats()
-    if any(GPU_MATMUL in (g["reason"] or "") for g in s["eager_graphs"]):
-        pytest.xfail(f"dyn's compiler on CUDA: {GPU_MATMUL}")
     return s["compiled_graphs"] == n and not s["eager_graphs"]
 
 
