@@ -10,6 +10,7 @@
 #ifndef DYN_DIALECT_COMMON_WINDOWSHAPES_H
 #define DYN_DIALECT_COMMON_WINDOWSHAPES_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -195,6 +196,30 @@ inline mlir::LogicalResult checkResultShape(mlir::Operation *op,
     return diag << "]";
   }
   return mlir::success();
+}
+
+/// The verifier shared by graph.scaled_dot_product_attention and prim.attention: one element type
+/// for query, key, value and result; a boolean or same-typed mask, never with is_causal; the result
+/// shape of attentionResultShape.
+template <typename AttentionOp> mlir::LogicalResult verifyAttention(AttentionOp op) {
+  auto shapeOf = [](mlir::Value v) { return mlir::cast<mlir::RankedTensorType>(v.getType()); };
+  mlir::Type et = op.getType().getElementType();
+  for (mlir::Value v : {op.getQuery(), op.getKey(), op.getValue()})
+    if (shapeOf(v).getElementType() != et)
+      return op.emitOpError("query, key, value and result must share one element type");
+  std::optional<llvm::ArrayRef<int64_t>> mask;
+  if (op.getMask()) {
+    mlir::Type mt = shapeOf(op.getMask()).getElementType();
+    if (!mt.isInteger(1) && mt != et)
+      return op.emitOpError("mask must be boolean or of the query's element type");
+    if (op.getIsCausal())
+      return op.emitOpError("takes a mask or is_causal, not both");
+    mask = shapeOf(op.getMask()).getShape();
+  }
+  std::string error;
+  auto shape = attentionResultShape(shapeOf(op.getQuery()).getShape(), shapeOf(op.getKey()).getShape(),
+                                    shapeOf(op.getValue()).getShape(), mask, error);
+  return checkResultShape(op, shape, error, op.getType().getShape());
 }
 
 } // namespace dyn

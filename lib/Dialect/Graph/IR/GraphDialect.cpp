@@ -317,26 +317,7 @@ LogicalResult PadOp::verify() {
   return checkShape(*this, expected, "", getType());
 }
 
-LogicalResult ScaledDotProductAttentionOp::verify() {
-  Type et = getType().getElementType();
-  for (Value v : {getQuery(), getKey(), getValue()})
-    if (tensorType(v).getElementType() != et)
-      return emitOpError("query, key, value and result must share one element type");
-  std::optional<ArrayRef<int64_t>> mask;
-  if (getMask()) {
-    Type mt = tensorType(getMask()).getElementType();
-    if (!mt.isInteger(1) && mt != et)
-      return emitOpError("mask must be boolean or of the query's element type");
-    if (getIsCausal())
-      return emitOpError("takes a mask or is_causal, not both");
-    mask = tensorType(getMask()).getShape();
-  }
-  std::string error;
-  auto shape = attentionResultShape(tensorType(getQuery()).getShape(),
-                                    tensorType(getKey()).getShape(),
-                                    tensorType(getValue()).getShape(), mask, error);
-  return checkShape(*this, shape, error, getType());
-}
+LogicalResult ScaledDotProductAttentionOp::verify() { return dyn::verifyAttention(*this); }
 
 /// Collects the operand references (`k : index`) in a torch_call argument attribute.
 static void collectOperandRefs(Attribute attr, SmallVectorImpl<IntegerAttr> &refs) {

@@ -249,26 +249,7 @@ LogicalResult ConvolutionOp::verify() {
   return dyn::checkResultShape(*this, shape, error, getType().getShape());
 }
 
-LogicalResult AttentionOp::verify() {
-  Type et = getType().getElementType();
-  for (Value v : {getQuery(), getKey(), getValue()})
-    if (tensorType(v).getElementType() != et)
-      return emitOpError("query, key, value and result must share one element type");
-  std::optional<ArrayRef<int64_t>> mask;
-  if (getMask()) {
-    Type mt = tensorType(getMask()).getElementType();
-    if (!mt.isInteger(1) && mt != et)
-      return emitOpError("mask must be boolean or of the query's element type");
-    if (getIsCausal())
-      return emitOpError("takes a mask or is_causal, not both");
-    mask = tensorType(getMask()).getShape();
-  }
-  std::string error;
-  auto shape = dyn::attentionResultShape(tensorType(getQuery()).getShape(),
-                                         tensorType(getKey()).getShape(),
-                                         tensorType(getValue()).getShape(), mask, error);
-  return dyn::checkResultShape(*this, shape, error, getType().getShape());
-}
+LogicalResult AttentionOp::verify() { return dyn::verifyAttention(*this); }
 
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Prim/IR/PrimOps.cpp.inc"
