@@ -86,3 +86,23 @@ def test_int_bool(name, dtype, backend):
     if dtype == torch.bool and name in ("argmax", "argmin"):
         pytest.skip("eager's CPU argmax has no bool kernel")
     _check(FLOAT_FNS[name], _x(dtype), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_take_along_dim(backend):
+    x = _x()
+    i = torch.tensor([[[3], [0], [4]]])  # [1, 3, 1]: broadcast against x's [3, 5, 4] except along dim 1
+    fn = lambda x, i: (torch.take_along_dim(x, i, 1), torch.take_along_dim(x, i.flatten() * 7),  # noqa: E731
+                       x.take_along_dim(i.transpose(1, 2) % 3, dim=2))
+    _check_args(fn, (x, i), backend)
+    # an index out of range: eager raises, and so does the compiled graph's range check (never a clamped read)
+    with pytest.raises(Exception):
+        dyn.compile(fn, backend=backend)(x, i + 10)
+
+
+def _check_args(fn, args, backend):
+    want = fn(*args)
+    got = dyn.compile(fn, backend=backend, fullgraph=True)(*args)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    if backend == "dyn":
+        assert dyn.stats()["compiled_graphs"] == 1 and not dyn.stats()["eager_graphs"]

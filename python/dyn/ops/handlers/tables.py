@@ -4,14 +4,14 @@ import torch
 import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, shapes
+from . import arith, factories, indexing, rearrange, reductions, shapes, take_along
 from .common import _shape_args
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 
-H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W, **reductions.H, **rearrange.H}
+H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W, **reductions.H, **rearrange.H, **take_along.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
