@@ -10,6 +10,7 @@ from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
+from .attention import TORCH_ATTN
 
 H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W}
 
@@ -23,6 +24,7 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(TORCH_ATTN)
 TORCH_FUNCS[torch.max] = H["max"]
 TORCH_FUNCS[torch.min] = H["min"]
 TORCH_FUNCS[torch.softmax] = H["softmax"]
