@@ -16,7 +16,7 @@ class _DynKernel:
     have a layout graph/layouts.py can read (expanded, transposed, sliced: no copy), else made contiguous
     (free when they already are); outputs are preallocated with torch.empty on the inputs' device."""
 
-    def __init__(self, graph, keep_stages=False, example_inputs=None):
+    def __init__(self, graph, keep_stages=False, example_inputs=None, cpu_gemm=None):
         if not have_compiler():
             raise RuntimeError("dyn._C was built without the compiler core")
         self.graph = graph  # as captured: what a failed call runs eagerly
@@ -28,6 +28,11 @@ class _DynKernel:
                         zip(self.layouts, example_inputs or ())]
         self.strided = any(lay is not None for lay in self.layouts)
         self.ir = (strided_graph(graph, self.layouts) if self.strided else graph).mlir()
+        if cpu_gemm is not None:  # options={"cpu_gemm": ...}: which CPU GEMM f32/f64 products call
+            if cpu_gemm not in ("runtime", "library"):
+                raise ValueError(f"cpu_gemm must be 'runtime' or 'library', not {cpu_gemm!r}")
+            assert self.ir.startswith("module {")
+            self.ir = f'module attributes {{dyn.cpu_gemm = "{cpu_gemm}"}} {{' + self.ir[len("module {"):]
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
@@ -189,7 +194,7 @@ def dyn_backend(graph, example_inputs, options=None):
     try:
         keep = bool((options or {}).get("keep_stages", False))
         if isinstance(runner, type) and issubclass(runner, _DynKernel):
-            return runner(graph, keep, example_inputs)
+            return runner(graph, keep, example_inputs, (options or {}).get("cpu_gemm"))
         return runner(graph, keep)
     except RuntimeError as e:
         found = [line.split("error: ", 1)[1] for line in str(e).splitlines() if NO_LOWERING in line and
