@@ -72,6 +72,7 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateCompositeReductionPatterns(patterns);
   graph_to_prim::populateScanPatterns(patterns);
   graph_to_prim::populateRearrangePatterns(patterns);
+  graph_to_prim::populateLossPatterns(patterns);
 }
 
 namespace {

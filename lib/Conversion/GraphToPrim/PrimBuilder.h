@@ -50,6 +50,7 @@ void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 void populateCompositeReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void populateRearrangePatterns(mlir::RewritePatternSet &patterns);
+void populateLossPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 

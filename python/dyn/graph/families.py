@@ -5,8 +5,10 @@ import torch
 REDUCTIONS = ("all", "any", "logsumexp")       # dims + keepdim, printed as graph.sum's
 ARG_REDUCTIONS = ("argmax", "argmin")           # dim + keepdim
 SCAN_KINDS = ("sum", "prod", "max", "min", "logsumexp")
-OPS = frozenset(REDUCTIONS + ARG_REDUCTIONS + ("vector_norm", "cumulative", "cumulative_index", "flip", "roll",
-                                               "repeat"))
+LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
+          "binary_cross_entropy_with_logits")  # input, target, reduction (+ beta, delta, log_target)
+OPS = frozenset(REDUCTIONS + ARG_REDUCTIONS + LOSSES + ("vector_norm", "cumulative", "cumulative_index", "flip",
+                                                        "roll", "repeat"))
 
 _SCANS = {"sum": torch.cumsum, "prod": torch.cumprod, "logsumexp": torch.logcumsumexp,
           "max": lambda x, d: torch.cummax(x, d).values, "min": lambda x, d: torch.cummin(x, d).values}
@@ -33,6 +35,11 @@ def line(n, ins, tys, r, dims, literal):
         return f"{head} {ins} shifts {dims(a['shifts'])} dims {dims(a['dims'])}{tail}"
     if op == "repeat":
         return f"{head} {ins} repeats {dims(a['repeats'])}{tail}"
+    if op in LOSSES:
+        extra = [f"{k} = {literal(a[k], torch.float64)} : f64" for k in ("beta", "delta") if k in a]
+        extra += ["log_target"] if a.get("log_target") else []
+        attrs = " {" + ", ".join(extra) + "}" if extra else ""
+        return f"{head} {a['reduction']} {ins}{attrs} : {tys.split(', ')[0]} -> {r}"
     raise NotImplementedError(op)
 
 
@@ -55,4 +62,7 @@ def run(n, xs):
         return torch.roll(x, list(a["shifts"]), list(a["dims"]))
     if op == "repeat":
         return x.repeat(list(a["repeats"]))
+    if op in LOSSES:
+        kw = {k: a[k] for k in ("beta", "delta", "log_target") if k in a}
+        return getattr(torch.nn.functional, op)(x, xs[1], reduction=a["reduction"], **kw)
     raise NotImplementedError(op)

@@ -127,3 +127,28 @@ LogicalResult RepeatOp::verify() {
     return emitOpError("result shape must be the repeated input's");
   return success();
 }
+
+template <typename OpT>
+static LogicalResult verifyPointwiseLoss(OpT op) {
+  ArrayRef<int64_t> in = tensorType(op.getInput()).getShape();
+  ArrayRef<int64_t> out = op.getType().getShape();
+  if (op.getReduction() == LossReduction::none ? out != in : !out.empty())
+    return op.emitOpError("result must have the input's shape without reduction, else be 0-d");
+  return success();
+}
+
+LogicalResult MseLossOp::verify() { return verifyPointwiseLoss(*this); }
+LogicalResult L1LossOp::verify() { return verifyPointwiseLoss(*this); }
+LogicalResult SmoothL1LossOp::verify() {
+  if (getBeta().convertToDouble() < 0)
+    return emitOpError("beta must be non-negative");
+  return verifyPointwiseLoss(*this);
+}
+LogicalResult HuberLossOp::verify() {
+  if (!(getDelta().convertToDouble() > 0))
+    return emitOpError("delta must be positive");
+  return verifyPointwiseLoss(*this);
+}
+LogicalResult KlDivOp::verify() { return verifyPointwiseLoss(*this); }
+LogicalResult BinaryCrossEntropyOp::verify() { return verifyPointwiseLoss(*this); }
+LogicalResult BinaryCrossEntropyWithLogitsOp::verify() { return verifyPointwiseLoss(*this); }

@@ -5,6 +5,7 @@ import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
 from . import arith, factories, indexing, rearrange, reductions, shapes, take_along
+from .losses import F_L
 from .common import _shape_args
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
@@ -23,7 +24,7 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W}.items():
+for _name, _h in {**F_H, **F_W, **F_L}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(TORCH_ATTN)

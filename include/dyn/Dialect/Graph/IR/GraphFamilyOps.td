@@ -136,4 +136,43 @@ def Graph_RepeatOp : Graph_Op<"repeat", [AllElementTypesMatch<["input", "result"
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Graph_LossReduction : I32EnumAttr<"LossReduction", "how a loss reduces its elements", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"mean", 1>, I32EnumAttrCase<"sum", 2>]> {
+  let cppNamespace = "::dyn::graph";
+}
+
+// Elementwise losses of an input and a target of one shape and float type;
+// `none` keeps the elements, `mean` and `sum` reduce them all (a 0-d result).
+// f16/bf16 compute in f32 and round once.
+class Graph_PointwiseLossOp<string mnemonic, string desc, dag extra = (ins)>
+    : Graph_Op<mnemonic, [AllTypesMatch<["input", "target"]>,
+                          AllElementTypesMatch<["input", "result"]>]> {
+  let summary = desc # " (F." # mnemonic # ")";
+  let arguments = !con((ins Graph_FloatTensor:$input, Graph_FloatTensor:$target,
+                            Graph_LossReduction:$reduction), extra);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $input `,` $target attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_MseLossOp : Graph_PointwiseLossOp<"mse_loss", "squared error (x - t)^2">;
+def Graph_L1LossOp : Graph_PointwiseLossOp<"l1_loss", "absolute error |x - t|">;
+def Graph_SmoothL1LossOp : Graph_PointwiseLossOp<"smooth_l1_loss",
+    "0.5 d^2 / beta where d = |x - t| < beta, else d - 0.5 beta", (ins F64Attr:$beta)>;
+def Graph_HuberLossOp : Graph_PointwiseLossOp<"huber_loss",
+    "0.5 d^2 where d = |x - t| < delta, else delta (d - 0.5 delta)", (ins F64Attr:$delta)>;
+def Graph_KlDivOp : Graph_PointwiseLossOp<"kl_div",
+    "t log t - t x (x is a log-probability), or exp(t) (t - x) with log_target",
+    (ins UnitAttr:$log_target)>;
+def Graph_BinaryCrossEntropyOp : Graph_PointwiseLossOp<"binary_cross_entropy",
+    "-(t max(log x, -100) + (1 - t) max(log(1 - x), -100))">;
+def Graph_BinaryCrossEntropyWithLogitsOp : Graph_PointwiseLossOp<"binary_cross_entropy_with_logits",
+    "(1 - t) x - log(sigmoid(x)), computed stably">;
+
 #endif // DYN_GRAPH_FAMILY_OPS

@@ -1,0 +1,53 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim -verify-diagnostics | FileCheck %s
+
+// mse: (x - t)^2, mean = the sum over every dim divided by the count; bf16 in f32.
+// CHECK-LABEL: func @mse_mean
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x5xbf16> -> tensor<4x5xf32>
+// CHECK: %[[T:.*]] = prim.convert_element_type %{{.*}} : tensor<4x5xbf16> -> tensor<4x5xf32>
+// CHECK: %[[D:.*]] = prim.sub %[[X]], %[[T]]
+// CHECK: %[[SQ:.*]] = prim.mul %[[D]], %[[D]]
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[SQ]] dims [0, 1] : tensor<4x5xf32> -> tensor<f32>
+// CHECK: %[[N:.*]] = prim.constant dense<2.000000e+01> : tensor<f32>
+// CHECK: %[[M:.*]] = prim.div %[[S]], %[[N]]
+// CHECK: prim.convert_element_type %[[M]] : tensor<f32> -> tensor<bf16>
+func.func @mse_mean(%x: tensor<4x5xbf16>, %t: tensor<4x5xbf16>) -> tensor<bf16> {
+  %0 = graph.mse_loss mean %x, %t : tensor<4x5xbf16> -> tensor<bf16>
+  return %0 : tensor<bf16>
+}
+
+// -----
+
+// smooth_l1 without reduction: 0.5 d^2 / beta below beta, d - beta/2 above.
+// CHECK-LABEL: func @smooth_l1_none
+// CHECK: %[[D:.*]] = prim.abs
+// CHECK: %[[C:.*]] = prim.lt %[[D]], %{{.*}} : tensor<4x5xf32> -> tensor<4x5xi1>
+// CHECK: prim.select %[[C]], %{{.*}}, %{{.*}} : tensor<4x5xi1>, tensor<4x5xf32>
+// CHECK-NOT: prim.reduce_sum
+func.func @smooth_l1_none(%x: tensor<4x5xf32>, %t: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %0 = graph.smooth_l1_loss none %x, %t {beta = 5.000000e-01 : f64} : tensor<4x5xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// bce with logits: (1 - t) x - (min(x, 0) - log1p(exp(-|x|))), summed.
+// CHECK-LABEL: func @bce_logits_sum
+// CHECK: prim.min
+// CHECK: prim.abs
+// CHECK: prim.neg
+// CHECK: prim.exp
+// CHECK: prim.log1p
+// CHECK: prim.reduce_sum %{{.*}} dims [0] : tensor<6xf64> -> tensor<f64>
+// CHECK-NOT: prim.div
+func.func @bce_logits_sum(%x: tensor<6xf64>, %t: tensor<6xf64>) -> tensor<f64> {
+  %0 = graph.binary_cross_entropy_with_logits sum %x, %t : tensor<6xf64> -> tensor<f64>
+  return %0 : tensor<f64>
+}
+
+// -----
+
+func.func @loss_shape(%x: tensor<4x5xf32>, %t: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{result must have the input's shape without reduction, else be 0-d}}
+  %0 = graph.l1_loss sum %x, %t : tensor<4x5xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
