@@ -41,6 +41,7 @@ class Tracer:
         self.input_aliases = []  # (source, input index): an input reached again through another source
         self.traced = set()  # ids of the traced copies wrap() made of real containers
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
+        self.requires_grad_memo = {}  # caller's grad mode -> {node: requires grad} (ops.tensor.node_requires_grad)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)

@@ -12,7 +12,7 @@ from ..tracer import Tracer
 from .attributes import AttrOps
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps, GradModeExit
+from .control import ControlOps, GradModeExit, NoExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
@@ -51,6 +51,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         self._entries = None
         self.except_depth = 0  # except blocks entered (PUSH_EXC_INFO) and not left: no graph break there
         self.lineno = co.co_firstlineno
+        self.records_callees = depth == 0  # see CallOps.child_frame
 
     def _bind(self, func, args, kwargs):
         import inspect
@@ -78,7 +79,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         with blocks it is in (a try body, another with block): a call, store or branch there must be made
         inside the frame's own code, never by a graph-break runner. Inside `with torch.no_grad():` alone
         the runner makes it under the block's grad mode and the resume function enters the block again
-        (TorchDynamo breaks there too; inside a try it does not)."""
+        (TorchDynamo breaks there too; inside a try it does not). The same for `with nullcontext():`."""
         if self._handled is None:
             self._handled = [(e.start, e.end, e.target, e.depth) for e in self.exception_entries()]
         off = offset
@@ -89,7 +90,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
             k = self.index_of.get(e[2])
             if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
                     self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
-                    not isinstance(self.stack[e[3] - 1], GradModeExit):
+                    not isinstance(self.stack[e[3] - 1], (GradModeExit, NoExit)):
                 return True  # a try, or a with block of another context manager
             # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
             # is covered by the next enclosing handler, if any
