@@ -91,6 +91,10 @@ class Tracer:
             self.attr_guards.append((path, v))
         elif is_plain_instance(v) and id(v) not in self.identity_guarded:
             pass  # a plain object: guarded by type where wrap() takes it in (identity where it is used)
+        elif type(v) in (list, dict) and owner is not None and is_plain_instance(owner) and \
+                id(owner) not in self.identity_guarded:
+            pass  # a list or dict of a plain object (a cache's `layers`, made per call): traced as a copy
+            # guarded by its structure where wrap() takes it in, like its owner by type
         elif isinstance(v, types.MethodType) and bound_here:
             self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
         elif isinstance(v, types.BuiltinMethodType) and bound_here:

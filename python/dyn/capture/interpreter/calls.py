@@ -104,7 +104,7 @@ class CallOps:
         tr = self.tr
         if self.records_callees:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
             t = frame_target(fn.func if type(fn) is functools.partial else fn)
-            if t is not None:
+            if t is not None and id(t[0]) not in tr.created:  # not a comprehension or lambda made here
                 tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)

@@ -45,10 +45,8 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         self.cells = {}
         self.stack = []
         self.kw_names = None
-        self.insts = list(dis.get_instructions(co))
-        self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
+        self.insts, self.index_of, self._entries = _code_info(tracer.session, co)
         self._handled = None
-        self._entries = None
         self.except_depth = 0  # except blocks entered (PUSH_EXC_INFO) and not left: no graph break there
         self.lineno = co.co_firstlineno
         self.records_callees = depth == 0  # see CallOps.child_frame
@@ -180,9 +178,18 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         raise e
 
     def exception_entries(self):
-        if self._entries is None:
-            self._entries = list(dis.Bytecode(self.code).exception_entries)
         return self._entries
+
+
+def _code_info(session, co):
+    """(instructions, offset -> index, exception table entries) of a code object, disassembled once per
+    session (a model inlines the same few functions hundreds of times; the lists are only read)."""
+    info = session.code_info.get(co)
+    if info is None:
+        insts = list(dis.get_instructions(co))
+        info = session.code_info[co] = (insts, {inst.offset: i for i, inst in enumerate(insts)},
+                                        list(dis.Bytecode(co).exception_entries))
+    return info
 
 
 def trace(func, args, device, session, allow_breaks=False, callees=None):

@@ -138,9 +138,8 @@ class LoadStoreOps:
         getter as a frame of its own, captured) and the frame resumes after it. The first failure
         restarts the capture so that nothing of the failed read is kept."""
         tr = self.tr
-        if self.depth or not tr.allow_breaks or isinstance(obj, (TensorVar, Opaque, _Null)) or \
-                self.handled(inst.offset):
-            return self.getattr(obj, name)
+        if self.depth or not tr.allow_breaks or holds_internal(obj, tr) or self.handled(inst.offset):
+            return self.getattr(obj, name)  # (a failure there: the rest of the frame runs eagerly)
         why = tr.break_at.get(inst.offset)
         if why is not None:
             prop = _user_property(obj, name)
