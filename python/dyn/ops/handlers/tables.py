@@ -68,7 +68,7 @@ METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tup
 
 
 def _requires_grad(o, x):
-    return node_requires_grad(o.tr, x.node, {})
+    return node_requires_grad(o.tr, x.node)
 
 
 TENSOR_ATTRS = {
