@@ -4,14 +4,14 @@ import torch
 import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, shapes
+from . import arith, factories, indexing, shapes, views
 from .common import _shape_args
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 
-H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W}
+H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -23,6 +23,9 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS[torch.ops.aten.slice.Tensor] = views.AT_SLICE
+for _name, _h in views.REFLECTED.items():
+    TORCH_FUNCS[getattr(torch.Tensor, _name)] = _h
 TORCH_FUNCS[torch.max] = H["max"]
 TORCH_FUNCS[torch.min] = H["min"]
 TORCH_FUNCS[torch.softmax] = H["softmax"]
@@ -52,6 +55,7 @@ for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concate
 METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
+METHODS.update(views.REFLECTED)
 METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
 METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
@@ -83,4 +87,5 @@ TENSOR_ATTRS = {
     "is_xpu": lambda o, x: o.tr.device.type == "xpu",
     "itemsize": lambda o, x: x.meta.element_size(),
     "nbytes": lambda o, x: x.meta.numel() * x.meta.element_size(),
+    **views.ATTRS,
 }
