@@ -166,10 +166,10 @@ class ViewOps:
         return s.is_contiguous(memory_format=fmt)
 
     def laid_out(self, x, fmt):
-        """x's value as a new tensor in memory format fmt (channels_last: NHWC in memory), as eager's
-        x.to(memory_format=fmt) makes it: the graph computes the value in memory order, and the result is
+        """x's value as a new tensor in memory format fmt (channels_last: NHWC in memory; or the order of
+        the dims in memory, empty_permuted's), as eager's x.to(memory_format=fmt) makes it: the graph computes the value in memory order, and the result is
         that tensor viewed in x's dims (returned as that view: eager's strides)."""
-        perm = self._FORMATS.get(fmt)
+        perm = tuple(fmt) if isinstance(fmt, (tuple, list)) else self._FORMATS.get(fmt)  # or a dim order
         if perm is None:
             raise Unsupported(f"memory_format={fmt}")
         self.check(x)

@@ -5,7 +5,6 @@ import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
 from . import arith, factories, indexing, shapes, views
-from .common import _shape_args
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
@@ -56,8 +55,7 @@ METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS.update(views.REFLECTED)
-METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
-METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
+METHODS.update(factories.NEW)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
