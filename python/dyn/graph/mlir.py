@@ -4,6 +4,7 @@ import struct
 
 import torch
 
+from . import families
 from .opset import ELEMENT_TYPES, REDUCE, Operand
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
@@ -75,6 +76,8 @@ def _line(n):
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
     if op in WINDOW_OPS:
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
+    if op in families.OPS:
+        return families.line(n, ins, tys, r, _dims, _literal)
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
 
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, shapes, views
+from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
 from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
@@ -12,7 +12,8 @@ from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
-H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA}
+H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
+     **take_along.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -27,6 +28,7 @@ TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
+TORCH_FUNCS[torch.norm] = reductions.NORM
 TORCH_FUNCS[torch.ops.aten.slice.Tensor] = views.AT_SLICE
 for _name, _h in views.REFLECTED.items():
     TORCH_FUNCS[getattr(torch.Tensor, _name)] = _h
@@ -60,6 +62,7 @@ METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS.update(INPLACE_LA)
+METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
@@ -67,7 +70,7 @@ METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tup
 
 
 def _requires_grad(o, x):
-    return node_requires_grad(o.tr, x.node, {})
+    return node_requires_grad(o.tr, x.node)
 
 
 TENSOR_ATTRS = {

@@ -278,34 +278,6 @@ H["dstack"] = _stack("dstack", lambda ts: 2, H["atleast_3d"])
 H["column_stack"] = _stack("column_stack", lambda ts: 1, _column)
 
 
-# -- repeat and tile: the tensor expanded along new dims between its own, then flattened (a new tensor)
-def _repeat(o, x, *repeats):
-    o.check(x)
-    reps = _shape_args(repeats)
-    if not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
-        raise Unsupported("repeat with counts that are not ints")
-    meta = _eager("repeat", x.meta.repeat, reps)
-    shape = (1,) * (len(reps) - x.meta.dim()) + tuple(x.meta.shape)
-    if meta.numel() == 0:
-        return o.full(tuple(meta.shape), False if x.meta.dtype == torch.bool else 0, x.meta.dtype)
-    v = o.reshape(x, shape)
-    inter = tuple(d for n in shape for d in (1, n))
-    big = tuple(d for r, n in zip(reps, shape) for d in (r, n))
-    r = o.reshape(o.expand(o.reshape(v, inter), big), tuple(meta.shape))
-    return o.fresh_copy(r) if r is x else r
-
-
-def _tile(o, x, dims):
-    o.check(x)
-    reps = tuple(dims)
-    reps = (1,) * (x.meta.dim() - len(reps)) + reps
-    return _repeat(o, x, reps)
-
-
-H["repeat"] = _repeat
-H["tile"] = _tile
-
-
 def _sum_to_size(o, x, *size):
     """Tensor.sum_to_size: the sum over the dims broadcasting expanded (eager returns x itself when the
     size is x's, unless x is 0-d)."""
