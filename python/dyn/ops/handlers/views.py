@@ -1,6 +1,6 @@
 """Handlers of the view and shape ops that are other view ops by definition (movedim, ravel, atleast_Nd,
 the split family, meshgrid, broadcast_tensors, as_strided where the input's memory is known), their
-`*_copy` forms (the view, as a new tensor), the stacks built on cat, repeat/tile, and the aliases that are
+`*_copy` forms (the view, as a new tensor), the stacks built on cat, and the aliases that are
 the tensor itself for real dtypes (conj, positive, real)."""
 import torch
 
