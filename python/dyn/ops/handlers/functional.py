@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
+from ..tensor import TensorVar
 from .common import _out, _tensors, inplace
 from .generic import generic_call
 
@@ -125,6 +126,16 @@ def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, trainin
     given) are updated in place: mean and unbiased variance, new = momentum * batch + (1 - momentum) * old."""
     o.check(x)
     nd = x.meta.dim()
+    if x.meta.numel() == 0 and x.meta.is_floating_point() and all(
+            t is None or isinstance(t, TensorVar) and t.meta.numel() == 0 for t in (running_mean, running_var)):
+        # an empty batch with no statistics to update: eager returns an empty tensor (where it accepts the
+        # shapes: its meta kernel checks them)
+        try:
+            r = F.batch_norm(x.meta, *(t.meta if isinstance(t, TensorVar) else t
+                                       for t in (running_mean, running_var, weight, bias)), training, momentum, eps)
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            raise Unsupported(f"batch_norm: {e}")
+        return o.full(tuple(r.shape), 0, r.dtype)
     if nd < 2 or not x.meta.is_floating_point():
         raise Unsupported("batch_norm of a tensor with fewer than 2 dims or an integer dtype")
     if (running_mean is None) != (running_var is None):
