@@ -442,4 +442,7 @@ def Graph_TorchCallOp : Op<Graph_Dialect, "torch_call",
   let hasVerifier = 1;
 }
 
+// Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
+include "dyn/Dialect/Graph/IR/GraphNormOps.td"
+
 #endif // DYN_GRAPH_OPS
