@@ -62,7 +62,7 @@ def _train_steps(model, make_input, steps=3):
     return outs, ref, model
 
 
-@pytest.mark.parametrize("momentum", [0.1])
+@pytest.mark.parametrize("momentum", [0.1, None])  # None: the cumulative average
 def test_cnn_batch_norm_train_eager_backend_equal(momentum):
     torch.manual_seed(0)
     model = SmallCNN(momentum).train()
@@ -92,12 +92,13 @@ def test_transformer_block_layer_norm_train_eager_backend_equal():
         assert torch.equal(p.grad, q.grad), n
 
 
+@pytest.mark.parametrize("momentum", [0.1, None])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_batch_norm_running_stats_compiled(dtype):
+def test_batch_norm_running_stats_compiled(dtype, momentum):
     """Training mode without autograd (no_grad): the dyn backend compiles batch_norm and updates the running
     statistics; eval mode normalizes with them."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(3, 6, 3), nn.BatchNorm2d(6), nn.ReLU()).to(dtype)
+    model = nn.Sequential(nn.Conv2d(3, 6, 3), nn.BatchNorm2d(6, momentum=momentum), nn.ReLU()).to(dtype)
     ref = copy.deepcopy(model)
     compiled = dyn.compile(model, backend="dyn", fullgraph=True)
     tol = dict(atol=2e-2, rtol=2e-2) if dtype == torch.bfloat16 else dict(atol=1e-5, rtol=1e-5)

@@ -3,6 +3,7 @@ ops of their own (GraphNormOps.td): the eager backend runs PyTorch's kernels (ea
 dyn-convert-graph-to-prim decomposes them. batch_norm and instance_norm with running statistics in
 training return the updated statistics too; capture writes them back as eager's kernels write in place."""
 import math
+import types
 
 import torch
 
@@ -158,3 +159,33 @@ class NormOps:
             raise Unsupported("instance_norm momentum that is not a number")
         return self._channel_norm("instance_norm", x, running_mean, running_var, weight, bias, use_input_stats,
                                   momentum, eps)
+
+
+# nn.BatchNorm's cumulative average (momentum None): its forward reads float(num_batches_tracked), a
+# data-dependent Python number. Capture traces batch_norm_forward in its place (SUBSTITUTES), which passes
+# the count itself to batch_norm_counted: one graph.batch_norm with num_batches_tracked, no graph break.
+def batch_norm_counted(input, running_mean, running_var, weight, bias, num_batches_tracked, eps):
+    """F.batch_norm in training with momentum 1 / num_batches_tracked (the count after this batch)."""
+    return torch.nn.functional.batch_norm(input, running_mean, running_var, weight, bias, True,
+                                          1.0 / float(num_batches_tracked), eps)
+
+
+_BatchNorm = torch.nn.modules.batchnorm._BatchNorm
+# torch's own forward as another function object (the same code): traced as it is written
+_torch_batch_norm_forward = types.FunctionType(
+    _BatchNorm.forward.__code__, _BatchNorm.forward.__globals__, "forward", _BatchNorm.forward.__defaults__,
+    _BatchNorm.forward.__closure__)
+
+
+def batch_norm_forward(self, input):
+    """_BatchNorm.forward, the cumulative average through batch_norm_counted."""
+    if self.momentum is None and self.training and self.track_running_stats and \
+            self.num_batches_tracked is not None:
+        self._check_input_dim(input)
+        self.num_batches_tracked.add_(1)
+        return batch_norm_counted(input, self.running_mean, self.running_var, self.weight, self.bias,
+                                  self.num_batches_tracked, self.eps)
+    return _torch_batch_norm_forward(self, input)
+
+
+SUBSTITUTES = {_BatchNorm.forward: batch_norm_forward}

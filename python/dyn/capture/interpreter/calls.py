@@ -15,6 +15,7 @@ import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops.norms import SUBSTITUTES
 from ...ops.handlers import generic_method
 from ..children import frame_target
 from ..guards import ModuleGuard, Structure
@@ -509,7 +510,8 @@ class CallOps:
             return self.call(fwd, args, kwargs)
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
-        return type(self)(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()
+        traced = SUBSTITUTES.get(fwd, fwd)  # torch code dyn traces rewritten (ops/norms.py: BatchNorm)
+        return type(self)(self.tr, traced, [mod] + list(args), kwargs, self.depth + 1).run()
 
 
 _CONTAINER_METHODS = {

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from .common import _out, inplace
 from .generic import generic_call
+from ..norms import batch_norm_counted
 
 
 def _f_inplace(o, x, flag, new, fname, *args):
@@ -127,6 +128,8 @@ def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, trainin
 
 
 F_H["batch_norm"] = _batch_norm
+NORM_FUNCS = {batch_norm_counted: lambda o, x, rm, rv, w, b, count, eps: o.batch_norm(
+    x, rm, rv, w, b, True, None, eps, num_batches_tracked=count)}
 F_H["instance_norm"] = lambda o, x, running_mean=None, running_var=None, weight=None, bias=None, \
     use_input_stats=True, momentum=0.1, eps=1e-5: o.instance_norm(x, running_mean, running_var, weight, bias,
                                                                   use_input_stats, momentum, eps)

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from ..tensor import node_requires_grad
 from . import arith, factories, indexing, shapes
 from .common import _shape_args
-from .functional import F_H, _leaky_relu
+from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
@@ -25,6 +25,7 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
