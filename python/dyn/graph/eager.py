@@ -4,13 +4,14 @@ constants are made once, dtype conversions that cannot change anything are left 
 can only be fresh tensors skip the aliasing checks. Ops without a short form there call run_node."""
 import torch
 
+from . import families
 from .norms import NORM_OPS, run_norm
 from .opset import BINARY, REDUCE, UNARY, Operand
 
 # ops whose result is always a new tensor (never a view of an operand, never a constant)
 _FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat", "convolution",
                                      "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    (set(REDUCE) - {"prod"}) | set(NORM_OPS)
+    (set(REDUCE) - {"prod"}) | families.OPS | set(NORM_OPS)
 # binary ops run_node applies to operands converted to the result dtype
 _CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
 
@@ -231,6 +232,8 @@ def run_node(n, xs):
         return _call_attrs(a, xs)
     if op == "torch_result":
         return xs[0][a["index"]]
+    if op in families.OPS:
+        return families.run(n, xs)
     if op == "gather":  # a negative index counts from the end, as the compiled gather's does
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))

@@ -4,6 +4,7 @@ import struct
 
 import torch
 
+from . import families
 from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, REDUCE, Operand
 
@@ -76,6 +77,8 @@ def _line(n):
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
     if op in WINDOW_OPS:
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
+    if op in families.OPS:
+        return families.line(n, ins, tys, r, _dims, _literal)
     if op in NORM_OPS:  # with updated running statistics: three results
         name, rets = n.name, r
         if a.get("results") == 3:

@@ -123,8 +123,7 @@ class Ops(ViewOps, ArithOps, ShapeOps, NNOps, NormOps, WindowOps, TorchCallOps):
         reached from an input that requires grad) and the traced code's grad mode is on (then read, so
         guarded). Decompositions whose gradient differs from eager's own backward formula (at ties,
         bounds, zeros) take an exact form, or are not captured, only then."""
-        memo = {}
-        if not any(isinstance(v, TensorVar) and node_requires_grad(self.tr, v.node, memo) for v in vals):
+        if not any(isinstance(v, TensorVar) and node_requires_grad(self.tr, v.node) for v in vals):
             return False
         return self.tr.grad_enabled()
 

@@ -107,26 +107,51 @@ def _fits_int64(*vals):
             raise Unsupported(f"the Python int {v} does not fit in int64 (eager raises)")
 
 
-def node_requires_grad(tr, n, memo):
+def _own_requires_grad(tr, n):
+    """node_requires_grad decided by n alone (True/False), or None when it is `grad and any(inputs)`
+    with the grad mode on."""
+    if n.op == "input":
+        return bool(tr.input_tensors[n.index].requires_grad)
+    if n.op == "detach" or n.attrs.get("no_grad") or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
+        return False
+    grad = n.attrs.get("grad_enabled")
+    if grad is None:
+        tr.reads_grad_mode = True
+        grad = torch.is_grad_enabled()
+    return None if grad else False
+
+
+def node_requires_grad(tr, n):
     """Whether eager's tensor for node n requires grad: an input's flag; a floating result computed
     with grad enabled (the traced block's mode, else the caller's, then guarded) from one that does.
-    Detached values and integer or bool results never do."""
+    Detached values and integer or bool results never do. Walked without recursion (a 12-layer model's
+    graph is deeper than Python's recursion limit) and remembered per node for the capture (nodes do
+    not change once made; the caller's grad mode is part of the key)."""
+    memo = tr.requires_grad_memo.setdefault(torch.is_grad_enabled(), {})
     r = memo.get(n)
-    if r is None:
-        if n.op == "input":
-            r = bool(tr.input_tensors[n.index].requires_grad)
-        elif n.op == "detach" or n.attrs.get("no_grad") or \
-                not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
-            r = False
-        else:
-            grad = n.attrs.get("grad_enabled")
-            if grad is None:
-                tr.reads_grad_mode = True
-                grad = torch.is_grad_enabled()
-            r = grad and any(node_requires_grad(tr, i, memo) for i in n.inputs)
-        memo[n] = r
-    return r
-
+    if r is not None:
+        return r
+    work = [[n, -1]]  # (node, next input to look at; -1: its own flags not looked at yet)
+    while work:
+        top = work[-1]
+        node, k = top
+        if k < 0:
+            own = _own_requires_grad(tr, node)
+            if own is not None:
+                memo[node] = own
+                work.pop()
+                continue
+            k = 0
+        ins = node.inputs
+        while k < len(ins) and memo.get(ins[k]) is False:
+            k += 1
+        if k == len(ins) or memo.get(ins[k]) is True:  # as any(): stops at the first that does
+            memo[node] = k < len(ins)
+            work.pop()
+            continue
+        top[1] = k
+        work.append([ins[k], -1])
+    return memo[n]
 
 
 def _norm_dim(d, ndim):

@@ -17,7 +17,7 @@ from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
 from ...ops.norms import SUBSTITUTES
 from ...ops.handlers import generic_method
-from ..children import frame_target
+from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
@@ -103,9 +103,9 @@ class CallOps:
         function that breaks inside) ends the graph: Python makes the call and the frame resumes after
         it. The first failure restarts the capture so that no partial effect of the call is kept."""
         tr = self.tr
-        if not self.depth:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
+        if self.records_callees:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
             t = frame_target(fn.func if type(fn) is functools.partial else fn)
-            if t is not None:
+            if t is not None and id(t[0]) not in tr.created:  # not a comprehension or lambda made here
                 tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
@@ -355,8 +355,17 @@ class CallOps:
     def inline(self, fn, args, kwargs):
         """fn's frame traced as part of this graph (a generator function runs lazily as it is consumed)."""
         if fn.__code__.co_flags & 0x20:
-            return self._created(SymGenerator(type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=True)))
-        return type(self)(self.tr, fn, args, kwargs, self.depth + 1).run()
+            return self._created(SymGenerator(self.child_frame(fn, args, kwargs, generator=True)))
+        return self.child_frame(fn, args, kwargs).run()
+
+    def child_frame(self, fn, args, kwargs, generator=False):
+        """The frame of an inlined call. Its calls are recorded as callees of the compiled frame when the
+        compiled frame, run eagerly, would run this one as plain Python (a closure, such as a decorator's
+        wrapper, which the frame hook cannot stand in for), so that the user functions it calls are
+        captured as frames of their own."""
+        f = type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=generator)
+        f.records_callees = self.records_callees and not interceptable(fn)
+        return f
 
     def any_all(self, is_any, iterable):
         """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
@@ -511,7 +520,7 @@ class CallOps:
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
         traced = SUBSTITUTES.get(fwd, fwd)  # torch code dyn traces rewritten (ops/norms.py: BatchNorm)
-        return type(self)(self.tr, traced, [mod] + list(args), kwargs, self.depth + 1).run()
+        return self.child_frame(traced, [mod] + list(args), kwargs).run()
 
 
 _CONTAINER_METHODS = {

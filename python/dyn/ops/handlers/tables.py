@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, shapes
+from . import arith, factories, indexing, rearrange, reductions, shapes, take_along
 from .common import _shape_args
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .inplace_methods import INPLACE
@@ -13,7 +13,8 @@ from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
-H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W, **H_LA}
+H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
+     **take_along.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -29,6 +30,7 @@ TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
+TORCH_FUNCS[torch.norm] = reductions.NORM
 TORCH_FUNCS[torch.max] = H["max"]
 TORCH_FUNCS[torch.min] = H["min"]
 TORCH_FUNCS[torch.softmax] = H["softmax"]
@@ -59,6 +61,7 @@ METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS.update(INPLACE_LA)
+METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
 METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
@@ -66,7 +69,7 @@ METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tup
 
 
 def _requires_grad(o, x):
-    return node_requires_grad(o.tr, x.node, {})
+    return node_requires_grad(o.tr, x.node)
 
 
 TENSOR_ATTRS = {

@@ -442,6 +442,9 @@ def Graph_TorchCallOp : Op<Graph_Dialect, "torch_call",
   let hasVerifier = 1;
 }
 
+// Reductions, scans, data movement and losses (issue 10 item 3), in a file of their own.
+include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
+
 // Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
 include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 
