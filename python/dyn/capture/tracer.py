@@ -44,6 +44,7 @@ class Tracer:
         self.requires_grad_memo = {}  # caller's grad mode -> {node: requires grad} (ops.tensor.node_requires_grad)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
+        self.offset_guards = []  # (input index, storage offset): as_strided read the input's real offset
         self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
         self.effects = None  # the side effects marked for the runner (capture())

@@ -34,15 +34,18 @@ class _Storage:
     """The memory a base tensor shares with its views: the base (held weakly: once no Python value holds
     it, nothing can observe it through the base), its current value `node`, its views (weakly) and
     `shadow`, a meta tensor with the base's layout: the real strides of a graph input (exact), contiguous
-    for a computed tensor (a model: dyn does not know the layout eager gives a computed tensor)."""
-    __slots__ = ("base", "node", "views", "input_index", "shadow")
+    for a computed tensor (a model: dyn does not know the layout eager gives a computed tensor).
+    laid_out: the memory of a new tensor dyn lays out in another order than its dims' (channels_last),
+    whose one view in its own dims is the tensor: returned as that view of the graph output."""
+    __slots__ = ("base", "node", "views", "input_index", "shadow", "laid_out")
 
-    def __init__(self, base):
+    def __init__(self, base, laid_out=False):
         self.base = weakref.ref(base)
         self.node = base.node
         self.views = []
         self.input_index = base.input_index
         self.shadow = _shadow(base)
+        self.laid_out = laid_out
 
     def live_views(self):
         vs = [v for v in (r() for r in self.views) if v is not None]
@@ -71,7 +74,8 @@ def _shadow(x):
 
 
 # View steps: ('view', shape) ('reshape', shape) ('permute', dims) ('expand', shape) ('getitem', index)
-# ('contig',) ('detach',). 'reshape' and 'contig' are views only when the layout allows (else copies).
+# ('contig',) ('detach',) ('strided', size, stride, offset, order): as_strided over the base's memory.
+# 'reshape' and 'contig' are views only when the layout allows (else copies).
 _MAYBE_VIEW = ("reshape", "contig")
 _ALIAS_STEPS = ("contig", "detach")  # x itself as a new tensor object
 
@@ -90,6 +94,8 @@ def _meta_step(s, step):
         return s[step[1]]
     if k == "detach":
         return s
+    if k == "strided":
+        return s.as_strided(step[1], step[2], step[3])
     return s.contiguous()
 
 

@@ -55,7 +55,8 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         import inspect
         co = func.__code__
         nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
-        if not kwargs and not (co.co_flags & 0x04) and co.co_kwonlyargcount == 0 and \
+        # 0x04 *args, 0x08 **kwargs: bound below (a new tuple and dict per call, empty when none is passed)
+        if not kwargs and not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0 and \
                 len(args) == co.co_argcount:
             return dict(zip(co.co_varnames, args))
         try:

@@ -23,9 +23,11 @@ _CONSTANT_BUILTINS = {"_log_api_usage_once": None}
 _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torch.linalg, torch.fft)
 # public functions there that are compositions of ops dyn has handlers for: traced into
 _COMPOSITES = frozenset({"multi_head_attention_forward"})
-# torch's Python code that is traced into like users' code: modules' forwards and their helpers, and the
-# reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled())
-_TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends"))
+# torch's Python code that is traced into like users' code: modules' forwards and their helpers, the
+# reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled()), and torch.testing's
+# wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops)
+_TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
+                                                                 os.path.join("testing", "_internal")))
 
 
 class TorchFunctionCalls:

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
+from ..tensor import TensorVar
 from .common import _out, inplace
 from .generic import generic_call
 from ..norms import batch_norm_counted
@@ -124,6 +125,17 @@ def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, trainin
                 eps=1e-5):
     """F.batch_norm: one graph.batch_norm (ops/norms.py); in training the running statistics (when given)
     are written back, as eager's kernel updates them in place."""
+    o.check(x)
+    if x.meta.numel() == 0 and x.meta.is_floating_point() and all(
+            t is None or isinstance(t, TensorVar) and t.meta.numel() == 0 for t in (running_mean, running_var)):
+        # an empty batch with no statistics to update: eager returns an empty tensor (where it accepts the
+        # shapes: its meta kernel checks them)
+        try:
+            r = F.batch_norm(x.meta, *(t.meta if isinstance(t, TensorVar) else t
+                                       for t in (running_mean, running_var, weight, bias)), training, momentum, eps)
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            raise Unsupported(f"batch_norm: {e}")
+        return o.full(tuple(r.shape), 0, r.dtype)
     return o.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
