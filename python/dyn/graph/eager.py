@@ -5,12 +5,13 @@ can only be fresh tensors skip the aliasing checks. Ops without a short form the
 import torch
 
 from . import families
+from .norms import NORM_OPS, run_norm
 from .opset import BINARY, REDUCE, UNARY, Operand
 
 # ops whose result is always a new tensor (never a view of an operand, never a constant)
 _FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat", "convolution",
                                      "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    (set(REDUCE) - {"prod"}) | families.OPS
+    (set(REDUCE) - {"prod"}) | families.OPS | set(NORM_OPS)
 # binary ops run_node applies to operands converted to the result dtype
 _CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
 
@@ -225,6 +226,8 @@ def run_node(n, xs):
         return xs[0].to(n.meta.dtype)
     if op in _WINDOW:
         return _WINDOW[op](xs, a)
+    if op in NORM_OPS:
+        return run_norm(n, xs)
     if op == "torch_call":
         return _call_attrs(a, xs)
     if op == "torch_result":

@@ -15,6 +15,7 @@ import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops.norms import SUBSTITUTES
 from ...ops.handlers import generic_method
 from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
@@ -519,7 +520,8 @@ class CallOps:
             return self.call(fwd, args, kwargs)
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
-        return self.child_frame(fwd, [mod] + list(args), kwargs).run()
+        traced = SUBSTITUTES.get(fwd, fwd)  # torch code dyn traces rewritten (ops/norms.py: BatchNorm)
+        return self.child_frame(traced, [mod] + list(args), kwargs).run()
 
 
 _CONTAINER_METHODS = {

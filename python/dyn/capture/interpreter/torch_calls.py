@@ -10,6 +10,7 @@ import torch
 
 from ...ops import METHODS, TensorVar
 from ...ops.handlers import generic_call, generic_method
+from ...ops.norms import SUBSTITUTES
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
 
@@ -35,6 +36,8 @@ class TorchFunctionCalls:
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
+        if fn in SUBSTITUTES:  # torch code traced as dyn rewrites it (ops/norms.py: BatchNorm, momentum None)
+            return self.inline(SUBSTITUTES[fn], args, kwargs)
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)

@@ -5,8 +5,8 @@ import torch.nn.functional as F
 
 from ..tensor import node_requires_grad
 from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
+from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
-from .functional import F_H, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
@@ -26,6 +26,7 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W, **F_L}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
