@@ -3,91 +3,125 @@
 #define DYN_GRAPH_OPS
 
 include "dyn/Dialect/Graph/IR/GraphBase.td"
+include "dyn/Dialect/Graph/IR/GraphOpRegistry.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
-// Elementwise families
+// Elementwise families (registered: GraphOpRegistry.td)
 //===----------------------------------------------------------------------===//
 
-// Unary: the result has the operand's shape; the element type may change
-// (torch.sin of an integer tensor is a float tensor). The result type is the
-// family's type rule: floats for math functions, no booleans for arithmetic.
-class Graph_UnaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                    list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultShape])> {
+// Unary: the result has the operand's shape; its element type is the op's
+// type rule (torch.sin of an integer tensor is a float tensor).
+class Graph_UnaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowering lower>
+    : Graph_RegisteredOp<mnemonic, "unary", rule, Dyn_SameShape, lower> {
   let summary = "elementwise " # desc;
   let description = "Elementwise `" # desc # "`, computed in the result element type.";
   let arguments = (ins Graph_Tensor:$input);
-  let results = (outs resultType:$result);
+  let results = (outs rule.result:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({input})";
 }
 
-foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
-              ["Sin", "sin", "sine"], ["Cos", "cos", "cosine"], ["Tan", "tan", "tangent"],
-              ["Tanh", "tanh", "hyperbolic tangent"],
-              ["Sigmoid", "sigmoid", "logistic sigmoid 1/(1+exp(-x))"],
-              ["Sqrt", "sqrt", "square root"],
-              ["Rsqrt", "rsqrt", "reciprocal square root"], ["Reciprocal", "reciprocal", "1/x"],
-              ["Erf", "erf", "error function"], ["Log1p", "log1p", "log(1+x)"],
-              ["Expm1", "expm1", "exp(x)-1"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_FloatTensor>;
+// One prim op of the same name family, on the result type.
+class Dyn_Unary<string prim> : Dyn_ToPrim<prim, "UnaryToPrim", "Elementwise">;
+class Dyn_Binary<string prim> : Dyn_ToPrim<prim, "BinaryToPrim", "Elementwise">;
+class Dyn_Compare<string prim> : Dyn_ToPrim<prim, "CompareToPrim", "Elementwise">;
+class Dyn_Elementwise<string cls> : Dyn_Composite<cls, "Elementwise">;
+
+def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential", Dyn_FloatRule, Dyn_Unary<"ExpOp">>;
+def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm", Dyn_FloatRule, Dyn_Unary<"LogOp">>;
+def Graph_SinOp : Graph_UnaryOp<"sin", "sine", Dyn_FloatRule, Dyn_Unary<"SinOp">>;
+def Graph_CosOp : Graph_UnaryOp<"cos", "cosine", Dyn_FloatRule, Dyn_Unary<"CosOp">>;
+def Graph_TanOp : Graph_UnaryOp<"tan", "tangent", Dyn_FloatRule, Dyn_Unary<"TanOp">>;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent", Dyn_FloatRule, Dyn_Unary<"TanhOp">>;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "logistic sigmoid 1/(1+exp(-x))", Dyn_FloatRule,
+                                    Dyn_Unary<"LogisticOp">>;
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root", Dyn_FloatRule, Dyn_Unary<"SqrtOp">>;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "reciprocal square root", Dyn_FloatRule,
+                                  Dyn_Unary<"RsqrtOp">>;
+def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", "1/x", Dyn_FloatRule,
+                                       Dyn_Elementwise<"ReciprocalToPrim">>;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "error function", Dyn_FloatRule, Dyn_Unary<"ErfOp">>;
+def Graph_Log1pOp : Graph_UnaryOp<"log1p", "log(1+x)", Dyn_FloatRule, Dyn_Unary<"Log1pOp">>;
+def Graph_Expm1Op : Graph_UnaryOp<"expm1", "exp(x)-1", Dyn_FloatRule, Dyn_Unary<"Expm1Op">>;
 
 // Rounding keeps the type; of an integer tensor it is the identity (PyTorch's).
-foreach op = [["Floor", "floor", "floor"], ["Ceil", "ceil", "ceiling"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor,
-                                          [AllTypesMatch<["input", "result"]>]>;
+def Graph_FloorOp : Graph_UnaryOp<"floor", "floor", Dyn_KeepsTypeRule, Dyn_Unary<"FloorOp">>;
+def Graph_CeilOp : Graph_UnaryOp<"ceil", "ceiling", Dyn_KeepsTypeRule, Dyn_Unary<"CeilOp">>;
 
-foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
-              ["Relu", "relu", "max(x, 0)"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor>;
-
-def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", "logical negation (result i1)">;
+def Graph_NegOp : Graph_UnaryOp<"neg", "negation", Dyn_PromoteNumericRule, Dyn_Unary<"NegOp">>;
+def Graph_AbsOp : Graph_UnaryOp<"abs", "absolute value", Dyn_PromoteNumericRule,
+                                Dyn_Unary<"AbsOp">>;
+def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)", Dyn_PromoteNumericRule,
+                                 Dyn_Elementwise<"ReluToPrim">>;
+def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", "logical negation (result i1)", Dyn_FreeRule,
+                                       Dyn_Elementwise<"LogicalNotToPrim">>;
 
 // Binary arithmetic: numpy-style broadcasting; operands are converted to the
 // result element type (PyTorch type promotion, decided by capture).
 // Booleans add and multiply as `or` and `and`; sub, div and remainder of them
 // are not defined, and pow is computed in floats only.
-class Graph_BinaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                     list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [ResultsBroadcastableShape])> {
+class Graph_BinaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowering lower>
+    : Graph_RegisteredOp<mnemonic, "binary", rule, Dyn_Broadcast, lower> {
   let summary = "elementwise " # desc # " with broadcasting";
   let description = "Broadcasts `lhs` and `rhs` to the result shape, converts both to "
                     "the result element type and applies `" # desc # "`.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
-  let results = (outs resultType:$result);
+  let results = (outs rule.result:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({lhs}.to({dtype}), {rhs}.to({dtype}))";
 }
 
-foreach op = [["Add", "add", "addition"], ["Mul", "mul", "multiplication"],
-              ["Maximum", "maximum", "maximum"], ["Minimum", "minimum", "minimum"],
-              ["LogicalAnd", "logical_and", "logical and (result i1)"],
-              ["LogicalOr", "logical_or", "logical or (result i1)"]] in
-  def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2]>;
-
-foreach op = [["Sub", "sub", "subtraction"], ["Div", "div", "true division"],
-              ["Remainder", "remainder", "Python-style remainder"]] in
-  def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2], Graph_NumericTensor>;
-
-def Graph_PowOp : Graph_BinaryOp<"pow", "power", Graph_FloatTensor>;
+def Graph_AddOp : Graph_BinaryOp<"add", "addition", Dyn_PromoteRule, Dyn_Binary<"AddOp">>;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication", Dyn_PromoteRule, Dyn_Binary<"MulOp">>;
+def Graph_MaximumOp : Graph_BinaryOp<"maximum", "maximum", Dyn_PromoteRule, Dyn_Binary<"MaxOp">>;
+def Graph_MinimumOp : Graph_BinaryOp<"minimum", "minimum", Dyn_PromoteRule, Dyn_Binary<"MinOp">>;
+def Graph_LogicalAndOp : Graph_BinaryOp<"logical_and", "logical and (result i1)", Dyn_FreeRule,
+                                        Dyn_Binary<"AndOp">> {
+  let eager = "torch.logical_and({lhs}, {rhs})";
+}
+def Graph_LogicalOrOp : Graph_BinaryOp<"logical_or", "logical or (result i1)", Dyn_FreeRule,
+                                       Dyn_Binary<"OrOp">> {
+  let eager = "torch.logical_or({lhs}, {rhs})";
+}
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction", Dyn_PromoteNumericRule, Dyn_Binary<"SubOp">>;
+// Integer division truncates (the lowering's divsi); capture writes floor
+// division of integers with it.
+def Graph_DivOp : Graph_BinaryOp<"div", "true division", Dyn_PromoteNumericRule,
+                                 Dyn_Binary<"DivOp">> {
+  let eager = "torch.div({lhs}.to({dtype}), {rhs}.to({dtype}), "
+              "rounding_mode=None if {dtype}.is_floating_point else 'trunc')";
+}
+def Graph_RemainderOp : Graph_BinaryOp<"remainder", "Python-style remainder",
+                                       Dyn_PromoteNumericRule, Dyn_Binary<"RemOp">>;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power", Dyn_FloatRule, Dyn_Binary<"PowOp">>;
 
 // Comparisons compute in the promoted type of their operands; the result is i1.
-class Graph_CompareOp<string mnemonic, string desc>
-    : Graph_Op<mnemonic, [ResultsBroadcastableShape]> {
+class Graph_CompareOp<string mnemonic, string desc, string prim>
+    : Graph_RegisteredOp<mnemonic, "compare", Dyn_BoolRule, Dyn_Broadcast, Dyn_Compare<prim>> {
   let summary = "elementwise comparison " # desc;
   let description = "Broadcasts the operands, promotes them to a common type and "
                     "compares them (`" # desc # "`); the result is a boolean tensor.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
   let results = (outs Graph_BoolTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({lhs}, {rhs})";
 }
 
-foreach op = [["Eq", "eq", "=="], ["Ne", "ne", "!="], ["Lt", "lt", "<"], ["Le", "le", "<="],
-              ["Gt", "gt", ">"], ["Ge", "ge", ">="]] in
-  def Graph_ # op[0] # Op : Graph_CompareOp<op[1], op[2]>;
+def Graph_EqOp : Graph_CompareOp<"eq", "==", "EqOp">;
+def Graph_NeOp : Graph_CompareOp<"ne", "!=", "NeOp">;
+def Graph_LtOp : Graph_CompareOp<"lt", "<", "LtOp">;
+def Graph_LeOp : Graph_CompareOp<"le", "<=", "LeOp">;
+def Graph_GtOp : Graph_CompareOp<"gt", ">", "GtOp">;
+def Graph_GeOp : Graph_CompareOp<"ge", ">=", "GeOp">;
 
-def Graph_WhereOp : Graph_Op<"where", [ResultsBroadcastableShape]> {
+def Graph_WhereOp : Graph_RegisteredOp<"where", "where", Dyn_PromoteRule, Dyn_Broadcast,
+                                       Dyn_Elementwise<"WhereToPrim">> {
   let summary = "elementwise select with broadcasting";
   let description = "`cond ? a : b` elementwise, after broadcasting all three operands.";
   let arguments = (ins Graph_BoolTensor:$cond, Graph_Tensor:$lhs, Graph_Tensor:$rhs);
@@ -95,6 +129,8 @@ def Graph_WhereOp : Graph_Op<"where", [ResultsBroadcastableShape]> {
   let assemblyFormat = [{
     $cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let torchNames = ["torch.where", "aten.where"];
+  let eager = "torch.where({cond}, {lhs}, {rhs}).to({dtype})";
 }
 
 def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value", "result"]>]> {
@@ -106,12 +142,14 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value
   let hasFolder = 1;
 }
 
-def Graph_ConvertOp : Graph_Op<"convert", [SameOperandsAndResultShape]> {
+def Graph_ConvertOp : Graph_RegisteredOp<"convert", "convert", Dyn_FreeRule, Dyn_SameShape,
+                                         Dyn_Elementwise<"ConvertToPrim">> {
   let summary = "element type conversion (Tensor.to(dtype))";
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let eager = "{input}.to({dtype})";
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,14 +157,15 @@ def Graph_ConvertOp : Graph_Op<"convert", [SameOperandsAndResultShape]> {
 //===----------------------------------------------------------------------===//
 
 // The result element type is free for sum and prod (their `dtype` argument),
-// the input's for amax and amin, a float for mean.
-class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                        list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
+// the input's for amax and amin, a float for mean. Empty `dims` reduce nothing.
+class Graph_ReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
+    : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce,
+                         Dyn_ToPrim<prim, "ReductionToPrim", "Reduction">> {
   let summary = desc # " over `dims`";
   let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
                     "the reduced dims stay as size 1; without it they are dropped.";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
-  let results = (outs resultType:$result);
+  let results = (outs rule.result:$result);
   let assemblyFormat = [{
     $input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
   }];
@@ -134,15 +173,17 @@ class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Te
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
   }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "_rt.reduce(torch." # mnemonic # ", {input}, {dims}, {keepdim})";
 }
 
-def Graph_SumOp : Graph_ReductionOp<"sum", "sum">;
-def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean", Graph_FloatTensor>;
-def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum", Graph_Tensor,
-                                     [AllElementTypesMatch<["input", "result"]>]>;
-def Graph_AminOp : Graph_ReductionOp<"amin", "minimum", Graph_Tensor,
-                                     [AllElementTypesMatch<["input", "result"]>]>;
-def Graph_ProdOp : Graph_ReductionOp<"prod", "product">;
+def Graph_SumOp : Graph_ReductionOp<"sum", "sum", Dyn_FreeRule, "ReduceSumOp">;
+def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean", Dyn_FloatRule, "ReduceSumOp">;
+def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum", Dyn_KeepsElementRule, "ReduceMaxOp">;
+def Graph_AminOp : Graph_ReductionOp<"amin", "minimum", Dyn_KeepsElementRule, "ReduceMinOp">;
+def Graph_ProdOp : Graph_ReductionOp<"prod", "product", Dyn_FreeRule, "ReduceProdOp"> {
+  let eager = "_rt.prod({input}, {dims}, {keepdim})";
+}
 
 class Graph_SoftmaxLikeOp<string mnemonic, string desc>
     : Graph_Op<mnemonic, [SameOperandsAndResultType]> {
