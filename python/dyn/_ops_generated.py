@@ -42,7 +42,7 @@ OPS = {
         "float", "elementwise", "prim::TanhOp (UnaryToPrim)", ""),
     "sigmoid": OpDef(
         "sigmoid", "unary", ("input",), (),
-        ("torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid"), "",
+        ("torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid", "torch.special.expit"), "",
         "float", "elementwise", "prim::LogisticOp (UnaryToPrim)", ""),
     "sqrt": OpDef(
         "sqrt", "unary", ("input",), (),
@@ -164,6 +164,194 @@ OPS = {
         "convert", "convert", ("input",), (),
         (), "",
         "free", "elementwise", "ConvertToPrim (GraphToPrim/Elementwise.cpp)", ""),
+    "sinh": OpDef(
+        "sinh", "unary", ("input",), (),
+        ("torch.sinh", "Tensor.sinh", "aten.sinh"), "",
+        "float", "elementwise", "prim::SinhOp (UnaryToPrim)", ""),
+    "cosh": OpDef(
+        "cosh", "unary", ("input",), (),
+        ("torch.cosh", "Tensor.cosh", "aten.cosh"), "",
+        "float", "elementwise", "prim::CoshOp (UnaryToPrim)", ""),
+    "asin": OpDef(
+        "asin", "unary", ("input",), (),
+        ("torch.asin", "Tensor.asin", "aten.asin", "torch.arcsin", "Tensor.arcsin"), "",
+        "float", "elementwise", "prim::AsinOp (UnaryToPrim)", ""),
+    "acos": OpDef(
+        "acos", "unary", ("input",), (),
+        ("torch.acos", "Tensor.acos", "aten.acos", "torch.arccos", "Tensor.arccos"), "",
+        "float", "elementwise", "prim::AcosOp (UnaryToPrim)", ""),
+    "atan": OpDef(
+        "atan", "unary", ("input",), (),
+        ("torch.atan", "Tensor.atan", "aten.atan", "torch.arctan", "Tensor.arctan"), "",
+        "float", "elementwise", "prim::AtanOp (UnaryToPrim)", ""),
+    "asinh": OpDef(
+        "asinh", "unary", ("input",), (),
+        ("torch.asinh", "Tensor.asinh", "aten.asinh", "torch.arcsinh", "Tensor.arcsinh"), "",
+        "float", "elementwise", "prim::AsinhOp (UnaryToPrim)", ""),
+    "acosh": OpDef(
+        "acosh", "unary", ("input",), (),
+        ("torch.acosh", "Tensor.acosh", "aten.acosh", "torch.arccosh", "Tensor.arccosh"), "",
+        "float", "elementwise", "prim::AcoshOp (UnaryToPrim)", ""),
+    "atanh": OpDef(
+        "atanh", "unary", ("input",), (),
+        ("torch.atanh", "Tensor.atanh", "aten.atanh", "torch.arctanh", "Tensor.arctanh"), "",
+        "float", "elementwise", "prim::AtanhOp (UnaryToPrim)", ""),
+    "exp2": OpDef(
+        "exp2", "unary", ("input",), (),
+        ("torch.exp2", "Tensor.exp2", "aten.exp2", "torch.special.exp2"), "",
+        "float", "elementwise", "prim::Exp2Op (UnaryToPrim)", ""),
+    "log2": OpDef(
+        "log2", "unary", ("input",), (),
+        ("torch.log2", "Tensor.log2", "aten.log2"), "",
+        "float", "elementwise", "prim::Log2Op (UnaryToPrim)", ""),
+    "log10": OpDef(
+        "log10", "unary", ("input",), (),
+        ("torch.log10", "Tensor.log10", "aten.log10"), "",
+        "float", "elementwise", "prim::Log10Op (UnaryToPrim)", ""),
+    "erfc": OpDef(
+        "erfc", "unary", ("input",), (),
+        ("torch.erfc", "Tensor.erfc", "aten.erfc", "torch.special.erfc"), "",
+        "float", "elementwise", "prim::ErfcOp (UnaryToPrim)", ""),
+    "trunc": OpDef(
+        "trunc", "unary", ("input",), (),
+        ("torch.trunc", "Tensor.trunc", "aten.trunc", "torch.fix", "Tensor.fix"), "",
+        "keeps_type", "elementwise", "prim::TruncOp (UnaryToPrim)", ""),
+    "round": OpDef(
+        "round", "unary", ("input",), (),
+        ("aten.round",), "",
+        "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", ""),
+    "frac": OpDef(
+        "frac", "unary", ("input",), (),
+        ("torch.frac", "Tensor.frac", "aten.frac"), "",
+        "keeps_float", "elementwise", "FracToPrim (GraphToPrim/Math.cpp)", ""),
+    "sign": OpDef(
+        "sign", "unary", ("input",), (),
+        ("torch.sign", "Tensor.sign", "aten.sign", "torch.sgn", "Tensor.sgn", "aten.sgn"), "",
+        "keeps_element", "elementwise", "SignToPrim (GraphToPrim/Math.cpp)", ""),
+    "isnan": OpDef(
+        "isnan", "classify", ("input",), (),
+        ("torch.isnan", "Tensor.isnan", "aten.isnan"), "",
+        "bool", "elementwise", "IsNanToPrim (GraphToPrim/Math.cpp)", ""),
+    "isinf": OpDef(
+        "isinf", "classify", ("input",), (),
+        ("torch.isinf", "Tensor.isinf", "aten.isinf"), "",
+        "bool", "elementwise", "IsInfToPrim (GraphToPrim/Math.cpp)", ""),
+    "isfinite": OpDef(
+        "isfinite", "classify", ("input",), (),
+        ("torch.isfinite", "Tensor.isfinite", "aten.isfinite"), "",
+        "bool", "elementwise", "IsFiniteToPrim (GraphToPrim/Math.cpp)", ""),
+    "isposinf": OpDef(
+        "isposinf", "classify", ("input",), (),
+        ("torch.isposinf", "Tensor.isposinf", "aten.isposinf"), "",
+        "bool", "elementwise", "IsPosInfToPrim (GraphToPrim/Math.cpp)", ""),
+    "isneginf": OpDef(
+        "isneginf", "classify", ("input",), (),
+        ("torch.isneginf", "Tensor.isneginf", "aten.isneginf"), "",
+        "bool", "elementwise", "IsNegInfToPrim (GraphToPrim/Math.cpp)", ""),
+    "copysign": OpDef(
+        "copysign", "binary", ("lhs", "rhs"), (),
+        ("torch.copysign", "Tensor.copysign", "aten.copysign"), "",
+        "float", "broadcast", "prim::CopySignOp (BinaryToPrim)", ""),
+    "fmod": OpDef(
+        "fmod", "binary", ("lhs", "rhs"), (),
+        ("aten.fmod",), "",
+        "promote_numeric", "broadcast", "FmodToPrim (GraphToPrim/Math.cpp)", ""),
+    "hypot": OpDef(
+        "hypot", "binary", ("lhs", "rhs"), (),
+        ("torch.hypot", "Tensor.hypot", "aten.hypot"), "",
+        "float", "broadcast", "HypotToPrim (GraphToPrim/Math.cpp)", ""),
+    "logaddexp": OpDef(
+        "logaddexp", "binary", ("lhs", "rhs"), (),
+        ("torch.logaddexp", "Tensor.logaddexp", "aten.logaddexp"), "",
+        "float", "broadcast", "LogAddExpToPrim (GraphToPrim/Math.cpp)", ""),
+    "logaddexp2": OpDef(
+        "logaddexp2", "binary", ("lhs", "rhs"), (),
+        ("torch.logaddexp2", "Tensor.logaddexp2", "aten.logaddexp2"), "",
+        "float", "broadcast", "LogAddExp2ToPrim (GraphToPrim/Math.cpp)", ""),
+    "xlogy": OpDef(
+        "xlogy", "binary", ("lhs", "rhs"), (),
+        ("torch.xlogy", "Tensor.xlogy", "aten.xlogy", "torch.special.xlogy"), "",
+        "float", "broadcast", "XLogYToPrim (GraphToPrim/Math.cpp)", ""),
+    "lerp": OpDef(
+        "lerp", "ternary", ("start", "end", "weight"), (),
+        (), "",
+        "float", "broadcast", "LerpToPrim (GraphToPrim/Math.cpp)", ""),
+    "addcmul": OpDef(
+        "addcmul", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
+        ("torch.addcmul", "Tensor.addcmul", "aten.addcmul"), "input, tensor1, tensor2, *, value=1",
+        "promote_numeric", "broadcast", "AddcmulToPrim (GraphToPrim/Math.cpp)", ""),
+    "addcdiv": OpDef(
+        "addcdiv", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
+        ("torch.addcdiv", "Tensor.addcdiv", "aten.addcdiv"), "input, tensor1, tensor2, *, value=1",
+        "promote_numeric", "broadcast", "AddcdivToPrim (GraphToPrim/Math.cpp)", ""),
+    "gelu": OpDef(
+        "gelu", "activation", ("input",), (("approximate", "str"),),
+        ("torch.nn.functional.gelu", "aten.gelu"), "input, approximate='none'",
+        "keeps_float", "elementwise", "GeluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "silu": OpDef(
+        "silu", "activation", ("input",), (),
+        ("torch.nn.functional.silu", "aten.silu"), "input, inplace=False",
+        "keeps_float", "elementwise", "SiluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "mish": OpDef(
+        "mish", "activation", ("input",), (),
+        ("torch.nn.functional.mish", "aten.mish"), "input, inplace=False",
+        "keeps_float", "elementwise", "MishToPrim (GraphToPrim/Activations.cpp)", ""),
+    "elu": OpDef(
+        "elu", "activation", ("input",), (("alpha", "f64"),),
+        ("torch.nn.functional.elu",), "input, alpha=1.0, inplace=False",
+        "keeps_float", "elementwise", "EluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "selu": OpDef(
+        "selu", "activation", ("input",), (),
+        ("torch.nn.functional.selu", "torch.selu", "aten.selu"), "input, inplace=False",
+        "keeps_float", "elementwise", "SeluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "celu": OpDef(
+        "celu", "activation", ("input",), (("alpha", "f64"),),
+        ("torch.nn.functional.celu", "torch.celu"), "input, alpha=1.0, inplace=False",
+        "keeps_float", "elementwise", "CeluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "softplus": OpDef(
+        "softplus", "activation", ("input",), (("beta", "f64"), ("threshold", "f64")),
+        ("torch.nn.functional.softplus", "aten.softplus"), "input, beta=1.0, threshold=20.0",
+        "keeps_float", "elementwise", "SoftplusToPrim (GraphToPrim/Activations.cpp)", ""),
+    "logsigmoid": OpDef(
+        "logsigmoid", "activation", ("input",), (),
+        ("torch.nn.functional.logsigmoid",), "input",
+        "keeps_float", "elementwise", "LogSigmoidToPrim (GraphToPrim/Activations.cpp)", ""),
+    "hardswish": OpDef(
+        "hardswish", "activation", ("input",), (),
+        ("torch.nn.functional.hardswish", "aten.hardswish"), "input, inplace=False",
+        "keeps_float", "elementwise", "HardswishToPrim (GraphToPrim/Activations.cpp)", ""),
+    "hardsigmoid": OpDef(
+        "hardsigmoid", "activation", ("input",), (),
+        ("torch.nn.functional.hardsigmoid", "aten.hardsigmoid"), "input, inplace=False",
+        "keeps_float", "elementwise", "HardsigmoidToPrim (GraphToPrim/Activations.cpp)", ""),
+    "softsign": OpDef(
+        "softsign", "activation", ("input",), (),
+        ("torch.nn.functional.softsign",), "input",
+        "keeps_float", "elementwise", "SoftsignToPrim (GraphToPrim/Activations.cpp)", ""),
+    "tanhshrink": OpDef(
+        "tanhshrink", "activation", ("input",), (),
+        ("torch.nn.functional.tanhshrink",), "input",
+        "keeps_float", "elementwise", "TanhshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+    "softshrink": OpDef(
+        "softshrink", "activation", ("input",), (("lambd", "f64"),),
+        ("torch.nn.functional.softshrink", "aten.softshrink"), "input, lambd=0.5",
+        "keeps_float", "elementwise", "SoftshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+    "hardshrink": OpDef(
+        "hardshrink", "activation", ("input",), (("lambd", "f64"),),
+        ("torch.nn.functional.hardshrink", "aten.hardshrink"), "input, lambd=0.5",
+        "keeps_float", "elementwise", "HardshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+    "threshold": OpDef(
+        "threshold", "activation", ("input",), (("threshold", "f64"), ("value", "f64")),
+        ("torch.nn.functional.threshold", "torch.threshold", "aten.threshold"), "input, threshold, value, inplace=False",
+        "keeps_float", "elementwise", "ThresholdToPrim (GraphToPrim/Activations.cpp)", ""),
+    "leaky_relu": OpDef(
+        "leaky_relu", "activation", ("input",), (("negative_slope", "f64"),),
+        ("torch.nn.functional.leaky_relu", "aten.leaky_relu"), "input, negative_slope=0.01, inplace=False",
+        "keeps_float", "elementwise", "LeakyReluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "hardtanh": OpDef(
+        "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
+        ("aten.hardtanh",), "",
+        "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
     "sum": OpDef(
         "sum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.sum", "Tensor.sum", "aten.sum"), "",
@@ -188,11 +376,14 @@ OPS = {
 
 # op names by family, in registry order
 FAMILIES = {
-    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not"),
-    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow"),
+    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign"),
+    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy"),
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
     "convert": ("convert",),
+    "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf"),
+    "ternary": ("lerp", "addcmul", "addcdiv"),
+    "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
 }
 
@@ -235,6 +426,53 @@ EXPR = {
     "ge": "torch.ge({lhs}, {rhs})",
     "where": "torch.where({cond}, {lhs}, {rhs}).to({dtype})",
     "convert": "{input}.to({dtype})",
+    "sinh": "torch.sinh({input})",
+    "cosh": "torch.cosh({input})",
+    "asin": "torch.asin({input})",
+    "acos": "torch.acos({input})",
+    "atan": "torch.atan({input})",
+    "asinh": "torch.asinh({input})",
+    "acosh": "torch.acosh({input})",
+    "atanh": "torch.atanh({input})",
+    "exp2": "torch.exp2({input})",
+    "log2": "torch.log2({input})",
+    "log10": "torch.log10({input})",
+    "erfc": "torch.erfc({input})",
+    "trunc": "torch.trunc({input})",
+    "round": "torch.round({input})",
+    "frac": "torch.frac({input})",
+    "sign": "torch.sign({input})",
+    "isnan": "torch.isnan({input})",
+    "isinf": "torch.isinf({input})",
+    "isfinite": "torch.isfinite({input})",
+    "isposinf": "torch.isposinf({input})",
+    "isneginf": "torch.isneginf({input})",
+    "copysign": "torch.copysign({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "fmod": "torch.fmod({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "hypot": "torch.hypot({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "logaddexp": "torch.logaddexp({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "logaddexp2": "torch.logaddexp2({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "xlogy": "torch.xlogy({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "lerp": "torch.lerp({start}, {end}, {weight})",
+    "addcmul": "torch.addcmul({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value} if {dtype}.is_floating_point else int({value}))",
+    "addcdiv": "torch.addcdiv({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value})",
+    "gelu": "F.gelu({input}, approximate={approximate})",
+    "silu": "F.silu({input})",
+    "mish": "F.mish({input})",
+    "elu": "F.elu({input}, {alpha})",
+    "selu": "F.selu({input})",
+    "celu": "F.celu({input}, {alpha})",
+    "softplus": "F.softplus({input}, {beta}, {threshold})",
+    "logsigmoid": "F.logsigmoid({input})",
+    "hardswish": "F.hardswish({input})",
+    "hardsigmoid": "F.hardsigmoid({input})",
+    "softsign": "F.softsign({input})",
+    "tanhshrink": "F.tanhshrink({input})",
+    "softshrink": "F.softshrink({input}, {lambd})",
+    "hardshrink": "F.hardshrink({input}, {lambd})",
+    "threshold": "F.threshold({input}, {threshold}, {value})",
+    "leaky_relu": "F.leaky_relu({input}, {negative_slope})",
+    "hardtanh": "F.hardtanh({input}, {min_val}, {max_val})",
     "sum": "_rt.reduce(torch.sum, {input}, {dims}, {keepdim})",
     "mean": "_rt.reduce(torch.mean, {input}, {dims}, {keepdim})",
     "amax": "_rt.reduce(torch.amax, {input}, {dims}, {keepdim})",
@@ -391,6 +629,194 @@ def _convert(input, *, dtype):
     return input.to(dtype)
 
 
+def _sinh(input, *, dtype):
+    return torch.sinh(input)
+
+
+def _cosh(input, *, dtype):
+    return torch.cosh(input)
+
+
+def _asin(input, *, dtype):
+    return torch.asin(input)
+
+
+def _acos(input, *, dtype):
+    return torch.acos(input)
+
+
+def _atan(input, *, dtype):
+    return torch.atan(input)
+
+
+def _asinh(input, *, dtype):
+    return torch.asinh(input)
+
+
+def _acosh(input, *, dtype):
+    return torch.acosh(input)
+
+
+def _atanh(input, *, dtype):
+    return torch.atanh(input)
+
+
+def _exp2(input, *, dtype):
+    return torch.exp2(input)
+
+
+def _log2(input, *, dtype):
+    return torch.log2(input)
+
+
+def _log10(input, *, dtype):
+    return torch.log10(input)
+
+
+def _erfc(input, *, dtype):
+    return torch.erfc(input)
+
+
+def _trunc(input, *, dtype):
+    return torch.trunc(input)
+
+
+def _round(input, *, dtype):
+    return torch.round(input)
+
+
+def _frac(input, *, dtype):
+    return torch.frac(input)
+
+
+def _sign(input, *, dtype):
+    return torch.sign(input)
+
+
+def _isnan(input, *, dtype):
+    return torch.isnan(input)
+
+
+def _isinf(input, *, dtype):
+    return torch.isinf(input)
+
+
+def _isfinite(input, *, dtype):
+    return torch.isfinite(input)
+
+
+def _isposinf(input, *, dtype):
+    return torch.isposinf(input)
+
+
+def _isneginf(input, *, dtype):
+    return torch.isneginf(input)
+
+
+def _copysign(lhs, rhs, *, dtype):
+    return torch.copysign(lhs.to(dtype), rhs.to(dtype))
+
+
+def _fmod(lhs, rhs, *, dtype):
+    return torch.fmod(lhs.to(dtype), rhs.to(dtype))
+
+
+def _hypot(lhs, rhs, *, dtype):
+    return torch.hypot(lhs.to(dtype), rhs.to(dtype))
+
+
+def _logaddexp(lhs, rhs, *, dtype):
+    return torch.logaddexp(lhs.to(dtype), rhs.to(dtype))
+
+
+def _logaddexp2(lhs, rhs, *, dtype):
+    return torch.logaddexp2(lhs.to(dtype), rhs.to(dtype))
+
+
+def _xlogy(lhs, rhs, *, dtype):
+    return torch.xlogy(lhs.to(dtype), rhs.to(dtype))
+
+
+def _lerp(start, end, weight, *, dtype):
+    return torch.lerp(start, end, weight)
+
+
+def _addcmul(input, tensor1, tensor2, value, *, dtype):
+    return torch.addcmul(input.to(dtype), tensor1.to(dtype), tensor2.to(dtype), value=value if dtype.is_floating_point else int(value))
+
+
+def _addcdiv(input, tensor1, tensor2, value, *, dtype):
+    return torch.addcdiv(input.to(dtype), tensor1.to(dtype), tensor2.to(dtype), value=value)
+
+
+def _gelu(input, approximate, *, dtype):
+    return F.gelu(input, approximate=approximate)
+
+
+def _silu(input, *, dtype):
+    return F.silu(input)
+
+
+def _mish(input, *, dtype):
+    return F.mish(input)
+
+
+def _elu(input, alpha, *, dtype):
+    return F.elu(input, alpha)
+
+
+def _selu(input, *, dtype):
+    return F.selu(input)
+
+
+def _celu(input, alpha, *, dtype):
+    return F.celu(input, alpha)
+
+
+def _softplus(input, beta, threshold, *, dtype):
+    return F.softplus(input, beta, threshold)
+
+
+def _logsigmoid(input, *, dtype):
+    return F.logsigmoid(input)
+
+
+def _hardswish(input, *, dtype):
+    return F.hardswish(input)
+
+
+def _hardsigmoid(input, *, dtype):
+    return F.hardsigmoid(input)
+
+
+def _softsign(input, *, dtype):
+    return F.softsign(input)
+
+
+def _tanhshrink(input, *, dtype):
+    return F.tanhshrink(input)
+
+
+def _softshrink(input, lambd, *, dtype):
+    return F.softshrink(input, lambd)
+
+
+def _hardshrink(input, lambd, *, dtype):
+    return F.hardshrink(input, lambd)
+
+
+def _threshold(input, threshold, value, *, dtype):
+    return F.threshold(input, threshold, value)
+
+
+def _leaky_relu(input, negative_slope, *, dtype):
+    return F.leaky_relu(input, negative_slope)
+
+
+def _hardtanh(input, min_val, max_val, *, dtype):
+    return F.hardtanh(input, min_val, max_val)
+
+
 def _sum(input, dims, keepdim, *, dtype):
     return _rt.reduce(torch.sum, input, dims, keepdim)
 
@@ -449,6 +875,53 @@ EAGER = {
     "ge": _ge,
     "where": _where,
     "convert": _convert,
+    "sinh": _sinh,
+    "cosh": _cosh,
+    "asin": _asin,
+    "acos": _acos,
+    "atan": _atan,
+    "asinh": _asinh,
+    "acosh": _acosh,
+    "atanh": _atanh,
+    "exp2": _exp2,
+    "log2": _log2,
+    "log10": _log10,
+    "erfc": _erfc,
+    "trunc": _trunc,
+    "round": _round,
+    "frac": _frac,
+    "sign": _sign,
+    "isnan": _isnan,
+    "isinf": _isinf,
+    "isfinite": _isfinite,
+    "isposinf": _isposinf,
+    "isneginf": _isneginf,
+    "copysign": _copysign,
+    "fmod": _fmod,
+    "hypot": _hypot,
+    "logaddexp": _logaddexp,
+    "logaddexp2": _logaddexp2,
+    "xlogy": _xlogy,
+    "lerp": _lerp,
+    "addcmul": _addcmul,
+    "addcdiv": _addcdiv,
+    "gelu": _gelu,
+    "silu": _silu,
+    "mish": _mish,
+    "elu": _elu,
+    "selu": _selu,
+    "celu": _celu,
+    "softplus": _softplus,
+    "logsigmoid": _logsigmoid,
+    "hardswish": _hardswish,
+    "hardsigmoid": _hardsigmoid,
+    "softsign": _softsign,
+    "tanhshrink": _tanhshrink,
+    "softshrink": _softshrink,
+    "hardshrink": _hardshrink,
+    "threshold": _threshold,
+    "leaky_relu": _leaky_relu,
+    "hardtanh": _hardtanh,
     "sum": _sum,
     "mean": _mean,
     "amax": _amax,
@@ -458,5 +931,113 @@ EAGER = {
 
 # capture handlers: handler(ops, *args, **kwargs) as PyTorch calls torch_names[0]
 
+def _capture_addcmul(o, input, tensor1, tensor2, *, value=1):
+    return o.registered("addcmul", torch.addcmul, (input, tensor1, tensor2, ), {"value": value, })
+
+
+def _capture_addcdiv(o, input, tensor1, tensor2, *, value=1):
+    return o.registered("addcdiv", torch.addcdiv, (input, tensor1, tensor2, ), {"value": value, })
+
+
+def _capture_gelu(o, input, approximate='none'):
+    return o.registered("gelu", torch.nn.functional.gelu, (input, ), {"approximate": approximate, })
+
+
+def _capture_silu(o, input, inplace=False):
+    return o.registered("silu", torch.nn.functional.silu, (input, ), {}, inplace=inplace)
+
+
+def _capture_mish(o, input, inplace=False):
+    return o.registered("mish", torch.nn.functional.mish, (input, ), {}, inplace=inplace)
+
+
+def _capture_elu(o, input, alpha=1.0, inplace=False):
+    return o.registered("elu", torch.nn.functional.elu, (input, ), {"alpha": alpha, }, inplace=inplace)
+
+
+def _capture_selu(o, input, inplace=False):
+    return o.registered("selu", torch.nn.functional.selu, (input, ), {}, inplace=inplace)
+
+
+def _capture_celu(o, input, alpha=1.0, inplace=False):
+    return o.registered("celu", torch.nn.functional.celu, (input, ), {"alpha": alpha, }, inplace=inplace)
+
+
+def _capture_softplus(o, input, beta=1.0, threshold=20.0):
+    return o.registered("softplus", torch.nn.functional.softplus, (input, ), {"beta": beta, "threshold": threshold, })
+
+
+def _capture_logsigmoid(o, input):
+    return o.registered("logsigmoid", torch.nn.functional.logsigmoid, (input, ), {})
+
+
+def _capture_hardswish(o, input, inplace=False):
+    return o.registered("hardswish", torch.nn.functional.hardswish, (input, ), {}, inplace=inplace)
+
+
+def _capture_hardsigmoid(o, input, inplace=False):
+    return o.registered("hardsigmoid", torch.nn.functional.hardsigmoid, (input, ), {}, inplace=inplace)
+
+
+def _capture_softsign(o, input):
+    return o.registered("softsign", torch.nn.functional.softsign, (input, ), {})
+
+
+def _capture_tanhshrink(o, input):
+    return o.registered("tanhshrink", torch.nn.functional.tanhshrink, (input, ), {})
+
+
+def _capture_softshrink(o, input, lambd=0.5):
+    return o.registered("softshrink", torch.nn.functional.softshrink, (input, ), {"lambd": lambd, })
+
+
+def _capture_hardshrink(o, input, lambd=0.5):
+    return o.registered("hardshrink", torch.nn.functional.hardshrink, (input, ), {"lambd": lambd, })
+
+
+def _capture_threshold(o, input, threshold, value, inplace=False):
+    return o.registered("threshold", torch.nn.functional.threshold, (input, ), {"threshold": threshold, "value": value, }, inplace=inplace)
+
+
+def _capture_leaky_relu(o, input, negative_slope=0.01, inplace=False):
+    return o.registered("leaky_relu", torch.nn.functional.leaky_relu, (input, ), {"negative_slope": negative_slope, }, inplace=inplace)
+
+
 HANDLERS = {
+    "torch.addcmul": _capture_addcmul,
+    "Tensor.addcmul": _capture_addcmul,
+    "aten.addcmul": _capture_addcmul,
+    "torch.addcdiv": _capture_addcdiv,
+    "Tensor.addcdiv": _capture_addcdiv,
+    "aten.addcdiv": _capture_addcdiv,
+    "torch.nn.functional.gelu": _capture_gelu,
+    "aten.gelu": _capture_gelu,
+    "torch.nn.functional.silu": _capture_silu,
+    "aten.silu": _capture_silu,
+    "torch.nn.functional.mish": _capture_mish,
+    "aten.mish": _capture_mish,
+    "torch.nn.functional.elu": _capture_elu,
+    "torch.nn.functional.selu": _capture_selu,
+    "torch.selu": _capture_selu,
+    "aten.selu": _capture_selu,
+    "torch.nn.functional.celu": _capture_celu,
+    "torch.celu": _capture_celu,
+    "torch.nn.functional.softplus": _capture_softplus,
+    "aten.softplus": _capture_softplus,
+    "torch.nn.functional.logsigmoid": _capture_logsigmoid,
+    "torch.nn.functional.hardswish": _capture_hardswish,
+    "aten.hardswish": _capture_hardswish,
+    "torch.nn.functional.hardsigmoid": _capture_hardsigmoid,
+    "aten.hardsigmoid": _capture_hardsigmoid,
+    "torch.nn.functional.softsign": _capture_softsign,
+    "torch.nn.functional.tanhshrink": _capture_tanhshrink,
+    "torch.nn.functional.softshrink": _capture_softshrink,
+    "aten.softshrink": _capture_softshrink,
+    "torch.nn.functional.hardshrink": _capture_hardshrink,
+    "aten.hardshrink": _capture_hardshrink,
+    "torch.nn.functional.threshold": _capture_threshold,
+    "torch.threshold": _capture_threshold,
+    "aten.threshold": _capture_threshold,
+    "torch.nn.functional.leaky_relu": _capture_leaky_relu,
+    "aten.leaky_relu": _capture_leaky_relu,
 }

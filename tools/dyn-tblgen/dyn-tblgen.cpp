@@ -131,7 +131,7 @@ bool emitGraphToPrim(raw_ostream &os, const RecordKeeper &records) {
     if (kind == "prim")
       byFamily[family].push_back(l->getValueAsString("pattern").str() + "<" + graphOp +
                                  ", ::dyn::prim::" + l->getValueAsString("primOp").str() + ">");
-    else if (kind == "composite")
+    else if (kind == "composite" && !llvm::is_contained(byFamily[family], l->getValueAsString("pattern")))
       byFamily[family].push_back(l->getValueAsString("pattern").str());
   }
   for (auto &[family, patterns] : byFamily) {

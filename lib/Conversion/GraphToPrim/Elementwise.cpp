@@ -27,7 +27,8 @@ struct UnaryToPrim : OpConversionPattern<GraphOp> {
       return failure();
     } else {
       // Rounding an integer tensor is the identity (the verifier keeps its type).
-      if constexpr (std::is_same_v<PrimOp, prim::FloorOp> || std::is_same_v<PrimOp, prim::CeilOp>)
+      if constexpr (std::is_same_v<PrimOp, prim::FloorOp> || std::is_same_v<PrimOp, prim::CeilOp> ||
+                    std::is_same_v<PrimOp, prim::TruncOp> || std::is_same_v<PrimOp, prim::RoundOp>)
         if (!isa<FloatType>(type.getElementType())) {
           rewriter.replaceOp(op, adaptor.getInput());
           return success();

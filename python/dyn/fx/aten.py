@@ -118,8 +118,6 @@ ADAPTERS = {
     aten.alias: lambda o, x: METHODS["view"](o, x, tuple(x.meta.shape)),
     aten._unsafe_view: lambda o, x, size: METHODS["reshape"](o, x, tuple(size)),
     aten.lift_fresh_copy: lambda o, x: o.fresh_copy(x),
-    aten.gelu: lambda o, x, approximate="none": o.gelu(x, approximate),
-    aten.silu: lambda o, x: o.silu(x),
     aten.split_with_sizes: lambda o, x, sizes, dim=0: _torch_handler("split")(o, x, list(sizes), dim),
     aten.detach: lambda o, x: x,
 }

@@ -38,7 +38,9 @@ def Graph_CosOp : Graph_UnaryOp<"cos", "cosine", Dyn_FloatRule, Dyn_Unary<"CosOp
 def Graph_TanOp : Graph_UnaryOp<"tan", "tangent", Dyn_FloatRule, Dyn_Unary<"TanOp">>;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent", Dyn_FloatRule, Dyn_Unary<"TanhOp">>;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "logistic sigmoid 1/(1+exp(-x))", Dyn_FloatRule,
-                                    Dyn_Unary<"LogisticOp">>;
+                                    Dyn_Unary<"LogisticOp">> {
+  let torchNames = ["torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid", "torch.special.expit"];
+}
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root", Dyn_FloatRule, Dyn_Unary<"SqrtOp">>;
 def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "reciprocal square root", Dyn_FloatRule,
                                   Dyn_Unary<"RsqrtOp">>;
@@ -150,6 +152,214 @@ def Graph_ConvertOp : Graph_RegisteredOp<"convert", "convert", Dyn_FreeRule, Dyn
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
   let eager = "{input}.to({dtype})";
+}
+
+
+// Pointwise math added through the registry (GraphToPrim/Math.cpp holds the
+// composites). `torchNames` adds PyTorch's aliases to the class's defaults.
+class Dyn_Math<string cls> : Dyn_Composite<cls, "Math">;
+
+def Graph_SinhOp : Graph_UnaryOp<"sinh", "hyperbolic sine", Dyn_FloatRule, Dyn_Unary<"SinhOp">>;
+def Graph_CoshOp : Graph_UnaryOp<"cosh", "hyperbolic cosine", Dyn_FloatRule, Dyn_Unary<"CoshOp">>;
+def Graph_AsinOp : Graph_UnaryOp<"asin", "arcsine", Dyn_FloatRule, Dyn_Unary<"AsinOp">> {
+  let torchNames = ["torch.asin", "Tensor.asin", "aten.asin", "torch.arcsin", "Tensor.arcsin"];
+}
+def Graph_AcosOp : Graph_UnaryOp<"acos", "arccosine", Dyn_FloatRule, Dyn_Unary<"AcosOp">> {
+  let torchNames = ["torch.acos", "Tensor.acos", "aten.acos", "torch.arccos", "Tensor.arccos"];
+}
+def Graph_AtanOp : Graph_UnaryOp<"atan", "arctangent", Dyn_FloatRule, Dyn_Unary<"AtanOp">> {
+  let torchNames = ["torch.atan", "Tensor.atan", "aten.atan", "torch.arctan", "Tensor.arctan"];
+}
+def Graph_AsinhOp : Graph_UnaryOp<"asinh", "inverse hyperbolic sine", Dyn_FloatRule,
+                                  Dyn_Unary<"AsinhOp">> {
+  let torchNames = ["torch.asinh", "Tensor.asinh", "aten.asinh", "torch.arcsinh", "Tensor.arcsinh"];
+}
+def Graph_AcoshOp : Graph_UnaryOp<"acosh", "inverse hyperbolic cosine", Dyn_FloatRule,
+                                  Dyn_Unary<"AcoshOp">> {
+  let torchNames = ["torch.acosh", "Tensor.acosh", "aten.acosh", "torch.arccosh", "Tensor.arccosh"];
+}
+def Graph_AtanhOp : Graph_UnaryOp<"atanh", "inverse hyperbolic tangent", Dyn_FloatRule,
+                                  Dyn_Unary<"AtanhOp">> {
+  let torchNames = ["torch.atanh", "Tensor.atanh", "aten.atanh", "torch.arctanh", "Tensor.arctanh"];
+}
+def Graph_Exp2Op : Graph_UnaryOp<"exp2", "2^x", Dyn_FloatRule, Dyn_Unary<"Exp2Op">> {
+  let torchNames = ["torch.exp2", "Tensor.exp2", "aten.exp2", "torch.special.exp2"];
+}
+def Graph_Log2Op : Graph_UnaryOp<"log2", "base-2 logarithm", Dyn_FloatRule, Dyn_Unary<"Log2Op">>;
+def Graph_Log10Op : Graph_UnaryOp<"log10", "base-10 logarithm", Dyn_FloatRule, Dyn_Unary<"Log10Op">>;
+def Graph_ErfcOp : Graph_UnaryOp<"erfc", "complementary error function", Dyn_FloatRule,
+                                 Dyn_Unary<"ErfcOp">> {
+  let torchNames = ["torch.erfc", "Tensor.erfc", "aten.erfc", "torch.special.erfc"];
+}
+// Rounding toward zero and to nearest (ties to even): the identity on integers.
+def Graph_TruncOp : Graph_UnaryOp<"trunc", "round toward zero", Dyn_KeepsTypeRule,
+                                  Dyn_Unary<"TruncOp">> {
+  let torchNames = ["torch.trunc", "Tensor.trunc", "aten.trunc", "torch.fix", "Tensor.fix"];
+}
+def Graph_RoundOp : Graph_UnaryOp<"round", "round to nearest, ties to even", Dyn_KeepsTypeRule,
+                                  Dyn_Unary<"RoundOp">> {
+  // torch.round(x, decimals=d) is captured by a handler (ops/handlers/arith.py).
+  let torchNames = ["aten.round"];
+}
+def Graph_FracOp : Graph_UnaryOp<"frac", "x - trunc(x)", Dyn_KeepsFloatRule,
+                                 Dyn_Math<"FracToPrim">> {
+  let arguments = (ins Graph_FloatTensor:$input);
+}
+// sign (sgn of real numbers): 1, -1, or 0 (also for NaN and -0.0, as eager's
+// kernel); the identity on booleans.
+def Graph_SignOp : Graph_UnaryOp<"sign", "sign", Dyn_KeepsElementRule, Dyn_Math<"SignToPrim">> {
+  let torchNames = ["torch.sign", "Tensor.sign", "aten.sign", "torch.sgn", "Tensor.sgn", "aten.sgn"];
+}
+
+// Classification: a boolean result of the operand's shape; integers are finite.
+class Graph_ClassifyOp<string mnemonic, string desc, string cls>
+    : Graph_UnaryOp<mnemonic, desc, Dyn_BoolRule, Dyn_Math<cls>> {
+  let family = "classify";
+}
+def Graph_IsNanOp : Graph_ClassifyOp<"isnan", "x != x", "IsNanToPrim">;
+def Graph_IsInfOp : Graph_ClassifyOp<"isinf", "|x| == inf", "IsInfToPrim">;
+def Graph_IsFiniteOp : Graph_ClassifyOp<"isfinite", "|x| < inf", "IsFiniteToPrim">;
+def Graph_IsPosInfOp : Graph_ClassifyOp<"isposinf", "x == inf", "IsPosInfToPrim">;
+def Graph_IsNegInfOp : Graph_ClassifyOp<"isneginf", "x == -inf", "IsNegInfToPrim">;
+
+// atan2 is not registered yet: the CPU path's math.atan2 gives NaN at (0, 0)
+// (docs/ops.md, known gaps); prim.atan2 exists.
+def Graph_CopySignOp : Graph_BinaryOp<"copysign", "|lhs| with the sign of rhs", Dyn_FloatRule,
+                                      Dyn_Binary<"CopySignOp">>;
+// C fmod: the remainder with the dividend's sign (integers: truncating division;
+// capture admits only nonzero Python-number divisors there).
+def Graph_FmodOp : Graph_BinaryOp<"fmod", "C remainder", Dyn_PromoteNumericRule,
+                                  Dyn_Math<"FmodToPrim">> {
+  let torchNames = ["aten.fmod"];
+}
+def Graph_HypotOp : Graph_BinaryOp<"hypot", "sqrt(lhs^2 + rhs^2) without overflow", Dyn_FloatRule,
+                                   Dyn_Math<"HypotToPrim">>;
+def Graph_LogAddExpOp : Graph_BinaryOp<"logaddexp", "log(exp(lhs) + exp(rhs))", Dyn_FloatRule,
+                                       Dyn_Math<"LogAddExpToPrim">>;
+def Graph_LogAddExp2Op : Graph_BinaryOp<"logaddexp2", "log2(2^lhs + 2^rhs)", Dyn_FloatRule,
+                                        Dyn_Math<"LogAddExp2ToPrim">>;
+def Graph_XLogYOp : Graph_BinaryOp<"xlogy", "lhs * log(rhs), 0 where lhs is 0", Dyn_FloatRule,
+                                   Dyn_Math<"XLogYToPrim">> {
+  let torchNames = ["torch.xlogy", "Tensor.xlogy", "aten.xlogy", "torch.special.xlogy"];
+}
+
+// lerp and addcmul/addcdiv: three operands, computed in float32 for float16 and
+// bfloat16 and rounded once, as eager's kernels compute them.
+def Graph_LerpOp : Graph_RegisteredOp<"lerp", "ternary", Dyn_FloatRule, Dyn_Broadcast,
+                                      Dyn_Math<"LerpToPrim">> {
+  let summary = "start + weight * (end - start), with broadcasting";
+  let description = "As eager's kernel: `start + w * (end - start)` where `|w| < 0.5`, else "
+                    "`end - (end - start) * (1 - w)`.";
+  let arguments = (ins Graph_FloatTensor:$start, Graph_FloatTensor:$end, Graph_FloatTensor:$weight);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $start `,` $end `,` $weight attr-dict `:` type($start) `,` type($end) `,` type($weight) `->` type($result)
+  }];
+  let eager = "torch.lerp({start}, {end}, {weight})";
+}
+
+class Graph_AddcOp<string mnemonic, string desc, string cls, string eagerExpr>
+    : Graph_RegisteredOp<mnemonic, "ternary", Dyn_PromoteNumericRule, Dyn_Broadcast, Dyn_Math<cls>> {
+  let summary = desc # ", with broadcasting";
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$tensor1, Graph_Tensor:$tensor2,
+                       F64Attr:$value);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $tensor1 `,` $tensor2 attr-dict `:` type($input) `,` type($tensor1) `,` type($tensor2) `->` type($result)
+  }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let signature = "input, tensor1, tensor2, *, value=1";
+  let eager = eagerExpr;
+}
+def Graph_AddcmulOp : Graph_AddcOp<"addcmul", "input + value * tensor1 * tensor2", "AddcmulToPrim",
+    "torch.addcmul({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value} if {dtype}.is_floating_point else int({value}))">;
+def Graph_AddcdivOp : Graph_AddcOp<"addcdiv", "input + value * tensor1 / tensor2", "AddcdivToPrim",
+    "torch.addcdiv({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value})">;
+
+//===----------------------------------------------------------------------===//
+// Activations (registered; GraphToPrim/Activations.cpp decomposes them)
+//===----------------------------------------------------------------------===//
+
+// A float tensor in, the same type out; computed in float32 for float16 and
+// bfloat16 and rounded once (eager's kernels do the same). `signature` is the
+// torch.nn.functional function's: capture records the op with its attributes.
+class Graph_ActivationOp<string mnemonic, string desc, string cls, dag attrs, string sig,
+                         string eagerExpr>
+    : Graph_RegisteredOp<mnemonic, "activation", Dyn_KeepsFloatRule, Dyn_SameShape,
+                         Dyn_Composite<cls, "Activations">> {
+  let summary = desc;
+  let description = "`" # desc # "` elementwise (torch.nn.functional." # mnemonic # ").";
+  let arguments = !con((ins Graph_FloatTensor:$input), attrs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let torchNames = ["torch.nn.functional." # mnemonic, "aten." # mnemonic];
+  let signature = sig;
+  let eager = eagerExpr;
+}
+
+def Graph_GeluOp : Graph_ActivationOp<"gelu", "x * Phi(x) (approximate: none, or tanh)", "GeluToPrim",
+    (ins StrAttr:$approximate), "input, approximate='none'", "F.gelu({input}, approximate={approximate})"> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      if (getApproximate() != "none" && getApproximate() != "tanh")
+        return emitOpError("approximate must be \"none\" or \"tanh\", not \"") << getApproximate() << "\"";
+      return ::mlir::success();
+    }
+  }];
+}
+def Graph_SiluOp : Graph_ActivationOp<"silu", "x * sigmoid(x)", "SiluToPrim", (ins),
+    "input, inplace=False", "F.silu({input})">;
+def Graph_MishOp : Graph_ActivationOp<"mish", "x * tanh(softplus(x))", "MishToPrim", (ins),
+    "input, inplace=False", "F.mish({input})">;
+def Graph_EluOp : Graph_ActivationOp<"elu", "x > 0 ? x : alpha * (exp(x) - 1)", "EluToPrim",
+    (ins F64Attr:$alpha), "input, alpha=1.0, inplace=False", "F.elu({input}, {alpha})"> {
+  let torchNames = ["torch.nn.functional.elu"];
+}
+def Graph_SeluOp : Graph_ActivationOp<"selu", "scale * elu(x, alpha) with SELU's constants", "SeluToPrim",
+    (ins), "input, inplace=False", "F.selu({input})"> {
+  let torchNames = ["torch.nn.functional.selu", "torch.selu", "aten.selu"];
+}
+def Graph_CeluOp : Graph_ActivationOp<"celu", "x > 0 ? x : alpha * (exp(x / alpha) - 1)", "CeluToPrim",
+    (ins F64Attr:$alpha), "input, alpha=1.0, inplace=False", "F.celu({input}, {alpha})"> {
+  let torchNames = ["torch.nn.functional.celu", "torch.celu"];
+}
+def Graph_SoftplusOp : Graph_ActivationOp<"softplus", "log(1 + exp(beta * x)) / beta (x where beta * x > threshold)",
+    "SoftplusToPrim", (ins F64Attr:$beta, F64Attr:$threshold), "input, beta=1.0, threshold=20.0",
+    "F.softplus({input}, {beta}, {threshold})">;
+def Graph_LogSigmoidOp : Graph_ActivationOp<"logsigmoid", "log(sigmoid(x))", "LogSigmoidToPrim", (ins),
+    "input", "F.logsigmoid({input})"> {
+  let torchNames = ["torch.nn.functional.logsigmoid"];
+}
+def Graph_HardswishOp : Graph_ActivationOp<"hardswish", "x * clamp(x + 3, 0, 6) / 6", "HardswishToPrim", (ins),
+    "input, inplace=False", "F.hardswish({input})">;
+def Graph_HardsigmoidOp : Graph_ActivationOp<"hardsigmoid", "clamp(x + 3, 0, 6) / 6", "HardsigmoidToPrim", (ins),
+    "input, inplace=False", "F.hardsigmoid({input})">;
+def Graph_SoftsignOp : Graph_ActivationOp<"softsign", "x / (1 + |x|)", "SoftsignToPrim", (ins),
+    "input", "F.softsign({input})"> {
+  let torchNames = ["torch.nn.functional.softsign"];
+}
+def Graph_TanhshrinkOp : Graph_ActivationOp<"tanhshrink", "x - tanh(x)", "TanhshrinkToPrim", (ins),
+    "input", "F.tanhshrink({input})"> {
+  let torchNames = ["torch.nn.functional.tanhshrink"];
+}
+def Graph_SoftshrinkOp : Graph_ActivationOp<"softshrink", "x - lambd, x + lambd or 0", "SoftshrinkToPrim",
+    (ins F64Attr:$lambd), "input, lambd=0.5", "F.softshrink({input}, {lambd})">;
+def Graph_HardshrinkOp : Graph_ActivationOp<"hardshrink", "x where |x| > lambd, else 0", "HardshrinkToPrim",
+    (ins F64Attr:$lambd), "input, lambd=0.5", "F.hardshrink({input}, {lambd})">;
+def Graph_ThresholdOp : Graph_ActivationOp<"threshold", "x > threshold ? x : value", "ThresholdToPrim",
+    (ins F64Attr:$threshold, F64Attr:$value), "input, threshold, value, inplace=False",
+    "F.threshold({input}, {threshold}, {value})"> {
+  let torchNames = ["torch.nn.functional.threshold", "torch.threshold", "aten.threshold"];
+}
+def Graph_LeakyReluOp : Graph_ActivationOp<"leaky_relu", "x > 0 ? x : negative_slope * x", "LeakyReluToPrim",
+    (ins F64Attr:$negative_slope), "input, negative_slope=0.01, inplace=False",
+    "F.leaky_relu({input}, {negative_slope})">;
+// hardtanh (and relu6): clamp to [min_val, max_val], NaN kept. Integer tensors
+// are clamped by capture (graph.maximum/minimum).
+def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val)", "HardtanhToPrim",
+    (ins F64Attr:$min_val, F64Attr:$max_val), "", "F.hardtanh({input}, {min_val}, {max_val})"> {
+  let torchNames = ["aten.hardtanh"];
 }
 
 //===----------------------------------------------------------------------===//
