@@ -5,20 +5,34 @@ import warnings
 import torch
 
 from .graph.eager import python_function
+from .graph.layouts import input_layout, strided_graph
 from .native import C as _C
 from .native import have_compiler
 from .session import current
 
 
 class _DynKernel:
-    """A graph compiled by the C++ core. Inputs are made contiguous (free when they already are),
-    outputs are preallocated with torch.empty on the inputs' device."""
+    """A graph compiled by the C++ core. Inputs are read through their strides where the example inputs
+    have a layout graph/layouts.py can read (expanded, transposed, sliced: no copy), else made contiguous
+    (free when they already are); outputs are preallocated with torch.empty on the inputs' device."""
 
-    def __init__(self, graph, keep_stages=False):
+    def __init__(self, graph, keep_stages=False, example_inputs=None, cpu_gemm=None):
         if not have_compiler():
             raise RuntimeError("dyn._C was built without the compiler core")
-        self.graph = graph
-        self.ir = graph.mlir()
+        self.graph = graph  # as captured: what a failed call runs eagerly
+        self.layouts = [None] * len(graph.inputs)
+        if example_inputs is not None and len(example_inputs) == len(graph.inputs):
+            self.layouts = [input_layout(t) for t in example_inputs]
+        # capture guards strides, so a call sees the example's; checked anyway, cheaply (tuples)
+        self.strides = [None if lay is None else tuple(t.stride()) for lay, t in
+                        zip(self.layouts, example_inputs or ())]
+        self.strided = any(lay is not None for lay in self.layouts)
+        self.ir = (strided_graph(graph, self.layouts) if self.strided else graph).mlir()
+        if cpu_gemm is not None:  # options={"cpu_gemm": ...}: which CPU GEMM f32/f64 products call
+            if cpu_gemm not in ("runtime", "library"):
+                raise ValueError(f"cpu_gemm must be 'runtime' or 'library', not {cpu_gemm!r}")
+            assert self.ir.startswith("module {")
+            self.ir = f'module attributes {{dyn.cpu_gemm = "{cpu_gemm}"}} {{' + self.ir[len("module {"):]
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
@@ -27,6 +41,21 @@ class _DynKernel:
         counters["compile_seconds"] += self.compiled.compile_seconds
         if debug:
             _dump_stages(self.compiled.stages)
+
+    def _inputs(self, inputs):
+        """The buffers of a call: a strided input's first element (its layout's base), else the input
+        made contiguous."""
+        if not self.strided:
+            return [t.contiguous() for t in inputs]
+        ins = []
+        for t, lay, st in zip(inputs, self.layouts, self.strides):
+            if lay is None:
+                ins.append(t.contiguous())
+            elif tuple(t.stride()) != st:
+                raise RuntimeError(f"an input's strides {tuple(t.stride())} differ from the compiled {st}")
+            else:
+                ins.append(t)
+        return ins
 
     @property
     def stages(self):
@@ -64,10 +93,9 @@ class DynCPUKernel(_DynKernel):
         return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
 
     def __call__(self, *inputs):
-        ins = [t.contiguous() for t in inputs]
         outs = [torch.empty(s, dtype=d) for s, d in self.out_specs]
         try:
-            self.compiled.run(ins, outs)
+            self.compiled.run(self._inputs(inputs), outs)
         except RuntimeError as e:
             return self._failed(inputs, e)
         return outs
@@ -84,9 +112,12 @@ class DynCUDAKernel(_DynKernel):
     def __call__(self, *inputs):
         device = inputs[0].device if inputs else _graph_device(self.graph)
         # Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an
-        # unaligned address (a view with an offset) is copied to a fresh allocation.
-        ins = [t.contiguous() for t in inputs]
-        ins = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ins]
+        # unaligned address (a view with an offset) is copied to a fresh allocation, in its layout.
+        try:
+            ins = self._inputs(inputs)
+        except RuntimeError as e:
+            return self._failed(inputs, e)
+        ins = [t if t.data_ptr() % 16 == 0 else _aligned_copy(t, lay) for t, lay in zip(ins, self.layouts)]
         outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
         # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
         size = self.compiled.workspace_bytes
@@ -99,6 +130,17 @@ class DynCUDAKernel(_DynKernel):
             except RuntimeError as e:
                 return self._failed(inputs, e)
         return outs
+
+
+def _aligned_copy(t, layout):
+    """t in a fresh allocation (aligned by torch's allocator) with the same layout: a contiguous clone,
+    or for a strided input its elements written into a new base, stride-0 dims once."""
+    if layout is None:
+        return t.clone()
+    base = torch.empty(layout.base_shape, dtype=t.dtype, device=t.device)
+    sizes, strides = layout.reduced
+    base.as_strided(sizes, strides).copy_(t.as_strided(sizes, strides, t.storage_offset()))
+    return base
 
 
 def _graph_device(graph):
@@ -150,7 +192,10 @@ def dyn_backend(graph, example_inputs, options=None):
     if runner is None:
         return graph if why is EMPTY else None
     try:
-        return runner(graph, bool((options or {}).get("keep_stages", False)))
+        keep = bool((options or {}).get("keep_stages", False))
+        if isinstance(runner, type) and issubclass(runner, _DynKernel):
+            return runner(graph, keep, example_inputs, (options or {}).get("cpu_gemm"))
+        return runner(graph, keep)
     except RuntimeError as e:
         found = [line.split("error: ", 1)[1] for line in str(e).splitlines() if NO_LOWERING in line and
                  "error: " in line]

@@ -120,3 +120,17 @@ func.func @matmul_bf16(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<4x
   loop.matmul %a, %b, %c : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>
   return
 }
+
+// -----
+
+// dyn.cpu_gemm = "library" on the module: f32 GEMMs call the library too
+// (benchmarks/cpu_gemm.py compares it with the runtime matmul).
+// CHECK-LABEL: func @matmul_library_attr
+// CHECK-NOT: dyn_matmul
+// CHECK: call @dyn_library_call(
+module attributes {dyn.cpu_gemm = "library"} {
+func.func @matmul_library_attr(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
+  return
+}
+}

@@ -62,6 +62,13 @@ KNOWN_FAILURES = {
     ("nn.functional.batch_norm", "function", "float32", "*"):
         "not native: Unsupported: batch_norm of a tensor with fewer than 2 dims",  # a 1-d empty input
     ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
+    # the nuclear norm needs singular values (no graph op); repeat counts in a tensor give a data-dependent shape
+    **{("norm.nuc", k, "*", "*"): "not native: Unsupported: norm with p='nuc'" for k in ("function", "method")},
+    ("repeat_interleave", "function", "float32", "*"):
+        "not native: Unsupported: repeat_interleave with a tensor of counts",
+    # eager's addbmm_ resizes a [1] destination to the [n, p] product: dyn does not resize inputs
+    ("addbmm", "inplace", "float32", "*"):
+        "not native: Unsupported: in-place op: output with shape [1] doesn't match the broadcast shape [5, 10]",
 }
 
 

@@ -5,6 +5,7 @@ can only be fresh tensors skip the aliasing checks. Ops without a short form the
 import torch
 
 from .. import _ops_generated
+from . import families
 from .opset import EAGER, EXPR, OPS, Operand
 
 # the names the registry's expressions use (torch, F, _rt), as the generated module has them
@@ -13,7 +14,8 @@ _EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
 # ops whose result is always a new tensor (never a view of an operand, never a constant): the registered
 # ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
 _FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
-                                             "max_pool", "avg_pool", "scaled_dot_product_attention"}
+                                             "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
+    families.OPS
 
 
 def _attr_values(n):
@@ -210,6 +212,8 @@ def run_node(n, xs):
         return _call_attrs(a, xs)
     if op == "torch_result":
         return xs[0][a["index"]]
+    if op in families.OPS:
+        return families.run(n, xs)
     if op == "gather":  # a negative index counts from the end, as the compiled gather's does
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))

@@ -4,6 +4,7 @@ import struct
 
 import torch
 
+from . import families
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
@@ -77,6 +78,8 @@ def _line(n):
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
     if op in OPS and OPS[op].attrs:  # registered ops print their attributes in the attr-dict
         return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
+    if op in families.OPS:
+        return families.line(n, ins, tys, r, _dims, _literal)
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
 
 

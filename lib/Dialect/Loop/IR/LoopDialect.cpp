@@ -129,7 +129,14 @@ LogicalResult MatmulOp::verify() {
 
 bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
   Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
-  return (et.isF32() || et.isF64()) && !op.getAddend();
+  if (!(et.isF32() || et.isF64()) || op.getAddend())
+    return false;
+  // `dyn.cpu_gemm = "library"` on the module sends f32/f64 GEMMs to the
+  // library call too (benchmarks/cpu_gemm.py compares the two in one process).
+  if (auto module = op->getParentOfType<ModuleOp>())
+    if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"))
+      return choice.getValue() != "library";
+  return true;
 }
 
 int32_t dyn::loop::libraryCallDType(Type t) {

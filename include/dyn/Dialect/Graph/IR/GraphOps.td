@@ -693,4 +693,7 @@ def Graph_TorchCallOp : Op<Graph_Dialect, "torch_call",
   let hasVerifier = 1;
 }
 
+// Reductions, scans, data movement and losses (issue 10 item 3), in a file of their own.
+include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
+
 #endif // DYN_GRAPH_OPS

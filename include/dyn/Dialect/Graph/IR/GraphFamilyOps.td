@@ -1,0 +1,139 @@
+//===- GraphFamilyOps.td - reductions, scans, data movement, losses -*- tablegen -*-===//
+//
+// The non-elementwise op families of issue 10 item 3, included by GraphOps.td:
+// composite reductions (all/any, argmax/argmin, logsumexp, vector norms),
+// scans (cumsum, cumprod, cummax, cummin, logcumsumexp), data movement
+// (flip, roll, repeat) and losses. Each is decomposed into prim ops by its
+// own file in lib/Conversion/GraphToPrim/ (CompositeReductions.cpp, Scans.cpp,
+// Rearrange.cpp, Losses.cpp); verifiers are in GraphFamilies.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_GRAPH_FAMILY_OPS
+#define DYN_GRAPH_FAMILY_OPS
+
+//===----------------------------------------------------------------------===//
+// Composite reductions
+//===----------------------------------------------------------------------===//
+
+// all/any: is every (some) element non-zero; the result is boolean.
+def Graph_AllOp : Graph_ReductionOp<"all", "logical and of `input != 0`", Graph_BoolTensor>;
+def Graph_AnyOp : Graph_ReductionOp<"any", "logical or of `input != 0`", Graph_BoolTensor>;
+
+// log(sum(exp(x))), computed as max + log(sum(exp(x - max))) (a max of
+// +-inf counts as 0 there, as eager's); f16/bf16 compute in f32.
+def Graph_LogsumexpOp : Graph_ReductionOp<"logsumexp", "log of the sum of exponentials",
+                                          Graph_FloatTensor,
+                                          [AllElementTypesMatch<["input", "result"]>]>;
+
+class Graph_ArgReductionOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+  let summary = "index of the " # desc # " along `dim`";
+  let description = [{
+    The index (i64) of the first }] # desc # [{ along `dim`, or of the first
+    NaN where there is one (eager's). `keepdim` keeps `dim` as size 1. The
+    dim must not be empty (eager raises).
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, UnitAttr:$keepdim);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ArgmaxOp : Graph_ArgReductionOp<"argmax", "maximum">;
+def Graph_ArgminOp : Graph_ArgReductionOp<"argmin", "minimum">;
+
+def Graph_VectorNormOp : Graph_Op<"vector_norm", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "vector `ord`-norm over `dims` (torch.linalg.vector_norm)";
+  let description = [{
+    `ord` = inf: max |x|; -inf: min |x|; 0: the number of non-zeros; 1: sum |x|;
+    2: sqrt(sum x^2); otherwise (sum |x|^ord)^(1/ord). f16/bf16 accumulate in
+    f32. An infinite `ord` needs a non-empty reduction (eager raises).
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, F64Attr:$ord, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `ord` $ord `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Scans
+//===----------------------------------------------------------------------===//
+
+def Graph_ScanKind : I32EnumAttr<"ScanKind", "how graph.cumulative combines", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"prod", 1>, I32EnumAttrCase<"max", 2>,
+    I32EnumAttrCase<"min", 3>, I32EnumAttrCase<"logsumexp", 4>]> {
+  let cppNamespace = "::dyn::graph";
+}
+
+def Graph_CumulativeOp : Graph_Op<"cumulative", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "inclusive scan along `dim` (cumsum, cumprod, cummax, cummin, logcumsumexp)";
+  let description = [{
+    `result[..., i, ...]` combines `input[..., j, ...]` for `j <= i` with
+    `kind`. Booleans only take max and min; logsumexp takes floats; f16/bf16
+    accumulate in f32 as eager's kernels do. Decomposed into a reduction over
+    a triangular mask (`j <= i`): one fused kernel, O(n^2) work in the scanned
+    dim (see docs/ops.md).
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_ScanKind:$kind, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_CumulativeIndexOp : Graph_Op<"cumulative_index"> {
+  let summary = "the indices of cummax/cummin along `dim`";
+  let description = [{
+    `result[..., i, ...]` is the last `j <= i` where `input[..., j, ...]`
+    equals the running maximum (minimum) at `i`, or the last NaN where the
+    running value is NaN (eager's cummax/cummin indices). `kind` is max or min.
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_ScanKind:$kind, I64Attr:$dim);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Graph_FlipOp : Graph_Op<"flip", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "reverse the order of elements along `dims` (torch.flip)";
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_RollOp : Graph_Op<"roll", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotate elements along `dims` by `shifts` (torch.roll)";
+  let description = [{
+    `result[..., (i + shifts[k]) mod n, ...] = input[..., i, ...]` along each
+    `dims[k]` (shifts may be negative or larger than the dim).
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$shifts, DenseI64ArrayAttr:$dims);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `shifts` $shifts `dims` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_RepeatOp : Graph_Op<"repeat", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "tile the input `repeats` times per dim (Tensor.repeat)";
+  let description = [{
+    `repeats` has at least the input's rank; the input is first viewed with
+    leading size-1 dims to that rank. Result dim `i` is `repeats[i]` times
+    the (viewed) input's dim `i`; `result[i] = input[i mod size]`.
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$repeats);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `repeats` $repeats attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // DYN_GRAPH_FAMILY_OPS

@@ -1,0 +1,129 @@
+//===- GraphFamilies.cpp - verifiers of the reduction, scan, data movement and loss ops -===//
+//
+// The ops of GraphFamilyOps.td: each verifier checks the result type against
+// the op's type rule, so that the lowering (CompositeReductions.cpp, Scans.cpp,
+// Rearrange.cpp, Losses.cpp) handles everything it accepts.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Dialect/Graph/IR/GraphDialect.h"
+
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace dyn::graph;
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The dims of an op that names each at most once, each in range.
+static LogicalResult checkDims(Operation *op, ArrayRef<int64_t> dims, int64_t rank,
+                               StringRef what = "dim") {
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return op->emitOpError() << what << " " << d << " is out of range for rank " << rank;
+    if (!seen.insert(d).second)
+      return op->emitOpError() << what << " " << d << " is repeated";
+  }
+  return success();
+}
+
+/// The shape of `in` reduced over `dims` (kept as size 1 with keepdim).
+static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> in, ArrayRef<int64_t> dims,
+                                         bool keepdim) {
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0, e = in.size(); i < e; ++i) {
+    if (!llvm::is_contained(dims, i))
+      shape.push_back(in[i]);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+template <typename OpT>
+static LogicalResult verifyArgReduction(OpT op) {
+  RankedTensorType in = tensorType(op.getInput());
+  int64_t dim = op.getDim();
+  if (failed(checkDims(op, {dim}, in.getRank())))
+    return failure();
+  if (in.getDimSize(dim) == 0)
+    return op.emitOpError("cannot take the index of an extremum over an empty dim");
+  if (op.getType().getShape() != ArrayRef<int64_t>(reducedShape(in.getShape(), {dim},
+                                                                 op.getKeepdim())))
+    return op.emitOpError("result shape does not match the reduction of the input over dim");
+  return success();
+}
+
+LogicalResult ArgmaxOp::verify() { return verifyArgReduction(*this); }
+LogicalResult ArgminOp::verify() { return verifyArgReduction(*this); }
+
+LogicalResult VectorNormOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (failed(checkDims(*this, getDims(), in.getRank(), "reduction dim")))
+    return failure();
+  if (getType().getShape() !=
+      ArrayRef<int64_t>(reducedShape(in.getShape(), getDims(), getKeepdim())))
+    return emitOpError("result shape does not match the reduction of the input over dims");
+  if (std::isinf(getOrd().convertToDouble())) {
+    int64_t count = 1;
+    for (int64_t d : getDims())
+      count *= in.getDimSize(d);
+    if (in.getRank() && count == 0)
+      return emitOpError("an infinite-order norm over no elements is not defined");
+  }
+  return success();
+}
+
+/// A scan's kind against the element type it runs on.
+static LogicalResult checkScanType(Operation *op, ScanKind kind, Type et) {
+  if (et.isInteger(1) && (kind == ScanKind::sum || kind == ScanKind::prod))
+    return op->emitOpError("a cumulative sum or product of booleans is computed in i64 "
+                           "(convert first)");
+  if (kind == ScanKind::logsumexp && !isa<FloatType>(et))
+    return op->emitOpError("logsumexp scans need a floating-point input");
+  return success();
+}
+
+LogicalResult CumulativeOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (failed(checkDims(*this, {(int64_t)getDim()}, in.getRank())))
+    return failure();
+  return checkScanType(*this, getKind(), in.getElementType());
+}
+
+LogicalResult CumulativeIndexOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (getKind() != ScanKind::max && getKind() != ScanKind::min)
+    return emitOpError("indices exist for max and min scans only");
+  if (failed(checkDims(*this, {(int64_t)getDim()}, in.getRank())))
+    return failure();
+  if (getType().getShape() != in.getShape())
+    return emitOpError("result must have the input's shape");
+  return success();
+}
+
+LogicalResult FlipOp::verify() {
+  return checkDims(*this, getDims(), tensorType(getInput()).getRank());
+}
+
+LogicalResult RollOp::verify() {
+  if (getShifts().size() != getDims().size())
+    return emitOpError("needs one shift per dim");
+  return checkDims(*this, getDims(), tensorType(getInput()).getRank());
+}
+
+LogicalResult RepeatOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape(), reps = getRepeats();
+  if (reps.size() < in.size())
+    return emitOpError("needs a repeat count for every input dim");
+  size_t offset = reps.size() - in.size();
+  SmallVector<int64_t> expected;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (reps[i] < 0)
+      return emitOpError("repeat counts must be non-negative");
+    expected.push_back(reps[i] * (i < offset ? 1 : in[i - offset]));
+  }
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the repeated input's");
+  return success();
+}

@@ -1,0 +1,58 @@
+"""The graph ops of GraphFamilyOps.td (composite reductions, scans, flip/roll/repeat) as the Python side
+needs them: their MLIR text (mlir.py calls line()) and their meaning as PyTorch ops (eager.py calls run())."""
+import torch
+
+REDUCTIONS = ("all", "any", "logsumexp")       # dims + keepdim, printed as graph.sum's
+ARG_REDUCTIONS = ("argmax", "argmin")           # dim + keepdim
+SCAN_KINDS = ("sum", "prod", "max", "min", "logsumexp")
+OPS = frozenset(REDUCTIONS + ARG_REDUCTIONS + ("vector_norm", "cumulative", "cumulative_index", "flip", "roll",
+                                               "repeat"))
+
+_SCANS = {"sum": torch.cumsum, "prod": torch.cumprod, "logsumexp": torch.logcumsumexp,
+          "max": lambda x, d: torch.cummax(x, d).values, "min": lambda x, d: torch.cummin(x, d).values}
+_SCAN_INDICES = {"max": torch.cummax, "min": torch.cummin}
+
+
+def line(n, ins, tys, r, dims, literal):
+    """The op's line of graph-dialect MLIR; dims and literal format lists and f64 numbers (mlir.py's)."""
+    op, a = n.op, n.attrs
+    head = f"{n.name} = graph.{op}"
+    tail = f" : {tys} -> {r}"
+    kd = " keepdim" if a.get("keepdim") else ""
+    if op in REDUCTIONS:
+        return f"{head} {ins} dims {dims(a['dims'])}{kd}{tail}"
+    if op in ARG_REDUCTIONS:
+        return f"{head} {ins} dim {a['dim']}{kd}{tail}"
+    if op == "vector_norm":
+        return f"{head} {ins} ord {literal(a['ord'], torch.float64)} dims {dims(a['dims'])}{kd}{tail}"
+    if op in ("cumulative", "cumulative_index"):
+        return f"{head} {a['kind']} {ins} dim {a['dim']}{tail}"
+    if op == "flip":
+        return f"{head} {ins} dims {dims(a['dims'])}{tail}"
+    if op == "roll":
+        return f"{head} {ins} shifts {dims(a['shifts'])} dims {dims(a['dims'])}{tail}"
+    if op == "repeat":
+        return f"{head} {ins} repeats {dims(a['repeats'])}{tail}"
+    raise NotImplementedError(op)
+
+
+def run(n, xs):
+    """The op run with PyTorch's ops: the eager backend's meaning of the node, the compiled one's oracle."""
+    op, a, x = n.op, n.attrs, xs[0]
+    if op in REDUCTIONS:
+        return getattr(torch, op)(x, tuple(a["dims"]), keepdim=bool(a.get("keepdim")))
+    if op in ARG_REDUCTIONS:
+        return getattr(torch, op)(x, a["dim"], keepdim=bool(a.get("keepdim")))
+    if op == "vector_norm":
+        return torch.linalg.vector_norm(x, a["ord"], tuple(a["dims"]), keepdim=bool(a.get("keepdim")))
+    if op == "cumulative":
+        return _SCANS[a["kind"]](x, a["dim"])
+    if op == "cumulative_index":
+        return _SCAN_INDICES[a["kind"]](x, a["dim"]).indices
+    if op == "flip":
+        return torch.flip(x, list(a["dims"]))
+    if op == "roll":
+        return torch.roll(x, list(a["shifts"]), list(a["dims"]))
+    if op == "repeat":
+        return x.repeat(list(a["repeats"]))
+    raise NotImplementedError(op)

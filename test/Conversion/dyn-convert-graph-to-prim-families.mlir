@@ -1,0 +1,166 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+
+// all/any: non-zero as 0/1 in i32, reduced by min (all) or max (any), then
+// `> 0`: an empty reduction (INT_MAX, INT_MIN) is true for all, false for any.
+// CHECK-LABEL: func @all_any
+// CHECK: %[[B:.*]] = prim.ne %{{.*}}, %{{.*}} : tensor<4x6xf32> -> tensor<4x6xi1>
+// CHECK: %[[I:.*]] = prim.convert_element_type %[[B]] : tensor<4x6xi1> -> tensor<4x6xi32>
+// CHECK: %[[MIN:.*]] = prim.reduce_min %[[I]] dims [0] : tensor<4x6xi32> -> tensor<6xi32>
+// CHECK: prim.gt %[[MIN]], %{{.*}} : tensor<6xi32> -> tensor<6xi1>
+// CHECK: %[[MAX:.*]] = prim.reduce_max %{{.*}} dims [1] : tensor<4x6xi32> -> tensor<4xi32>
+// CHECK: %[[ANY:.*]] = prim.gt %[[MAX]], %{{.*}} : tensor<4xi32> -> tensor<4xi1>
+// CHECK: prim.reshape %[[ANY]] : tensor<4xi1> -> tensor<4x1xi1>
+func.func @all_any(%x: tensor<4x6xf32>, %b: tensor<4x6xi1>) -> (tensor<6xi1>, tensor<4x1xi1>) {
+  %0 = graph.all %x dims [0] : tensor<4x6xf32> -> tensor<6xi1>
+  %1 = graph.any %b dims [1] keepdim : tensor<4x6xi1> -> tensor<4x1xi1>
+  return %0, %1 : tensor<6xi1>, tensor<4x1xi1>
+}
+
+// -----
+
+// argmax: the least position where x is its max or NaN.
+// CHECK-LABEL: func @argmax
+// CHECK: %[[M:.*]] = prim.reduce_max %[[X:.*]] dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+// CHECK: %[[MB:.*]] = prim.broadcast_in_dim %[[M]] dims [0] : tensor<4xf32> -> tensor<4x6xf32>
+// CHECK: %[[EQ:.*]] = prim.eq %[[X]], %[[MB]]
+// CHECK: %[[NAN:.*]] = prim.ne %[[X]], %[[X]]
+// CHECK: %[[HIT:.*]] = prim.or %[[EQ]], %[[NAN]]
+// CHECK: %[[POS:.*]] = prim.iota dim 1 : tensor<4x6xi64>
+// CHECK: %[[N:.*]] = prim.constant dense<6> : tensor<4x6xi64>
+// CHECK: %[[C:.*]] = prim.select %[[HIT]], %[[POS]], %[[N]]
+// CHECK: %[[I:.*]] = prim.reduce_min %[[C]] dims [1] : tensor<4x6xi64> -> tensor<4xi64>
+// CHECK: prim.reshape %[[I]] : tensor<4xi64> -> tensor<4x1xi64>
+func.func @argmax(%x: tensor<4x6xf32>) -> tensor<4x1xi64> {
+  %0 = graph.argmax %x dim 1 keepdim : tensor<4x6xf32> -> tensor<4x1xi64>
+  return %0 : tensor<4x1xi64>
+}
+
+// -----
+
+// argmin of booleans compares them as i32.
+// CHECK-LABEL: func @argmin_bool
+// CHECK: %[[I:.*]] = prim.convert_element_type %{{.*}} : tensor<4x6xi1> -> tensor<4x6xi32>
+// CHECK: prim.reduce_min %[[I]] dims [0] : tensor<4x6xi32> -> tensor<6xi32>
+// CHECK-NOT: prim.ne
+// CHECK: prim.reduce_min %{{.*}} dims [0] : tensor<4x6xi64> -> tensor<6xi64>
+func.func @argmin_bool(%b: tensor<4x6xi1>) -> tensor<6xi64> {
+  %0 = graph.argmin %b dim 0 : tensor<4x6xi1> -> tensor<6xi64>
+  return %0 : tensor<6xi64>
+}
+
+// -----
+
+// logsumexp: max + log(sum(exp(x - max))), an infinite max taken as 0; the
+// max added at the end is a second reduction, -min(-x). bf16 computes in f32.
+// CHECK-LABEL: func @logsumexp
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x6xbf16> -> tensor<4x6xf32>
+// CHECK: %[[M:.*]] = prim.reduce_max %[[X]] dims [1]
+// CHECK: %[[A:.*]] = prim.abs %[[M]]
+// CHECK: %[[INF:.*]] = prim.eq %[[A]], %{{.*}} : tensor<4xf32> -> tensor<4xi1>
+// CHECK: %[[SAFE:.*]] = prim.select %[[INF]], %{{.*}}, %[[M]]
+// CHECK: %[[NEG:.*]] = prim.neg %[[X]]
+// CHECK: %[[MIN:.*]] = prim.reduce_min %[[NEG]] dims [1]
+// CHECK: %[[OUTER:.*]] = prim.neg %[[MIN]]
+// CHECK: %[[OSAFE:.*]] = prim.select %{{.*}}, %{{.*}}, %[[OUTER]]
+// CHECK: %[[MB:.*]] = prim.broadcast_in_dim %[[SAFE]] dims [0]
+// CHECK: %[[D:.*]] = prim.sub %[[X]], %[[MB]]
+// CHECK: %[[E:.*]] = prim.exp %[[D]]
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[E]] dims [1]
+// CHECK: %[[L:.*]] = prim.log %[[S]]
+// CHECK: %[[R:.*]] = prim.add %[[L]], %[[OSAFE]]
+// CHECK: prim.convert_element_type %[[R]] : tensor<4xf32> -> tensor<4xbf16>
+func.func @logsumexp(%x: tensor<4x6xbf16>) -> tensor<4xbf16> {
+  %0 = graph.logsumexp %x dims [1] : tensor<4x6xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// Vector norms by order.
+// CHECK-LABEL: func @vector_norm
+// CHECK: %[[SQ:.*]] = prim.mul %[[X:.*]], %[[X]] : tensor<4x6xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[SQ]] dims [0, 1] : tensor<4x6xf32> -> tensor<f32>
+// CHECK: prim.sqrt %[[S]] : tensor<f32>
+// CHECK: %[[A:.*]] = prim.abs %[[X]]
+// CHECK: prim.reduce_max %[[A]] dims [1]
+// CHECK: %[[P:.*]] = prim.pow %{{.*}}, %{{.*}} : tensor<4x6xf32>
+// CHECK: %[[PS:.*]] = prim.reduce_sum %[[P]] dims [0]
+// CHECK: prim.pow %[[PS]], %{{.*}} : tensor<6xf32>
+func.func @vector_norm(%x: tensor<4x6xf32>) -> (tensor<f32>, tensor<4x1xf32>, tensor<6xf32>) {
+  %0 = graph.vector_norm %x ord 2.0 dims [0, 1] : tensor<4x6xf32> -> tensor<f32>
+  %1 = graph.vector_norm %x ord 0x7FF0000000000000 dims [1] keepdim : tensor<4x6xf32> -> tensor<4x1xf32>
+  %2 = graph.vector_norm %x ord 3.5 dims [0] : tensor<4x6xf32> -> tensor<6xf32>
+  return %0, %1, %2 : tensor<f32>, tensor<4x1xf32>, tensor<6xf32>
+}
+
+// -----
+
+// A scan is a reduction over a triangular mask j <= i next to the scanned dim.
+// CHECK-LABEL: func @cumsum
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x6xbf16> -> tensor<4x6xf32>
+// CHECK: %[[Y:.*]] = prim.broadcast_in_dim %[[X]] dims [0, 2] : tensor<4x6xf32> -> tensor<4x6x6xf32>
+// CHECK: %[[I:.*]] = prim.iota dim 1 : tensor<4x6x6xi64>
+// CHECK: %[[J:.*]] = prim.iota dim 2 : tensor<4x6x6xi64>
+// CHECK: %[[MASK:.*]] = prim.le %[[J]], %[[I]]
+// CHECK: %[[ZERO:.*]] = prim.constant dense<0.000000e+00> : tensor<4x6x6xf32>
+// CHECK: %[[SEL:.*]] = prim.select %[[MASK]], %[[Y]], %[[ZERO]]
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[SEL]] dims [2] : tensor<4x6x6xf32> -> tensor<4x6xf32>
+// CHECK: prim.convert_element_type %[[S]] : tensor<4x6xf32> -> tensor<4x6xbf16>
+func.func @cumsum(%x: tensor<4x6xbf16>) -> tensor<4x6xbf16> {
+  %0 = graph.cumulative sum %x dim 1 : tensor<4x6xbf16> -> tensor<4x6xbf16>
+  return %0 : tensor<4x6xbf16>
+}
+
+// -----
+
+// cummin of i64 masks with INT64_MAX; cumprod with 1.
+// CHECK-LABEL: func @cummin_cumprod
+// CHECK: prim.constant dense<9223372036854775807> : tensor<6x4x4xi64>
+// CHECK: prim.reduce_min %{{.*}} dims [2] : tensor<6x4x4xi64> -> tensor<6x4xi64>
+// CHECK: prim.constant dense<1> : tensor<4x4x6xi64>
+// CHECK: prim.reduce_prod %{{.*}} dims [1] : tensor<4x4x6xi64> -> tensor<4x6xi64>
+func.func @cummin_cumprod(%x: tensor<6x4xi64>, %y: tensor<4x6xi64>) -> (tensor<6x4xi64>, tensor<4x6xi64>) {
+  %0 = graph.cumulative min %x dim 1 : tensor<6x4xi64> -> tensor<6x4xi64>
+  %1 = graph.cumulative prod %y dim 0 : tensor<4x6xi64> -> tensor<4x6xi64>
+  return %0, %1 : tensor<6x4xi64>, tensor<4x6xi64>
+}
+
+// -----
+
+// cummax indices: the last j <= i where x[j] is the running max, or NaN.
+// CHECK-LABEL: func @cummax_indices
+// CHECK: %[[SOFAR:.*]] = prim.reduce_max %{{.*}} dims [1] : tensor<5x5xf32> -> tensor<5xf32>
+// CHECK: %[[RB:.*]] = prim.broadcast_in_dim %[[SOFAR]] dims [0] : tensor<5xf32> -> tensor<5x5xf32>
+// CHECK: %[[EQ:.*]] = prim.eq %[[Y:.*]], %[[RB]]
+// CHECK: %[[NAN:.*]] = prim.ne %[[Y]], %[[Y]]
+// CHECK: %[[HIT:.*]] = prim.or %[[EQ]], %[[NAN]]
+// CHECK: %[[C:.*]] = prim.select %[[HIT]], %{{.*}}, %{{.*}} : tensor<5x5xi1>, tensor<5x5xi64>
+// CHECK: %[[M:.*]] = prim.select %{{.*}}, %[[C]], %{{.*}} : tensor<5x5xi1>, tensor<5x5xi64>
+// CHECK: prim.reduce_max %[[M]] dims [1] : tensor<5x5xi64> -> tensor<5xi64>
+func.func @cummax_indices(%x: tensor<5xf32>) -> tensor<5xi64> {
+  %0 = graph.cumulative_index max %x dim 0 : tensor<5xf32> -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}
+
+// -----
+
+// flip: a gather at n-1-i per flipped dim; roll: two slices concatenated per
+// dim (shift -7 of 4 is 1: the last element first); repeat: a broadcast
+// between two reshapes.
+// CHECK-LABEL: func @rearrange
+// CHECK: %[[I:.*]] = prim.iota dim 1 : tensor<4x6xi64>
+// CHECK: %[[N:.*]] = prim.constant dense<5> : tensor<4x6xi64>
+// CHECK: %[[R:.*]] = prim.sub %[[N]], %[[I]]
+// CHECK: prim.gather %{{.*}} dim 1 index %[[R]] : tensor<4x6xf32>, tensor<4x6xi64> -> tensor<4x6xf32>
+// CHECK: %[[A:.*]] = prim.slice %[[X:.*]] start [3, 0] stride [1, 1] : tensor<4x6xf32> -> tensor<1x6xf32>
+// CHECK: %[[B:.*]] = prim.slice %[[X]] start [0, 0] stride [1, 1] : tensor<4x6xf32> -> tensor<3x6xf32>
+// CHECK: prim.concatenate %[[A]], %[[B]] dim 0
+// CHECK: %[[W:.*]] = prim.reshape %[[X]] : tensor<4x6xf32> -> tensor<1x1x1x4x1x6xf32>
+// CHECK: %[[BC:.*]] = prim.broadcast_in_dim %[[W]] dims [0, 1, 2, 3, 4, 5] : tensor<1x1x1x4x1x6xf32> -> tensor<2x1x3x4x1x6xf32>
+// CHECK: prim.reshape %[[BC]] : tensor<2x1x3x4x1x6xf32> -> tensor<2x12x6xf32>
+func.func @rearrange(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<2x12x6xf32>) {
+  %0 = graph.flip %x dims [1] : tensor<4x6xf32> -> tensor<4x6xf32>
+  %1 = graph.roll %x shifts [-7] dims [0] : tensor<4x6xf32> -> tensor<4x6xf32>
+  %2 = graph.repeat %x repeats [2, 3, 1] : tensor<4x6xf32> -> tensor<2x12x6xf32>
+  return %0, %1, %2 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<2x12x6xf32>
+}

@@ -1,0 +1,119 @@
+// RUN: dyn-opt %s -split-input-file -verify-diagnostics
+
+func.func @all_result_not_bool(%x: tensor<4x6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = graph.all %x dims [0] : tensor<4x6xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @argmax_empty_dim(%x: tensor<4x0xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{cannot take the index of an extremum over an empty dim}}
+  %0 = graph.argmax %x dim 1 : tensor<4x0xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @argmax_dim(%x: tensor<4x6xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = graph.argmax %x dim 2 : tensor<4x6xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @argmin_shape(%x: tensor<4x6xf32>) -> tensor<6xi64> {
+  // expected-error @+1 {{result shape does not match the reduction of the input over dim}}
+  %0 = graph.argmin %x dim 1 : tensor<4x6xf32> -> tensor<6xi64>
+  return %0 : tensor<6xi64>
+}
+
+// -----
+
+func.func @logsumexp_int(%x: tensor<4x6xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{must be ranked tensor of floating-point values}}
+  %0 = graph.logsumexp %x dims [1] : tensor<4x6xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @norm_inf_empty(%x: tensor<0x6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{an infinite-order norm over no elements is not defined}}
+  %0 = graph.vector_norm %x ord 0x7FF0000000000000 dims [0] : tensor<0x6xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @norm_type(%x: tensor<4x6xf32>) -> tensor<6xf64> {
+  // expected-error @+1 {{all of {input, result} have same element type}}
+  %0 = graph.vector_norm %x ord 2.0 dims [0] : tensor<4x6xf32> -> tensor<6xf64>
+  return %0 : tensor<6xf64>
+}
+
+// -----
+
+func.func @cumsum_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{a cumulative sum or product of booleans is computed in i64}}
+  %0 = graph.cumulative sum %x dim 0 : tensor<4xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @logcumsumexp_int(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{logsumexp scans need a floating-point input}}
+  %0 = graph.cumulative logsumexp %x dim 0 : tensor<4xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @scan_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{dim 0 is out of range for rank 0}}
+  %0 = graph.cumulative sum %x dim 0 : tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cumulative_index_sum(%x: tensor<4xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{indices exist for max and min scans only}}
+  %0 = graph.cumulative_index sum %x dim 0 : tensor<4xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @flip_repeated(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{dim 1 is repeated}}
+  %0 = graph.flip %x dims [1, 1] : tensor<4x6xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @roll_shifts(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{needs one shift per dim}}
+  %0 = graph.roll %x shifts [1, 2] dims [1] : tensor<4x6xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @repeat_shape(%x: tensor<4x6xf32>) -> tensor<8x6xf32> {
+  // expected-error @+1 {{needs a repeat count for every input dim}}
+  %0 = graph.repeat %x repeats [2] : tensor<4x6xf32> -> tensor<8x6xf32>
+  return %0 : tensor<8x6xf32>
+}
+
+// -----
+
+func.func @repeat_result(%x: tensor<4x6xf32>) -> tensor<8x6xf32> {
+  // expected-error @+1 {{result shape must be the repeated input's}}
+  %0 = graph.repeat %x repeats [2, 2] : tensor<4x6xf32> -> tensor<8x6xf32>
+  return %0 : tensor<8x6xf32>
+}
