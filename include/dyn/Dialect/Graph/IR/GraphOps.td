@@ -368,7 +368,7 @@ def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val
 
 // The result element type is free for sum and prod (their `dtype` argument),
 // the input's for amax and amin, a float for mean. Empty `dims` reduce nothing.
-class Graph_ReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
+class Graph_RegisteredReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
     : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce,
                          Dyn_ToPrim<prim, "ReductionToPrim", "Reduction">> {
   let summary = desc # " over `dims`";
@@ -387,11 +387,28 @@ class Graph_ReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string 
   let eager = "_rt.reduce(torch." # mnemonic # ", {input}, {dims}, {keepdim})";
 }
 
-def Graph_SumOp : Graph_ReductionOp<"sum", "sum", Dyn_FreeRule, "ReduceSumOp">;
-def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean", Dyn_FloatRule, "ReduceSumOp">;
-def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum", Dyn_KeepsElementRule, "ReduceMaxOp">;
-def Graph_AminOp : Graph_ReductionOp<"amin", "minimum", Dyn_KeepsElementRule, "ReduceMinOp">;
-def Graph_ProdOp : Graph_ReductionOp<"prod", "product", Dyn_FreeRule, "ReduceProdOp"> {
+// Reductions outside the registry (GraphFamilyOps.td: all, any, logsumexp).
+class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
+                        list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
+  let summary = desc # " over `dims`";
+  let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
+                    "the reduced dims stay as size 1; without it they are dropped.";
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs resultType:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
+  }];
+}
+
+def Graph_SumOp : Graph_RegisteredReductionOp<"sum", "sum", Dyn_FreeRule, "ReduceSumOp">;
+def Graph_MeanOp : Graph_RegisteredReductionOp<"mean", "arithmetic mean", Dyn_FloatRule, "ReduceSumOp">;
+def Graph_AmaxOp : Graph_RegisteredReductionOp<"amax", "maximum", Dyn_KeepsElementRule, "ReduceMaxOp">;
+def Graph_AminOp : Graph_RegisteredReductionOp<"amin", "minimum", Dyn_KeepsElementRule, "ReduceMinOp">;
+def Graph_ProdOp : Graph_RegisteredReductionOp<"prod", "product", Dyn_FreeRule, "ReduceProdOp"> {
   let eager = "_rt.prod({input}, {dims}, {keepdim})";
 }
 
