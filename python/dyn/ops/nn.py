@@ -47,6 +47,10 @@ class NNOps:
             y = self.binary("add", y, b)
         return y
 
+    def gelu(self, x, approximate="none"):
+        """graph.gelu (the registry's; GraphToPrim/Activations.cpp decomposes it)."""
+        return self.registered("gelu", torch.nn.functional.gelu, (x,), {"approximate": approximate})
+
     def _upcast(self, x):
         if x.meta.dtype in (torch.float16, torch.bfloat16):
             return self.convert(x, torch.float32), x.meta.dtype

@@ -8,6 +8,7 @@ from ..._ops_generated import HANDLERS
 from ...graph.opset import FAMILIES, UNARY
 from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
+from .generic import generic_call
 
 H = {}  # name -> handler
 
@@ -225,8 +226,8 @@ def _lerp(o, start, end, weight, *, out=None):
     for v in (start, end):
         if not v.meta.dtype.is_floating_point:
             raise Unsupported("lerp of integer tensors (eager raises)")
-        if v.meta.dtype in (torch.float16, torch.bfloat16):
-            raise Unsupported("lerp of float16/bfloat16 (eager's kernel rounds otherwise than graph.lerp)")
+        if v.meta.dtype in (torch.float16, torch.bfloat16):  # eager's kernel rounds otherwise than graph.lerp
+            return generic_call(o, torch.lerp, (start, end, weight), {})
     if not isinstance(weight, TensorVar):
         if isinstance(weight, bool) or not isinstance(weight, (int, float)):
             raise Unsupported("lerp weight that is not a number")
