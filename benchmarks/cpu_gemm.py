@@ -5,7 +5,7 @@ first. The variants are timed interleaved: in each round every variant runs `cal
 is kept; the table gives the median over rounds and the spread (min-max of the round medians, in % of the
 median), so that load from other processes shows as spread instead of hiding in one number.
 
-Run: PYTHONPATH=python .venv/bin/python benchmarks/cpu_gemm.py [--rounds N] [--no-inductor] [--quick]
+Run: PYTHONPATH=python .venv/bin/python benchmarks/cpu_gemm.py [--rounds N] [--no-inductor] [--quick] [--cases S]
 (the development machine has 2 cores shared with others: run it when the load is low and read the
 spread column)
 """
@@ -34,6 +34,7 @@ CASES = [
     ("x @ w 1024x1024x1024", "mm", (1024, 1024, 1024)),
     ("bmm 8x(128x64 @ 64x128) (attention scores)", "bmm", (8, 128, 64, 128)),
     ("bmm 8x(128x128 @ 128x64) (attention values)", "bmm", (8, 128, 128, 64)),
+    ("q @ k^T 8x(128x64 @ (128x64)^T) (batched, transposed)", "bmm_nt", (8, 128, 64, 128)),
 ]
 QUICK = {"F.linear 16x768 -> 2304", "F.linear 256x768 -> 768", "x @ w 512x512x512", "bmm 8x(128x64 @ 64x128) (attention scores)"}
 
@@ -48,6 +49,8 @@ def make(kind, shape):
         m, k, n = shape
         return (lambda x, w: torch.relu(x @ w)), (r(m, k), r(k, n) / k ** 0.5)
     b, m, k, n = shape
+    if kind == "bmm_nt":
+        return (lambda x, y: torch.relu(x @ y.transpose(-1, -2))), (r(b, m, k), r(b, n, k) / k ** 0.5)
     return (lambda x, y: torch.relu(torch.bmm(x, y))), (r(b, m, k), r(b, k, n) / k ** 0.5)
 
 
@@ -65,6 +68,7 @@ def main():
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--no-inductor", action="store_true")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--cases", default="", help="only the cases whose label contains this")
     a = p.parse_args()
     warnings.simplefilter("ignore")
     torch.manual_seed(0)
@@ -74,7 +78,7 @@ def main():
     print("| case | " + " | ".join(f"{n} ms (spread)" for n in names) + " | library vs runtime |")
     print("|---|" + "---|" * (len(names) + 1))
     for label, kind, shape in CASES:
-        if a.quick and label not in QUICK:
+        if a.quick and label not in QUICK or a.cases not in label:
             continue
         fn, args = make(kind, shape)
         with torch.no_grad():

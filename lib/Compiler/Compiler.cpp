@@ -236,6 +236,10 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   if (!func)
     return fail("no function @" + funcName + " in the graph");
   size_t numBuffers = func.getNumArguments() + func.getNumResults();
+  // Without a registered `matmul` (no torch runtime: the C API, other
+  // embedders) every f32/f64 GEMM runs on dyn's own runtime matmul.
+  if (!findLibraryCall("matmul") && !(*module)->hasAttr("dyn.cpu_gemm"))
+    (*module)->setAttr("dyn.cpu_gemm", StringAttr::get(&ctx, "runtime"));
 
   auto result = std::make_unique<JitFunction>();
   if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR))

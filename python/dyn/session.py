@@ -21,6 +21,7 @@ class Session:
         self.run_only = 0                  # depth of `with dyn.run():`
         self.eager_ok = {}                 # ops/core.py eager_accepts: eager's answers by dtypes and ranks
         self.resume_origins = {}           # resume code -> (original code, prologue bytes) (capture/resume.py)
+        self.code_info = weakref.WeakKeyDictionary()  # code -> its disassembly (capture/interpreter/frame.py)
         self.runners = {}                  # device type -> runner factory added by backends.register_runner
         self.dumped_graphs = 0             # DYN_COMPILE_DEBUG folders written
         self.logs = None                   # set of DYN_LOGS kinds; None: read DYN_LOGS at each event

@@ -65,20 +65,34 @@ func.func @row_max(%x: memref<4x8xf32>, %y: memref<4xf32>) {
 
 // -----
 
-// loop.matmul is a call into the runtime on raw addresses.
-// CHECK: func.func private @dyn_matmul_f32(i64, i64, i64, i64, i64, i64, i64)
+// A 2-d loop.matmul with transpose_b (F.linear's weight read in place) is a
+// call into dyn's runtime on raw addresses.
+// CHECK: func.func private @dyn_matmul_nt_f32(i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func @matmul
 // CHECK: memref.extract_aligned_pointer_as_index
-// CHECK: call @dyn_matmul_f32
-func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+// CHECK: call @dyn_matmul_nt_f32
+func.func @matmul(%a: memref<4x8xf32>, %b: memref<2x8xf32>, %c: memref<4x2xf32>) {
+  loop.matmul %a, %b, %c transpose_b : memref<4x8xf32>, memref<2x8xf32>, memref<4x2xf32>
+  return
+}
+
+// -----
+
+// A plain GEMM calls the library (ATen's, measured faster than the runtime's
+// blocked matmul) unless dyn.cpu_gemm = "runtime" asks for the runtime.
+// CHECK-LABEL: func @matmul_plain
+// CHECK-NOT: dyn_matmul
+// CHECK: call @dyn_library_call(
+func.func @matmul_plain(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
 
 // -----
 
-// With transpose_b the runtime reads B as [batch,]NxK: the nt entry point,
-// with the same (batch, M, N, K) arguments.
+// With dyn.cpu_gemm = "runtime", every f32/f64 GEMM is the runtime's; with
+// transpose_b it reads B as [batch,]NxK: the nt entry point, with the same
+// (batch, M, N, K) arguments.
 // CHECK-DAG: func.func private @dyn_matmul_nt_f64(i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func @matmul_transpose_b
 // CHECK-DAG: %[[BATCH:.*]] = arith.constant 2 : i64
@@ -86,9 +100,11 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>)
 // CHECK-DAG: %[[N:.*]] = arith.constant 3 : i64
 // CHECK-DAG: %[[K:.*]] = arith.constant 8 : i64
 // CHECK: call @dyn_matmul_nt_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[BATCH]], %[[M]], %[[N]], %[[K]])
+module attributes {dyn.cpu_gemm = "runtime"} {
 func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: memref<2x4x3xf64>) {
   loop.matmul %a, %b, %c transpose_b : memref<2x4x8xf64>, memref<2x3x8xf64>, memref<2x4x3xf64>
   return
+}
 }
 
 // -----

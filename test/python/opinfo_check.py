@@ -19,17 +19,19 @@ the memory format asked for). For non-contiguous inputs eager's TensorIterator p
 layout while dyn returns contiguous results: values are compared, strides not (docs/ops.md)."""
 import copy
 import itertools
+import os
 import warnings
 
 import torch
 
 import dyn
 from dyn import backends as B
+from dyn.ops import TENSOR_ATTRS
 from dyn.ops.claims import claims
 
 VARIANTS = ("function", "method", "inplace")
 # ops whose results have no defined values (uninitialized memory): their metadata is compared
-NO_VALUES = {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided"}
+NO_VALUES = {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
 
 
 class Mismatch(AssertionError):
@@ -50,10 +52,41 @@ def variant_callable(op, kind):
     return getattr(v, "__name__", None) if v is not None else None
 
 
+def _wrapped(fn):
+    """The op a torch.testing wrapper calls alone (`lambda x, *args: x.contiguous(*args)`, `lambda x: x.T`,
+    `lambda c, x, y, **k: torch.where(c, x, y, **k)`): ("method", name) or ("function", callable); None
+    for anything else (a wrapper calling several things, setting the seed)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or os.path.join("torch", "testing", "_internal", "") not in code.co_filename:
+        return None
+    names = code.co_names
+    if len(names) == 1:
+        return "method", names[0]
+    if names and names[0] == "torch":
+        f = torch
+        for n in names[1:]:
+            f = getattr(f, n, None)
+        return ("function", f) if callable(f) else None
+    return None
+
+
+def _claimed_function(fn):
+    """dyn claims an OpInfo's function variant: a torch callable with a handler, or a torch.testing
+    wrapper (which capture traces into like user code) of one op dyn claims."""
+    if claims(function=fn):
+        return True
+    w = _wrapped(fn)
+    if w is None:
+        return False
+    if w[0] == "function":
+        return claims(function=w[1])
+    return claims(method=w[1]) or w[1] in TENSOR_ATTRS
+
+
 def claimed_variants(op):
     """The variants of an OpInfo that dyn claims to capture (dyn.ops.claims)."""
     out = []
-    if claims(function=op.op):
+    if _claimed_function(op.op):
         out.append("function")
     for kind in ("method", "inplace"):
         name = variant_callable(op, kind)

@@ -361,8 +361,26 @@ def test_numpy_at_a_graph_break():
         a = y.numpy()  # leaves the graph: the graph so far runs, numpy gets the real tensor
         return torch.from_numpy(a * 3) + y
     count, reasons = graphs_and_breaks(f, X)
-    assert count >= 1 and any("Tensor.numpy" in r for r in reasons)
+    # mul | the numpy product and from_numpy, each one op at a break | add: the rest is compiled
+    assert count == 2 and reasons[0] == "Tensor.numpy" and not any("eagerly" in r for r in reasons)
+    assert any("numpy.ndarray" in r for r in reasons)
     assert_same(dyn.compile(f, backend="eager")(X), f(X))
+
+
+def test_numpy_operators_at_graph_breaks():
+    def f(x):
+        a = (x * 2).numpy()
+        a += 1             # in place on the array: operator.iadd at a break
+        big = a > 0.5      # a comparison
+        t = torch.from_numpy(a) * torch.from_numpy(big)
+        return t.sin() + x
+    x = torch.randn(6)
+    want = f(x.clone())
+    cf = dyn.compile(f, backend="eager")
+    for _ in range(2):
+        assert_same(cf(x), want)
+    count, reasons = graphs_and_breaks(f, x)
+    assert count == 2 and not any("eagerly" in r for r in reasons), reasons
 
 
 # -- the generic torch_call node ---------------------------------------------------------------------

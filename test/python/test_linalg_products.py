@@ -122,3 +122,22 @@ def test_einsum_not_captured(case):
     }
     with pytest.raises(dyn.Unsupported):
         dyn.compile(fns[case], fullgraph=True)(x)
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+@pytest.mark.parametrize("cpu_gemm", ["runtime", "library"])
+@pytest.mark.parametrize("form", ["mm", "linear", "bmm", "bmm_t"])
+def test_cpu_gemm_choice(form, cpu_gemm):
+    """options={"cpu_gemm": ...} picks dyn's runtime matmul or the library call (ATen) for every f32/f64
+    GEMM (benchmarks/cpu_gemm.py compares them); both give eager's results, odd sizes (partial tiles and
+    blocks, K > 512 panels) included."""
+    torch.manual_seed(0)
+    x, w, xb = torch.randn(67, 601), torch.randn(129, 601), torch.randn(3, 33, 601)
+    fns = {"mm": lambda x, w, xb: x @ w.t().contiguous(), "linear": lambda x, w, xb: torch.nn.functional.linear(x, w),
+           "bmm": lambda x, w, xb: xb @ w[:15].reshape(3, 5, 601).transpose(1, 2).contiguous(),
+           "bmm_t": lambda x, w, xb: xb @ xb.transpose(1, 2)}
+    fn = fns[form]
+    compiled = dyn.compile(fn, fullgraph=True, options={"cpu_gemm": cpu_gemm, "keep_stages": True})
+    torch.testing.assert_close(compiled(x, w, xb), fn(x, w, xb), rtol=1e-4, atol=1e-4)
+    llvm = dict(compiled.stages()[0])["llvm"]
+    assert ("dyn_matmul" in llvm) == (cpu_gemm == "runtime"), llvm[:2000]

@@ -1,6 +1,12 @@
-//===- Normalization.cpp - softmax and log-softmax --------------------------===//
+//===- Normalization.cpp - softmax and the normalization ops ----------------===//
 //
-// Numerically stable softmax: max, exp, sum and division.
+// Numerically stable softmax: max, exp, sum and division. layer_norm,
+// rms_norm, batch_norm, instance_norm and group_norm: the moments over the
+// normalized dims (two reductions: the mean, then the sum of squared
+// deviations), the normalization and the affine part, computed in f32 for
+// f16/bf16 inputs and rounded once at the end, as eager's kernels do.
+// batch_norm and instance_norm in training also return the updated running
+// statistics: (1 - m) * old + m * batch, with the unbiased batch variance.
 //
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
@@ -50,9 +56,282 @@ struct SoftmaxToPrim : OpConversionPattern<GraphOp> {
   }
 };
 
+/// Where eager's kernels compute: f32 for f16/bf16, else the input's type.
+Type computeType(Type et) {
+  if (et.isF16() || et.isBF16())
+    return Float32Type::get(et.getContext());
+  return et;
+}
+
+/// The moments of `x` over `dims`: `centered` (x - mean, x's shape),
+/// `sumSquares` of the deviations and `mean` (both with `dims` removed).
+struct Moments {
+  Value mean, centered, sumSquares;
+  RankedTensorType reducedType;
+  SmallVector<int64_t> keptDims;
+  int64_t count = 1;
+};
+
+Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
+  OpBuilder &b = pb.b;
+  RankedTensorType type = tensorType(x);
+  Moments m;
+  SmallVector<int64_t> reducedShape;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (llvm::is_contained(dims, i)) {
+      m.count *= type.getDimSize(i);
+    } else {
+      reducedShape.push_back(type.getDimSize(i));
+      m.keptDims.push_back(i);
+    }
+  }
+  m.reducedType = RankedTensorType::get(reducedShape, type.getElementType());
+  Value sum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, x, dims);
+  m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum,
+                               pb.splat(m.reducedType, (double)m.count));
+  m.centered = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(m.mean, type, m.keptDims));
+  Value sq = prim::MulOp::create(b, pb.loc, type, m.centered, m.centered);
+  m.sumSquares = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, sq, dims);
+  return m;
+}
+
+/// 1 / sqrt(v + eps), elementwise.
+Value invStd(PrimBuilder &pb, Value v, double eps) {
+  RankedTensorType t = tensorType(v);
+  Value plus = prim::AddOp::create(pb.b, pb.loc, t, v, pb.splat(t, eps));
+  return prim::RsqrtOp::create(pb.b, pb.loc, t, plus);
+}
+
+/// (x - mean) / sqrt(var + eps) with the biased variance of the moments.
+Value normalized(PrimBuilder &pb, const Moments &m, double eps) {
+  RankedTensorType type = tensorType(m.centered);
+  Value var = prim::DivOp::create(pb.b, pb.loc, m.reducedType, m.sumSquares,
+                                  pb.splat(m.reducedType, (double)m.count));
+  Value inv = invStd(pb, var, eps);
+  return prim::MulOp::create(pb.b, pb.loc, type, m.centered,
+                             pb.broadcastKept(inv, type, m.keptDims));
+}
+
+/// `y * weight + bias` (either may be absent), the parameters converted to
+/// y's type and broadcast with their dims at `dims` of y.
+Value affine(PrimBuilder &pb, Value y, Value weight, Value bias, ArrayRef<int64_t> dims) {
+  RankedTensorType type = tensorType(y);
+  if (weight)
+    y = prim::MulOp::create(
+        pb.b, pb.loc, type, y,
+        pb.broadcastKept(pb.convert(weight, type.getElementType()), type, dims));
+  if (bias)
+    y = prim::AddOp::create(
+        pb.b, pb.loc, type, y,
+        pb.broadcastKept(pb.convert(bias, type.getElementType()), type, dims));
+  return y;
+}
+
+SmallVector<int64_t> range(int64_t from, int64_t to) {
+  SmallVector<int64_t> r;
+  for (int64_t i = from; i < to; ++i)
+    r.push_back(i);
+  return r;
+}
+
+/// The dims of a `[N, C, *]` tensor but the channel dim (batch_norm's).
+SmallVector<int64_t> allButChannel(int64_t rank) {
+  SmallVector<int64_t> r{0};
+  r.append(range(2, rank));
+  return r;
+}
+
+/// momentum * batch + (1 - momentum) * old, in old's type; `momentum` is a
+/// tensor of old's type and shape.
+Value runningUpdate(PrimBuilder &pb, Value old, Value batch, Value momentum) {
+  RankedTensorType t = tensorType(old);
+  Value one = pb.splat(t, 1.0);
+  Value keep = prim::SubOp::create(pb.b, pb.loc, t, one, momentum);
+  Value fresh =
+      prim::MulOp::create(pb.b, pb.loc, t, momentum, pb.convert(batch, t.getElementType()));
+  Value kept = prim::MulOp::create(pb.b, pb.loc, t, keep, old);
+  return prim::AddOp::create(pb.b, pb.loc, t, fresh, kept);
+}
+
+/// The momentum as a tensor like `like`: the attribute, or 1 / count.
+Value momentumTensor(PrimBuilder &pb, RankedTensorType like, std::optional<double> momentum,
+                     Value count) {
+  if (momentum)
+    return pb.splat(like, *momentum);
+  RankedTensorType scalar = RankedTensorType::get({}, like.getElementType());
+  Value n = pb.convert(count, like.getElementType());
+  Value f = prim::DivOp::create(pb.b, pb.loc, scalar, pb.splat(scalar, 1.0), n);
+  return pb.broadcastKept(f, like, {});
+}
+
+/// Eval-mode batch norm: x * a + b per channel, a = w / sqrt(var + eps) and
+/// b = bias - mean * a (eager's CPU kernel's form).
+Value normalizeWithStats(PrimBuilder &pb, Value x, Value mean, Value var, Value weight,
+                         Value bias, double eps) {
+  RankedTensorType type = tensorType(x);
+  Type ct = type.getElementType();
+  RankedTensorType cType = RankedTensorType::get({type.getDimSize(1)}, ct);
+  Value a = invStd(pb, pb.convert(var, ct), eps);
+  if (weight)
+    a = prim::MulOp::create(pb.b, pb.loc, cType, a, pb.convert(weight, ct));
+  Value shift = prim::MulOp::create(pb.b, pb.loc, cType, pb.convert(mean, ct), a);
+  Value bShift = bias ? prim::SubOp::create(pb.b, pb.loc, cType, pb.convert(bias, ct), shift)
+                      : prim::NegOp::create(pb.b, pb.loc, cType, shift).getResult();
+  Value y = prim::MulOp::create(pb.b, pb.loc, type, x, pb.broadcastKept(a, type, {1}));
+  return prim::AddOp::create(pb.b, pb.loc, type, y, pb.broadcastKept(bShift, type, {1}));
+}
+
+struct LayerNormToPrim : OpConversionPattern<graph::LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::LayerNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
+    SmallVector<int64_t> dims = range(type.getRank() - op.getNormalizedRank(), type.getRank());
+    Value y = normalized(pb, moments(pb, x, dims), op.getEps().convertToDouble());
+    y = affine(pb, y, adaptor.getWeight(), adaptor.getBias(), dims);
+    rewriter.replaceOp(op, pb.convert(y, type.getElementType()));
+    return success();
+  }
+};
+
+struct RmsNormToPrim : OpConversionPattern<graph::RmsNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::RmsNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    PrimBuilder pb{rewriter, loc};
+    RankedTensorType type = op.getType();
+    Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
+    RankedTensorType cType = tensorType(x);
+    SmallVector<int64_t> dims = range(type.getRank() - op.getNormalizedRank(), type.getRank());
+    SmallVector<int64_t> kept = range(0, type.getRank() - op.getNormalizedRank());
+    int64_t count = 1;
+    SmallVector<int64_t> reducedShape;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      if (llvm::is_contained(dims, i))
+        count *= type.getDimSize(i);
+      else
+        reducedShape.push_back(type.getDimSize(i));
+    }
+    auto reducedType = RankedTensorType::get(reducedShape, cType.getElementType());
+    Value sq = prim::MulOp::create(rewriter, loc, cType, x, x);
+    Value sum = prim::ReduceSumOp::create(rewriter, loc, reducedType, sq, dims);
+    Value ms = prim::DivOp::create(rewriter, loc, reducedType, sum,
+                                   pb.splat(reducedType, (double)count));
+    Value inv = invStd(pb, ms, op.getEps().convertToDouble());
+    Value y = prim::MulOp::create(rewriter, loc, cType, x, pb.broadcastKept(inv, cType, kept));
+    y = affine(pb, y, adaptor.getWeight(), Value(), dims);
+    rewriter.replaceOp(op, pb.convert(y, type.getElementType()));
+    return success();
+  }
+};
+
+struct GroupNormToPrim : OpConversionPattern<graph::GroupNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::GroupNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    PrimBuilder pb{rewriter, loc};
+    RankedTensorType type = op.getType();
+    Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
+    RankedTensorType cType = tensorType(x);
+    int64_t n = type.getDimSize(0), g = op.getGroups();
+    // [N, C, *] -> [N, G, C/G * prod(*)]: each (sample, group) is a row
+    auto grouped = RankedTensorType::get({n, g, cType.getNumElements() / std::max<int64_t>(n * g, 1)},
+                                         cType.getElementType());
+    Value rows = prim::ReshapeOp::create(rewriter, loc, grouped, x);
+    Value y = normalized(pb, moments(pb, rows, {2}), op.getEps().convertToDouble());
+    y = prim::ReshapeOp::create(rewriter, loc, cType, y);
+    y = affine(pb, y, adaptor.getWeight(), adaptor.getBias(), {1});
+    rewriter.replaceOp(op, pb.convert(y, type.getElementType()));
+    return success();
+  }
+};
+
+struct BatchNormToPrim : OpConversionPattern<graph::BatchNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::BatchNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    PrimBuilder pb{rewriter, loc};
+    RankedTensorType type = op.getResult().getType();
+    Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
+    RankedTensorType cType = tensorType(x);
+    double eps = op.getEps().convertToDouble();
+    if (!op.getTraining()) {
+      Value y = normalizeWithStats(pb, x, adaptor.getRunningMean(), adaptor.getRunningVar(),
+                                   adaptor.getWeight(), adaptor.getBias(), eps);
+      rewriter.replaceOp(op, pb.convert(y, type.getElementType()));
+      return success();
+    }
+    Moments m = moments(pb, x, allButChannel(type.getRank()));
+    Value var = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
+                                    pb.splat(m.reducedType, (double)m.count));
+    Value y = normalizeWithStats(pb, x, m.mean, var, adaptor.getWeight(), adaptor.getBias(), eps);
+    SmallVector<Value> results{pb.convert(y, type.getElementType())};
+    if (Value rm = adaptor.getRunningMean()) {
+      Value rv = adaptor.getRunningVar();
+      Value unbiased = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
+                                           pb.splat(m.reducedType, (double)(m.count - 1)));
+      std::optional<double> mom;
+      if (op.getMomentum())
+        mom = op.getMomentum()->convertToDouble();
+      Value nbt = adaptor.getNumBatchesTracked();
+      results.push_back(runningUpdate(pb, rm, m.mean, momentumTensor(pb, tensorType(rm), mom, nbt)));
+      results.push_back(
+          runningUpdate(pb, rv, unbiased, momentumTensor(pb, tensorType(rv), mom, nbt)));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct InstanceNormToPrim : OpConversionPattern<graph::InstanceNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::InstanceNormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    PrimBuilder pb{rewriter, loc};
+    RankedTensorType type = op.getResult().getType();
+    Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
+    double eps = op.getEps().convertToDouble();
+    if (!op.getUseInputStats()) {
+      Value y = normalizeWithStats(pb, x, adaptor.getRunningMean(), adaptor.getRunningVar(),
+                                   adaptor.getWeight(), adaptor.getBias(), eps);
+      rewriter.replaceOp(op, pb.convert(y, type.getElementType()));
+      return success();
+    }
+    Moments m = moments(pb, x, range(2, type.getRank()));
+    Value y = normalized(pb, m, eps);
+    y = affine(pb, y, adaptor.getWeight(), adaptor.getBias(), {1});
+    SmallVector<Value> results{pb.convert(y, type.getElementType())};
+    if (Value rm = adaptor.getRunningMean()) {
+      // eager updates a copy of the statistics per sample (batch_norm of
+      // [1, N*C, *]) and keeps their mean over the samples
+      Value rv = adaptor.getRunningVar();
+      int64_t n = type.getDimSize(0);
+      Value unbiased = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
+                                           pb.splat(m.reducedType, (double)(m.count - 1)));
+      for (auto [old, batch] : {std::pair{rm, m.mean}, std::pair{rv, unbiased}}) {
+        RankedTensorType st = tensorType(old);
+        auto perSample = RankedTensorType::get({n, st.getDimSize(0)}, st.getElementType());
+        Value upd = runningUpdate(pb, pb.broadcastKept(old, perSample, {1}), batch,
+                                  pb.splat(perSample, op.getMomentum().convertToDouble()));
+        Value sum = prim::ReduceSumOp::create(rewriter, loc, st, upd, ArrayRef<int64_t>{0});
+        results.push_back(prim::DivOp::create(rewriter, loc, st, sum, pb.splat(st, (double)n)));
+      }
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateNormalizationPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<SoftmaxToPrim<graph::SoftmaxOp>, SoftmaxToPrim<graph::LogSoftmaxOp>>(ctx);
+  patterns.add<SoftmaxToPrim<graph::SoftmaxOp>, SoftmaxToPrim<graph::LogSoftmaxOp>, LayerNormToPrim,
+               RmsNormToPrim, GroupNormToPrim, BatchNormToPrim, InstanceNormToPrim>(ctx);
 }

@@ -5,7 +5,7 @@ import torch
 
 from ..errors import Unsupported
 from . import resume
-from .interpreter.control import GradModeExit
+from .interpreter.control import GradModeExit, NoExit
 from .marks import _ITER_TYPES, Marker, unmark
 from .paths import _gatherer
 from .runners import _rebuilder
@@ -41,6 +41,8 @@ class _Break:
                 self.slots.append(resume.NULL_SLOT)
             elif isinstance(v, GradModeExit):  # inside `with torch.no_grad()`: the resume enters it again
                 self.slots.append("g1" if v.enabled else "g0")
+            elif isinstance(v, NoExit):  # inside `with contextlib.nullcontext()`: entered again likewise
+                self.slots.append("nc")
             elif isinstance(v, _ITER_TYPES):
                 self.slots.append(resume.ITER_SLOT)
                 self.stack.append(tuple(mark(x) for x in v))  # the rest of the loop; consumed here

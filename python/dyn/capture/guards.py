@@ -285,6 +285,10 @@ def _path_guards(tr, args=None):
         # one tensor reached through two sources is one graph input: they must stay the same object
         this, that = _resolver(source), _resolver(tr.input_sources[j])
         checks.append(lambda args, this=this, that=that: this(args) is that(args))
+    for j, offset in dict.fromkeys(tr.offset_guards):
+        # an as_strided view at an explicit storage offset: right while the input starts there
+        get = _resolver(tr.input_sources[j])
+        checks.append(lambda args, get=get, offset=offset: get(args).storage_offset() == offset)
     groups = list(tr.copy_sources.items()) + list(tr.plain_sources.items())
     written = [k for k, (key, _) in enumerate(groups) if key in tr.side.changed or key in tr.side.pending]
     if written or any(len(srcs) > 1 for _, srcs in groups):

@@ -56,7 +56,9 @@ def _flatten_output(out, graph, fail, tracer=None):
         st = _storage_of(v)
         if st is not None and st.input_index is None:
             members.setdefault(st, []).append(v)
-    shared = [st for st, vs in members.items() if len(vs) > 1]
+    # a base several returned tensors view, or the memory of a tensor dyn laid out (channels_last): a graph
+    # output the returned tensors are views of
+    shared = [st for st, vs in members.items() if len(vs) > 1 or st.laid_out]
     bases, claimed, contig, clones = {}, {}, [], []
     n_clones = sum(1 for st in shared if st.node.op == "input")
     for st in shared:

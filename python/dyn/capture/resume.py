@@ -7,6 +7,7 @@ GET_ITER) and jumps to T in an unchanged copy of the original bytecode. The inte
 always run it; dyn.compile wraps it like any other function, so it is captured on its own (and breaks
 again where needed) or runs eagerly when capture fails. The same idea as TorchDynamo's resume_at
 functions, for CPython 3.11 and 3.12."""
+import contextlib
 import dis
 import sys
 import types
@@ -27,9 +28,10 @@ CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
 # a stack slot at the resume point: a value, NULL (3.11+ call protocol), an iterator (passed as the
 # tuple of its remaining items), or the __exit__ of a `with torch.no_grad()` / `torch.enable_grad()`
-# block the resume point is inside (the prologue enters a new such block: nothing is passed)
+# block (or of a `with contextlib.nullcontext()`) the resume point is inside (the prologue enters a new
+# such block: nothing is passed)
 VALUE, NULL_SLOT, ITER_SLOT = "v", "n", "i"
-WITH_SLOTS = {"g0": torch.no_grad, "g1": torch.enable_grad}
+WITH_SLOTS = {"g0": torch.no_grad, "g1": torch.enable_grad, "nc": contextlib.nullcontext}
 
 
 def _instructions(co):

@@ -41,8 +41,10 @@ class Tracer:
         self.input_aliases = []  # (source, input index): an input reached again through another source
         self.traced = set()  # ids of the traced copies wrap() made of real containers
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
+        self.requires_grad_memo = {}  # caller's grad mode -> {node: requires grad} (ops.tensor.node_requires_grad)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
+        self.offset_guards = []  # (input index, storage offset): as_strided read the input's real offset
         self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)
         self.created_classes = set()  # user classes instantiated while capturing
         self.effects = None  # the side effects marked for the runner (capture())
@@ -90,6 +92,10 @@ class Tracer:
             self.attr_guards.append((path, v))
         elif is_plain_instance(v) and id(v) not in self.identity_guarded:
             pass  # a plain object: guarded by type where wrap() takes it in (identity where it is used)
+        elif type(v) in (list, dict) and owner is not None and is_plain_instance(owner) and \
+                id(owner) not in self.identity_guarded:
+            pass  # a list or dict of a plain object (a cache's `layers`, made per call): traced as a copy
+            # guarded by its structure where wrap() takes it in, like its owner by type
         elif isinstance(v, types.MethodType) and bound_here:
             self.attr_guards.append((path + ("__func__",), Is(v.__func__)))
         elif isinstance(v, types.BuiltinMethodType) and bound_here:

@@ -6,6 +6,7 @@ import torch
 
 from .. import _ops_generated
 from . import families
+from .norms import NORM_OPS, run_norm
 from .opset import EAGER, EXPR, OPS, Operand
 
 # the names the registry's expressions use (torch, F, _rt), as the generated module has them
@@ -15,7 +16,7 @@ _EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
 # ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
 _FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
                                              "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    families.OPS
+    families.OPS | set(NORM_OPS)
 
 
 def _attr_values(n):
@@ -208,6 +209,8 @@ def run_node(n, xs):
         return torch.cat(xs, a["dim"])
     if op in _WINDOW:
         return _WINDOW[op](xs, a)
+    if op in NORM_OPS:
+        return run_norm(n, xs)
     if op == "torch_call":
         return _call_attrs(a, xs)
     if op == "torch_result":

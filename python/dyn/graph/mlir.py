@@ -5,6 +5,7 @@ import struct
 import torch
 
 from . import families
+from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
@@ -80,6 +81,11 @@ def _line(n):
         return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
     if op in families.OPS:
         return families.line(n, ins, tys, r, _dims, _literal)
+    if op in NORM_OPS:  # with updated running statistics: three results
+        name, rets = n.name, r
+        if a.get("results") == 3:
+            name, rets = f"{n.name}:3", ", ".join(tensor_type(m) for m in a["metas"])
+        return f"{name} = graph.{op} {norm_line(n, lambda v: _literal(v, torch.float64))} : {tys} -> {rets}"
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
 
 

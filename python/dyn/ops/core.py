@@ -2,7 +2,7 @@
 computes the result's meta tensor by running the real torch op on meta tensors (PyTorch's own
 broadcasting and type promotion) and adds graph-dialect nodes; composite ops decompose here. The op
 families are mixins: views.py (views, in-place updates), arith.py (elementwise), shape.py (reductions,
-shapes, indexing), nn.py (linear algebra, activations, norms), windows.py (convolution, pooling, padding,
+shapes, indexing), nn.py (linear algebra, activations), norms.py (normalizations), windows.py (convolution, pooling, padding,
 attention), torch_call.py (the generic node of ops without a graph op of their own)."""
 import math
 import warnings
@@ -13,6 +13,7 @@ from ..errors import Unsupported
 from ..graph.opset import ELEMENT_TYPES
 from .arith import ArithOps
 from .nn import NNOps
+from .norms import NormOps
 from .registered import RegisteredOps
 from .shape import ShapeOps
 from .tensor import SCALARS, TensorVar, node_requires_grad
@@ -76,7 +77,7 @@ def eager_accepts(cache, what, fn, *args, _device=None, **kwargs):
 
 
 
-class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps, TorchCallOps, RegisteredOps):
+class Ops(ViewOps, ArithOps, ShapeOps, NNOps, NormOps, WindowOps, TorchCallOps, RegisteredOps):
     """Op builders bound to one tracer (graph + device)."""
 
     def __init__(self, tracer):
@@ -123,8 +124,7 @@ class Ops(ViewOps, ArithOps, ShapeOps, NNOps, WindowOps, TorchCallOps, Registere
         reached from an input that requires grad) and the traced code's grad mode is on (then read, so
         guarded). Decompositions whose gradient differs from eager's own backward formula (at ties,
         bounds, zeros) take an exact form, or are not captured, only then."""
-        memo = {}
-        if not any(isinstance(v, TensorVar) and node_requires_grad(self.tr, v.node, memo) for v in vals):
+        if not any(isinstance(v, TensorVar) and node_requires_grad(self.tr, v.node) for v in vals):
             return False
         return self.tr.grad_enabled()
 

@@ -1,4 +1,4 @@
-"""Linear algebra, activations and normalizations, decomposed into graph ops (Ops mixin)."""
+"""Linear algebra and activations, decomposed into graph ops (Ops mixin); normalizations are in norms.py."""
 import math
 
 import torch
@@ -55,37 +55,3 @@ class NNOps:
         if x.meta.dtype in (torch.float16, torch.bfloat16):
             return self.convert(x, torch.float32), x.meta.dtype
         return x, None
-
-    def layer_norm(self, x, normalized_shape, w=None, b=None, eps=1e-5):
-        self.check(x)
-        x, low = self._upcast(x)
-        k = len(tuple(normalized_shape)) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
-        dims = list(range(x.meta.dim() - k, x.meta.dim()))
-        m = self.reduce("mean", x, dims, True)
-        d = self.binary("sub", x, m)
-        v = self.reduce("mean", self.binary("mul", d, d), dims, True)
-        y = self.binary("mul", d, self.unary("rsqrt", self.binary("add", v, float(eps))))
-        # bf16/f16: the affine part in float32 too, one rounding at the end (eager's kernel)
-        if w is not None:
-            y = self.binary("mul", y, self.convert(w, x.meta.dtype) if low is not None else w)
-        if b is not None:
-            y = self.binary("add", y, self.convert(b, x.meta.dtype) if low is not None else b)
-        if low is not None:
-            y = self.convert(y, torch.promote_types(low, torch.promote_types(
-                w.meta.dtype if w is not None else low, b.meta.dtype if b is not None else low)))
-        return y
-
-    def rms_norm(self, x, normalized_shape, w=None, eps=None):
-        self.check(x)
-        x, low = self._upcast(x)
-        k = len(tuple(normalized_shape)) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
-        dims = list(range(x.meta.dim() - k, x.meta.dim()))
-        if eps is None:
-            eps = torch.finfo(low or x.meta.dtype).eps
-        ms = self.reduce("mean", self.binary("mul", x, x), dims, True)
-        y = self.binary("mul", x, self.unary("rsqrt", self.binary("add", ms, float(eps))))
-        if low is not None:
-            y = self.convert(y, low)
-        if w is not None:
-            y = self.binary("mul", y, w)
-        return y

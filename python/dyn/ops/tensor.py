@@ -34,15 +34,18 @@ class _Storage:
     """The memory a base tensor shares with its views: the base (held weakly: once no Python value holds
     it, nothing can observe it through the base), its current value `node`, its views (weakly) and
     `shadow`, a meta tensor with the base's layout: the real strides of a graph input (exact), contiguous
-    for a computed tensor (a model: dyn does not know the layout eager gives a computed tensor)."""
-    __slots__ = ("base", "node", "views", "input_index", "shadow")
+    for a computed tensor (a model: dyn does not know the layout eager gives a computed tensor).
+    laid_out: the memory of a new tensor dyn lays out in another order than its dims' (channels_last),
+    whose one view in its own dims is the tensor: returned as that view of the graph output."""
+    __slots__ = ("base", "node", "views", "input_index", "shadow", "laid_out")
 
-    def __init__(self, base):
+    def __init__(self, base, laid_out=False):
         self.base = weakref.ref(base)
         self.node = base.node
         self.views = []
         self.input_index = base.input_index
         self.shadow = _shadow(base)
+        self.laid_out = laid_out
 
     def live_views(self):
         vs = [v for v in (r() for r in self.views) if v is not None]
@@ -71,7 +74,8 @@ def _shadow(x):
 
 
 # View steps: ('view', shape) ('reshape', shape) ('permute', dims) ('expand', shape) ('getitem', index)
-# ('contig',) ('detach',). 'reshape' and 'contig' are views only when the layout allows (else copies).
+# ('contig',) ('detach',) ('strided', size, stride, offset, order): as_strided over the base's memory.
+# 'reshape' and 'contig' are views only when the layout allows (else copies).
 _MAYBE_VIEW = ("reshape", "contig")
 _ALIAS_STEPS = ("contig", "detach")  # x itself as a new tensor object
 
@@ -90,6 +94,8 @@ def _meta_step(s, step):
         return s[step[1]]
     if k == "detach":
         return s
+    if k == "strided":
+        return s.as_strided(step[1], step[2], step[3])
     return s.contiguous()
 
 
@@ -107,26 +113,51 @@ def _fits_int64(*vals):
             raise Unsupported(f"the Python int {v} does not fit in int64 (eager raises)")
 
 
-def node_requires_grad(tr, n, memo):
+def _own_requires_grad(tr, n):
+    """node_requires_grad decided by n alone (True/False), or None when it is `grad and any(inputs)`
+    with the grad mode on."""
+    if n.op == "input":
+        return bool(tr.input_tensors[n.index].requires_grad)
+    if n.op == "detach" or n.attrs.get("no_grad") or not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
+        return False
+    grad = n.attrs.get("grad_enabled")
+    if grad is None:
+        tr.reads_grad_mode = True
+        grad = torch.is_grad_enabled()
+    return None if grad else False
+
+
+def node_requires_grad(tr, n):
     """Whether eager's tensor for node n requires grad: an input's flag; a floating result computed
     with grad enabled (the traced block's mode, else the caller's, then guarded) from one that does.
-    Detached values and integer or bool results never do."""
+    Detached values and integer or bool results never do. Walked without recursion (a 12-layer model's
+    graph is deeper than Python's recursion limit) and remembered per node for the capture (nodes do
+    not change once made; the caller's grad mode is part of the key)."""
+    memo = tr.requires_grad_memo.setdefault(torch.is_grad_enabled(), {})
     r = memo.get(n)
-    if r is None:
-        if n.op == "input":
-            r = bool(tr.input_tensors[n.index].requires_grad)
-        elif n.op == "detach" or n.attrs.get("no_grad") or \
-                not (n.meta.dtype.is_floating_point or n.meta.dtype.is_complex):
-            r = False
-        else:
-            grad = n.attrs.get("grad_enabled")
-            if grad is None:
-                tr.reads_grad_mode = True
-                grad = torch.is_grad_enabled()
-            r = grad and any(node_requires_grad(tr, i, memo) for i in n.inputs)
-        memo[n] = r
-    return r
-
+    if r is not None:
+        return r
+    work = [[n, -1]]  # (node, next input to look at; -1: its own flags not looked at yet)
+    while work:
+        top = work[-1]
+        node, k = top
+        if k < 0:
+            own = _own_requires_grad(tr, node)
+            if own is not None:
+                memo[node] = own
+                work.pop()
+                continue
+            k = 0
+        ins = node.inputs
+        while k < len(ins) and memo.get(ins[k]) is False:
+            k += 1
+        if k == len(ins) or memo.get(ins[k]) is True:  # as any(): stops at the first that does
+            memo[node] = k < len(ins)
+            work.pop()
+            continue
+        top[1] = k
+        work.append([ins[k], -1])
+    return memo[n]
 
 
 def _norm_dim(d, ndim):

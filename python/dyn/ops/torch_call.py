@@ -106,8 +106,7 @@ class TorchCallOps:
             dest = next(k for k, v in enumerate(operands) if v is inplace)
             if sum(v is inplace for v in operands) > 1:
                 raise Unsupported(f"{name} in place on a tensor it also reads")
-        memo = {}
-        grads = [node_requires_grad(self.tr, v.node, memo) for v in operands]
+        grads = [node_requires_grad(self.tr, v.node) for v in operands]
         grad = self.tr.grad_enabled() if any(grads) else False
         out, watch, metas, layout = self._meta_run(fn, name, targs, tkwargs, operands, grads, grad, dest)
         for op in watch.ops:

@@ -1,10 +1,20 @@
 """Views and in-place updates: how captured tensors share memory (Ops mixin)."""
+import math
 import weakref
 
 import torch
 
 from ..errors import Unsupported
 from .tensor import _ALIAS_STEPS, _MAYBE_VIEW, TensorVar, _Storage, _View, _meta_step, _shadow
+
+
+def _memory_order(s):
+    """The permutation of s's dims that lays them out contiguously in memory, where s is dense (each
+    element of its span is one of its elements, offset 0), else None."""
+    order = sorted(range(s.dim()), key=lambda d: (-s.stride(d), -s.shape[d]))
+    if s.storage_offset() != 0 or not s.permute(order).is_contiguous():
+        return None
+    return order
 
 
 class ViewOps:
@@ -29,6 +39,8 @@ class ViewOps:
             return self.getitem(x, step[1])
         if k == "detach":  # the same value, cut from autograd (the eager backend runs Tensor.detach)
             return self.var(self.g.add("detach", [x.node], x.meta))
+        if k == "strided":
+            return self._strided_value(x, *step[1:])
         return x  # contig
 
     def _replay(self, base, steps):
@@ -70,6 +82,105 @@ class ViewOps:
         r.view = _View(st, steps + (step,), s, exact)
         st.views.append(weakref.ref(r))
         return r
+
+    # -- as_strided: a view laid out by sizes and strides over its base's memory --------------------------
+    def as_strided(self, x, size, stride, offset=None):
+        """x.as_strided(size, stride, offset): a view of the memory of x's base, where that memory is
+        known: a graph input's (its real layout, guarded), dense (each element of its span is one of its
+        elements). Its values are the base's elements gathered in memory order. An explicit offset counts
+        from the start of the real storage: the input's storage offset is then guarded too."""
+        self.check(x)
+        size, stride = tuple(size), tuple(stride)
+        for v in size + stride + ((offset,) if offset is not None else ()):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise Unsupported("as_strided with sizes, strides or offset that are not ints")
+        info = x.view
+        if info is None:
+            if x.input_index is None:
+                raise Unsupported("as_strided of a computed tensor (dyn does not model its memory layout)")
+            if x.alias is None:
+                x.alias = _Storage(x)
+            st, shadow = x.alias, x.alias.shadow
+        else:
+            st, shadow = info.storage, info.shadow
+            if st.input_index is None or not info.exact or shadow is None:
+                raise Unsupported("as_strided of a view of a computed tensor (dyn does not model its memory "
+                                  "layout)")
+        order = _memory_order(st.shadow)
+        if order is None:
+            raise Unsupported("as_strided of an input whose memory has gaps or overlaps")
+        if offset is None:
+            offset = shadow.storage_offset()
+        else:
+            real = self.tr.input_tensors[st.input_index].storage_offset()
+            self.tr.offset_guards.append((st.input_index, real))
+            offset -= real
+        if offset < 0:
+            raise Unsupported("as_strided reaching memory before the input's first element")
+        try:
+            s = st.shadow.as_strided(size, stride, offset)
+        except RuntimeError as e:
+            raise Unsupported(f"as_strided: {e}")  # eager raises, or reaches memory outside the input's
+        step = ("strided", size, stride, offset, order)
+        r = self._apply(TensorVar(self.tr, st.node), step)
+        r.view = _View(st, (step,), s, True)  # relative to the memory, not to x: the one step from the base
+        st.views.append(weakref.ref(r))
+        return r
+
+    def unfold(self, x, dim, size, step):
+        """Tensor.unfold: windows of `size` every `step` along dim, the view eager makes (as_strided over
+        x's memory, at x's own offset)."""
+        self.check(x)
+        shadow = x.view.shadow if x.view is not None else _shadow(x)
+        if shadow is None:
+            raise Unsupported("unfold of a view dyn cannot lay out")
+        try:
+            s = shadow.unfold(dim, size, step)
+        except (RuntimeError, IndexError) as e:
+            raise Unsupported(f"unfold: {e}")  # eager raises
+        return self.as_strided(x, tuple(s.shape), tuple(s.stride()))
+
+    def _strided_value(self, base, size, stride, offset, order):
+        """The elements at (size, stride, offset) of base's memory (base's dims in `order` are contiguous):
+        base's elements in memory order, gathered at constant positions."""
+        n = math.prod(size)
+        if n == 0:
+            return self.full(size, False if base.meta.dtype == torch.bool else 0, base.meta.dtype)
+        flat = self.reshape(self.permute(base, order), (base.meta.numel(),))
+        pos = torch.arange(base.meta.numel()).as_strided(size, stride, offset).reshape(-1)
+        return self.reshape(self.gather(flat, 0, self.dense(pos)), size)
+
+    # -- memory formats: channels_last tensors ------------------------------------------------------------
+    _FORMATS = {torch.channels_last: (0, 2, 3, 1), torch.channels_last_3d: (0, 2, 3, 4, 1)}
+
+    def in_format(self, x, fmt):
+        """Whether x is laid out in memory format fmt as far as dyn knows: a graph input's (or an exact
+        view's of one) real strides, dyn's own laid-out tensors; a computed tensor is taken as contiguous."""
+        info = x.view
+        if info is not None and info.exact and (info.storage.input_index is not None or info.storage.laid_out):
+            s = info.shadow
+        elif info is None and x.input_index is not None:
+            s = _shadow(x)
+        else:
+            s = torch.empty(tuple(x.meta.shape), device="meta")
+        return s.is_contiguous(memory_format=fmt)
+
+    def laid_out(self, x, fmt):
+        """x's value as a new tensor in memory format fmt (channels_last: NHWC in memory; or the order of
+        the dims in memory, empty_permuted's), as eager's x.to(memory_format=fmt) makes it: the graph computes the value in memory order, and the result is
+        that tensor viewed in x's dims (returned as that view: eager's strides)."""
+        perm = tuple(fmt) if isinstance(fmt, (tuple, list)) else self._FORMATS.get(fmt)  # or a dim order
+        if perm is None:
+            raise Unsupported(f"memory_format={fmt}")
+        self.check(x)
+        if x.meta.dim() != len(perm):
+            raise Unsupported(f"memory_format={fmt} for a tensor of rank {x.meta.dim()} (eager raises)")
+        inv = [0] * len(perm)
+        for i, d in enumerate(perm):
+            inv[d] = i
+        base = self.node("permute", [x], x.meta.permute(perm).contiguous(), dims=list(perm))
+        base.alias = _Storage(base, laid_out=True)
+        return self.view_op(base, ("permute", inv))
 
     def contiguous(self, x):
         self.check(x)
@@ -141,7 +252,7 @@ class ViewOps:
             return x
         st = info.storage
         base = st.base()
-        if base is None and not any(v is not x for v in st.live_views()):
+        if base is None and not st.laid_out and not any(v is not x for v in st.live_views()):
             # nothing else can see this memory any more: x is an ordinary tensor from now on
             x.view, x.node, x.fresh = None, new.node, True
             return x
@@ -196,6 +307,8 @@ class ViewOps:
 
     def _unapply(self, base, step, val):
         k = step[0]
+        if k == "strided":
+            raise Unsupported("in-place write through an as_strided view")
         if k in ("view", "reshape"):
             return self.reshape(val, tuple(base.meta.shape))
         if k == "permute":

@@ -131,12 +131,16 @@ bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
   Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
   if (!(et.isF32() || et.isF64()) || op.getAddend())
     return false;
-  // `dyn.cpu_gemm = "library"` on the module sends f32/f64 GEMMs to the
-  // library call too (benchmarks/cpu_gemm.py compares the two in one process).
+  // `dyn.cpu_gemm` = "library" | "runtime" on the module decides for every
+  // f32/f64 GEMM (benchmarks/cpu_gemm.py compares the two in one process).
   if (auto module = op->getParentOfType<ModuleOp>())
     if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"))
       return choice.getValue() != "library";
-  return true;
+  // By default only the 2-d transposed-B product (F.linear's weight read in
+  // place, dyn_matmul_nt's 4x2 register tiles) stays on the runtime matmul:
+  // it measured faster than ATen's; plain and batched GEMMs measured slower
+  // or even (docs/performance.md, "CPU GEMM"), so they call the library.
+  return op.getTransposeB() && cast<MemRefType>(op.getOut().getType()).getRank() == 2;
 }
 
 int32_t dyn::loop::libraryCallDType(Type t) {

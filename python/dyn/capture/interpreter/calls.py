@@ -15,8 +15,9 @@ import torch.utils._contextlib
 
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops.norms import SUBSTITUTES
 from ...ops.handlers import generic_method
-from ..children import frame_target
+from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
@@ -34,7 +35,8 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "callable repr format hash id ord chr map filter").split()}
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # torch functions that make a tensor from Python values alone
-_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor"})
+_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor", "linspace",
+                        "logspace", "eye", "empty_permuted"})
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
@@ -102,9 +104,9 @@ class CallOps:
         function that breaks inside) ends the graph: Python makes the call and the frame resumes after
         it. The first failure restarts the capture so that no partial effect of the call is kept."""
         tr = self.tr
-        if not self.depth:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
+        if self.records_callees:  # the frames it runs (if it ever runs eagerly, they are captured on their own)
             t = frame_target(fn.func if type(fn) is functools.partial else fn)
-            if t is not None:
+            if t is not None and id(t[0]) not in tr.created:  # not a comprehension or lambda made here
                 tr.callees[t[0]] = None
         if self.depth or not tr.allow_breaks:
             return self.call(fn, args, kwargs)
@@ -354,8 +356,17 @@ class CallOps:
     def inline(self, fn, args, kwargs):
         """fn's frame traced as part of this graph (a generator function runs lazily as it is consumed)."""
         if fn.__code__.co_flags & 0x20:
-            return self._created(SymGenerator(type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=True)))
-        return type(self)(self.tr, fn, args, kwargs, self.depth + 1).run()
+            return self._created(SymGenerator(self.child_frame(fn, args, kwargs, generator=True)))
+        return self.child_frame(fn, args, kwargs).run()
+
+    def child_frame(self, fn, args, kwargs, generator=False):
+        """The frame of an inlined call. Its calls are recorded as callees of the compiled frame when the
+        compiled frame, run eagerly, would run this one as plain Python (a closure, such as a decorator's
+        wrapper, which the frame hook cannot stand in for), so that the user functions it calls are
+        captured as frames of their own."""
+        f = type(self)(self.tr, fn, args, kwargs, self.depth + 1, generator=generator)
+        f.records_callees = self.records_callees and not interceptable(fn)
+        return f
 
     def any_all(self, is_any, iterable):
         """any()/all() item by item, stopping where Python stops: the truth of a tensor is data-dependent,
@@ -509,7 +520,8 @@ class CallOps:
             return self.call(fwd, args, kwargs)
         if not isinstance(fwd, types.FunctionType):
             self.fail(f"forward of {type(mod).__name__}")
-        return type(self)(self.tr, fwd, [mod] + list(args), kwargs, self.depth + 1).run()
+        traced = SUBSTITUTES.get(fwd, fwd)  # torch code dyn traces rewritten (ops/norms.py: BatchNorm)
+        return self.child_frame(traced, [mod] + list(args), kwargs).run()
 
 
 _CONTAINER_METHODS = {

@@ -12,7 +12,7 @@ from ..tracer import Tracer
 from .attributes import AttrOps
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps, GradModeExit
+from .control import ControlOps, GradModeExit, NoExit
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
@@ -45,18 +45,18 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         self.cells = {}
         self.stack = []
         self.kw_names = None
-        self.insts = list(dis.get_instructions(co))
-        self.index_of = {inst.offset: i for i, inst in enumerate(self.insts)}
+        self.insts, self.index_of, self._entries = _code_info(tracer.session, co)
         self._handled = None
-        self._entries = None
         self.except_depth = 0  # except blocks entered (PUSH_EXC_INFO) and not left: no graph break there
         self.lineno = co.co_firstlineno
+        self.records_callees = depth == 0  # see CallOps.child_frame
 
     def _bind(self, func, args, kwargs):
         import inspect
         co = func.__code__
         nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
-        if not kwargs and not (co.co_flags & 0x04) and co.co_kwonlyargcount == 0 and \
+        # 0x04 *args, 0x08 **kwargs: bound below (a new tuple and dict per call, empty when none is passed)
+        if not kwargs and not (co.co_flags & 0x0C) and co.co_kwonlyargcount == 0 and \
                 len(args) == co.co_argcount:
             return dict(zip(co.co_varnames, args))
         try:
@@ -78,7 +78,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         with blocks it is in (a try body, another with block): a call, store or branch there must be made
         inside the frame's own code, never by a graph-break runner. Inside `with torch.no_grad():` alone
         the runner makes it under the block's grad mode and the resume function enters the block again
-        (TorchDynamo breaks there too; inside a try it does not)."""
+        (TorchDynamo breaks there too; inside a try it does not). The same for `with nullcontext():`."""
         if self._handled is None:
             self._handled = [(e.start, e.end, e.target, e.depth) for e in self.exception_entries()]
         off = offset
@@ -89,7 +89,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
             k = self.index_of.get(e[2])
             if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
                     self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
-                    not isinstance(self.stack[e[3] - 1], GradModeExit):
+                    not isinstance(self.stack[e[3] - 1], (GradModeExit, NoExit)):
                 return True  # a try, or a with block of another context manager
             # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
             # is covered by the next enclosing handler, if any
@@ -179,9 +179,18 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
         raise e
 
     def exception_entries(self):
-        if self._entries is None:
-            self._entries = list(dis.Bytecode(self.code).exception_entries)
         return self._entries
+
+
+def _code_info(session, co):
+    """(instructions, offset -> index, exception table entries) of a code object, disassembled once per
+    session (a model inlines the same few functions hundreds of times; the lists are only read)."""
+    info = session.code_info.get(co)
+    if info is None:
+        insts = list(dis.get_instructions(co))
+        info = session.code_info[co] = (insts, {inst.offset: i for i, inst in enumerate(insts)},
+                                        list(dis.Bytecode(co).exception_entries))
+    return info
 
 
 def trace(func, args, device, session, allow_breaks=False, callees=None):

@@ -123,16 +123,33 @@ class LoadStoreOps:
 
     def op_LOAD_ATTR(self, inst):
         obj = self.pop()
-        method = PY312 and (inst.arg & 1)
-        v = self.getattr(obj, inst.argval)
-        if method:
-            self.push(NULL)
-        self.push(v)
+        if PY312 and (inst.arg & 1):
+            self.push(NULL)  # the method form: NULL, then the attribute (a call of it follows)
+        self.push(self.attr_or_break(inst, obj, inst.argval))
 
     def op_LOAD_METHOD(self, inst):
         obj = self.pop()
         self.push(NULL)
-        self.push(self.getattr(obj, inst.argval))
+        self.push(self.attr_or_break(inst, obj, inst.argval))
+
+    def attr_or_break(self, inst, obj, name):
+        """obj.name; in the top frame with breaks allowed, a read whose traced code breaks inside (a
+        user property's getter calling a logger) ends the graph like a call: Python makes the read (the
+        getter as a frame of its own, captured) and the frame resumes after it. The first failure
+        restarts the capture so that nothing of the failed read is kept."""
+        tr = self.tr
+        if self.depth or not tr.allow_breaks or holds_internal(obj, tr) or self.handled(inst.offset):
+            return self.getattr(obj, name)  # (a failure there: the rest of the frame runs eagerly)
+        why = tr.break_at.get(inst.offset)
+        if why is not None:
+            prop = _user_property(obj, name)
+            call = (prop.fget, (obj,), {}) if prop is not None else (getattr, (obj, name), {})
+            here = self.index_of[inst.offset]
+            raise GraphBreak(self, why, inst.offset, call=call, targets=(self.insts[here + 1].offset,))
+        try:
+            return self.getattr(obj, name)
+        except Unsupported as e:
+            raise Restart(inst.offset, e.locate(self.code.co_filename, self.lineno))
 
     def getattr(self, obj, name):
         if not isinstance(obj, (TensorVar, Opaque, _Null)):
@@ -154,8 +171,8 @@ class LoadStoreOps:
             self.fail("attribute of NULL")
         if isinstance(obj, Opaque):
             return OpaqueMethod(obj, name)
-        prop = getattr(type(obj), name, None)
-        if type(prop) is property and isinstance(prop.fget, types.FunctionType) and not is_torch_code(prop.fget):
+        prop = _user_property(obj, name)
+        if prop is not None:
             return self.call(prop.fget, [obj], {})  # a user property: its getter is inlined
         try:
             v = getattr(obj, name)
@@ -276,6 +293,14 @@ def _python_method(obj, name):
     fn = getattr(type(obj), name, None)
     if isinstance(fn, types.FunctionType) and not is_torch_code(fn):
         return fn
+    return None
+
+
+def _user_property(obj, name):
+    """The property obj.name reads when its getter is user or library Python dyn inlines, else None."""
+    prop = getattr(type(obj), name, None)
+    if type(prop) is property and isinstance(prop.fget, types.FunctionType) and not is_torch_code(prop.fget):
+        return prop
     return None
 
 

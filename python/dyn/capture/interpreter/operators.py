@@ -17,6 +17,10 @@ _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operato
            "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
            ">>": operator.rshift}
 _IN_PLACE = {"+": operator.iadd, "|": operator.ior, "&": operator.iand, "-": operator.isub, "^": operator.ixor}
+_ALL_IN_PLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
+                 "//": operator.ifloordiv, "%": operator.imod, "**": operator.ipow, "@": operator.imatmul,
+                 "&": operator.iand, "|": operator.ior, "^": operator.ixor, "<<": operator.ilshift,
+                 ">>": operator.irshift}
 _TENSOR_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "remainder", "**": "pow"}
 _CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
            ">=": operator.ge}
@@ -51,6 +55,10 @@ class OperatorOps:
     def op_BINARY_OP(self, inst):
         b, a = self.pop(), self.pop()
         sym = inst.argrepr
+        if self.opaque_operands(a, b):  # numpy arithmetic after `.numpy()`: one op at a break
+            fn = _ALL_IN_PLACE[sym[:-1]] if sym.endswith("=") and sym[:-1] in _ALL_IN_PLACE else _BINOPS[sym]
+            self.push(self.call_or_break(inst, fn, [a, b], {}))
+            return
         if sym.endswith("=") and sym not in ("==", "<=", ">=", "!="):
             sym = sym[:-1]
             if isinstance(a, TensorVar):
@@ -66,6 +74,12 @@ class OperatorOps:
                 self.push(_IN_PLACE[sym](a, b))
                 return
         self.push(self.binary(sym, a, b))
+
+    def opaque_operands(self, a, b):
+        """An operator on a numpy value (opaque to capture) in the top frame with breaks allowed: it
+        breaks the graph like a call (Python computes it, the frame resumes after it), instead of
+        ending the capture there."""
+        return not self.depth and self.tr.allow_breaks and (isinstance(a, Opaque) or isinstance(b, Opaque))
 
     def inplace_binary(self, sym, a, b):
         """a op= b on a tensor: Tensor.__iadd__ and friends update a in place (a operator torch.Tensor has
@@ -164,6 +178,9 @@ class OperatorOps:
 
     def op_COMPARE_OP(self, inst):
         b, a = self.pop(), self.pop()
+        if self.opaque_operands(a, b):
+            self.push(self.call_or_break(inst, _CMPOPS[inst.argval], [a, b], {}))
+            return
         self.tr.uses_identity(a, b)
         self.push(self.compare(inst.argval, a, b))
 

@@ -10,6 +10,7 @@ import torch
 
 from ...ops import METHODS, TensorVar
 from ...ops.handlers import generic_call, generic_method
+from ...ops.norms import SUBSTITUTES
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
 
@@ -22,9 +23,11 @@ _CONSTANT_BUILTINS = {"_log_api_usage_once": None}
 _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torch.linalg, torch.fft)
 # public functions there that are compositions of ops dyn has handlers for: traced into
 _COMPOSITES = frozenset({"multi_head_attention_forward"})
-# torch's Python code that is traced into like users' code: modules' forwards and their helpers, and the
-# reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled())
-_TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends"))
+# torch's Python code that is traced into like users' code: modules' forwards and their helpers, the
+# reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled()), and torch.testing's
+# wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops)
+_TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
+                                                                 os.path.join("testing", "_internal")))
 
 
 class TorchFunctionCalls:
@@ -33,6 +36,8 @@ class TorchFunctionCalls:
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
+        if fn in SUBSTITUTES:  # torch code traced as dyn rewrites it (ops/norms.py: BatchNorm, momentum None)
+            return self.inline(SUBSTITUTES[fn], args, kwargs)
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)

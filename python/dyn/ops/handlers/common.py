@@ -37,6 +37,12 @@ def _check_device(o, device, what="factory"):
         o.tr.read_state("default device", torch.get_default_device)  # global state: guarded
     graph = torch.device(o.tr.device)
     if dev.type != graph.type or (dev.index is not None and graph.index is not None and dev.index != graph.index):
+        if not o.tr.input_tensors and not o.g.nodes and dev.type in ("cpu", "cuda"):
+            # nothing read or made yet (no tensor arguments): the graph runs where its first tensor is made
+            if dev.type == "cuda" and dev.index is None:
+                dev = torch.device("cuda", o.tr.read_state("current CUDA device", torch.cuda.current_device))
+            o.tr.device = dev
+            return
         raise Unsupported(f"{what} on {dev} in a graph on {graph}")
 
 

@@ -3,6 +3,7 @@ import torch
 
 from ...errors import Unsupported
 from .common import _check_device, _out, _shape_args, _tensors
+from .generic import generic_call
 
 H = {}  # name -> handler
 
@@ -63,6 +64,63 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 H["arange"] = _arange
+
+
+def _computed(name):
+    """torch.linspace/logspace/eye: arguments that are Python numbers (shapes are constants), so the values
+    are eager's own, computed now, and enter the graph as a constant tensor (as arange's)."""
+    fn = getattr(torch, name)
+
+    def h(o, *args, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          **kwargs):
+        if _tensors(args, kwargs):  # bounds held in tensors: the generic node (eager's op)
+            kw = dict(kwargs, dtype=dtype, device=device, requires_grad=requires_grad)
+            if layout is not None:
+                kw["layout"] = layout
+            return generic_call(o, fn, args, dict(kw, out=out) if out is not None else kw)
+        _check_device(o, device)
+        if requires_grad:
+            raise Unsupported(f"{name}(requires_grad=True)")
+        if layout not in (None, torch.strided):
+            raise Unsupported(f"{name}(layout={layout})")
+        try:
+            values = fn(*args, dtype=dtype, **kwargs)
+        except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
+            raise Unsupported(f"{name}: {e}")  # eager raises
+        return _out(o, out, o.dense(values))
+    return h
+
+
+for _n in ("linspace", "logspace", "eye"):
+    H[_n] = _computed(_n)
+
+
+def _empty_permuted(o, size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    """torch.empty_permuted: uninitialized, its dims laid out in memory in physical_layout's order."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise Unsupported("empty_permuted with a layout that is not a permutation of the dims (eager raises)")
+    x = _factory(0)(o, size, dtype=dtype, device=device, layout=layout, requires_grad=requires_grad,
+                    pin_memory=pin_memory)
+    return x if order == tuple(range(len(size))) else o.laid_out(x, order)
+
+
+H["empty_permuted"] = _empty_permuted
+
+
+def _new(value):
+    """Tensor.new_zeros/new_ones/new_empty: x's dtype (and device) unless given."""
+    def h(o, x, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
+        if device is not None:
+            _check_device(o, device)
+        if requires_grad:
+            raise Unsupported("new_* tensor with requires_grad=True")
+        return o.full(_shape_args(size), value, dtype or x.meta.dtype)
+    return h
+
+
+NEW = {"new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0)}
 
 
 def _constant_data(v, depth=0):

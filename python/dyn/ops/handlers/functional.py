@@ -5,9 +5,11 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
-from .common import _out, _tensors, inplace
+from ..tensor import TensorVar
+from .common import _out, inplace
 from .generic import generic_call
 from ..._ops_generated import HANDLERS
+from ..norms import batch_norm_counted
 
 
 def _f_inplace(o, x, flag, new, fname, *args):
@@ -92,61 +94,30 @@ F_H["relu6"] = lambda o, x, inplace=False: _hardtanh(o, x, 0.0, 6.0, inplace, F.
 
 def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                 eps=1e-5):
-    """F.batch_norm. In training mode the batch statistics normalize, and the running statistics (when
-    given) are updated in place: mean and unbiased variance, new = momentum * batch + (1 - momentum) * old."""
+    """F.batch_norm: one graph.batch_norm (ops/norms.py); in training the running statistics (when given)
+    are written back, as eager's kernel updates them in place."""
     o.check(x)
-    nd = x.meta.dim()
-    if nd < 2 or not x.meta.is_floating_point():
-        raise Unsupported("batch_norm of a tensor with fewer than 2 dims or an integer dtype")
-    if (running_mean is None) != (running_var is None):
-        raise Unsupported("batch_norm with only one of running_mean and running_var")
-    if not isinstance(momentum, (int, float)) or isinstance(momentum, bool) or not isinstance(eps, (int, float)):
-        raise Unsupported("batch_norm momentum or eps that is not a number")  # eager raises for None
-    if eps <= 0:
-        raise Unsupported("batch_norm eps must be positive")
-    c = x.meta.shape[1]
-    for t in (running_mean, running_var, weight, bias):
-        if t is not None:
-            o.check(t)
-            if tuple(t.meta.shape) != (c,):
-                raise Unsupported("batch_norm parameter or statistic of a wrong shape")
-    dims = [0] + list(range(2, nd))
-    n = x.meta.numel() // c if c else 0
-    bshape = (1, c) + (1,) * (nd - 2)
-    xc, low = o._upcast(x)
-    cdt = xc.meta.dtype
-    if training:
-        if n <= 1:
-            raise Unsupported("batch_norm in training mode with one value per channel (eager raises)")
-        mean = o.reduce("mean", xc, dims, True)
-        d = o.binary("sub", xc, mean)
-        ssq = o.reduce("sum", o.binary("mul", d, d), dims, True)
-        var = o.binary("div", ssq, float(n))
-        y = o.binary("mul", d, o.unary("rsqrt", o.binary("add", var, float(eps))))
-        if running_mean is not None:
-            m = float(momentum)
-            new_mean = o.binary("add", o.binary("mul", o.convert(o.reshape(mean, (c,)), running_mean.meta.dtype), m),
-                                o.binary("mul", running_mean, 1.0 - m))
-            unbiased = o.binary("div", o.reshape(ssq, (c,)), float(n - 1))
-            new_var = o.binary("add", o.binary("mul", o.convert(unbiased, running_var.meta.dtype), m),
-                               o.binary("mul", running_var, 1.0 - m))
-            reads = (x, weight, bias)
-            o.mutate(running_mean, new_mean, _tensors(*reads, running_var), grad=False)
-            o.mutate(running_var, new_var, _tensors(*reads, running_mean), grad=False)
-    else:
-        if running_mean is None:
-            raise Unsupported("batch_norm in eval mode without running statistics (eager raises)")
-        rm = o.reshape(o.convert(running_mean, cdt), bshape)
-        rv = o.reshape(o.convert(running_var, cdt), bshape)
-        y = o.binary("mul", o.binary("sub", xc, rm), o.unary("rsqrt", o.binary("add", rv, float(eps))))
-    if weight is not None:
-        y = o.binary("mul", y, o.reshape(o.convert(weight, cdt), bshape))
-    if bias is not None:
-        y = o.binary("add", y, o.reshape(o.convert(bias, cdt), bshape))
-    return o.convert(y, x.meta.dtype)
+    if x.meta.numel() == 0 and x.meta.is_floating_point() and all(
+            t is None or isinstance(t, TensorVar) and t.meta.numel() == 0 for t in (running_mean, running_var)):
+        # an empty batch with no statistics to update: eager returns an empty tensor (where it accepts the
+        # shapes: its meta kernel checks them)
+        try:
+            r = F.batch_norm(x.meta, *(t.meta if isinstance(t, TensorVar) else t
+                                       for t in (running_mean, running_var, weight, bias)), training, momentum, eps)
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            raise Unsupported(f"batch_norm: {e}")
+        return o.full(tuple(r.shape), 0, r.dtype)
+    return o.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 F_H["batch_norm"] = _batch_norm
+NORM_FUNCS = {batch_norm_counted: lambda o, x, rm, rv, w, b, count, eps: o.batch_norm(
+    x, rm, rv, w, b, True, None, eps, num_batches_tracked=count)}
+F_H["instance_norm"] = lambda o, x, running_mean=None, running_var=None, weight=None, bias=None, \
+    use_input_stats=True, momentum=0.1, eps=1e-5: o.instance_norm(x, running_mean, running_var, weight, bias,
+                                                                  use_input_stats, momentum, eps)
+F_H["group_norm"] = lambda o, x, num_groups, weight=None, bias=None, eps=1e-5: o.group_norm(
+    x, num_groups, weight, bias, eps)
 
 
 def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):

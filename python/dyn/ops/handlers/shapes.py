@@ -153,19 +153,34 @@ H["narrow"] = _narrow
 H["select"] = _select
 H["unbind"] = _unbind
 def _memory_format(fmt, what):
-    """dyn's results are contiguous: a memory format that asks for another layout is not captured (eager
-    would return channels_last strides)."""
-    if fmt not in (None, torch.preserve_format, torch.contiguous_format):
-        raise Unsupported(f"{what} with memory_format={fmt} (dyn makes contiguous tensors)")
+    """The memory formats dyn lays out: contiguous (its own results), channels_last(_3d) (Ops.laid_out)."""
+    if fmt not in (None, torch.preserve_format, torch.contiguous_format, torch.channels_last,
+                   torch.channels_last_3d):
+        raise Unsupported(f"{what} with memory_format={fmt}")
+    return fmt
+
+
+def _in_layout(o, x, fmt, copy):
+    """x as eager's x.to(memory_format=fmt, copy=copy) gives it: x itself where it is laid out so already
+    and no copy is asked; else a new tensor in that layout."""
+    if fmt in (torch.channels_last, torch.channels_last_3d):
+        if not copy and o.in_format(x, fmt):
+            return x
+        return o.laid_out(x, fmt)
+    return o.fresh_copy(x) if copy else x
 
 
 def _contiguous(o, x, memory_format=torch.contiguous_format):
-    _memory_format(memory_format, "contiguous()")
+    fmt = _memory_format(memory_format, "contiguous()")
+    if fmt in (torch.channels_last, torch.channels_last_3d):
+        return _in_layout(o, x, fmt, False)
     return o.contiguous(x)
 
 
 def _clone(o, x, *, memory_format=None):
-    _memory_format(memory_format, "clone()")
+    fmt = _memory_format(memory_format, "clone()")
+    if fmt in (torch.channels_last, torch.channels_last_3d):
+        return o.laid_out(x, fmt)
     return o.fresh_copy(x)
 
 
@@ -219,17 +234,18 @@ def _to_args(x, args, kwargs):
 def _to(o, x, *args, **kwargs):
     o.check(x)
     device, dtype, copy, memory_format = _to_args(x, args, kwargs)
-    _memory_format(memory_format, "to()")
+    fmt = _memory_format(memory_format, "to()")
     if device is not None and torch.device(device).type != o.tr.device.type:
         raise Unsupported(f"device change to {device}")
     r = o.convert(x, dtype) if dtype is not None else x
-    return o.fresh_copy(r) if copy and r is x else r
+    return _in_layout(o, r, fmt, copy and r is x)
 
 
 def _conversion(dtype, name):
     def h(o, x, memory_format=torch.preserve_format):
-        _memory_format(memory_format, f"{name}()")
-        return o.convert(x, dtype)
+        fmt = _memory_format(memory_format, f"{name}()")
+        r = o.convert(x, dtype)
+        return _in_layout(o, r, fmt, False)
     return h
 
 

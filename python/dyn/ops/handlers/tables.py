@@ -5,16 +5,15 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, shapes, take_along
-from .common import _shape_args
-from .functional import F_H, _leaky_relu
+from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
+from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
-H = {**arith.H, **indexing.H, **shapes.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
+H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H}
 
 # torch.* function objects -> handler
@@ -27,10 +26,14 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 TORCH_FUNCS[torch.norm] = reductions.NORM
+TORCH_FUNCS[torch.ops.aten.slice.Tensor] = views.AT_SLICE
+for _name, _h in views.REFLECTED.items():
+    TORCH_FUNCS[getattr(torch.Tensor, _name)] = _h
 TORCH_FUNCS[torch.max] = H["max"]
 TORCH_FUNCS[torch.min] = H["min"]
 TORCH_FUNCS[torch.softmax] = H["softmax"]
@@ -90,14 +93,14 @@ METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS.update(INPLACE_LA)
 METHODS.update(rearrange.METHODS, norm=reductions.NORM)
-METHODS["new_zeros"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 0, dtype or x.meta.dtype)
-METHODS["new_ones"] = lambda o, x, *size, dtype=None, **k: o.full(_shape_args(size), 1, dtype or x.meta.dtype)
+METHODS.update(views.REFLECTED)
+METHODS.update(factories.NEW)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
 
 def _requires_grad(o, x):
-    return node_requires_grad(o.tr, x.node, {})
+    return node_requires_grad(o.tr, x.node)
 
 
 TENSOR_ATTRS = {
@@ -121,4 +124,5 @@ TENSOR_ATTRS = {
     "is_xpu": lambda o, x: o.tr.device.type == "xpu",
     "itemsize": lambda o, x: x.meta.element_size(),
     "nbytes": lambda o, x: x.meta.numel() * x.meta.element_size(),
+    **views.ATTRS,
 }

@@ -713,4 +713,7 @@ def Graph_TorchCallOp : Op<Graph_Dialect, "torch_call",
 // Reductions, scans, data movement and losses (issue 10 item 3), in a file of their own.
 include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
 
+// Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
+include "dyn/Dialect/Graph/IR/GraphNormOps.td"
+
 #endif // DYN_GRAPH_OPS

@@ -1,0 +1,111 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+
+// layer_norm of bf16: computed in f32 (affine part too), rounded once.
+// CHECK-LABEL: func @layer_norm_bf16
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<2x3x4xbf16> -> tensor<2x3x4xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[X]] dims [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+// CHECK: %[[C:.*]] = prim.sub %[[X]], %{{.*}} : tensor<2x3x4xf32>
+// CHECK: %[[SQ:.*]] = prim.mul %[[C]], %[[C]]
+// CHECK: prim.reduce_sum %[[SQ]] dims [2]
+// CHECK: prim.rsqrt
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [2] : tensor<4xf32> -> tensor<2x3x4xf32>
+// CHECK: prim.mul
+// CHECK: prim.add
+// CHECK: prim.convert_element_type %{{.*}} : tensor<2x3x4xf32> -> tensor<2x3x4xbf16>
+// CHECK-NOT: graph.
+func.func @layer_norm_bf16(%x: tensor<2x3x4xbf16>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xbf16> {
+  %0 = graph.layer_norm %x weight %w bias %b normalized_rank 1 eps 1.0e-5 : tensor<2x3x4xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<2x3x4xbf16>
+  return %0 : tensor<2x3x4xbf16>
+}
+
+// -----
+
+// rms_norm: the mean of squares over the trailing dims, no centring.
+// CHECK-LABEL: func @rms_norm
+// CHECK: %[[SQ:.*]] = prim.mul %[[X:.*]], %[[X]] : tensor<4x8xf32>
+// CHECK: prim.reduce_sum %[[SQ]] dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK: prim.rsqrt
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] : tensor<8xf32> -> tensor<4x8xf32>
+// CHECK-NOT: prim.sub
+func.func @rms_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.rms_norm %x weight %w normalized_rank 1 eps 1.0e-6 : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// batch_norm in training: statistics over all dims but dim 1; the running
+// statistics come back updated with the unbiased variance (8 values: / 7).
+// CHECK-LABEL: func @batch_norm_train
+// CHECK: %[[SUM:.*]] = prim.reduce_sum %{{.*}} dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+// CHECK: %[[MEAN:.*]] = prim.div %[[SUM]], %{{.*}} : tensor<3xf32>
+// CHECK: %[[SSQ:.*]] = prim.reduce_sum %{{.*}} dims [0, 2]
+// CHECK: prim.rsqrt
+// CHECK: %[[N1:.*]] = prim.constant dense<7.000000e+00> : tensor<3xf32>
+// CHECK: %[[UNB:.*]] = prim.div %[[SSQ]], %[[N1]]
+// CHECK: %[[M:.*]] = prim.constant dense<1.000000e-01> : tensor<3xf32>
+// CHECK: %[[KEEP:.*]] = prim.sub %{{.*}}, %[[M]]
+// CHECK: %[[NEW:.*]] = prim.mul %[[M]], %[[MEAN]]
+// CHECK: %[[OLD:.*]] = prim.mul %[[KEEP]], %[[RM:.*]]
+// CHECK: %[[RMNEW:.*]] = prim.add %[[NEW]], %[[OLD]]
+// CHECK: prim.mul %{{.*}}, %[[UNB]]
+// CHECK: return %{{.*}}, %[[RMNEW]], %{{.*}}
+func.func @batch_norm_train(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = graph.batch_norm %x weight %w bias %b running_mean %rm running_var %rv training momentum 0.1 eps 1.0e-5 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// momentum None (nn.BatchNorm's cumulative average): 1 / num_batches_tracked.
+// CHECK-LABEL: func @batch_norm_cumulative
+// CHECK: %[[N:.*]] = prim.convert_element_type %{{.*}} : tensor<i64> -> tensor<f32>
+// CHECK: %[[F:.*]] = prim.div %{{.*}}, %[[N]] : tensor<f32>
+// CHECK: prim.broadcast_in_dim %[[F]] dims [] : tensor<f32> -> tensor<3xf32>
+func.func @batch_norm_cumulative(%x: tensor<2x3x4xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>, %n: tensor<i64>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = graph.batch_norm %x running_mean %rm running_var %rv num_batches_tracked %n training eps 1.0e-5 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<i64> -> tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// batch_norm in eval mode: x * a + b with per-channel a and b from the
+// running statistics; f16 computes in f32.
+// CHECK-LABEL: func @batch_norm_eval_f16
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<2x3x4x4xf16> -> tensor<2x3x4x4xf32>
+// CHECK-NOT: prim.reduce_sum
+// CHECK: prim.rsqrt %{{.*}} : tensor<3xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] : tensor<3xf32> -> tensor<2x3x4x4xf32>
+// CHECK: prim.mul %[[X]]
+// CHECK: prim.convert_element_type %{{.*}} : tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf16>
+func.func @batch_norm_eval_f16(%x: tensor<2x3x4x4xf16>, %w: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>) -> tensor<2x3x4x4xf16> {
+  %0 = graph.batch_norm %x weight %w bias %b running_mean %rm running_var %rv eps 1.0e-5 : tensor<2x3x4x4xf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4x4xf16>
+  return %0 : tensor<2x3x4x4xf16>
+}
+
+// -----
+
+// group_norm: [N, C, *] as [N, groups, rest] rows.
+// CHECK-LABEL: func @group_norm
+// CHECK: %[[R:.*]] = prim.reshape %{{.*}} : tensor<2x6x5xf32> -> tensor<2x3x10xf32>
+// CHECK: prim.reduce_sum %[[R]] dims [2] : tensor<2x3x10xf32> -> tensor<2x3xf32>
+// CHECK: prim.reshape %{{.*}} : tensor<2x3x10xf32> -> tensor<2x6x5xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] : tensor<6xf32> -> tensor<2x6x5xf32>
+func.func @group_norm(%x: tensor<2x6x5xf32>, %w: tensor<6xf32>, %b: tensor<6xf32>) -> tensor<2x6x5xf32> {
+  %0 = graph.group_norm %x weight %w bias %b groups 3 eps 1.0e-5 : tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32> -> tensor<2x6x5xf32>
+  return %0 : tensor<2x6x5xf32>
+}
+
+// -----
+
+// instance_norm: statistics per (sample, channel); the running statistics
+// are updated per sample and averaged over the samples.
+// CHECK-LABEL: func @instance_norm
+// CHECK: prim.reduce_sum %{{.*}} dims [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] : tensor<3xf32> -> tensor<2x3xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
+func.func @instance_norm(%x: tensor<2x3x4xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = graph.instance_norm %x running_mean %rm running_var %rv use_input_stats momentum 0.1 eps 1.0e-5 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}

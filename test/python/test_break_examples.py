@@ -1,0 +1,195 @@
+"""The examples of docs/capture.md "What breaks, by example": for each, the graphs dyn.explain reports, the
+reason it gives, and whether TorchDynamo (torch._dynamo.explain, same call) breaks there too. A change in
+either makes the table wrong, so this test fails and the table must be updated with it."""
+import contextlib
+import copy
+import io
+import os
+
+import pytest
+import torch
+import torch.nn as nn
+
+import dyn
+
+STEP = 0
+
+
+def ex_print(x):
+    y = x.sin()
+    print("y")
+    return y + 1
+
+
+def ex_item(x):
+    return x.sin() * x.sum().item()
+
+
+def ex_tolist(x):
+    return x.sin() + len(x.tolist())
+
+
+def ex_numpy(x):
+    return torch.from_numpy(x.sin().numpy() * 2) + x
+
+
+def ex_branch(x):
+    y = x.sin()
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+def ex_nonzero(x):
+    return torch.nonzero(x.sin() > 0).float().sum() + x
+
+
+def ex_mask_index(x):
+    return x[x > 0].sum() + x
+
+
+def ex_global(x):
+    global STEP
+    y = x.sin()
+    STEP += 1
+    return y * 2
+
+
+class BufferStore(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.zeros(4, 4))
+
+    def forward(self, x):
+        y = x.sin()
+        self.b = y.detach()
+        return y + 1
+
+
+class Cfg:
+    def __init__(self):
+        self.a = 1
+
+
+CFG = Cfg()
+
+
+def ex_deepcopy(x):
+    y = x.sin()
+    c = copy.deepcopy(CFG)
+    return y * c.a
+
+
+def ex_getpid(x):
+    return x.sin() + (os.getpid() > 0)
+
+
+def ex_str(x):
+    y = x.sin()
+    return y + len(str(y))
+
+
+def ex_diagonal(x):
+    return x.sin().diagonal() + 1
+
+
+def ex_t_(x):
+    y = x.sin()
+    y.t_()
+    return y + 1
+
+
+class Ctx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def ex_user_ctx(x):
+    y = x.sin()
+    with Ctx():
+        z = y * 2
+    return z + 1
+
+
+def ex_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return x @ x
+
+
+class BackwardHook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = nn.Linear(4, 4)
+        self.m.register_full_backward_hook(lambda *a: None)
+
+    def forward(self, x):
+        return self.m(x.sin()) + 1
+
+
+def ex_try(x):
+    y = x.sin()
+    try:
+        z = y * 2
+        print("in try")
+        z = z + 1
+    finally:
+        pass
+    return z.cos()
+
+
+def ex_loop(x):
+    y = x.sin()
+    for i in range(2):
+        y = y * 2
+        print(i)
+    return y.cos()
+
+
+# (name, function, dyn's graph count, a piece of each of dyn's reasons, TorchDynamo's graph count and
+# whether it reports a break)
+EXAMPLES = [
+    ("print", ex_print, 2, "print", 2, True),
+    ("item", ex_item, 2, "Tensor.item", 2, True),
+    ("tolist", ex_tolist, 2, "Tensor.tolist", 2, True),
+    ("numpy", ex_numpy, 2, "numpy", 1, False),
+    ("branch", ex_branch, 2, "data-dependent branch on a tensor", 2, True),
+    ("nonzero", ex_nonzero, 2, "nonzero", 2, True),
+    ("mask index", ex_mask_index, 2, "indexing", 2, True),
+    ("global store", ex_global, 2, "assignment to a global", 1, False),
+    ("buffer store", BufferStore(), 2, "assignment to the parameter, buffer or submodule", 1, False),
+    ("deepcopy", ex_deepcopy, 2, "__reduce_ex__", 2, True),
+    ("C function", ex_getpid, 2, "call to unsupported function getpid", 2, True),
+    ("str of a tensor", ex_str, 2, "str() of a tensor", 2, True),
+    ("view without a graph op", ex_diagonal, 2, "returns a view of its argument", 1, False),
+    ("t_", ex_t_, 2, "changes the shape or layout", 1, False),
+    ("user context manager", ex_user_ctx, 1, "with statement (Ctx)", 1, False),
+    ("autocast", ex_autocast, 0, "autocast", 1, False),
+    ("backward hook", BackwardHook(), 2, "module backward hooks", 2, True),
+    ("in a loop", ex_loop, 0, "graph break inside a loop", 0, False),
+    ("in a try", ex_try, 1, "the rest of the frame runs eagerly", 0, False),
+]
+
+
+@pytest.mark.parametrize("name,fn,graphs,reason,td_graphs,td_breaks", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_break_example(name, fn, graphs, reason, td_graphs, td_breaks):
+    x = torch.randn(4, 4)
+    with contextlib.redirect_stdout(io.StringIO()):
+        e = dyn.explain(fn, backend="eager")(x)
+    reasons = [r["reason"] for r in e.break_reasons]
+    assert e.graph_count == graphs and reasons and all(reason in r or "numpy" in r for r in reasons), reasons
+    # the result is eager's whatever was captured
+    torch.manual_seed(0)
+    with contextlib.redirect_stdout(io.StringIO()):
+        want = fn(x)
+        got = dyn.compile(fn, backend="eager")(x)
+    torch.testing.assert_close(got, want)
+
+    import torch._dynamo as td
+    td.reset()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        t = td.explain(fn)(x)
+    td.reset()
+    assert (t.graph_count, bool(t.break_reasons)) == (td_graphs, td_breaks)
