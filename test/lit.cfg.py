@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "DYN"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir", ".c", ".test"]
+config.suffixes = [".mlir", ".c", ".test", ".td"]
 config.excludes = ["python", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
@@ -14,7 +14,10 @@ config.test_exec_root = os.path.join(config.dyn_obj_root, "test")
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.dyn_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dyn-opt", "mlir-translate", "opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["dyn-opt", "dyn-tblgen", "mlir-translate", "opt"], tool_dirs)
+# the Python the build was configured with (the registry checks run its scripts)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 # The plugin and the C API share libMLIR with their host, so they exist only in such builds.
 if config.dyn_shared_mlir:
     config.available_features.add("shared-mlir")

@@ -31,6 +31,9 @@ SAMPLES = {
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
 KNOWN_FAILURES = {
+    # graph.lerp does not round float16/bfloat16 as eager's kernel does: those run as a generic node
+    ("lerp", "function", "bfloat16", "*"):
+        'not native: fallback: graph.torch_call "torch.lerp" has no lowering',
     # pooling's argmax indices (return_indices=True): no graph op computes them; eager's op is a generic
     # node (run with PyTorch ops), or in 1-d (eager's result is a view) a graph break
     **{(f"nn.functional.{p}{n}d", "function", "*", "*"):

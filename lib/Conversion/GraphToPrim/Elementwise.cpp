@@ -27,7 +27,8 @@ struct UnaryToPrim : OpConversionPattern<GraphOp> {
       return failure();
     } else {
       // Rounding an integer tensor is the identity (the verifier keeps its type).
-      if constexpr (std::is_same_v<PrimOp, prim::FloorOp> || std::is_same_v<PrimOp, prim::CeilOp>)
+      if constexpr (std::is_same_v<PrimOp, prim::FloorOp> || std::is_same_v<PrimOp, prim::CeilOp> ||
+                    std::is_same_v<PrimOp, prim::TruncOp> || std::is_same_v<PrimOp, prim::RoundOp>)
         if (!isa<FloatType>(type.getElementType())) {
           rewriter.replaceOp(op, adaptor.getInput());
           return success();
@@ -39,33 +40,43 @@ struct UnaryToPrim : OpConversionPattern<GraphOp> {
   }
 };
 
-/// Unary composites defined by a small prim expression.
-template <typename GraphOp>
-struct UnaryComposite : OpConversionPattern<GraphOp> {
-  using OpConversionPattern<GraphOp>::OpConversionPattern;
-  LogicalResult matchAndRewrite(GraphOp op, typename GraphOp::Adaptor adaptor,
+/// 1/x on the result type.
+struct ReciprocalToPrim : OpConversionPattern<graph::ReciprocalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ReciprocalOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
     RankedTensorType type = op.getType();
-    Location loc = op.getLoc();
-    Value result;
-    if constexpr (std::is_same_v<GraphOp, graph::SigmoidOp>) {
-      result = prim::LogisticOp::create(rewriter, loc, type,
-                                        pb.convert(adaptor.getInput(), type.getElementType()));
-    } else if constexpr (std::is_same_v<GraphOp, graph::ReluOp>) {
-      if (type.getElementType().isInteger(1))
-        return rewriter.notifyMatchFailure(op, "relu of booleans (PyTorch raises)");
-      Value x = pb.convert(adaptor.getInput(), type.getElementType());
-      result = prim::MaxOp::create(rewriter, loc, type, x, pb.splat(type, 0.0));
-    } else if constexpr (std::is_same_v<GraphOp, graph::ReciprocalOp>) {
-      Value x = pb.convert(adaptor.getInput(), type.getElementType());
-      result = prim::DivOp::create(rewriter, loc, type, pb.splat(type, 1.0), x);
-    } else if constexpr (std::is_same_v<GraphOp, graph::LogicalNotOp>) {
-      Value x = pb.convert(adaptor.getInput(), rewriter.getI1Type());
-      result = prim::NotOp::create(rewriter, loc, cast<RankedTensorType>(x.getType()), x);
-      result = pb.convert(result, type.getElementType());
-    }
-    rewriter.replaceOp(op, result);
+    Value x = pb.convert(adaptor.getInput(), type.getElementType());
+    rewriter.replaceOpWithNewOp<prim::DivOp>(op, type, pb.splat(type, 1.0), x);
+    return success();
+  }
+};
+
+/// max(x, 0) on the result type.
+struct ReluToPrim : OpConversionPattern<graph::ReluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ReluOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    if (type.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "relu of booleans (PyTorch raises)");
+    Value x = pb.convert(adaptor.getInput(), type.getElementType());
+    rewriter.replaceOpWithNewOp<prim::MaxOp>(op, type, x, pb.splat(type, 0.0));
+    return success();
+  }
+};
+
+/// not(bool(x)), converted to the result type.
+struct LogicalNotToPrim : OpConversionPattern<graph::LogicalNotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::LogicalNotOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Value x = pb.convert(adaptor.getInput(), rewriter.getI1Type());
+    Value result = prim::NotOp::create(rewriter, op.getLoc(), cast<RankedTensorType>(x.getType()), x);
+    rewriter.replaceOp(op, pb.convert(result, op.getType().getElementType()));
     return success();
   }
 };
@@ -221,29 +232,8 @@ Type dyn::graph_to_prim::promoteTypes(Type a, Type b) {
 }
 
 void dyn::graph_to_prim::populateElementwisePatterns(RewritePatternSet &patterns) {
-  MLIRContext *ctx = patterns.getContext();
-  patterns.add<UnaryToPrim<graph::NegOp, prim::NegOp>, UnaryToPrim<graph::AbsOp, prim::AbsOp>,
-               UnaryToPrim<graph::ExpOp, prim::ExpOp>, UnaryToPrim<graph::LogOp, prim::LogOp>,
-               UnaryToPrim<graph::SinOp, prim::SinOp>, UnaryToPrim<graph::CosOp, prim::CosOp>,
-               UnaryToPrim<graph::TanOp, prim::TanOp>, UnaryToPrim<graph::TanhOp, prim::TanhOp>,
-               UnaryToPrim<graph::SqrtOp, prim::SqrtOp>,
-               UnaryToPrim<graph::RsqrtOp, prim::RsqrtOp>, UnaryToPrim<graph::ErfOp, prim::ErfOp>,
-               UnaryToPrim<graph::FloorOp, prim::FloorOp>,
-               UnaryToPrim<graph::CeilOp, prim::CeilOp>,
-               UnaryToPrim<graph::Log1pOp, prim::Log1pOp>,
-               UnaryToPrim<graph::Expm1Op, prim::Expm1Op>>(ctx);
-  patterns.add<UnaryComposite<graph::SigmoidOp>, UnaryComposite<graph::ReluOp>,
-               UnaryComposite<graph::ReciprocalOp>, UnaryComposite<graph::LogicalNotOp>>(ctx);
-  patterns.add<BinaryToPrim<graph::AddOp, prim::AddOp>, BinaryToPrim<graph::SubOp, prim::SubOp>,
-               BinaryToPrim<graph::MulOp, prim::MulOp>, BinaryToPrim<graph::DivOp, prim::DivOp>,
-               BinaryToPrim<graph::PowOp, prim::PowOp>,
-               BinaryToPrim<graph::MaximumOp, prim::MaxOp>,
-               BinaryToPrim<graph::MinimumOp, prim::MinOp>,
-               BinaryToPrim<graph::RemainderOp, prim::RemOp>,
-               BinaryToPrim<graph::LogicalAndOp, prim::AndOp>,
-               BinaryToPrim<graph::LogicalOrOp, prim::OrOp>>(ctx);
-  patterns.add<CompareToPrim<graph::EqOp, prim::EqOp>, CompareToPrim<graph::NeOp, prim::NeOp>,
-               CompareToPrim<graph::LtOp, prim::LtOp>, CompareToPrim<graph::LeOp, prim::LeOp>,
-               CompareToPrim<graph::GtOp, prim::GtOp>, CompareToPrim<graph::GeOp, prim::GeOp>>(ctx);
-  patterns.add<WhereToPrim, ConstantToPrim, ConvertToPrim>(ctx);
+  // The registry's elementwise ops (GraphOps.td), generated by dyn-tblgen.
+#define GEN_ELEMENTWISE_PATTERNS
+#include "dyn/Dialect/Graph/IR/GraphToPrimPatterns.inc"
+  patterns.add<ConstantToPrim>(patterns.getContext());
 }

@@ -63,6 +63,8 @@ Value graph_to_prim::PrimBuilder::splat(RankedTensorType like, double value) {
 
 void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateElementwisePatterns(patterns);
+  graph_to_prim::populateMathPatterns(patterns);
+  graph_to_prim::populateActivationsPatterns(patterns);
   graph_to_prim::populateReductionPatterns(patterns);
   graph_to_prim::populateNormalizationPatterns(patterns);
   graph_to_prim::populateDataMovementPatterns(patterns);

@@ -38,8 +38,44 @@ struct PrimBuilder {
 /// PyTorch's promotion between two tensor element types (category, then width).
 mlir::Type promoteTypes(mlir::Type a, mlir::Type b);
 
+/// The type composites compute in: float32 for float16 and bfloat16 (eager's
+/// kernels compute those in float and round once), else the type itself.
+inline mlir::RankedTensorType opmathType(mlir::RankedTensorType t) {
+  if (t.getElementType().isF16() || t.getElementType().isBF16())
+    return t.clone(mlir::Float32Type::get(t.getContext()));
+  return t;
+}
+
+/// Pointwise prim arithmetic on one tensor type: the composites' vocabulary.
+struct Pointwise {
+  PrimBuilder &pb;
+  mlir::RankedTensorType type;
+
+  mlir::Value c(double v) { return pb.splat(type, v); }
+  template <typename Op> mlir::Value un(mlir::Value x) { return Op::create(pb.b, pb.loc, type, x); }
+  template <typename Op> mlir::Value bin(mlir::Value x, mlir::Value y) {
+    return Op::create(pb.b, pb.loc, type, x, y);
+  }
+  template <typename Op> mlir::Value cmp(mlir::Value x, mlir::Value y) {
+    return Op::create(pb.b, pb.loc, type.clone(pb.b.getI1Type()), x, y);
+  }
+  mlir::Value add(mlir::Value x, mlir::Value y) { return bin<prim::AddOp>(x, y); }
+  mlir::Value sub(mlir::Value x, mlir::Value y) { return bin<prim::SubOp>(x, y); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return bin<prim::MulOp>(x, y); }
+  mlir::Value div(mlir::Value x, mlir::Value y) { return bin<prim::DivOp>(x, y); }
+  mlir::Value max(mlir::Value x, mlir::Value y) { return bin<prim::MaxOp>(x, y); }
+  mlir::Value min(mlir::Value x, mlir::Value y) { return bin<prim::MinOp>(x, y); }
+  mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) {
+    return prim::SelectOp::create(pb.b, pb.loc, type, cond, x, y);
+  }
+  /// The operand converted and broadcast to this type.
+  mlir::Value in(mlir::Value v) { return pb.promote(v, type); }
+};
+
 // One per op family.
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+void populateMathPatterns(mlir::RewritePatternSet &patterns);
+void populateActivationsPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);

@@ -325,8 +325,9 @@ struct ApproximateMathPass : dyn::impl::ApproximateMathPassBase<ApproximateMathP
     // f16/bf16 math to f32 first); f64 stays exact through libm.
     populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      // rsqrt and sqrt have hardware instructions; keep them exact.
-      return name != "rsqrt" && name != "sqrt";
+      // rsqrt and sqrt have hardware instructions; keep them exact. atan2's
+      // approximation is wrong at (0, 0) and at infinities: libm's is exact.
+      return name != "rsqrt" && name != "sqrt" && name != "atan2";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

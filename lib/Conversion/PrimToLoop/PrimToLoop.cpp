@@ -688,7 +688,6 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
       })
       .Case<prim::AndOp>([&](auto) { return arith::AndIOp::create(b, loc, x[0], x[1]); })
       .Case<prim::OrOp>([&](auto) { return arith::OrIOp::create(b, loc, x[0], x[1]); })
-      .Case<prim::PowOp>([&](auto) { return math::PowFOp::create(b, loc, x[0], x[1]); })
       .Case<prim::NegOp>([&](auto) -> Value {
         return isFloat ? (Value)arith::NegFOp::create(b, loc, x[0])
                        : (Value)arith::SubIOp::create(b, loc, constant(0), x[0]);
@@ -701,19 +700,12 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
         return arith::XOrIOp::create(
             b, loc, x[0], arith::ConstantOp::create(b, loc, IntegerAttr::get(et, -1)));
       })
-      .Case<prim::ExpOp>([&](auto) { return math::ExpOp::create(b, loc, x[0]); })
-      .Case<prim::LogOp>([&](auto) { return math::LogOp::create(b, loc, x[0]); })
-      .Case<prim::SinOp>([&](auto) { return math::SinOp::create(b, loc, x[0]); })
-      .Case<prim::CosOp>([&](auto) { return math::CosOp::create(b, loc, x[0]); })
-      .Case<prim::TanOp>([&](auto) { return math::TanOp::create(b, loc, x[0]); })
-      .Case<prim::TanhOp>([&](auto) { return math::TanhOp::create(b, loc, x[0]); })
-      .Case<prim::SqrtOp>([&](auto) { return math::SqrtOp::create(b, loc, x[0]); })
-      .Case<prim::RsqrtOp>([&](auto) { return math::RsqrtOp::create(b, loc, x[0]); })
-      .Case<prim::ErfOp>([&](auto) { return math::ErfOp::create(b, loc, x[0]); })
-      .Case<prim::FloorOp>([&](auto) { return math::FloorOp::create(b, loc, x[0]); })
-      .Case<prim::CeilOp>([&](auto) { return math::CeilOp::create(b, loc, x[0]); })
-      .Case<prim::Log1pOp>([&](auto) { return math::Log1pOp::create(b, loc, x[0]); })
-      .Case<prim::Expm1Op>([&](auto) { return math::ExpM1Op::create(b, loc, x[0]); })
+      // The prim ops with one scalar op of their own (PrimOps.td `mathOp`, dyn-tblgen).
+#define PRIM_MATH(PrimOp, ScalarOp)                                                            \
+  .Case<prim::PrimOp>([&](auto) -> Value {                                                     \
+    return ScalarOp::create(b, loc, TypeRange{x[0].getType()}, ValueRange(x))->getResult(0); \
+  })
+#include "dyn/Dialect/Prim/IR/PrimMath.inc"
       .Case<prim::LogisticOp>([&](auto) -> Value {
         Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x[0]));
         Value one = constant(1);

@@ -1,24 +1,24 @@
 """ATen ops (AOTAutograd's forward and backward graphs after PyTorch's core ATen decompositions) mapped to
 capture's handlers. Only overloads checked to take the torch-level function's arguments in the same order
 and meaning are mapped by name (SAME_AS_TORCH); the others have adapters here. An op not in the table has
-no handler: the graph then runs as AOTAutograd gave it. This is the seed of the op registry (ATen op ->
-graph ops); until it exists the table is written by hand."""
+no handler: the graph then runs as AOTAutograd gave it. The registered graph ops name their ATen ops in the
+op registry (dyn/_ops_generated.py, `aten.<name>` in torch_names); the others are listed here."""
 import torch
 
+from .._ops_generated import HANDLERS, OPS
 from ..errors import Unsupported
 from ..ops import METHODS, TORCH_FUNCS
 from ..ops.handlers import getitem
 
 aten = torch.ops.aten
 
-# ATen ops whose every overload has the torch-level function's (or Tensor method's) signature
-SAME_AS_TORCH = (
-    "abs neg exp log sin cos tan tanh sigmoid relu sqrt rsqrt reciprocal erf floor ceil log1p expm1 "
-    "logical_not logical_and logical_or add sub mul div pow maximum minimum remainder fmod eq ne lt le gt ge "
-    "where sum mean amax amin prod clamp clamp_min clamp_max mm bmm view permute t transpose unsqueeze "
+# ATen ops whose every overload has the torch-level function's (or Tensor method's) signature: the
+# registry's (captured by the handler of torch.<name>) and these
+SAME_AS_TORCH = tuple(n for n, d in OPS.items() if f"aten.{n}" in d.torch_names and not d.signature) + tuple((
+    "fmod clamp clamp_min clamp_max mm bmm view permute t transpose unsqueeze "
     "squeeze expand clone cat stack split select gather index_select tril triu full arange "
     "zeros_like ones_like full_like masked_fill"
-).split()
+).split())
 
 
 def _torch_handler(name):
@@ -118,8 +118,6 @@ ADAPTERS = {
     aten.alias: lambda o, x: METHODS["view"](o, x, tuple(x.meta.shape)),
     aten._unsafe_view: lambda o, x, size: METHODS["reshape"](o, x, tuple(size)),
     aten.lift_fresh_copy: lambda o, x: o.fresh_copy(x),
-    aten.gelu: lambda o, x, approximate="none": o.gelu(x, approximate),
-    aten.silu: lambda o, x: o.silu(x),
     aten.split_with_sizes: lambda o, x, sizes, dim=0: _torch_handler("split")(o, x, list(sizes), dim),
     aten.detach: lambda o, x: x,
 }
@@ -134,6 +132,9 @@ def aten_handler(target):
     if h is not None:
         return h
     name = packet.__name__
+    h = HANDLERS.get(f"aten.{name}")  # registered ops with a generated handler
+    if h is not None:
+        return h
     if name in SAME_AS_TORCH:
         return _torch_handler(name)
     return None

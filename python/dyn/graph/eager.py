@@ -4,31 +4,44 @@ constants are made once, dtype conversions that cannot change anything are left 
 can only be fresh tensors skip the aliasing checks. Ops without a short form there call run_node."""
 import torch
 
+from .. import _ops_generated
 from . import families
 from .norms import NORM_OPS, run_norm
-from .opset import BINARY, REDUCE, UNARY, Operand
+from .opset import EAGER, EXPR, OPS, Operand
 
-# ops whose result is always a new tensor (never a view of an operand, never a constant)
-_FRESH = set(UNARY) | set(BINARY) | {"where", "matmul", "softmax", "log_softmax", "cat", "convolution",
-                                     "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    (set(REDUCE) - {"prod"}) | families.OPS | set(NORM_OPS)
-# binary ops run_node applies to operands converted to the result dtype
-_CONVERTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"}
+# the names the registry's expressions use (torch, F, _rt), as the generated module has them
+_EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
+
+# ops whose result is always a new tensor (never a view of an operand, never a constant): the registered
+# ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
+_FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
+                                             "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
+    families.OPS | set(NORM_OPS)
+
+
+def _attr_values(n):
+    """A registered op's attribute values, in the registry's order (an absent unit attribute is False)."""
+    return [n.attrs.get(name, False if kind == "unit" else None) for name, kind in OPS[n.op].attrs]
+
+
+def _registered_expr(n, args, ns, k):
+    """The registry's expression of node n (EXPR), over operand names; attributes and the result dtype are
+    names in ns."""
+    d = OPS[n.op]
+    names = dict(zip(d.operands, args))
+    for (name, _), v in zip(d.attrs, _attr_values(n)):
+        ns[f"a{k}_{name}"] = list(v) if isinstance(v, tuple) else v
+        names[name] = f"a{k}_{name}"
+    ns[f"dt{k}"] = n.meta.dtype
+    names["dtype"] = f"dt{k}"
+    return EXPR[n.op].format(**names)
 
 
 def _expr(n, args, ns, k):
     """A Python expression for node n over operand names, or None (then run_node runs it)."""
     op = n.op
-    if op in UNARY:
-        return f"torch.{op}({args[0]})"
-    if op in BINARY:
-        rt = n.meta.dtype
-        if op == "div" and not rt.is_floating_point:
-            return None
-        if op in _CONVERTING:
-            ns[f"dt{k}"] = rt
-            args = [a if i.meta.dtype == rt else f"{a}.to(dt{k})" for a, i in zip(args, n.inputs)]
-        return f"torch.{op}({args[0]}, {args[1]})"
+    if op in OPS:
+        return _registered_expr(n, args, ns, k)
     a = n.attrs
     if op == "detach":
         return f"{args[0]}.detach()"
@@ -43,20 +56,10 @@ def _expr(n, args, ns, k):
         return f"{args[0]}.{op}({tuple(n.meta.shape)})"
     if op == "permute":
         return f"{args[0]}.permute({list(a['dims'])})"
-    if op == "convert":
-        ns[f"dt{k}"] = n.meta.dtype
-        return f"{args[0]}.to(dt{k})"
     if op in ("softmax", "log_softmax"):
         return f"torch.{op}({args[0]}, {a['dim']})"
     if op == "cat":
         return f"torch.cat([{', '.join(args)}], {a['dim']})"
-    if op == "where":
-        if all(i.meta.dtype == n.meta.dtype for i in n.inputs[1:]):
-            return f"torch.where({args[0]}, {args[1]}, {args[2]})"
-        ns[f"dt{k}"] = n.meta.dtype
-        return f"torch.where({args[0]}, {args[1]}, {args[2]}).to(dt{k})"
-    if op in REDUCE and op != "prod" and list(a["dims"]):
-        return f"torch.{op}({args[0]}, {list(a['dims'])}, keepdim={bool(a.get('keepdim'))})"
     return None
 
 
@@ -98,7 +101,7 @@ def _linear_patterns(graph):
 
 def python_function(graph):
     """fn(*inputs) -> list of outputs, equivalent to running every node with run_node."""
-    ns = {"torch": torch, "run_node": run_node, "finish": _finish, "linear": torch.nn.functional.linear,
+    ns = {**_EXPR_GLOBALS, "run_node": run_node, "finish": _finish, "linear": torch.nn.functional.linear,
           "call": _call_attrs}
     names = {n: f"i{n.index}" for n in graph.inputs}
     linears, folded = _linear_patterns(graph)
@@ -185,26 +188,8 @@ def run_node(n, xs):
         if isinstance(v, torch.Tensor):  # a copy: the caller may update a returned constant in place
             return v.to(device=device, copy=True)
         return torch.tensor(v, dtype=n.meta.dtype, device=device)
-    if op in UNARY:
-        return getattr(torch, op)(xs[0])
-    if op in BINARY:
-        rt = n.meta.dtype
-        if op == "div" and not rt.is_floating_point:  # integer division truncates (the lowering's divsi)
-            return torch.div(xs[0].to(rt), xs[1].to(rt), rounding_mode="trunc")
-        if op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder"):
-            return getattr(torch, op)(xs[0].to(rt), xs[1].to(rt))
-        return getattr(torch, op)(xs[0], xs[1])
-    if op == "where":
-        return torch.where(xs[0], xs[1], xs[2]).to(n.meta.dtype)
-    if op in REDUCE:
-        x, dims, kd = xs[0], list(a["dims"]), bool(a.get("keepdim"))
-        if op == "prod":
-            for d in sorted(dims, reverse=True):
-                x = torch.prod(x, d, keepdim=kd)
-            return x
-        if not dims:
-            return x.clone()
-        return getattr(torch, op)(x, dims, keepdim=kd)
+    if op in OPS:  # the registry's semantics (dyn/_ops_generated.py)
+        return EAGER[op](*xs, *_attr_values(n), dtype=n.meta.dtype)
     if op == "softmax":
         return torch.softmax(xs[0], a["dim"])
     if op == "log_softmax":
@@ -222,8 +207,6 @@ def run_node(n, xs):
         return xs[0][tuple(idx)]
     if op == "cat":
         return torch.cat(xs, a["dim"])
-    if op == "convert":
-        return xs[0].to(n.meta.dtype)
     if op in _WINDOW:
         return _WINDOW[op](xs, a)
     if op in NORM_OPS:

@@ -6,7 +6,7 @@ import torch
 
 from . import families
 from .norms import NORM_OPS, norm_line
-from .opset import ELEMENT_TYPES, REDUCE, Operand
+from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
 _OTHER_TYPES = {torch.uint8: "ui8", torch.int8: "i8", torch.int16: "i16", torch.complex64: "complex<f32>",
@@ -77,6 +77,8 @@ def _line(n):
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
     if op in WINDOW_OPS:
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
+    if op in OPS and OPS[op].attrs:  # registered ops print their attributes in the attr-dict
+        return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
     if op in families.OPS:
         return families.line(n, ins, tys, r, _dims, _literal)
     if op in NORM_OPS:  # with updated running statistics: three results
@@ -85,6 +87,30 @@ def _line(n):
             name, rets = f"{n.name}:3", ", ".join(tensor_type(m) for m in a["metas"])
         return f"{name} = graph.{op} {norm_line(n, lambda v: _literal(v, torch.float64))} : {tys} -> {rets}"
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
+
+
+def _registered_attrs(op, a):
+    """A registered op's attributes as an MLIR attribute dictionary (the registry gives their kinds)."""
+    items = []
+    for name, kind in OPS[op].attrs:
+        v = a.get(name)
+        if kind == "unit":
+            if v:
+                items.append(name)
+            continue
+        if v is None:
+            continue
+        if kind == "f64":
+            items.append(f"{name} = {_literal(float(v), torch.float64)} : f64")
+        elif kind == "i64":
+            items.append(f"{name} = {int(v)} : i64")
+        elif kind == "bool":
+            items.append(f"{name} = {'true' if v else 'false'}")
+        elif kind == "str":
+            items.append(f"{name} = {_string(v)}")
+        else:  # i64_array
+            items.append(f"{name} = array<i64: {', '.join(str(int(d)) for d in v)}>")
+    return "{" + ", ".join(items) + "}"
 
 
 WINDOW_OPS = ("convolution", "max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool", "pad",

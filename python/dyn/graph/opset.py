@@ -1,16 +1,18 @@
 """The graph dialect's ops as the Python side names them: element types and op families shared by the
-MLIR printer, the eager interpreter and the capture's op builders."""
+MLIR printer, the eager interpreter and the capture's op builders. The registered ops (their families,
+attributes and eager semantics) come from the op registry through dyn/_ops_generated.py."""
 import torch
+
+from .._ops_generated import EAGER, EXPR, FAMILIES, OPS  # noqa: F401 (re-exported)
 
 ELEMENT_TYPES = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
     torch.int64: "i64", torch.int32: "i32", torch.bool: "i1",
 }
 
-UNARY = ("neg abs exp log sin cos tan tanh sigmoid relu sqrt rsqrt reciprocal erf floor ceil log1p "
-         "expm1 logical_not").split()
-BINARY = "add sub mul div pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or".split()
-REDUCE = "sum mean amax amin prod".split()
+UNARY = FAMILIES["unary"]
+BINARY = FAMILIES["binary"] + FAMILIES["compare"]
+REDUCE = FAMILIES["reduce"]
 
 
 class Operand:

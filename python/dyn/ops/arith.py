@@ -41,8 +41,14 @@ class ArithOps:
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a
             meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
-        else:
+        elif op in self._ARITH:
             meta = self._ARITH[op](_meta(a), _meta(b))
+        else:  # the registry's other binary ops (atan2, hypot, xlogy, ...): PyTorch's own function
+            try:
+                meta = getattr(torch, op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v)
+                                            for v in (_meta(a), _meta(b))))
+            except (RuntimeError, TypeError) as e:
+                raise Unsupported(f"{op}: {e}")
         if op in self._CMP or op in ("logical_and", "logical_or"):
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a
@@ -55,7 +61,7 @@ class ArithOps:
             pa, pb = (v if isinstance(v, TensorVar) else torch.tensor(v) for v in (a, b))
             self.accepts(op, getattr(torch, op), pa, pb)
         else:
-            self.accepts(op, self._CMP.get(op) or self._ARITH[op], a, b)
+            self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or getattr(torch, op), a, b)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
@@ -77,7 +83,7 @@ class ArithOps:
         self.check(x)
         if not x.meta.dtype.is_floating_point:
             return x
-        return self.where(self.binary("lt", x, 0), self.unary("ceil", x), self.unary("floor", x))
+        return self.unary("trunc", x)
 
     def div(self, a, b, rounding_mode=None, grad="raise"):
         """torch.div: true division, or with rounding_mode 'trunc' / 'floor' (the result keeps the
@@ -192,23 +198,12 @@ class ArithOps:
         dt = meta.dtype
         if dt == torch.bool:
             raise Unsupported("fmod of booleans")
-        if self.needs_grad(b):
-            raise Unsupported("fmod by a tensor that requires grad")
-        if self.needs_grad(a):
-            # eager's gradient is 1 everywhere (abs's is 0 at a == 0): the value of a cut from autograd,
-            # then a - a (zero, keeping the value's sign of zero; NaN where a is infinite, as fmod)
-            a = self.convert(a, dt)
-            ad = self.detach(a)
-            return self.binary("sub", self.fmod(ad, b), self.binary("sub", ad, a))
         if not dt.is_floating_point:
             self._int_divisor("fmod", b)
-            a = self.convert(a, dt)
-            return self.binary("sub", a, self.binary("mul", self.div(a, b, "trunc"), b))
-        # fmod(|a|, |b|) is exact (graph.remainder of non-negative numbers), then a's sign
-        a = self.convert(a, dt)
-        bb = self.unary("abs", self.convert(b, dt)) if isinstance(b, TensorVar) else abs(b)
-        m = self.binary("remainder", self.unary("abs", a), bb)
-        return self.where(self.binary("lt", a, 0), self.unary("neg", m), m)
+        # graph.fmod: exact (C fmod); eager's own gradients from the eager backend's torch.fmod
+        if not isinstance(b, TensorVar):
+            b = self.const(b, dt)
+        return self.node("fmod", [a, b], meta)
 
     def where(self, c, a, b):
         self.check(c)

@@ -14,6 +14,7 @@ from ..graph.opset import ELEMENT_TYPES
 from .arith import ArithOps
 from .nn import NNOps
 from .norms import NormOps
+from .registered import RegisteredOps
 from .shape import ShapeOps
 from .tensor import SCALARS, TensorVar, node_requires_grad
 from .torch_call import TorchCallOps
@@ -76,7 +77,7 @@ def eager_accepts(cache, what, fn, *args, _device=None, **kwargs):
 
 
 
-class Ops(ViewOps, ArithOps, ShapeOps, NNOps, NormOps, WindowOps, TorchCallOps):
+class Ops(ViewOps, ArithOps, ShapeOps, NNOps, NormOps, WindowOps, TorchCallOps, RegisteredOps):
     """Op builders bound to one tracer (graph + device)."""
 
     def __init__(self, tracer):

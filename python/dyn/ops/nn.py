@@ -47,18 +47,9 @@ class NNOps:
             y = self.binary("add", y, b)
         return y
 
-    # -- composites --------------------------------------------------------------------------------
     def gelu(self, x, approximate="none"):
-        self.check(x)
-        if approximate == "tanh":
-            inner = self.binary("mul", self.binary("add", x, self.binary(
-                "mul", self.binary("mul", self.binary("mul", x, x), x), 0.044715)), math.sqrt(2 / math.pi))
-            return self.binary("mul", self.binary("mul", x, 0.5), self.binary("add", self.unary("tanh", inner), 1.0))
-        e = self.unary("erf", self.binary("mul", x, 1 / math.sqrt(2)))
-        return self.binary("mul", self.binary("mul", x, 0.5), self.binary("add", e, 1.0))
-
-    def silu(self, x):
-        return self.binary("mul", x, self.unary("sigmoid", x))
+        """graph.gelu (the registry's; GraphToPrim/Activations.cpp decomposes it)."""
+        return self.registered("gelu", torch.nn.functional.gelu, (x,), {"approximate": approximate})
 
     def _upcast(self, x):
         if x.meta.dtype in (torch.float16, torch.bfloat16):

@@ -356,3 +356,28 @@ func.func @pad_negative_empties(%x: tensor<3x4xf32>) -> tensor<3x0xf32> {
   %0 = graph.pad %x replicate low [0, -4] high [0, 0] : tensor<3x4xf32> -> tensor<3x0xf32>
   return %0 : tensor<3x0xf32>
 }
+
+// -----
+
+// The registry's type rule: an activation keeps its float type.
+func.func @elu_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of floating-point values}}
+  %0 = graph.elu %x {alpha = 1.0 : f64} : tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @gelu_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{approximate must be "none" or "tanh", not "fast"}}
+  %0 = graph.gelu %x {approximate = "fast"} : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @isnan_result(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = graph.isnan %x : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -4,14 +4,18 @@ import math
 import torch
 
 from ...errors import Unsupported
-from ...graph.opset import UNARY
+from ..._ops_generated import HANDLERS
+from ...graph.opset import FAMILIES, UNARY
 from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
+from .generic import generic_call
 
 H = {}  # name -> handler
 
 for _op in UNARY:
     H[_op] = (lambda op: lambda o, x, *, out=None: _out(o, out, o.unary(op, x), x))(_op)
+for _op in FAMILIES["classify"]:  # isnan, isinf, ...: a boolean of every dtype
+    H[_op] = (lambda op: lambda o, x: o.unary(op, x))(_op)
 H["negative"] = H["neg"]
 H["absolute"] = H["abs"]
 
@@ -23,7 +27,8 @@ def _binary(op):
     return h
 
 
-for _op in "mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or".split():
+for _op in ("mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or copysign hypot "
+            "logaddexp logaddexp2 xlogy").split():
     H[_op] = _binary(_op)
 H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"], less_equal=H["le"],
          not_equal=H["ne"], max_elementwise=H["maximum"])
@@ -158,8 +163,6 @@ def _masked_fill(o, x, mask, value):
 
 
 H["masked_fill"] = _masked_fill
-H["log2"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(2))
-H["log10"] = lambda o, x: o.binary("div", o.unary("log", x), math.log(10))
 
 
 def _triangle(lower):
@@ -193,7 +196,49 @@ def _triangle(lower):
 H["tril"] = _triangle(True)
 H["triu"] = _triangle(False)
 
-H["addcmul"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
-    o, out, o.binary("add", x, o.binary("mul", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
-H["addcdiv"] = lambda o, x, t1, t2, *, value=1, out=None: _out(
-    o, out, o.binary("add", x, o.binary("div", o.binary("mul", t1, value) if value != 1 else t1, t2)), x, t1, t2)
+H["addcmul"] = HANDLERS["torch.addcmul"]
+H["addcdiv"] = HANDLERS["torch.addcdiv"]
+
+
+def _round(o, x, *, decimals=0, out=None):
+    """torch.round: graph.round (ties to even); with decimals as eager's kernel: round(x * 10^d) / 10^d,
+    or round(x / 10^-d) * 10^-d for negative d, 10^|d| in x's dtype."""
+    o.check(x)
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise Unsupported("round with decimals that is not an int")
+    if decimals == 0:
+        return _out(o, out, o.unary("round", x), x)
+    if not x.meta.dtype.is_floating_point:
+        raise Unsupported("round(decimals=...) of an integer tensor (eager raises)")
+    p = torch.tensor(10.0 ** abs(decimals), dtype=x.meta.dtype).item()
+    if decimals > 0:
+        r = o.binary("div", o.unary("round", o.binary("mul", x, p)), p)
+    else:
+        r = o.binary("mul", o.unary("round", o.binary("div", x, p)), p)
+    return _out(o, out, r, x)
+
+
+H["round"] = _round
+
+
+def _lerp(o, start, end, weight, *, out=None):
+    o.check(start, end)
+    for v in (start, end):
+        if not v.meta.dtype.is_floating_point:
+            raise Unsupported("lerp of integer tensors (eager raises)")
+        if v.meta.dtype in (torch.float16, torch.bfloat16):  # eager's kernel rounds otherwise than graph.lerp
+            return generic_call(o, torch.lerp, (start, end, weight), {})
+    if not isinstance(weight, TensorVar):
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise Unsupported("lerp weight that is not a number")
+    try:
+        meta = torch.lerp(start.meta, end.meta, weight.meta if isinstance(weight, TensorVar) else weight)
+    except (RuntimeError, TypeError) as e:
+        raise Unsupported(f"lerp: {e}")  # eager raises (mixed dtypes)
+    o.accepts("lerp", torch.lerp, start, end, weight)
+    w = weight if isinstance(weight, TensorVar) else o.const(weight, meta.dtype)
+    return _out(o, out, o.node("lerp", [start, end, w], meta), start, end, weight)
+
+
+H["lerp"] = _lerp
+H["rsub"] = lambda o, x, other, *, alpha=1: o.binary("sub", other, o.binary("mul", x, alpha) if alpha != 1 else x)

@@ -8,6 +8,7 @@ from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import _out, inplace
 from .generic import generic_call
+from ..._ops_generated import HANDLERS
 from ..norms import batch_norm_counted
 
 
@@ -21,8 +22,6 @@ def _f_inplace(o, x, flag, new, fname, *args):
 # torch.nn.functional
 F_H = {}
 F_H["relu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.unary("relu", x), "relu")
-F_H["gelu"] = lambda o, x, approximate="none": o.gelu(x, approximate)
-F_H["silu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.silu(x), "silu")
 F_H["sigmoid"] = lambda o, x: o.unary("sigmoid", x)
 F_H["tanh"] = lambda o, x: o.unary("tanh", x)
 F_H["softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("softmax", x, dim, dtype)
@@ -68,18 +67,14 @@ F_H["embedding"] = _embedding
 
 
 def _leaky_relu(o, x, negative_slope=0.01, inplace=False):
-    o.check(x)
-    o.accepts("leaky_relu", F.leaky_relu, x, negative_slope)  # integers raise
-    new = o.where(o.binary("gt", x, 0), x, o.binary("mul", x, negative_slope))
-    return _f_inplace(o, x, inplace, new, "leaky_relu", negative_slope)
+    """The registry's generated handler of F.leaky_relu (graph.leaky_relu)."""
+    return HANDLERS["torch.nn.functional.leaky_relu"](o, x, negative_slope, inplace)
 
 
-F_H["leaky_relu"] = _leaky_relu
-
-
-def _hardtanh_value(o, x, fn, min_val, max_val, *args):
-    """hardtanh / relu6: x's dtype kept (integer bounds truncated, as eager's kernel converts them); the
-    gradient is zero at the bounds (hardtanh_backward), unlike clamp's."""
+def _hardtanh(o, x, min_val=-1.0, max_val=1.0, inplace=False, fn=F.hardtanh):
+    """hardtanh / relu6: graph.hardtanh of floats (eager's gradient, zero at the bounds, from the eager
+    backend's F.hardtanh); integer tensors keep their dtype, clamped with the bounds truncated as eager's
+    kernel converts them."""
     o.check(x)
     if not isinstance(min_val, (int, float)) or not isinstance(max_val, (int, float)):
         raise Unsupported("hardtanh bounds that are not numbers")
@@ -87,38 +82,14 @@ def _hardtanh_value(o, x, fn, min_val, max_val, *args):
         raise Unsupported("hardtanh with a bound that is not finite")
     if min_val > max_val:
         raise Unsupported("hardtanh with min_val > max_val (eager raises)")
-    o.accepts(fn.__name__, fn, x, *args)  # bools raise
-    if not x.meta.dtype.is_floating_point:
-        return o.clamp(x, int(min_val), int(max_val))
-    return o.clamp(x, min_val, max_val, open_bounds=True)
+    if x.meta.dtype.is_floating_point:
+        return o.registered("hardtanh", F.hardtanh, (x,), dict(min_val=min_val, max_val=max_val), inplace=inplace)
+    o.accepts(fn.__name__, fn, x)  # bools raise
+    return _f_inplace(o, x, inplace, o.clamp(x, int(min_val), int(max_val)), "hardtanh", min_val, max_val)
 
 
-F_H["hardtanh"] = lambda o, x, min_val=-1.0, max_val=1.0, inplace=False: _f_inplace(
-    o, x, inplace, _hardtanh_value(o, x, F.hardtanh, min_val, max_val, min_val, max_val), "hardtanh", min_val,
-    max_val)
-F_H["relu6"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, _hardtanh_value(o, x, F.relu6, 0.0, 6.0),
-                                                      "relu6")
-
-
-def _hard(o, x, inplace, fn, swish):
-    """hardswish x * clamp(x + 3, 0, 6) / 6 and hardsigmoid clamp(x + 3, 0, 6) / 6, in eager's own order
-    (float16/bfloat16 computed in float32, as its kernels do): the same bits. Differentiated, the op
-    itself (a generic node: eager's backward formula, which the decomposition matches only off the
-    bounds)."""
-    o.check(x)
-    if o.needs_grad(x):
-        return generic_call(o, fn, (x,), dict(inplace=inplace))
-    o.accepts(fn.__name__, fn, x)  # integers raise
-    xc, low = o._upcast(x)
-    c = o.clamp(o.binary("add", xc, 3.0), 0.0, 6.0)
-    y = o.binary("div", o.binary("mul", xc, c) if swish else c, 6.0)
-    if low is not None:
-        y = o.convert(y, low)
-    return _f_inplace(o, x, inplace, y, fn.__name__)
-
-
-F_H["hardswish"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardswish, True)
-F_H["hardsigmoid"] = lambda o, x, inplace=False: _hard(o, x, inplace, F.hardsigmoid, False)
+F_H["hardtanh"] = _hardtanh
+F_H["relu6"] = lambda o, x, inplace=False: _hardtanh(o, x, 0.0, 6.0, inplace, F.relu6)
 
 
 def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,

@@ -19,7 +19,7 @@ def _inplace_method(name, base):
 
 
 INPLACE = {}
-for _n in UNARY + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
+for _n in list(UNARY) + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
                    "clip masked_fill square "
                    "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
                    "subtract divide greater greater_equal less less_equal not_equal").split():

@@ -3,6 +3,7 @@
 import torch
 import torch.nn.functional as F
 
+from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
 from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
@@ -51,8 +52,36 @@ TORCH_FUNCS[F.relu_] = INPLACE["relu_"]
 TORCH_FUNCS[F.leaky_relu_] = lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True)
 TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True)
 
+# The registry's other PyTorch names of its ops (dyn/_ops_generated.py: torch.special.expit,
+# torch.arcsinh, ...) and its generated handlers (ops with a signature)
+_REGISTERED_METHODS = {}
+
+
+def _resolve(path):
+    obj = torch
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+for _op, _d in OPS.items():
+    _h = HANDLERS.get(_d.torch_names[0]) if _d.signature else H.get(_op)
+    if _h is None:
+        continue
+    for _name in _d.torch_names:
+        _h_name = HANDLERS.get(_name, _h)
+        if _name.startswith("Tensor."):
+            _REGISTERED_METHODS[_name[len("Tensor."):]] = _h_name
+        elif _name.startswith("torch."):
+            _f = _resolve(_name)
+            if _f is not None:
+                TORCH_FUNCS[_f] = _h_name
+
 # Tensor methods by name
 METHODS = dict(H)
+METHODS.update(_REGISTERED_METHODS)
 for _n in ("relu", "sigmoid", "tanh"):
     METHODS[_n] = H[_n]
 METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)

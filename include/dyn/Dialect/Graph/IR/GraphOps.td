@@ -3,91 +3,127 @@
 #define DYN_GRAPH_OPS
 
 include "dyn/Dialect/Graph/IR/GraphBase.td"
+include "dyn/Dialect/Graph/IR/GraphOpRegistry.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
-// Elementwise families
+// Elementwise families (registered: GraphOpRegistry.td)
 //===----------------------------------------------------------------------===//
 
-// Unary: the result has the operand's shape; the element type may change
-// (torch.sin of an integer tensor is a float tensor). The result type is the
-// family's type rule: floats for math functions, no booleans for arithmetic.
-class Graph_UnaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                    list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultShape])> {
+// Unary: the result has the operand's shape; its element type is the op's
+// type rule (torch.sin of an integer tensor is a float tensor).
+class Graph_UnaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowering lower>
+    : Graph_RegisteredOp<mnemonic, "unary", rule, Dyn_SameShape, lower> {
   let summary = "elementwise " # desc;
   let description = "Elementwise `" # desc # "`, computed in the result element type.";
   let arguments = (ins Graph_Tensor:$input);
-  let results = (outs resultType:$result);
+  let results = (outs rule.result:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({input})";
 }
 
-foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
-              ["Sin", "sin", "sine"], ["Cos", "cos", "cosine"], ["Tan", "tan", "tangent"],
-              ["Tanh", "tanh", "hyperbolic tangent"],
-              ["Sigmoid", "sigmoid", "logistic sigmoid 1/(1+exp(-x))"],
-              ["Sqrt", "sqrt", "square root"],
-              ["Rsqrt", "rsqrt", "reciprocal square root"], ["Reciprocal", "reciprocal", "1/x"],
-              ["Erf", "erf", "error function"], ["Log1p", "log1p", "log(1+x)"],
-              ["Expm1", "expm1", "exp(x)-1"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_FloatTensor>;
+// One prim op of the same name family, on the result type.
+class Dyn_Unary<string prim> : Dyn_ToPrim<prim, "UnaryToPrim", "Elementwise">;
+class Dyn_Binary<string prim> : Dyn_ToPrim<prim, "BinaryToPrim", "Elementwise">;
+class Dyn_Compare<string prim> : Dyn_ToPrim<prim, "CompareToPrim", "Elementwise">;
+class Dyn_Elementwise<string cls> : Dyn_Composite<cls, "Elementwise">;
+
+def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential", Dyn_FloatRule, Dyn_Unary<"ExpOp">>;
+def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm", Dyn_FloatRule, Dyn_Unary<"LogOp">>;
+def Graph_SinOp : Graph_UnaryOp<"sin", "sine", Dyn_FloatRule, Dyn_Unary<"SinOp">>;
+def Graph_CosOp : Graph_UnaryOp<"cos", "cosine", Dyn_FloatRule, Dyn_Unary<"CosOp">>;
+def Graph_TanOp : Graph_UnaryOp<"tan", "tangent", Dyn_FloatRule, Dyn_Unary<"TanOp">>;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent", Dyn_FloatRule, Dyn_Unary<"TanhOp">>;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "logistic sigmoid 1/(1+exp(-x))", Dyn_FloatRule,
+                                    Dyn_Unary<"LogisticOp">> {
+  let torchNames = ["torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid", "torch.special.expit"];
+}
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "square root", Dyn_FloatRule, Dyn_Unary<"SqrtOp">>;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "reciprocal square root", Dyn_FloatRule,
+                                  Dyn_Unary<"RsqrtOp">>;
+def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", "1/x", Dyn_FloatRule,
+                                       Dyn_Elementwise<"ReciprocalToPrim">>;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "error function", Dyn_FloatRule, Dyn_Unary<"ErfOp">>;
+def Graph_Log1pOp : Graph_UnaryOp<"log1p", "log(1+x)", Dyn_FloatRule, Dyn_Unary<"Log1pOp">>;
+def Graph_Expm1Op : Graph_UnaryOp<"expm1", "exp(x)-1", Dyn_FloatRule, Dyn_Unary<"Expm1Op">>;
 
 // Rounding keeps the type; of an integer tensor it is the identity (PyTorch's).
-foreach op = [["Floor", "floor", "floor"], ["Ceil", "ceil", "ceiling"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor,
-                                          [AllTypesMatch<["input", "result"]>]>;
+def Graph_FloorOp : Graph_UnaryOp<"floor", "floor", Dyn_KeepsTypeRule, Dyn_Unary<"FloorOp">>;
+def Graph_CeilOp : Graph_UnaryOp<"ceil", "ceiling", Dyn_KeepsTypeRule, Dyn_Unary<"CeilOp">>;
 
-foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"],
-              ["Relu", "relu", "max(x, 0)"]] in
-  def Graph_ # op[0] # Op : Graph_UnaryOp<op[1], op[2], Graph_NumericTensor>;
-
-def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", "logical negation (result i1)">;
+def Graph_NegOp : Graph_UnaryOp<"neg", "negation", Dyn_PromoteNumericRule, Dyn_Unary<"NegOp">>;
+def Graph_AbsOp : Graph_UnaryOp<"abs", "absolute value", Dyn_PromoteNumericRule,
+                                Dyn_Unary<"AbsOp">>;
+def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)", Dyn_PromoteNumericRule,
+                                 Dyn_Elementwise<"ReluToPrim">>;
+def Graph_LogicalNotOp : Graph_UnaryOp<"logical_not", "logical negation (result i1)", Dyn_FreeRule,
+                                       Dyn_Elementwise<"LogicalNotToPrim">>;
 
 // Binary arithmetic: numpy-style broadcasting; operands are converted to the
 // result element type (PyTorch type promotion, decided by capture).
 // Booleans add and multiply as `or` and `and`; sub, div and remainder of them
 // are not defined, and pow is computed in floats only.
-class Graph_BinaryOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                     list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [ResultsBroadcastableShape])> {
+class Graph_BinaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowering lower>
+    : Graph_RegisteredOp<mnemonic, "binary", rule, Dyn_Broadcast, lower> {
   let summary = "elementwise " # desc # " with broadcasting";
   let description = "Broadcasts `lhs` and `rhs` to the result shape, converts both to "
                     "the result element type and applies `" # desc # "`.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
-  let results = (outs resultType:$result);
+  let results = (outs rule.result:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({lhs}.to({dtype}), {rhs}.to({dtype}))";
 }
 
-foreach op = [["Add", "add", "addition"], ["Mul", "mul", "multiplication"],
-              ["Maximum", "maximum", "maximum"], ["Minimum", "minimum", "minimum"],
-              ["LogicalAnd", "logical_and", "logical and (result i1)"],
-              ["LogicalOr", "logical_or", "logical or (result i1)"]] in
-  def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2]>;
-
-foreach op = [["Sub", "sub", "subtraction"], ["Div", "div", "true division"],
-              ["Remainder", "remainder", "Python-style remainder"]] in
-  def Graph_ # op[0] # Op : Graph_BinaryOp<op[1], op[2], Graph_NumericTensor>;
-
-def Graph_PowOp : Graph_BinaryOp<"pow", "power", Graph_FloatTensor>;
+def Graph_AddOp : Graph_BinaryOp<"add", "addition", Dyn_PromoteRule, Dyn_Binary<"AddOp">>;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication", Dyn_PromoteRule, Dyn_Binary<"MulOp">>;
+def Graph_MaximumOp : Graph_BinaryOp<"maximum", "maximum", Dyn_PromoteRule, Dyn_Binary<"MaxOp">>;
+def Graph_MinimumOp : Graph_BinaryOp<"minimum", "minimum", Dyn_PromoteRule, Dyn_Binary<"MinOp">>;
+def Graph_LogicalAndOp : Graph_BinaryOp<"logical_and", "logical and (result i1)", Dyn_FreeRule,
+                                        Dyn_Binary<"AndOp">> {
+  let eager = "torch.logical_and({lhs}, {rhs})";
+}
+def Graph_LogicalOrOp : Graph_BinaryOp<"logical_or", "logical or (result i1)", Dyn_FreeRule,
+                                       Dyn_Binary<"OrOp">> {
+  let eager = "torch.logical_or({lhs}, {rhs})";
+}
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction", Dyn_PromoteNumericRule, Dyn_Binary<"SubOp">>;
+// Integer division truncates (the lowering's divsi); capture writes floor
+// division of integers with it.
+def Graph_DivOp : Graph_BinaryOp<"div", "true division", Dyn_PromoteNumericRule,
+                                 Dyn_Binary<"DivOp">> {
+  let eager = "torch.div({lhs}.to({dtype}), {rhs}.to({dtype}), "
+              "rounding_mode=None if {dtype}.is_floating_point else 'trunc')";
+}
+def Graph_RemainderOp : Graph_BinaryOp<"remainder", "Python-style remainder",
+                                       Dyn_PromoteNumericRule, Dyn_Binary<"RemOp">>;
+def Graph_PowOp : Graph_BinaryOp<"pow", "power", Dyn_FloatRule, Dyn_Binary<"PowOp">>;
 
 // Comparisons compute in the promoted type of their operands; the result is i1.
-class Graph_CompareOp<string mnemonic, string desc>
-    : Graph_Op<mnemonic, [ResultsBroadcastableShape]> {
+class Graph_CompareOp<string mnemonic, string desc, string prim>
+    : Graph_RegisteredOp<mnemonic, "compare", Dyn_BoolRule, Dyn_Broadcast, Dyn_Compare<prim>> {
   let summary = "elementwise comparison " # desc;
   let description = "Broadcasts the operands, promotes them to a common type and "
                     "compares them (`" # desc # "`); the result is a boolean tensor.";
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
   let results = (outs Graph_BoolTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({lhs}, {rhs})";
 }
 
-foreach op = [["Eq", "eq", "=="], ["Ne", "ne", "!="], ["Lt", "lt", "<"], ["Le", "le", "<="],
-              ["Gt", "gt", ">"], ["Ge", "ge", ">="]] in
-  def Graph_ # op[0] # Op : Graph_CompareOp<op[1], op[2]>;
+def Graph_EqOp : Graph_CompareOp<"eq", "==", "EqOp">;
+def Graph_NeOp : Graph_CompareOp<"ne", "!=", "NeOp">;
+def Graph_LtOp : Graph_CompareOp<"lt", "<", "LtOp">;
+def Graph_LeOp : Graph_CompareOp<"le", "<=", "LeOp">;
+def Graph_GtOp : Graph_CompareOp<"gt", ">", "GtOp">;
+def Graph_GeOp : Graph_CompareOp<"ge", ">=", "GeOp">;
 
-def Graph_WhereOp : Graph_Op<"where", [ResultsBroadcastableShape]> {
+def Graph_WhereOp : Graph_RegisteredOp<"where", "where", Dyn_PromoteRule, Dyn_Broadcast,
+                                       Dyn_Elementwise<"WhereToPrim">> {
   let summary = "elementwise select with broadcasting";
   let description = "`cond ? a : b` elementwise, after broadcasting all three operands.";
   let arguments = (ins Graph_BoolTensor:$cond, Graph_Tensor:$lhs, Graph_Tensor:$rhs);
@@ -95,6 +131,8 @@ def Graph_WhereOp : Graph_Op<"where", [ResultsBroadcastableShape]> {
   let assemblyFormat = [{
     $cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let torchNames = ["torch.where", "aten.where"];
+  let eager = "torch.where({cond}, {lhs}, {rhs}).to({dtype})";
 }
 
 def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value", "result"]>]> {
@@ -106,12 +144,222 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value
   let hasFolder = 1;
 }
 
-def Graph_ConvertOp : Graph_Op<"convert", [SameOperandsAndResultShape]> {
+def Graph_ConvertOp : Graph_RegisteredOp<"convert", "convert", Dyn_FreeRule, Dyn_SameShape,
+                                         Dyn_Elementwise<"ConvertToPrim">> {
   let summary = "element type conversion (Tensor.to(dtype))";
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let eager = "{input}.to({dtype})";
+}
+
+
+// Pointwise math added through the registry (GraphToPrim/Math.cpp holds the
+// composites). `torchNames` adds PyTorch's aliases to the class's defaults.
+class Dyn_Math<string cls> : Dyn_Composite<cls, "Math">;
+
+def Graph_SinhOp : Graph_UnaryOp<"sinh", "hyperbolic sine", Dyn_FloatRule, Dyn_Unary<"SinhOp">>;
+def Graph_CoshOp : Graph_UnaryOp<"cosh", "hyperbolic cosine", Dyn_FloatRule, Dyn_Unary<"CoshOp">>;
+def Graph_AsinOp : Graph_UnaryOp<"asin", "arcsine", Dyn_FloatRule, Dyn_Unary<"AsinOp">> {
+  let torchNames = ["torch.asin", "Tensor.asin", "aten.asin", "torch.arcsin", "Tensor.arcsin"];
+}
+def Graph_AcosOp : Graph_UnaryOp<"acos", "arccosine", Dyn_FloatRule, Dyn_Unary<"AcosOp">> {
+  let torchNames = ["torch.acos", "Tensor.acos", "aten.acos", "torch.arccos", "Tensor.arccos"];
+}
+def Graph_AtanOp : Graph_UnaryOp<"atan", "arctangent", Dyn_FloatRule, Dyn_Unary<"AtanOp">> {
+  let torchNames = ["torch.atan", "Tensor.atan", "aten.atan", "torch.arctan", "Tensor.arctan"];
+}
+def Graph_AsinhOp : Graph_UnaryOp<"asinh", "inverse hyperbolic sine", Dyn_FloatRule,
+                                  Dyn_Unary<"AsinhOp">> {
+  let torchNames = ["torch.asinh", "Tensor.asinh", "aten.asinh", "torch.arcsinh", "Tensor.arcsinh"];
+}
+def Graph_AcoshOp : Graph_UnaryOp<"acosh", "inverse hyperbolic cosine", Dyn_FloatRule,
+                                  Dyn_Unary<"AcoshOp">> {
+  let torchNames = ["torch.acosh", "Tensor.acosh", "aten.acosh", "torch.arccosh", "Tensor.arccosh"];
+}
+def Graph_AtanhOp : Graph_UnaryOp<"atanh", "inverse hyperbolic tangent", Dyn_FloatRule,
+                                  Dyn_Unary<"AtanhOp">> {
+  let torchNames = ["torch.atanh", "Tensor.atanh", "aten.atanh", "torch.arctanh", "Tensor.arctanh"];
+}
+def Graph_Exp2Op : Graph_UnaryOp<"exp2", "2^x", Dyn_FloatRule, Dyn_Unary<"Exp2Op">> {
+  let torchNames = ["torch.exp2", "Tensor.exp2", "aten.exp2", "torch.special.exp2"];
+}
+def Graph_Log2Op : Graph_UnaryOp<"log2", "base-2 logarithm", Dyn_FloatRule, Dyn_Unary<"Log2Op">>;
+def Graph_Log10Op : Graph_UnaryOp<"log10", "base-10 logarithm", Dyn_FloatRule, Dyn_Unary<"Log10Op">>;
+def Graph_ErfcOp : Graph_UnaryOp<"erfc", "complementary error function", Dyn_FloatRule,
+                                 Dyn_Unary<"ErfcOp">> {
+  let torchNames = ["torch.erfc", "Tensor.erfc", "aten.erfc", "torch.special.erfc"];
+}
+// Rounding toward zero and to nearest (ties to even): the identity on integers.
+def Graph_TruncOp : Graph_UnaryOp<"trunc", "round toward zero", Dyn_KeepsTypeRule,
+                                  Dyn_Unary<"TruncOp">> {
+  let torchNames = ["torch.trunc", "Tensor.trunc", "aten.trunc", "torch.fix", "Tensor.fix"];
+}
+def Graph_RoundOp : Graph_UnaryOp<"round", "round to nearest, ties to even", Dyn_KeepsTypeRule,
+                                  Dyn_Unary<"RoundOp">> {
+  // torch.round(x, decimals=d) is captured by a handler (ops/handlers/arith.py).
+  let torchNames = ["aten.round"];
+}
+def Graph_FracOp : Graph_UnaryOp<"frac", "x - trunc(x)", Dyn_KeepsFloatRule,
+                                 Dyn_Math<"FracToPrim">> {
+  let arguments = (ins Graph_FloatTensor:$input);
+}
+// sign (sgn of real numbers): 1, -1, or 0 (also for NaN and -0.0, as eager's
+// kernel); the identity on booleans.
+def Graph_SignOp : Graph_UnaryOp<"sign", "sign", Dyn_KeepsElementRule, Dyn_Math<"SignToPrim">> {
+  let torchNames = ["torch.sign", "Tensor.sign", "aten.sign", "torch.sgn", "Tensor.sgn", "aten.sgn"];
+}
+
+// Classification: a boolean result of the operand's shape; integers are finite.
+class Graph_ClassifyOp<string mnemonic, string desc, string cls>
+    : Graph_UnaryOp<mnemonic, desc, Dyn_BoolRule, Dyn_Math<cls>> {
+  let family = "classify";
+}
+def Graph_IsNanOp : Graph_ClassifyOp<"isnan", "x != x", "IsNanToPrim">;
+def Graph_IsInfOp : Graph_ClassifyOp<"isinf", "|x| == inf", "IsInfToPrim">;
+def Graph_IsFiniteOp : Graph_ClassifyOp<"isfinite", "|x| < inf", "IsFiniteToPrim">;
+def Graph_IsPosInfOp : Graph_ClassifyOp<"isposinf", "x == inf", "IsPosInfToPrim">;
+def Graph_IsNegInfOp : Graph_ClassifyOp<"isneginf", "x == -inf", "IsNegInfToPrim">;
+
+// atan2 is not registered yet: the CPU path's math.atan2 gives NaN at (0, 0)
+// (docs/ops.md, known gaps); prim.atan2 exists.
+def Graph_CopySignOp : Graph_BinaryOp<"copysign", "|lhs| with the sign of rhs", Dyn_FloatRule,
+                                      Dyn_Binary<"CopySignOp">>;
+// C fmod: the remainder with the dividend's sign (integers: truncating division;
+// capture admits only nonzero Python-number divisors there).
+def Graph_FmodOp : Graph_BinaryOp<"fmod", "C remainder", Dyn_PromoteNumericRule,
+                                  Dyn_Math<"FmodToPrim">> {
+  let torchNames = ["aten.fmod"];
+}
+def Graph_HypotOp : Graph_BinaryOp<"hypot", "sqrt(lhs^2 + rhs^2) without overflow", Dyn_FloatRule,
+                                   Dyn_Math<"HypotToPrim">>;
+def Graph_LogAddExpOp : Graph_BinaryOp<"logaddexp", "log(exp(lhs) + exp(rhs))", Dyn_FloatRule,
+                                       Dyn_Math<"LogAddExpToPrim">>;
+def Graph_LogAddExp2Op : Graph_BinaryOp<"logaddexp2", "log2(2^lhs + 2^rhs)", Dyn_FloatRule,
+                                        Dyn_Math<"LogAddExp2ToPrim">>;
+def Graph_XLogYOp : Graph_BinaryOp<"xlogy", "lhs * log(rhs), 0 where lhs is 0", Dyn_FloatRule,
+                                   Dyn_Math<"XLogYToPrim">> {
+  let torchNames = ["torch.xlogy", "Tensor.xlogy", "aten.xlogy", "torch.special.xlogy"];
+}
+
+// lerp and addcmul/addcdiv: three operands, computed in float32 for float16 and
+// bfloat16 and rounded once, as eager's kernels compute them.
+def Graph_LerpOp : Graph_RegisteredOp<"lerp", "ternary", Dyn_FloatRule, Dyn_Broadcast,
+                                      Dyn_Math<"LerpToPrim">> {
+  let summary = "start + weight * (end - start), with broadcasting";
+  let description = "As eager's kernel: `start + w * (end - start)` where `|w| < 0.5`, else "
+                    "`end - (end - start) * (1 - w)`.";
+  let arguments = (ins Graph_FloatTensor:$start, Graph_FloatTensor:$end, Graph_FloatTensor:$weight);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $start `,` $end `,` $weight attr-dict `:` type($start) `,` type($end) `,` type($weight) `->` type($result)
+  }];
+  let eager = "torch.lerp({start}, {end}, {weight})";
+}
+
+class Graph_AddcOp<string mnemonic, string desc, string cls, string eagerExpr>
+    : Graph_RegisteredOp<mnemonic, "ternary", Dyn_PromoteNumericRule, Dyn_Broadcast, Dyn_Math<cls>> {
+  let summary = desc # ", with broadcasting";
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$tensor1, Graph_Tensor:$tensor2,
+                       F64Attr:$value);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $tensor1 `,` $tensor2 attr-dict `:` type($input) `,` type($tensor1) `,` type($tensor2) `->` type($result)
+  }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let signature = "input, tensor1, tensor2, *, value=1";
+  let eager = eagerExpr;
+}
+def Graph_AddcmulOp : Graph_AddcOp<"addcmul", "input + value * tensor1 * tensor2", "AddcmulToPrim",
+    "torch.addcmul({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value} if {dtype}.is_floating_point else int({value}))">;
+def Graph_AddcdivOp : Graph_AddcOp<"addcdiv", "input + value * tensor1 / tensor2", "AddcdivToPrim",
+    "torch.addcdiv({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value})">;
+
+//===----------------------------------------------------------------------===//
+// Activations (registered; GraphToPrim/Activations.cpp decomposes them)
+//===----------------------------------------------------------------------===//
+
+// A float tensor in, the same type out; computed in float32 for float16 and
+// bfloat16 and rounded once (eager's kernels do the same). `signature` is the
+// torch.nn.functional function's: capture records the op with its attributes.
+class Graph_ActivationOp<string mnemonic, string desc, string cls, dag attrs, string sig,
+                         string eagerExpr>
+    : Graph_RegisteredOp<mnemonic, "activation", Dyn_KeepsFloatRule, Dyn_SameShape,
+                         Dyn_Composite<cls, "Activations">> {
+  let summary = desc;
+  let description = "`" # desc # "` elementwise (torch.nn.functional." # mnemonic # ").";
+  let arguments = !con((ins Graph_FloatTensor:$input), attrs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let torchNames = ["torch.nn.functional." # mnemonic, "aten." # mnemonic];
+  let signature = sig;
+  let eager = eagerExpr;
+}
+
+def Graph_GeluOp : Graph_ActivationOp<"gelu", "x * Phi(x) (approximate: none, or tanh)", "GeluToPrim",
+    (ins StrAttr:$approximate), "input, approximate='none'", "F.gelu({input}, approximate={approximate})"> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      if (getApproximate() != "none" && getApproximate() != "tanh")
+        return emitOpError("approximate must be \"none\" or \"tanh\", not \"") << getApproximate() << "\"";
+      return ::mlir::success();
+    }
+  }];
+}
+def Graph_SiluOp : Graph_ActivationOp<"silu", "x * sigmoid(x)", "SiluToPrim", (ins),
+    "input, inplace=False", "F.silu({input})">;
+def Graph_MishOp : Graph_ActivationOp<"mish", "x * tanh(softplus(x))", "MishToPrim", (ins),
+    "input, inplace=False", "F.mish({input})">;
+def Graph_EluOp : Graph_ActivationOp<"elu", "x > 0 ? x : alpha * (exp(x) - 1)", "EluToPrim",
+    (ins F64Attr:$alpha), "input, alpha=1.0, inplace=False", "F.elu({input}, {alpha})"> {
+  let torchNames = ["torch.nn.functional.elu"];
+}
+def Graph_SeluOp : Graph_ActivationOp<"selu", "scale * elu(x, alpha) with SELU's constants", "SeluToPrim",
+    (ins), "input, inplace=False", "F.selu({input})"> {
+  let torchNames = ["torch.nn.functional.selu", "torch.selu", "aten.selu"];
+}
+def Graph_CeluOp : Graph_ActivationOp<"celu", "x > 0 ? x : alpha * (exp(x / alpha) - 1)", "CeluToPrim",
+    (ins F64Attr:$alpha), "input, alpha=1.0, inplace=False", "F.celu({input}, {alpha})"> {
+  let torchNames = ["torch.nn.functional.celu", "torch.celu"];
+}
+def Graph_SoftplusOp : Graph_ActivationOp<"softplus", "log(1 + exp(beta * x)) / beta (x where beta * x > threshold)",
+    "SoftplusToPrim", (ins F64Attr:$beta, F64Attr:$threshold), "input, beta=1.0, threshold=20.0",
+    "F.softplus({input}, {beta}, {threshold})">;
+def Graph_LogSigmoidOp : Graph_ActivationOp<"logsigmoid", "log(sigmoid(x))", "LogSigmoidToPrim", (ins),
+    "input", "F.logsigmoid({input})"> {
+  let torchNames = ["torch.nn.functional.logsigmoid"];
+}
+def Graph_HardswishOp : Graph_ActivationOp<"hardswish", "x * clamp(x + 3, 0, 6) / 6", "HardswishToPrim", (ins),
+    "input, inplace=False", "F.hardswish({input})">;
+def Graph_HardsigmoidOp : Graph_ActivationOp<"hardsigmoid", "clamp(x + 3, 0, 6) / 6", "HardsigmoidToPrim", (ins),
+    "input, inplace=False", "F.hardsigmoid({input})">;
+def Graph_SoftsignOp : Graph_ActivationOp<"softsign", "x / (1 + |x|)", "SoftsignToPrim", (ins),
+    "input", "F.softsign({input})"> {
+  let torchNames = ["torch.nn.functional.softsign"];
+}
+def Graph_TanhshrinkOp : Graph_ActivationOp<"tanhshrink", "x - tanh(x)", "TanhshrinkToPrim", (ins),
+    "input", "F.tanhshrink({input})"> {
+  let torchNames = ["torch.nn.functional.tanhshrink"];
+}
+def Graph_SoftshrinkOp : Graph_ActivationOp<"softshrink", "x - lambd, x + lambd or 0", "SoftshrinkToPrim",
+    (ins F64Attr:$lambd), "input, lambd=0.5", "F.softshrink({input}, {lambd})">;
+def Graph_HardshrinkOp : Graph_ActivationOp<"hardshrink", "x where |x| > lambd, else 0", "HardshrinkToPrim",
+    (ins F64Attr:$lambd), "input, lambd=0.5", "F.hardshrink({input}, {lambd})">;
+def Graph_ThresholdOp : Graph_ActivationOp<"threshold", "x > threshold ? x : value", "ThresholdToPrim",
+    (ins F64Attr:$threshold, F64Attr:$value), "input, threshold, value, inplace=False",
+    "F.threshold({input}, {threshold}, {value})"> {
+  let torchNames = ["torch.nn.functional.threshold", "torch.threshold", "aten.threshold"];
+}
+def Graph_LeakyReluOp : Graph_ActivationOp<"leaky_relu", "x > 0 ? x : negative_slope * x", "LeakyReluToPrim",
+    (ins F64Attr:$negative_slope), "input, negative_slope=0.01, inplace=False",
+    "F.leaky_relu({input}, {negative_slope})">;
+// hardtanh (and relu6): clamp to [min_val, max_val], NaN kept. Integer tensors
+// are clamped by capture (graph.maximum/minimum).
+def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val)", "HardtanhToPrim",
+    (ins F64Attr:$min_val, F64Attr:$max_val), "", "F.hardtanh({input}, {min_val}, {max_val})"> {
+  let torchNames = ["aten.hardtanh"];
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,7 +367,27 @@ def Graph_ConvertOp : Graph_Op<"convert", [SameOperandsAndResultShape]> {
 //===----------------------------------------------------------------------===//
 
 // The result element type is free for sum and prod (their `dtype` argument),
-// the input's for amax and amin, a float for mean.
+// the input's for amax and amin, a float for mean. Empty `dims` reduce nothing.
+class Graph_RegisteredReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
+    : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce,
+                         Dyn_ToPrim<prim, "ReductionToPrim", "Reduction">> {
+  let summary = desc # " over `dims`";
+  let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
+                    "the reduced dims stay as size 1; without it they are dropped.";
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs rule.result:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
+  }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "_rt.reduce(torch." # mnemonic # ", {input}, {dims}, {keepdim})";
+}
+
+// Reductions outside the registry (GraphFamilyOps.td: all, any, logsumexp).
 class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
                         list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
   let summary = desc # " over `dims`";
@@ -136,13 +404,13 @@ class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Te
   }];
 }
 
-def Graph_SumOp : Graph_ReductionOp<"sum", "sum">;
-def Graph_MeanOp : Graph_ReductionOp<"mean", "arithmetic mean", Graph_FloatTensor>;
-def Graph_AmaxOp : Graph_ReductionOp<"amax", "maximum", Graph_Tensor,
-                                     [AllElementTypesMatch<["input", "result"]>]>;
-def Graph_AminOp : Graph_ReductionOp<"amin", "minimum", Graph_Tensor,
-                                     [AllElementTypesMatch<["input", "result"]>]>;
-def Graph_ProdOp : Graph_ReductionOp<"prod", "product">;
+def Graph_SumOp : Graph_RegisteredReductionOp<"sum", "sum", Dyn_FreeRule, "ReduceSumOp">;
+def Graph_MeanOp : Graph_RegisteredReductionOp<"mean", "arithmetic mean", Dyn_FloatRule, "ReduceSumOp">;
+def Graph_AmaxOp : Graph_RegisteredReductionOp<"amax", "maximum", Dyn_KeepsElementRule, "ReduceMaxOp">;
+def Graph_AminOp : Graph_RegisteredReductionOp<"amin", "minimum", Dyn_KeepsElementRule, "ReduceMinOp">;
+def Graph_ProdOp : Graph_RegisteredReductionOp<"prod", "product", Dyn_FreeRule, "ReduceProdOp"> {
+  let eager = "_rt.prod({input}, {dims}, {keepdim})";
+}
 
 class Graph_SoftmaxLikeOp<string mnemonic, string desc>
     : Graph_Op<mnemonic, [SameOperandsAndResultType]> {

@@ -17,17 +17,50 @@ class Prim_UnaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
   let arguments = (ins type:$input);
   let results = (outs type:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  // The one scalar op (math or arith, on the compute type) dyn-fuse-prim-to-loop
+  // emits for it; empty where PrimToLoop writes its lowering by hand. dyn-tblgen
+  // -gen-prim-math-table lists these.
+  string mathOp = "";
 }
 
-// Transcendental and rounding ops are defined on floats only.
-foreach op = [["Exp", "exp", "exponential"], ["Log", "log", "natural logarithm"],
-              ["Sin", "sin", "sine"], ["Cos", "cos", "cosine"], ["Tan", "tan", "tangent"],
-              ["Tanh", "tanh", "hyperbolic tangent"], ["Logistic", "logistic", "1/(1+exp(-x))"],
-              ["Sqrt", "sqrt", "square root"], ["Rsqrt", "rsqrt", "reciprocal square root"],
-              ["Erf", "erf", "error function"], ["Floor", "floor", "round toward -inf"],
-              ["Ceil", "ceil", "round toward +inf"], ["Log1p", "log1p", "log(1+x)"],
-              ["Expm1", "expm1", "exp(x)-1"]] in
-  def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2], Prim_FloatTensor>;
+// Transcendental and rounding ops on floats that lower to one math op (on the
+// GPU a libdevice call, on the CPU a polynomial or libm).
+class Prim_MathUnaryOp<string mnemonic, string desc, string scalarOp>
+    : Prim_UnaryOp<mnemonic, desc, Prim_FloatTensor> {
+  let mathOp = scalarOp;
+}
+
+def Prim_ExpOp : Prim_MathUnaryOp<"exp", "exponential", "::mlir::math::ExpOp">;
+def Prim_LogOp : Prim_MathUnaryOp<"log", "natural logarithm", "::mlir::math::LogOp">;
+def Prim_SinOp : Prim_MathUnaryOp<"sin", "sine", "::mlir::math::SinOp">;
+def Prim_CosOp : Prim_MathUnaryOp<"cos", "cosine", "::mlir::math::CosOp">;
+def Prim_TanOp : Prim_MathUnaryOp<"tan", "tangent", "::mlir::math::TanOp">;
+def Prim_TanhOp : Prim_MathUnaryOp<"tanh", "hyperbolic tangent", "::mlir::math::TanhOp">;
+def Prim_SqrtOp : Prim_MathUnaryOp<"sqrt", "square root", "::mlir::math::SqrtOp">;
+def Prim_RsqrtOp : Prim_MathUnaryOp<"rsqrt", "reciprocal square root", "::mlir::math::RsqrtOp">;
+def Prim_ErfOp : Prim_MathUnaryOp<"erf", "error function", "::mlir::math::ErfOp">;
+def Prim_ErfcOp : Prim_MathUnaryOp<"erfc", "complementary error function 1-erf(x)",
+                                   "::mlir::math::ErfcOp">;
+def Prim_FloorOp : Prim_MathUnaryOp<"floor", "round toward -inf", "::mlir::math::FloorOp">;
+def Prim_CeilOp : Prim_MathUnaryOp<"ceil", "round toward +inf", "::mlir::math::CeilOp">;
+def Prim_TruncOp : Prim_MathUnaryOp<"trunc", "round toward zero", "::mlir::math::TruncOp">;
+def Prim_RoundOp : Prim_MathUnaryOp<"round", "round to nearest, ties to even",
+                                    "::mlir::math::RoundEvenOp">;
+def Prim_Log1pOp : Prim_MathUnaryOp<"log1p", "log(1+x)", "::mlir::math::Log1pOp">;
+def Prim_Expm1Op : Prim_MathUnaryOp<"expm1", "exp(x)-1", "::mlir::math::ExpM1Op">;
+def Prim_Exp2Op : Prim_MathUnaryOp<"exp2", "2^x", "::mlir::math::Exp2Op">;
+def Prim_Log2Op : Prim_MathUnaryOp<"log2", "base-2 logarithm", "::mlir::math::Log2Op">;
+def Prim_Log10Op : Prim_MathUnaryOp<"log10", "base-10 logarithm", "::mlir::math::Log10Op">;
+def Prim_SinhOp : Prim_MathUnaryOp<"sinh", "hyperbolic sine", "::mlir::math::SinhOp">;
+def Prim_CoshOp : Prim_MathUnaryOp<"cosh", "hyperbolic cosine", "::mlir::math::CoshOp">;
+def Prim_AsinOp : Prim_MathUnaryOp<"asin", "arcsine", "::mlir::math::AsinOp">;
+def Prim_AcosOp : Prim_MathUnaryOp<"acos", "arccosine", "::mlir::math::AcosOp">;
+def Prim_AtanOp : Prim_MathUnaryOp<"atan", "arctangent", "::mlir::math::AtanOp">;
+def Prim_AsinhOp : Prim_MathUnaryOp<"asinh", "inverse hyperbolic sine", "::mlir::math::AsinhOp">;
+def Prim_AcoshOp : Prim_MathUnaryOp<"acosh", "inverse hyperbolic cosine", "::mlir::math::AcoshOp">;
+def Prim_AtanhOp : Prim_MathUnaryOp<"atanh", "inverse hyperbolic tangent", "::mlir::math::AtanhOp">;
+
+def Prim_LogisticOp : Prim_UnaryOp<"logistic", "1/(1+exp(-x))", Prim_FloatTensor>;
 
 foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"]] in
   def Prim_ # op[0] # Op : Prim_UnaryOp<op[1], op[2]>;
@@ -54,7 +87,22 @@ foreach op = [["Add", "add", "addition"], ["Sub", "sub", "subtraction"],
 def Prim_AndOp : Prim_BinaryOp<"and", "bitwise and (logical for i1)", Prim_IntTensor>;
 def Prim_OrOp : Prim_BinaryOp<"or", "bitwise or (logical for i1)", Prim_IntTensor>;
 
-def Prim_PowOp : Prim_BinaryOp<"pow", "power x^y", Prim_FloatTensor>;
+def Prim_PowOp : Prim_BinaryOp<"pow", "power x^y", Prim_FloatTensor> {
+  string mathOp = "::mlir::math::PowFOp";
+}
+
+// Binary float ops that lower to one scalar op.
+class Prim_MathBinaryOp<string mnemonic, string desc, string scalarOp>
+    : Prim_BinaryOp<mnemonic, desc, Prim_FloatTensor> {
+  string mathOp = scalarOp;
+}
+
+def Prim_Atan2Op : Prim_MathBinaryOp<"atan2", "atan2(y = lhs, x = rhs), the angle of (x, y)",
+                                     "::mlir::math::Atan2Op">;
+def Prim_CopySignOp : Prim_MathBinaryOp<"copysign", "|lhs| with the sign of rhs",
+                                        "::mlir::math::CopySignOp">;
+def Prim_FmodOp : Prim_MathBinaryOp<"fmod", "C fmod: the remainder with the sign of lhs",
+                                    "::mlir::arith::RemFOp">;
 
 class Prim_CompareOp<string mnemonic, string desc>
     : Prim_Op<mnemonic, [Elementwise, SameTypeOperands, SameOperandsAndResultShape]> {

@@ -1,0 +1,126 @@
+//===- GraphOpRegistry.td - what every layer knows of a graph op -*- tablegen -*-===//
+//
+// The op registry. A graph op derived from Graph_RegisteredOp is declared once,
+// in GraphOps.td, and carries everything each layer needs:
+//
+//   - its ODS definition (operands, attributes, result type constraint and
+//     traits come from the type and shape rules below, so the verifier checks
+//     the result type against the registry's type rule);
+//   - `torchNames`: the PyTorch callables capture maps to it (`torch.sinh`,
+//     `Tensor.sinh`, `F.elu`, `aten.elu`);
+//   - `signature`: for ops captured by a generated handler, the Python
+//     parameters of the PyTorch function (operands and attributes by their ODS
+//     names; other parameters such as `inplace` are handled by capture);
+//   - `eager`: a Python expression of the op's semantics over its operands,
+//     attributes and `dtype` (the result dtype): the eager backend runs it;
+//   - `lowering`: a 1:1 prim op, a named C++ composite pattern (in the
+//     GraphToPrim file of its family) or a library call;
+//   - `derivative`: empty until the autograd pass fills it.
+//
+// tools/dyn-tblgen reads these records and generates the GraphToPrim pattern
+// tables (-gen-graph-to-prim-table), python/dyn/_ops_generated.py
+// (-gen-ops-py) and the op list of docs/ops.md (-gen-ops-doc).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_GRAPH_OP_REGISTRY
+#define DYN_GRAPH_OP_REGISTRY
+
+include "dyn/Dialect/Graph/IR/GraphBase.td"
+
+//===----------------------------------------------------------------------===//
+// Type rules: the result element type from the operands' (PyTorch promotion).
+//===----------------------------------------------------------------------===//
+
+class Dyn_TypeRule<string ruleName, Type resultType, string ruleDesc,
+                   list<Trait> ruleTraits = []> {
+  string name = ruleName;
+  Type result = resultType;
+  string description = ruleDesc;
+  list<Trait> traits = ruleTraits;
+}
+
+def Dyn_PromoteRule : Dyn_TypeRule<"promote", Graph_Tensor,
+    "the operands' promoted type; operands are converted to it">;
+def Dyn_PromoteNumericRule : Dyn_TypeRule<"promote_numeric", Graph_NumericTensor,
+    "the operands' promoted type, not bool; operands are converted to it">;
+def Dyn_FloatRule : Dyn_TypeRule<"float", Graph_FloatTensor,
+    "a float type: the operands' promoted type, integers and bool become the default float">;
+def Dyn_BoolRule : Dyn_TypeRule<"bool", Graph_BoolTensor, "bool (i1)">;
+def Dyn_KeepsTypeRule : Dyn_TypeRule<"keeps_type", Graph_NumericTensor,
+    "the operand's type, not bool", [AllTypesMatch<["input", "result"]>]>;
+def Dyn_KeepsFloatRule : Dyn_TypeRule<"keeps_float", Graph_FloatTensor,
+    "the operand's float type", [AllTypesMatch<["input", "result"]>]>;
+def Dyn_KeepsElementRule : Dyn_TypeRule<"keeps_element", Graph_Tensor,
+    "the operand's element type", [AllElementTypesMatch<["input", "result"]>]>;
+def Dyn_FreeRule : Dyn_TypeRule<"free", Graph_Tensor,
+    "any type (an explicit dtype argument); the operand is converted to it">;
+
+//===----------------------------------------------------------------------===//
+// Shape rules
+//===----------------------------------------------------------------------===//
+
+class Dyn_ShapeRule<string ruleName, string ruleDesc, list<Trait> ruleTraits = []> {
+  string name = ruleName;
+  string description = ruleDesc;
+  list<Trait> traits = ruleTraits;
+}
+
+def Dyn_SameShape : Dyn_ShapeRule<"elementwise", "the operand's shape",
+                                  [SameOperandsAndResultShape]>;
+def Dyn_Broadcast : Dyn_ShapeRule<"broadcast", "the operands broadcast (numpy rules)",
+                                  [ResultsBroadcastableShape]>;
+def Dyn_Reduce : Dyn_ShapeRule<"reduction", "`dims` removed, or kept as size 1 with `keepdim`">;
+
+//===----------------------------------------------------------------------===//
+// Lowerings: how dyn-convert-graph-to-prim decomposes the op.
+//===----------------------------------------------------------------------===//
+
+class Dyn_Lowering<string lowerKind> {
+  string kind = lowerKind;
+  // The pattern template (kind "prim") or class (kind "composite").
+  string pattern = "";
+  // The prim op of a 1:1 lowering (its C++ class in ::dyn::prim).
+  string primOp = "";
+  // The GraphToPrim family whose populate function registers the pattern:
+  // GEN_<FAMILY>_PATTERNS in the generated table.
+  string family = "";
+}
+
+// One prim op on the result type (operands converted and broadcast first):
+// registered as `pattern<graph::Op, prim::primOp>`.
+class Dyn_ToPrim<string prim, string template, string fam> : Dyn_Lowering<"prim"> {
+  let primOp = prim;
+  let pattern = template;
+  let family = fam;
+}
+
+// A composite: a C++ pattern class of its own in lib/Conversion/GraphToPrim.
+class Dyn_Composite<string cls, string fam> : Dyn_Lowering<"composite"> {
+  let pattern = cls;
+  let family = fam;
+}
+
+// Registered by hand (ops with more than one lowering shape or that are not
+// elementwise: constant, convert).
+def Dyn_HandWritten : Dyn_Lowering<"hand-written">;
+
+//===----------------------------------------------------------------------===//
+// The registered op
+//===----------------------------------------------------------------------===//
+
+class Graph_RegisteredOp<string mnemonic, string opFamily, Dyn_TypeRule rule,
+                         Dyn_ShapeRule shape, Dyn_Lowering lower, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, rule.traits, shape.traits)> {
+  string opName = mnemonic;
+  string family = opFamily;
+  Dyn_TypeRule typeRule = rule;
+  Dyn_ShapeRule shapeRule = shape;
+  Dyn_Lowering lowering = lower;
+  list<string> torchNames = [];
+  string signature = "";
+  string eager = "";
+  // The autograd pass fills it (empty: not differentiable through the registry yet).
+  string derivative = "";
+}
+
+#endif // DYN_GRAPH_OP_REGISTRY

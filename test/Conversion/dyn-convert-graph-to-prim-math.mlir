@@ -1,0 +1,68 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+// GraphToPrim/Math.cpp and the registry's new 1:1 math ops.
+
+// CHECK-LABEL: func @one_to_one
+// CHECK: prim.sinh %{{.*}} : tensor<4xf32>
+// CHECK: prim.acosh %{{.*}} : tensor<4xf32>
+// CHECK: prim.log10 %{{.*}} : tensor<4xf32>
+// CHECK: prim.round %{{.*}} : tensor<4xf32>
+func.func @one_to_one(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = graph.sinh %x : tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.acosh %x : tensor<4xf32> -> tensor<4xf32>
+  %2 = graph.log10 %x : tensor<4xf32> -> tensor<4xf32>
+  %3 = graph.round %x : tensor<4xf32> -> tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An integer tensor's trunc and round are the identity; sign is (x > 0) - (x < 0).
+// CHECK-LABEL: func @integers
+// CHECK-SAME: (%[[X:.*]]: tensor<4xi64>)
+// CHECK-NOT: prim.trunc
+// CHECK: prim.gt %[[X]]
+// CHECK: prim.lt %[[X]]
+// CHECK: prim.sub
+// CHECK: return %[[X]], %[[X]]
+func.func @integers(%x: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xi64>) {
+  %0 = graph.trunc %x : tensor<4xi64> -> tensor<4xi64>
+  %1 = graph.round %x : tensor<4xi64> -> tensor<4xi64>
+  %2 = graph.sign %x : tensor<4xi64> -> tensor<4xi64>
+  return %0, %1, %2 : tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
+}
+
+// -----
+
+// isnan is x != x; integers are never NaN.
+// CHECK-LABEL: func @classify
+// CHECK: prim.ne %[[Y:.*]], %[[Y]] : tensor<4xf32> -> tensor<4xi1>
+// CHECK: prim.constant dense<false> : tensor<4xi1>
+func.func @classify(%y: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xi1>, tensor<4xi1>) {
+  %0 = graph.isnan %y : tensor<4xf32> -> tensor<4xi1>
+  %1 = graph.isnan %i : tensor<4xi32> -> tensor<4xi1>
+  return %0, %1 : tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// addcmul of bfloat16: float32 throughout, one rounding (eager's kernel).
+// CHECK-LABEL: func @addcmul_bf16
+// CHECK-COUNT-3: prim.convert_element_type %{{.*}} : tensor<8xbf16> -> tensor<8xf32>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<8xf32> -> tensor<8xbf16>
+// CHECK-NOT: prim.convert_element_type
+func.func @addcmul_bf16(%a: tensor<8xbf16>, %b: tensor<8xbf16>, %c: tensor<8xbf16>) -> tensor<8xbf16> {
+  %0 = graph.addcmul %a, %b, %c {value = 3.140000e+00 : f64} : tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16> -> tensor<8xbf16>
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
+// fmod: prim.fmod on floats, a - (a / b) * b on integers.
+// CHECK-LABEL: func @fmod
+// CHECK: prim.fmod %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK: prim.div %{{.*}}, %{{.*}} : tensor<4xi32>
+func.func @fmod(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi32>, %j: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>) {
+  %0 = graph.fmod %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.fmod %i, %j : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0, %1 : tensor<4xf32>, tensor<4xi32>
+}

@@ -1,0 +1,368 @@
+//===- dyn-tblgen.cpp - TableGen backends of dyn's op registry ------------===//
+//
+// Reads the graph ops derived from Graph_RegisteredOp
+// (include/dyn/Dialect/Graph/IR/GraphOpRegistry.td) and generates:
+//
+//   -gen-graph-to-prim-table  the GraphToPrim pattern registrations, one
+//                             GEN_<FAMILY>_PATTERNS section per pattern file
+//                             (as Triton's ElementwiseOpConversion tables);
+//   -gen-prim-math-table      the prim ops that lower to one math/arith op
+//                             (PrimToLoop's scalar emission);
+//   -gen-ops-py               python/dyn/_ops_generated.py;
+//   -gen-ops-doc              the op list of docs/ops.md.
+//
+// A light TU on purpose: LLVM's TableGen records and MLIR's Operator view.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/TableGen/Argument.h"
+#include "mlir/TableGen/Operator.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/TableGen/Error.h"
+#include "llvm/TableGen/Main.h"
+#include "llvm/TableGen/Record.h"
+#include "llvm/TableGen/TableGenBackend.h"
+
+#include <map>
+#include <set>
+
+using namespace llvm;
+
+namespace {
+
+enum Action { GenGraphToPrim, GenPrimMath, GenPython, GenDoc };
+
+cl::opt<Action> action(
+    cl::desc("what to generate"),
+    cl::values(clEnumValN(GenGraphToPrim, "gen-graph-to-prim-table",
+                          "GraphToPrim pattern registrations"),
+               clEnumValN(GenPrimMath, "gen-prim-math-table",
+                          "prim ops lowered to one scalar op"),
+               clEnumValN(GenPython, "gen-ops-py", "python/dyn/_ops_generated.py"),
+               clEnumValN(GenDoc, "gen-ops-doc", "the op list of docs/ops.md")));
+
+cl::opt<std::string> sourceName("source-name",
+                                cl::desc("the .td path named in the generated header"),
+                                cl::init("include/dyn/Dialect/Graph/IR/GraphOps.td"));
+
+/// The registered ops in definition order (the order of the .td file).
+std::vector<const Record *> registeredOps(const RecordKeeper &records) {
+  std::vector<const Record *> ops;
+  if (!records.getClass("Graph_RegisteredOp"))
+    return ops;
+  for (const Record *r : records.getAllDerivedDefinitions("Graph_RegisteredOp"))
+    ops.push_back(r);
+  llvm::sort(ops, [](const Record *a, const Record *b) { return a->getID() < b->getID(); });
+  return ops;
+}
+
+std::string pyString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// The Python kind of an ODS attribute: how capture converts a value to it
+/// and how the MLIR printer writes it.
+std::string attrKind(const mlir::tblgen::Attribute &attr) {
+  mlir::tblgen::Attribute base = attr;
+  while (base.getDef().isSubClassOf("DefaultValuedAttr") || base.getDef().isSubClassOf("OptionalAttr"))
+    base = base.getBaseAttr();
+  StringRef name = base.getDef().getName();
+  if (name == "F64Attr" || name == "F32Attr")
+    return "f64";
+  if (name == "I64Attr" || name == "SI64Attr")
+    return "i64";
+  if (name == "BoolAttr")
+    return "bool";
+  if (name == "UnitAttr")
+    return "unit";
+  if (name == "DenseI64ArrayAttr")
+    return "i64_array";
+  if (name == "StrAttr")
+    return "str";
+  PrintFatalError(attr.getDef().getLoc(), "dyn-tblgen: attribute kind " + name.str() +
+                                              " has no Python form (add it to attrKind)");
+}
+
+std::string upper(StringRef s) { return s.upper(); }
+
+/// A Python tuple of already-formatted items.
+std::string pyTuple(ArrayRef<std::string> items) {
+  if (items.size() == 1)
+    return "(" + items[0] + ",)";
+  return "(" + llvm::join(items, ", ") + ")";
+}
+
+std::string lowering(const Record *op) {
+  const Record *l = op->getValueAsDef("lowering");
+  StringRef kind = l->getValueAsString("kind");
+  if (kind == "prim")
+    return "prim::" + l->getValueAsString("primOp").str() + " (" +
+           l->getValueAsString("pattern").str() + ")";
+  if (kind == "composite")
+    return l->getValueAsString("pattern").str() + " (GraphToPrim/" +
+           l->getValueAsString("family").str() + ".cpp)";
+  return kind.str();
+}
+
+//===----------------------------------------------------------------------===//
+// -gen-graph-to-prim-table
+//===----------------------------------------------------------------------===//
+
+bool emitGraphToPrim(raw_ostream &os, const RecordKeeper &records) {
+  emitSourceFileHeader("GraphToPrim pattern registrations (dyn-tblgen)", os, records);
+  std::map<std::string, std::vector<std::string>> byFamily;
+  for (const Record *def : registeredOps(records)) {
+    mlir::tblgen::Operator op(def);
+    const Record *l = def->getValueAsDef("lowering");
+    StringRef kind = l->getValueAsString("kind");
+    std::string family = upper(l->getValueAsString("family"));
+    std::string graphOp = "::dyn::graph::" + op.getCppClassName().str();
+    if (kind == "prim")
+      byFamily[family].push_back(l->getValueAsString("pattern").str() + "<" + graphOp +
+                                 ", ::dyn::prim::" + l->getValueAsString("primOp").str() + ">");
+    else if (kind == "composite" && !llvm::is_contained(byFamily[family], l->getValueAsString("pattern")))
+      byFamily[family].push_back(l->getValueAsString("pattern").str());
+  }
+  for (auto &[family, patterns] : byFamily) {
+    os << "#ifdef GEN_" << family << "_PATTERNS\n";
+    for (const std::string &p : patterns)
+      os << "patterns.add<" << p << ">(patterns.getContext());\n";
+    os << "#undef GEN_" << family << "_PATTERNS\n#endif\n\n";
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// -gen-prim-math-table
+//===----------------------------------------------------------------------===//
+
+// PRIM_MATH(PrimOp, FloatOp): prim ops with a `mathOp` lowering to one op on
+// floats, for PrimToLoop's TypeSwitch.
+bool emitPrimMath(raw_ostream &os, const RecordKeeper &records) {
+  emitSourceFileHeader("prim ops lowered to one scalar op (dyn-tblgen)", os, records);
+  os << "#ifndef PRIM_MATH\n#error define PRIM_MATH(PrimOp, ScalarOp)\n#endif\n";
+  std::vector<const Record *> ops;
+  for (const Record *r : records.getAllDerivedDefinitions("Op"))
+    if (r->getValue("mathOp") && !r->getValueAsString("mathOp").empty())
+      ops.push_back(r);
+  llvm::sort(ops, [](const Record *a, const Record *b) { return a->getID() < b->getID(); });
+  for (const Record *r : ops) {
+    mlir::tblgen::Operator op(r);
+    os << "PRIM_MATH(" << op.getCppClassName() << ", " << r->getValueAsString("mathOp") << ")\n";
+  }
+  os << "#undef PRIM_MATH\n";
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// -gen-ops-py
+//===----------------------------------------------------------------------===//
+
+/// `template` with {name} replaced by `subst[name]`; {dtype} included.
+std::string substitute(const Record *def, StringRef tmpl, const std::map<std::string, std::string> &subst) {
+  std::string out;
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    if (tmpl[i] == '{') {
+      size_t close = tmpl.find('}', i);
+      if (close == StringRef::npos)
+        PrintFatalError(def->getLoc(), "dyn-tblgen: unbalanced { in eager");
+      std::string name = tmpl.slice(i + 1, close).str();
+      auto it = subst.find(name);
+      if (it == subst.end())
+        PrintFatalError(def->getLoc(), "dyn-tblgen: eager names {" + name +
+                                           "}, which is no operand or attribute of the op");
+      out += it->second;
+      i = close + 1;
+    } else {
+      out += tmpl[i++];
+    }
+  }
+  return out;
+}
+
+bool emitPython(raw_ostream &os, const RecordKeeper &records) {
+  std::vector<const Record *> ops = registeredOps(records);
+  os << "\"\"\"generated by dyn-tblgen from " << sourceName << "; do not edit.\n\n"
+     << "The graph dialect's registered ops (include/dyn/Dialect/Graph/IR/GraphOpRegistry.td): for each, its\n"
+     << "operands and attributes, the PyTorch callables capture maps to it, its type and shape rules, its lowering,\n"
+     << "and its semantics as one eager function (EAGER; EXPR is the same expression as a template for the eager\n"
+     << "backend's generated code). Ops with a `signature` have a generated capture handler (HANDLERS). Regenerate\n"
+     << "with `ninja -C build dyn-update-generated`.\"\"\"\n"
+     << "import collections\n\nimport torch\nimport torch.nn.functional as F\n\n"
+     << "from . import _eager_support as _rt\n\n"
+     << "OpDef = collections.namedtuple(\"OpDef\", \"name family operands attrs torch_names signature type_rule \"\n"
+     << "                               \"shape_rule lowering derivative\")\n\n";
+  os << "OPS = {\n";
+  std::map<std::string, std::vector<std::string>> families;
+  std::vector<std::string> familyOrder;
+  for (const Record *def : ops) {
+    mlir::tblgen::Operator op(def);
+    std::string name = def->getValueAsString("opName").str();
+    std::string family = def->getValueAsString("family").str();
+    if (!families.count(family))
+      familyOrder.push_back(family);
+    families[family].push_back(name);
+    std::vector<std::string> operands, attrs, torchNames;
+    for (int i = 0; i < op.getNumOperands(); ++i)
+      operands.push_back(pyString(op.getOperand(i).name));
+    for (int i = 0; i < op.getNumNativeAttributes(); ++i)
+      attrs.push_back("(" + pyString(op.getAttribute(i).name) + ", " +
+                      pyString(attrKind(op.getAttribute(i).attr)) + ")");
+    for (StringRef t : def->getValueAsListOfStrings("torchNames"))
+      torchNames.push_back(pyString(t));
+    os << "    " << pyString(name) << ": OpDef(\n        " << pyString(name) << ", " << pyString(family)
+       << ", " << pyTuple(operands) << ", " << pyTuple(attrs) << ",\n        " << pyTuple(torchNames) << ", "
+       << pyString(def->getValueAsString("signature")) << ",\n        "
+       << pyString(def->getValueAsDef("typeRule")->getValueAsString("name")) << ", "
+       << pyString(def->getValueAsDef("shapeRule")->getValueAsString("name")) << ", "
+       << pyString(lowering(def)) << ", " << pyString(def->getValueAsString("derivative")) << "),\n";
+  }
+  os << "}\n\n";
+  os << "# op names by family, in registry order\nFAMILIES = {\n";
+  for (const std::string &f : familyOrder) {
+    std::vector<std::string> names;
+    for (const std::string &n : families[f])
+      names.push_back(pyString(n));
+    os << "    " << pyString(f) << ": " << pyTuple(names) << ",\n";
+  }
+  os << "}\n\n";
+
+  // EXPR templates and EAGER functions: one expression per op.
+  os << "# each op's semantics over its operands, attributes and result dtype ({dtype})\nEXPR = {\n";
+  for (const Record *def : ops) {
+    StringRef eager = def->getValueAsString("eager");
+    if (eager.empty())
+      PrintFatalError(def->getLoc(), "dyn-tblgen: registered op without `eager`");
+    os << "    " << pyString(def->getValueAsString("opName")) << ": " << pyString(eager) << ",\n";
+  }
+  os << "}\n\n";
+  for (const Record *def : ops) {
+    mlir::tblgen::Operator op(def);
+    std::map<std::string, std::string> subst{{"dtype", "dtype"}};
+    std::string params;
+    for (int i = 0; i < op.getNumOperands(); ++i) {
+      std::string n = op.getOperand(i).name.str();
+      subst[n] = n;
+      params += n + ", ";
+    }
+    for (int i = 0; i < op.getNumNativeAttributes(); ++i) {
+      std::string n = op.getAttribute(i).name.str();
+      subst[n] = n;
+      params += n + ", ";
+    }
+    os << "\ndef _" << def->getValueAsString("opName") << "(" << params << "*, dtype):\n"
+       << "    return " << substitute(def, def->getValueAsString("eager"), subst) << "\n\n";
+  }
+  os << "\nEAGER = {\n";
+  for (const Record *def : ops)
+    os << "    " << pyString(def->getValueAsString("opName")) << ": _" << def->getValueAsString("opName")
+       << ",\n";
+  os << "}\n\n";
+
+  // Capture handlers of ops with a signature.
+  os << "# capture handlers: handler(ops, *args, **kwargs) as PyTorch calls torch_names[0]\n";
+  std::vector<std::pair<std::string, std::string>> handlers;
+  for (const Record *def : ops) {
+    StringRef signature = def->getValueAsString("signature");
+    if (signature.empty())
+      continue;
+    mlir::tblgen::Operator op(def);
+    std::vector<StringRef> torchNames = def->getValueAsListOfStrings("torchNames");
+    if (torchNames.empty())
+      PrintFatalError(def->getLoc(), "dyn-tblgen: a signature without torchNames");
+    std::set<std::string> operands, attrs;
+    for (int i = 0; i < op.getNumOperands(); ++i)
+      operands.insert(op.getOperand(i).name.str());
+    for (int i = 0; i < op.getNumNativeAttributes(); ++i)
+      attrs.insert(op.getAttribute(i).name.str());
+    // The parameter names, in order (defaults stripped).
+    SmallVector<StringRef> params;
+    SplitString(signature, params, ",");
+    std::string operandList, attrList, extraList;
+    std::set<std::string> seen;
+    for (StringRef p : params) {
+      StringRef pname = p.split('=').first.trim();
+      if (pname == "*")
+        continue;
+      std::string n = pname.str();
+      seen.insert(n);
+      if (operands.count(n))
+        operandList += n + ", ";
+      else if (attrs.count(n))
+        attrList += pyString(n) + ": " + n + ", ";
+      else
+        extraList += ", " + n + "=" + n;
+    }
+    for (const std::string &n : operands)
+      if (!seen.count(n))
+        PrintFatalError(def->getLoc(), "dyn-tblgen: operand " + n + " missing from the signature");
+    for (const std::string &n : attrs)
+      if (!seen.count(n))
+        PrintFatalError(def->getLoc(), "dyn-tblgen: attribute " + n + " missing from the signature");
+    std::string fn = "_capture_" + def->getValueAsString("opName").str();
+    os << "\ndef " << fn << "(o, " << signature << "):\n"
+       << "    return o.registered(" << pyString(def->getValueAsString("opName")) << ", " << torchNames[0]
+       << ", (" << operandList << "), {" << attrList << "}" << extraList << ")\n\n";
+    for (StringRef t : torchNames)
+      handlers.push_back({t.str(), fn});
+  }
+  os << "\nHANDLERS = {\n";
+  for (auto &[name, fn] : handlers)
+    os << "    " << pyString(name) << ": " << fn << ",\n";
+  os << "}\n";
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// -gen-ops-doc
+//===----------------------------------------------------------------------===//
+
+bool emitDoc(raw_ostream &os, const RecordKeeper &records) {
+  std::vector<const Record *> ops = registeredOps(records);
+  os << "<!-- generated by dyn-tblgen -gen-ops-doc from " << sourceName << "; do not edit -->\n\n"
+     << ops.size() << " registered graph ops.\n\n"
+     << "| op | family | PyTorch | result type | shape | lowering |\n|---|---|---|---|---|---|\n";
+  for (const Record *def : ops) {
+    std::string torchNames;
+    for (StringRef t : def->getValueAsListOfStrings("torchNames"))
+      torchNames += (torchNames.empty() ? "`" : ", `") + t.str() + "`";
+    os << "| `graph." << def->getValueAsString("opName") << "` | " << def->getValueAsString("family") << " | "
+       << torchNames << " | " << def->getValueAsDef("typeRule")->getValueAsString("name") << " | "
+       << def->getValueAsDef("shapeRule")->getValueAsString("name") << " | " << lowering(def) << " |\n";
+  }
+  return false;
+}
+
+bool dispatch(raw_ostream &os, const RecordKeeper &records) {
+  switch (action) {
+  case GenGraphToPrim:
+    return emitGraphToPrim(os, records);
+  case GenPrimMath:
+    return emitPrimMath(os, records);
+  case GenPython:
+    return emitPython(os, records);
+  case GenDoc:
+    return emitDoc(os, records);
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv);
+  return TableGenMain(argv[0], TableGenMainFn(&dispatch));
+}
