@@ -101,6 +101,9 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // Math ops without a libdevice mapping there (math.trunc) become LLVM
+  // intrinsics that the NVPTX backend selects (cvt.rzi).
+  kernels.addPass(createConvertMathToLLVMPass());
   addCleanup(kernels);
   pm.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
