@@ -2,14 +2,19 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 
-// Rounding toward zero has no libdevice mapping in ConvertGpuOpsToNVVMOps: it
-// becomes llvm.intr.trunc, selected as cvt.rzi (torch.trunc, frac and div
-// with rounding_mode="trunc" on CUDA).
+// Math ops without a libdevice mapping in ConvertGpuOpsToNVVMOps become LLVM
+// intrinsics the NVPTX backend selects: math.trunc (torch.trunc, frac, div
+// with rounding_mode="trunc") as cvt.rzi, math.absi (abs of an integer
+// tensor: T5's relative position buckets) as abs.s64.
 // CHECK: .target sm_90
 // CHECK: .entry
-// CHECK: cvt.rzi.f32.f32
+// CHECK-DAG: cvt.rzi.f32.f32
+// CHECK-DAG: abs.s64
 // CHECK-NOT: math.
-func.func @trunc(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+func.func @trunc_absi(%x: tensor<1024xf32>, %i: tensor<1024xi64>) -> tensor<1024xf32> {
   %0 = graph.trunc %x : tensor<1024xf32> -> tensor<1024xf32>
-  return %0 : tensor<1024xf32>
+  %1 = graph.abs %i : tensor<1024xi64> -> tensor<1024xi64>
+  %2 = graph.convert %1 : tensor<1024xi64> -> tensor<1024xf32>
+  %3 = graph.add %0, %2 : tensor<1024xf32>, tensor<1024xf32> -> tensor<1024xf32>
+  return %3 : tensor<1024xf32>
 }
