@@ -182,6 +182,16 @@ attentionResultShape(llvm::ArrayRef<int64_t> q, llvm::ArrayRef<int64_t> k,
   return shape;
 }
 
+/// Fails on `op` unless every operand has the result's element type (the
+/// window ops of graph and prim: convolution, pooling, attention).
+inline mlir::LogicalResult checkSameElementType(mlir::Operation *op) {
+  mlir::Type et = llvm::cast<mlir::ShapedType>(op->getResult(0).getType()).getElementType();
+  for (mlir::Value v : op->getOperands())
+    if (llvm::cast<mlir::ShapedType>(v.getType()).getElementType() != et)
+      return op->emitOpError("operands and result must share one element type");
+  return mlir::success();
+}
+
 /// Fails on `op` with `error` when no shape exists, or when `result` is not
 /// `expected`.
 inline mlir::LogicalResult checkResultShape(mlir::Operation *op,

@@ -224,16 +224,8 @@ static LogicalResult checkShape(Operation *op, const std::optional<SmallVector<i
   return dyn::checkResultShape(op, expected, error, result.getShape());
 }
 
-static LogicalResult checkSameElementType(Operation *op) {
-  Type et = cast<ShapedType>(op->getResult(0).getType()).getElementType();
-  for (Value v : op->getOperands())
-    if (cast<ShapedType>(v.getType()).getElementType() != et)
-      return op->emitOpError("operands and result must share one element type");
-  return success();
-}
-
 LogicalResult ConvolutionOp::verify() {
-  if (failed(checkSameElementType(*this)))
+  if (failed(dyn::checkSameElementType(*this)))
     return failure();
   ConvolutionParams p{getStride(), getPadding(), getDilation(),
                       getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
@@ -250,7 +242,7 @@ LogicalResult ConvolutionOp::verify() {
 }
 
 LogicalResult MaxPoolOp::verify() {
-  if (failed(checkSameElementType(*this)))
+  if (failed(dyn::checkSameElementType(*this)))
     return failure();
   std::string error;
   auto shape = poolResultShape(tensorType(getInput()).getShape(),
@@ -260,7 +252,7 @@ LogicalResult MaxPoolOp::verify() {
 }
 
 LogicalResult AvgPoolOp::verify() {
-  if (failed(checkSameElementType(*this)))
+  if (failed(dyn::checkSameElementType(*this)))
     return failure();
   if (getDivisorOverride() && *getDivisorOverride() == 0)
     return emitOpError("divisor_override must be non-zero");
@@ -272,7 +264,7 @@ LogicalResult AvgPoolOp::verify() {
 
 template <typename OpT>
 static LogicalResult verifyAdaptivePool(OpT op) {
-  if (failed(checkSameElementType(op)))
+  if (failed(dyn::checkSameElementType(op)))
     return failure();
   ArrayRef<int64_t> in = tensorType(op.getInput()).getShape(), out = op.getOutputSize();
   int64_t nd = out.size();

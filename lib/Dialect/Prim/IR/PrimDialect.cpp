@@ -227,16 +227,8 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }
 
-static LogicalResult checkSameElementType(Operation *op) {
-  Type et = cast<ShapedType>(op->getResult(0).getType()).getElementType();
-  for (Value v : op->getOperands())
-    if (cast<ShapedType>(v.getType()).getElementType() != et)
-      return op->emitOpError("operands and result must share one element type");
-  return success();
-}
-
 LogicalResult ConvolutionOp::verify() {
-  if (failed(checkSameElementType(*this)))
+  if (failed(dyn::checkSameElementType(*this)))
     return failure();
   dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
                            getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
