@@ -322,3 +322,53 @@ func.func @gemm_add_f32(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16
   %y = prim.add %m, %bb : tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A post-norm residual: the normalized value %n feeds a matmul through a
+// reshape (which gets a buffer) and the residual add. The add's kernel reads
+// %n back from the reshape's buffer instead of recomputing its reduction
+// (recomputing nests every earlier norm in each later one: BERT's compile
+// time and run time grew with the square of the depth).
+// CHECK-LABEL: func @residual_reads_reshaped_buffer
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// CHECK: loop.kernel "reshape_0" [8]
+// CHECK: loop.reduce add [8]
+// CHECK: loop.store %{{.*}}, %[[R]]
+// CHECK: loop.matmul %[[R]]
+// CHECK: loop.kernel "add_1" [2, 4, 8]
+// CHECK-NOT: loop.reduce
+// CHECK: loop.load %[[R]]
+// CHECK-NOT: loop.reduce
+// CHECK: return
+func.func @residual_reads_reshaped_buffer(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
+  %s = prim.reduce_sum %x dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  %b = prim.broadcast_in_dim %s dims [0, 1] : tensor<2x4xf32> -> tensor<2x4x8xf32>
+  %n = prim.sub %x, %b : tensor<2x4x8xf32>
+  %r = prim.reshape %n : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %m = prim.dot_general %r, %w batch [], [] contract [1], [0] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %mr = prim.reshape %m : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %o = prim.add %mr, %n : tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A kernel that runs before the reshape's kernel recomputes the value: the
+// buffer is not written yet.
+// CHECK-LABEL: func @reshape_written_later
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// CHECK: loop.kernel "mul_0" [2, 4]
+// CHECK-NOT: loop.load %[[R]]
+// CHECK: loop.reduce add [8]
+// CHECK: loop.kernel "reshape_1" [8]
+// CHECK: loop.matmul %[[R]]
+func.func @reshape_written_later(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<2x4x8xf32>, tensor<8x8xf32>) {
+  %s = prim.reduce_sum %x dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  %b = prim.broadcast_in_dim %s dims [0, 1] : tensor<2x4xf32> -> tensor<2x4x8xf32>
+  %n = prim.sub %x, %b : tensor<2x4x8xf32>
+  %o = prim.mul %n, %n : tensor<2x4x8xf32>
+  %r = prim.reshape %n : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %m = prim.dot_general %r, %w batch [], [] contract [1], [0] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %o, %m : tensor<2x4x8xf32>, tensor<8x8xf32>
+}
