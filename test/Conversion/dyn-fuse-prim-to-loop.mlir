@@ -372,3 +372,44 @@ func.func @reshape_written_later(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> 
   %m = prim.dot_general %r, %w batch [], [] contract [1], [0] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
   return %o, %m : tensor<2x4x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// logsumexp written directly: the max feeds the sum's body (through a
+// broadcast) and the sum's consumer. The max stays outside the sum's loop
+// and both uses read it (this used to crash the emitter: the broadcast moved
+// the max's level into the closed reduce body).
+// CHECK-LABEL: func @reduction_feeds_reduction_and_consumer
+// CHECK: loop.kernel "add_0" [4]
+// CHECK: %[[MAX:.*]] = loop.reduce max [8]
+// CHECK: %[[SUM:.*]] = loop.reduce add [8]
+// CHECK: arith.subf %{{.*}}, %[[MAX]]
+// CHECK: math.exp
+// CHECK: loop.yield
+// CHECK: arith.addf %[[SUM]], %[[MAX]]
+// CHECK-NOT: loop.kernel
+func.func @reduction_feeds_reduction_and_consumer(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %m = prim.reduce_max %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %b = prim.broadcast_in_dim %m dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = prim.sub %x, %b : tensor<4x8xf32>
+  %e = prim.exp %d : tensor<4x8xf32>
+  %s = prim.reduce_sum %e dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %r = prim.add %s, %m : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The same with the consumer reading the max first.
+// CHECK-LABEL: func @reduction_consumer_reads_first
+// CHECK: %[[MAX:.*]] = loop.reduce max [8]
+// CHECK: %[[SUM:.*]] = loop.reduce add [8]
+// CHECK: arith.mulf %[[MAX]], %[[SUM]]
+func.func @reduction_consumer_reads_first(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %m = prim.reduce_max %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %b = prim.broadcast_in_dim %m dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = prim.sub %x, %b : tensor<4x8xf32>
+  %s = prim.reduce_sum %d dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %r = prim.mul %m, %s : tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -461,8 +461,12 @@ private:
         return it->second;
     unsigned level = levelOf(idx);
     Value result = emitUncached(value, idx, level);
-    levels[result] = std::max(level, levelOf(result));
-    scopes[std::min<unsigned>(levels[result], scopes.size() - 1)].memo[k] = result;
+    // A value lives at the level where it was created: an index remap
+    // (a broadcast) returns its operand's value unchanged, and must not move a
+    // reduction computed outside a loop into it (that level can close before
+    // the value's next use).
+    unsigned at = levels.try_emplace(result, level).first->second;
+    scopes[std::min<unsigned>(at, scopes.size() - 1)].memo[k] = result;
     return result;
   }
 
