@@ -1,9 +1,10 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-gpu -verify-diagnostics | FileCheck %s
 
 // A pointwise kernel over contiguous buffers: four points a thread moved by one
-// 16-byte load and one 16-byte store; the math is per point.
+// 16-byte load and one 16-byte store; the math is per point. The launch is
+// outlined under its loop kernel's name (profiles name it).
 // CHECK-LABEL: func @pointwise
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.*}} function(@dyn_exp)
 // CHECK: %[[GROUPS:.*]] = arith.constant 250 : index
 // CHECK: arith.cmpi ult, %{{.*}}, %[[GROUPS]]
 // CHECK: %[[V:.*]] = vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<1000xf32>, vector<4xf32>

@@ -413,3 +413,48 @@ func.func @reduction_consumer_reads_first(%x: tensor<4x8xf32>) -> tensor<4xf32> 
   %r = prim.mul %m, %s : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A value that reads more than four buffers and feeds two consumers gets a
+// buffer of its own (a pre-norm residual stream); both consumers load it.
+// CHECK-LABEL: func @wide_value_reused
+// CHECK: %[[S:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK: loop.kernel "add_0" [4, 8]
+// CHECK-COUNT-5: loop.load %arg
+// CHECK: loop.store %{{.*}}, %[[S]]
+// CHECK: loop.kernel "mul_1" [4, 8]
+// CHECK: loop.load %[[S]]
+// CHECK: loop.kernel "reduce_sum_2" [4]
+// CHECK: loop.load %[[S]]
+func.func @wide_value_reused(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>,
+                             %e: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %0 = prim.add %a, %b : tensor<4x8xf32>
+  %1 = prim.add %0, %c : tensor<4x8xf32>
+  %2 = prim.add %1, %d : tensor<4x8xf32>
+  %s = prim.add %2, %e : tensor<4x8xf32>
+  %m = prim.mul %s, %a : tensor<4x8xf32>
+  %r = prim.reduce_sum %s dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %m, %r : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Four buffers, or one consumer: recomputed, no buffer.
+// CHECK-LABEL: func @narrow_or_single_use
+// CHECK-NOT: memref.alloc
+// CHECK: loop.kernel "mul_0" [4, 8]
+// CHECK: loop.kernel "reduce_sum_1" [4]
+// CHECK: loop.kernel "mul_2" [4, 8]
+func.func @narrow_or_single_use(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>,
+                                %e: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>) {
+  %0 = prim.add %a, %b : tensor<4x8xf32>
+  %1 = prim.add %0, %c : tensor<4x8xf32>
+  %s = prim.add %1, %d : tensor<4x8xf32>
+  %m = prim.mul %s, %a : tensor<4x8xf32>
+  %r = prim.reduce_sum %s dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %t = prim.add %1, %e : tensor<4x8xf32>
+  %u = prim.add %t, %d : tensor<4x8xf32>
+  %n = prim.mul %u, %u : tensor<4x8xf32>
+  return %m, %r, %n : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
+}

@@ -10,7 +10,7 @@
 // CHECK-NOT: gpu.launch_func
 // CHECK: gpu.binary
 // PTX: .target sm_90
-// PTX: .entry
+// PTX: .entry dyn_
 // PTX: shfl.sync.bfly
 // PTX: rsqrt
 func.func @rmsnorm(%x: tensor<256x1024xf32>, %w: tensor<1024xf32>) -> tensor<256x1024xf32> {

@@ -614,6 +614,18 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     for (loop::KernelOp k : kernels)
       if (failed(mapper.map(k)))
         return signalPassFailure();
+    // Outlined kernels are named after their loop kernels ("dyn_add_5"), so
+    // that profiles say which kernel is which (outlining uniquifies modules).
+    module.walk([&](gpu::LaunchOp launch) {
+      auto name = launch->getAttrOfType<StringAttr>("dyn.kernel");
+      if (!name)
+        return;
+      std::string symbol = ("dyn_" + name.getValue()).str();
+      for (char &c : symbol) // a PTX identifier
+        if (!llvm::isAlnum(c) && c != '_')
+          c = '_';
+      launch.setFunctionAttr(FlatSymbolRefAttr::get(&getContext(), symbol));
+    });
   }
 };
 

@@ -846,6 +846,58 @@ MemRefType bufferType(Value tensor) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
+/// Uses of `v` that compute from it, looking through index remaps (a value
+/// broadcast to two consumers is recomputed by both).
+unsigned computingUses(Value v) {
+  unsigned n = 0;
+  SmallPtrSet<Operation *, 4> seen;
+  for (Operation *user : v.getUsers())
+    if (seen.insert(user).second)
+      n += isIndexRemap(user) ? computingUses(user->getResult(0)) : 1;
+  return n;
+}
+
+/// A value recomputed by several consumers is recomputed with all the
+/// buffers it reads. Where that is more than kMaxReusedReads (Inductor's
+/// realize_reads_threshold), it gets a buffer instead: a pre-norm
+/// transformer's residual stream (x + attn + mlp + ... , read by the next
+/// norm's passes and by the next residual add) would otherwise read every
+/// earlier layer's outputs in each later layer's kernels.
+constexpr size_t kMaxReusedReads = 4;
+
+void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
+  DenseMap<Value, SmallVector<Value, 4>> reads; // value -> the buffers computing it reads
+  auto readsOf = [&](Value v) -> SmallVector<Value, 4> {
+    if (isa<BlockArgument>(v) || materialized.contains(v))
+      return {v};
+    return reads.lookup(v);
+  };
+  for (Operation &op : entry.without_terminator()) {
+    if (op.getNumResults() != 1 || !isa<RankedTensorType>(op.getResult(0).getType()))
+      continue;
+    Value v = op.getResult(0);
+    // A value an earlier kernel writes through a reshape is read from there.
+    if (writtenReshape(v, [&](Value r) { return materialized.contains(r); })) {
+      reads[v] = {v};
+      continue;
+    }
+    if (materialized.contains(v))
+      continue;
+    SmallVector<Value, 4> r;
+    for (Value operand : op.getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        for (Value leaf : readsOf(operand))
+          if (!llvm::is_contained(r, leaf))
+            r.push_back(leaf);
+    if (r.size() > kMaxReusedReads && !isIndexRemap(&op) && !isReduction(&op) &&
+        computingUses(v) > 1) {
+      materialized.insert(v);
+      continue;
+    }
+    reads[v] = std::move(r);
+  }
+}
+
 LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("dyn fusion expects a single-block function");
@@ -905,6 +957,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   for (Value v : ret.getOperands())
     if (!isa<BlockArgument>(v))
       materialized.insert(v);
+  materializeWideReuse(entry, materialized);
 
   // Kernels run in program order.
   DenseMap<Operation *, unsigned> position;
