@@ -89,6 +89,11 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   scf.lowerLibraryCalls = false;
   pm.addPass(createConvertLoopToSCFPass(scf));
   addCleanup(pm);
+  // Canonicalization hoists constants out of the launch bodies; sunk back, they
+  // are immediates in the kernels (a division by a constant size becomes a
+  // multiply and shift, not a 64-bit division by a parameter) and no vector
+  // constant is left for the launch plan to pass.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = "sm_90";

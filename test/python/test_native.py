@@ -91,3 +91,28 @@ def test_dense_constants():
     assert consts.tolist() == [5, -1, 7]
     g = dyn._C.compile_gpu(DENSE_IR, "forward", False, 3)
     assert g.workspace_bytes >= 3 * 256  # three constants, a 256-byte aligned slot each
+
+
+FILL_IR = """
+module {
+  func.func @forward() -> (tensor<3x4xf64>, tensor<5xf32>) {
+    %0 = graph.constant dense<1.0> : tensor<f64>
+    %1 = graph.expand %0 : tensor<f64> -> tensor<3x4xf64>
+    %2 = graph.constant dense<2.5> : tensor<f32>
+    %3 = graph.expand %2 : tensor<f32> -> tensor<5xf32>
+    return %1, %3 : tensor<3x4xf64>, tensor<5xf32>
+  }
+}
+"""
+
+
+@needs_compiler
+def test_gpu_fill_constants_stay_in_kernels():
+    """ones/zeros/full/fill write a splat with vector stores; the vector constant is sunk into the kernel,
+    so the launch plan (built without a GPU) has only buffers to pass (float64 factories and fill failed
+    on CUDA with 'a kernel operand the launch plan cannot provide')."""
+    g = dyn._C.compile_gpu(FILL_IR, "forward", True, 2)
+    host = g.stages[-1][1]
+    launches = [line for line in host.splitlines() if "gpu.launch_func" in line]
+    assert len(launches) == 2
+    assert all("vector<" not in line for line in launches)

@@ -30,8 +30,6 @@ SAMPLES = {
 }
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
-_LAUNCH_PLAN_OPERAND = ("not native: RuntimeError: unsupported GPU host code: loc(\"graph\":2:3): error: "
-                        "'gpu.launch_func' op has a kernel operand the launch plan cannot provide")
 KNOWN_FAILURES = {
     # graph.lerp does not round float16/bfloat16 as eager's kernel does: those run as a generic node
     ("lerp", "function", "bfloat16", "*"):
@@ -42,11 +40,6 @@ KNOWN_FAILURES = {
        f"not native: Unsupported: torch.nn.functional.{p}1d returns a view of its argument" if n == 1 else
        f'not native: fallback: graph.torch_call "torch.nn.functional.{p}{n}d" has no lowering'
        for n in (1, 2, 3) for p in ("max_pool", "adaptive_max_pool")},
-    # x.fill_(True) into a float tensor, float64 factories and fill on CUDA (H100 run of 2026-11-23): the GPU
-    # launch plan cannot pass one of the kernel's operands
-    **{(name, variant, dtype, "cuda"): _LAUNCH_PLAN_OPERAND for name, variant, dtype in (
-        ("fill", "inplace", "float32"), ("fill", "function", "float32"), ("fill", "function", "float64"),
-        ("ones", "function", "float64"), ("zeros", "function", "float64"), ("full", "function", "float64"))},
     # OpInfo makes narrow's 0-d start tensor on the CPU
     ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
