@@ -1,10 +1,7 @@
 // RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop -dyn-loop-to-ptx | FileCheck %s
 // RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop -dyn-loop-to-ptx | %python %S/extract_ptx.py > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop -dyn-loop-to-ptx | %python %S/extract_ptx.py 0 > %t.0.ptx
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop -dyn-loop-to-ptx | %python %S/extract_ptx.py 1 > %t.1.ptx
-// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.0.ptx -o %t.0.cubin %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.1.ptx -o %t.1.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 
 // Constants live in the kernels, not in the launches:
 // - a float64 fill moves two values a thread with a vector<2xf64> constant,

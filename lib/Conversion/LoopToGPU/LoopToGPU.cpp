@@ -625,6 +625,11 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
         if (!llvm::isAlnum(c) && c != '_')
           c = '_';
       launch.setFunctionAttr(FlatSymbolRefAttr::get(&getContext(), symbol));
+      // One kernel module per host function: the NVPTX backend and libdevice
+      // run once for all its kernels, not once per kernel.
+      auto host = launch->getParentOfType<func::FuncOp>();
+      launch.setModuleAttr(
+          FlatSymbolRefAttr::get(&getContext(), ("dyn_" + host.getSymName() + "_kernels").str()));
     });
   }
 };
