@@ -846,23 +846,35 @@ MemRefType bufferType(Value tensor) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-/// Uses of `v` that compute from it, looking through index remaps (a value
-/// broadcast to two consumers is recomputed by both).
-unsigned computingUses(Value v) {
-  unsigned n = 0;
-  SmallPtrSet<Operation *, 4> seen;
-  for (Operation *user : v.getUsers())
-    if (seen.insert(user).second)
-      n += isIndexRemap(user) ? computingUses(user->getResult(0)) : 1;
-  return n;
+/// The kernels that would recompute `v`: the materialized values whose
+/// expressions reach it through values without buffers.
+unsigned kernelsRecomputing(Value v, const llvm::SetVector<Value> &materialized) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen{v};
+  unsigned kernels = 0;
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    for (Operation *user : u.getUsers())
+      for (Value r : user->getResults())
+        if (seen.insert(r).second) {
+          if (materialized.contains(r))
+            ++kernels;
+          else if (Value w = writtenReshape(r, [&](Value w) { return materialized.contains(w); }))
+            kernels += seen.insert(w).second; // later kernels read r from there
+          else
+            work.push_back(r);
+        }
+  }
+  return kernels;
 }
 
-/// A value recomputed by several consumers is recomputed with all the
-/// buffers it reads. Where that is more than kMaxReusedReads (Inductor's
+/// A value recomputed by several kernels is recomputed with all the buffers
+/// it reads. Where more than kMaxReusedReads of them are large (Inductor's
 /// realize_reads_threshold), it gets a buffer instead: a pre-norm
 /// transformer's residual stream (x + attn + mlp + ... , read by the next
-/// norm's passes and by the next residual add) would otherwise read every
-/// earlier layer's outputs in each later layer's kernels.
+/// norm's kernel and by every later one through the next residual adds)
+/// would otherwise read every earlier layer's outputs in each later layer's
+/// kernels. Uses inside one kernel (SiLU's x * sigmoid(x)) cost nothing.
 constexpr size_t kMaxReusedReads = 4;
 
 void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
@@ -889,8 +901,15 @@ void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
         for (Value leaf : readsOf(operand))
           if (!llvm::is_contained(r, leaf))
             r.push_back(leaf);
-    if (r.size() > kMaxReusedReads && !isIndexRemap(&op) && !isReduction(&op) &&
-        computingUses(v) > 1) {
+    // Small operands (a per-channel scale, a bias row) are broadcast and stay
+    // in cache: only reads of at least 1/16 of v's size count.
+    int64_t size = tensorType(v).getNumElements();
+    size_t wide = llvm::count_if(
+        r, [&](Value leaf) { return tensorType(leaf).getNumElements() * 16 >= size; });
+    // A 16-bit float buffer would round a value fusion computes in f32.
+    Type et = tensorType(v).getElementType();
+    if (wide > kMaxReusedReads && computeType(et) == et && !isIndexRemap(&op) && !isReduction(&op) &&
+        kernelsRecomputing(v, materialized) > 1) {
       materialized.insert(v);
       continue;
     }
