@@ -731,3 +731,36 @@ def test_autocast_plans_come_from_torchs_registration():
     assert _probe(torch.mm, None, [V(torch.float64), V(torch.float64)], {}, "cpu", bf16) == ()
     # eager's autocast raises for this mix (its promote rule takes bf16 and f16 as incompatible)
     assert "prioritize" in _probe(torch.cat, None, [[V(bf16), V(f16)]], {}, "cpu", bf16)
+
+
+@torch.no_grad()
+def _no_grad_fn(x):
+    return x * 2, torch.is_grad_enabled()
+
+
+@torch.inference_mode()
+def _inference_fn(x):
+    return x * 3, torch.is_inference_mode_enabled()
+
+
+@torch.set_grad_enabled(False)
+def _sge_fn(x):
+    return x * 4, torch.is_grad_enabled()
+
+
+def _decorated_callers(x):
+    return _no_grad_fn(x), _inference_fn(x), _sge_fn(x), (x * 5, torch.is_grad_enabled())
+
+
+def test_grad_mode_decorators_are_traced():
+    """@torch.no_grad(), @torch.inference_mode(), @torch.set_grad_enabled(False) on a function: torch's
+    decorate_context wrapper is traced (its mode cloned without touching the real grad mode)."""
+    x = torch.randn(3, requires_grad=True)
+    assert graphs_and_breaks(_decorated_callers, x) == (1, [])
+    assert torch.is_grad_enabled()
+    want = _decorated_callers(x)
+    got = dyn.compile(_decorated_callers, backend="eager")(x)
+    for (g, gm), (w, wm) in zip(got, want):
+        assert_same(g.detach(), w.detach())
+        assert (g.requires_grad, g.is_inference(), gm) == (w.requires_grad, w.is_inference(), wm)
+    assert torch.is_grad_enabled()

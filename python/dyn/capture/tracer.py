@@ -45,6 +45,7 @@ class Tracer:
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
         self.requires_grad_memo = {}  # caller's grad mode -> {node: requires grad} (ops.tensor.node_requires_grad)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
+        self.inference_blocks = []  # per grad-mode block entered: whether it is `torch.inference_mode()`
         self.autocast_modes = []  # (device type, enabled, dtype, cache enabled) of the autocast blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.offset_guards = []  # (input index, storage offset): as_strided read the input's real offset

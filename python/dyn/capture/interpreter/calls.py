@@ -232,6 +232,10 @@ class CallOps:
         if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
                 torch.no_grad, torch.enable_grad):
             return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
+        if isinstance(fn, types.MethodType) and fn.__func__ is torch.inference_mode.clone and not args:
+            return torch.inference_mode(fn.__self__.mode)  # @torch.inference_mode(): a new one, entered
+        if isinstance(fn, types.MethodType) and fn.__func__ is torch.set_grad_enabled.clone and not args:
+            return _SetGradEnabled(fn.__self__.mode)  # its __init__ would set the grad mode now
         if not args and not kwargs and _hashable(fn):
             queries = tr.compiler_queries
             if queries is None:
@@ -314,6 +318,8 @@ class CallOps:
             if dev is None:
                 dev = args[0] if args else "cuda"
             return tr.autocast_state(dev)[what]
+        if fn is torch.is_inference_mode_enabled and not args and not kwargs:
+            return any(tr.inference_blocks) or tr.read_state("inference mode", torch.is_inference_mode_enabled)
         if fn is torch.is_autocast_cache_enabled and not args and not kwargs:
             return tr.autocast_cache()
         if pure:

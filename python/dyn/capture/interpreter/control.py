@@ -256,12 +256,14 @@ class GradModeExit:
         self.tr, self.enabled, self.outer = tracer, enabled, tracer.graph.mode_attrs
         self.inference = inference
         tracer.grad_modes.append(enabled)
+        tracer.inference_blocks.append(inference)
         tracer.graph.mode_attrs = {**self.outer, "grad_enabled": enabled}
         if inference:
             tracer.graph.mode_attrs["inference_mode"] = True
 
     def exit(self):
         self.tr.grad_modes.pop()
+        self.tr.inference_blocks.pop()
         self.tr.graph.mode_attrs = self.outer
 
 

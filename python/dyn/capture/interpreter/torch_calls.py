@@ -5,8 +5,10 @@ never traced into, except torch.nn's modules and torch.backends' switches; inste
 node for an op (ops/torch_call.py). The "am I being compiled/scripted/traced" queries and global state
 (autocast) are answered in calls.py."""
 import os
+import types
 
 import torch
+import torch.utils._contextlib
 
 from ...ops import METHODS, TensorVar
 from ...ops.handlers import generic_call, generic_method
@@ -29,9 +31,12 @@ _COMPOSITES = frozenset({"multi_head_attention_forward"})
 # wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops), and
 # compositions of ops written in Python: torch.masked's reductions and normalizations (torch.masked._ops)
 # and torch.signal.windows' window functions
-# @torch.autocast(...) on a function: its wrapper (`with autocast_instance: return func(...)`) is traced
-_AUTOCAST_DECORATED = next(c for c in torch.amp.autocast_mode.autocast_decorator.__code__.co_consts
-                           if hasattr(c, "co_code"))
+# @torch.autocast(...), @torch.no_grad(), @torch.inference_mode() ... on a function: their wrappers
+# (`with autocast_instance: return func(...)`, `with ctx_factory(): return func(...)`) are traced
+_CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decorator,
+                                          torch.utils._contextlib.context_decorator)
+                              for c in f.__code__.co_consts if isinstance(c, types.CodeType) and
+                              c.co_name in ("decorate_autocast", "decorate_context"))
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
                                                                  os.path.join("testing", "_internal"), "masked",
                                                                  os.path.join("signal", "windows")))
@@ -48,7 +53,7 @@ class TorchFunctionCalls:
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)
-        if f.startswith(_TRACED_FILES) or fn.__code__ is _AUTOCAST_DECORATED:
+        if f.startswith(_TRACED_FILES) or fn.__code__ in _CONTEXT_WRAPPERS:
             return self.inline(fn, args, kwargs)
         if fn.__qualname__.startswith("Tensor.") and args and isinstance(args[0], TensorVar):
             return self.call(BoundTensorMethod(args[0], fn.__name__), list(args[1:]), kwargs)
