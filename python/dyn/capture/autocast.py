@@ -53,6 +53,8 @@ def _sig(v):
         return ("T", v.meta.dtype, tuple(v.meta.shape), tuple(v.meta.stride()))
     if type(v) in (list, tuple):
         return (type(v).__name__,) + tuple(_sig(x) for x in v)
+    if type(v) in (int, float, bool, complex):
+        return (type(v).__name__,)  # autocast's choice depends on dtypes, never on a number's value
     try:
         hash(v)
     except TypeError:
