@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
+from . import arith, factories, indexing, random, rearrange, reductions, shapes, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .inplace_methods import INPLACE
@@ -27,6 +27,11 @@ for _name, _h in H.items():
 for _name, _h in {**F_H, **F_W, **F_L}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+# random ops (handlers/random.py)
+for _name, _h in random.H.items():
+    TORCH_FUNCS[getattr(torch, _name)] = _h
+for _name, _h in random.F_R.items():
+    TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():
@@ -96,6 +101,7 @@ METHODS.update(INPLACE_LA)
 METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
+METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
