@@ -24,6 +24,7 @@ def _node(o, op, inputs, shape, dtype, callee, **attrs):
     """A random node: its offset distinct in the graph, `seeded` (never dropped unused: eager draws anyway),
     made on the graph's device by the eager backend."""
     meta = torch.empty(tuple(shape), dtype=dtype, device="meta")
+    o.g.device = o.tr.device  # made on the graph's device, as constants are (a graph of no inputs has no other)
     attrs.update(o.g._on_device())
     return o.node(op, inputs, meta, offset=next_offset(o.g), seeded=True, callee=callee, **attrs)
 
