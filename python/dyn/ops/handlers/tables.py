@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, scatter, shapes, take_along, views
+from . import arith, compositions, factories, indexing, matrix, rearrange, reductions, scatter, shapes, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .inplace_methods import INPLACE
@@ -15,7 +15,8 @@ from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
-     **take_along.H, **scatter.H}
+     **take_along.H, **scatter.H, **matrix.H,
+     **compositions.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -29,6 +30,10 @@ for _name, _h in {**F_H, **F_W, **F_L}.items():
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
+for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
+    TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
+for _name, _h in compositions.FFT.items():
+    TORCH_FUNCS[getattr(torch.fft, _name)] = _h
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 TORCH_FUNCS[torch.norm] = reductions.NORM
