@@ -347,3 +347,119 @@ LINALG["cross"] = _linalg_cross
 LINALG["vander"] = _linalg_vander
 FFT["fftshift"] = _fftshift(False)
 FFT["ifftshift"] = _fftshift(True)
+
+
+def _chunk_cat(o, tensors, dim, num_chunks, *, out=None):
+    """torch._chunk_cat (PrimTorch's decomposition): each tensor padded with zeros along dim to a multiple of
+    num_chunks, viewed as (..., num_chunks, -1), all concatenated along dim + 1."""
+    tensors = list(tensors)
+    o.check(*tensors)
+    meta = _eager("_chunk_cat", torch._chunk_cat, tensors, dim, num_chunks)
+    nd = tensors[0].meta.dim()
+    d = _norm_dim(dim, nd) if all(t.meta.dim() == nd for t in tensors) else dim
+    parts = []
+    for t in tensors:
+        shape = tuple(t.meta.shape)
+        n = shape[d]
+        padded = (n + num_chunks - 1) // num_chunks * num_chunks
+        if padded != n:
+            z = o.full(shape[:d] + (padded - n,) + shape[d + 1:], 0, t.meta.dtype)
+            t = o.cat([t, z], d)
+        parts.append(o.reshape(t, shape[:d] + (num_chunks, t.meta.numel() // (math.prod(shape[:d]) * num_chunks))))
+    r = o.cat(parts, d + 1)
+    if tuple(r.meta.shape) != tuple(meta.shape):
+        raise Unsupported("_chunk_cat: unexpected shape")
+    return _out(o, out, r, *tensors)
+
+
+H["_chunk_cat"] = _chunk_cat
+
+
+def _sl(o, x, d, start, end):
+    n = x.meta.shape[d]
+    start, end = (start + n if start < 0 else start), (end + n if end < 0 else end)
+    return o.slice(x, d, start, end, 1)
+
+
+def _gradient(o, x, *, spacing=None, dim=None, edge_order=1):
+    """torch.gradient as eager's kernel computes it: central differences inside, one-sided ones (first or
+    second order) at the edges, for uniform spacings (numbers) or coordinates (1-D tensors)."""
+    o.check(x)
+    meta = _eager("gradient", torch.gradient, x, spacing=1 if spacing is None else spacing, dim=dim,
+                  edge_order=edge_order)
+    nd = x.meta.dim()
+    dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [_norm_dim(d, nd) for d in dims]
+    if spacing is None:
+        spacing = 1.0
+    sp = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(sp) == 1 and len(dims) > 1:
+        sp = sp * len(dims)
+    if not x.meta.dtype.is_floating_point:
+        raise Unsupported("gradient of an integer tensor")
+    out = []
+    for d, h in zip(dims, sp):
+        if isinstance(h, TensorVar):
+            if h.meta.dim() == 0:
+                raise Unsupported("gradient with a 0-d tensor spacing")
+            out.append(_gradient_coords(o, x, d, o.convert(h, x.meta.dtype), edge_order))
+            continue
+        if isinstance(h, bool) or not isinstance(h, (int, float)):
+            raise Unsupported(f"gradient with spacing {h!r}")
+        center = o.binary("div", o.binary("div", o.binary("sub", _sl(o, x, d, 2, x.meta.shape[d]),
+                                                            _sl(o, x, d, 0, -2)), h), 2)
+        if edge_order == 1:
+            pre = o.binary("div", o.binary("sub", _sl(o, x, d, 1, 2), _sl(o, x, d, 0, 1)), h)
+            app = o.binary("div", o.binary("sub", _sl(o, x, d, -1, x.meta.shape[d]), _sl(o, x, d, -2, -1)), h)
+        else:
+            pre = o.binary("div", o.binary("sub", o.binary("add", o.binary("mul", _sl(o, x, d, 0, 1), -1.5),
+                                                           o.binary("mul", _sl(o, x, d, 1, 2), 2)),
+                                           o.binary("mul", _sl(o, x, d, 2, 3), 0.5)), h)
+            app = o.binary("div", o.binary("add", o.binary("sub", o.binary("mul", _sl(o, x, d, -3, -2), 0.5),
+                                                           o.binary("mul", _sl(o, x, d, -2, -1), 2)),
+                                           o.binary("mul", _sl(o, x, d, -1, x.meta.shape[d]), 1.5)), h)
+        out.append(o.cat([pre, center, app], d))
+    for r, m in zip(out, meta):
+        if tuple(r.meta.shape) != tuple(m.shape) or r.meta.dtype != m.dtype:
+            raise Unsupported("gradient: unexpected result")
+    return tuple(out)
+
+
+def _gradient_coords(o, x, d, coords, edge_order):
+    """Non-uniform spacing: the coordinates' steps dx weight the neighbours (eager's formulas)."""
+    n = x.meta.shape[d]
+    shape = [1] * x.meta.dim()
+    shape[d] = -1
+    dx = o.binary("sub", o.slice(coords, 0, 1, n, 1), o.slice(coords, 0, 0, n - 1, 1))
+    dx1, dx2 = o.slice(dx, 0, 0, n - 2, 1), o.slice(dx, 0, 1, n - 1, 1)
+    col = lambda v: o.reshape(v, tuple(n - 2 if s == -1 else 1 for s in shape))  # noqa: E731
+    s12 = o.binary("add", dx1, dx2)
+    a = col(o.binary("div", o.unary("neg", dx2), o.binary("mul", dx1, s12)))
+    b = col(o.binary("div", o.binary("sub", dx2, dx1), o.binary("mul", dx1, dx2)))
+    c = col(o.binary("div", dx1, o.binary("mul", dx2, s12)))
+    center = o.binary("add", o.binary("add", o.binary("mul", a, _sl(o, x, d, 0, -2)),
+                                      o.binary("mul", b, _sl(o, x, d, 1, -1))),
+                      o.binary("mul", c, _sl(o, x, d, 2, n)))
+    e = lambda i: o.reshape(o.slice(dx, 0, i if i >= 0 else n - 1 + i, (i if i >= 0 else n - 1 + i) + 1, 1), ())  # noqa: E731
+    if edge_order == 1:
+        pre = o.binary("div", o.binary("sub", _sl(o, x, d, 1, 2), _sl(o, x, d, 0, 1)), e(0))
+        app = o.binary("div", o.binary("sub", _sl(o, x, d, -1, n), _sl(o, x, d, -2, -1)), e(-1))
+    else:
+        d0, d1 = e(0), e(1)
+        s = o.binary("add", d0, d1)
+        a0 = o.unary("neg", o.binary("div", o.binary("add", o.binary("mul", d0, 2.0), d1), o.binary("mul", d0, s)))
+        b0 = o.binary("div", s, o.binary("mul", d0, d1))
+        c0 = o.binary("div", o.unary("neg", d0), o.binary("mul", d1, s))
+        pre = o.binary("add", o.binary("add", o.binary("mul", a0, _sl(o, x, d, 0, 1)), o.binary("mul", b0, _sl(o, x, d, 1, 2))),
+                       o.binary("mul", c0, _sl(o, x, d, 2, 3)))
+        l1, l2 = e(-1), e(-2)
+        s = o.binary("add", l1, l2)
+        a1 = o.binary("div", l1, o.binary("mul", l2, s))
+        b1 = o.unary("neg", o.binary("div", s, o.binary("mul", l1, l2)))
+        c1 = o.binary("div", o.binary("add", o.binary("mul", l1, 2), l2), o.binary("mul", l1, s))
+        app = o.binary("add", o.binary("add", o.binary("mul", a1, _sl(o, x, d, -3, -2)), o.binary("mul", b1, _sl(o, x, d, -2, -1))),
+                       o.binary("mul", c1, _sl(o, x, d, -1, n)))
+    return o.cat([pre, center, app], d)
+
+
+H["gradient"] = _gradient

@@ -54,9 +54,39 @@ def _take_several(o, x, d, tensors):
     return o.reshape(r, shape[:d] + bshape + shape[d + k:])
 
 
+def _int_list(i):
+    """A list or tuple of ints (nested: of such), numpy's index array, as a tensor; else None."""
+    if not isinstance(i, (list, tuple)) or not i:
+        return None
+    try:
+        t = torch.tensor(i)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return t if t.dtype == torch.int64 else None
+
+
+def _literal_arrays(o, idx):
+    """Lists and tuples of ints inside an index tuple (x[(0, 2), 1], x[:, [0, 3]]) and a list index (x[[0, 2]])
+    are integer index arrays (numpy's rule): constant tensors."""
+    if isinstance(idx, list):
+        t = _int_list(idx)
+        return idx if t is None else o.dense(t)
+    if isinstance(idx, tuple):
+        out = []
+        for i in idx:
+            t = _int_list(i)
+            out.append(i if t is None else o.dense(t))
+        if any(isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64) for i in out):
+            # among index arrays an int is one more (0-d) index array (numpy's rule)
+            out = [o.dense(torch.tensor(i)) if isinstance(i, int) and not isinstance(i, bool) else i for i in out]
+        return tuple(out)
+    return idx
+
+
 def getitem(o, x, idx):
     """x[idx]: basic indexing is a view; integer tensors on adjacent dims (x[t], x[:, t], x[b, k]) gather
     a copy."""
+    idx = _literal_arrays(o, idx)
     found = _int_tensor_index(idx)
     if found is not None:
         o.check(x)
@@ -122,12 +152,36 @@ def _mask_setitem(o, x, mask, value):
              (mask,))
 
 
+def _index_setitem(o, x, idx, value):
+    """x[t0, :, t1] = value with integer index tensors (and full slices): index_put, written in place."""
+    from .scatter import index_put  # scatter's handlers build on these; imported here to keep them apart
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for i in items:
+        if not (isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64) or
+                isinstance(i, slice) and i == slice(None)):
+            raise Unsupported("index assignment with a tensor index mixed with ints, slices, None or ...")
+    o.check(x)
+    indices = [i if isinstance(i, TensorVar) else None for i in items]
+    if isinstance(value, TensorVar):
+        v = o.convert(value, x.meta.dtype)
+    elif isinstance(value, (int, float, bool)):
+        if not x.meta.dtype.is_floating_point and not math.isfinite(value):
+            raise Unsupported(f"{value} assigned into an integer tensor")
+        v = o.full((), value, x.meta.dtype)
+    else:
+        raise Unsupported(f"index assignment of a {type(value).__name__}")
+    # eager casts value to x's dtype; index_put checks that it broadcasts to the indexed shape
+    new = index_put(o, x, indices, v, False)
+    o.mutate(x, new, (value,) + tuple(i for i in items if isinstance(i, TensorVar)))
+
+
 def setitem(o, x, idx, value):
     """x[idx] = value: copies value into the view x[idx]."""
     if isinstance(idx, TensorVar) and idx.meta.dtype == torch.bool:
         return _mask_setitem(o, x, idx, value)
+    idx = _literal_arrays(o, idx)
     if _tensors(idx):
-        raise Unsupported("index assignment with a tensor index")
+        return _index_setitem(o, x, idx, value)
     view = getitem(o, x, idx)
     shape, dtype = tuple(view.meta.shape), view.meta.dtype
     if isinstance(value, TensorVar) and (value is view or (

@@ -25,7 +25,7 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W, **F_L}.items():
+for _name, _h in {**F_H, **F_W, **F_L, **scatter.F_SCATTER}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(NORM_FUNCS)
@@ -102,6 +102,7 @@ METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)
+METHODS["__getitem__"] = indexing.getitem
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
