@@ -76,17 +76,53 @@ def _literal_arrays(o, idx):
         for i in idx:
             t = _int_list(i)
             out.append(i if t is None else o.dense(t))
-        if any(isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64) for i in out):
-            # among index arrays an int is one more (0-d) index array (numpy's rule)
-            out = [o.dense(torch.tensor(i)) if isinstance(i, int) and not isinstance(i, bool) else i for i in out]
         return tuple(out)
     return idx
 
 
+def _is_index_array(i):
+    return isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64)
+
+
+def _basic_first(o, x, idx, permute=True):
+    """x[idx] with integer index arrays among ints, slices, None and ... (x[..., t], x[None, t], x[t, 1:3],
+    x[1, :, t], x[t, :, u]): (x', idx') where x' is x with the basic part applied (ints select, slices
+    narrow, None adds a size-1 dim: a view) and idx' only the index arrays and full slices, with the same
+    result (torch's rules: the basic items act on their own dims first, ints included). With permute, index
+    arrays on dims that are not adjacent come first: x' is then permuted so that they are."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    if not any(_is_index_array(i) for i in items):
+        return x, idx
+    if any(isinstance(i, TensorVar) and not _is_index_array(i) for i in items):
+        return x, idx  # a boolean mask: the callers' rules
+    real = sum(1 for i in items if i is not None and i is not Ellipsis)
+    full = []
+    for i in items:
+        full += [slice(None)] * (x.meta.dim() - real) if i is Ellipsis else [i]
+    if any(not (_is_index_array(i) or i is None or isinstance(i, (slice, int))) or isinstance(i, bool)
+           for i in full):
+        return x, idx  # anything else: the callers' rules
+    basic = tuple(slice(None) if _is_index_array(i) else i for i in full)
+    if any(i is None or i != slice(None) for i in basic):
+        x = o.view_op(x, ("getitem", basic))
+    rest = [slice(None) if i is None else (i if _is_index_array(i) else slice(None)) for i in full
+            if not isinstance(i, int)]
+    rest += [slice(None)] * (x.meta.dim() - len(rest))
+    dims = [d for d, i in enumerate(rest) if _is_index_array(i)]
+    if permute and dims != list(range(dims[0], dims[0] + len(dims))):  # separated: their dims go first
+        others = [d for d in range(x.meta.dim()) if d not in dims]
+        x = o.permute(x, dims + others)
+        rest = [rest[d] for d in dims] + [slice(None)] * len(others)
+    while rest and not _is_index_array(rest[-1]):
+        rest.pop()
+    return x, tuple(rest)
+
+
 def getitem(o, x, idx):
-    """x[idx]: basic indexing is a view; integer tensors on adjacent dims (x[t], x[:, t], x[b, k]) gather
-    a copy."""
+    """x[idx]: basic indexing is a view; integer tensors (after the basic items are applied: _basic_first)
+    gather a copy."""
     idx = _literal_arrays(o, idx)
+    x, idx = _basic_first(o, x, idx)
     found = _int_tensor_index(idx)
     if found is not None:
         o.check(x)
@@ -155,12 +191,13 @@ def _mask_setitem(o, x, mask, value):
 def _index_setitem(o, x, idx, value):
     """x[t0, :, t1] = value with integer index tensors (and full slices): index_put, written in place."""
     from .scatter import index_put  # scatter's handlers build on these; imported here to keep them apart
+    o.check(x)
+    x, idx = _basic_first(o, x, idx, permute=False)  # x[1, t] = v: index_put on the view x[1]
     items = idx if isinstance(idx, tuple) else (idx,)
     for i in items:
         if not (isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64) or
                 isinstance(i, slice) and i == slice(None)):
-            raise Unsupported("index assignment with a tensor index mixed with ints, slices, None or ...")
-    o.check(x)
+            raise Unsupported("index assignment with a tensor index mixed with a boolean mask")
     indices = [i if isinstance(i, TensorVar) else None for i in items]
     if isinstance(value, TensorVar):
         v = o.convert(value, x.meta.dtype)
