@@ -1,6 +1,6 @@
 """Handlers of shape and matrix ops that are compositions of other captured ops, recorded as those ops (as
 PrimTorch's decompositions, written as eager's kernels compute them): rot90, kron, block_diag, cross and
-linalg.cross, diff, trapezoid/trapz/cumulative_trapezoid, vander and linalg.vander, renorm, dist,
+linalg.cross, diff, trapezoid/trapz/cumulative_trapezoid, vander and linalg.vander, renorm,
 count_nonzero, isin, bucketize, fft.fftshift/ifftshift."""
 import math
 
@@ -253,15 +253,6 @@ def _renorm(o, x, p, dim, maxnorm, *, out=None):
     return _out(o, out, r, x)
 
 
-def _dist(o, a, b, p=2):
-    o.check(a, b)
-    meta = _eager("dist", torch.dist, a, b, p)
-    if isinstance(p, TensorVar):
-        raise Unsupported("dist with a tensor p")
-    diff = o.binary("sub", a, b)
-    return o.convert(REDUCTIONS["vector_norm"](o, diff, float(p)), meta.dtype)
-
-
 def _count_nonzero(o, x, dim=None):
     o.check(x)
     meta = _eager("count_nonzero", torch.count_nonzero, x, dim)
@@ -339,7 +330,6 @@ H["trapz"] = _trapezoid("trapz", torch.trapz)
 H["cumulative_trapezoid"] = _trapezoid("cumulative_trapezoid", torch.cumulative_trapezoid, cumulative=True)
 H["vander"] = _vander
 H["renorm"] = _renorm
-H["dist"] = _dist
 H["count_nonzero"] = _count_nonzero
 H["isin"] = _isin
 H["bucketize"] = _bucketize

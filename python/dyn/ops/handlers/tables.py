@@ -106,6 +106,7 @@ METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)
 METHODS["__getitem__"] = indexing.getitem
+METHODS["dist"] = TORCH_D[torch.dist]
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
