@@ -99,6 +99,41 @@ std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRe
   return map;
 }
 
+/// Maps an index into shape `out` to the index of the same element (row-major
+/// order) in shape `in`.
+template <typename Idx, typename Ix>
+SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in,
+                              Ix &ix) {
+  SmallVector<Idx> result;
+  if (auto map = unitReshapeMap(in, out)) {
+    for (int64_t o : *map)
+      result.push_back(o < 0 ? ix.zero() : idx[o]);
+    return result;
+  }
+  // Trailing dims both shapes share keep their index (an embedding's
+  // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
+  // the leading dims are linearized.
+  size_t k = 0;
+  while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
+    ++k;
+  result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
+  result.append(idx.end() - k, idx.end());
+  return result;
+}
+
+/// A reshape of `v` whose buffer is already written (`written` says which
+/// are): it holds v's elements in the same row-major order, so v is read
+/// from it rather than recomputed. (A post-norm transformer's residual stream
+/// is a layer norm's output that the next matmul also reads through a
+/// reshape: recomputing it would nest every earlier layer norm in each
+/// later one.)
+Value writtenReshape(Value v, function_ref<bool(Value)> written) {
+  for (Operation *user : v.getUsers())
+    if (isa<prim::ReshapeOp>(user) && written(user->getResult(0)))
+      return user->getResult(0);
+  return {};
+}
+
 /// Maps an index of an index-remapping op's result to the index of its
 /// operand. `Ix` supplies the index arithmetic: IR values when emitting,
 /// dependence bit sets when planning.
@@ -122,19 +157,7 @@ SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
     for (size_t i = 0; i < in.size(); ++i)
       result.push_back(ix.affine(idx[i], 1, -p.getLow()[i]));
   } else if (isa<prim::ReshapeOp>(op)) {
-    if (auto map = unitReshapeMap(in, out)) {
-      for (int64_t o : *map)
-        result.push_back(o < 0 ? ix.zero() : idx[o]);
-    } else {
-      // Trailing dims both shapes share keep their index (an embedding's
-      // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
-      // the leading dims are linearized.
-      size_t k = 0;
-      while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
-        ++k;
-      result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
-      result.append(idx.end() - k, idx.end());
-    }
+    result = reshapeIndex<Idx>(idx, out, in, ix);
   }
   return result;
 }
@@ -163,8 +186,9 @@ struct KernelPlan {
 };
 
 /// Decides how the kernel for `root` is shaped, or which reductions must get
-/// buffers first.
-KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
+/// buffers first. `inBuffer` says which values other than root the kernel
+/// reads from memory.
+KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
   KernelPlan plan;
   RankedTensorType type = tensorType(root);
   unsigned rank = type.getRank();
@@ -177,7 +201,7 @@ KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
   DepArith ix;
 
   std::function<void(Value, SmallVector<DepSet>)> visit = [&](Value u, SmallVector<DepSet> deps) {
-    if (u != root && materialized.contains(u))
+    if (u != root && inBuffer(u))
       return;
     Operation *op = u.getDefiningOp();
     if (!op || !visited.insert({u.getAsOpaquePointer(), {deps.begin(), deps.end()}}).second)
@@ -211,6 +235,8 @@ KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
       visit(op->getOperand(0), remapIndex<DepSet>(op, deps, ix));
       return;
     }
+    if (isa<prim::PhiloxOp>(op)) // reads its 0-d seed, at no index
+      return visit(op->getOperand(0), {});
     if (auto g = dyn_cast<prim::GatherOp>(op)) {
       // The input's index along `dim` is the index tensor's value there.
       visit(g.getIndex(), deps);
@@ -274,8 +300,9 @@ struct Scope {
 
 class KernelEmitter {
 public:
-  KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers)
-      : b(b), loc(loc), buffers(buffers) {}
+  KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers,
+                const DenseSet<Value> &written)
+      : b(b), loc(loc), buffers(buffers), written(written) {}
 
   /// Emits the kernel that computes `value` into `buffer`.
   void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name) {
@@ -366,6 +393,7 @@ private:
   OpBuilder &b;
   Location loc;
   const DenseMap<Value, Value> &buffers;
+  const DenseSet<Value> &written; // materialized values whose kernels are emitted
   SmallVector<Scope> scopes;
   DenseMap<Value, unsigned> levels;
   Value target; // the buffer the current kernel writes
@@ -435,8 +463,12 @@ private:
         return it->second;
     unsigned level = levelOf(idx);
     Value result = emitUncached(value, idx, level);
-    levels[result] = std::max(level, levelOf(result));
-    scopes[std::min<unsigned>(levels[result], scopes.size() - 1)].memo[k] = result;
+    // A value lives at the level where it was created: an index remap
+    // (a broadcast) returns its operand's value unchanged, and must not move a
+    // reduction computed outside a loop into it (that level can close before
+    // the value's next use).
+    unsigned at = levels.try_emplace(result, level).first->second;
+    scopes[std::min<unsigned>(at, scopes.size() - 1)].memo[k] = result;
     return result;
   }
 
@@ -452,6 +484,10 @@ private:
       return loaded;
     }
     Operation *op = value.getDefiningOp();
+    if (Value r = writtenReshape(
+            value, [&](Value r) { return written.contains(r) && buffers.lookup(r) != target; }))
+      return emit(r, reshapeIndex<Value>(idx, tensorType(value).getShape(), tensorType(r).getShape(),
+                                         *this));
     if (isReduction(op))
       return emitReduction(op, idx, level);
     if (auto pad = dyn_cast<prim::PadOp>(op))
@@ -460,6 +496,8 @@ private:
       return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
     if (auto g = dyn_cast<prim::GatherOp>(op))
       return emitGather(g, idx, level);
+    if (auto philox = dyn_cast<prim::PhiloxOp>(op))
+      return emitPhilox(philox, idx, level);
     SmallVector<Value> operands;
     for (Value operand : op->getOperands())
       operands.push_back(emit(operand, idx));
@@ -511,6 +549,66 @@ private:
       scopes.push_back(std::move(s));
     levels[reduce.getResult()] = level;
     return reduce.getResult();
+  }
+
+  /// Philox-4x32-10 (Random123's philox4x32_10) at the element's row-major
+  /// linear index: key (seed lo, seed hi), counter (index lo, index hi,
+  /// offset lo, offset hi); 32-bit products through i64 so that every
+  /// target computes the same bits.
+  Value emitPhilox(prim::PhiloxOp op, ArrayRef<Value> idx, unsigned level) {
+    Value seed = emit(op.getSeed(), {});
+    unsigned at = std::max(level, levelOf(seed));
+    OpBuilder::InsertionGuard guard(b);
+    setInsertion(at);
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto c32 = [&](uint32_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr((int32_t)v));
+    };
+    auto c64 = [&](uint64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr((int64_t)v));
+    };
+    auto low = [&](Value v) -> Value { return arith::TruncIOp::create(b, loc, i32, v); };
+    auto high = [&](Value v) -> Value {
+      return arith::TruncIOp::create(b, loc, i32, arith::ShRUIOp::create(b, loc, v, c64(32)));
+    };
+    ArrayRef<int64_t> shape = tensorType(op.getResult()).getShape();
+    Value linear = c64(0);
+    int64_t stride = 1;
+    for (int64_t i = shape.size() - 1; i >= 0; --i) {
+      if (shape[i] != 1) {
+        Value term = arith::IndexCastOp::create(b, loc, i64, idx[i]);
+        if (stride != 1)
+          term = arith::MulIOp::create(b, loc, term, c64(stride));
+        linear = arith::AddIOp::create(b, loc, linear, term);
+      }
+      stride *= shape[i];
+    }
+    uint64_t offset = op.getOffset();
+    Value ctr[4] = {low(linear), high(linear), c32((uint32_t)offset), c32((uint32_t)(offset >> 32))};
+    Value key[2] = {low(seed), high(seed)};
+    auto mulhilo = [&](uint32_t m, Value x, Value &hi, Value &lo) {
+      Value p = arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, x), c64(m));
+      lo = low(p);
+      hi = high(p);
+    };
+    for (int round = 0; round < 10; ++round) {
+      if (round) {
+        key[0] = arith::AddIOp::create(b, loc, key[0], c32(0x9E3779B9u));
+        key[1] = arith::AddIOp::create(b, loc, key[1], c32(0xBB67AE85u));
+      }
+      Value hi0, lo0, hi1, lo1;
+      mulhilo(0xD2511F53u, ctr[0], hi0, lo0);
+      mulhilo(0xCD9E8D57u, ctr[2], hi1, lo1);
+      Value x0 = arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, hi1, ctr[1]), key[0]);
+      Value x2 = arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, hi0, ctr[3]), key[1]);
+      ctr[0] = x0;
+      ctr[1] = lo1;
+      ctr[2] = x2;
+      ctr[3] = lo0;
+    }
+    Value r = ctr[op.getWord()];
+    levels[r] = at;
+    return r;
   }
 
   /// Loads the index, wraps a negative one (Python's x[-1]) and clamps it
@@ -872,8 +970,14 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     if (!isa<BlockArgument>(v))
       materialized.insert(v);
 
+  // Kernels run in program order.
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(entry.without_terminator()))
+    position[&op] = i;
+
   // Reductions that cannot be fused where they are used get kernels of their
-  // own; iterate until every kernel is well-shaped.
+  // own; iterate until every kernel is well-shaped. A kernel reads, besides
+  // materialized values, values whose reshape an earlier kernel wrote.
   DenseMap<Value, unsigned> parallelDims;
   for (bool changed = true; changed;) {
     changed = false;
@@ -882,17 +986,19 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       Operation *def = v.getDefiningOp();
       if (isLibraryCall(def) || gemmOfAdd.count(v) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
         continue;
-      KernelPlan plan = planKernel(v, materialized);
+      auto writtenBefore = [&](Value r) {
+        return materialized.contains(r) && position[r.getDefiningOp()] < position[def];
+      };
+      auto inBuffer = [&](Value u) {
+        return materialized.contains(u) || writtenReshape(u, writtenBefore);
+      };
+      KernelPlan plan = planKernel(v, inBuffer);
       for (Value r : plan.mustMaterialize)
         changed |= materialized.insert(r);
       parallelDims[v] = plan.parallelDims;
     }
   }
-  // Kernels run in program order.
   SmallVector<Value> order(materialized.begin(), materialized.end());
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(entry.without_terminator()))
-    position[&op] = i;
   llvm::stable_sort(order, [&](Value a, Value b) {
     return position[a.getDefiningOp()] < position[b.getDefiningOp()];
   });
@@ -947,7 +1053,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   }
 
   // 3. One kernel per materialized value.
-  KernelEmitter emitter(b, loc, buffers);
+  DenseSet<Value> written; // values whose kernel (or library call) is emitted
+  KernelEmitter emitter(b, loc, buffers, written);
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
@@ -971,6 +1078,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   for (Value v : order) {
     Operation *def = v.getDefiningOp();
     b.setInsertionPointToEnd(body);
+    // Marked before its kernel is emitted: the kernel only reads reshapes of
+    // values that come earlier in program order.
+    written.insert(v);
     if (isa<prim::ConstantOp>(def) && !isSplat(def))
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {

@@ -5,7 +5,7 @@ can only be fresh tensors skip the aliasing checks. Ops without a short form the
 import torch
 
 from .. import _ops_generated
-from . import families
+from . import families, random
 from .norms import NORM_OPS, run_norm
 from .opset import EAGER, EXPR, OPS, Operand
 
@@ -16,7 +16,7 @@ _EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
 # ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
 _FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
                                              "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    families.OPS | set(NORM_OPS)
+    families.OPS | set(NORM_OPS) | random.OPS
 
 
 def _attr_values(n):
@@ -231,6 +231,8 @@ def run_node(n, xs):
         return xs[0][a["index"]]
     if op in families.OPS:
         return families.run(n, xs)
+    if op in random.OPS:
+        return random.run(n, xs)
     if op == "gather":  # a negative index counts from the end, as the compiled gather's does
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))

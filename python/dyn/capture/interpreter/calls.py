@@ -38,7 +38,7 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # torch functions that make a tensor from Python values alone
 _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor", "linspace",
-                        "logspace", "eye", "empty_permuted"})
+                        "logspace", "eye", "empty_permuted", "rand", "randn", "randint", "normal"})
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
