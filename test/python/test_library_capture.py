@@ -531,9 +531,9 @@ def test_dyn_backend_runs_the_graph_with_pytorch_ops_and_says_why(capfd, monkeyp
 # torch's Python compositions of ops that capture traces into (decided by the object: their code lives in
 # torch/masked and torch/signal/windows): each OpInfo's first samples compile natively, one graph, with
 # eager's results (opinfo_check compares values, dtypes, shapes, strides). masked.median (nanmedian's two
-# results) and masked.softmin (softmin has no graph op yet) are not here: they still fall back.
+# results) is not here: it still falls back.
 _TRACED_TORCH_OPINFOS = [f"masked.{n}" for n in (
-    "sum prod cumsum cumprod amax amin argmax argmin mean norm var std softmax log_softmax normalize "
+    "sum prod cumsum cumprod amax amin argmax argmin mean norm var std softmax log_softmax softmin normalize "
     "logaddexp logsumexp").split()] + [f"signal.windows.{n}" for n in (
     "hamming hann bartlett blackman cosine exponential gaussian kaiser general_cosine general_hamming "
     "nuttall").split()]
