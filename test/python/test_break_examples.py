@@ -89,8 +89,8 @@ def ex_str(x):
     return y + len(str(y))
 
 
-def ex_diagonal(x):
-    return x.sin().diagonal() + 1
+def ex_alias(x):
+    return torch.ops.aten.alias(x.sin()) + 1
 
 
 def ex_t_(x):
@@ -163,7 +163,7 @@ EXAMPLES = [
     ("deepcopy", ex_deepcopy, 2, "__reduce_ex__", 2, True),
     ("C function", ex_getpid, 2, "call to unsupported function getpid", 2, True),
     ("str of a tensor", ex_str, 2, "str() of a tensor", 2, True),
-    ("view without a graph op", ex_diagonal, 2, "returns a view of its argument", 1, False),
+    ("view without a graph op", ex_alias, 2, "returns a view of its argument", 1, False),
     ("t_", ex_t_, 2, "changes the shape or layout", 1, False),
     ("user context manager", ex_user_ctx, 1, "with statement (Ctx)", 1, False),
     ("autocast", ex_autocast, 0, "autocast", 1, False),
