@@ -158,3 +158,19 @@ def test_gaussian_nll_negative_var_raises():
     torch.testing.assert_close(f(x, t, torch.ones(5)), F.gaussian_nll_loss(x, t, torch.ones(5)))
     with pytest.raises(IndexError):  # eager: ValueError (docs/op_families.md)
         f(x, t, -torch.ones(5))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_causal_lm_shifted_labels(device):
+    """transformers' ForCausalLMLoss: labels shifted with F.pad(value=-100) and sliced, so the class index
+    is computed in the graph; its range is checked from the inputs before each run (no graph break)."""
+    def f(logits, labels):
+        labels = F.pad(labels, (0, 1), value=-100)
+        shift = labels[..., 1:].contiguous().view(-1)
+        return F.cross_entropy(logits.view(-1, 10).float(), shift, ignore_index=-100)
+    lg = torch.randn(2, 5, 10, device=device)
+    lb = torch.randint(0, 10, (2, 5), device=device)
+    _compare(f, lg, lb)
+    g = dyn.compile(f, backend="dyn")
+    with pytest.raises(IndexError):
+        g(lg, lb.masked_fill(lb == lb[0, 2], 10))

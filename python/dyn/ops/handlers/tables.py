@@ -5,7 +5,8 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, compositions, factories, indexing, matrix, rearrange, reductions, scatter, shapes, take_along, views
+from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
+    take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
@@ -32,6 +33,11 @@ for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D, **F_R, **scatter.F_SCATTER
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(TORCH_D)
+# random ops (handlers/random.py)
+for _name, _h in random.H.items():
+    TORCH_FUNCS[getattr(torch, _name)] = _h
+for _name, _h in random.F_R.items():
+    TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
@@ -108,6 +114,7 @@ METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)
 METHODS["__getitem__"] = indexing.getitem
 METHODS["dist"] = TORCH_D[torch.dist]
+METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 

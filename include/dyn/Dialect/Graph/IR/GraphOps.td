@@ -719,4 +719,7 @@ include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 // Scatter: writes at computed indices (scatter*, index_add/copy/fill/reduce, index_put, put).
 include "dyn/Dialect/Graph/IR/GraphScatterOps.td"
 
+// Random ops (Philox): random, bernoulli, dropout.
+include "dyn/Dialect/Graph/IR/GraphRandomOps.td"
+
 #endif // DYN_GRAPH_OPS
