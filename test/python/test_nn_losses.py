@@ -171,6 +171,7 @@ def test_causal_lm_shifted_labels(device):
     lg = torch.randn(2, 5, 10, device=device)
     lb = torch.randint(0, 10, (2, 5), device=device)
     _compare(f, lg, lb)
-    g = dyn.compile(f, backend="dyn")
-    with pytest.raises(IndexError):
-        g(lg, lb.masked_fill(lb == lb[0, 2], 10))
+    if device == "cpu":  # on CUDA the check is a device-side assert, as eager's (it ends the process's context)
+        g = dyn.compile(f, backend="dyn")
+        with pytest.raises(IndexError):
+            g(lg, lb.masked_fill(lb == lb[0, 2], 10))
