@@ -716,4 +716,7 @@ include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
 // Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
 include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 
+// Library calls: selection (sort, topk, ...) and linalg, computed by ATen.
+include "dyn/Dialect/Graph/IR/GraphLibraryOps.td"
+
 #endif // DYN_GRAPH_OPS
