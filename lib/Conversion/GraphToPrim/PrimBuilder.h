@@ -88,6 +88,8 @@ void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void populateRearrangePatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateScatterPatterns(mlir::RewritePatternSet &patterns);
+// Random ops (GraphRandomOps.td).
+void populateRandomPatterns(mlir::RewritePatternSet &patterns);
 // Ops computed by a library call (GraphLibraryOps.td).
 void populateLibraryCallPatterns(mlir::RewritePatternSet &patterns);
 

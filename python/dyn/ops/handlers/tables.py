@@ -5,9 +5,12 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, scatter, shapes, take_along, views
+from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
+    take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
+from .class_losses import F_CL
+from .distances import F_D, TORCH_D
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
@@ -16,7 +19,8 @@ from .linalg import H_LA, INPLACE_LA, LINALG_LA
 from . import library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
-     **take_along.H, **scatter.H, **library.H}
+     **take_along.H, **scatter.H, **matrix.H,
+     **compositions.H, **library.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -25,11 +29,21 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W, **F_L}.items():
+for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D, **scatter.F_SCATTER}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(TORCH_D)
+# random ops (handlers/random.py)
+for _name, _h in random.H.items():
+    TORCH_FUNCS[getattr(torch, _name)] = _h
+for _name, _h in random.F_R.items():
+    TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
+for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
+    TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
+for _name, _h in compositions.FFT.items():
+    TORCH_FUNCS[getattr(torch.fft, _name)] = _h
 for _name, _h in {**LINALG_LA, **library.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 TORCH_FUNCS[torch.norm] = library.NORM
@@ -98,6 +112,9 @@ METHODS.update(rearrange.METHODS, norm=library.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)
+METHODS["__getitem__"] = indexing.getitem
+METHODS["dist"] = TORCH_D[torch.dist]
+METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 
