@@ -90,6 +90,8 @@ void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateScatterPatterns(mlir::RewritePatternSet &patterns);
 // Random ops (GraphRandomOps.td).
 void populateRandomPatterns(mlir::RewritePatternSet &patterns);
+// Ops computed by a library call (GraphLibraryOps.td).
+void populateLibraryCallPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 

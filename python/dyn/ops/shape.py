@@ -169,6 +169,9 @@ class ShapeOps:
                 node.op == "convert" and not node.meta.dtype.is_floating_point
                 and not node.inputs[0].meta.dtype.is_floating_point):
             node = node.inputs[0]
+        known = self.tr.index_known.get(node)
+        if known is not None and known <= n:
+            return
         if node.op == "input":
             self.tr.index_bounds.append((node.index, lo, n))
         elif node.op == "constant":
@@ -179,7 +182,8 @@ class ShapeOps:
             self._check_computed_index(index.node, lo, n)
 
     _INDEX_OPS = set(UNARY) | set(BINARY) | set(REDUCE) | {
-        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather"}
+        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather",
+        "pad", "flip", "roll"}  # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100)
 
     def _check_computed_index(self, node, lo, hi):
         """An index computed in the graph (T5's relative position buckets, a slice of a position-ids

@@ -722,4 +722,7 @@ include "dyn/Dialect/Graph/IR/GraphScatterOps.td"
 // Random ops (Philox): random, bernoulli, dropout.
 include "dyn/Dialect/Graph/IR/GraphRandomOps.td"
 
+// Library calls: selection (sort, topk, ...) and linalg, computed by ATen.
+include "dyn/Dialect/Graph/IR/GraphLibraryOps.td"
+
 #endif // DYN_GRAPH_OPS
