@@ -87,6 +87,8 @@ void populateCompositeReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void populateRearrangePatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
+// Pointwise math and special functions (GraphSpecialOps.td).
+void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 

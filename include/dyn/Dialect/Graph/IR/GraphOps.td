@@ -716,4 +716,7 @@ include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
 // Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
 include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 
+// Pointwise math and special functions (torch.special), in a file of their own.
+include "dyn/Dialect/Graph/IR/GraphSpecialOps.td"
+
 #endif // DYN_GRAPH_OPS
