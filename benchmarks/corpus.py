@@ -201,7 +201,8 @@ def _t5(attn):
         tf = _quiet_transformers()
         c = tf.T5Config(num_layers=2, num_decoder_layers=2, d_model=64, d_kv=16, num_heads=4, d_ff=128,
                         vocab_size=128, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1) \
-            if size == "small" else tf.T5Config()  # t5-small
+            if size == "small" else tf.T5Config(decoder_start_token_id=0)  # t5-small (its hub config sets 0;
+        # transformers 5's T5Config has no default, and train mode shifts the labels right with it)
         m = tf.AutoModelForSeq2SeqLM.from_config(c, attn_implementation=attn)
         batch, seq = _text_dims(size)
         ids = _tokens(batch, seq, c.vocab_size)

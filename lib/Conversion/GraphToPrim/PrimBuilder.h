@@ -87,6 +87,7 @@ void populateCompositeReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void populateRearrangePatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
+void populateScatterPatterns(mlir::RewritePatternSet &patterns);
 // Pointwise math and special functions (GraphSpecialOps.td).
 void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
 

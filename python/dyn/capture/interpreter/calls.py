@@ -529,7 +529,9 @@ _CONTAINER_METHODS = {
     dict: {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"},
     set: {"add", "update", "discard", "copy", "union", "intersection", "difference", "issubset"},
     tuple: {"index", "count"},
-    str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace"},
+    str: {"format", "join", "split", "strip", "startswith", "endswith", "lower", "upper", "replace", "rsplit",
+          "lstrip", "rstrip", "partition", "rpartition", "find", "rfind", "count", "isdigit", "isidentifier",
+          "removeprefix", "removesuffix"},
 }
 _CONTAINER_METHODS.update(CONTAINER_METHODS)
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"} | \

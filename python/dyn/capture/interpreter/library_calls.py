@@ -9,6 +9,8 @@ import functools
 import inspect
 import sys
 
+import torch
+
 from ...ops import TensorVar
 from ..values import holds_internal, is_constant
 
@@ -86,12 +88,29 @@ class LibraryCalls:
     def build_class(self, body, name, *bases, **kwds):
         """A class statement: its body (names, constants, functions: nothing that calls or imports) runs
         as Python runs it, making a plain class; methods are traced when called."""
-        if kwds or any(b is not object and b not in self.tr.created_classes and not (
-                type(b) is type and b.__module__ == self.globals.get("__name__")) for b in bases):
+        if kwds or any(b is not object and b not in self.tr.created_classes and b is not torch.autograd.Function
+                       and not (type(b) is type and b.__module__ == self.globals.get("__name__")) for b in bases):
+            # (torch.autograd.Function's metaclass only makes the class's backward class: torch.masked
+            # defines one per call, used only for a MaskedTensor)
             self.fail(f"class {name} with a metaclass or bases from elsewhere")
+        # @staticmethod/@classmethod (3.11, 3.12: `LOAD_NAME staticmethod; ...; MAKE_FUNCTION; CALL 0`) are
+        # the only calls a body may make: no PUSH_NULL (every other call pushes one), names loaded are the
+        # builtin decorators (not shadowed) or __name__, one call per decorator
+        decorators = {"staticmethod": staticmethod, "classmethod": classmethod}
+        calls, loads, others = 0, 0, False
         for inst in dis.get_instructions(body.__code__):
-            if inst.opname not in _CLASS_BODY_OPS:
+            if inst.opname == "LOAD_NAME" and inst.argval in decorators:
+                if self.globals.get(inst.argval, decorators[inst.argval]) is not decorators[inst.argval]:
+                    self.fail(f"class {name} whose body calls {inst.argval}")
+                loads += 1
+            elif inst.opname == "LOAD_NAME" and inst.argval != "__name__":
+                others = True
+            elif inst.opname == "CALL":
+                calls += 1
+            elif inst.opname not in _CLASS_BODY_OPS and inst.opname != "PRECALL":
                 self.fail(f"class {name} whose body runs {inst.opname}")
+        if calls and (calls > loads or others):
+            self.fail(f"class {name} whose body makes calls")
         cls = builtins.__build_class__(body, name, *bases)
         self.tr.created_classes.add(cls)
         return cls

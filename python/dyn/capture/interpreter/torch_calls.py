@@ -25,9 +25,12 @@ _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torc
 _COMPOSITES = frozenset({"multi_head_attention_forward"})
 # torch's Python code that is traced into like users' code: modules' forwards and their helpers, the
 # reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled()), and torch.testing's
-# wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops)
+# wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops), and
+# compositions of ops written in Python: torch.masked's reductions and normalizations (torch.masked._ops)
+# and torch.signal.windows' window functions
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
-                                                                 os.path.join("testing", "_internal")))
+                                                                 os.path.join("testing", "_internal"), "masked",
+                                                                 os.path.join("signal", "windows")))
 
 
 class TorchFunctionCalls:

@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, shapes, take_along, views
+from . import arith, factories, indexing, rearrange, reductions, scatter, shapes, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .inplace_methods import INPLACE
@@ -15,7 +15,7 @@ from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
-     **take_along.H}
+     **take_along.H, **scatter.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -96,6 +96,7 @@ METHODS.update(INPLACE_LA)
 METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
+METHODS.update(scatter.METHODS)
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 

@@ -716,6 +716,9 @@ include "dyn/Dialect/Graph/IR/GraphFamilyOps.td"
 // Normalization: layer_norm, rms_norm, batch_norm, instance_norm, group_norm.
 include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 
+// Scatter: writes at computed indices (scatter*, index_add/copy/fill/reduce, index_put, put).
+include "dyn/Dialect/Graph/IR/GraphScatterOps.td"
+
 // Pointwise math and special functions (torch.special), in a file of their own.
 include "dyn/Dialect/Graph/IR/GraphSpecialOps.td"
 

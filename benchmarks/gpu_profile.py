@@ -1,0 +1,79 @@
+"""Where a corpus model's GPU time goes, eager beside dyn: torch.profiler over a few steady eval calls.
+
+For each model: the number of kernels per call and the CUDA time per call of eager and of dyn, and the
+kernels that take the most time in each (dyn's own kernels are launched through the CUDA driver API;
+the profiler's activity trace records them like any other, named by their PTX entry). Library calls
+(ATen's GEMMs, convolutions, attention) show up under ATen's kernel names in both columns.
+
+Run (GPU machine): PYTHONPATH=python python benchmarks/gpu_profile.py --models tv_convnext_tiny,hf_bert_sdpa
+"""
+import argparse
+import collections
+import os
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+
+import dyn  # noqa: E402
+
+
+def kernels(fn, calls):
+    """{kernel name: (count, total us)} over `calls` calls of fn, after two warm-up calls."""
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    agg = collections.defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            a = agg[e.name]
+            a[0] += 1
+            a[1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+    return agg
+
+
+def report(label, agg, calls, top):
+    n = sum(c for c, _ in agg.values()) / calls
+    us = sum(t for _, t in agg.values()) / calls
+    print(f"  {label}: {n:.0f} kernels/call, {us / 1000:.2f} ms GPU time/call")
+    for name, (c, t) in sorted(agg.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"    {t / calls / 1000:7.3f} ms  {c / calls:5.1f}x  {name[:110]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="tv_convnext_tiny,tv_efficientnet_b0,tv_vit_b_16,hf_bert_sdpa")
+    ap.add_argument("--size", default="full", choices=["small", "full"])
+    ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--top", type=int, default=12)
+    args = ap.parse_args()
+    for name in args.models.split(","):
+        case = corpus.build(name, args.size, "cuda")
+        model = case.model.eval()
+        a, kw = case.inputs("eval")
+        compiled = dyn.compile(model)
+
+        def eager():
+            with torch.no_grad():
+                return model(*a, **kw)
+
+        def compiled_call():
+            with torch.no_grad():
+                return compiled(*a, **kw)
+
+        print(f"{name} (eval, {args.size}):")
+        report("eager", kernels(eager, args.calls), args.calls, args.top)
+        report("dyn", kernels(compiled_call, args.calls), args.calls, args.top)
+        print("  dyn.stats:", {k: v for k, v in dyn.stats().items() if k in ("graphs", "compiled_graphs", "eager_graphs")})
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

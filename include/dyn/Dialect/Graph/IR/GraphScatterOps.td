@@ -1,0 +1,46 @@
+//===- GraphScatterOps.td - scatter: writes at computed indices -*- tablegen -*-===//
+//
+// The indexing ops that write: scatter, scatter_add, scatter_reduce and,
+// through capture, index_add/index_copy/index_fill/index_reduce, index_put,
+// put. Included by GraphOps.td; verifier in GraphScatter.cpp, decomposition
+// in lib/Conversion/GraphToPrim/Scatter.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_GRAPH_SCATTER_OPS
+#define DYN_GRAPH_SCATTER_OPS
+
+def Graph_ScatterReduce : I32EnumAttr<"ScatterReduce", "how graph.scatter combines", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"sum", 1>, I32EnumAttrCase<"prod", 2>,
+    I32EnumAttrCase<"mean", 3>, I32EnumAttrCase<"amax", 4>, I32EnumAttrCase<"amin", 5>]> {
+  let cppNamespace = "::dyn::graph";
+}
+
+def Graph_ScatterOp : Graph_Op<"scatter", [AllTypesMatch<["input", "result"]>,
+                                           AllElementTypesMatch<["input", "src"]>]> {
+  let summary = "write src at index along `dim` into a copy of input (torch.scatter_reduce)";
+  let description = [{
+    For every position `q` of `index`, `src[q]` goes to the result at `q`
+    with `q[dim]` replaced by `index[q]`. `none`: the last such `q` (in the
+    order of `index[dim]`, eager's CPU order) wins; `sum`, `prod`, `mean`,
+    `amax`, `amin` combine every `src` element written to a position, with the
+    input's element where `include_self` is set. Positions nothing is written
+    to keep the input's element. input, index and src have one rank; index
+    dims are at most src's, and at most input's except along `dim`.
+
+    An index outside `[0, size of dim)` writes nothing (eager raises; capture
+    checks the range as gather's): the result never depends on memory outside
+    the operands. Decomposed into a reduction over a mask `index == position`
+    (deterministic on both targets, O(input size x index size along dim)).
+    Integer `mean` divides rounding down (eager's).
+  }];
+  let arguments = (ins Graph_Tensor:$input, RankedTensorOf<[I32, I64]>:$index, Graph_Tensor:$src,
+                       Graph_ScatterReduce:$reduce, I64Attr:$dim, UnitAttr:$include_self);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $reduce $input `dim` $dim `index` $index `src` $src (`include_self` $include_self^)? attr-dict
+    `:` type($input) `,` type($index) `,` type($src) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DYN_GRAPH_SCATTER_OPS

@@ -1,0 +1,91 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop -dyn-loop-to-ptx | FileCheck %s --check-prefix=PTX
+
+// Plain scatter: the candidates k (index rows) spread next to the result's
+// dim 0, masked by index == position (the index padded with -1 to the
+// input's width, matching nothing); the last matching k is gathered from src
+// (cut to the index's extent), positions with no match keep the input.
+// CHECK-LABEL: func @scatter_none
+// CHECK: %[[PAD:.*]] = prim.pad %arg1 low [0, 0] high [0, 1] value -1.0{{.*}} : tensor<3x5xi64> -> tensor<3x6xi64>
+// CHECK: %[[IDX:.*]] = prim.broadcast_in_dim %[[PAD]] dims [1, 2] : tensor<3x6xi64> -> tensor<4x3x6xi64>
+// CHECK: %[[POS:.*]] = prim.iota dim 0 : tensor<4x3x6xi64>
+// CHECK: %[[MASK:.*]] = prim.eq %[[IDX]], %[[POS]]
+// CHECK: %[[K:.*]] = prim.iota dim 1 : tensor<4x3x6xi64>
+// CHECK: %[[CAND:.*]] = prim.select %[[MASK]], %[[K]], %{{.*}} : tensor<4x3x6xi1>, tensor<4x3x6xi64>
+// CHECK: %[[LAST:.*]] = prim.reduce_max %[[CAND]] dims [1] : tensor<4x3x6xi64> -> tensor<4x6xi64>
+// CHECK: %[[HIT:.*]] = prim.ge %[[LAST]]
+// CHECK: %[[AT:.*]] = prim.max %[[LAST]]
+// CHECK: %[[CUT:.*]] = prim.slice %arg2 start [0, 0] stride [1, 1] : tensor<3x6xf32> -> tensor<3x5xf32>
+// CHECK: %[[SRC:.*]] = prim.pad %[[CUT]]
+// CHECK: %[[G:.*]] = prim.gather %[[SRC]] dim 0 index %[[AT]] : tensor<3x6xf32>, tensor<4x6xi64> -> tensor<4x6xf32>
+// CHECK: prim.select %[[HIT]], %[[G]], %arg0
+// GPU-LABEL: func.func @scatter_none
+// GPU: gpu.launch
+// GPU: loop.reduce max [3] : i64
+// GPU: loop.store {{.*}} : memref<4x6xf32>
+// PTX: gpu.binary
+func.func @scatter_none(%x: tensor<4x6xf32>, %i: tensor<3x5xi64>, %s: tensor<3x6xf32>) -> tensor<4x6xf32> {
+  %0 = graph.scatter none %x dim 0 index %i src %s : tensor<4x6xf32>, tensor<3x5xi64>, tensor<3x6xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// scatter_add with the input: the masked src summed over k, added to the input.
+// CHECK-LABEL: func @scatter_sum
+// CHECK: %[[MASK:.*]] = prim.eq
+// CHECK: %[[S:.*]] = prim.broadcast_in_dim %arg2 dims [0, 2] : tensor<5x3xf32> -> tensor<5x5x3xf32>
+// CHECK: %[[M:.*]] = prim.select %[[MASK]], %[[S]], %{{.*}} : tensor<5x5x3xi1>, tensor<5x5x3xf32>
+// CHECK: %[[SUM:.*]] = prim.reduce_sum %[[M]] dims [2] : tensor<5x5x3xf32> -> tensor<5x5xf32>
+// CHECK: prim.add %arg0, %[[SUM]] : tensor<5x5xf32>
+// GPU-LABEL: func.func @scatter_sum
+// GPU: gpu.launch
+// GPU: scf.for {{.*}} -> (f32)
+// GPU: loop.store {{.*}} : memref<5x5xf32>
+func.func @scatter_sum(%x: tensor<5x5xf32>, %i: tensor<5x3xi64>, %s: tensor<5x3xf32>) -> tensor<5x5xf32> {
+  %0 = graph.scatter sum %x dim 1 index %i src %s include_self : tensor<5x5xf32>, tensor<5x3xi64>, tensor<5x3xf32> -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
+}
+
+// -----
+
+// mean without the input: the sum over the count of candidates written (at
+// least 1); positions nothing is written to keep the input. bf16 computes in
+// f32 and rounds once.
+// CHECK-LABEL: func @scatter_mean
+// CHECK: prim.convert_element_type %arg2 : tensor<3xbf16> -> tensor<3xf32>
+// CHECK: %[[SUM:.*]] = prim.reduce_sum {{.*}} : tensor<4x3xf32> -> tensor<4xf32>
+// CHECK: %[[CNT:.*]] = prim.reduce_sum {{.*}} : tensor<4x3xi64> -> tensor<4xi64>
+// CHECK: %[[DEN:.*]] = prim.convert_element_type %[[CNT]] : tensor<4xi64> -> tensor<4xf32>
+// CHECK: %[[ONE:.*]] = prim.max %[[DEN]]
+// CHECK: %[[Q:.*]] = prim.div %[[SUM]], %[[ONE]]
+// CHECK: %[[W:.*]] = prim.gt %[[CNT]]
+// CHECK: %[[R:.*]] = prim.select %[[W]], %[[Q]]
+// CHECK: prim.convert_element_type %[[R]] : tensor<4xf32> -> tensor<4xbf16>
+func.func @scatter_mean(%x: tensor<4xbf16>, %i: tensor<3xi32>, %s: tensor<3xbf16>) -> tensor<4xbf16> {
+  %0 = graph.scatter mean %x dim 0 index %i src %s : tensor<4xbf16>, tensor<3xi32>, tensor<3xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// amax over integers: the lowest i32 as the identity, max with the input.
+// CHECK-LABEL: func @scatter_amax_int
+// CHECK: prim.constant dense<-2147483648> : tensor<4x3xi32>
+// CHECK: prim.reduce_max {{.*}} : tensor<4x3xi32> -> tensor<4xi32>
+// CHECK: prim.max %arg0
+func.func @scatter_amax_int(%x: tensor<4xi32>, %i: tensor<3xi64>, %s: tensor<3xi32>) -> tensor<4xi32> {
+  %0 = graph.scatter amax %x dim 0 index %i src %s include_self : tensor<4xi32>, tensor<3xi64>, tensor<3xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// An empty index writes nothing: the input.
+// CHECK-LABEL: func @scatter_empty
+// CHECK-NEXT: return %arg0
+func.func @scatter_empty(%x: tensor<4xf32>, %i: tensor<0xi64>, %s: tensor<0xf32>) -> tensor<4xf32> {
+  %0 = graph.scatter prod %x dim 0 index %i src %s : tensor<4xf32>, tensor<0xi64>, tensor<0xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,55 @@
+// RUN: dyn-opt %s -split-input-file -verify-diagnostics
+
+func.func @rank(%x: tensor<4x6xf32>, %i: tensor<3xi64>, %s: tensor<3xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{input, index and src must have one rank}}
+  %0 = graph.scatter none %x dim 0 index %i src %s : tensor<4x6xf32>, tensor<3xi64>, tensor<3xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @index_larger_than_src(%x: tensor<4x6xf32>, %i: tensor<3x6xi64>, %s: tensor<2x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{index dim 0 is larger than src's}}
+  %0 = graph.scatter sum %x dim 0 index %i src %s : tensor<4x6xf32>, tensor<3x6xi64>, tensor<2x6xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @index_larger_than_input(%x: tensor<4x6xf32>, %i: tensor<3x7xi64>, %s: tensor<3x7xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{index dim 1 is larger than input's}}
+  %0 = graph.scatter sum %x dim 0 index %i src %s : tensor<4x6xf32>, tensor<3x7xi64>, tensor<3x7xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @dim(%x: tensor<4x6xf32>, %i: tensor<3x6xi64>, %s: tensor<3x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = graph.scatter sum %x dim 2 index %i src %s : tensor<4x6xf32>, tensor<3x6xi64>, tensor<3x6xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @bool_sum(%x: tensor<4xi1>, %i: tensor<3xi64>, %s: tensor<3xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{a combining scatter needs a numeric input}}
+  %0 = graph.scatter sum %x dim 0 index %i src %s : tensor<4xi1>, tensor<3xi64>, tensor<3xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @include_self_none(%x: tensor<4xf32>, %i: tensor<3xi64>, %s: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{include_self is for combining scatters only}}
+  %0 = graph.scatter none %x dim 0 index %i src %s include_self : tensor<4xf32>, tensor<3xi64>, tensor<3xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @src_type(%x: tensor<4xf32>, %i: tensor<3xi64>, %s: tensor<3xf64>) -> tensor<4xf32> {
+  // expected-error @+1 {{all of {input, src} have same element type}}
+  %0 = graph.scatter none %x dim 0 index %i src %s : tensor<4xf32>, tensor<3xi64>, tensor<3xf64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
