@@ -1,15 +1,18 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
 // GraphToPrim/Special.cpp: pointwise math and special functions.
 
-// atan2 keeps the signed zeros' cases explicit; fmax takes the other operand
-// where one is NaN; float16 math computes in float32 and rounds once.
+// atan2 computes in float64 and keeps the signed zeros' cases explicit; fmax
+// takes the other operand where one is NaN; float16 math computes in float32
+// and rounds once.
 // CHECK-LABEL: func @binary
-// CHECK: prim.atan2 %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK: prim.atan2 %{{.*}}, %{{.*}} : tensor<4xf64>
 // CHECK: prim.copysign
 // CHECK: prim.select
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
 // CHECK: prim.max
 // CHECK: prim.ne
 // CHECK: prim.select
+// CHECK: prim.mul %{{.*}} : tensor<4xf32>
 // CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xf16>
 func.func @binary(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>) {
   %0 = graph.atan2 %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
@@ -23,7 +26,7 @@ func.func @binary(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xf16>) -> (t
 // logical_xor compares the operands' truth values; signbit of an integer is
 // x < 0, of a float copysign(1, x) < 0; isreal of a real tensor is true.
 // CHECK-LABEL: func @booleans
-// CHECK: prim.convert_element_type %{{.*}} : tensor<4xi64> -> tensor<4xi1>
+// CHECK: prim.ne %{{.*}} : tensor<4xi64> -> tensor<4xi1>
 // CHECK: prim.ne %{{.*}} : tensor<4xi1> -> tensor<4xi1>
 // CHECK: prim.lt %{{.*}} : tensor<4xi64> -> tensor<4xi1>
 // CHECK: prim.copysign

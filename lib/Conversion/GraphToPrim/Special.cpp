@@ -29,6 +29,11 @@ Value orI1(Pointwise &p, Value a, Value b) {
   return prim::OrOp::create(p.pb.b, p.pb.loc, p.type.clone(p.pb.b.getI1Type()), a, b);
 }
 Value isNan(Pointwise &p, Value x) { return p.cmp<prim::NeOp>(x, x); }
+/// `v` rounded to `t` and back (eager's 16-bit kernels round after each step).
+Value roundTo(Pointwise &p, Value v, Type t) {
+  Type self = p.type.getElementType();
+  return t == self ? v : p.pb.convert(p.pb.convert(v, t), self);
+}
 
 /// A unary op computed in the opmath type of its result and rounded once:
 /// `Fn(p, x, op)` gives the value.
@@ -94,13 +99,15 @@ using EntrToPrim = OpmathUnary<graph::EntrOp, entr>;
 
 /// x clamped to [eps, 1 - eps] (eps >= 0; NaN passes), then +inf at 1, else
 /// log(x / (1 - x)).
+/// float16 and bfloat16 round after each step, as eager's vectorized kernel.
 Value logit(Pointwise &p, Value x, graph::LogitOp op) {
+  Type t = op.getType().getElementType();
   double eps = op.getEps().convertToDouble();
   if (eps >= 0) {
-    Value lo = p.c(eps), hi = p.sub(p.c(1), p.c(eps));
+    Value lo = roundTo(p, p.c(eps), t), hi = roundTo(p, p.sub(p.c(1), p.c(eps)), t);
     x = p.select(p.cmp<prim::LtOp>(x, lo), lo, p.select(p.cmp<prim::GtOp>(x, hi), hi, x));
   }
-  Value r = p.un<prim::LogOp>(p.div(x, p.sub(p.c(1), x)));
+  Value r = p.un<prim::LogOp>(roundTo(p, p.div(x, roundTo(p, p.sub(p.c(1), x), t)), t));
   return p.select(p.cmp<prim::EqOp>(x, p.c(1)), p.c(kInf), r);
 }
 using LogitToPrim = OpmathUnary<graph::LogitOp, logit>;
@@ -168,7 +175,20 @@ Value atan2(Pointwise &p, Value y, Value x) {
   Value zero = p.select(xNeg, p.bin<prim::CopySignOp>(p.c(kPi), y), y);
   return p.select(bothZero, zero, r);
 }
-using Atan2ToPrim = OpmathBinary<graph::Atan2Op, atan2>;
+/// In float64 for every float type: the CPU path's float32 atan2 is wrong at
+/// infinities (libm's float64 atan2 and libdevice's are exact there).
+struct Atan2ToPrim : OpConversionPattern<graph::Atan2Op> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::Atan2Op op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Pointwise d{pb, type.clone(rewriter.getF64Type())};
+    Value r = atan2(d, d.in(adaptor.getLhs()), d.in(adaptor.getRhs()));
+    rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
+    return success();
+  }
+};
 
 /// fmax/fmin: the other operand where one is NaN (NaN where both are);
 /// integers: max/min.
@@ -234,11 +254,13 @@ struct IsCloseToPrim : OpConversionPattern<graph::IsCloseOp> {
       close = orI1(p, close, andI1(p, isNan(p, a), isNan(p, b)));
     double rtol = op.getRtol().convertToDouble(), atol = op.getAtol().convertToDouble();
     if (rtol != 0 || atol != 0) {
-      Pointwise f{pb, isFloat ? type : type.clone(rewriter.getF32Type())};
+      // Eager's tensor ops: float16 and bfloat16 round after each step.
+      Type t = isFloat ? et : rewriter.getF32Type();
+      Pointwise f{pb, opmathType(type.clone(t))};
       a = f.in(a);
       b = f.in(b);
-      Value allowed = f.add(f.c(atol), f.un<prim::AbsOp>(f.mul(f.c(rtol), b)));
-      Value actual = f.un<prim::AbsOp>(f.sub(a, b));
+      Value allowed = roundTo(f, f.add(f.c(atol), f.un<prim::AbsOp>(roundTo(f, f.mul(f.c(rtol), b), t))), t);
+      Value actual = f.un<prim::AbsOp>(roundTo(f, f.sub(a, b), t));
       Value within = andI1(f, f.cmp<prim::LtOp>(actual, f.c(kInf)), f.cmp<prim::LeOp>(actual, allowed));
       close = orI1(f, close, within);
     }
@@ -332,9 +354,15 @@ using NdtrToPrim = F64Unary<graph::NdtrOp, ndtr>;
 
 /// erfcx(x) = exp(x^2) erfc(x) where erfc(x) does not underflow (x < 25),
 /// else the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k
-/// (6 terms: relative error below 1e-14 there).
-Value erfcxOf(Pointwise &d, Value x) {
-  Value direct = d.mul(d.un<prim::ExpOp>(d.mul(x, x)), d.un<prim::ErfcOp>(x));
+/// (6 terms: relative error below 1e-14 there). x^2 is rounded to `type`'s
+/// opmath type first, as eager's kernel computes it: below 0, where the
+/// result is 2 exp(x^2), that rounding is eager's whole error.
+Value erfcxOf(Pointwise &d, Value x, RankedTensorType type) {
+  Value x2 = d.mul(x, x);
+  Type opmath = opmathType(type).getElementType();
+  if (!opmath.isF64())
+    x2 = d.pb.convert(d.pb.convert(x2, opmath), d.type.getElementType());
+  Value direct = d.mul(d.un<prim::ExpOp>(x2), d.un<prim::ErfcOp>(x));
   Value big = d.max(x, d.c(25));
   Value inv2x2 = d.div(d.c(0.5), d.mul(big, big));
   Value term = d.c(1), sum = d.c(1);
@@ -345,16 +373,16 @@ Value erfcxOf(Pointwise &d, Value x) {
   Value asym = d.div(sum, d.mul(big, d.c(std::sqrt(kPi))));
   return d.select(d.cmp<prim::LtOp>(x, d.c(25)), direct, asym);
 }
-Value erfcx(Pointwise &d, Value x, graph::ErfcxOp) {
-  return d.select(isNan(d, x), x, erfcxOf(d, x));
+Value erfcx(Pointwise &d, Value x, graph::ErfcxOp op) {
+  return d.select(isNan(d, x), x, erfcxOf(d, x, op.getType()));
 }
 using ErfcxToPrim = F64Unary<graph::ErfcxOp, erfcx>;
 
 /// log_ndtr as eager: t = x / sqrt(2); log(erfcx(-t) / 2) - t^2 where x < -1,
 /// else log1p(-erfc(t) / 2).
-Value logNdtr(Pointwise &d, Value x, graph::LogNdtrOp) {
+Value logNdtr(Pointwise &d, Value x, graph::LogNdtrOp op) {
   Value t = d.mul(x, d.c(1 / kSqrt2));
-  Value low = d.sub(d.un<prim::LogOp>(d.mul(erfcxOf(d, d.un<prim::NegOp>(t)), d.c(0.5))), d.mul(t, t));
+  Value low = d.sub(d.un<prim::LogOp>(d.mul(erfcxOf(d, d.un<prim::NegOp>(t), op.getType()), d.c(0.5))), d.mul(t, t));
   Value high = d.un<prim::Log1pOp>(d.mul(d.un<prim::ErfcOp>(t), d.c(-0.5)));
   return d.select(d.cmp<prim::LtOp>(x, d.c(-1)), low, high);
 }
@@ -437,7 +465,7 @@ using DigammaToPrim = F64Unary<graph::DigammaOp, digamma>;
 /// summed directly up to x + k >= 10 and by Euler-Maclaurin (7 Bernoulli
 /// terms) beyond; below 0 the reflection psi^(n)(x) = (-1)^n psi^(n)(1 - x) -
 /// pi d^n/dx^n cot(pi x); at 0 and the negative integers eager's infinity.
-Value polygammaOf(Pointwise &d, Value x, int n) {
+Value polygammaOf(Pointwise &d, Value x, int n, Type opmath) {
   if (n == 0)
     return digammaOf(d, x);
   int s = n + 1;
@@ -446,10 +474,11 @@ Value polygammaOf(Pointwise &d, Value x, int n) {
   Value sum = d.c(0);
   Value y = shiftToTen(d, xp, s, sum);
   // Euler-Maclaurin: y^(1-s)/(s-1) + y^-s/2 + sum_j B_2j/(2j)! s(s+1)..(s+2j-2) y^(-s-2j+1).
-  Value inv = d.div(d.c(1), y), ys = inv;
-  for (int k = 1; k < s; ++k)
-    ys = d.mul(ys, inv); // y^-s
-  Value tail = d.add(d.div(d.mul(ys, y), d.c(s - 1)), d.mul(ys, d.c(0.5)));
+  Value inv = d.div(d.c(1), y), ys1 = inv;
+  for (int k = 2; k < s; ++k)
+    ys1 = d.mul(ys1, inv); // y^(1-s) (0 at y = inf)
+  Value ys = d.mul(ys1, inv); // y^-s
+  Value tail = d.add(d.div(ys1, d.c(s - 1)), d.mul(ys, d.c(0.5)));
   static constexpr double kBernoulli[] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
                                           -691.0 / 2730, 7.0 / 6};
   double rising = s, factorial = 2; // s(s+1)..(s+2j-2), (2j)!
@@ -479,9 +508,23 @@ Value polygammaOf(Pointwise &d, Value x, int n) {
   else
     dn = d.mul(d.c(8 * kPi * kPi * kPi * kPi), d.mul(d.mul(c, csc2), d.add(d.c(2), d.mul(d.c(3), c2))));
   Value refl = d.sub(n % 2 ? d.un<prim::NegOp>(r) : r, d.mul(d.c(kPi), dn));
+  if (n == 1) {
+    // Eager's trigamma: pi^2 / sin(pi x)^2 with pi x rounded to its opmath
+    // type (float32 for float32 inputs), which decides the value near poles.
+    Value px = roundTo(d, d.mul(roundTo(d, d.c(kPi), opmath), x), opmath);
+    Value sinPx = d.un<prim::SinOp>(px);
+    refl = d.sub(d.div(d.c(kPi * kPi), d.mul(sinPx, sinPx)), r);
+  }
   r = d.select(neg, refl, r);
+  // Eager's values: its zeta (n >= 2) is infinite at the poles and -inf, NaN
+  // at +inf; its trigamma (n = 1) is NaN at -inf (sin(-inf)).
   Value pole = andI1(d, d.cmp<prim::LeOp>(x, d.c(0)), d.cmp<prim::EqOp>(x, d.un<prim::TruncOp>(x)));
-  return d.select(pole, d.c(sign * kInf), r);
+  if (n == 1)
+    pole = andI1(d, pole, d.cmp<prim::GtOp>(x, d.c(-kInf)));
+  r = d.select(pole, d.c(sign * kInf), r);
+  if (n >= 2)
+    r = d.select(d.cmp<prim::EqOp>(x, d.c(kInf)), d.c(std::nan("")), r);
+  return r;
 }
 
 struct PolygammaToPrim : OpConversionPattern<graph::PolygammaOp> {
@@ -491,7 +534,7 @@ struct PolygammaToPrim : OpConversionPattern<graph::PolygammaOp> {
     PrimBuilder pb{rewriter, op.getLoc()};
     RankedTensorType type = op.getType();
     Pointwise d{pb, type.clone(rewriter.getF64Type())};
-    Value r = polygammaOf(d, d.in(adaptor.getInput()), op.getN());
+    Value r = polygammaOf(d, d.in(adaptor.getInput()), op.getN(), opmathType(type).getElementType());
     rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
     return success();
   }
@@ -547,14 +590,14 @@ Value besselIScaled(Pointwise &d, Value a, int nu) {
   return d.select(isNan(d, a), a, r);
 }
 
-/// I_nu(x) (exp(|x|) times the scaled value: +inf beyond 709) or the scaled
-/// one; I1 is odd.
+/// I_nu(x) (exp(|x|) times the scaled value: +inf beyond 709; NaN at +-inf,
+/// eager's value there) or the scaled one; I1 is odd.
 template <typename GraphOp, int Nu, bool Scaled>
 Value besselI(Pointwise &d, Value x, GraphOp) {
   Value a = d.un<prim::AbsOp>(x);
   Value r = besselIScaled(d, a, Nu);
   if (!Scaled)
-    r = d.select(d.cmp<prim::EqOp>(a, d.c(kInf)), d.c(kInf), d.mul(r, d.un<prim::ExpOp>(a)));
+    r = d.select(d.cmp<prim::EqOp>(a, d.c(kInf)), d.c(std::nan("")), d.mul(r, d.un<prim::ExpOp>(a)));
   return Nu == 1 ? d.bin<prim::CopySignOp>(r, x) : r;
 }
 using I0ToPrim = F64Unary<graph::I0Op, besselI<graph::I0Op, 0, false>>;

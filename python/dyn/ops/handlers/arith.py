@@ -81,12 +81,26 @@ def _logit(o, x, eps=None, *, out=None):
     return _out(o, out, o.registered("logit", torch.logit, (x,), {"eps": -1.0 if eps is None else eps}), x)
 
 
+def _no_half(x, what):
+    """Ops whose eager float16/bfloat16 kernel differs from the correctly rounded value dyn computes (eager
+    rounds intermediate steps): not captured in those dtypes."""
+    if what and x.meta.dtype in (torch.float16, torch.bfloat16):
+        raise Unsupported(f"{what} of {x.meta.dtype} (eager's kernel rounds intermediate steps)")
+
+
+def _ndtr(o, x, *, out=None):
+    o.check(x)
+    _no_half(x, "ndtr")
+    return _out(o, out, o.unary("ndtr", x), x)
+
+
 def _polygamma(o, a, b, *, out=None):
     """torch.polygamma(n, x) and x.polygamma(n); n in [0, 4] (graph.polygamma's reflection formulas)."""
     x, n = (a, b) if isinstance(a, TensorVar) else (b, a)
     o.check(x)
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 4:
         raise Unsupported(f"polygamma of order {n!r} (dyn computes orders 0 to 4)")
+    _no_half(x, f"polygamma of order {n}" if n else None)
     return _out(o, out, o.registered("polygamma", lambda t, n: torch.polygamma(n, t), (x,), {"n": n}), x)
 
 
@@ -98,6 +112,7 @@ def _mvlgamma(o, x, p, *, out=None):
 H["nan_to_num"] = _nan_to_num
 H["logit"] = _logit
 H["polygamma"] = _polygamma
+H["ndtr"] = _ndtr
 H["mvlgamma"] = H["multigammaln"] = _mvlgamma
 
 
