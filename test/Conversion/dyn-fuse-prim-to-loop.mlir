@@ -322,3 +322,94 @@ func.func @gemm_add_f32(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16
   %y = prim.add %m, %bb : tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A post-norm residual: the normalized value %n feeds a matmul through a
+// reshape (which gets a buffer) and the residual add. The add's kernel reads
+// %n back from the reshape's buffer instead of recomputing its reduction
+// (recomputing nests every earlier norm in each later one: BERT's compile
+// time and run time grew with the square of the depth).
+// CHECK-LABEL: func @residual_reads_reshaped_buffer
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// CHECK: loop.kernel "reshape_0" [8]
+// CHECK: loop.reduce add [8]
+// CHECK: loop.store %{{.*}}, %[[R]]
+// CHECK: loop.matmul %[[R]]
+// CHECK: loop.kernel "add_1" [2, 4, 8]
+// CHECK-NOT: loop.reduce
+// CHECK: loop.load %[[R]]
+// CHECK-NOT: loop.reduce
+// CHECK: return
+func.func @residual_reads_reshaped_buffer(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
+  %s = prim.reduce_sum %x dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  %b = prim.broadcast_in_dim %s dims [0, 1] : tensor<2x4xf32> -> tensor<2x4x8xf32>
+  %n = prim.sub %x, %b : tensor<2x4x8xf32>
+  %r = prim.reshape %n : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %m = prim.dot_general %r, %w batch [], [] contract [1], [0] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %mr = prim.reshape %m : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %o = prim.add %mr, %n : tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A kernel that runs before the reshape's kernel recomputes the value: the
+// buffer is not written yet.
+// CHECK-LABEL: func @reshape_written_later
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// CHECK: loop.kernel "mul_0" [2, 4]
+// CHECK-NOT: loop.load %[[R]]
+// CHECK: loop.reduce add [8]
+// CHECK: loop.kernel "reshape_1" [8]
+// CHECK: loop.matmul %[[R]]
+func.func @reshape_written_later(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<2x4x8xf32>, tensor<8x8xf32>) {
+  %s = prim.reduce_sum %x dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  %b = prim.broadcast_in_dim %s dims [0, 1] : tensor<2x4xf32> -> tensor<2x4x8xf32>
+  %n = prim.sub %x, %b : tensor<2x4x8xf32>
+  %o = prim.mul %n, %n : tensor<2x4x8xf32>
+  %r = prim.reshape %n : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %m = prim.dot_general %r, %w batch [], [] contract [1], [0] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %o, %m : tensor<2x4x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// logsumexp written directly: the max feeds the sum's body (through a
+// broadcast) and the sum's consumer. The max stays outside the sum's loop
+// and both uses read it (this used to crash the emitter: the broadcast moved
+// the max's level into the closed reduce body).
+// CHECK-LABEL: func @reduction_feeds_reduction_and_consumer
+// CHECK: loop.kernel "add_0" [4]
+// CHECK: %[[MAX:.*]] = loop.reduce max [8]
+// CHECK: %[[SUM:.*]] = loop.reduce add [8]
+// CHECK: arith.subf %{{.*}}, %[[MAX]]
+// CHECK: math.exp
+// CHECK: loop.yield
+// CHECK: arith.addf %[[SUM]], %[[MAX]]
+// CHECK-NOT: loop.kernel
+func.func @reduction_feeds_reduction_and_consumer(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %m = prim.reduce_max %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %b = prim.broadcast_in_dim %m dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = prim.sub %x, %b : tensor<4x8xf32>
+  %e = prim.exp %d : tensor<4x8xf32>
+  %s = prim.reduce_sum %e dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %r = prim.add %s, %m : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The same with the consumer reading the max first.
+// CHECK-LABEL: func @reduction_consumer_reads_first
+// CHECK: %[[MAX:.*]] = loop.reduce max [8]
+// CHECK: %[[SUM:.*]] = loop.reduce add [8]
+// CHECK: arith.mulf %[[MAX]], %[[SUM]]
+func.func @reduction_consumer_reads_first(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %m = prim.reduce_max %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %b = prim.broadcast_in_dim %m dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %d = prim.sub %x, %b : tensor<4x8xf32>
+  %s = prim.reduce_sum %d dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %r = prim.mul %m, %s : tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -53,13 +53,6 @@ Value safeMax(PrimBuilder &pb, Value m) {
   return prim::SelectOp::create(pb.b, pb.loc, mt, infinite, pb.splat(mt, 0.0), m);
 }
 
-/// max(x) over dims as -min(-x): exact for floats, NaN-propagating as max.
-Value negMinNeg(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
-  Value negated = prim::NegOp::create(pb.b, pb.loc, tensorType(x), x);
-  Value m = reduce<prim::ReduceMinOp>(pb, negated, dims);
-  return prim::NegOp::create(pb.b, pb.loc, tensorType(m), m);
-}
-
 template <typename GraphOp, typename PrimOp>
 struct LogicalReductionToPrim : OpConversionPattern<GraphOp> {
   using OpConversionPattern<GraphOp>::OpConversionPattern;
@@ -121,16 +114,12 @@ struct LogsumexpToPrim : OpConversionPattern<graph::LogsumexpOp> {
     Value x = pb.convert(adaptor.getInput(), accumulatorType(resultElement));
     RankedTensorType t = tensorType(x);
     ArrayRef<int64_t> dims = op.getDims();
-    // The max is used inside the sum and after it. dyn-fuse-prim-to-loop
-    // crashes when one reduction feeds both a second reduction and that
-    // reduction's consumer (docs/ops.md, known gaps), and CSE would merge two
-    // copies: the outer one is computed as -min(-x), the same value exactly.
+    // The max is used inside the sum and after it: fusion computes it once.
     Value m = safeMax(pb, reduce<prim::ReduceMaxOp>(pb, x, dims));
-    Value outer = safeMax(pb, negMinNeg(pb, x, dims));
     RankedTensorType mt = tensorType(m);
     Value shifted = prim::SubOp::create(rewriter, loc, t, x, broadcastBack(pb, m, t, dims));
     Value sum = reduce<prim::ReduceSumOp>(pb, prim::ExpOp::create(rewriter, loc, t, shifted), dims);
-    Value r = prim::AddOp::create(rewriter, loc, mt, prim::LogOp::create(rewriter, loc, mt, sum), outer);
+    Value r = prim::AddOp::create(rewriter, loc, mt, prim::LogOp::create(rewriter, loc, mt, sum), m);
     r = pb.convert(r, resultElement);
     rewriter.replaceOp(op, reshapeTo(pb, r, op.getType().getShape()));
     return success();

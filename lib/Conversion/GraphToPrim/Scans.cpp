@@ -107,19 +107,13 @@ Value scan(PrimBuilder &pb, Value x, graph::ScanKind kind, int64_t d, const Spre
     break;
   }
   // max + log(sum(exp(x - max))) over j <= i, a max of +-inf taken as 0
-  // (logsumexp's rule). The outer max is a second reduction, -min(-x):
-  // dyn-fuse-prim-to-loop crashes when one reduction feeds both another
-  // reduction and its consumer, and CSE would merge two equal ones.
+  // (logsumexp's rule); the max is used inside the sum and after it.
   Value m = safeMax(pb, reduceMasked<prim::ReduceMaxOp>(pb, s, s.y, identity(pb, w, kind)));
-  Value negated = prim::NegOp::create(pb.b, pb.loc, w, s.y);
-  Value outer = reduceMasked<prim::ReduceMinOp>(pb, s, negated,
-                                                identity(pb, w, graph::ScanKind::min));
   RankedTensorType mt = tensorType(m);
-  outer = safeMax(pb, prim::NegOp::create(pb.b, pb.loc, mt, outer));
   Value e = prim::ExpOp::create(pb.b, pb.loc, w,
                                 prim::SubOp::create(pb.b, pb.loc, w, s.y, overJ(pb, s, m)));
   Value sum = reduceMasked<prim::ReduceSumOp>(pb, s, e, pb.splat(w, 0.0));
-  return prim::AddOp::create(pb.b, pb.loc, mt, prim::LogOp::create(pb.b, pb.loc, mt, sum), outer);
+  return prim::AddOp::create(pb.b, pb.loc, mt, prim::LogOp::create(pb.b, pb.loc, mt, sum), m);
 }
 
 /// The type a scan computes in: f32 for f16/bf16 (eager accumulates in

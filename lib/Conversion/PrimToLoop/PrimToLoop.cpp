@@ -99,6 +99,41 @@ std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRe
   return map;
 }
 
+/// Maps an index into shape `out` to the index of the same element (row-major
+/// order) in shape `in`.
+template <typename Idx, typename Ix>
+SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in,
+                              Ix &ix) {
+  SmallVector<Idx> result;
+  if (auto map = unitReshapeMap(in, out)) {
+    for (int64_t o : *map)
+      result.push_back(o < 0 ? ix.zero() : idx[o]);
+    return result;
+  }
+  // Trailing dims both shapes share keep their index (an embedding's
+  // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
+  // the leading dims are linearized.
+  size_t k = 0;
+  while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
+    ++k;
+  result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
+  result.append(idx.end() - k, idx.end());
+  return result;
+}
+
+/// A reshape of `v` whose buffer is already written (`written` says which
+/// are): it holds v's elements in the same row-major order, so v is read
+/// from it rather than recomputed. (A post-norm transformer's residual stream
+/// is a layer norm's output that the next matmul also reads through a
+/// reshape: recomputing it would nest every earlier layer norm in each
+/// later one.)
+Value writtenReshape(Value v, function_ref<bool(Value)> written) {
+  for (Operation *user : v.getUsers())
+    if (isa<prim::ReshapeOp>(user) && written(user->getResult(0)))
+      return user->getResult(0);
+  return {};
+}
+
 /// Maps an index of an index-remapping op's result to the index of its
 /// operand. `Ix` supplies the index arithmetic: IR values when emitting,
 /// dependence bit sets when planning.
@@ -122,19 +157,7 @@ SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
     for (size_t i = 0; i < in.size(); ++i)
       result.push_back(ix.affine(idx[i], 1, -p.getLow()[i]));
   } else if (isa<prim::ReshapeOp>(op)) {
-    if (auto map = unitReshapeMap(in, out)) {
-      for (int64_t o : *map)
-        result.push_back(o < 0 ? ix.zero() : idx[o]);
-    } else {
-      // Trailing dims both shapes share keep their index (an embedding's
-      // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
-      // the leading dims are linearized.
-      size_t k = 0;
-      while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
-        ++k;
-      result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
-      result.append(idx.end() - k, idx.end());
-    }
+    result = reshapeIndex<Idx>(idx, out, in, ix);
   }
   return result;
 }
@@ -163,8 +186,9 @@ struct KernelPlan {
 };
 
 /// Decides how the kernel for `root` is shaped, or which reductions must get
-/// buffers first.
-KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
+/// buffers first. `inBuffer` says which values other than root the kernel
+/// reads from memory.
+KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
   KernelPlan plan;
   RankedTensorType type = tensorType(root);
   unsigned rank = type.getRank();
@@ -177,7 +201,7 @@ KernelPlan planKernel(Value root, const llvm::SetVector<Value> &materialized) {
   DepArith ix;
 
   std::function<void(Value, SmallVector<DepSet>)> visit = [&](Value u, SmallVector<DepSet> deps) {
-    if (u != root && materialized.contains(u))
+    if (u != root && inBuffer(u))
       return;
     Operation *op = u.getDefiningOp();
     if (!op || !visited.insert({u.getAsOpaquePointer(), {deps.begin(), deps.end()}}).second)
@@ -274,8 +298,9 @@ struct Scope {
 
 class KernelEmitter {
 public:
-  KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers)
-      : b(b), loc(loc), buffers(buffers) {}
+  KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers,
+                const DenseSet<Value> &written)
+      : b(b), loc(loc), buffers(buffers), written(written) {}
 
   /// Emits the kernel that computes `value` into `buffer`.
   void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name) {
@@ -366,6 +391,7 @@ private:
   OpBuilder &b;
   Location loc;
   const DenseMap<Value, Value> &buffers;
+  const DenseSet<Value> &written; // materialized values whose kernels are emitted
   SmallVector<Scope> scopes;
   DenseMap<Value, unsigned> levels;
   Value target; // the buffer the current kernel writes
@@ -435,8 +461,12 @@ private:
         return it->second;
     unsigned level = levelOf(idx);
     Value result = emitUncached(value, idx, level);
-    levels[result] = std::max(level, levelOf(result));
-    scopes[std::min<unsigned>(levels[result], scopes.size() - 1)].memo[k] = result;
+    // A value lives at the level where it was created: an index remap
+    // (a broadcast) returns its operand's value unchanged, and must not move a
+    // reduction computed outside a loop into it (that level can close before
+    // the value's next use).
+    unsigned at = levels.try_emplace(result, level).first->second;
+    scopes[std::min<unsigned>(at, scopes.size() - 1)].memo[k] = result;
     return result;
   }
 
@@ -452,6 +482,10 @@ private:
       return loaded;
     }
     Operation *op = value.getDefiningOp();
+    if (Value r = writtenReshape(
+            value, [&](Value r) { return written.contains(r) && buffers.lookup(r) != target; }))
+      return emit(r, reshapeIndex<Value>(idx, tensorType(value).getShape(), tensorType(r).getShape(),
+                                         *this));
     if (isReduction(op))
       return emitReduction(op, idx, level);
     if (auto pad = dyn_cast<prim::PadOp>(op))
@@ -872,8 +906,14 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
     if (!isa<BlockArgument>(v))
       materialized.insert(v);
 
+  // Kernels run in program order.
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(entry.without_terminator()))
+    position[&op] = i;
+
   // Reductions that cannot be fused where they are used get kernels of their
-  // own; iterate until every kernel is well-shaped.
+  // own; iterate until every kernel is well-shaped. A kernel reads, besides
+  // materialized values, values whose reshape an earlier kernel wrote.
   DenseMap<Value, unsigned> parallelDims;
   for (bool changed = true; changed;) {
     changed = false;
@@ -882,17 +922,19 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       Operation *def = v.getDefiningOp();
       if (isLibraryCall(def) || gemmOfAdd.count(v) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
         continue;
-      KernelPlan plan = planKernel(v, materialized);
+      auto writtenBefore = [&](Value r) {
+        return materialized.contains(r) && position[r.getDefiningOp()] < position[def];
+      };
+      auto inBuffer = [&](Value u) {
+        return materialized.contains(u) || writtenReshape(u, writtenBefore);
+      };
+      KernelPlan plan = planKernel(v, inBuffer);
       for (Value r : plan.mustMaterialize)
         changed |= materialized.insert(r);
       parallelDims[v] = plan.parallelDims;
     }
   }
-  // Kernels run in program order.
   SmallVector<Value> order(materialized.begin(), materialized.end());
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(entry.without_terminator()))
-    position[&op] = i;
   llvm::stable_sort(order, [&](Value a, Value b) {
     return position[a.getDefiningOp()] < position[b.getDefiningOp()];
   });
@@ -947,7 +989,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   }
 
   // 3. One kernel per materialized value.
-  KernelEmitter emitter(b, loc, buffers);
+  DenseSet<Value> written; // values whose kernel (or library call) is emitted
+  KernelEmitter emitter(b, loc, buffers, written);
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
@@ -971,6 +1014,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
   for (Value v : order) {
     Operation *def = v.getDefiningOp();
     b.setInsertionPointToEnd(body);
+    // Marked before its kernel is emitted: the kernel only reads reshapes of
+    // values that come earlier in program order.
+    written.insert(v);
     if (isa<prim::ConstantOp>(def) && !isSplat(def))
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {

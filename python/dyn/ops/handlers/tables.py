@@ -8,6 +8,8 @@ from ..tensor import node_requires_grad
 from . import arith, factories, indexing, rearrange, reductions, scatter, shapes, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
+from .class_losses import F_CL
+from .distances import F_D, TORCH_D
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
@@ -24,9 +26,10 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W, **F_L}.items():
+for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
+TORCH_FUNCS.update(TORCH_D)
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 for _name, _h in LINALG_LA.items():

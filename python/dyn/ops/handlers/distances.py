@@ -1,0 +1,302 @@
+"""Handlers of distances and small nn functions that are compositions of graph ops: pairwise_distance, pdist,
+cdist, cosine_similarity, triplet_margin_loss, bilinear, glu, prelu, softmin, local_response_norm and the
+pixel/channel shuffles (reshapes and a permutation). Each is written as eager's kernel computes it
+(aten/src/ATen/native/Distance.cpp, Activation.cpp, PixelShuffle.cpp, torch/nn/functional.py)."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...errors import Unsupported
+from ..tensor import TensorVar, _norm_dim
+
+F_D = {}  # torch.nn.functional name -> handler
+TORCH_D = {}  # torch function object -> handler
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _meta(what, fn, *args, **kwargs):
+    args = [a.meta if isinstance(a, TensorVar) else a for a in args]
+    kwargs = {k: v.meta if isinstance(v, TensorVar) else v for k, v in kwargs.items()}
+    try:
+        return fn(*args, **kwargs)
+    except (RuntimeError, ValueError, IndexError, TypeError) as e:
+        raise Unsupported(f"{what}: eager raises {type(e).__name__}: {e}") from None
+
+
+def _floats(o, what, *ts):
+    o.check(*ts)
+    for t in ts:
+        if t.meta.dtype not in FLOATS:
+            raise Unsupported(f"{what} of a {t.meta.dtype} tensor")
+
+
+def pnorm(o, x, p, dim, keepdim=False):
+    """at::norm(x, p, dim): max |x| (inf), min |x| (-inf), the number of non-zeros (0), sum |x| (1),
+    sqrt(sum x^2) (2), (sum |x|^p)^(1/p)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p:
+        raise Unsupported(f"norm with p={p!r}")
+    if p == 2:
+        return o.sqrt0(o.reduce("sum", o.binary("mul", x, x), dim, keepdim))
+    if o.needs_grad(x) and p not in (1,):
+        raise Unsupported(f"a p={p!r} norm of a tensor that requires grad (eager's backward at ties and zeros)")
+    a = o.unary("abs", x)
+    if p == math.inf:
+        return o.reduce("amax", a, dim, keepdim)
+    if p == -math.inf:
+        return o.reduce("amin", a, dim, keepdim)
+    if p == 0:
+        return o.reduce("sum", o.convert(o.binary("ne", x, 0), x.meta.dtype), dim, keepdim)
+    if p == 1:
+        return o.reduce("sum", a, dim, keepdim)
+    return o.binary("pow", o.reduce("sum", o.binary("pow", a, float(p)), dim, keepdim), 1.0 / p)
+
+
+def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """norm(x1 - x2 + eps, p) over the last dim of the broadcast shape."""
+    _floats(o, "pairwise_distance", x1, x2)
+    meta = _meta("pairwise_distance", F.pairwise_distance, x1, x2, p, eps, keepdim)
+    nd = max(x1.meta.dim(), x2.meta.dim())
+    if nd == 0:
+        raise Unsupported("pairwise_distance of 0-d tensors")
+    d = o.binary("add", o.binary("sub", x1, x2), float(eps))
+    r = pnorm(o, d, p, nd - 1, bool(keepdim))
+    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+
+
+F_D["pairwise_distance"] = _pairwise_distance
+
+
+def _pdist(o, input, p=2.0):
+    """The p-norm distances between rows i < j of an [N, M] input, in row-major order of (i, j)."""
+    _floats(o, "pdist", input)
+    meta = _meta("pdist", F.pdist, input, p)
+    if input.meta.dim() != 2:
+        raise Unsupported("pdist of a tensor that is not 2-D (eager raises)")
+    if meta.numel() == 0:
+        return o.full(tuple(meta.shape), 0.0, meta.dtype)
+    n = input.meta.shape[0]
+    rows = torch.triu_indices(n, n, 1)
+    a = o.index_select(input, 0, o.dense(rows[0]), checked=True)
+    b = o.index_select(input, 0, o.dense(rows[1]), checked=True)
+    return o.convert(pnorm(o, o.binary("sub", a, b), p, 1), meta.dtype)
+
+
+F_D["pdist"] = _pdist
+
+
+def _cdist(o, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of [*, P, M] and [*, R, M] (batch dims broadcast), computed
+    directly (eager's p = 2 matmul form, for more than 25 rows, rounds differently, within tolerance)."""
+    _floats(o, "cdist", x1, x2)
+    meta = _meta("cdist", torch.cdist, x1, x2, p, compute_mode)
+    if x1.meta.dim() < 2 or x2.meta.dim() < 2 or p < 0:
+        raise Unsupported("cdist of tensors with fewer than 2 dims, or p < 0 (eager raises)")
+    a = o.reshape(x1, tuple(x1.meta.shape[:-1]) + (1, x1.meta.shape[-1]))
+    b = o.reshape(x2, tuple(x2.meta.shape[:-2]) + (1,) + tuple(x2.meta.shape[-2:]))
+    d = o.binary("sub", a, b)
+    return o.reshape(o.convert(pnorm(o, d, p, d.meta.dim() - 1), meta.dtype), tuple(meta.shape))
+
+
+TORCH_D[torch.cdist] = _cdist
+
+
+def _dist(o, input, other, p=2):
+    """torch.dist: the p-norm of input - other over all elements."""
+    _floats(o, "dist", input, other)
+    meta = _meta("dist", torch.dist, input, other, p)
+    d = o.binary("sub", input, other)
+    return o.convert(pnorm(o, d, p, list(range(d.meta.dim()))), meta.dtype)
+
+
+TORCH_D[torch.dist] = _dist
+
+
+def _cosine_similarity(o, x1, x2, dim=1, eps=1e-8):
+    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) over dim, inputs broadcast first."""
+    _floats(o, "cosine_similarity", x1, x2)
+    meta = _meta("cosine_similarity", F.cosine_similarity, x1, x2, dim, eps)
+    shape = tuple(torch.broadcast_shapes(tuple(x1.meta.shape), tuple(x2.meta.shape)))
+    dt = meta.dtype
+    a, b = (o.expand(o.convert(t, dt), shape) for t in (x1, x2))
+    d = _norm_dim(dim, len(shape))
+    na = o.clamp(pnorm(o, a, 2, d, True), float(eps), None)
+    nb = o.clamp(pnorm(o, b, 2, d, True), float(eps), None)
+    r = o.reduce("sum", o.binary("mul", o.binary("div", a, na), o.binary("div", b, nb)), d)
+    return o.reshape(r, tuple(meta.shape))
+
+
+F_D["cosine_similarity"] = _cosine_similarity
+
+
+def _triplet_margin(o, anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                    reduce=None, reduction="mean"):
+    """max(margin + d(a, p) - d(a, n), 0), d the pairwise distance (swap: min(d(a, n), d(p, n)))."""
+    _floats(o, "triplet_margin_loss", anchor, positive, negative)
+    if size_average is not None or reduce is not None or reduction not in ("none", "mean", "sum"):
+        raise Unsupported("triplet_margin_loss with legacy arguments or an unknown reduction")
+    meta = _meta("triplet_margin_loss", F.triplet_margin_loss, anchor, positive, negative, margin, p, eps, swap,
+                 reduction=reduction)
+    d_pos = _pairwise_distance(o, anchor, positive, p, eps)
+    d_neg = _pairwise_distance(o, anchor, negative, p, eps)
+    if swap:
+        d_neg = o.binary("minimum", d_neg, _pairwise_distance(o, positive, negative, p, eps))
+    r = o.clamp(o.binary("sub", o.binary("add", d_pos, float(margin)), d_neg), 0.0, None)
+    if reduction != "none":
+        r = o.reduce("mean" if reduction == "mean" else "sum", r)
+    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+
+
+F_D["triplet_margin_loss"] = _triplet_margin
+
+
+def _bilinear(o, input1, input2, weight, bias=None):
+    """y[b, k] = sum_ij x1[b, i] W[k, i, j] x2[b, j] + bias[k]: one matmul with W as [in1, out * in2], then
+    a product with x2 summed over in2."""
+    _floats(o, "bilinear", input1, input2, weight)
+    meta = _meta("bilinear", F.bilinear, input1, input2, weight, bias)
+    if input1.meta.dim() < 1 or weight.meta.dim() != 3 or any(
+            t.meta.dtype != input1.meta.dtype for t in (input2, weight) + ((bias,) if bias is not None else ())):
+        raise Unsupported("bilinear with operands of other dtypes or ranks")
+    out, in1, in2 = weight.meta.shape
+    batch = tuple(input1.meta.shape[:-1])
+    nb = 1
+    for s in batch:
+        nb *= s
+    a = o.reshape(input1, (nb, in1))
+    b = o.reshape(input2, (nb, 1, in2))
+    w = o.reshape(o.permute(weight, (1, 0, 2)), (in1, out * in2))
+    t = o.reshape(o.matmul(a, w), (nb, out, in2))
+    r = o.reduce("sum", o.binary("mul", t, b), 2)
+    if bias is not None:
+        r = o.binary("add", r, bias)
+    return o.reshape(r, tuple(meta.shape))
+
+
+F_D["bilinear"] = _bilinear
+
+
+def _glu(o, input, dim=-1):
+    """a * sigmoid(b), a and b the halves of input along dim."""
+    _floats(o, "glu", input)
+    meta = _meta("glu", F.glu, input, dim)
+    d = _norm_dim(dim, input.meta.dim())
+    h = input.meta.shape[d] // 2
+    a = o.slice(input, d, 0, h, 1)
+    b = o.slice(input, d, h, 2 * h, 1)
+    return o.reshape(o.binary("mul", a, o.unary("sigmoid", b)), tuple(meta.shape))
+
+
+F_D["glu"] = _glu
+
+
+def _prelu(o, input, weight):
+    """x > 0 ? x : w x, w one value or one per channel (dim 1)."""
+    _floats(o, "prelu", input, weight)
+    meta = _meta("prelu", F.prelu, input, weight)
+    if weight.meta.dtype != input.meta.dtype:
+        raise Unsupported("prelu with a weight of another dtype")
+    w = weight
+    if weight.meta.numel() == 1:
+        w = o.reshape(weight, ())
+    else:
+        shape = [1] * input.meta.dim()
+        shape[1] = weight.meta.numel()
+        w = o.reshape(weight, tuple(shape))
+    r = o.where(o.binary("gt", input, 0), input, o.binary("mul", w, input))
+    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+
+
+F_D["prelu"] = _prelu
+
+
+def _softmin(o, input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along dim (eager negates before a dtype conversion)."""
+    o.check(input)
+    return o.softmax("softmax", o.unary("neg", input), dim, dtype)
+
+
+F_D["softmin"] = _softmin
+
+
+def _local_response_norm(o, input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * avg of x^2 over `size` neighbouring channels)^beta, as torch.nn.functional's: the
+    average an avg_pool over the zero-padded channel dim."""
+    _floats(o, "local_response_norm", input)
+    nd = input.meta.dim()
+    if nd < 3 or not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise Unsupported("local_response_norm of fewer than 3 dims or with a bad size (eager raises)")
+    div = o.binary("mul", input, input)
+    if nd == 3:
+        div = o.reshape(div, (input.meta.shape[0], 1) + tuple(input.meta.shape[1:]))
+        div = o.pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = o.avg_pool(2, div, (size, 1), 1)
+        div = o.reshape(div, tuple(input.meta.shape))
+    else:
+        s = tuple(input.meta.shape)
+        rest = 1
+        for v in s[2:]:
+            rest *= v
+        div = o.reshape(div, (s[0], 1, s[1], s[2], rest // s[2]))
+        div = o.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = o.avg_pool(3, div, (size, 1, 1), 1)
+        div = o.reshape(div, s)
+    div = o.binary("pow", o.binary("add", o.binary("mul", div, float(alpha)), float(k)), float(beta))
+    return o.binary("div", input, div)
+
+
+F_D["local_response_norm"] = _local_response_norm
+
+
+def _int_arg(what, v):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise Unsupported(f"{what} that is not an int")
+    return v
+
+
+def _pixel_shuffle(o, input, upscale_factor):
+    """[*, C r^2, H, W] -> [*, C, H r, W r]: a reshape, a permutation and a reshape."""
+    o.check(input)
+    r = _int_arg("pixel_shuffle upscale_factor", upscale_factor)
+    meta = _meta("pixel_shuffle", F.pixel_shuffle, input, r)
+    s = tuple(input.meta.shape)
+    b, (c, h, w) = s[:-3], s[-3:]
+    n = len(b)
+    x = o.reshape(input, b + (c // (r * r), r, r, h, w))
+    x = o.permute(x, list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return o.reshape(x, tuple(meta.shape))
+
+
+def _pixel_unshuffle(o, input, downscale_factor):
+    """[*, C, H r, W r] -> [*, C r^2, H, W]."""
+    o.check(input)
+    r = _int_arg("pixel_unshuffle downscale_factor", downscale_factor)
+    meta = _meta("pixel_unshuffle", F.pixel_unshuffle, input, r)
+    s = tuple(input.meta.shape)
+    b, (c, h, w) = s[:-3], s[-3:]
+    n = len(b)
+    x = o.reshape(input, b + (c, h // r, r, w // r, r))
+    x = o.permute(x, list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return o.reshape(x, tuple(meta.shape))
+
+
+def _channel_shuffle(o, input, groups):
+    """[N, C, *] -> [N, g, C/g, *] -> swap g and C/g -> [N, C, *]."""
+    o.check(input)
+    g = _int_arg("channel_shuffle groups", groups)
+    meta = _meta("channel_shuffle", F.channel_shuffle, input, g)
+    s = tuple(input.meta.shape)
+    if len(s) < 3 or g < 1 or s[1] % g:
+        raise Unsupported("channel_shuffle of fewer than 3 dims or with groups not dividing the channels")
+    x = o.reshape(input, (s[0], g, s[1] // g) + s[2:])
+    x = o.transpose(x, 1, 2)
+    return o.reshape(x, tuple(meta.shape))
+
+
+F_D["pixel_shuffle"] = _pixel_shuffle
+F_D["pixel_unshuffle"] = _pixel_unshuffle
+F_D["channel_shuffle"] = _channel_shuffle
+TORCH_D[torch.pixel_shuffle] = _pixel_shuffle
+TORCH_D[torch.pixel_unshuffle] = _pixel_unshuffle
+TORCH_D[torch.channel_shuffle] = _channel_shuffle
