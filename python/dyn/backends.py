@@ -5,6 +5,7 @@ import warnings
 import torch
 
 from .graph.eager import python_function
+from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
 from .native import C as _C
 from .native import have_compiler
@@ -34,13 +35,20 @@ class _DynKernel:
             assert self.ir.startswith("module {")
             self.ir = f'module attributes {{dyn.cpu_gemm = "{cpu_gemm}"}} {{' + self.ir[len("module {"):]
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
+        # random ops: the compiled function's last input is this call's seed (graph/random.py)
+        self.seeded = has_random(graph)
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
-        self.compiled = self._compile(keep_stages or debug, len(graph.inputs) + len(graph.outputs))
+        self.compiled = self._compile(keep_stages or debug,
+                                      len(graph.inputs) + self.seeded + len(graph.outputs))
         counters = current().counters
         counters["graphs_compiled"] += 1
         counters["compile_seconds"] += self.compiled.compile_seconds
         if debug:
             _dump_stages(self.compiled.stages)
+
+    def _seed(self, device):
+        """[this call's seed] for a graph with random ops, drawn from torch's generator of device; else []."""
+        return [draw_seed(device)] if self.seeded else []
 
     def _inputs(self, inputs):
         """The buffers of a call: a strided input's first element (its layout's base), else the input
@@ -95,7 +103,7 @@ class DynCPUKernel(_DynKernel):
     def __call__(self, *inputs):
         outs = [torch.empty(s, dtype=d) for s, d in self.out_specs]
         try:
-            self.compiled.run(self._inputs(inputs), outs)
+            self.compiled.run(self._inputs(inputs) + self._seed("cpu"), outs)
         except RuntimeError as e:
             return self._failed(inputs, e)
         return outs
@@ -118,6 +126,7 @@ class DynCUDAKernel(_DynKernel):
         except RuntimeError as e:
             return self._failed(inputs, e)
         ins = [t if t.data_ptr() % 16 == 0 else _aligned_copy(t, lay) for t, lay in zip(ins, self.layouts)]
+        ins += self._seed(device)
         outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
         # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
         size = self.compiled.workspace_bytes

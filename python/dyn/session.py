@@ -20,6 +20,7 @@ class Session:
         self.eager_graphs = []             # GraphRuns of graphs run eagerly (the last EAGER_GRAPHS_KEPT)
         self.run_only = 0                  # depth of `with dyn.run():`
         self.eager_ok = {}                 # ops/core.py eager_accepts: eager's answers by dtypes and ranks
+        self.autocast_plans = {}           # capture/autocast.py: the casts autocast makes, by op and arguments
         self.resume_origins = {}           # resume code -> (original code, prologue bytes) (capture/resume.py)
         self.code_info = weakref.WeakKeyDictionary()  # code -> its disassembly (capture/interpreter/frame.py)
         self.runners = {}                  # device type -> runner factory added by backends.register_runner
@@ -37,6 +38,7 @@ class Session:
         self.last_graphs.clear()
         self.eager_graphs.clear()
         self.eager_ok.clear()
+        self.autocast_plans.clear()
 
     def count(self, key, n=1):
         self.counters[key] += n

@@ -89,8 +89,8 @@ def ex_str(x):
     return y + len(str(y))
 
 
-def ex_diagonal(x):
-    return x.sin().diagonal() + 1
+def ex_alias(x):
+    return torch.ops.aten.alias(x.sin()) + 1
 
 
 def ex_t_(x):
@@ -117,6 +117,66 @@ def ex_user_ctx(x):
 def ex_autocast(x):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         return x @ x
+
+
+def ex_autocast_print(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ x
+        print("y")
+        return (y @ x).float().sum(0)
+
+
+class Counting:
+    """A user context manager whose state the block reads."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def __enter__(self):
+        self.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        return False
+
+
+def ex_user_ctx_print(x):
+    y = x.sin()
+    with Counting() as c:
+        z = y * 2
+        print("z")
+        z = z + c.depth
+    return z.cos()
+
+
+@contextlib.contextmanager
+def _scaled(k):
+    yield k * 2
+
+
+def ex_contextmanager(x):
+    with _scaled(3) as k:
+        y = x.sin() * k
+    return y + 1
+
+
+def ex_set_grad_enabled(x):
+    with torch.set_grad_enabled(False):
+        y = x.sin()
+    return y + 1
+
+
+def ex_set_grad_enabled_call(x):
+    torch.set_grad_enabled(False)
+    y = x.sin()
+    torch.set_grad_enabled(True)
+    return y + 1
+
+
+def ex_inference_mode(x):
+    with torch.inference_mode():
+        return x.sin() + 1
 
 
 class BackwardHook(nn.Module):
@@ -163,10 +223,12 @@ EXAMPLES = [
     ("deepcopy", ex_deepcopy, 2, "__reduce_ex__", 2, True),
     ("C function", ex_getpid, 2, "call to unsupported function getpid", 2, True),
     ("str of a tensor", ex_str, 2, "str() of a tensor", 2, True),
-    ("view without a graph op", ex_diagonal, 2, "returns a view of its argument", 1, False),
+    ("view without a graph op", ex_alias, 2, "returns a view of its argument", 1, False),
     ("t_", ex_t_, 2, "changes the shape or layout", 1, False),
-    ("user context manager", ex_user_ctx, 1, "with statement (Ctx)", 1, False),
-    ("autocast", ex_autocast, 0, "autocast", 1, False),
+    ("print in a user context manager", ex_user_ctx_print, 1, "the rest of the frame runs eagerly", 0, False),
+    ("print under autocast", ex_autocast_print, 2, "print", 2, True),
+    ("set_grad_enabled as a call", ex_set_grad_enabled_call, 0, "torch.set_grad_enabled() called as a function",
+     1, False),
     ("backward hook", BackwardHook(), 2, "module backward hooks", 2, True),
     ("in a loop", ex_loop, 0, "graph break inside a loop", 0, False),
     ("in a try", ex_try, 1, "the rest of the frame runs eagerly", 0, False),
@@ -193,3 +255,32 @@ def test_break_example(name, fn, graphs, reason, td_graphs, td_breaks):
         t = td.explain(fn)(x)
     td.reset()
     assert (t.graph_count, bool(t.break_reasons)) == (td_graphs, td_breaks)
+
+
+# Examples that no longer break (docs/capture.md's table says so): one graph, no break reason, eager's
+# result; TorchDynamo's graph count beside dyn's.
+TRACED = [
+    ("user context manager", ex_user_ctx, 1, 1),
+    ("@contextlib.contextmanager", ex_contextmanager, 1, 1),
+    ("autocast", ex_autocast, 1, 1),
+    ("set_grad_enabled block", ex_set_grad_enabled, 1, 1),
+    ("inference_mode block", ex_inference_mode, 1, 1),
+]
+
+
+@pytest.mark.parametrize("name,fn,graphs,td_graphs", TRACED, ids=[e[0] for e in TRACED])
+def test_traced_example(name, fn, graphs, td_graphs):
+    x = torch.randn(4, 4)
+    e = dyn.explain(fn, backend="eager")(x)
+    assert (e.graph_count, [r["reason"] for r in e.break_reasons]) == (graphs, [])
+    want = fn(x)
+    got = dyn.compile(fn, backend="eager")(x)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want)
+
+    import torch._dynamo as td
+    td.reset()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        t = td.explain(fn)(x)
+    td.reset()
+    assert (t.graph_count, bool(t.break_reasons)) == (td_graphs, False)

@@ -202,3 +202,105 @@ def test_break_inside_nullcontext_resumes_inside_the_block(capsys):
     assert out == "inside\n"
     assert [g.ops() for g in graphs_of(cf)] == [["sin", "constant", "mul"], ["constant", "add", "constant", "mul"]]
     assert dyn.explain(in_nullcontext, backend="eager")(x).graph_count == td_graph_count(in_nullcontext, x) == 2
+
+
+# -- with torch.autocast(...), torch.set_grad_enabled(...), torch.inference_mode(), user context managers --
+def in_autocast(x, w):
+    y = x.sin()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = x @ w
+        note("inside", torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
+        b = a @ w  # bfloat16 (cast by autocast after the resume too)
+        with torch.autocast("cpu", enabled=False):
+            c = b.float() @ w
+            note("off", torch.is_autocast_enabled("cpu"))
+            d = c @ w  # float32
+        e = torch.cat([d, b])  # promote: float32
+    return a, b, c, d, e, y @ w, torch.is_autocast_enabled("cpu")
+
+
+def test_break_inside_autocast_resumes_inside_the_block(capsys):
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 4), torch.randn(4, 4)
+    cf, out = run_both(capsys, in_autocast, x, w)
+    assert out == "inside True torch.bfloat16\noff False\n"  # the call is made under the block's autocast
+    got, want = cf(x, w), in_autocast(x, w)
+    assert [t.dtype for t in got[:6]] == [t.dtype for t in want[:6]] == \
+        [torch.bfloat16, torch.bfloat16, torch.float32, torch.float32, torch.float32, torch.float32]
+    for g, t in zip(got[:6], want[:6]):
+        assert torch.equal(g, t)
+    assert got[6] is want[6] is False
+    assert dyn.explain(in_autocast, backend="eager")(x, w).graph_count == td_graph_count(in_autocast, x, w) == 3
+
+
+def in_grad_blocks(x):
+    with torch.set_grad_enabled(False):
+        y = x * 2
+        note("sge", torch.is_grad_enabled())
+        y = y + 1
+    with torch.inference_mode():
+        z = x * 3
+        note("inference", torch.is_inference_mode_enabled())
+        z = z + 1
+    return y, z, x * 4
+
+
+def test_break_inside_set_grad_enabled_and_inference_mode_resumes_inside(capsys):
+    x = torch.randn(4, requires_grad=True)
+    cf, out = run_both(capsys, in_grad_blocks, x)
+    assert out == "sge False\ninference True\n"
+    got, want = cf(x), in_grad_blocks(x)
+    assert [(t.requires_grad, t.is_inference()) for t in got] == \
+        [(t.requires_grad, t.is_inference()) for t in want] == [(False, False), (False, True), (True, False)]
+    # mul | add, mul | add, mul (TorchDynamo: 4)
+    assert dyn.explain(in_grad_blocks, backend="eager")(x).graph_count == 3 == td_graph_count(in_grad_blocks, x) - 1
+
+
+class Scaled:
+    """A user context manager: __enter__ and __exit__ traced, their attribute writes replayed."""
+
+    def __init__(self, k):
+        self.k, self.active = k, 0
+
+    def __enter__(self):
+        self.active += 1
+        return self.k
+
+    def __exit__(self, *exc):
+        self.active -= 1
+        return False
+
+
+SCALED = Scaled(3.0)
+
+
+def in_user_ctx(x):
+    with SCALED as k:
+        y = x * k + SCALED.active
+    with Scaled(2.0) as j:
+        y = y * j
+    return y, SCALED.active
+
+
+def in_user_ctx_break(x):
+    y = x.sin()
+    with SCALED as k:
+        z = y * k
+        note("inside", SCALED.active)
+        z = z + SCALED.active
+    return z, SCALED.active
+
+
+def test_user_context_managers_are_traced(capsys):
+    x = torch.randn(4)
+    cf, out = run_both(capsys, in_user_ctx, x)
+    assert SCALED.active == 0 and cf(x)[1] == 0
+    # one graph (TorchDynamo, given these managers, skips the frame: 0)
+    assert dyn.explain(in_user_ctx, backend="eager")(x).graph_count == 1 and td_graph_count(in_user_ctx, x) == 0
+    # a break inside the block: its __exit__ is a real method, so the rest of the frame runs eagerly from
+    # the break, inside the block (TorchDynamo skips the whole frame: 0 graphs)
+    cf, out = run_both(capsys, in_user_ctx_break, x)
+    assert out == "inside 1\n" and SCALED.active == 0
+    assert [g.ops() for g in graphs_of(cf)] == [["sin", "constant", "mul"]]
+    assert cf.breaks[0]["reason"].endswith("(the rest of the frame runs eagerly)")
+    assert td_graph_count(in_user_ctx_break, x) == 0

@@ -2053,7 +2053,7 @@ def test_mut_masked_assignment_integer_tensor(backend, fullgraph):
 
 
 def index_tensor_assign(x, i):
-    x[i] = 0.0  # an integer-tensor index (scatter): not captured
+    x[i] = 0.0  # an integer-tensor index: index_put, a graph.scatter
     return x * 2
 
 
@@ -2063,9 +2063,12 @@ def mask_assign_per_element_values(x, v):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_mut_index_assignment_not_captured(backend):
-    with pytest.raises(dyn.Unsupported, match="tensor index"):
-        dyn.compile(index_tensor_assign, backend=backend, fullgraph=True)(torch.randn(5), torch.tensor([0, 2]))
+def test_mut_index_assignment(backend):
+    x, i = torch.randn(5), torch.tensor([0, -2])
+    want = x.clone()
+    index_tensor_assign(want, i)
+    dyn.compile(index_tensor_assign, backend=backend, fullgraph=True)(x, i)  # captured whole
+    torch.testing.assert_close(x, want)
     run_mut(index_tensor_assign, lambda: (torch.randn(5), torch.tensor([0, 2])), backend)
     x = torch.tensor([1.0, -1.0, 2.0, -3.0])
     with pytest.raises(dyn.Unsupported, match="per selected element"):

@@ -107,7 +107,9 @@ def test_explain():
     assert "data-dependent" in str(out)
     out = dyn.explain(lambda x, y: x.sin() + y)(torch.randn(3), torch.randn(3))
     assert out.graph_count == 1 and out.ops_per_graph[0] == ["sin", "add"]
-    assert len(out.out_guards) == 3 and "default dtype" in out.out_guards[2]
+    # the two arguments, the default dtype, and the autocast state ops on float tensors depend on
+    assert len(out.out_guards) == 4 and "default dtype" in out.out_guards[2]
+    assert out.out_guards[3] == "autocast state (cpu): is (False, torch.bfloat16)"
 
 
 def test_returns_input_object_and_constants():

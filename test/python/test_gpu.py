@@ -331,3 +331,59 @@ def test_stochastic_depth_draws_eager_numbers(backend):
         got = [g(x) for _ in range(3)]
     for a, b in zip(ref, got):
         assert torch.equal(a, b)
+
+
+class _AmpBlock(torch.nn.Module):
+    """Ops of each CUDA autocast list: linear/bmm (float16/bfloat16), layer_norm/exp/softmax/sum/mse_loss
+    (float32, softmax and sum without a cast: fp32_set_opt_dtype), addcmul (promote)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(32, 32)
+        self.ln = torch.nn.LayerNorm(32)
+
+    def forward(self, x):
+        h = self.lin(x)
+        n = self.ln(h)
+        s = torch.bmm(h, n.transpose(1, 2)).softmax(-1)
+        return h, n, s, h.exp(), h.sum(-1), torch.addcmul(n, h, x), F.mse_loss(h, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_autocast_cuda_casts_as_eager(dtype):
+    """torch.autocast("cuda") captured with PyTorch's casts (capture/autocast.py): the eager backend
+    gives eager's dtypes and values, the dyn backend eager's dtypes within a rounding of the autocast
+    dtype; gradients through the eager backend are eager's (within that rounding)."""
+    torch.manual_seed(0)
+    m = _AmpBlock().cuda()
+    x = torch.randn(4, 8, 32, device="cuda")
+
+    def step(mod, x):
+        with torch.autocast("cuda", dtype=dtype):
+            return mod(x)
+    with torch.no_grad():
+        want = step(m, x)
+        assert [w.dtype for w in want] == [dtype, torch.float32, torch.float32, torch.float32, torch.float32,
+                                           torch.float32, torch.float32]
+        ex = dyn.explain(step, backend="eager")(m, x)
+        assert (ex.graph_count, ex.break_reasons) == (1, [])
+        for backend in ("eager", "dyn"):
+            got = dyn.compile(step, backend=backend)(m, x)
+            assert [g.dtype for g in got] == [w.dtype for w in want]
+            for g, w in zip(got, want):
+                # the eager backend: a rounding of the result's own dtype (float32 computed from a
+                # converted half tensor, where eager's sum/softmax read the half tensor: other kernels);
+                # dyn's compiler: a rounding of the autocast dtype
+                eps = torch.finfo(w.dtype if backend == "eager" else dtype).eps
+                torch.testing.assert_close(g, w, rtol=eps, atol=eps * float(w.abs().max()))
+    loss = lambda mod, x: sum(o.float().sum() for o in step(mod, x))  # noqa: E731
+    want = loss(m, x)
+    want.backward()
+    grads = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    got = dyn.compile(loss, backend="eager")(m, x)
+    got.backward()
+    eps = torch.finfo(dtype).eps
+    torch.testing.assert_close(got, want, rtol=eps, atol=eps * float(want.detach().abs()))
+    for p, g in zip(m.parameters(), grads):
+        torch.testing.assert_close(p.grad, g, rtol=eps, atol=eps * float(g.abs().max()))

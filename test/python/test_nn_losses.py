@@ -136,3 +136,19 @@ def test_distances_and_nn_functions(device):
             (lambda x: F.channel_shuffle(x, 2), (_r(2, 6, 3, device=device, grad=False),))):
         dyn.reset()
         _compare(fn, *args, grad=any(t.requires_grad for t in args))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_causal_lm_shifted_labels(device):
+    """transformers' ForCausalLMLoss: labels shifted with F.pad(value=-100) and sliced, so the class index
+    is computed in the graph; its range is checked from the inputs before each run (no graph break)."""
+    def f(logits, labels):
+        labels = F.pad(labels, (0, 1), value=-100)
+        shift = labels[..., 1:].contiguous().view(-1)
+        return F.cross_entropy(logits.view(-1, 10).float(), shift, ignore_index=-100)
+    lg = torch.randn(2, 5, 10, device=device)
+    lb = torch.randint(0, 10, (2, 5), device=device)
+    _compare(f, lg, lb)
+    g = dyn.compile(f, backend="dyn")
+    with pytest.raises(IndexError):
+        g(lg, lb.masked_fill(lb == lb[0, 2], 10))

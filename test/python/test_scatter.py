@@ -76,3 +76,51 @@ def test_out_of_range_raises_as_eager():
             fn(x, torch.tensor(bad), s)
         with pytest.raises(IndexError):  # dyn's, as for gather: "an index is outside [0, 4)"
             c(x, torch.tensor(bad), s)
+
+
+def test_setitem_with_index_tensors_and_lists():
+    def f(x, i, j):
+        y = x.clone()
+        y[i, :, j] = 5.0           # separated index tensors: eager moves their dims to the front
+        y[:, [0, 2]] = y[:, [2, 0]] * 2
+        y[[1, 0], 1] = torch.ones(4)
+        return y, y[(0, 1), (1, 2)], y[:, :, (0, 3)]
+    x = torch.randn(2, 3, 4)
+    i, j = torch.tensor([1, -2]), torch.tensor([[3], [0]])
+    for g, w in zip(_native(f, x, i, j), f(x, i, j)):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_modes(mode):
+    F = torch.nn.functional
+    w = torch.randn(7, 3)
+    idx = torch.tensor([1, 3, 3, 0, 6, 2, 5])
+    offsets = torch.tensor([0, 2, 2, 5])  # an empty bag
+    def f(w, idx, offsets):
+        return (F.embedding_bag(idx, w, offsets, mode=mode, padding_idx=3),
+                F.embedding_bag(idx, w, offsets, mode="sum", include_last_offset=True),
+                F.embedding_bag(idx.reshape(7, 1), w, mode=mode))
+    for g, wnt in zip(_native(f, w, idx, offsets), f(w, idx, offsets)):
+        torch.testing.assert_close(g, wnt)
+
+
+def test_masked_scatter_and_histc():
+    def f(x, m, s):
+        return torch.masked_scatter(x, m, s), torch.histc(x, 7), torch.histc(x, 4, -0.5, 0.5)
+    x, s = torch.randn(6, 5), torch.randn(40)
+    m = x > 0.3
+    for g, w in zip(_native(f, x, m, s), f(x, m, s)):
+        torch.testing.assert_close(g, w)
+
+
+def test_histc_infinite_range_raises_as_eager():
+    f = lambda x: torch.histc(x, 3)  # noqa: E731
+    c = dyn.compile(f, backend="dyn")
+    x = torch.tensor([0.0, 1.0, 2.0])
+    torch.testing.assert_close(c(x), f(x))
+    x = torch.tensor([0.0, float("inf"), 2.0])
+    with pytest.raises(RuntimeError):
+        f(x)
+    with pytest.raises(IndexError):  # dyn's check before the kernel (the range as an index)
+        c(x)

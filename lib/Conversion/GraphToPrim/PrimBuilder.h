@@ -88,6 +88,8 @@ void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void populateRearrangePatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateScatterPatterns(mlir::RewritePatternSet &patterns);
+// Random ops (GraphRandomOps.td).
+void populateRandomPatterns(mlir::RewritePatternSet &patterns);
 // Pointwise math and special functions (GraphSpecialOps.td).
 void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
 

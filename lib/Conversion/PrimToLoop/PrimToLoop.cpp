@@ -235,6 +235,8 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
       visit(op->getOperand(0), remapIndex<DepSet>(op, deps, ix));
       return;
     }
+    if (isa<prim::PhiloxOp>(op)) // reads its 0-d seed, at no index
+      return visit(op->getOperand(0), {});
     if (auto g = dyn_cast<prim::GatherOp>(op)) {
       // The input's index along `dim` is the index tensor's value there.
       visit(g.getIndex(), deps);
@@ -494,6 +496,8 @@ private:
       return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
     if (auto g = dyn_cast<prim::GatherOp>(op))
       return emitGather(g, idx, level);
+    if (auto philox = dyn_cast<prim::PhiloxOp>(op))
+      return emitPhilox(philox, idx, level);
     SmallVector<Value> operands;
     for (Value operand : op->getOperands())
       operands.push_back(emit(operand, idx));
@@ -545,6 +549,66 @@ private:
       scopes.push_back(std::move(s));
     levels[reduce.getResult()] = level;
     return reduce.getResult();
+  }
+
+  /// Philox-4x32-10 (Random123's philox4x32_10) at the element's row-major
+  /// linear index: key (seed lo, seed hi), counter (index lo, index hi,
+  /// offset lo, offset hi); 32-bit products through i64 so that every
+  /// target computes the same bits.
+  Value emitPhilox(prim::PhiloxOp op, ArrayRef<Value> idx, unsigned level) {
+    Value seed = emit(op.getSeed(), {});
+    unsigned at = std::max(level, levelOf(seed));
+    OpBuilder::InsertionGuard guard(b);
+    setInsertion(at);
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto c32 = [&](uint32_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr((int32_t)v));
+    };
+    auto c64 = [&](uint64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr((int64_t)v));
+    };
+    auto low = [&](Value v) -> Value { return arith::TruncIOp::create(b, loc, i32, v); };
+    auto high = [&](Value v) -> Value {
+      return arith::TruncIOp::create(b, loc, i32, arith::ShRUIOp::create(b, loc, v, c64(32)));
+    };
+    ArrayRef<int64_t> shape = tensorType(op.getResult()).getShape();
+    Value linear = c64(0);
+    int64_t stride = 1;
+    for (int64_t i = shape.size() - 1; i >= 0; --i) {
+      if (shape[i] != 1) {
+        Value term = arith::IndexCastOp::create(b, loc, i64, idx[i]);
+        if (stride != 1)
+          term = arith::MulIOp::create(b, loc, term, c64(stride));
+        linear = arith::AddIOp::create(b, loc, linear, term);
+      }
+      stride *= shape[i];
+    }
+    uint64_t offset = op.getOffset();
+    Value ctr[4] = {low(linear), high(linear), c32((uint32_t)offset), c32((uint32_t)(offset >> 32))};
+    Value key[2] = {low(seed), high(seed)};
+    auto mulhilo = [&](uint32_t m, Value x, Value &hi, Value &lo) {
+      Value p = arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, x), c64(m));
+      lo = low(p);
+      hi = high(p);
+    };
+    for (int round = 0; round < 10; ++round) {
+      if (round) {
+        key[0] = arith::AddIOp::create(b, loc, key[0], c32(0x9E3779B9u));
+        key[1] = arith::AddIOp::create(b, loc, key[1], c32(0xBB67AE85u));
+      }
+      Value hi0, lo0, hi1, lo1;
+      mulhilo(0xD2511F53u, ctr[0], hi0, lo0);
+      mulhilo(0xCD9E8D57u, ctr[2], hi1, lo1);
+      Value x0 = arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, hi1, ctr[1]), key[0]);
+      Value x2 = arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, hi0, ctr[3]), key[1]);
+      ctr[0] = x0;
+      ctr[1] = lo1;
+      ctr[2] = x2;
+      ctr[3] = lo0;
+    }
+    Value r = ctr[op.getWord()];
+    levels[r] = at;
+    return r;
   }
 
   /// Loads the index, wraps a negative one (Python's x[-1]) and clamps it

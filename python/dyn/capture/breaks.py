@@ -1,11 +1,13 @@
 """Graph breaks: what the code after a break needs (markers for the call, the stack and the locals, and
 the resume points) and the runner that runs a graph, makes the call or store Python must make, and calls
 the resume function of the rest of the frame."""
+import contextlib
+
 import torch
 
 from ..errors import Unsupported
 from . import resume
-from .interpreter.control import GradModeExit, NoExit
+from .interpreter.control import AutocastExit, GradModeExit, NoExit
 from .marks import _ITER_TYPES, Marker, unmark
 from .paths import _gatherer
 from .runners import _rebuilder
@@ -36,13 +38,19 @@ class _Break:
             kind, obj, name, value = br.store
             self.store = (kind, obj if kind in ("global", "delglobal") else mark(obj), name, mark(value))
         self.slots, self.stack = [], []
+        self.autocast = []  # the autocast (inference mode) blocks of the break, outermost first: the call is made in them
         for v in br.stack:
             if v is NULL:
                 self.slots.append(resume.NULL_SLOT)
             elif isinstance(v, GradModeExit):  # inside `with torch.no_grad()`: the resume enters it again
-                self.slots.append("g1" if v.enabled else "g0")
+                self.slots.append("im" if v.inference else "g1" if v.enabled else "g0")
+                if v.inference:
+                    self.autocast.append("im")
             elif isinstance(v, NoExit):  # inside `with contextlib.nullcontext()`: entered again likewise
                 self.slots.append("nc")
+            elif isinstance(v, AutocastExit):  # inside `with torch.autocast(...)`: entered again likewise
+                self.slots.append(v.slot())
+                self.autocast.append(v.slot())
             elif isinstance(v, _ITER_TYPES):
                 self.slots.append(resume.ITER_SLOT)
                 self.stack.append(tuple(mark(x) for x in v))  # the rest of the loop; consumed here
@@ -80,7 +88,7 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
     rebuild = _rebuilder(tmpl)
     resumes = [None] * len(brk.targets)
     call, store, stack, local_marks, mode = brk.call, brk.store, brk.stack, brk.locals, brk.grad_mode
-    effects = brk.effects
+    effects, autocast = brk.effects, brk.autocast
 
     def resume_at(k, args):
         if resumes[k] is None:
@@ -109,10 +117,14 @@ def _break_runner(cf, tr, tmpl, kernel, brk):
         if effects:
             replay(effects, state, args, memo)
         if call is not None:
-            if mode is None:
+            if mode is None and not autocast:
                 vals.append(cf._call_through(fn, cargs, ckw))
-            else:  # made inside the frame's `with torch.no_grad()` block, which the resume enters again
-                with torch.set_grad_enabled(mode):
+            else:  # made inside the frame's `with torch.no_grad()` (autocast) blocks, which the resume enters again
+                with contextlib.ExitStack() as blocks:
+                    for s in autocast:
+                        blocks.enter_context(resume.with_factory(s)())
+                    if mode is not None:
+                        blocks.enter_context(torch.set_grad_enabled(mode))
                     vals.append(cf._call_through(fn, cargs, ckw))
         elif store is not None:
             if kind == "global":

@@ -451,11 +451,29 @@ class _Segment:
             cf.graphs.append((self.graph, kernel, None))
             cf._report(self.graph, *classify(kernel, self.graph, examples, cf._backend_name, cf._custom))
         kernel = _select(kernel, self.graph, self.tr.index_bounds)
+        if kernel is not None and self.tr.outer_autocast():
+            kernel = _autocast_off(kernel, self.tr.outer_autocast())
         if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel, self.tr.effects)
         else:
             self.runner = _break_runner(cf, self.tr, self.tmpl, kernel, self.brk)
 
+
+
+def _autocast_off(kernel, device_types):
+    """A graph captured under the caller's autocast holds autocast's casts as graph ops: it runs with
+    autocast off (the eager backend's ops would be cast again: an `autocast(enabled=False)` block inside
+    must stay float32)."""
+    def run(*inputs):
+        prev = [torch.is_autocast_enabled(d) for d in device_types]
+        for d in device_types:
+            torch.set_autocast_enabled(d, False)
+        try:
+            return kernel(*inputs)
+        finally:
+            for d, p in zip(device_types, prev):
+                torch.set_autocast_enabled(d, p)
+    return run
 
 
 def _frame_function(fn):

@@ -8,6 +8,7 @@ always run it; dyn.compile wraps it like any other function, so it is captured o
 again where needed) or runs eagerly when capture fails. The same idea as TorchDynamo's resume_at
 functions, for CPython 3.11 and 3.12."""
 import contextlib
+import functools
 import dis
 import sys
 import types
@@ -31,7 +32,15 @@ CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 # block (or of a `with contextlib.nullcontext()`) the resume point is inside (the prologue enters a new
 # such block: nothing is passed)
 VALUE, NULL_SLOT, ITER_SLOT = "v", "n", "i"
-WITH_SLOTS = {"g0": torch.no_grad, "g1": torch.enable_grad, "nc": contextlib.nullcontext}
+WITH_SLOTS = {"g0": torch.no_grad, "g1": torch.enable_grad, "nc": contextlib.nullcontext, "im": torch.inference_mode}
+
+
+def with_factory(slot):
+    """The context manager factory (called with no arguments) of a with-block slot, else None: a grad-mode
+    block, nullcontext, or ("ac", device type, enabled, dtype, cache enabled): torch.autocast."""
+    if type(slot) is tuple and slot[0] == "ac":
+        return functools.partial(torch.autocast, slot[1], dtype=slot[3], enabled=slot[2], cache_enabled=slot[4])
+    return WITH_SLOTS.get(slot) if type(slot) is str else None
 
 
 def _instructions(co):
@@ -187,9 +196,9 @@ def resume_code(co, target, slots, live_names, origins=None):
     consts = co.co_consts
     with_const = {}
     for s in slots:
-        if s in WITH_SLOTS and s not in with_const:
+        if with_factory(s) is not None and s not in with_const:
             with_const[s] = len(consts)
-            consts = consts + (WITH_SLOTS[s],)
+            consts = consts + (with_factory(s),)
     shaped = co.replace(co_varnames=varnames, co_nlocals=len(varnames),
                         co_argcount=len(stack_names) + len(live_names), co_posonlyargcount=0,
                         co_kwonlyargcount=0, co_flags=co.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
@@ -210,7 +219,7 @@ def resume_code(co, target, slots, live_names, origins=None):
         if s == NULL_SLOT:
             _emit(pro, "PUSH_NULL")
             continue
-        if s in WITH_SLOTS:  # with torch.no_grad(): entered again; its __exit__ stays on the stack
+        if s in with_const:  # with torch.no_grad(): entered again; its __exit__ stays on the stack
             _emit(pro, "PUSH_NULL")
             _emit(pro, "LOAD_CONST", with_const[s])
             _emit_call(pro, 0)

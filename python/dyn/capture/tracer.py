@@ -1,5 +1,6 @@
 """The Tracer: the state of one capture. The graph being built, its inputs and the sources they were read
 from, what the traced code read (guards), created, mutated, and where earlier tries broke."""
+import functools
 import types
 from collections import OrderedDict
 
@@ -8,6 +9,7 @@ import torch
 from ..errors import Unsupported
 from ..graph import Graph
 from ..ops import Ops, TensorVar
+from .autocast import global_state
 from .guards import Is, Structure, TypeIs
 from .side_effects import SideEffects
 from .paths import _in_argument, _same_source, _source_str
@@ -43,6 +45,8 @@ class Tracer:
         self.reads_grad_mode = False  # the graph depends on the caller's grad mode (guarded when set)
         self.requires_grad_memo = {}  # caller's grad mode -> {node: requires grad} (ops.tensor.node_requires_grad)
         self.grad_modes = []  # grad mode set by the `with torch.no_grad()/enable_grad()` blocks entered
+        self.inference_blocks = []  # per grad-mode block entered: whether it is `torch.inference_mode()`
+        self.autocast_modes = []  # (device type, enabled, dtype, cache enabled) of the autocast blocks entered
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.offset_guards = []  # (input index, storage offset): as_strided read the input's real offset
         self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)
@@ -62,6 +66,26 @@ class Tracer:
         if what not in self.state_reads:
             self.state_reads[what] = (getter, getter())
         return self.state_reads[what][1]
+
+    def autocast_state(self, device_type):
+        """(enabled, dtype) of autocast for a device type where the traced code runs: its innermost
+        autocast block's for that device type, else the caller's (read, and guarded)."""
+        for m in reversed(self.autocast_modes):
+            if m[0] == device_type:
+                return m[1], m[2]
+        return self.read_state(f"autocast state ({device_type})", functools.partial(global_state, device_type))
+
+    def autocast_cache(self):
+        """Whether autocast's weight cache is on (innermost block's, else the caller's: read, guarded)."""
+        if self.autocast_modes:
+            return self.autocast_modes[-1][3]
+        return self.read_state("autocast cache enabled", torch.is_autocast_cache_enabled)
+
+    def outer_autocast(self):
+        """Device types whose autocast the caller had enabled while capturing (guarded): the graph, whose
+        casts are explicit, runs with it disabled."""
+        return [w.rpartition("(")[2][:-1] for w, (g, v) in self.state_reads.items()
+                if w.startswith("autocast state (") and v[0]]
 
     def grad_enabled(self):
         """The grad mode the traced code runs under: its own with-block's, else the caller's (read)."""

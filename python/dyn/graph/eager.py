@@ -5,7 +5,7 @@ can only be fresh tensors skip the aliasing checks. Ops without a short form the
 import torch
 
 from .. import _ops_generated
-from . import families
+from . import families, random
 from .norms import NORM_OPS, run_norm
 from .opset import EAGER, EXPR, OPS, Operand
 
@@ -16,7 +16,7 @@ _EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
 # ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
 _FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
                                              "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    families.OPS | set(NORM_OPS)
+    families.OPS | set(NORM_OPS) | random.OPS
 
 
 def _attr_values(n):
@@ -64,8 +64,8 @@ def _expr(n, args, ns, k):
 
 
 def _linear_patterns(graph):
-    """nn.Linear as capture decomposes it, matmul(x, permute(w, [1, 0])) (+ b), to be run as eager runs
-    it: F.linear (one addmm, eager's rounding too). Returns ({node: (x, w, b or None)}, nodes folded in)."""
+    """nn.Linear as capture decomposes it, matmul(x, permute(w, [1, 0])) (+ b), N-d inputs flattened to 2-d
+    and the product reshaped back, to be run as eager runs it: F.linear (one addmm, eager's rounding too). Returns ({node: (x, w, b or None)}, nodes folded in)."""
     users, outputs = {}, set(graph.outputs)
     for n in graph.nodes:
         for i in n.inputs:
@@ -75,7 +75,7 @@ def _linear_patterns(graph):
         return len(users.get(n, ())) == 1 and n not in outputs
 
     def same_mode(*ns):
-        return len({n.attrs.get("grad_enabled") for n in ns}) == 1
+        return len({(n.attrs.get("grad_enabled"), n.attrs.get("inference_mode")) for n in ns}) == 1
 
     found, folded = {}, set()
     for m in graph.nodes:
@@ -87,13 +87,24 @@ def _linear_patterns(graph):
             continue
         w = p.inputs[0]
         found[m], folded_here = (x, w, None), {p}
+        out = m
+        # an N-d input, flattened to 2-d and the product reshaped back: F.linear of the N-d input
+        x0 = x.inputs[0] if x.op == "reshape" and single(x) else None
+        r = users[m][0] if single(m) else None
+        if x0 is not None and r is not None and r.op == "reshape" and x0.meta.dim() > 2 and \
+                tuple(r.meta.shape) == tuple(x0.meta.shape[:-1]) + (m.meta.shape[1],) and \
+                tuple(x.meta.shape) == (r.meta.shape[:-1].numel(), x0.meta.shape[-1]) and same_mode(x, m, r):
+            del found[m]
+            found[r] = (x0, w, None)
+            folded_here |= {x, m}
+            out = r
+        m = out
         a = users[m][0] if single(m) else None
         if a is not None and a.op == "add":
             b = a.inputs[1] if a.inputs[0] is m else a.inputs[0]
-            if b is not m and b.meta.dim() == 1 and b.meta.shape[0] == m.meta.shape[1] and \
+            if b is not m and b.meta.dim() == 1 and b.meta.shape[0] == m.meta.shape[-1] and \
                     b.meta.dtype == a.meta.dtype == m.meta.dtype and same_mode(a, m):
-                del found[m]
-                found[a] = (x, w, b)
+                found[a] = (found.pop(m)[0], w, b)
                 folded_here.add(m)
         folded |= folded_here
     return found, folded
@@ -109,11 +120,14 @@ def python_function(graph):
     mode, indent = None, "    "
     for k, n in enumerate(graph.nodes):
         grad = n.attrs.get("grad_enabled")  # ops traced inside `with torch.no_grad()/enable_grad()`
+        if n.attrs.get("inference_mode"):  # ... or `with torch.inference_mode()`
+            grad = "inference"
         if grad != mode:
             mode = grad
             indent = "    " if grad is None else "        "
             if grad is not None:
-                lines.append(f"    with torch.{'enable_grad' if grad else 'no_grad'}():")
+                block = "inference_mode" if grad == "inference" else "enable_grad" if grad else "no_grad"
+                lines.append(f"    with torch.{block}():")
         names[n] = f"v{k}"
         args = [names[i] for i in n.inputs]
         if n in folded:
@@ -217,6 +231,8 @@ def run_node(n, xs):
         return xs[0][a["index"]]
     if op in families.OPS:
         return families.run(n, xs)
+    if op in random.OPS:
+        return random.run(n, xs)
     if op == "gather":  # a negative index counts from the end, as the compiled gather's does
         x, i, d = xs[0], xs[1].long(), a["dim"]
         return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))

@@ -4,7 +4,7 @@ import struct
 
 import torch
 
-from . import families
+from . import families, random
 from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
 
@@ -81,6 +81,8 @@ def _line(n):
         return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
     if op in families.OPS:
         return families.line(n, ins, tys, r, _dims, _literal)
+    if op in random.OPS:
+        return random.line(n, ins, tys, r, _literal)
     if op in NORM_OPS:  # with updated running statistics: three results
         name, rets = n.name, r
         if a.get("results") == 3:
@@ -219,6 +221,8 @@ def _torch_call(n):
 def module_text(graph, func_name="forward"):
     """The graph as a func.func in an MLIR module."""
     args = ", ".join(f"{i.name}: {tensor_type(i.meta)}" for i in graph.inputs)
+    if random.has_random(graph):  # the call's seed, drawn by the runtime (graph/random.py)
+        args += (", " if args else "") + f"{random.SEED}: tensor<i64>"
     rets = ", ".join(tensor_type(o.meta) for o in graph.outputs)
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({rets}) {{"]
     for n in graph.nodes:

@@ -179,7 +179,8 @@ class ShapeOps:
             self._check_computed_index(index.node, lo, n)
 
     _INDEX_OPS = set(UNARY) | set(BINARY) | set(REDUCE) | {
-        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather"}
+        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather",
+        "pad", "flip", "roll"}  # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100)
 
     def _check_computed_index(self, node, lo, hi):
         """An index computed in the graph (T5's relative position buckets, a slice of a position-ids

@@ -17,6 +17,11 @@ def _memory_order(s):
     return order
 
 
+def _positions(x):
+    """The row-major element numbers of x's elements, in x's shape (constant positions)."""
+    return torch.arange(x.meta.numel()).reshape(tuple(x.meta.shape))
+
+
 class ViewOps:
     # -- aliasing: views and in-place updates ------------------------------------------------------
     def fresh_copy(self, x):
@@ -41,6 +46,8 @@ class ViewOps:
             return self.var(self.g.add("detach", [x.node], x.meta))
         if k == "strided":
             return self._strided_value(x, *step[1:])
+        if k == "diagonal":
+            return self.static_take(x, _positions(x).diagonal(*step[1:]))
         return x  # contig
 
     def _replay(self, base, steps):
@@ -149,6 +156,29 @@ class ViewOps:
         flat = self.reshape(self.permute(base, order), (base.meta.numel(),))
         pos = torch.arange(base.meta.numel()).as_strided(size, stride, offset).reshape(-1)
         return self.reshape(self.gather(flat, 0, self.dense(pos)), size)
+
+    # -- reads and writes at constant positions (diagonal views, the *_scatter ops) -----------------------
+    def static_take(self, x, pos):
+        """x's elements at the constant positions pos (x's row-major element numbers, _positions): a gather
+        of the flattened x; the result has pos's shape."""
+        if pos.numel() == 0:
+            return self.full(tuple(pos.shape), False if x.meta.dtype == torch.bool else 0, x.meta.dtype)
+        flat = self.reshape(x, (x.meta.numel(),))
+        return self.reshape(self.gather(flat, 0, self.dense(pos.reshape(-1)), checked=True), tuple(pos.shape))
+
+    def static_put(self, x, pos, src):
+        """A new tensor: x with src (broadcast to pos's shape) written at the constant positions pos. Where
+        each element of x reads from (the last write where positions repeat) is computed now, so the graph
+        gathers: O(x's size), no scatter."""
+        shape, n, m = tuple(x.meta.shape), x.meta.numel(), pos.numel()
+        if n == 0 or m == 0:
+            return self.copy(x)
+        src = self.reshape(self.expand(self.convert(src, x.meta.dtype), tuple(pos.shape)), (m,))
+        inv = torch.full((n,), -1, dtype=torch.int64).scatter_reduce(0, pos.reshape(-1), torch.arange(m), "amax")
+        picked = self.gather(src, 0, self.dense(inv.clamp(min=0)), checked=True)
+        if bool((inv >= 0).all()):
+            return self.reshape(picked, shape)
+        return self.reshape(self.where(self.dense(inv >= 0), picked, self.reshape(x, (n,))), shape)
 
     # -- memory formats: channels_last tensors ------------------------------------------------------------
     _FORMATS = {torch.channels_last: (0, 2, 3, 1), torch.channels_last_3d: (0, 2, 3, 4, 1)}
@@ -309,6 +339,8 @@ class ViewOps:
         k = step[0]
         if k == "strided":
             raise Unsupported("in-place write through an as_strided view")
+        if k == "diagonal":
+            return self.static_put(base, _positions(base).diagonal(*step[1:]), val)
         if k in ("view", "reshape"):
             return self.reshape(val, tuple(base.meta.shape))
         if k == "permute":

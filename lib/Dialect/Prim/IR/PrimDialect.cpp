@@ -64,6 +64,14 @@ LogicalResult IotaOp::verify() {
   return success();
 }
 
+LogicalResult PhiloxOp::verify() {
+  if ((int64_t)getWord() < 0 || (int64_t)getWord() > 3)
+    return emitOpError() << "word " << (int64_t)getWord() << " is not one of the four Philox words (0-3)";
+  if ((int64_t)getOffset() < 0)
+    return emitOpError() << "offset " << (int64_t)getOffset() << " is negative";
+  return success();
+}
+
 LogicalResult BroadcastInDimOp::verify() {
   ArrayRef<int64_t> in = tensorType(getInput()).getShape();
   ArrayRef<int64_t> out = getType().getShape();

@@ -8,6 +8,7 @@ import itertools
 import operator
 import sys
 import types
+import warnings
 from collections import OrderedDict
 
 import torch
@@ -17,13 +18,14 @@ from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
 from ...ops.norms import SUBSTITUTES
 from ...ops.handlers import generic_method
+from ..autocast import cast_arguments
 from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
 from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeric_library
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
                       _is_user_dict_class, holds_internal, is_constant, is_namedtuple)
 from .attributes import _MISSING
-from .control import GradModeExit, NoExit, SymGenerator
+from .control import TRACED_EXITS, SymGenerator, _SetGradEnabled
 from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
 from .operators import OPERATOR_FUNCS
 from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart, TracedException
@@ -36,13 +38,19 @@ _PURE_BUILTINS = {getattr(builtins, n) for n in (
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # torch functions that make a tensor from Python values alone
 _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor", "linspace",
-                        "logspace", "eye", "empty_permuted"})
+                        "logspace", "eye", "empty_permuted", "rand", "randn", "randint", "normal"})
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
 
 
 _CLONE = torch.utils._contextlib._DecoratorContextManager.clone
+# torch's autocast queries -> (device type or None: the first argument, index in (enabled, dtype))
+_AUTOCAST_QUERIES = {torch.is_autocast_enabled: (None, 0), torch.get_autocast_dtype: (None, 1)}
+for _name, _dev, _what in (("is_autocast_cpu_enabled", "cpu", 0), ("get_autocast_cpu_dtype", "cpu", 1),
+                           ("get_autocast_gpu_dtype", "cuda", 1)):
+    if hasattr(torch, _name):
+        _AUTOCAST_QUERIES[getattr(torch, _name)] = (_dev, _what)
 
 
 def _compiler_queries():
@@ -97,7 +105,10 @@ class CallOps:
             vals = args[len(args) - len(names):]
             args = args[:len(args) - len(names)]
             kwargs = dict(zip(names, vals))
-        self.push(self.call_or_break(inst, fn, args, kwargs))
+        r = self.call_or_break(inst, fn, args, kwargs)
+        if type(r) is _SetGradEnabled and self.insts[self.index_of[inst.offset] + 1].opname != "BEFORE_WITH":
+            self.fail("torch.set_grad_enabled() called as a function (it sets the grad mode at once)")
+        self.push(r)
 
     def call_or_break(self, inst, fn, args, kwargs):
         """In the top frame with breaks allowed, a call dyn cannot capture (print, .item(), numpy, a user
@@ -147,6 +158,10 @@ class CallOps:
         if fn is operator.getitem and len(args) == 2 and not kwargs:
             return self.subscr(*args)  # obj[idx] (BINARY_SUBSCR in the top frame comes here)
         if isinstance(fn, BoundTensorMethod):
+            targs, kwargs = cast_arguments(self, None, [fn.tensor] + list(args), kwargs, method=fn.name)
+            if targs[0] is not fn.tensor:
+                fn = BoundTensorMethod(targs[0], fn.name)
+            args = targs[1:]
             if fn.name not in METHODS:
                 return generic_method(tr.ops, fn.tensor, fn.name, tuple(args), kwargs)
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
@@ -176,6 +191,11 @@ class CallOps:
             return self.zero_arg_super()
         if isinstance(fn, type) and (_is_user_class(fn) or _is_user_dict_class(fn)):
             return self.instantiate(fn, args, kwargs)
+        if fn is torch.set_grad_enabled and len(args) + len(kwargs) == 1 and \
+                type((list(args) + list(kwargs.values()))[0]) is bool and set(kwargs) <= {"mode"}:
+            return _SetGradEnabled((list(args) + list(kwargs.values()))[0])  # entered by `with` (control.py)
+        if isinstance(fn, type) and issubclass(fn, torch.amp.autocast_mode.autocast):
+            return self.make_autocast(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, torch.nn.Module) and (fn.__module__ or "").startswith("torch.nn."):
             return self.make_torch_module(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
@@ -197,6 +217,7 @@ class CallOps:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
                     and fn.__name__ not in _FACTORIES:
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
+            args, kwargs = cast_arguments(self, fn, args, kwargs)
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
             self.fail("method of a real tensor")
@@ -211,6 +232,10 @@ class CallOps:
         if isinstance(fn, types.MethodType) and fn.__func__ is _CLONE and type(fn.__self__) in (
                 torch.no_grad, torch.enable_grad):
             return type(fn.__self__)()  # @torch.no_grad() on a function: its decorate_context clones it
+        if isinstance(fn, types.MethodType) and fn.__func__ is torch.inference_mode.clone and not args:
+            return torch.inference_mode(fn.__self__.mode)  # @torch.inference_mode(): a new one, entered
+        if isinstance(fn, types.MethodType) and fn.__func__ is torch.set_grad_enabled.clone and not args:
+            return _SetGradEnabled(fn.__self__.mode)  # its __init__ would set the grad mode now
         if not args and not kwargs and _hashable(fn):
             queries = tr.compiler_queries
             if queries is None:
@@ -285,12 +310,18 @@ class CallOps:
                    torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
         if fn is torch.is_grad_enabled:
             return tr.grad_enabled()
-        if isinstance(fn, (GradModeExit, NoExit)):
+        if isinstance(fn, TRACED_EXITS):
             return fn.exit()
-        if fn is torch.is_autocast_enabled:  # global state: read, and guarded
-            v = fn(*args)
-            tr.guard_global(functools.partial(fn, *args), f"autocast enabled{tuple(args)}", v)
-            return v
+        if _hashable(fn) and fn in _AUTOCAST_QUERIES and not kwargs and all(type(a) is str for a in args):
+            # autocast state: the traced blocks', else the caller's (read, and guarded)
+            dev, what = _AUTOCAST_QUERIES[fn]
+            if dev is None:
+                dev = args[0] if args else "cuda"
+            return tr.autocast_state(dev)[what]
+        if fn is torch.is_inference_mode_enabled and not args and not kwargs:
+            return any(tr.inference_blocks) or tr.read_state("inference mode", torch.is_inference_mode_enabled)
+        if fn is torch.is_autocast_cache_enabled and not args and not kwargs:
+            return tr.autocast_cache()
         if pure:
             if fn in (min, max, sum, sorted) and len(args) >= 1 and id(args[0]) in tr.created and \
                     not isinstance(args[0], (list, tuple)):
@@ -326,7 +357,12 @@ class CallOps:
                     not _real_container(args[0]):
                 # the real function would see dyn's placeholders (truth of a tensor, its repr, its id...)
                 self.fail(f"{_callable_name(fn)}() of a tensor or of a value made while capturing")
-            r = fn(*args, **kwargs)
+            try:
+                r = fn(*args, **kwargs)
+            except StopIteration as e:
+                if fn is not next:
+                    raise
+                raise TracedException(StopIteration(*e.args))  # next() of an exhausted iterator, as eager raises it
             if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
                 self._created(r)  # containers, iterators and views over traced values
             return r
@@ -426,6 +462,30 @@ class CallOps:
         elif args or kwargs:
             self.fail(f"{cls.__name__}() takes no arguments")
         return obj
+
+    def make_autocast(self, cls, args, kwargs):
+        """torch.autocast(...) (torch.amp.autocast, torch.cuda.amp.autocast, torch.cpu.amp.autocast): made
+        now from constant arguments, a dtype or cache flag left out taken from the traced code's autocast
+        state (as autocast.__init__ takes it from the current state); entered by `with` (control.py)."""
+        if not all(is_constant(a) for a in list(args) + list(kwargs.values())):
+            self.fail(f"{cls.__name__}() with arguments that are not constants")
+        try:
+            ba = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        except TypeError as e:
+            self.fail(f"{cls.__name__}(): {e}")
+        ba.apply_defaults()
+        a = dict(ba.arguments)
+        a.pop(next(iter(a)))  # self
+        if "device_type" in a and a.get("dtype", 0) is None and isinstance(a["device_type"], str):
+            a["dtype"] = self.tr.autocast_state(a["device_type"])[1]
+        if a.get("cache_enabled", 0) is None:
+            a["cache_enabled"] = self.tr.autocast_cache()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # torch.cuda.amp.autocast is deprecated
+                return cls(**a)
+        except (RuntimeError, ValueError, AssertionError) as e:
+            self.fail(f"{cls.__name__}(): {e}")  # eager raises
 
     def make_torch_module(self, cls, args, kwargs):
         """torch.nn's module made inside forward (`loss_fct = CrossEntropyLoss()`): made now from constant

@@ -7,6 +7,7 @@ import torch
 
 from ...ops import TensorVar
 from ..guards import Structure
+from ..origins import is_traced_code
 from ..values import Opaque
 from .signals import PY312, GraphBreak, TracedException, _Return, _Yield
 
@@ -197,7 +198,7 @@ class ControlOps:
 
     def op_WITH_EXCEPT_START(self, inst):
         exit_fn = self.stack[-4]
-        if not isinstance(exit_fn, (GradModeExit, NoExit)):
+        if not isinstance(exit_fn, TRACED_EXITS):
             self.fail("exception through a with block")
         exit_fn.exit()
         self.push(False)  # a grad-mode block does not swallow the exception
@@ -215,6 +216,32 @@ class ControlOps:
             self.push(NoExit())
             self.push(mgr.enter_result)
             return
+        if isinstance(mgr, torch.amp.autocast_mode.autocast):
+            if not isinstance(mgr.device, str) or not hasattr(mgr, "_cache_enabled"):
+                self.fail("with statement (autocast made in script mode)")
+            self.push(AutocastExit(self.tr, mgr.device, bool(mgr._enabled), mgr.fast_dtype, bool(mgr._cache_enabled)))
+            self.push(mgr)  # __enter__ returns the autocast object
+            return
+        if type(mgr) is _SetGradEnabled:  # with torch.set_grad_enabled(mode): (calls.py)
+            self.push(GradModeExit(self.tr, mgr.mode))
+            self.push(None)
+            return
+        if type(mgr) is torch.inference_mode:
+            if mgr.mode:  # ops made inside run under inference mode (the eager backend's too)
+                self.push(GradModeExit(self.tr, False, inference=True))
+            else:
+                self.push(NoExit())  # inference_mode(False) outside inference mode: nothing changes
+            self.push(None)
+            return
+        enter, exit_ = getattr(type(mgr), "__enter__", None), getattr(type(mgr), "__exit__", None)
+        if isinstance(enter, types.FunctionType) and isinstance(exit_, types.FunctionType) and (
+                is_traced_code(enter) and is_traced_code(exit_) or
+                type(mgr) is contextlib._GeneratorContextManager):
+            # a user context manager (a class with __enter__/__exit__, a @contextlib.contextmanager
+            # generator): both traced; a break inside the block runs the rest of the frame eagerly there
+            self.push(types.MethodType(exit_, mgr))
+            self.push(self.call(enter, [mgr], {}))
+            return
         if type(mgr) not in (torch.no_grad, torch.enable_grad):
             self.fail(f"with statement ({type(mgr).__name__})")
         self.push(GradModeExit(self.tr, type(mgr) is torch.enable_grad))
@@ -225,15 +252,44 @@ class ControlOps:
 class GradModeExit:
     """The __exit__ of a traced grad-mode block: the ops made inside are marked with its mode."""
 
-    def __init__(self, tracer, enabled):
+    def __init__(self, tracer, enabled, inference=False):
         self.tr, self.enabled, self.outer = tracer, enabled, tracer.graph.mode_attrs
+        self.inference = inference
         tracer.grad_modes.append(enabled)
+        tracer.inference_blocks.append(inference)
         tracer.graph.mode_attrs = {**self.outer, "grad_enabled": enabled}
+        if inference:
+            tracer.graph.mode_attrs["inference_mode"] = True
 
     def exit(self):
         self.tr.grad_modes.pop()
+        self.tr.inference_blocks.pop()
         self.tr.graph.mode_attrs = self.outer
 
+
+
+class _SetGradEnabled:
+    """torch.set_grad_enabled(mode) made by the traced code, used as a with block (calls.py: its __init__
+    would set the grad mode at once; as a plain call it is not captured)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+
+class AutocastExit:
+    """The __exit__ of a traced `with torch.autocast(...)` block: the calls made inside apply autocast's
+    casts (capture/autocast.py) for its device type, dtype and enabled flag."""
+
+    def __init__(self, tracer, device_type, enabled, dtype, cache):
+        self.tr, self.device, self.enabled, self.dtype, self.cache = tracer, device_type, enabled, dtype, cache
+        tracer.autocast_modes.append((device_type, enabled, dtype, cache))
+
+    def exit(self):
+        self.tr.autocast_modes.pop()
+
+    def slot(self):
+        """How a resume function enters the block again (resume.py)."""
+        return ("ac", self.device, self.enabled, self.dtype, self.cache)
 
 
 class NoExit:
@@ -268,3 +324,6 @@ class SymGenerator:
             return r.value
         self.done = True
         raise StopIteration(r)  # with the generator's return value (`x = yield from gen()`)
+
+
+TRACED_EXITS = (GradModeExit, NoExit, AutocastExit)  # with blocks whose __exit__ capture traces

@@ -12,7 +12,7 @@ from ..tracer import Tracer
 from .attributes import AttrOps
 from .building import BuildOps
 from .calls import CallOps
-from .control import ControlOps, GradModeExit, NoExit
+from .control import TRACED_EXITS, ControlOps
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
@@ -89,7 +89,7 @@ class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, T
             k = self.index_of.get(e[2])
             if k is None or k + 1 >= len(self.insts) or self.insts[k].opname != "PUSH_EXC_INFO" or \
                     self.insts[k + 1].opname != "WITH_EXCEPT_START" or not 0 < e[3] <= len(self.stack) or \
-                    not isinstance(self.stack[e[3] - 1], (GradModeExit, NoExit)):
+                    not isinstance(self.stack[e[3] - 1], TRACED_EXITS):
                 return True  # a try, or a with block of another context manager
             # a traced with block: where an exception leaving its __exit__ goes (the handler's cleanup)
             # is covered by the next enclosing handler, if any

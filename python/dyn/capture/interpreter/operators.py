@@ -7,6 +7,7 @@ import torch
 
 from ...ops import TensorVar
 from ...ops.handlers import getitem, inplace, metas
+from ..autocast import cast_arguments
 from ..origins import is_torch_code
 from ..values import Opaque, _contains_real_tensor, _contains_tensor, holds_internal, is_constant
 from .control import SymGenerator
@@ -39,6 +40,8 @@ class OperatorOps:
     def binary(self, sym, a, b):
         if isinstance(a, TensorVar) or isinstance(b, TensorVar):
             o = self.tr.ops
+            if sym in _BINOPS:
+                (a, b), _ = cast_arguments(self, _BINOPS[sym], [a, b], {})  # under autocast: its casts
             if sym in _TENSOR_BINOPS:
                 return o.binary(_TENSOR_BINOPS[sym], a, b)
             if sym == "@":

@@ -5,12 +5,15 @@ never traced into, except torch.nn's modules and torch.backends' switches; inste
 node for an op (ops/torch_call.py). The "am I being compiled/scripted/traced" queries and global state
 (autocast) are answered in calls.py."""
 import os
+import types
 
 import torch
+import torch.utils._contextlib
 
 from ...ops import METHODS, TensorVar
 from ...ops.handlers import generic_call, generic_method
 from ...ops.norms import SUBSTITUTES
+from ..autocast import cast_arguments
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
 
@@ -28,6 +31,12 @@ _COMPOSITES = frozenset({"multi_head_attention_forward"})
 # wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops), and
 # compositions of ops written in Python: torch.masked's reductions and normalizations (torch.masked._ops)
 # and torch.signal.windows' window functions
+# @torch.autocast(...), @torch.no_grad(), @torch.inference_mode() ... on a function: their wrappers
+# (`with autocast_instance: return func(...)`, `with ctx_factory(): return func(...)`) are traced
+_CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decorator,
+                                          torch.utils._contextlib.context_decorator)
+                              for c in f.__code__.co_consts if isinstance(c, types.CodeType) and
+                              c.co_name in ("decorate_autocast", "decorate_context"))
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
                                                                  os.path.join("testing", "_internal"), "masked",
                                                                  os.path.join("signal", "windows")))
@@ -44,7 +53,7 @@ class TorchFunctionCalls:
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)
-        if f.startswith(_TRACED_FILES):
+        if f.startswith(_TRACED_FILES) or fn.__code__ in _CONTEXT_WRAPPERS:
             return self.inline(fn, args, kwargs)
         if fn.__qualname__.startswith("Tensor.") and args and isinstance(args[0], TensorVar):
             return self.call(BoundTensorMethod(args[0], fn.__name__), list(args[1:]), kwargs)
@@ -53,6 +62,7 @@ class TorchFunctionCalls:
                 getattr(torch.nn.functional, name, None) is fn:
             if name.startswith("_") or name in _COMPOSITES:
                 return self.inline(fn, args, kwargs)
+            args, kwargs = cast_arguments(self, fn, args, kwargs)
             return generic_call(self.tr.ops, fn, args, kwargs)
         if f.startswith(os.path.join(_TORCH_DIR, "nn", "functional.py")) and name.startswith("_"):
             return self.inline(fn, args, kwargs)  # a private helper of torch.nn.functional's ops
@@ -67,11 +77,13 @@ class TorchFunctionCalls:
             return False  # plain tensors and Parameters (the only tensors captured) have no override
         objclass = getattr(fn, "__objclass__", None)
         if objclass is not None and args and isinstance(args[0], TensorVar):  # torch.Tensor.add(x, y)
+            args, kwargs = cast_arguments(self, None, list(args), kwargs, method=fn.__name__)
             if fn.__name__ in METHODS:
                 return METHODS[fn.__name__](self.tr.ops, args[0], *args[1:], **kwargs)
             return generic_method(self.tr.ops, args[0], fn.__name__, tuple(args[1:]), kwargs)
         if not is_torch_op_builtin(fn):
             self.fail(f"call to unsupported torch function {_name(fn)}")
+        args, kwargs = cast_arguments(self, fn, args, kwargs)
         return generic_call(self.tr.ops, fn, args, kwargs)
 
     def torch_assert(self, fn, args, kwargs):

@@ -7,7 +7,6 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import _out, inplace
-from .generic import generic_call
 from ..._ops_generated import HANDLERS
 from ..norms import batch_norm_counted
 
@@ -29,16 +28,6 @@ F_H["log_softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax
 F_H["linear"] = lambda o, x, w, b=None: o.linear(x, w, b)
 F_H["layer_norm"] = lambda o, x, shape, weight=None, bias=None, eps=1e-5: o.layer_norm(x, shape, weight, bias, eps)
 F_H["rms_norm"] = lambda o, x, shape, weight=None, eps=None: o.rms_norm(x, shape, weight, eps)
-
-
-def _dropout(o, x, p=0.5, training=True, inplace=False):
-    if training and p > 0:
-        # random: a seeded torch_call node, run in program order so that it draws eager's numbers
-        return generic_call(o, F.dropout, (x,), dict(p=p, training=True, inplace=inplace))
-    return x
-
-
-F_H["dropout"] = _dropout
 
 
 def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,

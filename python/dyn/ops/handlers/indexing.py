@@ -54,9 +54,75 @@ def _take_several(o, x, d, tensors):
     return o.reshape(r, shape[:d] + bshape + shape[d + k:])
 
 
+def _int_list(i):
+    """A list or tuple of ints (nested: of such), numpy's index array, as a tensor; else None."""
+    if not isinstance(i, (list, tuple)) or not i:
+        return None
+    try:
+        t = torch.tensor(i)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return t if t.dtype == torch.int64 else None
+
+
+def _literal_arrays(o, idx):
+    """Lists and tuples of ints inside an index tuple (x[(0, 2), 1], x[:, [0, 3]]) and a list index (x[[0, 2]])
+    are integer index arrays (numpy's rule): constant tensors."""
+    if isinstance(idx, list):
+        t = _int_list(idx)
+        return idx if t is None else o.dense(t)
+    if isinstance(idx, tuple):
+        out = []
+        for i in idx:
+            t = _int_list(i)
+            out.append(i if t is None else o.dense(t))
+        return tuple(out)
+    return idx
+
+
+def _is_index_array(i):
+    return isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64)
+
+
+def _basic_first(o, x, idx, permute=True):
+    """x[idx] with integer index arrays among ints, slices, None and ... (x[..., t], x[None, t], x[t, 1:3],
+    x[1, :, t], x[t, :, u]): (x', idx') where x' is x with the basic part applied (ints select, slices
+    narrow, None adds a size-1 dim: a view) and idx' only the index arrays and full slices, with the same
+    result (torch's rules: the basic items act on their own dims first, ints included). With permute, index
+    arrays on dims that are not adjacent come first: x' is then permuted so that they are."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    if not any(_is_index_array(i) for i in items):
+        return x, idx
+    if any(isinstance(i, TensorVar) and not _is_index_array(i) for i in items):
+        return x, idx  # a boolean mask: the callers' rules
+    real = sum(1 for i in items if i is not None and i is not Ellipsis)
+    full = []
+    for i in items:
+        full += [slice(None)] * (x.meta.dim() - real) if i is Ellipsis else [i]
+    if any(not (_is_index_array(i) or i is None or isinstance(i, (slice, int))) or isinstance(i, bool)
+           for i in full):
+        return x, idx  # anything else: the callers' rules
+    basic = tuple(slice(None) if _is_index_array(i) else i for i in full)
+    if any(i is None or i != slice(None) for i in basic):
+        x = o.view_op(x, ("getitem", basic))
+    rest = [slice(None) if i is None else (i if _is_index_array(i) else slice(None)) for i in full
+            if not isinstance(i, int)]
+    rest += [slice(None)] * (x.meta.dim() - len(rest))
+    dims = [d for d, i in enumerate(rest) if _is_index_array(i)]
+    if permute and dims != list(range(dims[0], dims[0] + len(dims))):  # separated: their dims go first
+        others = [d for d in range(x.meta.dim()) if d not in dims]
+        x = o.permute(x, dims + others)
+        rest = [rest[d] for d in dims] + [slice(None)] * len(others)
+    while rest and not _is_index_array(rest[-1]):
+        rest.pop()
+    return x, tuple(rest)
+
+
 def getitem(o, x, idx):
-    """x[idx]: basic indexing is a view; integer tensors on adjacent dims (x[t], x[:, t], x[b, k]) gather
-    a copy."""
+    """x[idx]: basic indexing is a view; integer tensors (after the basic items are applied: _basic_first)
+    gather a copy."""
+    idx = _literal_arrays(o, idx)
+    x, idx = _basic_first(o, x, idx)
     found = _int_tensor_index(idx)
     if found is not None:
         o.check(x)
@@ -122,12 +188,37 @@ def _mask_setitem(o, x, mask, value):
              (mask,))
 
 
+def _index_setitem(o, x, idx, value):
+    """x[t0, :, t1] = value with integer index tensors (and full slices): index_put, written in place."""
+    from .scatter import index_put  # scatter's handlers build on these; imported here to keep them apart
+    o.check(x)
+    x, idx = _basic_first(o, x, idx, permute=False)  # x[1, t] = v: index_put on the view x[1]
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for i in items:
+        if not (isinstance(i, TensorVar) and i.meta.dtype in (torch.int32, torch.int64) or
+                isinstance(i, slice) and i == slice(None)):
+            raise Unsupported("index assignment with a tensor index mixed with a boolean mask")
+    indices = [i if isinstance(i, TensorVar) else None for i in items]
+    if isinstance(value, TensorVar):
+        v = o.convert(value, x.meta.dtype)
+    elif isinstance(value, (int, float, bool)):
+        if not x.meta.dtype.is_floating_point and not math.isfinite(value):
+            raise Unsupported(f"{value} assigned into an integer tensor")
+        v = o.full((), value, x.meta.dtype)
+    else:
+        raise Unsupported(f"index assignment of a {type(value).__name__}")
+    # eager casts value to x's dtype; index_put checks that it broadcasts to the indexed shape
+    new = index_put(o, x, indices, v, False)
+    o.mutate(x, new, (value,) + tuple(i for i in items if isinstance(i, TensorVar)))
+
+
 def setitem(o, x, idx, value):
     """x[idx] = value: copies value into the view x[idx]."""
     if isinstance(idx, TensorVar) and idx.meta.dtype == torch.bool:
         return _mask_setitem(o, x, idx, value)
+    idx = _literal_arrays(o, idx)
     if _tensors(idx):
-        raise Unsupported("index assignment with a tensor index")
+        return _index_setitem(o, x, idx, value)
     view = getitem(o, x, idx)
     shape, dtype = tuple(view.meta.shape), view.meta.dtype
     if isinstance(value, TensorVar) and (value is view or (

@@ -9,6 +9,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import inplace, metas
+from .reductions import H as REDUCTIONS
 
 H = {}  # name -> handler
 METHODS = {}  # in-place Tensor methods
@@ -198,7 +199,9 @@ def index_put(o, x, indices, values, accumulate=False):
     flattened into one, a scatter along it at the linear index."""
     o.check(x)
     indices = list(indices)
-    meta = _meta("index_put", torch.index_put, x, tuple(indices), values, accumulate)
+    # None (a full slice) only comes from x[t0, :, t1] = v, checked by the caller (torch.index_put takes none)
+    meta = _meta("index_put", torch.index_put, x, tuple(indices), values, accumulate) \
+        if all(i is not None for i in indices) else x.meta
     if any(isinstance(i, TensorVar) and i.meta.dtype in (torch.bool, torch.uint8) for i in indices):
         return _mask_put(o, x, indices, values, accumulate)
     if x.meta.dim() == 0:
@@ -391,6 +394,133 @@ def _unsafe_masked_index_put_accumulate(o, x, mask, indices, values):
     return o.reshape(scatter_node(o, flat, d, idx, v, "sum", True, checked=True), shape)
 
 
+_MASKED_SCATTER_MAX = 1 << 16  # elements: the running count is an O(n^2) masked scan (docs/op_families.md)
+
+
+def _masked_scatter(o, x, mask, source):
+    """x where ~mask; at the k-th True position (row-major, x and mask broadcast) source's k-th element: the
+    running count of the mask (a cumsum) gathers from source. Source must have an element per position
+    (else eager raises when it runs short: unsupported)."""
+    o.check(x, mask, source)
+    meta = _meta("masked_scatter", torch.masked_scatter, x, mask, source)
+    if mask.meta.dtype != torch.bool or source.meta.dtype != x.meta.dtype:
+        raise Unsupported("masked_scatter with a non-bool mask or a source of another dtype (eager raises)")
+    shape = tuple(meta.shape)
+    n = meta.numel()
+    if n == 0:
+        return o.full(shape, 0, x.meta.dtype)
+    if source.meta.numel() < n:
+        raise Unsupported("masked_scatter with fewer source elements than positions (eager raises if the mask "
+                          "selects more than it holds: known only at run time)")
+    if n > _MASKED_SCATTER_MAX:
+        raise Unsupported(f"masked_scatter of more than {_MASKED_SCATTER_MAX} elements (its running count is "
+                          "quadratic here)")
+    src = o.reshape(source, (source.meta.numel(),))
+    if mask.meta.numel() == 1:  # every position or none: source's first n elements where the mask is set
+        first = o.reshape(o.slice(src, 0, 0, n, 1), shape)
+        return o.where(o.reshape(mask, (1,) * len(shape)), first, o.expand(x, shape))
+    m = o.reshape(o.expand(mask, shape), (n,))
+    k = o.binary("sub", REDUCTIONS["cumsum"](o, o.convert(m, torch.int64), 0), 1)
+    k = o.binary("maximum", k, 0)
+    picked = o.gather(src, 0, k, checked=True)
+    return o.reshape(o.where(m, picked, o.reshape(o.expand(x, shape), (n,))), shape)
+
+
+def _embedding_bag(o, input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """F.embedding_bag: each bag's rows of weight combined by a scatter into zeros (include_self False, so an
+    empty bag stays 0, eager's): along the bag index of every entry, -1 (nothing written) for padding_idx
+    and entries after include_last_offset's last offset. A 2-D input's rows are the bags."""
+    o.check(input, weight)
+    if max_norm is not None:
+        raise Unsupported("embedding_bag with max_norm (renormalizes weight in place)")
+    kw = dict(offsets=metas(offsets), mode=mode, per_sample_weights=metas(per_sample_weights),
+              include_last_offset=include_last_offset, padding_idx=padding_idx)
+    meta = _meta("embedding_bag", torch.nn.functional.embedding_bag, input, weight, **kw)
+    if input.meta.dtype not in _INDEX_DTYPES or mode not in ("sum", "mean", "max"):
+        raise Unsupported(f"embedding_bag with a {input.meta.dtype} input or mode={mode!r}")
+    if include_last_offset and mode != "sum":
+        # eager's mean and max then take the last bag to the input's end, its sum to the last offset
+        raise Unsupported(f"embedding_bag with include_last_offset and mode={mode!r}")
+    num, dim = weight.meta.shape
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += num
+    shape = tuple(meta.shape)
+    if input.meta.dim() == 2:
+        bags, per = input.meta.shape
+        flat = o.reshape(input, (bags * per,))
+        bag = o.dense(torch.arange(bags).repeat_interleave(per))
+        psw = None if per_sample_weights is None else o.reshape(per_sample_weights, (bags * per,))
+    else:
+        o.check(offsets)
+        flat, psw = input, per_sample_weights
+        n = input.meta.shape[0]
+        bags = shape[0]
+        offs = o.convert(offsets, torch.int64)
+        o.check_index_range(o.slice(offs, 0, 0, 1, 1), 1, wraps=False)  # offsets[0] must be 0 (eager raises)
+        pos = o.dense(torch.arange(n).reshape(n, 1))
+        nb = offsets.meta.shape[0]
+        started = o.binary("le", o.reshape(offs, (1, nb)), pos)  # [n, offsets]: offset j <= position i
+        bag = o.binary("sub", o.reduce("sum", o.convert(started, torch.int64), 1), 1)
+        if include_last_offset:  # entries at or after the last offset belong to no bag
+            bag = o.where(o.binary("lt", bag, bags), bag, -1)
+    n = flat.meta.shape[0]
+    if n == 0 or bags == 0:
+        return o.full(shape, 0, weight.meta.dtype)
+    o.check_index_range(flat, num, wraps=False)
+    rows = o.index_select(weight, 0, flat, checked=True)  # [n, dim]
+    if psw is not None:
+        rows = o.binary("mul", rows, o.reshape(psw, (n, 1)))
+    if padding_idx is not None:
+        bag = o.where(o.binary("eq", flat, padding_idx), -1, bag)
+    idx = o.expand(o.reshape(bag, (n, 1)), (n, dim))
+    zeros = o.full(shape, 0, weight.meta.dtype)
+    kind = {"sum": "sum", "mean": "mean", "max": "amax"}[mode]
+    return scatter_node(o, zeros, 0, idx, o.convert(rows, weight.meta.dtype), kind, False, checked=True)
+
+
+def _histc(o, x, bins=100, min=0, max=0, *, out=None):
+    """Counts of x's elements per equal-width bin of [min, max] (both 0: x's own min and max, widened by 1
+    where equal): eager's bin (elt - min) * bins / (max - min) truncated, max in the last bin, elements
+    outside or NaN in none; a scatter of ones (an element in no bin gets index -1: nothing written)."""
+    o.check(x)
+    meta = _meta("histc", torch.histc, x, bins, min, max)
+    if out is not None:
+        raise Unsupported("histc with out=")
+    if not x.meta.dtype.is_floating_point:
+        raise Unsupported("histc of an integer tensor (eager raises)")
+    dt = x.meta.dtype
+    v = o.reshape(x, (x.meta.numel(),))
+    if min == max:
+        if x.meta.numel() == 0:
+            lo, hi = o.full((), min - 1 if min == max else min, dt), o.full((), max + 1, dt)
+        else:
+            lo, hi = o.reduce("amin", v, 0), o.reduce("amax", v, 0)
+            # eager raises for an infinite (or NaN) range: checked before every run, as an index
+            finite = o.binary("logical_and", o.binary("eq", o.binary("sub", lo, lo), 0),
+                              o.binary("eq", o.binary("sub", hi, hi), 0))
+            o.check_index_range(o.where(finite, 0, 1), 1, wraps=False)
+            same = o.binary("eq", lo, hi)
+            lo = o.where(same, o.binary("sub", lo, 1), lo)
+            hi = o.where(same, o.binary("add", hi, 1), hi)
+    else:
+        lo, hi = o.full((), min, dt), o.full((), max, dt)
+    if x.meta.numel() == 0:
+        return o.full(tuple(meta.shape), 0, dt)
+    pos = o.convert(o.binary("div", o.binary("mul", o.binary("sub", v, lo), bins), o.binary("sub", hi, lo)),
+                    torch.int64)
+    pos = o.where(o.binary("eq", v, hi), bins - 1, pos)
+    inside = o.binary("logical_and", o.binary("ge", v, lo), o.binary("le", v, hi))
+    pos = o.where(inside, pos, -1)
+    ones = o.full((x.meta.numel(),), 1, dt)
+    return scatter_node(o, o.full((bins,), 0, dt), 0, pos, ones, "sum", False, checked=True)
+
+
+H["masked_scatter"] = _masked_scatter
+H["histc"] = _histc
+F_SCATTER = {"embedding_bag": _embedding_bag}
+
+
 H["scatter"] = _scatter
 H["scatter_add"] = _scatter_add
 H["scatter_reduce"] = _scatter_reduce
@@ -416,5 +546,5 @@ def _inplace_of(name):
 
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_reduce", "index_fill",
-           "index_put", "put"):
+           "index_put", "put", "masked_scatter"):
     METHODS[_n + "_"] = _inplace_of(_n)

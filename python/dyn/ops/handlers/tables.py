@@ -5,7 +5,8 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, factories, indexing, rearrange, reductions, scatter, shapes, take_along, views
+from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
+    take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
@@ -17,7 +18,8 @@ from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
-     **take_along.H, **scatter.H}
+     **take_along.H, **scatter.H, **matrix.H,
+     **compositions.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -26,12 +28,21 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D}.items():
+for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D, **scatter.F_SCATTER}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(TORCH_D)
+# random ops (handlers/random.py)
+for _name, _h in random.H.items():
+    TORCH_FUNCS[getattr(torch, _name)] = _h
+for _name, _h in random.F_R.items():
+    TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
+for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
+    TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
+for _name, _h in compositions.FFT.items():
+    TORCH_FUNCS[getattr(torch.fft, _name)] = _h
 for _name, _h in LINALG_LA.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 TORCH_FUNCS[torch.norm] = reductions.NORM
@@ -100,6 +111,9 @@ METHODS.update(rearrange.METHODS, norm=reductions.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)
+METHODS["__getitem__"] = indexing.getitem
+METHODS["dist"] = TORCH_D[torch.dist]
+METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
 METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
                                                                              dtype or x.meta.dtype)
 

@@ -719,6 +719,9 @@ include "dyn/Dialect/Graph/IR/GraphNormOps.td"
 // Scatter: writes at computed indices (scatter*, index_add/copy/fill/reduce, index_put, put).
 include "dyn/Dialect/Graph/IR/GraphScatterOps.td"
 
+// Random ops (Philox): random, bernoulli, dropout.
+include "dyn/Dialect/Graph/IR/GraphRandomOps.td"
+
 // Pointwise math and special functions (torch.special), in a file of their own.
 include "dyn/Dialect/Graph/IR/GraphSpecialOps.td"
 

@@ -155,6 +155,25 @@ def Prim_IotaOp : Prim_Op<"iota"> {
   let hasVerifier = 1;
 }
 
+// Random bits (GraphToPrim/Random.cpp builds the distributions from them).
+def Prim_PhiloxOp : Prim_Op<"philox"> {
+  let summary = "Philox-4x32-10 random bits per element";
+  let description = [{
+    Element `i` (row-major linear index) is word `word` (0-3) of the
+    Philox-4x32-10 block of key `(seed & 0xffffffff, seed >> 32)` and counter
+    `(i & 0xffffffff, i >> 32, offset & 0xffffffff, offset >> 32)` (Salmon et
+    al., "Parallel random numbers: as easy as 1, 2, 3"; Random123's
+    philox4x32_10). A pure function of (seed, offset, index): integer
+    arithmetic that gives the same bits on every target.
+  }];
+  let arguments = (ins 0DTensorOf<[I64]>:$seed, I64Attr:$offset, I64Attr:$word);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $seed `offset` $offset `word` $word attr-dict `:` type($seed) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

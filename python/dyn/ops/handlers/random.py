@@ -1,0 +1,277 @@
+"""Handlers of random ops: torch.rand/randn/randint (and _like), torch.normal of numbers, torch.bernoulli,
+Tensor.uniform_/normal_/exponential_/random_(from, to), F.dropout/dropout1d/2d/3d (nn.Dropout*). Each records
+graph.random / graph.bernoulli / graph.dropout (graph/random.py: the compiled graph draws Philox numbers
+from a seed taken from torch's generator at each call; the eager backend runs PyTorch's op). Forms whose
+eager numbers these cannot reproduce on the eager backend (a generator argument, a non-contiguous
+destination) are left to the generic node."""
+import torch
+import torch.nn.functional as F
+
+from ...errors import Unsupported
+from ...graph.random import next_offset
+from .common import _check_device, _out, _shape_args, inplace
+from .generic import generic_call
+
+H = {}        # torch.<name>
+METHODS = {}  # Tensor.<name>
+F_R = {}      # torch.nn.functional.<name>
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_INTS = (torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def _node(o, op, inputs, shape, dtype, callee, **attrs):
+    """A random node: its offset distinct in the graph, `seeded` (never dropped unused: eager draws anyway),
+    made on the graph's device by the eager backend."""
+    meta = torch.empty(tuple(shape), dtype=dtype, device="meta")
+    o.g.device = o.tr.device  # made on the graph's device, as constants are (a graph of no inputs has no other)
+    attrs.update(o.g._on_device())
+    return o.node(op, inputs, meta, offset=next_offset(o.g), seeded=True, callee=callee, **attrs)
+
+
+def _random(o, shape, dtype, distribution, a, b, callee):
+    if dtype not in (_FLOATS + _INTS if distribution == "integers" else _FLOATS):
+        raise Unsupported(f"{callee} of dtype {dtype}")
+    if any(d == 0 for d in shape):
+        return o.full(shape, 0, dtype)  # nothing drawn (eager draws nothing either)
+    return _node(o, "random", (), shape, dtype, callee, distribution=distribution, a=float(a), b=float(b))
+
+
+def _plain(generator, layout, pin_memory):
+    if generator is not None:
+        raise Unsupported("random op with a generator argument")
+    if layout not in (None, torch.strided):
+        raise Unsupported(f"random op with layout={layout}")
+
+
+def _factory(distribution, name):
+    def h(o, *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+        _plain(generator, layout, pin_memory)
+        _check_device(o, device)
+        if requires_grad:
+            raise Unsupported(f"torch.{name}(requires_grad=True)")
+        r = _random(o, _shape_args(size), dtype or torch.get_default_dtype(), distribution, 0, 1, f"torch.{name}")
+        return _out(o, out, r)
+    return h
+
+
+H["rand"] = _factory("uniform", "rand")
+H["randn"] = _factory("normal", "randn")
+
+
+def _dense_like(o, x, name):
+    """x's layout is the result's (empty_like keeps it): the graph's row-major numbers are eager's only for a
+    contiguous x."""
+    if not o.dest_shadow(x).is_contiguous():
+        raise Unsupported(f"{name} of a tensor that is not contiguous")
+
+
+def _like(distribution, name):
+    def h(o, x, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+          pin_memory=False, generator=None):
+        o.check(x)
+        _plain(generator, layout, pin_memory)
+        if device is not None:
+            _check_device(o, device)
+        if requires_grad or memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+            raise Unsupported(f"torch.{name} with requires_grad or memory_format")
+        if memory_format is None or memory_format == torch.preserve_format:
+            _dense_like(o, x, name)
+        return _random(o, tuple(x.meta.shape), dtype or x.meta.dtype, distribution, 0, 1, f"torch.{name}")
+    return h
+
+
+H["rand_like"] = _like("uniform", "rand_like")
+H["randn_like"] = _like("normal", "randn_like")
+
+
+def _int_bounds(low, high, dtype, name):
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
+        raise Unsupported(f"{name} with bounds that are not Python ints")
+    if low >= high:
+        raise Unsupported(f"{name} with low >= high (eager raises)")
+    if dtype in _INTS:
+        info = torch.iinfo(dtype)
+        if low < info.min or high - 1 > info.max:
+            raise Unsupported(f"{name}: bounds outside {dtype} (eager raises)")
+    if max(abs(low), abs(high)) >= 2 ** 62:
+        raise Unsupported(f"{name} with bounds of 2**62 or more")
+
+
+def _randint(o, *args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False, size=None, low=None, high=None):
+    """torch.randint(high, size) / randint(low, high, size)."""
+    args = list(args)
+    if size is None and args:
+        size = args.pop()
+    if high is None and args:
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if size is None or high is None or args:
+        raise Unsupported("randint with unexpected arguments")
+    _plain(generator, layout, pin_memory)
+    _check_device(o, device)
+    dtype = dtype or torch.int64
+    _int_bounds(low, high, dtype, "torch.randint")
+    if requires_grad:
+        raise Unsupported("torch.randint(requires_grad=True)")
+    return _out(o, out, _random(o, tuple(size), dtype, "integers", low, high, "torch.randint"))
+
+
+H["randint"] = _randint
+
+
+def _randint_like(o, x, *args, low=None, high=None, dtype=None, layout=None, device=None, requires_grad=False,
+                  memory_format=None, pin_memory=False, generator=None):
+    o.check(x)
+    args = list(args)
+    if high is None and args:
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if high is None or args:
+        raise Unsupported("randint_like with unexpected arguments")
+    _plain(generator, layout, pin_memory)
+    if device is not None:
+        _check_device(o, device)
+    if requires_grad or memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+        raise Unsupported("torch.randint_like with requires_grad or memory_format")
+    if memory_format is None or memory_format == torch.preserve_format:
+        _dense_like(o, x, "randint_like")
+    dtype = dtype or x.meta.dtype
+    _int_bounds(low, high, dtype, "torch.randint_like")
+    return _random(o, tuple(x.meta.shape), dtype, "integers", low, high, "torch.randint_like")
+
+
+H["randint_like"] = _randint_like
+
+
+def _normal(o, *args, **kwargs):
+    """torch.normal(mean, std, size) of Python numbers; tensor means and stds: the generic node."""
+    numbers = len(args) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args[:2])
+    if not numbers or len(args) + ("size" in kwargs) != 3 or len(args) > 3:
+        return generic_call(o, torch.normal, args, kwargs)
+    return _normal_numbers(o, *args, **kwargs)
+
+
+def _normal_numbers(o, mean, std, size, *, generator=None, out=None, dtype=None, layout=None, device=None,
+                    requires_grad=False, pin_memory=False):
+    _plain(generator, layout, pin_memory)
+    _check_device(o, device)
+    if std < 0:
+        raise Unsupported("torch.normal with std < 0 (eager raises)")
+    if requires_grad:
+        raise Unsupported("torch.normal(requires_grad=True)")
+    return _out(o, out, _random(o, tuple(size), dtype or torch.get_default_dtype(), "normal", mean, std,
+                                "torch.normal"))
+
+
+H["normal"] = _normal
+
+
+def _bernoulli(o, x, *args, generator=None, out=None, **kwargs):
+    """torch.bernoulli(p) of a float tensor p; bernoulli(x, p=float) and generators: the generic node."""
+    if args or kwargs or generator is not None or x.meta.dtype not in _FLOATS:
+        return generic_call(o, torch.bernoulli, (x,) + args, dict(kwargs, generator=generator, out=out))
+    o.check(x)
+    if o.needs_grad(x):
+        raise Unsupported("torch.bernoulli of a tensor that requires grad")
+    if x.meta.numel() == 0:
+        return _out(o, out, o.full(tuple(x.meta.shape), 0, x.meta.dtype))
+    return _out(o, out, _node(o, "bernoulli", (x,), x.meta.shape, x.meta.dtype, "torch.bernoulli"))
+
+
+H["bernoulli"] = _bernoulli
+
+
+def _fill_random(name, distribution, defaults):
+    """Tensor.<name>(a, b): x filled in place with random numbers."""
+    def h(o, x, *args, generator=None, **kwargs):
+        o.check(x)
+        params = list(defaults)
+        keys = {"uniform_": ("from", "to"), "normal_": ("mean", "std"), "exponential_": ("lambd",),
+                "random_": ("from", "to")}[name]
+        for i, v in enumerate(args):
+            params[i] = v
+        for k, v in kwargs.items():
+            if k not in keys:
+                raise Unsupported(f"Tensor.{name}({k}=...)")
+            params[keys.index(k)] = v
+        if generator is not None:
+            raise Unsupported(f"Tensor.{name} with a generator")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in params if v is not None):
+            raise Unsupported(f"Tensor.{name} with parameters that are not numbers")
+        if not o.dest_shadow(x).is_contiguous():
+            raise Unsupported(f"Tensor.{name} of a tensor that is not contiguous")
+        a, b = (params + [0])[:2]
+        dtype = x.meta.dtype
+        if distribution == "integers":
+            if b is None or dtype not in _INTS + _FLOATS:
+                raise Unsupported(f"Tensor.{name} without bounds")
+            _int_bounds(a, b, dtype, f"Tensor.{name}")
+        elif distribution == "uniform" and a > b:
+            raise Unsupported(f"Tensor.{name} with from > to (eager raises)")
+        elif distribution == "normal" and b < 0:
+            raise Unsupported(f"Tensor.{name} with std < 0 (eager raises)")
+        elif distribution == "exponential" and not a > 0:
+            raise Unsupported(f"Tensor.{name} with lambd <= 0 (eager raises)")
+        new = _random(o, tuple(x.meta.shape), dtype, distribution, a, b, f"Tensor.{name}")
+        return inplace(o, x, new, lambda s: getattr(s, name)(*params))
+    return h
+
+
+METHODS["uniform_"] = _fill_random("uniform_", "uniform", [0.0, 1.0])
+METHODS["normal_"] = _fill_random("normal_", "normal", [0.0, 1.0])
+METHODS["exponential_"] = _fill_random("exponential_", "exponential", [1.0])
+METHODS["random_"] = _fill_random("random_", "integers", [0, None])
+
+
+def _dropout_node(o, x, p, fn, feature_dims):
+    """x with elements (or feature maps) zeroed with probability p, the rest scaled by 1/(1-p)."""
+    if p == 1:  # eager: input * 0, no draw
+        return o.binary("mul", x, 0)
+    return _node(o, "dropout", (x,), x.meta.shape, x.meta.dtype, f"F.{fn}", p=float(p),
+                 feature_dims=feature_dims, fn=fn)
+
+
+def _dropout_args(o, x, p, training, name):
+    o.check(x)
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p <= 1:
+        raise Unsupported(f"{name} with p={p!r} (eager raises)")
+    if not isinstance(training, bool):
+        raise Unsupported(f"{name} with training={training!r}")
+    if training and x.meta.dtype not in _FLOATS:
+        raise Unsupported(f"{name} of {x.meta.dtype}")
+
+
+def _dropout(o, x, p=0.5, training=True, inplace_=False, fn="dropout", feature_dims=-1):
+    _dropout_args(o, x, p, training, f"F.{fn}")
+    if not training or p == 0 or x.meta.numel() == 0:
+        return x  # eager returns its input
+    new = _dropout_node(o, x, p, fn, feature_dims)
+    if not inplace_:
+        return new
+    return inplace(o, x, new, lambda s: getattr(F, fn)(s, p, True, True))
+
+
+F_R["dropout"] = lambda o, x, p=0.5, training=True, inplace=False: _dropout(o, x, p, training, inplace)
+H["dropout"] = lambda o, x, p, train: _dropout(o, x, p, train)  # torch.dropout
+
+
+def _feature(fn, batched_rank):
+    """F.dropout1d/2d/3d: one draw per channel, the leading dims of a batched (N, C, ...) input (2) or an
+    unbatched (C, ...) one (1); other ranks eager warns about or rejects: the generic node."""
+    def h(o, x, p=0.5, training=True, inplace=False):
+        o.check(x)
+        rank = x.meta.dim()
+        if rank not in (batched_rank, batched_rank - 1):
+            return generic_call(o, getattr(F, fn), (x,), dict(p=p, training=training, inplace=inplace))
+        return _dropout(o, x, p, training, inplace, fn, 2 if rank == batched_rank else 1)
+    return h
+
+
+F_R["dropout1d"] = _feature("dropout1d", 3)
+F_R["dropout2d"] = _feature("dropout2d", 4)
+F_R["dropout3d"] = _feature("dropout3d", 5)
