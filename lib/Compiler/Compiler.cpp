@@ -326,7 +326,8 @@ struct ArgRef {
 /// A library call between launches (loop.matmul, loop.convolution, ...).
 struct LibraryStep {
   std::string name;
-  std::vector<ArgRef> buffers; // inputs, then the output
+  std::vector<ArgRef> buffers; // inputs, then the outputs
+  int32_t numInputs = 0;
   std::vector<int32_t> dtypes;
   std::vector<std::vector<int64_t>> sizes;
   std::vector<int64_t> params;
@@ -424,9 +425,10 @@ public:
     call.name = step.name.c_str();
     call.device = DYN_DEVICE_CUDA;
     call.stream = stream;
-    call.num_inputs = (int32_t)bufs.size() - 1;
+    call.num_inputs = step.numInputs;
     call.inputs = bufs.data();
-    call.output = &bufs.back();
+    call.num_outputs = (int32_t)bufs.size() - step.numInputs;
+    call.outputs = bufs.data() + step.numInputs;
     call.num_params = (int32_t)step.params.size();
     call.params = step.params.data();
     return callLibrary(call, error);
@@ -520,7 +522,8 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       LibraryStep step;
       step.name = call.getLibraryCallName().str();
       SmallVector<Value> operands = call.getLibraryCallInputs();
-      operands.push_back(call.getLibraryCallOutput());
+      step.numInputs = (int32_t)operands.size();
+      llvm::append_range(operands, call.getLibraryCallOutputs());
       for (Value v : operands) {
         auto it = refs.find(v);
         if (it == refs.end())

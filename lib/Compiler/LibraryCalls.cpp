@@ -86,8 +86,9 @@ extern "C" void dyn_library_call(int64_t name, int64_t descriptor, int64_t buffe
   const int64_t *d = reinterpret_cast<const int64_t *>(descriptor);
   void *const *ptrs = reinterpret_cast<void *const *>(buffers);
   int64_t numInputs = *d++;
-  std::vector<DynBuffer> bufs(numInputs + 1);
-  for (int64_t i = 0; i <= numInputs; ++i) {
+  int64_t numOutputs = *d++;
+  std::vector<DynBuffer> bufs(numInputs + numOutputs);
+  for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
     bufs[i].data = ptrs[i];
     bufs[i].dtype = (int32_t)*d++;
     bufs[i].rank = (int32_t)*d++;
@@ -99,7 +100,8 @@ extern "C" void dyn_library_call(int64_t name, int64_t descriptor, int64_t buffe
   call.device = DYN_DEVICE_CPU;
   call.num_inputs = (int32_t)numInputs;
   call.inputs = bufs.data();
-  call.output = &bufs[numInputs];
+  call.num_outputs = (int32_t)numOutputs;
+  call.outputs = &bufs[numInputs];
   call.num_params = (int32_t)*d++;
   call.params = d;
   std::string error;

@@ -372,6 +372,202 @@ OPS = {
         "prod", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.prod", "Tensor.prod", "aten.prod"), "",
         "free", "reduction", "prim::ReduceProdOp (ReductionToPrim)", ""),
+    "sort": OpDef(
+        "sort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
+        ("torch.sort", "Tensor.sort"), "input, dim=-1, descending=False, stable=False",
+        "meta", "meta", "library call `sort`", ""),
+    "argsort": OpDef(
+        "argsort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
+        ("torch.argsort", "Tensor.argsort"), "input, dim=-1, descending=False, stable=False",
+        "meta", "meta", "library call `argsort`", ""),
+    "msort": OpDef(
+        "msort", "library", ("input",), (),
+        ("torch.msort", "Tensor.msort"), "input",
+        "meta", "meta", "library call `msort`", ""),
+    "topk": OpDef(
+        "topk", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("largest", "bool"), ("sorted", "bool")),
+        ("torch.topk", "Tensor.topk"), "input, k, dim=-1, largest=True, sorted=True",
+        "meta", "meta", "library call `topk`", ""),
+    "kthvalue": OpDef(
+        "kthvalue", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("keepdim", "bool")),
+        ("torch.kthvalue", "Tensor.kthvalue"), "input, k, dim=-1, keepdim=False",
+        "meta", "meta", "library call `kthvalue`", ""),
+    "mode": OpDef(
+        "mode", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
+        ("torch.mode", "Tensor.mode"), "input, dim=-1, keepdim=False",
+        "meta", "meta", "library call `mode`", ""),
+    "median": OpDef(
+        "median", "library", ("input",), (),
+        ("torch.median", "Tensor.median"), "",
+        "meta", "meta", "library call `median`", ""),
+    "median_dim": OpDef(
+        "median_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
+        ("torch.median", "Tensor.median"), "",
+        "meta", "meta", "library call `median_dim`", ""),
+    "nanmedian": OpDef(
+        "nanmedian", "library", ("input",), (),
+        ("torch.nanmedian", "Tensor.nanmedian"), "",
+        "meta", "meta", "library call `nanmedian`", ""),
+    "nanmedian_dim": OpDef(
+        "nanmedian_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
+        ("torch.nanmedian", "Tensor.nanmedian"), "",
+        "meta", "meta", "library call `nanmedian_dim`", ""),
+    "quantile": OpDef(
+        "quantile", "library", ("input", "q"), (("has_dim", "bool"), ("dim", "i64"), ("keepdim", "bool"), ("interpolation", "str"), ("ignore_nan", "bool")),
+        ("torch.quantile", "Tensor.quantile"), "",
+        "meta", "meta", "library call `quantile`", ""),
+    "linalg_cholesky": OpDef(
+        "linalg_cholesky", "library", ("A",), (("upper", "bool"),),
+        ("torch.linalg.cholesky",), "A, *, upper=False",
+        "meta", "meta", "library call `linalg_cholesky`", ""),
+    "cholesky": OpDef(
+        "cholesky", "library", ("input",), (("upper", "bool"),),
+        ("torch.cholesky", "Tensor.cholesky"), "input, upper=False",
+        "meta", "meta", "library call `cholesky`", ""),
+    "linalg_cholesky_ex": OpDef(
+        "linalg_cholesky_ex", "library", ("A",), (("upper", "bool"), ("check_errors", "bool")),
+        ("torch.linalg.cholesky_ex",), "A, *, upper=False, check_errors=False",
+        "meta", "meta", "library call `linalg_cholesky_ex`", ""),
+    "linalg_inv": OpDef(
+        "linalg_inv", "library", ("A",), (),
+        ("torch.linalg.inv", "torch.inverse", "Tensor.inverse"), "A",
+        "meta", "meta", "library call `linalg_inv`", ""),
+    "linalg_inv_ex": OpDef(
+        "linalg_inv_ex", "library", ("A",), (("check_errors", "bool"),),
+        ("torch.linalg.inv_ex",), "A, *, check_errors=False",
+        "meta", "meta", "library call `linalg_inv_ex`", ""),
+    "linalg_solve": OpDef(
+        "linalg_solve", "library", ("A", "B"), (("left", "bool"),),
+        ("torch.linalg.solve",), "A, B, *, left=True",
+        "meta", "meta", "library call `linalg_solve`", ""),
+    "linalg_solve_ex": OpDef(
+        "linalg_solve_ex", "library", ("A", "B"), (("left", "bool"), ("check_errors", "bool")),
+        ("torch.linalg.solve_ex",), "A, B, *, left=True, check_errors=False",
+        "meta", "meta", "library call `linalg_solve_ex`", ""),
+    "linalg_solve_triangular": OpDef(
+        "linalg_solve_triangular", "library", ("A", "B"), (("upper", "bool"), ("left", "bool"), ("unitriangular", "bool")),
+        ("torch.linalg.solve_triangular",), "A, B, *, upper, left=True, unitriangular=False",
+        "meta", "meta", "library call `linalg_solve_triangular`", ""),
+    "linalg_det": OpDef(
+        "linalg_det", "library", ("A",), (),
+        ("torch.linalg.det", "torch.det", "Tensor.det"), "A",
+        "meta", "meta", "library call `linalg_det`", ""),
+    "linalg_slogdet": OpDef(
+        "linalg_slogdet", "library", ("A",), (),
+        ("torch.linalg.slogdet",), "A",
+        "meta", "meta", "library call `linalg_slogdet`", ""),
+    "slogdet": OpDef(
+        "slogdet", "library", ("input",), (),
+        ("torch.slogdet", "Tensor.slogdet"), "input",
+        "meta", "meta", "library call `linalg_slogdet`", ""),
+    "logdet": OpDef(
+        "logdet", "library", ("input",), (),
+        ("torch.logdet", "Tensor.logdet"), "input",
+        "meta", "meta", "library call `logdet`", ""),
+    "linalg_eigh": OpDef(
+        "linalg_eigh", "library", ("A",), (("UPLO", "str"),),
+        ("torch.linalg.eigh",), "A, UPLO='L'",
+        "meta", "meta", "library call `linalg_eigh`", ""),
+    "linalg_eigvalsh": OpDef(
+        "linalg_eigvalsh", "library", ("A",), (("UPLO", "str"),),
+        ("torch.linalg.eigvalsh",), "A, UPLO='L'",
+        "meta", "meta", "library call `linalg_eigvalsh`", ""),
+    "linalg_svd": OpDef(
+        "linalg_svd", "library", ("A",), (("full_matrices", "bool"),),
+        ("torch.linalg.svd",), "A, full_matrices=True",
+        "meta", "meta", "library call `linalg_svd`", ""),
+    "svd": OpDef(
+        "svd", "library", ("input",), (("some", "bool"), ("compute_uv", "bool")),
+        ("torch.svd", "Tensor.svd"), "input, some=True, compute_uv=True",
+        "meta", "meta", "library call `svd`", ""),
+    "linalg_svdvals": OpDef(
+        "linalg_svdvals", "library", ("A",), (),
+        ("torch.linalg.svdvals",), "A",
+        "meta", "meta", "library call `linalg_svdvals`", ""),
+    "linalg_qr": OpDef(
+        "linalg_qr", "library", ("A",), (("mode", "str"),),
+        ("torch.linalg.qr",), "A, mode='reduced'",
+        "meta", "meta", "library call `linalg_qr`", ""),
+    "qr": OpDef(
+        "qr", "library", ("input",), (("some", "bool"),),
+        ("torch.qr", "Tensor.qr"), "input, some=True",
+        "meta", "meta", "library call `qr`", ""),
+    "linalg_lu": OpDef(
+        "linalg_lu", "library", ("A",), (("pivot", "bool"),),
+        ("torch.linalg.lu",), "A, *, pivot=True",
+        "meta", "meta", "library call `linalg_lu`", ""),
+    "linalg_lu_factor": OpDef(
+        "linalg_lu_factor", "library", ("A",), (("pivot", "bool"),),
+        ("torch.linalg.lu_factor",), "A, *, pivot=True",
+        "meta", "meta", "library call `linalg_lu_factor`", ""),
+    "linalg_lu_factor_ex": OpDef(
+        "linalg_lu_factor_ex", "library", ("A",), (("pivot", "bool"), ("check_errors", "bool")),
+        ("torch.linalg.lu_factor_ex",), "A, *, pivot=True, check_errors=False",
+        "meta", "meta", "library call `linalg_lu_factor_ex`", ""),
+    "linalg_lu_solve": OpDef(
+        "linalg_lu_solve", "library", ("LU", "pivots", "B"), (("left", "bool"), ("adjoint", "bool")),
+        ("torch.linalg.lu_solve",), "LU, pivots, B, *, left=True, adjoint=False",
+        "meta", "meta", "library call `linalg_lu_solve`", ""),
+    "lu_solve": OpDef(
+        "lu_solve", "library", ("b", "LU_data", "LU_pivots"), (),
+        ("torch.lu_solve", "Tensor.lu_solve"), "b, LU_data, LU_pivots",
+        "meta", "meta", "library call `lu_solve`", ""),
+    "lu_unpack": OpDef(
+        "lu_unpack", "library", ("LU_data", "LU_pivots"), (("unpack_data", "bool"), ("unpack_pivots", "bool")),
+        ("torch.lu_unpack",), "LU_data, LU_pivots, unpack_data=True, unpack_pivots=True",
+        "meta", "meta", "library call `lu_unpack`", ""),
+    "linalg_ldl_factor": OpDef(
+        "linalg_ldl_factor", "library", ("A",), (("hermitian", "bool"),),
+        ("torch.linalg.ldl_factor",), "A, *, hermitian=False",
+        "meta", "meta", "library call `linalg_ldl_factor`", ""),
+    "linalg_ldl_factor_ex": OpDef(
+        "linalg_ldl_factor_ex", "library", ("A",), (("hermitian", "bool"), ("check_errors", "bool")),
+        ("torch.linalg.ldl_factor_ex",), "A, *, hermitian=False, check_errors=False",
+        "meta", "meta", "library call `linalg_ldl_factor_ex`", ""),
+    "linalg_ldl_solve": OpDef(
+        "linalg_ldl_solve", "library", ("LD", "pivots", "B"), (("hermitian", "bool"),),
+        ("torch.linalg.ldl_solve",), "LD, pivots, B, *, hermitian=False",
+        "meta", "meta", "library call `linalg_ldl_solve`", ""),
+    "linalg_householder_product": OpDef(
+        "linalg_householder_product", "library", ("A", "tau"), (),
+        ("torch.linalg.householder_product", "torch.orgqr", "Tensor.orgqr"), "A, tau",
+        "meta", "meta", "library call `linalg_householder_product`", ""),
+    "linalg_matrix_exp": OpDef(
+        "linalg_matrix_exp", "library", ("A",), (),
+        ("torch.linalg.matrix_exp", "torch.matrix_exp", "Tensor.matrix_exp"), "A",
+        "meta", "meta", "library call `linalg_matrix_exp`", ""),
+    "linalg_matrix_power": OpDef(
+        "linalg_matrix_power", "library", ("A",), (("n", "i64"),),
+        ("torch.linalg.matrix_power", "torch.matrix_power", "Tensor.matrix_power"), "A, n",
+        "meta", "meta", "library call `linalg_matrix_power`", ""),
+    "linalg_pinv": OpDef(
+        "linalg_pinv", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
+        ("torch.linalg.pinv",), "",
+        "meta", "meta", "library call `linalg_pinv`", ""),
+    "pinverse": OpDef(
+        "pinverse", "library", ("input",), (("rcond", "f64"),),
+        ("torch.pinverse", "Tensor.pinverse"), "input, rcond=1e-15",
+        "meta", "meta", "library call `pinverse`", ""),
+    "linalg_matrix_rank": OpDef(
+        "linalg_matrix_rank", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
+        ("torch.linalg.matrix_rank",), "",
+        "meta", "meta", "library call `linalg_matrix_rank`", ""),
+    "linalg_matrix_norm": OpDef(
+        "linalg_matrix_norm", "library", ("A",), (("ord_name", "str"), ("ord", "f64"), ("dim", "i64_array"), ("keepdim", "bool")),
+        ("torch.linalg.matrix_norm",), "",
+        "meta", "meta", "library call `linalg_matrix_norm`", ""),
+    "linalg_cond": OpDef(
+        "linalg_cond", "library", ("A",), (("p_name", "str"), ("p", "f64")),
+        ("torch.linalg.cond",), "",
+        "meta", "meta", "library call `linalg_cond`", ""),
+    "linalg_tensorinv": OpDef(
+        "linalg_tensorinv", "library", ("A",), (("ind", "i64"),),
+        ("torch.linalg.tensorinv",), "A, ind=2",
+        "meta", "meta", "library call `linalg_tensorinv`", ""),
+    "triangular_solve": OpDef(
+        "triangular_solve", "library", ("b", "A"), (("upper", "bool"), ("transpose", "bool"), ("unitriangular", "bool")),
+        ("torch.triangular_solve", "Tensor.triangular_solve"), "b, A, upper=True, transpose=False, unitriangular=False",
+        "meta", "meta", "library call `triangular_solve`", ""),
     "deg2rad": OpDef(
         "deg2rad", "unary", ("input",), (),
         ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
@@ -513,6 +709,7 @@ FAMILIES = {
     "ternary": ("lerp", "addcmul", "addcdiv"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
 
@@ -607,6 +804,55 @@ EXPR = {
     "amax": "_rt.reduce(torch.amax, {input}, {dims}, {keepdim})",
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
+    "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
+    "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
+    "msort": "torch.msort({input})",
+    "topk": "torch.topk({input}, {k}, dim={dim}, largest={largest}, sorted={sorted})",
+    "kthvalue": "torch.kthvalue({input}, {k}, dim={dim}, keepdim={keepdim})",
+    "mode": "torch.mode({input}, dim={dim}, keepdim={keepdim})",
+    "median": "torch.median({input})",
+    "median_dim": "torch.median({input}, {dim}, keepdim={keepdim})",
+    "nanmedian": "torch.nanmedian({input})",
+    "nanmedian_dim": "torch.nanmedian({input}, {dim}, keepdim={keepdim})",
+    "quantile": "(torch.nanquantile if {ignore_nan} else torch.quantile)({input}, {q}, {dim} if {has_dim} else None, keepdim={keepdim}, interpolation={interpolation})",
+    "linalg_cholesky": "torch.linalg.cholesky({A}, upper={upper})",
+    "cholesky": "torch.cholesky({input}, upper={upper})",
+    "linalg_cholesky_ex": "torch.linalg.cholesky_ex({A}, upper={upper}, check_errors={check_errors})",
+    "linalg_inv": "torch.linalg.inv({A})",
+    "linalg_inv_ex": "torch.linalg.inv_ex({A}, check_errors={check_errors})",
+    "linalg_solve": "torch.linalg.solve({A}, {B}, left={left})",
+    "linalg_solve_ex": "torch.linalg.solve_ex({A}, {B}, left={left}, check_errors={check_errors})",
+    "linalg_solve_triangular": "torch.linalg.solve_triangular({A}, {B}, upper={upper}, left={left}, unitriangular={unitriangular})",
+    "linalg_det": "torch.linalg.det({A})",
+    "linalg_slogdet": "torch.linalg.slogdet({A})",
+    "slogdet": "torch.slogdet({input})",
+    "logdet": "torch.logdet({input})",
+    "linalg_eigh": "torch.linalg.eigh({A}, UPLO={UPLO})",
+    "linalg_eigvalsh": "torch.linalg.eigvalsh({A}, UPLO={UPLO})",
+    "linalg_svd": "torch.linalg.svd({A}, full_matrices={full_matrices})",
+    "svd": "torch.svd({input}, some={some}, compute_uv={compute_uv})",
+    "linalg_svdvals": "torch.linalg.svdvals({A})",
+    "linalg_qr": "torch.linalg.qr({A}, mode={mode})",
+    "qr": "torch.qr({input}, some={some})",
+    "linalg_lu": "torch.linalg.lu({A}, pivot={pivot})",
+    "linalg_lu_factor": "torch.linalg.lu_factor({A}, pivot={pivot})",
+    "linalg_lu_factor_ex": "torch.linalg.lu_factor_ex({A}, pivot={pivot}, check_errors={check_errors})",
+    "linalg_lu_solve": "torch.linalg.lu_solve({LU}, {pivots}, {B}, left={left}, adjoint={adjoint})",
+    "lu_solve": "torch.lu_solve({b}, {LU_data}, {LU_pivots})",
+    "lu_unpack": "torch.lu_unpack({LU_data}, {LU_pivots}, unpack_data={unpack_data}, unpack_pivots={unpack_pivots})",
+    "linalg_ldl_factor": "torch.linalg.ldl_factor({A}, hermitian={hermitian})",
+    "linalg_ldl_factor_ex": "torch.linalg.ldl_factor_ex({A}, hermitian={hermitian}, check_errors={check_errors})",
+    "linalg_ldl_solve": "torch.linalg.ldl_solve({LD}, {pivots}, {B}, hermitian={hermitian})",
+    "linalg_householder_product": "torch.linalg.householder_product({A}, {tau})",
+    "linalg_matrix_exp": "torch.linalg.matrix_exp({A})",
+    "linalg_matrix_power": "torch.linalg.matrix_power({A}, {n})",
+    "linalg_pinv": "torch.linalg.pinv({A}, atol={atol} if {has_atol} else None, rtol={rtol} if {has_rtol} else None, hermitian={hermitian})",
+    "pinverse": "torch.pinverse({input}, rcond={rcond})",
+    "linalg_matrix_rank": "torch.linalg.matrix_rank({A}, atol={atol} if {has_atol} else None, rtol={rtol} if {has_rtol} else None, hermitian={hermitian})",
+    "linalg_matrix_norm": "torch.linalg.matrix_norm({A}, {ord_name} or {ord}, dim={dim}, keepdim={keepdim})",
+    "linalg_cond": "torch.linalg.cond({A}, None if {p_name} == 'none' else ({p_name} or {p}))",
+    "linalg_tensorinv": "torch.linalg.tensorinv({A}, ind={ind})",
+    "triangular_solve": "torch.triangular_solve({b}, {A}, upper={upper}, transpose={transpose}, unitriangular={unitriangular})",
     "deg2rad": "torch.deg2rad({input})",
     "rad2deg": "torch.rad2deg({input})",
     "sinc": "torch.sinc({input})",
@@ -998,6 +1244,202 @@ def _prod(input, dims, keepdim, *, dtype):
     return _rt.prod(input, dims, keepdim)
 
 
+def _sort(input, dim, descending, stable, *, dtype):
+    return torch.sort(input, dim=dim, descending=descending, stable=stable)
+
+
+def _argsort(input, dim, descending, stable, *, dtype):
+    return torch.argsort(input, dim=dim, descending=descending, stable=stable)
+
+
+def _msort(input, *, dtype):
+    return torch.msort(input)
+
+
+def _topk(input, k, dim, largest, sorted, *, dtype):
+    return torch.topk(input, k, dim=dim, largest=largest, sorted=sorted)
+
+
+def _kthvalue(input, k, dim, keepdim, *, dtype):
+    return torch.kthvalue(input, k, dim=dim, keepdim=keepdim)
+
+
+def _mode(input, dim, keepdim, *, dtype):
+    return torch.mode(input, dim=dim, keepdim=keepdim)
+
+
+def _median(input, *, dtype):
+    return torch.median(input)
+
+
+def _median_dim(input, dim, keepdim, *, dtype):
+    return torch.median(input, dim, keepdim=keepdim)
+
+
+def _nanmedian(input, *, dtype):
+    return torch.nanmedian(input)
+
+
+def _nanmedian_dim(input, dim, keepdim, *, dtype):
+    return torch.nanmedian(input, dim, keepdim=keepdim)
+
+
+def _quantile(input, q, has_dim, dim, keepdim, interpolation, ignore_nan, *, dtype):
+    return (torch.nanquantile if ignore_nan else torch.quantile)(input, q, dim if has_dim else None, keepdim=keepdim, interpolation=interpolation)
+
+
+def _linalg_cholesky(A, upper, *, dtype):
+    return torch.linalg.cholesky(A, upper=upper)
+
+
+def _cholesky(input, upper, *, dtype):
+    return torch.cholesky(input, upper=upper)
+
+
+def _linalg_cholesky_ex(A, upper, check_errors, *, dtype):
+    return torch.linalg.cholesky_ex(A, upper=upper, check_errors=check_errors)
+
+
+def _linalg_inv(A, *, dtype):
+    return torch.linalg.inv(A)
+
+
+def _linalg_inv_ex(A, check_errors, *, dtype):
+    return torch.linalg.inv_ex(A, check_errors=check_errors)
+
+
+def _linalg_solve(A, B, left, *, dtype):
+    return torch.linalg.solve(A, B, left=left)
+
+
+def _linalg_solve_ex(A, B, left, check_errors, *, dtype):
+    return torch.linalg.solve_ex(A, B, left=left, check_errors=check_errors)
+
+
+def _linalg_solve_triangular(A, B, upper, left, unitriangular, *, dtype):
+    return torch.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+
+
+def _linalg_det(A, *, dtype):
+    return torch.linalg.det(A)
+
+
+def _linalg_slogdet(A, *, dtype):
+    return torch.linalg.slogdet(A)
+
+
+def _slogdet(input, *, dtype):
+    return torch.slogdet(input)
+
+
+def _logdet(input, *, dtype):
+    return torch.logdet(input)
+
+
+def _linalg_eigh(A, UPLO, *, dtype):
+    return torch.linalg.eigh(A, UPLO=UPLO)
+
+
+def _linalg_eigvalsh(A, UPLO, *, dtype):
+    return torch.linalg.eigvalsh(A, UPLO=UPLO)
+
+
+def _linalg_svd(A, full_matrices, *, dtype):
+    return torch.linalg.svd(A, full_matrices=full_matrices)
+
+
+def _svd(input, some, compute_uv, *, dtype):
+    return torch.svd(input, some=some, compute_uv=compute_uv)
+
+
+def _linalg_svdvals(A, *, dtype):
+    return torch.linalg.svdvals(A)
+
+
+def _linalg_qr(A, mode, *, dtype):
+    return torch.linalg.qr(A, mode=mode)
+
+
+def _qr(input, some, *, dtype):
+    return torch.qr(input, some=some)
+
+
+def _linalg_lu(A, pivot, *, dtype):
+    return torch.linalg.lu(A, pivot=pivot)
+
+
+def _linalg_lu_factor(A, pivot, *, dtype):
+    return torch.linalg.lu_factor(A, pivot=pivot)
+
+
+def _linalg_lu_factor_ex(A, pivot, check_errors, *, dtype):
+    return torch.linalg.lu_factor_ex(A, pivot=pivot, check_errors=check_errors)
+
+
+def _linalg_lu_solve(LU, pivots, B, left, adjoint, *, dtype):
+    return torch.linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
+
+
+def _lu_solve(b, LU_data, LU_pivots, *, dtype):
+    return torch.lu_solve(b, LU_data, LU_pivots)
+
+
+def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots, *, dtype):
+    return torch.lu_unpack(LU_data, LU_pivots, unpack_data=unpack_data, unpack_pivots=unpack_pivots)
+
+
+def _linalg_ldl_factor(A, hermitian, *, dtype):
+    return torch.linalg.ldl_factor(A, hermitian=hermitian)
+
+
+def _linalg_ldl_factor_ex(A, hermitian, check_errors, *, dtype):
+    return torch.linalg.ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors)
+
+
+def _linalg_ldl_solve(LD, pivots, B, hermitian, *, dtype):
+    return torch.linalg.ldl_solve(LD, pivots, B, hermitian=hermitian)
+
+
+def _linalg_householder_product(A, tau, *, dtype):
+    return torch.linalg.householder_product(A, tau)
+
+
+def _linalg_matrix_exp(A, *, dtype):
+    return torch.linalg.matrix_exp(A)
+
+
+def _linalg_matrix_power(A, n, *, dtype):
+    return torch.linalg.matrix_power(A, n)
+
+
+def _linalg_pinv(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype):
+    return torch.linalg.pinv(A, atol=atol if has_atol else None, rtol=rtol if has_rtol else None, hermitian=hermitian)
+
+
+def _pinverse(input, rcond, *, dtype):
+    return torch.pinverse(input, rcond=rcond)
+
+
+def _linalg_matrix_rank(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype):
+    return torch.linalg.matrix_rank(A, atol=atol if has_atol else None, rtol=rtol if has_rtol else None, hermitian=hermitian)
+
+
+def _linalg_matrix_norm(A, ord_name, ord, dim, keepdim, *, dtype):
+    return torch.linalg.matrix_norm(A, ord_name or ord, dim=dim, keepdim=keepdim)
+
+
+def _linalg_cond(A, p_name, p, *, dtype):
+    return torch.linalg.cond(A, None if p_name == 'none' else (p_name or p))
+
+
+def _linalg_tensorinv(A, ind, *, dtype):
+    return torch.linalg.tensorinv(A, ind=ind)
+
+
+def _triangular_solve(b, A, upper, transpose, unitriangular, *, dtype):
+    return torch.triangular_solve(b, A, upper=upper, transpose=transpose, unitriangular=unitriangular)
+
+
 def _deg2rad(input, *, dtype):
     return torch.deg2rad(input)
 
@@ -1216,6 +1658,55 @@ EAGER = {
     "amax": _amax,
     "amin": _amin,
     "prod": _prod,
+    "sort": _sort,
+    "argsort": _argsort,
+    "msort": _msort,
+    "topk": _topk,
+    "kthvalue": _kthvalue,
+    "mode": _mode,
+    "median": _median,
+    "median_dim": _median_dim,
+    "nanmedian": _nanmedian,
+    "nanmedian_dim": _nanmedian_dim,
+    "quantile": _quantile,
+    "linalg_cholesky": _linalg_cholesky,
+    "cholesky": _cholesky,
+    "linalg_cholesky_ex": _linalg_cholesky_ex,
+    "linalg_inv": _linalg_inv,
+    "linalg_inv_ex": _linalg_inv_ex,
+    "linalg_solve": _linalg_solve,
+    "linalg_solve_ex": _linalg_solve_ex,
+    "linalg_solve_triangular": _linalg_solve_triangular,
+    "linalg_det": _linalg_det,
+    "linalg_slogdet": _linalg_slogdet,
+    "slogdet": _slogdet,
+    "logdet": _logdet,
+    "linalg_eigh": _linalg_eigh,
+    "linalg_eigvalsh": _linalg_eigvalsh,
+    "linalg_svd": _linalg_svd,
+    "svd": _svd,
+    "linalg_svdvals": _linalg_svdvals,
+    "linalg_qr": _linalg_qr,
+    "qr": _qr,
+    "linalg_lu": _linalg_lu,
+    "linalg_lu_factor": _linalg_lu_factor,
+    "linalg_lu_factor_ex": _linalg_lu_factor_ex,
+    "linalg_lu_solve": _linalg_lu_solve,
+    "lu_solve": _lu_solve,
+    "lu_unpack": _lu_unpack,
+    "linalg_ldl_factor": _linalg_ldl_factor,
+    "linalg_ldl_factor_ex": _linalg_ldl_factor_ex,
+    "linalg_ldl_solve": _linalg_ldl_solve,
+    "linalg_householder_product": _linalg_householder_product,
+    "linalg_matrix_exp": _linalg_matrix_exp,
+    "linalg_matrix_power": _linalg_matrix_power,
+    "linalg_pinv": _linalg_pinv,
+    "pinverse": _pinverse,
+    "linalg_matrix_rank": _linalg_matrix_rank,
+    "linalg_matrix_norm": _linalg_matrix_norm,
+    "linalg_cond": _linalg_cond,
+    "linalg_tensorinv": _linalg_tensorinv,
+    "triangular_solve": _triangular_solve,
     "deg2rad": _deg2rad,
     "rad2deg": _rad2deg,
     "sinc": _sinc,
@@ -1324,6 +1815,166 @@ def _capture_leaky_relu(o, input, negative_slope=0.01, inplace=False):
     return o.registered("leaky_relu", torch.nn.functional.leaky_relu, (input, ), {"negative_slope": negative_slope, }, inplace=inplace)
 
 
+def _capture_sort(o, input, dim=-1, descending=False, stable=False):
+    return o.registered("sort", torch.sort, (input, ), {"dim": dim, "descending": descending, "stable": stable, })
+
+
+def _capture_argsort(o, input, dim=-1, descending=False, stable=False):
+    return o.registered("argsort", torch.argsort, (input, ), {"dim": dim, "descending": descending, "stable": stable, })
+
+
+def _capture_msort(o, input):
+    return o.registered("msort", torch.msort, (input, ), {})
+
+
+def _capture_topk(o, input, k, dim=-1, largest=True, sorted=True):
+    return o.registered("topk", torch.topk, (input, ), {"k": k, "dim": dim, "largest": largest, "sorted": sorted, })
+
+
+def _capture_kthvalue(o, input, k, dim=-1, keepdim=False):
+    return o.registered("kthvalue", torch.kthvalue, (input, ), {"k": k, "dim": dim, "keepdim": keepdim, })
+
+
+def _capture_mode(o, input, dim=-1, keepdim=False):
+    return o.registered("mode", torch.mode, (input, ), {"dim": dim, "keepdim": keepdim, })
+
+
+def _capture_linalg_cholesky(o, A, *, upper=False):
+    return o.registered("linalg_cholesky", torch.linalg.cholesky, (A, ), {"upper": upper, })
+
+
+def _capture_cholesky(o, input, upper=False):
+    return o.registered("cholesky", torch.cholesky, (input, ), {"upper": upper, })
+
+
+def _capture_linalg_cholesky_ex(o, A, *, upper=False, check_errors=False):
+    return o.registered("linalg_cholesky_ex", torch.linalg.cholesky_ex, (A, ), {"upper": upper, "check_errors": check_errors, })
+
+
+def _capture_linalg_inv(o, A):
+    return o.registered("linalg_inv", torch.linalg.inv, (A, ), {})
+
+
+def _capture_linalg_inv_ex(o, A, *, check_errors=False):
+    return o.registered("linalg_inv_ex", torch.linalg.inv_ex, (A, ), {"check_errors": check_errors, })
+
+
+def _capture_linalg_solve(o, A, B, *, left=True):
+    return o.registered("linalg_solve", torch.linalg.solve, (A, B, ), {"left": left, })
+
+
+def _capture_linalg_solve_ex(o, A, B, *, left=True, check_errors=False):
+    return o.registered("linalg_solve_ex", torch.linalg.solve_ex, (A, B, ), {"left": left, "check_errors": check_errors, })
+
+
+def _capture_linalg_solve_triangular(o, A, B, *, upper, left=True, unitriangular=False):
+    return o.registered("linalg_solve_triangular", torch.linalg.solve_triangular, (A, B, ), {"upper": upper, "left": left, "unitriangular": unitriangular, })
+
+
+def _capture_linalg_det(o, A):
+    return o.registered("linalg_det", torch.linalg.det, (A, ), {})
+
+
+def _capture_linalg_slogdet(o, A):
+    return o.registered("linalg_slogdet", torch.linalg.slogdet, (A, ), {})
+
+
+def _capture_slogdet(o, input):
+    return o.registered("slogdet", torch.slogdet, (input, ), {})
+
+
+def _capture_logdet(o, input):
+    return o.registered("logdet", torch.logdet, (input, ), {})
+
+
+def _capture_linalg_eigh(o, A, UPLO='L'):
+    return o.registered("linalg_eigh", torch.linalg.eigh, (A, ), {"UPLO": UPLO, })
+
+
+def _capture_linalg_eigvalsh(o, A, UPLO='L'):
+    return o.registered("linalg_eigvalsh", torch.linalg.eigvalsh, (A, ), {"UPLO": UPLO, })
+
+
+def _capture_linalg_svd(o, A, full_matrices=True):
+    return o.registered("linalg_svd", torch.linalg.svd, (A, ), {"full_matrices": full_matrices, })
+
+
+def _capture_svd(o, input, some=True, compute_uv=True):
+    return o.registered("svd", torch.svd, (input, ), {"some": some, "compute_uv": compute_uv, })
+
+
+def _capture_linalg_svdvals(o, A):
+    return o.registered("linalg_svdvals", torch.linalg.svdvals, (A, ), {})
+
+
+def _capture_linalg_qr(o, A, mode='reduced'):
+    return o.registered("linalg_qr", torch.linalg.qr, (A, ), {"mode": mode, })
+
+
+def _capture_qr(o, input, some=True):
+    return o.registered("qr", torch.qr, (input, ), {"some": some, })
+
+
+def _capture_linalg_lu(o, A, *, pivot=True):
+    return o.registered("linalg_lu", torch.linalg.lu, (A, ), {"pivot": pivot, })
+
+
+def _capture_linalg_lu_factor(o, A, *, pivot=True):
+    return o.registered("linalg_lu_factor", torch.linalg.lu_factor, (A, ), {"pivot": pivot, })
+
+
+def _capture_linalg_lu_factor_ex(o, A, *, pivot=True, check_errors=False):
+    return o.registered("linalg_lu_factor_ex", torch.linalg.lu_factor_ex, (A, ), {"pivot": pivot, "check_errors": check_errors, })
+
+
+def _capture_linalg_lu_solve(o, LU, pivots, B, *, left=True, adjoint=False):
+    return o.registered("linalg_lu_solve", torch.linalg.lu_solve, (LU, pivots, B, ), {"left": left, "adjoint": adjoint, })
+
+
+def _capture_lu_solve(o, b, LU_data, LU_pivots):
+    return o.registered("lu_solve", torch.lu_solve, (b, LU_data, LU_pivots, ), {})
+
+
+def _capture_lu_unpack(o, LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    return o.registered("lu_unpack", torch.lu_unpack, (LU_data, LU_pivots, ), {"unpack_data": unpack_data, "unpack_pivots": unpack_pivots, })
+
+
+def _capture_linalg_ldl_factor(o, A, *, hermitian=False):
+    return o.registered("linalg_ldl_factor", torch.linalg.ldl_factor, (A, ), {"hermitian": hermitian, })
+
+
+def _capture_linalg_ldl_factor_ex(o, A, *, hermitian=False, check_errors=False):
+    return o.registered("linalg_ldl_factor_ex", torch.linalg.ldl_factor_ex, (A, ), {"hermitian": hermitian, "check_errors": check_errors, })
+
+
+def _capture_linalg_ldl_solve(o, LD, pivots, B, *, hermitian=False):
+    return o.registered("linalg_ldl_solve", torch.linalg.ldl_solve, (LD, pivots, B, ), {"hermitian": hermitian, })
+
+
+def _capture_linalg_householder_product(o, A, tau):
+    return o.registered("linalg_householder_product", torch.linalg.householder_product, (A, tau, ), {})
+
+
+def _capture_linalg_matrix_exp(o, A):
+    return o.registered("linalg_matrix_exp", torch.linalg.matrix_exp, (A, ), {})
+
+
+def _capture_linalg_matrix_power(o, A, n):
+    return o.registered("linalg_matrix_power", torch.linalg.matrix_power, (A, ), {"n": n, })
+
+
+def _capture_pinverse(o, input, rcond=1e-15):
+    return o.registered("pinverse", torch.pinverse, (input, ), {"rcond": rcond, })
+
+
+def _capture_linalg_tensorinv(o, A, ind=2):
+    return o.registered("linalg_tensorinv", torch.linalg.tensorinv, (A, ), {"ind": ind, })
+
+
+def _capture_triangular_solve(o, b, A, upper=True, transpose=False, unitriangular=False):
+    return o.registered("triangular_solve", torch.triangular_solve, (b, A, ), {"upper": upper, "transpose": transpose, "unitriangular": unitriangular, })
+
+
 def _capture_isclose(o, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return o.registered("isclose", torch.isclose, (input, other, ), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan, })
 
@@ -1365,6 +2016,70 @@ HANDLERS = {
     "aten.threshold": _capture_threshold,
     "torch.nn.functional.leaky_relu": _capture_leaky_relu,
     "aten.leaky_relu": _capture_leaky_relu,
+    "torch.sort": _capture_sort,
+    "Tensor.sort": _capture_sort,
+    "torch.argsort": _capture_argsort,
+    "Tensor.argsort": _capture_argsort,
+    "torch.msort": _capture_msort,
+    "Tensor.msort": _capture_msort,
+    "torch.topk": _capture_topk,
+    "Tensor.topk": _capture_topk,
+    "torch.kthvalue": _capture_kthvalue,
+    "Tensor.kthvalue": _capture_kthvalue,
+    "torch.mode": _capture_mode,
+    "Tensor.mode": _capture_mode,
+    "torch.linalg.cholesky": _capture_linalg_cholesky,
+    "torch.cholesky": _capture_cholesky,
+    "Tensor.cholesky": _capture_cholesky,
+    "torch.linalg.cholesky_ex": _capture_linalg_cholesky_ex,
+    "torch.linalg.inv": _capture_linalg_inv,
+    "torch.inverse": _capture_linalg_inv,
+    "Tensor.inverse": _capture_linalg_inv,
+    "torch.linalg.inv_ex": _capture_linalg_inv_ex,
+    "torch.linalg.solve": _capture_linalg_solve,
+    "torch.linalg.solve_ex": _capture_linalg_solve_ex,
+    "torch.linalg.solve_triangular": _capture_linalg_solve_triangular,
+    "torch.linalg.det": _capture_linalg_det,
+    "torch.det": _capture_linalg_det,
+    "Tensor.det": _capture_linalg_det,
+    "torch.linalg.slogdet": _capture_linalg_slogdet,
+    "torch.slogdet": _capture_slogdet,
+    "Tensor.slogdet": _capture_slogdet,
+    "torch.logdet": _capture_logdet,
+    "Tensor.logdet": _capture_logdet,
+    "torch.linalg.eigh": _capture_linalg_eigh,
+    "torch.linalg.eigvalsh": _capture_linalg_eigvalsh,
+    "torch.linalg.svd": _capture_linalg_svd,
+    "torch.svd": _capture_svd,
+    "Tensor.svd": _capture_svd,
+    "torch.linalg.svdvals": _capture_linalg_svdvals,
+    "torch.linalg.qr": _capture_linalg_qr,
+    "torch.qr": _capture_qr,
+    "Tensor.qr": _capture_qr,
+    "torch.linalg.lu": _capture_linalg_lu,
+    "torch.linalg.lu_factor": _capture_linalg_lu_factor,
+    "torch.linalg.lu_factor_ex": _capture_linalg_lu_factor_ex,
+    "torch.linalg.lu_solve": _capture_linalg_lu_solve,
+    "torch.lu_solve": _capture_lu_solve,
+    "Tensor.lu_solve": _capture_lu_solve,
+    "torch.lu_unpack": _capture_lu_unpack,
+    "torch.linalg.ldl_factor": _capture_linalg_ldl_factor,
+    "torch.linalg.ldl_factor_ex": _capture_linalg_ldl_factor_ex,
+    "torch.linalg.ldl_solve": _capture_linalg_ldl_solve,
+    "torch.linalg.householder_product": _capture_linalg_householder_product,
+    "torch.orgqr": _capture_linalg_householder_product,
+    "Tensor.orgqr": _capture_linalg_householder_product,
+    "torch.linalg.matrix_exp": _capture_linalg_matrix_exp,
+    "torch.matrix_exp": _capture_linalg_matrix_exp,
+    "Tensor.matrix_exp": _capture_linalg_matrix_exp,
+    "torch.linalg.matrix_power": _capture_linalg_matrix_power,
+    "torch.matrix_power": _capture_linalg_matrix_power,
+    "Tensor.matrix_power": _capture_linalg_matrix_power,
+    "torch.pinverse": _capture_pinverse,
+    "Tensor.pinverse": _capture_pinverse,
+    "torch.linalg.tensorinv": _capture_linalg_tensorinv,
+    "torch.triangular_solve": _capture_triangular_solve,
+    "Tensor.triangular_solve": _capture_triangular_solve,
     "torch.isclose": _capture_isclose,
     "Tensor.isclose": _capture_isclose,
     "aten.isclose": _capture_isclose,

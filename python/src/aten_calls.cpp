@@ -13,10 +13,61 @@
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/argsort.h>
+#include <ATen/ops/cholesky.h>
+#include <ATen/ops/kthvalue.h>
+#include <ATen/ops/linalg_cholesky.h>
+#include <ATen/ops/linalg_cholesky_ex.h>
+#include <ATen/ops/linalg_cond.h>
+#include <ATen/ops/linalg_det.h>
+#include <ATen/ops/linalg_eigh.h>
+#include <ATen/ops/linalg_eigvalsh.h>
+#include <ATen/ops/linalg_householder_product.h>
+#include <ATen/ops/linalg_inv.h>
+#include <ATen/ops/linalg_inv_ex.h>
+#include <ATen/ops/linalg_ldl_factor.h>
+#include <ATen/ops/linalg_ldl_factor_ex.h>
+#include <ATen/ops/linalg_ldl_solve.h>
+#include <ATen/ops/linalg_lu.h>
+#include <ATen/ops/linalg_lu_factor.h>
+#include <ATen/ops/linalg_lu_factor_ex.h>
+#include <ATen/ops/linalg_lu_solve.h>
+#include <ATen/ops/linalg_matrix_exp.h>
+#include <ATen/ops/linalg_matrix_norm.h>
+#include <ATen/ops/linalg_matrix_power.h>
+#include <ATen/ops/linalg_matrix_rank.h>
+#include <ATen/ops/linalg_pinv.h>
+#include <ATen/ops/linalg_qr.h>
+#include <ATen/ops/linalg_slogdet.h>
+#include <ATen/ops/linalg_solve.h>
+#include <ATen/ops/linalg_solve_ex.h>
+#include <ATen/ops/linalg_solve_triangular.h>
+#include <ATen/ops/linalg_svd.h>
+#include <ATen/ops/linalg_svdvals.h>
+#include <ATen/ops/linalg_tensorinv.h>
+#include <ATen/ops/logdet.h>
+#include <ATen/ops/lu_solve.h>
+#include <ATen/ops/lu_unpack.h>
+#include <ATen/ops/median.h>
+#include <ATen/ops/mode.h>
+#include <ATen/ops/msort.h>
+#include <ATen/ops/nanmedian.h>
+#include <ATen/ops/nanquantile.h>
+#include <ATen/ops/pinverse.h>
+#include <ATen/ops/qr.h>
+#include <ATen/ops/quantile.h>
+#include <ATen/ops/sort.h>
+#include <ATen/ops/svd.h>
+#include <ATen/ops/topk.h>
+#include <ATen/ops/triangular_solve.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -72,7 +123,7 @@ std::vector<at::Tensor> inputs(const DynLibraryCall *call) {
 int matmul(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(*call->output, call->device);
+    at::Tensor out = wrap(call->outputs[0], call->device);
     at::Tensor b = call->params[0] ? in[1].transpose(-1, -2) : in[1];
     bool addend = call->num_params > 1 && call->params[1];
     if (out.dim() == 2)
@@ -87,7 +138,7 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
 int convolution(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(*call->output, call->device);
+    at::Tensor out = wrap(call->outputs[0], call->device);
     const int64_t *p = call->params;
     int64_t nd = p[0];
     at::IntArrayRef stride(p + 1, nd), padding(p + 1 + nd, nd), dilation(p + 1 + 2 * nd, nd),
@@ -106,7 +157,7 @@ int convolution(const DynLibraryCall *call, char *error, size_t size) {
 int attention(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(*call->output, call->device);
+    at::Tensor out = wrap(call->outputs[0], call->device);
     double scale;
     std::memcpy(&scale, &call->params[2], sizeof(scale));
     std::optional<at::Tensor> mask;
@@ -117,6 +168,231 @@ int attention(const DynLibraryCall *call, char *error, size_t size) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Calls by name (loop.library_call): selection and linalg. Each reads its
+// inputs and its parameters (the graph op's attributes in declaration order,
+// GraphToPrim/LibraryCalls.cpp), runs ATen's function and copies each result
+// into its output buffer (ATen's linalg results are often column-major).
+//===----------------------------------------------------------------------===//
+
+/// A call's inputs and its parameters, read in order.
+struct Args {
+  const DynLibraryCall *call;
+  std::vector<at::Tensor> in;
+  int32_t next = 0;
+  int64_t i() {
+    if (next >= call->num_params)
+      throw std::runtime_error("library call '" + std::string(call->name) + "' has too few parameters");
+    return call->params[next++];
+  }
+  bool b() { return i() != 0; }
+  double f() {
+    int64_t bits = i();
+    double d;
+    std::memcpy(&d, &bits, sizeof(d));
+    return d;
+  }
+  std::string s() {
+    int64_t n = i();
+    std::string text;
+    for (int64_t k = 0; k < n; ++k)
+      text.push_back((char)i());
+    return text;
+  }
+  std::vector<int64_t> ints() {
+    int64_t n = i();
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < n; ++k)
+      v.push_back(i());
+    return v;
+  }
+};
+
+void store(const DynLibraryCall *call, int32_t k, const at::Tensor &r) {
+  if (k >= call->num_outputs)
+    throw std::runtime_error("library call '" + std::string(call->name) + "' has too few outputs");
+  at::Tensor out = wrap(call->outputs[k], call->device);
+  if (out.sizes() != r.sizes())
+    throw std::runtime_error("library call '" + std::string(call->name) + "': result " + std::to_string(k) +
+                             " has shape " + c10::str(r.sizes()) + ", its buffer " + c10::str(out.sizes()));
+  out.copy_(r);
+}
+
+template <typename... Ts>
+void store(const DynLibraryCall *call, const std::tuple<Ts...> &rs) {
+  int32_t k = 0;
+  std::apply([&](const auto &...r) { (store(call, k++, r), ...); }, rs);
+}
+void store(const DynLibraryCall *call, const at::Tensor &r) { store(call, 0, r); }
+
+using Body = std::function<void(Args &)>;
+
+/// name -> body; filled once at import (dynRegisterAtenLibraryCalls), read-only after.
+std::map<std::string, Body> &namedCalls() {
+  static std::map<std::string, Body> calls;
+  return calls;
+}
+
+int named(const DynLibraryCall *call, char *error, size_t size) {
+  return guarded(error, size, [&] {
+    auto it = namedCalls().find(call->name);
+    if (it == namedCalls().end())
+      throw std::runtime_error("no ATen body for library call '" + std::string(call->name) + "'");
+    Args a{call, inputs(call)};
+    it->second(a);
+  });
+}
+
+template <typename F>
+void def(const char *name, F fn) {
+  namedCalls()[name] = [fn](Args &a) { store(a.call, fn(a)); };
+}
+
+/// [has_atol, atol, has_rtol, rtol]: pinv's and matrix_rank's tolerances (none: PyTorch's defaults).
+std::pair<std::optional<double>, std::optional<double>> tolerances(Args &a) {
+  bool hasAtol = a.b();
+  double atol = a.f();
+  bool hasRtol = a.b();
+  double rtol = a.f();
+  return {hasAtol ? std::optional<double>(atol) : std::nullopt,
+          hasRtol ? std::optional<double>(rtol) : std::nullopt};
+}
+
+void defineNamedCalls() {
+  // Selection (attributes: GraphLibraryOps.td).
+  def("sort", [](Args &a) {
+    int64_t dim = a.i();
+    bool descending = a.b(), stable = a.b();
+    return at::sort(a.in[0], std::optional<bool>(stable), dim, descending);
+  });
+  def("argsort", [](Args &a) {
+    int64_t dim = a.i();
+    bool descending = a.b(), stable = a.b();
+    return at::argsort(a.in[0], stable, dim, descending);
+  });
+  def("msort", [](Args &a) { return at::msort(a.in[0]); });
+  def("topk", [](Args &a) {
+    int64_t k = a.i(), dim = a.i();
+    bool largest = a.b(), sorted = a.b();
+    return at::topk(a.in[0], k, dim, largest, sorted);
+  });
+  def("kthvalue", [](Args &a) {
+    int64_t k = a.i(), dim = a.i();
+    return at::kthvalue(a.in[0], k, dim, a.b());
+  });
+  def("mode", [](Args &a) {
+    int64_t dim = a.i();
+    return at::mode(a.in[0], dim, a.b());
+  });
+  def("median", [](Args &a) { return at::median(a.in[0]); });
+  def("median_dim", [](Args &a) {
+    int64_t dim = a.i();
+    return at::median(a.in[0], dim, a.b());
+  });
+  def("nanmedian", [](Args &a) { return at::nanmedian(a.in[0]); });
+  def("nanmedian_dim", [](Args &a) {
+    int64_t dim = a.i();
+    return at::nanmedian(a.in[0], dim, a.b());
+  });
+  def("quantile", [](Args &a) {
+    bool hasDim = a.b();
+    int64_t dim = a.i();
+    bool keepdim = a.b();
+    std::string interpolation = a.s();
+    bool ignoreNan = a.b();
+    std::optional<int64_t> d = hasDim ? std::optional<int64_t>(dim) : std::nullopt;
+    return ignoreNan ? at::nanquantile(a.in[0], a.in[1], d, keepdim, interpolation)
+                     : at::quantile(a.in[0], a.in[1], d, keepdim, interpolation);
+  });
+
+  // Linear algebra.
+  def("linalg_cholesky", [](Args &a) { return at::linalg_cholesky(a.in[0], a.b()); });
+  def("cholesky", [](Args &a) { return at::cholesky(a.in[0], a.b()); });
+  def("linalg_cholesky_ex", [](Args &a) {
+    bool upper = a.b();
+    return at::linalg_cholesky_ex(a.in[0], upper, a.b());
+  });
+  def("linalg_inv", [](Args &a) { return at::linalg_inv(a.in[0]); });
+  def("linalg_inv_ex", [](Args &a) { return at::linalg_inv_ex(a.in[0], a.b()); });
+  def("linalg_solve", [](Args &a) { return at::linalg_solve(a.in[0], a.in[1], a.b()); });
+  def("linalg_solve_ex", [](Args &a) {
+    bool left = a.b();
+    return at::linalg_solve_ex(a.in[0], a.in[1], left, a.b());
+  });
+  def("linalg_solve_triangular", [](Args &a) {
+    bool upper = a.b(), left = a.b(), unitriangular = a.b();
+    return at::linalg_solve_triangular(a.in[0], a.in[1], upper, left, unitriangular);
+  });
+  def("linalg_det", [](Args &a) { return at::linalg_det(a.in[0]); });
+  def("linalg_slogdet", [](Args &a) { return at::linalg_slogdet(a.in[0]); });
+  def("logdet", [](Args &a) { return at::logdet(a.in[0]); });
+  def("linalg_eigh", [](Args &a) { return at::linalg_eigh(a.in[0], a.s()); });
+  def("linalg_eigvalsh", [](Args &a) { return at::linalg_eigvalsh(a.in[0], a.s()); });
+  def("linalg_svd", [](Args &a) { return at::linalg_svd(a.in[0], a.b()); });
+  def("svd", [](Args &a) {
+    bool some = a.b();
+    return at::svd(a.in[0], some, a.b());
+  });
+  def("linalg_svdvals", [](Args &a) { return at::linalg_svdvals(a.in[0]); });
+  def("linalg_qr", [](Args &a) { return at::linalg_qr(a.in[0], a.s()); });
+  def("qr", [](Args &a) { return at::qr(a.in[0], a.b()); });
+  def("linalg_lu", [](Args &a) { return at::linalg_lu(a.in[0], a.b()); });
+  def("linalg_lu_factor", [](Args &a) { return at::linalg_lu_factor(a.in[0], a.b()); });
+  def("linalg_lu_factor_ex", [](Args &a) {
+    bool pivot = a.b();
+    return at::linalg_lu_factor_ex(a.in[0], pivot, a.b());
+  });
+  def("linalg_lu_solve", [](Args &a) {
+    bool left = a.b();
+    return at::linalg_lu_solve(a.in[0], a.in[1], a.in[2], left, a.b());
+  });
+  def("lu_solve", [](Args &a) { return at::lu_solve(a.in[0], a.in[1], a.in[2]); });
+  def("lu_unpack", [](Args &a) {
+    bool data = a.b();
+    return at::lu_unpack(a.in[0], a.in[1], data, a.b());
+  });
+  def("linalg_ldl_factor", [](Args &a) { return at::linalg_ldl_factor(a.in[0], a.b()); });
+  def("linalg_ldl_factor_ex", [](Args &a) {
+    bool hermitian = a.b();
+    return at::linalg_ldl_factor_ex(a.in[0], hermitian, a.b());
+  });
+  def("linalg_ldl_solve", [](Args &a) { return at::linalg_ldl_solve(a.in[0], a.in[1], a.in[2], a.b()); });
+  def("linalg_householder_product",
+      [](Args &a) { return at::linalg_householder_product(a.in[0], a.in[1]); });
+  def("linalg_matrix_exp", [](Args &a) { return at::linalg_matrix_exp(a.in[0]); });
+  def("linalg_matrix_power", [](Args &a) { return at::linalg_matrix_power(a.in[0], a.i()); });
+  def("linalg_pinv", [](Args &a) {
+    auto [atol, rtol] = tolerances(a);
+    return at::linalg_pinv(a.in[0], atol, rtol, a.b());
+  });
+  def("pinverse", [](Args &a) { return at::pinverse(a.in[0], a.f()); });
+  def("linalg_matrix_rank", [](Args &a) {
+    auto [atol, rtol] = tolerances(a);
+    return at::linalg_matrix_rank(a.in[0], atol, rtol, a.b());
+  });
+  def("linalg_matrix_norm", [](Args &a) {
+    std::string name = a.s();
+    double ord = a.f();
+    std::vector<int64_t> dim = a.ints();
+    bool keepdim = a.b();
+    return name.empty() ? at::linalg_matrix_norm(a.in[0], at::Scalar(ord), dim, keepdim)
+                        : at::linalg_matrix_norm(a.in[0], name, dim, keepdim);
+  });
+  def("linalg_cond", [](Args &a) {
+    std::string name = a.s();
+    double p = a.f();
+    if (name == "none")
+      return at::linalg_cond(a.in[0], std::optional<at::Scalar>());
+    return name.empty() ? at::linalg_cond(a.in[0], std::optional<at::Scalar>(at::Scalar(p)))
+                        : at::linalg_cond(a.in[0], name);
+  });
+  def("linalg_tensorinv", [](Args &a) { return at::linalg_tensorinv(a.in[0], a.i()); });
+  def("triangular_solve", [](Args &a) {
+    bool upper = a.b(), transpose = a.b(), unitriangular = a.b();
+    return at::triangular_solve(a.in[0], a.in[1], upper, transpose, unitriangular);
+  });
+}
+
 } // namespace
 
 /// Called once when dyn._C is imported.
@@ -124,4 +400,7 @@ void dynRegisterAtenLibraryCalls() {
   dyn::registerLibraryCall("matmul", &matmul);
   dyn::registerLibraryCall("convolution", &convolution);
   dyn::registerLibraryCall("attention", &attention);
+  defineNamedCalls();
+  for (const auto &[name, body] : namedCalls())
+    dyn::registerLibraryCall(name, &named);
 }

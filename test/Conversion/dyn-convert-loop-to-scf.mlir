@@ -110,12 +110,12 @@ func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: 
 // -----
 
 // Other library calls go through dyn_library_call: the name as a C string,
-// an i64 descriptor [num_inputs, (dtype, rank, sizes) per buffer, num_params,
-// params], and the buffers' addresses in a stack array. Here a convolution:
-// two f32 (dtype 0) inputs and the output, then nd=1, stride 2, padding 1,
+// an i64 descriptor [num_inputs, num_outputs, (dtype, rank, sizes) per
+// buffer, num_params, params], and the buffers' addresses in a stack array.
+// Here a convolution: two f32 (dtype 0) inputs and the output, then nd=1, stride 2, padding 1,
 // dilation 1, output_padding 0, groups 1, not transposed, no bias.
 // CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_convolution : memref<12xi8> = dense<[99, 111, 110, 118, 111, 108, 117, 116, 105, 111, 110, 0]>
-// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<25xi64> = dense<[2, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 8, 1, 2, 1, 1, 0, 1, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<26xi64> = dense<[2, 1, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 8, 1, 2, 1, 1, 0, 1, 0, 0]>
 // CHECK-DAG: func.func private @dyn_library_call(i64, i64, i64)
 // CHECK-LABEL: func @convolution
 // CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>
@@ -149,4 +149,20 @@ func.func @matmul_library_attr(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: mem
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
+}
+
+// -----
+
+// A call by name with several outputs (a sort: values and indices): the
+// descriptor counts one input and two outputs, then its parameters [dim,
+// descending, stable]; the stack array holds three addresses.
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_sort : memref<5xi8> = dense<[115, 111, 114, 116, 0]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_sort : memref<18xi64> = dense<[1, 2, 0, 2, 4, 8, 0, 2, 4, 8, 4, 2, 4, 8, 3, 1, 1, 1]>
+// CHECK-LABEL: func @sort
+// CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>
+// CHECK-COUNT-3: memref.store %{{.*}}, %[[A]]
+// CHECK: call @dyn_library_call(
+func.func @sort(%x: memref<4x8xf32>, %v: memref<4x8xf32>, %i: memref<4x8xi64>) {
+  loop.library_call "sort" ins(%x : memref<4x8xf32>) outs(%v, %i : memref<4x8xf32>, memref<4x8xi64>) params [1, 1, 1]
+  return
 }

@@ -290,6 +290,31 @@ func.func @attention(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> tensor<2x8x1
 
 // -----
 
+// A call with several results (a sort) writes all its buffers in one
+// loop.library_call: its computed operand is materialized first, the indices
+// go straight to the function's output, the values to a temporary that the
+// kernel after the call reads (values * 2 fuses there).
+// CHECK-LABEL: func @sort_two_results
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[OUT0:.*]]: memref<4x8xf32>, %[[OUT1:.*]]: memref<4x8xi64>)
+// CHECK: %[[IN:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK: %[[V:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK: loop.kernel "neg_0" [4, 8]
+// CHECK: loop.store %{{.*}}, %[[IN]]
+// CHECK: loop.library_call "sort" ins(%[[IN]] : memref<4x8xf32>) outs(%[[V]], %[[OUT1]] : memref<4x8xf32>, memref<4x8xi64>) params [1, 0, 1]
+// CHECK-NOT: loop.library_call
+// CHECK: loop.kernel
+// CHECK: loop.load %[[V]]
+// CHECK: loop.store %{{.*}}, %[[OUT0]]
+func.func @sort_two_results(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>) {
+  %n = prim.neg %x : tensor<4x8xf32>
+  %r:2 = prim.library_call "sort"(%n) params [1, 0, 1] : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+  %two = prim.constant dense<2.0> : tensor<4x8xf32>
+  %y = prim.mul %r#0, %two : tensor<4x8xf32>
+  return %y, %r#1 : tensor<4x8xf32>, tensor<4x8xi64>
+}
+
+// -----
+
 // A half-precision GEMM whose one use is an add: the library adds the
 // (right-aligned broadcast) operand in its epilogue, one rounding as eager's
 // addmm; the add gets the buffer, the GEMM's own result none.

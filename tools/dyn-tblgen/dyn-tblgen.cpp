@@ -112,6 +112,8 @@ std::string lowering(const Record *op) {
   if (kind == "composite")
     return l->getValueAsString("pattern").str() + " (GraphToPrim/" +
            l->getValueAsString("family").str() + ".cpp)";
+  if (kind == "library")
+    return "library call `" + l->getValueAsString("pattern").str() + "`";
   return kind.str();
 }
 
@@ -133,11 +135,24 @@ bool emitGraphToPrim(raw_ostream &os, const RecordKeeper &records) {
                                  ", ::dyn::prim::" + l->getValueAsString("primOp").str() + ">");
     else if (kind == "composite" && !llvm::is_contained(byFamily[family], l->getValueAsString("pattern")))
       byFamily[family].push_back(l->getValueAsString("pattern").str());
+    else if (kind == "library") {
+      // The graph op becomes prim.library_call of the callee, its attributes
+      // (in declaration order) the call's parameters.
+      std::string attrs;
+      for (int i = 0; i < op.getNumNativeAttributes(); ++i)
+        attrs += (i ? ", \"" : "\"") + op.getAttribute(i).name.str() + "\"";
+      byFamily[family].push_back("LibraryCallToPrim>(patterns.getContext(), " + graphOp +
+                                 "::getOperationName(), \"" + l->getValueAsString("pattern").str() +
+                                 "\", ::llvm::ArrayRef<::llvm::StringRef>{" + attrs + "}");
+    }
   }
   for (auto &[family, patterns] : byFamily) {
     os << "#ifdef GEN_" << family << "_PATTERNS\n";
     for (const std::string &p : patterns)
-      os << "patterns.add<" << p << ">(patterns.getContext());\n";
+      if (StringRef(p).starts_with("LibraryCallToPrim>"))
+        os << "patterns.add<" << p << ");\n";
+      else
+        os << "patterns.add<" << p << ">(patterns.getContext());\n";
     os << "#undef GEN_" << family << "_PATTERNS\n#endif\n\n";
   }
   return false;

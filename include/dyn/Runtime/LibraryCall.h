@@ -11,6 +11,8 @@
  * Plain C so that any embedder can provide implementations. Buffers are
  * contiguous and row-major; on the GPU they are device pointers and the call
  * must be ordered on `stream` (the stream the compiled function runs on).
+ * A call reads its inputs and writes every one of its outputs (a sort writes
+ * its values and its indices; GEMMs, convolutions and attention write one).
  * docs/library_calls.md lists the names and their parameters.
  *
  *===----------------------------------------------------------------------===*/
@@ -52,7 +54,8 @@ typedef struct DynLibraryCall {
   void *stream;   /* the CUstream on DYN_DEVICE_CUDA, else null */
   int32_t num_inputs;
   const DynBuffer *inputs;
-  const DynBuffer *output;
+  int32_t num_outputs; /* at least 1 */
+  const DynBuffer *outputs;
   int32_t num_params;
   const int64_t *params;
 } DynLibraryCall;

@@ -90,6 +90,8 @@ void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateScatterPatterns(mlir::RewritePatternSet &patterns);
 // Random ops (GraphRandomOps.td).
 void populateRandomPatterns(mlir::RewritePatternSet &patterns);
+// Ops computed by a library call (GraphLibraryOps.td).
+void populateLibraryCallPatterns(mlir::RewritePatternSet &patterns);
 // Pointwise math and special functions (GraphSpecialOps.td).
 void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
 

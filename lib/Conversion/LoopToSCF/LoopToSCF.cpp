@@ -222,16 +222,18 @@ Value globalAddress(IRRewriter &rewriter, Location loc, ModuleOp module, SymbolT
 
 /// A library call -> dyn_library_call(name, descriptor, buffers): the name
 /// as a NUL-terminated string, the descriptor as an i64 array [num_inputs,
-/// (dtype, rank, sizes...) per input and for the output, num_params,
-/// params...], and the buffers' addresses in a stack array (inputs, output).
+/// num_outputs, (dtype, rank, sizes...) per input and per output,
+/// num_params, params...], and the buffers' addresses in a stack array
+/// (inputs, then outputs).
 void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, ModuleOp module,
                       SymbolTable &symbols) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Type i64 = rewriter.getI64Type();
   SmallVector<Value> buffers = op.getLibraryCallInputs();
-  buffers.push_back(op.getLibraryCallOutput());
-  SmallVector<int64_t> desc{(int64_t)buffers.size() - 1};
+  SmallVector<Value> outputs = op.getLibraryCallOutputs();
+  SmallVector<int64_t> desc{(int64_t)buffers.size(), (int64_t)outputs.size()};
+  llvm::append_range(buffers, outputs);
   for (Value v : buffers) {
     auto t = cast<MemRefType>(v.getType());
     desc.push_back(loop::libraryCallDType(t.getElementType()));

@@ -73,7 +73,7 @@ bool isIndexRemap(Operation *op) {
 
 /// Ops computed by a library call into a buffer of their own.
 bool isLibraryCall(Operation *op) {
-  return isa<prim::DotGeneralOp, prim::ConvolutionOp, prim::AttentionOp>(op);
+  return isa<prim::DotGeneralOp, prim::ConvolutionOp, prim::AttentionOp, prim::LibraryCallOp>(op);
 }
 
 /// When a reshape only inserts or removes size-1 dims, each input dim maps to
@@ -961,7 +961,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v))
           materialized.insert(v);
-      materialized.insert(op.getResult(0));
+      for (Value r : op.getResults()) // a sort writes values and indices
+        materialized.insert(r);
     } else if (isa<prim::ConcatenateOp>(op) || (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
       materialized.insert(op.getResult(0));
     }
@@ -1111,6 +1112,21 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
         operands.push_back(buffers[att.getMask()]);
       auto call = loop::AttentionOp::create(b, loc, TypeRange{}, operands, att->getAttrs());
       if (failed(checkLibraryCall(call, att)))
+        return failure();
+      continue;
+    }
+    if (auto lib = dyn_cast<prim::LibraryCallOp>(def)) {
+      // One call writes every result; it is emitted at the first one.
+      if (v != lib->getResult(0))
+        continue;
+      SmallVector<Value> ins, outs;
+      for (Value in : lib.getInputs())
+        ins.push_back(buffers[in]);
+      for (Value r : lib.getResults())
+        outs.push_back(buffers[r]);
+      auto call = loop::LibraryCallOp::create(b, loc, lib.getCalleeAttr(), ins, outs,
+                                              lib.getParamsAttr());
+      if (failed(checkLibraryCall(call, lib)))
         return failure();
       continue;
     }

@@ -50,6 +50,7 @@ class Tracer:
         self.mutation_spans = None  # (bytes spanned per input, inputs updated in place), set by the frontend
         self.offset_guards = []  # (input index, storage offset): as_strided read the input's real offset
         self.index_bounds = []  # (input index or fn(inputs) -> index, lo, hi): index values must lie in [lo, hi)
+        self.index_known = {}  # node -> n: an index computed in the graph whose values lie in [0, n) (pooling's)
         self.created_classes = set()  # user classes instantiated while capturing
         self.effects = None  # the side effects marked for the runner (capture())
         self.side = SideEffects()  # attribute writes and container changes replayed after the graph

@@ -77,6 +77,11 @@ def _line(n):
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
     if op in WINDOW_OPS:
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
+    if op in OPS and OPS[op].family == "library":  # a library call: one result or several (%n:2)
+        metas = a.get("metas", (n.meta,))
+        name = n.name if len(metas) == 1 else f"{n.name}:{len(metas)}"
+        rets = ", ".join(tensor_type(m) for m in metas)
+        return f"{name} = graph.{op} {ins} {_registered_attrs(op, a)} : ({tys}) -> ({rets})"
     if op in OPS and OPS[op].attrs:  # registered ops print their attributes in the attr-dict
         return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
     if op in families.OPS:

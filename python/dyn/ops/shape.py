@@ -169,6 +169,9 @@ class ShapeOps:
                 node.op == "convert" and not node.meta.dtype.is_floating_point
                 and not node.inputs[0].meta.dtype.is_floating_point):
             node = node.inputs[0]
+        known = self.tr.index_known.get(node)
+        if known is not None and known <= n:
+            return
         if node.op == "input":
             self.tr.index_bounds.append((node.index, lo, n))
         elif node.op == "constant":

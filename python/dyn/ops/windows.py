@@ -104,18 +104,67 @@ class WindowOps:
     def max_pool(self, nd, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                  return_indices=False):
         fn = getattr(F, f"max_pool{nd}d")
-        if return_indices:  # no graph op computes the argmax indices: eager's own op, as a generic node
-            return self.torch_call(fn, (x, kernel_size, stride, padding, dilation, ceil_mode, True), {})
         kernel = _tuple(kernel_size, nd, "kernel_size")
         stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else \
             _tuple(stride, nd, "stride")
         padding, dilation = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
         xb, added = self._batched(x, nd, fn.__name__)
+        if return_indices:
+            vals, idx = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode),
+                              return_indices=True)
+            outs = tuple(vals.shape[-nd:])
+            ins = tuple(xb.meta.shape[2:])
+            taps, pads = [], []
+            for i in range(nd):
+                need = (outs[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+                hi = max(0, need - padding[i] - ins[i])
+                pads.append((padding[i], hi))
+                o_pos = torch.arange(outs[i]) * stride[i]
+                taps.append([(o_pos + j * dilation[i], o_pos + j * dilation[i] - padding[i])
+                             for j in range(kernel[i])])
+            pad = []
+            for lo, hi in reversed(pads):
+                pad += [lo, hi]
+            xp = self.pad(xb, pad, "constant", -math.inf) if any(pad) else xb
+            v, r = self._window_max(xp, nd, taps, ins)
+            return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
         meta = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
         r = self.node("max_pool", [xb], _meta(fn, xb.meta, kernel, stride, padding, dilation,
                                                ceil_mode=bool(ceil_mode)),
                       kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode))
         return self.reshape(r, tuple(meta.shape)) if added else r
+
+    def _window_max(self, x, nd, taps, in_sizes):
+        """The maximum over windows of x's trailing nd dims and its flat index in the input (eager's
+        max_pool/adaptive_max_pool indices: the first maximum in window order, or the last NaN, as eager's
+        kernels' `val > max || isnan(val)`). taps[i]: per offset along dim i, (x's source index, the input's
+        index) for each output position; the windows are their products."""
+        import itertools
+        from .handlers.reductions import H as RED
+        vals, flats = [], []
+        for combo in itertools.product(*(range(len(t)) for t in taps)):
+            v, flat = x, None
+            for i, j in enumerate(combo):
+                src, orig = taps[i][j]
+                v = self.index_select(v, 2 + i, self.dense(src), checked=True)
+                step = 1
+                for s in in_sizes[i + 1:]:
+                    step *= s
+                term = self.dense((orig * step).reshape((-1,) + (1,) * (nd - i - 1)))
+                flat = term if flat is None else self.binary("add", flat, term)
+            vals.append(v)
+            flats.append(flat)
+        k = len(vals)
+        stacked = self.stack(vals, -1)
+        values = self.reduce("amax", stacked, -1)
+        first = RED["argmax"](self, stacked, -1, True)
+        nans = self.stack([self.convert(self.unary("isnan", v), torch.int32) for v in reversed(vals)], -1)
+        last_nan = self.binary("sub", k - 1, RED["argmax"](self, nans, -1, True))
+        pick = self.where(self.reduce("amax", nans, -1, True), last_nan, first)
+        table = self.expand(self.stack(flats, -1), tuple(stacked.meta.shape))
+        index = self.gather(table, -1, pick, checked=True)
+        self.tr.index_known[index.node] = math.prod(in_sizes)  # max_unpool reads them without a check
+        return values, self.reshape(index, tuple(values.meta.shape))
 
     def avg_pool(self, nd, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -138,8 +187,6 @@ class WindowOps:
 
     def adaptive_pool(self, kind, nd, x, output_size, return_indices=False):
         fn = getattr(F, f"adaptive_{kind}_pool{nd}d")
-        if return_indices:  # as max_pool's
-            return self.torch_call(fn, (x, output_size, True), {})
         self.check(x)
         if x.meta.dtype not in FLOATS:
             raise Unsupported(f"{fn.__name__} of a {x.meta.dtype} tensor")
@@ -153,6 +200,20 @@ class WindowOps:
             meta = meta[0] if isinstance(meta, tuple) else meta
         if any(s < 1 for s in sizes) or any(s < 1 for s in x.meta.shape[-nd:]):
             raise Unsupported(f"{fn.__name__} of or to empty pooled dims")
+        if return_indices:
+            vals, idx = _meta(fn, x.meta, sizes, True)
+            xb, _ = self._batched(x, nd, fn.__name__)
+            ins = tuple(xb.meta.shape[2:])
+            taps = []
+            for i in range(nd):
+                n_in, n_out = ins[i], sizes[i]
+                start = torch.tensor([o * n_in // n_out for o in range(n_out)])
+                end = torch.tensor([-((-(o + 1) * n_in) // n_out) for o in range(n_out)])
+                longest = int((end - start).max())
+                # offset j of every window, repeating its last element in shorter windows (no new maximum)
+                taps.append([(torch.minimum(start + j, end - 1),) * 2 for j in range(longest)])
+            v, r = self._window_max(xb, nd, taps, ins)
+            return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
         return self.node(f"adaptive_{kind}_pool", [x], meta, output_size=sizes)
 
     # -- padding ---------------------------------------------------------------------------------

@@ -113,3 +113,21 @@ func.func @matmul_bad_addend(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: mem
   loop.matmul %a, %b, %c addend %d : memref<4x8xbf16>, memref<8x2xbf16>, memref<4x2xbf16>, memref<4xbf16>
   return
 }
+
+// -----
+
+// A library call writes at least one buffer.
+func.func @library_call_no_output(%a: memref<4xf32>) {
+  // expected-error @+1 {{writes at least one buffer}}
+  "loop.library_call"(%a) <{callee = "sort", params = array<i64>, operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Buffers are contiguous: a strided view cannot be passed to the C ABI.
+func.func @library_call_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf32>) {
+  // expected-error @+1 {{needs contiguous (identity layout), statically shaped buffers}}
+  loop.library_call "sort" ins(%a : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>) params []
+  return
+}

@@ -60,3 +60,12 @@ func.func @library_calls(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<
   loop.convolution %x, %w, %y bias %bias stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<1x4x8x8xf32>, memref<4xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func @library_call
+// CHECK: loop.library_call "topk" ins(%{{.*}} : memref<4x8xf32>) outs(%{{.*}}, %{{.*}} : memref<4x2xf32>, memref<4x2xi64>) params [2, -1, 1, 1]
+func.func @library_call(%x: memref<4x8xf32>, %v: memref<4x2xf32>, %i: memref<4x2xi64>) {
+  loop.library_call "topk" ins(%x : memref<4x8xf32>) outs(%v, %i : memref<4x2xf32>, memref<4x2xi64>) params [2, -1, 1, 1]
+  return
+}

@@ -117,3 +117,29 @@ func.func @attention_rank2(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %0 = prim.attention %q, %q, %q scale 1.0 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// A library call computes something: no results is refused.
+func.func @library_call_no_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{computes at least one result}}
+  prim.library_call "sort"(%a) params [] : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Only element types the C ABI (DynDType) has codes for.
+func.func @library_call_index(%a: tensor<4xindex>) -> tensor<4xf32> {
+  // expected-error @+1 {{has a tensor of an element type the library-call ABI has no code for: 'index'}}
+  %r = prim.library_call "sort"(%a) params [] : (tensor<4xindex>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @library_call_no_name(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{needs a callee name}}
+  %r = prim.library_call ""(%a) params [] : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

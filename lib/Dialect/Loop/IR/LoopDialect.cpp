@@ -85,8 +85,8 @@ LogicalResult StoreOp::verify() {
 /// handle, all of one element type (but a boolean mask).
 static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {}) {
   SmallVector<Value> buffers = op.getLibraryCallInputs();
-  buffers.push_back(op.getLibraryCallOutput());
-  Type et = cast<MemRefType>(op.getLibraryCallOutput().getType()).getElementType();
+  llvm::append_range(buffers, op.getLibraryCallOutputs());
+  Type et = cast<MemRefType>(buffers.back().getType()).getElementType();
   if (!et.isF32() && !et.isF64() && !et.isF16() && !et.isBF16())
     return op->emitOpError("supports f16, bf16, f32 and f64");
   for (Value v : buffers) {
@@ -173,7 +173,7 @@ SmallVector<Value> MatmulOp::getLibraryCallInputs() {
     inputs.push_back(getAddend());
   return inputs;
 }
-Value MatmulOp::getLibraryCallOutput() { return getOut(); }
+SmallVector<Value> MatmulOp::getLibraryCallOutputs() { return {getOut()}; }
 /// [transpose_b, has_addend]
 SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
   return {getTransposeB() ? 1 : 0, getAddend() ? 1 : 0};
@@ -199,7 +199,7 @@ SmallVector<Value> ConvolutionOp::getLibraryCallInputs() {
     inputs.push_back(getBias());
   return inputs;
 }
-Value ConvolutionOp::getLibraryCallOutput() { return getOut(); }
+SmallVector<Value> ConvolutionOp::getLibraryCallOutputs() { return {getOut()}; }
 /// [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
 /// has_bias]
 SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
@@ -239,11 +239,34 @@ SmallVector<Value> AttentionOp::getLibraryCallInputs() {
     inputs.push_back(getMask());
   return inputs;
 }
-Value AttentionOp::getLibraryCallOutput() { return getOut(); }
+SmallVector<Value> AttentionOp::getLibraryCallOutputs() { return {getOut()}; }
 /// [is_causal, has_mask, the bits of scale as an f64]
 SmallVector<int64_t> AttentionOp::getLibraryCallParams() {
   return {getIsCausal() ? 1 : 0, getMask() ? 1 : 0,
           (int64_t)getScale().bitcastToAPInt().getZExtValue()};
+}
+
+StringRef LibraryCallOp::getLibraryCallName() { return getCallee(); }
+SmallVector<Value> LibraryCallOp::getLibraryCallInputs() { return llvm::to_vector(getIns()); }
+SmallVector<Value> LibraryCallOp::getLibraryCallOutputs() { return llvm::to_vector(getOuts()); }
+SmallVector<int64_t> LibraryCallOp::getLibraryCallParams() { return llvm::to_vector(getParams()); }
+
+LogicalResult LibraryCallOp::verify() {
+  if (getCallee().empty())
+    return emitOpError("needs a callee name");
+  if (getOuts().empty())
+    return emitOpError("writes at least one buffer");
+  for (Value v : llvm::concat<Value>(getIns(), getOuts())) {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.getLayout().isIdentity() || !t.hasStaticShape())
+      return emitOpError("needs contiguous (identity layout), statically shaped buffers");
+    Type et = t.getElementType();
+    if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
+          et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))
+      return emitOpError("has a buffer of an element type the library-call ABI has no code for: ")
+             << et;
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -251,5 +251,23 @@ LogicalResult ConvolutionOp::verify() {
 
 LogicalResult AttentionOp::verify() { return dyn::verifyAttention(*this); }
 
+LogicalResult LibraryCallOp::verify() {
+  if (getCallee().empty())
+    return emitOpError("needs a callee name");
+  if (getResults().empty())
+    return emitOpError("computes at least one result");
+  for (Value v : llvm::concat<Value>(getInputs(), getResults())) {
+    auto t = cast<RankedTensorType>(v.getType());
+    Type et = t.getElementType();
+    if (!t.hasStaticShape())
+      return emitOpError("needs statically shaped tensors");
+    if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
+          et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))
+      return emitOpError("has a tensor of an element type the library-call ABI has no code for: ")
+             << et;
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Prim/IR/PrimOps.cpp.inc"

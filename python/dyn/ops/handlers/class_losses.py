@@ -337,3 +337,51 @@ def _multilabel_margin(o, input, target, size_average=None, reduce=None, reducti
 
 
 F_CL["multilabel_margin_loss"] = _multilabel_margin
+
+
+def _gaussian_nll(o, input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log(max(var, eps)) + (x - t)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full), as
+    torch.nn.functional's. Eager raises on a negative var (a data-dependent check): a var that is a graph
+    input is checked before each run (dyn raises IndexError where eager raises ValueError); a var computed in
+    the graph is not captured. The clamp is not differentiated in eager (no_grad): with a var that needs a
+    gradient, not captured."""
+    _check_common(o, "gaussian_nll_loss", (input, target), reduction)
+    _float_only("gaussian_nll_loss", input, target)
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise Unsupported("gaussian_nll_loss with a negative var (eager raises)")
+        var = o.full(tuple(input.meta.shape), float(var), input.meta.dtype)
+    elif isinstance(var, TensorVar):
+        _float_only("gaussian_nll_loss", var)
+        if o.needs_grad(var):
+            raise Unsupported("gaussian_nll_loss with a var that requires grad (eager's clamp is not differentiated)")
+        node = var.node
+        while node.op in ("reshape", "expand", "permute"):
+            node = node.inputs[0]
+        if node.op != "input":
+            raise Unsupported("gaussian_nll_loss with a var computed in the graph (eager checks its sign)")
+        k = node.index
+        o.tr.index_bounds.append((lambda ins, k=k: (ins[k] < 0).any().reshape(1).to(torch.int64), 0, 1))
+        xs, vs = tuple(input.meta.shape), tuple(var.meta.shape)
+        if vs != xs:
+            if xs[:-1] == vs:
+                var = o.reshape(var, vs + (1,))
+            elif not (len(xs) == len(vs) and sum(v for a, v in zip(xs, vs) if a != v) == 1):
+                raise Unsupported("gaussian_nll_loss: var is of incorrect size (eager raises)")
+    else:
+        raise Unsupported(f"gaussian_nll_loss with a var of type {type(var).__name__}")
+    try:  # eager's function reads var's sign (no meta kernel): its shape and dtype from the formula's
+        shape = tuple(torch.broadcast_shapes(*(tuple(t.meta.shape) for t in (input, target, var))))
+    except RuntimeError as e:
+        raise Unsupported(f"gaussian_nll_loss: eager raises {e}") from None
+    dt = torch.promote_types(torch.promote_types(input.meta.dtype, target.meta.dtype), var.meta.dtype)
+    meta = torch.empty(shape if reduction == "none" else (), dtype=dt, device="meta")
+    v = o.binary("maximum", var, float(eps))
+    d = o.binary("sub", input, target)
+    loss = o.binary("mul", 0.5, o.binary("add", o.unary("log", v), o.binary("div", o.binary("mul", d, d), v)))
+    if full:
+        loss = o.binary("add", loss, 0.5 * math.log(2 * math.pi))
+    return _finish(o, loss, reduction, meta)
+
+
+F_CL["gaussian_nll_loss"] = _gaussian_nll

@@ -11,15 +11,17 @@ from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
 from .distances import F_D, TORCH_D
+from .resample import F_R
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
+from . import library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
-     **compositions.H}
+     **compositions.H, **library.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -28,7 +30,7 @@ for _name, _h in H.items():
         _f = getattr(_mod, _name, None)
         if _f is not None and callable(_f) and not isinstance(_f, type):
             TORCH_FUNCS.setdefault(_f, _h)
-for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D, **scatter.F_SCATTER}.items():
+for _name, _h in {**F_H, **F_W, **F_L, **F_CL, **F_D, **F_R, **scatter.F_SCATTER}.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(TORCH_W)
 TORCH_FUNCS.update(TORCH_D)
@@ -43,9 +45,9 @@ for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 for _name, _h in compositions.FFT.items():
     TORCH_FUNCS[getattr(torch.fft, _name)] = _h
-for _name, _h in LINALG_LA.items():
+for _name, _h in {**LINALG_LA, **library.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
-TORCH_FUNCS[torch.norm] = reductions.NORM
+TORCH_FUNCS[torch.norm] = library.NORM
 TORCH_FUNCS[torch.ops.aten.slice.Tensor] = views.AT_SLICE
 for _name, _h in views.REFLECTED.items():
     TORCH_FUNCS[getattr(torch.Tensor, _name)] = _h
@@ -107,7 +109,7 @@ METHODS["broadcast_to"] = _broadcast_to_method
 METHODS["where"] = lambda o, x, cond, other: o.where(cond, x, other)
 METHODS.update(INPLACE)
 METHODS.update(INPLACE_LA)
-METHODS.update(rearrange.METHODS, norm=reductions.NORM)
+METHODS.update(rearrange.METHODS, norm=library.NORM)
 METHODS.update(views.REFLECTED)
 METHODS.update(factories.NEW)
 METHODS.update(scatter.METHODS)

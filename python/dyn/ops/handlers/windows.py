@@ -29,6 +29,15 @@ for _nd in (1, 2, 3):
     def _adaptive_max(o, x, output_size, return_indices=False, *, _nd=_nd):
         return o.adaptive_pool("max", _nd, x, output_size, return_indices)
 
+    def _max_pool_indices(o, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                          return_indices=True, *, _nd=_nd):
+        return o.max_pool(_nd, x, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    def _max_unpool(o, x, indices, kernel_size, stride=None, padding=0, output_size=None, *, _nd=_nd):
+        return _unpool(o, _nd, x, indices, kernel_size, stride, padding, output_size)
+
+    F_W[f"max_pool{_nd}d_with_indices"] = _max_pool_indices
+    F_W[f"max_unpool{_nd}d"] = _max_unpool
     F_W[f"conv{_nd}d"] = _conv
     F_W[f"conv_transpose{_nd}d"] = _conv_t
     F_W[f"max_pool{_nd}d"] = _max_pool
@@ -41,6 +50,33 @@ for _nd in (1, 2, 3):
         _f = getattr(torch, _name, None)
         if _f is not None:
             TORCH_W[_f] = F_W[_name]
+
+def _unpool(o, nd, x, indices, kernel_size, stride, padding, output_size):
+    """F.max_unpool{nd}d: zeros of the output size with x written at its flat spatial indices (a scatter,
+    the last write winning as eager's CPU kernel; the indices are range-checked before each run)."""
+    from .scatter import scatter_node
+    fn = getattr(F, f"max_unpool{nd}d")
+    o.check(x, indices)
+    if indices.meta.dtype != torch.int64 or x.meta.dtype not in (torch.float16, torch.bfloat16, torch.float32,
+                                                                 torch.float64):
+        raise Unsupported(f"{fn.__name__} of a {x.meta.dtype} tensor or with {indices.meta.dtype} indices")
+    try:
+        meta = fn(x.meta, indices.meta, kernel_size, stride, padding, output_size)
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+        raise Unsupported(f"{fn.__name__}: eager raises {type(e).__name__}: {e}") from None
+    if tuple(indices.meta.shape) != tuple(x.meta.shape) or x.meta.dim() not in (nd + 1, nd + 2):
+        raise Unsupported(f"{fn.__name__} with indices of another shape (eager raises)")
+    lead = tuple(meta.shape[:-nd])
+    n = 1
+    for s_ in meta.shape[-nd:]:
+        n *= s_
+    flat = lead + (-1,)
+    src = o.reshape(x, tuple(x.meta.reshape(flat).shape))
+    idx = o.reshape(indices, tuple(indices.meta.reshape(flat).shape))
+    zeros = o.full(lead + (n,), 0.0, x.meta.dtype)
+    r = scatter_node(o, zeros, len(lead), idx, src)
+    return o.reshape(r, tuple(meta.shape))
+
 
 F_W["pad"] = lambda o, x, pad, mode="constant", value=None: o.pad(x, pad, mode, value)
 TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "constant", value)

@@ -52,6 +52,8 @@ def Dyn_KeepsFloatRule : Dyn_TypeRule<"keeps_float", Graph_FloatTensor,
     "the operand's float type", [AllTypesMatch<["input", "result"]>]>;
 def Dyn_KeepsElementRule : Dyn_TypeRule<"keeps_element", Graph_Tensor,
     "the operand's element type", [AllElementTypesMatch<["input", "result"]>]>;
+def Dyn_MetaRule : Dyn_TypeRule<"meta", Graph_Tensor,
+    "PyTorch's, from its meta function at capture (library calls)">;
 def Dyn_FreeRule : Dyn_TypeRule<"free", Graph_Tensor,
     "any type (an explicit dtype argument); the operand is converted to it">;
 
@@ -69,6 +71,7 @@ def Dyn_SameShape : Dyn_ShapeRule<"elementwise", "the operand's shape",
                                   [SameOperandsAndResultShape]>;
 def Dyn_Broadcast : Dyn_ShapeRule<"broadcast", "the operands broadcast (numpy rules)",
                                   [ResultsBroadcastableShape]>;
+def Dyn_MetaShape : Dyn_ShapeRule<"meta", "PyTorch's, from its meta function at capture">;
 def Dyn_Reduce : Dyn_ShapeRule<"reduction", "`dims` removed, or kept as size 1 with `keepdim`">;
 
 //===----------------------------------------------------------------------===//
@@ -98,6 +101,14 @@ class Dyn_ToPrim<string prim, string template, string fam> : Dyn_Lowering<"prim"
 class Dyn_Composite<string cls, string fam> : Dyn_Lowering<"composite"> {
   let pattern = cls;
   let family = fam;
+}
+
+// A library call (docs/library_calls.md): the op becomes prim.library_call of
+// `callee` with the op's operands and results, its attributes in declaration
+// order as the integer parameters (GraphToPrim/LibraryCalls.cpp encodes them).
+class Dyn_LibraryCall<string callee> : Dyn_Lowering<"library"> {
+  let pattern = callee;
+  let family = "LibraryCalls";
 }
 
 // Registered by hand (ops with more than one lowering shape or that are not

@@ -722,6 +722,9 @@ include "dyn/Dialect/Graph/IR/GraphScatterOps.td"
 // Random ops (Philox): random, bernoulli, dropout.
 include "dyn/Dialect/Graph/IR/GraphRandomOps.td"
 
+// Library calls: selection (sort, topk, ...) and linalg, computed by ATen.
+include "dyn/Dialect/Graph/IR/GraphLibraryOps.td"
+
 // Pointwise math and special functions (torch.special), in a file of their own.
 include "dyn/Dialect/Graph/IR/GraphSpecialOps.td"
 

@@ -10,7 +10,8 @@ def Loop_LibraryCallOpInterface : OpInterface<"LibraryCallOpInterface"> {
     An op computed by a library call between kernels (a GEMM, a convolution,
     attention): the fusion pass gives its operands and result buffers and
     fuses around it, never into it. Its buffers are contiguous row-major:
-    the inputs, then the one output it writes. The lowerings call it through
+    the inputs, then the outputs it writes (one for a GEMM, values and
+    indices for a sort). The lowerings call it through
     one runtime entry with the name, the buffers (with their element types
     and shapes) and the integer parameters below: a call from the JIT-compiled
     host code on the CPU, a step of the launch plan between kernel launches
@@ -21,7 +22,8 @@ def Loop_LibraryCallOpInterface : OpInterface<"LibraryCallOpInterface"> {
                     "::llvm::StringRef", "getLibraryCallName">,
     InterfaceMethod<"The buffers read, in the order the implementation takes them.",
                     "::llvm::SmallVector<::mlir::Value>", "getLibraryCallInputs">,
-    InterfaceMethod<"The buffer written.", "::mlir::Value", "getLibraryCallOutput">,
+    InterfaceMethod<"The buffers written, in the order the implementation takes them.",
+                    "::llvm::SmallVector<::mlir::Value>", "getLibraryCallOutputs">,
     InterfaceMethod<"The integer parameters (attributes) of the call.",
                     "::llvm::SmallVector<int64_t>", "getLibraryCallParams">,
   ];

@@ -159,4 +159,28 @@ def Loop_AttentionOp : Loop_LibraryCallOp<"attention"> {
   }];
 }
 
+def Loop_LibraryCallOp : Loop_LibraryCallOp<"library_call", [AttrSizedOperandSegments]> {
+  let summary = "library call by name: inputs read, every output written";
+  let description = [{
+    `prim.library_call` on buffers: the implementation registered under
+    `callee` reads the `ins` buffers and writes every `outs` buffer (a sort
+    writes its values and its indices), given the integer `params`
+    (docs/library_calls.md lists the names and their parameters). Buffers
+    are contiguous; element types are the implementation's concern (it
+    raises at run time on one it does not handle).
+
+    ```mlir
+    loop.library_call "sort" ins(%x : memref<4x8xf32>)
+        outs(%v, %i : memref<4x8xf32>, memref<4x8xi64>) params [1, 0, 1]
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Arg<Variadic<AnyMemRef>, "", [MemRead]>:$ins,
+                       Arg<Variadic<AnyMemRef>, "", [MemWrite]>:$outs,
+                       DenseI64ArrayAttr:$params);
+  let assemblyFormat = [{
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    `params` $params attr-dict
+  }];
+}
+
 #endif // DYN_LOOP_OPS

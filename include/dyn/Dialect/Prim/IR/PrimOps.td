@@ -351,4 +351,28 @@ def Prim_AttentionOp : Prim_Op<"attention"> {
   let hasVerifier = 1;
 }
 
+def Prim_LibraryCallOp : Prim_Op<"library_call"> {
+  let summary = "results computed by a library call by name (several results allowed)";
+  let description = [{
+    Graph ops whose registry lowering is a library call (sort, topk,
+    linalg.cholesky, ...) become this op: the implementation registered
+    under `callee` (ATen's kernels under torch: python/src/aten_calls.cpp)
+    computes every result from the operands and the integer `params` (the
+    graph op's attributes, docs/library_calls.md). The fusion pass gives its
+    operands and results buffers of their own and fuses around it.
+
+    ```mlir
+    %v, %i = prim.library_call "sort"(%x) params [1, 0, 1]
+        : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<AnyRankedTensor>:$inputs,
+                       DenseI64ArrayAttr:$params);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` `params` $params attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYN_PRIM_OPS

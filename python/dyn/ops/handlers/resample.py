@@ -1,0 +1,127 @@
+"""Handlers of F.interpolate (nearest, nearest-exact, linear, bilinear, trilinear, bicubic, area) and
+F.upsample*: separable resampling, one spatial dim after the other, each a sum of gathers at constant source
+indices times constant weights (computed now, as eager's kernels compute them: UpSample.h's
+area_pixel_compute_source_index, nearest_idx, cubic coefficients with A = -0.75). area is adaptive average
+pooling. Floats of 16 bits are resampled in float32 and rounded once. antialias is not captured."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...errors import Unsupported
+from ..tensor import TensorVar
+
+F_R = {}  # torch.nn.functional name -> handler
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+
+
+def _scale(in_size, out_size, align_corners, scale, acc):
+    """area_pixel_compute_scale in the accumulate type (a 0-d tensor of acc)."""
+    if align_corners:
+        return torch.tensor((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0, dtype=acc)
+    if scale is not None and scale > 0:
+        return torch.tensor(1.0 / scale, dtype=acc)
+    return torch.tensor(in_size, dtype=acc) / out_size
+
+
+def _taps(mode, in_size, out_size, align_corners, scale, acc):
+    """[(source indices, weights or None)] for one dim: the output is the sum of x[idx] * w. Computed in
+    acc, eager's accumulate type (float32, float64 for doubles)."""
+    dst = torch.arange(out_size)
+    if mode in ("nearest", "nearest-exact"):
+        # eager's nearest_idx computes in float32: floor(i * s) or floor((i + 0.5) * s), s = 1/scale or in/out
+        s = _scale(in_size, out_size, False, scale, torch.float32)
+        if mode == "nearest":
+            if out_size == in_size:
+                idx = dst
+            elif out_size == 2 * in_size:
+                idx = dst // 2
+            else:
+                idx = torch.floor(dst.to(torch.float32) * s).to(torch.int64)
+        else:
+            idx = torch.floor((dst.to(torch.float32) + 0.5) * s).to(torch.int64)
+        return [(torch.clamp(idx, max=in_size - 1), None)]
+    s = _scale(in_size, out_size, align_corners, scale, acc)
+    d = dst.to(acc)
+    if mode == "bicubic":
+        src = s * d if align_corners else s * (d + 0.5) - 0.5
+        i = torch.floor(src)
+        t = src - i
+        i = i.to(torch.int64)
+        a = -0.75
+
+        def c1(x):
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+
+        def c2(x):
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        ws = (c2(t + 1), c1(t), c1(1 - t), c2(2 - t))
+        return [(torch.clamp(i + k - 1, 0, in_size - 1), w) for k, w in enumerate(ws)]
+    src = s * d if align_corners else torch.clamp(s * (d + 0.5) - 0.5, min=0.0)
+    i0 = src.to(torch.int64)  # truncation of a non-negative source
+    lam = src - i0.to(acc)
+    i1 = torch.where(i0 < in_size - 1, i0 + 1, i0)
+    return [(i0, 1.0 - lam), (i1, lam)]
+
+
+def _resample_dim(o, x, dim, taps, dtype):
+    nd = x.meta.dim()
+    acc = None
+    for idx, w in taps:
+        g = o.index_select(x, dim, o.dense(idx), checked=True)
+        if w is not None:
+            shape = (len(w),) + (1,) * (nd - dim - 1)
+            g = o.binary("mul", g, o.dense(w.to(dtype).reshape(shape)))
+        acc = g if acc is None else o.binary("add", acc, g)
+    return acc
+
+
+def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None, antialias=False):
+    o.check(input)
+    if antialias:
+        raise Unsupported("interpolate with antialias")
+    if mode not in ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area"):
+        raise Unsupported(f"interpolate mode {mode!r}")
+    try:
+        meta = F.interpolate(input.meta, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+        raise Unsupported(f"interpolate: eager raises {type(e).__name__}: {e}") from None
+    nsp = input.meta.dim() - 2
+    if nsp < 1 or nsp > 3 or (mode in _DIMS and _DIMS[mode] != nsp):
+        raise Unsupported(f"interpolate {mode!r} of a {input.meta.dim()}-d tensor (eager raises)")
+    out_sizes = tuple(meta.shape[2:])
+    if mode == "area":
+        return o.adaptive_pool("avg", nsp, input, out_sizes)
+    dt = input.meta.dtype
+    if mode not in ("nearest", "nearest-exact") and dt not in FLOATS:
+        raise Unsupported(f"interpolate {mode!r} of a {dt} tensor")
+    # the scales eager's kernel receives: the given factors unless recomputed from the sizes
+    scales = [None] * nsp
+    if scale_factor is not None and not recompute_scale_factor:
+        sf = scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * nsp
+        scales = [float(v) for v in sf]
+    compute = torch.float32 if dt in (torch.float16, torch.bfloat16) and mode not in ("nearest", "nearest-exact") \
+        else dt
+    x = o.convert(input, compute)
+    for i in range(nsp):
+        in_size = input.meta.shape[2 + i]
+        taps = _taps(mode, in_size, out_sizes[i], bool(align_corners), scales[i],
+                     torch.float64 if dt == torch.float64 else torch.float32)
+        if mode in ("nearest", "nearest-exact") and in_size == out_sizes[i]:
+            continue
+        x = _resample_dim(o, x, 2 + i, taps, compute)
+    if x is input:
+        return o.fresh_copy(x)
+    return o.convert(x, dt)
+
+
+F_R["interpolate"] = _interpolate
+F_R["upsample"] = lambda o, input, size=None, scale_factor=None, mode="nearest", align_corners=None: \
+    _interpolate(o, input, size, scale_factor, mode, align_corners)
+F_R["upsample_nearest"] = lambda o, input, size=None, scale_factor=None: \
+    _interpolate(o, input, size, scale_factor, "nearest")
+F_R["upsample_bilinear"] = lambda o, input, size=None, scale_factor=None: \
+    _interpolate(o, input, size, scale_factor, "bilinear", True)

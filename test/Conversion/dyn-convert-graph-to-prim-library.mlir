@@ -1,0 +1,57 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+
+// Library-call ops become prim.library_call of their callee, with their
+// attributes in declaration order as the parameters: sort's [dim,
+// descending, stable] (bools as 0/1).
+// CHECK-LABEL: func @sort
+// CHECK: %[[R:.*]]:2 = prim.library_call "sort"(%arg0) params [1, 1, 0] : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @sort(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>) {
+  %r:2 = graph.sort %x {dim = 1 : i64, descending = true, stable = false} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xi64>
+}
+
+// -----
+
+// topk: [k, dim, largest, sorted].
+// CHECK-LABEL: func @topk
+// CHECK: prim.library_call "topk"(%arg0) params [3, -1, 0, 1] : (tensor<5x10xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+func.func @topk(%x: tensor<5x10xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>) {
+  %r:2 = graph.topk %x {k = 3 : i64, dim = -1 : i64, largest = false, sorted = true} : (tensor<5x10xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+  return %r#0, %r#1 : tensor<5x3xf32>, tensor<5x3xi64>
+}
+
+// -----
+
+// A string attribute is its length then its characters: eigh's UPLO = "U".
+// CHECK-LABEL: func @eigh
+// CHECK: prim.library_call "linalg_eigh"(%arg0) params [1, 85] : (tensor<3x3xf64>) -> (tensor<3xf64>, tensor<3x3xf64>)
+func.func @eigh(%a: tensor<3x3xf64>) -> (tensor<3xf64>, tensor<3x3xf64>) {
+  %r:2 = graph.linalg_eigh %a {UPLO = "U"} : (tensor<3x3xf64>) -> (tensor<3xf64>, tensor<3x3xf64>)
+  return %r#0, %r#1 : tensor<3xf64>, tensor<3x3xf64>
+}
+
+// -----
+
+// An f64 is its bits (1e-15 = 0x3CD203AF9EE75616), an array its length then
+// its elements: pinverse's rcond, matrix_norm's dims.
+// CHECK-LABEL: func @pinverse_norm
+// CHECK: prim.library_call "pinverse"(%arg0) params [4382569440205035030] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+// CHECK: prim.library_call "linalg_matrix_norm"(%arg0) params [3, 110, 117, 99, 0, 2, -2, -1, 0] : (tensor<3x4xf32>) -> tensor<f32>
+func.func @pinverse_norm(%a: tensor<3x4xf32>) -> (tensor<4x3xf32>, tensor<f32>) {
+  %p = graph.pinverse %a {rcond = 1.000000e-15 : f64} : (tensor<3x4xf32>) -> (tensor<4x3xf32>)
+  %n = graph.linalg_matrix_norm %a {ord_name = "nuc", ord = 0.0 : f64, dim = array<i64: -2, -1>, keepdim = false} : (tensor<3x4xf32>) -> (tensor<f32>)
+  return %p, %n : tensor<4x3xf32>, tensor<f32>
+}
+
+// -----
+
+// Two operands and three results: lu_factor_ex's LU, pivots (i32) and info.
+// CHECK-LABEL: func @lu
+// CHECK: %[[F:.*]]:3 = prim.library_call "linalg_lu_factor_ex"(%arg0) params [1, 0]
+// CHECK: prim.library_call "linalg_lu_solve"(%[[F]]#0, %[[F]]#1, %arg1) params [1, 0]
+func.func @lu(%a: tensor<4x4xf32>, %b: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %f:3 = graph.linalg_lu_factor_ex %a {pivot = true, check_errors = false} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<i32>)
+  %x = graph.linalg_lu_solve %f#0, %f#1, %b {left = true, adjoint = false} : (tensor<4x4xf32>, tensor<4xi32>, tensor<4x2xf32>) -> (tensor<4x2xf32>)
+  return %x : tensor<4x2xf32>
+}

@@ -1,0 +1,127 @@
+"""Selection and linalg ops as library calls with several outputs (GraphLibraryOps.td, ATen's kernels through
+loop.library_call): compiled natively (one graph, no fallback) with eager's results, returned as eager's
+torch.return_types (attribute and index access), mixed with dyn kernels before and after the call."""
+import pytest
+import torch
+
+import dyn
+from conftest import has_compiler
+
+pytestmark = pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _spd(n, dtype, device):
+    a = torch.randn(n, n, dtype=dtype, device=device)
+    return a @ a.mT + n * torch.eye(n, dtype=dtype, device=device)
+
+
+def _native(fn, *args):
+    dyn.reset()
+    want = fn(*args)
+    got = dyn.compile(fn, backend="dyn", fullgraph=True)(*args)
+    stats = dyn.stats()
+    assert stats["compiled_graphs"] >= 1 and not stats["eager_graphs"], stats
+    return got, want
+
+
+def _same(got, want):
+    assert type(got) is type(want)
+    if isinstance(want, torch.Tensor):
+        torch.testing.assert_close(got, want, equal_nan=True)
+        return
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+SELECTION = {
+    # a kernel before the call (x * 2) and after it (values + 1), indices by attribute and subscript
+    "sort": lambda x: (lambda r: (r.values + 1, r[1]))(torch.sort(x * 2, dim=1, descending=True)),
+    "sort_stable": lambda x: torch.sort(x.round(), stable=True, dim=0),
+    "argsort": lambda x: torch.argsort(x, dim=-1, descending=True),
+    "msort": lambda x: torch.msort(x),
+    "topk": lambda x: torch.topk(x, 3, dim=1),
+    "topk_smallest_unsorted": lambda x: x.topk(2, 0, largest=False, sorted=False).indices.sort(0).values,
+    "kthvalue": lambda x: torch.kthvalue(x, 2, 1, keepdim=True),
+    "median": lambda x: torch.median(x),
+    "median_dim": lambda x: x.median(dim=0),
+    "nanmedian_dim": lambda x: torch.nanmedian(torch.where(x > 1, float("nan"), x), 1),
+    "mode": lambda x: torch.mode(x.round(), 1),
+    "aminmax": lambda x: torch.aminmax(x, dim=0, keepdim=True),
+    "quantile": lambda x: torch.quantile(x, 0.3, dim=1, interpolation="midpoint"),
+    "nanquantile_tensor_q": lambda x: torch.nanquantile(x, torch.tensor([0.25, 0.75], device=x.device)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", SELECTION)
+def test_selection(name, device):
+    torch.manual_seed(0)
+    x = torch.randn(6, 8, device=device)
+    got, want = _native(SELECTION[name], x)
+    _same(got, want)
+
+
+def test_sort_int64_and_float64():
+    x = torch.randint(-5, 5, (4, 9))
+    _same(*_native(lambda t: torch.sort(t, 1), x))
+    y = torch.randn(3, 7, dtype=torch.float64)
+    _same(*_native(lambda t: torch.topk(t, 4, 1, largest=False), y))
+
+
+LINALG = {
+    "cholesky": lambda a, b: torch.linalg.cholesky(a),
+    "cholesky_ex": lambda a, b: torch.linalg.cholesky_ex(a, upper=True),
+    "inv": lambda a, b: torch.linalg.inv(a) + 1,
+    "inv_ex": lambda a, b: torch.linalg.inv_ex(a),
+    "solve": lambda a, b: torch.linalg.solve(a, b),
+    "solve_ex": lambda a, b: torch.linalg.solve_ex(a, b),
+    "solve_triangular": lambda a, b: torch.linalg.solve_triangular(a.triu(), b, upper=True),
+    "det": lambda a, b: torch.linalg.det(a * 0.5),
+    "slogdet": lambda a, b: torch.linalg.slogdet(a),
+    "logdet": lambda a, b: torch.logdet(a),
+    "eigh": lambda a, b: torch.linalg.eigh(a, UPLO="U"),
+    "eigvalsh": lambda a, b: torch.linalg.eigvalsh(a),
+    "svd": lambda a, b: torch.linalg.svd(a, full_matrices=False),
+    "svdvals": lambda a, b: torch.linalg.svdvals(a),
+    "qr": lambda a, b: torch.linalg.qr(a),
+    "lu": lambda a, b: torch.linalg.lu(a),
+    "lu_factor_solve": lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b),
+    "ldl": lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a), b),
+    "matrix_exp": lambda a, b: torch.linalg.matrix_exp(a / 10),
+    "matrix_power": lambda a, b: torch.linalg.matrix_power(a, 3),
+    "pinv": lambda a, b: torch.linalg.pinv(a),
+    "matrix_rank": lambda a, b: torch.linalg.matrix_rank(a),
+    "matrix_norm_nuc": lambda a, b: torch.linalg.matrix_norm(a, "nuc"),
+    "norm_2": lambda a, b: torch.linalg.norm(a, 2),
+    "torch_norm_nuc": lambda a, b: torch.norm(a, p="nuc"),
+    "cond": lambda a, b: torch.linalg.cond(a),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name", LINALG)
+def test_linalg(name, dtype, device):
+    torch.manual_seed(0)
+    a = _spd(4, dtype, device)
+    b = torch.randn(4, 3, dtype=dtype, device=device)
+    got, want = _native(LINALG[name], a, b)
+    _same(got, want)
+
+
+def test_batched_and_mlir_text():
+    """A batched call; the graph-dialect text shows the op with its two results."""
+    a = torch.stack([_spd(3, torch.float64, "cpu") for _ in range(2)])
+    _same(*_native(lambda t: torch.linalg.eigh(t), a))
+    out = dyn.explain(lambda t: torch.linalg.eigh(t))(a)
+    assert "graph.linalg_eigh" in str(out.graphs[0])
+
+
+def test_singular_matrix_raises_as_eager():
+    """A data-dependent failure (ATen raises inside the call) falls back to eager with a warning, and eager
+    raises its own error."""
+    a = torch.zeros(3, 3)
+    f = dyn.compile(lambda t: torch.linalg.cholesky(t))
+    with pytest.raises(torch.linalg.LinAlgError), pytest.warns(UserWarning):
+        f(a)
