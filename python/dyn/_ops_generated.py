@@ -568,20 +568,149 @@ OPS = {
         "triangular_solve", "library", ("b", "A"), (("upper", "bool"), ("transpose", "bool"), ("unitriangular", "bool")),
         ("torch.triangular_solve", "Tensor.triangular_solve"), "b, A, upper=True, transpose=False, unitriangular=False",
         "meta", "meta", "library call `triangular_solve`", ""),
+    "deg2rad": OpDef(
+        "deg2rad", "unary", ("input",), (),
+        ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
+        "float", "elementwise", "Deg2RadToPrim (GraphToPrim/Special.cpp)", ""),
+    "rad2deg": OpDef(
+        "rad2deg", "unary", ("input",), (),
+        ("torch.rad2deg", "Tensor.rad2deg", "aten.rad2deg"), "",
+        "float", "elementwise", "Rad2DegToPrim (GraphToPrim/Special.cpp)", ""),
+    "sinc": OpDef(
+        "sinc", "unary", ("input",), (),
+        ("torch.sinc", "Tensor.sinc", "aten.sinc", "torch.special.sinc"), "",
+        "float", "elementwise", "SincToPrim (GraphToPrim/Special.cpp)", ""),
+    "angle": OpDef(
+        "angle", "unary", ("input",), (),
+        ("torch.angle", "Tensor.angle", "aten.angle"), "",
+        "float", "elementwise", "AngleToPrim (GraphToPrim/Special.cpp)", ""),
+    "entr": OpDef(
+        "entr", "unary", ("input",), (),
+        ("torch.special.entr", "aten.special_entr"), "",
+        "float", "elementwise", "EntrToPrim (GraphToPrim/Special.cpp)", ""),
+    "signbit": OpDef(
+        "signbit", "unary", ("input",), (),
+        ("torch.signbit", "Tensor.signbit", "aten.signbit"), "",
+        "bool", "elementwise", "SignbitToPrim (GraphToPrim/Special.cpp)", ""),
+    "isreal": OpDef(
+        "isreal", "classify", ("input",), (),
+        ("torch.isreal", "Tensor.isreal", "aten.isreal"), "",
+        "bool", "elementwise", "IsRealToPrim (GraphToPrim/Special.cpp)", ""),
+    "nan_to_num": OpDef(
+        "nan_to_num", "special", ("input",), (("nan", "f64"), ("posinf", "f64"), ("neginf", "f64")),
+        ("torch.nan_to_num", "Tensor.nan_to_num", "aten.nan_to_num"), "",
+        "keeps_element", "elementwise", "NanToNumToPrim (GraphToPrim/Special.cpp)", ""),
+    "logit": OpDef(
+        "logit", "special", ("input",), (("eps", "f64"),),
+        ("torch.logit", "Tensor.logit", "aten.logit", "torch.special.logit"), "",
+        "float", "elementwise", "LogitToPrim (GraphToPrim/Special.cpp)", ""),
+    "atan2": OpDef(
+        "atan2", "binary", ("lhs", "rhs"), (),
+        ("torch.atan2", "Tensor.atan2", "aten.atan2", "torch.arctan2", "Tensor.arctan2"), "",
+        "float", "broadcast", "Atan2ToPrim (GraphToPrim/Special.cpp)", ""),
+    "fmax": OpDef(
+        "fmax", "binary", ("lhs", "rhs"), (),
+        ("torch.fmax", "Tensor.fmax", "aten.fmax"), "",
+        "promote_numeric", "broadcast", "FMaxToPrim (GraphToPrim/Special.cpp)", ""),
+    "fmin": OpDef(
+        "fmin", "binary", ("lhs", "rhs"), (),
+        ("torch.fmin", "Tensor.fmin", "aten.fmin"), "",
+        "promote_numeric", "broadcast", "FMinToPrim (GraphToPrim/Special.cpp)", ""),
+    "logical_xor": OpDef(
+        "logical_xor", "binary", ("lhs", "rhs"), (),
+        ("torch.logical_xor", "Tensor.logical_xor", "aten.logical_xor"), "",
+        "free", "broadcast", "LogicalXorToPrim (GraphToPrim/Special.cpp)", ""),
+    "heaviside": OpDef(
+        "heaviside", "binary", ("lhs", "rhs"), (),
+        ("torch.heaviside", "Tensor.heaviside", "aten.heaviside"), "",
+        "promote_numeric", "broadcast", "HeavisideToPrim (GraphToPrim/Special.cpp)", ""),
+    "xlog1py": OpDef(
+        "xlog1py", "binary", ("lhs", "rhs"), (),
+        ("torch.special.xlog1py", "aten.special_xlog1py"), "",
+        "float", "broadcast", "XLog1pYToPrim (GraphToPrim/Special.cpp)", ""),
+    "ldexp": OpDef(
+        "ldexp", "binary", ("lhs", "rhs"), (),
+        ("torch.ldexp", "Tensor.ldexp", "aten.ldexp"), "",
+        "float", "broadcast", "LdexpToPrim (GraphToPrim/Special.cpp)", ""),
+    "float_power": OpDef(
+        "float_power", "binary", ("lhs", "rhs"), (),
+        ("torch.float_power", "Tensor.float_power", "aten.float_power"), "",
+        "free", "broadcast", "prim::PowOp (BinaryToPrim)", ""),
+    "isclose": OpDef(
+        "isclose", "special", ("input", "other"), (("rtol", "f64"), ("atol", "f64"), ("equal_nan", "bool")),
+        ("torch.isclose", "Tensor.isclose", "aten.isclose"), "input, other, rtol=1e-05, atol=1e-08, equal_nan=False",
+        "bool", "broadcast", "IsCloseToPrim (GraphToPrim/Special.cpp)", ""),
+    "erfinv": OpDef(
+        "erfinv", "unary", ("input",), (),
+        ("torch.erfinv", "Tensor.erfinv", "aten.erfinv", "torch.special.erfinv"), "",
+        "float", "elementwise", "ErfinvToPrim (GraphToPrim/Special.cpp)", ""),
+    "ndtr": OpDef(
+        "ndtr", "unary", ("input",), (),
+        ("torch.special.ndtr", "aten.special_ndtr"), "",
+        "float", "elementwise", "NdtrToPrim (GraphToPrim/Special.cpp)", ""),
+    "ndtri": OpDef(
+        "ndtri", "unary", ("input",), (),
+        ("torch.special.ndtri", "aten.special_ndtri"), "",
+        "float", "elementwise", "NdtriToPrim (GraphToPrim/Special.cpp)", ""),
+    "log_ndtr": OpDef(
+        "log_ndtr", "unary", ("input",), (),
+        ("torch.special.log_ndtr", "aten.special_log_ndtr"), "",
+        "float", "elementwise", "LogNdtrToPrim (GraphToPrim/Special.cpp)", ""),
+    "erfcx": OpDef(
+        "erfcx", "unary", ("input",), (),
+        ("torch.special.erfcx", "aten.special_erfcx"), "",
+        "float", "elementwise", "ErfcxToPrim (GraphToPrim/Special.cpp)", ""),
+    "lgamma": OpDef(
+        "lgamma", "unary", ("input",), (),
+        ("torch.lgamma", "Tensor.lgamma", "aten.lgamma", "torch.special.gammaln"), "",
+        "float", "elementwise", "LgammaToPrim (GraphToPrim/Special.cpp)", ""),
+    "digamma": OpDef(
+        "digamma", "unary", ("input",), (),
+        ("torch.digamma", "Tensor.digamma", "aten.digamma", "torch.special.digamma", "torch.special.psi"), "",
+        "float", "elementwise", "DigammaToPrim (GraphToPrim/Special.cpp)", ""),
+    "i0": OpDef(
+        "i0", "unary", ("input",), (),
+        ("torch.i0", "Tensor.i0", "aten.i0", "torch.special.i0", "torch.special.modified_bessel_i0"), "",
+        "float", "elementwise", "I0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "i0e": OpDef(
+        "i0e", "unary", ("input",), (),
+        ("torch.special.i0e", "aten.special_i0e"), "",
+        "float", "elementwise", "I0eToPrim (GraphToPrim/Special.cpp)", ""),
+    "i1": OpDef(
+        "i1", "unary", ("input",), (),
+        ("torch.special.i1", "aten.special_i1", "torch.special.modified_bessel_i1"), "",
+        "float", "elementwise", "I1ToPrim (GraphToPrim/Special.cpp)", ""),
+    "i1e": OpDef(
+        "i1e", "unary", ("input",), (),
+        ("torch.special.i1e", "aten.special_i1e"), "",
+        "float", "elementwise", "I1eToPrim (GraphToPrim/Special.cpp)", ""),
+    "spherical_bessel_j0": OpDef(
+        "spherical_bessel_j0", "unary", ("input",), (),
+        ("torch.special.spherical_bessel_j0", "aten.special_spherical_bessel_j0"), "",
+        "float", "elementwise", "SphericalBesselJ0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "polygamma": OpDef(
+        "polygamma", "special", ("input",), (("n", "i64"),),
+        ("torch.polygamma", "Tensor.polygamma", "aten.polygamma", "torch.special.polygamma"), "",
+        "float", "elementwise", "PolygammaToPrim (GraphToPrim/Special.cpp)", ""),
+    "mvlgamma": OpDef(
+        "mvlgamma", "special", ("input",), (("p", "i64"),),
+        ("torch.mvlgamma", "Tensor.mvlgamma", "aten.mvlgamma", "torch.special.multigammaln"), "",
+        "float", "elementwise", "MvlgammaToPrim (GraphToPrim/Special.cpp)", ""),
 }
 
 # op names by family, in registry order
 FAMILIES = {
-    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign"),
-    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy"),
+    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign", "deg2rad", "rad2deg", "sinc", "angle", "entr", "signbit", "erfinv", "ndtr", "ndtri", "log_ndtr", "erfcx", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "spherical_bessel_j0"),
+    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power"),
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
     "convert": ("convert",),
-    "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf"),
+    "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
     "ternary": ("lerp", "addcmul", "addcdiv"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve"),
+    "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
 
 # each op's semantics over its operands, attributes and result dtype ({dtype})
@@ -724,6 +853,38 @@ EXPR = {
     "linalg_cond": "torch.linalg.cond({A}, None if {p_name} == 'none' else ({p_name} or {p}))",
     "linalg_tensorinv": "torch.linalg.tensorinv({A}, ind={ind})",
     "triangular_solve": "torch.triangular_solve({b}, {A}, upper={upper}, transpose={transpose}, unitriangular={unitriangular})",
+    "deg2rad": "torch.deg2rad({input})",
+    "rad2deg": "torch.rad2deg({input})",
+    "sinc": "torch.sinc({input})",
+    "angle": "torch.angle({input})",
+    "entr": "torch.special.entr({input})",
+    "signbit": "torch.signbit({input})",
+    "isreal": "torch.isreal({input})",
+    "nan_to_num": "torch.nan_to_num({input}, {nan}, {posinf}, {neginf})",
+    "logit": "torch.logit({input}, {eps} if {eps} >= 0 else None)",
+    "atan2": "torch.atan2({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "fmax": "torch.fmax({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "fmin": "torch.fmin({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "logical_xor": "torch.logical_xor({lhs}, {rhs})",
+    "heaviside": "torch.heaviside({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "xlog1py": "torch.special.xlog1py({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "ldexp": "torch.ldexp({lhs}, {rhs})",
+    "float_power": "torch.float_power({lhs}, {rhs})",
+    "isclose": "torch.isclose({input}, {other}, {rtol}, {atol}, {equal_nan})",
+    "erfinv": "torch.erfinv({input})",
+    "ndtr": "torch.special.ndtr({input})",
+    "ndtri": "torch.special.ndtri({input})",
+    "log_ndtr": "torch.special.log_ndtr({input})",
+    "erfcx": "torch.special.erfcx({input})",
+    "lgamma": "torch.lgamma({input})",
+    "digamma": "torch.digamma({input})",
+    "i0": "torch.i0({input})",
+    "i0e": "torch.special.i0e({input})",
+    "i1": "torch.special.i1({input})",
+    "i1e": "torch.special.i1e({input})",
+    "spherical_bessel_j0": "torch.special.spherical_bessel_j0({input})",
+    "polygamma": "torch.polygamma({n}, {input})",
+    "mvlgamma": "torch.mvlgamma({input}, {p})",
 }
 
 
@@ -1279,6 +1440,134 @@ def _triangular_solve(b, A, upper, transpose, unitriangular, *, dtype):
     return torch.triangular_solve(b, A, upper=upper, transpose=transpose, unitriangular=unitriangular)
 
 
+def _deg2rad(input, *, dtype):
+    return torch.deg2rad(input)
+
+
+def _rad2deg(input, *, dtype):
+    return torch.rad2deg(input)
+
+
+def _sinc(input, *, dtype):
+    return torch.sinc(input)
+
+
+def _angle(input, *, dtype):
+    return torch.angle(input)
+
+
+def _entr(input, *, dtype):
+    return torch.special.entr(input)
+
+
+def _signbit(input, *, dtype):
+    return torch.signbit(input)
+
+
+def _isreal(input, *, dtype):
+    return torch.isreal(input)
+
+
+def _nan_to_num(input, nan, posinf, neginf, *, dtype):
+    return torch.nan_to_num(input, nan, posinf, neginf)
+
+
+def _logit(input, eps, *, dtype):
+    return torch.logit(input, eps if eps >= 0 else None)
+
+
+def _atan2(lhs, rhs, *, dtype):
+    return torch.atan2(lhs.to(dtype), rhs.to(dtype))
+
+
+def _fmax(lhs, rhs, *, dtype):
+    return torch.fmax(lhs.to(dtype), rhs.to(dtype))
+
+
+def _fmin(lhs, rhs, *, dtype):
+    return torch.fmin(lhs.to(dtype), rhs.to(dtype))
+
+
+def _logical_xor(lhs, rhs, *, dtype):
+    return torch.logical_xor(lhs, rhs)
+
+
+def _heaviside(lhs, rhs, *, dtype):
+    return torch.heaviside(lhs.to(dtype), rhs.to(dtype))
+
+
+def _xlog1py(lhs, rhs, *, dtype):
+    return torch.special.xlog1py(lhs.to(dtype), rhs.to(dtype))
+
+
+def _ldexp(lhs, rhs, *, dtype):
+    return torch.ldexp(lhs, rhs)
+
+
+def _float_power(lhs, rhs, *, dtype):
+    return torch.float_power(lhs, rhs)
+
+
+def _isclose(input, other, rtol, atol, equal_nan, *, dtype):
+    return torch.isclose(input, other, rtol, atol, equal_nan)
+
+
+def _erfinv(input, *, dtype):
+    return torch.erfinv(input)
+
+
+def _ndtr(input, *, dtype):
+    return torch.special.ndtr(input)
+
+
+def _ndtri(input, *, dtype):
+    return torch.special.ndtri(input)
+
+
+def _log_ndtr(input, *, dtype):
+    return torch.special.log_ndtr(input)
+
+
+def _erfcx(input, *, dtype):
+    return torch.special.erfcx(input)
+
+
+def _lgamma(input, *, dtype):
+    return torch.lgamma(input)
+
+
+def _digamma(input, *, dtype):
+    return torch.digamma(input)
+
+
+def _i0(input, *, dtype):
+    return torch.i0(input)
+
+
+def _i0e(input, *, dtype):
+    return torch.special.i0e(input)
+
+
+def _i1(input, *, dtype):
+    return torch.special.i1(input)
+
+
+def _i1e(input, *, dtype):
+    return torch.special.i1e(input)
+
+
+def _spherical_bessel_j0(input, *, dtype):
+    return torch.special.spherical_bessel_j0(input)
+
+
+def _polygamma(input, n, *, dtype):
+    return torch.polygamma(n, input)
+
+
+def _mvlgamma(input, p, *, dtype):
+    return torch.mvlgamma(input, p)
+
+
 EAGER = {
     "exp": _exp,
     "log": _log,
@@ -1418,6 +1707,38 @@ EAGER = {
     "linalg_cond": _linalg_cond,
     "linalg_tensorinv": _linalg_tensorinv,
     "triangular_solve": _triangular_solve,
+    "deg2rad": _deg2rad,
+    "rad2deg": _rad2deg,
+    "sinc": _sinc,
+    "angle": _angle,
+    "entr": _entr,
+    "signbit": _signbit,
+    "isreal": _isreal,
+    "nan_to_num": _nan_to_num,
+    "logit": _logit,
+    "atan2": _atan2,
+    "fmax": _fmax,
+    "fmin": _fmin,
+    "logical_xor": _logical_xor,
+    "heaviside": _heaviside,
+    "xlog1py": _xlog1py,
+    "ldexp": _ldexp,
+    "float_power": _float_power,
+    "isclose": _isclose,
+    "erfinv": _erfinv,
+    "ndtr": _ndtr,
+    "ndtri": _ndtri,
+    "log_ndtr": _log_ndtr,
+    "erfcx": _erfcx,
+    "lgamma": _lgamma,
+    "digamma": _digamma,
+    "i0": _i0,
+    "i0e": _i0e,
+    "i1": _i1,
+    "i1e": _i1e,
+    "spherical_bessel_j0": _spherical_bessel_j0,
+    "polygamma": _polygamma,
+    "mvlgamma": _mvlgamma,
 }
 
 # capture handlers: handler(ops, *args, **kwargs) as PyTorch calls torch_names[0]
@@ -1654,6 +1975,10 @@ def _capture_triangular_solve(o, b, A, upper=True, transpose=False, unitriangula
     return o.registered("triangular_solve", torch.triangular_solve, (b, A, ), {"upper": upper, "transpose": transpose, "unitriangular": unitriangular, })
 
 
+def _capture_isclose(o, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return o.registered("isclose", torch.isclose, (input, other, ), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan, })
+
+
 HANDLERS = {
     "torch.addcmul": _capture_addcmul,
     "Tensor.addcmul": _capture_addcmul,
@@ -1755,4 +2080,7 @@ HANDLERS = {
     "torch.linalg.tensorinv": _capture_linalg_tensorinv,
     "torch.triangular_solve": _capture_triangular_solve,
     "Tensor.triangular_solve": _capture_triangular_solve,
+    "torch.isclose": _capture_isclose,
+    "Tensor.isclose": _capture_isclose,
+    "aten.isclose": _capture_isclose,
 }

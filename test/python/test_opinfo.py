@@ -65,6 +65,13 @@ KNOWN_FAILURES = {
     # eager's addbmm_ resizes a [1] destination to the [n, p] product: dyn does not resize inputs
     ("addbmm", "inplace", "float32", "*"):
         "not native: Unsupported: in-place op: output with shape [1] doesn't match the broadcast shape [5, 10]",
+    # special functions: eager's bfloat16 kernels round intermediate steps where dyn computes in float64 and
+    # rounds once (docs/special-functions.md): not captured in bfloat16
+    **{(f"polygamma.polygamma_n_{n}", "function", "bfloat16", "*"):
+       "not native: Unsupported: polygamma of order" for n in range(5)},
+    ("special.polygamma.special_polygamma_n_0", "function", "bfloat16", "*"):
+        "not native: Unsupported: polygamma of order",
+    ("special.ndtr", "function", "bfloat16", "*"): "not native: Unsupported: ndtr of torch.bfloat16",
 }
 
 

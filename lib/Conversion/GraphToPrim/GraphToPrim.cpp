@@ -78,6 +78,7 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateScatterPatterns(patterns);
   graph_to_prim::populateRandomPatterns(patterns);
   graph_to_prim::populateLibraryCallPatterns(patterns);
+  graph_to_prim::populateSpecialPatterns(patterns);
 }
 
 namespace {

@@ -92,6 +92,8 @@ void populateScatterPatterns(mlir::RewritePatternSet &patterns);
 void populateRandomPatterns(mlir::RewritePatternSet &patterns);
 // Ops computed by a library call (GraphLibraryOps.td).
 void populateLibraryCallPatterns(mlir::RewritePatternSet &patterns);
+// Pointwise math and special functions (GraphSpecialOps.td).
+void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 

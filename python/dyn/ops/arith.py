@@ -7,12 +7,19 @@ from ..errors import Unsupported
 from .tensor import SCALARS, TensorVar, _fits_int64, _meta
 
 
+def torch_fn(op):
+    """PyTorch's function of the elementwise op `op`: torch.<op>, else torch.special.<op> (entr, xlog1py)."""
+    fn = getattr(torch, op, None)
+    return fn if fn is not None else getattr(torch.special, op)
+
+
 class ArithOps:
     # -- elementwise ------------------------------------------------------------------------------
     def unary(self, op, x):
         self.check(x)
-        meta = getattr(torch, op)(x.meta)
-        self.accepts(op, getattr(torch, op), x)
+        fn = torch_fn(op)
+        meta = fn(x.meta)
+        self.accepts(op, fn, x)
         return self.node(op, [x], meta)
 
     _ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
@@ -30,7 +37,7 @@ class ArithOps:
         _fits_int64(a, b)
         if op in self._CMP:
             meta = self._CMP[op](_meta(a), _meta(b))
-        elif op in ("logical_and", "logical_or"):
+        elif op in ("logical_and", "logical_or", "logical_xor"):
             ma, mb = _meta(a), _meta(b)
             if not isinstance(ma, torch.Tensor):
                 ma = torch.tensor(ma, device="meta")
@@ -45,11 +52,11 @@ class ArithOps:
             meta = self._ARITH[op](_meta(a), _meta(b))
         else:  # the registry's other binary ops (atan2, hypot, xlogy, ...): PyTorch's own function
             try:
-                meta = getattr(torch, op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v)
+                meta = torch_fn(op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v)
                                             for v in (_meta(a), _meta(b))))
             except (RuntimeError, TypeError) as e:
                 raise Unsupported(f"{op}: {e}")
-        if op in self._CMP or op in ("logical_and", "logical_or"):
+        if op in self._CMP or op in ("logical_and", "logical_or", "logical_xor"):
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a
             cdt = torch.result_type(t.meta, s) if not isinstance(s, TensorVar) else None
@@ -57,11 +64,11 @@ class ArithOps:
             cdt = meta.dtype
         if op == "remainder" and not meta.dtype.is_floating_point:
             self._int_divisor(op, b)
-        if op in ("maximum", "minimum", "logical_and", "logical_or"):  # they take tensors only: scalars as 0-d
+        if op in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):  # they take tensors only: scalars as 0-d
             pa, pb = (v if isinstance(v, TensorVar) else torch.tensor(v) for v in (a, b))
             self.accepts(op, getattr(torch, op), pa, pb)
         else:
-            self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or getattr(torch, op), a, b)
+            self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or torch_fn(op), a, b)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):

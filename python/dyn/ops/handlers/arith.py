@@ -6,6 +6,7 @@ import torch
 from ...errors import Unsupported
 from ..._ops_generated import HANDLERS
 from ...graph.opset import FAMILIES, UNARY
+from ..arith import torch_fn
 from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
 from .generic import generic_call
@@ -22,13 +23,13 @@ H["absolute"] = H["abs"]
 
 def _binary(op):
     def h(o, a, b, *, out=None):
-        o.accepts(op, getattr(torch, op), a, b)  # torch.maximum(x, 2) raises, x.maximum(2) too
+        o.accepts(op, torch_fn(op), a, b)  # torch.maximum(x, 2) raises, x.maximum(2) too
         return _out(o, out, o.binary(op, a, b), a, b)
     return h
 
 
 for _op in ("mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or copysign hypot "
-            "logaddexp logaddexp2 xlogy").split():
+            "logaddexp logaddexp2 xlogy atan2 fmax fmin logical_xor heaviside xlog1py ldexp float_power").split():
     H[_op] = _binary(_op)
 H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"], less_equal=H["le"],
          not_equal=H["ne"], max_elementwise=H["maximum"])
@@ -57,6 +58,62 @@ H["true_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b), a, b)
 H["floor_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b, "floor"), a, b)
 H["fmod"] = lambda o, a, b, *, out=None: _out(o, out, o.fmod(a, b), a, b)
 H["square"] = lambda o, x: o.binary("mul", x, x)
+H["arctan2"] = H["atan2"]
+
+
+def _nan_to_num(o, x, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """torch.nan_to_num: None stands for the dtype's largest (smallest) finite value."""
+    o.check(x)
+    dt = x.meta.dtype
+    if dt.is_floating_point:
+        fi = torch.finfo(dt)
+        posinf = fi.max if posinf is None else posinf
+        neginf = fi.min if neginf is None else neginf
+    else:
+        posinf, neginf = posinf or 0.0, neginf or 0.0  # unused: integers have no NaN or infinity
+    return _out(o, out, o.registered("nan_to_num", torch.nan_to_num, (x,),
+                                     {"nan": nan, "posinf": posinf, "neginf": neginf}), x)
+
+
+def _logit(o, x, eps=None, *, out=None):
+    """torch.logit: eps None is -1 (no clamp), as ATen's default."""
+    o.check(x)
+    return _out(o, out, o.registered("logit", torch.logit, (x,), {"eps": -1.0 if eps is None else eps}), x)
+
+
+def _no_half(x, what):
+    """Ops whose eager float16/bfloat16 kernel differs from the correctly rounded value dyn computes (eager
+    rounds intermediate steps): not captured in those dtypes."""
+    if what and x.meta.dtype in (torch.float16, torch.bfloat16):
+        raise Unsupported(f"{what} of {x.meta.dtype} (eager's kernel rounds intermediate steps)")
+
+
+def _ndtr(o, x, *, out=None):
+    o.check(x)
+    _no_half(x, "ndtr")
+    return _out(o, out, o.unary("ndtr", x), x)
+
+
+def _polygamma(o, a, b, *, out=None):
+    """torch.polygamma(n, x) and x.polygamma(n); n in [0, 4] (graph.polygamma's reflection formulas)."""
+    x, n = (a, b) if isinstance(a, TensorVar) else (b, a)
+    o.check(x)
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 4:
+        raise Unsupported(f"polygamma of order {n!r} (dyn computes orders 0 to 4)")
+    _no_half(x, f"polygamma of order {n}" if n else None)
+    return _out(o, out, o.registered("polygamma", lambda t, n: torch.polygamma(n, t), (x,), {"n": n}), x)
+
+
+def _mvlgamma(o, x, p, *, out=None):
+    o.check(x)
+    return _out(o, out, o.registered("mvlgamma", torch.mvlgamma, (x,), {"p": p}), x)
+
+
+H["nan_to_num"] = _nan_to_num
+H["logit"] = _logit
+H["polygamma"] = _polygamma
+H["ndtr"] = _ndtr
+H["mvlgamma"] = H["multigammaln"] = _mvlgamma
 
 
 def _reduce(op):

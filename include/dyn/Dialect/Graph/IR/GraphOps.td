@@ -725,4 +725,7 @@ include "dyn/Dialect/Graph/IR/GraphRandomOps.td"
 // Library calls: selection (sort, topk, ...) and linalg, computed by ATen.
 include "dyn/Dialect/Graph/IR/GraphLibraryOps.td"
 
+// Pointwise math and special functions (torch.special), in a file of their own.
+include "dyn/Dialect/Graph/IR/GraphSpecialOps.td"
+
 #endif // DYN_GRAPH_OPS

@@ -1,0 +1,73 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
+// GraphToPrim/Special.cpp: pointwise math and special functions.
+
+// atan2 computes in float64 and keeps the signed zeros' cases explicit; fmax
+// takes the other operand where one is NaN; float16 math computes in float32
+// and rounds once.
+// CHECK-LABEL: func @binary
+// CHECK: prim.atan2 %{{.*}}, %{{.*}} : tensor<4xf64>
+// CHECK: prim.copysign
+// CHECK: prim.select
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+// CHECK: prim.max
+// CHECK: prim.ne
+// CHECK: prim.select
+// CHECK: prim.mul %{{.*}} : tensor<4xf32>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xf16>
+func.func @binary(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>) {
+  %0 = graph.atan2 %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.fmax %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %2 = graph.deg2rad %h : tensor<4xf16> -> tensor<4xf16>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf16>
+}
+
+// -----
+
+// logical_xor compares the operands' truth values; signbit of an integer is
+// x < 0, of a float copysign(1, x) < 0; isreal of a real tensor is true.
+// CHECK-LABEL: func @booleans
+// CHECK: prim.ne %{{.*}} : tensor<4xi64> -> tensor<4xi1>
+// CHECK: prim.ne %{{.*}} : tensor<4xi1> -> tensor<4xi1>
+// CHECK: prim.lt %{{.*}} : tensor<4xi64> -> tensor<4xi1>
+// CHECK: prim.copysign
+// CHECK: prim.lt %{{.*}} : tensor<4xf32> -> tensor<4xi1>
+// CHECK: prim.constant dense<true> : tensor<4xi1>
+func.func @booleans(%i: tensor<4xi64>, %b: tensor<4xi1>, %x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = graph.logical_xor %i, %b : tensor<4xi64>, tensor<4xi1> -> tensor<4xi1>
+  %1 = graph.signbit %i : tensor<4xi64> -> tensor<4xi1>
+  %2 = graph.signbit %x : tensor<4xf32> -> tensor<4xi1>
+  %3 = graph.isreal %x : tensor<4xf32> -> tensor<4xi1>
+  return %0, %1, %2, %3 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// nan_to_num of an integer tensor is the identity; logit with eps clamps first.
+// CHECK-LABEL: func @attributes
+// CHECK-SAME: (%[[I:.*]]: tensor<4xi32>, %[[X:.*]]: tensor<4xf32>)
+// CHECK: prim.constant dense<1.000000e+01> : tensor<4xf32>
+// CHECK: prim.lt %[[X]]
+// CHECK: prim.log
+// CHECK: return %[[I]]
+func.func @attributes(%i: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = graph.nan_to_num %i {nan = 0.0 : f64, posinf = 1.0 : f64, neginf = -1.0 : f64} : tensor<4xi32> -> tensor<4xi32>
+  %1 = graph.nan_to_num %x {nan = 0.0 : f64, posinf = 10.0 : f64, neginf = -1.0 : f64} : tensor<4xf32> -> tensor<4xf32>
+  %2 = graph.logit %x {eps = 0.25 : f64} : tensor<4xf32> -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Special functions compute in float64 and round once.
+// CHECK-LABEL: func @special
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xf64>
+// CHECK: prim.erf %{{.*}} : tensor<4xf64>
+// CHECK: prim.erfc %{{.*}} : tensor<4xf64>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+// CHECK: prim.tan %{{.*}} : tensor<4xf64>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+func.func @special(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = graph.erfinv %x : tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.polygamma %x {n = 2 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
