@@ -76,6 +76,41 @@ func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
 
 // -----
 
+// A norm over the channels of an NCHW tensor (convnext's LayerNorm after a
+// permute): its rows are strided, but 392 points are too few for a thread
+// each, so a block takes each row (reduction through gpu.all_reduce, the
+// write pass a block-strided loop storing contiguous rows).
+// CHECK-LABEL: func @strided_rows_few_points
+// CHECK-DAG: %[[ROWS:.*]] = arith.constant 392 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]]
+// CHECK: gpu.all_reduce add
+// CHECK: scf.for
+// CHECK: loop.store %{{.*}} : memref<392x768xf32>
+func.func @strided_rows_few_points(%x: memref<8x768x7x7xf32>, %y: memref<392x768xf32>) {
+  %c7 = arith.constant 7 : index
+  loop.kernel "norm" [392] {
+  ^bb0(%p: index):
+    %w = arith.remui %p, %c7 : index
+    %q = arith.divui %p, %c7 : index
+    %h = arith.remui %q, %c7 : index
+    %n = arith.divui %q, %c7 : index
+    %s = loop.reduce add [768] : f32 {
+    ^bb0(%c: index):
+      %v = loop.load %x[%n, %c, %h, %w] : memref<8x768x7x7xf32>
+      loop.yield %v : f32
+    }
+    loop.for [768] {
+    ^bb0(%c: index):
+      %v = loop.load %x[%n, %c, %h, %w] : memref<8x768x7x7xf32>
+      %d = arith.subf %v, %s : f32
+      loop.store %d, %y[%p, %c] : memref<392x768xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // Warp shuffles move 32-bit words: a block reduction of a narrower integer
 // runs on its sign extension to i32 and truncates the total.
 // CHECK-LABEL: func @row_min_i16

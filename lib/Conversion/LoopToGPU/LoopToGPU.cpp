@@ -33,6 +33,11 @@ constexpr int64_t kMinChunk = 32;
 // kRowChunk elements.
 constexpr int64_t kFillBlocks = 2 * 132;
 constexpr int64_t kRowChunk = 8192;
+// Kernels with strided rows: below this many points a thread each leaves
+// the GPU mostly idle (a quarter of kFillThreads), so a block takes each row
+// of at least kMinRow elements.
+constexpr int64_t kFewPoints = kFillThreads / 4;
+constexpr int64_t kMinRow = 32;
 
 int64_t product(ArrayRef<int64_t> sizes) {
   int64_t p = 1;
@@ -229,6 +234,18 @@ struct KernelMapper {
     for (Operation &op : kernel.getBodyBlock())
       if (isa<loop::ForOp, loop::ReduceOp>(op))
         innerPoints = std::max(innerPoints, product(innerDomain(&op)));
+    // Strided rows with a write pass (a norm or softmax over the channels of
+    // an NCHW tensor: convnext's LayerNorm after a permute) over too few
+    // points to fill the GPU with a thread each: a block per row all the
+    // same. Its reads are strided, but the neighbouring rows' blocks read the
+    // rest of each sector while it is in L2, and the write pass stores
+    // contiguous rows; a thread per point would run each row serially on a
+    // few hundred threads (convnext_tiny's last stage: 392 rows of 768, 0.24
+    // ms a kernel on an H100). Plain reductions over a leading dim keep a
+    // thread per point (coalesced) or the split above.
+    bool hasFor = llvm::any_of(kernel.getBodyBlock(), [](Operation &op) { return isa<loop::ForOp>(op); });
+    if (hasFor && !byRow && points < kFewPoints && innerPoints >= kMinRow)
+      byRow = true;
     int64_t threads = byRow ? rowThreads(innerPoints) : threadsPerBlock;
     // Pointwise kernels that tile evenly give each thread several points, a
     // block apart, with all their loads issued before any store: more bytes
