@@ -5,6 +5,7 @@ import warnings
 import torch
 
 from .graph.eager import python_function
+from .graph.graph import Graph
 from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
 from .native import C as _C
@@ -28,7 +29,12 @@ class _DynKernel:
         self.strides = [None if lay is None else tuple(t.stride()) for lay, t in
                         zip(self.layouts, example_inputs or ())]
         self.strided = any(lay is not None for lay in self.layouts)
-        self.ir = (strided_graph(graph, self.layouts) if self.strided else graph).mlir()
+        compiled = strided_graph(graph, self.layouts) if self.strided else graph
+        # outputs without elements (an empty cache tensor a model returns) are made here, not computed
+        self.live = [k for k, o in enumerate(graph.outputs) if o.meta.numel() > 0]
+        if len(self.live) < len(graph.outputs):
+            compiled = _live_subgraph(compiled, [compiled.outputs[k] for k in self.live])
+        self.ir = compiled.mlir()
         if cpu_gemm is not None:  # options={"cpu_gemm": ...}: which CPU GEMM f32/f64 products call
             if cpu_gemm not in ("runtime", "library"):
                 raise ValueError(f"cpu_gemm must be 'runtime' or 'library', not {cpu_gemm!r}")
@@ -36,10 +42,10 @@ class _DynKernel:
             self.ir = f'module attributes {{dyn.cpu_gemm = "{cpu_gemm}"}} {{' + self.ir[len("module {"):]
         self.out_specs = [(tuple(o.meta.shape), o.meta.dtype) for o in graph.outputs]
         # random ops: the compiled function's last input is this call's seed (graph/random.py)
-        self.seeded = has_random(graph)
+        self.seeded = has_random(compiled)
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug,
-                                      len(graph.inputs) + self.seeded + len(graph.outputs))
+                                      len(graph.inputs) + self.seeded + len(self.live))
         counters = current().counters
         counters["graphs_compiled"] += 1
         counters["compile_seconds"] += self.compiled.compile_seconds
@@ -68,6 +74,11 @@ class _DynKernel:
     @property
     def stages(self):
         return self.compiled.stages
+
+    def _outputs(self, device):
+        """Fresh tensors for every output, and the list of those the compiled function writes."""
+        outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
+        return outs, [outs[k] for k in self.live]
 
     def _failed(self, inputs, error):
         """A library call failed at run time (the kernels themselves cannot): this call's outputs are
@@ -101,9 +112,9 @@ class DynCPUKernel(_DynKernel):
         return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
 
     def __call__(self, *inputs):
-        outs = [torch.empty(s, dtype=d) for s, d in self.out_specs]
+        outs, written = self._outputs("cpu")
         try:
-            self.compiled.run(self._inputs(inputs) + self._seed("cpu"), outs)
+            self.compiled.run(self._inputs(inputs) + self._seed("cpu"), written)
         except RuntimeError as e:
             return self._failed(inputs, e)
         return outs
@@ -127,14 +138,14 @@ class DynCUDAKernel(_DynKernel):
             return self._failed(inputs, e)
         ins = [t if t.data_ptr() % 16 == 0 else _aligned_copy(t, lay) for t, lay in zip(ins, self.layouts)]
         ins += self._seed(device)
-        outs = [torch.empty(s, dtype=d, device=device) for s, d in self.out_specs]
+        outs, written = self._outputs(device)
         # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
         size = self.compiled.workspace_bytes
         workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         with torch.cuda.device(device):
             # Library calls (cuBLAS, cuDNN through ATen) run on torch's current stream, this one.
             try:
-                self.compiled.run(ins, outs, torch.cuda.current_stream(device).cuda_stream,
+                self.compiled.run(ins, written, torch.cuda.current_stream(device).cuda_stream,
                                   workspace.data_ptr() if size else 0)
             except RuntimeError as e:
                 return self._failed(inputs, e)
@@ -161,8 +172,38 @@ def _graph_device(graph):
 
 
 def _has_empty(graph):
-    """Whether some value of the graph has no elements."""
-    return any(n.meta.numel() == 0 for n in (*graph.inputs, *graph.nodes))
+    """Whether a value the compiled function would compute with has no elements: an empty input, or an
+    empty value an output with elements needs. Empty values that are only returned (T5's empty key/value
+    caches) are made by the runner instead (_live_subgraph)."""
+    if any(n.meta.numel() == 0 for n in graph.inputs):
+        return True
+    return any(n.meta.numel() == 0 for n in _live(o for o in graph.outputs if o.meta.numel() > 0))
+
+
+def _live(outputs):
+    """The nodes the given outputs need, themselves included (id -> node)."""
+    live, stack = {}, list(outputs)
+    while stack:
+        n = stack.pop()
+        if id(n) not in live:
+            live[id(n)] = n
+            stack.extend(n.inputs)
+    return live.values()
+
+
+def _live_subgraph(graph, outputs):
+    """A copy of graph returning `outputs` (nodes of graph), without the nodes none of them needs."""
+    live = {id(n) for n in _live(outputs)}
+    g = Graph()
+    g.device = graph.device
+    new = {}
+    for n, src in zip(graph.inputs, graph.input_sources):
+        new[id(n)] = g.add_input(n.meta, src)
+    for n in graph.nodes:
+        if id(n) in live:
+            new[id(n)] = g.add(n.op, [new[id(i)] for i in n.inputs], n.meta, **n.attrs)
+    g.outputs = [new[id(o)] for o in outputs]
+    return g
 
 
 def _plan(graph, example_inputs):

@@ -182,6 +182,22 @@ def test_tensor_without_elements_runs_with_torch_ops_without_a_warning():
     assert len(g) == 1 and g[0]["backend"] == "eager (PyTorch ops)" and "without elements" in g[0]["reason"]
 
 
+@needs_compiler
+def test_values_without_elements_that_are_only_returned_compile_natively():
+    """T5's decoder returns empty key/value caches beside its results: the runner makes the empty outputs,
+    the compiled function computes the rest (the graph used to run with PyTorch ops)."""
+    def f(x):
+        return x.sin() * 2, x[:0] + 1, torch.zeros(0, 3, dtype=torch.int64).expand(2, 0, 3)
+
+    x = torch.randn(4, 3)
+    got, ref = dyn.compile(f)(x), f(x)
+    for a, b in zip(got, ref):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        torch.testing.assert_close(a, b)
+    st = dyn.stats()
+    assert st["eager_graphs"] == [] and st["compiled_graphs"] == 1
+
+
 def test_no_fallback_log_without_the_switch(monkeypatch, capsys):
     monkeypatch.delenv("DYN_LOGS", raising=False)
     a, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
