@@ -119,12 +119,12 @@ def dyn_stats():
     return f() if callable(f) else None
 
 
-def run_dyn(case, mode, device, backend, reps, ref):
+def run_dyn(case, mode, device, backend, reps, ref, compile_mode=None):
     m = copy.deepcopy(case.model)
     dyn.reset()  # dyn.stats() counts from here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        compiled = dyn.compile(m, backend=backend)
+        compiled = dyn.compile(m, backend=backend, mode=compile_mode)
         first, res, steady = first_and_steady(case, m, compiled, mode, device, reps)
     r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res),
          "warnings": sorted({str(w.message)[:300] for w in caught if "dyn" in str(w.message)})}
@@ -209,8 +209,8 @@ def run_case(name, mode, device, size, backends, inductor, reps):
     del m
     rec["eager"] = {"time_s": steady}
     rec["explain"] = guarded("explain", run_explain, case, mode)
-    for key, backend in backends:
-        rec[key] = guarded(key, run_dyn, case, mode, device, backend, reps, ref)
+    for key, backend, compile_mode in backends:
+        rec[key] = guarded(key, run_dyn, case, mode, device, backend, reps, ref, compile_mode)
     rec["dynamo"] = guarded("dynamo", run_dynamo, case, mode, device, reps)
     if inductor:
         rec["inductor"] = guarded("inductor", run_inductor, case, mode, device, reps, ref)
@@ -233,7 +233,7 @@ def _fmt_d(d):
 
 def row(rec):
     ex = rec.get("explain", {})
-    eb, db, dy, ind = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor"))
+    eb, db, dy, ind, dg = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor", "dyn_graphs"))
     cap = max(eb["first_s"] - eb["time_s"], 0.0) if "first_s" in eb else None
     comp = db.get("all_compiled", "-") if "error" not in db else "err"
     return [rec["model"], rec["mode"],
@@ -241,13 +241,14 @@ def row(rec):
             "err" if "error" in dy else str(dy.get("graphs", "-")),
             {True: "yes", False: "no"}.get(comp, str(comp)) if isinstance(comp, bool) else str(comp),
             "err" if "error" in eb else _fmt_d(eb.get("diff")), "err" if "error" in db else _fmt_d(db.get("diff")),
-            _fmt_t(rec["eager"].get("time_s")), _fmt_t(db.get("time_s")), _fmt_t(ind.get("time_s")),
+            _fmt_t(rec["eager"].get("time_s")), _fmt_t(db.get("time_s")), _fmt_t(dg.get("time_s")),
+            _fmt_t(ind.get("time_s")),
             f"{db['first_s']:.2f}" if "first_s" in db else "-", f"{ind['first_s']:.1f}" if "first_s" in ind else "-",
             f"{cap:.2f}" if cap is not None else "-", f"{dy['capture_s']:.2f}" if "capture_s" in dy else "-"]
 
 
 HEAD = ["model", "mode", "graphs", "breaks", "dynamo graphs", "compiled", "diff eager-be (out/grad)",
-        "diff dyn (out/grad)", "eager ms", "dyn ms", "inductor ms", "dyn 1st s", "inductor 1st s",
+        "diff dyn (out/grad)", "eager ms", "dyn ms", "dyn graphs ms", "inductor ms", "dyn 1st s", "inductor 1st s",
         "dyn capture s", "dynamo capture s"]
 
 
@@ -277,10 +278,15 @@ def reasons(records):
             seen.setdefault(k, [0, _short(b["where"])])[0] += 1
         for k, (n, where) in seen.items():
             lines.append(f"{r['model']} {r['mode']}: {k} (x{n}) at {where}")
-        for k in ("eager_backend", "dyn", "dynamo", "inductor"):
+        for k in ("eager_backend", "dyn", "dyn_graphs", "dynamo", "inductor"):
             if "error" in (r.get(k) or {}):
                 lines.append(f"{r['model']} {r['mode']}: {k} failed: {r[k]['error']}")
     return "\n".join(lines)
+
+
+# --backends name -> (record key, dyn backend, dyn.compile mode)
+_BACKENDS = {"eager": ("eager_backend", "eager", None), "dyn": ("dyn", "dyn", None),
+             "dyn-graphs": ("dyn_graphs", "dyn", "reduce-overhead")}
 
 
 def main(argv=None):
@@ -289,7 +295,8 @@ def main(argv=None):
     ap.add_argument("--size", default="small", choices=["small", "full"])
     ap.add_argument("--models", default="all", help="comma-separated names (default: all): " + ",".join(corpus.NAMES))
     ap.add_argument("--modes", default="eval,train")
-    ap.add_argument("--backends", default="eager,dyn", help="dyn backends to run (eager,dyn)")
+    ap.add_argument("--backends", default="eager,dyn",
+                    help="dyn backends to run (eager,dyn,dyn-graphs: dyn with mode='reduce-overhead', CUDA graphs)")
     ap.add_argument("--no-inductor", action="store_true", help="skip torch.compile's default backend")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per measurement (default 10 small, 5 full)")
     ap.add_argument("--json", default=None, help="write every record here")
@@ -308,7 +315,7 @@ def main(argv=None):
         for mode in a.modes.split(","):
             t = time.perf_counter()
             rec = guarded("case", run_case, name, mode, a.device, a.size,
-                          [("eager_backend", "eager") if b == "eager" else (b, b) for b in backends],
+                          [_BACKENDS[b] for b in backends],
                           not a.no_inductor, reps)
             if "stage" in rec:
                 rec.update(model=name, mode=mode, eager={})

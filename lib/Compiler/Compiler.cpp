@@ -368,19 +368,22 @@ public:
 
   uint64_t workspaceBytes() const override { return workspace; }
 
-  bool run(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
-    std::vector<uint64_t> tempPtrs(temps.size(), 0);
-    if (!temps.empty() && !workspacePtr) {
-      if (error)
-        *error = "this function needs a device workspace of " + std::to_string(workspace) + " bytes";
+  bool uploadConstants(void *workspacePtr, void *stream, std::string *error) override {
+    if (!checkWorkspace(workspacePtr, error))
       return false;
-    }
-    for (size_t i = 0; i < temps.size(); ++i)
-      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
     for (const ConstantUpload &u : uploads)
       if (!cuda::copyToDevice(static_cast<char *>(workspacePtr) + u.offset, u.bytes.data(), u.bytes.size(),
                               stream, error))
         return false;
+    return true;
+  }
+
+  bool launch(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
+    if (!checkWorkspace(workspacePtr, error))
+      return false;
+    std::vector<uint64_t> tempPtrs(temps.size(), 0);
+    for (size_t i = 0; i < temps.size(); ++i)
+      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
     bool ok = true;
     auto address = [&](const ArgRef &ref) {
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
@@ -409,6 +412,15 @@ public:
     }
     return ok;
   }
+  bool checkWorkspace(void *workspacePtr, std::string *error) const {
+    if (workspace && !workspacePtr) {
+      if (error)
+        *error = "this function needs a device workspace of " + std::to_string(workspace) + " bytes";
+      return false;
+    }
+    return true;
+  }
+
   /// The library call on the plan's stream (it runs between the launches
   /// before and after it, in order).
   template <typename Address>

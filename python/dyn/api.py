@@ -29,12 +29,16 @@ def stats():
     a backend), graph_breaks, compiled_graphs (graphs that run code dyn's compiler made), eager_graphs
     (graphs run eagerly: a dict per graph with the graph, where (the user's file:line), backend and
     reason; the last 256), recompiles (captures of a function whose earlier entries' guards failed),
-    and the counters of dyn._stats()."""
+    with mode="reduce-overhead" on CUDA: cuda_graphs (graphs recorded), cuda_graph_replays and
+    cuda_graph_misses (calls run through the launch plan because an input moved), and the counters of
+    dyn._stats()."""
     session = current()
     c = session.counters
     out = {"captures": c["captures"], "graphs": c["graphs"], "graph_breaks": c["graph_breaks"],
            "compiled_graphs": c["compiled_graphs"],
-           "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"]}
+           "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"],
+           "cuda_graphs": c["cuda_graphs"], "cuda_graph_replays": c["cuda_graph_replays"],
+           "cuda_graph_misses": c["cuda_graph_misses"]}
     out.update((k, v) for k, v in _stats().items() if k not in out)
     return out
 
@@ -117,7 +121,9 @@ def compile(fn_or_module=None, *, backend="dyn", fullgraph=False, dynamic=None, 
 
     backend: "dyn" (the C++ core), "eager" (run the captured graph with PyTorch ops) or a callable
     backend(graph: dyn.Graph, example_inputs) -> callable(*inputs) -> outputs.
-    fullgraph: raise dyn.Unsupported instead of running unsupported code eagerly."""
+    fullgraph: raise dyn.Unsupported instead of running unsupported code eagerly.
+    mode: torch.compile's names; "reduce-overhead" records each graph compiled for CUDA as a CUDA graph
+    and replays it (dyn/cuda_graphs.py); the others compile the same way."""
     kw = dict(backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options)
     if fn_or_module is None:
         return lambda f: compile(f, **kw)

@@ -8,6 +8,7 @@ from .graph.eager import python_function
 from .graph.graph import Graph
 from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
+from .cuda_graphs import GraphReplay
 from .native import C as _C
 from .native import have_compiler
 from .session import current
@@ -122,13 +123,26 @@ class DynCPUKernel(_DynKernel):
 
 class DynCUDAKernel(_DynKernel):
     """PTX kernels on CUDA tensors of one device: outputs come from torch's caching allocator,
-    kernels go on torch's current stream, nothing synchronizes."""
+    kernels go on torch's current stream, nothing synchronizes. With cuda_graphs (mode="reduce-overhead")
+    the launches and library calls are recorded once as a CUDA graph and replayed (cuda_graphs.py)."""
     device_type = "cuda"
+
+    def __init__(self, graph, keep_stages=False, example_inputs=None, cpu_gemm=None, cuda_graphs=False):
+        super().__init__(graph, keep_stages, example_inputs, cpu_gemm)
+        self.replay = GraphReplay(self) if cuda_graphs else None
 
     def _compile(self, keep_stages, num_buffers):
         return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
 
     def __call__(self, *inputs):
+        if self.replay is not None:
+            outs = self.replay(inputs)
+            if outs is not None:
+                return outs
+        return self.launch(inputs)
+
+    def launch(self, inputs):
+        """One call through the launch plan, on fresh outputs and a fresh workspace."""
         device = inputs[0].device if inputs else _graph_device(self.graph)
         # Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an
         # unaligned address (a view with an offset) is copied to a fresh allocation, in its layout.
@@ -243,6 +257,8 @@ def dyn_backend(graph, example_inputs, options=None):
         return graph if why is EMPTY else None
     try:
         keep = bool((options or {}).get("keep_stages", False))
+        if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):
+            return runner(graph, keep, example_inputs, None, bool((options or {}).get("cuda_graphs")))
         if isinstance(runner, type) and issubclass(runner, _DynKernel):
             return runner(graph, keep, example_inputs, (options or {}).get("cpu_gemm"))
         return runner(graph, keep)

@@ -167,16 +167,31 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "run",
           [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream,
-             uintptr_t workspace) {
+             uintptr_t workspace, bool uploadConstants) {
             std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
             std::string error;
-            if (!self.fn->run(ptrs.data(), reinterpret_cast<void *>(workspace),
-                              reinterpret_cast<void *>(stream), &error))
+            void *ws = reinterpret_cast<void *>(workspace), *st = reinterpret_cast<void *>(stream);
+            bool ok = uploadConstants ? self.fn->run(ptrs.data(), ws, st, &error)
+                                      : self.fn->launch(ptrs.data(), ws, st, &error);
+            if (!ok)
               throw std::runtime_error(error);
           },
           py::arg("inputs"), py::arg("outputs"), py::arg("stream"), py::arg("workspace") = 0,
-          "run(inputs, outputs, stream, workspace=0): device tensors (or addresses), a CUstream "
-          "handle, and the address of workspace_bytes of device memory for temporaries")
+          py::arg("upload_constants") = true,
+          "run(inputs, outputs, stream, workspace=0, upload_constants=True): device tensors (or "
+          "addresses), a CUstream handle, and the address of workspace_bytes of device memory for "
+          "temporaries; upload_constants=False launches only (the constants are already in this "
+          "workspace: upload_constants(workspace, stream) did it)")
+      .def(
+          "upload_constants",
+          [](CompiledGpu &self, uintptr_t stream, uintptr_t workspace) {
+            std::string error;
+            if (!self.fn->uploadConstants(reinterpret_cast<void *>(workspace),
+                                          reinterpret_cast<void *>(stream), &error))
+              throw std::runtime_error(error);
+          },
+          py::arg("stream"), py::arg("workspace"),
+          "copies the dense constants into their slots of a workspace")
       .def_property_readonly("workspace_bytes",
                              [](CompiledGpu &self) { return self.fn->workspaceBytes(); })
       .def_property_readonly("stages", &stageList<CompiledGpu>)

@@ -61,7 +61,16 @@ public:
   /// Bare device pointers: every input, then every output (contiguous), and
   /// a device workspace of workspaceBytes() (from the caller's allocator) for
   /// temporaries. Returns false and fills `error` when a CUDA call fails.
-  virtual bool run(void **buffers, void *workspace, void *stream, std::string *error) = 0;
+  /// Copies the dense constants into their workspace slots, then launches.
+  bool run(void **buffers, void *workspace, void *stream, std::string *error) {
+    return uploadConstants(workspace, stream, error) && launch(buffers, workspace, stream, error);
+  }
+  /// The two halves of run(), for a caller that records the launches once as a
+  /// CUDA graph (mode="reduce-overhead"): the constants' bytes are copied from
+  /// host memory, which a graph capture cannot hold, so they go into a
+  /// workspace that lives as long as the graph, once, before the capture.
+  virtual bool uploadConstants(void *workspace, void *stream, std::string *error) = 0;
+  virtual bool launch(void **buffers, void *workspace, void *stream, std::string *error) = 0;
   virtual uint64_t workspaceBytes() const = 0;
   virtual const std::vector<StageIR> &stages() const = 0;
   virtual double compileSeconds() const = 0;

@@ -143,6 +143,8 @@ class _CompiledFunction:
         self._fullgraph = fullgraph
         self._dynamic = dynamic
         self._options = dict(options or {})
+        if mode == "reduce-overhead":  # CUDA graphs of the compiled launch plans (dyn/cuda_graphs.py)
+            self._options.setdefault("cuda_graphs", True)
         self.graphs = []  # (Graph, compiled callable or None, reason) per capture
         self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
         self.runs = []    # GraphRun per captured graph: the backend that runs it, why not dyn's compiler
