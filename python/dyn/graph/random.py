@@ -63,11 +63,12 @@ def run(n, xs):
         return getattr(t, _METHODS[a["distribution"]])(lo, hi)
     if op == "bernoulli":
         return torch.bernoulli(xs[0])
-    if op == "dropout":
-        k = a.get("feature_dims", -1)
+    if op == "dropout":  # in place on a copy where eager's call was in place: the same kernel, the same draws
+        k, inplace = a.get("feature_dims", -1), a.get("eager_inplace", False)
+        x = xs[0].clone() if inplace else xs[0]
         if k < 0:
-            return torch.nn.functional.dropout(xs[0], a["p"], True)
-        return _FEATURE[a["fn"]](xs[0], a["p"], True)
+            return torch.nn.functional.dropout(x, a["p"], True, inplace)
+        return _FEATURE[a["fn"]](x, a["p"], True, inplace)
     raise NotImplementedError(op)
 
 

@@ -228,12 +228,14 @@ METHODS["exponential_"] = _fill_random("exponential_", "exponential", [1.0])
 METHODS["random_"] = _fill_random("random_", "integers", [0, None])
 
 
-def _dropout_node(o, x, p, fn, feature_dims):
-    """x with elements (or feature maps) zeroed with probability p, the rest scaled by 1/(1-p)."""
+def _dropout_node(o, x, p, fn, feature_dims, inplace_=False):
+    """x with elements (or feature maps) zeroed with probability p, the rest scaled by 1/(1-p).
+    eager_inplace: the eager backend runs eager's in-place form (on CUDA, F.dropout(inplace=True) draws
+    through bernoulli_, the out-of-place form through the fused native_dropout: other numbers)."""
     if p == 1:  # eager: input * 0, no draw
         return o.binary("mul", x, 0)
     return _node(o, "dropout", (x,), x.meta.shape, x.meta.dtype, f"F.{fn}", p=float(p),
-                 feature_dims=feature_dims, fn=fn)
+                 feature_dims=feature_dims, fn=fn, eager_inplace=bool(inplace_))
 
 
 def _dropout_args(o, x, p, training, name):
@@ -250,7 +252,7 @@ def _dropout(o, x, p=0.5, training=True, inplace_=False, fn="dropout", feature_d
     _dropout_args(o, x, p, training, f"F.{fn}")
     if not training or p == 0 or x.meta.numel() == 0:
         return x  # eager returns its input
-    new = _dropout_node(o, x, p, fn, feature_dims)
+    new = _dropout_node(o, x, p, fn, feature_dims, inplace_)
     if not inplace_:
         return new
     return inplace(o, x, new, lambda s: getattr(F, fn)(s, p, True, True))
