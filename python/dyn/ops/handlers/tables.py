@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
 from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
-    take_along, views
+    stats, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
@@ -16,12 +16,13 @@ from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
+from .internals import TORCH as TORCH_INTERNALS
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 from . import library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
-     **compositions.H, **library.H}
+     **compositions.H, **library.H, **stats.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -41,6 +42,7 @@ for _name, _h in random.F_R.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
+TORCH_FUNCS.update(TORCH_INTERNALS)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 for _name, _h in compositions.FFT.items():
