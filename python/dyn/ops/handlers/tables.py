@@ -70,6 +70,10 @@ TORCH_FUNCS[F.relu_] = INPLACE["relu_"]
 TORCH_FUNCS[F.leaky_relu_] = lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True)
 TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True)
 
+# public torch functions written in Python as compositions of ops dyn has handlers for (calling the functions
+# they are given: triplet_margin_with_distance_loss's distance_function): traced into, as TorchDynamo does
+TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss})
+
 # The registry's other PyTorch names of its ops (dyn/_ops_generated.py: torch.special.expit,
 # torch.arcsinh, ...) and its generated handlers (ops with a signature)
 _REGISTERED_METHODS = {}
