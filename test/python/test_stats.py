@@ -1,5 +1,7 @@
 """Statistics captured as compositions of graph ops (handlers/stats.py) against eager beyond the OpInfo
 samples: var_mean/std_mean overloads, nansum/nanmean with NaNs, integers, dtype= and dims."""
+import warnings
+
 import pytest
 import torch
 
@@ -62,3 +64,35 @@ def test_nansum_integers_and_out():
     _native(lambda t, o: torch.nansum(t, 0, out=o), y, out_d)
     torch.nansum(y, 0, out=out_e)
     torch.testing.assert_close(out_d, out_e)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_cov_weights_and_corrcoef(dtype):
+    x = torch.randn(3, 6).mul(4).to(dtype)
+    fw, aw = torch.randint(1, 5, (6,)), torch.rand(6, dtype=torch.float64 if dtype == torch.float64 else torch.float32)
+    for f in (lambda x, fw, aw: torch.cov(x), lambda x, fw, aw: torch.cov(x, correction=0, fweights=fw),
+              lambda x, fw, aw: torch.cov(x, correction=2, aweights=aw),
+              lambda x, fw, aw: torch.cov(x[1], correction=1, fweights=fw, aweights=aw),
+              lambda x, fw, aw: torch.cov(x[:, :2], correction=5),  # degrees of freedom <= 0: divided by 0
+              lambda x, fw, aw: torch.corrcoef(x), lambda x, fw, aw: torch.corrcoef(x[0])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = f(x, fw, aw)
+            got = _native(f, x, fw, aw)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
+def test_cov_checks_weights_before_each_run():
+    """eager raises for negative weights and weights summing to zero (data-dependent): the compiled graph
+    checks them before it runs, as eager's kernel does."""
+    f = dyn.compile(lambda x, fw, aw: torch.cov(x, fweights=fw, aweights=aw), backend="dyn", fullgraph=True)
+    x = torch.randn(2, 4)
+    fw, aw = torch.tensor([1, 2, 1, 3]), torch.tensor([0.5, 0.1, 0.2, 0.9])
+    torch.testing.assert_close(f(x, fw, aw), torch.cov(x, fweights=fw, aweights=aw))
+    for bad_fw, bad_aw in ((torch.tensor([1, -2, 1, 3]), aw), (fw, torch.tensor([0.5, -0.1, 0.2, 0.9])),
+                           (fw, torch.zeros(4))):
+        with pytest.raises(RuntimeError):
+            torch.cov(x, fweights=bad_fw, aweights=bad_aw)
+        with pytest.raises(RuntimeError, match="cov"):
+            f(x, bad_fw, bad_aw)

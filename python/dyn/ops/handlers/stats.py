@@ -100,3 +100,82 @@ def _nanmean(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
 
 H["nansum"] = _nansum
 H["nanmean"] = _nanmean
+
+
+def _cov_probe(x, fweights, aweights, correction):
+    """eager's cov on tensors of the operands' shapes and dtypes filled with ones: its result dtype, and
+    Unsupported where eager raises for the operands' shapes, dtypes or ranks."""
+    def ones(v):
+        return None if v is None else torch.ones(tuple(v.meta.shape), dtype=v.meta.dtype)
+    try:
+        return torch.cov(ones(x), correction=correction, fweights=ones(fweights), aweights=ones(aweights)).dtype
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise Unsupported(f"cov: {e}")  # eager raises
+
+
+def _cov_of(o, x, correction=1, fweights=None, aweights=None):
+    """ATen's cov (Correlation.cpp): the observations' (weighted) mean subtracted, the product with the
+    (weighted) transpose divided by the normalization factor, which is 0 where it is <= 0 (eager then
+    warns). Weights are checked before every run as eager checks them (not negative, a sum that is not 0)."""
+    o.check(x)
+    for w in (fweights, aweights):
+        if w is not None:
+            o.check(w)
+    if isinstance(correction, bool) or not isinstance(correction, int):
+        raise Unsupported(f"cov with correction={correction!r}")
+    dtype = _cov_probe(x, fweights, aweights, correction)
+    xin = x if x.meta.dim() == 2 else o.reshape(x, (1, x.meta.numel()))
+    n = xin.meta.shape[1]
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else o.binary("mul", w, aweights)
+    if w is not None:
+        if n == 0:
+            raise Unsupported("cov with weights of no observations (eager raises: they sum to zero)")
+        w = o.reshape(w, (n,))
+        w_sum = o.reduce("sum", w)
+        ok = o.binary("ne", w_sum, 0)
+        for v in (fweights, aweights):
+            if v is not None:
+                ok = o.binary("logical_and", ok, o.binary("ge", o.reduce("amin", v), 0))
+        o.check_values(ok, "cov(): fweights and aweights cannot be negative and the weights cannot sum to zero")
+        avg = o.binary("div", o.reduce("sum", o.binary("mul", xin, w), 1), w_sum)
+        if aweights is not None and correction != 0:
+            aw = o.reshape(aweights, (n,))
+            norm = o.binary("sub", w_sum, o.binary("div", o.binary("mul", o.reduce("sum", o.binary("mul", w, aw)),
+                                                                     correction), w_sum))
+        else:
+            norm = o.binary("sub", w_sum, correction)
+        norm = o.where(o.binary("le", norm, 0), o.full((), 0, norm.meta.dtype), norm)
+    else:
+        avg = o.binary("div", o.reduce("sum", xin, 1), o.full((), n, torch.int64))
+        norm = o.full((), max(n - correction, 0), torch.int64)
+    xc = o.binary("sub", xin, o.reshape(avg, (avg.meta.shape[0], 1)))
+    c = o.matmul(xc, o.transpose(o.binary("mul", xc, w) if w is not None else xc, 0, 1))
+    r = o.binary("div", c, norm)
+    if r.meta.dtype != dtype:
+        raise Unsupported(f"cov: a {r.meta.dtype} result where eager's is {dtype}")
+    return o.reshape(r, tuple(s for s in r.meta.shape if s != 1))
+
+
+def _cov(o, x, *, correction=1, fweights=None, aweights=None):
+    return _cov_of(o, x, correction, fweights, aweights)
+
+
+def _corrcoef(o, x):
+    """ATen's corrcoef: cov / sqrt(diag) by rows, then by columns, clipped to [-1, 1]; c / c for one
+    variable."""
+    c = _cov_of(o, x)
+    if c.meta.dim() == 0:
+        return o.binary("div", c, c)
+    k = c.meta.shape[0]
+    eye = o.dense(torch.eye(k, dtype=torch.bool))
+    d = o.reduce("sum", o.where(eye, c, o.full((), 0, c.meta.dtype)), 1)  # the diagonal
+    std = o.unary("sqrt", d)
+    c = o.binary("div", c, o.reshape(std, (k, 1)))
+    c = o.binary("div", c, o.reshape(std, (1, k)))
+    return o.clamp(c, -1, 1)
+
+
+H["cov"] = _cov
+H["corrcoef"] = _corrcoef
