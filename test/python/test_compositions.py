@@ -49,3 +49,27 @@ def test_diff_and_trapezoid():
     y, x, p = torch.randn(4, 5), torch.randn(4, 5).cumsum(0), torch.randn(2, 5)
     for g, w in zip(_native(f, y, x, p), f(y, x, p)):
         torch.testing.assert_close(g, w)
+
+
+def test_cartesian_prod():
+    a, b, c = torch.randn(3), torch.randn(2), torch.randn(4)
+    f = lambda a, b, c: torch.cartesian_prod(a, b, c)  # noqa: E731
+    torch.testing.assert_close(_native(f, a, b, c), f(a, b, c))
+    i, j = torch.arange(3), torch.tensor([5, 7])
+    torch.testing.assert_close(_native(lambda i, j: torch.cartesian_prod(i, j), i, j), torch.cartesian_prod(i, j))
+    got = dyn.compile(lambda t: torch.cartesian_prod(t), backend="dyn", fullgraph=True)(a)
+    assert got is a  # one tensor: eager returns it itself
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bool])
+def test_combinations(dtype):
+    x = torch.randn(5).mul(5).to(dtype)
+    for r in range(1, 5):
+        for wr in (False, True):
+            f = lambda t: torch.combinations(t, r, wr)  # noqa: E731
+            got, want = _native(f, x), f(x)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    for f in (lambda t: torch.combinations(t[:1], 2), lambda t: torch.combinations(t, 0)):  # empty results
+        got, want = dyn.compile(f, backend="dyn", fullgraph=True)(x), f(x)
+        assert got.shape == want.shape and got.dtype == want.dtype
