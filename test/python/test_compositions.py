@@ -73,3 +73,19 @@ def test_combinations(dtype):
     for f in (lambda t: torch.combinations(t[:1], 2), lambda t: torch.combinations(t, 0)):  # empty results
         got, want = dyn.compile(f, backend="dyn", fullgraph=True)(x), f(x)
         assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+def test_linspace_with_tensor_bounds(dtype):
+    """torch.linspace with bounds in 0-d tensors: computed in the graph as eager's kernel (handlers/factories.py)."""
+    s, e = torch.tensor(-2.5), torch.tensor(7)
+    for steps in (2, 3, 10, 51, 200):
+        for f in (lambda s, e: torch.linspace(s, e, steps, dtype=dtype), lambda s, e: torch.linspace(s, 4.3, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(-1, e, steps, dtype=dtype), lambda s, e: torch.linspace(e, s, steps, dtype=dtype)):
+            got, want = _native(f, s, e), f(s, e)
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want)
+    f = lambda s, e: torch.linspace(s, e, 1)  # noqa: E731  one step: start
+    torch.testing.assert_close(_native(f, s, e), f(s, e))
+    with pytest.raises(dyn.Unsupported, match="bfloat16"):  # eager's bfloat16 kernel rounds per vector
+        dyn.compile(lambda s, e: torch.linspace(s, e, 50, dtype=torch.bfloat16), backend="dyn", fullgraph=True)(s, e)
