@@ -17,6 +17,7 @@ from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
 from .internals import TORCH as TORCH_INTERNALS
+from .grid_sample import TORCH as TORCH_GRID
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 from . import library
 
@@ -43,6 +44,7 @@ for _name, _h in random.F_R.items():
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 TORCH_FUNCS.update(TORCH_INTERNALS)
+TORCH_FUNCS.update(TORCH_GRID)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 for _name, _h in compositions.FFT.items():
