@@ -1,7 +1,7 @@
 """ATen's internal forms of normalizations and softmax (handlers/internals.py) against eager beyond the
 OpInfo samples: the saved statistics' dtypes with mixed float32 parameters, running statistics updated in
 place in training, eval's empty statistics, the no_stats overload, the statistics cut from autograd as
-eager's, _safe_softmax's rows of -inf and _softmax_backward_data in bfloat16."""
+eager's, _safe_softmax's rows of -inf, _softmax_backward_data in bfloat16 and native_dropout_backward."""
 import pytest
 import torch
 
@@ -98,3 +98,11 @@ def test_softmax_backward_data(dtype):
     f = lambda g, y: (torch.ops.aten._softmax_backward_data(g, y, 1, dtype),  # noqa: E731
                       torch.ops.aten._softmax_backward_data.default(g, y, -1, dtype))
     _same(_native(f, g, y), f(g, y))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_native_dropout_backward(dtype):
+    g, mask = torch.randn(4, 5, dtype=dtype), torch.rand(4, 5) > 0.3
+    f = lambda g, m: (torch.ops.aten.native_dropout_backward.default(g, m, 1 / 0.7),  # noqa: E731
+                      torch.ops.aten.native_dropout_backward(g[0], m[0], 0.0))
+    _same(_native(f, g, mask), f(g, mask))

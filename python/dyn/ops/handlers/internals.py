@@ -1,9 +1,9 @@
 """Handlers of ATen's internal forms of normalizations and softmax that PyTorch exposes as torch functions
 and dispatcher ops, written with the graph ops of their public forms: native_layer_norm,
 native_batch_norm and _native_batch_norm_legit (the normalized tensor and the statistics eager's kernels
-save for the backward), _softmax_backward_data and _safe_softmax. The saved statistics are computed as
-eager's CPU kernels compute them (in float32 for float16/bfloat16 inputs, rounded once) and are not
-differentiable (eager's are not either)."""
+save for the backward), _softmax_backward_data, _safe_softmax and native_dropout_backward. The saved
+statistics are computed as eager's CPU kernels compute them (in float32 for float16/bfloat16 inputs, rounded
+once) and are not differentiable (eager's are not either)."""
 import torch
 
 from ...errors import Unsupported
@@ -142,6 +142,15 @@ def _safe_softmax(o, x, dim, dtype=None):
     return r
 
 
+def _native_dropout_backward(o, grad_output, mask, scale):
+    """eager's: grad * mask * scale (the boolean mask in grad's dtype)."""
+    o.check(grad_output, mask)
+    _eager("native_dropout_backward", torch.ops.aten.native_dropout_backward.default, grad_output, mask, scale)
+    if mask.meta.dtype != torch.bool or isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise Unsupported("native_dropout_backward with a mask that is not bool or a scale that is not a number")
+    return o.binary("mul", o.binary("mul", grad_output, mask), float(scale))
+
+
 TORCH[torch.native_layer_norm] = _native_layer_norm
 TORCH[torch.native_batch_norm] = _native_batch_norm
 TORCH[torch._native_batch_norm_legit] = _native_batch_norm_legit
@@ -149,3 +158,5 @@ TORCH[torch.ops.aten._softmax_backward_data] = _softmax_backward_data
 TORCH[torch.ops.aten._softmax_backward_data.default] = _softmax_backward_data
 TORCH[torch.ops.aten._safe_softmax.default] = _safe_softmax
 TORCH[torch.ops.aten._safe_softmax] = _safe_softmax
+TORCH[torch.ops.aten.native_dropout_backward.default] = _native_dropout_backward
+TORCH[torch.ops.aten.native_dropout_backward] = _native_dropout_backward
