@@ -5,8 +5,8 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
-    stats, take_along, views
+from . import arith, compositions, factories, floatbits, indexing, matrix, random, rearrange, reductions, scatter, \
+    shapes, stats, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
@@ -23,7 +23,7 @@ from . import library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
-     **compositions.H, **library.H, **stats.H}
+     **compositions.H, **library.H, **stats.H, **floatbits.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
