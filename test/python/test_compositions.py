@@ -80,8 +80,10 @@ def test_linspace_with_tensor_bounds(dtype):
     """torch.linspace with bounds in 0-d tensors: computed in the graph as eager's kernel (handlers/factories.py)."""
     s, e = torch.tensor(-2.5), torch.tensor(7)
     for steps in (2, 3, 10, 51, 200):
-        for f in (lambda s, e: torch.linspace(s, e, steps, dtype=dtype), lambda s, e: torch.linspace(s, 4.3, steps, dtype=dtype),
-                  lambda s, e: torch.linspace(-1, e, steps, dtype=dtype), lambda s, e: torch.linspace(e, s, steps, dtype=dtype)):
+        for f in (lambda s, e: torch.linspace(s, e, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(s, 4.3, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(-1, e, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(e, s, steps, dtype=dtype)):
             got, want = _native(f, s, e), f(s, e)
             assert got.dtype == want.dtype
             torch.testing.assert_close(got, want)

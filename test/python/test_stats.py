@@ -55,7 +55,8 @@ def test_nansum_nanmean_with_nans(dtype):
 
 def test_nansum_integers_and_out():
     x = torch.randint(-50, 50, (3, 4), dtype=torch.int32)
-    for f in (lambda t: torch.nansum(t), lambda t: torch.nansum(t, 0), lambda t: torch.nansum(t, 1, dtype=torch.float32)):
+    for f in (lambda t: torch.nansum(t), lambda t: torch.nansum(t, 0),
+              lambda t: torch.nansum(t, 1, dtype=torch.float32)):
         _same(_native(f, x), f(x))
     with pytest.raises(dyn.Unsupported):
         dyn.compile(lambda t: torch.nanmean(t), backend="dyn", fullgraph=True)(x)  # eager raises for integers

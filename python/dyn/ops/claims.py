@@ -1,6 +1,7 @@
 """What dyn claims to capture natively: the torch callables and Tensor method names that have a handler
-(handlers/tables.py), or that capture traces into as compositions of such ops (TRACED_FUNCS). The one place the OpInfo test (test/python/test_opinfo.py), the coverage benchmark
-and docs/ops.md read the claim from, so that it moves to the op registry in one step."""
+(handlers/tables.py), or that capture traces into as compositions of such ops (TRACED_FUNCS). The one place
+the OpInfo test (test/python/test_opinfo.py), the coverage benchmark and docs/ops.md read the claim from,
+so that it moves to the op registry in one step."""
 from .handlers import METHODS, TORCH_FUNCS, TRACED_FUNCS
 
 

@@ -98,8 +98,8 @@ def _computed(name):
 def _linspace_tensors(o, start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     """torch.linspace with bounds held in 0-d tensors (eager reads their values as numbers): the values
     computed in the graph as eager's CPU kernel computes them, in the result's type (in float64 for
-    integers; float16/bfloat16 are not captured): step = (end - start) / (steps - 1), start + i * step in the first half, end - (steps - 1 - i)
-    * step in the second; one step is start."""
+    integers; float16/bfloat16 are not captured): step = (end - start) / (steps - 1), start + i * step in the
+    first half, end - (steps - 1 - i) * step in the second; one step is start."""
     _check_device(o, device)
     if requires_grad or layout not in (None, torch.strided):
         raise Unsupported("linspace with requires_grad=True or a layout")

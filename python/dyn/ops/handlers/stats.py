@@ -5,7 +5,7 @@ ATen's Correlation.cpp)."""
 import torch
 
 from ...errors import Unsupported
-from ..tensor import TensorVar, _norm_dims
+from ..tensor import _norm_dims
 from .common import _out, metas
 
 H = {}  # torch.<name> (and Tensor.<name>) -> handler
