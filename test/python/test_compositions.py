@@ -49,3 +49,45 @@ def test_diff_and_trapezoid():
     y, x, p = torch.randn(4, 5), torch.randn(4, 5).cumsum(0), torch.randn(2, 5)
     for g, w in zip(_native(f, y, x, p), f(y, x, p)):
         torch.testing.assert_close(g, w)
+
+
+def test_cartesian_prod():
+    a, b, c = torch.randn(3), torch.randn(2), torch.randn(4)
+    f = lambda a, b, c: torch.cartesian_prod(a, b, c)  # noqa: E731
+    torch.testing.assert_close(_native(f, a, b, c), f(a, b, c))
+    i, j = torch.arange(3), torch.tensor([5, 7])
+    torch.testing.assert_close(_native(lambda i, j: torch.cartesian_prod(i, j), i, j), torch.cartesian_prod(i, j))
+    got = dyn.compile(lambda t: torch.cartesian_prod(t), backend="dyn", fullgraph=True)(a)
+    assert got is a  # one tensor: eager returns it itself
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bool])
+def test_combinations(dtype):
+    x = torch.randn(5).mul(5).to(dtype)
+    for r in range(1, 5):
+        for wr in (False, True):
+            f = lambda t: torch.combinations(t, r, wr)  # noqa: E731
+            got, want = _native(f, x), f(x)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    for f in (lambda t: torch.combinations(t[:1], 2), lambda t: torch.combinations(t, 0)):  # empty results
+        got, want = dyn.compile(f, backend="dyn", fullgraph=True)(x), f(x)
+        assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+def test_linspace_with_tensor_bounds(dtype):
+    """torch.linspace with bounds in 0-d tensors: computed in the graph as eager's kernel (handlers/factories.py)."""
+    s, e = torch.tensor(-2.5), torch.tensor(7)
+    for steps in (2, 3, 10, 51, 200):
+        for f in (lambda s, e: torch.linspace(s, e, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(s, 4.3, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(-1, e, steps, dtype=dtype),
+                  lambda s, e: torch.linspace(e, s, steps, dtype=dtype)):
+            got, want = _native(f, s, e), f(s, e)
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want)
+    f = lambda s, e: torch.linspace(s, e, 1)  # noqa: E731  one step: start
+    torch.testing.assert_close(_native(f, s, e), f(s, e))
+    with pytest.raises(dyn.Unsupported, match="bfloat16"):  # eager's bfloat16 kernel rounds per vector
+        dyn.compile(lambda s, e: torch.linspace(s, e, 50, dtype=torch.bfloat16), backend="dyn", fullgraph=True)(s, e)

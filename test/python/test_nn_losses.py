@@ -175,3 +175,14 @@ def test_causal_lm_shifted_labels(device):
         g = dyn.compile(f, backend="dyn")
         with pytest.raises(IndexError):
             g(lg, lb.masked_fill(lb == lb[0, 2], 10))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_triplet_margin_with_distance_loss_traced(reduction):
+    """F.triplet_margin_with_distance_loss is traced into (dyn.ops.handlers.TRACED_FUNCS): its distance
+    function (None: pairwise_distance, a module, a lambda) is captured like the user's code."""
+    a, p, n = torch.randn(5, 7), torch.randn(5, 7), torch.randn(5, 7)
+    for dist in (None, torch.nn.PairwiseDistance(p=1.5), lambda x, y: 1.0 - F.cosine_similarity(x, y)):
+        for swap in (False, True):
+            _compare(lambda a, p, n: F.triplet_margin_with_distance_loss(
+                a, p, n, distance_function=dist, margin=0.7, swap=swap, reduction=reduction), a, p, n)

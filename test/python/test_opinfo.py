@@ -51,10 +51,6 @@ KNOWN_FAILURES = {
     ("tensor_split", "method", "*", "cpu"): "not native: Unsupported: tensor_split at indices held in a tensor",
     ("tensor_split", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
     ("tensor_split", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    # bounds held in 0-d tensors: the generic node, run with PyTorch ops (float64/bfloat16 take 2 samples,
-    # both with steps=0: an empty result, no node)
-    ("linspace.tensor_overload", "function", "float32", "*"):
-        'not native: fallback: graph.torch_call "torch.linspace" has no lowering',
     ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):

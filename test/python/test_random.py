@@ -356,3 +356,28 @@ def test_cpu_and_gpu_draw_the_same_bits(monkeypatch):
     # normal goes through log and cos: libdevice on the GPU, dyn's polynomials on the CPU
     torch.testing.assert_close(cpu[4], gpu[4].cpu(), rtol=1e-5, atol=1e-5)
     assert np.array_equal(cpu[1].numpy(), uniform24(philox(0x0123456789ABCDEF, 1, 1000)[0]))
+
+
+def test_wrapper_set_seed_captures_ops_without_random_numbers():
+    """torch.testing's wrapper_set_seed(op, ...) runs op with the generator seeded with 42 and restores the
+    generator: captured as op(...) when op draws nothing; a random op inside is not captured (a graph break:
+    eager's wrapper runs, and the generator is left as eager leaves it)."""
+    from torch.testing._utils import wrapper_set_seed
+    q, k, v = torch.randn(2, 3, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    f = lambda q, k, v: wrapper_set_seed(F.scaled_dot_product_attention, q, k, v, dropout_p=0.0)  # noqa: E731
+    dyn.reset()
+    got = dyn.compile(f, backend="dyn", fullgraph=True)(q, k, v)
+    stats = dyn.stats()
+    assert stats["graph_breaks"] == 0 and not stats["eager_graphs"] and stats["compiled_graphs"] == 1, stats
+    torch.testing.assert_close(got, f(q, k, v))
+    g = lambda x: wrapper_set_seed(F.dropout, x, 0.5) * 2  # noqa: E731
+    x = torch.randn(64)
+    with pytest.raises(dyn.Unsupported, match="wrapper_set_seed"):
+        dyn.compile(g, backend="dyn", fullgraph=True)(x)
+    torch.manual_seed(3)
+    want = g(x)
+    state = torch.get_rng_state()
+    torch.manual_seed(3)
+    got = dyn.compile(g, backend="dyn")(x)  # the break: eager's wrapper runs, then x * 2 is compiled
+    torch.testing.assert_close(got, want)
+    assert torch.equal(torch.get_rng_state(), state)

@@ -197,14 +197,16 @@ def _index_checker(bounds):
     bounds = list(dict.fromkeys(bounds))  # j: an input index, or a function computing the index
 
     def check(ins):
-        for j, lo, hi in bounds:
+        for j, lo, hi, *why in bounds:  # why: eager's message where eager raises a RuntimeError of its own
             t = ins[j] if type(j) is int else j(ins)
             if not t.numel():
                 continue
             if t.is_cuda:
-                torch._assert_async(((t >= lo) & (t < hi)).all(), "dyn: index out of range")
+                torch._assert_async(((t >= lo) & (t < hi)).all(), why[0] if why else "dyn: index out of range")
             else:
                 mn, mx = torch.aminmax(t)
                 if int(mn) < lo or int(mx) >= hi:
+                    if why:
+                        raise RuntimeError(why[0])
                     raise IndexError(f"index out of range in self (dyn: an index is outside [{lo}, {hi}))")
     return check

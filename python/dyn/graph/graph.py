@@ -2,6 +2,7 @@
 runs PyTorch ops (eager.py, the "eager" backend)."""
 import torch
 
+from ..errors import Unsupported
 from .eager import python_function
 from .mlir import module_text, tensor_type
 
@@ -29,6 +30,7 @@ class Graph:
         self.input_sources = []  # human-readable origin of each input (for printing/guards)
         self.device = None  # the device the graph runs on (constants are made there), None: the CPU
         self.mode_attrs = {}  # attributes every new node gets (grad_enabled inside a traced no_grad block)
+        self.random_refused = None  # while set, the reason a random (seeded) node is not captured now
         self._count = 0
 
     # -- building -------------------------------------------------------------------------------
@@ -40,6 +42,8 @@ class Graph:
         return n
 
     def add(self, op, inputs, meta, **attrs):
+        if self.random_refused is not None and attrs.get("seeded"):
+            raise Unsupported(self.random_refused)
         if self.mode_attrs:
             attrs = {**self.mode_attrs, **attrs}
         if op == "detach":  # autograd only: the same value in the graph dialect (no line of its own)

@@ -185,7 +185,12 @@ class ShapeOps:
         "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather",
         "pad", "flip", "roll"}  # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100)
 
-    def _check_computed_index(self, node, lo, hi):
+    def check_values(self, ok, message):
+        """Eager raises RuntimeError(message) where the bool tensor `ok` (computed from the inputs, as an
+        index is: _check_computed_index) is false somewhere: checked before every run of the graph."""
+        self._check_computed_index(self.convert(ok, torch.int64).node, 1, 2, message)
+
+    def _check_computed_index(self, node, lo, hi, message=None):
         """An index computed in the graph (T5's relative position buckets, a slice of a position-ids
         buffer): its values are computed again from the inputs before every run of the graph (a small
         deterministic subgraph, at most 64 ops) and range-checked; with no input among its operands, it
@@ -209,11 +214,11 @@ class ShapeOps:
                     vals[m] = run_node(m, [vals[i] for i in m.inputs])
             return vals[node]
         if inputs:
-            self.tr.index_bounds.append((compute, lo, hi))
+            self.tr.index_bounds.append((compute, lo, hi) + ((message,) if message else ()))
             return
         v = compute([])
         if v.numel() and (int(v.min()) < lo or int(v.max()) >= hi):
-            raise Unsupported("index out of range (eager raises)")
+            raise Unsupported(f"{message or 'index out of range'} (eager raises)")
 
     def gather(self, x, dim, index, checked=False):
         """torch.gather: result[i] = x[i with i[dim] = index[i]]; a negative index counts from the end

@@ -8,10 +8,11 @@ import os
 import types
 
 import torch
+import torch.testing._utils
 import torch.utils._contextlib
 
 from ...ops import METHODS, TensorVar
-from ...ops.handlers import generic_call, generic_method
+from ...ops.handlers import TRACED_FUNCS, generic_call, generic_method
 from ...ops.norms import SUBSTITUTES
 from ..autocast import cast_arguments
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
@@ -24,8 +25,6 @@ _CONSTANT_BUILTINS = {"_log_api_usage_once": None}
 # torch's namespaces whose public functions are ops (a generic node when they have no handler); private
 # helpers there are traced into
 _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torch.linalg, torch.fft)
-# public functions there that are compositions of ops dyn has handlers for: traced into
-_COMPOSITES = frozenset({"multi_head_attention_forward"})
 # torch's Python code that is traced into like users' code: modules' forwards and their helpers, the
 # reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled()), and torch.testing's
 # wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops), and
@@ -48,6 +47,8 @@ class TorchFunctionCalls:
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
+        if fn is torch.testing._utils.wrapper_set_seed:
+            return self.seeded_call(args, kwargs)
         if fn in SUBSTITUTES:  # torch code traced as dyn rewrites it (ops/norms.py: BatchNorm, momentum None)
             return self.inline(SUBSTITUTES[fn], args, kwargs)
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
@@ -60,13 +61,29 @@ class TorchFunctionCalls:
         name = fn.__name__
         if any(getattr(m, name, None) is fn for m in _OP_MODULES) or \
                 getattr(torch.nn.functional, name, None) is fn:
-            if name.startswith("_") or name in _COMPOSITES:
+            if name.startswith("_") or fn in TRACED_FUNCS:
                 return self.inline(fn, args, kwargs)
             args, kwargs = cast_arguments(self, fn, args, kwargs)
             return generic_call(self.tr.ops, fn, args, kwargs)
         if f.startswith(os.path.join(_TORCH_DIR, "nn", "functional.py")) and name.startswith("_"):
             return self.inline(fn, args, kwargs)  # a private helper of torch.nn.functional's ops
         self.fail(f"call to unsupported torch function {fn.__module__}.{fn.__qualname__}")
+
+    def seeded_call(self, args, kwargs):
+        """torch.testing's wrapper_set_seed(op, *args, **kwargs) (the OpInfos of random ops and of ops
+        with a dropout_p): op runs with torch's generators seeded with 42 and their states restored after
+        it. Without a random op inside, that is op(*args, **kwargs), captured as such; a random op there
+        (eager's numbers drawn from seed 42, the generator left as it was) is not captured."""
+        if not args:
+            self.fail("wrapper_set_seed without an op")
+        g = self.tr.graph
+        prev = g.random_refused
+        g.random_refused = "a random op inside torch.testing's wrapper_set_seed (eager draws it from seed 42 " \
+                           "and restores the generator)"
+        try:
+            return self.call(args[0], list(args[1:]), kwargs)
+        finally:
+            g.random_refused = prev
 
     def call_torch_builtin(self, fn, args, kwargs):
         """A C function of torch or a dispatcher op with no handler."""

@@ -1,7 +1,7 @@
 """Handlers of shape and matrix ops that are compositions of other captured ops, recorded as those ops (as
 PrimTorch's decompositions, written as eager's kernels compute them): rot90, kron, block_diag, cross and
 linalg.cross, diff, trapezoid/trapz/cumulative_trapezoid, vander and linalg.vander, renorm,
-count_nonzero, isin, bucketize, fft.fftshift/ifftshift."""
+count_nonzero, isin, bucketize, fft.fftshift/ifftshift, cartesian_prod, combinations."""
 import math
 
 import torch
@@ -453,3 +453,42 @@ def _gradient_coords(o, x, d, coords, edge_order):
 
 
 H["gradient"] = _gradient
+
+
+def _cartesian_prod(o, *tensors):
+    """ATen's: one tensor is returned itself; else the meshgrid ("ij") of the 1-D tensors, each grid
+    flattened, stacked as columns."""
+    o.check(*tensors)
+    meta = _eager("cartesian_prod", torch.cartesian_prod, *tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    shape = tuple(t.meta.shape[0] for t in tensors)
+    k, n = len(tensors), math.prod(shape)
+    cols = [o.reshape(o.expand(o.reshape(t, (1,) * i + (shape[i],) + (1,) * (k - i - 1)), shape), (n,))
+            for i, t in enumerate(tensors)]
+    r = o.stack(cols, 1)
+    assert tuple(r.meta.shape) == tuple(meta.shape) and r.meta.dtype == meta.dtype
+    return r
+
+
+def _combinations(o, x, r=2, with_replacement=False):
+    """The r-element combinations of x's elements as rows, in eager's order: the positions are eager's own
+    combinations of 0..n-1 (computed now: they depend on the shape alone), gathered from x."""
+    o.check(x)
+    if isinstance(r, bool) or not isinstance(r, int):
+        raise Unsupported(f"combinations with r={r!r}")
+    if x.meta.dim() != 1 or r < 0:
+        raise Unsupported("combinations of a tensor that is not 1-D or with r < 0 (eager raises)")
+    n, wr = x.meta.shape[0], bool(with_replacement)
+    count = math.comb(n + r - 1, r) if wr else math.comb(n, r)
+    if count * r > o.DENSE_LIMIT:
+        raise Unsupported(f"combinations with {count * r} elements (more than {o.DENSE_LIMIT})")
+    pos = torch.combinations(torch.arange(n), r, wr)  # eager's order, and its result's shape
+    if pos.numel() == 0:
+        return o.full(tuple(pos.shape), False if x.meta.dtype == torch.bool else 0, x.meta.dtype)
+    flat = o.index_select(x, 0, o.dense(pos.reshape(-1)))
+    return o.reshape(flat, tuple(pos.shape))
+
+
+H["cartesian_prod"] = _cartesian_prod
+H["combinations"] = _combinations

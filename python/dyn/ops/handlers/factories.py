@@ -4,6 +4,7 @@ import torch
 from ...errors import Unsupported
 from .common import _check_device, _out, _shape_args, _tensors
 from .generic import generic_call
+from ..tensor import TensorVar
 
 H = {}  # name -> handler
 
@@ -73,6 +74,9 @@ def _computed(name):
 
     def h(o, *args, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           **kwargs):
+        if name == "linspace" and _tensors(args, kwargs):
+            return _out(o, out, _linspace_tensors(o, *args, dtype=dtype, layout=layout, device=device,
+                                                  requires_grad=requires_grad, **kwargs))
         if _tensors(args, kwargs):  # bounds held in tensors: the generic node (eager's op)
             kw = dict(kwargs, dtype=dtype, device=device, requires_grad=requires_grad)
             if layout is not None:
@@ -89,6 +93,46 @@ def _computed(name):
             raise Unsupported(f"{name}: {e}")  # eager raises
         return _out(o, out, o.dense(values))
     return h
+
+
+def _linspace_tensors(o, start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """torch.linspace with bounds held in 0-d tensors (eager reads their values as numbers): the values
+    computed in the graph as eager's CPU kernel computes them, in the result's type (in float64 for
+    integers; float16/bfloat16 are not captured): step = (end - start) / (steps - 1), start + i * step in the
+    first half, end - (steps - 1 - i) * step in the second; one step is start."""
+    _check_device(o, device)
+    if requires_grad or layout not in (None, torch.strided):
+        raise Unsupported("linspace with requires_grad=True or a layout")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise Unsupported(f"linspace with steps={steps!r}")
+
+    def probe(v):
+        return torch.zeros((), dtype=v.meta.dtype) if isinstance(v, TensorVar) else v
+    try:
+        meta = torch.linspace(probe(start), probe(end), steps, dtype=dtype)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise Unsupported(f"linspace: {e}")  # eager raises
+    dt = meta.dtype
+    if steps == 0:
+        return o.full((0,), 0, dt)
+    ct = dt if dt.is_floating_point else torch.float64
+
+    def bound(v):
+        if isinstance(v, TensorVar):
+            return o.convert(o.convert(v, dt), ct)  # the number, as the result's type (Scalar.to<scalar_t>)
+        return o.convert(o.full((), v, dt), ct)
+    s, e = bound(start), bound(end)
+    if steps == 1:
+        return o.reshape(o.convert(s, dt), (1,))
+    if dt in (torch.float16, torch.bfloat16):
+        # eager's vectorized kernel rounds base + k * step per vector of the CPU's width
+        raise Unsupported(f"linspace of {dt} with bounds held in tensors")
+    step = o.binary("div", o.binary("sub", e, s), steps - 1)
+    i = o.dense(torch.arange(steps, dtype=ct))
+    lo = o.binary("add", s, o.binary("mul", step, i))
+    hi = o.binary("sub", e, o.binary("mul", step, o.dense(torch.arange(steps - 1, -1, -1, dtype=ct))))
+    r = o.where(o.dense(torch.arange(steps) < steps // 2), lo, hi)
+    return o.convert(r, dt)
 
 
 for _n in ("linspace", "logspace", "eye"):

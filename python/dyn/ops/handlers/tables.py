@@ -5,8 +5,8 @@ import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
 from ..tensor import node_requires_grad
-from . import arith, compositions, factories, indexing, matrix, random, rearrange, reductions, scatter, shapes, \
-    take_along, views
+from . import arith, compositions, factories, floatbits, indexing, matrix, random, rearrange, reductions, scatter, \
+    shapes, stats, take_along, views
 from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
@@ -16,12 +16,14 @@ from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
 from .attention import TORCH_ATTN
+from .internals import TORCH as TORCH_INTERNALS
+from .grid_sample import TORCH as TORCH_GRID
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
 from . import library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
-     **compositions.H, **library.H}
+     **compositions.H, **library.H, **stats.H, **floatbits.H}
 
 # torch.* function objects -> handler
 TORCH_FUNCS = {}
@@ -41,6 +43,8 @@ for _name, _h in random.F_R.items():
     TORCH_FUNCS[getattr(F, _name)] = _h
 TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
+TORCH_FUNCS.update(TORCH_INTERNALS)
+TORCH_FUNCS.update(TORCH_GRID)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 for _name, _h in compositions.FFT.items():
@@ -67,6 +71,10 @@ for _name, _h in INPLACE.items():
 TORCH_FUNCS[F.relu_] = INPLACE["relu_"]
 TORCH_FUNCS[F.leaky_relu_] = lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True)
 TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True)
+
+# public torch functions written in Python as compositions of ops dyn has handlers for (calling the functions
+# they are given: triplet_margin_with_distance_loss's distance_function): traced into, as TorchDynamo does
+TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss})
 
 # The registry's other PyTorch names of its ops (dyn/_ops_generated.py: torch.special.expit,
 # torch.arcsinh, ...) and its generated handlers (ops with a signature)

@@ -1,0 +1,162 @@
+"""Handlers of ATen's internal forms of normalizations and softmax that PyTorch exposes as torch functions
+and dispatcher ops, written with the graph ops of their public forms: native_layer_norm,
+native_batch_norm and _native_batch_norm_legit (the normalized tensor and the statistics eager's kernels
+save for the backward), _softmax_backward_data, _safe_softmax and native_dropout_backward. The saved
+statistics are computed as eager's CPU kernels compute them (in float32 for float16/bfloat16 inputs, rounded
+once) and are not differentiable (eager's are not either)."""
+import torch
+
+from ...errors import Unsupported
+from ..tensor import TensorVar, _norm_dim
+from .common import metas
+from .reductions import H as REDUCTIONS
+
+TORCH = {}  # torch callables (functions and dispatcher ops) -> handler
+
+_LOW = (torch.float16, torch.bfloat16)
+
+
+def _eager(what, fn, *args, **kwargs):
+    try:
+        return fn(*metas(args), **metas(kwargs))
+    except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:
+        raise Unsupported(f"{what}: {e}")  # eager raises
+
+
+def _opmath(o, x):
+    return o.convert(x, torch.float32) if x.meta.dtype in _LOW else x
+
+
+def _moments(o, x, dims):
+    """The mean and the biased variance of x over dims (kept), in x's computation type."""
+    xc = _opmath(o, x)
+    mean = o.reduce("mean", xc, dims, True)
+    d = o.binary("sub", xc, mean)
+    var = o.reduce("mean", o.binary("mul", d, d), dims, True)
+    return mean, var
+
+
+def _inv_std(o, var, eps):
+    return o.binary("div", 1.0, o.unary("sqrt", o.binary("add", var, eps)))
+
+
+def _stats_dtype(x, *params):
+    """The dtype of the statistics eager's CPU kernels save: x's, or float32 for a float16/bfloat16 x with
+    float32 parameters (their "mixed type"; the meta kernels say float32 for every float16/bfloat16 x)."""
+    if x.meta.dtype in _LOW and any(isinstance(p, TensorVar) and p.meta.dtype == torch.float32 for p in params):
+        return torch.float32
+    return x.meta.dtype
+
+
+def _number(v, what):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise Unsupported(f"{what} {v!r} that is not a number")
+    return float(v)
+
+
+def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
+    """(layer_norm(x), mean, rstd): the statistics over the normalized dims, kept as size-1 dims;
+    rstd = 1 / sqrt(max(var, 0) + eps) (eager's CPU kernel)."""
+    o.check(x)
+    meta = _eager("native_layer_norm", torch.native_layer_norm, x, normalized_shape, weight, bias, eps)
+    eps = _number(eps, "native_layer_norm eps")
+    y = o.layer_norm(x, normalized_shape, weight, bias, eps)
+    k = len(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
+    nd = x.meta.dim()
+    dims = list(range(nd - k, nd))
+    dt, shape = _stats_dtype(x, weight, bias), tuple(meta[1].shape)
+    if x.meta.numel() == 0:
+        return y, o.full(shape, 0, dt), o.full(shape, 0, dt)
+    mean, var = _moments(o, x, dims)
+    rstd = _inv_std(o, o.binary("maximum", var, 0.0), eps)
+    return (y,) + tuple(o.detach(o.convert(o.reshape(v, shape), dt)) for v in (mean, rstd))
+
+
+def _batch_stats(o, x, training, eps, dt):
+    """save_mean and save_invstd of eager's batch norm: the batch's mean and 1 / sqrt(var + eps) per
+    channel in training, empty tensors in eval (eager's CPU kernel; the meta kernel gives C elements)."""
+    if not training:
+        return o.full((0,), 0, dt), o.full((0,), 0, dt)
+    dims = [0] + list(range(2, x.meta.dim()))
+    mean, var = _moments(o, x, dims)
+    invstd = _inv_std(o, var, eps)
+    return tuple(o.detach(o.convert(o.reshape(v, (x.meta.shape[1],)), dt)) for v in (mean, invstd))
+
+
+def _batch_norm(what, fn, x, weight, bias, running_mean, running_var, training, momentum, eps, o, stats=True):
+    o.check(x)
+    if not isinstance(training, bool):
+        raise Unsupported(f"{what} training flag that is not a bool")
+    if x.meta.dim() < 2 or x.meta.numel() == 0:
+        raise Unsupported(f"{what} of a tensor with fewer than 2 dims or no elements")
+    args = (x, weight, bias, running_mean, running_var) if stats else (x, weight, bias)
+    _eager(what, fn, *args, training, momentum, eps)
+    eps = _number(eps, f"{what} eps")
+    dt = _stats_dtype(x, weight, bias, running_mean, running_var)
+    y = o.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    return (y,) + _batch_stats(o, x, training, eps, dt)
+
+
+def _native_batch_norm(o, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _batch_norm("native_batch_norm", torch.native_batch_norm, x, weight, bias, running_mean, running_var,
+                       training, momentum, eps, o)
+
+
+def _native_batch_norm_legit(o, x, weight, bias, *args):
+    """_native_batch_norm_legit(x, w, b, running_mean, running_var, training, momentum, eps), or its
+    no_stats overload (x, w, b, training, momentum, eps)."""
+    if len(args) == 3:
+        return _batch_norm("_native_batch_norm_legit", torch._native_batch_norm_legit, x, weight, bias, None,
+                           None, *args, o, stats=False)
+    if len(args) != 5:
+        raise Unsupported("_native_batch_norm_legit with other arguments")
+    return _batch_norm("_native_batch_norm_legit", torch._native_batch_norm_legit, x, weight, bias, *args, o)
+
+
+def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
+    """The gradient of softmax at its output: (grad - sum(grad * output, dim)) * output (eager's CPU
+    kernel; float16/bfloat16 in float32, rounded once to input_dtype)."""
+    o.check(grad_output, output)
+    meta = _eager("_softmax_backward_data", torch.ops.aten._softmax_backward_data, grad_output, output, dim,
+                  input_dtype)
+    if output.meta.dim() == 0:
+        raise Unsupported("_softmax_backward_data of a 0-d tensor")
+    d = _norm_dim(dim, output.meta.dim())
+    g, out = _opmath(o, grad_output), _opmath(o, output)
+    s = o.reduce("sum", o.binary("mul", g, out), d, True)
+    r = o.binary("mul", o.binary("sub", g, s), out)
+    return o.convert(r, meta.dtype)
+
+
+def _safe_softmax(o, x, dim, dtype=None):
+    """softmax, with 0 in the rows whose every value is -inf (eager's: where(all(x == -inf), 0, softmax))."""
+    o.check(x)
+    meta = _eager("_safe_softmax", torch.ops.aten._safe_softmax.default, x, dim, dtype)
+    out = o.softmax("softmax", x, dim, dtype)
+    masked = o.binary("eq", x, float("-inf"))
+    if x.meta.dim():
+        masked = REDUCTIONS["all"](o, masked, _norm_dim(dim, x.meta.dim()), True)
+    r = o.where(masked, o.full((), 0, out.meta.dtype), out)
+    if r.meta.dtype != meta.dtype or tuple(r.meta.shape) != tuple(meta.shape):
+        raise Unsupported("_safe_softmax: unexpected result")
+    return r
+
+
+def _native_dropout_backward(o, grad_output, mask, scale):
+    """eager's: grad * mask * scale (the boolean mask in grad's dtype)."""
+    o.check(grad_output, mask)
+    _eager("native_dropout_backward", torch.ops.aten.native_dropout_backward.default, grad_output, mask, scale)
+    if mask.meta.dtype != torch.bool or isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise Unsupported("native_dropout_backward with a mask that is not bool or a scale that is not a number")
+    return o.binary("mul", o.binary("mul", grad_output, mask), float(scale))
+
+
+TORCH[torch.native_layer_norm] = _native_layer_norm
+TORCH[torch.native_batch_norm] = _native_batch_norm
+TORCH[torch._native_batch_norm_legit] = _native_batch_norm_legit
+TORCH[torch.ops.aten._softmax_backward_data] = _softmax_backward_data
+TORCH[torch.ops.aten._softmax_backward_data.default] = _softmax_backward_data
+TORCH[torch.ops.aten._safe_softmax.default] = _safe_softmax
+TORCH[torch.ops.aten._safe_softmax] = _safe_softmax
+TORCH[torch.ops.aten.native_dropout_backward.default] = _native_dropout_backward
+TORCH[torch.ops.aten.native_dropout_backward] = _native_dropout_backward

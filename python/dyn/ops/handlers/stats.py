@@ -1,0 +1,181 @@
+"""Handlers of statistics that are compositions of captured ops, recorded as those ops as eager's kernels
+compute them: var_mean and std_mean (the variance's and the mean's reductions), nansum and nanmean (NaNs
+as zeros, the mean over the values that are not NaN), cov and corrcoef (eager's formulas,
+ATen's Correlation.cpp)."""
+import torch
+
+from ...errors import Unsupported
+from ..tensor import _norm_dims
+from .common import _out, metas
+
+H = {}  # torch.<name> (and Tensor.<name>) -> handler
+
+
+def _eager(what, fn, *args, **kwargs):
+    """fn on meta tensors (eager's result shape and dtype); Unsupported where eager raises."""
+    try:
+        return fn(*metas(args), **metas(kwargs))
+    except (RuntimeError, IndexError, TypeError, ValueError, NotImplementedError) as e:
+        raise Unsupported(f"{what}: {e}")  # eager raises
+
+
+def _var_args(dim, unbiased, keepdim, correction):
+    """torch.var's overloads: (dim, unbiased, keepdim), (unbiased) and (dim, *, correction, keepdim)."""
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
+        dim, unbiased = None, dim
+    if correction is not None and unbiased is not None:
+        raise Unsupported("var with both unbiased and correction (eager raises)")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise Unsupported(f"var with correction={correction!r}")
+    return dim, correction, bool(keepdim)
+
+
+def _var_mean(sqrt):
+    name = "std_mean" if sqrt else "var_mean"
+    fn = getattr(torch, name)
+
+    def h(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        o.check(x)
+        dim, correction, keepdim = _var_args(dim, unbiased, keepdim, correction)
+        meta = _eager(name, fn, x, dim, correction=correction, keepdim=keepdim)
+        if not x.meta.dtype.is_floating_point:
+            raise Unsupported(f"{name} of a {x.meta.dtype} tensor")
+        dims = _norm_dims(dim, x.meta.dim()) if x.meta.dim() else None
+        if x.meta.dim() == 0:
+            xv, dims = o.reshape(x, (1,)), [0]
+        else:
+            xv = x
+        var = o.var_(xv, dims, None, keepdim, correction)
+        mean = o.reduce("mean", xv, dims, keepdim)
+        r = (o.sqrt0(var) if sqrt else var, mean)
+        out = []
+        for v, m in zip(r, meta):
+            v = o.reshape(v, tuple(m.shape))
+            if v.meta.dtype != m.dtype:
+                raise Unsupported(f"{name}: unexpected dtype")
+            out.append(v)
+        return tuple(out)
+    return h
+
+
+H["var_mean"] = _var_mean(False)
+H["std_mean"] = _var_mean(True)
+
+
+def _nansum_of(o, x, dims, keepdim, dtype):
+    if x.meta.dtype.is_floating_point:
+        x = o.where(o.binary("ne", x, x), 0, x)
+    if dtype is not None:
+        x = o.convert(x, dtype)
+    return o.reduce("sum", x, dims, keepdim)
+
+
+def _nansum(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
+    o.check(x)
+    meta = _eager("nansum", torch.nansum, x, dim, bool(keepdim), dtype=dtype)
+    if isinstance(dim, (tuple, list)) and not len(dim):
+        dim = None  # eager: over every dim
+    r = _nansum_of(o, x, _norm_dims(dim, x.meta.dim()) if x.meta.dim() else None, bool(keepdim), dtype)
+    r = o.convert(o.reshape(r, tuple(meta.shape)), meta.dtype)
+    return _out(o, out, o.fresh_copy(r) if r is x else r, x)
+
+
+def _nanmean(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
+    """eager's: nansum(x) / (the number of values that are not NaN), the count an int64 tensor."""
+    o.check(x)
+    meta = _eager("nanmean", torch.nanmean, x, dim, bool(keepdim), dtype=dtype)
+    if not x.meta.dtype.is_floating_point:
+        raise Unsupported(f"nanmean of a {x.meta.dtype} tensor (eager raises)")
+    if isinstance(dim, (tuple, list)) and not len(dim):
+        dim = None
+    dims = _norm_dims(dim, x.meta.dim()) if x.meta.dim() else None
+    s = _nansum_of(o, x, dims, bool(keepdim), dtype)
+    count = o.reduce("sum", o.convert(o.binary("eq", x, x), torch.int64), dims, bool(keepdim))
+    r = o.binary("div", s, count)
+    r = o.convert(o.reshape(r, tuple(meta.shape)), meta.dtype)
+    return _out(o, out, r, x)
+
+
+H["nansum"] = _nansum
+H["nanmean"] = _nanmean
+
+
+def _cov_probe(x, fweights, aweights, correction):
+    """eager's cov on tensors of the operands' shapes and dtypes filled with ones: its result dtype, and
+    Unsupported where eager raises for the operands' shapes, dtypes or ranks."""
+    def ones(v):
+        return None if v is None else torch.ones(tuple(v.meta.shape), dtype=v.meta.dtype)
+    try:
+        return torch.cov(ones(x), correction=correction, fweights=ones(fweights), aweights=ones(aweights)).dtype
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise Unsupported(f"cov: {e}")  # eager raises
+
+
+def _cov_of(o, x, correction=1, fweights=None, aweights=None):
+    """ATen's cov (Correlation.cpp): the observations' (weighted) mean subtracted, the product with the
+    (weighted) transpose divided by the normalization factor, which is 0 where it is <= 0 (eager then
+    warns). Weights are checked before every run as eager checks them (not negative, a sum that is not 0)."""
+    o.check(x)
+    for w in (fweights, aweights):
+        if w is not None:
+            o.check(w)
+    if isinstance(correction, bool) or not isinstance(correction, int):
+        raise Unsupported(f"cov with correction={correction!r}")
+    dtype = _cov_probe(x, fweights, aweights, correction)
+    xin = x if x.meta.dim() == 2 else o.reshape(x, (1, x.meta.numel()))
+    n = xin.meta.shape[1]
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else o.binary("mul", w, aweights)
+    if w is not None:
+        if n == 0:
+            raise Unsupported("cov with weights of no observations (eager raises: they sum to zero)")
+        w = o.reshape(w, (n,))
+        w_sum = o.reduce("sum", w)
+        ok = o.binary("ne", w_sum, 0)
+        for v in (fweights, aweights):
+            if v is not None:
+                ok = o.binary("logical_and", ok, o.binary("ge", o.reduce("amin", v), 0))
+        o.check_values(ok, "cov(): fweights and aweights cannot be negative and the weights cannot sum to zero")
+        avg = o.binary("div", o.reduce("sum", o.binary("mul", xin, w), 1), w_sum)
+        if aweights is not None and correction != 0:
+            aw = o.reshape(aweights, (n,))
+            norm = o.binary("sub", w_sum, o.binary("div", o.binary("mul", o.reduce("sum", o.binary("mul", w, aw)),
+                                                                     correction), w_sum))
+        else:
+            norm = o.binary("sub", w_sum, correction)
+        norm = o.where(o.binary("le", norm, 0), o.full((), 0, norm.meta.dtype), norm)
+    else:
+        avg = o.binary("div", o.reduce("sum", xin, 1), o.full((), n, torch.int64))
+        norm = o.full((), max(n - correction, 0), torch.int64)
+    xc = o.binary("sub", xin, o.reshape(avg, (avg.meta.shape[0], 1)))
+    c = o.matmul(xc, o.transpose(o.binary("mul", xc, w) if w is not None else xc, 0, 1))
+    r = o.binary("div", c, norm)
+    if r.meta.dtype != dtype:
+        raise Unsupported(f"cov: a {r.meta.dtype} result where eager's is {dtype}")
+    return o.reshape(r, tuple(s for s in r.meta.shape if s != 1))
+
+
+def _cov(o, x, *, correction=1, fweights=None, aweights=None):
+    return _cov_of(o, x, correction, fweights, aweights)
+
+
+def _corrcoef(o, x):
+    """ATen's corrcoef: cov / sqrt(diag) by rows, then by columns, clipped to [-1, 1]; c / c for one
+    variable."""
+    c = _cov_of(o, x)
+    if c.meta.dim() == 0:
+        return o.binary("div", c, c)
+    k = c.meta.shape[0]
+    eye = o.dense(torch.eye(k, dtype=torch.bool))
+    d = o.reduce("sum", o.where(eye, c, o.full((), 0, c.meta.dtype)), 1)  # the diagonal
+    std = o.unary("sqrt", d)
+    c = o.binary("div", c, o.reshape(std, (k, 1)))
+    c = o.binary("div", c, o.reshape(std, (1, k)))
+    return o.clamp(c, -1, 1)
+
+
+H["cov"] = _cov
+H["corrcoef"] = _corrcoef
