@@ -193,3 +193,18 @@ def test_no_half_kernel(name, dtype):
     args = (x, x) if name == "zeta" else (x,)
     with pytest.raises(dyn.Unsupported):
         dyn.compile(fn, fullgraph=True)(*args)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", BESSEL + ["zeta"])
+def test_gpu(name, dtype):
+    """The GPU path: the same prim expansion through PTX, against eager's CUDA kernels."""
+    fn = getattr(torch.special, name)
+    if name == "zeta":
+        args = tuple(t.to(dtype).cuda() for t in _zeta_operands())
+    else:
+        args = (XB.to(dtype).cuda(),)
+    got = _native(fn, *args)
+    assert got.device.type == "cuda"
+    _check(got, fn(*args), dtype)
