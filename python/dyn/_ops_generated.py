@@ -688,6 +688,46 @@ OPS = {
         "spherical_bessel_j0", "unary", ("input",), (),
         ("torch.special.spherical_bessel_j0", "aten.special_spherical_bessel_j0"), "",
         "float", "elementwise", "SphericalBesselJ0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "bessel_j0": OpDef(
+        "bessel_j0", "unary", ("input",), (),
+        ("torch.special.bessel_j0", "aten.special_bessel_j0"), "",
+        "float", "elementwise", "BesselJ0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "bessel_j1": OpDef(
+        "bessel_j1", "unary", ("input",), (),
+        ("torch.special.bessel_j1", "aten.special_bessel_j1"), "",
+        "float", "elementwise", "BesselJ1ToPrim (GraphToPrim/Special.cpp)", ""),
+    "bessel_y0": OpDef(
+        "bessel_y0", "unary", ("input",), (),
+        ("torch.special.bessel_y0", "aten.special_bessel_y0"), "",
+        "float", "elementwise", "BesselY0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "bessel_y1": OpDef(
+        "bessel_y1", "unary", ("input",), (),
+        ("torch.special.bessel_y1", "aten.special_bessel_y1"), "",
+        "float", "elementwise", "BesselY1ToPrim (GraphToPrim/Special.cpp)", ""),
+    "modified_bessel_k0": OpDef(
+        "modified_bessel_k0", "unary", ("input",), (),
+        ("torch.special.modified_bessel_k0", "aten.special_modified_bessel_k0"), "",
+        "float", "elementwise", "ModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "modified_bessel_k1": OpDef(
+        "modified_bessel_k1", "unary", ("input",), (),
+        ("torch.special.modified_bessel_k1", "aten.special_modified_bessel_k1"), "",
+        "float", "elementwise", "ModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", ""),
+    "scaled_modified_bessel_k0": OpDef(
+        "scaled_modified_bessel_k0", "unary", ("input",), (),
+        ("torch.special.scaled_modified_bessel_k0", "aten.special_scaled_modified_bessel_k0"), "",
+        "float", "elementwise", "ScaledModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", ""),
+    "scaled_modified_bessel_k1": OpDef(
+        "scaled_modified_bessel_k1", "unary", ("input",), (),
+        ("torch.special.scaled_modified_bessel_k1", "aten.special_scaled_modified_bessel_k1"), "",
+        "float", "elementwise", "ScaledModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", ""),
+    "airy_ai": OpDef(
+        "airy_ai", "unary", ("input",), (),
+        ("torch.special.airy_ai", "aten.special_airy_ai"), "",
+        "float", "elementwise", "AiryAiToPrim (GraphToPrim/Special.cpp)", ""),
+    "zeta": OpDef(
+        "zeta", "binary", ("lhs", "rhs"), (),
+        ("torch.special.zeta", "aten.special_zeta"), "",
+        "float", "broadcast", "ZetaToPrim (GraphToPrim/Special.cpp)", ""),
     "polygamma": OpDef(
         "polygamma", "special", ("input",), (("n", "i64"),),
         ("torch.polygamma", "Tensor.polygamma", "aten.polygamma", "torch.special.polygamma"), "",
@@ -700,8 +740,8 @@ OPS = {
 
 # op names by family, in registry order
 FAMILIES = {
-    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign", "deg2rad", "rad2deg", "sinc", "angle", "entr", "signbit", "erfinv", "ndtr", "ndtri", "log_ndtr", "erfcx", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "spherical_bessel_j0"),
-    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power"),
+    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign", "deg2rad", "rad2deg", "sinc", "angle", "entr", "signbit", "erfinv", "ndtr", "ndtri", "log_ndtr", "erfcx", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "spherical_bessel_j0", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai"),
+    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power", "zeta"),
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
     "convert": ("convert",),
@@ -883,6 +923,16 @@ EXPR = {
     "i1": "torch.special.i1({input})",
     "i1e": "torch.special.i1e({input})",
     "spherical_bessel_j0": "torch.special.spherical_bessel_j0({input})",
+    "bessel_j0": "torch.special.bessel_j0({input})",
+    "bessel_j1": "torch.special.bessel_j1({input})",
+    "bessel_y0": "torch.special.bessel_y0({input})",
+    "bessel_y1": "torch.special.bessel_y1({input})",
+    "modified_bessel_k0": "torch.special.modified_bessel_k0({input})",
+    "modified_bessel_k1": "torch.special.modified_bessel_k1({input})",
+    "scaled_modified_bessel_k0": "torch.special.scaled_modified_bessel_k0({input})",
+    "scaled_modified_bessel_k1": "torch.special.scaled_modified_bessel_k1({input})",
+    "airy_ai": "torch.special.airy_ai({input})",
+    "zeta": "torch.special.zeta({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "polygamma": "torch.polygamma({n}, {input})",
     "mvlgamma": "torch.mvlgamma({input}, {p})",
 }
@@ -1560,6 +1610,46 @@ def _spherical_bessel_j0(input, *, dtype):
     return torch.special.spherical_bessel_j0(input)
 
 
+def _bessel_j0(input, *, dtype):
+    return torch.special.bessel_j0(input)
+
+
+def _bessel_j1(input, *, dtype):
+    return torch.special.bessel_j1(input)
+
+
+def _bessel_y0(input, *, dtype):
+    return torch.special.bessel_y0(input)
+
+
+def _bessel_y1(input, *, dtype):
+    return torch.special.bessel_y1(input)
+
+
+def _modified_bessel_k0(input, *, dtype):
+    return torch.special.modified_bessel_k0(input)
+
+
+def _modified_bessel_k1(input, *, dtype):
+    return torch.special.modified_bessel_k1(input)
+
+
+def _scaled_modified_bessel_k0(input, *, dtype):
+    return torch.special.scaled_modified_bessel_k0(input)
+
+
+def _scaled_modified_bessel_k1(input, *, dtype):
+    return torch.special.scaled_modified_bessel_k1(input)
+
+
+def _airy_ai(input, *, dtype):
+    return torch.special.airy_ai(input)
+
+
+def _zeta(lhs, rhs, *, dtype):
+    return torch.special.zeta(lhs.to(dtype), rhs.to(dtype))
+
+
 def _polygamma(input, n, *, dtype):
     return torch.polygamma(n, input)
 
@@ -1737,6 +1827,16 @@ EAGER = {
     "i1": _i1,
     "i1e": _i1e,
     "spherical_bessel_j0": _spherical_bessel_j0,
+    "bessel_j0": _bessel_j0,
+    "bessel_j1": _bessel_j1,
+    "bessel_y0": _bessel_y0,
+    "bessel_y1": _bessel_y1,
+    "modified_bessel_k0": _modified_bessel_k0,
+    "modified_bessel_k1": _modified_bessel_k1,
+    "scaled_modified_bessel_k0": _scaled_modified_bessel_k0,
+    "scaled_modified_bessel_k1": _scaled_modified_bessel_k1,
+    "airy_ai": _airy_ai,
+    "zeta": _zeta,
     "polygamma": _polygamma,
     "mvlgamma": _mvlgamma,
 }

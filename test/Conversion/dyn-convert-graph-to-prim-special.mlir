@@ -71,3 +71,47 @@ func.func @special(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %1 = graph.polygamma %x {n = 2 : i64} : tensor<4xf32> -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// The Bessel and Airy functions compute in float64 with eager's rational
+// forms and round once; a float32 input's asymptotic phase x - pi/4 is
+// rounded to float32 (eager's float32 kernel), a float64 input's is not.
+// CHECK-LABEL: func @bessel
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xf64>
+// CHECK: prim.abs
+// CHECK: prim.cos %{{.*}} : tensor<4xf64>
+// CHECK: prim.sin %{{.*}} : tensor<4xf64>
+// CHECK: prim.sqrt %{{.*}} : tensor<4xf64>
+// CHECK: prim.select
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+// CHECK: prim.log %{{.*}} : tensor<4xf64>
+// CHECK: prim.exp %{{.*}} : tensor<4xf64>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+// CHECK: prim.sin %{{.*}} : tensor<4xf64>
+// CHECK: prim.cos %{{.*}} : tensor<4xf64>
+// CHECK-NOT: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+// CHECK: return
+func.func @bessel(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) {
+  %0 = graph.bessel_j0 %x : tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.modified_bessel_k1 %x : tensor<4xf32> -> tensor<4xf32>
+  %2 = graph.airy_ai %y : tensor<4xf64> -> tensor<4xf64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
+}
+
+// -----
+
+// zeta(x, q) of integer operands: float64, eager's direct sum with pow and
+// its early stop as selects, +inf at x = 1, rounded to float32 once.
+// CHECK-LABEL: func @zeta
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xi64> -> tensor<4xf64>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xi64> -> tensor<4xf64>
+// CHECK: prim.pow %{{.*}} : tensor<4xf64>
+// CHECK: prim.floor
+// CHECK: prim.constant dense<0x7FF0000000000000> : tensor<4xf64>
+// CHECK: prim.select
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf64> -> tensor<4xf32>
+func.func @zeta(%x: tensor<4xi64>, %q: tensor<4xi64>) -> tensor<4xf32> {
+  %0 = graph.zeta %x, %q : tensor<4xi64>, tensor<4xi64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -17,5 +17,10 @@ func.func @special(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf3
   %4 = graph.atan2 %3, %y : tensor<1024xf32>, tensor<1024xf32> -> tensor<1024xf32>
   %5 = graph.log_ndtr %4 : tensor<1024xf32> -> tensor<1024xf32>
   %6 = graph.polygamma %5 {n = 3 : i64} : tensor<1024xf32> -> tensor<1024xf32>
-  return %6 : tensor<1024xf32>
+  %7 = graph.bessel_j0 %6 : tensor<1024xf32> -> tensor<1024xf32>
+  %8 = graph.bessel_y1 %7 : tensor<1024xf32> -> tensor<1024xf32>
+  %9 = graph.scaled_modified_bessel_k0 %8 : tensor<1024xf32> -> tensor<1024xf32>
+  %10 = graph.airy_ai %9 : tensor<1024xf32> -> tensor<1024xf32>
+  %11 = graph.zeta %10, %y : tensor<1024xf32>, tensor<1024xf32> -> tensor<1024xf32>
+  return %11 : tensor<1024xf32>
 }

@@ -18,6 +18,13 @@ UNIT = torch.cat([torch.tensor([0.0, -0.0, 1.0, -1.0, NAN, 1.5, -1.5, 0.999999, 
 PROB = torch.cat([torch.tensor([0.0, 1.0, 0.5, 1e-10, 1 - 1e-7, -0.1, 1.1, NAN]), torch.rand(200)])
 Y = torch.cat([torch.tensor([0.0, 0.0, -0.0, -0.0, NAN, INF, 1.0, -1.0, 0.0, 3.0, -INF, INF, 0.0, 2.0, 1.0]),
                torch.randn(361) * 4])
+# Bessel and Airy functions: wide ranges, both sides of their splits (2, 5, +-2.09), and large arguments
+# (eager's float32 phase x - pi/4 is rounded to float32 there)
+XB = torch.cat([X, torch.tensor([1e-6, 2.0, 5.0, 2.09, -2.09, 8.3, 103.0, 104.0, 120.5, -150.25, 1e3 + 0.3,
+                                 12345.678, -7.7e4, 1e5, 3e6, 4.9, 5.1, 1.99, 2.01]),
+                torch.rand(200) * 10, -torch.rand(100) * 10, torch.rand(50) * 1e3])
+BESSEL = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+          "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai"]
 
 UNARY = {
     "deg2rad": (torch.deg2rad, X), "rad2deg": (torch.rad2deg, X), "sinc": (torch.sinc, X),
@@ -39,6 +46,7 @@ UNARY = {
     "i1e": (torch.special.i1e, X), "modified_bessel_i0": (torch.special.modified_bessel_i0, X),
     "modified_bessel_i1": (torch.special.modified_bessel_i1, X),
     "spherical_bessel_j0": (torch.special.spherical_bessel_j0, X),
+    **{name: (getattr(torch.special, name), XB) for name in BESSEL},
 }
 BINARY = {
     "atan2": torch.atan2, "arctan2": torch.arctan2, "fmax": torch.fmax, "fmin": torch.fmin,
@@ -47,6 +55,7 @@ BINARY = {
     "isclose": lambda a, b: torch.isclose(a, b, rtol=1e-5, atol=1e-7),
     "isclose_nan": lambda a, b: torch.isclose(a, b, equal_nan=True),
     "logical_xor": torch.logical_xor,
+    "zeta": torch.special.zeta,
 }
 DTYPES = [torch.float32, torch.float64, torch.bfloat16]
 # eager's bfloat16 kernel rounds intermediate steps: dyn breaks the graph rather than differ
@@ -91,7 +100,11 @@ def test_binary(name, dtype):
     a, b = X.to(dtype), Y.to(dtype)
     if name == "isclose":
         b = (X + Y * 1e-6 * X.abs()).to(dtype)  # near a: some within the tolerances, some not
-    _check(_native(fn, a, b), fn(a, b), dtype)
+    try:
+        want = fn(a, b)
+    except NotImplementedError:
+        pytest.skip(f"eager has no {dtype} kernel (test_no_half_kernel)")
+    _check(_native(fn, a, b), want, dtype)
 
 
 def test_atan2_signed_zeros_and_infinities():
@@ -142,3 +155,56 @@ def test_small_integer_dtypes(dtype):
     conv = {torch.int8: (lambda t: t.char()), torch.int16: (lambda t: t.short())}[dtype]
     got, want = _native(conv, f), conv(f)
     assert got.dtype == dtype and torch.equal(got, want)
+
+
+def _zeta_operands():
+    """Orders x (below 1, at 1, integers, fractions, large, +inf, NaN) against shifts q (positive, tiny,
+    zero, negative integers, negative fractions, +-inf, NaN), every pair."""
+    xs = torch.tensor([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.5, 12.0, 40.0, 200.0, 1e20, INF, NAN])
+    qs = torch.tensor([1.0, 2.0, 0.5, 1e-17, 1e-300, 0.0, -0.0, -1.0, -3.0, -0.5, -1.5, -2.25, -7.9, -40.3,
+                       -1e-20, 9.0, 9.5, 1e3, 1e20, INF, -INF, NAN])
+    x, q = torch.meshgrid(xs, qs, indexing="ij")
+    return (torch.cat([x.flatten(), torch.rand(300) * 10 + 1, torch.randint(2, 9, (100,)).double()]),
+            torch.cat([q.flatten(), torch.rand(300) * 20 - 2, torch.rand(100) * -30]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_zeta(dtype):
+    x, q = (t.to(dtype) for t in _zeta_operands())
+    _check(_native(torch.special.zeta, x, q), torch.special.zeta(x, q), dtype)
+
+
+def test_zeta_scalar_and_integer_operands():
+    x = torch.arange(2, 8)
+    q = torch.tensor([1.0, 2.5, -1.5, 3.0, 0.25, 10.0])
+    for fn in (lambda a, b: torch.special.zeta(a, b), lambda a, b: torch.special.zeta(a, 2.0),
+               lambda a, b: torch.special.zeta(3.0, b)):
+        got, want = _native(fn, x, q), fn(x, q)
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", BESSEL + ["zeta"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_no_half_kernel(name, dtype):
+    """Eager has no float16/bfloat16 kernel for these: dyn does not compile them either (eager raises)."""
+    fn = getattr(torch.special, name)
+    x = torch.rand(8).to(dtype) + 1
+    args = (x, x) if name == "zeta" else (x,)
+    with pytest.raises(dyn.Unsupported):
+        dyn.compile(fn, fullgraph=True)(*args)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", BESSEL + ["zeta"])
+def test_gpu(name, dtype):
+    """The GPU path: the same prim expansion through PTX, against eager's CUDA kernels."""
+    fn = getattr(torch.special, name)
+    if name == "zeta":
+        args = tuple(t.to(dtype).cuda() for t in _zeta_operands())
+    else:
+        args = (XB.to(dtype).cuda(),)
+    got = _native(fn, *args)
+    assert got.device.type == "cuda"
+    _check(got, fn(*args), dtype)

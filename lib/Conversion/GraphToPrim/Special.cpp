@@ -617,6 +617,454 @@ Value sphericalJ0(Pointwise &d, Value x, graph::SphericalBesselJ0Op) {
 }
 using SphericalBesselJ0ToPrim = F64Unary<graph::SphericalBesselJ0Op, sphericalJ0>;
 
+//===----------------------------------------------------------------------===//
+// Bessel functions J0, J1, Y0, Y1, K0, K1 and Airy Ai: eager's approximations
+// (Cephes' rational and Chebyshev fits as ATen's Math.h evaluates them: the
+// same polynomials, ranges and special values) in float64. A float32 input's
+// phase x - pi/4 (x - 3pi/4) is rounded to float32 as eager's float32 kernel
+// rounds it: for large x that rounding decides eager's value.
+//===----------------------------------------------------------------------===//
+
+/// Chebyshev series sum' c_i T_i(t / 2) by Clenshaw's recurrence (Cephes'
+/// chbevl): coeffs from the highest order down.
+Value chebyshev(Pointwise &d, Value t, ArrayRef<double> coeffs) {
+  Value b0 = d.c(coeffs.front()), b1 = d.c(0), b2 = d.c(0);
+  for (double c : coeffs.drop_front()) {
+    b2 = b1;
+    b1 = b0;
+    b0 = d.add(d.sub(d.mul(t, b1), b2), d.c(c));
+  }
+  return d.mul(d.c(0.5), d.sub(b0, b2));
+}
+
+constexpr double kSqrt2OverPi = 0.797884560802865355879892119868763737; // sqrt(2 / pi)
+constexpr double kTwoOverPi = 0.636619772367581343075535053490057448;
+
+/// The asymptotic forms' rational functions of w = 25 / x^2 (J0, Y0) or
+/// (5 / x)^2 (J1, Y1): P = pp / pq and Q = qp / qq.
+struct BesselAsymptotic {
+  ArrayRef<double> pp, pq, qp, qq;
+};
+constexpr double kJ0PP[] = {7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+                            5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+                            9.99999999999999997821e-01};
+constexpr double kJ0PQ[] = {9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+                            5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+                            1.00000000000000000218e+00};
+constexpr double kJ0QP[] = {-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+                            -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+                            -5.14105326766599330220e+01, -6.05014350600728481186e+00};
+constexpr double kJ0QQ[] = {6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+                            7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+                            2.42005740240291393179e+02};
+constexpr double kJ1PP[] = {7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+                            5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+                            1.00000000000000000254e+00};
+constexpr double kJ1PQ[] = {5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+                            5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+                            9.99999999999999997461e-01};
+constexpr double kJ1QP[] = {5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+                            3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+                            2.11688757100572135698e+02, 2.52070205858023719784e+01};
+constexpr double kJ1QQ[] = {7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+                            9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+                            3.36093607810698293419e+02};
+
+/// sqrt(2 / (pi x)) (P cos(phase) - 5/x Q sin(phase)) for J (Sine = false),
+/// sqrt(2 / (pi x)) (P sin(phase) + 5/x Q cos(phase)) for Y, x > 5; phase =
+/// x - shift rounded to `opmath` (eager's kernel type).
+Value besselAsymptotic(Pointwise &d, Value x, int order, bool isY, Type opmath) {
+  BesselAsymptotic c = order == 0 ? BesselAsymptotic{kJ0PP, kJ0PQ, kJ0QP, kJ0QQ}
+                                  : BesselAsymptotic{kJ1PP, kJ1PQ, kJ1QP, kJ1QQ};
+  Value w;
+  if (order == 0) {
+    w = d.div(d.c(25), d.mul(x, x));
+  } else {
+    Value f = d.div(d.c(5), x);
+    w = d.mul(f, f);
+  }
+  Value p = d.div(horner(d, w, c.pp), horner(d, w, c.pq));
+  Value q = d.mul(d.div(d.c(5), x), d.div(horner(d, w, c.qp), horner(d, w, c.qq)));
+  double shift = order == 0 ? kPi / 4 : 3 * kPi / 4;
+  Value phase = roundTo(d, d.sub(x, roundTo(d, d.c(shift), opmath)), opmath);
+  Value cs = d.un<prim::CosOp>(phase), sn = d.un<prim::SinOp>(phase);
+  Value r = isY ? d.add(d.mul(p, sn), d.mul(q, cs)) : d.sub(d.mul(p, cs), d.mul(q, sn));
+  return d.div(d.mul(r, d.c(kSqrt2OverPi)), d.un<prim::SqrtOp>(x));
+}
+
+/// J0 of a = |x| <= 5: (a^2 - j1^2)(a^2 - j2^2) R(a^2) with j1, j2 its first
+/// zeros; 1 - a^2 / 4 below 1e-5.
+Value besselJ0Small(Pointwise &d, Value a) {
+  static constexpr double kRP[] = {-4.79443220978201773821e+09, 1.95617491946556577543e+12,
+                                   -2.49248344360967716204e+14, 9.70862251047306323952e+15};
+  static constexpr double kRQ[] = {4.99563147152651017219e+02, 1.73785401676374683123e+05,
+                                   4.84409658339962045305e+07, 1.11855537045356834862e+10,
+                                   2.11277520115489217587e+12, 3.10518229857422583814e+14,
+                                   3.18121955943204943306e+16, 1.71086294081043136091e+18};
+  Value z = d.mul(a, a);
+  Value r = d.mul(d.mul(d.sub(z, d.c(5.78318596294678452118e+00)), d.sub(z, d.c(3.04712623436620863991e+01))),
+                  d.div(horner(d, z, kRP), horner(d, z, kRQ)));
+  Value tiny = d.sub(d.c(1), d.div(z, d.c(4)));
+  return d.select(d.cmp<prim::LtOp>(a, d.c(1e-5)), tiny, r);
+}
+
+/// J1 of x with |x| <= 5: x (x^2 - j1^2)(x^2 - j2^2) R(x^2) (odd).
+Value besselJ1Small(Pointwise &d, Value x) {
+  static constexpr double kRP[] = {-8.99971225705559398224e+08, 4.52228297998194034323e+11,
+                                   -7.27494245221818276015e+13, 3.68295732863852883286e+15};
+  static constexpr double kRQ[] = {6.20836478118054335476e+02, 2.56987256757748830383e+05,
+                                   8.35146791431949253037e+07, 2.21511595479792499675e+10,
+                                   4.74914122079991414898e+12, 7.84369607876235854894e+14,
+                                   8.95222336184627338078e+16, 5.32278620332680085395e+18};
+  Value z = d.mul(x, x);
+  Value r = d.mul(d.div(horner(d, z, kRP), horner(d, z, kRQ)), x);
+  return d.mul(d.mul(r, d.sub(z, d.c(1.46819706421238932572e+01))), d.sub(z, d.c(4.92184563216946036703e+01)));
+}
+
+/// The op's opmath element type (the type eager's kernel computes in).
+template <typename GraphOp> Type opmathOf(GraphOp op) {
+  return opmathType(op.getType()).getElementType();
+}
+
+/// J0: even; the rational form to 5, the asymptotic form beyond (NaN at +-inf:
+/// cos(inf), as eager).
+Value besselJ0(Pointwise &d, Value x, graph::BesselJ0Op op) {
+  Value a = d.un<prim::AbsOp>(x);
+  return d.select(d.cmp<prim::LeOp>(a, d.c(5)), besselJ0Small(d, a),
+                  besselAsymptotic(d, a, 0, false, opmathOf(op)));
+}
+using BesselJ0ToPrim = F64Unary<graph::BesselJ0Op, besselJ0>;
+
+/// J1: odd.
+Value besselJ1(Pointwise &d, Value x, graph::BesselJ1Op op) {
+  Value a = d.un<prim::AbsOp>(x);
+  Value big = besselAsymptotic(d, a, 1, false, opmathOf(op));
+  big = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.un<prim::NegOp>(big), big);
+  return d.select(d.cmp<prim::LeOp>(a, d.c(5)), besselJ1Small(d, x), big);
+}
+using BesselJ1ToPrim = F64Unary<graph::BesselJ1Op, besselJ1>;
+
+/// Y0: R(x^2) + 2/pi log(x) J0(x) to 5, the asymptotic form beyond; -inf at
+/// 0, NaN below.
+Value besselY0(Pointwise &d, Value x, graph::BesselY0Op op) {
+  static constexpr double kYP[] = {1.55924367855235737965e+04, -1.46639295903971606143e+07,
+                                   5.43526477051876500413e+09, -9.82136065717911466409e+11,
+                                   8.75906394395366999549e+13, -3.46628303384729719441e+15,
+                                   4.42733268572569800351e+16, -1.84950800436986690637e+16};
+  static constexpr double kYQ[] = {1.04128353664259848412e+03, 6.26107330137134956842e+05,
+                                   2.68919633393814121987e+08, 8.64002487103935000337e+10,
+                                   2.02979612750105546709e+13, 3.17157752842975028269e+15,
+                                   2.50596256172653059228e+17};
+  Value z = d.mul(x, x);
+  Value small = d.add(d.div(horner(d, z, kYP), horner(d, z, kYQ)),
+                      d.mul(d.mul(d.c(kTwoOverPi), d.un<prim::LogOp>(x)), besselJ0Small(d, x)));
+  small = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), small);
+  small = d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(-kInf), small);
+  return d.select(d.cmp<prim::LeOp>(x, d.c(5)), small, besselAsymptotic(d, x, 0, true, opmathOf(op)));
+}
+using BesselY0ToPrim = F64Unary<graph::BesselY0Op, besselY0>;
+
+/// Y1: x R(x^2) + 2/pi (J1(x) log(x) - 1/x) to 5, the asymptotic form beyond;
+/// -inf at 0, NaN below.
+Value besselY1(Pointwise &d, Value x, graph::BesselY1Op op) {
+  static constexpr double kYP[] = {1.26320474790178026440e+09, -6.47355876379160291031e+11,
+                                   1.14509511541823727583e+14, -8.12770255501325109621e+15,
+                                   2.02439475713594898196e+17, -7.78877196265950026825e+17};
+  static constexpr double kYQ[] = {5.94301592346128195359e+02, 2.35564092943068577943e+05,
+                                   7.34811944459721705660e+07, 1.87601316108706159478e+10,
+                                   3.88231277496238566008e+12, 6.20557727146953693363e+14,
+                                   6.87141087355300489866e+16, 3.97270608116560655612e+18};
+  Value z = d.mul(x, x);
+  Value bracket = d.sub(d.mul(besselJ1Small(d, x), d.un<prim::LogOp>(x)), d.div(d.c(1), x));
+  Value small = d.add(d.mul(x, d.div(horner(d, z, kYP), horner(d, z, kYQ))), d.mul(d.c(kTwoOverPi), bracket));
+  small = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), small);
+  small = d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(-kInf), small);
+  return d.select(d.cmp<prim::LeOp>(x, d.c(5)), small, besselAsymptotic(d, x, 1, true, opmathOf(op)));
+}
+using BesselY1ToPrim = F64Unary<graph::BesselY1Op, besselY1>;
+
+/// I0(x) and I1(x) for |x| <= 8 (the Chebyshev fits of Cephes' i0, i1; the
+/// K functions use them to 2).
+Value besselI0Chebyshev(Pointwise &d, Value a) {
+  static constexpr double kA[] = {
+      -4.41534164647933937950e-18, 3.33079451882223809783e-17,  -2.43127984654795469359e-16,
+      1.71539128555513303061e-15,  -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+      -4.85644678311192946090e-13, 2.95505266312963983461e-12,  -1.72682629144155570723e-11,
+      9.67580903537323691224e-11,  -5.18979560163526290666e-10, 2.65982372468238665035e-09,
+      -1.30002500998624804212e-08, 6.04699502254191894932e-08,  -2.67079385394061173391e-07,
+      1.11738753912010371815e-06,  -4.41673835845875056359e-06, 1.64484480707288970893e-05,
+      -5.75419501008210370398e-05, 1.88502885095841655729e-04,  -5.76375574538582365885e-04,
+      1.63947561694133579842e-03,  -4.32430999505057594430e-03, 1.05464603945949983183e-02,
+      -2.37374148058994688156e-02, 4.93052842396707084878e-02,  -9.49010970480476444210e-02,
+      1.71620901522208775349e-01,  -3.04682672343198398683e-01, 6.76795274409476084995e-01};
+  return d.mul(d.un<prim::ExpOp>(a), chebyshev(d, d.sub(d.div(a, d.c(2)), d.c(2)), kA));
+}
+Value besselI1Chebyshev(Pointwise &d, Value a) {
+  static constexpr double kA[] = {
+      2.77791411276104639959e-18,  -2.11142121435816608115e-17, 1.55363195773620046921e-16,
+      -1.10559694773538630805e-15, 7.60068429473540693410e-15,  -5.04218550472791168711e-14,
+      3.22379336594557470981e-13,  -1.98397439776494371520e-12, 1.17361862988909016308e-11,
+      -6.66348972350202774223e-11, 3.62559028155211703701e-10,  -1.88724975172282928790e-09,
+      9.38153738649577178388e-09,  -4.44505912879632808065e-08, 2.00329475355213526229e-07,
+      -8.56872026469545474066e-07, 3.47025130813767847674e-06,  -1.32731636560394358279e-05,
+      4.78156510755005422638e-05,  -1.61760815825896745588e-04, 5.12285956168575772895e-04,
+      -1.51357245063125314899e-03, 4.15642294431288815669e-03,  -1.05640848946261981558e-02,
+      2.47264490306265168283e-02,  -5.29459812080949914269e-02, 1.02643658689847095384e-01,
+      -1.76416518357834055153e-01, 2.52587186443633654823e-01};
+  Value c = chebyshev(d, d.sub(d.div(a, d.c(2)), d.c(2)), kA);
+  return d.mul(d.mul(c, a), d.un<prim::ExpOp>(a));
+}
+
+/// K0 (Scaled: exp(x) K0): the Chebyshev fit in x^2 - 2 minus log(x / 2) I0(x)
+/// to 2, exp(-x) sqrt(1/x) times the fit in 8/x - 2 beyond; +inf at 0, NaN
+/// below.
+template <typename GraphOp, bool Scaled>
+Value besselK0(Pointwise &d, Value x, GraphOp) {
+  static constexpr double kA[] = {1.37446543561352307156e-16, 4.25981614279661018399e-14,
+                                  1.03496952576338420167e-11, 1.90451637722020886025e-09,
+                                  2.53479107902614945675e-07, 2.28621210311945178607e-05,
+                                  1.26461541144692592338e-03, 3.59799365153615016266e-02,
+                                  3.44289899924628486886e-01, -5.35327393233902768720e-01};
+  static constexpr double kB[] = {
+      5.30043377268626276149e-18,  -1.64758043015242134646e-17, 5.21039150503902756861e-17,
+      -1.67823109680541210385e-16, 5.51205597852431940784e-16,  -1.84859337734377901440e-15,
+      6.34007647740507060557e-15,  -2.22751332699166985548e-14, 8.03289077536357521100e-14,
+      -2.98009692317273043925e-13, 1.14034058820847496303e-12,  -4.51459788337394416547e-12,
+      1.85594911495471785253e-11,  -7.95748924447710747776e-11, 3.57739728140030116597e-10,
+      -1.69753450938905987466e-09, 8.57403401741422608519e-09,  -4.66048989768794782956e-08,
+      2.76681363944501510342e-07,  -1.83175552271911948767e-06, 1.39498137188764993662e-05,
+      -1.28495495816278026384e-04, 1.56988388573005337491e-03,  -3.14481013119645005427e-02,
+      2.44030308206595545468e+00};
+  Value small = d.sub(chebyshev(d, d.sub(d.mul(x, x), d.c(2)), kA),
+                      d.mul(d.un<prim::LogOp>(d.mul(d.c(0.5), x)), besselI0Chebyshev(d, x)));
+  Value big = d.div(chebyshev(d, d.sub(d.div(d.c(8), x), d.c(2)), kB), d.un<prim::SqrtOp>(x));
+  if (Scaled)
+    small = d.mul(small, d.un<prim::ExpOp>(x));
+  else
+    big = d.mul(d.un<prim::ExpOp>(d.un<prim::NegOp>(x)), big);
+  Value r = d.select(d.cmp<prim::LeOp>(x, d.c(2)), small, big);
+  r = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), r);
+  return d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(kInf), r);
+}
+using ModifiedBesselK0ToPrim = F64Unary<graph::ModifiedBesselK0Op, besselK0<graph::ModifiedBesselK0Op, false>>;
+using ScaledModifiedBesselK0ToPrim =
+    F64Unary<graph::ScaledModifiedBesselK0Op, besselK0<graph::ScaledModifiedBesselK0Op, true>>;
+
+/// K1 (Scaled: exp(x) K1): log(x / 2) I1(x) plus the fit in x^2 - 2 over x to
+/// 2, exp(-x) sqrt(1/x) times the fit in 8/x - 2 beyond; +inf at 0, NaN below.
+template <typename GraphOp, bool Scaled>
+Value besselK1(Pointwise &d, Value x, GraphOp) {
+  static constexpr double kA[] = {-7.02386347938628759343e-18, -2.42744985051936593393e-15,
+                                  -6.66690169419932900609e-13, -1.41148839263352776110e-10,
+                                  -2.21338763073472585583e-08, -2.43340614156596823496e-06,
+                                  -1.73028895751305206302e-04, -6.97572385963986435018e-03,
+                                  -1.22611180822657148235e-01, -3.53155960776544875667e-01,
+                                  1.52530022733894777053e+00};
+  static constexpr double kB[] = {
+      -5.75674448366501715755e-18, 1.79405087314755922667e-17,  -5.68946255844285935196e-17,
+      1.83809354436663880070e-16,  -6.05704724837331885336e-16, 2.03870316562433424052e-15,
+      -7.01983709041831346144e-15, 2.47715442448130437068e-14,  -8.97670518232499435011e-14,
+      3.34841966607842919884e-13,  -1.28917396095102890680e-12, 5.13963967348173025100e-12,
+      -2.12996783842756842877e-11, 9.21831518760500529508e-11,  -4.19035475934189648750e-10,
+      2.01504975519703286596e-09,  -1.03457624656780970260e-08, 5.74108412545004946722e-08,
+      -3.50196060308781257119e-07, 2.40648494783721712015e-06,  -1.93619797416608296024e-05,
+      1.95215518471351631108e-04,  -2.85781685962277938680e-03, 1.03923736576817238437e-01,
+      2.72062619048444266945e+00};
+  Value small = d.add(d.mul(d.un<prim::LogOp>(d.mul(d.c(0.5), x)), besselI1Chebyshev(d, x)),
+                      d.div(chebyshev(d, d.sub(d.mul(x, x), d.c(2)), kA), x));
+  Value big = d.div(chebyshev(d, d.sub(d.div(d.c(8), x), d.c(2)), kB), d.un<prim::SqrtOp>(x));
+  if (Scaled)
+    small = d.mul(small, d.un<prim::ExpOp>(x));
+  else
+    big = d.mul(d.un<prim::ExpOp>(d.un<prim::NegOp>(x)), big);
+  Value r = d.select(d.cmp<prim::LeOp>(x, d.c(2)), small, big);
+  r = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), r);
+  return d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(kInf), r);
+}
+using ModifiedBesselK1ToPrim = F64Unary<graph::ModifiedBesselK1Op, besselK1<graph::ModifiedBesselK1Op, false>>;
+using ScaledModifiedBesselK1ToPrim =
+    F64Unary<graph::ScaledModifiedBesselK1Op, besselK1<graph::ScaledModifiedBesselK1Op, true>>;
+
+/// Airy Ai: the oscillating asymptotic form below -2.09, the decaying one from
+/// 2.09 (0 beyond 103.892), the Maclaurin series c1 f(x) - c2 g(x) between
+/// (14 terms: |x^3| <= 9.2 there, so the last is below 1e-19 of the sum); NaN
+/// at +-inf.
+Value airyAi(Pointwise &d, Value x, graph::AiryAiOp op) {
+  static constexpr double kAN[] = {3.46538101525629032477e-01, 1.20075952739645805542e+01,
+                                   7.62796053615234516538e+01, 1.68089224934630576269e+02,
+                                   1.59756391350164413639e+02, 7.05360906840444183113e+01,
+                                   1.40264691163389668864e+01, 9.99999999999999995305e-01};
+  static constexpr double kAD[] = {5.67594532638770212846e-01, 1.47562562584847203173e+01,
+                                   8.45138970141474626562e+01, 1.77318088145400459522e+02,
+                                   1.64234692871529701831e+02, 7.14778400825575695274e+01,
+                                   1.40959135607834029598e+01, 1.00000000000000000470e+00};
+  static constexpr double kAFN[] = {-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+                                    -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+                                    -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+                                    -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+                                    -1.67787698489114633780e-08};
+  static constexpr double kAFD[] = {1.33560420706553243746e+01, 3.26825032795224613948e+01,
+                                    2.67367040941499554804e+01, 9.18707402907259625840e+00,
+                                    1.47529146771666414581e+00, 1.15687173795188044134e-01,
+                                    4.40291641615211203805e-03, 7.54720348287414296618e-05,
+                                    4.51850092970580378464e-07};
+  static constexpr double kAGN[] = {1.97339932091685679179e-02, 3.91103029615688277255e-01,
+                                    1.06579897599595591108e+00, 9.39169229816650230044e-01,
+                                    3.51465656105547619242e-01, 6.33888919628925490927e-02,
+                                    5.85804113048388458567e-03, 2.82851600836737019778e-04,
+                                    6.98793669997260967291e-06, 8.11789239554389293311e-08,
+                                    3.41551784765923618484e-10};
+  static constexpr double kAGD[] = {9.30892908077441974853e+00, 1.98352928718312140417e+01,
+                                    1.55646628932864612953e+01, 5.47686069422975497931e+00,
+                                    9.54293611618961883998e-01, 8.64580826352392193095e-02,
+                                    4.12656523824222607191e-03, 1.01259085116509135510e-04,
+                                    1.17166733214413521882e-06, 4.91834570062930015649e-09};
+  constexpr double kInvSqrtPi = 5.64189583547756286948e-01;
+  // x < -2.09: zeta = 2/3 (-x)^(3/2), z = 1 / zeta.
+  Value nx = d.un<prim::NegOp>(x);
+  Value twoX32 = d.mul(d.mul(d.c(-2), x), d.un<prim::SqrtOp>(nx));
+  Value z = d.div(d.c(1), d.div(twoX32, d.c(3)));
+  Value zz = d.mul(z, z);
+  // The phase, rounded after each step as eager's kernel computes it in its
+  // type (float32 for float32: it decides the value for large -x, and it
+  // overflows to NaN where -2 x sqrt(-x) does).
+  Type opmath = opmathOf(op);
+  auto rd = [&](Value v) { return roundTo(d, v, opmath); };
+  Value t = rd(d.add(rd(d.div(rd(d.mul(rd(d.mul(d.c(-2), x)), rd(d.un<prim::SqrtOp>(nx)))), d.c(3))),
+                     rd(d.c(0.25 * kPi))));
+  Value f = d.add(d.c(1), d.mul(zz, d.div(horner(d, zz, kAFN), horner(d, zz, kAFD))));
+  Value g = d.mul(z, d.div(horner(d, zz, kAGN), horner(d, zz, kAGD)));
+  Value neg = d.mul(d.div(d.c(kInvSqrtPi), d.un<prim::SqrtOp>(d.un<prim::SqrtOp>(nx))),
+                    d.sub(d.mul(d.un<prim::SinOp>(t), f), d.mul(d.un<prim::CosOp>(t), g)));
+  // x >= 2.09: zeta = 2/3 x^(3/2).
+  Value zeta = d.div(d.mul(d.mul(d.c(2), x), d.un<prim::SqrtOp>(x)), d.c(3));
+  Value iz = d.div(d.c(1), zeta);
+  Value pos = d.div(d.mul(d.c(kInvSqrtPi), d.div(horner(d, iz, kAN), horner(d, iz, kAD))),
+                    d.mul(d.mul(d.c(2), d.un<prim::SqrtOp>(d.un<prim::SqrtOp>(x))), d.un<prim::ExpOp>(zeta)));
+  // |x| < 2.09: f = sum x^3k / prod (3j-1)(3j), g = x sum x^3k / prod 3j(3j+1).
+  Value x3 = d.mul(d.mul(x, x), x);
+  Value m = d.c(1), n = x, fs = d.c(1), gs = x;
+  for (int j = 1; j <= 14; ++j) {
+    m = d.div(d.mul(m, x3), d.c(double(3 * j - 1) * (3 * j)));
+    n = d.div(d.mul(n, x3), d.c(double(3 * j) * (3 * j + 1)));
+    fs = d.add(fs, m);
+    gs = d.add(gs, n);
+  }
+  Value series = d.sub(d.mul(d.c(0.355028053887817239260), fs), d.mul(d.c(0.258819403792806798405), gs));
+  Value r = d.select(d.cmp<prim::LtOp>(x, d.c(-2.09)), neg,
+                     d.select(d.cmp<prim::GeOp>(x, d.c(2.09)), pos, series));
+  r = d.select(d.cmp<prim::GtOp>(x, d.c(103.892)), d.c(0), r);
+  return d.select(d.cmp<prim::EqOp>(d.un<prim::AbsOp>(x), d.c(kInf)), d.c(std::nan("")), r);
+}
+using AiryAiToPrim = F64Unary<graph::AiryAiOp, airyAi>;
+
+//===----------------------------------------------------------------------===//
+// Hurwitz zeta
+//===----------------------------------------------------------------------===//
+
+Value notI1(Pointwise &d, Value a) { return prim::NotOp::create(d.pb.b, d.pb.loc, a.getType(), a); }
+
+/// zeta(x, q) for q > 0 (or NaN), x > 1, as eager's Cephes algorithm sums it:
+/// the terms (q + k)^-x for k <= 9 (one more while q + k <= 9: q below 1e-15),
+/// then the Euler-Maclaurin tail at w = q + k with 12 Bernoulli terms; both
+/// stop where a term falls below 2^-53 of the sum (which decides the value at
+/// infinite and huge x: 1 at q = 1, +inf below, NaN above, as eager).
+Value zetaPositive(Pointwise &d, Value x, Value q) {
+  // (2j)! / B_2j, j = 1..12.
+  static constexpr double kA[] = {12.0,
+                                  -720.0,
+                                  30240.0,
+                                  -1209600.0,
+                                  47900160.0,
+                                  -1.8924375803183791606e9,
+                                  7.47242496e10,
+                                  -2.950130727918164224e12,
+                                  1.1646782814350067249e14,
+                                  -4.5979787224074726105e15,
+                                  1.8152105401943546773e17,
+                                  -7.1661652561756670113e18};
+  constexpr double kMachEp = 1.11022302462515654042e-16;
+  Value negX = d.un<prim::NegOp>(x);
+  auto small = [&](Value term, Value sum) { // -eps s < term < eps s
+    Value bound = d.mul(d.c(kMachEp), sum);
+    return andI1(d, d.cmp<prim::LtOp>(d.un<prim::NegOp>(bound), term), d.cmp<prim::LtOp>(term, bound));
+  };
+  Value s = d.bin<prim::PowOp>(q, negX), a = q, b = d.c(0);
+  Value done = d.pb.splat(d.type.clone(d.pb.b.getI1Type()), 0);
+  for (int i = 1; i <= 10; ++i) {
+    Value active = notI1(d, done);
+    if (i == 10)
+      active = andI1(d, active, d.cmp<prim::LeOp>(a, d.c(9)));
+    Value a1 = d.add(a, d.c(1));
+    Value b1 = d.bin<prim::PowOp>(a1, negX);
+    Value s1 = d.add(s, b1);
+    a = d.select(active, a1, a);
+    b = d.select(active, b1, b);
+    s = d.select(active, s1, s);
+    done = orI1(d, done, andI1(d, active, small(b1, s1)));
+  }
+  Value w = a;
+  Value t = d.add(s, d.div(d.mul(b, w), d.sub(x, d.c(1))));
+  t = d.sub(t, d.mul(d.c(0.5), b));
+  Value fac = d.c(1), k = d.c(0), stop = done;
+  for (double coeff : kA) {
+    fac = d.mul(fac, d.add(x, k));
+    b = d.div(b, w);
+    Value term = d.div(d.mul(fac, b), d.c(coeff));
+    Value t1 = d.add(t, term);
+    Value active = notI1(d, stop);
+    t = d.select(active, t1, t);
+    Value rel = d.un<prim::AbsOp>(d.div(term, t1));
+    stop = orI1(d, stop, andI1(d, active, d.cmp<prim::LtOp>(rel, d.c(kMachEp))));
+    k = d.add(k, d.c(1));
+    fac = d.mul(fac, d.add(x, k));
+    b = d.div(b, w);
+    k = d.add(k, d.c(1));
+  }
+  return d.select(done, s, t);
+}
+
+/// Hurwitz zeta(x, q): eager's special values (+inf at x = 1 and at q a
+/// non-positive integer; NaN for x < 1 and for q < 0 with x not an integer);
+/// for q < 0 and integer x, with r = -q and its fraction f, the finite sum of
+/// the negative terms in closed form:
+///   zeta(x, q) = zeta(x, 1 - f) + (-1)^x (zeta(x, f) - zeta(x, r + 1)),
+/// which eager sums term by term up to |q| + 9 (a loop without a bound).
+Value zeta(Pointwise &d, Value x, Value q) {
+  Value pos = zetaPositive(d, x, q);
+  Value r = d.un<prim::NegOp>(q);
+  Value f = d.sub(r, d.un<prim::FloorOp>(r));
+  // zeta(x, r + 1 > 1) is NaN in eager's algorithm only where x is huge
+  // (its tail overflows); the value there is 0.
+  Value tail = zetaPositive(d, x, d.add(r, d.c(1)));
+  tail = d.select(andI1(d, isNan(d, tail), d.cmp<prim::EqOp>(x, x)), d.c(0), tail);
+  Value negTerms = d.sub(zetaPositive(d, x, f), tail);
+  Value halfX = d.mul(x, d.c(0.5));
+  Value odd = d.cmp<prim::NeOp>(halfX, d.un<prim::FloorOp>(halfX));
+  negTerms = d.select(odd, d.un<prim::NegOp>(negTerms), negTerms);
+  Value neg = d.add(zetaPositive(d, x, d.sub(d.c(1), f)), negTerms);
+  Value nonPositive = d.cmp<prim::LeOp>(q, d.c(0));
+  Value v = d.select(nonPositive, neg, pos);
+  v = d.select(andI1(d, nonPositive, d.cmp<prim::NeOp>(x, d.un<prim::FloorOp>(x))), d.c(std::nan("")), v);
+  v = d.select(andI1(d, nonPositive, d.cmp<prim::EqOp>(q, d.un<prim::FloorOp>(q))), d.c(kInf), v);
+  v = d.select(d.cmp<prim::LtOp>(x, d.c(1)), d.c(std::nan("")), v);
+  return d.select(d.cmp<prim::EqOp>(x, d.c(1)), d.c(kInf), v);
+}
+
+/// In float64 for every float type (eager's CPU kernel sums in double).
+struct ZetaToPrim : OpConversionPattern<graph::ZetaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ZetaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Pointwise d{pb, type.clone(rewriter.getF64Type())};
+    Value r = zeta(d, d.in(adaptor.getLhs()), d.in(adaptor.getRhs()));
+    rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateSpecialPatterns(RewritePatternSet &patterns) {

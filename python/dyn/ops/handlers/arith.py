@@ -29,7 +29,7 @@ def _binary(op):
 
 
 for _op in ("mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or copysign hypot "
-            "logaddexp logaddexp2 xlogy atan2 fmax fmin logical_xor heaviside xlog1py ldexp float_power").split():
+            "logaddexp logaddexp2 xlogy atan2 fmax fmin logical_xor heaviside xlog1py ldexp float_power zeta").split():
     H[_op] = _binary(_op)
 H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"], less_equal=H["le"],
          not_equal=H["ne"], max_elementwise=H["maximum"])

@@ -150,6 +150,39 @@ def Graph_I1eOp : Graph_SpecialUnaryOp<"i1e", "exponentially scaled I1: exp(-|x|
 def Graph_SphericalBesselJ0Op : Graph_SpecialUnaryOp<"spherical_bessel_j0", "sin(x) / x",
     "SphericalBesselJ0ToPrim", ["torch.special.spherical_bessel_j0", "aten.special_spherical_bessel_j0"]>;
 
+// Bessel functions of the first and second kinds, modified Bessel functions of
+// the second kind (plain and scaled by exp(x)) and the Airy function Ai:
+// eager's Cephes rational and Chebyshev approximations, evaluated in float64
+// (docs/special-functions.md).
+def Graph_BesselJ0Op : Graph_SpecialUnaryOp<"bessel_j0", "Bessel function of the first kind J0",
+    "BesselJ0ToPrim", ["torch.special.bessel_j0", "aten.special_bessel_j0"]>;
+def Graph_BesselJ1Op : Graph_SpecialUnaryOp<"bessel_j1", "Bessel function of the first kind J1",
+    "BesselJ1ToPrim", ["torch.special.bessel_j1", "aten.special_bessel_j1"]>;
+def Graph_BesselY0Op : Graph_SpecialUnaryOp<"bessel_y0", "Bessel function of the second kind Y0",
+    "BesselY0ToPrim", ["torch.special.bessel_y0", "aten.special_bessel_y0"]>;
+def Graph_BesselY1Op : Graph_SpecialUnaryOp<"bessel_y1", "Bessel function of the second kind Y1",
+    "BesselY1ToPrim", ["torch.special.bessel_y1", "aten.special_bessel_y1"]>;
+def Graph_ModifiedBesselK0Op : Graph_SpecialUnaryOp<"modified_bessel_k0",
+    "modified Bessel function of the second kind K0", "ModifiedBesselK0ToPrim",
+    ["torch.special.modified_bessel_k0", "aten.special_modified_bessel_k0"]>;
+def Graph_ModifiedBesselK1Op : Graph_SpecialUnaryOp<"modified_bessel_k1",
+    "modified Bessel function of the second kind K1", "ModifiedBesselK1ToPrim",
+    ["torch.special.modified_bessel_k1", "aten.special_modified_bessel_k1"]>;
+def Graph_ScaledModifiedBesselK0Op : Graph_SpecialUnaryOp<"scaled_modified_bessel_k0",
+    "exponentially scaled K0: exp(x) K0(x)", "ScaledModifiedBesselK0ToPrim",
+    ["torch.special.scaled_modified_bessel_k0", "aten.special_scaled_modified_bessel_k0"]>;
+def Graph_ScaledModifiedBesselK1Op : Graph_SpecialUnaryOp<"scaled_modified_bessel_k1",
+    "exponentially scaled K1: exp(x) K1(x)", "ScaledModifiedBesselK1ToPrim",
+    ["torch.special.scaled_modified_bessel_k1", "aten.special_scaled_modified_bessel_k1"]>;
+def Graph_AiryAiOp : Graph_SpecialUnaryOp<"airy_ai", "Airy function Ai", "AiryAiToPrim",
+    ["torch.special.airy_ai", "aten.special_airy_ai"]>;
+// Hurwitz zeta(x, q) = sum_k (q + k)^-x (lhs = x, rhs = q).
+def Graph_ZetaOp : Graph_BinaryOp<"zeta", "Hurwitz zeta function of lhs (order) and rhs (shift)",
+                                  Dyn_FloatRule, Dyn_Special<"ZetaToPrim">> {
+  let torchNames = ["torch.special.zeta", "aten.special_zeta"];
+  let eager = "torch.special.zeta({lhs}.to({dtype}), {rhs}.to({dtype}))";
+}
+
 // polygamma: the n-th derivative of digamma (n in [0, 4]: capture breaks the
 // graph for others).
 def Graph_PolygammaOp : Graph_RegisteredOp<"polygamma", "special", Dyn_FloatRule, Dyn_SameShape,
