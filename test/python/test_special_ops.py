@@ -207,4 +207,12 @@ def test_gpu(name, dtype):
         args = (XB.to(dtype).cuda(),)
     got = _native(fn, *args)
     assert got.device.type == "cuda"
-    _check(got, fn(*args), dtype)
+    want = fn(*args)
+    if name == "zeta" and dtype == torch.float32:
+        # eager's float32 zeta computes in float32 on CUDA and in its CPU kernel's way on the CPU, and the
+        # two disagree at some extreme operands (NaN against a number); dyn computes in float64 on both
+        # targets: where eager's kernels disagree it must give the CPU kernel's value
+        cpu = fn(*(a.cpu() for a in args)).cuda()
+        disagree = ~torch.isclose(want, cpu, equal_nan=True)
+        want = torch.where(disagree, cpu, want)
+    _check(got, want, dtype)
