@@ -93,7 +93,8 @@ def main():
         CLOCK = time.thread_time
     warnings.simplefilter("ignore")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, OMP_NUM_THREADS="
-          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {'thread CPU time' if a.cpu_time else 'wall time'}, x [{a.batch}, {a.seq}, {D}], {LAYERS} layers, "
+          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {'thread CPU time' if a.cpu_time else 'wall time'}, "
+          f"x [{a.batch}, {a.seq}, {D}], {LAYERS} layers, "
           f"load average {os.getloadavg()[0]:.2f} at start", flush=True)
     names = ["eager"] + ([] if a.no_inductor else ["inductor"]) + ["dyn"]
     if a.gemm_variants:
