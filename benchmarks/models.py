@@ -13,6 +13,8 @@ One table on stdout, everything in --json.
 
 Run:  PYTHONPATH=python .venv/bin/python benchmarks/models.py --device cpu --size small --no-inductor
       PYTHONPATH=python python benchmarks/models.py --device cuda --size full --json out.json   (GPU machine)
+      OMP_NUM_THREADS=1 PYTHONPATH=python .venv/bin/python benchmarks/models.py --device cpu --cpu-time ...
+      (a loaded machine: single-threaded, timed in CPU time)
 """
 import argparse
 import copy
@@ -82,14 +84,17 @@ def max_diff(ref, got):
     return d
 
 
+CLOCK = time.perf_counter  # --cpu-time: time.thread_time
+
+
 def timed(fn, reps, device):
     times = []
     for _ in range(reps):
         sync(device)
-        t = time.perf_counter()
+        t = CLOCK()
         fn()
         sync(device)
-        times.append(time.perf_counter() - t)
+        times.append(CLOCK() - t)
     return statistics.median(times)
 
 
@@ -300,7 +305,16 @@ def main(argv=None):
     ap.add_argument("--no-inductor", action="store_true", help="skip torch.compile's default backend")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per measurement (default 10 small, 5 full)")
     ap.add_argument("--json", default=None, help="write every record here")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="steady calls timed in the calling thread's CPU time (time.thread_time), not wall time: "
+                         "CPU with OMP_NUM_THREADS=1 only, where every kernel runs on the calling thread; on a "
+                         "loaded machine it leaves out the waits for a core")
     a = ap.parse_args(argv)
+    if a.cpu_time:
+        if a.device != "cpu" or torch.get_num_threads() != 1:
+            ap.error("--cpu-time needs --device cpu and OMP_NUM_THREADS=1")
+        global CLOCK
+        CLOCK = time.thread_time
     names = corpus.NAMES if a.models == "all" else a.models.split(",")
     unknown = [n for n in names if n not in corpus.BUILDERS]
     if unknown:
@@ -310,7 +324,8 @@ def main(argv=None):
     records = []
     print(f"# torch {torch.__version__}, {platform.python_version()}, device {a.device}"
           f"{' (' + torch.cuda.get_device_name() + ')' if a.device == 'cuda' else ''}, size {a.size}, "
-          f"{torch.get_num_threads()} threads", flush=True)
+          f"{torch.get_num_threads()} threads, {'thread CPU time' if a.cpu_time else 'wall time'}, "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
     for name in names:
         for mode in a.modes.split(","):
             t = time.perf_counter()

@@ -1,6 +1,18 @@
 """The C extension dyn._C (the PEP 523 frame hook, guards checked in C, the compiler core), or None where it
 is not built: then capture looks entries up in Python and only the eager and custom backends run."""
+import os
 import sys
+
+# dyn's JIT-compiled CPU kernels and its runtime matmul run on LLVM's OpenMP runtime (libomp); ATen's ops,
+# and so eager code and dyn's library calls (bmm, convolution, attention), on torch's (libgomp). After a
+# parallel region libomp's workers spin for KMP_BLOCKTIME (200 ms by default) before they sleep, so every
+# ATen op that runs within 200 ms of a dyn kernel finds its own threads competing with spinning ones for
+# the cores (on the 2-core machine an ATen bmm between two dyn kernels waited out scheduler time slices).
+# Workers that sleep at once cost a wake-up (a futex call) per kernel instead. libomp reads the variable
+# when it first initializes, which is after this import; a value the user set (or OMP_WAIT_POLICY) wins.
+# docs/performance.md, "CPU: two OpenMP runtimes in one process".
+if "KMP_BLOCKTIME" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["KMP_BLOCKTIME"] = "0"
 
 try:
     from . import _C as C
