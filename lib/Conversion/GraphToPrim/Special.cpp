@@ -815,6 +815,21 @@ Value besselI1Chebyshev(Pointwise &d, Value a) {
   return d.mul(d.mul(c, a), d.un<prim::ExpOp>(a));
 }
 
+/// What K0 and K1 share: `small` (the form up to 2) beside exp(-x) sqrt(1/x)
+/// times the fit in 8/x - 2 beyond (both times exp(x) when Scaled); +inf at 0,
+/// NaN below.
+template <bool Scaled>
+Value besselKSelect(Pointwise &d, Value x, Value small, ArrayRef<double> kB) {
+  Value big = d.div(chebyshev(d, d.sub(d.div(d.c(8), x), d.c(2)), kB), d.un<prim::SqrtOp>(x));
+  if (Scaled)
+    small = d.mul(small, d.un<prim::ExpOp>(x));
+  else
+    big = d.mul(d.un<prim::ExpOp>(d.un<prim::NegOp>(x)), big);
+  Value r = d.select(d.cmp<prim::LeOp>(x, d.c(2)), small, big);
+  r = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), r);
+  return d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(kInf), r);
+}
+
 /// K0 (Scaled: exp(x) K0): the Chebyshev fit in x^2 - 2 minus log(x / 2) I0(x)
 /// to 2, exp(-x) sqrt(1/x) times the fit in 8/x - 2 beyond; +inf at 0, NaN
 /// below.
@@ -837,14 +852,7 @@ Value besselK0(Pointwise &d, Value x, GraphOp) {
       2.44030308206595545468e+00};
   Value small = d.sub(chebyshev(d, d.sub(d.mul(x, x), d.c(2)), kA),
                       d.mul(d.un<prim::LogOp>(d.mul(d.c(0.5), x)), besselI0Chebyshev(d, x)));
-  Value big = d.div(chebyshev(d, d.sub(d.div(d.c(8), x), d.c(2)), kB), d.un<prim::SqrtOp>(x));
-  if (Scaled)
-    small = d.mul(small, d.un<prim::ExpOp>(x));
-  else
-    big = d.mul(d.un<prim::ExpOp>(d.un<prim::NegOp>(x)), big);
-  Value r = d.select(d.cmp<prim::LeOp>(x, d.c(2)), small, big);
-  r = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), r);
-  return d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(kInf), r);
+  return besselKSelect<Scaled>(d, x, small, kB);
 }
 using ModifiedBesselK0ToPrim = F64Unary<graph::ModifiedBesselK0Op, besselK0<graph::ModifiedBesselK0Op, false>>;
 using ScaledModifiedBesselK0ToPrim =
@@ -872,14 +880,7 @@ Value besselK1(Pointwise &d, Value x, GraphOp) {
       2.72062619048444266945e+00};
   Value small = d.add(d.mul(d.un<prim::LogOp>(d.mul(d.c(0.5), x)), besselI1Chebyshev(d, x)),
                       d.div(chebyshev(d, d.sub(d.mul(x, x), d.c(2)), kA), x));
-  Value big = d.div(chebyshev(d, d.sub(d.div(d.c(8), x), d.c(2)), kB), d.un<prim::SqrtOp>(x));
-  if (Scaled)
-    small = d.mul(small, d.un<prim::ExpOp>(x));
-  else
-    big = d.mul(d.un<prim::ExpOp>(d.un<prim::NegOp>(x)), big);
-  Value r = d.select(d.cmp<prim::LeOp>(x, d.c(2)), small, big);
-  r = d.select(d.cmp<prim::LtOp>(x, d.c(0)), d.c(std::nan("")), r);
-  return d.select(d.cmp<prim::EqOp>(x, d.c(0)), d.c(kInf), r);
+  return besselKSelect<Scaled>(d, x, small, kB);
 }
 using ModifiedBesselK1ToPrim = F64Unary<graph::ModifiedBesselK1Op, besselK1<graph::ModifiedBesselK1Op, false>>;
 using ScaledModifiedBesselK1ToPrim =
