@@ -1,5 +1,7 @@
 """What the registry's eager expressions (python/dyn/_ops_generated.py) share: reductions with the graph
-dialect's meaning of `dims` (empty: nothing reduced)."""
+dialect's meaning of `dims` (empty: nothing reduced), and the library ops whose attributes stand for
+PyTorch's optional arguments (fft_real, segment_reduce),
+and eager's random draws from a seed (seeded_random)."""
 import torch
 
 
@@ -15,3 +17,57 @@ def prod(x, dims, keepdim):
     for d in sorted(dims, reverse=True):
         x = torch.prod(x, d, keepdim=bool(keepdim))
     return x
+
+
+def fft_real(x, kind, has_s, s, has_dim, dim, norm):
+    """torch.fft.<kind> with the graph op's attributes: a 1-d kind's n and dim are one-element s and dim."""
+    fn = getattr(torch.fft, kind)
+    s = list(s) if has_s else None
+    dim = list(dim) if has_dim else None
+    norm = norm or None
+    if kind in ("irfft", "hfft"):
+        return fn(x, s[0] if s else None, dim[0] if dim else -1, norm)
+    if dim is None and kind.endswith("2"):
+        return fn(x, s, norm=norm)
+    return fn(x, s, dim, norm)
+
+
+def segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial):
+    where = {"offsets" if use_offsets else "lengths": segments}
+    return torch.segment_reduce(data, reduce, **where, axis=axis, unsafe=bool(unsafe),
+                                initial=initial if has_initial else None)
+
+
+_SEEDED = {
+    "uniform": lambda x, a, b, n: torch.empty_like(x).uniform_(a, b),
+    "normal": lambda x, a, b, n: torch.empty_like(x).normal_(a, b),
+    "exponential": lambda x, a, b, n: torch.empty_like(x).exponential_(a),
+    "integers": lambda x, a, b, n: torch.empty_like(x).random_(int(a), int(b)),
+    "cauchy": lambda x, a, b, n: torch.empty_like(x).cauchy_(a, b),
+    "geometric": lambda x, a, b, n: torch.empty_like(x).geometric_(a),
+    "log_normal": lambda x, a, b, n: torch.empty_like(x).log_normal_(a, b),
+    "bernoulli": lambda x, a, b, n: torch.bernoulli(x),
+    "dropout": lambda x, a, b, n: torch.dropout(x, a, True),
+    "dropout_": lambda x, a, b, n: torch.dropout_(x.clone(), a, True),
+    "feature_dropout": lambda x, a, b, n: _feature(torch.feature_dropout, x, a, n),
+    "feature_dropout_": lambda x, a, b, n: _feature(torch.feature_dropout_, x.clone(), a, n),
+    "alpha_dropout": lambda x, a, b, n: torch.alpha_dropout(x, a, True),
+    "feature_alpha_dropout": lambda x, a, b, n: torch.feature_alpha_dropout(x, a, True),
+    "rrelu": lambda x, a, b, n: torch.rrelu(x, a, b, True),
+    "multinomial": lambda x, a, b, n: torch.multinomial(x, n, bool(b)),
+    "normal_tensors": lambda mean, std, a, b, n: torch.normal(mean, std),
+}
+
+
+def _feature(fn, x, p, n):
+    if n == 1:  # an unbatched (C, ...) input: eager unsqueezes it
+        return fn(x.unsqueeze(0), p, True).squeeze(0)
+    return fn(x, p, True)
+
+
+def seeded_random(kind, seed, a, b, n, *xs):
+    """Eager's draw `kind` with torch's generator of the device seeded with `seed`, restored after."""
+    dev = xs[0].device
+    with torch.random.fork_rng(devices=[dev] if dev.type != "cpu" else [], device_type=dev.type):
+        torch.manual_seed(seed)
+        return _SEEDED[kind](*xs, a, b, n)

@@ -568,6 +568,98 @@ OPS = {
         "triangular_solve", "library", ("b", "A"), (("upper", "bool"), ("transpose", "bool"), ("unitriangular", "bool")),
         ("torch.triangular_solve", "Tensor.triangular_solve"), "b, A, upper=True, transpose=False, unitriangular=False",
         "meta", "meta", "library call `triangular_solve`", ""),
+    "fft_real": OpDef(
+        "fft_real", "library", ("input",), (("kind", "str"), ("has_s", "bool"), ("s", "i64_array"), ("has_dim", "bool"), ("dim", "i64_array"), ("norm", "str")),
+        ("torch.fft.irfft", "torch.fft.hfft", "torch.fft.irfft2", "torch.fft.hfft2", "torch.fft.irfftn", "torch.fft.hfftn"), "",
+        "meta", "meta", "library call `fft_real`", ""),
+    "chebyshev_polynomial_t": OpDef(
+        "chebyshev_polynomial_t", "library", ("x", "n"), (),
+        ("torch.special.chebyshev_polynomial_t",), "x, n",
+        "meta", "meta", "library call `chebyshev_polynomial_t`", ""),
+    "chebyshev_polynomial_u": OpDef(
+        "chebyshev_polynomial_u", "library", ("x", "n"), (),
+        ("torch.special.chebyshev_polynomial_u",), "x, n",
+        "meta", "meta", "library call `chebyshev_polynomial_u`", ""),
+    "chebyshev_polynomial_v": OpDef(
+        "chebyshev_polynomial_v", "library", ("x", "n"), (),
+        ("torch.special.chebyshev_polynomial_v",), "x, n",
+        "meta", "meta", "library call `chebyshev_polynomial_v`", ""),
+    "chebyshev_polynomial_w": OpDef(
+        "chebyshev_polynomial_w", "library", ("x", "n"), (),
+        ("torch.special.chebyshev_polynomial_w",), "x, n",
+        "meta", "meta", "library call `chebyshev_polynomial_w`", ""),
+    "shifted_chebyshev_polynomial_t": OpDef(
+        "shifted_chebyshev_polynomial_t", "library", ("x", "n"), (),
+        ("torch.special.shifted_chebyshev_polynomial_t",), "x, n",
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_t`", ""),
+    "shifted_chebyshev_polynomial_u": OpDef(
+        "shifted_chebyshev_polynomial_u", "library", ("x", "n"), (),
+        ("torch.special.shifted_chebyshev_polynomial_u",), "x, n",
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_u`", ""),
+    "shifted_chebyshev_polynomial_v": OpDef(
+        "shifted_chebyshev_polynomial_v", "library", ("x", "n"), (),
+        ("torch.special.shifted_chebyshev_polynomial_v",), "x, n",
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_v`", ""),
+    "shifted_chebyshev_polynomial_w": OpDef(
+        "shifted_chebyshev_polynomial_w", "library", ("x", "n"), (),
+        ("torch.special.shifted_chebyshev_polynomial_w",), "x, n",
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_w`", ""),
+    "hermite_polynomial_h": OpDef(
+        "hermite_polynomial_h", "library", ("x", "n"), (),
+        ("torch.special.hermite_polynomial_h",), "x, n",
+        "meta", "meta", "library call `hermite_polynomial_h`", ""),
+    "hermite_polynomial_he": OpDef(
+        "hermite_polynomial_he", "library", ("x", "n"), (),
+        ("torch.special.hermite_polynomial_he",), "x, n",
+        "meta", "meta", "library call `hermite_polynomial_he`", ""),
+    "laguerre_polynomial_l": OpDef(
+        "laguerre_polynomial_l", "library", ("x", "n"), (),
+        ("torch.special.laguerre_polynomial_l",), "x, n",
+        "meta", "meta", "library call `laguerre_polynomial_l`", ""),
+    "legendre_polynomial_p": OpDef(
+        "legendre_polynomial_p", "library", ("x", "n"), (),
+        ("torch.special.legendre_polynomial_p",), "x, n",
+        "meta", "meta", "library call `legendre_polynomial_p`", ""),
+    "igamma": OpDef(
+        "igamma", "library", ("input", "other"), (),
+        ("torch.igamma", "Tensor.igamma", "torch.special.gammainc"), "input, other",
+        "meta", "meta", "library call `igamma`", ""),
+    "igammac": OpDef(
+        "igammac", "library", ("input", "other"), (),
+        ("torch.igammac", "Tensor.igammac", "torch.special.gammaincc"), "input, other",
+        "meta", "meta", "library call `igammac`", ""),
+    "segment_reduce": OpDef(
+        "segment_reduce", "library", ("data", "segments"), (("reduce", "str"), ("use_offsets", "bool"), ("axis", "i64"), ("unsafe", "bool"), ("has_initial", "bool"), ("initial", "f64")),
+        ("torch.segment_reduce",), "",
+        "meta", "meta", "library call `segment_reduce`", ""),
+    "histogram": OpDef(
+        "histogram", "library", ("input",), (("bins", "i64"), ("has_range", "bool"), ("lo", "f64"), ("hi", "f64"), ("density", "bool")),
+        ("torch.histogram", "Tensor.histogram"), "",
+        "meta", "meta", "library call `histogram`", ""),
+    "histogram_edges": OpDef(
+        "histogram_edges", "library", ("input", "bins"), (("density", "bool"),),
+        ("torch.histogram", "Tensor.histogram"), "",
+        "meta", "meta", "library call `histogram_edges`", ""),
+    "geqrf": OpDef(
+        "geqrf", "library", ("input",), (),
+        ("torch.geqrf", "Tensor.geqrf"), "",
+        "meta", "meta", "library call `geqrf`", ""),
+    "ormqr": OpDef(
+        "ormqr", "library", ("input", "input2", "input3"), (("left", "bool"), ("transpose", "bool")),
+        ("torch.ormqr", "Tensor.ormqr"), "input, input2, input3, left=True, transpose=False",
+        "meta", "meta", "library call `ormqr`", ""),
+    "lu_with_info": OpDef(
+        "lu_with_info", "library", ("input",), (("pivot", "bool"), ("check_errors", "bool")),
+        ("torch._lu_with_info",), "input, pivot=True, check_errors=True",
+        "meta", "meta", "library call `lu_with_info`", ""),
+    "seeded_random": OpDef(
+        "seeded_random", "library", ("input",), (("kind", "str"), ("seed", "i64"), ("a", "f64"), ("b", "f64"), ("n", "i64")),
+        (), "",
+        "meta", "meta", "library call `seeded_random`", ""),
+    "seeded_normal": OpDef(
+        "seeded_normal", "library", ("mean", "std"), (("seed", "i64"),),
+        (), "",
+        "meta", "meta", "library call `seeded_normal`", ""),
     "deg2rad": OpDef(
         "deg2rad", "unary", ("input",), (),
         ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
@@ -749,7 +841,7 @@ FAMILIES = {
     "ternary": ("lerp", "addcmul", "addcdiv"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
 
@@ -893,6 +985,29 @@ EXPR = {
     "linalg_cond": "torch.linalg.cond({A}, None if {p_name} == 'none' else ({p_name} or {p}))",
     "linalg_tensorinv": "torch.linalg.tensorinv({A}, ind={ind})",
     "triangular_solve": "torch.triangular_solve({b}, {A}, upper={upper}, transpose={transpose}, unitriangular={unitriangular})",
+    "fft_real": "_rt.fft_real({input}, {kind}, {has_s}, {s}, {has_dim}, {dim}, {norm})",
+    "chebyshev_polynomial_t": "torch.special.chebyshev_polynomial_t({x}, {n})",
+    "chebyshev_polynomial_u": "torch.special.chebyshev_polynomial_u({x}, {n})",
+    "chebyshev_polynomial_v": "torch.special.chebyshev_polynomial_v({x}, {n})",
+    "chebyshev_polynomial_w": "torch.special.chebyshev_polynomial_w({x}, {n})",
+    "shifted_chebyshev_polynomial_t": "torch.special.shifted_chebyshev_polynomial_t({x}, {n})",
+    "shifted_chebyshev_polynomial_u": "torch.special.shifted_chebyshev_polynomial_u({x}, {n})",
+    "shifted_chebyshev_polynomial_v": "torch.special.shifted_chebyshev_polynomial_v({x}, {n})",
+    "shifted_chebyshev_polynomial_w": "torch.special.shifted_chebyshev_polynomial_w({x}, {n})",
+    "hermite_polynomial_h": "torch.special.hermite_polynomial_h({x}, {n})",
+    "hermite_polynomial_he": "torch.special.hermite_polynomial_he({x}, {n})",
+    "laguerre_polynomial_l": "torch.special.laguerre_polynomial_l({x}, {n})",
+    "legendre_polynomial_p": "torch.special.legendre_polynomial_p({x}, {n})",
+    "igamma": "torch.igamma({input}, {other})",
+    "igammac": "torch.igammac({input}, {other})",
+    "segment_reduce": "_rt.segment_reduce({data}, {segments}, {reduce}, {use_offsets}, {axis}, {unsafe}, {has_initial}, {initial})",
+    "histogram": "torch.histogram({input}, {bins}, range=({lo}, {hi}) if {has_range} else None, density={density})",
+    "histogram_edges": "torch.histogram({input}, {bins}, density={density})",
+    "geqrf": "torch.geqrf({input})",
+    "ormqr": "torch.ormqr({input}, {input2}, {input3}, left={left}, transpose={transpose})",
+    "lu_with_info": "torch._lu_with_info({input}, pivot={pivot}, check_errors={check_errors})",
+    "seeded_random": "_rt.seeded_random({kind}, {seed}, {a}, {b}, {n}, {input})",
+    "seeded_normal": "_rt.seeded_random('normal_tensors', {seed}, 0.0, 0.0, 0, {mean}, {std})",
     "deg2rad": "torch.deg2rad({input})",
     "rad2deg": "torch.rad2deg({input})",
     "sinc": "torch.sinc({input})",
@@ -1490,6 +1605,98 @@ def _triangular_solve(b, A, upper, transpose, unitriangular, *, dtype):
     return torch.triangular_solve(b, A, upper=upper, transpose=transpose, unitriangular=unitriangular)
 
 
+def _fft_real(input, kind, has_s, s, has_dim, dim, norm, *, dtype):
+    return _rt.fft_real(input, kind, has_s, s, has_dim, dim, norm)
+
+
+def _chebyshev_polynomial_t(x, n, *, dtype):
+    return torch.special.chebyshev_polynomial_t(x, n)
+
+
+def _chebyshev_polynomial_u(x, n, *, dtype):
+    return torch.special.chebyshev_polynomial_u(x, n)
+
+
+def _chebyshev_polynomial_v(x, n, *, dtype):
+    return torch.special.chebyshev_polynomial_v(x, n)
+
+
+def _chebyshev_polynomial_w(x, n, *, dtype):
+    return torch.special.chebyshev_polynomial_w(x, n)
+
+
+def _shifted_chebyshev_polynomial_t(x, n, *, dtype):
+    return torch.special.shifted_chebyshev_polynomial_t(x, n)
+
+
+def _shifted_chebyshev_polynomial_u(x, n, *, dtype):
+    return torch.special.shifted_chebyshev_polynomial_u(x, n)
+
+
+def _shifted_chebyshev_polynomial_v(x, n, *, dtype):
+    return torch.special.shifted_chebyshev_polynomial_v(x, n)
+
+
+def _shifted_chebyshev_polynomial_w(x, n, *, dtype):
+    return torch.special.shifted_chebyshev_polynomial_w(x, n)
+
+
+def _hermite_polynomial_h(x, n, *, dtype):
+    return torch.special.hermite_polynomial_h(x, n)
+
+
+def _hermite_polynomial_he(x, n, *, dtype):
+    return torch.special.hermite_polynomial_he(x, n)
+
+
+def _laguerre_polynomial_l(x, n, *, dtype):
+    return torch.special.laguerre_polynomial_l(x, n)
+
+
+def _legendre_polynomial_p(x, n, *, dtype):
+    return torch.special.legendre_polynomial_p(x, n)
+
+
+def _igamma(input, other, *, dtype):
+    return torch.igamma(input, other)
+
+
+def _igammac(input, other, *, dtype):
+    return torch.igammac(input, other)
+
+
+def _segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial, *, dtype):
+    return _rt.segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial)
+
+
+def _histogram(input, bins, has_range, lo, hi, density, *, dtype):
+    return torch.histogram(input, bins, range=(lo, hi) if has_range else None, density=density)
+
+
+def _histogram_edges(input, bins, density, *, dtype):
+    return torch.histogram(input, bins, density=density)
+
+
+def _geqrf(input, *, dtype):
+    return torch.geqrf(input)
+
+
+def _ormqr(input, input2, input3, left, transpose, *, dtype):
+    return torch.ormqr(input, input2, input3, left=left, transpose=transpose)
+
+
+def _lu_with_info(input, pivot, check_errors, *, dtype):
+    return torch._lu_with_info(input, pivot=pivot, check_errors=check_errors)
+
+
+def _seeded_random(input, kind, seed, a, b, n, *, dtype):
+    return _rt.seeded_random(kind, seed, a, b, n, input)
+
+
+def _seeded_normal(mean, std, seed, *, dtype):
+    return _rt.seeded_random('normal_tensors', seed, 0.0, 0.0, 0, mean, std)
+
+
 def _deg2rad(input, *, dtype):
     return torch.deg2rad(input)
 
@@ -1797,6 +2004,29 @@ EAGER = {
     "linalg_cond": _linalg_cond,
     "linalg_tensorinv": _linalg_tensorinv,
     "triangular_solve": _triangular_solve,
+    "fft_real": _fft_real,
+    "chebyshev_polynomial_t": _chebyshev_polynomial_t,
+    "chebyshev_polynomial_u": _chebyshev_polynomial_u,
+    "chebyshev_polynomial_v": _chebyshev_polynomial_v,
+    "chebyshev_polynomial_w": _chebyshev_polynomial_w,
+    "shifted_chebyshev_polynomial_t": _shifted_chebyshev_polynomial_t,
+    "shifted_chebyshev_polynomial_u": _shifted_chebyshev_polynomial_u,
+    "shifted_chebyshev_polynomial_v": _shifted_chebyshev_polynomial_v,
+    "shifted_chebyshev_polynomial_w": _shifted_chebyshev_polynomial_w,
+    "hermite_polynomial_h": _hermite_polynomial_h,
+    "hermite_polynomial_he": _hermite_polynomial_he,
+    "laguerre_polynomial_l": _laguerre_polynomial_l,
+    "legendre_polynomial_p": _legendre_polynomial_p,
+    "igamma": _igamma,
+    "igammac": _igammac,
+    "segment_reduce": _segment_reduce,
+    "histogram": _histogram,
+    "histogram_edges": _histogram_edges,
+    "geqrf": _geqrf,
+    "ormqr": _ormqr,
+    "lu_with_info": _lu_with_info,
+    "seeded_random": _seeded_random,
+    "seeded_normal": _seeded_normal,
     "deg2rad": _deg2rad,
     "rad2deg": _rad2deg,
     "sinc": _sinc,
@@ -2075,6 +2305,70 @@ def _capture_triangular_solve(o, b, A, upper=True, transpose=False, unitriangula
     return o.registered("triangular_solve", torch.triangular_solve, (b, A, ), {"upper": upper, "transpose": transpose, "unitriangular": unitriangular, })
 
 
+def _capture_chebyshev_polynomial_t(o, x, n):
+    return o.registered("chebyshev_polynomial_t", torch.special.chebyshev_polynomial_t, (x, n, ), {})
+
+
+def _capture_chebyshev_polynomial_u(o, x, n):
+    return o.registered("chebyshev_polynomial_u", torch.special.chebyshev_polynomial_u, (x, n, ), {})
+
+
+def _capture_chebyshev_polynomial_v(o, x, n):
+    return o.registered("chebyshev_polynomial_v", torch.special.chebyshev_polynomial_v, (x, n, ), {})
+
+
+def _capture_chebyshev_polynomial_w(o, x, n):
+    return o.registered("chebyshev_polynomial_w", torch.special.chebyshev_polynomial_w, (x, n, ), {})
+
+
+def _capture_shifted_chebyshev_polynomial_t(o, x, n):
+    return o.registered("shifted_chebyshev_polynomial_t", torch.special.shifted_chebyshev_polynomial_t, (x, n, ), {})
+
+
+def _capture_shifted_chebyshev_polynomial_u(o, x, n):
+    return o.registered("shifted_chebyshev_polynomial_u", torch.special.shifted_chebyshev_polynomial_u, (x, n, ), {})
+
+
+def _capture_shifted_chebyshev_polynomial_v(o, x, n):
+    return o.registered("shifted_chebyshev_polynomial_v", torch.special.shifted_chebyshev_polynomial_v, (x, n, ), {})
+
+
+def _capture_shifted_chebyshev_polynomial_w(o, x, n):
+    return o.registered("shifted_chebyshev_polynomial_w", torch.special.shifted_chebyshev_polynomial_w, (x, n, ), {})
+
+
+def _capture_hermite_polynomial_h(o, x, n):
+    return o.registered("hermite_polynomial_h", torch.special.hermite_polynomial_h, (x, n, ), {})
+
+
+def _capture_hermite_polynomial_he(o, x, n):
+    return o.registered("hermite_polynomial_he", torch.special.hermite_polynomial_he, (x, n, ), {})
+
+
+def _capture_laguerre_polynomial_l(o, x, n):
+    return o.registered("laguerre_polynomial_l", torch.special.laguerre_polynomial_l, (x, n, ), {})
+
+
+def _capture_legendre_polynomial_p(o, x, n):
+    return o.registered("legendre_polynomial_p", torch.special.legendre_polynomial_p, (x, n, ), {})
+
+
+def _capture_igamma(o, input, other):
+    return o.registered("igamma", torch.igamma, (input, other, ), {})
+
+
+def _capture_igammac(o, input, other):
+    return o.registered("igammac", torch.igammac, (input, other, ), {})
+
+
+def _capture_ormqr(o, input, input2, input3, left=True, transpose=False):
+    return o.registered("ormqr", torch.ormqr, (input, input2, input3, ), {"left": left, "transpose": transpose, })
+
+
+def _capture_lu_with_info(o, input, pivot=True, check_errors=True):
+    return o.registered("lu_with_info", torch._lu_with_info, (input, ), {"pivot": pivot, "check_errors": check_errors, })
+
+
 def _capture_isclose(o, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return o.registered("isclose", torch.isclose, (input, other, ), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan, })
 
@@ -2180,6 +2474,27 @@ HANDLERS = {
     "torch.linalg.tensorinv": _capture_linalg_tensorinv,
     "torch.triangular_solve": _capture_triangular_solve,
     "Tensor.triangular_solve": _capture_triangular_solve,
+    "torch.special.chebyshev_polynomial_t": _capture_chebyshev_polynomial_t,
+    "torch.special.chebyshev_polynomial_u": _capture_chebyshev_polynomial_u,
+    "torch.special.chebyshev_polynomial_v": _capture_chebyshev_polynomial_v,
+    "torch.special.chebyshev_polynomial_w": _capture_chebyshev_polynomial_w,
+    "torch.special.shifted_chebyshev_polynomial_t": _capture_shifted_chebyshev_polynomial_t,
+    "torch.special.shifted_chebyshev_polynomial_u": _capture_shifted_chebyshev_polynomial_u,
+    "torch.special.shifted_chebyshev_polynomial_v": _capture_shifted_chebyshev_polynomial_v,
+    "torch.special.shifted_chebyshev_polynomial_w": _capture_shifted_chebyshev_polynomial_w,
+    "torch.special.hermite_polynomial_h": _capture_hermite_polynomial_h,
+    "torch.special.hermite_polynomial_he": _capture_hermite_polynomial_he,
+    "torch.special.laguerre_polynomial_l": _capture_laguerre_polynomial_l,
+    "torch.special.legendre_polynomial_p": _capture_legendre_polynomial_p,
+    "torch.igamma": _capture_igamma,
+    "Tensor.igamma": _capture_igamma,
+    "torch.special.gammainc": _capture_igamma,
+    "torch.igammac": _capture_igammac,
+    "Tensor.igammac": _capture_igammac,
+    "torch.special.gammaincc": _capture_igammac,
+    "torch.ormqr": _capture_ormqr,
+    "Tensor.ormqr": _capture_ormqr,
+    "torch._lu_with_info": _capture_lu_with_info,
     "torch.isclose": _capture_isclose,
     "Tensor.isclose": _capture_isclose,
     "aten.isclose": _capture_isclose,

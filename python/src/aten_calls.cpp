@@ -11,6 +11,42 @@
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/Context.h>
+#include <ATen/core/Generator.h>
+#include <ATen/ops/alpha_dropout.h>
+#include <ATen/ops/bernoulli.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/feature_alpha_dropout.h>
+#include <ATen/ops/feature_dropout.h>
+#include <ATen/ops/multinomial.h>
+#include <ATen/ops/normal.h>
+#include <ATen/ops/rrelu.h>
+#include <ATen/ops/fft_hfft.h>
+#include <ATen/ops/fft_hfft2.h>
+#include <ATen/ops/fft_hfftn.h>
+#include <ATen/ops/fft_irfft.h>
+#include <ATen/ops/fft_irfft2.h>
+#include <ATen/ops/fft_irfftn.h>
+#include <ATen/ops/geqrf.h>
+#include <ATen/ops/histogram.h>
+#include <ATen/ops/igamma.h>
+#include <ATen/ops/igammac.h>
+#include <ATen/ops/_lu_with_info.h>
+#include <ATen/ops/ormqr.h>
+#include <ATen/ops/segment_reduce.h>
+#include <ATen/ops/special_chebyshev_polynomial_t.h>
+#include <ATen/ops/special_chebyshev_polynomial_u.h>
+#include <ATen/ops/special_chebyshev_polynomial_v.h>
+#include <ATen/ops/special_chebyshev_polynomial_w.h>
+#include <ATen/ops/special_hermite_polynomial_h.h>
+#include <ATen/ops/special_hermite_polynomial_he.h>
+#include <ATen/ops/special_laguerre_polynomial_l.h>
+#include <ATen/ops/special_legendre_polynomial_p.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_t.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_u.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_v.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_w.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/argsort.h>
@@ -258,6 +294,73 @@ std::pair<std::optional<double>, std::optional<double>> tolerances(Args &a) {
           hasRtol ? std::optional<double>(rtol) : std::nullopt};
 }
 
+
+/// f() with torch's default generator of `device` seeded with `seed`, its state restored after (also when f
+/// throws): torch.testing's wrapper_set_seed around one op (GraphLibraryOps.td seeded_random).
+template <typename F>
+at::Tensor withSeed(at::Device device, int64_t seed, F f) {
+  at::Generator gen = at::globalContext().defaultGenerator(device);
+  at::Tensor saved;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    saved = gen.get_state();
+    gen.set_current_seed(static_cast<uint64_t>(seed));
+  }
+  auto restore = [&] {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(saved);
+  };
+  at::Tensor r;
+  try {
+    r = f();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return r;
+}
+
+at::Tensor seededDraw(const std::string &kind, double a, double b, int64_t n, const at::Tensor &x) {
+  if (kind == "uniform")
+    return at::empty_like(x).uniform_(a, b);
+  if (kind == "normal")
+    return at::empty_like(x).normal_(a, b);
+  if (kind == "exponential")
+    return at::empty_like(x).exponential_(a);
+  if (kind == "integers")
+    return at::empty_like(x).random_(static_cast<int64_t>(a), static_cast<int64_t>(b));
+  if (kind == "cauchy")
+    return at::empty_like(x).cauchy_(a, b);
+  if (kind == "geometric")
+    return at::empty_like(x).geometric_(a);
+  if (kind == "log_normal")
+    return at::empty_like(x).log_normal_(a, b);
+  if (kind == "bernoulli")
+    return at::bernoulli(x);
+  if (kind == "dropout")
+    return at::dropout(x, a, true);
+  if (kind == "dropout_") {
+    at::Tensor r = x.clone();
+    return at::dropout_(r, a, true);
+  }
+  if (kind == "feature_dropout" || kind == "feature_dropout_") {
+    at::Tensor in = n == 1 ? x.unsqueeze(0) : x;  // an unbatched (C, ...) input: eager unsqueezes it
+    at::Tensor r = in.clone();
+    r = kind == "feature_dropout" ? at::feature_dropout(in, a, true) : at::feature_dropout_(r, a, true);
+    return n == 1 ? r.squeeze(0) : r;
+  }
+  if (kind == "alpha_dropout")
+    return at::alpha_dropout(x, a, true);
+  if (kind == "feature_alpha_dropout")
+    return at::feature_alpha_dropout(x, a, true);
+  if (kind == "rrelu")
+    return at::rrelu(x, a, b, true);
+  if (kind == "multinomial")
+    return at::multinomial(x, n, b != 0);
+  throw std::runtime_error("seeded_random: unknown kind '" + kind + "'");
+}
+
 void defineNamedCalls() {
   // Selection (attributes: GraphLibraryOps.td).
   def("sort", [](Args &a) {
@@ -390,6 +493,105 @@ void defineNamedCalls() {
   def("triangular_solve", [](Args &a) {
     bool upper = a.b(), transpose = a.b(), unitriangular = a.b();
     return at::triangular_solve(a.in[0], a.in[1], upper, transpose, unitriangular);
+  });
+
+  // torch.fft transforms with real results (GraphLibraryOps.td fft_real).
+  def("fft_real", [](Args &a) {
+    std::string kind = a.s();
+    bool hasS = a.b();
+    std::vector<int64_t> s = a.ints();
+    bool hasDim = a.b();
+    std::vector<int64_t> dim = a.ints();
+    std::string normName = a.s();
+    std::optional<c10::string_view> norm;
+    if (!normName.empty())
+      norm = normName;
+    const at::Tensor &x = a.in[0];
+    at::OptionalIntArrayRef sizes = hasS ? at::OptionalIntArrayRef(s) : std::nullopt;
+    if (kind == "irfft" || kind == "hfft") {
+      std::optional<int64_t> n = hasS ? std::optional<int64_t>(s[0]) : std::nullopt;
+      int64_t d = hasDim ? dim[0] : -1;
+      return kind == "irfft" ? at::fft_irfft(x, n, d, norm) : at::fft_hfft(x, n, d, norm);
+    }
+    if (kind == "irfft2" || kind == "hfft2") {
+      std::vector<int64_t> dims = hasDim ? dim : std::vector<int64_t>{-2, -1};
+      return kind == "irfft2" ? at::fft_irfft2(x, sizes, dims, norm) : at::fft_hfft2(x, sizes, dims, norm);
+    }
+    at::OptionalIntArrayRef dims = hasDim ? at::OptionalIntArrayRef(dim) : std::nullopt;
+    if (kind == "irfftn")
+      return at::fft_irfftn(x, sizes, dims, norm);
+    if (kind == "hfftn")
+      return at::fft_hfftn(x, sizes, dims, norm);
+    throw std::runtime_error("fft_real: unknown kind '" + kind + "'");
+  });
+
+  // Pointwise functions whose eager kernels loop over a value (GraphLibraryOps.td).
+  def("chebyshev_polynomial_t", [](Args &a) { return at::special_chebyshev_polynomial_t(a.in[0], a.in[1]); });
+  def("chebyshev_polynomial_u", [](Args &a) { return at::special_chebyshev_polynomial_u(a.in[0], a.in[1]); });
+  def("chebyshev_polynomial_v", [](Args &a) { return at::special_chebyshev_polynomial_v(a.in[0], a.in[1]); });
+  def("chebyshev_polynomial_w", [](Args &a) { return at::special_chebyshev_polynomial_w(a.in[0], a.in[1]); });
+  def("shifted_chebyshev_polynomial_t",
+      [](Args &a) { return at::special_shifted_chebyshev_polynomial_t(a.in[0], a.in[1]); });
+  def("shifted_chebyshev_polynomial_u",
+      [](Args &a) { return at::special_shifted_chebyshev_polynomial_u(a.in[0], a.in[1]); });
+  def("shifted_chebyshev_polynomial_v",
+      [](Args &a) { return at::special_shifted_chebyshev_polynomial_v(a.in[0], a.in[1]); });
+  def("shifted_chebyshev_polynomial_w",
+      [](Args &a) { return at::special_shifted_chebyshev_polynomial_w(a.in[0], a.in[1]); });
+  def("hermite_polynomial_h", [](Args &a) { return at::special_hermite_polynomial_h(a.in[0], a.in[1]); });
+  def("hermite_polynomial_he", [](Args &a) { return at::special_hermite_polynomial_he(a.in[0], a.in[1]); });
+  def("laguerre_polynomial_l", [](Args &a) { return at::special_laguerre_polynomial_l(a.in[0], a.in[1]); });
+  def("legendre_polynomial_p", [](Args &a) { return at::special_legendre_polynomial_p(a.in[0], a.in[1]); });
+  def("igamma", [](Args &a) { return at::igamma(a.in[0], a.in[1]); });
+  def("igammac", [](Args &a) { return at::igammac(a.in[0], a.in[1]); });
+
+  // Segments and histograms.
+  def("segment_reduce", [](Args &a) {
+    std::string reduce = a.s();
+    bool useOffsets = a.b();
+    int64_t axis = a.i();
+    bool unsafe = a.b();
+    bool hasInitial = a.b();
+    double initial = a.f();
+    std::optional<at::Tensor> lengths, offsets;
+    (useOffsets ? offsets : lengths) = a.in[1];
+    return at::segment_reduce(a.in[0], reduce, lengths, /*indices=*/std::nullopt, offsets, axis, unsafe,
+                              hasInitial ? std::optional<at::Scalar>(initial) : std::nullopt);
+  });
+  def("histogram", [](Args &a) {
+    int64_t bins = a.i();
+    bool hasRange = a.b();
+    std::vector<double> range{a.f(), a.f()};
+    bool density = a.b();
+    return at::histogram(a.in[0], bins, hasRange ? std::optional<at::ArrayRef<double>>(range) : std::nullopt,
+                         /*weight=*/std::nullopt, density);
+  });
+  def("histogram_edges",
+      [](Args &a) { return at::histogram(a.in[0], a.in[1], /*weight=*/std::nullopt, /*density=*/a.b()); });
+
+  // More LAPACK.
+  def("geqrf", [](Args &a) { return at::geqrf(a.in[0]); });
+  def("ormqr", [](Args &a) {
+    bool left = a.b();
+    return at::ormqr(a.in[0], a.in[1], a.in[2], left, a.b());
+  });
+  def("lu_with_info", [](Args &a) {
+    bool pivot = a.b();
+    return at::_lu_with_info(a.in[0], pivot, a.b());
+  });
+
+  // Random numbers as eager draws them from a seed (GraphLibraryOps.td).
+  def("seeded_random", [](Args &a) {
+    std::string kind = a.s();
+    int64_t seed = a.i();
+    double lo = a.f(), hi = a.f();
+    int64_t n = a.i();
+    const at::Tensor &x = a.in[0];
+    return withSeed(x.device(), seed, [&] { return seededDraw(kind, lo, hi, n, x); });
+  });
+  def("seeded_normal", [](Args &a) {
+    int64_t seed = a.i();
+    return withSeed(a.in[0].device(), seed, [&] { return at::normal(a.in[0], a.in[1]); });
   });
 }
 

@@ -125,3 +125,43 @@ def test_singular_matrix_raises_as_eager():
     f = dyn.compile(lambda t: torch.linalg.cholesky(t))
     with pytest.raises(torch.linalg.LinAlgError), pytest.warns(UserWarning):
         f(a)
+
+
+# Library calls of one result: torch.fft's transforms with real results (pocketfft/cuFFT), the pointwise
+# functions eager computes with a loop over a value (the orthogonal polynomials, igamma/igammac),
+# segment_reduce, histogram, and more LAPACK (geqrf, ormqr, torch.lu).
+_POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+MORE = {
+    "irfft_n_dim_norm": lambda x: torch.fft.irfft(x * 2, n=10, dim=1, norm="ortho") + 1,
+    "irfft": lambda x: torch.fft.irfft(x),
+    "hfft": lambda x: torch.fft.hfft(x, 7, 0),
+    "irfft2": lambda x: torch.fft.irfft2(x, s=(3, 10)),
+    "hfft2_dim": lambda x: torch.fft.hfft2(x, dim=(0, 2), norm="forward"),
+    "irfftn": lambda x: torch.fft.irfftn(x),
+    "hfftn_s_dim": lambda x: torch.fft.hfftn(x, s=(4, 6), dim=(1, 2), norm="backward"),
+    **{p: (lambda name: lambda x: getattr(torch.special, name)(x.tanh(), (x.abs() * 4).round()))(p)
+       for p in _POLYNOMIALS},
+    "igamma": lambda x: torch.igamma(x.abs() + 0.5, x.abs() * 2),
+    "igammac": lambda x: torch.special.gammaincc(x.abs() + 0.5, x.abs() * 2) * 3,
+    "segment_reduce_lengths": lambda x: torch.segment_reduce(x.flatten(), "max", lengths=torch.tensor([10, 30, 0, 20]),
+                                                            initial=1.0),
+    "segment_reduce_offsets": lambda x: torch.segment_reduce(x.flatten(), "mean",
+                                                            offsets=torch.tensor([0, 10, 40, 60]), axis=0),
+    "histogram": lambda x: torch.histogram(x, 7),
+    "histogram_range_density": lambda x: torch.histogram(x * 2, 5, range=(-1.0, 2.0), density=True),
+    "histogram_edges": lambda x: torch.histogram(x, torch.tensor([-2.0, -0.5, 0.0, 0.5, 3.0])),
+    "geqrf": lambda x: torch.geqrf(x[0]),
+    "ormqr": lambda x: (lambda a, tau: torch.ormqr(a, tau, x[1].mT, left=False, transpose=True))(*torch.geqrf(x[0])),
+    "lu": lambda x: torch.lu(x[0]),
+    "lu_infos": lambda x: torch.lu(x[0], get_infos=True),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", MORE)
+def test_more_library_calls(name, device):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5, device=device)
+    _same(*_native(MORE[name], x))

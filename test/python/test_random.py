@@ -360,8 +360,7 @@ def test_cpu_and_gpu_draw_the_same_bits(monkeypatch):
 
 def test_wrapper_set_seed_captures_ops_without_random_numbers():
     """torch.testing's wrapper_set_seed(op, ...) runs op with the generator seeded with 42 and restores the
-    generator: captured as op(...) when op draws nothing; a random op inside is not captured (a graph break:
-    eager's wrapper runs, and the generator is left as eager leaves it)."""
+    generator: captured as op(...) when op draws nothing (random ops inside: the tests below)."""
     from torch.testing._utils import wrapper_set_seed
     q, k, v = torch.randn(2, 3, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 8)
     f = lambda q, k, v: wrapper_set_seed(F.scaled_dot_product_attention, q, k, v, dropout_p=0.0)  # noqa: E731
@@ -370,14 +369,63 @@ def test_wrapper_set_seed_captures_ops_without_random_numbers():
     stats = dyn.stats()
     assert stats["graph_breaks"] == 0 and not stats["eager_graphs"] and stats["compiled_graphs"] == 1, stats
     torch.testing.assert_close(got, f(q, k, v))
-    g = lambda x: wrapper_set_seed(F.dropout, x, 0.5) * 2  # noqa: E731
-    x = torch.randn(64)
-    with pytest.raises(dyn.Unsupported, match="wrapper_set_seed"):
-        dyn.compile(g, backend="dyn", fullgraph=True)(x)
-    torch.manual_seed(3)
-    want = g(x)
+
+
+# Inside wrapper_set_seed each random op is one seeded_random library call: eager's own draw from seed 42 with
+# the generator restored, so compiled results equal eager's to the bit and the generator is left as it was.
+SEEDED = {
+    "randn": lambda x: torch.randn(3, 5) + x,
+    "rand_like": lambda x: torch.rand_like(x),
+    "randint": lambda x: torch.randint(-4, 9, (7,)),
+    "randint_like": lambda x: torch.randint_like(x, 10),
+    "normal_numbers": lambda x: torch.normal(1.5, 0.25, (4, 4)),
+    "normal_tensors": lambda x: torch.normal(x, x.abs()),
+    "bernoulli": lambda x: torch.bernoulli(x.sigmoid()),
+    "uniform_": lambda x: x.clone().uniform_(-3, 3),
+    "normal_": lambda x: x.clone().normal_(2, 5),
+    "exponential_": lambda x: x.clone().exponential_(0.5),
+    "cauchy_": lambda x: x.clone().cauchy_(0, 0.5),
+    "geometric_": lambda x: x.clone().geometric_(0.2),
+    "log_normal_": lambda x: x.clone().log_normal_(0, 0.25),
+    "dropout": lambda x: F.dropout(x * 2, 0.4),
+    "dropout_inplace": lambda x: F.dropout(x * 2, 0.4, inplace=True),
+    "dropout2d": lambda x: F.dropout2d(x[None, :, :, None].expand(2, 3, 5, 4).contiguous(), 0.5),
+    "dropout1d_unbatched": lambda x: F.dropout1d(x, 0.5),
+    "alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=True),
+    "feature_alpha_dropout": lambda x: F.feature_alpha_dropout(x[None, :, :, None].expand(2, 3, 5, 4).contiguous(),
+                                                               0.3, training=True),
+    "rrelu": lambda x: F.rrelu(x, 0.1, 0.3, training=True),
+    "multinomial": lambda x: torch.multinomial(x.abs() + 0.1, 4),
+}
+
+
+@pytest.mark.parametrize("backend", ["dyn", "eager"])
+@pytest.mark.parametrize("name", SEEDED)
+def test_wrapper_set_seed_draws_eagers_numbers(name, backend):
+    from torch.testing._utils import wrapper_set_seed
+    fn = SEEDED[name]
+    f = lambda x: wrapper_set_seed(fn, x)  # noqa: E731
+    x = torch.randn(3, 5)
+    want = f(x.clone())
+    dyn.reset()
+    torch.manual_seed(7)
     state = torch.get_rng_state()
-    torch.manual_seed(3)
-    got = dyn.compile(g, backend="dyn")(x)  # the break: eager's wrapper runs, then x * 2 is compiled
-    torch.testing.assert_close(got, want)
-    assert torch.equal(torch.get_rng_state(), state)
+    cf = dyn.compile(f, backend=backend, fullgraph=True)
+    for _ in range(2):
+        assert torch.equal(cf(x.clone()), want)
+        assert torch.equal(torch.get_rng_state(), state)  # the generator left as it was
+    stats = dyn.stats()
+    assert stats["graph_breaks"] == 0 and stats["graphs"] == 1, stats
+    if backend == "dyn":
+        assert not stats["eager_graphs"] and stats["compiled_graphs"] == 1, stats
+
+
+def test_wrapper_set_seed_with_two_random_ops_breaks():
+    """A second random op in one wrapper_set_seed would draw from seed 42 again: a graph break, after which
+    eager's wrapper runs and gives its own numbers."""
+    from torch.testing._utils import wrapper_set_seed
+    g = lambda x: wrapper_set_seed(lambda y: F.dropout(y, 0.5) + torch.rand_like(y), x) * 2  # noqa: E731
+    x = torch.randn(64)
+    with pytest.raises(dyn.Unsupported, match="second random op"):
+        dyn.compile(g, backend="dyn", fullgraph=True)(x)
+    assert torch.equal(dyn.compile(g, backend="dyn")(x), g(x))

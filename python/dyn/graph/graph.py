@@ -31,6 +31,8 @@ class Graph:
         self.device = None  # the device the graph runs on (constants are made there), None: the CPU
         self.mode_attrs = {}  # attributes every new node gets (grad_enabled inside a traced no_grad block)
         self.random_refused = None  # while set, the reason a random (seeded) node is not captured now
+        self.eager_seed = None  # while set, random ops draw eager's numbers from this seed (seeded_random)
+        self.eager_seed_draws = 0  # seeded_random nodes made since eager_seed was set
         self._count = 0
 
     # -- building -------------------------------------------------------------------------------

@@ -116,7 +116,8 @@ def _registered_attrs(op, a):
         elif kind == "str":
             items.append(f"{name} = {_string(v)}")
         else:  # i64_array
-            items.append(f"{name} = array<i64: {', '.join(str(int(d)) for d in v)}>")
+            items.append(f"{name} = array<i64: {', '.join(str(int(d)) for d in v)}>" if len(v) else
+                         f"{name} = array<i64>")
     return "{" + ", ".join(items) + "}"
 
 

@@ -41,6 +41,10 @@ _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn
                                                                  os.path.join("signal", "windows")))
 
 
+# the seed torch.testing._utils.wrapper_set_seed gives torch.manual_seed
+WRAPPER_SEED = 42
+
+
 class TorchFunctionCalls:
     def call_torch_python(self, fn, args, kwargs):
         """A Python function of torch's (not a handler's): a constant query, an assertion, an op, or
@@ -72,18 +76,20 @@ class TorchFunctionCalls:
     def seeded_call(self, args, kwargs):
         """torch.testing's wrapper_set_seed(op, *args, **kwargs) (the OpInfos of random ops and of ops
         with a dropout_p): op runs with torch's generators seeded with 42 and their states restored after
-        it. Without a random op inside, that is op(*args, **kwargs), captured as such; a random op there
-        (eager's numbers drawn from seed 42, the generator left as it was) is not captured."""
+        it. A random op there with a handler is one seeded_random node, which does just that around eager's
+        draw (ops/handlers/random.py); one such draw per call, as a second would start from 42 again. Other
+        random ops there (eager's generic nodes) are not captured."""
         if not args:
             self.fail("wrapper_set_seed without an op")
         g = self.tr.graph
-        prev = g.random_refused
+        prev = g.random_refused, g.eager_seed, g.eager_seed_draws
         g.random_refused = "a random op inside torch.testing's wrapper_set_seed (eager draws it from seed 42 " \
                            "and restores the generator)"
+        g.eager_seed, g.eager_seed_draws = WRAPPER_SEED, 0
         try:
             return self.call(args[0], list(args[1:]), kwargs)
         finally:
-            g.random_refused = prev
+            g.random_refused, g.eager_seed, g.eager_seed_draws = prev
 
     def call_torch_builtin(self, fn, args, kwargs):
         """A C function of torch or a dispatcher op with no handler."""

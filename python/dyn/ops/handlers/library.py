@@ -1,7 +1,8 @@
 """Capture of the library-call ops (GraphLibraryOps.td) whose PyTorch signature is not the op's: median and
 nanmedian with and without a dim, quantile with a number or a tensor q, matrix norms and the condition
-number (ord a number or a name), pinv and matrix_rank (tolerances as numbers), and aminmax (two native reductions, no call). The others have generated
-handlers (dyn/_ops_generated.py)."""
+number (ord a number or a name), pinv and matrix_rank (tolerances as numbers), torch.fft's transforms with
+real results, segment_reduce, histogram and geqrf (no meta functions: shapes from the operands'), and aminmax
+(two native reductions, no call). The others have generated handlers (dyn/_ops_generated.py)."""
 import torch
 
 from ...errors import Unsupported
@@ -10,6 +11,7 @@ from .reductions import H as REDUCTIONS, NORM as VECTOR_NORM
 
 H = {}  # name -> handler (torch.<name>, Tensor.<name>)
 LINALG = {}  # torch.linalg.<name> -> handler
+FFT = {}  # torch.fft.<name> -> handler
 
 
 def _median(op, fn):
@@ -141,3 +143,108 @@ def _aminmax(o, input, *, dim=None, keepdim=False, out=None):
 
 
 H["aminmax"] = _aminmax
+
+
+def _ints(what, v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,)
+    if not isinstance(v, (tuple, list)) or not all(isinstance(d, int) and not isinstance(d, bool) for d in v):
+        raise Unsupported(f"{what} with {v!r}")
+    return tuple(v)
+
+
+def _fft_real(kind):
+    """torch.fft.irfft/hfft (n, dim), irfft2/hfft2 (s, dim=(-2, -1)) and irfftn/hfftn (s, dim) of a real
+    input: one fft_real library call (complex results are not graph types)."""
+    fn = getattr(torch.fft, kind)
+    one_d, two_d = kind in ("irfft", "hfft"), kind.endswith("2")
+
+    def h(o, input, s=None, dim=-1 if one_d else ((-2, -1) if two_d else None), norm=None, *, out=None, **n):
+        if one_d and n:  # irfft/hfft name s `n`
+            s = n.pop("n", s)
+        if n:
+            raise Unsupported(f"fft.{kind} with {sorted(n)}")
+        if out is not None:
+            raise Unsupported(f"fft.{kind}(out=...)")
+        if not isinstance(input, TensorVar) or not input.meta.dtype.is_floating_point:
+            raise Unsupported(f"fft.{kind} of a {getattr(getattr(input, 'meta', None), 'dtype', type(input))}")
+        if norm is not None and not isinstance(norm, str):
+            raise Unsupported(f"fft.{kind} with norm={norm!r}")
+        sizes = () if s is None else _ints(f"fft.{kind}", s)
+        dims = () if dim is None else _ints(f"fft.{kind}", dim)
+        attrs = {"kind": kind, "has_s": s is not None, "s": sizes, "has_dim": dim is not None, "dim": dims,
+                 "norm": norm or ""}
+        return o.registered("fft_real", fn, (input,), attrs, call=lambda x: fn(x, s, dim, norm))
+    return h
+
+
+for _kind in ("irfft", "hfft", "irfft2", "hfft2", "irfftn", "hfftn"):
+    FFT[_kind] = _fft_real(_kind)
+
+
+def _segment_reduce(o, data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
+                    initial=None):
+    """torch.segment_reduce with segments given by lengths or offsets (indices: not implemented by eager)."""
+    if indices is not None or (lengths is None) == (offsets is None):
+        raise Unsupported("segment_reduce without exactly one of lengths and offsets")
+    segments = offsets if lengths is None else lengths
+    if not isinstance(segments, TensorVar):
+        raise Unsupported(f"segment_reduce with segments of type {type(segments).__name__}")
+    key = "lengths" if lengths is not None else "offsets"
+    attrs = {"reduce": reduce, "use_offsets": lengths is None, "axis": axis, "unsafe": unsafe,
+             "has_initial": initial is not None, "initial": 0.0 if initial is None else initial}
+    return o.registered("segment_reduce", torch.segment_reduce, (data, segments), attrs,
+                        call=lambda d, g: torch.segment_reduce(d, reduce, **{key: g}, axis=axis, unsafe=unsafe,
+                                                               initial=initial))
+
+
+H["segment_reduce"] = _segment_reduce
+
+
+def _metas(kind, *metas):
+    return getattr(torch.return_types, kind)(metas)
+
+
+def _histogram(o, input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """torch.histogram without weights: bins a count (edges over range, or the input's min and max) or a 1-d
+    tensor of edges. PyTorch has no meta function for it; the shapes come from bins alone."""
+    if weight is not None or out is not None:
+        raise Unsupported("histogram with weight= or out=")
+    if not isinstance(input, TensorVar) or not input.meta.dtype.is_floating_point:
+        raise Unsupported("histogram of a non-floating tensor")
+    dt = input.meta.dtype
+    if isinstance(bins, TensorVar):
+        if bins.meta.dim() != 1 or bins.meta.dtype != dt or bins.meta.numel() < 1 or range is not None:
+            raise Unsupported("histogram: bins must be a 1-d tensor of the input's dtype, without range")
+        n = bins.meta.numel()
+        metas = _metas("histogram", torch.empty(n - 1, dtype=dt, device="meta"),
+                       torch.empty(n, dtype=dt, device="meta"))
+        return o.multi_result("histogram_edges", (input, bins), metas, {"density": bool(density)})
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+        raise Unsupported(f"histogram with bins={bins!r}")
+    if range is not None and (len(range) != 2 or not all(isinstance(v, (int, float)) for v in range)):
+        raise Unsupported(f"histogram with range={range!r}")
+    lo, hi = (0.0, 0.0) if range is None else (float(range[0]), float(range[1]))
+    metas = _metas("histogram", torch.empty(bins, dtype=dt, device="meta"),
+                   torch.empty(bins + 1, dtype=dt, device="meta"))
+    return o.multi_result("histogram", (input,), metas, {"bins": bins, "has_range": range is not None, "lo": lo,
+                                                         "hi": hi, "density": bool(density)})
+
+
+H["histogram"] = _histogram
+
+
+def _geqrf(o, input, *, out=None):
+    """torch.geqrf: a (column-major, as LAPACK leaves it) and tau; shapes from the input's (no meta function)."""
+    if out is not None or not isinstance(input, TensorVar):
+        raise Unsupported("geqrf with out= or of a non-tensor")
+    m = input.meta
+    if m.dim() < 2 or not m.dtype.is_floating_point:
+        raise Unsupported("geqrf of a non-matrix or non-floating tensor")  # eager raises
+    *batch, rows, cols = m.shape
+    a = torch.empty(*batch, cols, rows, dtype=m.dtype, device="meta").transpose(-2, -1)
+    tau = torch.empty(*batch, min(rows, cols), dtype=m.dtype, device="meta")
+    return o.multi_result("geqrf", (input,), _metas("geqrf", a, tau), {})
+
+
+H["geqrf"] = _geqrf

@@ -3,14 +3,17 @@ Tensor.uniform_/normal_/exponential_/random_(from, to), F.dropout/dropout1d/2d/3
 graph.random / graph.bernoulli / graph.dropout (graph/random.py: the compiled graph draws Philox numbers
 from a seed taken from torch's generator at each call; the eager backend runs PyTorch's op). Forms whose
 eager numbers these cannot reproduce on the eager backend (a generator argument, a non-contiguous
-destination) are left to the generic node."""
+destination) are left to the generic node. Inside torch.testing's wrapper_set_seed (Graph.eager_seed set) each
+of them records one seeded_random node instead: eager's own draw from the wrapper's seed (_seeded); Tensor.cauchy_/
+geometric_/log_normal_, torch.normal of tensors, multinomial, rrelu and alpha_dropout have that form only."""
 import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
 from ...graph.random import next_offset
 from .common import _check_device, _out, _shape_args, inplace
-from .generic import generic_call
+from ..tensor import TensorVar
+from .generic import generic_call, generic_method
 
 H = {}        # torch.<name>
 METHODS = {}  # Tensor.<name>
@@ -22,11 +25,46 @@ _INTS = (torch.int8, torch.int16, torch.int32, torch.int64)
 
 def _node(o, op, inputs, shape, dtype, callee, **attrs):
     """A random node: its offset distinct in the graph, `seeded` (never dropped unused: eager draws anyway),
-    made on the graph's device by the eager backend."""
+    made on the graph's device by the eager backend. Inside wrapper_set_seed: eager's draw (_seeded)."""
     meta = torch.empty(tuple(shape), dtype=dtype, device="meta")
+    if o.g.eager_seed is not None:
+        return _seeded(o, op, inputs, meta, attrs)
     o.g.device = o.tr.device  # made on the graph's device, as constants are (a graph of no inputs has no other)
     attrs.update(o.g._on_device())
     return o.node(op, inputs, meta, offset=next_offset(o.g), seeded=True, callee=callee, **attrs)
+
+
+_FILLS = ("uniform", "normal", "exponential", "integers", "cauchy", "geometric", "log_normal")
+
+
+def _seeded_node(o, kind, inputs, meta, a=0.0, b=0.0, n=0):
+    """One draw of eager's from Graph.eager_seed (GraphLibraryOps.td seeded_random / seeded_normal)."""
+    g = o.g
+    if g.eager_seed is None:
+        raise Unsupported(f"{kind}: eager's numbers only inside torch.testing's wrapper_set_seed")
+    if g.eager_seed_draws:
+        raise Unsupported("a second random op inside torch.testing's wrapper_set_seed (each would start from the "
+                          "seed again)")
+    if kind not in _FILLS + ("multinomial", "normal_tensors") and not o.dest_shadow(inputs[0]).is_contiguous():
+        raise Unsupported(f"{kind} of a tensor that is not contiguous (eager draws in its memory order)")
+    g.eager_seed_draws += 1
+    if kind == "normal_tensors":
+        return o.node("seeded_normal", list(inputs), meta, seed=g.eager_seed)
+    return o.node("seeded_random", list(inputs), meta, kind=kind, seed=g.eager_seed, a=float(a), b=float(b),
+                  n=int(n))
+
+
+def _seeded(o, op, inputs, meta, attrs):
+    """The Philox node `op` as eager's draw: fills of a tensor of the result's shape (its values unused),
+    bernoulli(p), and dropout in eager's form (in place or not, per element or per feature map)."""
+    if op == "random":
+        carrier = o.full(tuple(meta.shape), 0, meta.dtype)
+        return _seeded_node(o, attrs["distribution"], (carrier,), meta, attrs["a"], attrs["b"])
+    if op == "bernoulli":
+        return _seeded_node(o, "bernoulli", inputs, meta)
+    feature = attrs["feature_dims"]
+    kind = ("dropout" if feature == -1 else "feature_dropout") + ("_" if attrs["eager_inplace"] else "")
+    return _seeded_node(o, kind, inputs, meta, attrs["p"], 0.0, feature)
 
 
 def _random(o, shape, dtype, distribution, a, b, callee):
@@ -149,7 +187,17 @@ H["randint_like"] = _randint_like
 
 
 def _normal(o, *args, **kwargs):
-    """torch.normal(mean, std, size) of Python numbers; tensor means and stds: the generic node."""
+    """torch.normal(mean, std, size) of Python numbers; tensor means and stds: eager's draw inside
+    wrapper_set_seed, else the generic node."""
+    tensors = len(args) == 2 and not kwargs and all(isinstance(v, TensorVar) for v in args)
+    if tensors and o.g.eager_seed is not None and all(v.meta.dtype in _FLOATS for v in args):
+        mean, std = args
+        o.check(mean, std)
+        try:
+            meta = torch.normal(mean.meta, std.meta)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise Unsupported(f"torch.normal: {e}")  # eager raises
+        return _seeded_node(o, "normal_tensors", (mean, std), meta)
     numbers = len(args) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args[:2])
     if not numbers or len(args) + ("size" in kwargs) != 3 or len(args) > 3:
         return generic_call(o, torch.normal, args, kwargs)
@@ -186,13 +234,19 @@ def _bernoulli(o, x, *args, generator=None, out=None, **kwargs):
 H["bernoulli"] = _bernoulli
 
 
+_EAGER_ONLY = ("cauchy", "geometric", "log_normal")  # no Philox form: eager's draw inside wrapper_set_seed
+
+
 def _fill_random(name, distribution, defaults):
     """Tensor.<name>(a, b): x filled in place with random numbers."""
     def h(o, x, *args, generator=None, **kwargs):
         o.check(x)
+        if distribution in _EAGER_ONLY and o.g.eager_seed is None:
+            return generic_method(o, x, name, args, kwargs if generator is None else dict(kwargs, generator=generator))
         params = list(defaults)
         keys = {"uniform_": ("from", "to"), "normal_": ("mean", "std"), "exponential_": ("lambd",),
-                "random_": ("from", "to")}[name]
+                "random_": ("from", "to"), "cauchy_": ("median", "sigma"), "geometric_": ("p",),
+                "log_normal_": ("mean", "std")}[name]
         for i, v in enumerate(args):
             params[i] = v
         for k, v in kwargs.items():
@@ -217,6 +271,16 @@ def _fill_random(name, distribution, defaults):
             raise Unsupported(f"Tensor.{name} with std < 0 (eager raises)")
         elif distribution == "exponential" and not a > 0:
             raise Unsupported(f"Tensor.{name} with lambd <= 0 (eager raises)")
+        elif distribution == "geometric" and not 0 < a < 1:
+            raise Unsupported(f"Tensor.{name} with p outside (0, 1) (eager raises)")
+        elif distribution in ("cauchy", "log_normal") and not b > 0:
+            raise Unsupported(f"Tensor.{name} with a scale <= 0 (eager raises)")
+        if distribution in _EAGER_ONLY:
+            if dtype not in _FLOATS:
+                raise Unsupported(f"Tensor.{name} of dtype {dtype}")
+            meta = torch.empty(tuple(x.meta.shape), dtype=dtype, device="meta")
+            new = _seeded_node(o, distribution, (o.full(tuple(meta.shape), 0, dtype),), meta, a, b)
+            return inplace(o, x, new, lambda s: getattr(s, name)(*params))
         new = _random(o, tuple(x.meta.shape), dtype, distribution, a, b, f"Tensor.{name}")
         return inplace(o, x, new, lambda s: getattr(s, name)(*params))
     return h
@@ -226,6 +290,9 @@ METHODS["uniform_"] = _fill_random("uniform_", "uniform", [0.0, 1.0])
 METHODS["normal_"] = _fill_random("normal_", "normal", [0.0, 1.0])
 METHODS["exponential_"] = _fill_random("exponential_", "exponential", [1.0])
 METHODS["random_"] = _fill_random("random_", "integers", [0, None])
+METHODS["cauchy_"] = _fill_random("cauchy_", "cauchy", [0.0, 1.0])
+METHODS["geometric_"] = _fill_random("geometric_", "geometric", [None])
+METHODS["log_normal_"] = _fill_random("log_normal_", "log_normal", [1.0, 2.0])
 
 
 def _dropout_node(o, x, p, fn, feature_dims, inplace_=False):
@@ -277,3 +344,49 @@ def _feature(fn, batched_rank):
 F_R["dropout1d"] = _feature("dropout1d", 3)
 F_R["dropout2d"] = _feature("dropout2d", 4)
 F_R["dropout3d"] = _feature("dropout3d", 5)
+
+
+def _multinomial(o, input, num_samples, replacement=False, *, generator=None, out=None):
+    """torch.multinomial: eager's draw inside wrapper_set_seed, else the generic node."""
+    if o.g.eager_seed is None or generator is not None or out is not None or not isinstance(input, TensorVar):
+        return generic_call(o, torch.multinomial, (input, num_samples, replacement),
+                            dict(generator=generator, out=out))
+    o.check(input)
+    try:
+        meta = torch.multinomial(input.meta, num_samples, replacement)
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise Unsupported(f"torch.multinomial: {e}")  # eager raises
+    return _seeded_node(o, "multinomial", (input,), meta, 0.0, float(bool(replacement)), num_samples)
+
+
+H["multinomial"] = _multinomial
+
+
+def _rrelu(o, x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """F.rrelu: in training, eager's draw inside wrapper_set_seed; otherwise the generic node."""
+    if not (training and not inplace and o.g.eager_seed is not None and isinstance(x, TensorVar)):
+        return generic_call(o, F.rrelu, (x,), dict(lower=lower, upper=upper, training=training, inplace=inplace))
+    o.check(x)
+    if x.meta.dtype not in _FLOATS:
+        raise Unsupported(f"F.rrelu of {x.meta.dtype}")
+    return _seeded_node(o, "rrelu", (x,), x.meta, lower, upper)
+
+
+F_R["rrelu"] = _rrelu
+
+
+def _alpha(fn, kind):
+    """F.alpha_dropout / feature_alpha_dropout: the input itself when nothing is dropped (eager returns it);
+    eager's draw inside wrapper_set_seed; otherwise the generic node."""
+    def h(o, x, p=0.5, training=False, inplace=False):
+        _dropout_args(o, x, p, training, f"F.{fn}")
+        if not training or p == 0 or x.meta.numel() == 0:
+            return x
+        if inplace or o.g.eager_seed is None:
+            return generic_call(o, getattr(F, fn), (x,), dict(p=p, training=training, inplace=inplace))
+        return _seeded_node(o, kind, (x,), x.meta, p)
+    return h
+
+
+F_R["alpha_dropout"] = _alpha("alpha_dropout", "alpha_dropout")
+F_R["feature_alpha_dropout"] = _alpha("feature_alpha_dropout", "feature_alpha_dropout")

@@ -47,7 +47,7 @@ TORCH_FUNCS.update(TORCH_INTERNALS)
 TORCH_FUNCS.update(TORCH_GRID)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
-for _name, _h in compositions.FFT.items():
+for _name, _h in {**compositions.FFT, **library.FFT}.items():
     TORCH_FUNCS[getattr(torch.fft, _name)] = _h
 for _name, _h in {**LINALG_LA, **library.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
@@ -74,7 +74,7 @@ TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh
 
 # public torch functions written in Python as compositions of ops dyn has handlers for (calling the functions
 # they are given: triplet_margin_with_distance_loss's distance_function): traced into, as TorchDynamo does
-TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss})
+TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss, torch.lu})
 
 # The registry's other PyTorch names of its ops (dyn/_ops_generated.py: torch.special.expit,
 # torch.arcsinh, ...) and its generated handlers (ops with a signature)

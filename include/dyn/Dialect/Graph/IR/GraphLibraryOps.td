@@ -394,4 +394,149 @@ def Graph_TriangularSolveOp : Graph_LibraryOp<"triangular_solve", "triangular_so
   let eager = "torch.triangular_solve({b}, {A}, upper={upper}, transpose={transpose}, unitriangular={unitriangular})";
 }
 
+//===----------------------------------------------------------------------===//
+// Fourier transforms with real results (pocketfft/MKL on the CPU, cuFFT on CUDA)
+//===----------------------------------------------------------------------===//
+
+// torch.fft's irfft, hfft and their 2-d and n-d forms (`kind`), of a real
+// input (eager reads it as complex with zero imaginary parts). The 1-d forms'
+// `n` and `dim` are one-element `s` and `dim`; `has_s`/`has_dim` false is
+// None; `norm` "" is None. Transforms with complex results are not graph ops
+// (no complex element type).
+def Graph_FftRealOp : Graph_LibraryOp<"fft_real", "fft_real", "a torch.fft transform with a real result"> {
+  let arguments = (ins Graph_FloatTensor:$input, StrAttr:$kind, BoolAttr:$has_s, DenseI64ArrayAttr:$s,
+                       BoolAttr:$has_dim, DenseI64ArrayAttr:$dim, StrAttr:$norm);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch.fft.irfft", "torch.fft.hfft", "torch.fft.irfft2", "torch.fft.hfft2",
+                    "torch.fft.irfftn", "torch.fft.hfftn"];
+  let eager = "_rt.fft_real({input}, {kind}, {has_s}, {s}, {has_dim}, {dim}, {norm})";
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise functions computed by a loop over a value (ATen's kernels)
+//===----------------------------------------------------------------------===//
+
+// torch.special's orthogonal polynomials P_n(x): eager runs the three-term
+// recurrence n times (or a closed form for some n and x); prim has no loops,
+// so the op is ATen's kernel, with eager's branches and rounding.
+class Graph_PolynomialOp<string mnemonic>
+    : Graph_LibraryOp<mnemonic, mnemonic, "torch.special." # mnemonic # "(x, n)"> {
+  let arguments = (ins Graph_Tensor:$x, Graph_Tensor:$n);
+  let results = (outs Graph_Tensor:$result);
+  let torchNames = ["torch.special." # mnemonic];
+  let signature = "x, n";
+  let eager = "torch.special." # mnemonic # "({x}, {n})";
+}
+def Graph_ChebyshevTOp : Graph_PolynomialOp<"chebyshev_polynomial_t">;
+def Graph_ChebyshevUOp : Graph_PolynomialOp<"chebyshev_polynomial_u">;
+def Graph_ChebyshevVOp : Graph_PolynomialOp<"chebyshev_polynomial_v">;
+def Graph_ChebyshevWOp : Graph_PolynomialOp<"chebyshev_polynomial_w">;
+def Graph_ShiftedChebyshevTOp : Graph_PolynomialOp<"shifted_chebyshev_polynomial_t">;
+def Graph_ShiftedChebyshevUOp : Graph_PolynomialOp<"shifted_chebyshev_polynomial_u">;
+def Graph_ShiftedChebyshevVOp : Graph_PolynomialOp<"shifted_chebyshev_polynomial_v">;
+def Graph_ShiftedChebyshevWOp : Graph_PolynomialOp<"shifted_chebyshev_polynomial_w">;
+def Graph_HermiteHOp : Graph_PolynomialOp<"hermite_polynomial_h">;
+def Graph_HermiteHeOp : Graph_PolynomialOp<"hermite_polynomial_he">;
+def Graph_LaguerreLOp : Graph_PolynomialOp<"laguerre_polynomial_l">;
+def Graph_LegendrePOp : Graph_PolynomialOp<"legendre_polynomial_p">;
+
+// The regularized incomplete gamma functions: Cephes' series and continued
+// fractions run until they converge (a data-dependent loop).
+def Graph_IgammaOp : Graph_LibraryOp<"igamma", "igamma", "regularized lower incomplete gamma P(input, other)"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch.igamma", "Tensor.igamma", "torch.special.gammainc"];
+  let signature = "input, other";
+  let eager = "torch.igamma({input}, {other})";
+}
+def Graph_IgammacOp : Graph_LibraryOp<"igammac", "igammac", "regularized upper incomplete gamma Q(input, other)"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch.igammac", "Tensor.igammac", "torch.special.gammaincc"];
+  let signature = "input, other";
+  let eager = "torch.igammac({input}, {other})";
+}
+
+//===----------------------------------------------------------------------===//
+// Segments and histograms (shapes from the operands' shapes, values counted)
+//===----------------------------------------------------------------------===//
+
+// torch.segment_reduce along `axis` over segments given by `lengths` (or by
+// `offsets` with `use_offsets`); `has_initial` false is None.
+def Graph_SegmentReduceOp : Graph_LibraryOp<"segment_reduce", "segment_reduce", "reduction of consecutive segments"> {
+  let arguments = (ins Graph_FloatTensor:$data, Graph_IndexTensor:$segments, StrAttr:$reduce,
+                       BoolAttr:$use_offsets, I64Attr:$axis, BoolAttr:$unsafe, BoolAttr:$has_initial,
+                       F64Attr:$initial);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch.segment_reduce"];
+  let eager = "_rt.segment_reduce({data}, {segments}, {reduce}, {use_offsets}, {axis}, {unsafe}, {has_initial}, "
+              "{initial})";
+}
+// torch.histogram with `bins` bins over [lo, hi] (`has_range` false: the
+// input's min and max).
+def Graph_HistogramOp : Graph_LibraryOp<"histogram", "histogram", "histogram with a bin count, and its bin edges"> {
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$bins, BoolAttr:$has_range, F64Attr:$lo, F64Attr:$hi,
+                       BoolAttr:$density);
+  let results = (outs Graph_FloatTensor:$hist, Graph_FloatTensor:$bin_edges);
+  let torchNames = ["torch.histogram", "Tensor.histogram"];
+  let eager = "torch.histogram({input}, {bins}, range=({lo}, {hi}) if {has_range} else None, density={density})";
+}
+def Graph_HistogramEdgesOp : Graph_LibraryOp<"histogram_edges", "histogram_edges", "histogram over given bin edges"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$bins, BoolAttr:$density);
+  let results = (outs Graph_FloatTensor:$hist, Graph_FloatTensor:$bin_edges);
+  let torchNames = ["torch.histogram", "Tensor.histogram"];
+  let eager = "torch.histogram({input}, {bins}, density={density})";
+}
+
+//===----------------------------------------------------------------------===//
+// More LAPACK: Householder QR in LAPACK's form, and its application
+//===----------------------------------------------------------------------===//
+
+def Graph_GeqrfOp : Graph_LibraryOp<"geqrf", "geqrf", "QR factorization in LAPACK's compact form (torch.geqrf)"> {
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$a, Graph_FloatTensor:$tau);
+  let torchNames = ["torch.geqrf", "Tensor.geqrf"];
+  let eager = "torch.geqrf({input})";
+}
+def Graph_OrmqrOp : Graph_LibraryOp<"ormqr", "ormqr", "product with Q of a compact QR factorization (torch.ormqr)"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$input2, Graph_FloatTensor:$input3,
+                       BoolAttr:$left, BoolAttr:$transpose);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch.ormqr", "Tensor.ormqr"];
+  let signature = "input, input2, input3, left=True, transpose=False";
+  let eager = "torch.ormqr({input}, {input2}, {input3}, left={left}, transpose={transpose})";
+}
+// torch.lu's implementation: LU, pivots and LAPACK's info.
+def Graph_LuWithInfoOp : Graph_LibraryOp<"lu_with_info", "lu_with_info", "LU factorization, pivots and info (torch.lu)"> {
+  let arguments = (ins Graph_FloatTensor:$input, BoolAttr:$pivot, BoolAttr:$check_errors);
+  let results = (outs Graph_FloatTensor:$LU, Graph_PivotTensor:$pivots, Graph_PivotTensor:$info);
+  let torchNames = ["torch._lu_with_info"];
+  let signature = "input, pivot=True, check_errors=True";
+  let eager = "torch._lu_with_info({input}, pivot={pivot}, check_errors={check_errors})";
+}
+
+//===----------------------------------------------------------------------===//
+// Random numbers as eager PyTorch draws them from a seed
+//===----------------------------------------------------------------------===//
+
+// What torch.testing's wrapper_set_seed asks of a random op: eager's numbers
+// from torch's default generator of the op's device seeded with `seed`, and
+// that generator's state restored after the draw (docs/random.md). `kind`
+// names the draw: the fills uniform, normal, exponential, integers, cauchy,
+// geometric, log_normal (parameters `a`, `b`; `input` gives only the result's
+// shape and dtype), bernoulli, dropout(_), feature_dropout(_) (`n` the
+// feature dims), alpha_dropout, feature_alpha_dropout (`a` = p), rrelu (`a`,
+// `b` the bounds), multinomial (`n` draws, `b` != 0 with replacement).
+def Graph_SeededRandomOp : Graph_LibraryOp<"seeded_random", "seeded_random", "eager's random numbers from a seed"> {
+  let arguments = (ins Graph_Tensor:$input, StrAttr:$kind, I64Attr:$seed, F64Attr:$a, F64Attr:$b, I64Attr:$n);
+  let results = (outs Graph_Tensor:$result);
+  let eager = "_rt.seeded_random({kind}, {seed}, {a}, {b}, {n}, {input})";
+}
+// torch.normal(mean, std) of two tensors, drawn as seeded_random draws.
+def Graph_SeededNormalOp : Graph_LibraryOp<"seeded_normal", "seeded_normal", "eager's normal(mean, std) from a seed"> {
+  let arguments = (ins Graph_FloatTensor:$mean, Graph_FloatTensor:$std, I64Attr:$seed);
+  let results = (outs Graph_FloatTensor:$result);
+  let eager = "_rt.seeded_random('normal_tensors', {seed}, 0.0, 0.0, 0, {mean}, {std})";
+}
+
 #endif // DYN_GRAPH_LIBRARY_OPS
