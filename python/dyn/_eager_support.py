@@ -56,6 +56,8 @@ _SEEDED = {
     "rrelu": lambda x, a, b, n: torch.rrelu(x, a, b, True),
     "multinomial": lambda x, a, b, n: torch.multinomial(x, n, bool(b)),
     "normal_tensors": lambda mean, std, a, b, n: torch.normal(mean, std),
+    "normal_tensor_mean": lambda x, a, b, n: torch.normal(x, a),
+    "normal_tensor_std": lambda x, a, b, n: torch.normal(a, x),
 }
 
 
@@ -71,3 +73,11 @@ def seeded_random(kind, seed, a, b, n, *xs):
     with torch.random.fork_rng(devices=[dev] if dev.type != "cpu" else [], device_type=dev.type):
         torch.manual_seed(seed)
         return _SEEDED[kind](*xs, a, b, n)
+
+
+def seeded_attention(q, k, v, p, is_causal, has_scale, scale, enable_gqa, seed):
+    with torch.random.fork_rng(devices=[q.device] if q.device.type != "cpu" else [], device_type=q.device.type):
+        torch.manual_seed(seed)
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, dropout_p=p, is_causal=bool(is_causal), scale=scale if has_scale else None,
+            enable_gqa=bool(enable_gqa))

@@ -11,6 +11,11 @@
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/_upsample_bicubic2d_aa.h>
+#include <ATen/ops/_upsample_bilinear2d_aa.h>
+#include <ATen/ops/fractional_max_pool2d.h>
+#include <ATen/ops/fractional_max_pool3d.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/alpha_dropout.h>
@@ -358,6 +363,10 @@ at::Tensor seededDraw(const std::string &kind, double a, double b, int64_t n, co
     return at::rrelu(x, a, b, true);
   if (kind == "multinomial")
     return at::multinomial(x, n, b != 0);
+  if (kind == "normal_tensor_mean")  // normal(mean tensor, std number)
+    return at::normal(x, a);
+  if (kind == "normal_tensor_std")  // normal(mean number, std tensor)
+    return at::normal(a, x);
   throw std::runtime_error("seeded_random: unknown kind '" + kind + "'");
 }
 
@@ -592,6 +601,38 @@ void defineNamedCalls() {
   def("seeded_normal", [](Args &a) {
     int64_t seed = a.i();
     return withSeed(a.in[0].device(), seed, [&] { return at::normal(a.in[0], a.in[1]); });
+  });
+  def("seeded_attention", [](Args &a) {
+    double p = a.f();
+    bool causal = a.b(), hasScale = a.b();
+    double scale = a.f();
+    bool gqa = a.b();
+    int64_t seed = a.i();
+    return withSeed(a.in[0].device(), seed, [&] {
+      return at::scaled_dot_product_attention(a.in[0], a.in[1], a.in[2], std::nullopt, p, causal,
+                                              hasScale ? std::optional<double>(scale) : std::nullopt, gqa);
+    });
+  });
+
+  // Pooling and resampling with data-dependent windows.
+  def("fractional_max_pool", [](Args &a) {
+    std::vector<int64_t> kernel = a.ints(), size = a.ints();
+    return kernel.size() == 2 ? at::fractional_max_pool2d(a.in[0], kernel, size, a.in[1])
+                              : at::fractional_max_pool3d(a.in[0], kernel, size, a.in[1]);
+  });
+  def("max_pool2d_backward", [](Args &a) {
+    std::vector<int64_t> kernel = a.ints(), stride = a.ints(), padding = a.ints(), dilation = a.ints();
+    return at::max_pool2d_with_indices_backward(a.in[0], a.in[1], kernel, stride, padding, dilation, a.b(), a.in[2]);
+  });
+  def("upsample_aa", [](Args &a) {
+    std::string mode = a.s();
+    std::vector<int64_t> size = a.ints();
+    bool alignCorners = a.b(), hasScales = a.b();
+    double h = a.f(), w = a.f();
+    std::optional<double> sh = hasScales ? std::optional<double>(h) : std::nullopt;
+    std::optional<double> sw = hasScales ? std::optional<double>(w) : std::nullopt;
+    return mode == "bilinear" ? at::_upsample_bilinear2d_aa(a.in[0], size, alignCorners, sh, sw)
+                              : at::_upsample_bicubic2d_aa(a.in[0], size, alignCorners, sh, sw);
   });
 }
 

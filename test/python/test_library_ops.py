@@ -3,6 +3,7 @@ loop.library_call): compiled natively (one graph, no fallback) with eager's resu
 torch.return_types (attribute and index access), mixed with dyn kernels before and after the call."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 import dyn
 from conftest import has_compiler
@@ -154,6 +155,19 @@ MORE = {
     "histogram_edges": lambda x: torch.histogram(x, torch.tensor([-2.0, -0.5, 0.0, 0.5, 3.0])),
     "geqrf": lambda x: torch.geqrf(x[0]),
     "ormqr": lambda x: (lambda a, tau: torch.ormqr(a, tau, x[1].mT, left=False, transpose=True))(*torch.geqrf(x[0])),
+    "fractional_max_pool2d": lambda x: F.fractional_max_pool2d(x[None], 2, output_size=(3, 3), return_indices=True,
+                                                              _random_samples=torch.full((1, 3, 2), 0.4)),
+    "fractional_max_pool3d": lambda x: F.fractional_max_pool3d(x[None, None].expand(2, 2, 3, 4, 5).contiguous(), 2,
+                                                              output_ratio=0.5,
+                                                              _random_samples=torch.full((2, 2, 3), 0.7)),
+    "max_pool2d_backward": lambda x: (lambda out, idx: torch.ops.aten.max_pool2d_with_indices_backward.default(
+        out * 3, x[None], [2, 2], [1, 2], [0, 1], [1, 1], False, idx))(
+            *F.max_pool2d(x[None], 2, (1, 2), (0, 1), return_indices=True)),
+    "interpolate_antialias_bilinear": lambda x: F.interpolate(x[None], size=(2, 3), mode="bilinear", antialias=True),
+    "interpolate_antialias_bicubic_scale": lambda x: F.interpolate(x[None], scale_factor=(0.6, 0.5), mode="bicubic",
+                                                                   antialias=True, align_corners=True),
+    "upsample_bilinear2d_aa_vec": lambda x: torch.ops.aten._upsample_bilinear2d_aa(x[None], None, False, [1.7, 0.9]),
+    "rrelu_eval": lambda x: F.rrelu(x, 0.1, 0.4) * 2,
     "lu": lambda x: torch.lu(x[0]),
     "lu_infos": lambda x: torch.lu(x[0], get_infos=True),
 }

@@ -248,6 +248,20 @@ def test_dropout2d_drops_whole_channels():
     assert abs(rate - 0.5) < 6 * math.sqrt(0.25 / (64 * 32))
 
 
+def test_dropout2d_of_a_3d_input_drops_per_batch_and_channel():
+    """Eager reads a 3-d input to dropout2d as (N, C, L) (with a warning), not as (C, H, W): one draw per
+    (n, c) row, shared along L."""
+    x = torch.rand(64, 32, 7) + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = native(lambda x: F.dropout2d(x, 0.5, training=True))(x)
+    zero = out == 0
+    assert (zero.all(2) | ~zero.any(2)).all()
+    per_row = zero.all(2).double()
+    # not one draw per n shared by its channels (the (C, H, W) reading): rows mix dropped and kept channels
+    assert not (per_row.all(1) | (1 - per_row).all(1)).all()
+
+
 def test_dropout_eval_and_p_zero_are_identity_without_a_draw():
     x = torch.randn(10)
     cf = native(lambda x: F.dropout(x, 0.5, training=False) + F.dropout(x, 0.0, training=True))
@@ -380,6 +394,11 @@ SEEDED = {
     "randint_like": lambda x: torch.randint_like(x, 10),
     "normal_numbers": lambda x: torch.normal(1.5, 0.25, (4, 4)),
     "normal_tensors": lambda x: torch.normal(x, x.abs()),
+    "normal_tensor_mean": lambda x: torch.normal(x, 1.1),
+    "normal_tensor_std": lambda x: torch.normal(2.7, x.abs()),
+    "sdpa_dropout": lambda x: F.scaled_dot_product_attention(x[None], x[None], x[None], dropout_p=0.5, is_causal=True),
+    "fractional_max_pool2d": lambda x: F.fractional_max_pool2d(x[None, None].expand(2, 3, 3, 5).contiguous(), 2,
+                                                              output_size=(2, 3)),
     "bernoulli": lambda x: torch.bernoulli(x.sigmoid()),
     "uniform_": lambda x: x.clone().uniform_(-3, 3),
     "normal_": lambda x: x.clone().normal_(2, 5),
@@ -391,6 +410,8 @@ SEEDED = {
     "dropout_inplace": lambda x: F.dropout(x * 2, 0.4, inplace=True),
     "dropout2d": lambda x: F.dropout2d(x[None, :, :, None].expand(2, 3, 5, 4).contiguous(), 0.5),
     "dropout1d_unbatched": lambda x: F.dropout1d(x, 0.5),
+    "dropout2d_3d": lambda x: F.dropout2d(x[None].expand(4, 3, 5).contiguous(), 0.5),
+    "dropout3d_unbatched": lambda x: F.dropout3d(x[:, :, None, None].expand(3, 5, 2, 2).contiguous(), 0.5),
     "alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=True),
     "feature_alpha_dropout": lambda x: F.feature_alpha_dropout(x[None, :, :, None].expand(2, 3, 5, 4).contiguous(),
                                                                0.3, training=True),

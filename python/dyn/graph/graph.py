@@ -35,6 +35,17 @@ class Graph:
         self.eager_seed_draws = 0  # seeded_random nodes made since eager_seed was set
         self._count = 0
 
+    def take_eager_seed(self, what):
+        """The seed of the one eager draw allowed inside torch.testing's wrapper_set_seed (seeded_random,
+        seeded_attention): a second would draw from the seed again where eager continues the sequence."""
+        if self.eager_seed is None:
+            raise Unsupported(f"{what}: eager's numbers only inside torch.testing's wrapper_set_seed")
+        if self.eager_seed_draws:
+            raise Unsupported("a second random op inside torch.testing's wrapper_set_seed (each would start "
+                              "from the seed again)")
+        self.eager_seed_draws += 1
+        return self.eager_seed
+
     # -- building -------------------------------------------------------------------------------
     def add_input(self, meta, source="?"):
         n = Node(f"%arg{len(self.inputs)}", "input", (), {}, meta)

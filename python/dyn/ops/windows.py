@@ -261,6 +261,9 @@ class WindowOps:
     def attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         """F.scaled_dot_product_attention without dropout."""
         self.check(q, k, v)
+        if isinstance(dropout_p, (int, float)) and dropout_p != 0 and self.g.eager_seed is not None and \
+                attn_mask is None:
+            return self._seeded_attention(q, k, v, float(dropout_p), is_causal, scale, enable_gqa)
         if not isinstance(dropout_p, (int, float)) or dropout_p != 0:
             # random numbers: eager's own op, as a generic (seeded) node that the backend runs with PyTorch
             return self.torch_call(F.scaled_dot_product_attention, (q, k, v),
@@ -290,6 +293,22 @@ class WindowOps:
             raise Unsupported("an attention mask of more dims than the query")
         return self.node("scaled_dot_product_attention", ins, meta, is_causal=is_causal,
                          scale=None if scale is None else float(scale))
+
+    def _seeded_attention(self, q, k, v, p, is_causal, scale, enable_gqa):
+        """Attention with dropout inside torch.testing's wrapper_set_seed: eager's op drawing from the
+        wrapper's seed (GraphLibraryOps.td seeded_attention)."""
+        if not isinstance(is_causal, bool) or (scale is not None and not isinstance(scale, (int, float))):
+            raise Unsupported("scaled_dot_product_attention with a non-bool is_causal or a non-number scale")
+        if q.meta.dtype not in FLOATS or not (q.meta.dtype == k.meta.dtype == v.meta.dtype):
+            raise Unsupported("scaled_dot_product_attention of mixed or non-float dtypes (eager raises)")
+        meta = _meta(F.scaled_dot_product_attention, q.meta, k.meta, v.meta, is_causal=is_causal, scale=scale,
+                     enable_gqa=bool(enable_gqa))
+        if not all(self.dest_shadow(t).is_contiguous() for t in (q, k, v)):
+            raise Unsupported("scaled_dot_product_attention with dropout of non-contiguous tensors")
+        seed = self.g.take_eager_seed("scaled_dot_product_attention with dropout")
+        return self.node("seeded_attention", [q, k, v], meta, dropout_p=p, is_causal=is_causal,
+                         has_scale=scale is not None, scale=float(scale or 0.0), enable_gqa=bool(enable_gqa),
+                         seed=seed)
 
     def _repeat_heads(self, t, heads):
         """Grouped-query attention: each of t's heads repeated for heads // t's heads query heads."""

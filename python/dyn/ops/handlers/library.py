@@ -248,3 +248,35 @@ def _geqrf(o, input, *, out=None):
 
 
 H["geqrf"] = _geqrf
+
+
+def _fractional_max_pool(nd):
+    """torch._C._nn.fractional_max_pool2d/3d(input, kernel_size, output_size, random_samples): one library
+    call with eager's windows (F.fractional_max_pool draws the samples: torch.rand, a random op)."""
+    fn = getattr(torch._C._nn, f"fractional_max_pool{nd}d")
+
+    def h(o, input, kernel_size, output_size, random_samples):
+        if not isinstance(input, TensorVar) or not isinstance(random_samples, TensorVar):
+            raise Unsupported(f"fractional_max_pool{nd}d of non-tensors")
+        k = _ints(f"fractional_max_pool{nd}d", kernel_size)
+        size = _ints(f"fractional_max_pool{nd}d", output_size)
+        k, size = (k * nd if len(k) == 1 else k), (size * nd if len(size) == 1 else size)
+        return o.registered("fractional_max_pool", fn, (input, random_samples),
+                            {"kernel_size": k, "output_size": size},
+                            call=lambda x, r: fn(x, list(k), list(size), r))
+    return h
+
+
+def _max_pool2d_backward(o, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """aten.max_pool2d_with_indices_backward: one library call (the int lists as ATen reads them)."""
+    fn = torch.ops.aten.max_pool2d_with_indices_backward.default
+    lists = [_ints("max_pool2d_with_indices_backward", v) for v in (kernel_size, stride, padding, dilation)]
+    return o.registered("max_pool2d_backward", fn, (grad_output, input, indices),
+                        dict(zip(("kernel_size", "stride", "padding", "dilation"), lists), ceil_mode=bool(ceil_mode)),
+                        call=lambda g, x, i: fn(g, x, *[list(v) for v in lists], bool(ceil_mode), i))
+
+
+TORCH = {torch._C._nn.fractional_max_pool2d: _fractional_max_pool(2),
+         torch._C._nn.fractional_max_pool3d: _fractional_max_pool(3),
+         torch.ops.aten.max_pool2d_with_indices_backward: _max_pool2d_backward,
+         torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward}

@@ -9,6 +9,7 @@ geometric_/log_normal_, torch.normal of tensors, multinomial, rrelu and alpha_dr
 import torch
 import torch.nn.functional as F
 
+from ..._ops_generated import HANDLERS
 from ...errors import Unsupported
 from ...graph.random import next_offset
 from .common import _check_device, _out, _shape_args, inplace
@@ -39,19 +40,12 @@ _FILLS = ("uniform", "normal", "exponential", "integers", "cauchy", "geometric",
 
 def _seeded_node(o, kind, inputs, meta, a=0.0, b=0.0, n=0):
     """One draw of eager's from Graph.eager_seed (GraphLibraryOps.td seeded_random / seeded_normal)."""
-    g = o.g
-    if g.eager_seed is None:
-        raise Unsupported(f"{kind}: eager's numbers only inside torch.testing's wrapper_set_seed")
-    if g.eager_seed_draws:
-        raise Unsupported("a second random op inside torch.testing's wrapper_set_seed (each would start from the "
-                          "seed again)")
-    if kind not in _FILLS + ("multinomial", "normal_tensors") and not o.dest_shadow(inputs[0]).is_contiguous():
+    if kind not in _FILLS + ("multinomial", "normal_tensors", "normal_tensor_mean", "normal_tensor_std") and not o.dest_shadow(inputs[0]).is_contiguous():
         raise Unsupported(f"{kind} of a tensor that is not contiguous (eager draws in its memory order)")
-    g.eager_seed_draws += 1
+    seed = o.g.take_eager_seed(kind)
     if kind == "normal_tensors":
-        return o.node("seeded_normal", list(inputs), meta, seed=g.eager_seed)
-    return o.node("seeded_random", list(inputs), meta, kind=kind, seed=g.eager_seed, a=float(a), b=float(b),
-                  n=int(n))
+        return o.node("seeded_normal", list(inputs), meta, seed=seed)
+    return o.node("seeded_random", list(inputs), meta, kind=kind, seed=seed, a=float(a), b=float(b), n=int(n))
 
 
 def _seeded(o, op, inputs, meta, attrs):
@@ -189,15 +183,21 @@ H["randint_like"] = _randint_like
 def _normal(o, *args, **kwargs):
     """torch.normal(mean, std, size) of Python numbers; tensor means and stds: eager's draw inside
     wrapper_set_seed, else the generic node."""
-    tensors = len(args) == 2 and not kwargs and all(isinstance(v, TensorVar) for v in args)
-    if tensors and o.g.eager_seed is not None and all(v.meta.dtype in _FLOATS for v in args):
+    tensors = [v for v in args[:2] if isinstance(v, TensorVar)]
+    if len(args) == 2 and not kwargs and tensors and o.g.eager_seed is not None and \
+            all(v.meta.dtype in _FLOATS for v in tensors) and \
+            all(isinstance(v, TensorVar) or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in args):
         mean, std = args
-        o.check(mean, std)
+        o.check(*tensors)
         try:
-            meta = torch.normal(mean.meta, std.meta)
+            meta = torch.normal(*[v.meta if isinstance(v, TensorVar) else v for v in args])
         except (RuntimeError, ValueError, TypeError) as e:
             raise Unsupported(f"torch.normal: {e}")  # eager raises
-        return _seeded_node(o, "normal_tensors", (mean, std), meta)
+        if len(tensors) == 2:
+            return _seeded_node(o, "normal_tensors", (mean, std), meta)
+        if isinstance(mean, TensorVar):  # normal(mean tensor, std number)
+            return _seeded_node(o, "normal_tensor_mean", (mean,), meta, std)
+        return _seeded_node(o, "normal_tensor_std", (std,), meta, mean)
     numbers = len(args) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args[:2])
     if not numbers or len(args) + ("size" in kwargs) != 3 or len(args) > 3:
         return generic_call(o, torch.normal, args, kwargs)
@@ -337,7 +337,9 @@ def _feature(fn, batched_rank):
         rank = x.meta.dim()
         if rank not in (batched_rank, batched_rank - 1):
             return generic_call(o, getattr(F, fn), (x,), dict(p=p, training=training, inplace=inplace))
-        return _dropout(o, x, p, training, inplace, fn, 2 if rank == batched_rank else 1)
+        # dropout2d reads a 3-d input as (N, C, L), not as an unbatched (C, H, W) one (eager warns)
+        batched = rank == batched_rank or fn == "dropout2d"
+        return _dropout(o, x, p, training, inplace, fn, 2 if batched else 1)
     return h
 
 
@@ -363,7 +365,10 @@ H["multinomial"] = _multinomial
 
 
 def _rrelu(o, x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """F.rrelu: in training, eager's draw inside wrapper_set_seed; otherwise the generic node."""
+    """F.rrelu: out of training leaky_relu with the mean slope (eager's rrelu_with_noise); in training,
+    eager's draw inside wrapper_set_seed; otherwise the generic node."""
+    if not training and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lower, upper)):
+        return HANDLERS["torch.nn.functional.leaky_relu"](o, x, (float(lower) + float(upper)) / 2, inplace)
     if not (training and not inplace and o.g.eager_seed is not None and isinstance(x, TensorVar)):
         return generic_call(o, F.rrelu, (x,), dict(lower=lower, upper=upper, training=training, inplace=inplace))
     o.check(x)

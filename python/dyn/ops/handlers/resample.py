@@ -2,7 +2,8 @@
 F.upsample*: separable resampling, one spatial dim after the other, each a sum of gathers at constant source
 indices times constant weights (computed now, as eager's kernels compute them: UpSample.h's
 area_pixel_compute_source_index, nearest_idx, cubic coefficients with A = -0.75). area is adaptive average
-pooling. Floats of 16 bits are resampled in float32 and rounded once. antialias is not captured."""
+pooling. Floats of 16 bits are resampled in float32 and rounded once. antialias (bilinear and bicubic, 4-d)
+is ATen's kernel, a library call (graph.upsample_aa): its windows widen with the scale."""
 import math
 
 import torch
@@ -82,7 +83,16 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
                  recompute_scale_factor=None, antialias=False):
     o.check(input)
     if antialias:
-        raise Unsupported("interpolate with antialias")
+        if mode not in ("bilinear", "bicubic") or input.meta.dim() != 4:
+            raise Unsupported(f"interpolate {mode!r} with antialias of a {input.meta.dim()}-d tensor")
+        try:
+            meta = F.interpolate(input.meta, size, scale_factor, mode, align_corners, recompute_scale_factor, True)
+        except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+            raise Unsupported(f"interpolate: eager raises {type(e).__name__}: {e}") from None
+        scales = None  # eager's: the given factors unless recomputed from the sizes
+        if scale_factor is not None and not recompute_scale_factor:
+            scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
+        return upsample_aa(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scales)
     if mode not in ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area"):
         raise Unsupported(f"interpolate mode {mode!r}")
     try:
@@ -125,3 +135,41 @@ F_R["upsample_nearest"] = lambda o, input, size=None, scale_factor=None: \
     _interpolate(o, input, size, scale_factor, "nearest")
 F_R["upsample_bilinear"] = lambda o, input, size=None, scale_factor=None: \
     _interpolate(o, input, size, scale_factor, "bilinear", True)
+
+
+def upsample_aa(o, input, mode, size, align_corners, scales):
+    """aten._upsample_{mode}2d_aa.default: one library call."""
+    if input.meta.dtype not in FLOATS:
+        raise Unsupported(f"antialiased {mode} of a {input.meta.dtype} tensor")
+    fn = getattr(torch.ops.aten, f"_upsample_{mode}2d_aa").default
+    sh, sw = (None, None) if scales is None else (float(scales[0]), float(scales[1]))
+    return o.registered("upsample_aa", fn, (input,),
+                        {"mode": mode, "output_size": tuple(int(v) for v in size), "align_corners": align_corners,
+                         "has_scales": scales is not None, "scale_h": sh or 0.0, "scale_w": sw or 0.0},
+                        call=lambda x: fn(x, list(size), align_corners, sh, sw))
+
+
+def _aten_aa(mode):
+    """aten._upsample_{mode}2d_aa, the .vec form (output_size or scale_factors) and .default."""
+    def h(o, input, output_size=None, align_corners=False, scale_factors=None, scales_w=None, *, scales_h=None):
+        o.check(input)
+        if isinstance(scale_factors, (int, float)) or scales_h is not None or scales_w is not None:
+            sh = scale_factors if isinstance(scale_factors, (int, float)) else scales_h  # .default's scales_h
+            scales = None if sh is None and scales_w is None else (sh, scales_w)
+            if scales is not None and None in scales:
+                raise Unsupported(f"_upsample_{mode}2d_aa with one scale")
+            return upsample_aa(o, input, mode, tuple(output_size), bool(align_corners), scales)
+        vec = getattr(torch.ops.aten, f"_upsample_{mode}2d_aa").vec
+        try:
+            meta = vec(input.meta, output_size, align_corners, scale_factors)
+        except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+            raise Unsupported(f"_upsample_{mode}2d_aa: eager raises {type(e).__name__}: {e}") from None
+        return upsample_aa(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scale_factors)
+    return h
+
+
+TORCH_AA = {}
+for _mode in ("bilinear", "bicubic"):
+    _packet = getattr(torch.ops.aten, f"_upsample_{_mode}2d_aa")
+    for _f in (_packet, _packet.vec, _packet.default, getattr(torch._C._nn, f"_upsample_{_mode}2d_aa")):
+        TORCH_AA[_f] = _aten_aa(_mode)

@@ -11,7 +11,7 @@ from .functional import F_H, NORM_FUNCS, _leaky_relu
 from .losses import F_L
 from .class_losses import F_CL
 from .distances import F_D, TORCH_D
-from .resample import F_R
+from .resample import F_R, TORCH_AA
 from .inplace_methods import INPLACE
 from .shapes import _broadcast_to_method, _permute, _transpose
 from .windows import F_W, H_W, TORCH_W
@@ -45,6 +45,8 @@ TORCH_FUNCS.update(NORM_FUNCS)
 TORCH_FUNCS.update(TORCH_ATTN)
 TORCH_FUNCS.update(TORCH_INTERNALS)
 TORCH_FUNCS.update(TORCH_GRID)
+TORCH_FUNCS.update(library.TORCH)
+TORCH_FUNCS.update(TORCH_AA)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
 for _name, _h in {**compositions.FFT, **library.FFT}.items():
@@ -74,7 +76,9 @@ TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh
 
 # public torch functions written in Python as compositions of ops dyn has handlers for (calling the functions
 # they are given: triplet_margin_with_distance_loss's distance_function): traced into, as TorchDynamo does
-TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss, torch.lu})
+TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss, torch.lu,
+                          F.fractional_max_pool2d, F.fractional_max_pool3d, F.fractional_max_pool2d_with_indices,
+                          F.fractional_max_pool3d_with_indices})
 
 # The registry's other PyTorch names of its ops (dyn/_ops_generated.py: torch.special.expit,
 # torch.arcsinh, ...) and its generated handlers (ops with a signature)

@@ -539,4 +539,45 @@ def Graph_SeededNormalOp : Graph_LibraryOp<"seeded_normal", "seeded_normal", "ea
   let eager = "_rt.seeded_random('normal_tensors', {seed}, 0.0, 0.0, 0, {mean}, {std})";
 }
 
+// scaled_dot_product_attention with dropout inside wrapper_set_seed (no mask).
+def Graph_SeededAttentionOp : Graph_LibraryOp<"seeded_attention", "seeded_attention", "eager's attention with dropout from a seed"> {
+  let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value, F64Attr:$dropout_p,
+                       BoolAttr:$is_causal, BoolAttr:$has_scale, F64Attr:$scale, BoolAttr:$enable_gqa, I64Attr:$seed);
+  let results = (outs Graph_FloatTensor:$result);
+  let eager = "_rt.seeded_attention({query}, {key}, {value}, {dropout_p}, {is_causal}, {has_scale}, {scale}, "
+              "{enable_gqa}, {seed})";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and resampling that eager computes with data-dependent windows
+//===----------------------------------------------------------------------===//
+
+// Fractional max pooling (2-d or 3-d by the length of `kernel_size`) with
+// its window offsets given by `samples` (F.fractional_max_pool draws them).
+def Graph_FractionalMaxPoolOp : Graph_LibraryOp<"fractional_max_pool", "fractional_max_pool", "fractional max pooling and its indices"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$samples, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$output_size);
+  let results = (outs Graph_FloatTensor:$output, Graph_IndexTensor:$indices);
+  let eager = "(torch._C._nn.fractional_max_pool2d if len({kernel_size}) == 2 else torch._C._nn.fractional_max_pool3d)("
+              "{input}, {kernel_size}, {output_size}, {samples})";
+}
+// The gradient of max_pool2d with indices (aten.max_pool2d_with_indices_backward).
+def Graph_MaxPool2dBackwardOp : Graph_LibraryOp<"max_pool2d_backward", "max_pool2d_backward", "max_pool2d's input gradient from its indices"> {
+  let arguments = (ins Graph_FloatTensor:$grad_output, Graph_FloatTensor:$input, Graph_IndexTensor:$indices,
+                       DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
+  let results = (outs Graph_FloatTensor:$grad_input);
+  let eager = "torch.ops.aten.max_pool2d_with_indices_backward.default({grad_output}, {input}, {kernel_size}, "
+              "{stride}, {padding}, {dilation}, {ceil_mode}, {indices})";
+}
+// Anti-aliased bilinear or bicubic resampling (`mode`), interpolate(antialias=True):
+// each output reads a window whose width depends on the scale.
+def Graph_UpsampleAAOp : Graph_LibraryOp<"upsample_aa", "upsample_aa", "anti-aliased bilinear/bicubic resampling"> {
+  let arguments = (ins Graph_FloatTensor:$input, StrAttr:$mode, DenseI64ArrayAttr:$output_size, BoolAttr:$align_corners,
+                       BoolAttr:$has_scales, F64Attr:$scale_h, F64Attr:$scale_w);
+  let results = (outs Graph_FloatTensor:$result);
+  let eager = "getattr(torch.ops.aten, '_upsample_' + {mode} + '2d_aa').default({input}, {output_size}, {align_corners}, "
+              "{scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)";
+}
+
 #endif // DYN_GRAPH_LIBRARY_OPS
