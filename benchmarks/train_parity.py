@@ -4,7 +4,7 @@ nondeterministic backward algorithms included) and against dyn.compile(backend="
 random ops (dropout, stochastic depth) as they are and with their probabilities set to 0, and with cuDNN
 deterministic or not. A difference that eager shows against itself is not dyn's.
 
-Run:  PYTHONPATH=python .venv/bin/python benchmarks/train_parity.py --device cpu --models efficientnet_b0
+Run:  PYTHONPATH=python .venv/bin/python benchmarks/train_parity.py --device cpu --models tv_efficientnet_b0
       PYTHONPATH=python python benchmarks/train_parity.py --device cuda --size full --json out.json (GPU)
 """
 import argparse
@@ -54,7 +54,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--size", default="small", choices=("small", "full"))
-    ap.add_argument("--models", default="efficientnet_b0,mobilenet_v3_large")
+    ap.add_argument("--models", default="tv_efficientnet_b0,tv_mobilenet_v3_large")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     rows = []

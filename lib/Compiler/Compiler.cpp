@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -105,6 +106,25 @@ std::string libompPath() {
   if (dladdr(reinterpret_cast<void *>(&omp_get_max_threads), &info) && info.dli_fname)
     return info.dli_fname;
   return llvm::sys::fs::exists(DYN_LIBOMP_PATH) ? DYN_LIBOMP_PATH : "";
+}
+
+/// Whether the lowered module's OpenMP constructs are the ones the libgomp
+/// shim implements (lib/Runtime/OpenMPShim.cpp): parallel regions with
+/// statically scheduled loops, no reductions, no clauses.
+bool shimmableOpenMP(ModuleOp module) {
+  bool ok = true;
+  module.walk([&](Operation *op) {
+    if (!isa<omp::OpenMPDialect>(op->getDialect()))
+      return WalkResult::advance();
+    if (auto par = dyn_cast<omp::ParallelOp>(op))
+      ok = par.getReductionVars().empty() && !par.getNumThreads() && !par.getIfExpr();
+    else if (auto ws = dyn_cast<omp::WsloopOp>(op))
+      ok = ws.getReductionVars().empty() && !ws.getScheduleKind() && !ws.getOrdered();
+    else
+      ok = isa<omp::LoopNestOp, omp::YieldOp, omp::TerminatorOp>(op);
+    return ok ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return ok;
 }
 
 /// The graph text as a module; text the upstream parser would crash on is an
@@ -280,9 +300,15 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)
     return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  // One thread pool with ATen's: a loaded libgomp (torch's) runs the kernels'
+  // OpenMP loops, when the shim implements every construct they use.
+  bool onGomp = gnuOpenMPPath() && shimmableOpenMP(*module);
+  (*engine)->registerSymbols([onGomp](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
     addCompilerRtBuiltins(map, interner);
+    if (onGomp)
+      for (const auto &[name, address] : kmpcShimSymbols())
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f32),
                                        llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f64),

@@ -1,6 +1,9 @@
-"""dyn's CPU kernels run on libomp beside ATen's libgomp: dyn makes libomp's idle workers sleep at once
-(KMP_BLOCKTIME=0) unless the user chose a wait policy (python/dyn/native.py; docs/performance.md, "CPU: two
-OpenMP runtimes in one process"). Each case runs in a fresh interpreter, since libomp reads the setting once."""
+"""dyn's CPU kernels and ATen's ops share one OpenMP pool: with torch's libgomp loaded, the kernels' OpenMP
+loops run on its threads (lib/Runtime/OpenMPShim.cpp implements the libomp entry points they call on
+libgomp). With DYN_OPENMP=libomp they run on libomp beside ATen's libgomp, and dyn makes libomp's idle
+workers sleep at once (KMP_BLOCKTIME=0) unless the user chose a wait policy (python/dyn/native.py;
+docs/performance.md, "CPU: two OpenMP runtimes in one process"). Each case runs in a fresh interpreter, since
+both runtimes read their settings once."""
 import os
 import subprocess
 import sys
@@ -33,21 +36,46 @@ CODE = textwrap.dedent("""
 """)
 
 
-def run(**env_vars):
-    env = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY")}
+def run(code=CODE, **env_vars):
+    env = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY", "DYN_OPENMP")}
     env.update(env_vars, PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return int(r.stdout.strip().splitlines()[-1])
 
 
 def test_libomp_workers_sleep_after_each_kernel():
-    assert run() == 0  # libomp's own default is 200 (ms)
+    assert run(DYN_OPENMP="libomp") == 0  # libomp's own default is 200 (ms)
 
 
 def test_user_block_time_wins():
-    assert run(KMP_BLOCKTIME="150") == 150
+    assert run(DYN_OPENMP="libomp", KMP_BLOCKTIME="150") == 150
 
 
 def test_user_wait_policy_wins():
-    assert run(OMP_WAIT_POLICY="active") != 0
+    assert run(DYN_OPENMP="libomp", OMP_WAIT_POLICY="active") != 0
+
+
+# kernels whose parallel loop has fewer, as many or more iterations than threads, odd splits included, at
+# several team sizes (torch.set_num_threads sets the team size on both runtimes); then the threads the
+# process has: libomp's own workers exist only when the kernels ran on it
+THREADS = textwrap.dedent("""
+    import os
+    import torch
+    import dyn
+
+    for n in (1, 2, 3, 5):
+        torch.set_num_threads(n)
+        for rows in (1, 2, 3, 7, 64, 1001):
+            x = torch.randn(rows, 37)
+            f = dyn.compile(lambda x: (x.sin() * 2 + 1).exp().sum(1), fullgraph=True)
+            torch.testing.assert_close(f(x), (x.sin() * 2 + 1).exp().sum(1))
+    assert dyn.stats()["compiled_graphs"] and not dyn.stats()["eager_graphs"], dyn.stats()
+    print(len(os.listdir("/proc/self/task")))
+""")
+
+
+def test_kernels_run_on_atens_openmp_threads():
+    shared, separate = run(THREADS), run(THREADS, DYN_OPENMP="libomp")
+    assert shared < separate  # libomp started no workers of its own
+

@@ -348,3 +348,31 @@ def test_tensors_without_elements_cuda(name, shape):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(fn, x, backend="dyn", compiled=False)
+
+
+# Python numbers in arithmetic: PyTorch computes x / 0.975 and x ** 0.5 differently from the same with a 0-d
+# tensor (CUDA divides by a number as x * (1 / b), the reciprocal rounded from double; pow by a number takes
+# sqrt, rsqrt or multiplies for 0.5, -0.5, 2, 3, -1, -2), and number / x is x.reciprocal() * number. The
+# eager backend hands PyTorch the number as eager does: the same bits, on the CPU and on CUDA.
+NUMBER_OPS = {
+    "div": lambda x: x / 0.975,
+    "div_": lambda x: x.clone().div_(0.9875) * 2,
+    "torch_div": lambda x: torch.div(x, 0.85),
+    "pow_half": lambda x: x ** 0.5,
+    "pow_three": lambda x: x ** 3,
+    "pow_minus_two": lambda x: x.pow(-2),
+    "pow_fraction": lambda x: x ** 1.7,
+    "rdiv": lambda x: 0.975 / x,
+    "stochastic_depth_like": lambda x: x * (torch.ones(x.shape[0], 1) / 0.9625),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("name", NUMBER_OPS)
+def test_python_numbers_compute_as_eager(name, device):
+    fn = NUMBER_OPS[name]
+    x = torch.rand(64, 1000, device=device) * 10 + 0.01
+    if name == "stochastic_depth_like":
+        fn = lambda x: x * (torch.ones(x.shape[0], 1, device=x.device) / 0.9625)  # noqa: E731
+    got = dyn.compile(fn, backend="eager", fullgraph=True)(x)
+    assert torch.equal(got, fn(x))

@@ -146,20 +146,20 @@ MORE = {
        for p in _POLYNOMIALS},
     "igamma": lambda x: torch.igamma(x.abs() + 0.5, x.abs() * 2),
     "igammac": lambda x: torch.special.gammaincc(x.abs() + 0.5, x.abs() * 2) * 3,
-    "segment_reduce_lengths": lambda x: torch.segment_reduce(x.flatten(), "max", lengths=torch.tensor([10, 30, 0, 20]),
+    "segment_reduce_lengths": lambda x: torch.segment_reduce(x.flatten(), "max", lengths=torch.tensor([10, 30, 0, 20], device=x.device),
                                                             initial=1.0),
     "segment_reduce_offsets": lambda x: torch.segment_reduce(x.flatten(), "mean",
-                                                            offsets=torch.tensor([0, 10, 40, 60]), axis=0),
+                                                            offsets=torch.tensor([0, 10, 40, 60], device=x.device), axis=0),
     "histogram": lambda x: torch.histogram(x, 7),
     "histogram_range_density": lambda x: torch.histogram(x * 2, 5, range=(-1.0, 2.0), density=True),
-    "histogram_edges": lambda x: torch.histogram(x, torch.tensor([-2.0, -0.5, 0.0, 0.5, 3.0])),
+    "histogram_edges": lambda x: torch.histogram(x, torch.tensor([-2.0, -0.5, 0.0, 0.5, 3.0], device=x.device)),
     "geqrf": lambda x: torch.geqrf(x[0]),
     "ormqr": lambda x: (lambda a, tau: torch.ormqr(a, tau, x[1].mT, left=False, transpose=True))(*torch.geqrf(x[0])),
     "fractional_max_pool2d": lambda x: F.fractional_max_pool2d(x[None], 2, output_size=(3, 3), return_indices=True,
-                                                              _random_samples=torch.full((1, 3, 2), 0.4)),
+                                                              _random_samples=torch.full((1, 3, 2), 0.4, device=x.device)),
     "fractional_max_pool3d": lambda x: F.fractional_max_pool3d(x[None, None].expand(2, 2, 3, 4, 5).contiguous(), 2,
                                                               output_ratio=0.5,
-                                                              _random_samples=torch.full((2, 2, 3), 0.7)),
+                                                              _random_samples=torch.full((2, 2, 3), 0.7, device=x.device)),
     "max_pool2d_backward": lambda x: (lambda out, idx: torch.ops.aten.max_pool2d_with_indices_backward.default(
         out * 3, x[None], [2, 2], [1, 2], [0, 1], [1, 1], False, idx))(
             *F.max_pool2d(x[None], 2, (1, 2), (0, 1), return_indices=True)),
@@ -176,6 +176,8 @@ MORE = {
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", MORE)
 def test_more_library_calls(name, device):
+    if device == "cuda" and name.startswith("histogram"):
+        pytest.skip("eager's histogram has no CUDA kernel")
     torch.manual_seed(0)
     x = torch.randn(3, 4, 5, device=device)
     _same(*_native(MORE[name], x))

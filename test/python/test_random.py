@@ -388,11 +388,11 @@ def test_wrapper_set_seed_captures_ops_without_random_numbers():
 # Inside wrapper_set_seed each random op is one seeded_random library call: eager's own draw from seed 42 with
 # the generator restored, so compiled results equal eager's to the bit and the generator is left as it was.
 SEEDED = {
-    "randn": lambda x: torch.randn(3, 5) + x,
+    "randn": lambda x: torch.randn(3, 5, device=x.device) + x,
     "rand_like": lambda x: torch.rand_like(x),
-    "randint": lambda x: torch.randint(-4, 9, (7,)),
+    "randint": lambda x: torch.randint(-4, 9, (7,), device=x.device),
     "randint_like": lambda x: torch.randint_like(x, 10),
-    "normal_numbers": lambda x: torch.normal(1.5, 0.25, (4, 4)),
+    "normal_numbers": lambda x: torch.normal(1.5, 0.25, (4, 4), device=x.device),
     "normal_tensors": lambda x: torch.normal(x, x.abs()),
     "normal_tensor_mean": lambda x: torch.normal(x, 1.1),
     "normal_tensor_std": lambda x: torch.normal(2.7, x.abs()),
@@ -420,21 +420,23 @@ SEEDED = {
 }
 
 
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
 @pytest.mark.parametrize("backend", ["dyn", "eager"])
 @pytest.mark.parametrize("name", SEEDED)
-def test_wrapper_set_seed_draws_eagers_numbers(name, backend):
+def test_wrapper_set_seed_draws_eagers_numbers(name, backend, device):
     from torch.testing._utils import wrapper_set_seed
     fn = SEEDED[name]
     f = lambda x: wrapper_set_seed(fn, x)  # noqa: E731
-    x = torch.randn(3, 5)
+    x = torch.randn(3, 5, device=device)
     want = f(x.clone())
     dyn.reset()
     torch.manual_seed(7)
-    state = torch.get_rng_state()
+    state = torch.get_rng_state() if device == "cpu" else torch.cuda.get_rng_state()
     cf = dyn.compile(f, backend=backend, fullgraph=True)
     for _ in range(2):
         assert torch.equal(cf(x.clone()), want)
-        assert torch.equal(torch.get_rng_state(), state)  # the generator left as it was
+        # the generator left as it was
+        assert torch.equal(torch.get_rng_state() if device == "cpu" else torch.cuda.get_rng_state(), state)
     stats = dyn.stats()
     assert stats["graph_breaks"] == 0 and stats["graphs"] == 1, stats
     if backend == "dyn":

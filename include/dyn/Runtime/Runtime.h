@@ -3,6 +3,8 @@
 #define DYN_RUNTIME_RUNTIME_H
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 extern "C" {
 /// c = a @ b on contiguous row-major buffers given as raw addresses:
@@ -17,5 +19,15 @@ void dyn_matmul_nt_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m
 void dyn_matmul_nt_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
                        int64_t k);
 }
+
+namespace dyn {
+/// The GNU OpenMP (libgomp) loaded in this process, or null: none, or
+/// DYN_OPENMP=libomp. When there is one, JIT-compiled kernels run their
+/// OpenMP loops on its threads (lib/Runtime/OpenMPShim.cpp).
+const char *gnuOpenMPPath();
+/// libomp's entry points that generated kernels call, implemented on libgomp:
+/// (symbol name, address), for the JIT's symbol map.
+const std::vector<std::pair<const char *, void *>> &kmpcShimSymbols();
+} // namespace dyn
 
 #endif // DYN_RUNTIME_RUNTIME_H

@@ -37,9 +37,27 @@ def _registered_expr(n, args, ns, k):
     return EXPR[n.op].format(**names)
 
 
+def _number_operand(n):
+    """The Python number that node n (div or pow) divides by or raises to, when capture made its second
+    operand from one: eager hands PyTorch the number, and PyTorch computes differently with a number than
+    with a 0-d tensor (CUDA divides by one as a * (1 / b), the reciprocal rounded from double; pow by 0.5, 2,
+    -2 ... takes sqrt and multiplies), so the eager backend passes the number too. None otherwise."""
+    if n.op not in ("div", "pow") or not n.meta.dtype.is_floating_point or len(n.inputs) != 2:
+        return None
+    lhs, rhs = n.inputs
+    v = rhs.attrs.get("value") if rhs.op == "constant" else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or tuple(rhs.meta.shape) != () or \
+            lhs.meta.dtype != n.meta.dtype:
+        return None
+    return v
+
+
 def _expr(n, args, ns, k):
     """A Python expression for node n over operand names, or None (then run_node runs it)."""
     op = n.op
+    number = _number_operand(n)
+    if number is not None:
+        return f"torch.{op}({args[0]}, {number!r})"
     if op in OPS:
         return _registered_expr(n, args, ns, k)
     a = n.attrs
@@ -202,6 +220,9 @@ def run_node(n, xs):
         if isinstance(v, torch.Tensor):  # a copy: the caller may update a returned constant in place
             return v.to(device=device, copy=True)
         return torch.tensor(v, dtype=n.meta.dtype, device=device)
+    number = _number_operand(n)
+    if number is not None:
+        return getattr(torch, op)(xs[0], number)
     if op in OPS:  # the registry's semantics (dyn/_ops_generated.py)
         return EAGER[op](*xs, *_attr_values(n), dtype=n.meta.dtype)
     if op == "softmax":

@@ -29,7 +29,7 @@ _OP_MODULES = (torch, torch.nn.functional, torch.functional, torch.special, torc
 # reads of torch.backends' switches (torch.backends.mha.get_fastpath_enabled()), and torch.testing's
 # wrappers of ops (the OpInfos' `lambda x, *args: x.contiguous(*args)`: test code, not PyTorch's ops), and
 # compositions of ops written in Python: torch.masked's reductions and normalizations (torch.masked._ops)
-# and torch.signal.windows' window functions
+# and torch.signal.windows' window functions, torch.svd_lowrank and pca_lowrank (randomized linear algebra)
 # @torch.autocast(...), @torch.no_grad(), @torch.inference_mode() ... on a function: their wrappers
 # (`with autocast_instance: return func(...)`, `with ctx_factory(): return func(...)`) are traced
 _CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decorator,
@@ -38,7 +38,8 @@ _CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decor
                               c.co_name in ("decorate_autocast", "decorate_context"))
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
                                                                  os.path.join("testing", "_internal"), "masked",
-                                                                 os.path.join("signal", "windows")))
+                                                                 os.path.join("signal", "windows"))) + \
+    tuple(os.path.join(_TORCH_DIR, f) for f in ("_lowrank.py", "_linalg_utils.py"))  # svd/pca_lowrank
 
 
 # the seed torch.testing._utils.wrapper_set_seed gives torch.manual_seed
