@@ -1,6 +1,7 @@
 //===- Matmul.cpp - the runtime matmul that loop.matmul calls ------------===//
 //
-// Cache-blocked, OpenMP-parallel matmuls on contiguous row-major buffers.
+// Cache-blocked, parallel matmuls on contiguous row-major buffers (the tasks
+// run on the kernels' OpenMP team: dyn::parallelFor).
 // Generated code calls them through raw addresses (see dyn-convert-loop-to-scf).
 // dyn_matmul_*: c = a @ b, its inner loop a unit-stride axpy that the compiler
 // vectorizes. dyn_matmul_nt_*: c = a @ b^T (b given as [n, k], as a linear
@@ -15,6 +16,18 @@
 
 namespace {
 
+/// body(task) for task in [0, n), static chunks over the OpenMP team the JIT-compiled kernels use (torch's
+/// libgomp when loaded, lib/Runtime/OpenMPShim.cpp; libomp otherwise).
+template <typename F>
+void parallelFor(int64_t n, F body) {
+  dyn::parallelFor(
+      n, [](void *ctx, int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t)
+          (*static_cast<F *>(ctx))(t);
+      },
+      &body);
+}
+
 template <typename T>
 void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, int64_t k) {
   // C is cut into blocks of kBlockI rows x kBlockN columns, one task each; a task walks K in panels of
@@ -24,10 +37,8 @@ void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, i
   constexpr int64_t kBlockI = 64, kBlockK = 128, kBlockN = 256;
   std::memset(c, 0, sizeof(T) * batch * m * n);
   const int64_t ib = (m + kBlockI - 1) / kBlockI, jb = (n + kBlockN - 1) / kBlockN;
-#pragma omp parallel for collapse(3) schedule(static)
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    for (int64_t ii = 0; ii < ib; ++ii) {
-      for (int64_t jj = 0; jj < jb; ++jj) {
+  parallelFor(batch * ib * jb, [&](int64_t task) {
+        const int64_t bi = task / (ib * jb), ii = task / jb % ib, jj = task % jb;
         const int64_t i0 = ii * kBlockI, i1 = std::min(m, i0 + kBlockI);
         const int64_t j0 = jj * kBlockN, j1 = std::min(n, j0 + kBlockN);
         const T *bmat = b + bi * k * n;
@@ -44,9 +55,7 @@ void matmul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n, i
             }
           }
         }
-      }
-    }
-  }
+  });
 }
 
 /// c[r][s] += sum_p a[r][p] * b[s][p] for an R x S tile over kk contiguous
@@ -77,10 +86,8 @@ void matmulNT(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n,
   constexpr int64_t kBlockI = 64, kBlockJ = 64, kBlockK = 512;
   std::memset(c, 0, sizeof(T) * batch * m * n);
   const int64_t ib = (m + kBlockI - 1) / kBlockI, jb = (n + kBlockJ - 1) / kBlockJ;
-#pragma omp parallel for collapse(3) schedule(static)
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    for (int64_t jj = 0; jj < jb; ++jj) {
-      for (int64_t ii = 0; ii < ib; ++ii) {
+  parallelFor(batch * jb * ib, [&](int64_t task) {
+        const int64_t bi = task / (jb * ib), jj = task / ib % jb, ii = task % ib;
         const int64_t i0 = ii * kBlockI, i1 = std::min(m, i0 + kBlockI);
         const int64_t j0 = jj * kBlockJ, j1 = std::min(n, j0 + kBlockJ);
         const T *amat = a + bi * m * k, *bmat = b + bi * n * k;
@@ -107,9 +114,7 @@ void matmulNT(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t n,
             }
           }
         }
-      }
-    }
-  }
+  });
 }
 
 } // namespace

@@ -17,9 +17,12 @@
 // chunks), barrier = GOMP_barrier. Only what dyn's kernels use is provided:
 // no reductions, no dynamic schedules, no nested teams; the compiler checks
 // the generated module's calls (see Compiler.cpp) before linking it here.
+// The runtime matmul's tasks take the same team (dyn::parallelFor).
 //
 //===----------------------------------------------------------------------===//
 #include "dyn/Runtime/Runtime.h"
+
+#include <omp.h>
 
 #include <cstdarg>
 #include <cstdint>
@@ -27,6 +30,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
+#include <algorithm>
 #include <string>
 
 namespace {
@@ -174,7 +178,40 @@ void dyn_kmpc_barrier(void *, int32_t) { gomp().barrier(); }
 
 } // extern "C"
 
+namespace {
+
+struct Range {
+  void (*body)(void *, int64_t, int64_t);
+  void *ctx;
+  int64_t n;
+};
+
+/// Thread tid's balanced share of [0, n) among nth.
+void share(const Range &r, int64_t tid, int64_t nth) {
+  int64_t small = r.n / nth, extras = r.n % nth;
+  int64_t begin = tid * small + std::min(tid, extras);
+  int64_t end = begin + small + (tid < extras ? 1 : 0);
+  if (begin < end)
+    r.body(r.ctx, begin, end);
+}
+
+void runRange(void *p) { share(*static_cast<Range *>(p), gomp().threadNum(), gomp().numThreads()); }
+
+} // namespace
+
 namespace dyn {
+
+void parallelFor(int64_t n, void (*body)(void *, int64_t, int64_t), void *ctx) {
+  Range r{body, ctx, n};
+  if (n <= 0)
+    return;
+  if (gomp().ok()) {
+    gomp().parallel(runRange, &r, /*num_threads=*/0, /*flags=*/0);
+    return;
+  }
+#pragma omp parallel
+  share(r, omp_get_thread_num(), omp_get_num_threads());
+}
 
 const char *gnuOpenMPPath() { return gomp().ok() ? gomp().path.c_str() : nullptr; }
 

@@ -28,6 +28,9 @@ const char *gnuOpenMPPath();
 /// libomp's entry points that generated kernels call, implemented on libgomp:
 /// (symbol name, address), for the JIT's symbol map.
 const std::vector<std::pair<const char *, void *>> &kmpcShimSymbols();
+/// body(ctx, begin, end) over balanced static chunks of [0, n), on the
+/// OpenMP team the kernels run on (libgomp's when loaded, else libomp's).
+void parallelFor(int64_t n, void (*body)(void *, int64_t, int64_t), void *ctx);
 } // namespace dyn
 
 #endif // DYN_RUNTIME_RUNTIME_H
