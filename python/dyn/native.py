@@ -3,14 +3,13 @@ is not built: then capture looks entries up in Python and only the eager and cus
 import os
 import sys
 
-# dyn's JIT-compiled CPU kernels and its runtime matmul run on LLVM's OpenMP runtime (libomp); ATen's ops,
-# and so eager code and dyn's library calls (bmm, convolution, attention), on torch's (libgomp). After a
-# parallel region libomp's workers spin for KMP_BLOCKTIME (200 ms by default) before they sleep, so every
-# ATen op that runs within 200 ms of a dyn kernel finds its own threads competing with spinning ones for
-# the cores (on the 2-core machine an ATen bmm between two dyn kernels waited out scheduler time slices).
-# Workers that sleep at once cost a wake-up (a futex call) per kernel instead. libomp reads the variable
-# when it first initializes, which is after this import; a value the user set (or OMP_WAIT_POLICY) wins.
-# docs/performance.md, "CPU: two OpenMP runtimes in one process".
+# dyn's JIT-compiled CPU kernels and its runtime matmul run on torch's OpenMP threads (libgomp), as ATen's
+# ops do (lib/Runtime/OpenMPShim.cpp). Where they run on LLVM's OpenMP runtime instead (DYN_OPENMP=libomp, or
+# no libgomp in the process), libomp's workers spin for KMP_BLOCKTIME (200 ms by default) after a parallel
+# region, and every ATen op that runs within 200 ms of a dyn kernel finds its own threads competing with the
+# spinning ones for the cores; workers that sleep at once cost a wake-up (a futex call) per kernel instead.
+# libomp reads the variable when it first initializes, which is after this import; a value the user set (or
+# OMP_WAIT_POLICY) wins. docs/performance.md, "CPU: two OpenMP runtimes in one process" and "One OpenMP pool".
 if "KMP_BLOCKTIME" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
     os.environ["KMP_BLOCKTIME"] = "0"
 

@@ -55,3 +55,27 @@ func.func @lu(%a: tensor<4x4xf32>, %b: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %x = graph.linalg_lu_solve %f#0, %f#1, %b {left = true, adjoint = false} : (tensor<4x4xf32>, tensor<4xi32>, tensor<4x2xf32>) -> (tensor<4x2xf32>)
   return %x : tensor<4x2xf32>
 }
+
+// -----
+
+// An empty array is its length 0 and nothing else: irfft without n ("irfft" =
+// 5 characters, has_s 0, s [], has_dim 1, dim [1], norm "" = 0).
+// CHECK-LABEL: func @fft_real
+// CHECK: prim.library_call "fft_real"(%arg0) params [5, 105, 114, 102, 102, 116, 0, 0, 1, 1, 1, 0] : (tensor<5x6x7xf32>) -> tensor<5x10x7xf32>
+func.func @fft_real(%x: tensor<5x6x7xf32>) -> tensor<5x10x7xf32> {
+  %r = graph.fft_real %x {kind = "irfft", has_s = false, s = array<i64>, has_dim = true, dim = array<i64: 1>, norm = ""} : (tensor<5x6x7xf32>) -> (tensor<5x10x7xf32>)
+  return %r : tensor<5x10x7xf32>
+}
+
+// -----
+
+// Eager's draw from a seed: kind "bernoulli", seed 42, a and b as f64 bits (0),
+// n 0; the polynomials take x and n as operands and no parameters.
+// CHECK-LABEL: func @seeded_and_pointwise
+// CHECK: prim.library_call "seeded_random"(%arg0) params [9, 98, 101, 114, 110, 111, 117, 108, 108, 105, 42, 0, 0, 0] : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK: prim.library_call "chebyshev_polynomial_t"(%arg0, %arg1) params [] : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+func.func @seeded_and_pointwise(%p: tensor<8xf32>, %n: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %b = graph.seeded_random %p {kind = "bernoulli", seed = 42 : i64, a = 0.0 : f64, b = 0.0 : f64, n = 0 : i64} : (tensor<8xf32>) -> (tensor<8xf32>)
+  %t = graph.chebyshev_polynomial_t %p, %n : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
+  return %b, %t : tensor<8xf32>, tensor<8xf32>
+}

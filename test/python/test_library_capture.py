@@ -386,21 +386,23 @@ def test_numpy_operators_at_graph_breaks():
 
 # -- the generic torch_call node ---------------------------------------------------------------------
 def test_ops_without_a_handler_are_one_node_each():
-    # (std_mean, nanmean, airy_ai, igamma and segment_reduce, the examples here before, have handlers now)
+    # (std_mean, nanmean, airy_ai, igamma, segment_reduce and _upsample_bicubic2d_aa, the examples here before,
+    # have handlers now)
     def f(x):
         a = F.softplus(x) + F.elu(x)
         loss, is_target = torch.ops.aten.multilabel_margin_loss_forward(a, torch.zeros(4, 8, dtype=torch.long), 1)
-        aa = torch.ops.aten._upsample_bicubic2d_aa(x[None, None], [8, 16], False, None)
+        aa = torch.ops.aten.avg_pool2d_backward(x[None, None, :, :4], x[None, None], [1, 2], [1, 2], [0, 0], False,
+                                                True, None)
         up = F.interpolate(x[None], scale_factor=2.0, mode="nearest")
         return aa * 2, loss, is_target, up, torch.special.ndtri(x.sigmoid())
     one_graph(f, X)
     graph = dyn.export(f, X).graph
     calls = [n.attrs["callee"] for n in graph.nodes if n.op == "torch_call"]
-    assert "aten._upsample_bicubic2d_aa" in calls and "aten.multilabel_margin_loss_forward" in calls
+    assert "aten.avg_pool2d_backward" in calls and "aten.multilabel_margin_loss_forward" in calls
     text = str(graph)
     assert ':2 = graph.torch_call "aten.multilabel_margin_loss_forward"' in text
-    assert 'graph.torch_call "aten._upsample_bicubic2d_aa"(' in text and \
-        'args = [0 : index, [8 : i64, 16 : i64], false, unit]' in text, text
+    assert 'graph.torch_call "aten.avg_pool2d_backward"(%7, %8) {args = [0 : index, 1 : index, [1 : i64, 2 : i64], ' \
+        '[1 : i64, 2 : i64], [0 : i64, 0 : i64], false, true, unit]}' in text, text
 
 
 def test_torch_call_gradients_match_eager():
@@ -520,10 +522,11 @@ def test_dyn_backend_runs_the_graph_with_pytorch_ops_and_says_why(capfd, monkeyp
         pytest.skip("dyn._C without the compiler core")
 
     def f(x):
-        return torch.ops.aten._upsample_bicubic2d_aa(x.abs()[None, None], [8, 16], False, None) * 2
+        return torch.ops.aten.avg_pool2d_backward(x[None, None, :, :4], x.abs()[None, None], [1, 2], [1, 2], [0, 0],
+                                                  False, True, None) * 2
     monkeypatch.setenv("DYN_LOGS", "fallbacks")
     assert_same(dyn.compile(f)(X), f(X))
-    why = 'graph.torch_call "aten._upsample_bicubic2d_aa" has no lowering in dyn\'s compiler'
+    why = 'graph.torch_call "aten.avg_pool2d_backward" has no lowering in dyn\'s compiler'
     runs = dyn.stats()["eager_graphs"]
     assert len(runs) == 1 and runs[0]["backend"] == "eager (PyTorch ops)" and why in runs[0]["reason"]
     assert why in capfd.readouterr().err
