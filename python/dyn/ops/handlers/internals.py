@@ -2,8 +2,11 @@
 and dispatcher ops, written with the graph ops of their public forms: native_layer_norm,
 native_batch_norm and _native_batch_norm_legit (the normalized tensor and the statistics eager's kernels
 save for the backward), _softmax_backward_data, _safe_softmax and native_dropout_backward. The saved
-statistics are computed as eager's CPU kernels compute them (in float32 for float16/bfloat16 inputs, rounded
-once) and are not differentiable (eager's are not either)."""
+statistics are computed as eager's kernels compute them (in float32 for float16/bfloat16 inputs, rounded
+once) and are not differentiable (eager's are not either). CUDA's kernels differ from the CPU's: they save
+float32 statistics for every float16/bfloat16 input, batch norm in eval saves C of them where the CPU's
+saves none (eval on CUDA is not captured), and _softmax_backward_data of float16/bfloat16 rounds otherwise
+(not captured on CUDA)."""
 import torch
 
 from ...errors import Unsupported
@@ -40,10 +43,16 @@ def _inv_std(o, var, eps):
     return o.binary("div", 1.0, o.unary("sqrt", o.binary("add", var, eps)))
 
 
-def _stats_dtype(x, *params):
-    """The dtype of the statistics eager's CPU kernels save: x's, or float32 for a float16/bfloat16 x with
-    float32 parameters (their "mixed type"; the meta kernels say float32 for every float16/bfloat16 x)."""
-    if x.meta.dtype in _LOW and any(isinstance(p, TensorVar) and p.meta.dtype == torch.float32 for p in params):
+def _cuda(o):
+    return torch.device(o.tr.device).type == "cuda"
+
+
+def _stats_dtype(o, x, *params):
+    """The dtype of the statistics eager's kernels save: on the CPU x's, or float32 for a float16/bfloat16 x
+    with float32 parameters (their "mixed type"); on CUDA float32 for every float16/bfloat16 x (as the meta
+    kernels say)."""
+    if x.meta.dtype in _LOW and (_cuda(o) or any(isinstance(p, TensorVar) and p.meta.dtype == torch.float32
+                                                 for p in params)):
         return torch.float32
     return x.meta.dtype
 
@@ -64,7 +73,7 @@ def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
     k = len(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else 1
     nd = x.meta.dim()
     dims = list(range(nd - k, nd))
-    dt, shape = _stats_dtype(x, weight, bias), tuple(meta[1].shape)
+    dt, shape = _stats_dtype(o, x, weight, bias), tuple(meta[1].shape)
     if x.meta.numel() == 0:
         return y, o.full(shape, 0, dt), o.full(shape, 0, dt)
     mean, var = _moments(o, x, dims)
@@ -89,10 +98,12 @@ def _batch_norm(what, fn, x, weight, bias, running_mean, running_var, training, 
         raise Unsupported(f"{what} training flag that is not a bool")
     if x.meta.dim() < 2 or x.meta.numel() == 0:
         raise Unsupported(f"{what} of a tensor with fewer than 2 dims or no elements")
+    if not training and _cuda(o):
+        raise Unsupported(f"{what} in eval on CUDA (eager's kernel saves statistics the CPU's does not)")
     args = (x, weight, bias, running_mean, running_var) if stats else (x, weight, bias)
     _eager(what, fn, *args, training, momentum, eps)
     eps = _number(eps, f"{what} eps")
-    dt = _stats_dtype(x, weight, bias, running_mean, running_var)
+    dt = _stats_dtype(o, x, weight, bias, running_mean, running_var)
     y = o.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
     return (y,) + _batch_stats(o, x, training, eps, dt)
 
@@ -121,6 +132,8 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
                   input_dtype)
     if output.meta.dim() == 0:
         raise Unsupported("_softmax_backward_data of a 0-d tensor")
+    if _cuda(o) and (output.meta.dtype in _LOW or grad_output.meta.dtype in _LOW):
+        raise Unsupported("_softmax_backward_data of float16/bfloat16 on CUDA (eager's kernel rounds otherwise)")
     d = _norm_dim(dim, output.meta.dim())
     g, out = _opmath(o, grad_output), _opmath(o, output)
     s = o.reduce("sum", o.binary("mul", g, out), d, True)
