@@ -89,3 +89,36 @@ func.func @bernoulli(%p: tensor<6xf32>, %seed: tensor<i64>) -> tensor<6xf32> {
   %0 = graph.bernoulli %p, %seed offset 4 : tensor<6xf32>, tensor<i64> -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// Cauchy: median + sigma * tan(pi * (u - 0.5)).
+// CHECK-LABEL: func.func @cauchy
+// CHECK: prim.philox %arg0 offset 2 word 0
+// CHECK: prim.sub
+// CHECK: prim.tan
+// CHECK: prim.add
+// CHECK-NOT: graph.
+func.func @cauchy(%seed: tensor<i64>) -> tensor<8xf32> {
+  %0 = graph.random cauchy %seed offset 2 a 1.0 b 2.0 : tensor<i64> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// Log-normal: exp of Box-Muller's normal.
+// CHECK-LABEL: func.func @log_normal
+// CHECK: prim.cos
+// CHECK: prim.exp
+// CHECK-NOT: graph.
+func.func @log_normal(%seed: tensor<i64>) -> tensor<8xf64> {
+  %0 = graph.random log_normal %seed offset 0 a 0.5 b 0.25 : tensor<i64> -> tensor<8xf64>
+  return %0 : tensor<8xf64>
+}
+
+// Geometric: ceil(log(1 - u) / log1p(-p)).
+// CHECK-LABEL: func.func @geometric
+// CHECK: prim.log
+// CHECK: prim.div
+// CHECK: prim.ceil
+// CHECK-NOT: graph.
+func.func @geometric(%seed: tensor<i64>) -> tensor<8xf32> {
+  %0 = graph.random geometric %seed offset 0 a 0.2 b 0.0 : tensor<i64> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -36,7 +36,7 @@ NO_VALUES = {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_str
 # numbers (docs/random.md); their metadata is compared here, their distributions in test_random.py. Their
 # function variants call torch.testing's wrapper_set_seed, inside which dyn draws eager's numbers: values
 # compared.
-RANDOM = {"uniform", "normal", "exponential", "bernoulli", "rand_like", "randn_like", "randint_like", "randint",
+RANDOM = {"uniform", "normal", "exponential", "cauchy", "geometric", "log_normal", "bernoulli", "rand_like", "randn_like", "randint_like", "randint",
           "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d"}
 
 

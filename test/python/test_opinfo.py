@@ -68,10 +68,6 @@ KNOWN_FAILURES = {
     ("_softmax_backward_data", "function", "bfloat16", "cuda"):
         "not native: Unsupported: _softmax_backward_data of float16/bfloat16 on CUDA",
     ("logit", "function", "bfloat16", "cuda"): "not native: Unsupported: logit of torch.bfloat16 on CUDA",
-    # cauchy_, geometric_ and log_normal_ draw eager's numbers inside wrapper_set_seed (their function
-    # variants); called alone they have no Philox form yet: the generic node (docs/random.md)
-    **{(f"{n}", "inplace", "*", "*"): f'not native: fallback: graph.torch_call "torch.Tensor.{n}_" has no lowering'
-       for n in ("cauchy", "geometric", "log_normal")},
     # eager's addbmm_ resizes a [1] destination to the [n, p] product: dyn does not resize inputs
     ("addbmm", "inplace", "float32", "*"):
         "not native: Unsupported: in-place op: output with shape [1] doesn't match the broadcast shape [5, 10]",

@@ -189,6 +189,25 @@ def test_normal_statistics(dtype):
     assert abs(within - 0.682689492) < 6 * math.sqrt(0.2167 / N)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cauchy_log_normal_geometric_statistics(dtype):
+    """Tensor.cauchy_, log_normal_ and geometric_ as Philox numbers in eager's transformations: the median
+    and quartiles of the Cauchy, the mean and spread of log(log-normal), the mean and support of the
+    geometric."""
+    x = torch.empty(N, dtype=dtype)
+    c = native(lambda t: t.cauchy_(1.0, 2.0))(x.clone())
+    q = torch.quantile(c.double()[:100000], torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    assert torch.allclose(q, torch.tensor([-1.0, 1.0, 3.0], dtype=torch.float64), atol=0.1), q
+    ln = native(lambda t: t.log_normal_(0.5, 0.25))(x.clone())
+    assert (ln > 0).all()
+    m, v = mean_var(ln.log())
+    assert abs(m - 0.5) < 6 * 0.25 / math.sqrt(N) and abs(v - 0.0625) < 6 * 0.0625 * math.sqrt(2 / N)
+    g = native(lambda t: t.geometric_(0.2))(x.clone())
+    assert (g >= 1).all() and torch.equal(g, g.round())
+    m, v = mean_var(g)
+    assert abs(m - 5) < 6 * math.sqrt(20 / N)  # mean 1/p, variance (1 - p)/p^2
+
+
 def test_normal_with_mean_and_std():
     z = native(lambda: torch.normal(3.0, 0.5, (N,)))()
     m, v = mean_var(z)

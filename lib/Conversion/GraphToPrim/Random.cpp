@@ -113,6 +113,26 @@ struct RandomToPrim : OpConversionPattern<graph::RandomOp> {
       result = p.div(p.un<prim::NegOp>(p.min(l, p.c(-eps / 2))), p.c(a));
       break;
     }
+    case graph::RandomDistribution::cauchy: {
+      // torch's CPU transformation: median + sigma * tan(pi * (u - 0.5))
+      Value u = draw.uniform(f, full);
+      result = p.add(p.c(a), p.mul(p.c(b), p.un<prim::TanOp>(p.mul(p.c(M_PI), p.sub(u, p.c(0.5))))));
+      break;
+    }
+    case graph::RandomDistribution::log_normal: {
+      Value u1 = p.sub(p.c(1), draw.uniform(f, full, 0));
+      Value u2 = draw.uniform(f, full, full > 24 ? 2 : 1);
+      Value radius = p.un<prim::SqrtOp>(p.mul(p.c(-2), p.un<prim::LogOp>(u1)));
+      Value z = p.mul(radius, p.un<prim::CosOp>(p.mul(p.c(2 * M_PI), u2)));
+      result = p.un<prim::ExpOp>(p.add(p.mul(z, p.c(b)), p.c(a)));
+      break;
+    }
+    case graph::RandomDistribution::geometric: {
+      // ceil(log(u) / log1p(-p)) with u in (0, 1], as torch's transformation
+      Value u = p.sub(p.c(1), draw.uniform(f, full));
+      result = p.un<prim::CeilOp>(p.div(p.un<prim::LogOp>(u), p.c(std::log1p(-a))));
+      break;
+    }
     case graph::RandomDistribution::integers:
       llvm_unreachable("handled above");
     }

@@ -11,7 +11,8 @@ import torch
 
 OPS = frozenset(("random", "bernoulli", "dropout"))
 SEED = "%seed"
-_METHODS = {"uniform": "uniform_", "normal": "normal_", "exponential": "exponential_", "integers": "random_"}
+_METHODS = {"uniform": "uniform_", "normal": "normal_", "exponential": "exponential_", "integers": "random_",
+            "cauchy": "cauchy_", "log_normal": "log_normal_", "geometric": "geometric_"}
 
 
 def has_random(graph):
@@ -55,8 +56,8 @@ def run(n, xs):
     op, a = n.op, n.attrs
     if op == "random":
         t = torch.empty(tuple(n.meta.shape), dtype=n.meta.dtype, device=a.get("device", "cpu"))
-        if a["distribution"] == "exponential":
-            return t.exponential_(a["a"])
+        if a["distribution"] in ("exponential", "geometric"):
+            return getattr(t, _METHODS[a["distribution"]])(a["a"])
         lo, hi = a["a"], a["b"]
         if a["distribution"] == "integers":
             lo, hi = int(lo), int(hi)

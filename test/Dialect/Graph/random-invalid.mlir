@@ -85,3 +85,19 @@ func.func @dropout_of_ints(%x: tensor<4xi32>, %s: tensor<i64>) -> tensor<4xi32> 
   %0 = graph.dropout %x, %s p 0.5 offset 0 : tensor<4xi32>, tensor<i64> -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @geometric_probability(%s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{geometric needs a probability 0 < a < 1}}
+  %0 = graph.random geometric %s offset 0 a 1.5 b 0.0 : tensor<i64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @cauchy_of_integers(%s: tensor<i64>) -> tensor<4xi32> {
+  // expected-error @+1 {{cauchy and log_normal draw floats}}
+  %0 = graph.random cauchy %s offset 0 a 0.0 b 1.0 : tensor<i64> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -37,6 +37,19 @@ LogicalResult RandomOp::verify() {
     if (a <= 0)
       return emitOpError() << "exponential needs a rate a > 0";
     break;
+  case RandomDistribution::cauchy:
+  case RandomDistribution::log_normal:
+    if (!isFloat)
+      return emitOpError() << "cauchy and log_normal draw floats";
+    if (b <= 0)
+      return emitOpError() << "cauchy and log_normal need a scale b > 0";
+    break;
+  case RandomDistribution::geometric:
+    if (!isFloat)
+      return emitOpError() << "geometric draws floats";
+    if (!(a > 0 && a < 1))
+      return emitOpError() << "geometric needs a probability 0 < a < 1";
+    break;
   case RandomDistribution::integers:
     if (a != std::floor(a) || b != std::floor(b) || !(b > a) || std::fabs(a) > 0x1p62 ||
         std::fabs(b) > 0x1p62)

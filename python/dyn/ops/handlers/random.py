@@ -1,11 +1,11 @@
 """Handlers of random ops: torch.rand/randn/randint (and _like), torch.normal of numbers, torch.bernoulli,
-Tensor.uniform_/normal_/exponential_/random_(from, to), F.dropout/dropout1d/2d/3d (nn.Dropout*). Each records
+Tensor.uniform_/normal_/exponential_/random_(from, to)/cauchy_/log_normal_/geometric_, F.dropout/dropout1d/2d/3d (nn.Dropout*). Each records
 graph.random / graph.bernoulli / graph.dropout (graph/random.py: the compiled graph draws Philox numbers
 from a seed taken from torch's generator at each call; the eager backend runs PyTorch's op). Forms whose
 eager numbers these cannot reproduce on the eager backend (a generator argument, a non-contiguous
 destination) are left to the generic node. Inside torch.testing's wrapper_set_seed (Graph.eager_seed set) each
-of them records one seeded_random node instead: eager's own draw from the wrapper's seed (_seeded); Tensor.cauchy_/
-geometric_/log_normal_, torch.normal of tensors, multinomial, rrelu and alpha_dropout have that form only."""
+of them records one seeded_random node instead: eager's own draw from the wrapper's seed (_seeded); torch.normal
+of tensors, multinomial, rrelu and alpha_dropout have that form only."""
 import torch
 import torch.nn.functional as F
 
@@ -14,7 +14,7 @@ from ...errors import Unsupported
 from ...graph.random import next_offset
 from .common import _check_device, _out, _shape_args, inplace
 from ..tensor import TensorVar
-from .generic import generic_call, generic_method
+from .generic import generic_call
 
 H = {}        # torch.<name>
 METHODS = {}  # Tensor.<name>
@@ -234,15 +234,12 @@ def _bernoulli(o, x, *args, generator=None, out=None, **kwargs):
 H["bernoulli"] = _bernoulli
 
 
-_EAGER_ONLY = ("cauchy", "geometric", "log_normal")  # no Philox form: eager's draw inside wrapper_set_seed
 
 
 def _fill_random(name, distribution, defaults):
     """Tensor.<name>(a, b): x filled in place with random numbers."""
     def h(o, x, *args, generator=None, **kwargs):
         o.check(x)
-        if distribution in _EAGER_ONLY and o.g.eager_seed is None:
-            return generic_method(o, x, name, args, kwargs if generator is None else dict(kwargs, generator=generator))
         params = list(defaults)
         keys = {"uniform_": ("from", "to"), "normal_": ("mean", "std"), "exponential_": ("lambd",),
                 "random_": ("from", "to"), "cauchy_": ("median", "sigma"), "geometric_": ("p",),
@@ -260,6 +257,8 @@ def _fill_random(name, distribution, defaults):
         if not o.dest_shadow(x).is_contiguous():
             raise Unsupported(f"Tensor.{name} of a tensor that is not contiguous")
         a, b = (params + [0])[:2]
+        if a is None:
+            raise Unsupported(f"Tensor.{name} without its parameter (eager raises)")
         dtype = x.meta.dtype
         if distribution == "integers":
             if b is None or dtype not in _INTS + _FLOATS:
@@ -275,12 +274,6 @@ def _fill_random(name, distribution, defaults):
             raise Unsupported(f"Tensor.{name} with p outside (0, 1) (eager raises)")
         elif distribution in ("cauchy", "log_normal") and not b > 0:
             raise Unsupported(f"Tensor.{name} with a scale <= 0 (eager raises)")
-        if distribution in _EAGER_ONLY:
-            if dtype not in _FLOATS:
-                raise Unsupported(f"Tensor.{name} of dtype {dtype}")
-            meta = torch.empty(tuple(x.meta.shape), dtype=dtype, device="meta")
-            new = _seeded_node(o, distribution, (o.full(tuple(meta.shape), 0, dtype),), meta, a, b)
-            return inplace(o, x, new, lambda s: getattr(s, name)(*params))
         new = _random(o, tuple(x.meta.shape), dtype, distribution, a, b, f"Tensor.{name}")
         return inplace(o, x, new, lambda s: getattr(s, name)(*params))
     return h

@@ -19,7 +19,8 @@ include "mlir/IR/EnumAttr.td"
 
 def Graph_RandomDistribution : I32EnumAttr<"RandomDistribution", "what graph.random draws", [
     I32EnumAttrCase<"uniform", 0>, I32EnumAttrCase<"normal", 1>,
-    I32EnumAttrCase<"exponential", 2>, I32EnumAttrCase<"integers", 3>]> {
+    I32EnumAttrCase<"exponential", 2>, I32EnumAttrCase<"integers", 3>, I32EnumAttrCase<"cauchy", 4>,
+    I32EnumAttrCase<"log_normal", 5>, I32EnumAttrCase<"geometric", 6>]> {
   let cppNamespace = "::dyn::graph";
 }
 
@@ -35,7 +36,11 @@ def Graph_RandomOp : Graph_Op<"random"> {
       f64, 11 for f16, 8 for bf16),
     - `normal`: mean `a`, standard deviation `b` (Box-Muller, floats),
     - `exponential`: rate `a` (floats),
-    - `integers`: in `[a, b)` (integer or float result; `b > a`).
+    - `integers`: in `[a, b)` (integer or float result; `b > a`),
+    - `cauchy`: median `a`, scale `b` (`a + b * tan(pi * (u - 1/2))`, floats),
+    - `log_normal`: `exp` of a normal with mean `a` and standard deviation `b` (floats),
+    - `geometric`: trials to the first success of probability `a`
+      (`ceil(log(1 - u) / log1p(-a))`, floats).
   }];
   let arguments = (ins Graph_Seed:$seed, Graph_RandomDistribution:$distribution, F64Attr:$a,
                        F64Attr:$b, I64Attr:$offset);
