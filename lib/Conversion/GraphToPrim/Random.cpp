@@ -91,6 +91,13 @@ struct RandomToPrim : OpConversionPattern<graph::RandomOp> {
     Pointwise p{pb, ct};
     Type f = ct.getElementType();
     unsigned full = f.isF64() ? 53 : 24;
+    // Box-Muller: u1 in (0, 1], u2 in [0, 1), one of the pair (normal, log_normal)
+    auto standardNormal = [&] {
+      Value u1 = p.sub(p.c(1), draw.uniform(f, full, 0));
+      Value u2 = draw.uniform(f, full, full > 24 ? 2 : 1);
+      Value radius = p.un<prim::SqrtOp>(p.mul(p.c(-2), p.un<prim::LogOp>(u1)));
+      return p.mul(radius, p.un<prim::CosOp>(p.mul(p.c(2 * M_PI), u2)));
+    };
     switch (op.getDistribution()) {
     case graph::RandomDistribution::uniform: {
       Value u = draw.uniform(f, mantissaBits(t.getElementType()));
@@ -98,11 +105,7 @@ struct RandomToPrim : OpConversionPattern<graph::RandomOp> {
       break;
     }
     case graph::RandomDistribution::normal: {
-      // Box-Muller: u1 in (0, 1], u2 in [0, 1), one of the pair
-      Value u1 = p.sub(p.c(1), draw.uniform(f, full, 0));
-      Value u2 = draw.uniform(f, full, full > 24 ? 2 : 1);
-      Value radius = p.un<prim::SqrtOp>(p.mul(p.c(-2), p.un<prim::LogOp>(u1)));
-      Value z = p.mul(radius, p.un<prim::CosOp>(p.mul(p.c(2 * M_PI), u2)));
+      Value z = standardNormal();
       result = (a == 0 && b == 1) ? z : p.add(p.mul(z, p.c(b)), p.c(a));
       break;
     }
@@ -120,11 +123,7 @@ struct RandomToPrim : OpConversionPattern<graph::RandomOp> {
       break;
     }
     case graph::RandomDistribution::log_normal: {
-      Value u1 = p.sub(p.c(1), draw.uniform(f, full, 0));
-      Value u2 = draw.uniform(f, full, full > 24 ? 2 : 1);
-      Value radius = p.un<prim::SqrtOp>(p.mul(p.c(-2), p.un<prim::LogOp>(u1)));
-      Value z = p.mul(radius, p.un<prim::CosOp>(p.mul(p.c(2 * M_PI), u2)));
-      result = p.un<prim::ExpOp>(p.add(p.mul(z, p.c(b)), p.c(a)));
+      result = p.un<prim::ExpOp>(p.add(p.mul(standardNormal(), p.c(b)), p.c(a)));
       break;
     }
     case graph::RandomDistribution::geometric: {
