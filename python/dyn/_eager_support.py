@@ -2,6 +2,8 @@
 dialect's meaning of `dims` (empty: nothing reduced), and the library ops whose attributes stand for
 PyTorch's optional arguments (fft_real, segment_reduce),
 and eager's random draws from a seed (seeded_random)."""
+import contextlib
+
 import torch
 
 
@@ -67,17 +69,22 @@ def _feature(fn, x, p, n):
     return fn(x, p, True)
 
 
-def seeded_random(kind, seed, a, b, n, *xs):
-    """Eager's draw `kind` with torch's generator of the device seeded with `seed`, restored after."""
-    dev = xs[0].device
-    with torch.random.fork_rng(devices=[dev] if dev.type != "cpu" else [], device_type=dev.type):
+@contextlib.contextmanager
+def _seeded(device, seed):
+    """torch's generators seeded with `seed` inside, restored after (torch.testing's wrapper_set_seed)."""
+    with torch.random.fork_rng(devices=[device] if device.type != "cpu" else [], device_type=device.type):
         torch.manual_seed(seed)
+        yield
+
+
+def seeded_random(kind, seed, a, b, n, *xs):
+    """Eager's draw `kind` from `seed` (the generator restored after)."""
+    with _seeded(xs[0].device, seed):
         return _SEEDED[kind](*xs, a, b, n)
 
 
 def seeded_attention(q, k, v, p, is_causal, has_scale, scale, enable_gqa, seed):
-    with torch.random.fork_rng(devices=[q.device] if q.device.type != "cpu" else [], device_type=q.device.type):
-        torch.manual_seed(seed)
+    with _seeded(q.device, seed):
         return torch.nn.functional.scaled_dot_product_attention(
             q, k, v, dropout_p=p, is_causal=bool(is_causal), scale=scale if has_scale else None,
             enable_gqa=bool(enable_gqa))
