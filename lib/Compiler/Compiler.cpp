@@ -317,6 +317,12 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
                                           llvm::JITSymbolFlags::Exported};
     map[interner("dyn_matmul_nt_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f64),
                                           llvm::JITSymbolFlags::Exported};
+    map[interner("_mlir_memref_to_llvm_alloc")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_host_alloc),
+                                                   llvm::JITSymbolFlags::Exported};
+    map[interner("_mlir_memref_to_llvm_aligned_alloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&dyn_host_aligned_alloc), llvm::JITSymbolFlags::Exported};
+    map[interner("_mlir_memref_to_llvm_free")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_host_free),
+                                                  llvm::JITSymbolFlags::Exported};
     map[interner("dyn_library_call")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_library_call),
                                          llvm::JITSymbolFlags::Exported};
     return map;

@@ -62,6 +62,9 @@ void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  // Temporaries go through _mlir_memref_to_llvm_alloc/free, which the JIT maps
+  // to dyn's caching host allocator (lib/Runtime/HostAllocator.cpp).
+  memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;

@@ -17,10 +17,13 @@ from .session import current
 def _stats():
     """The session's counters as they are: captures (frames traced), backend_calls (graphs handed to a
     backend), graphs_compiled (kernels built by the C++ core), graph_breaks, eager_entries (entries that
-    run the frame in Python), internal_failures, graphs, compiled_graphs, recompiles; hook counters."""
+    run the frame in Python), internal_failures, graphs, compiled_graphs, recompiles; hook counters;
+    host_cache (the CPU temporaries cache: hits, misses, cached_bytes)."""
     s = dict(current().counters)
     if _C is not None:
         s["hook"] = _C.hook_stats()
+        if hasattr(_C, "host_cache_stats"):
+            s["host_cache"] = _C.host_cache_stats()
     return s
 
 
@@ -48,8 +51,11 @@ def last_graphs():
 
 
 def reset():
-    """Drops every compiled entry (the next call captures again) and zeroes the counters."""
+    """Drops every compiled entry (the next call captures again), zeroes the counters and returns the
+    buffers that compiled CPU functions' temporaries keep for reuse to the system."""
     current().reset()
+    if _C is not None and hasattr(_C, "empty_host_cache"):
+        _C.empty_host_cache()
 
 
 def list_backends():

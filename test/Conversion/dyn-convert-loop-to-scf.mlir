@@ -65,14 +65,25 @@ func.func @row_max(%x: memref<4x8xf32>, %y: memref<4xf32>) {
 
 // -----
 
-// A 2-d loop.matmul with transpose_b (F.linear's weight read in place) is a
-// call into dyn's runtime on raw addresses.
+// A 2-d loop.matmul with transpose_b (F.linear's weight read in place) of at
+// most 64 rows is a call into dyn's runtime on raw addresses.
 // CHECK: func.func private @dyn_matmul_nt_f32(i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func @matmul
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: call @dyn_matmul_nt_f32
 func.func @matmul(%a: memref<4x8xf32>, %b: memref<2x8xf32>, %c: memref<4x2xf32>) {
   loop.matmul %a, %b, %c transpose_b : memref<4x8xf32>, memref<2x8xf32>, memref<4x2xf32>
+  return
+}
+
+// -----
+
+// With more rows it calls the library (ATen's, MKL: even or faster there).
+// CHECK-LABEL: func @matmul_tall
+// CHECK-NOT: dyn_matmul
+// CHECK: call @dyn_library_call(
+func.func @matmul_tall(%a: memref<65x8xf32>, %b: memref<2x8xf32>, %c: memref<65x2xf32>) {
+  loop.matmul %a, %b, %c transpose_b : memref<65x8xf32>, memref<2x8xf32>, memref<65x2xf32>
   return
 }
 

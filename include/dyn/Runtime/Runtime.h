@@ -18,6 +18,11 @@ void dyn_matmul_nt_f32(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m
                        int64_t k);
 void dyn_matmul_nt_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m, int64_t n,
                        int64_t k);
+/// The temporaries of compiled CPU functions (MLIR's generic allocation
+/// functions): 64-byte aligned, large ones cached by size class when freed.
+void *dyn_host_alloc(uint64_t bytes);
+void *dyn_host_aligned_alloc(uint64_t alignment, uint64_t bytes);
+void dyn_host_free(void *ptr);
 }
 
 namespace dyn {
@@ -31,6 +36,16 @@ const std::vector<std::pair<const char *, void *>> &kmpcShimSymbols();
 /// body(ctx, begin, end) over balanced static chunks of [0, n), on the
 /// OpenMP team the kernels run on (libgomp's when loaded, else libomp's).
 void parallelFor(int64_t n, void (*body)(void *, int64_t, int64_t), void *ctx);
+
+/// What the host allocator's cache did (lib/Runtime/HostAllocator.cpp).
+struct HostCacheStats {
+  uint64_t hits = 0;        // allocations served from the cache
+  uint64_t misses = 0;      // cacheable allocations that were not
+  uint64_t cachedBytes = 0; // free bytes it holds now
+};
+HostCacheStats hostCacheStats();
+/// Returns every cached buffer to the system.
+void hostCacheEmpty();
 } // namespace dyn
 
 #endif // DYN_RUNTIME_RUNTIME_H

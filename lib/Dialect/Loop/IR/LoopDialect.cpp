@@ -137,10 +137,13 @@ bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
     if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"))
       return choice.getValue() != "library";
   // By default only the 2-d transposed-B product (F.linear's weight read in
-  // place, dyn_matmul_nt's 4x2 register tiles) stays on the runtime matmul:
-  // it measured faster than ATen's; plain and batched GEMMs measured slower
-  // or even (docs/performance.md, "CPU GEMM"), so they call the library.
-  return op.getTransposeB() && cast<MemRefType>(op.getOut().getType()).getRank() == 2;
+  // place, dyn_matmul_nt's 4x2 register tiles) of few rows stays on the
+  // runtime matmul: up to 64 rows it measured 2-3x faster than ATen's (MKL
+  // packs the whole weight for a few rows); from 256 rows, and for plain and
+  // batched GEMMs, it measured slower or even (docs/performance.md, "CPU
+  // GEMM"), so they call the library.
+  auto out = cast<MemRefType>(op.getOut().getType());
+  return op.getTransposeB() && out.getRank() == 2 && out.getDimSize(0) <= 64;
 }
 
 int32_t dyn::loop::libraryCallDType(Type t) {
