@@ -5,11 +5,14 @@
 // torch's headers; dyn's core stays free of torch.
 #include "dyn/Compiler/Compiler.h"
 
+#include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/baddbmm.h>
 #include <ATen/ops/bmm.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution.h>
+#include <ATen/ops/cudnn_convolution.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/_upsample_bicubic2d_aa.h>
 #include <ATen/ops/_upsample_bilinear2d_aa.h>
@@ -174,6 +177,41 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
   });
 }
 
+/// Where eager's convolution runs cuDNN on these (contiguous) buffers, cuDNN writes dyn's output
+/// buffer itself, then the bias is added in place, as eager's _convolution does for its Cudnn backend:
+/// the same kernels without the copy of a fresh result into `out` (a full read and write of every
+/// convolution's output). Returns false where eager would take another backend (depthwise kernels,
+/// the CPU's, transposed convolutions, 1-d ones that eager reshapes to 2-d).
+bool cudnnIntoOutput(const at::Tensor &input, const at::Tensor &weight,
+                     const std::optional<at::Tensor> &bias, at::IntArrayRef stride,
+                     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                     at::IntArrayRef outputPadding, int64_t groups, at::Tensor &out) {
+  if (!input.is_cuda() || transposed || (input.dim() != 4 && input.dim() != 5))
+    return false;
+  std::optional<c10::SymIntArrayRef> biasSizes;
+  if (bias)
+    biasSizes = bias->sym_sizes();
+  auto backend = at::native::select_conv_backend(
+      input, weight, bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(outputPadding),
+      c10::SymInt(groups), biasSizes);
+  if (backend != at::native::ConvBackend::Cudnn ||
+      at::native::_determine_backend_memory_format(input, weight, backend) !=
+          at::MemoryFormat::Contiguous)
+    return false;
+  auto &ctx = at::globalContext();
+  at::cudnn_convolution_out(out, input, weight, padding, stride, dilation, groups,
+                            ctx.benchmarkCuDNN(),
+                            ctx.deterministicCuDNN() || ctx.deterministicAlgorithms(),
+                            ctx.allowTF32CuDNN(at::Float32Op::CONV));
+  if (bias) {
+    std::vector<int64_t> shape(input.dim(), 1);
+    shape[1] = -1;
+    out.add_(bias->reshape(shape));
+  }
+  return true;
+}
+
 /// params: [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
 /// has_bias]; inputs: input, weight, the bias if any.
 int convolution(const DynLibraryCall *call, char *error, size_t size) {
@@ -189,6 +227,9 @@ int convolution(const DynLibraryCall *call, char *error, size_t size) {
     std::optional<at::Tensor> bias;
     if (p[3 + 4 * nd])
       bias = in[2];
+    if (cudnnIntoOutput(in[0], in[1], bias, stride, padding, dilation, transposed, outputPadding,
+                        groups, out))
+      return;
     out.copy_(at::convolution(in[0], in[1], bias, stride, padding, dilation, transposed,
                               outputPadding, groups));
   });

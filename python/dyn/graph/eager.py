@@ -34,7 +34,11 @@ def _registered_expr(n, args, ns, k):
         names[name] = f"a{k}_{name}"
     ns[f"dt{k}"] = n.meta.dtype
     names["dtype"] = f"dt{k}"
-    return EXPR[n.op].format(**names)
+    template = EXPR[n.op]
+    for name, operand in zip(d.operands, n.inputs):
+        if operand.meta.dtype == n.meta.dtype:  # x.to(x.dtype) is x itself: the call only costs time
+            template = template.replace(f"{{{name}}}.to({{dtype}})", f"{{{name}}}")
+    return template.format(**names)
 
 
 def _number_operand(n):
