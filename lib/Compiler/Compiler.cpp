@@ -698,4 +698,11 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
   return true;
 }
 
+HostCacheCounters hostCacheCounters() {
+  HostCacheStats s = hostCacheStats();
+  return {s.hits, s.misses, s.cachedBytes};
+}
+
+void emptyHostCache() { hostCacheEmpty(); }
+
 } // namespace dyn

@@ -10,7 +10,6 @@
 
 #ifdef DYN_HAS_COMPILER
 #include "dyn/Compiler/Compiler.h"
-#include "dyn/Runtime/Runtime.h"
 #endif
 
 extern "C" PyMethodDef *dyn_eval_frame_methods(void);
@@ -221,14 +220,14 @@ PYBIND11_MODULE(_C, m) {
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
       py::arg("num_buffers") = 0);
   m.def("host_cache_stats", [] {
-    dyn::HostCacheStats s = dyn::hostCacheStats();
+    dyn::HostCacheCounters s = dyn::hostCacheCounters();
     py::dict d;
     d["hits"] = s.hits;
     d["misses"] = s.misses;
     d["cached_bytes"] = s.cachedBytes;
     return d;
   });
-  m.def("empty_host_cache", [] { dyn::hostCacheEmpty(); });
+  m.def("empty_host_cache", [] { dyn::emptyHostCache(); });
 #else
   m.attr("HAS_COMPILER") = false;
   m.def("compile", [](py::args, py::kwargs) -> py::object { noCompiler(); });

@@ -25,6 +25,30 @@ func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 
 // -----
 
+// f32 square roots are llvm.intr.sqrt (sqrt.rn.f32, correctly rounded as in
+// eager's CUDA kernels), not math.sqrt (libdevice's __nv_sqrtf, approximate
+// without the __CUDA_PREC_SQRT reflection); f64 keeps math.sqrt (__nv_sqrt is
+// correctly rounded).
+// CHECK-LABEL: func @sqrt
+// CHECK: gpu.launch
+// CHECK: llvm.intr.sqrt(%{{.*}}) : (f32) -> f32
+// CHECK-NOT: math.sqrt {{.*}} : f32
+// CHECK: math.sqrt %{{.*}} : f64
+func.func @sqrt(%x: memref<7xf32>, %y: memref<7xf32>, %a: memref<7xf64>, %c: memref<7xf64>) {
+  loop.kernel "sqrt" [7] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<7xf32>
+    %s = math.sqrt %v : f32
+    loop.store %s, %y[%i] : memref<7xf32>
+    %w = loop.load %a[%i] : memref<7xf64>
+    %t = math.sqrt %w : f64
+    loop.store %t, %c[%i] : memref<7xf64>
+  }
+  return
+}
+
+// -----
+
 // A transposing copy cannot move four neighbours with one access: one thread
 // per point, 256 a block, guarded tail.
 // CHECK-LABEL: func @transpose

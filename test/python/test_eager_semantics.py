@@ -376,3 +376,22 @@ def test_python_numbers_compute_as_eager(name, device):
         fn = lambda x: x * (torch.ones(x.shape[0], 1, device=x.device) / 0.9625)  # noqa: E731
     got = dyn.compile(fn, backend="eager", fullgraph=True)(x)
     assert torch.equal(got, fn(x))
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2])
+def test_pow_by_special_numbers_compiles_as_eager(exponent, device):
+    """dyn's kernels compute x ** e for the exponents that eager's pow kernels special-case as eager does
+    (x * x, x * x * x, sqrt, 1 / sqrt, 1 / x, 1 / (x * x)): the same bits, natively compiled."""
+    x = torch.rand(64, 1000, device=device) * 10 + 0.01
+    fn = lambda t: t ** exponent  # noqa: E731
+    compiled = dyn.compile(fn, fullgraph=True)
+    got = compiled(x)
+    assert dyn.stats()["compiled_graphs"] >= 1 and not dyn.stats()["eager_graphs"]
+    expected = fn(x)
+    if exponent == 0.5 and device == "cpu":
+        # eager's CPU sqrt is MKL's vsSqrt, which is not correctly rounded (about one result in six is 1 ulp
+        # off); dyn's is the correctly rounded square root (the f64 one rounded to f32 is)
+        torch.testing.assert_close(got, expected, rtol=1.2e-7, atol=0)
+        expected = x.double().sqrt().float()
+    assert torch.equal(got, expected), (got - expected).abs().max()

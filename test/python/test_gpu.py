@@ -255,6 +255,39 @@ def test_conv_block(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("then_relu", [False, True], ids=["output", "temporary"])
+def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
+    """Where eager's convolution runs cuDNN, the library call runs the same cuDNN convolution into dyn's
+    buffer (the graph's output, or a temporary a fused kernel reads) and adds the bias in place, as eager
+    does: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result."""
+    cases = [  # (input, weight, conv): 2-d with bias, strided and grouped 2-d, 3-d with bias
+        ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1)),
+        ((2, 16, 17, 17), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4)),
+        ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1)),
+    ]
+    deterministic, benchmark = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    try:
+        for xs, ws, conv in cases:
+            x = torch.randn(xs, device="cuda", dtype=dtype)
+            w = torch.randn(ws, device="cuda", dtype=dtype) * 0.1
+            b = torch.randn(ws[0], device="cuda", dtype=dtype)
+            fn = (lambda a, c, d, conv=conv: torch.relu(conv(a, c, d))) if then_relu else conv
+            compiled = dyn.compile(fn, fullgraph=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                compiled(x, w, b)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                got = compiled(x, w, b)
+            torch.cuda.synchronize()
+            names = {e.key for e in prof.key_averages()}
+            assert "aten::cudnn_convolution" in names and "aten::copy_" not in names, sorted(names)
+            assert torch.equal(got, fn(x, w, b))
+    finally:
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = deterministic, benchmark
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_pooling(dtype):
     x = torch.randn(8, 32, 28, 28, device="cuda", dtype=dtype)
     check(lambda a: F.avg_pool2d(a, 3, 2, 1, count_include_pad=False), x, dtype=dtype)

@@ -94,6 +94,16 @@ void registerLibraryCall(const std::string &name, DynLibraryCallFn fn);
 bool lowerGraph(const std::string &graphIR, const std::string &pipeline,
                 std::string *result, std::string *error);
 
+/// What the host allocator of compiled CPU functions' temporaries did
+/// (lib/Runtime/HostAllocator.cpp): allocations served from its cache,
+/// cacheable ones that were not, and the free bytes it holds now.
+struct HostCacheCounters {
+  uint64_t hits = 0, misses = 0, cachedBytes = 0;
+};
+HostCacheCounters hostCacheCounters();
+/// Returns every buffer the host allocator holds to the system.
+void emptyHostCache();
+
 } // namespace dyn
 
 #endif // DYN_COMPILER_COMPILER_H

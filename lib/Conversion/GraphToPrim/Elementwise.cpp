@@ -109,6 +109,9 @@ Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorTyp
     return prim::RsqrtOp::create(pb.b, loc, type, base);
   if (e == -1.0)
     return prim::DivOp::create(pb.b, loc, type, pb.splat(type, 1.0), base);
+  if (e == -2.0) // eager's kernels (CPU and CUDA): the reciprocal of the square
+    return prim::DivOp::create(pb.b, loc, type, pb.splat(type, 1.0),
+                               prim::MulOp::create(pb.b, loc, type, base, base));
   return {};
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dyn/Conversion/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -631,6 +632,21 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     for (loop::KernelOp k : kernels)
       if (failed(mapper.map(k)))
         return signalPassFailure();
+    // f32 square roots correctly rounded, as eager's CUDA kernels (nvcc's
+    // default -prec-sqrt) compute them: libdevice's __nv_sqrtf, which the NVVM
+    // lowering would call, is sqrt.approx unless __CUDA_PREC_SQRT is reflected
+    // as 1, which LLVM sets only from a command-line option. llvm.sqrt.f32 is
+    // sqrt.rn.f32 in the NVPTX backend.
+    module.walk([&](gpu::LaunchOp launch) {
+      launch.walk([&](math::SqrtOp sqrt) {
+        if (!getElementTypeOrSelf(sqrt.getType()).isF32())
+          return;
+        b.setInsertionPoint(sqrt);
+        sqrt.replaceAllUsesWith(
+            LLVM::SqrtOp::create(b, sqrt.getLoc(), sqrt.getOperand()).getResult());
+        sqrt.erase();
+      });
+    });
     // Outlined kernels are named after their loop kernels ("dyn_add_5"), so
     // that profiles say which kernel is which (outlining uniquifies modules).
     module.walk([&](gpu::LaunchOp launch) {
