@@ -25,13 +25,13 @@ func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 
 // -----
 
-// f32 square roots are llvm.intr.sqrt (sqrt.rn.f32, correctly rounded as in
-// eager's CUDA kernels), not math.sqrt (libdevice's __nv_sqrtf, approximate
+// f32 square roots are the NVVM intrinsic sqrt.rn.f32 (correctly rounded as
+// in eager's CUDA kernels), not math.sqrt (libdevice's __nv_sqrtf, approximate
 // without the __CUDA_PREC_SQRT reflection); f64 keeps math.sqrt (__nv_sqrt is
 // correctly rounded).
 // CHECK-LABEL: func @sqrt
 // CHECK: gpu.launch
-// CHECK: llvm.intr.sqrt(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"(%{{.*}}) : (f32) -> f32
 // CHECK-NOT: math.sqrt {{.*}} : f32
 // CHECK: math.sqrt %{{.*}} : f64
 func.func @sqrt(%x: memref<7xf32>, %y: memref<7xf32>, %a: memref<7xf64>, %c: memref<7xf64>) {

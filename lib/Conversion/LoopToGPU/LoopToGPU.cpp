@@ -635,15 +635,17 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     // f32 square roots correctly rounded, as eager's CUDA kernels (nvcc's
     // default -prec-sqrt) compute them: libdevice's __nv_sqrtf, which the NVVM
     // lowering would call, is sqrt.approx unless __CUDA_PREC_SQRT is reflected
-    // as 1, which LLVM sets only from a command-line option. llvm.sqrt.f32 is
-    // sqrt.rn.f32 in the NVPTX backend.
+    // as 1, which LLVM sets only from a command-line option. The NVVM
+    // intrinsic is sqrt.rn.f32 (llvm.intr.sqrt is illegal in that lowering).
     module.walk([&](gpu::LaunchOp launch) {
       launch.walk([&](math::SqrtOp sqrt) {
-        if (!getElementTypeOrSelf(sqrt.getType()).isF32())
+        if (!sqrt.getType().isF32())
           return;
         b.setInsertionPoint(sqrt);
-        sqrt.replaceAllUsesWith(
-            LLVM::SqrtOp::create(b, sqrt.getLoc(), sqrt.getOperand()).getResult());
+        sqrt.replaceAllUsesWith(LLVM::CallIntrinsicOp::create(
+                                    b, sqrt.getLoc(), sqrt.getType(),
+                                    b.getStringAttr("llvm.nvvm.sqrt.rn.f"), sqrt.getOperand())
+                                    .getResult(0));
         sqrt.erase();
       });
     });
