@@ -172,10 +172,14 @@ func.func @convolution_transposed(%x: tensor<1x4x5xf64>, %w: tensor<4x2x3xf64>) 
 
 // -----
 
-// Attention resolves its default scale, 1/sqrt(E).
+// Attention resolves its default scale, 1/sqrt(E); a boolean mask becomes the
+// additive one ATen would make of it (0 where attended, -inf elsewhere).
 // CHECK-LABEL: func @attention_default_scale
 // CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale 2.500000e-01
-// CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 5.000000e-01
+// CHECK-DAG: %[[ZERO:.*]] = prim.constant dense<0.000000e+00> : tensor<8x8xf32>
+// CHECK-DAG: %[[NINF:.*]] = prim.constant dense<0xFF800000> : tensor<8x8xf32>
+// CHECK: %[[MASK:.*]] = prim.select %{{.*}}, %[[ZERO]], %[[NINF]] : tensor<8x8xi1>, tensor<8x8xf32>
+// CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %[[MASK]] scale 5.000000e-01
 func.func @attention_default_scale(%q: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
   %0 = graph.scaled_dot_product_attention %q, %q, %q causal : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
   %1 = graph.scaled_dot_product_attention %q, %q, %q mask %m scale 0.5 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>

@@ -173,6 +173,28 @@ def test_attention(case, dtype, backend):
     run(fn, *[r(*s, dtype=dtype) for s in shapes], backend=backend)
 
 
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+def test_attention_boolean_mask_is_made_additive_in_a_kernel(device):
+    """A boolean attention mask becomes the additive mask ATen makes of it (0 where attended, -inf
+    elsewhere, in the query's dtype) in one of dyn's kernels, not three ATen ops on the host before each
+    attention call: eager's results bit for bit, and no aten::where in the call."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 64, 32, generator=g).to(device) for _ in range(3))
+    mask = (torch.rand(64, 64, generator=g) < 0.8).to(device)
+    mask[:, 0] = True
+    fn = lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m)  # noqa: E731
+    compiled = dyn.compile(fn, fullgraph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled(q, k, v, mask)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        got = compiled(q, k, v, mask)
+    names = {e.key for e in prof.key_averages()}
+    assert "aten::scaled_dot_product_attention" in names and "aten::where" not in names, sorted(names)
+    assert torch.equal(got, fn(q, k, v, mask))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_attention_bfloat16(backend):
     q, k, v = (r(2, 4, 8, 16, dtype=torch.bfloat16) for _ in range(3))

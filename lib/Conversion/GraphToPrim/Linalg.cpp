@@ -2,10 +2,13 @@
 //
 // Contractions and the library primitives: matmul becomes prim.dot_general,
 // convolution prim.convolution (the bias added by the library, one rounding
-// as in eager), attention prim.attention with its scale.
+// as in eager), attention prim.attention with its scale (a boolean mask made
+// additive first, as ATen does).
 //
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace dyn;
@@ -47,8 +50,19 @@ struct AttentionToPrim : OpConversionPattern<graph::ScaledDotProductAttentionOp>
     int64_t e = tensorType(op.getQuery()).getShape().back();
     double scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0 / std::sqrt((double)e);
     SmallVector<Value> operands{adaptor.getQuery(), adaptor.getKey(), adaptor.getValue()};
-    if (adaptor.getMask())
-      operands.push_back(adaptor.getMask());
+    if (Value mask = adaptor.getMask()) {
+      // A boolean mask becomes the additive mask ATen makes of it at every
+      // call (convert_boolean_attn_mask: 0 where attended, -inf elsewhere, in
+      // the query's dtype), here one fused kernel instead of three ATen ops
+      // on the host before each attention call.
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      if (maskType.getElementType().isInteger(1)) {
+        PrimBuilder pb{rewriter, op.getLoc()};
+        Pointwise p{pb, maskType.clone(tensorType(op.getQuery()).getElementType())};
+        mask = p.select(mask, p.c(0.0), p.c(-std::numeric_limits<double>::infinity()));
+      }
+      operands.push_back(mask);
+    }
     auto attention = prim::AttentionOp::create(rewriter, op.getLoc(), TypeRange{op.getType()},
                                                operands, ArrayRef<NamedAttribute>{});
     attention.setScale(llvm::APFloat(scale));
