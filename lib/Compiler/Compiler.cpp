@@ -698,10 +698,7 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
   return true;
 }
 
-HostCacheCounters hostCacheCounters() {
-  HostCacheStats s = hostCacheStats();
-  return {s.hits, s.misses, s.cachedBytes};
-}
+HostCacheStats hostCacheCounters() { return hostCacheStats(); }
 
 void emptyHostCache() { hostCacheEmpty(); }
 

@@ -13,7 +13,7 @@
 //
 // The cache holds at most DYN_HOST_CACHE_MB (default 1024) MiB of free
 // buffers; beyond that a freed buffer goes back to the system.
-// dyn::hostCacheEmpty() (Python: dyn.empty_host_cache()) releases them all.
+// dyn::hostCacheEmpty() (from Python: dyn.reset()) releases them all.
 //
 //===----------------------------------------------------------------------===//
 #include "dyn/Runtime/Runtime.h"

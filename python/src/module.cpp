@@ -220,7 +220,7 @@ PYBIND11_MODULE(_C, m) {
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
       py::arg("num_buffers") = 0);
   m.def("host_cache_stats", [] {
-    dyn::HostCacheCounters s = dyn::hostCacheCounters();
+    dyn::HostCacheStats s = dyn::hostCacheCounters();
     py::dict d;
     d["hits"] = s.hits;
     d["misses"] = s.misses;

@@ -9,6 +9,7 @@
 #define DYN_COMPILER_COMPILER_H
 
 #include "dyn/Runtime/LibraryCall.h"
+#include "dyn/Runtime/Runtime.h"
 
 #include <cstdint>
 #include <memory>
@@ -95,12 +96,9 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline,
                 std::string *result, std::string *error);
 
 /// What the host allocator of compiled CPU functions' temporaries did
-/// (lib/Runtime/HostAllocator.cpp): allocations served from its cache,
-/// cacheable ones that were not, and the free bytes it holds now.
-struct HostCacheCounters {
-  uint64_t hits = 0, misses = 0, cachedBytes = 0;
-};
-HostCacheCounters hostCacheCounters();
+/// (lib/Runtime/HostAllocator.cpp), exported from this library (the static
+/// build hides the runtime's own symbols).
+HostCacheStats hostCacheCounters();
 /// Returns every buffer the host allocator holds to the system.
 void emptyHostCache();
 
