@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <dlfcn.h>
 #include <mutex>
@@ -296,7 +297,10 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     libs.push_back(omp);
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
+  // DYN_JIT_PERF=1: the JIT reports its code to perf (jit-<pid>.dump for
+  // `perf record -k 1` and `perf inject --jit`), so profiles name dyn's kernels.
+  const char *perf = std::getenv("DYN_JIT_PERF");
+  engineOptions.enablePerfNotificationListener = perf && *perf && *perf != '0';
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)
     return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));

@@ -36,6 +36,7 @@ static void addCleanup(OpPassManager &pm) {
 
 void buildGraphToPrimPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGraphToPrimPass());
+  pm.addPass(createPropagateLayoutsPass());
   addCleanup(pm);
 }
 

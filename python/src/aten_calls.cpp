@@ -140,13 +140,20 @@ at::Tensor wrap(const DynBuffer &b, int32_t device) {
   return at::from_blob(b.data, sizes, options);
 }
 
-/// out <- result. A small contiguous CPU result of out's dtype is one memcpy: copy_'s TensorIterator
-/// setup costs more than such a copy (9 us for 8 KiB against well under 1 us); larger ones keep
-/// copy_ (parallel, and for any layout, dtype or device).
+/// A dyn buffer [N, *spatial, C] as the tensor [N, C, *spatial] in channels-last memory format
+/// (a view: no copy).
+at::Tensor wrapChannelsLast(const DynBuffer &b, int32_t device) {
+  return wrap(b, device).movedim(-1, 1);
+}
+
+/// out <- result. A small CPU result laid out as out (contiguous, or both channels-last) of out's
+/// dtype is one memcpy: copy_'s TensorIterator setup costs more than such a copy (9 us for 8 KiB
+/// against well under 1 us); larger ones keep copy_ (parallel, and for any layout, dtype or device).
 void copyInto(at::Tensor &out, const at::Tensor &result) {
   if (!out.is_cuda() && !result.is_cuda() && result.scalar_type() == out.scalar_type() &&
-      result.sizes() == out.sizes() && result.is_contiguous() && !result.is_conj() &&
-      !result.is_neg() && result.nbytes() <= (size_t(64) << 10)) {
+      result.sizes() == out.sizes() && result.strides() == out.strides() &&
+      result.is_non_overlapping_and_dense() && !result.is_conj() && !result.is_neg() &&
+      result.nbytes() <= (size_t(64) << 10)) {
     if (result.nbytes())
       std::memmove(out.data_ptr(), result.const_data_ptr(), result.nbytes());
     return;
@@ -209,9 +216,10 @@ bool cudnnIntoOutput(const at::Tensor &input, const at::Tensor &weight,
       input, weight, bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
       c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(outputPadding),
       c10::SymInt(groups), biasSizes);
+  // cuDNN writes `out` in its own layout (cudnn_convolution_forward_out): the format eager picks
+  // must be that one.
   if (backend != at::native::ConvBackend::Cudnn ||
-      at::native::_determine_backend_memory_format(input, weight, backend) !=
-          at::MemoryFormat::Contiguous)
+      !out.is_contiguous(at::native::_determine_backend_memory_format(input, weight, backend)))
     return false;
   auto &ctx = at::globalContext();
   at::cudnn_convolution_out(out, input, weight, padding, stride, dilation, groups,
@@ -227,12 +235,18 @@ bool cudnnIntoOutput(const at::Tensor &input, const at::Tensor &weight,
 }
 
 /// params: [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
-/// has_bias]; inputs: input, weight, the bias if any.
+/// has_bias, channels_last]; inputs: input, weight, the bias if any. channels_last: input and
+/// output buffers are [N, *spatial, C], torch's channels-last memory format, which eager's
+/// convolution keeps (its oneDNN and cuDNN kernels run on it without reorders).
 int convolution(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(call->outputs[0], call->device);
     const int64_t *p = call->params;
+    bool channelsLast = call->num_params > 4 + 4 * p[0] && p[4 + 4 * p[0]];
+    at::Tensor out = channelsLast ? wrapChannelsLast(call->outputs[0], call->device)
+                                  : wrap(call->outputs[0], call->device);
+    if (channelsLast)
+      in[0] = wrapChannelsLast(call->inputs[0], call->device);
     int64_t nd = p[0];
     at::IntArrayRef stride(p + 1, nd), padding(p + 1 + nd, nd), dilation(p + 1 + 2 * nd, nd),
         outputPadding(p + 1 + 3 * nd, nd);

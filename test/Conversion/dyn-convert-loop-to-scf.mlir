@@ -124,9 +124,9 @@ func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: 
 // an i64 descriptor [num_inputs, num_outputs, (dtype, rank, sizes) per
 // buffer, num_params, params], and the buffers' addresses in a stack array.
 // Here a convolution: two f32 (dtype 0) inputs and the output, then nd=1, stride 2, padding 1,
-// dilation 1, output_padding 0, groups 1, not transposed, no bias.
+// dilation 1, output_padding 0, groups 1, not transposed, no bias, not channels-last.
 // CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_convolution : memref<12xi8> = dense<[99, 111, 110, 118, 111, 108, 117, 116, 105, 111, 110, 0]>
-// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<26xi64> = dense<[2, 1, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 8, 1, 2, 1, 1, 0, 1, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<27xi64> = dense<[2, 1, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 9, 1, 2, 1, 1, 0, 1, 0, 0, 0]>
 // CHECK-DAG: func.func private @dyn_library_call(i64, i64, i64)
 // CHECK-LABEL: func @convolution
 // CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>

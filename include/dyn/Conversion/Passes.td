@@ -20,6 +20,24 @@ def ConvertGraphToPrimPass : Pass<"dyn-convert-graph-to-prim", "mlir::ModuleOp">
   let dependentDialects = ["::dyn::prim::PrimDialect"];
 }
 
+def PropagateLayoutsPass : Pass<"dyn-propagate-layouts", "mlir::ModuleOp"> {
+  let summary = "Run convolutions channels-last and keep their activations in that layout";
+  let description = [{
+    Each 2-d and 3-d convolution becomes a `channels_last` one between two
+    `prim.transpose` ops ([N, C, *spatial] -> [N, *spatial, C] and back), as
+    eager runs a model converted to `torch.channels_last`: the libraries'
+    channels-last kernels (oneDNN, cuDNN) skip their layout reorders. The
+    transposes then sink through what follows: elementwise ops (whose other
+    operands are broadcasts or splats, re-expressed in the new order), pads,
+    slices, reductions and concatenations, so the values between two
+    convolutions are computed, and kept in buffers, channels-last; a
+    transpose meeting its inverse (the next convolution's) cancels. A
+    transpose that stops (at a reshape, a function result) is an index
+    remap in the kernel that reads it, not a copy.
+  }];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
 def FusePrimToLoopPass : Pass<"dyn-fuse-prim-to-loop", "mlir::ModuleOp"> {
   let summary = "Fuse prim ops into loop kernels and assign buffers";
   let description = [{

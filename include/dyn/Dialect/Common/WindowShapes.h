@@ -18,6 +18,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -28,13 +29,38 @@ struct ConvolutionParams {
   llvm::ArrayRef<int64_t> outputPadding; // empty: zeros
   int64_t groups = 1;
   bool transposed = false;
+  bool channelsLast = false; // input and result are [N, *spatial, C]
 };
 
+/// [N, *spatial, C] <-> [N, C, *spatial]: the dims of a channels-last tensor in torch's order, and back.
+inline llvm::SmallVector<int64_t> channelsFirstShape(llvm::ArrayRef<int64_t> s) {
+  llvm::SmallVector<int64_t> r(s.begin(), s.end());
+  if (r.size() >= 3)
+    std::rotate(r.begin() + 1, r.end() - 1, r.end());
+  return r;
+}
+inline llvm::SmallVector<int64_t> channelsLastShape(llvm::ArrayRef<int64_t> s) {
+  llvm::SmallVector<int64_t> r(s.begin(), s.end());
+  if (r.size() >= 3)
+    std::rotate(r.begin() + 1, r.begin() + 2, r.end());
+  return r;
+}
+
 /// torch.convolution: input [N, C_in, *spatial] and weight [C_out, C_in/groups, *kernel]
-/// ([C_in, C_out/groups, *kernel] when transposed), 1-3 spatial dims.
+/// ([C_in, C_out/groups, *kernel] when transposed), 1-3 spatial dims. With p.channelsLast, input
+/// and result are [N, *spatial, C] (the weight keeps torch's order).
 inline std::optional<llvm::SmallVector<int64_t>>
-convolutionResultShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> weight,
+convolutionResultShape(llvm::ArrayRef<int64_t> inputDims, llvm::ArrayRef<int64_t> weight,
                        const ConvolutionParams &p, std::string &error) {
+  if (p.channelsLast) {
+    ConvolutionParams first = p;
+    first.channelsLast = false;
+    auto shape = convolutionResultShape(channelsFirstShape(inputDims), weight, first, error);
+    if (shape)
+      return channelsLastShape(*shape);
+    return shape;
+  }
+  llvm::ArrayRef<int64_t> input = inputDims;
   auto fail = [&](const llvm::Twine &why) {
     error = why.str();
     return std::nullopt;

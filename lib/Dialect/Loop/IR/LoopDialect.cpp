@@ -187,10 +187,11 @@ LogicalResult ConvolutionOp::verify() {
     return failure();
   dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
                            getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
-                           getTransposed()};
+                           getTransposed(), getChannelsLast()};
   std::string error;
   auto shape = dyn::convolutionResultShape(shapeOf(getInput()), shapeOf(getWeight()), p, error);
-  if (shape && getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{(*shape)[1]})
+  if (shape && getBias() &&
+      shapeOf(getBias()) != ArrayRef<int64_t>{(*shape)[getChannelsLast() ? shape->size() - 1 : 1]})
     return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, shapeOf(getOut()));
 }
@@ -204,7 +205,7 @@ SmallVector<Value> ConvolutionOp::getLibraryCallInputs() {
 }
 SmallVector<Value> ConvolutionOp::getLibraryCallOutputs() { return {getOut()}; }
 /// [nd, stride x nd, padding x nd, dilation x nd, output_padding x nd, groups, transposed,
-/// has_bias]
+/// has_bias, channels_last]
 SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
   size_t nd = getStride().size();
   SmallVector<int64_t> params{(int64_t)nd};
@@ -217,6 +218,7 @@ SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
   params.push_back(getGroups());
   params.push_back(getTransposed() ? 1 : 0);
   params.push_back(getBias() ? 1 : 0);
+  params.push_back(getChannelsLast() ? 1 : 0);
   return params;
 }
 

@@ -240,11 +240,12 @@ LogicalResult ConvolutionOp::verify() {
     return failure();
   dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
                            getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),
-                           getTransposed()};
+                           getTransposed(), getChannelsLast()};
   std::string error;
   auto shape = dyn::convolutionResultShape(tensorType(getInput()).getShape(),
                                            tensorType(getWeight()).getShape(), p, error);
-  if (shape && getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{(*shape)[1]})
+  if (shape && getBias() &&
+      tensorType(getBias()).getShape() != ArrayRef<int64_t>{(*shape)[getChannelsLast() ? shape->size() - 1 : 1]})
     return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, getType().getShape());
 }

@@ -129,17 +129,19 @@ def Loop_ConvolutionOp : Loop_LibraryCallOp<"convolution"> {
   let summary = "library call: out = convolution(input, weight) (+ bias)";
   let description = [{
     `prim.convolution` on buffers; shape rules as `graph.convolution`; the
-    optional bias (`[C_out]`) is added by the library.
+    optional bias (`[C_out]`) is added by the library. With `channels_last`,
+    input and out are `[N, *spatial, C]` buffers (torch's channels-last
+    memory format).
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$input, Arg<AnyMemRef, "", [MemRead]>:$weight,
                        Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
-                       OptionalAttr<DenseI64ArrayAttr>:$output_padding);
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding, UnitAttr:$channels_last);
   let assemblyFormat = [{
     $input `,` $weight `,` $out (`bias` $bias^)? `stride` $stride `padding` $padding
     `dilation` $dilation `groups` $groups (`transposed` $transposed^)?
-    (`output_padding` $output_padding^)? attr-dict `:` type(operands)
+    (`output_padding` $output_padding^)? (`channels_last` $channels_last^)? attr-dict `:` type(operands)
   }];
 }
 

@@ -317,17 +317,22 @@ def Prim_ConvolutionOp : Prim_Op<"convolution"> {
     added inside the library call (its epilogue: one rounding, as eager's);
     the pointwise ops after it fuse into the kernel that reads the result.
     Operands and result share one element type.
+
+    With `channels_last`, the input is `[N, *spatial, C_in]` and the result
+    `[N, *spatial, C_out]` (the weight keeps torch's order): the library runs
+    its channels-last kernels on them, as eager does for a tensor in
+    `torch.channels_last` memory format. dyn-propagate-layouts introduces it.
   }];
   let arguments = (ins Prim_LibraryFloatTensor:$input, Prim_LibraryFloatTensor:$weight,
                        Optional<Prim_LibraryFloatTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
-                       OptionalAttr<DenseI64ArrayAttr>:$output_padding);
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding, UnitAttr:$channels_last);
   let results = (outs Prim_LibraryFloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
     `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
-    attr-dict `:` type(operands) `->` type($result)
+    (`channels_last` $channels_last^)? attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,78 @@
+// RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts -canonicalize | FileCheck %s
+
+// Two convolutions with a batch norm's scale (a broadcast), a ReLU (a splat)
+// and a residual add between them, then a global pool: everything runs
+// channels-last; the one transpose left is the input's.
+// CHECK-LABEL: func @block
+// CHECK: %[[X:.*]] = prim.transpose %arg0 permutation [0, 2, 3, 1] : tensor<2x3x8x8xf32> -> tensor<2x8x8x3xf32>
+// CHECK: %[[C:.*]] = prim.convolution %[[X]], %arg1 {{.*}} channels_last : {{.*}} -> tensor<2x8x8x4xf32>
+// CHECK: %[[S:.*]] = prim.broadcast_in_dim %arg3 dims [3] : tensor<4xf32> -> tensor<2x8x8x4xf32>
+// CHECK: %[[M:.*]] = prim.mul %[[C]], %[[S]] : tensor<2x8x8x4xf32>
+// CHECK: %[[R:.*]] = prim.max %[[M]], %{{.*}} : tensor<2x8x8x4xf32>
+// CHECK: %[[C2:.*]] = prim.convolution %[[R]], %arg2 {{.*}} channels_last : {{.*}} -> tensor<2x8x8x4xf32>
+// CHECK: %[[A:.*]] = prim.add %[[C2]], %[[R]] : tensor<2x8x8x4xf32>
+// CHECK: %[[P:.*]] = prim.reduce_sum %[[A]] dims [1, 2] : tensor<2x8x8x4xf32> -> tensor<2x4xf32>
+// CHECK: return %[[P]]
+// CHECK-NOT: prim.transpose
+func.func @block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %w2: tensor<4x4x1x1xf32>,
+                 %s: tensor<4xf32>) -> tensor<2x4xf32> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %b = prim.broadcast_in_dim %s dims [1] : tensor<4xf32> -> tensor<2x4x8x8xf32>
+  %m = prim.mul %c, %b : tensor<2x4x8x8xf32>
+  %z = prim.constant dense<0.0> : tensor<2x4x8x8xf32>
+  %r = prim.max %m, %z : tensor<2x4x8x8xf32>
+  %c2 = prim.convolution %r, %w2 stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<2x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<2x4x8x8xf32>
+  %a = prim.add %c2, %r : tensor<2x4x8x8xf32>
+  %p = prim.reduce_sum %a dims [2, 3] : tensor<2x4x8x8xf32> -> tensor<2x4xf32>
+  return %p : tensor<2x4xf32>
+}
+
+// -----
+
+// A max pool's pad and strided slices move with their dims; the result goes
+// back to torch's order once, where the function returns it.
+// CHECK-LABEL: func @pool
+// CHECK: %[[C:.*]] = prim.convolution {{.*}} channels_last
+// CHECK: %[[P:.*]] = prim.pad %[[C]] low [0, 1, 0, 0] high [0, 0, 0, 0] {{.*}} -> tensor<2x9x8x4xf32>
+// CHECK: %[[S:.*]] = prim.slice %[[P]] start [0, 1, 0, 0] stride [1, 2, 1, 1] : tensor<2x9x8x4xf32> -> tensor<2x4x8x4xf32>
+// CHECK: %[[T:.*]] = prim.transpose %[[S]] permutation [0, 3, 1, 2] : tensor<2x4x8x4xf32> -> tensor<2x4x4x8xf32>
+// CHECK: return %[[T]]
+func.func @pool(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x4x8xf32> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %p = prim.pad %c low [0, 0, 1, 0] high [0, 0, 0, 0] value 0xFFF0000000000000 : tensor<2x4x8x8xf32> -> tensor<2x4x9x8xf32>
+  %s = prim.slice %p start [0, 0, 1, 0] stride [1, 1, 2, 1] : tensor<2x4x9x8xf32> -> tensor<2x4x4x8xf32>
+  return %s : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// ConvNeXt permutes to [N, H, W, C] itself around its layer norm: that
+// permute meets the convolution's layout and disappears, and so does the
+// permute back before the residual add.
+// CHECK-LABEL: func @permuted_block
+// CHECK: %[[C:.*]] = prim.convolution {{.*}} channels_last
+// CHECK-NOT: prim.transpose %[[C]]
+// CHECK: %[[E:.*]] = prim.exp %[[C]] : tensor<2x8x8x4xf32>
+// CHECK: %[[A:.*]] = prim.add %[[E]], %[[C]] : tensor<2x8x8x4xf32>
+// CHECK: prim.transpose %[[A]] permutation [0, 3, 1, 2]
+func.func @permuted_block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %t = prim.transpose %c permutation [0, 2, 3, 1] : tensor<2x4x8x8xf32> -> tensor<2x8x8x4xf32>
+  %e = prim.exp %t : tensor<2x8x8x4xf32>
+  %b = prim.transpose %e permutation [0, 3, 1, 2] : tensor<2x8x8x4xf32> -> tensor<2x4x8x8xf32>
+  %a = prim.add %b, %c : tensor<2x4x8x8xf32>
+  return %a : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// A convolution whose weight outweighs its activations (a late stage at a
+// small batch) keeps torch's layout: the library would copy the weight on
+// every call.
+// CHECK-LABEL: func @weight_heavy
+// CHECK-NOT: channels_last
+// CHECK-NOT: prim.transpose
+func.func @weight_heavy(%x: tensor<1x64x2x2xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x2x2xf32> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x64x2x2xf32>, tensor<64x64x3x3xf32> -> tensor<1x64x2x2xf32>
+  return %c : tensor<1x64x2x2xf32>
+}
