@@ -24,6 +24,45 @@ func.func @pointwise(%x: memref<65536xf32>, %y: memref<65536xf32>) {
 
 // -----
 
+// A column reduction (a channels-last global pool: each (n, c) sums [n, h, w, c]
+// over h and w) keeps a row of accumulators per chunk of c; the loop over c is
+// innermost in the reduction's nest, so it reads contiguously. The value the
+// reduction's body takes from the kernel (a per-channel scale) is computed
+// once per column into a row of its own.
+// CHECK-LABEL: func @column_sum
+// CHECK: scf.parallel
+// CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+// CHECK: %[[ROW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[ROW]]
+// CHECK: scf.for %[[H:.*]] =
+// CHECK: scf.for %[[W:.*]] =
+// CHECK: scf.for %[[C:.*]] =
+// CHECK: memref.load %[[ROW]]
+// CHECK: memref.load %arg0[%{{.*}}, %[[H]], %[[W]], %[[C]]]
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: scf.for
+// CHECK: memref.load %[[ACC]]
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: memref.dealloc %[[ACC]]
+func.func @column_sum(%x: memref<4x8x8x16xf32>, %s: memref<16xf32>, %y: memref<4x16xf32>) {
+  loop.kernel "pool" [4, 16] {
+  ^bb0(%n: index, %c: index):
+    %k = loop.load %s[%c] : memref<16xf32>
+    %e = math.exp %k : f32
+    %r = loop.reduce add [8, 8] : f32 {
+    ^bb0(%h: index, %w: index):
+      %v = loop.load %x[%n, %h, %w, %c] : memref<4x8x8x16xf32>
+      %m = arith.mulf %v, %e : f32
+      loop.yield %m : f32
+    }
+    loop.store %r, %y[%n, %c] : memref<4x16xf32>
+  }
+  return
+}
+
+// -----
+
 // A reduction is a serial loop with one accumulator whose adds may be reassociated.
 // CHECK-LABEL: func @row_sum
 // CHECK: scf.parallel

@@ -259,16 +259,20 @@ def test_conv_block(dtype):
 def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
     """Where eager's convolution runs cuDNN, the library call runs the same cuDNN convolution into dyn's
     buffer (the graph's output, or a temporary a fused kernel reads) and adds the bias in place, as eager
-    does: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result."""
-    cases = [  # (input, weight, conv): 2-d with bias, strided and grouped 2-d, 3-d with bias
-        ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1)),
-        ((2, 16, 17, 17), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4)),
-        ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1)),
+    does: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result.
+    dyn-propagate-layouts runs a convolution channels-last where its activations outweigh its weight:
+    eager's bits are then those of eager on a channels-last input."""
+    cases = [  # (input, weight, conv, channels-last): 2-d with bias, strided and grouped 2-d, 3-d with
+        # bias, and a weight-heavy 2-d one that stays in torch's layout
+        ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), True),
+        ((2, 16, 17, 17), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4), True),
+        ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1), True),
+        ((1, 64, 3, 3), (64, 64, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), False),
     ]
     deterministic, benchmark = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
     torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
     try:
-        for xs, ws, conv in cases:
+        for xs, ws, conv, channels_last in cases:
             x = torch.randn(xs, device="cuda", dtype=dtype)
             w = torch.randn(ws, device="cuda", dtype=dtype) * 0.1
             b = torch.randn(ws[0], device="cuda", dtype=dtype)
@@ -282,7 +286,9 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
             torch.cuda.synchronize()
             names = {e.key for e in prof.key_averages()}
             assert "aten::cudnn_convolution" in names and "aten::copy_" not in names, sorted(names)
-            assert torch.equal(got, fn(x, w, b))
+            fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
+            want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
+            assert torch.equal(got, want)
     finally:
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = deterministic, benchmark
 

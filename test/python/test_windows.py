@@ -220,7 +220,9 @@ def test_matmul_half_precision(backend):
 
 def test_small_cnn_one_graph():
     """A torchvision-style block (conv, batch norm, ReLU, max pool, residual, global pool, linear) is one
-    graph that the dyn backend compiles: two convolution library calls, one GEMM, the rest fused."""
+    graph that the dyn backend compiles: two convolution library calls, one GEMM, the rest fused. Both
+    convolutions run channels-last and what lies between them stays so (dyn-propagate-layouts): the
+    input's is the one layout change left."""
     torch.manual_seed(0)
 
     class Net(nn.Module):
@@ -247,6 +249,7 @@ def test_small_cnn_one_graph():
             compiled(x)
         loop_ir = dict(compiled.stages()[0])["loop"]
         assert loop_ir.count("loop.convolution") == 2 and loop_ir.count("loop.matmul") == 1
+        assert loop_ir.count("channels_last") == 2 and loop_ir.count('loop.kernel "transpose') == 1
 
 
 @pytest.mark.parametrize("case", ["int_conv", "mixed_dtypes"])

@@ -12,6 +12,7 @@
 #include "dyn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -175,6 +176,158 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
   rewriter.eraseOp(op);
 }
 
+/// The one loop.reduce of a kernel that is a column reduction: its body reads
+/// the kernel's innermost index as the last (contiguous) index of a buffer,
+/// and never one of its own indices there (a channels-last global pool reads
+/// [n, h, w, c] for each (n, c)). Per point, such a reduction walks memory
+/// with a stride and does not vectorize.
+loop::ReduceOp columnReduction(loop::KernelOp kernel) {
+  if (kernel.getDomain().empty())
+    return {};
+  Block &body = kernel.getBodyBlock();
+  Value inner = body.getArguments().back();
+  loop::ReduceOp reduce;
+  for (Operation &op : body) {
+    if (isa<loop::ForOp>(op) || (isa<loop::StoreOp>(op) && !reduce))
+      return {};
+    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
+      if (reduce)
+        return {};
+      reduce = r;
+    }
+  }
+  if (!reduce)
+    return {};
+  bool contiguous = false, strided = false;
+  reduce.getBody().walk([&](Operation *op) {
+    if (isa<loop::ReduceOp, loop::ForOp>(op))
+      strided = true;
+    auto load = dyn_cast<loop::LoadOp>(op);
+    if (!load || load.getIndices().empty())
+      return;
+    Value last = load.getIndices().back();
+    contiguous |= last == inner;
+    strided |= llvm::is_contained(reduce.getIndices(), last);
+  });
+  return contiguous && !strided ? reduce : loop::ReduceOp();
+}
+
+/// A column reduction kernel (columnReduction): parallel over the outer dims
+/// and chunks of the innermost one, as other kernels, but each chunk keeps a
+/// row of accumulators, and the loop over the chunk is the innermost one in
+/// the reduction's nest: contiguous reads that LLVM vectorizes. The values
+/// the reduction's body takes from the kernel body are computed once per
+/// column into rows of their own.
+void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::ReduceOp reduce,
+                          int64_t minParallel) {
+  Location loc = kernel.getLoc();
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  Block &body = kernel.getBodyBlock();
+  int64_t outer = 1;
+  for (int64_t size : domain.drop_back())
+    outer *= size;
+  int64_t inner = domain.back();
+  // A row of at most 256 accumulators (and of each value taken from the
+  // kernel body), split further while the outer dims leave threads idle.
+  int64_t chunk = std::min<int64_t>(inner, 256);
+  if (outer < minParallel) {
+    int64_t wanted = (minParallel + outer - 1) / outer;
+    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, std::min<int64_t>(inner, 16), chunk);
+  }
+  int64_t chunks = (inner + chunk - 1) / chunk;
+  rewriter.setInsertionPoint(kernel);
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : domain.drop_back()) {
+    lbs.push_back(cIndex(rewriter, loc, 0));
+    ubs.push_back(cIndex(rewriter, loc, size));
+    steps.push_back(cIndex(rewriter, loc, 1));
+  }
+  lbs.push_back(cIndex(rewriter, loc, 0));
+  ubs.push_back(cIndex(rewriter, loc, chunks));
+  steps.push_back(cIndex(rewriter, loc, 1));
+  auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
+  rewriter.setInsertionPointToStart(par.getBody());
+  Value cChunk = cIndex(rewriter, loc, chunk);
+  Value begin = arith::MulIOp::create(rewriter, loc, par.getInductionVars().back(), cChunk);
+  Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
+                                     cIndex(rewriter, loc, inner));
+  Type type = reduce.getType();
+  // Rows on the heap, not the stack: an alloca would keep the OpenMP body's
+  // alloca scope, which the later SCF->CF lowering cannot split into blocks.
+  SmallVector<Value> allocated;
+  auto row = [&](Type t) {
+    Value r = memref::AllocOp::create(rewriter, loc, MemRefType::get({chunk}, t),
+                                      rewriter.getI64IntegerAttr(64));
+    allocated.push_back(r);
+    return r;
+  };
+  Value acc = row(type);
+  // values of the kernel body the reduction's body reads
+  SmallVector<Value> taken;
+  reduce.getBody().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (v.getParentBlock() == &body && !isa<BlockArgument>(v) && !llvm::is_contained(taken, v))
+        taken.push_back(v);
+  });
+  SmallVector<Value> rows;
+  for (Value v : taken)
+    rows.push_back(row(v.getType()));
+
+  // One loop over the chunk's columns; `fill` emits its body given the
+  // mapping of the kernel's indices and the position in the row.
+  auto columns = [&](llvm::function_ref<void(IRMapping &, Value)> fill) {
+    auto forOp = scf::ForOp::create(rewriter, loc, begin, end, cIndex(rewriter, loc, 1));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forOp.getBody());
+    IRMapping map;
+    for (auto [arg, iv] : llvm::zip(body.getArguments().drop_back(), par.getInductionVars()))
+      map.map(arg, iv);
+    map.map(body.getArguments().back(), forOp.getInductionVar());
+    fill(map, arith::SubIOp::create(rewriter, loc, forOp.getInductionVar(), begin));
+  };
+  auto cloneBefore = [&](IRMapping &map) {
+    for (Operation &op : body) {
+      if (&op == reduce.getOperation())
+        break;
+      rewriter.clone(op, map);
+    }
+  };
+  Value identity = arith::ConstantOp::create(rewriter, loc,
+                                             loop::reduceIdentity(rewriter, reduce.getKind(), type));
+  columns([&](IRMapping &map, Value pos) {
+    cloneBefore(map);
+    for (auto [v, r] : llvm::zip(taken, rows))
+      memref::StoreOp::create(rewriter, loc, map.lookup(v), r, pos);
+    memref::StoreOp::create(rewriter, loc, identity, acc, pos);
+  });
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    SmallVector<Value> rivs = buildForNest(rewriter, loc, reduce.getDomain());
+    columns([&](IRMapping &map, Value pos) {
+      for (auto [v, r] : llvm::zip(taken, rows))
+        map.map(v, memref::LoadOp::create(rewriter, loc, r, pos));
+      for (auto [arg, iv] : llvm::zip(reduce.getIndices(), rivs))
+        map.map(arg, iv);
+      for (Operation &op : reduce.getBodyBlock().without_terminator())
+        rewriter.clone(op, map);
+      Value v = map.lookup(reduce.getBodyBlock().getTerminator()->getOperand(0));
+      Value a = memref::LoadOp::create(rewriter, loc, acc, pos);
+      memref::StoreOp::create(rewriter, loc,
+                              loop::reduceCombine(rewriter, loc, reduce.getKind(), a, v), acc, pos);
+    });
+  }
+  columns([&](IRMapping &map, Value pos) {
+    cloneBefore(map);
+    map.map(reduce.getResult(), memref::LoadOp::create(rewriter, loc, acc, pos));
+    for (Operation *op = reduce->getNextNode(); op && !op->hasTrait<mlir::OpTrait::IsTerminator>();
+         op = op->getNextNode())
+      rewriter.clone(*op, map);
+  });
+  for (Value r : allocated)
+    memref::DeallocOp::create(rewriter, loc, r);
+  rewriter.eraseOp(kernel);
+}
+
 /// loop.matmul -> call dyn_matmul_<f32|f64>(a, b, c, batch, M, N, K) on raw pointers;
 /// with transpose_b, dyn_matmul_nt_<f32|f64> with the same arguments (B is [batch,]NxK).
 LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp module) {
@@ -278,6 +431,15 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
     SymbolTable symbols(module);
+    // Column reductions get their own schedule first (their loads and stores
+    // are lowered with everything else below).
+    SmallVector<std::pair<loop::KernelOp, loop::ReduceOp>> columns;
+    module.walk([&](loop::KernelOp kernel) {
+      if (loop::ReduceOp reduce = columnReduction(kernel))
+        columns.push_back({kernel, reduce});
+    });
+    for (auto [kernel, reduce] : columns)
+      lowerColumnReduction(rewriter, kernel, reduce, minParallelIterations);
     // Inner ops first (post-order), so each kernel body is plain scf by the
     // time the kernel itself is lowered.
     SmallVector<Operation *> ops;
