@@ -183,13 +183,13 @@ void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndIntern
 #endif
 }
 
-/// Runs the CPU pipeline's stages up to (not including) `stopBefore`,
+/// Runs the CPU (or GPU) pipeline's stages up to (not including) `stopBefore`,
 /// recording the IR after each when asked; returns the failing stage's name.
 std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore, bool keep,
                                      std::vector<StageIR> &stages, bool gpu = false) {
   if (keep)
     stages.push_back({"graph", print(module)});
-  for (const PipelineStage &stage : cpuPipelineStages()) {
+  for (const PipelineStage &stage : gpu ? gpuPipelineStages() : cpuPipelineStages()) {
     if (stage.name == stopBefore)
       break;
     PassManager pm(module.getContext());

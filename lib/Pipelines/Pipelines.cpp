@@ -34,11 +34,16 @@ static void addCleanup(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildGraphToPrimPipeline(OpPassManager &pm) {
+static void buildGraphToPrim(OpPassManager &pm, bool gpu) {
   pm.addPass(createConvertGraphToPrimPass());
-  pm.addPass(createPropagateLayoutsPass());
+  PropagateLayoutsPassOptions layouts;
+  layouts.depthwiseOnly = gpu;
+  pm.addPass(createPropagateLayoutsPass(layouts));
   addCleanup(pm);
 }
+
+void buildGraphToPrimPipeline(OpPassManager &pm) { buildGraphToPrim(pm, /*gpu=*/false); }
+void buildGraphToPrimGpuPipeline(OpPassManager &pm) { buildGraphToPrim(pm, /*gpu=*/true); }
 
 void buildPrimToLoopPipeline(OpPassManager &pm) {
   pm.addPass(createFusePrimToLoopPass());
@@ -135,9 +140,20 @@ llvm::ArrayRef<PipelineStage> cpuPipelineStages() {
   return stages;
 }
 
+llvm::ArrayRef<PipelineStage> gpuPipelineStages() {
+  static const PipelineStage stages[] = {
+      {"prim", buildGraphToPrimGpuPipeline},
+      {"loop", buildPrimToLoopPipeline},
+  };
+  return stages;
+}
+
 void registerPipelines() {
   PassPipelineRegistration<>("dyn-graph-to-prim", "graph -> prim: decompose and clean up",
                              buildGraphToPrimPipeline);
+  PassPipelineRegistration<>("dyn-graph-to-prim-gpu",
+                             "graph -> prim for the GPU: channels-last for depthwise convolutions only",
+                             buildGraphToPrimGpuPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
                              buildPrimToLoopPipeline);
   PassPipelineRegistration<>("dyn-loop-to-llvm-cpu",

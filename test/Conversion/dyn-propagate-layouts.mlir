@@ -1,4 +1,5 @@
 // RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts -canonicalize | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts=depthwise-only=1 -canonicalize | FileCheck %s --check-prefix=DW
 
 // Two convolutions with a batch norm's scale (a broadcast), a ReLU (a splat)
 // and a residual add between them, then a global pool: everything runs
@@ -75,4 +76,22 @@ func.func @permuted_block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> t
 func.func @weight_heavy(%x: tensor<1x64x2x2xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x2x2xf32> {
   %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<1x64x2x2xf32>, tensor<64x64x3x3xf32> -> tensor<1x64x2x2xf32>
   return %c : tensor<1x64x2x2xf32>
+}
+
+// -----
+
+// The GPU's choice (depthwise-only): a dense convolution keeps torch's layout,
+// the depthwise one after it runs channels-last; the CPU's: both.
+// CHECK-LABEL: func @dense_then_depthwise
+// CHECK: prim.convolution {{.*}} groups 1 channels_last
+// CHECK: prim.convolution {{.*}} groups 4 channels_last
+// DW-LABEL: func @dense_then_depthwise
+// DW: %[[D:.*]] = prim.convolution %arg0, %arg1 {{.*}} groups 1 :
+// DW: %[[T:.*]] = prim.transpose %[[D]] permutation [0, 2, 3, 1]
+// DW: prim.convolution %[[T]], %arg2 {{.*}} groups 4 channels_last
+func.func @dense_then_depthwise(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>,
+                                %dw: tensor<4x1x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %d = prim.convolution %c, %dw stride [1, 1] padding [1, 1] dilation [1, 1] groups 4 : tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<2x4x8x8xf32>
+  return %d : tensor<2x4x8x8xf32>
 }

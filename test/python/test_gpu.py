@@ -243,15 +243,18 @@ def test_bmm_and_addmm(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_conv_block(dtype):
-    """conv + bias + ReLU + max pool: the convolution is a library call, the rest one fused kernel."""
+    """conv + bias + ReLU + max pool: the convolution is a library call, the rest one fused kernel. TF32
+    off: with it (PyTorch's default for cuDNN) cuDNN picks TF32 kernels for some float32 convolutions in
+    one layout and not in the other, and dyn runs these channels-last where eager's inputs are NCHW."""
     x = torch.randn(4, 16, 32, 32, device="cuda", dtype=dtype)
     w = torch.randn(32, 16, 3, 3, device="cuda", dtype=dtype) * 0.1
     b = torch.randn(32, device="cuda", dtype=dtype)
-    check(lambda a, c, d: F.max_pool2d(F.relu(F.conv2d(a, c, d, padding=1)), 3, 2, 1), x, w, b, dtype=dtype)
-    dw = torch.randn(16, 1, 3, 3, device="cuda", dtype=dtype)
-    check(lambda a, c: F.conv2d(a, c, stride=2, padding=1, groups=16), x, dw, dtype=dtype)
-    wt = torch.randn(16, 8, 2, 2, device="cuda", dtype=dtype)
-    check(lambda a, c: F.conv_transpose2d(a, c, stride=2), x, wt, dtype=dtype)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        check(lambda a, c, d: F.max_pool2d(F.relu(F.conv2d(a, c, d, padding=1)), 3, 2, 1), x, w, b, dtype=dtype)
+        dw = torch.randn(16, 1, 3, 3, device="cuda", dtype=dtype)
+        check(lambda a, c: F.conv2d(a, c, stride=2, padding=1, groups=16), x, dw, dtype=dtype)
+        wt = torch.randn(16, 8, 2, 2, device="cuda", dtype=dtype)
+        check(lambda a, c: F.conv_transpose2d(a, c, stride=2), x, wt, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -260,14 +263,14 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
     """Where eager's convolution runs cuDNN, the library call runs the same cuDNN convolution into dyn's
     buffer (the graph's output, or a temporary a fused kernel reads) and adds the bias in place, as eager
     does: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result.
-    dyn-propagate-layouts runs a convolution channels-last where its activations outweigh its weight:
-    eager's bits are then those of eager on a channels-last input."""
+    On the GPU, dyn-propagate-layouts runs depthwise convolutions channels-last (cuDNN's, where eager's
+    NCHW call runs ATen's depthwise kernel): eager's bits are then those of eager on a channels-last input."""
     cases = [  # (input, weight, conv, channels-last): 2-d with bias, strided and grouped 2-d, 3-d with
-        # bias, and a weight-heavy 2-d one that stays in torch's layout
-        ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), True),
-        ((2, 16, 17, 17), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4), True),
-        ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1), True),
-        ((1, 64, 3, 3), (64, 64, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), False),
+        # bias, and a depthwise 2-d one
+        ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), False),
+        ((2, 16, 17, 17), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4), False),
+        ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1), False),
+        ((2, 16, 12, 12), (16, 1, 7, 7), lambda a, c, d: F.conv2d(a, c, d, padding=3, groups=16), True),
     ]
     deterministic, benchmark = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
     torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False

@@ -34,7 +34,17 @@ def PropagateLayoutsPass : Pass<"dyn-propagate-layouts", "mlir::ModuleOp"> {
     transpose meeting its inverse (the next convolution's) cancels. A
     transpose that stops (at a reshape, a function result) is an index
     remap in the kernel that reads it, not a copy.
+
+    With `depthwise-only` (the GPU pipeline's choice), only depthwise
+    convolutions go channels-last: cuDNN runs those instead of ATen's NCHW
+    depthwise kernel, while a dense float32 convolution channels-last would
+    have cuDNN choose TF32 kernels where eager's NCHW call does not (results
+    further from eager's, and no faster on the H100/H200 measured).
   }];
+  let options = [
+    Option<"depthwiseOnly", "depthwise-only", "bool", /*default=*/"false",
+           "Only depthwise convolutions go channels-last">,
+  ];
   let dependentDialects = ["::dyn::prim::PrimDialect"];
 }
 

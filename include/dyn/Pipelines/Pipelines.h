@@ -23,6 +23,8 @@ namespace dyn {
 
 /// graph -> prim: decomposition, then clean-up.
 void buildGraphToPrimPipeline(mlir::OpPassManager &pm);
+/// The same for the GPU, where only depthwise convolutions run channels-last.
+void buildGraphToPrimGpuPipeline(mlir::OpPassManager &pm);
 /// prim -> loop: fusion into kernels and buffer assignment, then clean-up.
 void buildPrimToLoopPipeline(mlir::OpPassManager &pm);
 /// loop -> LLVM dialect for the host: OpenMP-parallel, vectorizable loops.
@@ -39,6 +41,8 @@ struct PipelineStage {
 };
 /// The CPU pipeline's stages in order: "prim", "loop", "llvm".
 llvm::ArrayRef<PipelineStage> cpuPipelineStages();
+/// The GPU pipeline's stages before the GPU one (loop -> PTX): "prim", "loop".
+llvm::ArrayRef<PipelineStage> gpuPipelineStages();
 
 void registerPipelines();
 

@@ -64,10 +64,11 @@ int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
 
 struct Propagator {
   OpBuilder b;
+  bool depthwiseOnly;
   /// v -> t with v == transpose(t, fromChannelsLast(rank)).
   llvm::DenseMap<Value, Value> channelsLast;
 
-  explicit Propagator(MLIRContext *ctx) : b(ctx) {}
+  Propagator(MLIRContext *ctx, bool depthwiseOnly) : b(ctx), depthwiseOnly(depthwiseOnly) {}
 
   Value transpose(Location loc, Value v, ArrayRef<int64_t> perm) {
     if (isIdentity(perm))
@@ -134,15 +135,18 @@ struct Propagator {
 /// the weight on every call (as eager does for a channels-last input); where
 /// the weight is larger (late ResNet stages at small batch), that copy costs
 /// more than the layout saves.
-bool worthChannelsLast(prim::ConvolutionOp conv) {
+bool worthChannelsLast(prim::ConvolutionOp conv, bool depthwiseOnly) {
   int64_t rank = tensorType(conv.getInput()).getRank();
   if ((rank != 4 && rank != 5) || conv.getTransposed() || conv.getChannelsLast())
+    return false;
+  // depthwise: one input channel per group
+  if (depthwiseOnly && tensorType(conv.getWeight()).getDimSize(1) != 1)
     return false;
   return numElements(conv.getWeight()) < numElements(conv.getInput()) + numElements(conv.getResult());
 }
 
 void Propagator::convolution(prim::ConvolutionOp conv) {
-  if (!worthChannelsLast(conv))
+  if (!worthChannelsLast(conv, depthwiseOnly))
     return;
   Location loc = conv.getLoc();
   b.setInsertionPoint(conv);
@@ -277,13 +281,14 @@ void Propagator::visit(Operation *op) {
 }
 
 struct PropagateLayoutsPass : dyn::impl::PropagateLayoutsPassBase<PropagateLayoutsPass> {
+  using PropagateLayoutsPassBase::PropagateLayoutsPassBase;
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp f) {
       bool any = false;
-      f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv); });
+      f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv, depthwiseOnly); });
       if (!any)
         return;
-      Propagator prop(&getContext());
+      Propagator prop(&getContext(), depthwiseOnly);
       SmallVector<Operation *> ops;
       for (Block &block : f.getBody())
         for (Operation &op : block)
