@@ -159,6 +159,50 @@ def test_gather_and_index_select_gradients_eager_backend():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_index_checks_are_repeated_only_for_changed_indices(backend):
+    """An index the range check passed is not checked again while it is the same tensor, unmodified (a
+    position-ids buffer, or one input passed call after call): an in-place write, new data under it or
+    another tensor are checked again and raise as eager does. A computed index (a slice of a module's
+    buffer) likewise."""
+    w = torch.randn(4, 3)
+    emb = compiled(lambda i, w: F.embedding(i, w) * 2, backend)
+    i = torch.tensor([0, 3])
+    for _ in range(3):
+        torch.testing.assert_close(emb(i, w), F.embedding(i, w) * 2)
+    i[1] = 7  # same object, bumped version counter
+    with pytest.raises(IndexError):
+        emb(i, w)
+    i[1] = 1
+    torch.testing.assert_close(emb(i, w), F.embedding(i, w) * 2)
+    i.data = torch.tensor([2, 9])  # new data under the same object
+    with pytest.raises(IndexError):
+        emb(i, w)
+    with pytest.raises(IndexError):
+        emb(torch.tensor([5, 0]), w)
+
+    class Positions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(6, 3)
+            self.register_buffer("pos", torch.arange(8).unsqueeze(0), persistent=False)
+
+        def forward(self, x):
+            return x + self.emb(self.pos[:, : x.shape[1]])
+
+    m = Positions()
+    x = torch.randn(2, 4, 3)
+    cm = compiled(m, backend)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(cm(x), m(x))
+        m.pos[0, 2] = 6  # the computed index (a slice of the buffer) is now out of range
+        with pytest.raises(IndexError):
+            m(x)
+        with pytest.raises(IndexError):
+            cm(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_out_of_range_index_raises_as_in_eager(backend):
     """Index inputs are range-checked before the graph runs (compiled gathers would clamp): an index
     eager rejects raises, also a negative one where eager does not wrap (embedding, gather,

@@ -1,6 +1,7 @@
 """Runners: a compiled graph wrapped to be called with the frame's arguments. Inputs are gathered from
 their sources, unused inputs dropped, index inputs range-checked, and the frame's result rebuilt from the
 template outputs.py made."""
+import weakref
 from collections import OrderedDict
 
 import torch
@@ -193,11 +194,30 @@ def _select(kernel, graph, index_bounds=()):
 
 def _index_checker(bounds):
     """Eager raises on an index out of range where compiled gathers would clamp it: the index inputs
-    are checked before each run (on CUDA by a device-side assert, like eager's own kernels: no sync)."""
+    are checked before each run (on CUDA by a device-side assert, like eager's own kernels: no sync).
+    A check whose tensors are the very ones it passed last time, unmodified (same objects, same version
+    counters and data), is not repeated: a module's position-ids buffer, or one input passed call after
+    call, is checked once; a bound is an input index, or a function of the inputs whose `reads` names
+    the inputs it reads (without it, it runs every time)."""
     bounds = list(dict.fromkeys(bounds))  # j: an input index, or a function computing the index
+    reads = [(j,) if type(j) is int else getattr(j, "reads", None) for j, *_ in bounds]
+    passed = [None] * len(bounds)  # per bound: what it read when it last passed
+
+    def state(ts):
+        try:
+            return [(weakref.ref(t), t._version, t.data_ptr()) for t in ts]
+        except (RuntimeError, TypeError):  # an inference tensor has no version counter
+            return None
+
+    def unchanged(last, ts):
+        return last is not None and all(r() is t and v == t._version and p == t.data_ptr()
+                                        for (r, v, p), t in zip(last, ts))
 
     def check(ins):
-        for j, lo, hi, *why in bounds:  # why: eager's message where eager raises a RuntimeError of its own
+        for k, (j, lo, hi, *why) in enumerate(bounds):  # why: eager's message where it raises its own
+            ts = None if reads[k] is None else [ins[i] for i in reads[k]]
+            if ts is not None and unchanged(passed[k], ts):
+                continue
             t = ins[j] if type(j) is int else j(ins)
             if not t.numel():
                 continue
@@ -209,4 +229,6 @@ def _index_checker(bounds):
                     if why:
                         raise RuntimeError(why[0])
                     raise IndexError(f"index out of range in self (dyn: an index is outside [{lo}, {hi}))")
+            if ts is not None:  # (a failed CUDA assert poisons the context: nothing runs after it)
+                passed[k] = state(ts)
     return check

@@ -214,6 +214,7 @@ class ShapeOps:
                     vals[m] = run_node(m, [vals[i] for i in m.inputs])
             return vals[node]
         if inputs:
+            compute.reads = tuple(m.index for m in inputs)  # unchanged inputs need no new check
             self.tr.index_bounds.append((compute, lo, hi) + ((message,) if message else ()))
             return
         v = compute([])
