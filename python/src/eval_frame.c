@@ -139,6 +139,77 @@ static int check_tensor(PyObject *a, PyObject *g) {
   return ok;
 }
 
+/* torch.nn.ModuleList and torch.nn.Sequential (exact types), looked up once. */
+static PyTypeObject *g_module_list, *g_sequential;
+static PyObject *s_modules;
+
+static void load_module_containers(void) {
+  static int loaded;
+  if (loaded)
+    return;
+  loaded = 1;
+  PyObject *m = PyImport_ImportModule("torch.nn.modules.container");
+  if (!m) {
+    PyErr_Clear();
+    return;
+  }
+  PyObject *l = PyObject_GetAttrString(m, "ModuleList"), *q = PyObject_GetAttrString(m, "Sequential");
+  PyErr_Clear();
+  if (l && PyType_Check(l))
+    g_module_list = (PyTypeObject *)l; /* kept: classes live as long as torch */
+  else
+    Py_XDECREF(l);
+  if (q && PyType_Check(q))
+    g_sequential = (PyTypeObject *)q;
+  else
+    Py_XDECREF(q);
+  Py_DECREF(m);
+}
+
+/* v[i] for a ModuleList or Sequential, read from its _modules dict as their __getitem__ does (key
+ * str(i), or the i-th module in order; negative i from the end) without running that Python method: guards on a model's layers
+ * index them on every call. New reference; NULL with IndexError set when out of range; NULL with no
+ * exception when v is not one of them (then the caller indexes it normally). */
+static PyObject *module_item(PyObject *v, PyObject *step) {
+  load_module_containers();
+  if ((Py_TYPE(v) != g_module_list && Py_TYPE(v) != g_sequential) || !PyLong_CheckExact(step))
+    return NULL;
+  PyObject *d = PyObject_GenericGetAttr(v, s_modules);
+  if (!d) {
+    PyErr_Clear();
+    return NULL;
+  }
+  PyObject *r = NULL;
+  Py_ssize_t i = PyLong_AsSsize_t(step), n = PyDict_Check(d) ? PyDict_GET_SIZE(d) : -1;
+  if (i == -1 && PyErr_Occurred())
+    PyErr_Clear();
+  else if (n >= 0) {
+    if (i < 0)
+      i += n;
+    if (i < 0 || i >= n) {
+      PyErr_SetString(PyExc_IndexError, "index out of range");
+    } else if (Py_TYPE(v) == g_module_list) { /* ModuleList: _modules[str(i)] */
+      PyObject *key = PyUnicode_FromFormat("%zd", i);
+      r = key ? PyDict_GetItemWithError(d, key) : NULL;
+      Py_XDECREF(key);
+      if (r)
+        Py_INCREF(r);
+      else if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_KeyError, "ModuleList item");
+    } else { /* Sequential: the i-th module in order */
+      Py_ssize_t pos = 0, k = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(d, &pos, &key, &value))
+        if (k++ == i) {
+          r = Py_NewRef(value);
+          break;
+        }
+    }
+  }
+  Py_DECREF(d);
+  return r;
+}
+
 /* The object at a path: (0, arg index, step...) or (1, object, step...); a step is an attribute name
  * (str), an index (int) or ("item", key). New reference, or NULL with an exception set. */
 static PyObject *resolve_path(PyObject *path, PyObject *const *args, Py_ssize_t nargs) {
@@ -166,7 +237,7 @@ static PyObject *resolve_path(PyObject *path, PyObject *const *args, Py_ssize_t 
       next = PyObject_GetAttr(v, step);
     else if (PyTuple_Check(step) && PyTuple_GET_SIZE(step) == 2)
       next = PyObject_GetItem(v, PyTuple_GET_ITEM(step, 1));
-    else
+    else if (!(next = module_item(v, step)) && !PyErr_Occurred())
       next = PyObject_GetItem(v, step);
     Py_DECREF(v);
     v = next;
@@ -645,6 +716,7 @@ int dyn_eval_frame_init(PyObject *module) {
   s_stride = PyUnicode_InternFromString("stride");
   s_requires_grad = PyUnicode_InternFromString("requires_grad");
   s_forward = PyUnicode_InternFromString("forward");
+  s_modules = PyUnicode_InternFromString("_modules");
   const char *hooks[4] = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"};
   for (int i = 0; i < 4; ++i)
     if (!(s_hooks[i] = PyUnicode_InternFromString(hooks[i])))

@@ -196,3 +196,45 @@ def test_global_object_attribute_change_recompiles():
         torch.testing.assert_close(cf(x), x * 5.0)
     finally:
         CFG.scale = 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_guards_through_module_lists_and_sequentials(backend):
+    """Guards reach layers through ModuleList and Sequential items (read from their _modules dicts in C,
+    as their __getitem__ would: key str(i), or the i-th module of a Sequential): a steady call is a
+    cache hit, and replacing a layer, indexed from either end, or reordering a Sequential whose modules
+    have names, recompiles instead of running the old layer."""
+    from collections import OrderedDict
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+            self.head = torch.nn.Sequential(OrderedDict(a=torch.nn.Linear(4, 4), b=torch.nn.Tanh()))
+
+        def forward(self, x):
+            x = torch.relu(self.layers[0](x)) + self.layers[-1](x)
+            return self.head[1](self.head[0](x))
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            return self.block(x) * 2
+
+    m = Net()
+    x = torch.randn(2, 4)
+    cm = dyn.compile(m, backend=backend)
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        captures = dyn.stats()["captures"]
+        torch.testing.assert_close(cm(x), m(x))
+        assert dyn.stats()["captures"] == captures  # the guards pass: no capture
+        m.block.layers[0] = torch.nn.Linear(4, 4)
+        torch.testing.assert_close(cm(x), m(x))
+        m.block.layers[-1] = torch.nn.Linear(4, 4)
+        torch.testing.assert_close(cm(x), m(x))
+        m.block.head = torch.nn.Sequential(OrderedDict(b=torch.nn.Linear(4, 4), a=torch.nn.Sigmoid()))
+        torch.testing.assert_close(cm(x), m(x))
