@@ -112,6 +112,23 @@ func.func @conv_transposed_bad_weight(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf3
 
 // -----
 
+// channels_last: input [N, H, W, C] and result [N, H', W', C_out]; the weight keeps torch's order.
+func.func @conv_channels_last_bad_result(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{result shape must be [1, 6, 6, 4]}}
+  %0 = prim.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 channels_last : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_channels_last_bad_bias(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x6x4xf32> {
+  // expected-error @+1 {{bias must be [C_out]}}
+  %0 = prim.convolution %x, %w bias %b stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 channels_last : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<6xf32> -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}
+
+// -----
+
 func.func @attention_rank2(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{query, key and value must have one rank, 3 or more ([..., L, E])}}
   %0 = prim.attention %q, %q, %q scale 1.0 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>

@@ -55,6 +55,9 @@ func.func @library_primitives(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, 
                               %m: tensor<2x1x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<2x4x8x16xf32>, tensor<1x3x10x9xf32>) {
   // CHECK: prim.convolution %{{.*}}, %{{.*}} stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   %0 = prim.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  // CHECK: prim.convolution %{{.*}}, %{{.*}} {{.*}} groups 1 channels_last : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
+  %t = prim.transpose %x permutation [0, 2, 3, 1] : tensor<1x3x8x8xf32> -> tensor<1x8x8x3xf32>
+  %cl = prim.convolution %t, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 channels_last : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
   // CHECK: prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x8x8xf32> -> tensor<2x4x8x16xf32>
   %1 = prim.attention %q, %q, %q mask %m scale 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x8x8xf32> -> tensor<2x4x8x16xf32>
   // CHECK: prim.pad %{{.*}} low [0, 0, 1, 0] high [0, 0, 1, 1] value 0xFFF0000000000000 : tensor<1x3x8x8xf32> -> tensor<1x3x10x9xf32>
