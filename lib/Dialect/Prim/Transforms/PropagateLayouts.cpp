@@ -139,8 +139,8 @@ bool worthChannelsLast(prim::ConvolutionOp conv, bool depthwiseOnly) {
   int64_t rank = tensorType(conv.getInput()).getRank();
   if ((rank != 4 && rank != 5) || conv.getTransposed() || conv.getChannelsLast())
     return false;
-  // depthwise: one input channel per group
-  if (depthwiseOnly && tensorType(conv.getWeight()).getDimSize(1) != 1)
+  // depthwise as ATen's is_depthwise has it: several groups of one input channel each
+  if (depthwiseOnly && (conv.getGroups() < 2 || tensorType(conv.getWeight()).getDimSize(1) != 1))
     return false;
   return numElements(conv.getWeight()) < numElements(conv.getInput()) + numElements(conv.getResult());
 }
