@@ -125,6 +125,34 @@ int64_t workPerPoint(loop::KernelOp kernel) {
   return work;
 }
 
+/// An scf.parallel over the outer dims of `domain` and over chunks of `chunk`
+/// of its innermost dim, the builder left at the start of its body; the
+/// chunk's [begin, end) of the innermost dim.
+struct ChunkedParallel {
+  scf::ParallelOp par;
+  Value begin, end;
+};
+ChunkedParallel buildChunkedParallel(IRRewriter &rewriter, Location loc, ArrayRef<int64_t> domain,
+                                     int64_t chunk) {
+  int64_t inner = domain.back(), chunks = (inner + chunk - 1) / chunk;
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : domain.drop_back()) {
+    lbs.push_back(cIndex(rewriter, loc, 0));
+    ubs.push_back(cIndex(rewriter, loc, size));
+    steps.push_back(cIndex(rewriter, loc, 1));
+  }
+  lbs.push_back(cIndex(rewriter, loc, 0));
+  ubs.push_back(cIndex(rewriter, loc, chunks));
+  steps.push_back(cIndex(rewriter, loc, 1));
+  auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
+  rewriter.setInsertionPointToStart(par.getBody());
+  Value cChunk = cIndex(rewriter, loc, chunk);
+  Value begin = arith::MulIOp::create(rewriter, loc, par.getInductionVars().back(), cChunk);
+  Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
+                                     cIndex(rewriter, loc, inner));
+  return {par, begin, end};
+}
+
 /// A kernel: parallel over the outer dims and over chunks of the innermost
 /// dim; each chunk is a serial loop that LLVM can vectorize.
 void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t chunkSize,
@@ -150,24 +178,9 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
     chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1,
                                 std::max<int64_t>(1, chunkSize / work));
   }
-  int64_t chunks = (inner + chunk - 1) / chunk;
-  SmallVector<Value> lbs, ubs, steps;
-  for (int64_t size : domain.drop_back()) {
-    lbs.push_back(cIndex(rewriter, loc, 0));
-    ubs.push_back(cIndex(rewriter, loc, size));
-    steps.push_back(cIndex(rewriter, loc, 1));
-  }
-  lbs.push_back(cIndex(rewriter, loc, 0));
-  ubs.push_back(cIndex(rewriter, loc, chunks));
-  steps.push_back(cIndex(rewriter, loc, 1));
-  auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
-  rewriter.setInsertionPointToStart(par.getBody());
-  Value c = par.getInductionVars().back();
-  Value cChunk = cIndex(rewriter, loc, chunk);
-  Value begin = arith::MulIOp::create(rewriter, loc, c, cChunk);
-  Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
-                                     cIndex(rewriter, loc, inner));
-  auto forOp = scf::ForOp::create(rewriter, loc, begin, end, cIndex(rewriter, loc, 1));
+  ChunkedParallel loops = buildChunkedParallel(rewriter, loc, domain, chunk);
+  scf::ParallelOp par = loops.par;
+  auto forOp = scf::ForOp::create(rewriter, loc, loops.begin, loops.end, cIndex(rewriter, loc, 1));
   rewriter.setInsertionPointToStart(forOp.getBody());
   SmallVector<Value> ivs(par.getInductionVars());
   ivs.pop_back();
@@ -234,23 +247,10 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
     int64_t wanted = (minParallel + outer - 1) / outer;
     chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, std::min<int64_t>(inner, 16), chunk);
   }
-  int64_t chunks = (inner + chunk - 1) / chunk;
   rewriter.setInsertionPoint(kernel);
-  SmallVector<Value> lbs, ubs, steps;
-  for (int64_t size : domain.drop_back()) {
-    lbs.push_back(cIndex(rewriter, loc, 0));
-    ubs.push_back(cIndex(rewriter, loc, size));
-    steps.push_back(cIndex(rewriter, loc, 1));
-  }
-  lbs.push_back(cIndex(rewriter, loc, 0));
-  ubs.push_back(cIndex(rewriter, loc, chunks));
-  steps.push_back(cIndex(rewriter, loc, 1));
-  auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
-  rewriter.setInsertionPointToStart(par.getBody());
-  Value cChunk = cIndex(rewriter, loc, chunk);
-  Value begin = arith::MulIOp::create(rewriter, loc, par.getInductionVars().back(), cChunk);
-  Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
-                                     cIndex(rewriter, loc, inner));
+  ChunkedParallel loops = buildChunkedParallel(rewriter, loc, domain, chunk);
+  scf::ParallelOp par = loops.par;
+  Value begin = loops.begin, end = loops.end;
   Type type = reduce.getType();
   // Rows on the heap, not the stack: an alloca would keep the OpenMP body's
   // alloca scope, which the later SCF->CF lowering cannot split into blocks.
