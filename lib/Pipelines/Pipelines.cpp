@@ -152,7 +152,7 @@ void registerPipelines() {
   PassPipelineRegistration<>("dyn-graph-to-prim", "graph -> prim: decompose and clean up",
                              buildGraphToPrimPipeline);
   PassPipelineRegistration<>("dyn-graph-to-prim-gpu",
-                             "graph -> prim for the GPU: channels-last for depthwise convolutions only",
+                             "graph -> prim for the GPU (channels-last: depthwise convolutions)",
                              buildGraphToPrimGpuPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
                              buildPrimToLoopPipeline);

@@ -167,9 +167,9 @@ static void load_module_containers(void) {
 }
 
 /* v[i] for a ModuleList or Sequential, read from its _modules dict as their __getitem__ does (key
- * str(i), or the i-th module in order; negative i from the end) without running that Python method: guards on a model's layers
- * index them on every call. New reference; NULL with IndexError set when out of range; NULL with no
- * exception when v is not one of them (then the caller indexes it normally). */
+ * str(i), or the i-th module in order; negative i from the end) without running that Python method:
+ * guards on a model's layers index them on every call. New reference; NULL with IndexError set when
+ * out of range; NULL with no exception when v is not one of them (the caller indexes it normally). */
 static PyObject *module_item(PyObject *v, PyObject *step) {
   load_module_containers();
   if ((Py_TYPE(v) != g_module_list && Py_TYPE(v) != g_sequential) || !PyLong_CheckExact(step))

@@ -32,7 +32,7 @@ struct ConvolutionParams {
   bool channelsLast = false; // input and result are [N, *spatial, C]
 };
 
-/// [N, *spatial, C] <-> [N, C, *spatial]: the dims of a channels-last tensor in torch's order, and back.
+/// [N, *spatial, C] <-> [N, C, *spatial]: a channels-last tensor's dims in torch's order, and back.
 inline llvm::SmallVector<int64_t> channelsFirstShape(llvm::ArrayRef<int64_t> s) {
   llvm::SmallVector<int64_t> r(s.begin(), s.end());
   if (r.size() >= 3)
@@ -44,6 +44,11 @@ inline llvm::SmallVector<int64_t> channelsLastShape(llvm::ArrayRef<int64_t> s) {
   if (r.size() >= 3)
     std::rotate(r.begin() + 1, r.begin() + 2, r.end());
   return r;
+}
+
+/// The channel count of a convolution result of this shape (its bias must have as many).
+inline int64_t resultChannels(llvm::ArrayRef<int64_t> shape, const ConvolutionParams &p) {
+  return shape[p.channelsLast ? shape.size() - 1 : 1];
 }
 
 /// torch.convolution: input [N, C_in, *spatial] and weight [C_out, C_in/groups, *kernel]

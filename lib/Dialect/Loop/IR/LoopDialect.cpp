@@ -191,7 +191,7 @@ LogicalResult ConvolutionOp::verify() {
   std::string error;
   auto shape = dyn::convolutionResultShape(shapeOf(getInput()), shapeOf(getWeight()), p, error);
   if (shape && getBias() &&
-      shapeOf(getBias()) != ArrayRef<int64_t>{(*shape)[getChannelsLast() ? shape->size() - 1 : 1]})
+      shapeOf(getBias()) != ArrayRef<int64_t>{dyn::resultChannels(*shape, p)})
     return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, shapeOf(getOut()));
 }

@@ -245,7 +245,7 @@ LogicalResult ConvolutionOp::verify() {
   auto shape = dyn::convolutionResultShape(tensorType(getInput()).getShape(),
                                            tensorType(getWeight()).getShape(), p, error);
   if (shape && getBias() &&
-      tensorType(getBias()).getShape() != ArrayRef<int64_t>{(*shape)[getChannelsLast() ? shape->size() - 1 : 1]})
+      tensorType(getBias()).getShape() != ArrayRef<int64_t>{dyn::resultChannels(*shape, p)})
     return emitOpError("bias must be [C_out]");
   return dyn::checkResultShape(*this, shape, error, getType().getShape());
 }

@@ -142,7 +142,8 @@ bool worthChannelsLast(prim::ConvolutionOp conv, bool depthwiseOnly) {
   // depthwise as ATen's is_depthwise has it: several groups of one input channel each
   if (depthwiseOnly && (conv.getGroups() < 2 || tensorType(conv.getWeight()).getDimSize(1) != 1))
     return false;
-  return numElements(conv.getWeight()) < numElements(conv.getInput()) + numElements(conv.getResult());
+  int64_t activations = numElements(conv.getInput()) + numElements(conv.getResult());
+  return numElements(conv.getWeight()) < activations;
 }
 
 void Propagator::convolution(prim::ConvolutionOp conv) {
