@@ -104,6 +104,7 @@
 #include <ATen/ops/svd.h>
 #include <ATen/ops/topk.h>
 #include <ATen/ops/triangular_solve.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
@@ -160,6 +161,100 @@ void copyInto(at::Tensor &out, const at::Tensor &result) {
   }
   out.copy_(result);
 }
+
+/// ATen's CPU convolution (oneDNN) returns a fresh tensor: no `out=` form writes a given
+/// buffer. While an `AdoptCpuResult` is alive, the first CPU allocation of exactly its buffer's size on
+/// this thread is the buffer itself (not freed with the tensor), so the kernel writes dyn's buffer and
+/// the copy of a fresh result (plus its page faults) goes away. `adopted(result)` says whether the result
+/// is the buffer; where another allocation took it (a temporary of the same size, freed before the call
+/// returns, since the output is the one buffer no input shares), the result is copied over it as before.
+/// The allocator wraps torch's CPU allocator once, at the first use, and passes every other allocation
+/// through; a CPU allocator installed after it replaces it, and results are copied again.
+class AdoptingCpuAllocator final : public c10::Allocator {
+public:
+  explicit AdoptingCpuAllocator(c10::Allocator *base) : base(base) {}
+
+  c10::DataPtr allocate(size_t n) override {
+    Pending &p = pending();
+    if (p.data && n == p.bytes) {
+      void *data = p.data;
+      p.data = nullptr;
+      p.taken = data;
+      return {data, data, &keep, c10::Device(c10::kCPU)};
+    }
+    return base->allocate(n);
+  }
+  // raw_allocate/raw_deallocate pair through raw_deleter: an adopted buffer is never freed.
+  c10::DeleterFnPtr raw_deleter() const override { return &rawFree; }
+  void copy_data(void *dest, const void *src, size_t count) const override {
+    base->copy_data(dest, src, count);
+  }
+
+  struct Pending {
+    void *data = nullptr; // the buffer the next allocation of `bytes` gets
+    size_t bytes = 0;
+    void *taken = nullptr; // the buffer last handed out, never to be freed
+  };
+  static Pending &pending() {
+    thread_local Pending p;
+    return p;
+  }
+  static AdoptingCpuAllocator *installed() {
+    static AdoptingCpuAllocator *self = [] {
+      auto *a = new AdoptingCpuAllocator(c10::GetCPUAllocator()); // lives as long as the process
+      baseRawDeleter() = a->base->raw_deleter();
+      c10::SetCPUAllocator(a, /*priority=*/0);
+      return a;
+    }();
+    return self;
+  }
+
+private:
+  c10::Allocator *base;
+  static void keep(void *) {}
+  static c10::DeleterFnPtr &baseRawDeleter() {
+    static c10::DeleterFnPtr d = nullptr;
+    return d;
+  }
+  static void rawFree(void *ptr) {
+    if (ptr && ptr == pending().taken)
+      return;
+    if (c10::DeleterFnPtr d = baseRawDeleter())
+      d(ptr);
+  }
+};
+
+class AdoptCpuResult {
+public:
+  explicit AdoptCpuResult(at::Tensor &out) : out(out) {
+    if (out.is_cuda() || out.nbytes() == 0)
+      return;
+    c10::Allocator *adopting = AdoptingCpuAllocator::installed();
+    if (c10::GetCPUAllocator() != adopting)
+      return;
+    auto &p = AdoptingCpuAllocator::pending();
+    p.data = out.data_ptr();
+    p.bytes = out.nbytes();
+  }
+  ~AdoptCpuResult() { AdoptingCpuAllocator::pending().data = nullptr; }
+  bool adopted(const at::Tensor &result) const {
+    return !out.is_cuda() && result.data_ptr() == out.data_ptr() && result.sizes() == out.sizes() &&
+           result.strides() == out.strides() && result.scalar_type() == out.scalar_type();
+  }
+  /// out <- result, unless the result is out's buffer. A result in out's buffer in another layout
+  /// (a backend that allocates one shape and returns a view) is copied through a temporary.
+  void store(const at::Tensor &result) {
+    if (adopted(result))
+      return;
+    if (!out.is_cuda() && result.has_storage() && result.storage().data() == out.data_ptr())
+      copyInto(out, result.clone());
+    else
+      copyInto(out, result);
+  }
+
+private:
+  at::Tensor &out;
+};
 
 /// Runs `body`, turning an exception into dyn's error convention.
 template <typename F>
@@ -258,8 +353,9 @@ int convolution(const DynLibraryCall *call, char *error, size_t size) {
     if (cudnnIntoOutput(in[0], in[1], bias, stride, padding, dilation, transposed, outputPadding,
                         groups, out))
       return;
-    copyInto(out, at::convolution(in[0], in[1], bias, stride, padding, dilation, transposed,
-                                  outputPadding, groups));
+    AdoptCpuResult adopt(out);
+    adopt.store(at::convolution(in[0], in[1], bias, stride, padding, dilation, transposed,
+                                outputPadding, groups));
   });
 }
 

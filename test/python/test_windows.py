@@ -252,6 +252,43 @@ def test_small_cnn_one_graph():
         assert loop_ir.count("channels_last") == 2 and loop_ir.count('loop.kernel "transpose') == 1
 
 
+@pytest.mark.skipif(not has_compiler(), reason="needs the dyn compiler")
+@pytest.mark.parametrize("then_relu", [False, True], ids=["output", "temporary"])
+def test_cpu_convolution_writes_dyn_buffer(then_relu):
+    """ATen's CPU convolution has no out= form that writes a given buffer; the library call lets it
+    allocate its result in dyn's buffer (the graph's output or a temporary a fused kernel reads), so
+    no fresh result is copied: eager's bits (of eager on the layout dyn-propagate-layouts chose: a
+    convolution whose activations outnumber its weight runs channels-last) and no aten::copy_."""
+    cases = [  # (input, weight, conv, written in place): 2-d with bias, strided and grouped, 3-d, and a
+        # weight-heavy one (NCHW, where oneDNN's result is reordered from a temporary: still copied);
+        # results over 64 KiB (smaller ones would be copied by a memmove, not copy_)
+        ((2, 8, 40, 40), (16, 8, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), True),
+        ((2, 16, 33, 33), (32, 4, 3, 3), lambda a, c, d: F.conv2d(a, c, None, stride=2, groups=4), True),
+        ((2, 4, 12, 14, 16), (8, 4, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1), True),
+        ((1, 128, 16, 16), (256, 128, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), False),
+    ]
+    for xs, ws, conv, in_place in cases:
+        x, w, b = r(*xs), r(*ws) * 0.1, r(ws[0])
+        fn = (lambda a, c, d, conv=conv: torch.relu(conv(a, c, d))) if then_relu else conv
+        compiled = dyn.compile(fn, fullgraph=True)
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("error")
+            compiled(x, w, b)
+        with torch.no_grad():
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+                got = compiled(x, w, b)
+            events = prof.key_averages(group_by_input_shape=True)
+            assert any(e.key == "aten::convolution" for e in events)
+            # ATen's own copies (a weight made channels-last, the bias into a slow kernel's output) are
+            # eager's too; a result copied into dyn's buffer is a copy_ from and to the output's shape
+            copies = [e.input_shapes for e in events if e.key == "aten::copy_"]
+            assert ([list(got.shape)] * 2 not in [s[:2] for s in copies]) == in_place, copies
+            channels_last = w.numel() < x.numel() + got.numel()
+            fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
+            want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
+        assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("case", ["int_conv", "mixed_dtypes"])
 def test_not_captured(case):
     """What eager rejects is not captured: the frame runs eagerly with eager's behaviour (fullgraph raises)."""
