@@ -3,6 +3,7 @@ object, never by a name prefix; the helpers libraries lean on are traced with th
 without a handler of their own are one generic torch_call node each. Every case compares with eager
 PyTorch and checks how many graphs dyn made."""
 import collections
+import copy
 import functools
 import math
 import sys
@@ -236,6 +237,181 @@ def test_inspect_signature_of_a_forward():
         params = inspect.signature(wrapped).parameters  # follows __wrapped__
         return wrapped(x, params["scale"].default) if "scale" in params else x
     one_graph(f, X)
+
+
+# -- copy.deepcopy, copy.copy --------------------------------------------------------------------------
+def _halve(t):
+    return t / 2
+
+
+class _Config:
+    """A config-like plain object (transformers deep-copies its configs inside forward: get_text_config)."""
+
+    def __init__(self):
+        self.scale = 2.0
+        self.shift = 1
+        self.act = "relu"
+        self.names = ["a", "b"]
+        self.id2label = {0: "x", 1: "y"}
+        self.flags = (True, None)
+        self.post = _halve
+
+
+def _use_copy(x, cfg):
+    c = copy.deepcopy(cfg)
+    c.scale = c.scale * 3  # the copy is the traced code's own object: the original keeps its values
+    c.names.append("c")
+    c.id2label[2] = "z"
+    del c.act
+    d = copy.deepcopy(c.__dict__)  # (transformers' to_dict)
+    d["shift"] = 10
+    return c.post(x * c.scale) + len(c.names) * c.shift + len(d["id2label"]) + hasattr(c, "act") + d["shift"]
+
+
+def _config_state(cfg):
+    return copy.deepcopy(vars(cfg))
+
+
+def test_deepcopy_of_a_config_is_traced():
+    cfg = _Config()
+    before = _config_state(cfg)
+    want = _use_copy(X, cfg)
+    count, reasons = graphs_and_breaks(_use_copy, X, cfg)
+    assert (count, reasons) == (1, [])
+    assert _config_state(cfg) == before  # capturing changed nothing real
+    dyn.reset()
+    cf = dyn.compile(_use_copy, backend="eager", fullgraph=True)
+    assert_same(cf(X, cfg), want)
+    assert_same(cf(X, _Config()), want)  # another object with the same state: the same graph
+    assert dyn.stats()["captures"] == 1 and _config_state(cfg) == before
+
+
+def test_deepcopy_guards_the_state_of_the_original():
+    # the traced code reads only the copy: the guard on the original's whole state is what notices
+    # a change (without it the graph would keep the old scale and list length)
+    cfg = _Config()
+    cf = dyn.compile(_use_copy, backend="eager", fullgraph=True)
+    assert_same(cf(X, cfg), _use_copy(X, cfg))
+    changes = [lambda: setattr(cfg, "scale", 5.0), lambda: cfg.names.append("d"),
+               lambda: cfg.id2label.__setitem__(1, "w"), lambda: setattr(cfg, "shift", True),
+               lambda: setattr(cfg, "post", lambda t: -t), lambda: setattr(cfg, "extra", 1)]
+    for k, change in enumerate(changes):
+        change()
+        assert_same(cf(X, cfg), _use_copy(X, cfg))
+        assert dyn.stats()["captures"] == k + 2  # recaptured: the state the copy read changed
+        assert_same(cf(X, cfg), _use_copy(X, cfg))
+        assert dyn.stats()["captures"] == k + 2  # and the new entry hits
+
+
+_GLOBAL_CFG = _Config()
+
+
+def test_deepcopy_of_a_global_object():
+    def f(x):
+        c = copy.deepcopy(_GLOBAL_CFG)
+        return x * c.scale + c.shift
+    one_graph(f, X)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    cf(X)
+    _GLOBAL_CFG.scale = -3.0
+    try:
+        assert_same(cf(X), f(X))
+    finally:
+        _GLOBAL_CFG.scale = 2.0
+
+
+def test_deepcopy_of_values_made_in_the_frame():
+    def f(x):
+        spec = {"dims": [1, 2], "name": ("a", 1.5), "cfg": _Config()}
+        other = copy.deepcopy(spec)
+        other["dims"].append(3)
+        other["cfg"].scale = 7.0
+        return x * sum(other["dims"]) + spec["cfg"].scale * other["cfg"].scale + len(spec["dims"])
+    one_graph(f, X)
+
+
+def test_deepcopy_returned_or_kept_is_a_new_object_per_call():
+    def f(x, cfg):
+        c = copy.deepcopy(cfg)
+        c.scale = 3.0
+        return x * c.scale, c
+    cfg = _Config()
+    want_t, want_c = f(X, cfg)
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    for _ in range(2):
+        got_t, got_c = cf(X, cfg)
+        assert_same(got_t, want_t)
+        assert type(got_c) is _Config and vars(got_c) == vars(want_c)
+        assert got_c.names is not cfg.names and got_c.id2label is not cfg.id2label
+    assert dyn.stats()["captures"] == 1
+
+
+class _Holder:
+    def __init__(self):
+        self.w = torch.ones(8)
+        self.k = 2
+
+
+class _OwnCopy:
+    def __init__(self):
+        self.k = 3
+
+    def __deepcopy__(self, memo):
+        c = _OwnCopy()
+        c.k = self.k + 1
+        return c
+
+    def __copy__(self):
+        return self.__deepcopy__(None)
+
+
+def test_deepcopy_it_does_not_model_breaks():
+    def f(x, o):
+        return x.sin() * copy.deepcopy(o).k
+
+    def g(x):
+        return copy.deepcopy([x, 2])[0] * 2
+    for fn, args, why in ((f, (X, _Holder()), "copy.deepcopy of a _Holder: it holds a Tensor"),
+                          (f, (X, _OwnCopy()), "copy.deepcopy of a _OwnCopy (its copy is made by hooks"),
+                          (g, (X,), "copy.deepcopy of a value holding a tensor")):
+        count, reasons = graphs_and_breaks(fn, *args)
+        assert reasons and all(r.startswith(why) for r in reasons), reasons
+        dyn.reset()
+        assert_same(dyn.compile(fn, backend="eager")(*args), fn(*args))
+
+
+def test_copy_copy():
+    def f(x, cfg):
+        c = copy.copy(cfg)
+        c.scale = 4.0  # on the copy only
+        cfg.names.append("z")  # the copy holds the original's list: it sees the append
+        return x * c.scale + c.shift + len(c.names) + (c.names is cfg.names)
+
+    def g(x):
+        d = {"a": x}
+        e = copy.copy(d)
+        e["b"] = x * 2
+        return e["a"] + e["b"] + len(d) + len(copy.copy([x, x]))
+    cfg, ref = _Config(), _Config()
+    want = f(X, ref)
+    count, reasons = graphs_and_breaks(f, X, _Config())
+    assert (count, reasons) == (1, [])
+    dyn.reset()
+    cf = dyn.compile(f, backend="eager", fullgraph=True)
+    assert_same(cf(X, cfg), want)
+    assert (cfg.scale, cfg.names) == (2.0, ["a", "b", "z"])
+    assert_same(cf(X, cfg), f(X, ref))  # the list is longer now: guarded as a read, recaptured
+    assert cfg.names == ref.names and dyn.stats()["captures"] == 2
+
+    def h(x, cfg):
+        return x * hasattr(copy.copy(cfg), "extra")
+    ch = dyn.compile(h, backend="eager", fullgraph=True)
+    assert_same(ch(X, cfg), h(X, cfg))
+    cfg.extra = 1  # which attributes the copy gets is guarded
+    assert_same(ch(X, cfg), h(X, cfg))
+    one_graph(g, X)
+    count, reasons = graphs_and_breaks(lambda x, o: x * copy.copy(o).k, X, _OwnCopy())
+    assert reasons and all(r.startswith("copy.copy of a _OwnCopy") for r in reasons)
 
 
 # -- numbers: finfo, iinfo, math ---------------------------------------------------------------------

@@ -2,7 +2,7 @@
 words: DYN_LOGS=guards, dyn.explain's out_guards and why a call missed an entry (recompiles)."""
 import torch
 
-from .guards import ModuleGuard, Structure, _arg_guard, _is_container, _py_check_tensor
+from .guards import DictKeys, ModuleGuard, StateEquals, Structure, _arg_guard, _is_container, _py_check_tensor
 from .paths import _resolver, _steps_str
 from .values import strict_eq
 
@@ -82,7 +82,7 @@ def _describe_guards(args, gg=None, paths=None):
                 1: lambda: f"is {type(want).__name__} object", 2: lambda: f"== {want!r}",
                 3: lambda: f"{want[0].__name__} with the same " + ("keys " + repr(list(want[1])) if want[0] is dict
                                                                    else "items") + " and items",
-                4: lambda: "container with the same items",
+                4: lambda: repr(want) if isinstance(want, (StateEquals, DictKeys)) else "container with the same items",
                 5: lambda: f"module without hooks, forward {getattr(want, '__qualname__', want)}"}[kind]()
         out.append(f"{_cpath_str(cpath)}: {what}")
     for where, name, v, kind in gg or ():
@@ -124,6 +124,10 @@ def _guard_failure(entry, args):
                 return f"global {name} changed" if name is not None else "a closure variable changed"
     for cpath, kind, want in (entry[4] if len(entry) > 4 else None) or ():
         if not _check_path(cpath, kind, want, args):
+            if isinstance(want, StateEquals):
+                return f"{_cpath_str(cpath)} changed (its state, deep-copied while capturing)"
+            if isinstance(want, DictKeys):
+                return f"{_cpath_str(cpath)} changed (its attributes, copied while capturing)"
             return f"{_cpath_str(cpath)} {_PATH_CHANGE[kind]}"
     return "several inputs alias differently (the same tensor, or overlapping memory)"
 

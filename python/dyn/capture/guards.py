@@ -1,15 +1,21 @@
 """Guards: what an entry of the cache checks before its compiled code runs. Guard values recorded while
 capturing (Is, ModuleGuard, Structure) and the guards built from a capture: per argument, on globals and
 global state, and on paths (checked in C by eval_frame.c; guard_check.py has the same rules in Python)."""
+import abc
 import copy
+import copyreg
+import enum
+import math
+import operator
 import types
+from collections import OrderedDict
 
 import torch
 
 from .outputs import _memory_conflict
 from .paths import _gatherer, _resolver
-from .values import (_is_user_dict_class, is_constant, is_constant_value, is_namedtuple, is_opaque_type,
-                     is_plain_instance, strict_eq)
+from .values import (_CONST_TYPES, _is_user_dict_class, is_constant, is_constant_value, is_namedtuple,
+                     is_opaque_type, is_plain_instance, strict_eq)
 
 
 class Is:
@@ -70,6 +76,255 @@ class TypeIs:
 
     def __repr__(self):
         return f"a {self.type.__name__} (its attributes guarded one by one)"
+
+
+# -- copy.deepcopy / copy.copy: what they do with a value, and the guard on the state a copy read ---------
+_CONST_LEAVES = frozenset(_CONST_TYPES)  # immutable constants: copied as themselves (or an equal object)
+_SEQUENCES = {tuple: "tuple", list: "list", dict: "dict", set: "set", frozenset: "frozenset",
+              OrderedDict: "odict"}
+_MUTABLE_KINDS = frozenset({"list", "dict", "set", "odict", "object"})
+# special methods by which a class changes what copying does (any of them, anywhere in the MRO)
+_COPY_HOOKS = ("__deepcopy__", "__copy__", "__setstate__", "__getnewargs_ex__", "__getnewargs__")
+_OBJECT_REDUCERS = tuple(n for n in ("__reduce_ex__", "__reduce__", "__getstate__") if hasattr(object, n))
+_HEAPTYPE = 1 << 9
+_NOT_FOUND = object()
+
+
+def _type_lookup(t, name):
+    for c in t.__mro__:
+        if name in c.__dict__:
+            return c.__dict__[name]
+    return _NOT_FOUND
+
+
+def _default_copying(t):
+    """Instances of t are copied the way copy.py copies a plain object: a new object of the class
+    (object.__new__, no __init__) whose instance __dict__ gets the original's items (deep copied by
+    deepcopy), nothing else: no copy or pickle hook, no __slots__, no builtin base with state of its
+    own, no copyreg reducer."""
+    if type(t) not in (type, abc.ABCMeta) or t.__new__ is not object.__new__ or t in copyreg.dispatch_table or \
+            t in copy._deepcopy_dispatch or t in copy._copy_dispatch:
+        return False
+    for c in t.__mro__:
+        if c is not object and (not c.__flags__ & _HEAPTYPE or "__slots__" in c.__dict__):
+            return False
+    if any(_type_lookup(t, n) is not _NOT_FOUND for n in _COPY_HOOKS) or \
+            any(_type_lookup(t, n) is not getattr(object, n) for n in _OBJECT_REDUCERS):
+        return False
+    return type(_type_lookup(t, "__dict__")) is types.GetSetDescriptorType
+
+
+def _default_lookups(v):
+    """copy.py looks its hooks up on the instance (getattr(x, "__deepcopy__"), x.__reduce_ex__, and
+    object.__reduce_ex__ reads __reduce__ and __getstate__ so): with a custom __getattribute__ or
+    __getattr__ they must find what the class has (checked now; they are taken to depend only on the
+    object's class and state, as for every attribute dyn reads through them)."""
+    t = type(v)
+    if _type_lookup(t, "__getattribute__") is object.__getattribute__ and _type_lookup(t, "__getattr__") is _NOT_FOUND:
+        return True
+    try:
+        return all(getattr(v, n, _NOT_FOUND) is _NOT_FOUND for n in _COPY_HOOKS) and \
+            all(getattr(v, n, None) == getattr(object, n).__get__(v) for n in _OBJECT_REDUCERS)
+    except Exception:
+        return False
+
+
+def copy_kind(v):
+    """How copy.deepcopy and copy.copy treat v, as dyn models them: "const" (an immutable constant, a
+    copy is itself or an equal one), "ident" (kept by identity: functions, classes, enum members),
+    "tuple", "frozenset", "list", "dict", "set", "odict" (exact types), "object" (an instance of a
+    plain class: a new object with the __dict__'s items), or None (anything else)."""
+    t = type(v)
+    if t in _CONST_LEAVES:
+        return "const"
+    kind = _SEQUENCES.get(t)
+    if kind is not None:
+        return kind
+    if isinstance(v, type) or t in (types.FunctionType, property) or (
+            t is types.BuiltinFunctionType and (v.__self__ is None or isinstance(v.__self__, types.ModuleType))):
+        return "ident"
+    if isinstance(v, enum.Enum) and _type_lookup(t, "__deepcopy__") is enum.Enum.__dict__.get("__deepcopy__", 0) and \
+            _type_lookup(t, "__copy__") is enum.Enum.__dict__.get("__copy__", 0):
+        return "ident"  # Enum's __copy__ and __deepcopy__ return the member itself
+    if _default_copying(t) and _default_lookups(v):
+        return "object"
+    return None
+
+
+def const_tuple(v):
+    """A tuple of immutable constants only (nested tuples too): copied as itself, compared by strict_eq."""
+    return type(v) is tuple and all(type(x) in _CONST_LEAVES or const_tuple(x) for x in v)
+
+
+def copied_state(v):
+    """The instance __dict__ copy.py copies (object.__reduce_ex__'s state; not a custom __getattribute__'s)."""
+    return object.__getattribute__(v, "__dict__")
+
+
+def copy_children(v, kind):
+    """The values copying v copies: items, or a dict's keys and values, or an object's __dict__ items."""
+    if kind in ("dict", "odict"):
+        return list(v) + list(v.values())
+    if kind == "object":
+        return list(copied_state(v).values())
+    return list(v)
+
+
+class NoCopy(Exception):
+    """A value whose copy dyn does not model (the message says what)."""
+
+
+class _Node:
+    """One container or object of a StateEquals snapshot: its type, keys (dicts and objects: in order,
+    their types too unless all are str; a str subclass key equal to an attribute name is not told
+    apart), and its items' types and values: constants by == (what == cannot tell apart, floats' signed
+    zeros, NaN, complex numbers, tuples of constants, by strict_eq), functions, classes and enum members
+    by identity, containers and objects by a node of their own or, reached again, by identity with the
+    first. `values` holds the constants and, where a container is, the real container (a prefilter: an
+    unchanged object passes == by identity; its node decides)."""
+    __slots__ = ("type", "mutable", "is_obj", "keys", "key_types", "types", "values", "exact", "extra",
+                 "nested")
+
+
+def _snapshot(v, visit, index, budget, depth=0):
+    kind = copy_kind(v)
+    if kind is None or kind in ("const", "ident"):
+        raise NoCopy(f"a {type(v).__name__} is not copied as a plain value")
+    if depth > 32:
+        raise NoCopy("it is nested more than 32 levels deep")
+    node = _Node()
+    node.type, node.mutable, node.is_obj = type(v), kind in _MUTABLE_KINDS, kind == "object"
+    if node.mutable:
+        visit(v)
+        index[id(v)] = len(index)
+    items = copied_state(v) if kind == "object" else v
+    budget[0] -= len(items) + 1
+    if budget[0] < 0:
+        raise NoCopy("it holds more than 10000 items")
+    node.keys = node.key_types = None
+    extra = []
+    if kind in ("dict", "odict", "object"):
+        keys = tuple(items)
+        for k in keys:
+            if copy_kind(k) not in ("const", "ident") and not const_tuple(k):
+                raise NoCopy(f"it holds a {type(v).__name__} key of type {type(k).__name__}")
+        node.keys = keys
+        if not all(type(k) is str for k in keys):
+            node.key_types = tuple(map(type, keys))
+            if any(type(k) in (float, complex, tuple) for k in keys):
+                extra.append((-1, 3, keys))  # keys by strict_eq
+        values = tuple(items.values())
+    else:
+        values = tuple(items)
+    node.types, node.values = tuple(map(type, values)), values
+    node.exact, node.nested = [], []
+    for i, x in enumerate(values):
+        t = type(x)
+        if t in _CONST_LEAVES and t is not complex:
+            node.exact.append(i)
+            if t is float and x == 0.0:
+                extra.append((i, 0, math.copysign(1.0, x)))
+            continue
+        k = copy_kind(x)
+        if k == "const" or const_tuple(x):
+            node.exact.append(i)
+            extra.append((i, 1, x))  # complex, a tuple of constants: strict_eq
+        elif k == "ident":
+            extra.append((i, 2, x))
+        elif k in _MUTABLE_KINDS and id(x) in index:
+            node.nested.append((i, index[id(x)]))  # the same object again (aliasing, a cycle)
+        elif k is None:
+            raise NoCopy(f"it holds a {t.__name__}")
+        else:
+            node.nested.append((i, _snapshot(x, visit, index, budget, depth + 1)))
+    node.extra = tuple(extra) or None
+    return node
+
+
+def _check_node(node, v, seen):
+    if type(v) is not node.type:
+        return False
+    if node.mutable:
+        seen.append(v)
+    if node.is_obj:
+        v = object.__getattribute__(v, "__dict__")
+    if node.keys is not None:
+        if tuple(v) != node.keys or (node.key_types is not None and tuple(map(type, v)) != node.key_types):
+            return False
+        vals = tuple(v.values())
+    else:
+        vals = tuple(v)
+    if tuple(map(type, vals)) != node.types:
+        return False
+    if vals != node.values:
+        # a container that is another object now (its node decides), or a NaN: constants by strict_eq
+        want = node.values
+        if not all(strict_eq(vals[i], want[i]) for i in node.exact):
+            return False
+    if node.extra is not None:
+        for i, how, w in node.extra:
+            if how == 0:
+                if math.copysign(1.0, vals[i]) != w:
+                    return False
+            elif how == 1:
+                if not strict_eq(vals[i], w):
+                    return False
+            elif how == 2:
+                if vals[i] is not w:
+                    return False
+            elif not all(strict_eq(a, b) for a, b in zip(v, w)):
+                return False
+    for i, sub in node.nested:
+        if type(sub) is int:
+            if vals[i] is not seen[sub]:
+                return False
+        elif not _check_node(sub, vals[i], seen):
+            return False
+    return True
+
+
+class StateEquals:
+    """Guard value (a predicate on the object at the path) for copy.deepcopy of a real object: the object
+    has the same type and the same state as when it was copied, all the way down: the same types
+    everywhere, equal constants (strict_eq), the same keys in order, the very same functions, classes and
+    enum members, and the same sharing of lists, dicts, sets and objects between its parts (a deep copy
+    shares them likewise). Classes are taken as they were (their copy hooks, as everywhere in dyn)."""
+    __slots__ = ("root", "what")
+
+    def __init__(self, v, visit=None):
+        """visit(obj) is called on every list, dict, set and object of the state (it may raise NoCopy)."""
+        self.what = type(v).__name__
+        self.root = _snapshot(v, visit or (lambda obj: None), {}, [10000])
+
+    def __call__(self, v):
+        seen = []
+        try:
+            if not _check_node(self.root, v, seen):
+                return False
+        except Exception:
+            return False  # something else now (a value whose == raises)
+        return len(seen) < 2 or len(set(map(id, seen))) == len(seen)
+
+    def __repr__(self):
+        return f"a {self.what} with the same state, all the way down (deep-copied)"
+
+
+class DictKeys:
+    """Guard value (a predicate): the object's instance __dict__ has these keys, in this order (copy.copy
+    of a real object: which attributes the copy gets; their values are guarded as reads)."""
+    __slots__ = ("keys",)
+
+    def __init__(self, keys):
+        self.keys = keys
+
+    def __call__(self, v):
+        try:
+            return tuple(object.__getattribute__(v, "__dict__")) == self.keys
+        except Exception:
+            return False
+
+    def __repr__(self):
+        return f"has the attributes {list(self.keys)} in its __dict__, in this order"
 
 
 class Structure:
@@ -255,7 +510,9 @@ def _path_guards(tr, args=None):
     def add(path, kind, value):
         key = (tuple(id(a) if i == 1 and path[0] == "obj" else a for i, a in enumerate(path)), kind,
                (value.name, value.expect, value.in_dict) if isinstance(value, HasAttr) else
-               value.type if isinstance(value, TypeIs) else None)
+               value.type if isinstance(value, TypeIs) else
+               "state" if isinstance(value, StateEquals) else
+               ("keys", value.keys) if isinstance(value, DictKeys) else None)
         if key not in seen:  # read more than once: the first read's guard covers it
             seen.add(key)
             paths.append((_cpath(path), kind, value))
@@ -266,7 +523,7 @@ def _path_guards(tr, args=None):
             add(path, 3, value.as_tuple())
         elif isinstance(value, ModuleGuard):
             add(path, 5, value.forward)
-        elif isinstance(value, (HasAttr, TypeIs)):
+        elif isinstance(value, (HasAttr, TypeIs, StateEquals, DictKeys)):
             add(path, 4, value)
         else:
             add(path, 2, copy.deepcopy(value) if isinstance(value, list) else value)

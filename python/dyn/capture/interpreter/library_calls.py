@@ -1,9 +1,11 @@
 """Builtins and standard-library helpers libraries lean on, traced with their Python semantics (Frame
 mixin): map and filter (lazy, their function inlined per item as it is consumed), functools.reduce,
 functools.lru_cache/cache'd functions (the wrapped function inlined), the collections containers
-OrderedDict, defaultdict and deque made by the traced code, and class statements in the frame."""
+OrderedDict, defaultdict and deque made by the traced code, class statements in the frame, and
+copy.deepcopy / copy.copy of Python values (made at capture, the state they copied guarded)."""
 import builtins
 import collections
+import copy
 import dis
 import functools
 import inspect
@@ -12,7 +14,9 @@ import sys
 import torch
 
 from ...ops import TensorVar
-from ..values import holds_internal, is_constant
+from ..guards import (_NOT_FOUND, DictKeys, NoCopy, StateEquals, _type_lookup, copied_state, copy_children,
+                      copy_kind)
+from ..values import NULL, holds_internal, is_constant
 
 NOT_HANDLED = object()
 # containers of collections the traced code may make, and their methods it may call on them
@@ -64,6 +68,8 @@ class SymMap:
 class LibraryCalls:
     def call_library(self, fn, args, kwargs):
         """Calls with a traced meaning here; NOT_HANDLED for anything else."""
+        if fn is copy.deepcopy or fn is copy.copy:
+            return self.copy_value(fn is copy.deepcopy, args, kwargs)
         if fn is map or fn is filter:
             return self.lazy_map(fn, args, kwargs)
         if fn is functools.reduce:
@@ -81,6 +87,137 @@ class LibraryCalls:
         if fn is builtins.__build_class__:
             return self.build_class(*args, **kwargs)
         return NOT_HANDLED
+
+    # -- copy.deepcopy, copy.copy ---------------------------------------------------------------------
+    def copy_value(self, deep, args, kwargs):
+        """copy.deepcopy(x) / copy.copy(x) of constants, functions and classes, tuples, lists, dicts, sets,
+        OrderedDicts and instances of plain classes that copy.py copies by their __dict__ (guards.copy_kind),
+        made now; the new lists, dicts, sets and objects are objects made while capturing (the traced code
+        may change them). Objects made by the traced code hold what it put there. deepcopy of a real object
+        (a config read from a module) copies its real state, guarded whole (guards.StateEquals): a call
+        where it changed captures again. copy.copy of a real object holds what the traced code reads of
+        its attributes (_attributes_read). Tensors (deepcopy), dyn's placeholders and objects with copy
+        hooks of their own are not copied: the graph breaks there."""
+        what = "copy.deepcopy" if deep else "copy.copy"
+        if deep:
+            memo = args[1] if len(args) == 2 else kwargs.get("memo")
+            if not 1 <= len(args) <= 2 or set(kwargs) - {"memo"} or (len(args) == 2 and kwargs) or memo is not None:
+                return NOT_HANDLED  # with a memo of the caller's: copy.py traced as it is
+        elif len(args) != 1 or kwargs:
+            return NOT_HANDLED
+        x = args[0]
+        tr = self.tr
+        kind = self._copy_kind(x, what)
+        if not deep:
+            if kind in ("const", "ident", "tuple", "frozenset"):
+                return x  # copy.copy of an immutable value is the value itself
+            if id(x) in tr.created or id(x) in tr.traced:
+                r = copy.copy(x)  # its items, whatever they are (tensors too), in a new container or object
+            elif kind == "object":
+                r = object.__new__(type(x))
+                copied_state(r).update(self._attributes_read(x, what))
+            else:
+                self.fail(f"{what} of a {type(x).__name__} not made while capturing")
+            self._mark_copied(r, False, set())
+            return r
+        roots, walked = [], set()
+        self._copy_walk(x, kind, what, roots, walked, 0)
+        if len(roots) > 1:
+            self.fail(f"{what} of a value holding several objects not made while capturing (their sharing "
+                      "is not guarded)")
+        for root in roots:
+            self._guard_copied(root, what, walked)
+        try:
+            r = copy.deepcopy(x)
+        except Exception as e:  # eager raises it too
+            self.fail(f"{what} of a {type(x).__name__} raised {type(e).__name__}: {e}")
+        if type(r) is not type(x) or (kind == "object" and list(copied_state(r)) != list(copied_state(x))):
+            self.fail(f"{what} of a {type(x).__name__} did not copy it as a plain object")
+        self._mark_copied(r, True, set())
+        return r
+
+    def _attributes_read(self, obj, what):
+        """The instance __dict__ of a real object as the traced code reads it: each attribute read through
+        the object's path (guarded as reads are: tensors are graph inputs, lists and dicts their traced
+        copies, so the copy and the original share them as in eager), and which attributes it has, in
+        order, guarded (DictKeys)."""
+        state = copied_state(obj)
+        name = type(obj).__name__
+        if self.tr.side.has_attrs(obj):
+            self.fail(f"{what} of a {name} with attribute writes pending")
+        if len(state) > 64:
+            self.fail(f"{what} of a {name} with more than 64 attributes")
+        for k, v in state.items():
+            d = _type_lookup(type(obj), k)
+            if type(k) is not str or hasattr(type(d), "__set__") or hasattr(type(d), "__delete__") or \
+                    getattr(obj, k, _NOT_FOUND) is not v:
+                self.fail(f"{what} of a {name} whose attribute {k!r} is not read from its __dict__")
+        self.tr.attr_guards.append((self.source_of(obj), DictKeys(tuple(state))))
+        return {k: self.getattr(obj, k) for k in state}
+
+    def _copy_kind(self, v, what, inner=False):
+        of = f"{what} of a value holding" if inner else f"{what} of"
+        if isinstance(v, TensorVar):
+            self.fail(f"{of} a tensor")
+        if v is NULL or type(v).__module__.startswith("dyn."):
+            self.fail(f"{of} a {type(v).__name__} (a value standing for others while capturing)")
+        kind = copy_kind(v)
+        if kind is None:
+            self.fail(f"{of} a {type(v).__name__} (its copy is made by hooks, slots or state dyn does not model)")
+        return kind
+
+    def _copy_walk(self, v, kind, what, roots, visited, depth):
+        """The real lists, dicts, sets and objects (not made while capturing) that deep-copying v copies
+        (roots): what the copy depends on beyond the traced code's own values."""
+        if kind in ("const", "ident") or id(v) in visited:
+            return
+        if depth > 32:
+            self.fail(f"{what} of a value nested more than 32 levels deep")
+        visited.add(id(v))
+        if kind in ("list", "dict", "set", "odict", "object") and id(v) not in self.tr.created and \
+                id(v) not in self.tr.traced:
+            roots.append(v)
+            return
+        for x in copy_children(v, kind):
+            self._copy_walk(x, self._copy_kind(x, what, True), what, roots, visited, depth + 1)
+
+    def _guard_copied(self, root, what, walked):
+        """Guards the whole state a copy of a real object depends on, on its source. Its parts must be as
+        the traced code left them (no write pending), and none of them may be copied a second time as the
+        traced copy the traced code holds of it (walked: what else the copy copies), which would be
+        another object in the copy where eager's has one."""
+        tr = self.tr
+
+        def visit(obj):
+            if tr.side.has_attrs(obj):
+                raise NoCopy(f"the traced code wrote attributes of a {type(obj).__name__} it holds")
+            c = tr.copies.get(id(obj))
+            if c is not None and (id(c) in tr.side.changed or tr.side.has_attrs(c)):
+                raise NoCopy(f"the traced code changed a {type(obj).__name__} it holds")
+            if c is not None and id(c) in walked:
+                raise NoCopy(f"a {type(obj).__name__} it holds is also copied as the traced code's copy of it")
+            if id(obj) in tr.created:
+                raise NoCopy(f"it holds a {type(obj).__name__} made while capturing")
+        try:
+            guard = StateEquals(root, visit)
+        except NoCopy as e:
+            self.fail(f"{what} of a {type(root).__name__}: {e}")
+        tr.attr_guards.append((self.source_of(root), guard))
+
+    def _mark_copied(self, v, deep, seen):
+        """The lists, dicts, sets and objects a copy made are made while capturing (those of a deep copy
+        all the way down; copy.copy makes only the outer one)."""
+        kind = copy_kind(v)
+        if kind in (None, "const", "ident") or id(v) in seen:
+            return
+        seen.add(id(v))
+        if kind in ("list", "dict", "set", "odict", "object"):
+            self._created(v)
+            if kind == "object":
+                self.tr.created_classes.add(type(v))
+        if deep:
+            for x in copy_children(v, kind):
+                self._mark_copied(x, True, seen)
 
     def op_LOAD_BUILD_CLASS(self, inst):
         self.push(builtins.__build_class__)

@@ -180,6 +180,8 @@ class LoadStoreOps:
             if not isinstance(obj, _UNGUARDED_OWNERS) or _user_owner(obj):
                 self.absent(obj, name)  # what ran depends on the attribute staying missing
             raise
+        if name == "__dict__" and type(v) is dict and id(obj) in self.tr.created:
+            return self._created(v)  # the attributes of an object made here: changed on it, copied as its own
         src = self.tr.sources.get(id(obj))
         if src is None and id(obj) in self.tr.traced:  # a field of a traced namedtuple: its traced item
             return v
