@@ -99,7 +99,8 @@ def timed(fn, reps, device):
 
 
 def first_and_steady(case, model, fn, mode, device, reps):
-    """(first call seconds, result of the first call, median steady seconds)."""
+    """(first call seconds, result of the first call, median steady seconds, a steady call to time
+    again: --rounds)."""
     for p in model.parameters():
         p.grad = None
     seed()
@@ -116,7 +117,7 @@ def first_and_steady(case, model, fn, mode, device, reps):
             p.grad = None
         step(case, fn, mode)
     again()  # warm-up
-    return first, res, timed(again, reps, device)
+    return first, res, timed(again, reps, device), again
 
 
 def dyn_stats():
@@ -124,13 +125,13 @@ def dyn_stats():
     return f() if callable(f) else None
 
 
-def run_dyn(case, mode, device, backend, reps, ref, compile_mode=None):
+def run_dyn(case, mode, device, backend, reps, ref, compile_mode=None, keep=False):
     m = copy.deepcopy(case.model)
     dyn.reset()  # dyn.stats() counts from here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compiled = dyn.compile(m, backend=backend, mode=compile_mode)
-        first, res, steady = first_and_steady(case, m, compiled, mode, device, reps)
+        first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps)
     r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res),
          "warnings": sorted({str(w.message)[:300] for w in caught if "dyn" in str(w.message)})}
     st = dyn_stats()
@@ -147,7 +148,10 @@ def run_dyn(case, mode, device, backend, reps, ref, compile_mode=None):
         r["all_compiled"] = (True if not st.get("graph_breaks") else "graphs") if every else False
     else:
         r["all_compiled"] = "?"
-    dyn.reset()
+    if keep:  # timed again in rounds (run_case): its compiled entries stay
+        r["_again"] = again
+    else:
+        dyn.reset()
     return r
 
 
@@ -176,19 +180,38 @@ def run_dynamo(case, mode, device, reps):
         return gm.forward
     m = copy.deepcopy(case.model)
     compiled = torch.compile(m, backend=counting)
-    first, _, steady = first_and_steady(case, m, compiled, mode, device, reps)
+    first, _, steady, _ = first_and_steady(case, m, compiled, mode, device, reps)
     torch._dynamo.reset()
     return {"graphs": count[0], "first_s": first, "time_s": steady, "capture_s": max(first - steady, 0.0)}
 
 
-def run_inductor(case, mode, device, reps, ref):
+def run_inductor(case, mode, device, reps, ref, keep=False):
     import torch._dynamo
     torch._dynamo.reset()
     m = copy.deepcopy(case.model)
     compiled = torch.compile(m)
-    first, res, steady = first_and_steady(case, m, compiled, mode, device, reps)
-    torch._dynamo.reset()
-    return {"first_s": first, "time_s": steady, "diff": max_diff(ref, res)}
+    first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps)
+    r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res)}
+    if keep:
+        r["_again"] = again
+    else:
+        torch._dynamo.reset()
+    return r
+
+
+def interleave(rec, device, reps, rounds):
+    """Times every kept backend of a record again in `rounds` rounds, each backend's calls in turn (the
+    first backend of a round rotating), and keeps the median of the rounds' medians: a machine whose
+    speed drifts during a run (the lent H200's host) moves every column alike."""
+    timers = [(k, v.pop("_again")) for k, v in rec.items() if isinstance(v, dict) and "_again" in v]
+    per = {k: [] for k, _ in timers}
+    for r in range(rounds if timers else 0):
+        k0 = r % len(timers)
+        for k, again in timers[k0:] + timers[:k0]:
+            again()  # warm-up after the other backends ran
+            per[k].append(timed(again, reps, device))
+    for k, ts in per.items():
+        rec[k].update(time_s=statistics.median(ts), round_times_s=ts)
 
 
 def guarded(what, fn, *args):
@@ -203,22 +226,34 @@ def guarded(what, fn, *args):
             torch.cuda.empty_cache()
 
 
-def run_case(name, mode, device, size, backends, inductor, reps):
-    """Every measurement of one model in one mode; backends: [(record key, dyn backend)]."""
+def run_case(name, mode, device, size, backends, inductor, reps, rounds=1):
+    """Every measurement of one model in one mode; backends: [(record key, dyn backend)]. With rounds > 1
+    the steady times are measured again, interleaved (interleave)."""
     case = corpus.build(name, size, device)
     case.model.train(mode == "train")
     rec = {"model": name, "family": case.family, "mode": mode, "device": device, "size": size,
            "params": sum(p.numel() for p in case.model.parameters())}
+    keep = rounds > 1
     m = copy.deepcopy(case.model)
-    first, ref, steady = first_and_steady(case, m, m, mode, device, reps)
-    del m
-    rec["eager"] = {"time_s": steady}
+    first, ref, steady, again = first_and_steady(case, m, m, mode, device, reps)
+    rec["eager"] = {"time_s": steady, **({"_again": again} if keep else {})}
+    del m, again
     rec["explain"] = guarded("explain", run_explain, case, mode)
     for key, backend, compile_mode in backends:
-        rec[key] = guarded(key, run_dyn, case, mode, device, backend, reps, ref, compile_mode)
+        rec[key] = guarded(key, run_dyn, case, mode, device, backend, reps, ref, compile_mode, keep)
     rec["dynamo"] = guarded("dynamo", run_dynamo, case, mode, device, reps)
     if inductor:
-        rec["inductor"] = guarded("inductor", run_inductor, case, mode, device, reps, ref)
+        rec["inductor"] = guarded("inductor", run_inductor, case, mode, device, reps, ref, keep)
+    if keep:
+        try:
+            guarded("rounds", interleave, rec, device, reps, rounds)
+        finally:
+            for v in rec.values():
+                if isinstance(v, dict):
+                    v.pop("_again", None)
+            import torch._dynamo
+            torch._dynamo.reset()
+            dyn.reset()
     return rec
 
 
@@ -305,6 +340,9 @@ def main(argv=None):
     ap.add_argument("--no-inductor", action="store_true", help="skip torch.compile's default backend")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per measurement (default 10 small, 5 full)")
     ap.add_argument("--json", default=None, help="write every record here")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time eager, dyn and inductor again in this many interleaved rounds (median of the "
+                         "rounds' medians): comparisons on a machine whose speed drifts")
     ap.add_argument("--cpu-time", action="store_true",
                     help="steady calls timed in the calling thread's CPU time (time.thread_time), not wall time: "
                          "CPU with OMP_NUM_THREADS=1 only, where every kernel runs on the calling thread; on a "
@@ -331,7 +369,7 @@ def main(argv=None):
             t = time.perf_counter()
             rec = guarded("case", run_case, name, mode, a.device, a.size,
                           [_BACKENDS[b] for b in backends],
-                          not a.no_inductor, reps)
+                          not a.no_inductor, reps, a.rounds)
             if "stage" in rec:
                 rec.update(model=name, mode=mode, eager={})
             rec["wall_s"] = time.perf_counter() - t

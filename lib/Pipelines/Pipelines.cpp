@@ -45,10 +45,17 @@ static void buildGraphToPrim(OpPassManager &pm, bool gpu) {
 void buildGraphToPrimPipeline(OpPassManager &pm) { buildGraphToPrim(pm, /*gpu=*/false); }
 void buildGraphToPrimGpuPipeline(OpPassManager &pm) { buildGraphToPrim(pm, /*gpu=*/true); }
 
-void buildPrimToLoopPipeline(OpPassManager &pm) {
-  pm.addPass(createFusePrimToLoopPass());
+static void buildPrimToLoop(OpPassManager &pm, bool gpu) {
+  FusePrimToLoopPassOptions fusion;
+  // The CPU computes a reused exp once; the GPU, bound by memory bandwidth,
+  // recomputes it rather than writing and reading a buffer.
+  fusion.materializeReusedTranscendentals = !gpu;
+  pm.addPass(createFusePrimToLoopPass(fusion));
   addCleanup(pm);
 }
+
+void buildPrimToLoopPipeline(OpPassManager &pm) { buildPrimToLoop(pm, /*gpu=*/false); }
+void buildPrimToLoopGpuPipeline(OpPassManager &pm) { buildPrimToLoop(pm, /*gpu=*/true); }
 
 void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLoopToSCFPass());
@@ -143,7 +150,7 @@ llvm::ArrayRef<PipelineStage> cpuPipelineStages() {
 llvm::ArrayRef<PipelineStage> gpuPipelineStages() {
   static const PipelineStage stages[] = {
       {"prim", buildGraphToPrimGpuPipeline},
-      {"loop", buildPrimToLoopPipeline},
+      {"loop", buildPrimToLoopGpuPipeline},
   };
   return stages;
 }
@@ -156,6 +163,9 @@ void registerPipelines() {
                              buildGraphToPrimGpuPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
                              buildPrimToLoopPipeline);
+  PassPipelineRegistration<>("dyn-prim-to-loop-gpu",
+                             "prim -> loop for the GPU (reused transcendentals recomputed)",
+                             buildPrimToLoopGpuPipeline);
   PassPipelineRegistration<>("dyn-loop-to-llvm-cpu",
                              "loop -> LLVM dialect: OpenMP-parallel, vectorizable host loops",
                              buildLoopToLLVMCpuPipeline);

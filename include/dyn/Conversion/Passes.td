@@ -62,8 +62,18 @@ def FusePrimToLoopPass : Pass<"dyn-fuse-prim-to-loop", "mlir::ModuleOp"> {
     kernel each. A matmul whose rhs is a transpose of the last two dims
     (a linear layer's `matmul(x, w^T)`) reads the transpose's operand in
     place (`loop.matmul ... transpose_b`); the transpose gets no buffer
-    unless something else needs one.
+    unless something else needs one. With `materialize-reused-transcendentals`
+    (the CPU pipeline's choice), a value whose inlined expression holds a
+    transcendental op (exp, log, logistic, tanh, erf, pow) and that more than
+    one kernel would recompute gets a buffer of its own (a squeeze-excitation
+    block's SiLU, read by its pool and by its scaling); the GPU, bound by
+    memory bandwidth, recomputes it.
   }];
+  let options = [
+    Option<"materializeReusedTranscendentals", "materialize-reused-transcendentals", "bool",
+           /*default=*/"false",
+           "Give a buffer to a value with a transcendental op that several kernels would recompute">,
+  ];
   let dependentDialects = ["::dyn::loop::LoopDialect", "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
                            "mlir::func::FuncDialect"];

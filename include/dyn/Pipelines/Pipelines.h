@@ -27,6 +27,8 @@ void buildGraphToPrimPipeline(mlir::OpPassManager &pm);
 void buildGraphToPrimGpuPipeline(mlir::OpPassManager &pm);
 /// prim -> loop: fusion into kernels and buffer assignment, then clean-up.
 void buildPrimToLoopPipeline(mlir::OpPassManager &pm);
+/// The same for the GPU, where a reused transcendental is recomputed.
+void buildPrimToLoopGpuPipeline(mlir::OpPassManager &pm);
 /// loop -> LLVM dialect for the host: OpenMP-parallel, vectorizable loops.
 void buildLoopToLLVMCpuPipeline(mlir::OpPassManager &pm);
 /// loop -> GPU: kernels mapped to launches, compiled to PTX for sm_90 (with

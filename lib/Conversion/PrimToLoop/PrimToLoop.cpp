@@ -981,7 +981,46 @@ void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
   }
 }
 
-LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
+/// Elementwise ops that cost more than a load from cache (a polynomial or a
+/// division per element on the CPU's vector units).
+bool isTranscendental(Operation *op) {
+  return isa<prim::ExpOp, prim::Expm1Op, prim::Exp2Op, prim::LogOp, prim::Log1pOp, prim::Log2Op,
+             prim::LogisticOp, prim::TanhOp, prim::ErfOp, prim::ErfcOp, prim::PowOp>(op);
+}
+
+/// A value whose inlined expression holds a transcendental op and that more
+/// than one kernel would recompute gets a buffer (the CPU pipeline's choice;
+/// Inductor realizes reused exp/sigmoid on the CPU likewise): a squeeze-excitation
+/// block's SiLU, read by its global pool and by its scaling, is computed once.
+/// Consumers are decided first, so the largest such value is the one kept.
+bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized) {
+  DenseSet<Value> heavy; // values whose inlined expression holds a transcendental
+  for (Operation &op : entry.without_terminator()) {
+    if (op.getNumResults() != 1 || isLibraryCall(&op) || isReduction(&op))
+      continue;
+    bool h = isTranscendental(&op);
+    for (Value operand : op.getOperands())
+      h |= heavy.contains(operand) && !materialized.contains(operand);
+    if (h)
+      heavy.insert(op.getResult(0));
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator())
+    ops.push_back(&op);
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (heavy.contains(v) && !materialized.contains(v) && computeType(et) == et &&
+        kernelsRecomputing(v, materialized) > 1)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
+LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, bool reuseTranscendentals) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("dyn fusion expects a single-block function");
   Block &entry = func.getBody().front();
@@ -1070,6 +1109,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
         changed |= materialized.insert(r);
       parallelDims[v] = plan.parallelDims;
     }
+    // Once the kernels are known, which of them would recompute an exp.
+    if (!changed && reuseTranscendentals)
+      changed = materializeReusedTranscendentals(entry, materialized);
   }
   SmallVector<Value> order(materialized.begin(), materialized.end());
   llvm::stable_sort(order, [&](Value a, Value b) {
@@ -1230,6 +1272,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols) {
 }
 
 struct FusePrimToLoopPass : dyn::impl::FusePrimToLoopPassBase<FusePrimToLoopPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -1239,7 +1282,7 @@ struct FusePrimToLoopPass : dyn::impl::FusePrimToLoopPassBase<FusePrimToLoopPass
             return isa<RankedTensorType>(t);
           }) && llvm::none_of(f.getResultTypes(), [](Type t) { return isa<RankedTensorType>(t); }))
         continue;
-      if (failed(lowerFunction(f, symbols)))
+      if (failed(lowerFunction(f, symbols, materializeReusedTranscendentals)))
         return signalPassFailure();
     }
   }
