@@ -132,19 +132,40 @@ at::ScalarType scalarType(int32_t dtype) {
   throw std::runtime_error("unknown dtype code " + std::to_string(dtype));
 }
 
-/// A contiguous tensor over a dyn buffer (no copy; on CUDA the device is read from the pointer).
-at::Tensor wrap(const DynBuffer &b, int32_t device) {
-  at::IntArrayRef sizes(b.sizes, b.rank);
-  auto options = at::TensorOptions()
-                     .dtype(scalarType(b.dtype))
-                     .device(device == DYN_DEVICE_CUDA ? at::kCUDA : at::kCPU);
-  return at::from_blob(b.data, sizes, options);
+/// The device of a call's buffers: on CUDA read once per call from a buffer's pointer (from_blob
+/// would ask the driver for every buffer it wraps).
+at::Device deviceOf(const DynLibraryCall *call) {
+  if (call->device != DYN_DEVICE_CUDA)
+    return at::Device(at::kCPU);
+  const DynBuffer &b = call->num_inputs ? call->inputs[0] : call->outputs[0];
+  return at::globalContext().getDeviceFromPtr(b.data, at::kCUDA);
+}
+
+/// A tensor over a dyn buffer (no copy): contiguous, or with the given strides.
+at::Tensor wrapStrided(const DynBuffer &b, const at::Device &device, at::IntArrayRef sizes,
+                       at::OptionalIntArrayRef strides) {
+  auto options = at::TensorOptions().dtype(scalarType(b.dtype)).device(device);
+  return at::for_blob(b.data, sizes).strides(strides).options(options).target_device(device).make_tensor();
+}
+
+at::Tensor wrap(const DynBuffer &b, const at::Device &device) {
+  return wrapStrided(b, device, at::IntArrayRef(b.sizes, b.rank), std::nullopt);
 }
 
 /// A dyn buffer [N, *spatial, C] as the tensor [N, C, *spatial] in channels-last memory format
 /// (a view: no copy).
-at::Tensor wrapChannelsLast(const DynBuffer &b, int32_t device) {
-  return wrap(b, device).movedim(-1, 1);
+at::Tensor wrapChannelsLast(const DynBuffer &b, const at::Device &device) {
+  int64_t rank = b.rank, channels = b.sizes[rank - 1];
+  std::vector<int64_t> sizes{b.sizes[0], channels}, strides(rank);
+  sizes.insert(sizes.end(), b.sizes + 1, b.sizes + rank - 1);
+  int64_t stride = channels;
+  strides[1] = 1;
+  for (int64_t d = rank - 1; d >= 2; --d) {
+    strides[d] = stride;
+    stride *= sizes[d];
+  }
+  strides[0] = stride;
+  return wrapStrided(b, device, sizes, strides);
 }
 
 /// out <- result. A small CPU result laid out as out (contiguous, or both channels-last) of out's
@@ -271,10 +292,10 @@ int guarded(char *error, size_t size, F body) {
   return 1;
 }
 
-std::vector<at::Tensor> inputs(const DynLibraryCall *call) {
+std::vector<at::Tensor> inputs(const DynLibraryCall *call, const at::Device &device) {
   std::vector<at::Tensor> ts;
   for (int32_t i = 0; i < call->num_inputs; ++i)
-    ts.push_back(wrap(call->inputs[i], call->device));
+    ts.push_back(wrap(call->inputs[i], device));
   return ts;
 }
 
@@ -282,8 +303,9 @@ std::vector<at::Tensor> inputs(const DynLibraryCall *call) {
 /// addend (broadcast) in the GEMM's epilogue when there is one (addmm / baddbmm: one rounding).
 int matmul(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
-    std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(call->outputs[0], call->device);
+    at::Device device = deviceOf(call);
+    std::vector<at::Tensor> in = inputs(call, device);
+    at::Tensor out = wrap(call->outputs[0], device);
     at::Tensor b = call->params[0] ? in[1].transpose(-1, -2) : in[1];
     bool addend = call->num_params > 1 && call->params[1];
     if (out.dim() == 2)
@@ -335,13 +357,14 @@ bool cudnnIntoOutput(const at::Tensor &input, const at::Tensor &weight,
 /// convolution keeps (its oneDNN and cuDNN kernels run on it without reorders).
 int convolution(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
-    std::vector<at::Tensor> in = inputs(call);
+    at::Device device = deviceOf(call);
+    std::vector<at::Tensor> in = inputs(call, device);
     const int64_t *p = call->params;
     bool channelsLast = call->num_params > 4 + 4 * p[0] && p[4 + 4 * p[0]];
-    at::Tensor out = channelsLast ? wrapChannelsLast(call->outputs[0], call->device)
-                                  : wrap(call->outputs[0], call->device);
+    at::Tensor out = channelsLast ? wrapChannelsLast(call->outputs[0], device)
+                                  : wrap(call->outputs[0], device);
     if (channelsLast)
-      in[0] = wrapChannelsLast(call->inputs[0], call->device);
+      in[0] = wrapChannelsLast(call->inputs[0], device);
     int64_t nd = p[0];
     at::IntArrayRef stride(p + 1, nd), padding(p + 1 + nd, nd), dilation(p + 1 + 2 * nd, nd),
         outputPadding(p + 1 + 3 * nd, nd);
@@ -362,8 +385,9 @@ int convolution(const DynLibraryCall *call, char *error, size_t size) {
 /// params: [is_causal, has_mask, scale (the bits of an f64)].
 int attention(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
-    std::vector<at::Tensor> in = inputs(call);
-    at::Tensor out = wrap(call->outputs[0], call->device);
+    at::Device device = deviceOf(call);
+    std::vector<at::Tensor> in = inputs(call, device);
+    at::Tensor out = wrap(call->outputs[0], device);
     double scale;
     std::memcpy(&scale, &call->params[2], sizeof(scale));
     std::optional<at::Tensor> mask;
@@ -417,7 +441,7 @@ struct Args {
 void store(const DynLibraryCall *call, int32_t k, const at::Tensor &r) {
   if (k >= call->num_outputs)
     throw std::runtime_error("library call '" + std::string(call->name) + "' has too few outputs");
-  at::Tensor out = wrap(call->outputs[k], call->device);
+  at::Tensor out = wrap(call->outputs[k], deviceOf(call));
   if (out.sizes() != r.sizes())
     throw std::runtime_error("library call '" + std::string(call->name) + "': result " + std::to_string(k) +
                              " has shape " + c10::str(r.sizes()) + ", its buffer " + c10::str(out.sizes()));
@@ -444,7 +468,7 @@ int named(const DynLibraryCall *call, char *error, size_t size) {
     auto it = namedCalls().find(call->name);
     if (it == namedCalls().end())
       throw std::runtime_error("no ATen body for library call '" + std::string(call->name) + "'");
-    Args a{call, inputs(call)};
+    Args a{call, inputs(call, deviceOf(call))};
     it->second(a);
   });
 }

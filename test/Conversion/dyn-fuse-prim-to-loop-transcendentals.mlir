@@ -1,5 +1,8 @@
 // RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop="materialize-reused-transcendentals=true" -canonicalize | FileCheck %s --check-prefix=CPU
 // RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -canonicalize | FileCheck %s --check-prefix=GPU
+// The CPU and GPU pipelines choose each way:
+// RUN: dyn-opt %s -split-input-file -dyn-prim-to-loop | FileCheck %s --check-prefix=CPU
+// RUN: dyn-opt %s -split-input-file -dyn-prim-to-loop-gpu | FileCheck %s --check-prefix=GPU
 
 // A SiLU read by two kernels (a column sum, materialized because the
 // consumer's rows do not depend on it, and the scaling): with the option it is
