@@ -39,6 +39,9 @@ static void buildGraphToPrim(OpPassManager &pm, bool gpu) {
   PropagateLayoutsPassOptions layouts;
   layouts.depthwiseOnly = gpu;
   pm.addPass(createPropagateLayoutsPass(layouts));
+  // cuDNN's convolutions leave the bias to a separate add: fused downstream.
+  if (gpu)
+    pm.addPass(createSplitConvolutionBiasPass());
   addCleanup(pm);
 }
 
@@ -50,6 +53,8 @@ static void buildPrimToLoop(OpPassManager &pm, bool gpu) {
   // The CPU computes a reused exp once; the GPU, bound by memory bandwidth,
   // recomputes it rather than writing and reading a buffer.
   fusion.materializeReusedTranscendentals = !gpu;
+  // cuBLAS adds a linear layer's bias in its epilogue, as eager's addmm does.
+  fusion.f32GemmAddend = gpu;
   pm.addPass(createFusePrimToLoopPass(fusion));
   addCleanup(pm);
 }
@@ -159,12 +164,14 @@ void registerPipelines() {
   PassPipelineRegistration<>("dyn-graph-to-prim", "graph -> prim: decompose and clean up",
                              buildGraphToPrimPipeline);
   PassPipelineRegistration<>("dyn-graph-to-prim-gpu",
-                             "graph -> prim for the GPU (channels-last: depthwise convolutions)",
+                             "graph -> prim for the GPU (channels-last: depthwise convolutions; "
+                             "convolution biases as adds)",
                              buildGraphToPrimGpuPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
                              buildPrimToLoopPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop-gpu",
-                             "prim -> loop for the GPU (reused transcendentals recomputed)",
+                             "prim -> loop for the GPU (reused transcendentals recomputed, "
+                             "float32 GEMM addends in the epilogue)",
                              buildPrimToLoopGpuPipeline);
   PassPipelineRegistration<>("dyn-loop-to-llvm-cpu",
                              "loop -> LLVM dialect: OpenMP-parallel, vectorizable host loops",

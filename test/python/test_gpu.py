@@ -261,10 +261,11 @@ def test_conv_block(dtype):
 @pytest.mark.parametrize("then_relu", [False, True], ids=["output", "temporary"])
 def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
     """Where eager's convolution runs cuDNN, the library call runs the same cuDNN convolution into dyn's
-    buffer (the graph's output, or a temporary a fused kernel reads) and adds the bias in place, as eager
-    does: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result.
+    buffer (the graph's output, or a temporary a fused kernel reads), the bias added after it as eager
+    adds it: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result.
     On the GPU, dyn-propagate-layouts runs depthwise convolutions channels-last (cuDNN's, where eager's
-    NCHW call runs ATen's depthwise kernel): eager's bits are then those of eager on a channels-last input."""
+    NCHW call runs ATen's depthwise kernel): eager's bits are then those of eager on a channels-last input.
+    The bias is added by the dyn kernel after the call (dyn-split-convolution-bias), not by an ATen add_."""
     cases = [  # (input, weight, conv, channels-last): 2-d with bias, strided and grouped 2-d, 3-d with
         # bias, and a depthwise 2-d one
         ((4, 16, 20, 20), (32, 16, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1), False),
@@ -289,6 +290,8 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
             torch.cuda.synchronize()
             names = {e.key for e in prof.key_averages()}
             assert "aten::cudnn_convolution" in names and "aten::copy_" not in names, sorted(names)
+            # the bias is added by the dyn kernel that reads the result (dyn-split-convolution-bias)
+            assert "aten::add_" not in names, sorted(names)
             fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
             want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
             assert torch.equal(got, want)

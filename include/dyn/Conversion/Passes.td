@@ -20,6 +20,22 @@ def ConvertGraphToPrimPass : Pass<"dyn-convert-graph-to-prim", "mlir::ModuleOp">
   let dependentDialects = ["::dyn::prim::PrimDialect"];
 }
 
+def SplitConvolutionBiasPass : Pass<"dyn-split-convolution-bias", "mlir::ModuleOp"> {
+  let summary = "Add a 2-d/3-d convolution's bias after it, where the next kernel fuses it";
+  let description = [{
+    `prim.convolution ... bias %b` (not transposed, 2 or 3 spatial dims)
+    becomes the convolution without bias plus `prim.add` of `%b` broadcast
+    along the channel dim (dim 1, or the last one for `channels_last`). The
+    GPU pipeline runs it: cuDNN writes the convolution into dyn's buffer and
+    eager adds the bias after it with a separate op (the same two roundings),
+    so the add is better fused into the dyn kernel that reads the result
+    (a batch or layer norm, an activation) than made by the library call
+    with a host call and a launch of its own. The CPU keeps the bias inside
+    oneDNN's convolution (its epilogue, eager's rounding).
+  }];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
 def PropagateLayoutsPass : Pass<"dyn-propagate-layouts", "mlir::ModuleOp"> {
   let summary = "Run convolutions channels-last and keep their activations in that layout";
   let description = [{
@@ -67,12 +83,18 @@ def FusePrimToLoopPass : Pass<"dyn-fuse-prim-to-loop", "mlir::ModuleOp"> {
     transcendental op (exp, log, logistic, tanh, erf, pow) and that more than
     one kernel would recompute gets a buffer of its own (a squeeze-excitation
     block's SiLU, read by its pool and by its scaling); the GPU, bound by
-    memory bandwidth, recomputes it.
+    memory bandwidth, recomputes it. A half-precision GEMM whose one use is
+    an add takes the other operand into the library's epilogue (addmm: one
+    rounding, as eager's); with `f32-gemm-addend` (the GPU's choice, where
+    every GEMM is a cuBLAS call) float32 and float64 ones do too, while the
+    CPU keeps them on the runtime matmul, which has no epilogue.
   }];
   let options = [
     Option<"materializeReusedTranscendentals", "materialize-reused-transcendentals", "bool",
            /*default=*/"false",
            "Give a buffer to a value with a transcendental op that several kernels would recompute">,
+    Option<"f32GemmAddend", "f32-gemm-addend", "bool", /*default=*/"false",
+           "Add the addend of a float32/float64 GEMM in the library's epilogue too (the GPU's choice)">,
   ];
   let dependentDialects = ["::dyn::loop::LoopDialect", "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",

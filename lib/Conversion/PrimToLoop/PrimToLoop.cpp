@@ -876,9 +876,10 @@ Value transposedRhsSource(prim::DotGeneralOp dot) {
   return t.getOperand();
 }
 
-/// A half-precision GEMM whose one use is an add: the library adds the other
-/// operand in its epilogue (loop.matmul addend), so the sum is rounded once,
-/// as eager's addmm rounds it. `addend` is the operand itself, or the source
+/// A half-precision GEMM (any float one with `anyFloat`: the GPU's, always a
+/// library call) whose one use is an add: the library adds the other operand
+/// in its epilogue (loop.matmul addend), so the sum is rounded once, as
+/// eager's addmm rounds it. `addend` is the operand itself, or the source
 /// of a broadcast that only prepends and stretches dims (the GEMM library
 /// broadcasts right-aligned).
 struct GemmAddend {
@@ -886,9 +887,10 @@ struct GemmAddend {
   Value addend;
 };
 
-std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned) {
+std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned,
+                                     bool anyFloat) {
   Type et = tensorType(dot.getResult()).getElementType();
-  if (!(et.isF16() || et.isBF16()) || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+  if (!(et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et))) || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
     return std::nullopt;
   auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
   if (!add || add.getLhs() == add.getRhs())
@@ -1020,7 +1022,12 @@ bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &mate
   return added;
 }
 
-LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, bool reuseTranscendentals) {
+struct FusionOptions {
+  bool reuseTranscendentals = false; // materialize-reused-transcendentals
+  bool f32GemmAddend = false;        // f32-gemm-addend
+};
+
+LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const FusionOptions &options) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("dyn fusion expects a single-block function");
   Block &entry = func.getBody().front();
@@ -1057,7 +1064,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, bool reuseT
         rhs = src;
       SmallVector<Value> reads{dot.getLhs(), rhs};
       Value result = dot.getResult();
-      if (auto fused = gemmAddend(dot, returned)) {
+      if (auto fused = gemmAddend(dot, returned, options.f32GemmAddend)) {
         result = fused->add.getResult();
         gemmOfAdd[result] = dot;
         addendOf[result] = fused->addend;
@@ -1110,7 +1117,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, bool reuseT
       parallelDims[v] = plan.parallelDims;
     }
     // Once the kernels are known, which of them would recompute an exp.
-    if (!changed && reuseTranscendentals)
+    if (!changed && options.reuseTranscendentals)
       changed = materializeReusedTranscendentals(entry, materialized);
   }
   SmallVector<Value> order(materialized.begin(), materialized.end());
@@ -1282,7 +1289,7 @@ struct FusePrimToLoopPass : dyn::impl::FusePrimToLoopPassBase<FusePrimToLoopPass
             return isa<RankedTensorType>(t);
           }) && llvm::none_of(f.getResultTypes(), [](Type t) { return isa<RankedTensorType>(t); }))
         continue;
-      if (failed(lowerFunction(f, symbols, materializeReusedTranscendentals)))
+      if (failed(lowerFunction(f, symbols, {materializeReusedTranscendentals, f32GemmAddend})))
         return signalPassFailure();
     }
   }

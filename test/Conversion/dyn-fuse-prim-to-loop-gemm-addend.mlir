@@ -1,0 +1,27 @@
+// RUN: dyn-opt %s -dyn-fuse-prim-to-loop="f32-gemm-addend=true" -canonicalize | FileCheck %s
+// RUN: dyn-opt %s -dyn-prim-to-loop-gpu | FileCheck %s
+// RUN: dyn-opt %s -dyn-prim-to-loop | FileCheck %s --check-prefix=CPU
+
+// With f32-gemm-addend (the GPU's prim -> loop), a float32 linear layer's bias
+// goes into the GEMM's epilogue (cuBLAS addmm, eager's rounding) and the
+// kernel after it reads the sum; the CPU keeps the add in that kernel (its
+// runtime matmul has no epilogue).
+// CHECK-LABEL: func @linear_gelu_f32
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[W:.*]]: memref<16x8xf32>, %[[B:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<4x16xf32>)
+// CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
+// CHECK: loop.matmul %[[X]], %[[W]], %[[Y]] addend %[[B]] transpose_b
+// CHECK: loop.kernel "tanh_0" [4, 16]
+// CHECK: loop.load %[[Y]]
+// CHECK-NOT: loop.load %[[B]]
+// CPU-LABEL: func @linear_gelu_f32
+// CPU: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b :
+// CPU: loop.kernel "tanh_0" [4, 16]
+// CPU: loop.load %arg2
+func.func @linear_gelu_f32(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %y = prim.add %m, %bb : tensor<4x16xf32>
+  %r = prim.tanh %y : tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
