@@ -890,7 +890,8 @@ struct GemmAddend {
 std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned,
                                      bool anyFloat) {
   Type et = tensorType(dot.getResult()).getElementType();
-  if (!(et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et))) || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+  bool fused = et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et));
+  if (!fused || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
     return std::nullopt;
   auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
   if (!add || add.getLhs() == add.getRhs())
