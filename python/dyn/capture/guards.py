@@ -14,8 +14,8 @@ import torch
 
 from .outputs import _memory_conflict
 from .paths import _gatherer, _resolver
-from .values import (_CONST_TYPES, _is_user_dict_class, is_constant, is_constant_value, is_namedtuple,
-                     is_opaque_type, is_plain_instance, strict_eq)
+from .values import (_CONST_TYPES, MISSING, _is_user_dict_class, is_constant, is_constant_value, is_namedtuple,
+                     is_opaque_type, is_plain_instance, strict_eq, type_attr)
 
 
 class Is:
@@ -87,14 +87,8 @@ _MUTABLE_KINDS = frozenset({"list", "dict", "set", "odict", "object"})
 _COPY_HOOKS = ("__deepcopy__", "__copy__", "__setstate__", "__getnewargs_ex__", "__getnewargs__")
 _OBJECT_REDUCERS = tuple(n for n in ("__reduce_ex__", "__reduce__", "__getstate__") if hasattr(object, n))
 _HEAPTYPE = 1 << 9
-_NOT_FOUND = object()
-
-
-def _type_lookup(t, name):
-    for c in t.__mro__:
-        if name in c.__dict__:
-            return c.__dict__[name]
-    return _NOT_FOUND
+_NOT_FOUND = MISSING
+_type_lookup = type_attr
 
 
 def _default_copying(t):

@@ -181,6 +181,17 @@ def _fn():
     pass
 
 
+
+MISSING = object()  # "no such attribute" (type_attr, and reads that found none)
+
+
+def type_attr(t, name):
+    """The attribute `name` of type t as type lookup finds it (no descriptor called), or MISSING."""
+    for c in t.__mro__:
+        if name in c.__dict__:
+            return c.__dict__[name]
+    return MISSING
+
 def is_plain_instance(v):
     """An instance of a plain Python class (default metaclass, object.__new__, an instance __dict__, no
     __slots__ and no custom attribute lookup) outside torch, dyn and the numeric stack: a dataclass, a

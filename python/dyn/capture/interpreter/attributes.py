@@ -10,17 +10,10 @@ import torch
 from ...ops import TensorVar
 from ..guards import HasAttr
 from ..origins import is_torch_code
-from ..values import Opaque
+from ..values import MISSING, Opaque, type_attr
 
-_MISSING = object()
-
-
-def _type_attr(t, name):
-    """The attribute `name` of type t as type lookup finds it (no descriptor called), or _MISSING."""
-    for c in t.__mro__:
-        if name in c.__dict__:
-            return c.__dict__[name]
-    return _MISSING
+_MISSING = MISSING
+_type_attr = type_attr
 
 
 def _is_data_descriptor(d):
