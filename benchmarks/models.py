@@ -202,7 +202,9 @@ def run_inductor(case, mode, device, reps, ref, keep=False):
 def interleave(rec, device, reps, rounds):
     """Times every kept backend of a record again in `rounds` rounds, each backend's calls in turn (the
     first backend of a round rotating), and keeps the median of the rounds' medians: a machine whose
-    speed drifts during a run (the lent H200's host) moves every column alike."""
+    speed drifts during a run (the lent H200's host) moves every column alike. Each backend's first call
+    in a round is an untimed warm-up (a dyn model whose entries a later stage's dyn.reset() dropped is
+    captured again there)."""
     timers = [(k, v.pop("_again")) for k, v in rec.items() if isinstance(v, dict) and "_again" in v]
     per = {k: [] for k, _ in timers}
     for r in range(rounds if timers else 0):
