@@ -42,6 +42,54 @@ def times(fn, n=20):
     return statistics.median(synced) * 1e3, statistics.median(host) * 1e3, (time.perf_counter() - t) / n * 1e3
 
 
+class _TimedRun:
+    """A compiled function whose run() records when it starts and returns (into marks)."""
+
+    def __init__(self, compiled, marks):
+        self.compiled, self.marks = compiled, marks
+
+    def run(self, *a, **kw):
+        self.marks["run"] = time.perf_counter()
+        r = self.compiled.run(*a, **kw)
+        self.marks["ran"] = time.perf_counter()
+        return r
+
+    def __getattr__(self, name):
+        return getattr(self.compiled, name)
+
+
+def phases(fn, n=20):
+    """Median ms of a synchronized dyn call's phases: until the CUDA kernel's launch() is entered (guards,
+    gathering the inputs), until the plan runs (inputs, outputs, workspace), the plan (host issue), until
+    the call returns, and the wait for the GPU after it."""
+    import dyn.backends as backends
+    marks = {}
+    orig = backends.DynCUDAKernel.launch
+
+    def launch(self, inputs):
+        marks["launch"] = time.perf_counter()
+        if not isinstance(self.compiled, _TimedRun):
+            self.compiled = _TimedRun(self.compiled, marks)
+        return orig(self, inputs)
+    backends.DynCUDAKernel.launch = launch
+    rows = []
+    try:
+        fn()
+        for _ in range(n):
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            fn()
+            r = time.perf_counter()
+            torch.cuda.synchronize()
+            e = time.perf_counter()
+            rows.append((marks["launch"] - t, marks["run"] - marks["launch"], marks["ran"] - marks["run"],
+                         r - marks["ran"], e - r))
+    finally:
+        backends.DynCUDAKernel.launch = orig
+    names = ("to launch()", "to the plan", "the plan", "to return", "GPU wait")
+    return ", ".join(f"{k} {statistics.median(c) * 1e3:.2f}" for k, c in zip(names, zip(*rows)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", default=["tv_vit_b_16", "hf_bert_sdpa"])
@@ -62,6 +110,7 @@ def main():
             d = times(lambda: f(*args, **kwargs))
             print(f"{name}: eager synced {e[0]:.2f} host {e[1]:.2f} back-to-back {e[2]:.2f} ms | "
                   f"dyn synced {d[0]:.2f} host {d[1]:.2f} back-to-back {d[2]:.2f} ms")
+            print(f"  dyn's synchronized call (ms): {phases(lambda: f(*args, **kwargs))}")
             prof = cProfile.Profile()
             prof.enable()
             for _ in range(10):

@@ -130,8 +130,11 @@ class DynCPUKernel(_DynKernel):
 
     def __call__(self, *inputs):
         outs, written = self._outputs("cpu")
+        seed = self._seed("cpu")
         try:
-            self.compiled.run(self._inputs(inputs) + self._seed("cpu"), written)
+            # Inputs that are contiguous tensors run as they are (checked in C++); else prepared here.
+            if self.strided or not self.compiled.run(list(inputs) + seed, written, True):
+                self.compiled.run(self._inputs(inputs) + seed, written)
         except RuntimeError as e:
             return self._failed(inputs, e)
         return outs
@@ -160,26 +163,29 @@ class DynCUDAKernel(_DynKernel):
     def launch(self, inputs):
         """One call through the launch plan, on fresh outputs and a fresh workspace."""
         device = inputs[0].device if inputs else _graph_device(self.graph)
-        # Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an
-        # unaligned address (a view with an offset) is copied to a fresh allocation, in its layout.
-        try:
-            ins = self._inputs(inputs)
-        except RuntimeError as e:
-            return self._failed(inputs, e)
-        ins = [t if t.data_ptr() % 16 == 0 else _aligned_copy(t, lay) for t, lay in zip(ins, self.layouts)]
-        ins += self._seed(device)
+        seed = self._seed(device)
         outs, written = self._outputs(device)
         # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
         size = self.compiled.workspace_bytes
         workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         with torch.cuda.device(device):
             # Library calls (cuBLAS, cuDNN through ATen) run on torch's current stream, this one.
+            stream, ws = torch.cuda.current_stream(device).cuda_stream, workspace.data_ptr() if size else 0
             try:
-                self.compiled.run(ins, written, torch.cuda.current_stream(device).cuda_stream,
-                                  workspace.data_ptr() if size else 0)
+                # Contiguous, 16-byte aligned tensors (checked in C++) run as they are; else the inputs
+                # are prepared here.
+                if self.strided or not self.compiled.run(list(inputs) + seed, written, stream, ws,
+                                                         inputs_as_is=True):
+                    self.compiled.run(self._aligned_inputs(inputs) + seed, written, stream, ws)
             except RuntimeError as e:
                 return self._failed(inputs, e)
         return outs
+
+    def _aligned_inputs(self, inputs):
+        """Kernels move contiguous neighbours with 16-byte accesses: an input that starts at an unaligned
+        address (a view with an offset) is copied to a fresh allocation, in its layout."""
+        ins = self._inputs(inputs)
+        return [t if t.data_ptr() % 16 == 0 else _aligned_copy(t, lay) for t, lay in zip(ins, self.layouts)]
 
 
 def _aligned_copy(t, layout):

@@ -97,12 +97,23 @@ static int strict_eq(PyObject *a, PyObject *b) {
   return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
+/* The tensor check read from the C++ tensor (torch_tensors.cpp, where the extension is built with
+ * torch): 1 pass, 0 fail, 2 not decided there. */
+static int (*g_fast_tensor_check)(PyObject *, PyObject *);
+
+void dyn_eval_frame_set_tensor_check(int (*check)(PyObject *, PyObject *)) { g_fast_tensor_check = check; }
+
 /* 1 pass, 0 fail, -1 error (exception set). */
 static int check_tensor(PyObject *a, PyObject *g) {
   if (PyTuple_GET_SIZE(g) != 7)
     return 0;
   if ((PyObject *)Py_TYPE(a) != PyTuple_GET_ITEM(g, 1))
     return 0;
+  if (g_fast_tensor_check) {
+    int r = g_fast_tensor_check(a, g);
+    if (r != 2)
+      return r;
+  }
   PyObject *v = PyObject_GetAttr(a, s_dtype);
   if (!v)
     return -1;
@@ -210,6 +221,19 @@ static PyObject *module_item(PyObject *v, PyObject *step) {
   return r;
 }
 
+/* v.step: an attribute name (str), an index (int) or ("item", key). New reference, or NULL with an
+ * exception set. */
+static PyObject *resolve_step(PyObject *v, PyObject *step) {
+  PyObject *next;
+  if (PyUnicode_Check(step))
+    return PyObject_GetAttr(v, step);
+  if (PyTuple_Check(step) && PyTuple_GET_SIZE(step) == 2)
+    return PyObject_GetItem(v, PyTuple_GET_ITEM(step, 1));
+  if (!(next = module_item(v, step)) && !PyErr_Occurred())
+    next = PyObject_GetItem(v, step);
+  return next;
+}
+
 /* The object at a path: (0, arg index, step...) or (1, object, step...); a step is an attribute name
  * (str), an index (int) or ("item", key). New reference, or NULL with an exception set. */
 static PyObject *resolve_path(PyObject *path, PyObject *const *args, Py_ssize_t nargs) {
@@ -232,13 +256,7 @@ static PyObject *resolve_path(PyObject *path, PyObject *const *args, Py_ssize_t 
   }
   Py_INCREF(v);
   for (Py_ssize_t k = 2; k < n && v; ++k) {
-    PyObject *step = PyTuple_GET_ITEM(path, k), *next;
-    if (PyUnicode_Check(step))
-      next = PyObject_GetAttr(v, step);
-    else if (PyTuple_Check(step) && PyTuple_GET_SIZE(step) == 2)
-      next = PyObject_GetItem(v, PyTuple_GET_ITEM(step, 1));
-    else if (!(next = module_item(v, step)) && !PyErr_Occurred())
-      next = PyObject_GetItem(v, step);
+    PyObject *next = resolve_step(v, PyTuple_GET_ITEM(path, k));
     Py_DECREF(v);
     v = next;
   }
@@ -291,9 +309,67 @@ static int check_structure(PyObject *v, PyObject *g) {
   return 1;
 }
 
+/* object.__getattribute__, and whether a type reads attributes with it (then, __getattr__ or not, an
+ * attribute in the instance __dict__ that no data descriptor of the type shadows is what getattr
+ * returns). */
+static PyObject *s_getattribute, *g_object_getattribute;
+
+static int generic_lookup(PyTypeObject *t) {
+  return g_object_getattribute && _PyType_Lookup(t, s_getattribute) == g_object_getattribute;
+}
+
+/* v.name read from v's __dict__ (borrowed), or NULL: not there (no exception), shadowed by a data
+ * descriptor of the type (no exception), or an error. */
+static PyObject *dict_attr(PyObject *v, PyObject *dict, PyObject *name) {
+  PyObject *descr = _PyType_Lookup(Py_TYPE(v), name);
+  if (descr && Py_TYPE(descr)->tp_descr_set)
+    return NULL;
+  return PyDict_GetItemWithError(dict, name);
+}
+
+/* The module guard read from the instance __dict__ and the type, as getattr would find them, without
+ * making a bound method a call (263 module guards in a ViT-B): 1 pass, 0 fail, 2 not decided here. */
+static int check_module_fast(PyObject *m, PyObject *want) {
+  PyTypeObject *t = Py_TYPE(m);
+  if (!generic_lookup(t))
+    return 2;
+  PyObject *dict = PyObject_GenericGetDict(m, NULL);
+  if (!dict) {
+    PyErr_Clear();
+    return 2;
+  }
+  int r = 2;
+  for (int i = 0; i < 4; ++i) {
+    PyObject *d = dict_attr(m, dict, s_hooks[i]);
+    if (!d)
+      goto done;
+    if (!PyDict_Check(d) || PyDict_GET_SIZE(d) != 0) {
+      r = 0;
+      goto done;
+    }
+  }
+  PyObject *fwd = dict_attr(m, dict, s_forward);
+  if (fwd) {
+    r = PyMethod_Check(fwd) ? (PyMethod_GET_FUNCTION(fwd) == want && PyMethod_GET_SELF(fwd) == m)
+                            : fwd == want;
+  } else if (!PyErr_Occurred()) {
+    PyObject *cls = _PyType_Lookup(t, s_forward);
+    if (cls && PyFunction_Check(cls)) /* getattr binds the class's function to m */
+      r = cls == want;
+  }
+done:
+  if (PyErr_Occurred())
+    PyErr_Clear(); /* decided by getattr below */
+  Py_DECREF(dict);
+  return r;
+}
+
 /* Module guard: an inlined module still has no hooks and the same forward (want: the function its
  * forward resolves to: the class's, bound to it, or what was set on the instance). 1 pass, 0 fail. */
 static int check_module(PyObject *m, PyObject *want) {
+  int fast = check_module_fast(m, want);
+  if (fast != 2)
+    return fast;
   for (int i = 0; i < 4; ++i) {
     PyObject *d = PyObject_GetAttr(m, s_hooks[i]);
     if (!d) {
@@ -316,9 +392,42 @@ static int check_module(PyObject *m, PyObject *want) {
   return ok;
 }
 
-/* Guards on objects reached from the arguments or held by the graph: ((path, kind, value), ...) with
- * kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 value(v) -> bool, 5 module (no hooks, same
- * forward). A path that cannot be followed any more (an attribute or item gone) fails the guard. */
+/* One guard on the value v: kind 0 tensor, 1 identity, 2 strict_eq, 3 structure, 4 want(v) -> bool,
+ * 5 module (no hooks, same forward). 1 pass, 0 fail, -1 error. */
+static int check_value(PyObject *v, long kind, PyObject *want) {
+  switch (kind) {
+  case 0:
+    return check_tensor(v, want);
+  case 1:
+    return v == want;
+  case 2:
+    return strict_eq(v, want);
+  case 3:
+    return check_structure(v, want);
+  case 5:
+    return check_module(v, want);
+  case 4: {
+    PyObject *r = PyObject_CallOneArg(want, v);
+    int ok = r ? PyObject_IsTrue(r) : -1;
+    Py_XDECREF(r);
+    return ok;
+  }
+  }
+  return 0;
+}
+
+/* A path that cannot be followed any more (an attribute or item gone) fails the guard: 0, or -1 for
+ * another error. */
+static int unresolved(void) {
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_KeyError) ||
+      PyErr_ExceptionMatches(PyExc_IndexError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    return 0;
+  }
+  return -1;
+}
+
+/* Guards on objects reached from the arguments or held by the graph: ((path, kind, value), ...). */
 static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs) {
   if (!PyTuple_Check(paths))
     return 0;
@@ -327,42 +436,64 @@ static int check_paths(PyObject *paths, PyObject *const *args, Py_ssize_t nargs)
     if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3)
       return 0;
     PyObject *v = resolve_path(PyTuple_GET_ITEM(g, 0), args, nargs);
-    if (!v) {
-      if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_KeyError) ||
-          PyErr_ExceptionMatches(PyExc_IndexError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        return 0;
-      }
-      return -1;
-    }
-    PyObject *want = PyTuple_GET_ITEM(g, 2);
-    int ok;
-    switch (PyLong_AsLong(PyTuple_GET_ITEM(g, 1))) {
-    case 0:
-      ok = check_tensor(v, want);
-      break;
-    case 1:
-      ok = v == want;
-      break;
-    case 2:
-      ok = strict_eq(v, want);
-      break;
-    case 3:
-      ok = check_structure(v, want);
-      break;
-    case 5:
-      ok = check_module(v, want);
-      break;
-    case 4: {
-      PyObject *r = PyObject_CallOneArg(want, v);
-      ok = r ? PyObject_IsTrue(r) : -1;
-      Py_XDECREF(r);
-      break;
-    }
-    default:
-      ok = 0;
-    }
+    if (!v)
+      return unresolved();
+    int ok = check_value(v, PyLong_AsLong(PyTuple_GET_ITEM(g, 1)), PyTuple_GET_ITEM(g, 2));
     Py_DECREF(v);
+    if (ok != 1)
+      return ok;
+  }
+  return 1;
+}
+
+/* The same guards as a tree (paths.py _guard_tree): a node's checks ((kind, value), ...) on v, then
+ * its children (step, checks, children), each read once from v. */
+static int check_node(PyObject *v, PyObject *checks, PyObject *children) {
+  if (!PyTuple_Check(checks) || !PyTuple_Check(children))
+    return 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); ++i) {
+    PyObject *c = PyTuple_GET_ITEM(checks, i);
+    if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 2)
+      return 0;
+    int ok = check_value(v, PyLong_AsLong(PyTuple_GET_ITEM(c, 0)), PyTuple_GET_ITEM(c, 1));
+    if (ok != 1)
+      return ok;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(children); ++i) {
+    PyObject *child = PyTuple_GET_ITEM(children, i);
+    if (!PyTuple_Check(child) || PyTuple_GET_SIZE(child) != 3)
+      return 0;
+    PyObject *next = resolve_step(v, PyTuple_GET_ITEM(child, 0));
+    if (!next)
+      return unresolved();
+    int ok = check_node(next, PyTuple_GET_ITEM(child, 1), PyTuple_GET_ITEM(child, 2));
+    Py_DECREF(next);
+    if (ok != 1)
+      return ok;
+  }
+  return 1;
+}
+
+/* roots: ((flag, arg index or object, checks, children), ...); flag False: an argument. */
+static int check_tree(PyObject *roots, PyObject *const *args, Py_ssize_t nargs) {
+  if (!PyTuple_Check(roots))
+    return 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(roots); ++i) {
+    PyObject *r = PyTuple_GET_ITEM(roots, i), *v;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 4)
+      return 0;
+    if (PyTuple_GET_ITEM(r, 0) == Py_False) {
+      Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+      if (k < 0 || k >= nargs) {
+        if (!PyErr_Occurred())
+          PyErr_SetString(PyExc_RuntimeError, "dyn: guard path argument out of range");
+        return -1;
+      }
+      v = args[k];
+    } else {
+      v = PyTuple_GET_ITEM(r, 1);
+    }
+    int ok = check_node(v, PyTuple_GET_ITEM(r, 2), PyTuple_GET_ITEM(r, 3));
     if (ok != 1)
       return ok;
   }
@@ -434,7 +565,11 @@ static int check_entry(PyObject *entry, PyObject *const *args, Py_ssize_t nargs,
         return eq;
     }
   }
-  if (PyTuple_GET_SIZE(entry) >= 5 && PyTuple_GET_ITEM(entry, 4) != Py_None) {
+  if (PyTuple_GET_SIZE(entry) >= 6 && PyTuple_GET_ITEM(entry, 5) != Py_None) {
+    int ok = check_tree(PyTuple_GET_ITEM(entry, 5), args, nargs);
+    if (ok != 1)
+      return ok;
+  } else if (PyTuple_GET_SIZE(entry) >= 5 && PyTuple_GET_ITEM(entry, 4) != Py_None) {
     int ok = check_paths(PyTuple_GET_ITEM(entry, 4), args, nargs);
     if (ok != 1)
       return ok;
@@ -717,6 +852,10 @@ int dyn_eval_frame_init(PyObject *module) {
   s_requires_grad = PyUnicode_InternFromString("requires_grad");
   s_forward = PyUnicode_InternFromString("forward");
   s_modules = PyUnicode_InternFromString("_modules");
+  s_getattribute = PyUnicode_InternFromString("__getattribute__");
+  if (!s_getattribute)
+    return -1;
+  g_object_getattribute = _PyType_Lookup(&PyBaseObject_Type, s_getattribute); /* lives as long as object */
   const char *hooks[4] = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"};
   for (int i = 0; i < 4; ++i)
     if (!(s_hooks[i] = PyUnicode_InternFromString(hooks[i])))

@@ -14,8 +14,11 @@
 
 extern "C" PyMethodDef *dyn_eval_frame_methods(void);
 #ifdef DYN_HAS_ATEN
-void dynRegisterAtenLibraryCalls(); // aten_calls.cpp
+void dynRegisterAtenLibraryCalls();                                // aten_calls.cpp
+extern "C" int dyn_fast_check_tensor(PyObject *a, PyObject *g);   // torch_tensors.cpp
+extern "C" int dyn_ready_tensor_data(PyObject *a, size_t align, void **data);
 #endif
+extern "C" void dyn_eval_frame_set_tensor_check(int (*check)(PyObject *, PyObject *));
 extern "C" int dyn_eval_frame_init(PyObject *module);
 
 namespace py = pybind11;
@@ -63,12 +66,47 @@ void collectPointers(py::handle seq, std::vector<void *> &ptrs, py::handle dataP
   Py_DECREF(fast);
 }
 
-/// Every buffer of a call: inputs, then outputs, checked against the count.
+/// With `align`: the inputs' pointers when every tensor input is a plain contiguous tensor aligned to
+/// `align` bytes (read in C++, torch_tensors.cpp), false when one is not (the caller prepares them).
+bool readyPointers(py::handle seq, std::vector<void *> &ptrs, size_t align) {
+#ifdef DYN_HAS_ATEN
+  PyObject *fast = PySequence_Fast(seq.ptr(), "run() takes a sequence of tensors or ints");
+  if (!fast)
+    throw py::error_already_set();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject **items = PySequence_Fast_ITEMS(fast);
+  bool ready = true;
+  for (Py_ssize_t i = 0; i < n && ready; ++i) {
+    void *p = nullptr;
+    if (PyLong_Check(items[i]))
+      p = PyLong_AsVoidPtr(items[i]);
+    else
+      ready = dyn_ready_tensor_data(items[i], align, &p) == 1;
+    ptrs.push_back(p);
+  }
+  Py_DECREF(fast);
+  if (PyErr_Occurred())
+    throw py::error_already_set();
+  return ready;
+#else
+  (void)seq, (void)ptrs, (void)align;
+  return false;
+#endif
+}
+
+/// Every buffer of a call: inputs, then outputs, checked against the count. With inputsAlign > 0,
+/// *ready says whether every input was ready as it is (readyPointers; if not, the list is partial).
 template <typename C>
-std::vector<void *> callPointers(C &self, py::handle inputs, py::handle outputs, py::handle dataPtrName) {
+std::vector<void *> callPointers(C &self, py::handle inputs, py::handle outputs, py::handle dataPtrName,
+                                 size_t inputsAlign = 0, bool *ready = nullptr) {
   std::vector<void *> ptrs;
   ptrs.reserve(self.numBuffers);
-  collectPointers(inputs, ptrs, dataPtrName);
+  if (inputsAlign) {
+    if (!(*ready = readyPointers(inputs, ptrs, inputsAlign)))
+      return ptrs;
+  } else {
+    collectPointers(inputs, ptrs, dataPtrName);
+  }
   if (!outputs.is_none())
     collectPointers(outputs, ptrs, dataPtrName);
   if (self.numBuffers && ptrs.size() != self.numBuffers)
@@ -101,6 +139,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("HAS_COMPILER") = true;
 #ifdef DYN_HAS_ATEN
   dynRegisterAtenLibraryCalls();
+  dyn_eval_frame_set_tensor_check(&dyn_fast_check_tensor);
   m.attr("HAS_LIBRARY_CALLS") = true;
 #else
   m.attr("HAS_LIBRARY_CALLS") = false;
@@ -111,8 +150,11 @@ PYBIND11_MODULE(_C, m) {
   py::class_<Compiled>(m, "Compiled")
       .def(
           "run",
-          [](Compiled &self, py::handle inputs, py::handle outputs) {
-            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
+          [](Compiled &self, py::handle inputs, py::handle outputs, bool asIs) {
+            bool ready = true;
+            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName, asIs ? 1 : 0, &ready);
+            if (!ready)
+              return false;
             std::string error;
             bool ok;
             {
@@ -121,9 +163,12 @@ PYBIND11_MODULE(_C, m) {
             }
             if (!ok)
               throw std::runtime_error(error);
+            return true;
           },
-          py::arg("inputs"), py::arg("outputs") = py::none(),
-          "run(inputs, outputs=None): tensors (data_ptr() is read) or int addresses; inputs then outputs")
+          py::arg("inputs"), py::arg("outputs") = py::none(), py::arg("inputs_as_is") = false,
+          "run(inputs, outputs=None, inputs_as_is=False): tensors (data_ptr() is read) or int addresses; "
+          "inputs then outputs. inputs_as_is: run only if every input tensor is a contiguous "
+          "torch.Tensor or Parameter (read in C++); returns whether it ran")
       .def_property_readonly("stages", &stageList<Compiled>)
       .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
       .def_readonly("num_buffers", &Compiled::numBuffers);
@@ -167,21 +212,28 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "run",
           [](CompiledGpu &self, py::handle inputs, py::handle outputs, uintptr_t stream,
-             uintptr_t workspace, bool uploadConstants) {
-            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName);
+             uintptr_t workspace, bool uploadConstants, bool asIs) {
+            // Kernels move contiguous neighbours with 16-byte accesses: inputs as they are must be
+            // 16-byte aligned.
+            bool ready = true;
+            std::vector<void *> ptrs = callPointers(self, inputs, outputs, dataPtrName, asIs ? 16 : 0, &ready);
+            if (!ready)
+              return false;
             std::string error;
             void *ws = reinterpret_cast<void *>(workspace), *st = reinterpret_cast<void *>(stream);
             bool ok = uploadConstants ? self.fn->run(ptrs.data(), ws, st, &error)
                                       : self.fn->launch(ptrs.data(), ws, st, &error);
             if (!ok)
               throw std::runtime_error(error);
+            return true;
           },
           py::arg("inputs"), py::arg("outputs"), py::arg("stream"), py::arg("workspace") = 0,
-          py::arg("upload_constants") = true,
+          py::arg("upload_constants") = true, py::arg("inputs_as_is") = false,
           "run(inputs, outputs, stream, workspace=0, upload_constants=True): device tensors (or "
           "addresses), a CUstream handle, and the address of workspace_bytes of device memory for "
           "temporaries; upload_constants=False launches only (the constants are already in this "
-          "workspace: upload_constants(workspace, stream) did it)")
+          "workspace: upload_constants(workspace, stream) did it); inputs_as_is: run only if every input "
+          "tensor is a contiguous, 16-byte aligned torch.Tensor or Parameter; returns whether it ran")
       .def(
           "upload_constants",
           [](CompiledGpu &self, uintptr_t stream, uintptr_t workspace) {

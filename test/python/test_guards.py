@@ -238,3 +238,53 @@ def test_guards_through_module_lists_and_sequentials(backend):
         torch.testing.assert_close(cm(x), m(x))
         m.block.head = torch.nn.Sequential(OrderedDict(b=torch.nn.Linear(4, 4), a=torch.nn.Sigmoid()))
         torch.testing.assert_close(cm(x), m(x))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameter_and_module_guards_on_every_call(backend):
+    """A model's parameters and modules are checked on every call (the tensors read in C++, the modules
+    from their __dict__ and class, each object reached once along the guards' shared paths): a steady
+    call is a cache hit, and a parameter of another dtype, shape, strides or requires_grad, a hook on a
+    nested module, or a forward set on its instance, each give eager's result."""
+    class Inner(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.scale = torch.nn.Parameter(torch.full((4,), 2.0))
+
+        def forward(self, x):
+            return torch.relu(self.lin(x)) * self.scale
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList([Inner(), Inner()])
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return x
+
+    m, x = Net(), torch.randn(2, 4)
+    cm = dyn.compile(m, backend=backend)
+    inner = m.blocks[1]
+    with torch.no_grad():
+        torch.testing.assert_close(cm(x), m(x))
+        captures = dyn.stats()["captures"]
+        torch.testing.assert_close(cm(x), m(x))
+        assert dyn.stats()["captures"] == captures
+        changes = [
+            lambda: setattr(inner.lin, "weight", torch.nn.Parameter(torch.randn(4, 4).t())),  # strides
+            lambda: setattr(inner, "scale", torch.nn.Parameter(torch.full((1,), 3.0))),  # shape
+            lambda: setattr(inner, "scale", torch.nn.Parameter(torch.full((4,), 3.0, dtype=torch.float64))),
+            lambda: inner.scale.requires_grad_(False),
+            lambda: inner.register_forward_hook(lambda mod, i, o: o + 1),
+            lambda: setattr(inner, "forward", lambda x: x - 1),
+        ]
+        for change in changes:
+            change()
+            got, want = cm(x), m(x)
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want)
+            assert dyn.stats()["captures"] > captures
+            captures = dyn.stats()["captures"]

@@ -26,6 +26,7 @@ from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
 from .outputs import _flatten_output
+from .paths import _guard_tree
 from .reports import NEEDS_GRAD, PYTHON, GraphRun, classify, failure
 from .runners import _make_runner, _prune, _select
 
@@ -249,7 +250,7 @@ class _CompiledFunction:
         guards = tuple(_arg_guard(a, True) for a in args)
         self._gg = self._paths = None
         fn, extra = self._compile(args)
-        entry = (guards, fn, extra, self._gg, self._paths)
+        entry = (guards, fn, extra, self._gg, self._paths, _guard_tree(self._paths) if self._paths else None)
         if self._session.log_enabled("guards"):
             self._session.log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:"
                               "\n  " + "\n  ".join(_describe_guards(args, self._gg, self._paths)))

@@ -37,15 +37,30 @@ def _resolver(path):
 
 
 def _gatherer(paths):
-    """args -> [the value at each path], as one generated function (the runners' hot path)."""
-    ns, exprs = {}, []
+    """args -> [the value at each path], as one generated function (the runners' hot path). A prefix
+    that several paths share (a layer's module, for each of its parameters) is read once into a local."""
+    ns, uses = {}, {}
+    keys = []
+    for k, path in enumerate(paths):
+        root = ("o", id(path[1])) if path[0] == "obj" else ("a", path[1])
+        steps = [root] + [(type(a), a[1], type(a[1])) if type(a) is tuple else (type(a), a) for a in path[2:]]
+        keys.append(steps)
+        for n in range(1, len(steps)):
+            uses[tuple(steps[:n])] = uses.get(tuple(steps[:n]), 0) + 1
+    lines, exprs, local = [], [], {}
     for k, path in enumerate(paths):
         if path[0] == "obj":
             ns[f"o{k}"] = path[1]
             e = f"o{k}"
         else:
             e = f"args[{path[1]}]"
-        for a in path[2:]:
+        steps = keys[k]
+        start = 0
+        for n in range(len(steps) - 1, 0, -1):  # the longest prefix already read
+            if tuple(steps[:n]) in local:
+                e, start = local[tuple(steps[:n])], n - 1
+                break
+        for j, a in enumerate(path[2 + start:], start=start + 1):
             if type(a) is str and a.isidentifier() and not keyword.iskeyword(a):
                 e += f".{a}"
             elif type(a) is str:
@@ -53,12 +68,17 @@ def _gatherer(paths):
             elif type(a) is int:
                 e += f"[{a}]"
             else:
-                ns[f"k{k}_{len(e)}"] = a[1]
-                e += f"[k{k}_{len(e)}]"
+                ns[f"k{k}_{j}"] = a[1]
+                e += f"[k{k}_{j}]"
+            prefix = tuple(steps[:j + 1])
+            if j + 1 < len(steps) and uses.get(prefix, 0) > 1 and prefix not in local:
+                local[prefix] = f"v{len(local)}"
+                lines.append(f"    {local[prefix]} = {e}")
+                e = local[prefix]
         exprs.append(e)
-    exec(f"def gather(args):\n    return [{', '.join(exprs)}]\n", ns)
+    body = "\n".join(lines + [f"    return [{', '.join(exprs)}]"])
+    exec(f"def gather(args):\n{body}\n", ns)
     return ns["gather"]
-
 
 
 def _in_argument(source):
@@ -109,3 +129,28 @@ def _attr_steps(obj, name):
             if name in obj.__dict__.get(d, ()):
                 return (d, ("item", name))
     return (name,)
+
+
+def _guard_tree(cpaths):
+    """The path guards ((path, kind, value), ...) of an entry as a tree that reads each object once:
+    ((root flag, root, checks, children), ...) with a child (step, checks, children) and checks
+    ((kind, value), ...) in the guards' order. Guards sharing a prefix (every parameter of a layer
+    below the layer's module) share its reads: a ViT-B's 966 path guards walk 5,100 steps flat and
+    about 1,000 as a tree. None when a step cannot be a key (the flat guards are checked then)."""
+    roots = {}
+    try:
+        for path, kind, want in cpaths:
+            key = (path[0], path[1] if path[0] is False else id(path[1]))
+            node = roots.setdefault(key, (path[0], path[1], [], {}))
+            for step in path[2:]:
+                k = (type(step), step[1] if type(step) is tuple else step,
+                     type(step[1]) if type(step) is tuple else None)
+                children = node[-1]
+                node = children.get(k) or children.setdefault(k, (step, [], {}))
+            node[-2].append((kind, want))
+    except TypeError:  # an unhashable item key
+        return None
+
+    def freeze(node):
+        return node[:-2] + (tuple(node[-2]), tuple(freeze(c) for c in node[-1].values()))
+    return tuple(freeze(r) for r in roots.values())
