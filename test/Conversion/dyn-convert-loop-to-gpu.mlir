@@ -70,7 +70,8 @@ func.func @transpose(%x: memref<10x100xf32>, %y: memref<100x10xf32>) {
 // -----
 
 // A row kernel over contiguous rows: one block per row; the reduction is a
-// block-strided partial plus gpu.all_reduce, the write pass a strided loop.
+// block-strided partial plus gpu.all_reduce, the write pass a strided loop
+// (rows longer than kMaxResident points a thread: read by each pass).
 // CHECK-LABEL: func @row_softmax_like
 // CHECK-DAG: %[[ROWS:.*]] = arith.constant 64 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]]
@@ -80,19 +81,101 @@ func.func @transpose(%x: memref<10x100xf32>, %y: memref<100x10xf32>) {
 // CHECK: scf.for
 // CHECK: arith.subf %{{.*}}, %[[MAX]]
 // CHECK: loop.store
-func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
+func.func @row_softmax_like(%x: memref<64x16384xf32>, %y: memref<64x16384xf32>) {
   loop.kernel "row" [64] {
   ^bb0(%i: index):
-    %m = loop.reduce max [4096] : f32 {
+    %m = loop.reduce max [16384] : f32 {
     ^bb0(%j: index):
-      %v = loop.load %x[%i, %j] : memref<64x4096xf32>
+      %v = loop.load %x[%i, %j] : memref<64x16384xf32>
       loop.yield %v : f32
     }
-    loop.for [4096] {
+    loop.for [16384] {
     ^bb0(%j: index):
-      %v = loop.load %x[%i, %j] : memref<64x4096xf32>
+      %v = loop.load %x[%i, %j] : memref<64x16384xf32>
       %d = arith.subf %v, %m : f32
-      loop.store %d, %y[%i, %j] : memref<64x4096xf32>
+      loop.store %d, %y[%i, %j] : memref<64x16384xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A LayerNorm after a residual add (a ViT block's): three passes over a row
+// of 768 that each read both inputs. 128 threads keep their 6 points of the
+// row in registers: each input point is loaded once, the passes unrolled (no
+// loop) and the sum of the residual computed once per point.
+// CHECK-LABEL: func @resident_rows
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128
+// CHECK-NOT: scf.for
+// CHECK-COUNT-6: loop.load %arg0
+// CHECK-NOT: loop.load %arg0
+// CHECK: gpu.all_reduce add
+// CHECK-NOT: loop.load %arg0
+// CHECK: gpu.all_reduce add
+// CHECK-NOT: loop.load %arg0
+// CHECK-COUNT-6: loop.store
+// CHECK-NOT: scf.for
+func.func @resident_rows(%x: memref<1576x768xf32>, %r: memref<1576x768xf32>, %y: memref<1576x768xf32>) {
+  %n = arith.constant 768.0 : f32
+  loop.kernel "norm" [1576] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [768] : f32 {
+    ^bb0(%j: index):
+      %a = loop.load %x[%i, %j] : memref<1576x768xf32>
+      %b = loop.load %r[%i, %j] : memref<1576x768xf32>
+      %v = arith.addf %a, %b : f32
+      loop.yield %v : f32
+    }
+    %mean = arith.divf %s, %n : f32
+    %q = loop.reduce add [768] : f32 {
+    ^bb0(%j: index):
+      %a = loop.load %x[%i, %j] : memref<1576x768xf32>
+      %b = loop.load %r[%i, %j] : memref<1576x768xf32>
+      %v = arith.addf %a, %b : f32
+      %d = arith.subf %v, %mean : f32
+      %d2 = arith.mulf %d, %d : f32
+      loop.yield %d2 : f32
+    }
+    loop.for [768] {
+    ^bb0(%j: index):
+      %a = loop.load %x[%i, %j] : memref<1576x768xf32>
+      %b = loop.load %r[%i, %j] : memref<1576x768xf32>
+      %v = arith.addf %a, %b : f32
+      %d = arith.subf %v, %mean : f32
+      %o = arith.mulf %d, %q : f32
+      loop.store %o, %y[%i, %j] : memref<1576x768xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A row of 200 on 32 threads: 7 points a thread, the last one ragged. It is
+// read at a clamped index and left out of the reduction by a select, and its
+// store is guarded; the buffer the kernel writes is read afresh (not reused).
+// CHECK-LABEL: func @resident_ragged_rows
+// CHECK-NOT: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c200
+// CHECK: arith.select %[[IN]], %{{.*}}, %c0
+// CHECK: arith.select %[[IN]]
+// CHECK: gpu.all_reduce maximumf
+// CHECK: scf.if %[[IN]]
+// CHECK-NEXT: loop.store
+func.func @resident_ragged_rows(%x: memref<16x200xf32>, %y: memref<16x200xf32>) {
+  loop.kernel "row" [16] {
+  ^bb0(%i: index):
+    %m = loop.reduce max [200] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<16x200xf32>
+      loop.yield %v : f32
+    }
+    loop.for [200] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<16x200xf32>
+      %d = arith.subf %v, %m : f32
+      loop.store %d, %y[%i, %j] : memref<16x200xf32>
     }
   }
   return
@@ -103,13 +186,13 @@ func.func @row_softmax_like(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
 // A norm over the channels of an NCHW tensor (convnext's LayerNorm after a
 // permute): its rows are strided, but 392 points are too few for a thread
 // each, so a block takes each row (reduction through gpu.all_reduce, the
-// write pass a block-strided loop storing contiguous rows).
+// write pass storing contiguous rows; 6 points a thread, kept in registers).
 // CHECK-LABEL: func @strided_rows_few_points
 // CHECK-DAG: %[[ROWS:.*]] = arith.constant 392 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]]
 // CHECK: gpu.all_reduce add
-// CHECK: scf.for
-// CHECK: loop.store %{{.*}} : memref<392x768xf32>
+// CHECK-NOT: loop.load
+// CHECK-COUNT-6: loop.store %{{.*}} : memref<392x768xf32>
 func.func @strided_rows_few_points(%x: memref<8x768x7x7xf32>, %y: memref<392x768xf32>) {
   %c7 = arith.constant 7 : index
   loop.kernel "norm" [392] {

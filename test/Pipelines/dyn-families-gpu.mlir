@@ -3,18 +3,23 @@
 
 // The reduction, scan and data-movement families lower to the GPU path as they
 // do to the CPU one: argmax is one launch with two reductions split over a
-// warp's threads, logcumsumexp one launch per (row, position) with two
-// inner reductions (the max, then the sum of exponentials), flip one
-// pointwise launch reading the mirrored index.
+// warp's threads (the row read once, into registers), logcumsumexp one launch
+// with a block per (row, position) and two reductions (the max, then the sum
+// of exponentials) over the row read once, flip one pointwise launch reading
+// the mirrored index.
 // CHECK-LABEL: func.func @families
 // CHECK: gpu.launch
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32)
+// CHECK: %[[X:.*]] = loop.load
 // CHECK: gpu.all_reduce maximumf
-// CHECK: scf.for {{.*}} iter_args({{.*}} = %c9223372036854775807_i64) -> (i64)
+// CHECK-NOT: loop.load
+// CHECK: arith.cmpf oeq, %[[X]]
 // CHECK: gpu.all_reduce minsi
 // CHECK: loop.store {{.*}} : memref<4xi64>
 // CHECK: gpu.launch
-// CHECK-COUNT-2: scf.for {{.*}} -> (f32)
+// CHECK-NOT: scf.for
+// CHECK: gpu.all_reduce maximumf
+// CHECK: math.exp
+// CHECK: gpu.all_reduce add
 // CHECK-NOT: scf.for
 // CHECK: loop.store {{.*}} : memref<4x6xf32>
 // CHECK: gpu.launch

@@ -334,7 +334,7 @@ def test_run_time_failure_runs_the_graph_eagerly():
     kernel = next(k for g, k, e in cf.graphs if k is not None)
 
     class Failing:
-        def run(self, ins, outs):
+        def run(self, ins, outs, *args, **kwargs):
             raise RuntimeError("library call 'convolution' failed: injected")
 
     kernel.compiled = Failing()

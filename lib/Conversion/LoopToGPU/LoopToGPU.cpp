@@ -14,6 +14,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
 
 namespace dyn {
 #define GEN_PASS_DEF_CONVERTLOOPTOGPUPASS
@@ -39,6 +43,8 @@ constexpr int64_t kRowChunk = 8192;
 // of at least kMinRow elements.
 constexpr int64_t kFewPoints = kFillThreads / 4;
 constexpr int64_t kMinRow = 32;
+// A block's row kept in registers: at most this many points a thread.
+constexpr int64_t kMaxResident = 8;
 
 int64_t product(ArrayRef<int64_t> sizes) {
   int64_t p = 1;
@@ -188,6 +194,56 @@ SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange indices, IRMa
   return yielded;
 }
 
+/// A row kernel whose passes over the row (a norm's mean, variance and write; a softmax's max, sum
+/// and write) read the same points: each thread reads its few points of the row once, into
+/// registers, and every pass reuses them, as inductor's persistent reductions do. Without it each
+/// pass reads the row again and recomputes what feeds it (a residual add and a GEMM's bias before a
+/// LayerNorm: three reads of both inputs). Applies where every pass sweeps the same domain, with at
+/// most kMaxResident points a thread; a ragged last point (the row not a whole number of sweeps)
+/// is read at a clamped index and left out by a select, so its ops must be safe to speculate.
+struct ResidentRow {
+  ArrayRef<int64_t> domain; // every pass's
+  int64_t perThread = 0;
+  bool ragged = false;
+};
+
+std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
+  ResidentRow row;
+  int passes = 0;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      continue;
+    ArrayRef<int64_t> d = innerDomain(&op);
+    if (passes++ && d != row.domain)
+      return std::nullopt;
+    row.domain = d;
+    bool nested = false;
+    op.walk([&](Operation *inner) {
+      if (inner != &op && isa<loop::ForOp, loop::ReduceOp>(inner))
+        nested = true;
+    });
+    if (nested)
+      return std::nullopt;
+  }
+  int64_t n = product(row.domain);
+  row.perThread = (n + threads - 1) / threads;
+  row.ragged = n % threads != 0;
+  if (passes < 2 || row.perThread > kMaxResident)
+    return std::nullopt;
+  if (row.ragged) {
+    bool speculatable = true;
+    kernel.walk([&](Operation *op) {
+      if (op != kernel.getOperation() && !isa<loop::ForOp, loop::ReduceOp, loop::LoadOp, loop::StoreOp>(op) &&
+          !op->hasTrait<mlir::OpTrait::IsTerminator>() && op->getParentOp() != kernel.getOperation() &&
+          !(isPure(op) && isSpeculatable(op)))
+        speculatable = false;
+    });
+    if (!speculatable)
+      return std::nullopt;
+  }
+  return row;
+}
+
 /// Threads for a block sweeping rows of `n` points: about eight points each.
 int64_t rowThreads(int64_t n) {
   int64_t t = 32;
@@ -277,11 +333,15 @@ struct KernelMapper {
       SmallVector<Value> idx = delinearize(b, loc, block, domain);
       for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), idx))
         map.map(arg, v);
+      std::optional<Resident> resident;
+      if (std::optional<ResidentRow> row = residentRow(kernel, threads))
+        resident.emplace(*this, kernel, *row, thread, threads);
       for (Operation &op : kernel.getBodyBlock().without_terminator()) {
         if (auto reduce = dyn_cast<loop::ReduceOp>(op))
-          map.map(reduce.getResult(), blockReduce(reduce, thread, threads, map));
+          map.map(reduce.getResult(), resident ? resident->reduce(reduce, map)
+                                               : blockReduce(reduce, thread, threads, map));
         else if (auto forOp = dyn_cast<loop::ForOp>(op))
-          blockFor(forOp, thread, threads, map);
+          resident ? resident->sweep(forOp, map) : blockFor(forOp, thread, threads, map);
         else
           b.clone(op, map);
       }
@@ -589,6 +649,88 @@ struct KernelMapper {
                               cIndex(b, loc, threads), map);
     return allReduce(reduce, partial);
   }
+
+  /// A row in registers (ResidentRow): each thread's points, unrolled; the row's loads read once.
+  struct Resident {
+    KernelMapper &m;
+    ResidentRow row;
+    SmallVector<SmallVector<Value>> points; // per point of the thread, its inner indices
+    SmallVector<Value> valid;               // per point, whether it is in the row (null: always)
+    llvm::DenseSet<Value> written;          // buffers the kernel stores to: read afresh each time
+    std::map<SmallVector<const void *>, Value> loaded;
+
+    Resident(KernelMapper &m, loop::KernelOp kernel, const ResidentRow &row, Value thread,
+             int64_t threads)
+        : m(m), row(row) {
+      OpBuilder &b = m.b;
+      Location loc = kernel.getLoc();
+      int64_t n = product(row.domain);
+      kernel.walk([&](loop::StoreOp s) { written.insert(s.getMemref()); });
+      for (int64_t k = 0; k < row.perThread; ++k) {
+        Value linear = arith::AddIOp::create(b, loc, thread, cIndex(b, loc, k * threads));
+        Value in; // null where every thread's point is in the row
+        if ((k + 1) * threads > n) {
+          in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, cIndex(b, loc, n));
+          linear = arith::SelectOp::create(b, loc, in, linear, cIndex(b, loc, 0));
+        }
+        valid.push_back(in);
+        points.push_back(delinearize(b, loc, linear, row.domain));
+      }
+    }
+
+    /// The body at point k; loads of buffers the kernel does not write come from the first read.
+    SmallVector<Value> clonePoint(Block &body, int64_t k, IRMapping &map) {
+      OpBuilder &b = m.b;
+      for (auto [arg, idx] : llvm::zip(body.getArguments(), points[k]))
+        map.map(arg, idx);
+      for (Operation &op : body.without_terminator()) {
+        if (auto load = dyn_cast<loop::LoadOp>(op)) {
+          Value mem = map.lookupOrDefault(load.getMemref());
+          if (!written.contains(mem)) {
+            SmallVector<const void *> key{mem.getAsOpaquePointer()};
+            for (Value i : load.getIndices())
+              key.push_back(map.lookupOrDefault(i).getAsOpaquePointer());
+            auto [it, fresh] = loaded.try_emplace(key, Value());
+            if (fresh)
+              it->second = b.clone(op, map)->getResult(0);
+            map.map(load.getResult(), it->second);
+            continue;
+          }
+        }
+        if (isa<loop::StoreOp>(op) && valid[k]) {
+          auto guard = scf::IfOp::create(b, op.getLoc(), valid[k], /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+          b.clone(op, map);
+          continue;
+        }
+        b.clone(op, map);
+      }
+      SmallVector<Value> yielded;
+      for (Value v : body.getTerminator()->getOperands())
+        yielded.push_back(map.lookupOrDefault(v));
+      return yielded;
+    }
+
+    /// The thread's points folded in order (as the strided loop does), then across the block.
+    Value reduce(loop::ReduceOp reduce, IRMapping &map) {
+      OpBuilder &b = m.b;
+      Location loc = reduce.getLoc();
+      Value partial =
+          arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), reduce.getType()));
+      for (int64_t k = 0; k < row.perThread; ++k) {
+        Value v = clonePoint(reduce.getBodyBlock(), k, map)[0];
+        Value next = loop::reduceCombine(b, loc, reduce.getKind(), partial, v);
+        partial = valid[k] ? arith::SelectOp::create(b, loc, valid[k], next, partial) : next;
+      }
+      return m.allReduce(reduce, partial);
+    }
+
+    void sweep(loop::ForOp forLoop, IRMapping &map) {
+      for (int64_t k = 0; k < row.perThread; ++k)
+        clonePoint(forLoop.getBodyBlock(), k, map);
+    }
+  };
 
   /// A block-strided loop over the domain.
   void blockFor(loop::ForOp forLoop, Value thread, int64_t threads, IRMapping &map) {
