@@ -121,6 +121,8 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   // constant is left for the launch plan to pass.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // A model's repeated layers outline to identical kernels: compile each once.
+  pm.addPass(createDedupeGpuKernelsPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = "sm_90";
   target.optLevel = 3;

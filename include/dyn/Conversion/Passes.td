@@ -170,4 +170,18 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def DedupeGpuKernelsPass : Pass<"dyn-dedupe-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "Launch one outlined GPU kernel for every identical copy of it";
+  let description = [{
+    After kernel outlining, a `gpu.func` identical to an earlier one of its
+    `gpu.module` (the same signature and body; only the name differs) is
+    erased and its `gpu.launch_func` ops launch the earlier one. A model's
+    layers repeat their kernels on other buffers, which outlining makes
+    arguments: a 12-layer transformer's launches need a twelfth of the
+    kernels, and the NVPTX backend and the CUDA driver's PTX compiler (the
+    most of a first call's time) see each kernel once.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // DYN_CONVERSION_PASSES
