@@ -265,6 +265,7 @@ def test_parameter_and_module_guards_on_every_call(backend):
                 x = b(x)
             return x
 
+    torch.manual_seed(0)
     m, x = Net(), torch.randn(2, 4)
     cm = dyn.compile(m, backend=backend)
     inner = m.blocks[1]
@@ -285,6 +286,8 @@ def test_parameter_and_module_guards_on_every_call(backend):
             change()
             got, want = cm(x), m(x)
             assert got.dtype == want.dtype
-            torch.testing.assert_close(got, want)
+            # float32's tolerances: with a float64 scale, the float32 linear's rounding (dyn's CPU
+            # GEMM, not MKL's) is carried into the float64 product.
+            torch.testing.assert_close(got, want, rtol=1.3e-6, atol=1e-5)
             assert dyn.stats()["captures"] > captures
             captures = dyn.stats()["captures"]
