@@ -133,7 +133,7 @@ class DynCPUKernel(_DynKernel):
         seed = self._seed("cpu")
         try:
             # Inputs that are contiguous tensors run as they are (checked in C++); else prepared here.
-            if self.strided or not self.compiled.run(list(inputs) + seed, written, True):
+            if self.strided or not self.compiled.run(list(inputs) + seed, written, inputs_as_is=True):
                 self.compiled.run(self._inputs(inputs) + seed, written)
         except RuntimeError as e:
             return self._failed(inputs, e)
