@@ -13,7 +13,17 @@
 
 namespace {
 
-PyObject *parameterClass();
+PyObject *parameterClass() {
+  static PyObject *cls = [] {
+    PyObject *m = PyImport_ImportModule("torch.nn.parameter");
+    PyObject *c = m ? PyObject_GetAttrString(m, "Parameter") : nullptr; // lives as long as torch
+    Py_XDECREF(m);
+    if (!c)
+      PyErr_Clear();
+    return c;
+  }();
+  return cls;
+}
 
 /// The C++ tensor of a torch.Tensor or nn.Parameter, strided and with concrete sizes; else null.
 const at::Tensor *plainTensor(PyObject *a) {
@@ -25,18 +35,6 @@ const at::Tensor *plainTensor(PyObject *a) {
       t.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
     return nullptr;
   return &t;
-}
-
-PyObject *parameterClass() {
-  static PyObject *cls = [] {
-    PyObject *m = PyImport_ImportModule("torch.nn.parameter");
-    PyObject *c = m ? PyObject_GetAttrString(m, "Parameter") : nullptr; // lives as long as torch
-    Py_XDECREF(m);
-    if (!c)
-      PyErr_Clear();
-    return c;
-  }();
-  return cls;
 }
 
 /// 1 when the ints of `want` (a tuple) are `have`, 0 when not, -1 when `want` is no tuple of ints.
