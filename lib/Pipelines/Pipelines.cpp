@@ -36,6 +36,9 @@ static void addCleanup(OpPassManager &pm) {
 
 static void buildGraphToPrim(OpPassManager &pm, bool gpu) {
   pm.addPass(createConvertGraphToPrimPass());
+  // The GPU computes small depthwise convolutions in its own fused kernels.
+  if (gpu)
+    pm.addPass(createDecomposeDepthwiseConvolutionsPass());
   PropagateLayoutsPassOptions layouts;
   layouts.depthwiseOnly = gpu;
   pm.addPass(createPropagateLayoutsPass(layouts));
@@ -171,8 +174,8 @@ void registerPipelines() {
   PassPipelineRegistration<>("dyn-graph-to-prim", "graph -> prim: decompose and clean up",
                              buildGraphToPrimPipeline);
   PassPipelineRegistration<>("dyn-graph-to-prim-gpu",
-                             "graph -> prim for the GPU (channels-last: depthwise convolutions; "
-                             "convolution biases as adds)",
+                             "graph -> prim for the GPU (small depthwise convolutions fused, larger "
+                             "ones channels-last; convolution biases as adds)",
                              buildGraphToPrimGpuPipeline);
   PassPipelineRegistration<>("dyn-prim-to-loop", "prim -> loop: fuse into kernels, assign buffers",
                              buildPrimToLoopPipeline);

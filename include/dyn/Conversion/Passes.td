@@ -36,6 +36,31 @@ def SplitConvolutionBiasPass : Pass<"dyn-split-convolution-bias", "mlir::ModuleO
   let dependentDialects = ["::dyn::prim::PrimDialect"];
 }
 
+def DecomposeDepthwiseConvolutionsPass
+    : Pass<"dyn-decompose-depthwise-convolutions", "mlir::ModuleOp"> {
+  let summary = "Write small depthwise convolutions as sums of shifted slices, which fuse";
+  let description = [{
+    A `prim.convolution` in torch's order (not transposed, not
+    `channels_last`) with one input channel per group and one output channel
+    per input channel (`groups` = C_in = C_out), whose window has at most
+    `max-window` taps, becomes the sum over its taps of a strided slice of
+    the zero-padded input times the tap's weight broadcast along the channel
+    dim, plus the bias: the way pooling is written. The fusion pass then
+    computes it in one kernel with the elementwise ops before and after it
+    (a batch norm and an activation on each side in MobileNet and
+    EfficientNet blocks), with no library plan to build on the first call.
+    Float16 and bfloat16 convolutions are summed in float32 and rounded
+    once. The GPU pipeline runs it before dyn-propagate-layouts, so those
+    convolutions need no channels-last transposes; the CPU keeps oneDNN's
+    channels-last depthwise kernels.
+  }];
+  let options = [
+    Option<"maxWindow", "max-window", "int64_t", /*default=*/"25",
+           "Largest number of window taps (the product of the kernel sizes) decomposed">,
+  ];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
 def PropagateLayoutsPass : Pass<"dyn-propagate-layouts", "mlir::ModuleOp"> {
   let summary = "Run convolutions channels-last and keep their activations in that layout";
   let description = [{
