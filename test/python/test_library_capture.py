@@ -170,6 +170,33 @@ def test_lru_cache_with_a_tensor_argument_breaks():
     assert any("lru_cache" in r for r in reasons)
 
 
+_probes = []
+
+
+@functools.lru_cache
+@torch._dynamo.assume_constant_result
+def _installed():
+    import importlib.metadata  # reads vars() of distributions: not traceable, not needed
+    _probes.append(1)
+    return bool(importlib.metadata.version("torch"))
+
+
+@torch.jit.script
+def _scripted(x: torch.Tensor, k: int) -> torch.Tensor:
+    return torch.clamp(x * k, min=-1.0)
+
+
+def test_constant_results_scripted_functions_and_dict_fromkeys():
+    # transformers' install probes (assume_constant_result under lru_cache), DeBERTa's
+    # torch.jit.script helpers (their Python function traced) and dict.fromkeys: one graph
+    def f(x):
+        names = list(dict.fromkeys(["a", "b", "a"]))
+        y = _scripted(x, len(names))
+        return y + 1 if _installed() else y - 1
+    one_graph(f, X)
+    assert _probes  # called for real, once (lru_cache)
+
+
 # -- builtins over iterables ------------------------------------------------------------------------
 def test_map_filter_zip_enumerate():
     def f(x):
@@ -635,17 +662,24 @@ def test_random_ops_draw_eagers_numbers():
         assert_same(cf(X), want)
 
 
-def test_unused_random_result_runs_eagerly():
+def test_unused_random_result_is_drawn():
+    # eager draws the unused dropout's numbers anyway: the eager backend draws them too (the second
+    # dropout's mask is eager's), and the compiled graph leaves the op out
     def f(x):
-        F.dropout(x, 0.5, training=True)  # eager draws its numbers anyway
+        F.dropout(x, 0.5, training=True)
         return F.dropout(x, 0.5, training=True) + 1
     count, reasons = graphs_and_breaks(f, X)
-    assert any("unused" in r for r in reasons)
+    assert (count, reasons) == (1, [])
     cf = dyn.compile(f, backend="eager")
     torch.manual_seed(0)
     want = f(X)
     torch.manual_seed(0)
     assert_same(cf(X), want)
+    dyn.reset()
+    y = dyn.compile(f)(X)
+    assert dyn.stats()["eager_graphs"] == [] and dyn.stats()["compiled_graphs"] == 1
+    kept, dropped = torch.isclose(y, 2 * X + 1), y == 1  # a dropout mask, scaled by 1 / (1 - p)
+    assert (kept | dropped).all() and kept.any() and dropped.any()
 
 
 @pytest.mark.parametrize("op,why", [

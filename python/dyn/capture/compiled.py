@@ -85,14 +85,14 @@ def capture(func, args, session, allow_breaks=False, callees=None):
             out = (out, tuple(marker.state))
         tmpl, outs = _flatten_output(out, g, fail, tracer=tr)
         g.outputs = outs
-        _prune(g, fail)
+        _prune(g)
         tr.effects = effects
         return tr, tmpl, g, None
     session.count("graph_breaks")
     brk = _Break(func, br, tr, lambda why: fail(f"{why} at a graph break ({br.reason})", br.filename, br.lineno))
     tmpl, outs = _flatten_output((br.cond, tuple(brk.state)), g, fail, tracer=tr)
     g.outputs = outs
-    _prune(g, fail)
+    _prune(g)
     return tr, tmpl, g, brk
 
 

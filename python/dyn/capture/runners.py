@@ -6,7 +6,6 @@ from collections import OrderedDict
 
 import torch
 
-from ..errors import Unsupported
 from .paths import _gatherer, _resolver
 from .side_effects import replay
 
@@ -153,21 +152,18 @@ def _effects_runner(tr, tmpl, kernel, effects):
     return run
 
 
-def _prune(g, fail=None):
+def _prune(g):
     """Drops dead nodes and unused inputs. g.input_map lists, per remaining graph input, its index among
-    the captured inputs (None when all are used). A random op whose result is unused is not captured
-    (fail(reason) raises, with the frame's location)."""
-    live = set(g.outputs)
+    the captured inputs (None when all are used). A random op whose result is unused stays: eager draws
+    its numbers anyway, and a graph run with PyTorch's ops (the eager backend, a fallback) must draw them
+    too, or every later draw would shift; compiled code leaves it out (its numbers come from the call's
+    seed and the op's own offset)."""
+    live = set(g.outputs) | {n for n in g.nodes if n.attrs.get("seeded")}
     keep = []
     for n in reversed(g.nodes):
         if n in live:
             keep.append(n)
             live.update(n.inputs)
-    unused = [n for n in g.nodes if n.attrs.get("seeded") and n not in live]
-    if unused:  # eager draws its random numbers anyway: dropping the op would shift every later draw
-        why = f"the result of the random op {unused[0].attrs['callee']} is unused"
-        fail(why) if fail is not None else None
-        raise Unsupported(why)
     g.nodes = list(reversed(keep))
     g.input_map = None
     used = [n for n in g.inputs if n in live]

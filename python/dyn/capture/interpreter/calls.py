@@ -34,7 +34,7 @@ from .signals import CAPTURE_ERRORS, PY312, GraphBreak, Restart, TracedException
 _PURE_BUILTINS = {getattr(builtins, n) for n in (
     "len isinstance issubclass range tuple list dict set frozenset int float bool str min max abs "
     "enumerate zip reversed sorted getattr hasattr round divmod pow all any sum iter next slice type "
-    "callable repr format hash id ord chr map filter").split()}
+    "callable repr format hash id ord chr map filter").split()} | {dict.fromkeys}
 _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # torch functions that make a tensor from Python values alone
 _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor", "linspace",
@@ -179,6 +179,8 @@ class CallOps:
             self.fail(f"call {name} with a {type(what).__module__}.{type(what).__name__}")
         if getattr(type(fn), "_dyn_is_compiled", False):  # another dyn.compile'd function: inline what it wraps
             return self.call(fn._dyn_inline_target, args, kwargs)
+        if isinstance(fn, torch.jit.ScriptFunction) and hasattr(fn, "_torchdynamo_inline"):
+            return self.call(fn._torchdynamo_inline, args, kwargs)  # torch.jit.script keeps the Python function
         if type(fn) is functools.partial:
             pargs = [tr.wrap(a) if isinstance(a, torch.Tensor) else a for a in fn.args]
             pkw = {k: tr.wrap(a) if isinstance(a, torch.Tensor) else a for k, a in fn.keywords.items()}

@@ -1,6 +1,7 @@
 """Builtins and standard-library helpers libraries lean on, traced with their Python semantics (Frame
 mixin): map and filter (lazy, their function inlined per item as it is consumed), functools.reduce,
-functools.lru_cache/cache'd functions (the wrapped function inlined), the collections containers
+functools.lru_cache/cache'd functions (the wrapped function inlined), functions marked with
+torch._dynamo.assume_constant_result (called, their constant value used), the collections containers
 OrderedDict, defaultdict and deque made by the traced code, class statements in the frame, and
 copy.deepcopy / copy.copy of Python values (made at capture, the state they copied guarded)."""
 import builtins
@@ -74,6 +75,13 @@ class LibraryCalls:
             return self.lazy_map(fn, args, kwargs)
         if fn is functools.reduce:
             return self.reduce(*args, **kwargs)
+        target = fn.__wrapped__ if isinstance(fn, functools._lru_cache_wrapper) else fn
+        if getattr(target, "_dynamo_marked_constant", False) and \
+                all(is_constant(a) for a in list(args) + list(kwargs.values())):
+            # torch._dynamo.assume_constant_result (transformers' install probes): its value, called now
+            r = fn(*args, **kwargs)
+            if is_constant(r):
+                return r
         if isinstance(fn, functools._lru_cache_wrapper):
             # the cache only saves work: the wrapped function gives the same value for the same
             # (hashable, constant) arguments; other arguments would be cached by identity
