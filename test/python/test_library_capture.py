@@ -197,6 +197,53 @@ def test_constant_results_scripted_functions_and_dict_fromkeys():
     assert _probes  # called for real, once (lru_cache)
 
 
+class _ScaledGelu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return F.gelu(x, approximate="tanh") * scale
+
+    @staticmethod
+    def backward(ctx, g):  # deliberately not gelu's derivative: dyn must not differentiate forward instead
+        (x,) = ctx.saved_tensors
+        return g * ctx.scale * 2, None
+
+
+class _SetupContextSquare(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+def test_autograd_function_without_gradients_is_its_forward():
+    def f(x):
+        return _ScaledGelu.apply(x, 1.5) + _SetupContextSquare.apply(x)
+    with torch.no_grad():
+        one_graph(f, X)
+    one_graph(f, X)  # X does not require grad
+
+
+def test_autograd_function_with_gradients_keeps_its_backward():
+    def f(x):
+        return _ScaledGelu.apply(x * 2, 1.5).sum()
+    x = X.clone().requires_grad_()
+    count, reasons = graphs_and_breaks(f, x)
+    assert any("autograd.Function _ScaledGelu" in r for r in reasons)
+    x1, x2 = X.clone().requires_grad_(), X.clone().requires_grad_()
+    f(x1).backward()
+    dyn.compile(f)(x2).backward()
+    torch.testing.assert_close(x2.grad, x1.grad)  # 2 * 1.5 * 2 everywhere: the Function's own backward
+
+
 # -- builtins over iterables ------------------------------------------------------------------------
 def test_map_filter_zip_enumerate():
     def f(x):

@@ -159,6 +159,11 @@ ATTENTION_CASES = {
                    [(2, 4, 8, 16), (2, 4, 6, 16), (2, 4, 6, 16), (2, 1, 8, 6)]),
     "gqa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
             [(2, 8, 6, 16), (2, 2, 6, 16), (2, 2, 6, 16)]),
+    "broadcast_kv": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),  # Falcon's one kv head
+                     [(2, 4, 6, 16), (2, 1, 6, 16), (1, 1, 6, 16)]),
+    "baddbmm_scores": (lambda q, k, bias: torch.softmax(bias.baddbmm(batch1=q, batch2=k.transpose(1, 2), beta=0.5,
+                                                                      alpha=0.25), -1),  # BLOOM's ALiBi scores
+                       [(8, 6, 16), (8, 6, 16), (8, 1, 6)]),
     "attention_block": (lambda x, w: F.scaled_dot_product_attention(
         *(t.reshape(2, 6, 4, 8).transpose(1, 2) for t in (x @ w).chunk(3, -1)), is_causal=True)
         .transpose(1, 2).reshape(2, 6, 32), [(2, 6, 32), (32, 96)]),

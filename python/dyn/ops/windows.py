@@ -286,8 +286,10 @@ class WindowOps:
             raise Unsupported("scaled_dot_product_attention of tensors with fewer than 3 dims")
         if enable_gqa and q.meta.dim() >= 3 and k.meta.shape[-3] != q.meta.shape[-3]:
             k, v = self._repeat_heads(k, q.meta.shape[-3]), self._repeat_heads(v, q.meta.shape[-3])
-        if tuple(k.meta.shape[:-2]) != tuple(q.meta.shape[:-2]) or tuple(v.meta.shape[:-2]) != tuple(q.meta.shape[:-2]):
-            raise Unsupported("scaled_dot_product_attention with broadcast batch dims")
+        batch = torch.broadcast_shapes(*(tuple(t.meta.shape[:-2]) for t in (q, k, v)))
+        # batch dims that broadcast (Falcon's one key/value head for all query heads): expanded
+        q, k, v = (t if tuple(t.meta.shape[:-2]) == batch else self.expand(t, batch + tuple(t.meta.shape[-2:]))
+                   for t in (q, k, v))
         ins = [q, k, v] + ([attn_mask] if attn_mask is not None else [])
         if attn_mask is not None and attn_mask.meta.dim() > q.meta.dim():
             raise Unsupported("an attention mask of more dims than the query")

@@ -72,7 +72,7 @@ class AttrOps:
                 return None
             self.fail(f"assignment to the descriptor {t.__name__}.{name}")
         if id(obj) in self.tr.created:
-            if t not in self.tr.created_classes:
+            if t not in self.tr.created_classes and not getattr(t, "_dyn_scratch", False):
                 self.fail(f"attribute assignment on a {t.__name__} made while capturing")
             object.__setattr__(obj, name, value)
             return None

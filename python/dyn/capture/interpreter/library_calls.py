@@ -1,7 +1,8 @@
 """Builtins and standard-library helpers libraries lean on, traced with their Python semantics (Frame
 mixin): map and filter (lazy, their function inlined per item as it is consumed), functools.reduce,
 functools.lru_cache/cache'd functions (the wrapped function inlined), functions marked with
-torch._dynamo.assume_constant_result (called, their constant value used), the collections containers
+torch._dynamo.assume_constant_result (called, their constant value used), torch.autograd.Function's
+apply (custom_functions.py), the collections containers
 OrderedDict, defaultdict and deque made by the traced code, class statements in the frame, and
 copy.deepcopy / copy.copy of Python values (made at capture, the state they copied guarded)."""
 import builtins
@@ -15,6 +16,7 @@ import sys
 import torch
 
 from ...ops import TensorVar
+from . import custom_functions
 from ..guards import (_NOT_FOUND, DictKeys, NoCopy, StateEquals, _type_lookup, copied_state, copy_children,
                       copy_kind)
 from ..values import NULL, holds_internal, is_constant
@@ -69,6 +71,10 @@ class SymMap:
 class LibraryCalls:
     def call_library(self, fn, args, kwargs):
         """Calls with a traced meaning here; NOT_HANDLED for anything else."""
+        if custom_functions.is_function_apply(fn):
+            return custom_functions.apply(self, fn.__self__, args, kwargs)
+        if custom_functions.is_ctx_method(fn):
+            return fn(*args, **kwargs)  # what forward saves and marks, on the capture-time ctx
         if fn is copy.deepcopy or fn is copy.copy:
             return self.copy_value(fn is copy.deepcopy, args, kwargs)
         if fn is map or fn is filter:

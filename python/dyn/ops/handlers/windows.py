@@ -91,7 +91,7 @@ def _scaled(o, t, factor):
     return t if factor == 1 else o.binary("mul", t, factor)
 
 
-def _addmm(o, x, a, b, *, beta=1, alpha=1, out=None):
+def _addmm_into(o, x, a, b, beta, alpha, out):
     """beta * x + alpha * (a @ b) (eager's GEMM accumulates into x; the result may differ in the last bit)."""
     o.check(x, a, b)
     ab = _scaled(o, o.matmul(a, b), alpha)
@@ -99,4 +99,12 @@ def _addmm(o, x, a, b, *, beta=1, alpha=1, out=None):
     return _out(o, out, o.convert(r, ab.meta.dtype), x, a, b)
 
 
-H_W = {"addmm": _addmm, "baddbmm": _addmm}
+def _addmm(o, input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    return _addmm_into(o, input, mat1, mat2, beta, alpha, out)
+
+
+def _baddbmm(o, input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return _addmm_into(o, input, batch1, batch2, beta, alpha, out)  # BLOOM passes batch1=, batch2=
+
+
+H_W = {"addmm": _addmm, "baddbmm": _baddbmm}
