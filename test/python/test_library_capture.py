@@ -244,6 +244,27 @@ def test_autograd_function_with_gradients_keeps_its_backward():
     torch.testing.assert_close(x2.grad, x1.grad)  # 2 * 1.5 * 2 everywhere: the Function's own backward
 
 
+def test_copies_of_a_modules_lists_may_change():
+    # torchvision's Swin: shift_size = self.shift_size.copy(); shift_size[0] = 0
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = [1, 2]
+            self.names = {"a": 1}
+
+        def forward(self, x):
+            s = self.shift.copy()
+            s[0] = 0
+            t = list(self.shift)
+            t.append(5)
+            d = dict(self.names)
+            d["b"] = 2
+            return torch.roll(x, s[0] + s[1], 0) * len(t) + len(d)
+    m = M()
+    one_graph(m, X)
+    assert m.shift == [1, 2] and m.names == {"a": 1}
+
+
 # -- builtins over iterables ------------------------------------------------------------------------
 def test_map_filter_zip_enumerate():
     def f(x):

@@ -39,6 +39,8 @@ _PURE_MODULES = ("math", "operator", "_operator", "itertools", "functools")
 # torch functions that make a tensor from Python values alone
 _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "as_tensor", "scalar_tensor", "linspace",
                         "logspace", "eye", "empty_permuted", "rand", "randn", "randint", "normal"})
+# containers a call makes anew: the traced code may change them (swin's shift_size.copy())
+_MUTABLE = (list, dict, set)
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
                  torch.no_grad, torch.enable_grad, torch.inference_mode)
@@ -263,8 +265,8 @@ class CallOps:
                 r = fn(*args, **kwargs)
             except (KeyError, IndexError, ValueError) as e:
                 raise TracedException(e)  # a missing key or item, as eager raises it
-            if not is_constant(r):
-                self._created(r)  # views and iterators over traced containers hold traced values
+            if not is_constant(r) or type(r) in _MUTABLE:
+                self._created(r)  # views and iterators over traced containers; a list's copy is new
             return r
         if fn is isinstance:
             obj, cls = args
@@ -365,11 +367,11 @@ class CallOps:
                 if fn is not next:
                     raise
                 raise TracedException(StopIteration(*e.args))  # next() of an exhausted iterator, as eager raises it
-            if not is_constant(r) and not isinstance(r, _REAL_RESULTS):
-                self._created(r)  # containers, iterators and views over traced values
+            if (not is_constant(r) or type(r) in _MUTABLE) and not isinstance(r, _REAL_RESULTS):
+                self._created(r)  # containers, iterators and views over traced values; new lists
             return r
         if isinstance(fn, type) and fn in (tuple, list, dict, set):
-            return fn(*args, **kwargs)
+            return self._created(fn(*args, **kwargs))
         if isinstance(fn, type) and issubclass(fn, Exception) and fn.__module__ == "builtins" and \
                 all(is_constant(a) for a in args) and not kwargs:
             return fn(*args)  # an exception to raise (KeyError("..."))
