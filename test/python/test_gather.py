@@ -106,6 +106,25 @@ def test_index_computed_in_the_graph_is_checked(backend):
         cg(x, bad)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_position_ids_counted_along_a_mask(backend):
+    """RoBERTa's position ids (a cumsum along the non-padding tokens) index an embedding: captured whole
+    and checked before the kernel; ids that run past the table raise IndexError as eager does."""
+    emb = torch.nn.Embedding(8, 4, padding_idx=1)
+    def f(ids):
+        mask = ids.ne(1).int()
+        pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+        return emb(pos) * 2
+    ids = torch.tensor([[5, 6, 7, 1, 1], [2, 3, 4, 5, 6]])
+    cf = compiled(f, backend)
+    torch.testing.assert_close(cf(ids), f(ids))
+    long = torch.tensor([[5, 6, 7, 2, 3, 4, 5]] * 2)  # positions 2..8: 8 is outside the table
+    with pytest.raises(IndexError):
+        f(long)
+    with pytest.raises(IndexError):
+        compiled(f, backend)(long)
+
+
 def test_index_computed_from_constants_is_checked_once():
     # T5's relative position buckets: an index from arange alone is computed and checked while capturing
     x = torch.randn(4, 8)

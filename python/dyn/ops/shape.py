@@ -183,7 +183,9 @@ class ShapeOps:
 
     _INDEX_OPS = set(UNARY) | set(BINARY) | set(REDUCE) | {
         "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather",
-        "pad", "flip", "roll"}  # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100)
+        "pad", "flip", "roll", "cumulative"}
+    # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100); cumulative: position
+    # ids counted along an attention mask (RoBERTa, OPT, MPNet)
 
     def check_values(self, ok, message):
         """Eager raises RuntimeError(message) where the bool tensor `ok` (computed from the inputs, as an
