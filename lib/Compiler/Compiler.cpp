@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -399,6 +400,7 @@ public:
   std::vector<ConstantUpload> uploads;
   std::vector<StageIR> stageIR;
   double seconds = 0;
+  bool modulesLoaded = false;
 
   uint64_t workspace = 0;
 
@@ -420,6 +422,14 @@ public:
     std::vector<uint64_t> tempPtrs(temps.size(), 0);
     for (size_t i = 0; i < temps.size(); ++i)
       tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
+    if (!modulesLoaded) { // the first call loads every kernel module at once
+      std::vector<const std::string *> ptxs;
+      for (const auto &[name, ptx] : modules)
+        ptxs.push_back(&ptx);
+      if (!cuda::loadModules(ptxs, error))
+        return false;
+      modulesLoaded = true;
+    }
     bool ok = true;
     auto address = [&](const ArgRef &ref) {
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
@@ -645,6 +655,10 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   auto start = std::chrono::steady_clock::now();
   ensurePassesRegistered();
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
+  // Kernel modules are compiled side by side (dyn-gpu-modules-to-ptx), on
+  // one pool of the host's threads shared by every compile.
+  static llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  ctx.setThreadPool(pool);
   DiagnosticCollector diags(ctx);
   auto fail = [&](const std::string &what) -> std::unique_ptr<CompiledGpuFunction> {
     diags.report(what, error);

@@ -126,6 +126,8 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   pm.addPass(createGpuKernelOutliningPass());
   // A model's repeated layers outline to identical kernels: compile each once.
   pm.addPass(createDedupeGpuKernelsPass());
+  // A few modules, compiled side by side here and by the driver.
+  pm.addPass(createSplitGpuKernelModulesPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = "sm_90";
   target.optLevel = 3;
@@ -142,10 +144,9 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   kernels.addPass(createConvertMathToLLVMPass());
   addCleanup(kernels);
   pm.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa"; // PTX text, loaded through the driver
-  binary.toolkitPath = cudaToolkitPath();
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  GpuModulesToPtxPassOptions ptx; // PTX text, loaded through the driver
+  ptx.toolkitPath = cudaToolkitPath();
+  pm.addPass(createGpuModulesToPtxPass(ptx));
 }
 
 void buildCpuPipeline(OpPassManager &pm) {

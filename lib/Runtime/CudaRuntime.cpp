@@ -1,10 +1,14 @@
 //===- CudaRuntime.cpp - CUDA driver API through dlopen ------------------===//
 #include "dyn/Runtime/CudaRuntime.h"
 
+#include <algorithm>
+#include <atomic>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace dyn::cuda {
 namespace {
@@ -108,6 +112,84 @@ bool available(std::string *why) {
   return e.empty();
 }
 
+namespace {
+
+/// Loaded modules and their functions, per context; a module's PTX is
+/// compiled to SASS by the driver when it is loaded.
+struct ModuleCache {
+  std::mutex mutex;
+  std::map<std::pair<CUcontext, std::string>, CUmodule> modules;
+  std::map<std::tuple<CUmodule, std::string>, CUfunction> functions;
+};
+
+ModuleCache &cache() {
+  static ModuleCache c;
+  return c;
+}
+
+bool loadModule(const std::string &ptx, CUmodule *module, std::string *error) {
+  char log[8192] = {0};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
+  if (check(driver().cuModuleLoadDataEx(module, ptx.c_str(), 2, options, values), "cuModuleLoadDataEx",
+            error))
+    return true;
+  if (error && log[0])
+    *error += std::string(": ") + log;
+  *module = nullptr;
+  return false;
+}
+
+} // namespace
+
+bool loadModules(const std::vector<const std::string *> &ptxs, std::string *error) {
+  if (!available(error))
+    return false;
+  CUcontext ctx;
+  if (!ensureContext(&ctx, error))
+    return false;
+  ModuleCache &c = cache();
+  std::vector<const std::string *> todo;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    for (const std::string *ptx : ptxs)
+      if (!c.modules.count({ctx, *ptx}) && std::find(todo.begin(), todo.end(), ptx) == todo.end())
+        todo.push_back(ptx);
+  }
+  if (todo.empty())
+    return true;
+  // The driver compiles each module on the loading thread: several threads
+  // compile a graph's kernels side by side.
+  std::vector<CUmodule> loaded(todo.size(), nullptr);
+  std::vector<std::string> errors(todo.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    if (driver().cuCtxSetCurrent(ctx) != 0)
+      return;
+    for (size_t i; (i = next++) < todo.size();)
+      loadModule(*todo[i], &loaded[i], &errors[i]);
+  };
+  size_t threads = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  bool ok = true;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (!loaded[i]) {
+      if (ok && error)
+        *error = errors[i].empty() ? "cuModuleLoadDataEx did not run" : errors[i];
+      ok = false;
+      continue;
+    }
+    c.modules[{ctx, *todo[i]}] = loaded[i];
+  }
+  return ok;
+}
+
 bool getKernel(const std::string &ptx, const std::string &name, Kernel *kernel,
                std::string *error) {
   if (!available(error))
@@ -116,24 +198,12 @@ bool getKernel(const std::string &ptx, const std::string &name, Kernel *kernel,
   CUcontext ctx;
   if (!ensureContext(&ctx, error))
     return false;
-  static std::mutex mutex;
-  static std::map<std::pair<CUcontext, std::string>, CUmodule> modules;
-  static std::map<std::tuple<CUmodule, std::string>, CUfunction> functions;
-  std::lock_guard<std::mutex> lock(mutex);
-  CUmodule &module = modules[{ctx, ptx}];
-  if (!module) {
-    char log[8192] = {0};
-    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
-    if (!check(d.cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values),
-               "cuModuleLoadDataEx", error)) {
-      if (error && log[0])
-        *error += std::string(": ") + log;
-      module = nullptr;
-      return false;
-    }
-  }
-  CUfunction &fn = functions[{module, name}];
+  ModuleCache &c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  CUmodule &module = c.modules[{ctx, ptx}];
+  if (!module && !loadModule(ptx, &module, error))
+    return false;
+  CUfunction &fn = c.functions[{module, name}];
   if (!fn && !check(d.cuModuleGetFunction(&fn, module, name.c_str()), "cuModuleGetFunction", error))
     return false;
   kernel->function = fn;

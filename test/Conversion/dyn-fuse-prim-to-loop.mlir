@@ -483,3 +483,39 @@ func.func @narrow_or_single_use(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: te
   %n = prim.mul %u, %u : tensor<4x8xf32>
   return %m, %r, %n : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A windowed sum (five shifted slices of x: a depthwise convolution's taps)
+// that two kernels read (a squeeze-excitation block's pool and its scaling)
+// is computed once, into a buffer: only the activation after it, the last
+// value of the chain, gets one.
+// CHECK-LABEL: func @reused_window
+// CHECK: %[[W:.*]] = memref.alloc() {{.*}} : memref<2x4x8xf32>
+// CHECK: loop.kernel "tanh_0" [2, 4, 8]
+// CHECK-COUNT-5: loop.load %arg0
+// CHECK: math.tanh
+// CHECK: loop.store %{{.*}}, %[[W]]
+// CHECK: loop.kernel
+// CHECK-NOT: loop.load %arg0
+// CHECK: loop.reduce add [4]
+// CHECK: loop.load %[[W]]
+// CHECK: loop.kernel
+// CHECK-NOT: loop.load %arg0
+// CHECK: loop.load %[[W]]
+func.func @reused_window(%x: tensor<2x4x12xf32>) -> tensor<2x4x8xf32> {
+  %s0 = prim.slice %x start [0, 0, 0] stride [1, 1, 1] : tensor<2x4x12xf32> -> tensor<2x4x8xf32>
+  %s1 = prim.slice %x start [0, 0, 1] stride [1, 1, 1] : tensor<2x4x12xf32> -> tensor<2x4x8xf32>
+  %s2 = prim.slice %x start [0, 0, 2] stride [1, 1, 1] : tensor<2x4x12xf32> -> tensor<2x4x8xf32>
+  %s3 = prim.slice %x start [0, 0, 3] stride [1, 1, 1] : tensor<2x4x12xf32> -> tensor<2x4x8xf32>
+  %s4 = prim.slice %x start [0, 0, 4] stride [1, 1, 1] : tensor<2x4x12xf32> -> tensor<2x4x8xf32>
+  %a0 = prim.add %s0, %s1 : tensor<2x4x8xf32>
+  %a1 = prim.add %a0, %s2 : tensor<2x4x8xf32>
+  %a2 = prim.add %a1, %s3 : tensor<2x4x8xf32>
+  %a3 = prim.add %a2, %s4 : tensor<2x4x8xf32>
+  %t = prim.tanh %a3 : tensor<2x4x8xf32>
+  %r = prim.reduce_sum %t dims [1] : tensor<2x4x8xf32> -> tensor<2x8xf32>
+  %b = prim.broadcast_in_dim %r dims [0, 2] : tensor<2x8xf32> -> tensor<2x4x8xf32>
+  %m = prim.mul %t, %b : tensor<2x4x8xf32>
+  return %m : tensor<2x4x8xf32>
+}

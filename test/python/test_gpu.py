@@ -257,6 +257,35 @@ def test_conv_block(dtype):
         check(lambda a, c: F.conv_transpose2d(a, c, stride=2), x, wt, dtype=dtype)
 
 
+DEPTHWISE = {  # (input, weight, conv): MobileNet's and EfficientNet's 3x3 and 5x5, strided, dilated, 1-d
+    "3x3": ((4, 32, 28, 28), (32, 1, 3, 3), lambda a, c, d: F.conv2d(a, c, d, padding=1, groups=32)),
+    "5x5_stride2": ((2, 24, 29, 29), (24, 1, 5, 5), lambda a, c, d: F.conv2d(a, c, None, 2, 2, groups=24)),
+    "3x3_dilated": ((2, 16, 20, 20), (16, 1, 3, 3), lambda a, c, d: F.conv2d(a, c, d, 1, 2, 2, groups=16)),
+    "1d_causal": ((2, 64, 40), (64, 1, 4), lambda a, c, d: F.conv1d(a, c, d, padding=3, groups=64)[..., :40]),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.float16])
+@pytest.mark.parametrize("case", sorted(DEPTHWISE))
+def test_depthwise_convolution_is_a_dyn_kernel(case, dtype):
+    """Depthwise convolutions with at most 25 taps are computed by dyn's own kernel
+    (dyn-decompose-depthwise-convolutions) with the batch norm and activations around them: no cuDNN call,
+    no layout change, results within the dtype's bound of float64."""
+    xs, ws, conv = DEPTHWISE[case]
+    x = torch.randn(xs, device="cuda", dtype=dtype)
+    w = torch.randn(ws, device="cuda", dtype=dtype) * 0.2
+    b = torch.randn(ws[0], device="cuda", dtype=dtype)
+    scale = torch.rand(ws[0], *[1] * (len(xs) - 2), device="cuda", dtype=dtype) + 0.5
+    fn = lambda a, c, d, s: F.hardswish(conv(F.relu(a * s), c, d) * s)  # noqa: E731
+    check(fn, x, w, b, scale, dtype=dtype)
+    compiled = dyn.compile(fn, fullgraph=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        compiled(x, w, b, scale)
+    torch.cuda.synchronize()
+    names = {e.key for e in prof.key_averages()}
+    assert not any("convolution" in n for n in names), sorted(names)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("then_relu", [False, True], ids=["output", "temporary"])
 def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):

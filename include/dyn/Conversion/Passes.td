@@ -209,4 +209,40 @@ def DedupeGpuKernelsPass : Pass<"dyn-dedupe-gpu-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def SplitGpuKernelModulesPass : Pass<"dyn-split-gpu-kernel-modules", "mlir::ModuleOp"> {
+  let summary = "Deal a kernel module's functions into a few modules of equal size";
+  let description = [{
+    Each `gpu.module` becomes `parts` modules (0, the pipeline's choice:
+    the host's hardware threads, at most one per 8 kernels, so that a small
+    graph keeps one module), each a copy of the original
+    without its kernels, which are dealt largest first to the module with the
+    least work (counted in operations); `gpu.launch_func` ops are retargeted.
+    dyn-gpu-modules-to-ptx compiles the modules side by side, and the
+    runtime gives them to the CUDA driver (whose PTX compiler works one
+    module per thread) from several threads at the first call. Fewer modules
+    than kernels: each module links and optimizes libdevice once.
+  }];
+  let options = [
+    Option<"parts", "parts", "unsigned", /*default=*/"0",
+           "Number of modules (0: the host's hardware threads)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def GpuModulesToPtxPass : Pass<"dyn-gpu-modules-to-ptx", "mlir::ModuleOp"> {
+  let summary = "Compile every gpu.module to PTX, the modules in parallel";
+  let description = [{
+    upstream `gpu-module-to-binary` with `format=isa`, except that the
+    modules are serialized on the context's threads (each through its own
+    LLVM context and NVPTX target machine), then replaced by `gpu.binary`
+    ops in order. Each module needs a target attribute
+    (`nvvm-attach-target`).
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit-path", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit whose libdevice the kernels link">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // DYN_CONVERSION_PASSES

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dyn::cuda {
 
@@ -27,6 +28,11 @@ struct Kernel {
 /// context of the current device, as torch uses) and looks up `name`.
 bool getKernel(const std::string &ptx, const std::string &name, Kernel *kernel,
                std::string *error);
+
+/// Loads the modules not loaded yet in the current context, several at once
+/// (the driver compiles each module's PTX on the thread that loads it), so
+/// that getKernel finds them. False with the first error if one fails.
+bool loadModules(const std::vector<const std::string *> &ptxs, std::string *error);
 
 struct LaunchGeometry {
   uint32_t grid[3] = {1, 1, 1};

@@ -984,6 +984,58 @@ void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
   }
 }
 
+/// A value whose inlined expression loads more than kMaxReusedReads windows
+/// of large buffers (a depthwise convolution's taps, a pooling's) and that
+/// several kernels would recompute gets a buffer: a squeeze-excitation
+/// block's pool and its scaling would each compute the convolution again.
+/// A load is a buffer read through one chain of index remaps; loads through
+/// the same remap are one. Consumers are decided first, so the last value of
+/// a chain (the activation after the convolution) is the one kept.
+bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized) {
+  constexpr size_t kMaxTracked = 64; // beyond this, a value counts as reading many windows
+  using Load = std::pair<Value, Value>; // (buffer, the outermost remap reading it)
+  DenseMap<Value, llvm::SmallDenseSet<Load, 8>> loads;
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator()) {
+    ops.push_back(&op);
+    if (op.getNumResults() != 1 || !isa<RankedTensorType>(op.getResult(0).getType()) ||
+        isLibraryCall(&op) || isReduction(&op))
+      continue;
+    Value v = op.getResult(0);
+    bool remap = isIndexRemap(&op) || isa<prim::GatherOp>(op);
+    int64_t size = tensorType(v).getNumElements();
+    llvm::SmallDenseSet<Load, 8> mine;
+    for (Value operand : op.getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      auto add = [&](Load l) {
+        // small operands (a per-channel weight) stay in cache: only wide ones count
+        if (mine.size() < kMaxTracked && tensorType(l.first).getNumElements() * 16 >= size)
+          mine.insert(remap ? Load{l.first, v} : l);
+      };
+      if (isa<BlockArgument>(operand) || materialized.contains(operand) ||
+          !loads.count(operand))
+        add({operand, operand});
+      else
+        for (Load l : loads[operand])
+          add(l);
+    }
+    loads[v] = std::move(mine);
+  }
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    auto it = loads.find(v);
+    if (it != loads.end() && it->second.size() > kMaxReusedReads && !materialized.contains(v) &&
+        computeType(et) == et && kernelsRecomputing(v, materialized) > 1)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
 /// Elementwise ops that cost more than a load from cache (a polynomial or a
 /// division per element on the CPU's vector units).
 bool isTranscendental(Operation *op) {
@@ -1117,7 +1169,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         changed |= materialized.insert(r);
       parallelDims[v] = plan.parallelDims;
     }
-    // Once the kernels are known, which of them would recompute an exp.
+    // Once the kernels are known, which of them would recompute a window or an exp.
+    if (!changed)
+      changed = materializeReusedWindows(entry, materialized);
     if (!changed && options.reuseTranscendentals)
       changed = materializeReusedTranscendentals(entry, materialized);
   }

@@ -1,0 +1,133 @@
+//===- ParallelModules.cpp - kernel modules compiled side by side ---------===//
+//
+// dyn-split-gpu-kernel-modules deals a kernel module's functions into a few
+// modules of about equal size; dyn-gpu-modules-to-ptx then compiles those
+// modules on the context's threads (the NVPTX backend is single-threaded per
+// module), and the runtime hands them to the CUDA driver from several threads
+// too (its PTX compiler is also single-threaded per module). Splitting into
+// fewer modules than kernels keeps the per-module work (linking libdevice,
+// optimizing it) from growing with the number of kernels.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/Support/Threading.h"
+
+namespace dyn {
+#define GEN_PASS_DEF_SPLITGPUKERNELMODULESPASS
+#define GEN_PASS_DEF_GPUMODULESTOPTXPASS
+#include "dyn/Conversion/Passes.h.inc"
+} // namespace dyn
+
+using namespace mlir;
+using namespace dyn;
+
+namespace {
+
+/// Operations in a kernel: what its compile time grows with.
+int64_t size(gpu::GPUFuncOp fn) {
+  int64_t n = 0;
+  fn.walk([&](Operation *) { ++n; });
+  return n;
+}
+
+/// Each module links and optimizes libdevice: worth it for a few kernels.
+constexpr size_t kMinKernelsPerModule = 8;
+
+struct SplitGpuKernelModulesPass
+    : dyn::impl::SplitGpuKernelModulesPassBase<SplitGpuKernelModulesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    unsigned threads = llvm::hardware_concurrency().compute_thread_count();
+    SmallVector<gpu::GPUModuleOp> originals(module.getOps<gpu::GPUModuleOp>());
+    SymbolTable symbols(module);
+    for (gpu::GPUModuleOp gm : originals) {
+      SmallVector<gpu::GPUFuncOp> fns(gm.getOps<gpu::GPUFuncOp>());
+      unsigned n = parts ? std::min<unsigned>(parts, fns.size())
+                         : std::min<unsigned>(threads, fns.size() / kMinKernelsPerModule);
+      if (n < 2)
+        continue;
+      // Largest kernels first, each to the part with the least work so far.
+      llvm::stable_sort(fns, [](gpu::GPUFuncOp a, gpu::GPUFuncOp b) { return size(a) > size(b); });
+      SmallVector<gpu::GPUModuleOp> part(n);
+      SmallVector<int64_t> load(n, 0);
+      OpBuilder b(gm);
+      b.setInsertionPointAfter(gm);
+      DenseMap<StringAttr, StringAttr> moduleOf; // kernel name -> its new module's name
+      for (gpu::GPUFuncOp fn : fns) {
+        unsigned k = std::min_element(load.begin(), load.end()) - load.begin();
+        if (!part[k]) {
+          // The clone keeps the module's attributes (its target) and its
+          // other contents (globals the kernels may share); kernels are moved in.
+          part[k] = cast<gpu::GPUModuleOp>(b.clone(*gm));
+          for (auto f : llvm::make_early_inc_range(part[k].getOps<gpu::GPUFuncOp>()))
+            f.erase();
+          symbols.insert(part[k]); // a unique name: <module>_<n>
+        }
+        load[k] += size(fn);
+        Block *body = part[k].getBody();
+        if (!body->empty() && body->back().hasTrait<mlir::OpTrait::IsTerminator>())
+          fn->moveBefore(&body->back());
+        else
+          fn->moveBefore(body, body->end());
+        moduleOf[SymbolTable::getSymbolName(fn)] = part[k].getSymNameAttr();
+      }
+      module.walk([&](gpu::LaunchFuncOp launch) {
+        if (launch.getKernelModuleName() != gm.getSymNameAttr())
+          return;
+        auto it = moduleOf.find(launch.getKernelName());
+        if (it != moduleOf.end())
+          launch.setKernelAttr(SymbolRefAttr::get(it->second, {FlatSymbolRefAttr::get(launch.getKernelName())}));
+      });
+      symbols.erase(gm);
+    }
+  }
+};
+
+struct GpuModulesToPtxPass : dyn::impl::GpuModulesToPtxPassBase<GpuModulesToPtxPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
+    gpu::TargetOptions options(toolkitPath, /*librariesToLink=*/{}, /*cmdOptions=*/{},
+                               /*elfSection=*/{}, gpu::CompilationTarget::Assembly);
+    // One object per (module, target), compiled on the context's threads.
+    SmallVector<SmallVector<std::optional<SmallVector<char, 0>>>> objects(modules.size());
+    for (auto [i, gm] : llvm::enumerate(modules))
+      objects[i].resize(gm.getTargetsAttr() ? gm.getTargetsAttr().size() : 0);
+    LogicalResult compiled = failableParallelForEach(
+        &getContext(), llvm::seq<size_t>(0, modules.size()), [&](size_t i) -> LogicalResult {
+          gpu::GPUModuleOp gm = modules[i];
+          for (auto [t, attr] : llvm::enumerate(gm.getTargetsAttr())) {
+            auto target = dyn_cast<gpu::TargetAttrInterface>(attr);
+            if (!target)
+              return gm.emitError("has a target that does not serialize: ") << attr;
+            objects[i][t] = target.serializeToObject(gm, options);
+            if (!objects[i][t])
+              return gm.emitError("could not be compiled to PTX");
+          }
+          return success();
+        });
+    if (failed(compiled))
+      return signalPassFailure();
+    for (auto [i, gm] : llvm::enumerate(modules)) {
+      if (!gm.getTargetsAttr())
+        return signalPassFailure(), void(gm.emitError("has no target"));
+      SmallVector<Attribute> objs;
+      for (auto [t, attr] : llvm::enumerate(gm.getTargetsAttr()))
+        objs.push_back(cast<gpu::TargetAttrInterface>(attr).createObject(gm, *objects[i][t], options));
+      OpBuilder b(gm);
+      gpu::BinaryOp::create(b, gm.getLoc(), gm.getName(), gm.getOffloadingHandlerAttr(), objs);
+      gm->erase();
+    }
+  }
+};
+
+} // namespace
