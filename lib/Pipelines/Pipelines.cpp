@@ -126,8 +126,12 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   pm.addPass(createGpuKernelOutliningPass());
   // A model's repeated layers outline to identical kernels: compile each once.
   pm.addPass(createDedupeGpuKernelsPass());
-  // A few modules, compiled side by side here and by the driver.
-  pm.addPass(createSplitGpuKernelModulesPass());
+  // A few modules, compiled side by side here and by the driver
+  // (DYN_GPU_KERNEL_MODULES=n sets how many; 1 keeps one module).
+  SplitGpuKernelModulesPassOptions split;
+  if (const char *n = std::getenv("DYN_GPU_KERNEL_MODULES"); n && *n)
+    split.parts = static_cast<unsigned>(std::strtoul(n, nullptr, 10));
+  pm.addPass(createSplitGpuKernelModulesPass(split));
   GpuNVVMAttachTargetOptions target;
   target.chip = "sm_90";
   target.optLevel = 3;

@@ -984,6 +984,13 @@ void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
   }
 }
 
+/// Elementwise ops that cost more than a load from cache (a polynomial or a
+/// division per element on the CPU's vector units).
+bool isTranscendental(Operation *op) {
+  return isa<prim::ExpOp, prim::Expm1Op, prim::Exp2Op, prim::LogOp, prim::Log1pOp, prim::Log2Op,
+             prim::LogisticOp, prim::TanhOp, prim::ErfOp, prim::ErfcOp, prim::PowOp>(op);
+}
+
 /// A value whose inlined expression loads more than kMaxReusedReads windows
 /// of large buffers (a depthwise convolution's taps, a pooling's) and that
 /// several kernels would recompute gets a buffer: a squeeze-excitation
@@ -1033,15 +1040,47 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
         computeType(et) == et && kernelsRecomputing(v, materialized) > 1)
       added |= materialized.insert(v);
   }
+  // The other way round: a value with a transcendental or a division in its
+  // expression read through more than kMaxReusedReads windows (the SiLU
+  // before an EfficientNet block's depthwise convolution, read by 9 or 25
+  // shifted slices) would be recomputed once per window: computed once
+  // instead, it costs a write and a read, and the consumer's code (which the
+  // GPU driver compiles at the first call) stays small.
+  DenseSet<Value> heavy;
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || isLibraryCall(op) || isReduction(op))
+      continue;
+    bool h = isTranscendental(op) || isa<prim::DivOp>(op);
+    for (Value operand : op->getOperands())
+      h |= heavy.contains(operand) && !materialized.contains(operand);
+    if (h)
+      heavy.insert(op->getResult(0));
+  }
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (!heavy.contains(v) || materialized.contains(v) || computeType(et) != et)
+      continue;
+    // the distinct windows v is read through: chains of remaps, each ending at a non-remap
+    llvm::SmallDenseSet<Value, 8> windows;
+    SmallVector<Value> work{v};
+    while (!work.empty() && windows.size() <= kMaxReusedReads) {
+      Value u = work.pop_back_val();
+      for (Operation *user : u.getUsers()) {
+        if ((isIndexRemap(user) || isa<prim::GatherOp>(user)) && !materialized.contains(user->getResult(0)))
+          work.push_back(user->getResult(0));
+        else
+          windows.insert(u);
+      }
+    }
+    if (windows.size() > kMaxReusedReads)
+      added |= materialized.insert(v);
+  }
   return added;
 }
 
-/// Elementwise ops that cost more than a load from cache (a polynomial or a
-/// division per element on the CPU's vector units).
-bool isTranscendental(Operation *op) {
-  return isa<prim::ExpOp, prim::Expm1Op, prim::Exp2Op, prim::LogOp, prim::Log1pOp, prim::Log2Op,
-             prim::LogisticOp, prim::TanhOp, prim::ErfOp, prim::ErfcOp, prim::PowOp>(op);
-}
 
 /// A value whose inlined expression holds a transcendental op and that more
 /// than one kernel would recompute gets a buffer (the CPU pipeline's choice;
