@@ -629,16 +629,21 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
     }
     fn.launches.push_back(std::move(l));
   }
-  // The PTX of each kernel module (PTX is text; the driver reads it up to
-  // the NUL that std::string::c_str() provides).
+  // Each kernel module's code for the driver: a cubin, or PTX text (read up
+  // to the NUL that std::string::c_str() provides).
   for (auto binary : module.getOps<gpu::BinaryOp>())
     for (Attribute a : binary.getObjects())
       if (auto object = dyn_cast<gpu::ObjectAttr>(a)) {
-        std::string ptx = object.getObject().getValue().str();
-        while (!ptx.empty() && ptx.back() == '\0')
-          ptx.pop_back();
-        fn.ptxText += ptx;
-        fn.modules[binary.getSymName().str()] = std::move(ptx);
+        std::string code = object.getObject().getValue().str();
+        if (object.getFormat() == gpu::CompilationTarget::Binary) { // a cubin, its PTX beside it
+          if (auto ptx = binary->getAttrOfType<StringAttr>("dyn.ptx"))
+            fn.ptxText += ptx.getValue().str();
+        } else {
+          while (!code.empty() && code.back() == '\0')
+            code.pop_back();
+          fn.ptxText += code;
+        }
+        fn.modules[binary.getSymName().str()] = std::move(code);
       }
   for (const Launch &l : fn.launches)
     if (!l.library && fn.modules[l.module].empty())

@@ -23,6 +23,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <cstdlib>
 
 using namespace mlir;
@@ -148,8 +150,12 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   kernels.addPass(createConvertMathToLLVMPass());
   addCleanup(kernels);
   pm.addPass(createReconcileUnrealizedCastsPass());
-  GpuModulesToPtxPassOptions ptx; // PTX text, loaded through the driver
+  // Cubins from the toolkit's ptxas, compiled side by side, where it has one
+  // (the driver would compile the PTX at the first call, one module at a
+  // time); else PTX for the driver.
+  GpuModulesToPtxPassOptions ptx;
   ptx.toolkitPath = cudaToolkitPath();
+  ptx.cubin = llvm::sys::fs::can_execute(ptx.toolkitPath + "/bin/ptxas");
   pm.addPass(createGpuModulesToPtxPass(ptx));
 }
 

@@ -236,11 +236,18 @@ def GpuModulesToPtxPass : Pass<"dyn-gpu-modules-to-ptx", "mlir::ModuleOp"> {
     modules are serialized on the context's threads (each through its own
     LLVM context and NVPTX target machine), then replaced by `gpu.binary`
     ops in order. Each module needs a target attribute
-    (`nvvm-attach-target`).
+    (`nvvm-attach-target`). With `cubin`, each module's PTX is also
+    compiled to SASS by the toolkit's `ptxas` (on the same threads), so the
+    CUDA driver, which compiles PTX single-threaded at load time, has
+    nothing left to compile; the PTX is kept as the binary's `dyn.ptx`
+    attribute for display. The GPU pipeline sets it where the toolkit has
+    `ptxas`.
   }];
   let options = [
     Option<"toolkitPath", "toolkit-path", "std::string", /*default=*/"\"\"",
            "The CUDA toolkit whose libdevice the kernels link">,
+    Option<"cubin", "cubin", "bool", /*default=*/"false",
+           "Compile the PTX to SASS with the toolkit's ptxas (a cubin the driver loads as it is)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }

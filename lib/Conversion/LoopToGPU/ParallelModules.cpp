@@ -96,35 +96,41 @@ struct GpuModulesToPtxPass : dyn::impl::GpuModulesToPtxPassBase<GpuModulesToPtxP
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
-    gpu::TargetOptions options(toolkitPath, /*librariesToLink=*/{}, /*cmdOptions=*/{},
-                               /*elfSection=*/{}, gpu::CompilationTarget::Assembly);
-    // One object per (module, target), compiled on the context's threads.
-    SmallVector<SmallVector<std::optional<SmallVector<char, 0>>>> objects(modules.size());
-    for (auto [i, gm] : llvm::enumerate(modules))
-      objects[i].resize(gm.getTargetsAttr() ? gm.getTargetsAttr().size() : 0);
+    for (gpu::GPUModuleOp gm : modules)
+      if (!gm.getTargetsAttr() || gm.getTargetsAttr().empty())
+        return signalPassFailure(), void(gm.emitError("has no target"));
+    auto format = cubin ? gpu::CompilationTarget::Binary : gpu::CompilationTarget::Assembly;
+    // One object per (module, target), compiled on the context's threads;
+    // with cubins, the PTX ptxas read is kept for display.
+    SmallVector<SmallVector<SmallVector<char, 0>>> objects(modules.size());
+    SmallVector<std::string> ptx(modules.size());
     LogicalResult compiled = failableParallelForEach(
         &getContext(), llvm::seq<size_t>(0, modules.size()), [&](size_t i) -> LogicalResult {
           gpu::GPUModuleOp gm = modules[i];
-          for (auto [t, attr] : llvm::enumerate(gm.getTargetsAttr())) {
+          gpu::TargetOptions options(toolkitPath, {}, {}, {}, format, {}, {}, {}, {},
+                                     [&](StringRef isa) { ptx[i] = isa.str(); });
+          for (Attribute attr : gm.getTargetsAttr()) {
             auto target = dyn_cast<gpu::TargetAttrInterface>(attr);
             if (!target)
               return gm.emitError("has a target that does not serialize: ") << attr;
-            objects[i][t] = target.serializeToObject(gm, options);
-            if (!objects[i][t])
-              return gm.emitError("could not be compiled to PTX");
+            std::optional<SmallVector<char, 0>> object = target.serializeToObject(gm, options);
+            if (!object)
+              return gm.emitError("could not be compiled for its target");
+            objects[i].push_back(std::move(*object));
           }
           return success();
         });
     if (failed(compiled))
       return signalPassFailure();
+    gpu::TargetOptions options(toolkitPath, {}, {}, {}, format);
     for (auto [i, gm] : llvm::enumerate(modules)) {
-      if (!gm.getTargetsAttr())
-        return signalPassFailure(), void(gm.emitError("has no target"));
       SmallVector<Attribute> objs;
       for (auto [t, attr] : llvm::enumerate(gm.getTargetsAttr()))
-        objs.push_back(cast<gpu::TargetAttrInterface>(attr).createObject(gm, *objects[i][t], options));
+        objs.push_back(cast<gpu::TargetAttrInterface>(attr).createObject(gm, objects[i][t], options));
       OpBuilder b(gm);
-      gpu::BinaryOp::create(b, gm.getLoc(), gm.getName(), gm.getOffloadingHandlerAttr(), objs);
+      auto binary = gpu::BinaryOp::create(b, gm.getLoc(), gm.getName(), gm.getOffloadingHandlerAttr(), objs);
+      if (cubin)
+        binary->setAttr("dyn.ptx", b.getStringAttr(ptx[i]));
       gm->erase();
     }
   }
