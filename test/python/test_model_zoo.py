@@ -1,0 +1,68 @@
+"""Models beyond the corpus (benchmarks/corpus.py), in tiny configs, eval under no_grad on the CPU: each
+is captured as one graph and compiled natively (backend="dyn"), with eager's output within 1e-5 of its
+largest value. Each stands for a library pattern the corpus lacks:
+
+- hf_roberta, hf_opt: position ids counted with a cumsum along the attention mask, then an embedding
+  (an index computed in the graph, range-checked before the kernel);
+- hf_deberta_v2: helpers compiled with @torch.jit.script (traced through the Python function kept);
+- hf_bloom: a torch.autograd.Function (GeLUFunction) and baddbmm with keyword operands;
+- hf_falcon: scaled_dot_product_attention with one key/value head for all query heads;
+- hf_wav2vec2: install probes marked assume_constant_result, a LayerDrop draw left unused in eval;
+- tv_swin_t: a module's list copied and changed (shift_size.copy()).
+
+benchmarks/model_sweep.py runs a wider set (torchvision, transformers, timm) the same way."""
+import pytest
+import torch
+
+import dyn
+
+pytest.importorskip("transformers")
+pytest.importorskip("torchvision")
+
+
+def _hf(cfg_name, model_name, **cfg):
+    import transformers as T
+    model = getattr(T, model_name)(getattr(T, cfg_name)(**cfg))
+    return model, (torch.randint(100, (2, 16)),)
+
+
+_SMALL = dict(hidden_size=64, num_attention_heads=4, intermediate_size=128, vocab_size=100, num_hidden_layers=2)
+
+MODELS = {
+    "hf_roberta": lambda: _hf("RobertaConfig", "RobertaModel", **_SMALL),
+    "hf_opt": lambda: _hf("OPTConfig", "OPTForCausalLM", hidden_size=64, num_attention_heads=4, ffn_dim=128,
+                          vocab_size=100, num_hidden_layers=2, word_embed_proj_dim=64),
+    "hf_deberta_v2": lambda: _hf("DebertaV2Config", "DebertaV2Model", **_SMALL),
+    "hf_bloom": lambda: _hf("BloomConfig", "BloomForCausalLM", hidden_size=64, n_head=4, vocab_size=100, n_layer=2),
+    "hf_falcon": lambda: _hf("FalconConfig", "FalconForCausalLM", hidden_size=64, num_attention_heads=4,
+                             vocab_size=100, num_hidden_layers=2),
+    "hf_wav2vec2": lambda: (_hf("Wav2Vec2Config", "Wav2Vec2Model", hidden_size=64, num_attention_heads=4,
+                                intermediate_size=128, num_hidden_layers=2, conv_dim=(32, 32, 32),
+                                conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                                num_conv_pos_embedding_groups=4)[0], (torch.randn(2, 4000),)),
+    "tv_swin_t": lambda: (__import__("torchvision").models.swin_t(num_classes=10), (torch.randn(1, 3, 64, 64),)),
+}
+
+
+def _output(o):
+    if isinstance(o, torch.Tensor):
+        return o
+    return o.logits if getattr(o, "logits", None) is not None else o.last_hidden_state
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_one_native_graph_equal_to_eager(name):
+    torch.manual_seed(0)
+    model, args = MODELS[name]()
+    model.eval()
+    with torch.no_grad():
+        want = _output(model(*args))
+        dyn.reset()
+        ex = dyn.explain(model)(*args)
+        assert (ex.graph_count, ex.graph_break_count) == (1, 0), ex.break_reasons[:2]
+        dyn.reset()
+        got = _output(dyn.compile(model)(*args))
+    stats = dyn.stats()
+    assert stats["eager_graphs"] == [] and stats["compiled_graphs"] == 1
+    scale = max(1.0, float(want.abs().max()))
+    assert float((got - want).abs().max()) <= 1e-5 * scale
