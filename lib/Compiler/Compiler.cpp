@@ -394,7 +394,8 @@ struct ConstantUpload {
 class GpuFunction final : public CompiledGpuFunction {
 public:
   std::string ptxText;                       // every module, for display
-  std::map<std::string, std::string> modules; // gpu.binary name -> its PTX
+  std::map<std::string, std::string> modules; // gpu.binary name -> its cubin or PTX
+  std::map<std::string, std::string> ptxOf;   // a cubin module's PTX, should the driver refuse the cubin
   std::vector<Launch> launches;
   std::vector<TempBuffer> temps;
   std::vector<ConstantUpload> uploads;
@@ -423,11 +424,23 @@ public:
     for (size_t i = 0; i < temps.size(); ++i)
       tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
     if (!modulesLoaded) { // the first call loads every kernel module at once
-      std::vector<const std::string *> ptxs;
-      for (const auto &[name, ptx] : modules)
-        ptxs.push_back(&ptx);
-      if (!cuda::loadModules(ptxs, error))
-        return false;
+      std::vector<const std::string *> codes;
+      for (const auto &[name, code] : modules)
+        codes.push_back(&code);
+      if (!cuda::loadModules(codes, error)) {
+        // A driver older than the toolkit's ptxas refuses its cubins: it
+        // compiles the PTX instead.
+        if (ptxOf.empty())
+          return false;
+        for (auto &[name, ptx] : ptxOf)
+          modules[name] = std::move(ptx);
+        ptxOf.clear();
+        codes.clear();
+        for (const auto &[name, code] : modules)
+          codes.push_back(&code);
+        if (!cuda::loadModules(codes, error))
+          return false;
+      }
       modulesLoaded = true;
     }
     bool ok = true;
@@ -636,8 +649,10 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       if (auto object = dyn_cast<gpu::ObjectAttr>(a)) {
         std::string code = object.getObject().getValue().str();
         if (object.getFormat() == gpu::CompilationTarget::Binary) { // a cubin, its PTX beside it
-          if (auto ptx = binary->getAttrOfType<StringAttr>("dyn.ptx"))
+          if (auto ptx = binary->getAttrOfType<StringAttr>("dyn.ptx")) {
             fn.ptxText += ptx.getValue().str();
+            fn.ptxOf[binary.getSymName().str()] = ptx.getValue().str();
+          }
         } else {
           while (!code.empty() && code.back() == '\0')
             code.pop_back();
