@@ -423,7 +423,7 @@ public:
     std::vector<uint64_t> tempPtrs(temps.size(), 0);
     for (size_t i = 0; i < temps.size(); ++i)
       tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
-    if (!modulesLoaded) { // the first call loads every kernel module at once
+    if (!modulesLoaded) { // the first call loads every kernel module
       std::vector<const std::string *> codes;
       for (const auto &[name, code] : modules)
         codes.push_back(&code);

@@ -29,9 +29,8 @@ struct Kernel {
 bool getKernel(const std::string &ptx, const std::string &name, Kernel *kernel,
                std::string *error);
 
-/// Loads the modules not loaded yet in the current context, several at once
-/// (the driver compiles each module's PTX on the thread that loads it), so
-/// that getKernel finds them. False with the first error if one fails.
+/// Loads the modules (cubins or PTX) not loaded yet in the current context,
+/// so that getKernel finds them. False with the first error if one fails.
 bool loadModules(const std::vector<const std::string *> &ptxs, std::string *error);
 
 struct LaunchGeometry {
