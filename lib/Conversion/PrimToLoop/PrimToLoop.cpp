@@ -991,6 +991,42 @@ bool isTranscendental(Operation *op) {
              prim::LogisticOp, prim::TanhOp, prim::ErfOp, prim::ErfcOp, prim::PowOp>(op);
 }
 
+/// The values whose inlined expression (through values without buffers)
+/// holds an op that `costly` accepts.
+DenseSet<Value> valuesHolding(ArrayRef<Operation *> ops, const llvm::SetVector<Value> &materialized,
+                              function_ref<bool(Operation *)> costly) {
+  DenseSet<Value> holding;
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || isLibraryCall(op) || isReduction(op))
+      continue;
+    bool h = costly(op);
+    for (Value operand : op->getOperands())
+      h |= holding.contains(operand) && !materialized.contains(operand);
+    if (h)
+      holding.insert(op->getResult(0));
+  }
+  return holding;
+}
+
+/// Gives a buffer to each elementwise value `wanted` accepts that more than
+/// one kernel would recompute, last value first, so that of a chain the last
+/// is kept (the kernels reading it no longer reach the earlier ones). Half
+/// precision values stay computed: a 16-bit buffer would round them.
+bool materializeRecomputed(ArrayRef<Operation *> ops, llvm::SetVector<Value> &materialized,
+                           function_ref<bool(Value)> wanted) {
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (!materialized.contains(v) && computeType(et) == et && wanted(v) &&
+        kernelsRecomputing(v, materialized) > 1)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
 /// A value whose inlined expression loads more than kMaxReusedReads windows
 /// of large buffers (a depthwise convolution's taps, a pooling's) and that
 /// several kernels would recompute gets a buffer: a squeeze-excitation
@@ -1029,33 +1065,19 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
     }
     loads[v] = std::move(mine);
   }
-  bool added = false;
-  for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
-      continue;
-    Value v = op->getResult(0);
-    Type et = tensorType(v).getElementType();
+  bool added = materializeRecomputed(ops, materialized, [&](Value v) {
     auto it = loads.find(v);
-    if (it != loads.end() && it->second.size() > kMaxReusedReads && !materialized.contains(v) &&
-        computeType(et) == et && kernelsRecomputing(v, materialized) > 1)
-      added |= materialized.insert(v);
-  }
+    return it != loads.end() && it->second.size() > kMaxReusedReads;
+  });
   // The other way round: a value with a transcendental or a division in its
   // expression read through more than kMaxReusedReads windows (the SiLU
   // before an EfficientNet block's depthwise convolution, read by 9 or 25
   // shifted slices) would be recomputed once per window: computed once
   // instead, it costs a write and a read, and the consumer's code (which the
   // GPU driver compiles at the first call) stays small.
-  DenseSet<Value> heavy;
-  for (Operation *op : ops) {
-    if (op->getNumResults() != 1 || isLibraryCall(op) || isReduction(op))
-      continue;
-    bool h = isTranscendental(op) || isa<prim::DivOp>(op);
-    for (Value operand : op->getOperands())
-      h |= heavy.contains(operand) && !materialized.contains(operand);
-    if (h)
-      heavy.insert(op->getResult(0));
-  }
+  DenseSet<Value> heavy = valuesHolding(ops, materialized, [](Operation *op) {
+    return isTranscendental(op) || isa<prim::DivOp>(op);
+  });
   for (Operation *op : ops) {
     if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
       continue;
@@ -1081,37 +1103,17 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
   return added;
 }
 
-
 /// A value whose inlined expression holds a transcendental op and that more
 /// than one kernel would recompute gets a buffer (the CPU pipeline's choice;
 /// Inductor realizes reused exp/sigmoid on the CPU likewise): a squeeze-excitation
 /// block's SiLU, read by its global pool and by its scaling, is computed once.
 /// Consumers are decided first, so the largest such value is the one kept.
 bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized) {
-  DenseSet<Value> heavy; // values whose inlined expression holds a transcendental
-  for (Operation &op : entry.without_terminator()) {
-    if (op.getNumResults() != 1 || isLibraryCall(&op) || isReduction(&op))
-      continue;
-    bool h = isTranscendental(&op);
-    for (Value operand : op.getOperands())
-      h |= heavy.contains(operand) && !materialized.contains(operand);
-    if (h)
-      heavy.insert(op.getResult(0));
-  }
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
     ops.push_back(&op);
-  bool added = false;
-  for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
-      continue;
-    Value v = op->getResult(0);
-    Type et = tensorType(v).getElementType();
-    if (heavy.contains(v) && !materialized.contains(v) && computeType(et) == et &&
-        kernelsRecomputing(v, materialized) > 1)
-      added |= materialized.insert(v);
-  }
-  return added;
+  DenseSet<Value> heavy = valuesHolding(ops, materialized, isTranscendental);
+  return materializeRecomputed(ops, materialized, [&](Value v) { return heavy.contains(v); });
 }
 
 struct FusionOptions {
