@@ -265,6 +265,17 @@ def test_copies_of_a_modules_lists_may_change():
     assert m.shift == [1, 2] and m.names == {"a": 1}
 
 
+def test_functional_ops_by_keyword():
+    # torch's parameter names, as callers pass them (timm's BEiT: F.linear(x, weight=..., bias=...))
+    w, b = torch.randn(X.shape[-1], X.shape[-1]), torch.randn(X.shape[-1])
+
+    def f(x):
+        y = F.linear(x, weight=w, bias=b)
+        y = F.layer_norm(input=y, normalized_shape=y.shape[-1:], eps=1e-6)
+        return F.softmax(input=F.relu(input=y), dim=-1) + F.tanh(input=y) * F.sigmoid(input=y)
+    one_graph(f, X)
+
+
 # -- builtins over iterables ------------------------------------------------------------------------
 def test_map_filter_zip_enumerate():
     def f(x):

@@ -20,14 +20,17 @@ def _f_inplace(o, x, flag, new, fname, *args):
 
 # torch.nn.functional
 F_H = {}
-F_H["relu"] = lambda o, x, inplace=False: _f_inplace(o, x, inplace, o.unary("relu", x), "relu")
-F_H["sigmoid"] = lambda o, x: o.unary("sigmoid", x)
-F_H["tanh"] = lambda o, x: o.unary("tanh", x)
-F_H["softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("softmax", x, dim, dtype)
-F_H["log_softmax"] = lambda o, x, dim=None, _stacklevel=3, dtype=None: o.softmax("log_softmax", x, dim, dtype)
-F_H["linear"] = lambda o, x, w, b=None: o.linear(x, w, b)
-F_H["layer_norm"] = lambda o, x, shape, weight=None, bias=None, eps=1e-5: o.layer_norm(x, shape, weight, bias, eps)
-F_H["rms_norm"] = lambda o, x, shape, weight=None, eps=None: o.rms_norm(x, shape, weight, eps)
+# (parameters named as torch's, which callers pass by keyword: timm's BEiT calls F.linear(x, weight=...))
+F_H["relu"] = lambda o, input, inplace=False: _f_inplace(o, input, inplace, o.unary("relu", input), "relu")
+F_H["sigmoid"] = lambda o, input: o.unary("sigmoid", input)
+F_H["tanh"] = lambda o, input: o.unary("tanh", input)
+F_H["softmax"] = lambda o, input, dim=None, _stacklevel=3, dtype=None: o.softmax("softmax", input, dim, dtype)
+F_H["log_softmax"] = lambda o, input, dim=None, _stacklevel=3, dtype=None: o.softmax("log_softmax", input, dim, dtype)
+F_H["linear"] = lambda o, input, weight, bias=None: o.linear(input, weight, bias)
+F_H["layer_norm"] = lambda o, input, normalized_shape, weight=None, bias=None, eps=1e-5: \
+    o.layer_norm(input, normalized_shape, weight, bias, eps)
+F_H["rms_norm"] = lambda o, input, normalized_shape, weight=None, eps=None: \
+    o.rms_norm(input, normalized_shape, weight, eps)
 
 
 def _embedding(o, index, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
