@@ -519,3 +519,31 @@ func.func @reused_window(%x: tensor<2x4x12xf32>) -> tensor<2x4x8xf32> {
   %m = prim.mul %t, %b : tensor<2x4x8xf32>
   return %m : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A division read through a separable 3x3 window (three slices of three:
+// nine windows) is computed once, into a buffer, rather than nine times in
+// the pooling kernel (PoolFormer's pool of a GroupNorm output).
+// CHECK-LABEL: func @nested_windows
+// CHECK: %[[D:.*]] = memref.alloc() {{.*}} : memref<4x6x6xf32>
+// CHECK: loop.kernel "div_0" [4, 6, 6]
+// CHECK: arith.divf
+// CHECK: loop.store %{{.*}}, %[[D]]
+// CHECK: loop.kernel
+// CHECK-NOT: arith.divf
+// CHECK-COUNT-9: loop.load %[[D]]
+func.func @nested_windows(%x: tensor<4x6x6xf32>, %y: tensor<4x6x6xf32>) -> tensor<4x4x4xf32> {
+  %d = prim.div %x, %y : tensor<4x6x6xf32>
+  %a0 = prim.slice %d start [0, 0, 0] stride [1, 1, 1] : tensor<4x6x6xf32> -> tensor<4x6x4xf32>
+  %a1 = prim.slice %d start [0, 0, 1] stride [1, 1, 1] : tensor<4x6x6xf32> -> tensor<4x6x4xf32>
+  %a2 = prim.slice %d start [0, 0, 2] stride [1, 1, 1] : tensor<4x6x6xf32> -> tensor<4x6x4xf32>
+  %s0 = prim.add %a0, %a1 : tensor<4x6x4xf32>
+  %s1 = prim.add %s0, %a2 : tensor<4x6x4xf32>
+  %b0 = prim.slice %s1 start [0, 0, 0] stride [1, 1, 1] : tensor<4x6x4xf32> -> tensor<4x4x4xf32>
+  %b1 = prim.slice %s1 start [0, 1, 0] stride [1, 1, 1] : tensor<4x6x4xf32> -> tensor<4x4x4xf32>
+  %b2 = prim.slice %s1 start [0, 2, 0] stride [1, 1, 1] : tensor<4x6x4xf32> -> tensor<4x4x4xf32>
+  %t0 = prim.add %b0, %b1 : tensor<4x4x4xf32>
+  %t1 = prim.add %t0, %b2 : tensor<4x4x4xf32>
+  return %t1 : tensor<4x4x4xf32>
+}

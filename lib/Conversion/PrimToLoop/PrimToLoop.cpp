@@ -1072,29 +1072,40 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
   // The other way round: a value with a transcendental or a division in its
   // expression read through more than kMaxReusedReads windows (the SiLU
   // before an EfficientNet block's depthwise convolution, read by 9 or 25
-  // shifted slices) would be recomputed once per window: computed once
-  // instead, it costs a write and a read, and the consumer's code (which the
-  // GPU driver compiles at the first call) stays small.
+  // shifted slices; a GroupNorm's output under PoolFormer's separable 3x3
+  // pool, 3 slices of 3) would be recomputed once per window:
+  // computed once instead, it costs a write and a read, and the consumer's
+  // code (which LLVM or the GPU driver compiles at the first call) stays small.
   DenseSet<Value> heavy = valuesHolding(ops, materialized, [](Operation *op) {
     return isTranscendental(op) || isa<prim::DivOp>(op);
   });
-  for (Operation *op : ops) {
+  for (Operation *op : llvm::reverse(ops)) { // the last of a chain first, as above
     if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
       continue;
     Value v = op->getResult(0);
     Type et = tensorType(v).getElementType();
     if (!heavy.contains(v) || materialized.contains(v) || computeType(et) != et)
       continue;
-    // the distinct windows v is read through: chains of remaps, each ending at a non-remap
-    llvm::SmallDenseSet<Value, 8> windows;
-    SmallVector<Value> work{v};
+    // The distinct windows v is read through: each path from v through
+    // unbuffered values is a chain of remaps (elementwise ops keep the index),
+    // and a window is the chain, told by the remaps it passes.
+    llvm::SmallDenseSet<size_t, 8> windows;
+    SmallVector<std::pair<Value, size_t>> work{{v, 0}};
+    DenseSet<std::pair<Value, size_t>> seen;
     while (!work.empty() && windows.size() <= kMaxReusedReads) {
-      Value u = work.pop_back_val();
+      auto [u, chain] = work.pop_back_val();
+      if (!seen.insert({u, chain}).second)
+        continue;
       for (Operation *user : u.getUsers()) {
-        if ((isIndexRemap(user) || isa<prim::GatherOp>(user)) && !materialized.contains(user->getResult(0)))
-          work.push_back(user->getResult(0));
+        Value r = user->getNumResults() == 1 ? user->getResult(0) : Value();
+        bool passes = r && isa<RankedTensorType>(r.getType()) && !materialized.contains(r) &&
+                      !isLibraryCall(user) && !isReduction(user);
+        if (passes && (isIndexRemap(user) || isa<prim::GatherOp>(user)))
+          work.push_back({r, llvm::hash_combine(chain, r.getAsOpaquePointer())});
+        else if (passes && user->hasTrait<mlir::OpTrait::Elementwise>())
+          work.push_back({r, chain});
         else
-          windows.insert(u);
+          windows.insert(chain);
       }
     }
     if (windows.size() > kMaxReusedReads)
