@@ -2,10 +2,10 @@
 //
 // dyn-split-gpu-kernel-modules deals a kernel module's functions into a few
 // modules of about equal size; dyn-gpu-modules-to-ptx then compiles those
-// modules on the context's threads (the NVPTX backend is single-threaded per
-// module), and the runtime hands them to the CUDA driver from several threads
-// too (its PTX compiler is also single-threaded per module). Splitting into
-// fewer modules than kernels keeps the per-module work (linking libdevice,
+// modules on the context's threads (the NVPTX backend and ptxas are each
+// single-threaded per module), to cubins where the toolkit has ptxas, so the
+// CUDA driver has nothing to compile at the first call. Splitting into fewer
+// modules than kernels keeps the per-module work (linking libdevice,
 // optimizing it) from growing with the number of kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -14,7 +14,6 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Threading.h"
 #include "llvm/Support/Threading.h"
@@ -55,7 +54,10 @@ struct SplitGpuKernelModulesPass
       if (n < 2)
         continue;
       // Largest kernels first, each to the part with the least work so far.
-      llvm::stable_sort(fns, [](gpu::GPUFuncOp a, gpu::GPUFuncOp b) { return size(a) > size(b); });
+      DenseMap<Operation *, int64_t> sizes;
+      for (gpu::GPUFuncOp fn : fns)
+        sizes[fn] = size(fn);
+      llvm::stable_sort(fns, [&](gpu::GPUFuncOp a, gpu::GPUFuncOp b) { return sizes[a] > sizes[b]; });
       SmallVector<gpu::GPUModuleOp> part(n);
       SmallVector<int64_t> load(n, 0);
       OpBuilder b(gm);
@@ -71,7 +73,7 @@ struct SplitGpuKernelModulesPass
             f.erase();
           symbols.insert(part[k]); // a unique name: <module>_<n>
         }
-        load[k] += size(fn);
+        load[k] += sizes[fn];
         Block *body = part[k].getBody();
         if (!body->empty() && body->back().hasTrait<mlir::OpTrait::IsTerminator>())
           fn->moveBefore(&body->back());
