@@ -1,9 +1,9 @@
 """Models beyond the corpus (torchvision, transformers, timm; random weights, small inputs or tiny
-configs), eval under no_grad on the CPU: per model, the graphs and breaks dyn.explain finds, whether
+configs), eval under no_grad on the CPU (or --device cuda): per model, the graphs and breaks dyn.explain finds, whether
 every graph ran dyn's compiled code, the largest difference from eager relative to eager's largest
 value, the seconds the model took (capture, compile and the calls), and the first break's reason.
 
-Run from the project root: PYTHONPATH=python .venv/bin/python benchmarks/model_sweep.py [names...]
+Run from the project root: PYTHONPATH=python .venv/bin/python benchmarks/model_sweep.py [--device cuda] [names...]
 The models are random-weight instances (no downloads); test/python/test_model_zoo.py checks a few."""
 import argparse
 import signal
@@ -110,6 +110,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="models (default: all): " + " ".join(MODELS))
     ap.add_argument("--timeout", type=int, default=600, help="seconds a model may take")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (model and inputs moved there)")
     args = ap.parse_args()
     import dyn
     warnings.simplefilter("ignore")
@@ -125,7 +126,8 @@ def main():
         except Exception as e:  # a library without this model
             print(f"{n:22s} not built: {type(e).__name__}: {str(e)[:100]}", flush=True)
             continue
-        m.eval()
+        m = m.eval().to(args.device)
+        inputs = tuple(i.to(args.device) for i in inputs)
         signal.alarm(args.timeout)
         try:
             with torch.no_grad():

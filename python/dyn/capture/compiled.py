@@ -41,21 +41,28 @@ def _where(code):
 
 
 def _device_of(args):
-    """The device a capture runs on: the first tensor argument's, else the first tensor in an argument
-    container (a wrapper's *args, a **kwargs dict), else the first parameter or buffer of a module
-    argument; the CPU when there is none."""
+    """The device a capture runs on: CUDA where a tensor argument is there (CPU tensors beside it are read
+    as host tensors: graph.Node.host), else the first tensor argument's, or the first tensor in an
+    argument container (a wrapper's *args, a **kwargs dict), else the first parameter or buffer of a
+    module argument; the CPU when there is none."""
     def find(v, depth):
         if isinstance(v, torch.Tensor):
-            return v.device
-        if depth < 3 and isinstance(v, (tuple, list)):
-            return next((d for d in (find(x, depth + 1) for x in v[:64]) if d is not None), None)
-        if depth < 3 and type(v) is dict:
-            return next((d for d in (find(x, depth + 1) for x in list(v.values())[:64]) if d is not None), None)
-        return None
+            yield v.device
+        elif depth < 3 and isinstance(v, (tuple, list)):
+            for x in v[:64]:
+                yield from find(x, depth + 1)
+        elif depth < 3 and type(v) is dict:
+            for x in list(v.values())[:64]:
+                yield from find(x, depth + 1)
+    first = None
     for a in args:
-        d = find(a, 0)
-        if d is not None:
-            return d
+        for d in find(a, 0):
+            if d.type == "cuda":
+                return d
+            if first is None:
+                first = d
+    if first is not None:
+        return first
     for a in args:
         if isinstance(a, torch.nn.Module):
             t = next(a.parameters(), None)
@@ -448,6 +455,7 @@ class _Segment:
         if self.graph.outputs:
             m = self.graph.input_map
             examples = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
+            examples = [t.to(self.graph.device) if n.host else t for t, n in zip(examples, self.graph.inputs)]
             kernel = cf._kernel(self.graph, examples)
         self.kernel = kernel
         if self.graph.nodes or self.graph.outputs:

@@ -177,15 +177,41 @@ def _prune(g):
 
 def _select(kernel, graph, index_bounds=()):
     """The kernel as a callable over all captured inputs; index inputs are range-checked first."""
+    host_in = [k for k, n in enumerate(graph.inputs) if n.host]
+    if kernel is not None and host_in:
+        kernel = _host_inputs(kernel, host_in, graph.device)
     m = getattr(graph, "input_map", None)
     if kernel is not None and m is not None:
         kernel = (lambda k: lambda *ins: k(*[ins[j] for j in m]))(kernel)
+    host = graph.host_outputs()
+    if kernel is not None and host:
+        kernel = _host_outputs(kernel, host)
     if not index_bounds:
         return kernel
     check = _index_checker(index_bounds)
     if kernel is None:  # the gathered values are unused: eager still raises on a bad index
         return lambda *ins: (check(ins), [])[1]
     return lambda *ins: (check(ins), kernel(*ins))[1]
+
+
+def _host_inputs(kernel, host, device):
+    """CPU tensors read by a graph on CUDA (Node.host), moved there for the run."""
+    def run(*ins):
+        ins = list(ins)
+        for k in host:
+            ins[k] = ins[k].to(device, non_blocking=True)
+        return kernel(*ins)
+    return run
+
+
+def _host_outputs(kernel, host):
+    """The outputs eager holds on the CPU (Node.host), moved there from the GPU."""
+    def run(*ins):
+        outs = list(kernel(*ins))
+        for k in host:
+            outs[k] = outs[k].cpu()
+        return outs
+    return run
 
 
 def _index_checker(bounds):

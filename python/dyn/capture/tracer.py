@@ -166,13 +166,17 @@ class Tracer:
             return v
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
             raise Unsupported(f"unsupported tensor type {type(t).__name__}")
-        if t.device != self.device:
+        host = t.device.type == "cpu" and self.device.type == "cuda"  # moved to the GPU at each call
+        if t.device != self.device and not host:
             raise Unsupported(f"tensor on {t.device} while capturing for {self.device}")
         if t.is_complex() or t.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
                                              torch.int64, torch.int32, torch.int16, torch.int8, torch.bool):
             raise Unsupported(f"dtype {t.dtype}")
         meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
         node = self.graph.add_input(meta, _source_str(source))
+        node.host = host
+        if host:
+            self.graph.device = self.device  # where host inputs are moved (runners._host_inputs)
         v = TensorVar(self, node)
         v.input_index = node.index
         self.input_vars[id(t)] = v

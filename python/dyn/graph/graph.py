@@ -8,16 +8,28 @@ from .mlir import module_text, tensor_type
 
 
 class Node:
-    """One SSA value. op is 'input', 'constant' or a graph-dialect op name without prefix."""
-    __slots__ = ("name", "op", "inputs", "attrs", "meta", "index")
+    """One SSA value. op is 'input', 'constant' or a graph-dialect op name without prefix.
+    host: eager holds this value on the CPU while the graph runs on CUDA (a tensor a factory made there,
+    or computed from such tensors only): computed on the graph's device like any other, copied to the CPU
+    where it leaves the graph (Graph.host_outputs)."""
+    __slots__ = ("name", "op", "inputs", "attrs", "meta", "index", "host")
 
     def __init__(self, name, op, inputs, attrs, meta):
         self.name, self.op, self.inputs, self.attrs, self.meta = name, op, list(inputs), dict(attrs), meta
         self.index = -1
+        self.host = _on_host(self.inputs)
 
     def __repr__(self):
         return f"Node({self.name} = {self.op})"
 
+
+
+def _on_host(inputs):
+    """Eager's device rule for a result: on the CPU when its tensors are, where CPU scalars (0-d) mix with
+    CUDA tensors; a constant scalar of the graph's own (no inputs, 0-d) takes any device."""
+    if not any(i.host for i in inputs):
+        return False
+    return all(i.host or (not i.inputs and i.op != "input" and i.meta.dim() == 0) for i in inputs)
 
 
 class Graph:
@@ -88,6 +100,10 @@ class Graph:
 
     def ops(self):
         return [n.op for n in self.nodes]
+
+    def host_outputs(self):
+        """The outputs eager holds on the CPU in a graph on CUDA (moved there after each run)."""
+        return [k for k, n in enumerate(self.outputs) if n.host]
 
     # -- text -----------------------------------------------------------------------------------
     def mlir(self, func_name="forward"):

@@ -32,7 +32,8 @@ def _out(o, out, r, *operands):
 
 def _check_device(o, device, what="factory"):
     """A tensor made on `device` (None: eager's default device) must be on the device the graph runs on
-    (one device per graph; a CUDA model's constants made with device=x.device are CUDA constants)."""
+    (one device per graph; a CUDA model's constants made with device=x.device are CUDA constants), or on
+    the CPU in a graph on CUDA: True then, and the caller marks the tensor `on_host`."""
     dev = torch.device(device) if device is not None else \
         o.tr.read_state("default device", torch.get_default_device)  # global state: guarded
     graph = torch.device(o.tr.device)
@@ -42,8 +43,26 @@ def _check_device(o, device, what="factory"):
             if dev.type == "cuda" and dev.index is None:
                 dev = torch.device("cuda", o.tr.read_state("current CUDA device", torch.cuda.current_device))
             o.tr.device = dev
-            return
+            return False
+        if dev.type == "cpu" and graph.type == "cuda":
+            return True
         raise Unsupported(f"{what} on {dev} in a graph on {graph}")
+    return False
+
+
+def _graph_device(o, device, what="factory"):
+    """_check_device for tensors that must be made on the graph's own device (random draws: a CPU draw
+    takes the CPU generator's numbers)."""
+    if _check_device(o, device, what):
+        raise Unsupported(f"{what} on cpu in a graph on {o.tr.device}")
+
+
+def on_host(x, host=True):
+    """x (a TensorVar just made, its node its own) held on the CPU by eager in a graph on CUDA: its value
+    is computed on the GPU with the rest, and moved to the CPU where it leaves the graph."""
+    if host:
+        x.node.host = True
+    return x
 
 
 def _shape_args(shape):

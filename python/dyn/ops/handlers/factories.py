@@ -2,30 +2,36 @@
 import torch
 
 from ...errors import Unsupported
-from .common import _check_device, _out, _shape_args, _tensors
+from .common import _check_device, _out, _shape_args, _tensors, on_host
 from .generic import generic_call
 from ..tensor import TensorVar
 
 H = {}  # name -> handler
 
 
+def _like_host(o, x, device):
+    """Whether a tensor made like x (on x's device unless `device` is given) is on the host."""
+    return x.node.host if device is None else _check_device(o, device)
+
+
 def _like(value):
     def h(o, x, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, pin_memory=None):
-        return o.full(x.meta.shape, value, dtype or x.meta.dtype)
+        return on_host(o.full(x.meta.shape, value, dtype or x.meta.dtype), _like_host(o, x, device))
     return h
 
 
 H["zeros_like"] = H["empty_like"] = _like(0)
 H["ones_like"] = _like(1)
-H["full_like"] = lambda o, x, fill_value, *, dtype=None, **k: o.full(x.meta.shape, fill_value, dtype or x.meta.dtype)
+H["full_like"] = lambda o, x, fill_value, *, dtype=None, device=None, **k: on_host(
+    o.full(x.meta.shape, fill_value, dtype or x.meta.dtype), _like_host(o, x, device))
 
 
 def _factory(value):
     def h(o, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None, out=None):
-        _check_device(o, device)
+        host = _check_device(o, device)
         if requires_grad:
             raise Unsupported("factory with requires_grad=True")
-        return o.full(_shape_args(size), value, dtype or torch.get_default_dtype())
+        return on_host(o.full(_shape_args(size), value, dtype or torch.get_default_dtype()), host)
     return h
 
 
@@ -34,13 +40,13 @@ H["ones"] = _factory(1)
 
 
 def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
-    _check_device(o, device)
+    host = _check_device(o, device)
     if requires_grad:
         raise Unsupported("full(requires_grad=True)")
     if dtype is None:
         dtype = torch.bool if isinstance(fill_value, bool) else torch.int64 if isinstance(fill_value, int) \
             else torch.get_default_dtype()
-    return o.full(tuple(size), fill_value, dtype)
+    return on_host(o.full(tuple(size), fill_value, dtype), host)
 
 
 H["full"] = _full
@@ -52,7 +58,7 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     computed now, and enter the graph as a constant tensor."""
     if _tensors(args, kwargs):
         raise Unsupported("arange with a tensor bound")
-    _check_device(o, device)
+    host = _check_device(o, device)
     if requires_grad:
         raise Unsupported("arange(requires_grad=True)")
     if layout not in (None, torch.strided):
@@ -61,7 +67,7 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
         values = torch.arange(*args, dtype=dtype, **kwargs)
     except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
         raise Unsupported(f"arange: {e}")  # eager raises
-    return _out(o, out, o.dense(values))
+    return _out(o, out, on_host(o.dense(values), host and out is None))
 
 
 H["arange"] = _arange
@@ -82,7 +88,7 @@ def _computed(name):
             if layout is not None:
                 kw["layout"] = layout
             return generic_call(o, fn, args, dict(kw, out=out) if out is not None else kw)
-        _check_device(o, device)
+        host = _check_device(o, device)
         if requires_grad:
             raise Unsupported(f"{name}(requires_grad=True)")
         if layout not in (None, torch.strided):
@@ -91,7 +97,7 @@ def _computed(name):
             values = fn(*args, dtype=dtype, **kwargs)
         except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
             raise Unsupported(f"{name}: {e}")  # eager raises
-        return _out(o, out, o.dense(values))
+        return _out(o, out, on_host(o.dense(values), host and out is None))
     return h
 
 
@@ -100,7 +106,8 @@ def _linspace_tensors(o, start, end, steps, *, dtype=None, layout=None, device=N
     computed in the graph as eager's CPU kernel computes them, in the result's type (in float64 for
     integers; float16/bfloat16 are not captured): step = (end - start) / (steps - 1), start + i * step in the
     first half, end - (steps - 1 - i) * step in the second; one step is start."""
-    _check_device(o, device)
+    if _check_device(o, device):
+        raise Unsupported("linspace on the CPU in a graph on CUDA with bounds held in tensors")
     if requires_grad or layout not in (None, torch.strided):
         raise Unsupported("linspace with requires_grad=True or a layout")
     if isinstance(steps, bool) or not isinstance(steps, int):
@@ -156,15 +163,19 @@ H["empty_permuted"] = _empty_permuted
 def _new(value):
     """Tensor.new_zeros/new_ones/new_empty: x's dtype (and device) unless given."""
     def h(o, x, *size, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=False):
-        if device is not None:
-            _check_device(o, device)
+        host = _like_host(o, x, device)
         if requires_grad:
             raise Unsupported("new_* tensor with requires_grad=True")
-        return o.full(_shape_args(size), value, dtype or x.meta.dtype)
+        return on_host(o.full(_shape_args(size), value, dtype or x.meta.dtype), host)
     return h
 
 
 NEW = {"new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0)}
+
+
+def new_full(o, x, size, fill_value, dtype=None, device=None, **k):
+    host = _like_host(o, x, device)
+    return on_host(o.full(tuple(size), fill_value, dtype or x.meta.dtype), host)
 
 
 def _constant_data(v, depth=0):
@@ -179,14 +190,14 @@ def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory
     the graph as a constant on the graph's device."""
     if not _constant_data(data):
         raise Unsupported("torch.tensor of values that are not Python numbers")
-    _check_device(o, device, "torch.tensor")
+    host = _check_device(o, device, "torch.tensor")
     if requires_grad:
         raise Unsupported("torch.tensor(requires_grad=True)")
     try:
         values = torch.tensor(data, dtype=dtype)
     except (RuntimeError, TypeError, ValueError, OverflowError) as e:
         raise Unsupported(f"torch.tensor: {e}")  # eager raises
-    return o.dense(values)
+    return on_host(o.dense(values), host)
 
 
 H["tensor"] = _tensor

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from ..._ops_generated import HANDLERS
 from ...errors import Unsupported
 from ...graph.random import next_offset
-from .common import _check_device, _out, _shape_args, inplace
+from .common import _graph_device, _out, _shape_args, inplace
 from ..tensor import TensorVar
 from .generic import generic_call
 
@@ -80,7 +80,7 @@ def _factory(distribution, name):
     def h(o, *size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
         _plain(generator, layout, pin_memory)
-        _check_device(o, device)
+        _graph_device(o, device, "random draw")
         if requires_grad:
             raise Unsupported(f"torch.{name}(requires_grad=True)")
         r = _random(o, _shape_args(size), dtype or torch.get_default_dtype(), distribution, 0, 1, f"torch.{name}")
@@ -105,7 +105,7 @@ def _like(distribution, name):
         o.check(x)
         _plain(generator, layout, pin_memory)
         if device is not None:
-            _check_device(o, device)
+            _graph_device(o, device, "random draw")
         if requires_grad or memory_format not in (None, torch.preserve_format, torch.contiguous_format):
             raise Unsupported(f"torch.{name} with requires_grad or memory_format")
         if memory_format is None or memory_format == torch.preserve_format:
@@ -144,7 +144,7 @@ def _randint(o, *args, generator=None, out=None, dtype=None, layout=None, device
     if size is None or high is None or args:
         raise Unsupported("randint with unexpected arguments")
     _plain(generator, layout, pin_memory)
-    _check_device(o, device)
+    _graph_device(o, device, "random draw")
     dtype = dtype or torch.int64
     _int_bounds(low, high, dtype, "torch.randint")
     if requires_grad:
@@ -167,7 +167,7 @@ def _randint_like(o, x, *args, low=None, high=None, dtype=None, layout=None, dev
         raise Unsupported("randint_like with unexpected arguments")
     _plain(generator, layout, pin_memory)
     if device is not None:
-        _check_device(o, device)
+        _graph_device(o, device, "random draw")
     if requires_grad or memory_format not in (None, torch.preserve_format, torch.contiguous_format):
         raise Unsupported("torch.randint_like with requires_grad or memory_format")
     if memory_format is None or memory_format == torch.preserve_format:
@@ -207,7 +207,7 @@ def _normal(o, *args, **kwargs):
 def _normal_numbers(o, mean, std, size, *, generator=None, out=None, dtype=None, layout=None, device=None,
                     requires_grad=False, pin_memory=False):
     _plain(generator, layout, pin_memory)
-    _check_device(o, device)
+    _graph_device(o, device, "random draw")
     if std < 0:
         raise Unsupported("torch.normal with std < 0 (eager raises)")
     if requires_grad:

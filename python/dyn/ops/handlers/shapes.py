@@ -3,7 +3,7 @@ import torch
 
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
-from .common import _out, _shape_args
+from .common import _check_device, _out, _shape_args, on_host
 
 H = {}  # name -> handler
 
@@ -197,7 +197,8 @@ def _to_args(x, args, kwargs):
     args = list(args)
     device = dtype = None
     if args and isinstance(args[0], TensorVar):
-        dtype = args.pop(0).meta.dtype
+        device = args.pop(0)  # other: its dtype and device
+        dtype = device.meta.dtype
     elif args and isinstance(args[0], torch.dtype):
         dtype = args.pop(0)
     elif args and (args[0] is None or isinstance(args[0], (str, torch.device, int))) and \
@@ -216,7 +217,7 @@ def _to_args(x, args, kwargs):
         other = kwargs.pop("other")
         if not isinstance(other, TensorVar):
             raise Unsupported("to(other=...) that is not a tensor")
-        dtype = other.meta.dtype
+        dtype, device = other.meta.dtype, other
     dtype = kwargs.pop("dtype", dtype)
     device = kwargs.pop("device", device)
     kwargs.pop("non_blocking", None)
@@ -231,14 +232,53 @@ def _to_args(x, args, kwargs):
     return device, dtype, copy, memory_format
 
 
+def _target_host(o, x, device):
+    """Whether x moved to `device` (a device, a tensor whose device it is, None: x's own) is on the host (the
+    CPU, in a graph on CUDA); a device the graph cannot hold raises Unsupported."""
+    if device is None:
+        return x.node.host
+    if isinstance(device, TensorVar):
+        return device.node.host
+    if torch.device(device).type == "cuda" and o.tr.device.type == "cuda":
+        return _check_device(o, device, "a tensor moved")  # another CUDA device raises
+    if torch.device(device).type != o.tr.device.type and \
+            not (torch.device(device).type == "cpu" and o.tr.device.type == "cuda"):
+        raise Unsupported(f"device change to {device}")
+    return torch.device(device).type == "cpu" and o.tr.device.type == "cuda"
+
+
+def _moved(o, x, host):
+    """x on the host or on the graph's device: x itself where it is there already, else a new tensor (eager
+    copies it across)."""
+    if x.node.host == host:
+        return x
+    return on_host(o.copy(x), host) if host else _on_device(o.copy(x))
+
+
+def _on_device(x):
+    x.node.host = False
+    return x
+
+
 def _to(o, x, *args, **kwargs):
     o.check(x)
     device, dtype, copy, memory_format = _to_args(x, args, kwargs)
     fmt = _memory_format(memory_format, "to()")
-    if device is not None and torch.device(device).type != o.tr.device.type:
-        raise Unsupported(f"device change to {device}")
+    host = _target_host(o, x, device)
     r = o.convert(x, dtype) if dtype is not None else x
-    return _in_layout(o, r, fmt, copy and r is x)
+    moved = _moved(o, r, host)
+    return _in_layout(o, moved, fmt, copy and moved is x)
+
+
+def _cuda(o, x, device=None, non_blocking=False, memory_format=torch.preserve_format):
+    if o.tr.device.type != "cuda":
+        raise Unsupported("Tensor.cuda() in a graph on the CPU")
+    _check_device(o, device if device is not None else "cuda", "Tensor.cuda()")
+    return _in_layout(o, _moved(o, x, False), _memory_format(memory_format, "cuda()"), False)
+
+
+def _cpu(o, x, memory_format=torch.preserve_format):
+    return _in_layout(o, _moved(o, x, o.tr.device.type == "cuda"), _memory_format(memory_format, "cpu()"), False)
 
 
 def _conversion(dtype, name):
@@ -253,7 +293,8 @@ H["to"] = _to
 for _n, _dt in dict(float=torch.float32, double=torch.float64, half=torch.float16, bfloat16=torch.bfloat16,
                     int=torch.int32, long=torch.int64, short=torch.int16, char=torch.int8, bool=torch.bool).items():
     H[_n] = _conversion(_dt, _n)
-H["type_as"] = lambda o, x, other: o.convert(x, other.meta.dtype)
+H["type_as"] = lambda o, x, other: _moved(o, o.convert(x, other.meta.dtype), other.node.host)
+METHODS_ONLY = {"cuda": _cuda, "cpu": _cpu}
 
 
 def _type(o, x, dtype=None, non_blocking=False):

@@ -128,8 +128,13 @@ METHODS.update(scatter.METHODS)
 METHODS["__getitem__"] = indexing.getitem
 METHODS["dist"] = TORCH_D[torch.dist]
 METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
-METHODS["new_full"] = lambda o, x, size, fill_value, dtype=None, **k: o.full(tuple(size), fill_value,
-                                                                             dtype or x.meta.dtype)
+METHODS["new_full"] = factories.new_full
+METHODS.update(shapes.METHODS_ONLY)
+
+
+def _device(o, x):
+    """The device eager holds x on: the graph's, or the CPU for a tensor made there (Node.host)."""
+    return torch.device("cpu") if x.node.host else o.tr.device
 
 
 def _requires_grad(o, x):
@@ -140,9 +145,9 @@ TENSOR_ATTRS = {
     "shape": lambda o, x: x.meta.shape,
     "ndim": lambda o, x: x.meta.dim(),
     "dtype": lambda o, x: x.meta.dtype,
-    "device": lambda o, x: o.tr.device,
-    "is_cuda": lambda o, x: o.tr.device.type == "cuda",
-    "is_cpu": lambda o, x: o.tr.device.type == "cpu",
+    "device": lambda o, x: _device(o, x),
+    "is_cuda": lambda o, x: _device(o, x).type == "cuda",
+    "is_cpu": lambda o, x: _device(o, x).type == "cpu",
     "requires_grad": lambda o, x: _requires_grad(o, x),
     "layout": lambda o, x: torch.strided,
     "T": lambda o, x: _permute(o, x, list(reversed(range(x.meta.dim())))),
