@@ -17,7 +17,7 @@ import torch.utils._contextlib
 from ...errors import Unsupported
 from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
 from ...ops.norms import SUBSTITUTES
-from ...ops.handlers import generic_method
+from ...ops.handlers import METHOD_KEYWORDS, TORCH_KEYWORDS, generic_method, rename
 from ..autocast import cast_arguments
 from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
@@ -166,6 +166,7 @@ class CallOps:
             args = targs[1:]
             if fn.name not in METHODS:
                 return generic_method(tr.ops, fn.tensor, fn.name, tuple(args), kwargs)
+            args, kwargs = rename(METHOD_KEYWORDS, fn.name, args, kwargs)
             return METHODS[fn.name](tr.ops, fn.tensor, *args, **kwargs)
         if isinstance(fn, TensorVar):
             self.fail("calling a tensor")
@@ -222,6 +223,7 @@ class CallOps:
                     and fn.__name__ not in _FACTORIES:
                 self.fail(f"torch.{fn.__name__} without tensor arguments")
             args, kwargs = cast_arguments(self, fn, args, kwargs)
+            args, kwargs = rename(TORCH_KEYWORDS, fn, args, kwargs)
             return h(tr.ops, *args, **kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, torch.Tensor):
             self.fail("method of a real tensor")

@@ -12,7 +12,7 @@ import torch.testing._utils
 import torch.utils._contextlib
 
 from ...ops import METHODS, TensorVar
-from ...ops.handlers import TRACED_FUNCS, generic_call, generic_method
+from ...ops.handlers import METHOD_KEYWORDS, TRACED_FUNCS, generic_call, generic_method, rename
 from ...ops.norms import SUBSTITUTES
 from ..autocast import cast_arguments
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
@@ -103,7 +103,8 @@ class TorchFunctionCalls:
         if objclass is not None and args and isinstance(args[0], TensorVar):  # torch.Tensor.add(x, y)
             args, kwargs = cast_arguments(self, None, list(args), kwargs, method=fn.__name__)
             if fn.__name__ in METHODS:
-                return METHODS[fn.__name__](self.tr.ops, args[0], *args[1:], **kwargs)
+                rest, kwargs = rename(METHOD_KEYWORDS, fn.__name__, args[1:], kwargs)
+                return METHODS[fn.__name__](self.tr.ops, args[0], *rest, **kwargs)
             return generic_method(self.tr.ops, args[0], fn.__name__, tuple(args[1:]), kwargs)
         if not is_torch_op_builtin(fn):
             self.fail(f"call to unsupported torch function {_name(fn)}")

@@ -19,7 +19,7 @@ from .attention import TORCH_ATTN
 from .internals import TORCH as TORCH_INTERNALS
 from .grid_sample import TORCH as TORCH_GRID
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
-from . import library
+from . import keywords, library
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
@@ -130,6 +130,10 @@ METHODS["dist"] = TORCH_D[torch.dist]
 METHODS.update(random.METHODS, bernoulli=random.H["bernoulli"])
 METHODS["new_full"] = factories.new_full
 METHODS.update(shapes.METHODS_ONLY)
+
+
+# torch's keyword names the handlers name otherwise (keywords.py), by torch function and by method name
+TORCH_KEYWORDS, METHOD_KEYWORDS = keywords.table(TORCH_FUNCS, METHODS)
 
 
 def _device(o, x):
