@@ -100,3 +100,15 @@ def test_cpu_random_draw_breaks():
     ex = dyn.explain(f)(torch.randn(3, device="cuda"))
     assert ex.graph_break_count == 1 and "random draw on cpu" in ex.break_reasons[0]["reason"], \
         ex.break_reasons
+
+
+def test_cpu_and_cuda_tensors_in_one_op_raise_as_eager():
+    def f(x):  # eager: "Expected all tensors to be on the same device"
+        return x + torch.arange(x.numel(), dtype=x.dtype).reshape(x.shape)
+    x = torch.randn(2, 3, device="cuda")
+    with pytest.raises(RuntimeError):
+        f(x)
+    dyn.reset()
+    with pytest.raises(RuntimeError):  # not captured: the op runs eagerly and raises
+        dyn.compile(f)(x)
+    assert dyn.stats()["graph_breaks"] >= 1

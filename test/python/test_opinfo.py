@@ -34,12 +34,9 @@ KNOWN_FAILURES = {
     # graph.lerp does not round float16/bfloat16 as eager's kernel does: those run as a generic node
     ("lerp", "function", "bfloat16", "*"):
         'not native: fallback: graph.torch_call "torch.lerp" has no lowering',
-    # OpInfo makes narrow's 0-d start tensor on the CPU
-    ("narrow", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    ("narrow", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    # data-dependent: eager reads the 0-d start tensor's value
-    ("narrow", "function", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
-    ("narrow", "method", "*", "cpu"): "not native: Unsupported: narrow with a tensor start",
+    # data-dependent: eager reads the 0-d start tensor's value (a CPU tensor on CUDA too: a host input)
+    ("narrow", "function", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    ("narrow", "method", "*", "*"): "not native: Unsupported: narrow with a tensor start",
     # a view into a larger buffer whose as_strided reads memory before the view's first element (dyn
     # captures the view's elements, not its whole storage)
     ("as_strided.partial_views", "function", "*", "*"):
@@ -47,10 +44,8 @@ KNOWN_FAILURES = {
     ("as_strided.partial_views", "method", "*", "*"):
         "not native: Unsupported: as_strided reaching memory before the input's first element",
     # data-dependent: eager reads the split indices from a tensor (which OpInfo makes on the CPU)
-    ("tensor_split", "function", "*", "cpu"): "not native: Unsupported: tensor_split at indices held in a tensor",
-    ("tensor_split", "method", "*", "cpu"): "not native: Unsupported: tensor_split at indices held in a tensor",
-    ("tensor_split", "function", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
-    ("tensor_split", "method", "*", "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0",
+    ("tensor_split", "function", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
+    ("tensor_split", "method", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
     ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):
@@ -58,9 +53,6 @@ KNOWN_FAILURES = {
     # tolerances held in tensors (eager reads their values); numbers are compiled (a library call)
     ("linalg.pinv", "function", "float32", "*"):
         "not native: Unsupported: linalg.pinv with a tolerance of type TensorVar",
-    # OpInfo makes index_put's indices on the CPU
-    **{("index_put", v, dt, "cuda"): "not native: Unsupported: tensor on cpu while capturing for cuda:0"
-       for v, dt in (("function", "*"), ("method", "float32"), ("inplace", "float32"))},
     # CUDA's kernels: batch norm in eval saves statistics the CPU's does not; float16/bfloat16 softmax
     # backward and logit round otherwise (docs/op_families.md): not captured there
     **{(n, "function", "*", "cuda"): "not native: Unsupported: " + n + " in eval on CUDA"

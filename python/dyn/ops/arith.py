@@ -13,6 +13,17 @@ def torch_fn(op):
     return fn if fn is not None else getattr(torch.special, op)
 
 
+def _same_device(op, *vals):
+    """Eager refuses an elementwise op on a CPU tensor of several elements and a CUDA one (0-d CPU tensors
+    mix as scalars): so does capture (graph.Node.host, Node.device), for floating CPU tensors. Integer and
+    boolean ones are left alone: handlers' decompositions mix CPU indices and masks (x[idx] = v with idx on
+    the CPU, which eager allows) with CUDA values in these same ops."""
+    ts = [v for v in vals if isinstance(v, TensorVar) and v.meta.dim() > 0]
+    if any(t.node.host and t.meta.is_floating_point() for t in ts) and \
+            any(t.node.device and not t.node.host for t in ts):
+        raise Unsupported(f"{op} of a tensor on the CPU and one on CUDA (eager raises)")
+
+
 class ArithOps:
     # -- elementwise ------------------------------------------------------------------------------
     def unary(self, op, x):
@@ -31,6 +42,7 @@ class ArithOps:
     def binary(self, op, a, b):
         if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
             raise Unsupported(f"{op} without a tensor operand")
+        _same_device(op, a, b)
         for v in (a, b):
             if not isinstance(v, (TensorVar,) + SCALARS):
                 raise Unsupported(f"unsupported operand {type(v).__name__} for {op}")
@@ -214,6 +226,7 @@ class ArithOps:
 
     def where(self, c, a, b):
         self.check(c)
+        _same_device("where", c, a, b)
         _fits_int64(a, b)
         if c.meta.dtype != torch.bool:
             c = self.convert(c, torch.bool)
