@@ -174,7 +174,7 @@ class Tracer:
             raise Unsupported(f"dtype {t.dtype}")
         meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
         node = self.graph.add_input(meta, _source_str(source))
-        node.host, node.device = host, not host
+        node.host, node.on_device = host, not host
         if host:
             self.graph.device = self.device  # where host inputs are moved (runners._host_inputs)
         v = TensorVar(self, node)

@@ -11,15 +11,15 @@ class Node:
     """One SSA value. op is 'input', 'constant' or a graph-dialect op name without prefix.
     host: eager holds this value on the CPU while the graph runs on CUDA (a tensor a factory made there,
     or computed from such tensors only): computed on the graph's device like any other, copied to the CPU
-    where it leaves the graph (Graph.host_outputs). device: computed from what eager holds on the graph's
+    where it leaves the graph (Graph.host_outputs). on_device: computed from what eager holds on the graph's
     device (a CUDA input, a random draw there), not from constants only."""
-    __slots__ = ("name", "op", "inputs", "attrs", "meta", "index", "host", "device")
+    __slots__ = ("name", "op", "inputs", "attrs", "meta", "index", "host", "on_device")
 
     def __init__(self, name, op, inputs, attrs, meta):
         self.name, self.op, self.inputs, self.attrs, self.meta = name, op, list(inputs), dict(attrs), meta
         self.index = -1
         self.host = _on_host(self.inputs)
-        self.device = bool(attrs.get("seeded")) or any(i.device and not i.host for i in self.inputs)
+        self.on_device = bool(attrs.get("seeded")) or any(i.on_device and not i.host for i in self.inputs)
 
     def __repr__(self):
         return f"Node({self.name} = {self.op})"
@@ -64,7 +64,7 @@ class Graph:
     def add_input(self, meta, source="?"):
         n = Node(f"%arg{len(self.inputs)}", "input", (), {}, meta)
         n.index = len(self.inputs)
-        n.device = True  # until the tracer marks it host
+        n.on_device = True  # until the tracer marks it host
         self.inputs.append(n)
         self.input_sources.append(source)
         return n

@@ -15,12 +15,12 @@ def torch_fn(op):
 
 def _same_device(op, *vals):
     """Eager refuses an elementwise op on a CPU tensor of several elements and a CUDA one (0-d CPU tensors
-    mix as scalars): so does capture (graph.Node.host, Node.device), for floating CPU tensors. Integer and
+    mix as scalars): so does capture (graph.Node.host, Node.on_device), for floating CPU tensors. Integer and
     boolean ones are left alone: handlers' decompositions mix CPU indices and masks (x[idx] = v with idx on
     the CPU, which eager allows) with CUDA values in these same ops."""
     ts = [v for v in vals if isinstance(v, TensorVar) and v.meta.dim() > 0]
     if any(t.node.host and t.meta.is_floating_point() for t in ts) and \
-            any(t.node.device and not t.node.host for t in ts):
+            any(t.node.on_device and not t.node.host for t in ts):
         raise Unsupported(f"{op} of a tensor on the CPU and one on CUDA (eager raises)")
 
 
