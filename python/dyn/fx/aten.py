@@ -28,7 +28,7 @@ def _torch_handler(name):
     return h if h is not None else METHODS.get(name)
 
 
-def _graph_device(o, device):
+def _check_device(o, device):
     if device is not None and torch.device(device).type != o.tr.device.type:
         raise Unsupported(f"a tensor made on {device} in a graph on {o.tr.device}")
 
@@ -69,13 +69,13 @@ def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
 
 
 def _scalar_tensor(o, value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _graph_device(o, device)
+    _check_device(o, device)
     return o.full((), value, dtype or torch.get_default_dtype())
 
 
 def _to_copy(o, x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
              memory_format=None):
-    _graph_device(o, device)
+    _check_device(o, device)
     if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
         raise Unsupported(f"_to_copy(memory_format={memory_format})")
     r = o.convert(x, dtype) if dtype is not None else x
@@ -100,7 +100,7 @@ def _rsub(o, x, other, alpha=1):
 
 
 def _empty(o, size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    _graph_device(o, device)
+    _check_device(o, device)
     return o.full(tuple(size), 0, dtype or torch.get_default_dtype())  # any value: eager's is undefined
 
 

@@ -239,12 +239,12 @@ def _target_host(o, x, device):
         return x.node.host
     if isinstance(device, TensorVar):
         return device.node.host
-    if torch.device(device).type == "cuda" and o.tr.device.type == "cuda":
-        return _check_device(o, device, "a tensor moved")  # another CUDA device raises
-    if torch.device(device).type != o.tr.device.type and \
-            not (torch.device(device).type == "cpu" and o.tr.device.type == "cuda"):
+    dev, graph = torch.device(device).type, o.tr.device.type
+    if dev == "cpu" and graph == "cuda":
+        return True
+    if dev != graph:
         raise Unsupported(f"device change to {device}")
-    return torch.device(device).type == "cpu" and o.tr.device.type == "cuda"
+    return dev == "cuda" and _check_device(o, device, "a tensor moved")  # another CUDA device raises
 
 
 def _moved(o, x, host):
