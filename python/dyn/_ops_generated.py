@@ -116,6 +116,30 @@ OPS = {
         "logical_or", "binary", ("lhs", "rhs"), (),
         ("torch.logical_or", "Tensor.logical_or", "aten.logical_or"), "",
         "free", "broadcast", "prim::OrOp (BinaryToPrim)", ""),
+    "bitwise_and": OpDef(
+        "bitwise_and", "binary", ("lhs", "rhs"), (),
+        ("torch.bitwise_and", "Tensor.bitwise_and", "aten.bitwise_and"), "",
+        "promote_integer", "broadcast", "prim::AndOp (BinaryToPrim)", ""),
+    "bitwise_or": OpDef(
+        "bitwise_or", "binary", ("lhs", "rhs"), (),
+        ("torch.bitwise_or", "Tensor.bitwise_or", "aten.bitwise_or"), "",
+        "promote_integer", "broadcast", "prim::OrOp (BinaryToPrim)", ""),
+    "bitwise_xor": OpDef(
+        "bitwise_xor", "binary", ("lhs", "rhs"), (),
+        ("torch.bitwise_xor", "Tensor.bitwise_xor", "aten.bitwise_xor"), "",
+        "promote_integer", "broadcast", "prim::XorOp (BinaryToPrim)", ""),
+    "bitwise_left_shift": OpDef(
+        "bitwise_left_shift", "binary", ("lhs", "rhs"), (),
+        ("torch.bitwise_left_shift", "Tensor.bitwise_left_shift", "aten.bitwise_left_shift"), "",
+        "promote_integer", "broadcast", "prim::ShlOp (BinaryToPrim)", ""),
+    "bitwise_right_shift": OpDef(
+        "bitwise_right_shift", "binary", ("lhs", "rhs"), (),
+        ("torch.bitwise_right_shift", "Tensor.bitwise_right_shift", "aten.bitwise_right_shift"), "",
+        "promote_integer", "broadcast", "prim::ShrOp (BinaryToPrim)", ""),
+    "bitwise_not": OpDef(
+        "bitwise_not", "unary", ("input",), (),
+        ("torch.bitwise_not", "Tensor.bitwise_not", "aten.bitwise_not"), "",
+        "keeps_integer", "elementwise", "prim::NotOp (UnaryToPrim)", ""),
     "sub": OpDef(
         "sub", "binary", ("lhs", "rhs"), (),
         ("torch.sub", "Tensor.sub", "aten.sub"), "",
@@ -848,8 +872,8 @@ OPS = {
 
 # op names by family, in registry order
 FAMILIES = {
-    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign", "deg2rad", "rad2deg", "sinc", "angle", "entr", "signbit", "erfinv", "ndtr", "ndtri", "log_ndtr", "erfcx", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "spherical_bessel_j0", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai"),
-    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power", "zeta"),
+    "unary": ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "erf", "log1p", "expm1", "floor", "ceil", "neg", "abs", "relu", "logical_not", "bitwise_not", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "log2", "log10", "erfc", "trunc", "round", "frac", "sign", "deg2rad", "rad2deg", "sinc", "angle", "entr", "signbit", "erfinv", "ndtr", "ndtri", "log_ndtr", "erfcx", "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "spherical_bessel_j0", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai"),
+    "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power", "zeta"),
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
     "convert": ("convert",),
@@ -888,6 +912,12 @@ EXPR = {
     "minimum": "torch.minimum({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "logical_and": "torch.logical_and({lhs}, {rhs})",
     "logical_or": "torch.logical_or({lhs}, {rhs})",
+    "bitwise_and": "torch.bitwise_and({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "bitwise_or": "torch.bitwise_or({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "bitwise_xor": "torch.bitwise_xor({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "bitwise_left_shift": "torch.bitwise_left_shift({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "bitwise_right_shift": "torch.bitwise_right_shift({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "bitwise_not": "torch.bitwise_not({input})",
     "sub": "torch.sub({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "div": "torch.div({lhs}.to({dtype}), {rhs}.to({dtype}), rounding_mode=None if {dtype}.is_floating_point else 'trunc')",
     "remainder": "torch.remainder({lhs}.to({dtype}), {rhs}.to({dtype}))",
@@ -1171,6 +1201,30 @@ def _logical_and(lhs, rhs, *, dtype):
 
 def _logical_or(lhs, rhs, *, dtype):
     return torch.logical_or(lhs, rhs)
+
+
+def _bitwise_and(lhs, rhs, *, dtype):
+    return torch.bitwise_and(lhs.to(dtype), rhs.to(dtype))
+
+
+def _bitwise_or(lhs, rhs, *, dtype):
+    return torch.bitwise_or(lhs.to(dtype), rhs.to(dtype))
+
+
+def _bitwise_xor(lhs, rhs, *, dtype):
+    return torch.bitwise_xor(lhs.to(dtype), rhs.to(dtype))
+
+
+def _bitwise_left_shift(lhs, rhs, *, dtype):
+    return torch.bitwise_left_shift(lhs.to(dtype), rhs.to(dtype))
+
+
+def _bitwise_right_shift(lhs, rhs, *, dtype):
+    return torch.bitwise_right_shift(lhs.to(dtype), rhs.to(dtype))
+
+
+def _bitwise_not(input, *, dtype):
+    return torch.bitwise_not(input)
 
 
 def _sub(lhs, rhs, *, dtype):
@@ -1927,6 +1981,12 @@ EAGER = {
     "minimum": _minimum,
     "logical_and": _logical_and,
     "logical_or": _logical_or,
+    "bitwise_and": _bitwise_and,
+    "bitwise_or": _bitwise_or,
+    "bitwise_xor": _bitwise_xor,
+    "bitwise_left_shift": _bitwise_left_shift,
+    "bitwise_right_shift": _bitwise_right_shift,
+    "bitwise_not": _bitwise_not,
     "sub": _sub,
     "div": _div,
     "remainder": _remainder,

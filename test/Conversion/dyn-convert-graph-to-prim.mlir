@@ -307,3 +307,19 @@ func.func @pad_negative_replicate(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
   %0 = graph.pad %x replicate low [0, -4] high [0, 5] : tensor<2x4xf32> -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// bitwise_and computes in the integer result type (logical_and converts to
+// booleans first); bitwise_xor of booleans is their xor.
+// CHECK-LABEL: func @bitwise
+// CHECK: prim.and %{{.*}}, %{{.*}} : tensor<8xui8>
+// CHECK: prim.xor %{{.*}}, %{{.*}} : tensor<8xi1>
+// CHECK: prim.shl %{{.*}}, %{{.*}} : tensor<8xi64>
+func.func @bitwise(%a: tensor<8xui8>, %b: tensor<8xui8>, %p: tensor<8xi1>, %q: tensor<8xi1>,
+                   %n: tensor<8xi64>) -> (tensor<8xui8>, tensor<8xi1>, tensor<8xi64>) {
+  %0 = graph.bitwise_and %a, %b : tensor<8xui8>, tensor<8xui8> -> tensor<8xui8>
+  %1 = graph.bitwise_xor %p, %q : tensor<8xi1>, tensor<8xi1> -> tensor<8xi1>
+  %2 = graph.bitwise_left_shift %a, %n : tensor<8xui8>, tensor<8xi64> -> tensor<8xi64>
+  return %0, %1, %2 : tensor<8xui8>, tensor<8xi1>, tensor<8xi64>
+}

@@ -32,3 +32,12 @@ func.func @non_matmul_dot(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x
   %0 = prim.dot_general %a, %b batch [], [] contract [0], [0] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// A library call's buffers do not tell uint8 from int8: refused, not misread.
+func.func @ui8_matmul(%a: tensor<4x4xui8>, %b: tensor<4x4xui8>) -> tensor<4x4xui8> {
+  // expected-error @+1 {{has no loop.matmul lowering for unsigned integer tensors}}
+  %0 = prim.dot_general %a, %b batch [], [] contract [1], [0] : tensor<4x4xui8>, tensor<4x4xui8> -> tensor<4x4xui8>
+  return %0 : tensor<4x4xui8>
+}

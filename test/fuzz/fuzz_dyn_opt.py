@@ -26,8 +26,8 @@ import subprocess
 import sys
 import time
 
-ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index"] * 3 + [
-    "i3", "i128", "f80", "f128", "tf32", "f8E4M3FN", "ui8"]  # types no lowering handles, rarely
+ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "ui8", "index"] * 3 + [
+    "i3", "i128", "f80", "f128", "tf32", "f8E4M3FN", "ui16", "si8"]  # types no lowering handles, rarely
 SIZES = [0, 1, 1, 2, 3, 4, 5, 7, 8, 8, 16, 31, 32, 33, 64, 100, 127, 128, 256, 1000, 1024, 4096, 65536]
 ARRAY_ELEMENT_TYPES = ["i64", "i64", "i32", "i16", "i8", "i1", "index", "f32", "none", "i3", "ui64",
                        "si64", "tensor<2xi64>", "!llvm.ptr"]

@@ -46,7 +46,6 @@ KNOWN_FAILURES = {
     # data-dependent: eager reads the split indices from a tensor (which OpInfo makes on the CPU)
     ("tensor_split", "function", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
     ("tensor_split", "method", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
-    ("gather", "function", "float32", "*"): "not native: Unsupported: dtype torch.uint8",  # a uint8 input
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):
         "not native: Unsupported: repeat_interleave with a tensor of counts",

@@ -135,10 +135,14 @@ struct BinaryToPrim : OpConversionPattern<GraphOp> {
                           std::is_same_v<PrimOp, prim::MaxOp>;
     constexpr bool isAnd = std::is_same_v<PrimOp, prim::AndOp> ||
                            std::is_same_v<PrimOp, prim::MulOp> || std::is_same_v<PrimOp, prim::MinOp>;
-    if constexpr (std::is_same_v<PrimOp, prim::AndOp> || std::is_same_v<PrimOp, prim::OrOp>)
+    // logical_and/or compute on booleans; bitwise_and/or/xor in the result
+    // type (booleans: and, or, xor).
+    if constexpr (std::is_same_v<GraphOp, graph::LogicalAndOp> ||
+                  std::is_same_v<GraphOp, graph::LogicalOrOp>)
       computeType = type.clone(rewriter.getI1Type());
+    constexpr bool isXor = std::is_same_v<PrimOp, prim::XorOp>;
     bool boolean = computeType.getElementType().isInteger(1);
-    if (boolean && !isOr && !isAnd)
+    if (boolean && !isOr && !isAnd && !isXor)
       return rewriter.notifyMatchFailure(op, "this arithmetic on booleans is not defined");
     Value lhs = pb.promote(adaptor.getLhs(), computeType);
     if constexpr (std::is_same_v<PrimOp, prim::PowOp>) {
@@ -153,7 +157,7 @@ struct BinaryToPrim : OpConversionPattern<GraphOp> {
     Value result;
     if (boolean && isOr)
       result = prim::OrOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
-    else if (boolean)
+    else if (boolean && isAnd)
       result = prim::AndOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);
     else
       result = PrimOp::create(rewriter, op.getLoc(), computeType, lhs, rhs);

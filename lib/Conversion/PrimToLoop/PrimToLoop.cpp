@@ -278,17 +278,39 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
 //===----------------------------------------------------------------------===//
 
 /// 16-bit floats are stored as such but computed in f32 (as eager PyTorch
-/// does per op); a fused kernel rounds once, when it stores.
+/// does per op); a fused kernel rounds once, when it stores. uint8 (ui8) is
+/// stored as i8 and computed in i32, each op's result masked back into
+/// [0, 255]: there, signed compares, divisions and conversions are exact.
 Type computeType(Type t) {
   if (t.isF16() || t.isBF16())
     return Float32Type::get(t.getContext());
+  if (t.isUnsignedInteger())
+    return IntegerType::get(t.getContext(), 32);
   return t;
+}
+
+/// The element type a buffer holds: arith and memref take signless integers.
+Type storedType(Type t) {
+  if (t.isUnsignedInteger())
+    return IntegerType::get(t.getContext(), t.getIntOrFloatBitWidth());
+  return t;
+}
+
+/// Wraps a ui8 result computed in i32 as eager's uint8 arithmetic does.
+Value wrapUnsigned(OpBuilder &b, Location loc, Value v, Type elementType) {
+  if (!elementType.isUnsignedInteger())
+    return v;
+  uint64_t mask = (uint64_t(1) << elementType.getIntOrFloatBitWidth()) - 1;
+  return arith::AndIOp::create(b, loc, v,
+                               arith::ConstantOp::create(b, loc, IntegerAttr::get(v.getType(), mask)));
 }
 
 Value castForStore(OpBuilder &b, Location loc, Value scalar, Value buffer) {
   Type stored = cast<MemRefType>(buffer.getType()).getElementType();
   if (scalar.getType() == stored)
     return scalar;
+  if (isa<IntegerType>(stored))
+    return arith::TruncIOp::create(b, loc, stored, scalar);
   return arith::TruncFOp::create(b, loc, stored, scalar);
 }
 
@@ -478,9 +500,10 @@ private:
       OpBuilder::InsertionGuard guard(b);
       setInsertion(level);
       Value loaded = loop::LoadOp::create(b, loc, it->second, idx);
-      Type compute = computeType(loaded.getType());
+      Type compute = computeType(tensorType(value).getElementType());
       if (compute != loaded.getType())
-        loaded = arith::ExtFOp::create(b, loc, compute, loaded);
+        loaded = isa<FloatType>(compute) ? (Value)arith::ExtFOp::create(b, loc, compute, loaded)
+                                         : (Value)arith::ExtUIOp::create(b, loc, compute, loaded);
       return loaded;
     }
     Operation *op = value.getDefiningOp();
@@ -507,6 +530,7 @@ private:
     OpBuilder::InsertionGuard guard(b);
     setInsertion(opLevel);
     Value r = emitScalar(op, operands, idx);
+    r = wrapUnsigned(b, loc, r, tensorType(value).getElementType());
     levels[r] = opLevel;
     return r;
   }
@@ -547,8 +571,10 @@ private:
     scopes.pop_back();
     for (Scope &s : setAside)
       scopes.push_back(std::move(s));
-    levels[reduce.getResult()] = level;
-    return reduce.getResult();
+    b.setInsertionPointAfter(reduce);
+    Value r = wrapUnsigned(b, loc, reduce.getResult(), tensorType(op->getResult(0)).getElementType());
+    levels[r] = level;
+    return r;
   }
 
   /// Philox-4x32-10 (Random123's philox4x32_10) at the element's row-major
@@ -726,6 +752,8 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
         Attribute value = dense.getSplatValue<Attribute>();
         if (auto f = dyn_cast<FloatAttr>(value))
           value = FloatAttr::get(et, f.getValueAsDouble());
+        else if (auto i = dyn_cast<IntegerAttr>(value); i && i.getType() != et)
+          value = IntegerAttr::get(et, i.getValue().zext(et.getIntOrFloatBitWidth()));
         return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
       })
       .Case<prim::IotaOp>([&](prim::IotaOp iota) -> Value {
@@ -735,7 +763,7 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
       .Case<prim::ConvertElementTypeOp>([&](auto) -> Value {
         // An explicit conversion to a 16-bit float rounds, as eager does.
         Type stored = tensorType(op->getResult(0)).getElementType();
-        if (stored == et)
+        if (stored == et || isa<IntegerType>(et))
           return convertScalar(b, loc, x[0], et);
         return arith::ExtFOp::create(b, loc, et, convertScalar(b, loc, x[0], stored));
       })
@@ -786,6 +814,21 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
       })
       .Case<prim::AndOp>([&](auto) { return arith::AndIOp::create(b, loc, x[0], x[1]); })
       .Case<prim::OrOp>([&](auto) { return arith::OrIOp::create(b, loc, x[0], x[1]); })
+      .Case<prim::XorOp>([&](auto) { return arith::XOrIOp::create(b, loc, x[0], x[1]); })
+      .Case<prim::ShlOp, prim::ShrOp>([&](Operation *shift) -> Value {
+        // arith's shifts are poison from the compute width on; eager's give 0 (left) or the
+        // sign fill (right) from the tensor type's width on, and for negative amounts
+        // (unsigned >= catches both).
+        unsigned width = tensorType(op->getResult(0)).getElementType().getIntOrFloatBitWidth();
+        Value out = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x[1],
+                                          arith::ConstantOp::create(b, loc, scalarAttr(et, width)));
+        if (isa<prim::ShlOp>(shift))
+          return arith::SelectOp::create(b, loc, out, constant(0),
+                                         arith::ShLIOp::create(b, loc, x[0], x[1]));
+        Value fill = constant(et.getIntOrFloatBitWidth() - 1);
+        Value amount = arith::SelectOp::create(b, loc, out, fill, x[1]);
+        return arith::ShRSIOp::create(b, loc, x[0], amount);
+      })
       .Case<prim::NegOp>([&](auto) -> Value {
         return isFloat ? (Value)arith::NegFOp::create(b, loc, x[0])
                        : (Value)arith::SubIOp::create(b, loc, constant(0), x[0]);
@@ -910,7 +953,7 @@ std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> ret
 
 MemRefType bufferType(Value tensor) {
   RankedTensorType t = tensorType(tensor);
-  return MemRefType::get(t.getShape(), t.getElementType());
+  return MemRefType::get(t.getShape(), storedType(t.getElementType()));
 }
 
 /// The kernels that would recompute `v`: the materialized values whose
@@ -1270,7 +1313,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       mb.setInsertionPoint(func);
       auto global = memref::GlobalOp::create(
           mb, loc, ("__dyn_constant_" + func.getName() + "_" + Twine(constants++)).str(),
-          b.getStringAttr("private"), bufferType(v), c.getValue(), /*constant=*/true,
+          b.getStringAttr("private"), bufferType(v),
+          cast<DenseElementsAttr>(c.getValue()).bitcast(storedType(tensorType(v).getElementType())),
+          /*constant=*/true,
           /*alignment=*/nullptr);
       symbols.insert(global);
       buffers[v] = memref::GetGlobalOp::create(b, loc, bufferType(v), global.getSymName());
@@ -1287,6 +1332,17 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
+    // Buffers do not tell a ui8 tensor from an i8 one: the library would read
+    // uint8 as int8.
+    auto isUnsignedTensor = [](Type t) {
+      return isa<RankedTensorType>(t) && cast<RankedTensorType>(t).getElementType().isUnsignedInteger();
+    };
+    if (llvm::any_of(from->getOperandTypes(), isUnsignedTensor) ||
+        llvm::any_of(from->getResultTypes(), isUnsignedTensor)) {
+      lowered.erase();
+      return from->emitOpError() << "has no " << call->getName()
+                                 << " lowering for unsigned integer tensors";
+    }
     std::string reason;
     LogicalResult verified = [&] {
       ScopedDiagnosticHandler capture(call->getContext(), [&](Diagnostic &d) {

@@ -170,7 +170,8 @@ class Tracer:
         if t.device != self.device and not host:
             raise Unsupported(f"tensor on {t.device} while capturing for {self.device}")
         if t.is_complex() or t.dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
-                                             torch.int64, torch.int32, torch.int16, torch.int8, torch.bool):
+                                             torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
+                                             torch.bool):
             raise Unsupported(f"dtype {t.dtype}")
         meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
         node = self.graph.add_input(meta, _source_str(source))

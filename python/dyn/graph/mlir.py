@@ -9,7 +9,7 @@ from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
-_OTHER_TYPES = {torch.uint8: "ui8", torch.complex64: "complex<f32>",
+_OTHER_TYPES = {torch.complex64: "complex<f32>",
                 torch.complex128: "complex<f64>"}
 
 

@@ -7,7 +7,8 @@ from .._ops_generated import EAGER, EXPR, FAMILIES, OPS  # noqa: F401 (re-export
 
 ELEMENT_TYPES = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
-    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1",
+    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "ui8",
+    torch.bool: "i1",
 }
 
 UNARY = FAMILIES["unary"]

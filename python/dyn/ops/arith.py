@@ -36,6 +36,7 @@ class ArithOps:
     _ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
               "pow": operator.pow, "remainder": operator.mod, "maximum": torch.maximum,
               "minimum": torch.minimum}
+    _BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
     _CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
             "gt": operator.gt, "ge": operator.ge}
 
@@ -62,6 +63,11 @@ class ArithOps:
             meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
         elif op in self._ARITH:
             meta = self._ARITH[op](_meta(a), _meta(b))
+        elif op in self._BITWISE:  # they take a Python number on either side (a uint8 tensor << 3 stays uint8)
+            try:
+                meta = getattr(torch, op)(_meta(a), _meta(b))
+            except (RuntimeError, TypeError) as e:
+                raise Unsupported(f"{op}: {e}")
         else:  # the registry's other binary ops (atan2, hypot, xlogy, ...): PyTorch's own function
             try:
                 meta = torch_fn(op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v)
@@ -79,6 +85,8 @@ class ArithOps:
         if op in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor"):  # they take tensors only: scalars as 0-d
             pa, pb = (v if isinstance(v, TensorVar) else torch.tensor(v) for v in (a, b))
             self.accepts(op, getattr(torch, op), pa, pb)
+        elif op in self._BITWISE:
+            self.accepts(op, getattr(torch, op), a, b)
         else:
             self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or torch_fn(op), a, b)
         if not isinstance(a, TensorVar):

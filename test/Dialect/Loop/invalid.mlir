@@ -6,9 +6,23 @@
 func.func @index_buffer(%x: memref<64xindex>, %y: memref<64xindex>) {
   loop.kernel "k" [64] {
   ^bb0(%i: index):
-    // expected-error @+1 {{'memref' must be memref of supported element type values}}
+    // expected-error @+1 {{'memref' must be memref of stored element type values}}
     %v = loop.load %x[%i] : memref<64xindex>
     loop.store %v, %y[%i] : memref<64xindex>
+  }
+  return
+}
+
+// -----
+
+// Buffers are signless: a uint8 tensor is stored as i8 (PrimToLoop), since
+// arith takes signless integers only.
+func.func @unsigned_buffer(%x: memref<64xui8>, %y: memref<64xi8>) {
+  loop.kernel "k" [64] {
+  ^bb0(%i: index):
+    // expected-error @+1 {{'memref' must be memref of stored element type values}}
+    %v = loop.load %x[%i] : memref<64xui8>
+    loop.store %v, %y[%i] : memref<64xi8>
   }
   return
 }

@@ -17,7 +17,7 @@ func.func @unsupported_element_type(%a: tensor<4xi3>) -> tensor<4xi3> {
 // -----
 
 func.func @and_of_floats(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{must be ranked tensor of signless integer values}}
+  // expected-error @+1 {{must be ranked tensor of integer values}}
   %0 = prim.and %a, %a : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

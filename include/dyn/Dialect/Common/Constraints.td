@@ -11,11 +11,16 @@
 include "mlir/IR/OpBase.td"
 
 def Dyn_Float : AnyTypeOf<[F16, BF16, F32, F64], "floating-point">;
-def Dyn_Integer : AnyTypeOf<[I1, I8, I16, I32, I64], "signless integer">;
+// Signless integers are signed (PyTorch's int8...int64); ui8 is torch.uint8.
+def Dyn_Integer : AnyTypeOf<[I1, I8, I16, I32, I64, UI8], "integer">;
 // Arithmetic that PyTorch does not define on booleans.
-def Dyn_Numeric : AnyTypeOf<[F16, BF16, F32, F64, I8, I16, I32, I64], "non-boolean">;
-def Dyn_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64],
+def Dyn_Numeric : AnyTypeOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8], "non-boolean">;
+def Dyn_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64, UI8],
                             "supported element type">;
+// What loop buffers hold: arith takes signless integers only, so a ui8 tensor
+// is stored as i8 and its kernels compute in i32 (PrimToLoop).
+def Dyn_StoredElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64],
+                                  "stored element type">;
 
 // Every tensor operand and result has a static shape.
 def Dyn_StaticShapes : NativeOpTrait<"StaticShapes"> {

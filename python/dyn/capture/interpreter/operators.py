@@ -28,6 +28,8 @@ _CMPOPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operato
 _TENSOR_IOPS = {"+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__", "//": "__ifloordiv__",
                 "%": "__imod__", "**": "__ipow__", "&": "__iand__", "|": "__ior__", "^": "__ixor__",
                 "<<": "__ilshift__", ">>": "__irshift__", "@": "__imatmul__"}
+_TENSOR_BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "<<": "bitwise_left_shift",
+                   ">>": "bitwise_right_shift"}
 _TENSOR_CMP = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 # the operator module's functions as the operators they are (operator.add(a, b) is a + b)
 OPERATOR_FUNCS = {**{f: ("binary", s) for s, f in _BINOPS.items()}, **{f: ("compare", s) for s, f in _CMPOPS.items()},
@@ -49,8 +51,8 @@ class OperatorOps:
                 return o.binary(_TENSOR_BINOPS[sym], a, b)
             if sym == "@":
                 return o.matmul(a, b)
-            if sym in ("&", "|") and all(not isinstance(x, TensorVar) or x.meta.dtype == torch.bool for x in (a, b)):
-                return o.binary("logical_and" if sym == "&" else "logical_or", a, b)
+            if sym in _TENSOR_BITWISE:
+                return o.binary(_TENSOR_BITWISE[sym], a, b)
             if sym == "//":
                 return o.div(a, b, "floor")  # eager's floor division, integer and float
             self.fail(f"tensor operator {sym}")
@@ -160,6 +162,8 @@ class OperatorOps:
                 return v
             if sym == "~" and v.meta.dtype == torch.bool:
                 return self.tr.ops.unary("logical_not", v)
+            if sym == "~" and not v.meta.dtype.is_floating_point:
+                return self.tr.ops.unary("bitwise_not", v)
             self.fail(f"tensor unary operator {sym}")
         return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[sym](v)
 

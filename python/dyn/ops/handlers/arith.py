@@ -31,6 +31,17 @@ def _binary(op):
 for _op in ("mul pow maximum minimum remainder eq ne lt le gt ge logical_and logical_or copysign hypot "
             "logaddexp logaddexp2 xlogy atan2 fmax fmin logical_xor heaviside xlog1py ldexp float_power zeta").split():
     H[_op] = _binary(_op)
+for _op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"):
+    H[_op] = _binary(_op)
+
+
+def _bitwise_not(o, x, *, out=None):
+    if not x.meta.dtype.is_floating_point:
+        return _out(o, out, o.unary("logical_not" if x.meta.dtype == torch.bool else "bitwise_not", x), x)
+    raise Unsupported("bitwise_not of a float tensor (eager raises)")
+
+
+H["bitwise_not"] = _bitwise_not
 H.update(multiply=H["mul"], greater=H["gt"], greater_equal=H["ge"], less=H["lt"], less_equal=H["le"],
          not_equal=H["ne"], max_elementwise=H["maximum"])
 

@@ -22,7 +22,8 @@ INPLACE = {}
 for _n in list(UNARY) + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
                    "clip masked_fill square "
                    "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
-                   "subtract divide greater greater_equal less less_equal not_equal").split():
+                   "subtract divide greater greater_equal less less_equal not_equal bitwise_and bitwise_or "
+                   "bitwise_xor bitwise_left_shift bitwise_right_shift").split():
     if _n in H and hasattr(torch.Tensor, _n + "_"):
         INPLACE[_n + "_"] = _inplace_method(_n + "_", H[_n])
 

@@ -21,7 +21,7 @@ METHODS = {}  # Tensor.<name>
 F_R = {}      # torch.nn.functional.<name>
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-_INTS = (torch.int8, torch.int16, torch.int32, torch.int64)
+_INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def _node(o, op, inputs, shape, dtype, callee, **attrs):

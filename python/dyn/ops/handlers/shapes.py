@@ -291,7 +291,8 @@ def _conversion(dtype, name):
 
 H["to"] = _to
 for _n, _dt in dict(float=torch.float32, double=torch.float64, half=torch.float16, bfloat16=torch.bfloat16,
-                    int=torch.int32, long=torch.int64, short=torch.int16, char=torch.int8, bool=torch.bool).items():
+                    int=torch.int32, long=torch.int64, short=torch.int16, char=torch.int8, byte=torch.uint8,
+                    bool=torch.bool).items():
     H[_n] = _conversion(_dt, _n)
 H["type_as"] = lambda o, x, other: _moved(o, o.convert(x, other.meta.dtype), other.node.host)
 METHODS_ONLY = {"cuda": _cuda, "cpu": _cpu}

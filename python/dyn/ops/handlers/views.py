@@ -350,4 +350,7 @@ REFLECTED = {
     "__rpow__": _reflected(lambda o, x, other: o.binary("pow", other, x)),
     "__rmod__": _reflected(lambda o, x, other: o.binary("remainder", other, x)),
     "__rmatmul__": _reflected(lambda o, x, other: o.matmul(other, x)),
+    **{f"__r{n}__": _reflected(lambda o, x, other, op=op: o.binary(op, other, x))
+       for n, op in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                     ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"))},
 }

@@ -28,6 +28,7 @@ def Graph_Dialect : Dialect {
 def Graph_Tensor : RankedTensorOf<[Dyn_Element]>;
 def Graph_FloatTensor : RankedTensorOf<[Dyn_Float]>;
 def Graph_NumericTensor : RankedTensorOf<[Dyn_Numeric]>;
+def Graph_IntegerTensor : RankedTensorOf<[Dyn_Integer]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 
 // Every graph op is side-effect free and statically shaped; families add

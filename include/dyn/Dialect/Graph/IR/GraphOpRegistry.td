@@ -46,6 +46,10 @@ def Dyn_PromoteNumericRule : Dyn_TypeRule<"promote_numeric", Graph_NumericTensor
 def Dyn_FloatRule : Dyn_TypeRule<"float", Graph_FloatTensor,
     "a float type: the operands' promoted type, integers and bool become the default float">;
 def Dyn_BoolRule : Dyn_TypeRule<"bool", Graph_BoolTensor, "bool (i1)">;
+def Dyn_PromoteIntegerRule : Dyn_TypeRule<"promote_integer", Graph_IntegerTensor,
+    "the operands' promoted type, an integer or bool; operands are converted to it">;
+def Dyn_KeepsIntegerRule : Dyn_TypeRule<"keeps_integer", Graph_IntegerTensor,
+    "the operand's integer or bool type", [AllTypesMatch<["input", "result"]>]>;
 def Dyn_KeepsTypeRule : Dyn_TypeRule<"keeps_type", Graph_NumericTensor,
     "the operand's type, not bool", [AllTypesMatch<["input", "result"]>]>;
 def Dyn_KeepsFloatRule : Dyn_TypeRule<"keeps_float", Graph_FloatTensor,

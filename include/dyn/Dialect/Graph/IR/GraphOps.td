@@ -90,6 +90,21 @@ def Graph_LogicalOrOp : Graph_BinaryOp<"logical_or", "logical or (result i1)", D
                                        Dyn_Binary<"OrOp">> {
   let eager = "torch.logical_or({lhs}, {rhs})";
 }
+// Bitwise ops of integers and booleans. A shift by a negative amount or by
+// the type's width or more gives 0 (left) or the sign fill (right), as
+// eager's kernels do.
+def Graph_BitwiseAndOp : Graph_BinaryOp<"bitwise_and", "bitwise and", Dyn_PromoteIntegerRule,
+                                        Dyn_Binary<"AndOp">>;
+def Graph_BitwiseOrOp : Graph_BinaryOp<"bitwise_or", "bitwise or", Dyn_PromoteIntegerRule,
+                                       Dyn_Binary<"OrOp">>;
+def Graph_BitwiseXorOp : Graph_BinaryOp<"bitwise_xor", "bitwise exclusive or", Dyn_PromoteIntegerRule,
+                                        Dyn_Binary<"XorOp">>;
+def Graph_BitwiseLeftShiftOp : Graph_BinaryOp<"bitwise_left_shift", "shift left",
+                                              Dyn_PromoteIntegerRule, Dyn_Binary<"ShlOp">>;
+def Graph_BitwiseRightShiftOp : Graph_BinaryOp<"bitwise_right_shift", "arithmetic shift right",
+                                               Dyn_PromoteIntegerRule, Dyn_Binary<"ShrOp">>;
+def Graph_BitwiseNotOp : Graph_UnaryOp<"bitwise_not", "bitwise not (logical for bool)",
+                                       Dyn_KeepsIntegerRule, Dyn_Unary<"NotOp">>;
 def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction", Dyn_PromoteNumericRule, Dyn_Binary<"SubOp">>;
 // Integer division truncates (the lowering's divsi); capture writes floor
 // division of integers with it.

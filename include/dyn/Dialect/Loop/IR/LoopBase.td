@@ -28,7 +28,7 @@ def Loop_ReduceKind : I32EnumAttr<"ReduceKind", "how loop.reduce combines values
 }
 
 // Buffers hold the element types every lowering handles.
-def Loop_Buffer : MemRefOf<[Dyn_Element]>;
+def Loop_Buffer : MemRefOf<[Dyn_StoredElement]>;
 
 class Loop_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loop_Dialect, mnemonic, traits>;

@@ -63,7 +63,7 @@ def Loop_ReduceOp : Loop_IterOp<"reduce"> {
     unspecified (floating-point sums may be reassociated).
   }];
   let arguments = (ins Loop_ReduceKind:$kind, DenseI64ArrayAttr:$domain);
-  let results = (outs Dyn_Element:$result);
+  let results = (outs Dyn_StoredElement:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$kind $domain attr-dict `:` type($result) $body";
 }

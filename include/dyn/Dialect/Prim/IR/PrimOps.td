@@ -86,6 +86,11 @@ foreach op = [["Add", "add", "addition"], ["Sub", "sub", "subtraction"],
 
 def Prim_AndOp : Prim_BinaryOp<"and", "bitwise and (logical for i1)", Prim_IntTensor>;
 def Prim_OrOp : Prim_BinaryOp<"or", "bitwise or (logical for i1)", Prim_IntTensor>;
+def Prim_XorOp : Prim_BinaryOp<"xor", "bitwise exclusive or", Prim_IntTensor>;
+def Prim_ShlOp : Prim_BinaryOp<"shl", "shift left (0 for an amount < 0 or >= the type's width)",
+                               Prim_IntTensor>;
+def Prim_ShrOp : Prim_BinaryOp<"shr", "arithmetic shift right (the sign fill for an amount < 0 "
+                               "or >= the type's width; ui8 shifts in zeros)", Prim_IntTensor>;
 
 def Prim_PowOp : Prim_BinaryOp<"pow", "power x^y", Prim_FloatTensor> {
   string mathOp = "::mlir::math::PowFOp";

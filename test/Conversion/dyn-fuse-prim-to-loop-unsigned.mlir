@@ -1,0 +1,51 @@
+// RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop | FileCheck %s
+
+// uint8 (ui8) is stored as i8 and computed in i32: loads zero-extend, each
+// op's result is masked into [0, 255] (eager's uint8 wraps), the store
+// truncates. The compare after the add sees the wrapped sum.
+// CHECK-LABEL: func @wrap_then_compare
+// CHECK-SAME: (%[[A:.*]]: memref<64xi8>, %[[B:.*]]: memref<64xi8>, %[[OUT:.*]]: memref<64xi1>)
+// CHECK: %[[LA:.*]] = loop.load %[[A]]
+// CHECK: arith.extui %[[LA]] : i8 to i32
+// CHECK: %[[SUM:.*]] = arith.addi
+// CHECK: %[[WRAPPED:.*]] = arith.andi %[[SUM]], %{{.*}} : i32
+// CHECK: arith.cmpi sgt, %[[WRAPPED]]
+// CHECK: loop.store %{{.*}}, %[[OUT]]
+func.func @wrap_then_compare(%a: tensor<64xui8>, %b: tensor<64xui8>) -> tensor<64xi1> {
+  %0 = prim.add %a, %b : tensor<64xui8>
+  %c = prim.constant dense<100> : tensor<64xui8>
+  %1 = prim.gt %0, %c : tensor<64xui8> -> tensor<64xi1>
+  return %1 : tensor<64xi1>
+}
+
+// -----
+
+// A ui8 result is stored truncated to i8.
+// CHECK-LABEL: func @convert_to_ui8
+// CHECK-SAME: (%{{.*}}: memref<8xf32>, %[[OUT:.*]]: memref<8xi8>)
+// CHECK: arith.fptosi %{{.*}} : f32 to i32
+// CHECK: arith.andi
+// CHECK: %[[T:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK: loop.store %[[T]], %[[OUT]]
+func.func @convert_to_ui8(%x: tensor<8xf32>) -> tensor<8xui8> {
+  %0 = prim.convert_element_type %x : tensor<8xf32> -> tensor<8xui8>
+  return %0 : tensor<8xui8>
+}
+
+// -----
+
+// Shifts by the type's width or more (or by a negative amount, unsigned >=):
+// 0 to the left, the sign fill to the right.
+// CHECK-LABEL: func @shifts
+// CHECK: %[[W:.*]] = arith.constant 8 : i8
+// CHECK: %[[OUTL:.*]] = arith.cmpi uge, %[[N:.*]], %[[W]] : i8
+// CHECK: %[[SHL:.*]] = arith.shli
+// CHECK: arith.select %[[OUTL]], %{{.*}}, %[[SHL]]
+// CHECK: arith.cmpi uge
+// CHECK: %[[AMT:.*]] = arith.select
+// CHECK: arith.shrsi %{{.*}}, %[[AMT]] : i8
+func.func @shifts(%x: tensor<16xi8>, %n: tensor<16xi8>) -> (tensor<16xi8>, tensor<16xi8>) {
+  %0 = prim.shl %x, %n : tensor<16xi8>
+  %1 = prim.shr %x, %n : tensor<16xi8>
+  return %0, %1 : tensor<16xi8>, tensor<16xi8>
+}

@@ -1,0 +1,116 @@
+"""torch.uint8 tensors in compiled graphs (the graph dialect's ui8): images read as bytes, byte masks,
+wrapping arithmetic. Kernels compute uint8 in i32 and wrap each op's result into [0, 255] as eager's
+uint8 arithmetic does (PrimToLoop); compares, divisions and conversions see the unsigned value.
+
+Each function runs as one native graph (no break, no eager graph, no warning) with eager's values and
+dtypes, on the CPU and, where torch sees one, on CUDA."""
+import warnings
+
+import pytest
+import torch
+
+import dyn
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _bytes(*shape, device, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 256, shape, generator=g, dtype=torch.uint8).to(device)
+
+
+def _check(fn, *args):
+    def fresh():
+        return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    want = fn(*fresh())
+    dyn.reset()
+    cf = dyn.compile(fn, fullgraph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to eager warns
+        got = cf(*fresh())
+    assert dyn.stats()["eager_graphs"] == []
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.device == w.device, (g, w)
+        torch.testing.assert_close(g, w, rtol=0, atol=0) if not w.is_floating_point() \
+            else torch.testing.assert_close(g, w)
+
+
+# Each case: (name, function of two uint8 tensors a, b of shape (4, 33)).
+CASES = {
+    "add_wraps": lambda a, b: a + b,
+    "sub_wraps": lambda a, b: a - b,
+    "mul_wraps": lambda a, b: a * b,
+    "chain_wraps_before_compare": lambda a, b: ((a + b) > 100, (a * 3) // 2, (a - b) % 7),
+    "neg_and_not": lambda a, b: (-a, ~a, torch.bitwise_not(b)),
+    "bitwise": lambda a, b: (a & b, a | b, a ^ b, a & 0x0F, 0xF0 | a, torch.bitwise_xor(a, 255),
+                             a.bitwise_and(b), (a > 3) & (b < 9), (a > 3) ^ True),
+    "shifts": lambda a, b: (a << 3, a >> 2, a << (b % 12), a >> (b % 12), torch.bitwise_left_shift(a, 1),
+                            a.long() << (b % 70), a.to(torch.int8) >> (b % 12), (a.to(torch.int8) << 5) >> 1),
+    "compare": lambda a, b: (a < b, a >= b, a == b, a > 127, a <= 200),
+    "max_min": lambda a, b: (torch.maximum(a, b), torch.minimum(a, b), a.clamp(30, 200),
+                             a.clamp(min=100)),
+    # integer division by a tensor is a graph break (a zero divisor raises in eager): divisors are numbers
+    "divisions": lambda a, b: (a / (b + 1), torch.div(a, 7, rounding_mode="floor"), a // 3,
+                               torch.div(a, 5, rounding_mode="trunc"), torch.remainder(a, 9), a % 200,
+                               torch.fmod(a, 6), (a + b) // 2),
+    "abs_sign": lambda a, b: (a.abs(), a.sign(), torch.square(a)),
+    "reductions": lambda a, b: (a.sum(), a.sum(1), a.sum(0, dtype=torch.uint8), a.prod(1, dtype=torch.uint8),
+                                a.amax(1), a.amin(0), a.max(), a.argmax(1), a.argmin(0)),
+    "max_dim": lambda a, b: tuple(a.max(1)) + tuple(b.min(0)),
+    "cumsum": lambda a, b: (a.cumsum(1), a.cumsum(1, dtype=torch.uint8)),
+    "where_mask": lambda a, b: (torch.where(a > b, a, b), a.masked_fill(b > 128, 255)),
+    "to_float": lambda a, b: (a.float() / 255, a.to(torch.float16), a.double() - 128, a.to(torch.bfloat16)),
+    "to_ints": lambda a, b: (a.long() - 200, a.to(torch.int8), a.int() * 1000, a.bool(), a.to(torch.int16)),
+    "from_others": lambda a, b: ((a.long() * 7).to(torch.uint8), (a.float() * 1.7).byte(),
+                                 (a.to(torch.int8) - 3).byte(), (a > b).to(torch.uint8)),
+    "with_int64_and_float": lambda a, b: (a + torch.arange(33), a * 2.5, a + 200, a - 100, 300 - a.long()),
+    "with_int8_promotes_to_int16": lambda a, b: a.to(torch.int8) + b,
+    "factories": lambda a, b: (a + torch.ones(33, dtype=torch.uint8, device=a.device) * 250,
+                               torch.full_like(a, 7) * a, torch.zeros_like(a) - 1,
+                               torch.arange(33, dtype=torch.uint8, device=a.device) * 9),
+    "data_movement": lambda a, b: (torch.cat([a, b], 1), a.t().contiguous(), a.flip(0), a[:, 3:20:2],
+                                   torch.stack([a, b]), a.reshape(2, 66), a.roll(3, 1),
+                                   torch.nn.functional.pad(a, (1, 2), value=9)),
+    "gather": lambda a, b: (a.gather(1, (b % 33).long()), a.index_select(1, torch.arange(0, 33, 4,
+                                                                                       device=a.device))),
+    "image_normalize": lambda a, b: ((a.float().div(255) - 0.5) / 0.25).reshape(2, 2, 33).mean(-1),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_uint8(name, device):
+    _check(CASES[name], _bytes(4, 33, device=device), _bytes(4, 33, device=device, seed=1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_uint8_inplace_updates(device):
+    def f(a, b):
+        a.add_(b)
+        a.mul_(3)
+        b.clamp_(max=99)
+        return a.sum(dtype=torch.uint8)
+    _check(f, _bytes(4, 33, device=device), _bytes(4, 33, device=device, seed=1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_uint8_output_of_float_graph(device):
+    def f(x):  # a model's image output: clamp, scale, round, byte
+        return (x.clamp(0, 1) * 255).round().to(torch.uint8)
+    _check(f, torch.randn(3, 16, 16, device=device))
+
+
+def test_uint8_library_call_breaks_not_wrong():
+    """sort/topk are ATen library calls: their buffers do not say uint8, so capture breaks there (not a
+    wrong order of int8 reads)."""
+    a = _bytes(4, 33, device="cpu")
+
+    def f(a):
+        return torch.sort(a, 1).values + 1
+    want = f(a.clone())
+    dyn.reset()
+    ex = dyn.explain(f)(a.clone())
+    assert ex.graph_break_count >= 1 or ex.graph_count == 0 or any(
+        "uint8" in str(r) for r in ex.break_reasons), ex
+    got = dyn.compile(f)(a.clone())
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
