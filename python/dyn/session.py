@@ -6,6 +6,8 @@ import os
 import sys
 import weakref
 
+from .ops.metacache import MetaCache
+
 
 class Session:
     COUNTERS = ("captures", "graph_breaks", "eager_entries", "backend_calls", "internal_failures",
@@ -21,6 +23,7 @@ class Session:
         self.eager_graphs = []             # GraphRuns of graphs run eagerly (the last EAGER_GRAPHS_KEPT)
         self.run_only = 0                  # depth of `with dyn.run():`
         self.eager_ok = {}                 # ops/core.py eager_accepts: eager's answers by dtypes and ranks
+        self.metas = MetaCache()           # ops/metacache.py: meta functions' results by operand metadata
         self.autocast_plans = {}           # capture/autocast.py: the casts autocast makes, by op and arguments
         self.resume_origins = {}           # resume code -> (original code, prologue bytes) (capture/resume.py)
         self.code_info = weakref.WeakKeyDictionary()  # code -> its disassembly (capture/interpreter/frame.py)
@@ -39,6 +42,7 @@ class Session:
         self.last_graphs.clear()
         self.eager_graphs.clear()
         self.eager_ok.clear()
+        self.metas.clear()
         self.autocast_plans.clear()
 
     def count(self, key, n=1):

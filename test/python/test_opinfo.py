@@ -19,12 +19,15 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
 import opinfo_check as oc
+from opinfo_integer_gaps import INTEGER_GAPS
 from conftest import has_compiler
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 # variant -> ((dtype, number of samples), ...)
 SAMPLES = {
-    "function": ((torch.float32, 4), (torch.float64, 2), (torch.bfloat16, 2)),
+    # integers and bools where the OpInfo supports them (their gaps: opinfo_integer_gaps.py)
+    "function": ((torch.float32, 4), (torch.float64, 2), (torch.bfloat16, 2), (torch.int64, 2), (torch.uint8, 2),
+                 (torch.bool, 1)),
     "method": ((torch.float32, 2),),
     "inplace": ((torch.float32, 3), (torch.bfloat16, 1)),
 }
@@ -35,17 +38,22 @@ KNOWN_FAILURES = {
     ("lerp", "function", "bfloat16", "*"):
         'not native: fallback: graph.torch_call "torch.lerp" has no lowering',
     # data-dependent: eager reads the 0-d start tensor's value (a CPU tensor on CUDA too: a host input)
-    ("narrow", "function", "*", "*"): "not native: Unsupported: narrow with a tensor start",
+    # (its one bool sample has an int start: that one passes)
+    **{("narrow", "function", d, "*"): "not native: Unsupported: narrow with a tensor start"
+       for d in ("float32", "float64", "bfloat16", "int64", "uint8")},
     ("narrow", "method", "*", "*"): "not native: Unsupported: narrow with a tensor start",
     # a view into a larger buffer whose as_strided reads memory before the view's first element (dyn
     # captures the view's elements, not its whole storage)
-    ("as_strided.partial_views", "function", "*", "*"):
-        "not native: Unsupported: as_strided reaching memory before the input's first element",
+    **{("as_strided.partial_views", "function", d, "*"):
+       "not native: Unsupported: as_strided reaching memory before the input's first element"
+       for d in ("float32", "float64", "bfloat16", "int64", "uint8")},  # the bool sample passes
     ("as_strided.partial_views", "method", "*", "*"):
         "not native: Unsupported: as_strided reaching memory before the input's first element",
     # data-dependent: eager reads the split indices from a tensor (which OpInfo makes on the CPU)
     ("tensor_split", "function", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
     ("tensor_split", "method", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
+    # an empty uint8 index (eager accepts it only empty)
+    ("gather", "function", "float32", "*"): "not native: Unsupported: gather with a torch.uint8 index",
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):
         "not native: Unsupported: repeat_interleave with a tensor of counts",
@@ -84,6 +92,8 @@ def _cases():
 
 def _known(op, kind, dtype, device):
     name = oc.full_name(op)
+    if (name, kind, str(dtype)[6:]) in INTEGER_GAPS:
+        return INTEGER_GAPS[(name, kind, str(dtype)[6:])]
     for d in (str(dtype)[6:], "*"):
         for dev in (device, "*"):
             why = KNOWN_FAILURES.get((name, kind, d, dev))

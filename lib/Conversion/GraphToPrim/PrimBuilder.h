@@ -15,6 +15,15 @@
 
 namespace dyn::graph_to_prim {
 
+/// The smallest (`lowest`) or largest value of an integer element type:
+/// unsigned for ui8 and bool, signed otherwise (the identity of max / min).
+inline llvm::APInt integerExtreme(mlir::Type et, bool lowest) {
+  unsigned width = et.getIntOrFloatBitWidth();
+  if (et.isUnsignedInteger() || et.isInteger(1))
+    return lowest ? llvm::APInt::getMinValue(width) : llvm::APInt::getMaxValue(width);
+  return lowest ? llvm::APInt::getSignedMinValue(width) : llvm::APInt::getSignedMaxValue(width);
+}
+
 inline mlir::RankedTensorType tensorType(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }

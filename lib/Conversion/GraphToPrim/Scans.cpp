@@ -54,8 +54,7 @@ Value identity(PrimBuilder &pb, RankedTensorType type, graph::ScanKind kind) {
   bool lowest = kind == graph::ScanKind::max || kind == graph::ScanKind::logsumexp;
   if (isa<FloatType>(et))
     return pb.splat(type, lowest ? -INFINITY : INFINITY);
-  unsigned width = et.getIntOrFloatBitWidth();
-  APInt v = lowest ? APInt::getSignedMinValue(width) : APInt::getSignedMaxValue(width);
+  APInt v = integerExtreme(et, lowest);
   return prim::ConstantOp::create(pb.b, pb.loc,
                                   DenseElementsAttr::get(type, IntegerAttr::get(et, v)));
 }

@@ -48,8 +48,9 @@ class ArithOps:
             if not isinstance(v, (TensorVar,) + SCALARS):
                 raise Unsupported(f"unsupported operand {type(v).__name__} for {op}")
         _fits_int64(a, b)
+        metas = self.tr.session.metas
         if op in self._CMP:
-            meta = self._CMP[op](_meta(a), _meta(b))
+            meta = metas.call(self._CMP[op], _meta(a), _meta(b))
         elif op in ("logical_and", "logical_or", "logical_xor"):
             ma, mb = _meta(a), _meta(b)
             if not isinstance(ma, torch.Tensor):
@@ -62,10 +63,10 @@ class ArithOps:
             s = b if t is a else a
             meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
         elif op in self._ARITH:
-            meta = self._ARITH[op](_meta(a), _meta(b))
+            meta = metas.call(self._ARITH[op], _meta(a), _meta(b))
         elif op in self._BITWISE:  # they take a Python number on either side (a uint8 tensor << 3 stays uint8)
             try:
-                meta = getattr(torch, op)(_meta(a), _meta(b))
+                meta = metas.call(getattr(torch, op), _meta(a), _meta(b))
             except (RuntimeError, TypeError) as e:
                 raise Unsupported(f"{op}: {e}")
         else:  # the registry's other binary ops (atan2, hypot, xlogy, ...): PyTorch's own function
@@ -74,6 +75,8 @@ class ArithOps:
                                             for v in (_meta(a), _meta(b))))
             except (RuntimeError, TypeError) as e:
                 raise Unsupported(f"{op}: {e}")
+        if op == "pow" and not meta.dtype.is_floating_point:
+            raise Unsupported(f"pow with a {meta.dtype} result (graph.pow computes floats)")
         if op in self._CMP or op in ("logical_and", "logical_or", "logical_xor"):
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a

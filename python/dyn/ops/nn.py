@@ -10,15 +10,17 @@ class NNOps:
     # -- linear algebra ----------------------------------------------------------------------------
     def matmul(self, a, b):
         self.check(a, b)
-        meta = torch.matmul(a.meta, b.meta)
+        meta = self.tr.session.metas.call(torch.matmul, a.meta, b.meta)
         self.accepts("matmul", torch.matmul, a, b)  # booleans raise
         dt = meta.dtype
         a, b = self.convert(a, dt), self.convert(b, dt)
         na, nb = a.meta.dim(), b.meta.dim()
         if na == 0 or nb == 0:
             raise Unsupported("matmul of a 0-d tensor")
-        if na == 1 and nb == 1:
-            return self.reduce("sum", self.binary("mul", a, b), 0)
+        if na == 1 and nb == 1:  # integers: the int64 sum wrapped back to their type, as eager's dot wraps
+            return self.convert(self.reduce("sum", self.binary("mul", a, b), 0), dt)
+        if not dt.is_floating_point:
+            raise Unsupported(f"matmul of {dt} tensors (graph.matmul takes floats)")
         if nb == 1:
             r = self.matmul(a, self.reshape(b, (b.meta.shape[0], 1)))
             return self.reshape(r, meta.shape)

@@ -46,13 +46,17 @@ class RegisteredOps:
             raise Unsupported(f"{name} of uint8: a library call's buffers do not tell uint8 from int8")
         kinds = dict(d.attrs)
         values = {k: _attr(k, name, kinds[k], v) for k, v in attrs.items()}
-        call = call or (lambda *xs: fn(*xs, **attrs))
+        if call is None:  # the registered op's own function, a stable key for both caches
+            metas = lambda *xs: self.tr.session.metas.call(fn, *xs, **attrs)  # noqa: E731
+            probe, probe_kw = fn, attrs
+        else:
+            metas, probe, probe_kw = call, call, {}
         try:
-            meta = call(*[x.meta for x in operands])
+            meta = metas(*[x.meta for x in operands])
         except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as e:
             raise Unsupported(f"{name}: {e}")  # eager raises
         if d.family != "library":  # a library call's errors depend on values (a singular matrix, k > n):
-            self.accepts(name, call, *operands)  # probing with ones would refuse it; eager's own raise at run time
+            self.accepts(name, probe, *operands, **probe_kw)  # probing with ones would refuse it; eager's own raise at run time
         if isinstance(meta, tuple):  # several results (sort, linalg.eigh): torch.return_types of graph values
             if out is not None or inplace:
                 raise Unsupported(f"{name} with out= or in place")

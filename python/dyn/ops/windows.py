@@ -34,7 +34,19 @@ def _meta(fn, *args, **kwargs):
         raise Unsupported(f"{getattr(fn, '__name__', fn)}: eager raises {type(e).__name__}: {e}") from None
 
 
+def _cached_meta(metas, fn, *args, **kwargs):
+    """_meta through the session's MetaCache (ops/metacache.py): results that are new tensors only."""
+    try:
+        return metas.call(fn, *args, **kwargs)
+    except Exception as e:
+        raise Unsupported(f"{getattr(fn, '__name__', fn)}: eager raises {type(e).__name__}: {e}") from None
+
+
 class WindowOps:
+    def _meta_of(self, fn, *args, **kwargs):
+        """_meta through the session's MetaCache (ops/metacache.py): for results that are new tensors."""
+        return _cached_meta(self.tr.session.metas, fn, *args, **kwargs)
+
     def _batched(self, x, nd, what):
         """x with a batch dim (an unbatched [C, *spatial] input gets one of size 1), and whether it was added."""
         self.check(x)
@@ -62,11 +74,11 @@ class WindowOps:
         if transposed:
             output_padding = _tuple(output_padding, nd, "output_padding")
             padding = _tuple(padding, nd, "padding")
-            meta = _meta(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, output_padding,
+            meta = self._meta_of(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, output_padding,
                          groups, dilation)
         else:
             output_padding = (0,) * nd
-            meta = _meta(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, dilation, groups)
+            meta = self._meta_of(fn, x.meta, w.meta, None if b is None else b.meta, stride, padding, dilation, groups)
             if isinstance(padding, str):  # 'valid', or 'same' (more on the right when the total is odd)
                 padding = self._same_padding(x, w, nd, dilation) if padding == "same" else (0,) * nd
                 if isinstance(padding, TensorPadded):
@@ -74,7 +86,7 @@ class WindowOps:
             else:
                 padding = _tuple(padding, nd, "padding")
         xb, added = self._batched(x, nd, fn.__name__)
-        mb = _meta(fn, *(t.meta for t in (xb, w)), *(() if b is None else (b.meta,)), **self._conv_kwargs(
+        mb = self._meta_of(fn, *(t.meta for t in (xb, w)), *(() if b is None else (b.meta,)), **self._conv_kwargs(
             transposed, stride, padding, dilation, groups, output_padding))
         ins = [xb, w] + ([b] if b is not None else [])
         r = self.node("convolution", ins, mb, stride=stride, padding=padding, dilation=dilation, groups=groups,
@@ -128,8 +140,8 @@ class WindowOps:
             xp = self.pad(xb, pad, "constant", -math.inf) if any(pad) else xb
             v, r = self._window_max(xp, nd, taps, ins)
             return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
-        meta = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
-        r = self.node("max_pool", [xb], _meta(fn, xb.meta, kernel, stride, padding, dilation,
+        meta = self._meta_of(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
+        r = self.node("max_pool", [xb], self._meta_of(fn, xb.meta, kernel, stride, padding, dilation,
                                                ceil_mode=bool(ceil_mode)),
                       kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode))
         return self.reshape(r, tuple(meta.shape)) if added else r
@@ -179,8 +191,8 @@ class WindowOps:
         if nd > 1:
             kw["divisor_override"] = divisor_override
         xb, added = self._batched(x, nd, fn.__name__)
-        meta = _meta(fn, x.meta, kernel, stride, padding, **kw)
-        r = self.node("avg_pool", [xb], _meta(fn, xb.meta, kernel, stride, padding, **kw), kernel=kernel,
+        meta = self._meta_of(fn, x.meta, kernel, stride, padding, **kw)
+        r = self.node("avg_pool", [xb], self._meta_of(fn, xb.meta, kernel, stride, padding, **kw), kernel=kernel,
                       stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
                       count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
         return self.reshape(r, tuple(meta.shape)) if added else r
@@ -279,7 +291,7 @@ class WindowOps:
             self.check(attn_mask)
             if attn_mask.meta.dtype not in (torch.bool, q.meta.dtype):
                 raise Unsupported("an attention mask of another float dtype than the query's")
-        meta = _meta(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
+        meta = self._meta_of(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
                      attn_mask=None if attn_mask is None else attn_mask.meta, is_causal=is_causal, scale=scale,
                      enable_gqa=bool(enable_gqa))
         if q.meta.dim() < 3:
@@ -303,7 +315,7 @@ class WindowOps:
             raise Unsupported("scaled_dot_product_attention with a non-bool is_causal or a non-number scale")
         if q.meta.dtype not in FLOATS or not (q.meta.dtype == k.meta.dtype == v.meta.dtype):
             raise Unsupported("scaled_dot_product_attention of mixed or non-float dtypes (eager raises)")
-        meta = _meta(F.scaled_dot_product_attention, q.meta, k.meta, v.meta, is_causal=is_causal, scale=scale,
+        meta = self._meta_of(F.scaled_dot_product_attention, q.meta, k.meta, v.meta, is_causal=is_causal, scale=scale,
                      enable_gqa=bool(enable_gqa))
         if not all(self.dest_shadow(t).is_contiguous() for t in (q, k, v)):
             raise Unsupported("scaled_dot_product_attention with dropout of non-contiguous tensors")

@@ -68,7 +68,8 @@ H["div"] = H["divide"] = _div
 H["true_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b), a, b)
 H["floor_divide"] = lambda o, a, b, *, out=None: _out(o, out, o.div(a, b, "floor"), a, b)
 H["fmod"] = lambda o, a, b, *, out=None: _out(o, out, o.fmod(a, b), a, b)
-H["square"] = lambda o, x: o.binary("mul", x, x)
+# eager's square is pow(x, 2): booleans become int64
+H["square"] = lambda o, x: o.binary("mul", *[o.convert(x, torch.int64) if x.meta.dtype == torch.bool else x] * 2)
 H["arctan2"] = H["atan2"]
 
 

@@ -184,7 +184,8 @@ def _trapezoid(what, fn, cumulative=False):
         n = y.meta.shape[d]
         if n == 0 or meta.numel() == 0:
             return o.full(tuple(meta.shape), 0, meta.dtype)
-        y = o.convert(y, meta.dtype) if y.meta.dtype != meta.dtype else y
+        if y.meta.dtype.is_floating_point and y.meta.dtype != meta.dtype:
+            y = o.convert(y, meta.dtype)  # integer y: eager sums and multiplies in its type (uint8 wraps)
         ysum = o.binary("add", _narrow(o, y, d, 1, n - 1), _narrow(o, y, d, 0, n - 1))
         if x is not None:
             terms = o.binary("mul", _x_steps(o, x, y, d), ysum)

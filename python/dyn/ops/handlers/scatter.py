@@ -51,6 +51,8 @@ def scatter_node(o, x, d, index, src, reduce="none", include_self=False, *, wrap
     src = o.convert(src, x.meta.dtype)
     if index.meta.numel() == 0:
         return o.copy(x)
+    if reduce != "none" and x.meta.dtype == torch.bool:
+        raise Unsupported(f"scatter {reduce} of booleans (graph.scatter combines numbers)")
     return o.node("scatter", [x, index, src], x.meta.contiguous(), reduce=reduce, dim=d,
                   include_self=bool(include_self) and reduce != "none")
 

@@ -287,7 +287,10 @@ def _sum_to_size(o, x, *size):
         raise Unsupported("sum_to_size of an integer tensor")
     meta = _eager("sum_to_size", x.meta.sum_to_size, shape)
     if tuple(meta.shape) == tuple(x.meta.shape):
-        return x if x.meta.dim() else o.fresh_copy(x)
+        if x.meta.dim():
+            return x
+        # a 0-d x is summed: a new tensor, integers and bools promoted to int64
+        return o.fresh_copy(x) if meta.dtype == x.meta.dtype else o.convert(x, meta.dtype)
     lead = x.meta.dim() - len(shape)
     dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and x.meta.shape[lead + i] != 1]
     r = o.reduce("sum", x, dims, keepdim=True)

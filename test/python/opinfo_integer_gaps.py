@@ -1,0 +1,294 @@
+"""The integer and boolean OpInfo samples dyn does not compile natively yet (test_opinfo.py runs each
+OpInfo's function variant with int64, uint8 and bool samples where the OpInfo supports them). Strict like
+KNOWN_FAILURES: each must fail with the start of today's message; a fix that makes one pass fails the test
+until its entry is removed. Mostly floats-only lowerings (matmul and the linalg products, pooling, pow),
+integer division by a tensor (a zero divisor raises in eager), and library calls of uint8 (their buffers
+do not tell uint8 from int8)."""
+
+# (OpInfo name, variant, dtype) -> the start of today's first failure (CPU and CUDA)
+INTEGER_GAPS = {
+    ('__rmatmul__', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('__rmatmul__', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('__rpow__', 'function', 'int64'):
+        'not native: Unsupported: pow with a torch.int64 result (graph.pow computes floats)',
+    ('__rpow__', 'function', 'uint8'):
+        'not native: Unsupported: pow with a torch.uint8 result (graph.pow computes floats)',
+    ('_unsafe_masked_index_put_accumulate', 'function', 'bool'):
+        'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
+    ('_upsample_bilinear2d_aa', 'function', 'uint8'):
+        'not native: Unsupported: antialiased bilinear of a torch.uint8 tensor',
+    ('addbmm', 'function', 'int64'):
+        'not native: Unsupported: addbmm of non-float tensors',
+    ('addbmm', 'function', 'uint8'):
+        'not native: Unsupported: addbmm of non-float tensors',
+    ('addmm', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('addmm', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('addmm.decomposed', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('addmm.decomposed', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('addmv', 'function', 'int64'):
+        'not native: Unsupported: addmv of non-float tensors',
+    ('addmv', 'function', 'uint8'):
+        'not native: Unsupported: addmv of non-float tensors',
+    ('addr', 'function', 'bool'):
+        'not native: Unsupported: addr of non-float tensors',
+    ('addr', 'function', 'int64'):
+        'not native: Unsupported: addr of non-float tensors',
+    ('addr', 'function', 'uint8'):
+        'not native: Unsupported: addr of non-float tensors',
+    ('all', 'function', 'uint8'):
+        'not native: Unsupported: all of a torch.uint8 tensor gives torch.uint8',
+    ('any', 'function', 'uint8'):
+        'not native: Unsupported: any of a torch.uint8 tensor gives torch.uint8',
+    ('argsort', 'function', 'uint8'):
+        "not native: Unsupported: argsort of uint8: a library call's buffers do not tell uint8 from int8",
+    ('baddbmm', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('baddbmm', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('bmm', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('bmm', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('div.floor_rounding', 'function', 'int64'):
+        "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
+    ('div.floor_rounding', 'function', 'uint8'):
+        "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
+    ('div.trunc_rounding', 'function', 'int64'):
+        "not native: Unsupported: integer div (rounding_mode='trunc') by a tensor (eager raises for a zero divisor)",
+    ('div.trunc_rounding', 'function', 'uint8'):
+        "not native: Unsupported: integer div (rounding_mode='trunc') by a tensor (eager raises for a zero divisor)",
+    ('dot', 'function', 'int64'):
+        'not native: Unsupported: dot of non-float tensors',
+    ('dot', 'function', 'uint8'):
+        'not native: Unsupported: dot of non-float tensors',
+    ('einsum', 'function', 'int64'):
+        'not native: Unsupported: einsum of non-float tensors',
+    ('einsum', 'function', 'uint8'):
+        'not native: Unsupported: einsum of non-float tensors',
+    ('fft.hfft', 'function', 'bool'):
+        'not native: Unsupported: fft.hfft of a torch.bool',
+    ('fft.hfft', 'function', 'int64'):
+        'not native: Unsupported: fft.hfft of a torch.int64',
+    ('fft.hfft', 'function', 'uint8'):
+        'not native: Unsupported: fft.hfft of a torch.uint8',
+    ('fft.hfft2', 'function', 'bool'):
+        'not native: Unsupported: fft.hfft2 of a torch.bool',
+    ('fft.hfft2', 'function', 'int64'):
+        'not native: Unsupported: fft.hfft2 of a torch.int64',
+    ('fft.hfft2', 'function', 'uint8'):
+        'not native: Unsupported: fft.hfft2 of a torch.uint8',
+    ('fft.hfftn', 'function', 'bool'):
+        'not native: Unsupported: fft.hfftn of a torch.bool',
+    ('fft.hfftn', 'function', 'int64'):
+        'not native: Unsupported: fft.hfftn of a torch.int64',
+    ('fft.hfftn', 'function', 'uint8'):
+        'not native: Unsupported: fft.hfftn of a torch.uint8',
+    ('fft.irfft', 'function', 'bool'):
+        'not native: Unsupported: fft.irfft of a torch.bool',
+    ('fft.irfft', 'function', 'int64'):
+        'not native: Unsupported: fft.irfft of a torch.int64',
+    ('fft.irfft', 'function', 'uint8'):
+        'not native: Unsupported: fft.irfft of a torch.uint8',
+    ('fft.irfft2', 'function', 'bool'):
+        'not native: Unsupported: fft.irfft2 of a torch.bool',
+    ('fft.irfft2', 'function', 'int64'):
+        'not native: Unsupported: fft.irfft2 of a torch.int64',
+    ('fft.irfft2', 'function', 'uint8'):
+        'not native: Unsupported: fft.irfft2 of a torch.uint8',
+    ('fft.irfftn', 'function', 'bool'):
+        'not native: Unsupported: fft.irfftn of a torch.bool',
+    ('fft.irfftn', 'function', 'int64'):
+        'not native: Unsupported: fft.irfftn of a torch.int64',
+    ('fft.irfftn', 'function', 'uint8'):
+        'not native: Unsupported: fft.irfftn of a torch.uint8',
+    ('floor_divide', 'function', 'int64'):
+        "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
+    ('floor_divide', 'function', 'uint8'):
+        "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
+    ('fmax', 'function', 'bool'):
+        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.fmax\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.fmax"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+    ('fmin', 'function', 'bool'):
+        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.fmin\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.fmin"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+    ('fmod', 'function', 'int64'):
+        'not native: Unsupported: integer fmod by a tensor (eager raises for a zero divisor)',
+    ('fmod', 'function', 'uint8'):
+        'not native: Unsupported: integer fmod by a tensor (eager raises for a zero divisor)',
+    ('gradient', 'function', 'int64'):
+        'not native: Unsupported: gradient of an integer tensor',
+    ('heaviside', 'function', 'bool'):
+        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.heaviside\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.heaviside"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+    ('index_add', 'function', 'bool'):
+        'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
+    ('index_add', 'function', 'uint8'):
+        'not native: Unsupported: -1 does not fit in torch.uint8',
+    ('inner', 'function', 'int64'):
+        'not native: Unsupported: tensordot of non-float tensors',
+    ('inner', 'function', 'uint8'):
+        'not native: Unsupported: tensordot of non-float tensors',
+    ('kthvalue', 'function', 'uint8'):
+        "not native: Unsupported: kthvalue of uint8: a library call's buffers do not tell uint8 from int8",
+    ('linalg.multi_dot', 'function', 'int64'):
+        'not native: Unsupported: linalg.multi_dot of non-float tensors',
+    ('linalg.multi_dot', 'function', 'uint8'):
+        'not native: Unsupported: linalg.multi_dot of non-float tensors',
+    ('matmul', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('matmul', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('median', 'function', 'uint8'):
+        "not native: Unsupported: median of uint8: a library call's buffers do not tell uint8 from int8",
+    ('mm', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('mm', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('mode', 'function', 'uint8'):
+        "not native: Unsupported: mode of uint8: a library call's buffers do not tell uint8 from int8",
+    ('msort', 'function', 'uint8'):
+        "not native: Unsupported: msort of uint8: a library call's buffers do not tell uint8 from int8",
+    ('mv', 'function', 'int64'):
+        'not native: Unsupported: mv of non-float tensors',
+    ('mv', 'function', 'uint8'):
+        'not native: Unsupported: mv of non-float tensors',
+    ('nanmedian', 'function', 'uint8'):
+        "not native: Unsupported: nanmedian of uint8: a library call's buffers do not tell uint8 from int8",
+    ('nn.functional.avg_pool1d', 'function', 'int64'):
+        'not native: Unsupported: avg_pool1d of a torch.int64 tensor',
+    ('nn.functional.avg_pool2d', 'function', 'int64'):
+        'not native: Unsupported: avg_pool2d of a torch.int64 tensor',
+    ('nn.functional.avg_pool3d', 'function', 'int64'):
+        'not native: Unsupported: avg_pool3d of a torch.int64 tensor',
+    ('nn.functional.bilinear', 'function', 'int64'):
+        'not native: Unsupported: bilinear of a torch.int64 tensor',
+    ('nn.functional.bilinear', 'function', 'uint8'):
+        'not native: Unsupported: bilinear of a torch.uint8 tensor',
+    ('nn.functional.conv1d', 'function', 'int64'):
+        'not native: Unsupported: conv1d of a torch.int64 tensor',
+    ('nn.functional.conv2d', 'function', 'int64'):
+        'not native: Unsupported: conv2d of a torch.int64 tensor',
+    ('nn.functional.conv3d', 'function', 'int64'):
+        'not native: Unsupported: conv3d of a torch.int64 tensor',
+    ('nn.functional.conv_transpose1d', 'function', 'int64'):
+        'not native: Unsupported: conv_transpose1d of a torch.int64 tensor',
+    ('nn.functional.conv_transpose2d', 'function', 'int64'):
+        'not native: Unsupported: conv_transpose2d of a torch.int64 tensor',
+    ('nn.functional.conv_transpose3d', 'function', 'int64'):
+        'not native: Unsupported: conv_transpose3d of a torch.int64 tensor',
+    ('nn.functional.cosine_embedding_loss', 'function', 'bool'):
+        'not native: Unsupported: cosine_embedding_loss of a torch.bool tensor',
+    ('nn.functional.cosine_embedding_loss', 'function', 'int64'):
+        'not native: Unsupported: cosine_embedding_loss of a torch.int64 tensor',
+    ('nn.functional.cosine_embedding_loss', 'function', 'uint8'):
+        'not native: Unsupported: cosine_embedding_loss of a torch.uint8 tensor',
+    ('nn.functional.interpolate.bicubic', 'function', 'uint8'):
+        "not native: Unsupported: interpolate 'bicubic' of a torch.uint8 tensor",
+    ('nn.functional.interpolate.bilinear', 'function', 'uint8'):
+        "not native: Unsupported: interpolate 'bilinear' of a torch.uint8 tensor",
+    ('nn.functional.linear', 'function', 'int64'):
+        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
+    ('nn.functional.linear', 'function', 'uint8'):
+        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
+    ('nn.functional.local_response_norm', 'function', 'int64'):
+        'not native: Unsupported: local_response_norm of a torch.int64 tensor',
+    ('nn.functional.max_pool2d', 'function', 'int64'):
+        'not native: Unsupported: max_pool2d of a torch.int64 tensor',
+    ('nn.functional.max_pool2d', 'function', 'uint8'):
+        'not native: Unsupported: max_pool2d of a torch.uint8 tensor',
+    ('nn.functional.max_pool3d', 'function', 'int64'):
+        'not native: Unsupported: max_pool3d of a torch.int64 tensor',
+    ('nn.functional.max_pool3d', 'function', 'uint8'):
+        'not native: Unsupported: max_pool3d of a torch.uint8 tensor',
+    ('nn.functional.pairwise_distance', 'function', 'int64'):
+        'not native: Unsupported: pairwise_distance of a torch.int64 tensor',
+    ('nn.functional.pairwise_distance', 'function', 'uint8'):
+        'not native: Unsupported: pairwise_distance of a torch.uint8 tensor',
+    ('nn.functional.poisson_nll_loss', 'function', 'int64'):
+        'not native: Unsupported: poisson_nll_loss of a torch.int64 tensor',
+    ('nn.functional.poisson_nll_loss', 'function', 'uint8'):
+        'not native: Unsupported: poisson_nll_loss of a torch.uint8 tensor',
+    ('nn.functional.softsign', 'function', 'int64'):
+        'not native: Unsupported: softsign of mixed dtypes',
+    ('nn.functional.softsign', 'function', 'uint8'):
+        'not native: Unsupported: softsign of mixed dtypes',
+    ('nn.functional.tanhshrink', 'function', 'int64'):
+        'not native: Unsupported: tanhshrink of mixed dtypes',
+    ('nn.functional.tanhshrink', 'function', 'uint8'):
+        'not native: Unsupported: tanhshrink of mixed dtypes',
+    ('nn.functional.threshold', 'function', 'int64'):
+        'not native: Unsupported: threshold with a torch.int64 result',
+    ('nn.functional.threshold', 'function', 'uint8'):
+        'not native: Unsupported: threshold with a torch.uint8 result',
+    ('nn.functional.triplet_margin_loss', 'function', 'int64'):
+        'not native: Unsupported: triplet_margin_loss of a torch.int64 tensor',
+    ('nn.functional.triplet_margin_loss', 'function', 'uint8'):
+        'not native: Unsupported: triplet_margin_loss of a torch.uint8 tensor',
+    ('nn.functional.upsample_bilinear', 'function', 'uint8'):
+        "not native: Unsupported: interpolate 'bilinear' of a torch.uint8 tensor",
+    ('pow', 'function', 'int64'):
+        'not native: Unsupported: pow with a torch.int64 result (graph.pow computes floats)',
+    ('pow', 'function', 'uint8'):
+        'not native: Unsupported: pow with a torch.uint8 result (graph.pow computes floats)',
+    ('put', 'function', 'bool'):
+        'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
+    ('remainder', 'function', 'int64'):
+        'not native: Unsupported: integer remainder by a tensor (eager raises for a zero divisor)',
+    ('remainder', 'function', 'uint8'):
+        'not native: Unsupported: integer remainder by a tensor (eager raises for a zero divisor)',
+    ('scatter_add', 'function', 'bool'):
+        'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
+    ('scatter_reduce.amax', 'function', 'bool'):
+        'not native: Unsupported: scatter amax of booleans (graph.scatter combines numbers)',
+    ('scatter_reduce.amin', 'function', 'bool'):
+        'not native: Unsupported: scatter amin of booleans (graph.scatter combines numbers)',
+    ('scatter_reduce.prod', 'function', 'bool'):
+        'not native: Unsupported: scatter prod of booleans (graph.scatter combines numbers)',
+    ('scatter_reduce.sum', 'function', 'bool'):
+        'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
+    ('sort', 'function', 'uint8'):
+        "not native: Unsupported: sort of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.chebyshev_polynomial_t', 'function', 'uint8'):
+        "not native: Unsupported: chebyshev_polynomial_t of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.chebyshev_polynomial_u', 'function', 'uint8'):
+        "not native: Unsupported: chebyshev_polynomial_u of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.chebyshev_polynomial_v', 'function', 'uint8'):
+        "not native: Unsupported: chebyshev_polynomial_v of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.chebyshev_polynomial_w', 'function', 'uint8'):
+        "not native: Unsupported: chebyshev_polynomial_w of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.hermite_polynomial_h', 'function', 'uint8'):
+        "not native: Unsupported: hermite_polynomial_h of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.hermite_polynomial_he', 'function', 'uint8'):
+        "not native: Unsupported: hermite_polynomial_he of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.laguerre_polynomial_l', 'function', 'uint8'):
+        "not native: Unsupported: laguerre_polynomial_l of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.legendre_polynomial_p', 'function', 'uint8'):
+        "not native: Unsupported: legendre_polynomial_p of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.shifted_chebyshev_polynomial_t', 'function', 'uint8'):
+        "not native: Unsupported: shifted_chebyshev_polynomial_t of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.shifted_chebyshev_polynomial_u', 'function', 'uint8'):
+        "not native: Unsupported: shifted_chebyshev_polynomial_u of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.shifted_chebyshev_polynomial_v', 'function', 'uint8'):
+        "not native: Unsupported: shifted_chebyshev_polynomial_v of uint8: a library call's buffers do not tell uint8 from int8",
+    ('special.shifted_chebyshev_polynomial_w', 'function', 'uint8'):
+        "not native: Unsupported: shifted_chebyshev_polynomial_w of uint8: a library call's buffers do not tell uint8 from int8",
+    ('sum_to_size', 'function', 'uint8'):
+        'not native: Unsupported: sum_to_size of an integer tensor',
+    ('tensordot', 'function', 'int64'):
+        'not native: Unsupported: tensordot of non-float tensors',
+    ('tensordot', 'function', 'uint8'):
+        'not native: Unsupported: tensordot of non-float tensors',
+    ('topk', 'function', 'uint8'):
+        "not native: Unsupported: topk of uint8: a library call's buffers do not tell uint8 from int8",
+    ('vdot', 'function', 'int64'):
+        'not native: Unsupported: vdot of non-float tensors',
+    ('vdot', 'function', 'uint8'):
+        'not native: Unsupported: vdot of non-float tensors',
+    ('nn.functional.triplet_margin_with_distance_loss', 'function', 'int64'):
+        'not native: Unsupported: pairwise_distance of a torch.int64 tensor',
+    ('nn.functional.triplet_margin_with_distance_loss', 'function', 'uint8'):
+        'not native: Unsupported: pairwise_distance of a torch.uint8 tensor',
+}
