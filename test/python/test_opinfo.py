@@ -52,6 +52,16 @@ KNOWN_FAILURES = {
     # data-dependent: eager reads the split indices from a tensor (which OpInfo makes on the CPU)
     ("tensor_split", "function", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
     ("tensor_split", "method", "*", "*"): "not native: Unsupported: tensor_split at indices held in a tensor",
+    # CUDA's kernels take what the CPU's refuse: capture probes both (ops.core.eager_accepts)
+    ("nn.functional.softsign", "function", "bool", "cuda"):
+        "not native: Unsupported: softsign: eager raises NotImplementedError: \"abs_cpu\" not implemented for 'Bool'",
+    ("abs", "function", "bool", "cuda"):
+        "not native: Unsupported: abs: eager raises NotImplementedError: \"abs_cpu\" not implemented for 'Bool'",
+    **{("histc", "function", d, "cuda"): "not native: Unsupported: histc of an integer tensor (eager raises)"
+       for d in ("int64", "uint8")},  # (on the CPU; CUDA's histc takes integers)
+    # OpInfo's 0-d divisor: integer remainder by a tensor (a zero divisor raises in eager)
+    **{("__rmod__", "function", d, "cuda"):
+       "not native: Unsupported: integer remainder by a tensor (eager raises for a zero divisor)" for d in ("int64", "uint8")},
     # an empty uint8 index (eager accepts it only empty)
     ("gather", "function", "float32", "*"): "not native: Unsupported: gather with a torch.uint8 index",
     # repeat counts in a tensor give a data-dependent shape

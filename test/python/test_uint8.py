@@ -63,7 +63,7 @@ CASES = {
     "to_ints": lambda a, b: (a.long() - 200, a.to(torch.int8), a.int() * 1000, a.bool(), a.to(torch.int16)),
     "from_others": lambda a, b: ((a.long() * 7).to(torch.uint8), (a.float() * 1.7).byte(),
                                  (a.to(torch.int8) - 3).byte(), (a > b).to(torch.uint8)),
-    "with_int64_and_float": lambda a, b: (a + torch.arange(33), a * 2.5, a + 200, a - 100, 300 - a.long()),
+    "with_int64_and_float": lambda a, b: (a + torch.arange(33, device=a.device), a * 2.5, a + 200, a - 100, 300 - a.long()),
     "with_int8_promotes_to_int16": lambda a, b: a.to(torch.int8) + b,
     "factories": lambda a, b: (a + torch.ones(33, dtype=torch.uint8, device=a.device) * 250,
                                torch.full_like(a, 7) * a, torch.zeros_like(a) - 1,
