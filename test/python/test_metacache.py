@@ -63,3 +63,19 @@ def test_reset_clears_it():
     assert current().metas.entries
     dyn.reset()
     assert not current().metas.entries
+
+
+def test_global_state_is_part_of_the_key():
+    c = MetaCache()
+    i = _m(4, dtype=torch.int64)
+    assert c.call(operator.truediv, i, 2).dtype == torch.float32
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert c.call(operator.truediv, i, 2).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(old)
+    w = _m(3, requires_grad=True)
+    assert c.call(operator.mul, w, 2).requires_grad
+    with torch.no_grad():
+        assert not c.call(operator.mul, w, 2).requires_grad

@@ -6,8 +6,9 @@ or raises the remembered error.
 
 Only for ops whose result is a new tensor (never a view of an operand): the result is rebuilt with
 torch.empty_strided, so no aliasing survives. Keys hold the function itself (a stable object: an operator,
-a torch function, a registered op's eager function) and every argument's value or metadata; anything
-else (an unhashable argument, a real tensor) is not memoized."""
+a torch function, a registered op's eager function), every argument's value or metadata, and the global
+state meta functions read (the default dtype, grad mode, autocast); anything else (an unhashable argument, a real
+tensor) is not memoized."""
 import torch
 
 _SCALARS = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.memory_format, torch.layout)
@@ -53,7 +54,9 @@ class MetaCache:
         ksig = tuple(sorted((k, _sig(v)) for k, v in kwargs.items()))
         if None in sig or any(s is None for _, s in ksig):
             return fn(*args, **kwargs)
-        key = (fn, sig, ksig)
+        # the global state meta functions read: int / float promotion, requires_grad of results, autocast
+        key = (fn, sig, ksig, torch.get_default_dtype(), torch.is_grad_enabled(),
+               torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"))
         try:
             hit = self.entries.get(key)
         except TypeError:  # an unhashable function
