@@ -62,8 +62,6 @@ KNOWN_FAILURES = {
     # OpInfo's 0-d divisor: integer remainder by a tensor (a zero divisor raises in eager)
     **{("__rmod__", "function", d, "cuda"):
        "not native: Unsupported: integer remainder by a tensor (eager raises for a zero divisor)" for d in ("int64", "uint8")},
-    # an empty uint8 index (eager accepts it only empty)
-    ("gather", "function", "float32", "*"): "not native: Unsupported: gather with a torch.uint8 index",
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):
         "not native: Unsupported: repeat_interleave with a tensor of counts",

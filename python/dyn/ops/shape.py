@@ -227,6 +227,8 @@ class ShapeOps:
         """torch.gather: result[i] = x[i with i[dim] = index[i]]; a negative index counts from the end
         (where the front end allows it: the range is checked, check_index_range)."""
         self.check(x)
+        if index.meta.numel() == 0 and index.meta.dtype in (torch.uint8, torch.int8, torch.int16):
+            index = self.convert(index, torch.int64)  # eager takes any integer index that is empty
         self._int_index(index, "gather")
         if (x.meta.dim() == 0) != (index.meta.dim() == 0) and max(x.meta.dim(), index.meta.dim()) == 1 or \
                 x.meta.dim() == index.meta.dim() == 0:
