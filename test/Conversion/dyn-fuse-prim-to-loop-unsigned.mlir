@@ -49,3 +49,15 @@ func.func @shifts(%x: tensor<16xi8>, %n: tensor<16xi8>) -> (tensor<16xi8>, tenso
   %1 = prim.shr %x, %n : tensor<16xi8>
   return %0, %1 : tensor<16xi8>, tensor<16xi8>
 }
+
+// -----
+
+// A dense ui8 constant lives in an i8 global with the same bits (200 is -56).
+// CHECK-LABEL: func @dense_constant
+// CHECK: memref.get_global @[[G:.*]] : memref<2xi8>
+// CHECK: memref.global "private" constant @[[G]] : memref<2xi8> = dense<[-56, 7]>
+func.func @dense_constant(%a: tensor<2xui8>) -> tensor<2xui8> {
+  %c = prim.constant dense<[200, 7]> : tensor<2xui8>
+  %0 = prim.add %a, %c : tensor<2xui8>
+  return %0 : tensor<2xui8>
+}

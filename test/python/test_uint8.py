@@ -68,6 +68,7 @@ CASES = {
     "factories": lambda a, b: (a + torch.ones(33, dtype=torch.uint8, device=a.device) * 250,
                                torch.full_like(a, 7) * a, torch.zeros_like(a) - 1,
                                torch.arange(33, dtype=torch.uint8, device=a.device) * 9),
+    "dense_constant": lambda a, b: a + torch.tensor(list(range(200, 233)), dtype=torch.uint8, device=a.device),
     "data_movement": lambda a, b: (torch.cat([a, b], 1), a.t().contiguous(), a.flip(0), a[:, 3:20:2],
                                    torch.stack([a, b]), a.reshape(2, 66), a.roll(3, 1),
                                    torch.nn.functional.pad(a, (1, 2), value=9)),

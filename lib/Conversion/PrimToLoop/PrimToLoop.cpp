@@ -1311,11 +1311,14 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // Dense constants live in read-only globals.
       OpBuilder mb(func->getParentOp()->getContext());
       mb.setInsertionPoint(func);
+      // A ui8 constant's bits are stored as i8, as its buffer's type says.
+      Attribute init = c.getValue();
+      if (auto dense = dyn_cast<DenseElementsAttr>(init);
+          dense && tensorType(v).getElementType().isUnsignedInteger())
+        init = dense.bitcast(storedType(tensorType(v).getElementType()));
       auto global = memref::GlobalOp::create(
           mb, loc, ("__dyn_constant_" + func.getName() + "_" + Twine(constants++)).str(),
-          b.getStringAttr("private"), bufferType(v),
-          cast<DenseElementsAttr>(c.getValue()).bitcast(storedType(tensorType(v).getElementType())),
-          /*constant=*/true,
+          b.getStringAttr("private"), bufferType(v), init, /*constant=*/true,
           /*alignment=*/nullptr);
       symbols.insert(global);
       buffers[v] = memref::GetGlobalOp::create(b, loc, bufferType(v), global.getSymName());
