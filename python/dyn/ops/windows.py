@@ -26,26 +26,18 @@ def _tuple(v, n, what):
     raise Unsupported(f"{what} {v!r} is not {n} ints")
 
 
-def _meta(fn, *args, **kwargs):
-    """fn on meta tensors: the result's shape and dtype, or Unsupported where eager raises."""
+def _meta(fn, *args, _metas=None, **kwargs):
+    """fn on meta tensors: the result's shape and dtype, or Unsupported where eager raises. _metas: the
+    session's MetaCache (ops/metacache.py), for results that are new tensors."""
     try:
-        return fn(*args, **kwargs)
-    except Exception as e:
-        raise Unsupported(f"{getattr(fn, '__name__', fn)}: eager raises {type(e).__name__}: {e}") from None
-
-
-def _cached_meta(metas, fn, *args, **kwargs):
-    """_meta through the session's MetaCache (ops/metacache.py): results that are new tensors only."""
-    try:
-        return metas.call(fn, *args, **kwargs)
+        return _metas.call(fn, *args, **kwargs) if _metas is not None else fn(*args, **kwargs)
     except Exception as e:
         raise Unsupported(f"{getattr(fn, '__name__', fn)}: eager raises {type(e).__name__}: {e}") from None
 
 
 class WindowOps:
     def _meta_of(self, fn, *args, **kwargs):
-        """_meta through the session's MetaCache (ops/metacache.py): for results that are new tensors."""
-        return _cached_meta(self.tr.session.metas, fn, *args, **kwargs)
+        return _meta(fn, *args, _metas=self.tr.session.metas, **kwargs)
 
     def _batched(self, x, nd, what):
         """x with a batch dim (an unbatched [C, *spatial] input gets one of size 1), and whether it was added."""
