@@ -357,7 +357,8 @@ const char *kGpuStage = "dyn-loop-to-ptx";
 
 struct ArgRef {
   enum Kind { Buffer, Temp, Scalar } kind;
-  int64_t value; // buffer index, temp slot, or the scalar itself
+  int64_t value;          // buffer index, temp slot, or the scalar itself
+  int64_t byteOffset = 0; // a view's start in its buffer (library-call operands)
 };
 
 /// A library call between launches (loop.matmul, loop.convolution, ...).
@@ -367,6 +368,7 @@ struct LibraryStep {
   int32_t numInputs = 0;
   std::vector<int32_t> dtypes;
   std::vector<std::vector<int64_t>> sizes;
+  std::vector<std::vector<int64_t>> strides; // in elements
   std::vector<int64_t> params;
 };
 
@@ -445,8 +447,8 @@ public:
     }
     bool ok = true;
     auto address = [&](const ArgRef &ref) {
-      return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value])
-             : ref.kind == ArgRef::Temp ? tempPtrs[ref.value]
+      return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
+             : ref.kind == ArgRef::Temp ? tempPtrs[ref.value] + ref.byteOffset
                                         : static_cast<uint64_t>(ref.value);
     };
     for (Launch &l : launches) {
@@ -491,6 +493,7 @@ public:
       bufs[i].dtype = step.dtypes[i];
       bufs[i].rank = (int32_t)step.sizes[i].size();
       bufs[i].sizes = step.sizes[i].data();
+      bufs[i].strides = step.strides[i].data();
     }
     DynLibraryCall call{};
     call.name = step.name.c_str();
@@ -589,6 +592,17 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       fn.uploads.push_back(std::move(upload));
       continue;
     }
+    if (auto view = dyn_cast<memref::ReinterpretCastOp>(op)) {
+      // A library call's operand read (or written) in place in another buffer.
+      auto it = refs.find(view.getSource());
+      auto [strides, offset] = view.getType().getStridesAndOffset();
+      if (it == refs.end() || it->second.kind == ArgRef::Scalar || ShapedType::isDynamic(offset))
+        return view.emitOpError("needs a static view of a buffer on the GPU path");
+      ArgRef ref = it->second;
+      ref.byteOffset += offset * ((view.getType().getElementTypeBitWidth() + 7) / 8);
+      refs[view] = ref;
+      continue;
+    }
     if (auto call = dyn_cast<loop::LibraryCallOpInterface>(op)) {
       LibraryStep step;
       step.name = call.getLibraryCallName().str();
@@ -603,6 +617,8 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         step.buffers.push_back(it->second);
         step.dtypes.push_back(loop::libraryCallDType(type.getElementType()));
         step.sizes.emplace_back(type.getShape().begin(), type.getShape().end());
+        auto [strides, offset] = type.getStridesAndOffset();
+        step.strides.emplace_back(strides.begin(), strides.end());
       }
       SmallVector<int64_t> params = call.getLibraryCallParams();
       step.params.assign(params.begin(), params.end());

@@ -89,11 +89,14 @@ extern "C" void dyn_library_call(int64_t name, int64_t descriptor, int64_t buffe
   int64_t numOutputs = *d++;
   std::vector<DynBuffer> bufs(numInputs + numOutputs);
   for (int64_t i = 0; i < numInputs + numOutputs; ++i) {
-    bufs[i].data = ptrs[i];
     bufs[i].dtype = (int32_t)*d++;
     bufs[i].rank = (int32_t)*d++;
     bufs[i].sizes = d;
     d += bufs[i].rank;
+    bufs[i].strides = d;
+    d += bufs[i].rank;
+    // ptrs[i] is the buffer's base; a view starts this many bytes in.
+    bufs[i].data = static_cast<char *>(ptrs[i]) + *d++;
   }
   DynLibraryCall call{};
   call.name = reinterpret_cast<const char *>(name);

@@ -149,11 +149,14 @@ at::Tensor wrapStrided(const DynBuffer &b, const at::Device &device, at::IntArra
 }
 
 at::Tensor wrap(const DynBuffer &b, const at::Device &device) {
-  return wrapStrided(b, device, at::IntArrayRef(b.sizes, b.rank), std::nullopt);
+  at::OptionalIntArrayRef strides;
+  if (b.strides)
+    strides = at::IntArrayRef(b.strides, b.rank);
+  return wrapStrided(b, device, at::IntArrayRef(b.sizes, b.rank), strides);
 }
 
-/// A dyn buffer [N, *spatial, C] as the tensor [N, C, *spatial] in channels-last memory format
-/// (a view: no copy).
+/// A dyn buffer [N, *spatial, C] (contiguous) as the tensor [N, C, *spatial] in channels-last memory
+/// format (a view: no copy).
 at::Tensor wrapChannelsLast(const DynBuffer &b, const at::Device &device) {
   int64_t rank = b.rank, channels = b.sizes[rank - 1];
   std::vector<int64_t> sizes{b.sizes[0], channels}, strides(rank);

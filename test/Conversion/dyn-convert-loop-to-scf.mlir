@@ -160,12 +160,13 @@ func.func @matmul_transpose_b(%a: memref<2x4x8xf64>, %b: memref<2x3x8xf64>, %c: 
 // -----
 
 // Other library calls go through dyn_library_call: the name as a C string,
-// an i64 descriptor [num_inputs, num_outputs, (dtype, rank, sizes) per
-// buffer, num_params, params], and the buffers' addresses in a stack array.
+// an i64 descriptor [num_inputs, num_outputs, (dtype, rank, sizes, strides,
+// byte offset) per buffer, num_params, params], and the buffers' addresses in
+// a stack array.
 // Here a convolution: two f32 (dtype 0) inputs and the output, then nd=1, stride 2, padding 1,
 // dilation 1, output_padding 0, groups 1, not transposed, no bias, not channels-last.
 // CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_convolution : memref<12xi8> = dense<[99, 111, 110, 118, 111, 108, 117, 116, 105, 111, 110, 0]>
-// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<27xi64> = dense<[2, 1, 0, 3, 1, 3, 8, 0, 3, 4, 3, 3, 0, 3, 1, 4, 4, 9, 1, 2, 1, 1, 0, 1, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_convolution : memref<39xi64> = dense<[2, 1, 0, 3, 1, 3, 8, 24, 8, 1, 0, 0, 3, 4, 3, 3, 9, 3, 1, 0, 0, 3, 1, 4, 4, 16, 4, 1, 0, 9, 1, 2, 1, 1, 0, 1, 0, 0, 0]>
 // CHECK-DAG: func.func private @dyn_library_call(i64, i64, i64)
 // CHECK-LABEL: func @convolution
 // CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>
@@ -207,12 +208,29 @@ func.func @matmul_library_attr(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: mem
 // descriptor counts one input and two outputs, then its parameters [dim,
 // descending, stable]; the stack array holds three addresses.
 // CHECK-DAG: memref.global "private" constant @__dyn_libcall_name_sort : memref<5xi8> = dense<[115, 111, 114, 116, 0]>
-// CHECK-DAG: memref.global "private" constant @__dyn_libcall_sort : memref<18xi64> = dense<[1, 2, 0, 2, 4, 8, 0, 2, 4, 8, 4, 2, 4, 8, 3, 1, 1, 1]>
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_sort : memref<27xi64> = dense<[1, 2, 0, 2, 4, 8, 8, 1, 0, 0, 2, 4, 8, 8, 1, 0, 4, 2, 4, 8, 8, 1, 0, 3, 1, 1, 1]>
 // CHECK-LABEL: func @sort
 // CHECK: %[[A:.*]] = memref.alloca() : memref<3xi64>
 // CHECK-COUNT-3: memref.store %{{.*}}, %[[A]]
 // CHECK: call @dyn_library_call(
 func.func @sort(%x: memref<4x8xf32>, %v: memref<4x8xf32>, %i: memref<4x8xi64>) {
   loop.library_call "sort" ins(%x : memref<4x8xf32>) outs(%v, %i : memref<4x8xf32>, memref<4x8xi64>) params [1, 1, 1]
+  return
+}
+
+// -----
+
+// Attention reads q, k and v in place as views of one [B, S, 3E] buffer: each
+// buffer's descriptor entry carries its strides and its byte offset (k starts
+// 64 floats in: 256 bytes), and the stack array holds the buffers' bases.
+// CHECK-DAG: memref.global "private" constant @__dyn_libcall_attention : memref<50xi64> = dense<[3, 1, 0, 4, 2, 4, 5, 16, 960, 16, 192, 1, 0, 0, 4, 2, 4, 5, 16, 960, 16, 192, 1, 256, 0, 4, 2, 4, 5, 16, 960, 16, 192, 1, 512, 0, 4, 2, 4, 5, 16, 320, 16, 64, 1, 0, 3, 0, 0, 4598175219545276416]>
+// CHECK-LABEL: func @attention_views
+// CHECK: call @dyn_library_call(
+func.func @attention_views(%qkv: memref<2x5x192xf32>, %o: memref<2x5x4x16xf32>) {
+  %q = memref.reinterpret_cast %qkv to offset: [0], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1] : memref<2x5x192xf32> to memref<2x4x5x16xf32, strided<[960, 16, 192, 1]>>
+  %k = memref.reinterpret_cast %qkv to offset: [64], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1] : memref<2x5x192xf32> to memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>
+  %v = memref.reinterpret_cast %qkv to offset: [128], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1] : memref<2x5x192xf32> to memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 128>>
+  %out = memref.reinterpret_cast %o to offset: [0], sizes: [2, 4, 5, 16], strides: [320, 16, 64, 1] : memref<2x5x4x16xf32> to memref<2x4x5x16xf32, strided<[320, 16, 64, 1]>>
+  loop.attention %q, %k, %v, %out scale 0.25 : memref<2x4x5x16xf32, strided<[960, 16, 192, 1]>>, memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>, memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 128>>, memref<2x4x5x16xf32, strided<[320, 16, 64, 1]>>
   return
 }

@@ -64,10 +64,13 @@ func.func @column_sum_consumer(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // Matmul operands and results live in buffers; the matmul is a library call.
+// An operand that only views another buffer's elements in row-major order
+// (here a transpose of a transpose) reads that buffer: no copy.
 // CHECK-LABEL: func @matmul_relu
-// CHECK: loop.kernel "transpose_0" [4, 8]
-// CHECK: loop.matmul
-// CHECK: loop.kernel "max_1" [4, 2]
+// CHECK-SAME: (%[[A:[^:]*]]: memref<4x8xf32>
+// CHECK-NOT: loop.kernel "transpose
+// CHECK: loop.matmul %[[A]],
+// CHECK: loop.kernel "max_0" [4, 2]
 // CHECK: arith.maximumf
 func.func @matmul_relu(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
   %0 = prim.transpose %a permutation [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
@@ -546,4 +549,65 @@ func.func @nested_windows(%x: tensor<4x6x6xf32>, %y: tensor<4x6x6xf32>) -> tenso
   %t0 = prim.add %b0, %b1 : tensor<4x4x4xf32>
   %t1 = prim.add %t0, %b2 : tensor<4x4x4xf32>
   return %t1 : tensor<4x4x4xf32>
+}
+
+// -----
+
+// A ViT block's attention: one QKV projection sliced into q, k and v, each
+// viewed as heads. The bias add gets one buffer [B, S, 3E], which the
+// attention reads in place through three strided views, and the attention
+// writes its heads in [B, S, H, D] order into the buffer of the transpose
+// that follows it, which the output projection reads as [B*S, E]: no copy
+// kernel around the attention.
+// CHECK-LABEL: func @attention_views
+// CHECK: loop.matmul
+// CHECK: loop.kernel "add_{{[0-9]+}}" [2, 5, 192]
+// CHECK-NOT: loop.kernel
+// CHECK-DAG: %[[Q:.*]] = memref.reinterpret_cast %[[QKV:.*]] to offset: [0], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK-DAG: %[[K:.*]] = memref.reinterpret_cast %[[QKV]] to offset: [64], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK-DAG: %[[V:.*]] = memref.reinterpret_cast %[[QKV]] to offset: [128], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK-DAG: %[[O:.*]] = memref.reinterpret_cast %[[T:.*]] to offset: [0], sizes: [2, 4, 5, 16], strides: [320, 16, 64, 1] : memref<2x5x4x16xf32>
+// CHECK: loop.attention %[[Q]], %[[K]], %[[V]], %[[O]]
+// CHECK-NOT: loop.kernel
+// CHECK: %[[X:.*]] = memref.reinterpret_cast %[[T]] to offset: [0], sizes: [10, 64], strides: [64, 1] : memref<2x5x4x16xf32> to memref<10x64xf32>
+// CHECK: loop.matmul %[[X]]
+func.func @attention_views(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>, %b: tensor<192xf32>, %wo: tensor<64x64xf32>) -> tensor<10x64xf32> {
+  %0 = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x192xf32> -> tensor<10x192xf32>
+  %1 = prim.reshape %0 : tensor<10x192xf32> -> tensor<2x5x192xf32>
+  %2 = prim.broadcast_in_dim %b dims [2] : tensor<192xf32> -> tensor<2x5x192xf32>
+  %3 = prim.add %1, %2 : tensor<2x5x192xf32>
+  %4 = prim.slice %3 start [0, 0, 0] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %5 = prim.slice %3 start [0, 0, 64] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %6 = prim.slice %3 start [0, 0, 128] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %7 = prim.reshape %4 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %8 = prim.transpose %7 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %9 = prim.reshape %5 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %10 = prim.transpose %9 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %11 = prim.reshape %6 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %12 = prim.transpose %11 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %13 = prim.attention %8, %10, %12 scale 0.25 : tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32> -> tensor<2x4x5x16xf32>
+  %14 = prim.transpose %13 permutation [0, 2, 1, 3] : tensor<2x4x5x16xf32> -> tensor<2x5x4x16xf32>
+  %15 = prim.reshape %14 : tensor<2x5x4x16xf32> -> tensor<10x64xf32>
+  %16 = prim.dot_general %15, %wo batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x64xf32> -> tensor<10x64xf32>
+  return %16 : tensor<10x64xf32>
+}
+
+// -----
+
+// A padding mask [B, S] broadcast over heads and queries to [B, H, S, S] is
+// read in place with zero strides: its buffer holds [B, S], as eager's
+// expanded mask does.
+// CHECK-LABEL: func @attention_broadcast_mask
+// CHECK: memref.alloc() {{.*}} : memref<2x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[M:.*]] = memref.reinterpret_cast {{.*}} sizes: [2, 4, 8, 8], strides: [8, 0, 0, 1]
+// CHECK: loop.attention {{.*}} mask %[[M]]
+func.func @attention_broadcast_mask(%q: tensor<2x4x8x16xf32>, %m: tensor<2x8xf32>) -> tensor<2x4x8x16xf32> {
+  %c = prim.constant dense<-1.0e+04> : tensor<2x8xf32>
+  %0 = prim.mul %m, %c : tensor<2x8xf32>
+  %1 = prim.reshape %0 : tensor<2x8xf32> -> tensor<2x1x1x8xf32>
+  %2 = prim.broadcast_in_dim %1 dims [0, 1, 2, 3] : tensor<2x1x1x8xf32> -> tensor<2x1x8x8xf32>
+  %3 = prim.broadcast_in_dim %2 dims [0, 1, 2, 3] : tensor<2x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %4 = prim.attention %q, %q, %q mask %3 scale 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x16xf32>
+  return %4 : tensor<2x4x8x16xf32>
 }

@@ -8,9 +8,12 @@
  * extension registers ATen's, python/src/aten_calls.cpp). Compiling a graph
  * that needs a name nobody registered fails with a clear error.
  *
- * Plain C so that any embedder can provide implementations. Buffers are
- * contiguous and row-major; on the GPU they are device pointers and the call
- * must be ordered on `stream` (the stream the compiled function runs on).
+ * Plain C so that any embedder can provide implementations. A buffer is its
+ * first element's address, sizes and strides (in elements): row-major and
+ * contiguous unless the op says otherwise (attention reads q, k, v and its
+ * mask in place from views of other buffers, and may write its output into
+ * one). On the GPU they are device pointers and the call must be ordered on
+ * `stream` (the stream the compiled function runs on).
  * A call reads its inputs and writes every one of its outputs (a sort writes
  * its values and its indices; GEMMs, convolutions and attention write one).
  * docs/library_calls.md lists the names and their parameters.
@@ -42,10 +45,11 @@ enum DynDType {
 enum DynDevice { DYN_DEVICE_CPU = 0, DYN_DEVICE_CUDA = 1 };
 
 typedef struct DynBuffer {
-  void *data;
+  void *data;    /* the first element */
   int32_t dtype; /* a DynDType */
   int32_t rank;
   const int64_t *sizes;
+  const int64_t *strides; /* in elements; null: contiguous row-major */
 } DynBuffer;
 
 typedef struct DynLibraryCall {

@@ -375,9 +375,9 @@ Value globalAddress(IRRewriter &rewriter, Location loc, ModuleOp module, SymbolT
 
 /// A library call -> dyn_library_call(name, descriptor, buffers): the name
 /// as a NUL-terminated string, the descriptor as an i64 array [num_inputs,
-/// num_outputs, (dtype, rank, sizes...) per input and per output,
-/// num_params, params...], and the buffers' addresses in a stack array
-/// (inputs, then outputs).
+/// num_outputs, (dtype, rank, sizes..., strides..., byte offset) per input
+/// and per output, num_params, params...], and the buffers' base addresses
+/// in a stack array (inputs, then outputs).
 void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, ModuleOp module,
                       SymbolTable &symbols) {
   Location loc = op.getLoc();
@@ -392,6 +392,9 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
     desc.push_back(loop::libraryCallDType(t.getElementType()));
     desc.push_back(t.getRank());
     llvm::append_range(desc, t.getShape());
+    auto [strides, offset] = t.getStridesAndOffset(); // static: the verifiers say so
+    llvm::append_range(desc, strides);
+    desc.push_back(offset * ((t.getElementTypeBitWidth() + 7) / 8));
   }
   SmallVector<int64_t> params = op.getLibraryCallParams();
   desc.push_back(params.size());

@@ -956,6 +956,116 @@ MemRefType bufferType(Value tensor) {
   return MemRefType::get(t.getShape(), storedType(t.getElementType()));
 }
 
+//===----------------------------------------------------------------------===//
+// Library-call operands read in place (views of other buffers)
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * std::max<int64_t>(shape[d + 1], 1);
+  return strides;
+}
+
+/// The strides that view `oldShape` (with `oldStrides`) as `newShape` without
+/// a copy, or nothing where no view can (torch's computeStride).
+std::optional<SmallVector<int64_t>> reshapedStrides(ArrayRef<int64_t> oldShape,
+                                                    ArrayRef<int64_t> oldStrides,
+                                                    ArrayRef<int64_t> newShape) {
+  SmallVector<int64_t> strides(newShape.size(), 1);
+  if (oldShape.empty())
+    return strides;
+  if (llvm::is_contained(oldShape, 0))
+    return std::nullopt;
+  int64_t viewD = (int64_t)newShape.size() - 1;
+  int64_t chunkBaseStride = oldStrides.back(), tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
+    tensorNumel *= oldShape[d];
+    if (d == 0 || (oldShape[d - 1] != 1 && oldStrides[d - 1] != tensorNumel * chunkBaseStride)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+        strides[viewD] = viewNumel * chunkBaseStride;
+        viewNumel *= newShape[viewD];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel)
+        return std::nullopt;
+      if (d > 0) {
+        chunkBaseStride = oldStrides[d - 1];
+        tensorNumel = viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return strides;
+}
+
+/// A value read in place from the buffer of `base`, a value it is a view of
+/// (through transposes, slices, reshapes and broadcasts): its element at
+/// index i is base's buffer at offset + sum(i * strides), in elements.
+struct BufferView {
+  Value base;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+
+  bool isContiguous(ArrayRef<int64_t> shape) const {
+    return offset == 0 && strides == rowMajorStrides(shape);
+  }
+};
+
+/// `v` as a view of the first value down its chain of view ops that
+/// `hasBuffer` accepts, or nothing.
+std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer) {
+  ArrayRef<int64_t> shape = tensorType(v).getShape();
+  if (hasBuffer(v))
+    return BufferView{v, rowMajorStrides(shape), 0};
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<prim::TransposeOp, prim::SliceOp, prim::ReshapeOp, prim::BroadcastInDimOp>(def))
+    return std::nullopt;
+  std::optional<BufferView> in = bufferView(def->getOperand(0), hasBuffer);
+  if (!in)
+    return std::nullopt;
+  ArrayRef<int64_t> inShape = tensorType(def->getOperand(0)).getShape();
+  BufferView out{in->base, SmallVector<int64_t>(shape.size(), 0), in->offset};
+  if (auto t = dyn_cast<prim::TransposeOp>(def)) {
+    for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+      out.strides[i] = in->strides[p];
+  } else if (auto sl = dyn_cast<prim::SliceOp>(def)) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (sl.getStride()[i] < 0)
+        return std::nullopt;
+      out.offset += sl.getStart()[i] * in->strides[i];
+      out.strides[i] = in->strides[i] * sl.getStride()[i];
+    }
+  } else if (isa<prim::ReshapeOp>(def)) {
+    auto strides = reshapedStrides(inShape, in->strides, shape);
+    if (!strides)
+      return std::nullopt;
+    out.strides = *strides;
+  } else {
+    auto b = cast<prim::BroadcastInDimOp>(def);
+    for (auto [i, d] : llvm::enumerate(b.getDims()))
+      out.strides[d] = inShape[i] == 1 && shape[d] != 1 ? 0 : in->strides[i];
+  }
+  // A size-1 dim's stride is never used: the row-major one keeps views of
+  // contiguous data recognizably contiguous.
+  SmallVector<int64_t> rowMajor = rowMajorStrides(shape);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1)
+      out.strides[i] = rowMajor[i];
+  return out;
+}
+
+/// The buffer type of a view of `v` (identity layout where it is contiguous).
+MemRefType viewType(Value v, const BufferView &view) {
+  RankedTensorType t = tensorType(v);
+  Type stored = storedType(t.getElementType());
+  if (view.isContiguous(t.getShape()))
+    return MemRefType::get(t.getShape(), stored);
+  return MemRefType::get(t.getShape(), stored,
+                         StridedLayoutAttr::get(v.getContext(), view.offset, view.strides));
+}
+
 /// The kernels that would recompute `v`: the materialized values whose
 /// expressions reach it through values without buffers.
 unsigned kernelsRecomputing(Value v, const llvm::SetVector<Value> &materialized) {
@@ -1202,6 +1312,58 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   SmallVector<Value> returned(ret.getOperands());
   DenseMap<Value, prim::DotGeneralOp> gemmOfAdd; // add result -> the GEMM computing it with its addend
   DenseMap<Value, Value> addendOf;               // add result -> the addend's buffer value
+  // Library-call operands read in place from a buffer that exists anyway (a
+  // GEMM's output sliced into q, k and v, viewed as heads): no copy kernel.
+  DenseMap<Value, BufferView> views;
+  // A transpose of an attention result that the attention writes itself,
+  // through a strided view of the transpose's buffer: the heads' outputs
+  // land in [B, S, H, D] order, ready for the output projection.
+  DenseMap<Value, prim::AttentionOp> attentionInto;
+  auto hasBuffer = [&](Value u) { return isa<BlockArgument>(u) || materialized.contains(u); };
+  auto isView = [](Operation *op) {
+    return isa_and_nonnull<prim::TransposeOp, prim::SliceOp, prim::ReshapeOp, prim::BroadcastInDimOp>(op);
+  };
+  auto viewRoot = [&](Value v) {
+    while (isView(v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    return v;
+  };
+  // How many elements attention operands read through views of each value:
+  // a value that many attention operands view (a QKV projection sliced into
+  // q, k and v; a mask [B,1,1,S] broadcast to [B,H,S,S]) gets one buffer they
+  // all read in place, where it is no larger than what they read.
+  DenseMap<Value, int64_t> viewedElements;
+  for (auto att : entry.getOps<prim::AttentionOp>())
+    for (Value v : att->getOperands())
+      if (Value root = viewRoot(v); root != v)
+        viewedElements[root] += tensorType(v).getNumElements();
+  // Whether library-call operand `v` is read as a view (`strided`: any
+  // strides with a unit innermost one, else only contiguous views).
+  auto readInPlace = [&](Value v, bool strided) {
+    if (hasBuffer(v))
+      return false;
+    ArrayRef<int64_t> shape = tensorType(v).getShape();
+    auto accepted = [&](const BufferView &view) {
+      if (!strided)
+        return view.isContiguous(shape);
+      return shape.empty() || shape.back() == 1 || view.strides.back() == 1;
+    };
+    std::optional<BufferView> view = bufferView(v, hasBuffer);
+    if (!view && strided) {
+      Value root = viewRoot(v);
+      Operation *rootDef = root.getDefiningOp();
+      if (rootDef && !isSplat(rootDef) &&
+          tensorType(root).getNumElements() <= viewedElements.lookup(root)) {
+        view = bufferView(v, [&](Value u) { return u == root || hasBuffer(u); });
+        if (view && accepted(*view))
+          materialized.insert(root);
+      }
+    }
+    if (!view || !accepted(*view))
+      return false;
+    views[v] = *view;
+    return true;
+  };
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
       // A transposed rhs is read in place (loop.matmul transpose_b): its
@@ -1212,20 +1374,31 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         rhs = src;
       SmallVector<Value> reads{dot.getLhs(), rhs};
       Value result = dot.getResult();
-      if (auto fused = gemmAddend(dot, returned, options.f32GemmAddend)) {
+      std::optional<GemmAddend> fused = gemmAddend(dot, returned, options.f32GemmAddend);
+      if (fused) {
         result = fused->add.getResult();
         gemmOfAdd[result] = dot;
         addendOf[result] = fused->addend;
-        reads.push_back(fused->addend);
       }
       for (Value v : reads)
-        if (!isa<BlockArgument>(v))
+        if (!isa<BlockArgument>(v) && !readInPlace(v, /*strided=*/false))
           materialized.insert(v);
+      if (fused && !isa<BlockArgument>(fused->addend))
+        materialized.insert(fused->addend);
       materialized.insert(result);
     } else if (isLibraryCall(&op)) {
+      bool strided = isa<prim::AttentionOp>(op);
       for (Value v : op.getOperands())
-        if (!isa<BlockArgument>(v))
+        if (!isa<BlockArgument>(v) && !readInPlace(v, strided))
           materialized.insert(v);
+      if (auto att = dyn_cast<prim::AttentionOp>(op); att && att->hasOneUse() &&
+                                                      !llvm::is_contained(returned, att.getResult())) {
+        if (auto t = dyn_cast<prim::TransposeOp>(*att->getUsers().begin())) {
+          attentionInto[t.getResult()] = att;
+          materialized.insert(t.getResult());
+          continue;
+        }
+      }
       for (Value r : op.getResults()) // a sort writes values and indices
         materialized.insert(r);
     } else if (isa<prim::ConcatenateOp>(op) || (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
@@ -1251,7 +1424,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     for (size_t i = 0; i < materialized.size(); ++i) {
       Value v = materialized[i];
       Operation *def = v.getDefiningOp();
-      if (isLibraryCall(def) || gemmOfAdd.count(v) || isa<prim::ConcatenateOp, prim::ConstantOp>(def))
+      if (isLibraryCall(def) || gemmOfAdd.count(v) || attentionInto.count(v) ||
+          isa<prim::ConcatenateOp, prim::ConstantOp>(def))
         continue;
       auto writtenBefore = [&](Value r) {
         return materialized.contains(r) && position[r.getDefiningOp()] < position[def];
@@ -1359,6 +1533,26 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     lowered.erase();
     return from->emitOpError() << "has no " << call->getName() << " lowering: " << reason;
   };
+  // A library call's operand: its own buffer, or its view of another's.
+  auto operandBuffer = [&](Value x) -> Value {
+    if (auto it = buffers.find(x); it != buffers.end())
+      return it->second;
+    const BufferView &view = views.at(x);
+    Value base = buffers[view.base];
+    MemRefType type = viewType(x, view);
+    if (type == base.getType())
+      return base;
+    return memref::ReinterpretCastOp::create(b, loc, type, base, view.offset,
+                                             tensorType(x).getShape(), view.strides);
+  };
+  auto emitAttention = [&](prim::AttentionOp att, Value out) {
+    SmallVector<Value> operands{operandBuffer(att.getQuery()), operandBuffer(att.getKey()),
+                                operandBuffer(att.getValue()), out};
+    if (att.getMask())
+      operands.push_back(operandBuffer(att.getMask()));
+    auto call = loop::AttentionOp::create(b, loc, TypeRange{}, operands, att->getAttrs());
+    return checkLibraryCall(call, att);
+  };
   unsigned kernelCount = 0;
   auto kernelName = [&](Operation *op) {
     return (op->getName().stripDialect() + "_" + Twine(kernelCount++)).str();
@@ -1376,29 +1570,41 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       Value src = transposedRhsSource(dot);
       Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       auto matmul =
-          loop::MatmulOp::create(b, loc, buffers[dot.getLhs()], buffers[src ? src : dot.getRhs()],
-                                 buffers[v], addend, /*transpose_b=*/src != nullptr);
+          loop::MatmulOp::create(b, loc, operandBuffer(dot.getLhs()),
+                                 operandBuffer(src ? src : dot.getRhs()), buffers[v], addend,
+                                 /*transpose_b=*/src != nullptr);
       if (failed(checkLibraryCall(matmul, dot)))
         return failure();
       continue;
     }
     if (auto conv = dyn_cast<prim::ConvolutionOp>(def)) {
       // The attributes carry over by name.
-      SmallVector<Value> operands{buffers[conv.getInput()], buffers[conv.getWeight()], buffers[v]};
+      SmallVector<Value> operands{operandBuffer(conv.getInput()), operandBuffer(conv.getWeight()), buffers[v]};
       if (conv.getBias())
-        operands.push_back(buffers[conv.getBias()]);
+        operands.push_back(operandBuffer(conv.getBias()));
       auto call = loop::ConvolutionOp::create(b, loc, TypeRange{}, operands, conv->getAttrs());
       if (failed(checkLibraryCall(call, conv)))
         return failure();
       continue;
     }
     if (auto att = dyn_cast<prim::AttentionOp>(def)) {
-      SmallVector<Value> operands{buffers[att.getQuery()], buffers[att.getKey()],
-                                  buffers[att.getValue()], buffers[v]};
-      if (att.getMask())
-        operands.push_back(buffers[att.getMask()]);
-      auto call = loop::AttentionOp::create(b, loc, TypeRange{}, operands, att->getAttrs());
-      if (failed(checkLibraryCall(call, att)))
+      if (failed(emitAttention(att, buffers[v])))
+        return failure();
+      continue;
+    }
+    if (auto it = attentionInto.find(v); it != attentionInto.end()) {
+      // v = transpose(attention): the attention's result is v's buffer read
+      // through the inverse permutation.
+      prim::AttentionOp att = it->second;
+      auto perm = cast<prim::TransposeOp>(def).getPermutation();
+      SmallVector<int64_t> tStrides = rowMajorStrides(tensorType(v).getShape());
+      BufferView out{v, SmallVector<int64_t>(perm.size()), 0};
+      for (auto [i, p] : llvm::enumerate(perm))
+        out.strides[p] = tStrides[i];
+      Value r = att.getResult();
+      Value view = memref::ReinterpretCastOp::create(b, loc, viewType(r, out), buffers[v], 0,
+                                                     tensorType(r).getShape(), out.strides);
+      if (failed(emitAttention(att, view)))
         return failure();
       continue;
     }
@@ -1408,7 +1614,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         continue;
       SmallVector<Value> ins, outs;
       for (Value in : lib.getInputs())
-        ins.push_back(buffers[in]);
+        ins.push_back(operandBuffer(in));
       for (Value r : lib.getResults())
         outs.push_back(buffers[r]);
       auto call = loop::LibraryCallOp::create(b, loc, lib.getCalleeAttr(), ins, outs,

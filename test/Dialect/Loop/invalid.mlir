@@ -106,9 +106,17 @@ func.func @conv_bad_out(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: me
 
 // -----
 
-func.func @attention_strided(%q: memref<2x8x16xf32, strided<[256, 32, 1]>>, %o: memref<2x8x16xf32>) {
+func.func @attention_dynamic_offset(%q: memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, %o: memref<2x8x16xf32>) {
+  // expected-error @+1 {{needs contiguous buffers or views with static strides and offset}}
+  loop.attention %q, %q, %q, %o scale 0.25 : memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_strided(%a: memref<4x8xf32, strided<[16, 1]>>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
   // expected-error @+1 {{needs contiguous (identity layout) buffers}}
-  loop.attention %q, %q, %q, %o scale 0.25 : memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32, strided<[256, 32, 1]>>, memref<2x8x16xf32>
+  loop.matmul %a, %b, %c : memref<4x8xf32, strided<[16, 1]>>, memref<8x2xf32>, memref<4x2xf32>
   return
 }
 

@@ -81,9 +81,24 @@ LogicalResult StoreOp::verify() {
 // Library calls
 //===----------------------------------------------------------------------===//
 
-/// Library calls take contiguous buffers of the float types the libraries
-/// handle, all of one element type (but a boolean mask).
-static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {}) {
+/// Whether `t` is a view the library-call ABI describes: static strides and
+/// offset (`strided` allows any such layout, else only the identity).
+static bool describableLayout(MemRefType t, bool strided) {
+  if (t.getLayout().isIdentity())
+    return true;
+  if (!strided || !isa<StridedLayoutAttr>(t.getLayout()))
+    return false;
+  auto [strides, offset] = t.getStridesAndOffset();
+  return !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic) &&
+         llvm::all_of(strides, [](int64_t s) { return s >= 0; }) && offset >= 0;
+}
+
+/// Library calls take buffers of the float types the libraries handle, all of
+/// one element type (but a boolean mask): contiguous ones, or with `strided`
+/// views with static non-negative strides and offset (attention reads q, k, v
+/// and the mask in place, as eager's strided tensors).
+static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {},
+                                          bool strided = false) {
   SmallVector<Value> buffers = op.getLibraryCallInputs();
   llvm::append_range(buffers, op.getLibraryCallOutputs());
   Type et = cast<MemRefType>(buffers.back().getType()).getElementType();
@@ -91,8 +106,9 @@ static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask 
     return op->emitOpError("supports f16, bf16, f32 and f64");
   for (Value v : buffers) {
     auto t = cast<MemRefType>(v.getType());
-    if (!t.getLayout().isIdentity())
-      return op->emitOpError("needs contiguous (identity layout) buffers");
+    if (!describableLayout(t, strided))
+      return op->emitOpError(strided ? "needs contiguous buffers or views with static strides and offset"
+                                     : "needs contiguous (identity layout) buffers");
     if (t.getElementType() != et && !(v == mask && t.getElementType().isInteger(1)))
       return op->emitOpError("buffers must share one element type");
   }
@@ -223,7 +239,7 @@ SmallVector<int64_t> ConvolutionOp::getLibraryCallParams() {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyLibraryBuffers(*this, getMask())))
+  if (failed(verifyLibraryBuffers(*this, getMask(), /*strided=*/true)))
     return failure();
   std::optional<ArrayRef<int64_t>> mask;
   if (getMask()) {

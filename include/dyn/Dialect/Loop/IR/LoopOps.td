@@ -149,7 +149,10 @@ def Loop_AttentionOp : Loop_LibraryCallOp<"attention"> {
   let summary = "library call: out = softmax(q k^T * scale + mask) v";
   let description = [{
     `prim.attention` on buffers: query, key, value, the output, and the
-    optional mask last.
+    optional mask last. Unlike the other library calls it takes strided
+    views (static strides and offset): q, k and v read in place from a
+    QKV projection's buffer, a mask broadcast with zero strides, the
+    output written into the buffer of the transpose that follows it.
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$query, Arg<AnyMemRef, "", [MemRead]>:$key,
                        Arg<AnyMemRef, "", [MemRead]>:$value, Arg<AnyMemRef, "", [MemWrite]>:$out,
