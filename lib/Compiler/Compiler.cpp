@@ -609,13 +609,14 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       SmallVector<Value> operands = call.getLibraryCallInputs();
       step.numInputs = (int32_t)operands.size();
       llvm::append_range(operands, call.getLibraryCallOutputs());
+      SmallVector<int32_t> dtypes = loop::libraryCallDTypes(call);
+      step.dtypes.assign(dtypes.begin(), dtypes.end());
       for (Value v : operands) {
         auto it = refs.find(v);
         if (it == refs.end())
           return op.emitOpError("has a buffer the launch plan cannot provide");
         auto type = cast<MemRefType>(v.getType());
         step.buffers.push_back(it->second);
-        step.dtypes.push_back(loop::libraryCallDType(type.getElementType()));
         step.sizes.emplace_back(type.getShape().begin(), type.getShape().end());
         auto [strides, offset] = type.getStridesAndOffset();
         step.strides.emplace_back(strides.begin(), strides.end());

@@ -128,6 +128,7 @@ at::ScalarType scalarType(int32_t dtype) {
   case DYN_I16: return at::kShort;
   case DYN_I8: return at::kChar;
   case DYN_BOOL: return at::kBool;
+  case DYN_U8: return at::kByte;
   }
   throw std::runtime_error("unknown dtype code " + std::to_string(dtype));
 }

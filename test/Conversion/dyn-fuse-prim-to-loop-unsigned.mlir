@@ -61,3 +61,17 @@ func.func @dense_constant(%a: tensor<2xui8>) -> tensor<2xui8> {
   %0 = prim.add %a, %c : tensor<2xui8>
   return %0 : tensor<2xui8>
 }
+
+// -----
+
+// A library call's buffers are signless: a uint8 GEMM (eager's CPU kernel
+// wraps it in uint8) lists its uint8 buffers, which the runtime passes on
+// as DYN_U8, and a call by name lists those of its operands and results.
+// CHECK-LABEL: func @ui8_library_calls
+// CHECK: loop.matmul {{.*}} {unsigned_buffers = array<i64: 0, 1, 2>} : memref<4x4xi8>, memref<4x4xi8>, memref<4x4xi8>
+// CHECK: loop.library_call "sort" ins({{.*}} : memref<4x4xi8>) outs({{.*}} : memref<4x4xi8>, memref<4x4xi64>) params [1, 0, 0] {unsigned_buffers = array<i64: 0, 1>}
+func.func @ui8_library_calls(%a: tensor<4x4xui8>, %b: tensor<4x4xui8>) -> (tensor<4x4xui8>, tensor<4x4xi64>) {
+  %0 = prim.dot_general %a, %b batch [], [] contract [1], [0] : tensor<4x4xui8>, tensor<4x4xui8> -> tensor<4x4xui8>
+  %1:2 = prim.library_call "sort" (%0) params [1, 0, 0] : (tensor<4x4xui8>) -> (tensor<4x4xui8>, tensor<4x4xi64>)
+  return %1#0, %1#1 : tensor<4x4xui8>, tensor<4x4xi64>
+}

@@ -1,16 +1,12 @@
 """The integer and boolean OpInfo samples dyn does not compile natively yet (test_opinfo.py runs each
 OpInfo's function variant with int64, uint8 and bool samples where the OpInfo supports them). Strict like
 KNOWN_FAILURES: each must fail with the start of today's message; a fix that makes one pass fails the test
-until its entry is removed. Mostly floats-only lowerings (matmul and the linalg products, pooling, pow),
-integer division by a tensor (a zero divisor raises in eager), and library calls of uint8 (their buffers
-do not tell uint8 from int8)."""
+until its entry is removed. Mostly floats-only lowerings (pooling, convolutions, pow, norms and losses),
+integer division by a tensor (a zero divisor raises in eager), FFTs of integers, and combining scatters of
+booleans."""
 
 # (OpInfo name, variant, dtype) -> the start of today's first failure (CPU and CUDA)
 INTEGER_GAPS = {
-    ('__rmatmul__', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('__rmatmul__', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
     ('__rpow__', 'function', 'int64'):
         'not native: Unsupported: pow with a torch.int64 result (graph.pow computes floats)',
     ('__rpow__', 'function', 'uint8'):
@@ -19,42 +15,12 @@ INTEGER_GAPS = {
         'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
     ('_upsample_bilinear2d_aa', 'function', 'uint8'):
         'not native: Unsupported: antialiased bilinear of a torch.uint8 tensor',
-    ('addbmm', 'function', 'int64'):
-        'not native: Unsupported: addbmm of non-float tensors',
-    ('addbmm', 'function', 'uint8'):
-        'not native: Unsupported: addbmm of non-float tensors',
-    ('addmm', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('addmm', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
-    ('addmm.decomposed', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('addmm.decomposed', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
-    ('addmv', 'function', 'int64'):
-        'not native: Unsupported: addmv of non-float tensors',
-    ('addmv', 'function', 'uint8'):
-        'not native: Unsupported: addmv of non-float tensors',
     ('addr', 'function', 'bool'):
-        'not native: Unsupported: addr of non-float tensors',
-    ('addr', 'function', 'int64'):
-        'not native: Unsupported: addr of non-float tensors',
-    ('addr', 'function', 'uint8'):
-        'not native: Unsupported: addr of non-float tensors',
+        'not native: Unsupported: addr of boolean tensors',
     ('all', 'function', 'uint8'):
         'not native: Unsupported: all of a torch.uint8 tensor gives torch.uint8',
     ('any', 'function', 'uint8'):
         'not native: Unsupported: any of a torch.uint8 tensor gives torch.uint8',
-    ('argsort', 'function', 'uint8'):
-        "not native: Unsupported: argsort of uint8: a library call's buffers do not tell uint8 from int8",
-    ('baddbmm', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('baddbmm', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
-    ('bmm', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('bmm', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
     ('div.floor_rounding', 'function', 'int64'):
         "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
     ('div.floor_rounding', 'function', 'uint8'):
@@ -63,14 +29,6 @@ INTEGER_GAPS = {
         "not native: Unsupported: integer div (rounding_mode='trunc') by a tensor (eager raises for a zero divisor)",
     ('div.trunc_rounding', 'function', 'uint8'):
         "not native: Unsupported: integer div (rounding_mode='trunc') by a tensor (eager raises for a zero divisor)",
-    ('dot', 'function', 'int64'):
-        'not native: Unsupported: dot of non-float tensors',
-    ('dot', 'function', 'uint8'):
-        'not native: Unsupported: dot of non-float tensors',
-    ('einsum', 'function', 'int64'):
-        'not native: Unsupported: einsum of non-float tensors',
-    ('einsum', 'function', 'uint8'):
-        'not native: Unsupported: einsum of non-float tensors',
     ('fft.hfft', 'function', 'bool'):
         'not native: Unsupported: fft.hfft of a torch.bool',
     ('fft.hfft', 'function', 'int64'):
@@ -127,36 +85,6 @@ INTEGER_GAPS = {
         'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
     ('index_add', 'function', 'uint8'):
         'not native: Unsupported: -1 does not fit in torch.uint8',
-    ('inner', 'function', 'int64'):
-        'not native: Unsupported: tensordot of non-float tensors',
-    ('inner', 'function', 'uint8'):
-        'not native: Unsupported: tensordot of non-float tensors',
-    ('kthvalue', 'function', 'uint8'):
-        "not native: Unsupported: kthvalue of uint8: a library call's buffers do not tell uint8 from int8",
-    ('linalg.multi_dot', 'function', 'int64'):
-        'not native: Unsupported: linalg.multi_dot of non-float tensors',
-    ('linalg.multi_dot', 'function', 'uint8'):
-        'not native: Unsupported: linalg.multi_dot of non-float tensors',
-    ('matmul', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('matmul', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
-    ('median', 'function', 'uint8'):
-        "not native: Unsupported: median of uint8: a library call's buffers do not tell uint8 from int8",
-    ('mm', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('mm', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
-    ('mode', 'function', 'uint8'):
-        "not native: Unsupported: mode of uint8: a library call's buffers do not tell uint8 from int8",
-    ('msort', 'function', 'uint8'):
-        "not native: Unsupported: msort of uint8: a library call's buffers do not tell uint8 from int8",
-    ('mv', 'function', 'int64'):
-        'not native: Unsupported: mv of non-float tensors',
-    ('mv', 'function', 'uint8'):
-        'not native: Unsupported: mv of non-float tensors',
-    ('nanmedian', 'function', 'uint8'):
-        "not native: Unsupported: nanmedian of uint8: a library call's buffers do not tell uint8 from int8",
     ('nn.functional.avg_pool1d', 'function', 'int64'):
         'not native: Unsupported: avg_pool1d of a torch.int64 tensor',
     ('nn.functional.avg_pool2d', 'function', 'int64'):
@@ -189,10 +117,6 @@ INTEGER_GAPS = {
         "not native: Unsupported: interpolate 'bicubic' of a torch.uint8 tensor",
     ('nn.functional.interpolate.bilinear', 'function', 'uint8'):
         "not native: Unsupported: interpolate 'bilinear' of a torch.uint8 tensor",
-    ('nn.functional.linear', 'function', 'int64'):
-        'not native: Unsupported: matmul of torch.int64 tensors (graph.matmul takes floats)',
-    ('nn.functional.linear', 'function', 'uint8'):
-        'not native: Unsupported: matmul of torch.uint8 tensors (graph.matmul takes floats)',
     ('nn.functional.local_response_norm', 'function', 'int64'):
         'not native: Unsupported: local_response_norm of a torch.int64 tensor',
     ('nn.functional.max_pool2d', 'function', 'int64'):
@@ -249,44 +173,8 @@ INTEGER_GAPS = {
         'not native: Unsupported: scatter prod of booleans (graph.scatter combines numbers)',
     ('scatter_reduce.sum', 'function', 'bool'):
         'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
-    ('sort', 'function', 'uint8'):
-        "not native: Unsupported: sort of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.chebyshev_polynomial_t', 'function', 'uint8'):
-        "not native: Unsupported: chebyshev_polynomial_t of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.chebyshev_polynomial_u', 'function', 'uint8'):
-        "not native: Unsupported: chebyshev_polynomial_u of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.chebyshev_polynomial_v', 'function', 'uint8'):
-        "not native: Unsupported: chebyshev_polynomial_v of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.chebyshev_polynomial_w', 'function', 'uint8'):
-        "not native: Unsupported: chebyshev_polynomial_w of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.hermite_polynomial_h', 'function', 'uint8'):
-        "not native: Unsupported: hermite_polynomial_h of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.hermite_polynomial_he', 'function', 'uint8'):
-        "not native: Unsupported: hermite_polynomial_he of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.laguerre_polynomial_l', 'function', 'uint8'):
-        "not native: Unsupported: laguerre_polynomial_l of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.legendre_polynomial_p', 'function', 'uint8'):
-        "not native: Unsupported: legendre_polynomial_p of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.shifted_chebyshev_polynomial_t', 'function', 'uint8'):
-        "not native: Unsupported: shifted_chebyshev_polynomial_t of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.shifted_chebyshev_polynomial_u', 'function', 'uint8'):
-        "not native: Unsupported: shifted_chebyshev_polynomial_u of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.shifted_chebyshev_polynomial_v', 'function', 'uint8'):
-        "not native: Unsupported: shifted_chebyshev_polynomial_v of uint8: a library call's buffers do not tell uint8 from int8",
-    ('special.shifted_chebyshev_polynomial_w', 'function', 'uint8'):
-        "not native: Unsupported: shifted_chebyshev_polynomial_w of uint8: a library call's buffers do not tell uint8 from int8",
     ('sum_to_size', 'function', 'uint8'):
         'not native: Unsupported: sum_to_size of an integer tensor',
-    ('tensordot', 'function', 'int64'):
-        'not native: Unsupported: tensordot of non-float tensors',
-    ('tensordot', 'function', 'uint8'):
-        'not native: Unsupported: tensordot of non-float tensors',
-    ('topk', 'function', 'uint8'):
-        "not native: Unsupported: topk of uint8: a library call's buffers do not tell uint8 from int8",
-    ('vdot', 'function', 'int64'):
-        'not native: Unsupported: vdot of non-float tensors',
-    ('vdot', 'function', 'uint8'):
-        'not native: Unsupported: vdot of non-float tensors',
     ('nn.functional.triplet_margin_with_distance_loss', 'function', 'int64'):
         'not native: Unsupported: pairwise_distance of a torch.int64 tensor',
     ('nn.functional.triplet_margin_with_distance_loss', 'function', 'uint8'):

@@ -40,6 +40,7 @@ enum DynDType {
   DYN_I16 = 6,
   DYN_I8 = 7,
   DYN_BOOL = 8, /* one byte per element */
+  DYN_U8 = 9,
 };
 
 enum DynDevice { DYN_DEVICE_CPU = 0, DYN_DEVICE_CUDA = 1 };

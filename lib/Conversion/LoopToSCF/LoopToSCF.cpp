@@ -387,9 +387,10 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
   SmallVector<Value> outputs = op.getLibraryCallOutputs();
   SmallVector<int64_t> desc{(int64_t)buffers.size(), (int64_t)outputs.size()};
   llvm::append_range(buffers, outputs);
-  for (Value v : buffers) {
+  SmallVector<int32_t> dtypes = loop::libraryCallDTypes(op);
+  for (auto [v, dtype] : llvm::zip(buffers, dtypes)) {
     auto t = cast<MemRefType>(v.getType());
-    desc.push_back(loop::libraryCallDType(t.getElementType()));
+    desc.push_back(dtype);
     desc.push_back(t.getRank());
     llvm::append_range(desc, t.getShape());
     auto [strides, offset] = t.getStridesAndOffset(); // static: the verifiers say so

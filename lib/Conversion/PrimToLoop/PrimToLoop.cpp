@@ -1509,17 +1509,16 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
-    // Buffers do not tell a ui8 tensor from an i8 one: the library would read
-    // uint8 as int8.
-    auto isUnsignedTensor = [](Type t) {
-      return isa<RankedTensorType>(t) && cast<RankedTensorType>(t).getElementType().isUnsignedInteger();
-    };
-    if (llvm::any_of(from->getOperandTypes(), isUnsignedTensor) ||
-        llvm::any_of(from->getResultTypes(), isUnsignedTensor)) {
-      lowered.erase();
-      return from->emitOpError() << "has no " << call->getName()
-                                 << " lowering for unsigned integer tensors";
-    }
+    // Buffers do not tell a ui8 tensor from an i8 one: the call lists its
+    // uint8 buffers (in the prim op's order: operands, then results). The
+    // other library calls take floats only.
+    SmallVector<int64_t> unsignedBuffers;
+    for (auto [i, t] : llvm::enumerate(llvm::concat<const Type>(from->getOperandTypes(),
+                                                                from->getResultTypes())))
+      if (cast<RankedTensorType>(t).getElementType().isUnsignedInteger())
+        unsignedBuffers.push_back(i);
+    if (!unsignedBuffers.empty() && isa<loop::MatmulOp, loop::LibraryCallOp>(call))
+      call->setAttr("unsigned_buffers", DenseI64ArrayAttr::get(call->getContext(), unsignedBuffers));
     std::string reason;
     LogicalResult verified = [&] {
       ScopedDiagnosticHandler capture(call->getContext(), [&](Diagnostic &d) {
@@ -1572,7 +1571,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       auto matmul =
           loop::MatmulOp::create(b, loc, operandBuffer(dot.getLhs()),
                                  operandBuffer(src ? src : dot.getRhs()), buffers[v], addend,
-                                 /*transpose_b=*/src != nullptr);
+                                 /*transpose_b=*/src != nullptr, /*unsigned_buffers=*/nullptr);
       if (failed(checkLibraryCall(matmul, dot)))
         return failure();
       continue;
@@ -1618,7 +1617,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       for (Value r : lib.getResults())
         outs.push_back(buffers[r]);
       auto call = loop::LibraryCallOp::create(b, loc, lib.getCalleeAttr(), ins, outs,
-                                              lib.getParamsAttr());
+                                              lib.getParamsAttr(), /*unsigned_buffers=*/nullptr);
       if (failed(checkLibraryCall(call, lib)))
         return failure();
       continue;

@@ -19,8 +19,6 @@ class NNOps:
             raise Unsupported("matmul of a 0-d tensor")
         if na == 1 and nb == 1:  # integers: the int64 sum wrapped back to their type, as eager's dot wraps
             return self.convert(self.reduce("sum", self.binary("mul", a, b), 0), dt)
-        if not dt.is_floating_point:
-            raise Unsupported(f"matmul of {dt} tensors (graph.matmul takes floats)")
         if nb == 1:
             r = self.matmul(a, self.reshape(b, (b.meta.shape[0], 1)))
             return self.reshape(r, meta.shape)

@@ -87,10 +87,10 @@ func.func @softmax_of_ints(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
 
 // -----
 
-func.func @integer_matmul(%a: tensor<4x8xi32>, %b: tensor<8x2xi32>) -> tensor<4x2xi32> {
-  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
-  %0 = graph.matmul %a, %b : tensor<4x8xi32>, tensor<8x2xi32> -> tensor<4x2xi32>
-  return %0 : tensor<4x2xi32>
+func.func @boolean_matmul(%a: tensor<4x8xi1>, %b: tensor<8x2xi1>) -> tensor<4x2xi1> {
+  // expected-error @+1 {{result #0 must be ranked tensor of non-boolean values}}
+  %0 = graph.matmul %a, %b : tensor<4x8xi1>, tensor<8x2xi1> -> tensor<4x2xi1>
+  return %0 : tensor<4x2xi1>
 }
 
 // -----

@@ -82,14 +82,6 @@ func.func @bad_matmul_transpose_b(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: 
 
 // -----
 
-func.func @matmul_integer(%a: memref<4x8xi32>, %b: memref<8x2xi32>, %c: memref<4x2xi32>) {
-  // expected-error @+1 {{supports f16, bf16, f32 and f64}}
-  loop.matmul %a, %b, %c : memref<4x8xi32>, memref<8x2xi32>, memref<4x2xi32>
-  return
-}
-
-// -----
-
 func.func @matmul_mixed(%a: memref<4x8xf32>, %b: memref<8x2xf16>, %c: memref<4x2xf32>) {
   // expected-error @+1 {{buffers must share one element type}}
   loop.matmul %a, %b, %c : memref<4x8xf32>, memref<8x2xf16>, memref<4x2xf32>
@@ -151,5 +143,21 @@ func.func @library_call_no_output(%a: memref<4xf32>) {
 func.func @library_call_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf32>) {
   // expected-error @+1 {{needs contiguous (identity layout), statically shaped buffers}}
   loop.library_call "sort" ins(%a : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>) params []
+  return
+}
+
+// -----
+
+func.func @unsigned_buffers_not_i8(%a: memref<4x8xi32>, %b: memref<8x2xi32>, %c: memref<4x2xi32>) {
+  // expected-error @+1 {{unsigned_buffers must list i8 buffers, got 2}}
+  loop.matmul %a, %b, %c {unsigned_buffers = array<i64: 2>} : memref<4x8xi32>, memref<8x2xi32>, memref<4x2xi32>
+  return
+}
+
+// -----
+
+func.func @bool_matmul(%a: memref<4x8xi1>, %b: memref<8x2xi1>, %c: memref<4x2xi1>) {
+  // expected-error @+1 {{supports f16, bf16, f32, f64 and i8-i64}}
+  loop.matmul %a, %b, %c : memref<4x8xi1>, memref<8x2xi1>, memref<4x2xi1>
   return
 }

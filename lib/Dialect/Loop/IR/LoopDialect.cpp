@@ -81,6 +81,32 @@ LogicalResult StoreOp::verify() {
 // Library calls
 //===----------------------------------------------------------------------===//
 
+SmallVector<int32_t> dyn::loop::libraryCallDTypes(LibraryCallOpInterface op) {
+  SmallVector<Value> buffers = op.getLibraryCallInputs();
+  llvm::append_range(buffers, op.getLibraryCallOutputs());
+  SmallVector<int32_t> dtypes;
+  for (Value v : buffers)
+    dtypes.push_back(libraryCallDType(cast<MemRefType>(v.getType()).getElementType()));
+  if (auto listed = op->getAttrOfType<DenseI64ArrayAttr>("unsigned_buffers"))
+    for (int64_t i : listed.asArrayRef())
+      dtypes[i] = DYN_U8;
+  return dtypes;
+}
+
+/// `unsigned_buffers` indexes i8 buffers (inputs, then outputs).
+static LogicalResult verifyUnsignedBuffers(LibraryCallOpInterface op) {
+  auto listed = op->getAttrOfType<DenseI64ArrayAttr>("unsigned_buffers");
+  if (!listed)
+    return success();
+  SmallVector<Value> buffers = op.getLibraryCallInputs();
+  llvm::append_range(buffers, op.getLibraryCallOutputs());
+  for (int64_t i : listed.asArrayRef())
+    if (i < 0 || i >= (int64_t)buffers.size() ||
+        !cast<MemRefType>(buffers[i].getType()).getElementType().isInteger(8))
+      return op->emitOpError("unsigned_buffers must list i8 buffers, got ") << i;
+  return success();
+}
+
 /// Whether `t` is a view the library-call ABI describes: static strides and
 /// offset (`strided` allows any such layout, else only the identity).
 static bool describableLayout(MemRefType t, bool strided) {
@@ -98,12 +124,14 @@ static bool describableLayout(MemRefType t, bool strided) {
 /// views with static non-negative strides and offset (attention reads q, k, v
 /// and the mask in place, as eager's strided tensors).
 static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {},
-                                          bool strided = false) {
+                                          bool strided = false, bool integers = false) {
   SmallVector<Value> buffers = op.getLibraryCallInputs();
   llvm::append_range(buffers, op.getLibraryCallOutputs());
   Type et = cast<MemRefType>(buffers.back().getType()).getElementType();
-  if (!et.isF32() && !et.isF64() && !et.isF16() && !et.isBF16())
-    return op->emitOpError("supports f16, bf16, f32 and f64");
+  bool isInteger = et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64);
+  if (!et.isF32() && !et.isF64() && !et.isF16() && !et.isBF16() && !(integers && isInteger))
+    return op->emitOpError(integers ? "supports f16, bf16, f32, f64 and i8-i64"
+                                    : "supports f16, bf16, f32 and f64");
   for (Value v : buffers) {
     auto t = cast<MemRefType>(v.getType());
     if (!describableLayout(t, strided))
@@ -118,7 +146,8 @@ static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask 
 static ArrayRef<int64_t> shapeOf(Value v) { return cast<MemRefType>(v.getType()).getShape(); }
 
 LogicalResult MatmulOp::verify() {
-  if (failed(verifyLibraryBuffers(*this)))
+  if (failed(verifyLibraryBuffers(*this, /*mask=*/{}, /*strided=*/false, /*integers=*/true)) ||
+      failed(verifyUnsignedBuffers(*this)))
     return failure();
   auto a = cast<MemRefType>(getLhs().getType()), b = cast<MemRefType>(getRhs().getType()),
        c = cast<MemRefType>(getOut().getType());
@@ -287,7 +316,7 @@ LogicalResult LibraryCallOp::verify() {
       return emitOpError("has a buffer of an element type the library-call ABI has no code for: ")
              << et;
   }
-  return success();
+  return verifyUnsignedBuffers(*this);
 }
 
 //===----------------------------------------------------------------------===//

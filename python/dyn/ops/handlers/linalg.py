@@ -10,14 +10,8 @@ import torch
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
-from .common import _out, inplace, metas
+from .common import _out, _scaled, inplace, metas
 from .shapes import _permute
-
-
-def _scaled(o, t, factor):
-    if not isinstance(factor, (int, float)) or isinstance(factor, bool):
-        raise Unsupported("beta or alpha that is not a number")
-    return t if factor == 1 else o.binary("mul", t, factor)
 
 
 def _add_product(o, x, prod, beta, alpha, meta):
@@ -29,10 +23,10 @@ def _add_product(o, x, prod, beta, alpha, meta):
     return o.convert(r, meta.dtype)
 
 
-def _floats(what, *ts):
-    if any(not t.meta.dtype.is_floating_point for t in ts):
-        # integer GEMMs have no library call (and bool addr is a logical op): left to eager
-        raise Unsupported(f"{what} of non-float tensors")
+def _numbers(what, *ts):
+    if any(t.meta.dtype == torch.bool for t in ts):
+        # eager's boolean addr is a logical op, and its GEMMs take no booleans
+        raise Unsupported(f"{what} of boolean tensors")
 
 
 def _addbmm(o, x, b1, b2, *, beta=1, alpha=1, out=None):
@@ -40,7 +34,7 @@ def _addbmm(o, x, b1, b2, *, beta=1, alpha=1, out=None):
     [n, B*m] @ [B*m, p]."""
     o.check(x, b1, b2)
     o.accepts("addbmm", torch.addbmm, x, b1, b2, beta=beta, alpha=alpha)
-    _floats("addbmm", x, b1, b2)
+    _numbers("addbmm", x, b1, b2)
     meta = torch.addbmm(x.meta, b1.meta, b2.meta, beta=beta, alpha=alpha)
     B, n, m = b1.meta.shape
     p = b2.meta.shape[2]
@@ -52,7 +46,7 @@ def _addbmm(o, x, b1, b2, *, beta=1, alpha=1, out=None):
 def _addmv(o, x, mat, vec, *, beta=1, alpha=1, out=None):
     o.check(x, mat, vec)
     o.accepts("addmv", torch.addmv, x, mat, vec, beta=beta, alpha=alpha)
-    _floats("addmv", x, mat, vec)
+    _numbers("addmv", x, mat, vec)
     meta = torch.addmv(x.meta, mat.meta, vec.meta, beta=beta, alpha=alpha)
     return _out(o, out, _add_product(o, x, o.matmul(mat, vec), beta, alpha, meta), x, mat, vec)
 
@@ -68,7 +62,7 @@ def _outer(o, a, b, *, out=None):
 def _addr(o, x, v1, v2, *, beta=1, alpha=1, out=None):
     o.check(x, v1, v2)
     o.accepts("addr", torch.addr, x, v1, v2, beta=beta, alpha=alpha)
-    _floats("addr", x, v1, v2)
+    _numbers("addr", x, v1, v2)
     meta = torch.addr(x.meta, v1.meta, v2.meta, beta=beta, alpha=alpha)
     return _out(o, out, _add_product(o, x, _outer(o, v1, v2), beta, alpha, meta), x, v1, v2)
 
@@ -78,7 +72,7 @@ def _product(name, fn):
     def h(o, a, b, *, out=None):
         o.check(a, b)
         o.accepts(name, fn, a, b)
-        _floats(name, a, b)
+        _numbers(name, a, b)
         return _out(o, out, o.matmul(a, b), a, b)
     return h
 
@@ -98,7 +92,7 @@ def _tensordot(o, a, b, dims=2, out=None):
     if isinstance(dims, TensorVar):
         raise Unsupported("tensordot dims given as a tensor")
     o.accepts("tensordot", torch.tensordot, a, b, dims=dims)
-    _floats("tensordot", a, b)
+    _numbers("tensordot", a, b)
     meta = torch.tensordot(a.meta, b.meta, dims=dims)
     if isinstance(dims, int):
         da, db = list(range(a.meta.dim() - dims, a.meta.dim())), list(range(dims))
@@ -124,7 +118,7 @@ def _tensordot(o, a, b, dims=2, out=None):
 def _vecdot(o, x, y, *, dim=-1, out=None):
     o.check(x, y)
     o.accepts("linalg.vecdot", torch.linalg.vecdot, x, y, dim=dim)
-    _floats("vecdot", x, y)  # complex is rejected at capture; conj would be needed
+    _numbers("vecdot", x, y)  # complex is rejected at capture; conj would be needed
     return _out(o, out, o.reduce("sum", o.binary("mul", x, y), dim), x, y)
 
 
@@ -135,7 +129,7 @@ def _multi_dot(o, tensors, *, out=None):
         raise Unsupported("linalg.multi_dot of a non-tensor")
     o.check(*tensors)
     o.accepts("linalg.multi_dot", lambda *ts: torch.linalg.multi_dot(list(ts)), *tensors)
-    _floats("linalg.multi_dot", *tensors)
+    _numbers("linalg.multi_dot", *tensors)
     meta = torch.linalg.multi_dot([t.meta for t in tensors])
     r = tensors[0]
     for t in tensors[1:]:
@@ -234,7 +228,7 @@ def _einsum(o, equation, *operands):
     o.check(*operands)
     o.accepts("einsum", torch.einsum, equation, *operands)
     meta = torch.einsum(equation, *metas(operands))
-    _floats("einsum", *operands)
+    _numbers("einsum", *operands)
     subs, out = _parse_einsum(equation, operands)
     if len(operands) == 1 and len(set(subs[0])) == len(subs[0]) and sorted(subs[0]) == sorted(out):
         return _permute(o, operands[0], [subs[0].index(c) for c in out])  # a view of the operand, as eager's

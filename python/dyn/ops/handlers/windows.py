@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
-from .common import _out
+from .common import _out, _scaled
 
 F_W = {}
 TORCH_W = {}
@@ -83,12 +83,6 @@ TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "const
 F_W["scaled_dot_product_attention"] = (
     lambda o, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False:
     o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa))
-
-
-def _scaled(o, t, factor):
-    if not isinstance(factor, (int, float)) or isinstance(factor, bool):
-        raise Unsupported("addmm/baddbmm beta or alpha that is not a number")
-    return t if factor == 1 else o.binary("mul", t, factor)
 
 
 def _addmm_into(o, x, a, b, beta, alpha, out):

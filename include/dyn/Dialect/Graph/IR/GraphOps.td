@@ -450,9 +450,13 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 def Graph_MatmulOp : Graph_Op<"matmul"> {
   let summary = "matrix product (torch.matmul on 2-D or batched 3-D operands)";
-  let description = "The operands are converted to the result's (float) element type.";
+  let description = [{
+    The operands are converted to the result's element type. Integer
+    products wrap in it, as eager's CPU kernels do (eager has no CUDA kernel
+    for them).
+  }];
   let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
-  let results = (outs Graph_FloatTensor:$result);
+  let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -41,6 +41,9 @@ mlir::Value reduceCombine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kin
 bool hasRuntimeMatmul(MatmulOp op);
 /// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
 int32_t libraryCallDType(mlir::Type elementType);
+/// The DynDType of each of a library call's buffers, inputs then outputs
+/// (DYN_U8 for those its `unsigned_buffers` lists).
+llvm::SmallVector<int32_t> libraryCallDTypes(LibraryCallOpInterface op);
 } // namespace dyn::loop
 
 #endif // DYN_DIALECT_LOOP_IR_LOOPDIALECT_H

@@ -9,11 +9,13 @@ def Loop_LibraryCallOpInterface : OpInterface<"LibraryCallOpInterface"> {
   let description = [{
     An op computed by a library call between kernels (a GEMM, a convolution,
     attention): the fusion pass gives its operands and result buffers and
-    fuses around it, never into it. Its buffers are contiguous row-major:
-    the inputs, then the outputs it writes (one for a GEMM, values and
-    indices for a sort). The lowerings call it through
-    one runtime entry with the name, the buffers (with their element types
-    and shapes) and the integer parameters below: a call from the JIT-compiled
+    fuses around it, never into it. Its buffers are contiguous row-major
+    (attention also takes strided views): the inputs, then the outputs it
+    writes (one for a GEMM, values and indices for a sort). Buffers are
+    signless; an op's `unsigned_buffers` (where it has one) lists those of
+    uint8 elements. The lowerings call it through
+    one runtime entry with the name, the buffers (with their element types,
+    shapes and strides) and the integer parameters below: a call from the JIT-compiled
     host code on the CPU, a step of the launch plan between kernel launches
     on the GPU. docs/library_calls.md lists the names and their parameters.
   }];

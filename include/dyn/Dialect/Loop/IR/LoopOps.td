@@ -102,8 +102,10 @@ class Loop_LibraryCallOp<string mnemonic, list<Trait> traits = []>
 def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
   let summary = "library call: out = lhs @ rhs, or lhs @ rhs^T (2-D, or batched 3-D)";
   let description = [{
-    Operands are contiguous buffers of one float element type: [M,K] x
-    [K,N] -> [M,N], or the same with a leading batch dim on all three.
+    Operands are contiguous buffers of one element type: [M,K] x [K,N] ->
+    [M,N], or the same with a leading batch dim on all three. Integer
+    products (eager's CPU kernels take them) wrap as eager's do; the
+    `unsigned_buffers` of a uint8 product are all of them.
 
     With `transpose_b`, the rhs buffer holds B transposed, [N,K] (or
     [batch,N,K]) row-major, and out = lhs @ rhs^T: a linear layer's weight
@@ -119,7 +121,7 @@ def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
                        Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$addend,
-                       UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_b, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $out (`addend` $addend^)? (`transpose_b` $transpose_b^)? attr-dict `:` type(operands)
   }];
@@ -172,7 +174,8 @@ def Loop_LibraryCallOp : Loop_LibraryCallOp<"library_call", [AttrSizedOperandSeg
     writes its values and its indices), given the integer `params`
     (docs/library_calls.md lists the names and their parameters). Buffers
     are contiguous; element types are the implementation's concern (it
-    raises at run time on one it does not handle).
+    raises at run time on one it does not handle). `unsigned_buffers` lists
+    the (i8) buffers that hold uint8, counting inputs then outputs.
 
     ```mlir
     loop.library_call "sort" ins(%x : memref<4x8xf32>)
@@ -181,7 +184,7 @@ def Loop_LibraryCallOp : Loop_LibraryCallOp<"library_call", [AttrSizedOperandSeg
   }];
   let arguments = (ins StrAttr:$callee, Arg<Variadic<AnyMemRef>, "", [MemRead]>:$ins,
                        Arg<Variadic<AnyMemRef>, "", [MemWrite]>:$outs,
-                       DenseI64ArrayAttr:$params);
+                       DenseI64ArrayAttr:$params, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers);
   let assemblyFormat = [{
     $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
     `params` $params attr-dict
