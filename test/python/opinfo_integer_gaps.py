@@ -17,10 +17,6 @@ INTEGER_GAPS = {
         'not native: Unsupported: antialiased bilinear of a torch.uint8 tensor',
     ('addr', 'function', 'bool'):
         'not native: Unsupported: addr of boolean tensors',
-    ('all', 'function', 'uint8'):
-        'not native: Unsupported: all of a torch.uint8 tensor gives torch.uint8',
-    ('any', 'function', 'uint8'):
-        'not native: Unsupported: any of a torch.uint8 tensor gives torch.uint8',
     ('div.floor_rounding', 'function', 'int64'):
         "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
     ('div.floor_rounding', 'function', 'uint8'):
@@ -69,18 +65,12 @@ INTEGER_GAPS = {
         "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
     ('floor_divide', 'function', 'uint8'):
         "not native: Unsupported: integer div (rounding_mode='floor') by a tensor (eager raises for a zero divisor)",
-    ('fmax', 'function', 'bool'):
-        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.fmax\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.fmax"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
-    ('fmin', 'function', 'bool'):
-        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.fmin\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.fmin"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
     ('fmod', 'function', 'int64'):
         'not native: Unsupported: integer fmod by a tensor (eager raises for a zero divisor)',
     ('fmod', 'function', 'uint8'):
         'not native: Unsupported: integer fmod by a tensor (eager raises for a zero divisor)',
     ('gradient', 'function', 'int64'):
         'not native: Unsupported: gradient of an integer tensor',
-    ('heaviside', 'function', 'bool'):
-        'not native: RuntimeError: could not parse the graph: loc("graph":3:10): error: \'graph.heaviside\' op result #0 must be ranked tensor of non-boolean values, but got \'tensor<i1>\' loc("graph":3:10): note: see current operation: %0 = "graph.heaviside"(%arg0, %arg1) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
     ('index_add', 'function', 'bool'):
         'not native: Unsupported: scatter sum of booleans (graph.scatter combines numbers)',
     ('index_add', 'function', 'uint8'):

@@ -37,6 +37,8 @@ class ArithOps:
               "pow": operator.pow, "remainder": operator.mod, "maximum": torch.maximum,
               "minimum": torch.minimum}
     _BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
+    # eager's results on booleans: max is or, min is and, heaviside(x, v) is x where x is true, else v
+    _BOOL_AS_LOGICAL = {"fmax": "logical_or", "fmin": "logical_and", "heaviside": "logical_or"}
     _CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
             "gt": operator.gt, "ge": operator.ge}
 
@@ -77,6 +79,8 @@ class ArithOps:
                 raise Unsupported(f"{op}: {e}")
         if op == "pow" and not meta.dtype.is_floating_point:
             raise Unsupported(f"pow with a {meta.dtype} result (graph.pow computes floats)")
+        if meta.dtype == torch.bool and op in self._BOOL_AS_LOGICAL:  # the graph ops take numbers
+            op = self._BOOL_AS_LOGICAL[op]
         if op in self._CMP or op in ("logical_and", "logical_or", "logical_xor"):
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a

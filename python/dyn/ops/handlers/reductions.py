@@ -41,12 +41,16 @@ def _logical(op):
     def h(o, x, dim=None, keepdim=False, *, out=None):
         o.check(x)
         meta = _meta(op, getattr(torch, op), x.meta, **({} if dim is None else {"dim": dim}), keepdim=bool(keepdim))
-        if meta.dtype != torch.bool:
+        if meta.dtype not in (torch.bool, torch.uint8):
             raise Unsupported(f"{op} of a {x.meta.dtype} tensor gives {meta.dtype}")
+        # eager's all/any of uint8 give uint8 (0 or 1): the boolean result, converted
+        as_bool = torch.empty(meta.shape, dtype=torch.bool, device="meta")
         if isinstance(dim, (tuple, list)) and not len(dim):  # over no dim: each element is tested alone
-            return _out(o, out, o.fresh_copy(o.convert(x, torch.bool)), x)
-        dims = _norm_dims(dim, x.meta.dim())
-        return _out(o, out, _reduction(o, op, x, dims, bool(keepdim), meta), x)
+            r = o.convert(x, torch.bool)
+        else:
+            r = _reduction(o, op, x, _norm_dims(dim, x.meta.dim()), bool(keepdim), as_bool)
+        r = o.convert(r, meta.dtype)
+        return _out(o, out, o.fresh_copy(r) if r is x else r, x)
     return h
 
 
