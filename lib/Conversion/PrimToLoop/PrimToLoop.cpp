@@ -1013,6 +1013,11 @@ struct BufferView {
   }
 };
 
+/// Ops whose result is a view of their operand's elements (no pad).
+bool isViewOp(Operation *op) {
+  return isa_and_nonnull<prim::TransposeOp, prim::SliceOp, prim::ReshapeOp, prim::BroadcastInDimOp>(op);
+}
+
 /// `v` as a view of the first value down its chain of view ops that
 /// `hasBuffer` accepts, or nothing.
 std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer) {
@@ -1020,7 +1025,7 @@ std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffe
   if (hasBuffer(v))
     return BufferView{v, rowMajorStrides(shape), 0};
   Operation *def = v.getDefiningOp();
-  if (!def || !isa<prim::TransposeOp, prim::SliceOp, prim::ReshapeOp, prim::BroadcastInDimOp>(def))
+  if (!isViewOp(def))
     return std::nullopt;
   std::optional<BufferView> in = bufferView(def->getOperand(0), hasBuffer);
   if (!in)
@@ -1320,11 +1325,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // land in [B, S, H, D] order, ready for the output projection.
   DenseMap<Value, prim::AttentionOp> attentionInto;
   auto hasBuffer = [&](Value u) { return isa<BlockArgument>(u) || materialized.contains(u); };
-  auto isView = [](Operation *op) {
-    return isa_and_nonnull<prim::TransposeOp, prim::SliceOp, prim::ReshapeOp, prim::BroadcastInDimOp>(op);
-  };
-  auto viewRoot = [&](Value v) {
-    while (isView(v.getDefiningOp()))
+  auto viewRoot = [](Value v) {
+    while (isViewOp(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
     return v;
   };
