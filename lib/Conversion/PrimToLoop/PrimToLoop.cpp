@@ -1022,6 +1022,8 @@ bool isViewOp(Operation *op) {
 /// `hasBuffer` accepts, or nothing.
 std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer) {
   ArrayRef<int64_t> shape = tensorType(v).getShape();
+  if (tensorType(v).getNumElements() == 0) // no element to read; strides are moot
+    return std::nullopt;
   if (hasBuffer(v))
     return BufferView{v, rowMajorStrides(shape), 0};
   Operation *def = v.getDefiningOp();
@@ -1512,14 +1514,23 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
     // Buffers do not tell a ui8 tensor from an i8 one: the call lists its
-    // uint8 buffers (in the prim op's order: operands, then results). The
-    // other library calls take floats only.
+    // uint8 buffers. A GEMM's buffers share one element type; a call by name
+    // has one buffer per prim operand and result, in order. The other
+    // library calls take floats only.
+    auto isUnsigned = [](Type t) {
+      return cast<RankedTensorType>(t).getElementType().isUnsignedInteger();
+    };
     SmallVector<int64_t> unsignedBuffers;
-    for (auto [i, t] : llvm::enumerate(llvm::concat<const Type>(from->getOperandTypes(),
-                                                                from->getResultTypes())))
-      if (cast<RankedTensorType>(t).getElementType().isUnsignedInteger())
-        unsignedBuffers.push_back(i);
-    if (!unsignedBuffers.empty() && isa<loop::MatmulOp, loop::LibraryCallOp>(call))
+    if (auto matmul = dyn_cast<loop::MatmulOp>(call); matmul && isUnsigned(from->getResultTypes()[0])) {
+      int64_t n = matmul.getLibraryCallInputs().size() + 1;
+      unsignedBuffers = llvm::to_vector(llvm::seq<int64_t>(0, n));
+    } else if (isa<loop::LibraryCallOp>(call)) {
+      for (auto [i, t] : llvm::enumerate(llvm::concat<const Type>(from->getOperandTypes(),
+                                                                  from->getResultTypes())))
+        if (isUnsigned(t))
+          unsignedBuffers.push_back(i);
+    }
+    if (!unsignedBuffers.empty())
       call->setAttr("unsigned_buffers", DenseI64ArrayAttr::get(call->getContext(), unsignedBuffers));
     std::string reason;
     LogicalResult verified = [&] {
