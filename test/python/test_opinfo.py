@@ -59,9 +59,6 @@ KNOWN_FAILURES = {
         "not native: Unsupported: abs: eager raises NotImplementedError: \"abs_cpu\" not implemented for 'Bool'",
     **{("histc", "function", d, "cuda"): "not native: Unsupported: histc of an integer tensor (eager raises)"
        for d in ("int64", "uint8")},  # (on the CPU; CUDA's histc takes integers)
-    # OpInfo's 0-d divisor: integer remainder by a tensor (a zero divisor raises in eager)
-    **{("__rmod__", "function", d, "cuda"):
-       "not native: Unsupported: integer remainder by a tensor (eager raises for a zero divisor)" for d in ("int64", "uint8")},
     # repeat counts in a tensor give a data-dependent shape
     ("repeat_interleave", "function", "float32", "*"):
         "not native: Unsupported: repeat_interleave with a tensor of counts",

@@ -49,10 +49,12 @@ CASES = {
     "compare": lambda a, b: (a < b, a >= b, a == b, a > 127, a <= 200),
     "max_min": lambda a, b: (torch.maximum(a, b), torch.minimum(a, b), a.clamp(30, 200),
                              a.clamp(min=100)),
-    # integer division by a tensor is a graph break (a zero divisor raises in eager): divisors are numbers
+    # integer division by a tensor: its divisor checked for zeros before each run on the CPU (eager raises)
     "divisions": lambda a, b: (a / (b + 1), torch.div(a, 7, rounding_mode="floor"), a // 3,
                                torch.div(a, 5, rounding_mode="trunc"), torch.remainder(a, 9), a % 200,
-                               torch.fmod(a, 6), (a + b) // 2),
+                               torch.fmod(a, 6), (a + b) // 2, a // (b | 1), a % (b | 1),
+                               torch.fmod(a.long() - 128, (b.long() - 128) | 1),
+                               torch.div(a.long() - 128, (b.long() - 128) | 1, rounding_mode="floor")),
     "abs_sign": lambda a, b: (a.abs(), a.sign(), torch.square(a)),
     "reductions": lambda a, b: (a.sum(), a.sum(1), a.sum(0, dtype=torch.uint8), a.prod(1, dtype=torch.uint8),
                                 a.amax(1), a.amin(0), a.max(), a.argmax(1), a.argmin(0)),
@@ -74,6 +76,19 @@ CASES = {
                                    torch.nn.functional.pad(a, (1, 2), value=9)),
     "gather": lambda a, b: (a.gather(1, (b % 33).long()), a.index_select(1, torch.arange(0, 33, 4,
                                                                                        device=a.device))),
+    # a Python int out of uint8's range wraps where eager converts it to the tensor's type
+    "scalars_wrap": lambda a, b: (torch.where(a > 200, 255, a) == -1, a + 300, a * -1, a != 511, a - 257, a & -16),
+    # activations the registry defines on floats, as eager computes them for integers: threshold's
+    # numbers converted to the type (1.5 truncated, -1 wrapped to 255), softsign's |a| + 1 wrapping at 255
+    "integer_activations": lambda a, b: (
+        torch.nn.functional.threshold(a, 100.7, -1), torch.nn.functional.softsign(a),
+        torch.nn.functional.tanhshrink(a), torch.nn.functional.threshold(a.long() - 128, -1.5, 7.9),
+        torch.nn.functional.softsign(a.long() - 128)),
+    # combining scatters of bools: a sum is an or, a product an and
+    "bool_scatters": lambda a, b: (
+        (a > 200).scatter_add(1, (b % 33).long(), b > 100),
+        (a > 50).scatter_reduce(1, (b % 33).long(), b > 30, "prod"),
+        (a > 200).scatter_reduce(1, (b % 33).long(), b > 100, "amax", include_self=False)),
     "image_normalize": lambda a, b: ((a.float().div(255) - 0.5) / 0.25).reshape(2, 2, 33).mean(-1),
 }
 
@@ -120,3 +135,21 @@ def test_uint8_library_calls_read_unsigned():
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=0, atol=0)
     assert dyn.stats()["compiled_graphs"] == 1
+
+
+def test_integer_division_by_zero_raises_as_eager():
+    """A tensor divisor of an integer division is checked before each run on the CPU: a zero raises eager's
+    RuntimeError (compiled division would trap), and the same graph runs again once the zero is gone."""
+    def f(a, b):
+        return a // b, torch.fmod(a, b), a % (b * 2)
+    cf = dyn.compile(f, fullgraph=True)
+    a, b = torch.tensor([7, -7, 9]), torch.tensor([2, 3, -4])
+    for g, w in zip(cf(a, b), f(a, b)):
+        assert torch.equal(g, w)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        f(a, torch.tensor([2, 0, 1]))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        cf(a, torch.tensor([2, 0, 1]))
+    for g, w in zip(cf(a, -b), f(a, -b)):
+        assert torch.equal(g, w)
+    assert dyn.stats()["eager_graphs"] == []

@@ -24,6 +24,18 @@ def _same_device(op, *vals):
         raise Unsupported(f"{op} of a tensor on the CPU and one on CUDA (eager raises)")
 
 
+def _wrapped(v, dtype):
+    """A Python int v as an integer dtype holds it after eager's conversion (modulo 2**bits)."""
+    if not isinstance(v, int) or isinstance(v, bool) or dtype is None or dtype.is_floating_point or \
+            dtype.is_complex or dtype == torch.bool:
+        return v
+    info = torch.iinfo(dtype)
+    if info.min <= v <= info.max:
+        return v
+    m = (v - info.min) % (1 << info.bits) + info.min
+    return m
+
+
 class ArithOps:
     # -- elementwise ------------------------------------------------------------------------------
     def unary(self, op, x):
@@ -96,19 +108,32 @@ class ArithOps:
             self.accepts(op, getattr(torch, op), a, b)
         else:
             self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or torch_fn(op), a, b)
+        if op in self._WRAPS:
+            a, b = _wrapped(a, cdt), _wrapped(b, cdt)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
             b = self.const(b, cdt)
         return self.node(op, [a, b], meta)
 
-    @staticmethod
-    def _int_divisor(op, b):
-        """Integer division and remainder take a nonzero Python number as divisor: eager raises
-        ZeroDivisionError for a zero divisor, where compiled integer division traps or gives garbage
-        (a tensor divisor could hold a zero)."""
+    # eager converts a Python int to an integer tensor's type, wrapping (uint8: x == -1 is x == 255,
+    # x + 300 is x + 44), in these ops; the others compute in another type or raise
+    _WRAPS = frozenset(("add", "sub", "mul", "bitwise_and", "bitwise_or", "bitwise_xor") + tuple(_CMP))
+
+    def _int_divisor(self, op, b):
+        """Integer division and remainder by zero: eager's CPU kernels raise ZeroDivisionError, where
+        compiled integer division would trap. A tensor divisor is checked before each run of the graph on
+        the CPU (check_values: computed from the inputs again); on CUDA eager does not raise (the quotient
+        is the hardware's), nor does dyn."""
         if isinstance(b, TensorVar):
-            raise Unsupported(f"integer {op} by a tensor (eager raises for a zero divisor)")
+            if self.tr.device.type != "cpu":
+                return
+            try:
+                self.check_values(self.binary("ne", b, 0), "ZeroDivisionError")
+            except Unsupported:
+                raise Unsupported(f"integer {op} by a tensor computed in the graph (a zero divisor raises in "
+                                  "eager; dyn checks divisors computed from the inputs only)") from None
+            return
         if b == 0:
             raise Unsupported(f"integer {op} by zero (eager raises ZeroDivisionError)")
 
@@ -187,13 +212,15 @@ class ArithOps:
             return self.convert(self._floor_div_float(a, b, ct, rnd), dt)
         self._int_divisor(f"div (rounding_mode={rounding_mode!r})", b)
         a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
-        q = self.node("div", [a, self.const(b, dt)], meta)  # integer division truncates
+        b = self.convert(b, dt) if isinstance(b, TensorVar) else self.const(b, dt)
+        q = self.node("div", [a, b], meta)  # integer division truncates
         if rounding_mode == "trunc":
             return q
         # floor: one less where the division was inexact and the quotient negative (the remainder's
         # sign differs from the divisor's)
         r = self.binary("sub", a, self.binary("mul", q, b))
-        inexact_negative = self.binary("lt" if b > 0 else "gt", r, 0)
+        inexact_negative = self.binary("logical_and", self.binary("ne", r, 0),
+                                       self.binary("ne", self.binary("lt", r, 0), self.binary("lt", b, 0)))
         return self.where(inexact_negative, self.binary("sub", q, 1), q)
 
     def _floor_div_float(self, a, b, dt, rnd=lambda v: v):

@@ -7,6 +7,7 @@ from .._ops_generated import OPS
 from ..errors import Unsupported
 from ..graph.opset import ELEMENT_TYPES
 from .handlers.common import inplace as _inplace, _out
+from .arith import _wrapped
 from .tensor import TensorVar
 
 
@@ -30,6 +31,22 @@ def _attr(name, op, kind, v):
             raise Unsupported(f"{op}: {name}={v!r} is not a list of ints")
         return tuple(v)
     raise Unsupported(f"{op}: attribute {name} of kind {kind}")
+
+
+def _threshold(o, x, threshold, value):
+    # ATen converts both numbers to x's type (floats truncated, ints wrapped; out of range it raises,
+    # which the accepts probe saw)
+    t, v = (_wrapped(int(n), x.meta.dtype) for n in (threshold, value))
+    return o.where(o.binary("le", x, t), v, x)
+
+
+# Activations that the registry defines on floats, as eager computes them for integer inputs (its own
+# formulas: torch.nn.functional's softsign and tanhshrink, ATen's threshold kernel)
+_INTEGER_FORMS = {
+    "softsign": lambda o, x: o.binary("div", x, o.binary("add", o.unary("abs", x), 1)),
+    "tanhshrink": lambda o, x: o.binary("sub", x, o.unary("tanh", x)),
+    "threshold": _threshold,
+}
 
 
 class RegisteredOps:
@@ -61,6 +78,11 @@ class RegisteredOps:
             return self.multi_result(name, operands, meta, values)
         if meta.dtype not in ELEMENT_TYPES:
             raise Unsupported(f"{name} of dtype {meta.dtype}")
+        if name in _INTEGER_FORMS and not inplace and out is None and not operands[0].meta.dtype.is_floating_point:
+            r = _INTEGER_FORMS[name](self, *operands, **attrs)
+            if r.meta.dtype != meta.dtype or tuple(r.meta.shape) != tuple(meta.shape):
+                raise Unsupported(f"{name} of a {operands[0].meta.dtype} tensor: unexpected result")
+            return r
         if d.type_rule in ("float", "keeps_float") and not meta.dtype.is_floating_point:
             raise Unsupported(f"{name} with a {meta.dtype} result")
         if d.type_rule == "promote_numeric" and meta.dtype == torch.bool:

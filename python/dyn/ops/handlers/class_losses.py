@@ -217,7 +217,6 @@ def _cosine_embedding(o, input1, input2, target, margin=0.0, size_average=None, 
     where t == -1."""
     meta = _pointwise_setup(o, "cosine_embedding_loss", F.cosine_embedding_loss, (input1, input2, target),
                             reduction, size_average, reduce, margin=margin)
-    _float_only("cosine_embedding_loss", input1, input2)
     d = 1 if input1.meta.dim() == 2 else 0
     prod = o.reduce("sum", o.binary("mul", input1, input2), d)
     m1 = o.binary("add", o.reduce("sum", o.binary("mul", input1, input1), d), 1e-12)
@@ -262,7 +261,6 @@ def _poisson_nll(o, input, target, log_input=True, full=False, size_average=None
     where t > 1."""
     meta = _pointwise_setup(o, "poisson_nll_loss", F.poisson_nll_loss, (input, target), reduction, size_average,
                             reduce, log_input=log_input, full=full, eps=eps)
-    _float_only("poisson_nll_loss", input, target)
     if log_input:
         loss = o.binary("sub", o.unary("exp", input), o.binary("mul", target, input))
     else:

@@ -386,8 +386,9 @@ def _gradient(o, x, *, spacing=None, dim=None, edge_order=1):
     sp = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(sp) == 1 and len(dims) > 1:
         sp = sp * len(dims)
-    if not x.meta.dtype.is_floating_point:
-        raise Unsupported("gradient of an integer tensor")
+    if not x.meta.dtype.is_floating_point and any(isinstance(h, TensorVar) for h in sp):
+        raise Unsupported("gradient of an integer tensor along coordinates")
+    # integers: eager's same formulas (integer differences, true division by the spacing gives floats)
     out = []
     for d, h in zip(dims, sp):
         if isinstance(h, TensorVar):

@@ -54,8 +54,9 @@ def pnorm(o, x, p, dim, keepdim=False):
 
 
 def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """norm(x1 - x2 + eps, p) over the last dim of the broadcast shape."""
-    _floats(o, "pairwise_distance", x1, x2)
+    """norm(x1 - x2 + eps, p) over the last dim of the broadcast shape (integers: their difference in
+    their type, + eps makes it float, as ATen's)."""
+    o.check(x1, x2)
     meta = _meta("pairwise_distance", F.pairwise_distance, x1, x2, p, eps, keepdim)
     nd = max(x1.meta.dim(), x2.meta.dim())
     if nd == 0:
@@ -133,7 +134,7 @@ F_D["cosine_similarity"] = _cosine_similarity
 def _triplet_margin(o, anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                     reduce=None, reduction="mean"):
     """max(margin + d(a, p) - d(a, n), 0), d the pairwise distance (swap: min(d(a, n), d(p, n)))."""
-    _floats(o, "triplet_margin_loss", anchor, positive, negative)
+    o.check(anchor, positive, negative)  # integers: through pairwise_distance, as ATen's
     if size_average is not None or reduce is not None or reduction not in ("none", "mean", "sum"):
         raise Unsupported("triplet_margin_loss with legacy arguments or an unknown reduction")
     meta = _meta("triplet_margin_loss", F.triplet_margin_loss, anchor, positive, negative, margin, p, eps, swap,
@@ -154,7 +155,9 @@ F_D["triplet_margin_loss"] = _triplet_margin
 def _bilinear(o, input1, input2, weight, bias=None):
     """y[b, k] = sum_ij x1[b, i] W[k, i, j] x2[b, j] + bias[k]: one matmul with W as [in1, out * in2], then
     a product with x2 summed over in2."""
-    _floats(o, "bilinear", input1, input2, weight)
+    o.check(input1, input2, weight)
+    if any(t.meta.dtype == torch.bool for t in (input1, input2, weight)):
+        raise Unsupported("bilinear of boolean tensors")  # integers: integer GEMMs, as ATen's
     meta = _meta("bilinear", F.bilinear, input1, input2, weight, bias)
     if input1.meta.dim() < 1 or weight.meta.dim() != 3 or any(
             t.meta.dtype != input1.meta.dtype for t in (input2, weight) + ((bias,) if bias is not None else ())):
@@ -171,7 +174,7 @@ def _bilinear(o, input1, input2, weight, bias=None):
     r = o.reduce("sum", o.binary("mul", t, b), 2)
     if bias is not None:
         r = o.binary("add", r, bias)
-    return o.reshape(r, tuple(meta.shape))
+    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))  # a sum of uint8 wraps in uint8, as eager's
 
 
 F_D["bilinear"] = _bilinear

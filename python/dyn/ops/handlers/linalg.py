@@ -62,8 +62,13 @@ def _outer(o, a, b, *, out=None):
 def _addr(o, x, v1, v2, *, beta=1, alpha=1, out=None):
     o.check(x, v1, v2)
     o.accepts("addr", torch.addr, x, v1, v2, beta=beta, alpha=alpha)
-    _numbers("addr", x, v1, v2)
     meta = torch.addr(x.meta, v1.meta, v2.meta, beta=beta, alpha=alpha)
+    if meta.dtype == torch.bool:  # ATen's boolean addr: (beta and x) or (alpha and v1 and v2)
+        outer = o.binary("logical_and", o.reshape(v1, (v1.meta.shape[0], 1)), o.reshape(v2, (1, v2.meta.shape[0])))
+        r = outer if alpha else o.full(tuple(meta.shape), False, torch.bool)
+        r = o.binary("logical_or", x, r) if beta else r
+        return _out(o, out, o.expand(r, tuple(meta.shape)), x, v1, v2)
+    _numbers("addr", x, v1, v2)
     return _out(o, out, _add_product(o, x, _outer(o, v1, v2), beta, alpha, meta), x, v1, v2)
 
 

@@ -15,6 +15,7 @@ H = {}  # name -> handler
 METHODS = {}  # in-place Tensor methods
 
 _INDEX_DTYPES = (torch.int32, torch.int64)
+_BOOL_REDUCE = {"sum": "amax", "amax": "amax", "prod": "amin", "amin": "amin"}
 _REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "amax", "amin": "amin"}
 
 
@@ -52,7 +53,13 @@ def scatter_node(o, x, d, index, src, reduce="none", include_self=False, *, wrap
     if index.meta.numel() == 0:
         return o.copy(x)
     if reduce != "none" and x.meta.dtype == torch.bool:
-        raise Unsupported(f"scatter {reduce} of booleans (graph.scatter combines numbers)")
+        # eager's bool arithmetic: a sum or amax is an or, a product or amin an and; graph.scatter combines
+        # numbers, so as 0/1 bytes by amax / amin (no count to overflow)
+        if reduce not in _BOOL_REDUCE:
+            raise Unsupported(f"scatter {reduce} of booleans")
+        r = scatter_node(o, o.convert(x, torch.uint8), d, index, o.convert(src, torch.uint8), _BOOL_REDUCE[reduce],
+                         include_self, checked=True)
+        return o.convert(r, torch.bool)
     return o.node("scatter", [x, index, src], x.meta.contiguous(), reduce=reduce, dim=d,
                   include_self=bool(include_self) and reduce != "none")
 
@@ -138,7 +145,7 @@ def _index_op(what, fn, reduce, wraps=False):
         if alpha != 1:
             if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
                 raise Unsupported(f"{what} with alpha={alpha!r}")
-            source = o.convert(o.binary("mul", source, alpha), x.meta.dtype)
+            source = o.convert(o.binary("mul", source, alpha), x.meta.dtype)  # uint8: alpha -1 wraps to 255
         idx = _along(o, x, d, index, tuple(source.meta.shape))
         o.check_index_range(index, x.meta.shape[d], wraps=wraps)
         r = scatter_node(o, x, d, idx, source, kind, kind != "none" and (what != "index_reduce" or include_self),

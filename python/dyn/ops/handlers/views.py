@@ -280,11 +280,10 @@ H["column_stack"] = _stack("column_stack", lambda ts: 1, _column)
 
 def _sum_to_size(o, x, *size):
     """Tensor.sum_to_size: the sum over the dims broadcasting expanded (eager returns x itself when the
-    size is x's, unless x is 0-d)."""
+    size is x's, unless x is 0-d). A sum of integers or bools is int64 (the meta kernel says x's dtype;
+    eager's sum promotes)."""
     o.check(x)
     shape = _shape_args(size)
-    if not x.meta.is_floating_point() and x.meta.dtype != torch.int64 and shape != tuple(x.meta.shape):
-        raise Unsupported("sum_to_size of an integer tensor")
     meta = _eager("sum_to_size", x.meta.sum_to_size, shape)
     if tuple(meta.shape) == tuple(x.meta.shape):
         if x.meta.dim():
