@@ -155,7 +155,7 @@ OPS = {
     "pow": OpDef(
         "pow", "binary", ("lhs", "rhs"), (),
         ("torch.pow", "Tensor.pow", "aten.pow"), "",
-        "float", "broadcast", "prim::PowOp (BinaryToPrim)", ""),
+        "promote_numeric", "broadcast", "prim::PowOp (BinaryToPrim)", ""),
     "eq": OpDef(
         "eq", "compare", ("lhs", "rhs"), (),
         ("torch.eq", "Tensor.eq", "aten.eq"), "",
@@ -696,10 +696,10 @@ OPS = {
         "max_pool2d_backward", "library", ("grad_output", "input", "indices"), (("kernel_size", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
         "meta", "meta", "library call `max_pool2d_backward`", ""),
-    "upsample_aa": OpDef(
-        "upsample_aa", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
+    "upsample2d": OpDef(
+        "upsample2d", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("antialias", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
         (), "",
-        "meta", "meta", "library call `upsample_aa`", ""),
+        "meta", "meta", "library call `upsample2d`", ""),
     "deg2rad": OpDef(
         "deg2rad", "unary", ("input",), (),
         ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
@@ -881,7 +881,7 @@ FAMILIES = {
     "ternary": ("lerp", "addcmul", "addcdiv"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample_aa"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
 
@@ -1057,7 +1057,7 @@ EXPR = {
     "seeded_attention": "_rt.seeded_attention({query}, {key}, {value}, {dropout_p}, {is_causal}, {has_scale}, {scale}, {enable_gqa}, {seed})",
     "fractional_max_pool": "(torch._C._nn.fractional_max_pool2d if len({kernel_size}) == 2 else torch._C._nn.fractional_max_pool3d)({input}, {kernel_size}, {output_size}, {samples})",
     "max_pool2d_backward": "torch.ops.aten.max_pool2d_with_indices_backward.default({grad_output}, {input}, {kernel_size}, {stride}, {padding}, {dilation}, {ceil_mode}, {indices})",
-    "upsample_aa": "getattr(torch.ops.aten, '_upsample_' + {mode} + '2d_aa').default({input}, {output_size}, {align_corners}, {scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)",
+    "upsample2d": "getattr(torch.ops.aten, ('_upsample_' if {antialias} else 'upsample_') + {mode} + ('2d_aa' if {antialias} else '2d')).default({input}, {output_size}, {align_corners}, {scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)",
     "deg2rad": "torch.deg2rad({input})",
     "rad2deg": "torch.rad2deg({input})",
     "sinc": "torch.sinc({input})",
@@ -1783,8 +1783,8 @@ def _max_pool2d_backward(grad_output, input, indices, kernel_size, stride, paddi
     return torch.ops.aten.max_pool2d_with_indices_backward.default(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
-def _upsample_aa(input, mode, output_size, align_corners, has_scales, scale_h, scale_w, *, dtype):
-    return getattr(torch.ops.aten, '_upsample_' + mode + '2d_aa').default(input, output_size, align_corners, scale_h if has_scales else None, scale_w if has_scales else None)
+def _upsample2d(input, mode, output_size, align_corners, antialias, has_scales, scale_h, scale_w, *, dtype):
+    return getattr(torch.ops.aten, ('_upsample_' if antialias else 'upsample_') + mode + ('2d_aa' if antialias else '2d')).default(input, output_size, align_corners, scale_h if has_scales else None, scale_w if has_scales else None)
 
 
 def _deg2rad(input, *, dtype):
@@ -2126,7 +2126,7 @@ EAGER = {
     "seeded_attention": _seeded_attention,
     "fractional_max_pool": _fractional_max_pool,
     "max_pool2d_backward": _max_pool2d_backward,
-    "upsample_aa": _upsample_aa,
+    "upsample2d": _upsample2d,
     "deg2rad": _deg2rad,
     "rad2deg": _rad2deg,
     "sinc": _sinc,

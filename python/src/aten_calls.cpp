@@ -16,6 +16,8 @@
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/_upsample_bicubic2d_aa.h>
 #include <ATen/ops/_upsample_bilinear2d_aa.h>
+#include <ATen/ops/upsample_bicubic2d.h>
+#include <ATen/ops/upsample_bilinear2d.h>
 #include <ATen/ops/fractional_max_pool2d.h>
 #include <ATen/ops/fractional_max_pool3d.h>
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
@@ -817,15 +819,18 @@ void defineNamedCalls() {
     std::vector<int64_t> kernel = a.ints(), stride = a.ints(), padding = a.ints(), dilation = a.ints();
     return at::max_pool2d_with_indices_backward(a.in[0], a.in[1], kernel, stride, padding, dilation, a.b(), a.in[2]);
   });
-  def("upsample_aa", [](Args &a) {
+  def("upsample2d", [](Args &a) {
     std::string mode = a.s();
     std::vector<int64_t> size = a.ints();
-    bool alignCorners = a.b(), hasScales = a.b();
+    bool alignCorners = a.b(), antialias = a.b(), hasScales = a.b();
     double h = a.f(), w = a.f();
     std::optional<double> sh = hasScales ? std::optional<double>(h) : std::nullopt;
     std::optional<double> sw = hasScales ? std::optional<double>(w) : std::nullopt;
-    return mode == "bilinear" ? at::_upsample_bilinear2d_aa(a.in[0], size, alignCorners, sh, sw)
-                              : at::_upsample_bicubic2d_aa(a.in[0], size, alignCorners, sh, sw);
+    if (antialias)
+      return mode == "bilinear" ? at::_upsample_bilinear2d_aa(a.in[0], size, alignCorners, sh, sw)
+                                : at::_upsample_bicubic2d_aa(a.in[0], size, alignCorners, sh, sw);
+    return mode == "bilinear" ? at::upsample_bilinear2d(a.in[0], size, alignCorners, sh, sw)
+                              : at::upsample_bicubic2d(a.in[0], size, alignCorners, sh, sw);
   });
 }
 

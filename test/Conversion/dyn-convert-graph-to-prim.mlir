@@ -67,6 +67,38 @@ func.func @pow_two(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Integer powers as eager's powi, wrapping in the type: a constant exponent
+// unrolls its own bits (x^5 = x * (x^2)^2), a tensor exponent all of its
+// type's (8 for uint8; a signed one also gives 1, +-1 or 0 where negative).
+// CHECK-LABEL: func @integer_pow_constant
+// CHECK-NOT: prim.pow
+// CHECK: %[[X2:.*]] = prim.mul %[[X:.*]], %[[X]] : tensor<4xi64>
+// CHECK: %[[X4:.*]] = prim.mul %[[X2]], %[[X2]]
+// CHECK: prim.mul %[[X]], %[[X4]]
+// CHECK-LABEL: func @integer_pow_tensor
+// CHECK-NOT: prim.pow
+// CHECK-COUNT-8: prim.and %{{.*}} : tensor<4xui8>
+// CHECK-NOT: prim.and
+// CHECK-NOT: prim.lt
+// CHECK-LABEL: func @integer_pow_signed
+// CHECK-COUNT-15: prim.and
+// CHECK: prim.lt
+func.func @integer_pow_constant(%x: tensor<4xi64>) -> tensor<4xi64> {
+  %c = graph.constant dense<5> : tensor<i64>
+  %0 = graph.pow %x, %c : tensor<4xi64>, tensor<i64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+func.func @integer_pow_tensor(%x: tensor<4xui8>, %e: tensor<4xui8>) -> tensor<4xui8> {
+  %0 = graph.pow %x, %e : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+func.func @integer_pow_signed(%x: tensor<4xi16>, %e: tensor<4xi16>) -> tensor<4xi16> {
+  %0 = graph.pow %x, %e : tensor<4xi16>, tensor<4xi16> -> tensor<4xi16>
+  return %0 : tensor<4xi16>
+}
+
+// -----
+
 // relu is max(x, 0); matmul is a dot_general.
 // CHECK-LABEL: func @relu_matmul
 // CHECK: %[[Z:.*]] = prim.constant dense<0.000000e+00> : tensor<4x8xf32>
@@ -225,6 +257,27 @@ func.func @avg_pool(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
 func.func @avg_pool_include_pad(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
   %0 = graph.avg_pool %x kernel [2] stride [2] padding [1] count_include_pad : tensor<1x2x5xf32> -> tensor<1x2x3xf32>
   return %0 : tensor<1x2x3xf32>
+}
+
+// -----
+
+// Integer pooling, as eager's CPU kernels: max pads with the type's least
+// value, an average divides the sum by integer divisors (truncating).
+// CHECK-LABEL: func @max_pool_integer
+// CHECK: prim.pad %{{.*}} low [0, 0, 1] high [0, 0, 0] value -1.280000e+02 : tensor<1x2x5xi8>
+// CHECK: prim.max
+// CHECK-LABEL: func @avg_pool_integer
+// CHECK: %[[S:.*]] = prim.add %{{.*}} : tensor<1x2x3xi64>
+// CHECK: %[[D:.*]] = prim.constant dense<[1, 2, 2]> : tensor<3xi64>
+// CHECK: %[[DB:.*]] = prim.broadcast_in_dim %[[D]]
+// CHECK: prim.div %[[S]], %[[DB]] : tensor<1x2x3xi64>
+func.func @max_pool_integer(%x: tensor<1x2x5xi8>) -> tensor<1x2x3xi8> {
+  %0 = graph.max_pool %x kernel [2] stride [2] padding [1] dilation [1] : tensor<1x2x5xi8> -> tensor<1x2x3xi8>
+  return %0 : tensor<1x2x3xi8>
+}
+func.func @avg_pool_integer(%x: tensor<1x2x5xi64>) -> tensor<1x2x3xi64> {
+  %0 = graph.avg_pool %x kernel [2] stride [2] padding [1] : tensor<1x2x5xi64> -> tensor<1x2x3xi64>
+  return %0 : tensor<1x2x3xi64>
 }
 
 // -----

@@ -89,6 +89,10 @@ CASES = {
         (a > 200).scatter_add(1, (b % 33).long(), b > 100),
         (a > 50).scatter_reduce(1, (b % 33).long(), b > 30, "prod"),
         (a > 200).scatter_reduce(1, (b % 33).long(), b > 100, "amax", include_self=False)),
+    # integer powers as eager's powi (square and multiply, wrapping; a negative exponent gives 0 but for
+    # bases 1 and -1)
+    "integer_pow": lambda a, b: (a ** 2, a ** 5, a ** (b % 9), torch.pow(3, b % 7),
+                                 (a.long() % 5 - 2) ** (b.long() % 7 - 3), (a.long() - 100) ** (b.long() % 70)),
     "image_normalize": lambda a, b: ((a.float().div(255) - 0.5) / 0.25).reshape(2, 2, 33).mean(-1),
 }
 
@@ -153,3 +157,22 @@ def test_integer_division_by_zero_raises_as_eager():
     for g, w in zip(cf(a, -b), f(a, -b)):
         assert torch.equal(g, w)
     assert dyn.stats()["eager_graphs"] == []
+
+
+def test_integer_windows_cpu():
+    """Integer convolutions, pooling and uint8 resampling compute as eager's CPU kernels: convolutions and
+    bilinear/bicubic of uint8 are ATen's (library calls), max pooling pads with the type's least value and an
+    integer average truncates."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-50, 50, (2, 3, 9, 8), generator=g)
+    w = torch.randint(-3, 4, (4, 3, 3, 3), generator=g)
+    img = torch.randint(0, 256, (1, 3, 10, 12), generator=g, dtype=torch.uint8)
+
+    def f(x, w, img):
+        return (F.conv2d(x, w, padding=1), F.conv_transpose2d(x, w.transpose(0, 1), stride=2),
+                F.max_pool2d(x, 3, 2, padding=1), F.max_pool2d(img, 2, ceil_mode=True),
+                F.avg_pool2d(x, 3, 2, padding=1), F.avg_pool2d(x, 2, count_include_pad=False, padding=1),
+                F.interpolate(img, size=(7, 15), mode="bilinear"), F.interpolate(img, scale_factor=1.5, mode="bicubic"),
+                F.interpolate(img, size=(5, 5), mode="bilinear", antialias=True))
+    _check(f, x, w, img)

@@ -115,6 +115,71 @@ Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorTyp
   return {};
 }
 
+/// Integer a^b as eager's powi: square and multiply over b's bits, wrapping
+/// in the type; a negative b gives 0, but 1 for a == 1 and +-1 for a == -1.
+/// A constant b unrolls its own bits; a tensor b all of the type's.
+static std::optional<int64_t> splatInteger(Value v) {
+  DenseElementsAttr dense;
+  if (auto k = v.getDefiningOp<graph::ConstantOp>())
+    dense = dyn_cast<DenseElementsAttr>(k.getValue());
+  else if (auto k = v.getDefiningOp<prim::ConstantOp>())
+    dense = dyn_cast<DenseElementsAttr>(k.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>());
+  if (!i)
+    return std::nullopt;
+  bool zext = i.getType().isInteger(1) || i.getType().isUnsignedInteger();
+  return zext ? (int64_t)i.getValue().getZExtValue() : i.getValue().getSExtValue();
+}
+
+static Value integerPow(PrimBuilder &pb, Value a, Value b, std::optional<int64_t> constant,
+                        RankedTensorType type) {
+  auto et = cast<IntegerType>(type.getElementType());
+  unsigned width = et.getWidth();
+  auto c = [&](int64_t v) {
+    return prim::ConstantOp::create(
+               pb.b, pb.loc, DenseElementsAttr::get(type, IntegerAttr::get(et, APInt(width, (uint64_t)v, v < 0))))
+        .getResult();
+  };
+  auto mul = [&](Value x, Value y) { return prim::MulOp::create(pb.b, pb.loc, type, x, y).getResult(); };
+  auto boolType = type.clone(pb.b.getI1Type());
+  auto eq = [&](Value x, int64_t v) { return prim::EqOp::create(pb.b, pb.loc, boolType, x, c(v)).getResult(); };
+  auto select = [&](Value cond, Value x, Value y) {
+    return prim::SelectOp::create(pb.b, pb.loc, type, cond, x, y).getResult();
+  };
+  // a negative exponent: 1 for a == 1, -1 or 1 (odd or even b) for a == -1, else 0
+  auto negative = [&](Value minusOne) { return select(eq(a, 1), c(1), select(eq(a, -1), minusOne, c(0))); };
+  if (constant) {
+    int64_t e = *constant;
+    if (e < 0)
+      return negative(c((e & 1) ? -1 : 1));
+    Value result, p = a;
+    for (uint64_t rest = (uint64_t)e; rest; rest >>= 1) {
+      if (rest & 1)
+        result = result ? mul(result, p) : p;
+      if (rest > 1)
+        p = mul(p, p);
+    }
+    return result ? result : c(1);
+  }
+  bool isUnsigned = et.isUnsigned();
+  unsigned bits = isUnsigned ? width : width - 1; // a signed b's top bit: negative, below
+  Value result, p = a;
+  for (unsigned i = 0; i < bits; ++i) {
+    Value bit = prim::AndOp::create(pb.b, pb.loc, type, b, c((int64_t)(uint64_t(1) << i)));
+    Value set = prim::NeOp::create(pb.b, pb.loc, boolType, bit, c(0));
+    result = result ? select(set, mul(result, p), result) : select(set, p, c(1));
+    if (i + 1 < bits)
+      p = mul(p, p);
+  }
+  if (isUnsigned)
+    return result;
+  Value odd = prim::NeOp::create(pb.b, pb.loc, boolType, prim::AndOp::create(pb.b, pb.loc, type, b, c(1)), c(0));
+  Value isNegative = prim::LtOp::create(pb.b, pb.loc, boolType, b, c(0));
+  return select(isNegative, negative(select(odd, c(-1), c(1))), result);
+}
+
 /// Arithmetic: both operands converted to the result type and broadcast.
 /// Booleans follow PyTorch: an i1 result is the integer result of 0/1
 /// operands converted to bool, so add and maximum are `or`, mul and minimum
@@ -127,8 +192,16 @@ struct BinaryToPrim : OpConversionPattern<GraphOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
     RankedTensorType type = op.getType();
-    if (std::is_same_v<PrimOp, prim::PowOp> && !isa<FloatType>(type.getElementType()))
-      return rewriter.notifyMatchFailure(op, "integer pow is not supported yet");
+    if constexpr (std::is_same_v<PrimOp, prim::PowOp>) {
+      if (type.getElementType().isInteger(1))
+        return rewriter.notifyMatchFailure(op, "pow of booleans is not defined");
+      if (isa<IntegerType>(type.getElementType())) {
+        rewriter.replaceOp(op, integerPow(pb, pb.promote(adaptor.getLhs(), type),
+                                          pb.promote(adaptor.getRhs(), type),
+                                          splatInteger(adaptor.getRhs()), type));
+        return success();
+      }
+    }
     // Logical ops compute on booleans, then convert to the result type.
     RankedTensorType computeType = type;
     constexpr bool isOr = std::is_same_v<PrimOp, prim::OrOp> || std::is_same_v<PrimOp, prim::AddOp> ||

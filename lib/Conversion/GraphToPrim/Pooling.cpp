@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -50,8 +51,14 @@ struct Pooler {
     return prim::AddOp::create(b, loc, acc.getType(), acc, v);
   }
 
-  double padValue() {
-    return kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  /// What padding contributes: nothing to a sum, the least value to a max (-inf, or an integer
+  /// type's minimum, exact as a double).
+  double padValue(Type et) {
+    if (kind != PoolKind::Max)
+      return 0.0;
+    if (auto it = dyn_cast<IntegerType>(et))
+      return it.isUnsigned() ? 0.0 : -std::ldexp(1.0, it.getWidth() - 1);
+    return -std::numeric_limits<double>::infinity();
   }
 
   Value padDim(Value x, int64_t dim, int64_t lo, int64_t hi) {
@@ -62,7 +69,7 @@ struct Pooler {
     low[dim] = lo;
     high[dim] = hi;
     return prim::PadOp::create(b, loc, withDim(t, dim, t.getDimSize(dim) + lo + hi), x, low, high,
-                               llvm::APFloat(padValue()));
+                               llvm::APFloat(padValue(t.getElementType())));
   }
 
   Value sliceDim(Value x, int64_t dim, int64_t start, int64_t stride, int64_t size) {
@@ -169,10 +176,12 @@ Value divide(OpBuilder &b, Location loc, Value sum, ArrayRef<SmallVector<int64_t
     divisors = std::move(next);
   }
   auto type = RankedTensorType::get(shape, t.getElementType());
-  auto ft = cast<FloatType>(t.getElementType());
+  // An integer sum is divided with truncation (eager's CPU kernel: int64 sum / int64 divisor).
   SmallVector<Attribute> values;
   for (double v : divisors)
-    values.push_back(FloatAttr::get(ft, v));
+    values.push_back(isa<FloatType>(t.getElementType())
+                         ? Attribute(FloatAttr::get(t.getElementType(), v))
+                         : Attribute(IntegerAttr::get(t.getElementType(), (int64_t)v)));
   Value divisor = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(type, values));
   SmallVector<int64_t> dims;
   for (int64_t i = 0; i < nd; ++i)

@@ -89,8 +89,8 @@ class ArithOps:
                                             for v in (_meta(a), _meta(b))))
             except (RuntimeError, TypeError) as e:
                 raise Unsupported(f"{op}: {e}")
-        if op == "pow" and not meta.dtype.is_floating_point:
-            raise Unsupported(f"pow with a {meta.dtype} result (graph.pow computes floats)")
+        if op == "pow" and meta.dtype == torch.bool:
+            raise Unsupported("pow with a bool result")
         if meta.dtype == torch.bool and op in self._BOOL_AS_LOGICAL:  # the graph ops take numbers
             op = self._BOOL_AS_LOGICAL[op]
         if op in self._CMP or op in ("logical_and", "logical_or", "logical_xor"):

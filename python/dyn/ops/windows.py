@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from ..errors import Unsupported
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+INTEGERS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 def _tuple(v, n, what):
@@ -39,10 +40,12 @@ class WindowOps:
     def _meta_of(self, fn, *args, **kwargs):
         return _meta(fn, *args, _metas=self.tr.session.metas, **kwargs)
 
-    def _batched(self, x, nd, what):
-        """x with a batch dim (an unbatched [C, *spatial] input gets one of size 1), and whether it was added."""
+    def _batched(self, x, nd, what, integers=False):
+        """x with a batch dim (an unbatched [C, *spatial] input gets one of size 1), and whether it was added.
+        integers: the op takes integer tensors too (eager's CPU convolutions and pooling compute them;
+        its accepts probe refuses what a device's kernels do not)."""
         self.check(x)
-        if x.meta.dtype not in FLOATS:
+        if x.meta.dtype not in FLOATS and not (integers and x.meta.dtype in INTEGERS):
             raise Unsupported(f"{what} of a {x.meta.dtype} tensor")
         if x.meta.dim() == nd + 1:
             return self.reshape(x, (1,) + tuple(x.meta.shape)), True
@@ -77,7 +80,7 @@ class WindowOps:
                     x, padding = padding.x, padding.padding
             else:
                 padding = _tuple(padding, nd, "padding")
-        xb, added = self._batched(x, nd, fn.__name__)
+        xb, added = self._batched(x, nd, fn.__name__, integers=x.meta.dtype != torch.uint8)
         mb = self._meta_of(fn, *(t.meta for t in (xb, w)), *(() if b is None else (b.meta,)), **self._conv_kwargs(
             transposed, stride, padding, dilation, groups, output_padding))
         ins = [xb, w] + ([b] if b is not None else [])
@@ -112,7 +115,9 @@ class WindowOps:
         stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and not stride) else \
             _tuple(stride, nd, "stride")
         padding, dilation = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
-        xb, added = self._batched(x, nd, fn.__name__)
+        xb, added = self._batched(x, nd, fn.__name__, integers=True)
+        if not x.meta.dtype.is_floating_point:  # max_pool1d of int64: eager raises (a window of 1 for the probe)
+            self.accepts(fn.__name__, fn, x, 1, 1, 0, 1, return_indices=bool(return_indices))
         if return_indices:
             vals, idx = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode),
                               return_indices=True)
@@ -129,7 +134,8 @@ class WindowOps:
             pad = []
             for lo, hi in reversed(pads):
                 pad += [lo, hi]
-            xp = self.pad(xb, pad, "constant", -math.inf) if any(pad) else xb
+            least = -math.inf if xb.meta.dtype.is_floating_point else torch.iinfo(xb.meta.dtype).min
+            xp = self.pad(xb, pad, "constant", least) if any(pad) else xb
             v, r = self._window_max(xp, nd, taps, ins)
             return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
         meta = self._meta_of(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
@@ -182,7 +188,9 @@ class WindowOps:
         kw = dict(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad))
         if nd > 1:
             kw["divisor_override"] = divisor_override
-        xb, added = self._batched(x, nd, fn.__name__)
+        xb, added = self._batched(x, nd, fn.__name__, integers=True)
+        if not x.meta.dtype.is_floating_point:  # uint8: eager raises (a window of 1 for the probe)
+            self.accepts(fn.__name__, fn, x, 1, 1, 0)
         meta = self._meta_of(fn, x.meta, kernel, stride, padding, **kw)
         r = self.node("avg_pool", [xb], self._meta_of(fn, xb.meta, kernel, stride, padding, **kw), kernel=kernel,
                       stride=stride, padding=padding, ceil_mode=bool(ceil_mode),

@@ -71,10 +71,20 @@ func.func @bool_abs(%a: tensor<4xi1>) -> tensor<4xi1> {
 
 // -----
 
-func.func @integer_pow(%a: tensor<4xi64>) -> tensor<4xi64> {
-  // expected-error @+1 {{result #0 must be ranked tensor of floating-point values}}
-  %0 = graph.pow %a, %a : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
-  return %0 : tensor<4xi64>
+// Integers raise to integer powers (square and multiply); booleans have no pow.
+func.func @boolean_pow(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{result #0 must be ranked tensor of non-boolean values}}
+  %0 = graph.pow %a, %a : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+// Convolutions take signed integers (ATen's CPU kernels), not uint8 (eager's take none).
+func.func @uint8_convolution(%x: tensor<1x1x4xui8>, %w: tensor<1x1x2xui8>) -> tensor<1x1x3xui8> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer}}
+  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x1x4xui8>, tensor<1x1x2xui8> -> tensor<1x1x3xui8>
+  return %0 : tensor<1x1x3xui8>
 }
 
 // -----
@@ -259,14 +269,6 @@ func.func @conv_mixed_types(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf64>) -> ten
   // expected-error @+1 {{operands and result must share one element type}}
   %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf64> -> tensor<1x4x6xf32>
   return %0 : tensor<1x4x6xf32>
-}
-
-// -----
-
-func.func @conv_integer(%x: tensor<1x3x8xi64>, %w: tensor<4x3x3xi64>) -> tensor<1x4x6xi64> {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
-  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x3x8xi64>, tensor<4x3x3xi64> -> tensor<1x4x6xi64>
-  return %0 : tensor<1x4x6xi64>
 }
 
 // -----

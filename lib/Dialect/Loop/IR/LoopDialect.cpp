@@ -228,7 +228,9 @@ SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
 }
 
 LogicalResult ConvolutionOp::verify() {
-  if (failed(verifyLibraryBuffers(*this)))
+  // ATen's CPU convolutions compute signed integers too (uint8 buffers, signless here, are refused
+  // at capture: eager's kernels take none)
+  if (failed(verifyLibraryBuffers(*this, /*mask=*/{}, /*strided=*/false, /*integers=*/true)))
     return failure();
   dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
                            getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),

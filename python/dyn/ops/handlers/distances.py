@@ -226,7 +226,9 @@ F_D["softmin"] = _softmin
 def _local_response_norm(o, input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * avg of x^2 over `size` neighbouring channels)^beta, as torch.nn.functional's: the
     average an avg_pool over the zero-padded channel dim."""
-    _floats(o, "local_response_norm", input)
+    o.check(input)
+    if input.meta.dtype == torch.bool or input.meta.dtype.is_complex:
+        raise Unsupported(f"local_response_norm of a {input.meta.dtype} tensor")  # integers: as eager's (an integer avg_pool)
     nd = input.meta.dim()
     if nd < 3 or not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise Unsupported("local_response_norm of fewer than 3 dims or with a bad size (eager raises)")

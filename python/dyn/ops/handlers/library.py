@@ -166,8 +166,10 @@ def _fft_real(kind):
             raise Unsupported(f"fft.{kind} with {sorted(n)}")
         if out is not None:
             raise Unsupported(f"fft.{kind}(out=...)")
-        if not isinstance(input, TensorVar) or not input.meta.dtype.is_floating_point:
+        if not isinstance(input, TensorVar) or input.meta.dtype.is_complex:
             raise Unsupported(f"fft.{kind} of a {getattr(getattr(input, 'meta', None), 'dtype', type(input))}")
+        if not input.meta.dtype.is_floating_point:  # eager promotes integers and bools to the default dtype
+            input = o.convert(input, torch.get_default_dtype())
         if norm is not None and not isinstance(norm, str):
             raise Unsupported(f"fft.{kind} with norm={norm!r}")
         sizes = () if s is None else _ints(f"fft.{kind}", s)

@@ -3,7 +3,8 @@ F.upsample*: separable resampling, one spatial dim after the other, each a sum o
 indices times constant weights (computed now, as eager's kernels compute them: UpSample.h's
 area_pixel_compute_source_index, nearest_idx, cubic coefficients with A = -0.75). area is adaptive average
 pooling. Floats of 16 bits are resampled in float32 and rounded once. antialias (bilinear and bicubic, 4-d)
-is ATen's kernel, a library call (graph.upsample_aa): its windows widen with the scale."""
+is ATen's kernel, a library call (graph.upsample2d): its windows widen with the scale; so is bilinear and
+bicubic resampling of uint8 images, which ATen computes in fixed point with its own rounding."""
 import math
 
 import torch
@@ -92,7 +93,7 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
         scales = None  # eager's: the given factors unless recomputed from the sizes
         if scale_factor is not None and not recompute_scale_factor:
             scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
-        return upsample_aa(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scales)
+        return upsample2d(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scales, True)
     if mode not in ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area"):
         raise Unsupported(f"interpolate mode {mode!r}")
     try:
@@ -106,6 +107,11 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
     if mode == "area":
         return o.adaptive_pool("avg", nsp, input, out_sizes)
     dt = input.meta.dtype
+    if dt == torch.uint8 and mode in ("bilinear", "bicubic") and nsp == 2:
+        scales = None
+        if scale_factor is not None and not recompute_scale_factor:
+            scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
+        return upsample2d(o, input, mode, out_sizes, bool(align_corners), scales, False)
     if mode not in ("nearest", "nearest-exact") and dt not in FLOATS:
         raise Unsupported(f"interpolate {mode!r} of a {dt} tensor")
     # the scales eager's kernel receives: the given factors unless recomputed from the sizes
@@ -137,16 +143,19 @@ F_R["upsample_bilinear"] = lambda o, input, size=None, scale_factor=None: \
     _interpolate(o, input, size, scale_factor, "bilinear", True)
 
 
-def upsample_aa(o, input, mode, size, align_corners, scales):
-    """aten._upsample_{mode}2d_aa.default: one library call."""
-    if input.meta.dtype not in FLOATS:
-        raise Unsupported(f"antialiased {mode} of a {input.meta.dtype} tensor")
-    fn = getattr(torch.ops.aten, f"_upsample_{mode}2d_aa").default
+def upsample2d(o, input, mode, size, align_corners, scales, antialias):
+    """aten.upsample_{mode}2d or aten._upsample_{mode}2d_aa (antialias) .default: one library call."""
+    if input.meta.dtype not in FLOATS + (torch.uint8,):
+        raise Unsupported(f"{'antialiased ' if antialias else ''}{mode} of a {input.meta.dtype} tensor")
+    fn = getattr(torch.ops.aten, f"_upsample_{mode}2d_aa" if antialias else f"upsample_{mode}2d").default
     sh, sw = (None, None) if scales is None else (float(scales[0]), float(scales[1]))
-    return o.registered("upsample_aa", fn, (input,),
+    call = lambda x: fn(x, list(size), align_corners, sh, sw)  # noqa: E731
+    if input.meta.dtype == torch.uint8:  # the device's kernels may take no uint8
+        o.accepts(f"upsample_{mode}2d", fn, input, tuple(size), align_corners, sh, sw)
+    return o.registered("upsample2d", fn, (input,),
                         {"mode": mode, "output_size": tuple(int(v) for v in size), "align_corners": align_corners,
-                         "has_scales": scales is not None, "scale_h": sh or 0.0, "scale_w": sw or 0.0},
-                        call=lambda x: fn(x, list(size), align_corners, sh, sw))
+                         "antialias": antialias, "has_scales": scales is not None, "scale_h": sh or 0.0,
+                         "scale_w": sw or 0.0}, call=call)
 
 
 def _aten_aa(mode):
@@ -158,13 +167,13 @@ def _aten_aa(mode):
             scales = None if sh is None and scales_w is None else (sh, scales_w)
             if scales is not None and None in scales:
                 raise Unsupported(f"_upsample_{mode}2d_aa with one scale")
-            return upsample_aa(o, input, mode, tuple(output_size), bool(align_corners), scales)
+            return upsample2d(o, input, mode, tuple(output_size), bool(align_corners), scales, True)
         vec = getattr(torch.ops.aten, f"_upsample_{mode}2d_aa").vec
         try:
             meta = vec(input.meta, output_size, align_corners, scale_factors)
         except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
             raise Unsupported(f"_upsample_{mode}2d_aa: eager raises {type(e).__name__}: {e}") from None
-        return upsample_aa(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scale_factors)
+        return upsample2d(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scale_factors, True)
     return h
 
 

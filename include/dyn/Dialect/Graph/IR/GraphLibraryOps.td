@@ -570,13 +570,16 @@ def Graph_MaxPool2dBackwardOp : Graph_LibraryOp<"max_pool2d_backward", "max_pool
   let eager = "torch.ops.aten.max_pool2d_with_indices_backward.default({grad_output}, {input}, {kernel_size}, "
               "{stride}, {padding}, {dilation}, {ceil_mode}, {indices})";
 }
-// Anti-aliased bilinear or bicubic resampling (`mode`), interpolate(antialias=True):
-// each output reads a window whose width depends on the scale.
-def Graph_UpsampleAAOp : Graph_LibraryOp<"upsample_aa", "upsample_aa", "anti-aliased bilinear/bicubic resampling"> {
-  let arguments = (ins Graph_FloatTensor:$input, StrAttr:$mode, DenseI64ArrayAttr:$output_size, BoolAttr:$align_corners,
+// Bilinear or bicubic resampling (`mode`) by ATen's kernel: interpolate(antialias=True), whose
+// output reads a window whose width depends on the scale, and uint8 images, which ATen resamples
+// with its own integer rounding (both on the CPU and CUDA).
+def Graph_Upsample2dOp : Graph_LibraryOp<"upsample2d", "upsample2d", "bilinear/bicubic resampling of images, optionally anti-aliased"> {
+  let arguments = (ins RankedTensorOf<[F16, BF16, F32, F64, UI8]>:$input, StrAttr:$mode,
+                       DenseI64ArrayAttr:$output_size, BoolAttr:$align_corners, BoolAttr:$antialias,
                        BoolAttr:$has_scales, F64Attr:$scale_h, F64Attr:$scale_w);
-  let results = (outs Graph_FloatTensor:$result);
-  let eager = "getattr(torch.ops.aten, '_upsample_' + {mode} + '2d_aa').default({input}, {output_size}, {align_corners}, "
+  let results = (outs RankedTensorOf<[F16, BF16, F32, F64, UI8]>:$result);
+  let eager = "getattr(torch.ops.aten, ('_upsample_' if {antialias} else 'upsample_') + {mode} + "
+              "('2d_aa' if {antialias} else '2d')).default({input}, {output_size}, {align_corners}, "
               "{scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)";
 }
 

@@ -115,7 +115,9 @@ def Graph_DivOp : Graph_BinaryOp<"div", "true division", Dyn_PromoteNumericRule,
 }
 def Graph_RemainderOp : Graph_BinaryOp<"remainder", "Python-style remainder",
                                        Dyn_PromoteNumericRule, Dyn_Binary<"RemOp">>;
-def Graph_PowOp : Graph_BinaryOp<"pow", "power", Dyn_FloatRule, Dyn_Binary<"PowOp">>;
+// Integers raise to integer powers as eager's powi (square and multiply, wrapping; a negative
+// exponent gives 0 but for bases 1 and -1).
+def Graph_PowOp : Graph_BinaryOp<"pow", "power", Dyn_PromoteNumericRule, Dyn_Binary<"PowOp">>;
 
 // Comparisons compute in the promoted type of their operands; the result is i1.
 class Graph_CompareOp<string mnemonic, string desc, string prim>
@@ -546,6 +548,9 @@ def Graph_GatherOp : Graph_Op<"gather"> {
 
 // The float types the library kernels (ATen: oneDNN, cuBLAS, cuDNN) take.
 def Graph_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+// Convolutions also take signed integers: ATen's CPU kernels (slow_conv) compute them, wrapping;
+// CUDA's take none (capture's eager-accepts probe breaks the graph there).
+def Graph_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
 
 def Graph_ConvolutionOp : Graph_Op<"convolution"> {
   let summary = "N-d convolution, 1-3 spatial dims, optionally transposed (torch.convolution)";
@@ -555,19 +560,20 @@ def Graph_ConvolutionOp : Graph_Op<"convolution"> {
     is `[C_out]`. `stride`, `padding`, `dilation` (and `output_padding`, for
     transposed convolutions only) have one entry per spatial dim; padding
     is zeros (capture writes other padding modes as a `graph.pad` first).
-    All operands and the result share one float element type. The result is
+    All operands and the result share one element type, a float or a signed
+    integer (ATen's CPU kernels compute integers, wrapping). The result is
     `[N, C_out, *out]` with PyTorch's output sizes.
 
     `dyn-convert-graph-to-prim` makes it a `prim.convolution` (a library
     call) plus a broadcast add of the bias, which fuses with the pointwise
     ops after it.
   }];
-  let arguments = (ins Graph_LibraryFloatTensor:$input, Graph_LibraryFloatTensor:$weight,
-                       Optional<Graph_LibraryFloatTensor>:$bias,
+  let arguments = (ins Graph_ConvolutionTensor:$input, Graph_ConvolutionTensor:$weight,
+                       Optional<Graph_ConvolutionTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
                        OptionalAttr<DenseI64ArrayAttr>:$output_padding);
-  let results = (outs Graph_LibraryFloatTensor:$result);
+  let results = (outs Graph_ConvolutionTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
     `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
@@ -576,9 +582,10 @@ def Graph_ConvolutionOp : Graph_Op<"convolution"> {
   let hasVerifier = 1;
 }
 
+// Max and average pooling take integers too, as eager's CPU kernels (an integer average truncates).
 class Graph_PoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
   let summary = desc # " pooling over the trailing 1-3 dims";
-  let results = (outs Graph_LibraryFloatTensor:$result);
+  let results = (outs Graph_NumericTensor:$result);
   let hasVerifier = 1;
 }
 
@@ -586,12 +593,13 @@ def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "max"> {
   let description = [{
     F.max_pool1d/2d/3d: the maximum over each window of `kernel` elements
     spaced `dilation` apart, windows `stride` apart, over the trailing
-    `kernel.size()` dims; `padding` counts as -inf. With `ceil_mode` a last,
+    `kernel.size()` dims; `padding` counts as -inf (an integer type's
+    minimum). With `ceil_mode` a last,
     partial window is kept where it starts inside the input or its left
     padding. Decomposed into padded strided slices and elementwise maxima,
     which fuse into one kernel with their neighbours.
   }];
-  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, UnitAttr:$ceil_mode);
   let assemblyFormat = [{
@@ -604,10 +612,11 @@ def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
   let description = [{
     F.avg_pool1d/2d/3d: the sum over each window divided by
     `divisor_override` when given, else by the window's size within the
-    padded input (`count_include_pad`) or within the input. Decomposed like
+    padded input (`count_include_pad`) or within the input (integers: the
+    sum divided with truncation, as eager's CPU kernel). Decomposed like
     `graph.max_pool`, with the divisors as a constant.
   }];
-  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        UnitAttr:$ceil_mode, UnitAttr:$count_include_pad,
                        OptionalAttr<I64Attr>:$divisor_override);

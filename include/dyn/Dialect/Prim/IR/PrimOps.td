@@ -314,6 +314,8 @@ def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
 //===----------------------------------------------------------------------===//
 
 def Prim_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+// Convolutions also take signed integers (ATen's CPU kernels).
+def Prim_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
 
 def Prim_ConvolutionOp : Prim_Op<"convolution"> {
   let summary = "N-d convolution (1-3 spatial dims), optionally transposed, optional bias";
@@ -328,12 +330,12 @@ def Prim_ConvolutionOp : Prim_Op<"convolution"> {
     its channels-last kernels on them, as eager does for a tensor in
     `torch.channels_last` memory format. dyn-propagate-layouts introduces it.
   }];
-  let arguments = (ins Prim_LibraryFloatTensor:$input, Prim_LibraryFloatTensor:$weight,
-                       Optional<Prim_LibraryFloatTensor>:$bias,
+  let arguments = (ins Prim_ConvolutionTensor:$input, Prim_ConvolutionTensor:$weight,
+                       Optional<Prim_ConvolutionTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
                        OptionalAttr<DenseI64ArrayAttr>:$output_padding, UnitAttr:$channels_last);
-  let results = (outs Prim_LibraryFloatTensor:$result);
+  let results = (outs Prim_ConvolutionTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? `stride` $stride `padding` $padding `dilation` $dilation
     `groups` $groups (`transposed` $transposed^)? (`output_padding` $output_padding^)?
