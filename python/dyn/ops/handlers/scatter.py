@@ -57,6 +57,8 @@ def scatter_node(o, x, d, index, src, reduce="none", include_self=False, *, wrap
         # numbers, so as 0/1 bytes by amax / amin (no count to overflow)
         if reduce not in _BOOL_REDUCE:
             raise Unsupported(f"scatter {reduce} of booleans")
+        # CUDA's kernels take no booleans but for a sum: eager raises there
+        o.accepts(f"scatter {reduce} of booleans", torch.scatter_reduce, x, d, index, src, reduce)
         r = scatter_node(o, o.convert(x, torch.uint8), d, index, o.convert(src, torch.uint8), _BOOL_REDUCE[reduce],
                          include_self, checked=True)
         return o.convert(r, torch.bool)
