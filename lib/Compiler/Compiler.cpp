@@ -1,6 +1,7 @@
 //===- Compiler.cpp - graph text -> JIT-compiled host function -----------===//
 #include "dyn/Compiler/Compiler.h"
 #include "dyn/Compiler/LibraryCalls.h"
+#include "HostJit.h"
 #include "dyn/Dialect/Loop/IR/LoopDialect.h"
 
 #include "dyn/InitAll.h"
@@ -14,8 +15,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -28,13 +27,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Transforms/IPO/MergeFunctions.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <dlfcn.h>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 
@@ -100,6 +99,15 @@ struct DiagnosticCollector {
           return success();
         }) {}
 };
+
+/// How many threads optimize and compile a CPU graph's module:
+/// DYN_JIT_THREADS, else the machine's hardware threads (at most 8).
+unsigned jitThreads() {
+  if (const char *v = std::getenv("DYN_JIT_THREADS"))
+    if (int n = std::atoi(v); n > 0)
+      return (unsigned)n;
+  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+}
 
 /// The libomp this library was loaded with (the runtime matmul links it), so
 /// that JIT-compiled OpenMP loops use the same runtime wherever dyn is
@@ -208,7 +216,7 @@ std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore
 
 class JitFunction final : public CompiledFunction {
 public:
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*entry)(void **) = nullptr;
   size_t numBuffers = 0;
   std::vector<StageIR> stageIR;
@@ -285,66 +293,43 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   // LLVM otherwise emits does.
   tmBuilder->getFeatures().AddFeature("avx512bf16", false);
   tmBuilder->getFeatures().AddFeature("avxneconvert", false);
-  auto tm = tmBuilder->createTargetMachine();
-  if (!tm)
-    return fail("could not create a target machine: " + llvm::toString(tm.takeError()));
-  auto optimize = makeOptimizingTransformer(options.optLevel, 0, tm->get());
-  // A model's repeated blocks give kernels with one body, each outlined by
-  // OpenMP into its own function: merged first (the copies become calls to
-  // one), each body is optimized and compiled once (MaxViT-T: 261 -> 116).
-  auto transformer = [optimize](llvm::Module *m) -> llvm::Error {
-    llvm::MergeFunctionsPass::runOnModule(*m);
-    return optimize(m);
-  };
-
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  SmallVector<StringRef> libs;
+  HostJitOptions jitOptions;
+  jitOptions.optLevel = options.optLevel;
+  jitOptions.threads = jitThreads();
   std::string omp = libompPath();
   if (!omp.empty())
-    libs.push_back(omp);
-  engineOptions.sharedLibPaths = libs;
-  engineOptions.enableGDBNotificationListener = false;
+    jitOptions.sharedLibs.push_back(omp);
   // DYN_JIT_PERF=1: the JIT reports its code to perf (jit-<pid>.dump for
   // `perf record -k 1` and `perf inject --jit`), so profiles name dyn's kernels.
   const char *perf = std::getenv("DYN_JIT_PERF");
-  engineOptions.enablePerfNotificationListener = perf && *perf && *perf != '0';
-  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
-  if (!engine)
-    return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+  jitOptions.perfListener = perf && *perf && *perf != '0';
   // One thread pool with ATen's: a loaded libgomp (torch's) runs the kernels'
   // OpenMP loops, when the shim implements every construct they use.
   bool onGomp = gnuOpenMPPath() && shimmableOpenMP(*module);
-  (*engine)->registerSymbols([onGomp](llvm::orc::MangleAndInterner interner) {
+  jitOptions.symbols = [onGomp](llvm::orc::MangleAndInterner &interner) {
     llvm::orc::SymbolMap map;
     addCompilerRtBuiltins(map, interner);
     if (onGomp)
       for (const auto &[name, address] : kmpcShimSymbols())
         map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
-    map[interner("dyn_matmul_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f32),
-                                       llvm::JITSymbolFlags::Exported};
-    map[interner("dyn_matmul_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_f64),
-                                       llvm::JITSymbolFlags::Exported};
-    map[interner("dyn_matmul_nt_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f32),
-                                          llvm::JITSymbolFlags::Exported};
-    map[interner("dyn_matmul_nt_f64")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_matmul_nt_f64),
-                                          llvm::JITSymbolFlags::Exported};
-    map[interner("_mlir_memref_to_llvm_alloc")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_host_alloc),
-                                                   llvm::JITSymbolFlags::Exported};
-    map[interner("_mlir_memref_to_llvm_aligned_alloc")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&dyn_host_aligned_alloc), llvm::JITSymbolFlags::Exported};
-    map[interner("_mlir_memref_to_llvm_free")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_host_free),
-                                                  llvm::JITSymbolFlags::Exported};
-    map[interner("dyn_library_call")] = {llvm::orc::ExecutorAddr::fromPtr(&dyn_library_call),
-                                         llvm::JITSymbolFlags::Exported};
+    auto add = [&](const char *name, auto *fn) {
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
+    };
+    add("dyn_matmul_f32", &dyn_matmul_f32);
+    add("dyn_matmul_f64", &dyn_matmul_f64);
+    add("dyn_matmul_nt_f32", &dyn_matmul_nt_f32);
+    add("dyn_matmul_nt_f64", &dyn_matmul_nt_f64);
+    add("_mlir_memref_to_llvm_alloc", &dyn_host_alloc);
+    add("_mlir_memref_to_llvm_aligned_alloc", &dyn_host_aligned_alloc);
+    add("_mlir_memref_to_llvm_free", &dyn_host_free);
+    add("dyn_library_call", &dyn_library_call);
     return map;
-  });
-  auto entry = (*engine)->lookupPacked(funcName);
-  if (!entry)
-    return fail("JIT lookup failed: " + llvm::toString(entry.takeError()));
-  result->engine = std::move(*engine);
-  result->entry = *entry;
+  };
+  auto jit = compileHostModule(*module, funcName, *tmBuilder, jitOptions);
+  if (!jit)
+    return fail("JIT compilation failed: " + llvm::toString(jit.takeError()));
+  result->jit = std::move(jit->jit);
+  result->entry = jit->entry;
   result->numBuffers = numBuffers;
   result->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

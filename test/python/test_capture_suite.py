@@ -1682,11 +1682,14 @@ def int_remainder_by_tensor(x, y):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_break_integer_division_by_a_tensor_or_zero(backend):
-    """Integer division, remainder and fmod by a tensor are not captured (a zero divisor makes eager raise,
-    compiled integer division trap); by a Python 0 eager raises ZeroDivisionError, and so does dyn."""
+    """Integer division, remainder and fmod by a tensor are captured, their divisor checked for zeros before
+    each run on the CPU: a zero raises eager's RuntimeError (compiled integer division would trap). By a
+    Python 0 eager raises ZeroDivisionError: not captured, and dyn raises the same."""
     x, y = torch.randint(-9, 9, (6,)), torch.tensor([3, -2, 5, -7, 1, 4])
-    with pytest.raises(dyn.Unsupported, match="by a tensor"):
-        dyn.compile(int_remainder_by_tensor, backend=backend, fullgraph=True)(x, y)
+    cf = dyn.compile(int_remainder_by_tensor, backend=backend, fullgraph=True)
+    same(cf(x, y), int_remainder_by_tensor(x, y))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        cf(x, torch.tensor([3, -2, 0, -7, 1, 4]))
     run_cases(int_remainder_by_tensor, [(x, y), (x, -y)], backend)
     for fn in (lambda t: t % 0, lambda t: torch.fmod(t, 0), lambda t: torch.div(t, 0, rounding_mode="trunc")):
         with pytest.raises(dyn.Unsupported, match="by zero"):

@@ -79,3 +79,30 @@ def test_kernels_run_on_atens_openmp_threads():
     shared, separate = run(THREADS), run(THREADS, DYN_OPENMP="libomp")
     assert shared < separate  # libomp started no workers of its own
 
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "5"])
+def test_jit_compiles_a_split_module(threads, monkeypatch):
+    """A CPU graph's LLVM module is split into DYN_JIT_THREADS parts (at least 8 functions each) optimized
+    and compiled at once, then linked (lib/Compiler/HostJit.cpp): kernels in different parts call each other
+    and share constants. A graph of some 40 kernels (each reduction ends one) gives eager's values whatever
+    the count, including repeated kernel bodies that MergeFunctions folds into one."""
+    import torch
+    import dyn
+
+    def f(x, w):
+        outs = []
+        for k in range(10):  # each result from x: no rounding compounds from step to step
+            y = torch.softmax(x * (k + 1), -1) + torch.sin(x).mean(0, keepdim=True)
+            y = y @ w + torch.tensor([float(k)] * 24)  # a dense constant per step
+            outs.append(y - y.amax(1, keepdim=True))
+        return tuple(outs) + (torch.sort(outs[-1], 1).values,)  # and an ATen library call
+    monkeypatch.setenv("DYN_JIT_THREADS", threads)
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(16, 24, generator=g), torch.randn(24, 24, generator=g) / 5
+    dyn.reset()
+    with torch.no_grad():
+        got, want = dyn.compile(f, fullgraph=True)(x, w), f(x, w)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e)
+    assert dyn.stats()["compiled_graphs"] == 1 and not dyn.stats()["eager_graphs"], dyn.stats()

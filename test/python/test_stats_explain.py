@@ -147,21 +147,22 @@ def test_compiler_failure_is_reported_with_its_diagnostic(monkeypatch, capsys):
 
 @needs_compiler
 def test_an_op_without_lowering_is_explained_by_what_ran():
-    """An int64 power (graph.pow computes floats): capture breaks the graph there, so nothing compiles
-    and nothing warns; stats count the break, explain gives its reason, and the result is eager's."""
-    a = torch.arange(6).reshape(2, 3)
-    b = torch.arange(6).reshape(2, 3) % 3
+    """A uint8 convolution (graph.convolution takes floats and signed integers): capture breaks the graph
+    there, so nothing compiles and nothing warns; stats count the break, explain gives its reason, and the
+    result is eager's."""
+    a = torch.arange(48, dtype=torch.uint8).reshape(1, 3, 4, 4)
+    b = torch.ones(2, 3, 1, 1, dtype=torch.uint8)
 
     def f(a, b):
-        return a ** b
+        return torch.nn.functional.conv2d(a, b)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        torch.testing.assert_close(dyn.compile(f)(a, b), a ** b)
+        torch.testing.assert_close(dyn.compile(f)(a, b), f(a, b))
     s = dyn.stats()
     assert s["graph_breaks"] == 1 and s["compiled_graphs"] == 0 and s["eager_graphs"] == []
     out = dyn.explain(f)(a, b)
     assert (out.graph_count, out.graph_break_count) == (0, 1)
-    assert out.break_reasons[0]["reason"] == "pow with a torch.int64 result (graph.pow computes floats)"
+    assert out.break_reasons[0]["reason"] == "conv2d of a torch.uint8 tensor"
 
 
 @needs_compiler
