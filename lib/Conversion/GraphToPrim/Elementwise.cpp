@@ -81,20 +81,26 @@ struct LogicalNotToPrim : OpConversionPattern<graph::LogicalNotOp> {
   }
 };
 
-Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorType type) {
-  // The exponent may already be converted (adaptor) or not yet.
+/// The element of a splat graph or prim constant (an exponent may already be
+/// converted by the adaptor, or not yet); null for anything else.
+static Attribute splatElement(Value v) {
   DenseElementsAttr dense;
-  if (auto c = exponent.getDefiningOp<graph::ConstantOp>())
+  if (auto c = v.getDefiningOp<graph::ConstantOp>())
     dense = dyn_cast<DenseElementsAttr>(c.getValue());
-  else if (auto c = exponent.getDefiningOp<prim::ConstantOp>())
+  else if (auto c = v.getDefiningOp<prim::ConstantOp>())
     dense = dyn_cast<DenseElementsAttr>(c.getValue());
-  if (!dense || !dense.isSplat())
+  return dense && dense.isSplat() ? dense.getSplatValue<Attribute>() : Attribute();
+}
+
+Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorType type) {
+  Attribute splat = splatElement(exponent);
+  if (!splat)
     return {};
   double e;
-  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
+  if (auto f = dyn_cast<FloatAttr>(splat))
     e = f.getValueAsDouble();
   else
-    e = (double)cast<IntegerAttr>(dense.getSplatValue<Attribute>()).getInt();
+    e = (double)cast<IntegerAttr>(splat).getInt();
   Location loc = pb.loc;
   if (e == 1.0)
     return base;
@@ -115,23 +121,18 @@ Value powByConstant(PrimBuilder &pb, Value base, Value exponent, RankedTensorTyp
   return {};
 }
 
-/// Integer a^b as eager's powi: square and multiply over b's bits, wrapping
-/// in the type; a negative b gives 0, but 1 for a == 1 and +-1 for a == -1.
-/// A constant b unrolls its own bits; a tensor b all of the type's.
+/// A splat integer constant's value (booleans and unsigned types zero-extended).
 static std::optional<int64_t> splatInteger(Value v) {
-  DenseElementsAttr dense;
-  if (auto k = v.getDefiningOp<graph::ConstantOp>())
-    dense = dyn_cast<DenseElementsAttr>(k.getValue());
-  else if (auto k = v.getDefiningOp<prim::ConstantOp>())
-    dense = dyn_cast<DenseElementsAttr>(k.getValue());
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>());
+  auto i = dyn_cast_or_null<IntegerAttr>(splatElement(v));
   if (!i)
     return std::nullopt;
   bool zext = i.getType().isInteger(1) || i.getType().isUnsignedInteger();
   return zext ? (int64_t)i.getValue().getZExtValue() : i.getValue().getSExtValue();
 }
+
+/// Integer a^b as eager's powi: square and multiply over b's bits, wrapping
+/// in the type; a negative b gives 0, but 1 for a == 1 and +-1 for a == -1.
+/// A constant b unrolls its own bits; a tensor b all of the type's.
 
 static Value integerPow(PrimBuilder &pb, Value a, Value b, std::optional<int64_t> constant,
                         RankedTensorType type) {
