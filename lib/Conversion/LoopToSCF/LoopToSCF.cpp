@@ -486,16 +486,55 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
   }
 };
 
+/// f32 erf as one rational function of x^2 on x clamped to [-4, 4] (the
+/// form Eigen and XLA use; within 4 ulp of libm's, exact at +-0 and the
+/// infinities, NaN kept): a third cheaper than MLIR's piecewise polynomial,
+/// whose 20 selects of coefficients per element made the erf GELU kernel
+/// 1.3-2x slower than eager's.
+struct RationalErf : OpRewritePattern<math::ErfOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ErfOp op, PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    auto c = [&](double v) -> Value {
+      TypedAttr attr = rewriter.getF32FloatAttr((float)v);
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        attr = SplatElementsAttr::get(shaped, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    static constexpr double alpha[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                                       -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                                       -1.60960333262415e-02};
+    static constexpr double beta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                                      -7.37332916720468e-03, -1.42647390514189e-02};
+    Value x = arith::MaximumFOp::create(rewriter, loc, op.getOperand(), c(-4.0));
+    x = arith::MinimumFOp::create(rewriter, loc, x, c(4.0));
+    Value x2 = arith::MulFOp::create(rewriter, loc, x, x);
+    auto horner = [&](ArrayRef<double> coefficients) {
+      Value acc = c(coefficients.front());
+      for (double k : coefficients.drop_front())
+        acc = math::FmaOp::create(rewriter, loc, acc, x2, c(k));
+      return acc;
+    };
+    Value p = arith::MulFOp::create(rewriter, loc, x, horner(alpha));
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, horner(beta));
+    return success();
+  }
+};
+
 struct ApproximateMathPass : dyn::impl::ApproximateMathPassBase<ApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<RationalErf>(&getContext(), /*benefit=*/2);
     // Only f32 ops are rewritten (the predicate-free overload also widens
     // f16/bf16 math to f32 first); f64 stays exact through libm.
     populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       // rsqrt and sqrt have hardware instructions; keep them exact. atan2's
       // approximation is wrong at (0, 0) and at infinities: libm's is exact.
-      return name != "rsqrt" && name != "sqrt" && name != "atan2";
+      return name != "rsqrt" && name != "sqrt" && name != "atan2" && name != "erf";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
