@@ -162,7 +162,9 @@ def ApproximateMathPass : Pass<"dyn-approximate-math", "mlir::ModuleOp"> {
   let description = [{
     Rewrites `math` ops (sin, cos, exp, log, tanh, erf, ...) on f32 into
     arithmetic with upstream's polynomial approximations, so that loops over
-    them vectorize instead of calling scalar libm. f64 ops are left for libm.
+    them vectorize instead of calling scalar libm; erf is one rational
+    function of x^2 on x clamped to [-4, 4] (Eigen's and XLA's form, cheaper
+    than upstream's piecewise one). f64 ops are left for libm.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];
