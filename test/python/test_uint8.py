@@ -159,9 +159,9 @@ def test_integer_division_by_zero_raises_as_eager():
 
 
 def test_integer_windows_cpu():
-    """Integer convolutions, pooling and uint8 resampling compute as eager's CPU kernels: convolutions and
-    bilinear/bicubic of uint8 are ATen's (library calls), max pooling pads with the type's least value and an
-    integer average truncates."""
+    """Integer convolutions, pooling and uint8 resampling compute as eager's CPU kernels: convolutions (uint8
+    ones listed as unsigned buffers, so that 200 is not read as -56) and bilinear/bicubic of uint8 are ATen's
+    (library calls), max pooling pads with the type's least value and an integer average truncates."""
     F = torch.nn.functional
     g = torch.Generator().manual_seed(3)
     x = torch.randint(-50, 50, (2, 3, 9, 8), generator=g)
@@ -170,6 +170,7 @@ def test_integer_windows_cpu():
 
     def f(x, w, img):
         return (F.conv2d(x, w, padding=1), F.conv_transpose2d(x, w.transpose(0, 1), stride=2),
+                F.conv2d(img, torch.full((2, 3, 2, 2), 201, dtype=torch.uint8), stride=2),
                 F.max_pool2d(x, 3, 2, padding=1), F.max_pool2d(img, 2, ceil_mode=True),
                 F.avg_pool2d(x, 3, 2, padding=1), F.avg_pool2d(x, 2, count_include_pad=False, padding=1),
                 F.interpolate(img, size=(7, 15), mode="bilinear"), F.interpolate(img, scale_factor=1.5, mode="bicubic"),

@@ -1514,15 +1514,15 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
     // Buffers do not tell a ui8 tensor from an i8 one: the call lists its
-    // uint8 buffers. A GEMM's buffers share one element type; a call by name
-    // has one buffer per prim operand and result, in order. The other
-    // library calls take floats only.
+    // uint8 buffers. A GEMM's or a convolution's buffers share one element
+    // type; a call by name has one buffer per prim operand and result, in
+    // order. Attention takes floats only.
     auto isUnsigned = [](Type t) {
       return cast<RankedTensorType>(t).getElementType().isUnsignedInteger();
     };
     SmallVector<int64_t> unsignedBuffers;
-    if (auto matmul = dyn_cast<loop::MatmulOp>(call); matmul && isUnsigned(from->getResultTypes()[0])) {
-      int64_t n = matmul.getLibraryCallInputs().size() + 1;
+    if (isa<loop::MatmulOp, loop::ConvolutionOp>(call) && isUnsigned(from->getResultTypes()[0])) {
+      int64_t n = cast<loop::LibraryCallOpInterface>(call).getLibraryCallInputs().size() + 1;
       unsignedBuffers = llvm::to_vector(llvm::seq<int64_t>(0, n));
     } else if (isa<loop::LibraryCallOp>(call)) {
       for (auto [i, t] : llvm::enumerate(llvm::concat<const Type>(from->getOperandTypes(),

@@ -80,7 +80,7 @@ class WindowOps:
                     x, padding = padding.x, padding.padding
             else:
                 padding = _tuple(padding, nd, "padding")
-        xb, added = self._batched(x, nd, fn.__name__, integers=x.meta.dtype != torch.uint8)
+        xb, added = self._batched(x, nd, fn.__name__, integers=True)
         mb = self._meta_of(fn, *(t.meta for t in (xb, w)), *(() if b is None else (b.meta,)), **self._conv_kwargs(
             transposed, stride, padding, dilation, groups, output_padding))
         ins = [xb, w] + ([b] if b is not None else [])

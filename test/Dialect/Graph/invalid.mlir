@@ -80,11 +80,11 @@ func.func @boolean_pow(%a: tensor<4xi1>) -> tensor<4xi1> {
 
 // -----
 
-// Convolutions take signed integers (ATen's CPU kernels), not uint8 (eager's take none).
-func.func @uint8_convolution(%x: tensor<1x1x4xui8>, %w: tensor<1x1x2xui8>) -> tensor<1x1x3xui8> {
+// Convolutions take floats and integers (ATen's CPU kernels), not booleans (eager's take none).
+func.func @boolean_convolution(%x: tensor<1x1x4xi1>, %w: tensor<1x1x2xi1>) -> tensor<1x1x3xi1> {
   // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 8-bit signless integer}}
-  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x1x4xui8>, tensor<1x1x2xui8> -> tensor<1x1x3xui8>
-  return %0 : tensor<1x1x3xui8>
+  %0 = graph.convolution %x, %w stride [1] padding [0] dilation [1] groups 1 : tensor<1x1x4xi1>, tensor<1x1x2xi1> -> tensor<1x1x3xi1>
+  return %0 : tensor<1x1x3xi1>
 }
 
 // -----

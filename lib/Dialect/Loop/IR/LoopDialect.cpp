@@ -228,9 +228,9 @@ SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
 }
 
 LogicalResult ConvolutionOp::verify() {
-  // ATen's CPU convolutions compute signed integers too (uint8 buffers, signless here, are refused
-  // at capture: eager's kernels take none)
-  if (failed(verifyLibraryBuffers(*this, /*mask=*/{}, /*strided=*/false, /*integers=*/true)))
+  // ATen's CPU convolutions compute integers too (uint8 ones listed in unsigned_buffers)
+  if (failed(verifyLibraryBuffers(*this, /*mask=*/{}, /*strided=*/false, /*integers=*/true)) ||
+      failed(verifyUnsignedBuffers(*this)))
     return failure();
   dyn::ConvolutionParams p{getStride(), getPadding(), getDilation(),
                            getOutputPadding().value_or(ArrayRef<int64_t>()), (int64_t)getGroups(),

@@ -548,9 +548,9 @@ def Graph_GatherOp : Graph_Op<"gather"> {
 
 // The float types the library kernels (ATen: oneDNN, cuBLAS, cuDNN) take.
 def Graph_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
-// Convolutions also take signed integers: ATen's CPU kernels (slow_conv) compute them, wrapping;
-// CUDA's take none (capture's eager-accepts probe breaks the graph there).
-def Graph_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
+// Convolutions also take integers: ATen's CPU kernels (slow_conv) compute them, wrapping; CUDA's
+// take none (capture's eager-accepts probe breaks the graph there).
+def Graph_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
 
 def Graph_ConvolutionOp : Graph_Op<"convolution"> {
   let summary = "N-d convolution, 1-3 spatial dims, optionally transposed (torch.convolution)";
@@ -560,7 +560,7 @@ def Graph_ConvolutionOp : Graph_Op<"convolution"> {
     is `[C_out]`. `stride`, `padding`, `dilation` (and `output_padding`, for
     transposed convolutions only) have one entry per spatial dim; padding
     is zeros (capture writes other padding modes as a `graph.pad` first).
-    All operands and the result share one element type, a float or a signed
+    All operands and the result share one element type, a float or an
     integer (ATen's CPU kernels compute integers, wrapping). The result is
     `[N, C_out, *out]` with PyTorch's output sizes.
 

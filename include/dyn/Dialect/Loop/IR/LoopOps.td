@@ -131,7 +131,8 @@ def Loop_ConvolutionOp : Loop_LibraryCallOp<"convolution"> {
   let summary = "library call: out = convolution(input, weight) (+ bias)";
   let description = [{
     `prim.convolution` on buffers; shape rules as `graph.convolution`; the
-    optional bias (`[C_out]`) is added by the library. With `channels_last`,
+    optional bias (`[C_out]`) is added by the library; `unsigned_buffers`
+    of a uint8 convolution are all of them. With `channels_last`,
     input and out are `[N, *spatial, C]` buffers (torch's channels-last
     memory format).
   }];
@@ -139,7 +140,8 @@ def Loop_ConvolutionOp : Loop_LibraryCallOp<"convolution"> {
                        Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups, UnitAttr:$transposed,
-                       OptionalAttr<DenseI64ArrayAttr>:$output_padding, UnitAttr:$channels_last);
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding, UnitAttr:$channels_last,
+                       OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers);
   let assemblyFormat = [{
     $input `,` $weight `,` $out (`bias` $bias^)? `stride` $stride `padding` $padding
     `dilation` $dilation `groups` $groups (`transposed` $transposed^)?

@@ -314,8 +314,8 @@ def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
 //===----------------------------------------------------------------------===//
 
 def Prim_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
-// Convolutions also take signed integers (ATen's CPU kernels).
-def Prim_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64]>;
+// Convolutions also take integers (ATen's CPU kernels).
+def Prim_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
 
 def Prim_ConvolutionOp : Prim_Op<"convolution"> {
   let summary = "N-d convolution (1-3 spatial dims), optionally transposed, optional bias";
