@@ -32,8 +32,7 @@ def _wrapped(v, dtype):
     info = torch.iinfo(dtype)
     if info.min <= v <= info.max:
         return v
-    m = (v - info.min) % (1 << info.bits) + info.min
-    return m
+    return (v - info.min) % (1 << info.bits) + info.min
 
 
 class ArithOps:

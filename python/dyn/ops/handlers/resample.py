@@ -80,6 +80,14 @@ def _resample_dim(o, x, dim, taps, dtype):
     return acc
 
 
+def _given_scales(scale_factor, recompute_scale_factor, n):
+    """The scales eager's kernel receives: the given factors (one per spatial dim) unless recomputed from
+    the sizes, else None."""
+    if scale_factor is None or recompute_scale_factor:
+        return None
+    return tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * n
+
+
 def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None, antialias=False):
     o.check(input)
@@ -90,10 +98,8 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
             meta = F.interpolate(input.meta, size, scale_factor, mode, align_corners, recompute_scale_factor, True)
         except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
             raise Unsupported(f"interpolate: eager raises {type(e).__name__}: {e}") from None
-        scales = None  # eager's: the given factors unless recomputed from the sizes
-        if scale_factor is not None and not recompute_scale_factor:
-            scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
-        return upsample2d(o, input, mode, tuple(meta.shape[2:]), bool(align_corners), scales, True)
+        return upsample2d(o, input, mode, tuple(meta.shape[2:]), bool(align_corners),
+                          _given_scales(scale_factor, recompute_scale_factor, 2), True)
     if mode not in ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area"):
         raise Unsupported(f"interpolate mode {mode!r}")
     try:
@@ -108,17 +114,12 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
         return o.adaptive_pool("avg", nsp, input, out_sizes)
     dt = input.meta.dtype
     if dt == torch.uint8 and mode in ("bilinear", "bicubic") and nsp == 2:
-        scales = None
-        if scale_factor is not None and not recompute_scale_factor:
-            scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
-        return upsample2d(o, input, mode, out_sizes, bool(align_corners), scales, False)
+        return upsample2d(o, input, mode, out_sizes, bool(align_corners),
+                          _given_scales(scale_factor, recompute_scale_factor, 2), False)
     if mode not in ("nearest", "nearest-exact") and dt not in FLOATS:
         raise Unsupported(f"interpolate {mode!r} of a {dt} tensor")
-    # the scales eager's kernel receives: the given factors unless recomputed from the sizes
-    scales = [None] * nsp
-    if scale_factor is not None and not recompute_scale_factor:
-        sf = scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * nsp
-        scales = [float(v) for v in sf]
+    given = _given_scales(scale_factor, recompute_scale_factor, nsp)
+    scales = [None] * nsp if given is None else [float(v) for v in given]
     compute = torch.float32 if dt in (torch.float16, torch.bfloat16) and mode not in ("nearest", "nearest-exact") \
         else dt
     x = o.convert(input, compute)
