@@ -308,6 +308,10 @@ OPS = {
         "addcdiv", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
         ("torch.addcdiv", "Tensor.addcdiv", "aten.addcdiv"), "input, tensor1, tensor2, *, value=1",
         "promote_numeric", "broadcast", "AddcdivToPrim (GraphToPrim/Math.cpp)", ""),
+    "clamp": OpDef(
+        "clamp", "ternary", ("input", "min", "max"), (),
+        ("torch.clamp", "Tensor.clamp", "aten.clamp", "torch.clip", "Tensor.clip"), "",
+        "promote_numeric", "broadcast", "ClampToPrim (GraphToPrim/Math.cpp)", ""),
     "gelu": OpDef(
         "gelu", "activation", ("input",), (("approximate", "str"),),
         ("torch.nn.functional.gelu", "aten.gelu"), "input, approximate='none'",
@@ -376,6 +380,14 @@ OPS = {
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
         "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
+    "var": OpDef(
+        "var", "statistics", ("input",), (("dims", "i64_array"), ("correction", "f64"), ("keepdim", "unit")),
+        ("torch.var", "Tensor.var", "aten.var"), "",
+        "float", "reduction", "VarToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "std": OpDef(
+        "std", "statistics", ("input",), (("dims", "i64_array"), ("correction", "f64"), ("keepdim", "unit")),
+        ("torch.std", "Tensor.std", "aten.std"), "",
+        "float", "reduction", "StdToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
     "sum": OpDef(
         "sum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.sum", "Tensor.sum", "aten.sum"), "",
@@ -396,6 +408,18 @@ OPS = {
         "prod", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.prod", "Tensor.prod", "aten.prod"), "",
         "free", "reduction", "prim::ReduceProdOp (ReductionToPrim)", ""),
+    "addmm": OpDef(
+        "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
+        ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
+        "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "tril": OpDef(
+        "tril", "triangle", ("input",), (("diagonal", "i64"),),
+        ("torch.tril", "Tensor.tril", "aten.tril"), "input, diagonal=0, *, out=None",
+        "keeps_element", "elementwise", "TrilToPrim (GraphToPrim/Rearrange.cpp)", ""),
+    "triu": OpDef(
+        "triu", "triangle", ("input",), (("diagonal", "i64"),),
+        ("torch.triu", "Tensor.triu", "aten.triu"), "input, diagonal=0, *, out=None",
+        "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", ""),
     "sort": OpDef(
         "sort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.sort", "Tensor.sort"), "input, dim=-1, descending=False, stable=False",
@@ -878,9 +902,12 @@ FAMILIES = {
     "where": ("where",),
     "convert": ("convert",),
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
-    "ternary": ("lerp", "addcmul", "addcdiv"),
+    "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
+    "statistics": ("var", "std"),
     "reduce": ("sum", "mean", "amax", "amin", "prod"),
+    "linalg": ("addmm",),
+    "triangle": ("tril", "triu"),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
@@ -960,6 +987,7 @@ EXPR = {
     "lerp": "torch.lerp({start}, {end}, {weight})",
     "addcmul": "torch.addcmul({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value} if {dtype}.is_floating_point else int({value}))",
     "addcdiv": "torch.addcdiv({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value})",
+    "clamp": "torch.clamp({input}, {min}, {max})",
     "gelu": "F.gelu({input}, approximate={approximate})",
     "silu": "F.silu({input})",
     "mish": "F.mish({input})",
@@ -977,11 +1005,16 @@ EXPR = {
     "threshold": "F.threshold({input}, {threshold}, {value})",
     "leaky_relu": "F.leaky_relu({input}, {negative_slope})",
     "hardtanh": "F.hardtanh({input}, {min_val}, {max_val})",
+    "var": "torch.var({input}, {dims}, correction={correction}, keepdim={keepdim})",
+    "std": "torch.std({input}, {dims}, correction={correction}, keepdim={keepdim})",
     "sum": "_rt.reduce(torch.sum, {input}, {dims}, {keepdim})",
     "mean": "_rt.reduce(torch.mean, {input}, {dims}, {keepdim})",
     "amax": "_rt.reduce(torch.amax, {input}, {dims}, {keepdim})",
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
+    "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
+    "tril": "torch.tril({input}, {diagonal})",
+    "triu": "torch.triu({input}, {diagonal})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
     "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
     "msort": "torch.msort({input})",
@@ -1395,6 +1428,10 @@ def _addcdiv(input, tensor1, tensor2, value, *, dtype):
     return torch.addcdiv(input.to(dtype), tensor1.to(dtype), tensor2.to(dtype), value=value)
 
 
+def _clamp(input, min, max, *, dtype):
+    return torch.clamp(input, min, max)
+
+
 def _gelu(input, approximate, *, dtype):
     return F.gelu(input, approximate=approximate)
 
@@ -1463,6 +1500,14 @@ def _hardtanh(input, min_val, max_val, *, dtype):
     return F.hardtanh(input, min_val, max_val)
 
 
+def _var(input, dims, correction, keepdim, *, dtype):
+    return torch.var(input, dims, correction=correction, keepdim=keepdim)
+
+
+def _std(input, dims, correction, keepdim, *, dtype):
+    return torch.std(input, dims, correction=correction, keepdim=keepdim)
+
+
 def _sum(input, dims, keepdim, *, dtype):
     return _rt.reduce(torch.sum, input, dims, keepdim)
 
@@ -1481,6 +1526,18 @@ def _amin(input, dims, keepdim, *, dtype):
 
 def _prod(input, dims, keepdim, *, dtype):
     return _rt.prod(input, dims, keepdim)
+
+
+def _addmm(input, lhs, rhs, alpha, beta, *, dtype):
+    return (torch.baddbmm if lhs.dim() == 3 else torch.addmm)(input, lhs, rhs, beta=beta if dtype.is_floating_point else int(beta), alpha=alpha if dtype.is_floating_point else int(alpha))
+
+
+def _tril(input, diagonal, *, dtype):
+    return torch.tril(input, diagonal)
+
+
+def _triu(input, diagonal, *, dtype):
+    return torch.triu(input, diagonal)
 
 
 def _sort(input, dim, descending, stable, *, dtype):
@@ -2029,6 +2086,7 @@ EAGER = {
     "lerp": _lerp,
     "addcmul": _addcmul,
     "addcdiv": _addcdiv,
+    "clamp": _clamp,
     "gelu": _gelu,
     "silu": _silu,
     "mish": _mish,
@@ -2046,11 +2104,16 @@ EAGER = {
     "threshold": _threshold,
     "leaky_relu": _leaky_relu,
     "hardtanh": _hardtanh,
+    "var": _var,
+    "std": _std,
     "sum": _sum,
     "mean": _mean,
     "amax": _amax,
     "amin": _amin,
     "prod": _prod,
+    "addmm": _addmm,
+    "tril": _tril,
+    "triu": _triu,
     "sort": _sort,
     "argsort": _argsort,
     "msort": _msort,
@@ -2243,6 +2306,14 @@ def _capture_threshold(o, input, threshold, value, inplace=False):
 
 def _capture_leaky_relu(o, input, negative_slope=0.01, inplace=False):
     return o.registered("leaky_relu", torch.nn.functional.leaky_relu, (input, ), {"negative_slope": negative_slope, }, inplace=inplace)
+
+
+def _capture_tril(o, input, diagonal=0, *, out=None):
+    return o.registered("tril", torch.tril, (input, ), {"diagonal": diagonal, }, out=out)
+
+
+def _capture_triu(o, input, diagonal=0, *, out=None):
+    return o.registered("triu", torch.triu, (input, ), {"diagonal": diagonal, }, out=out)
 
 
 def _capture_sort(o, input, dim=-1, descending=False, stable=False):
@@ -2510,6 +2581,12 @@ HANDLERS = {
     "aten.threshold": _capture_threshold,
     "torch.nn.functional.leaky_relu": _capture_leaky_relu,
     "aten.leaky_relu": _capture_leaky_relu,
+    "torch.tril": _capture_tril,
+    "Tensor.tril": _capture_tril,
+    "aten.tril": _capture_tril,
+    "torch.triu": _capture_triu,
+    "Tensor.triu": _capture_triu,
+    "aten.triu": _capture_triu,
     "torch.sort": _capture_sort,
     "Tensor.sort": _capture_sort,
     "torch.argsort": _capture_argsort,

@@ -161,3 +161,47 @@ func.func @rearrange(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, 
   %2 = graph.repeat %x repeats [2, 3, 1] : tensor<4x6xf32> -> tensor<2x12x6xf32>
   return %0, %1, %2 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<2x12x6xf32>
 }
+
+// -----
+
+// var: the mean, the squared deviations summed, divided by N - correction;
+// bfloat16 in float32, rounded once. std takes the square root.
+// CHECK-LABEL: func @var_std
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x6xbf16> -> tensor<4x6xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[X]] dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+// CHECK: %[[N:.*]] = prim.constant dense<6.000000e+00> : tensor<4xf32>
+// CHECK: %[[M:.*]] = prim.div %[[S]], %[[N]] : tensor<4xf32>
+// CHECK: %[[MB:.*]] = prim.broadcast_in_dim %[[M]] dims [0] : tensor<4xf32> -> tensor<4x6xf32>
+// CHECK: %[[D:.*]] = prim.sub %[[X]], %[[MB]] : tensor<4x6xf32>
+// CHECK: %[[SQ:.*]] = prim.mul %[[D]], %[[D]] : tensor<4x6xf32>
+// CHECK: %[[SS:.*]] = prim.reduce_sum %[[SQ]] dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+// CHECK: %[[C:.*]] = prim.constant dense<5.000000e+00> : tensor<4xf32>
+// CHECK: %[[V:.*]] = prim.div %[[SS]], %[[C]] : tensor<4xf32>
+// CHECK: %[[VB:.*]] = prim.convert_element_type %[[V]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: prim.reshape %[[VB]] : tensor<4xbf16> -> tensor<4x1xbf16>
+// CHECK: %[[Z:.*]] = prim.constant dense<0.000000e+00> : tensor<f64>
+// CHECK: %[[SV:.*]] = prim.div %{{.*}}, %[[Z]] : tensor<f64>
+// CHECK: prim.sqrt %[[SV]] : tensor<f64>
+func.func @var_std(%x: tensor<4x6xbf16>, %y: tensor<3xf64>) -> (tensor<4x1xbf16>, tensor<f64>) {
+  %0 = graph.var %x {correction = 1.0 : f64, dims = array<i64: 1>, keepdim} : tensor<4x6xbf16> -> tensor<4x1xbf16>
+  %1 = graph.std %y {correction = 3.0 : f64, dims = array<i64: 0>} : tensor<3xf64> -> tensor<f64>
+  return %0, %1 : tensor<4x1xbf16>, tensor<f64>
+}
+
+// -----
+
+// tril/triu: the column minus the row compared with the diagonal, a select.
+// CHECK-LABEL: func @triangles
+// CHECK: %[[R:.*]] = prim.iota dim 1 : tensor<2x3x4xi64>
+// CHECK: %[[C:.*]] = prim.iota dim 2 : tensor<2x3x4xi64>
+// CHECK: %[[O:.*]] = prim.sub %[[C]], %[[R]] : tensor<2x3x4xi64>
+// CHECK: %[[DG:.*]] = prim.constant dense<-1> : tensor<2x3x4xi64>
+// CHECK: %[[K:.*]] = prim.le %[[O]], %[[DG]] : tensor<2x3x4xi64>
+// CHECK: prim.select %[[K]], %{{.*}}, %{{.*}} : tensor<2x3x4xi1>, tensor<2x3x4xf32>
+// CHECK: prim.ge %{{.*}}, %{{.*}} : tensor<3x3xi64>
+// CHECK: prim.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x3xi1>, tensor<3x3xi1>
+func.func @triangles(%x: tensor<2x3x4xf32>, %b: tensor<3x3xi1>) -> (tensor<2x3x4xf32>, tensor<3x3xi1>) {
+  %0 = graph.tril %x {diagonal = -1 : i64} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %1 = graph.triu %b {diagonal = 1 : i64} : tensor<3x3xi1> -> tensor<3x3xi1>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<3x3xi1>
+}

@@ -112,6 +112,33 @@ func.func @relu_matmul(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf
 
 // -----
 
+// addmm: the GEMM, then the input added (beta 1, alpha 1: no scaling); with
+// beta 0 the input is not read. A contraction of one element (addr) is a
+// broadcast multiply; bfloat16 scales in float32 and rounds once.
+// CHECK-LABEL: func @addmm
+// CHECK: %[[P:.*]] = prim.dot_general %{{.*}}, %{{.*}} batch [], [] contract [1], [0]
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<2xf32> -> tensor<4x2xf32>
+// CHECK: prim.add %[[B]], %[[P]] : tensor<4x2xf32>
+// CHECK: %[[Q:.*]] = prim.dot_general %{{.*}}, %{{.*}} batch [0], [0] contract [2], [1]
+// CHECK: %[[A:.*]] = prim.constant dense<5.000000e-01> : tensor<3x4x2xf32>
+// CHECK: %[[S:.*]] = prim.mul %[[Q]], %[[A]] : tensor<3x4x2xf32>
+// CHECK-NOT: prim.add
+// CHECK: %[[C:.*]] = prim.broadcast_in_dim %{{.*}} dims [0, 1] : tensor<4x1xbf16> -> tensor<4x2xbf16>
+// CHECK: %[[R:.*]] = prim.broadcast_in_dim %{{.*}} dims [0, 1] : tensor<1x2xbf16> -> tensor<4x2xbf16>
+// CHECK: %[[O:.*]] = prim.mul %[[C]], %[[R]] : tensor<4x2xbf16>
+// CHECK: prim.convert_element_type %[[O]] : tensor<4x2xbf16> -> tensor<4x2xf32>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4x2xf32> -> tensor<4x2xbf16>
+func.func @addmm(%x: tensor<2xf32>, %a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %ba: tensor<3x4x8xf32>,
+                 %bb: tensor<3x8x2xf32>, %y: tensor<4x2xbf16>, %c: tensor<4x1xbf16>, %r: tensor<1x2xbf16>)
+    -> (tensor<4x2xf32>, tensor<3x4x2xf32>, tensor<4x2xbf16>) {
+  %0 = graph.addmm %x, %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64} : tensor<2xf32>, tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  %1 = graph.addmm %x, %ba, %bb {alpha = 0.5 : f64, beta = 0.0 : f64} : tensor<2xf32>, tensor<3x4x8xf32>, tensor<3x8x2xf32> -> tensor<3x4x2xf32>
+  %2 = graph.addmm %y, %c, %r {alpha = 2.0 : f64, beta = 3.0 : f64} : tensor<4x2xbf16>, tensor<4x1xbf16>, tensor<1x2xbf16> -> tensor<4x2xbf16>
+  return %0, %1, %2 : tensor<4x2xf32>, tensor<3x4x2xf32>, tensor<4x2xbf16>
+}
+
+// -----
+
 // Comparisons promote both sides to a common type.
 // CHECK-LABEL: func @compare_mixed
 // CHECK: %[[C:.*]] = prim.convert_element_type %{{.*}} : tensor<4xi64> -> tensor<4xf32>

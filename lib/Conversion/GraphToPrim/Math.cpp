@@ -215,6 +215,20 @@ struct AddcToPrimT : OpConversionPattern<GraphOp> {
     return success();
   }
 };
+/// clamp: min(max(x, lo), hi) in the result type (exact in every type;
+/// NaN-propagating prim.max/min give eager's NaN, and hi where lo > hi).
+struct ClampToPrim : OpConversionPattern<graph::ClampOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::ClampOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Pointwise p{pb, op.getType()};
+    Value r = p.min(p.max(p.in(adaptor.getInput()), p.in(adaptor.getMin())), p.in(adaptor.getMax()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 using AddcmulToPrim = AddcToPrimT<graph::AddcmulOp>;
 using AddcdivToPrim = AddcToPrimT<graph::AddcdivOp>;
 

@@ -258,7 +258,6 @@ struct BatchNormToPrim : OpConversionPattern<graph::BatchNormOp> {
     PrimBuilder pb{rewriter, loc};
     RankedTensorType type = op.getResult().getType();
     Value x = pb.convert(adaptor.getInput(), computeType(type.getElementType()));
-    RankedTensorType cType = tensorType(x);
     double eps = op.getEps().convertToDouble();
     if (!op.getTraining()) {
       Value y = normalizeWithStats(pb, x, adaptor.getRunningMean(), adaptor.getRunningVar(),

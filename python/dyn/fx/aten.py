@@ -15,8 +15,8 @@ aten = torch.ops.aten
 # ATen ops whose every overload has the torch-level function's (or Tensor method's) signature: the
 # registry's (captured by the handler of torch.<name>) and these
 SAME_AS_TORCH = tuple(n for n, d in OPS.items() if f"aten.{n}" in d.torch_names and not d.signature) + tuple((
-    "fmod clamp clamp_min clamp_max mm bmm view permute t transpose unsqueeze "
-    "squeeze expand clone cat stack split select gather index_select tril triu full arange "
+    "fmod clamp_min clamp_max mm bmm view permute t transpose unsqueeze "
+    "squeeze expand clone cat stack split select gather index_select full arange "
     "zeros_like ones_like full_like masked_fill"
 ).split())
 
@@ -31,15 +31,6 @@ def _torch_handler(name):
 def _check_device(o, device):
     if device is not None and torch.device(device).type != o.tr.device.type:
         raise Unsupported(f"a tensor made on {device} in a graph on {o.tr.device}")
-
-
-def _addmm(o, bias, m1, m2, *, beta=1, alpha=1):
-    p = o.matmul(m1, m2)
-    if alpha != 1:
-        p = o.binary("mul", p, alpha)
-    if beta == 0:
-        return p
-    return o.binary("add", o.binary("mul", bias, beta) if beta != 1 else bias, p)
 
 
 def _softmax(op):
@@ -105,7 +96,6 @@ def _empty(o, size, *, dtype=None, layout=None, device=None, pin_memory=None, me
 
 
 ADAPTERS = {
-    aten.addmm: _addmm,
     aten._softmax: _softmax("softmax"),
     aten._log_softmax: _softmax("log_softmax"),
     aten.native_layer_norm: _native_layer_norm,

@@ -1,4 +1,5 @@
 """Elementwise ops: unary, binary, division and rounding, where, convert, clamp (Ops mixin)."""
+import math
 import operator
 
 import torch
@@ -286,44 +287,30 @@ class ArithOps:
             x = self.node("convert", [x], x.meta.to(torch.float32))
         return self.node("convert", [x], x.meta.to(dtype))
 
-    def clamp(self, x, lo=None, hi=None, open_bounds=False):
-        """torch.clamp: minimum(maximum(x, lo), hi) (NaN propagates; hi wins where lo > hi). When x needs a
-        gradient, eager's subgradient: through x where lo <= x <= hi (clamp_backward), or, open_bounds
-        (hardtanh, relu6), where not (x <= lo or x >= hi); maximum/minimum would split it at the bounds."""
+    def clamp(self, x, lo=None, hi=None):
+        """torch.clamp as graph.clamp: the operands in eager's promoted type, a missing bound as the type's
+        extreme. The eager backend runs torch.clamp on them (eager's values and subgradient)."""
         self.check(x)
         for v in (lo, hi):
             if v is not None and not isinstance(v, (TensorVar,) + SCALARS):
                 raise Unsupported(f"clamp bound of type {type(v).__name__}")
         _fits_int64(lo, hi)
+        _same_device("clamp", x, lo, hi)
         try:
             meta = torch.clamp(x.meta, _meta(lo), _meta(hi))
         except (RuntimeError, TypeError, ValueError) as e:
             raise Unsupported(f"clamp: {e}")  # eager raises
         self.accepts("clamp", torch.clamp, x, lo, hi)  # booleans raise
         dt = meta.dtype
-
-        def plain(v):
-            if lo is not None:
-                v = self.binary("maximum", v, lo)
-            if hi is not None:
-                v = self.binary("minimum", v, hi)
-            return self.convert(v, dt)
-        if not (dt.is_floating_point and self.needs_grad(x, lo, hi)):
-            return plain(x)
-        if self.needs_grad(lo, hi):
-            raise Unsupported("clamp with a tensor bound that requires grad (eager's subgradient at ties)")
-        xc = self.convert(x, dt)
-        if open_bounds:
-            out = [self.binary("le", xc, lo) if lo is not None else None,
-                   self.binary("ge", xc, hi) if hi is not None else None]
-            out = [c for c in out if c is not None]
-            outside = out[0] if len(out) == 1 else self.binary("logical_or", out[0], out[1])
-            inside = self.unary("logical_not", outside)
+        if dt == torch.bool:  # clamp_min/max of bool tensors (graph.clamp is numeric): or, and
+            r = x if lo is None else self.binary("maximum", x, lo)
+            return r if hi is None else self.binary("minimum", r, hi)
+        if dt.is_floating_point:
+            least, greatest = -math.inf, math.inf
         else:
-            ins = [self.binary("ge", xc, lo) if lo is not None else None,
-                   self.binary("le", xc, hi) if hi is not None else None]
-            ins = [c for c in ins if c is not None]
-            inside = ins[0] if len(ins) == 1 else self.binary("logical_and", ins[0], ins[1])
-        # inside: x itself (its gradient passes); elsewhere the clamped value of x cut from autograd
-        r = self.where(inside, xc, plain(self.detach(x)))
-        return self.expand(r, tuple(meta.shape))
+            least, greatest = torch.iinfo(dt).min, torch.iinfo(dt).max
+
+        def operand(v, extreme):
+            v = extreme if v is None else v
+            return self.convert(v, dt) if isinstance(v, TensorVar) else self.const(v, dt)
+        return self.node("clamp", [self.convert(x, dt), operand(lo, least), operand(hi, greatest)], meta)

@@ -41,6 +41,22 @@ class NNOps:
         r = self.node("matmul", [a3, b3], torch.matmul(a3.meta, b3.meta))
         return self.reshape(r, meta.shape)
 
+    def addmm(self, x, a, b, beta, alpha, meta):
+        """graph.addmm: beta * x + alpha * (a @ b), a and b 2-D or 3-D, meta eager's result (torch.addmm,
+        baddbmm, ...): its dtype and shape. beta 0 ignores x (NaN too); integer types truncate alpha and
+        beta as eager's integer GEMMs do (a negative one for uint8 is not captured)."""
+        self.check(x, a, b)
+        dt = meta.dtype
+        if dt == torch.bool:
+            raise Unsupported("a GEMM of boolean tensors (eager's take none)")
+        for f in (beta, alpha):
+            if isinstance(f, bool) or not isinstance(f, (int, float)):
+                raise Unsupported("beta or alpha that is not a number")
+            if dt == torch.uint8 and f < 0:
+                raise Unsupported("a negative beta or alpha for uint8 tensors")
+        x, a, b = (self.convert(v, dt) for v in (x, a, b))
+        return self.node("addmm", [x, a, b], meta, alpha=float(alpha), beta=float(beta))
+
     def linear(self, x, w, b=None):
         y = self.matmul(x, self.transpose(w, 0, 1) if w.meta.dim() == 2 else w)
         if b is not None:

@@ -40,18 +40,31 @@ class ShapeOps:
             return self.convert(self.fresh_copy(x), meta.dtype)
         return self.convert(self.node(op, [x], natural, dims=dims, keepdim=keepdim), meta.dtype)
 
-    def var_(self, x, dim=None, unbiased=None, keepdim=False, correction=None):
+    def var_(self, x, dim=None, unbiased=None, keepdim=False, correction=None, sqrt=False):
+        """graph.var (graph.std with sqrt) over dim (None or no dims: all) with eager's correction (from
+        unbiased when not given): one op, which dyn-convert-graph-to-prim decomposes."""
         self.check(x)
+        if correction is not None and unbiased is not None:
+            raise Unsupported("var with both unbiased and correction (eager raises)")
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
-        dims = _norm_dims(dim, x.meta.dim())
-        n = 1
-        for d in dims:
-            n *= x.meta.shape[d]
-        m = self.reduce("mean", x, dims, True)
-        d = self.binary("sub", x, m)
-        s = self.reduce("sum", self.binary("mul", d, d), dims, keepdim)
-        return self.binary("div", s, float(max(n - correction, 0)))
+        if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+            raise Unsupported(f"var with correction={correction!r}")
+        name, fn = ("std", torch.std) if sqrt else ("var", torch.var)
+        try:
+            meta = fn(x.meta, dim, correction=correction, keepdim=bool(keepdim))
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            raise Unsupported(f"{name}: {e}")  # eager raises
+        if not x.meta.dtype.is_floating_point:
+            raise Unsupported(f"{name} of a {x.meta.dtype} tensor")
+        if x.meta.dim() == 0:
+            x, dims = self.reshape(x, (1,)), [0]
+        else:
+            dims = _norm_dims(dim, x.meta.dim())
+        shape = tuple(1 if i in dims else n for i, n in enumerate(x.meta.shape) if keepdim or i not in dims)
+        r = self.node(name, [x], torch.empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
+                      correction=float(correction), keepdim=bool(keepdim))
+        return self.reshape(r, tuple(meta.shape))
 
     def softmax(self, op, x, dim, dtype=None):
         self.check(x)

@@ -117,3 +117,43 @@ func.func @repeat_result(%x: tensor<4x6xf32>) -> tensor<8x6xf32> {
   %0 = graph.repeat %x repeats [2, 2] : tensor<4x6xf32> -> tensor<8x6xf32>
   return %0 : tensor<8x6xf32>
 }
+
+// -----
+
+func.func @var_dims(%x: tensor<4x6xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reduction dim 2 is out of range for rank 2}}
+  %0 = graph.var %x {correction = 1.0 : f64, dims = array<i64: 2>} : tensor<4x6xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @std_shape(%x: tensor<4x6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{result shape does not match the reduction of the input over dims}}
+  %0 = graph.std %x {correction = 0.0 : f64, dims = array<i64: 1>} : tensor<4x6xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @var_int(%x: tensor<4xi32>) -> tensor<f32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = graph.var %x {correction = 1.0 : f64, dims = array<i64: 0>} : tensor<4xi32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @tril_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{needs at least two dims}}
+  %0 = graph.tril %x {diagonal = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clamp_types(%x: tensor<4xf32>, %lo: tensor<f64>, %hi: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{all of {input, min, max, result} have same element type}}
+  %0 = graph.clamp %x, %lo, %hi : tensor<4xf32>, tensor<f64>, tensor<f32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -137,6 +137,22 @@ func.func @bad_keepdim_shape(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @addmm_input(%x: tensor<3xf32>, %a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{input does not broadcast to the result}}
+  %0 = graph.addmm %x, %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64} : tensor<3xf32>, tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @addmm_batch(%x: tensor<f32>, %a: tensor<3x4x8xf32>, %b: tensor<2x8x2xf32>) -> tensor<3x4x2xf32> {
+  // expected-error @+1 {{batch dims differ}}
+  %0 = graph.addmm %x, %a, %b {alpha = 1.0 : f64, beta = 1.0 : f64} : tensor<f32>, tensor<3x4x8xf32>, tensor<2x8x2xf32> -> tensor<3x4x2xf32>
+  return %0 : tensor<3x4x2xf32>
+}
+
+// -----
+
 func.func @bad_matmul(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{contracting dims differ: 8 vs 7}}
   %0 = graph.matmul %a, %b : tensor<4x8xf32>, tensor<7x16xf32> -> tensor<4x16xf32>

@@ -98,6 +98,29 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
+LogicalResult AddmmOp::verify() {
+  ArrayRef<int64_t> a = tensorType(getLhs()).getShape(), b = tensorType(getRhs()).getShape(),
+                    c = tensorType(getResult()).getShape(), x = tensorType(getInput()).getShape();
+  if (a.size() != b.size() || (a.size() != 2 && a.size() != 3))
+    return emitOpError("expects two 2-D or two 3-D operands");
+  size_t r = a.size();
+  if (a[r - 1] != b[r - 2])
+    return emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
+  if (r == 3 && a[0] != b[0])
+    return emitOpError("batch dims differ");
+  SmallVector<int64_t> expected(a.begin(), a.end() - 1);
+  expected.push_back(b[r - 1]);
+  if (c != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be [batch..., M, N]");
+  // input broadcasts to the result (numpy rules, right-aligned)
+  if (x.size() > c.size())
+    return emitOpError("input has more dims than the result");
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[x.size() - 1 - i] != 1 && x[x.size() - 1 - i] != c[c.size() - 1 - i])
+      return emitOpError("input does not broadcast to the result");
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   if (tensorType(getInput()).getNumElements() != getType().getNumElements())
     return emitOpError("input and result have different element counts");

@@ -155,11 +155,11 @@ def _values_indices(o, x, red, dim, keepdim):
     n = x.meta.shape[d]
     if not n:
         raise Unsupported(f"{red[1:]}(dim) over a dim without elements (eager raises)")
-    pos = o.dense(torch.arange(n).reshape((n,) + (1,) * (x.meta.dim() - d - 1)))
-    hit = o.binary("eq", x, o.reduce(red, x, d, True))
-    if x.meta.dtype.is_floating_point:
-        hit = o.binary("logical_or", hit, o.binary("ne", x, x))  # NaN: max's value, and its first index
-    indices = o.reduce("amin", o.where(hit, pos, n), d, keepdim)
+    # graph.argmax/argmin: the first extremum, or the first NaN (eager's CPU argmax has no bool kernel)
+    xi = o.convert(x, torch.uint8) if x.meta.dtype == torch.bool else x
+    arg = "argmax" if red == "amax" else "argmin"
+    shape = tuple(1 if i == d else s for i, s in enumerate(x.meta.shape) if keepdim or i != d)
+    indices = o.node(arg, [xi], torch.empty(shape, dtype=torch.int64, device="meta"), dim=d, keepdim=bool(keepdim))
     return kind((values, indices))
 
 
@@ -190,8 +190,14 @@ def _var(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return o.var_(x, dim, unbiased, keepdim, correction)
 
 
+def _std(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return o.var_(x, dim, unbiased, keepdim, correction, sqrt=True)
+
+
 H["var"] = _var
-H["std"] = lambda o, *a, **k: o.sqrt0(_var(o, *a, **k))
+H["std"] = _std
 H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
 H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)
@@ -237,36 +243,8 @@ def _masked_fill(o, x, mask, value):
 H["masked_fill"] = _masked_fill
 
 
-def _triangle(lower):
-    """tril / triu: where(col - row <= diagonal (>= for triu), x, 0) over the last two dims, with the
-    row and column numbers as small constants broadcast against each other."""
-    def h(o, x, diagonal=0, *, out=None):
-        o.check(x)
-        if isinstance(diagonal, bool) or not isinstance(diagonal, int):
-            raise Unsupported(f"{'tril' if lower else 'triu'} with a diagonal that is not an int")
-        try:
-            (torch.tril if lower else torch.triu)(x.meta, diagonal)
-        except RuntimeError as e:
-            raise Unsupported(str(e))  # eager raises (fewer than 2 dims)
-        n, m = x.meta.shape[-2:]
-        keep = torch.ones(n, m, dtype=torch.bool)
-        keep = keep.tril(diagonal) if lower else keep.triu(diagonal)
-        zero = False if x.meta.dtype == torch.bool else 0
-        if bool(keep.all()):
-            r = o.fresh_copy(x)
-        elif not bool(keep.any()):
-            r = o.full(tuple(x.meta.shape), zero, x.meta.dtype)
-        else:
-            rows = o.dense(torch.arange(n).reshape(n, 1))
-            cols = o.dense(torch.arange(m).reshape(1, m))
-            mask = o.binary("le" if lower else "ge", o.binary("sub", cols, rows), diagonal)
-            r = o.where(mask, x, zero)
-        return _out(o, out, r, x)
-    return h
-
-
-H["tril"] = _triangle(True)
-H["triu"] = _triangle(False)
+H["tril"] = HANDLERS["torch.tril"]  # graph.tril/triu (the registry's), for the in-place methods too
+H["triu"] = HANDLERS["torch.triu"]
 
 H["addcmul"] = HANDLERS["torch.addcmul"]
 H["addcdiv"] = HANDLERS["torch.addcdiv"]

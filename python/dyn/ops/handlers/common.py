@@ -19,18 +19,6 @@ def _tensors(*vals):
     return out
 
 
-def _scaled(o, t, factor):
-    """t * factor for a GEMM's beta or alpha: eager's integer GEMMs convert them to the tensors' type
-    (0.6 -> 0), so an integer product stays integer."""
-    if not isinstance(factor, (int, float)) or isinstance(factor, bool):
-        raise Unsupported("beta or alpha that is not a number")
-    if not t.meta.dtype.is_floating_point and isinstance(factor, float):
-        if factor < 0 and t.meta.dtype == torch.uint8:
-            raise Unsupported("a negative beta or alpha for uint8 tensors")
-        factor = int(factor)
-    return t if factor == 1 else o.binary("mul", t, factor)
-
-
 def _out(o, out, r, *operands):
     """`out=`: r is written into out, which eager returns."""
     if out is None:

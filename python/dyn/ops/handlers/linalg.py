@@ -10,17 +10,8 @@ import torch
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
-from .common import _out, _scaled, inplace, metas
+from .common import _out, inplace, metas
 from .shapes import _permute
-
-
-def _add_product(o, x, prod, beta, alpha, meta):
-    """beta * x + alpha * prod with eager's rule that beta == 0 ignores x (NaN and inf too)."""
-    p = _scaled(o, prod, alpha)
-    r = p if beta == 0 else o.binary("add", _scaled(o, x, beta), p)
-    if beta == 0 and tuple(r.meta.shape) != tuple(meta.shape):
-        r = o.expand(r, tuple(meta.shape))
-    return o.convert(r, meta.dtype)
 
 
 def _numbers(what, *ts):
@@ -39,16 +30,21 @@ def _addbmm(o, x, b1, b2, *, beta=1, alpha=1, out=None):
     B, n, m = b1.meta.shape
     p = b2.meta.shape[2]
     a = o.reshape(o.permute(b1, [1, 0, 2]), (n, B * m))
-    prod = o.matmul(a, o.reshape(b2, (B * m, p)))
-    return _out(o, out, _add_product(o, x, prod, beta, alpha, meta), x, b1, b2)
+    r = o.addmm(x, a, o.reshape(b2, (B * m, p)), beta, alpha, meta)
+    return _out(o, out, r, x, b1, b2)
 
 
 def _addmv(o, x, mat, vec, *, beta=1, alpha=1, out=None):
+    """A GEMM with one column: x and vec as columns, the result back to a vector."""
     o.check(x, mat, vec)
     o.accepts("addmv", torch.addmv, x, mat, vec, beta=beta, alpha=alpha)
     _numbers("addmv", x, mat, vec)
     meta = torch.addmv(x.meta, mat.meta, vec.meta, beta=beta, alpha=alpha)
-    return _out(o, out, _add_product(o, x, o.matmul(mat, vec), beta, alpha, meta), x, mat, vec)
+    n, m = mat.meta.shape
+    column = torch.empty((n, 1), dtype=meta.dtype, device="meta")
+    xc = o.reshape(x, (x.meta.shape[0], 1)) if x.meta.dim() == 1 else x
+    r = o.addmm(xc, mat, o.reshape(vec, (m, 1)), beta, alpha, column)
+    return _out(o, out, o.reshape(r, (n,)), x, mat, vec)
 
 
 def _outer(o, a, b, *, out=None):
@@ -69,7 +65,8 @@ def _addr(o, x, v1, v2, *, beta=1, alpha=1, out=None):
         r = o.binary("logical_or", x, r) if beta else r
         return _out(o, out, o.expand(r, tuple(meta.shape)), x, v1, v2)
     _numbers("addr", x, v1, v2)
-    return _out(o, out, _add_product(o, x, _outer(o, v1, v2), beta, alpha, meta), x, v1, v2)
+    col, row = o.reshape(v1, (v1.meta.shape[0], 1)), o.reshape(v2, (1, v2.meta.shape[0]))
+    return _out(o, out, o.addmm(x, col, row, beta, alpha, meta), x, v1, v2)  # a contraction of one: a multiply
 
 
 def _product(name, fn):

@@ -19,44 +19,21 @@ def _eager(what, fn, *args, **kwargs):
         raise Unsupported(f"{what}: {e}")  # eager raises
 
 
-def _var_args(dim, unbiased, keepdim, correction):
-    """torch.var's overloads: (dim, unbiased, keepdim), (unbiased) and (dim, *, correction, keepdim)."""
-    if isinstance(dim, bool):  # var_mean(x, unbiased)
-        dim, unbiased = None, dim
-    if correction is not None and unbiased is not None:
-        raise Unsupported("var with both unbiased and correction (eager raises)")
-    if correction is None:
-        correction = 1 if unbiased is None or unbiased else 0
-    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
-        raise Unsupported(f"var with correction={correction!r}")
-    return dim, correction, bool(keepdim)
-
-
 def _var_mean(sqrt):
     name = "std_mean" if sqrt else "var_mean"
     fn = getattr(torch, name)
 
     def h(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """graph.var (graph.std) and graph.mean: eager's kernel computes both in one pass."""
         o.check(x)
-        dim, correction, keepdim = _var_args(dim, unbiased, keepdim, correction)
-        meta = _eager(name, fn, x, dim, correction=correction, keepdim=keepdim)
-        if not x.meta.dtype.is_floating_point:
-            raise Unsupported(f"{name} of a {x.meta.dtype} tensor")
-        dims = _norm_dims(dim, x.meta.dim()) if x.meta.dim() else None
-        if x.meta.dim() == 0:
-            xv, dims = o.reshape(x, (1,)), [0]
-        else:
-            xv = x
-        var = o.var_(xv, dims, None, keepdim, correction)
-        mean = o.reduce("mean", xv, dims, keepdim)
-        r = (o.sqrt0(var) if sqrt else var, mean)
-        out = []
-        for v, m in zip(r, meta):
-            v = o.reshape(v, tuple(m.shape))
-            if v.meta.dtype != m.dtype:
-                raise Unsupported(f"{name}: unexpected dtype")
-            out.append(v)
-        return tuple(out)
+        if isinstance(dim, bool):  # var_mean(x, unbiased)
+            dim, unbiased = None, dim
+        kw = {k: v for k, v in (("unbiased", unbiased), ("correction", correction)) if v is not None}
+        _eager(name, fn, x, dim, keepdim=bool(keepdim), **kw)  # eager's argument checks
+        var = o.var_(x, dim, unbiased, keepdim, correction, sqrt=sqrt)
+        xv, dims = (o.reshape(x, (1,)), [0]) if x.meta.dim() == 0 else (x, _norm_dims(dim, x.meta.dim()))
+        mean = o.reshape(o.reduce("mean", xv, dims, bool(keepdim)), tuple(var.meta.shape))
+        return var, mean
     return h
 
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
-from .common import _out, _scaled
+from .common import _out
 
 F_W = {}
 TORCH_W = {}
@@ -85,20 +85,28 @@ F_W["scaled_dot_product_attention"] = (
     o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa))
 
 
-def _addmm_into(o, x, a, b, beta, alpha, out):
-    """beta * x + alpha * (a @ b) (eager's GEMM accumulates into x; the result may differ in the last bit)."""
-    o.check(x, a, b)
-    ab = _scaled(o, o.matmul(a, b), alpha)
-    r = ab if beta == 0 else o.binary("add", _scaled(o, x, beta), ab)  # beta=0: x is ignored, NaN too
-    return _out(o, out, o.convert(r, ab.meta.dtype), x, a, b)
+def _addmm_of(what, fn, rank):
+    """addmm / baddbmm as graph.addmm (eager's GEMM accumulates into x: the result may differ in the last
+    bit); the operands' ranks and shapes are checked by eager's function on meta tensors."""
+    def h(o, input, mat1, mat2, *, beta=1, alpha=1, out=None):
+        o.check(input, mat1, mat2)
+        o.accepts(what, fn, input, mat1, mat2, beta=beta, alpha=alpha)
+        try:
+            meta = fn(input.meta, mat1.meta, mat2.meta, beta=beta, alpha=alpha)
+        except (RuntimeError, TypeError, ValueError) as e:
+            raise Unsupported(f"{what}: {e}")  # eager raises
+        if mat1.meta.dim() != rank:
+            raise Unsupported(f"{what} of {mat1.meta.dim()}-d operands")
+        return _out(o, out, o.addmm(input, mat1, mat2, beta, alpha, meta), input, mat1, mat2)
+    return h
 
 
-def _addmm(o, input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    return _addmm_into(o, input, mat1, mat2, beta, alpha, out)
+_addmm = _addmm_of("addmm", torch.addmm, 2)
+_baddbmm_h = _addmm_of("baddbmm", torch.baddbmm, 3)
 
 
 def _baddbmm(o, input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _addmm_into(o, input, batch1, batch2, beta, alpha, out)  # BLOOM passes batch1=, batch2=
+    return _baddbmm_h(o, input, batch1, batch2, beta=beta, alpha=alpha, out=out)  # BLOOM passes batch1=
 
 
 H_W = {"addmm": _addmm, "baddbmm": _baddbmm}

@@ -109,6 +109,30 @@ def Graph_FlipOp : Graph_Op<"flip", [AllTypesMatch<["input", "result"]>]> {
   let hasVerifier = 1;
 }
 
+// tril/triu: the elements on and below (above) the `diagonal`-th diagonal of
+// the last two dims kept, the others zero (false for booleans).
+class Graph_TriangleOp<string mnemonic, string desc, string cls>
+    : Graph_RegisteredOp<mnemonic, "triangle", Dyn_KeepsElementRule, Dyn_SameShape,
+                         Dyn_Composite<cls, "Rearrange">> {
+  let summary = desc # " triangle of the last two dims, the rest zero";
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$diagonal);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      if (getInput().getType().getRank() < 2)
+        return emitOpError("needs at least two dims");
+      return ::mlir::success();
+    }
+  }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let signature = "input, diagonal=0, *, out=None";
+  let eager = "torch." # mnemonic # "({input}, {diagonal})";
+}
+def Graph_TrilOp : Graph_TriangleOp<"tril", "lower", "TrilToPrim">;
+def Graph_TriuOp : Graph_TriangleOp<"triu", "upper", "TriuToPrim">;
+
 def Graph_RollOp : Graph_Op<"roll", [AllTypesMatch<["input", "result"]>]> {
   let summary = "rotate elements along `dims` by `shifts` (torch.roll)";
   let description = [{

@@ -293,6 +293,25 @@ def Graph_AddcmulOp : Graph_AddcOp<"addcmul", "input + value * tensor1 * tensor2
 def Graph_AddcdivOp : Graph_AddcOp<"addcdiv", "input + value * tensor1 / tensor2", "AddcdivToPrim",
     "torch.addcdiv({input}.to({dtype}), {tensor1}.to({dtype}), {tensor2}.to({dtype}), value={value})">;
 
+// clamp, clip, clamp_min, clamp_max: min(max(input, min), max). NaN in any
+// operand propagates and `max` wins where min > max, as eager's. Capture
+// converts the operands to the promoted type and passes a missing bound as
+// the type's extreme (-inf or +inf, an integer type's least or greatest
+// value), so that one op serves all four.
+def Graph_ClampOp : Graph_RegisteredOp<"clamp", "ternary", Dyn_PromoteNumericRule, Dyn_Broadcast,
+                                       Dyn_Math<"ClampToPrim">,
+                                       [AllElementTypesMatch<["input", "min", "max", "result"]>]> {
+  let summary = "input limited to [min, max], with broadcasting";
+  let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$min,
+                       Graph_NumericTensor:$max);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $min `,` $max attr-dict `:` type($input) `,` type($min) `,` type($max) `->` type($result)
+  }];
+  let torchNames = ["torch.clamp", "Tensor.clamp", "aten.clamp", "torch.clip", "Tensor.clip"];
+  let eager = "torch.clamp({input}, {min}, {max})";
+}
+
 //===----------------------------------------------------------------------===//
 // Activations (registered; GraphToPrim/Activations.cpp decomposes them)
 //===----------------------------------------------------------------------===//
@@ -404,6 +423,30 @@ class Graph_RegisteredReductionOp<string mnemonic, string desc, Dyn_TypeRule rul
   let eager = "_rt.reduce(torch." # mnemonic # ", {input}, {dims}, {keepdim})";
 }
 
+// var and std: the squared deviations from the mean over `dims`, summed and
+// divided by max(0, N - correction) (N elements reduced; NaN or inf where
+// that is 0, as eager), and the square root of that for std. Two passes (the
+// mean, then the deviations); float16 and bfloat16 compute in float32 and
+// round once, as eager's kernels do.
+class Graph_MomentOp<string mnemonic, string desc, string cls>
+    : Graph_RegisteredOp<mnemonic, "statistics", Dyn_FloatRule, Dyn_Reduce,
+                         Dyn_Composite<cls, "CompositeReductions">,
+                         [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = desc # " over `dims`";
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$dims, F64Attr:$correction,
+                       UnitAttr:$keepdim);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
+  }];
+  let torchNames = ["torch." # mnemonic, "Tensor." # mnemonic, "aten." # mnemonic];
+  let eager = "torch." # mnemonic # "({input}, {dims}, correction={correction}, keepdim={keepdim})";
+}
+def Graph_VarOp : Graph_MomentOp<"var", "variance", "VarToPrim">;
+def Graph_StdOp : Graph_MomentOp<"std", "standard deviation", "StdToPrim">;
+
 // Reductions outside the registry (GraphFamilyOps.td: all, any, logsumexp).
 class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
                         list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
@@ -461,6 +504,27 @@ def Graph_MatmulOp : Graph_Op<"matmul"> {
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
+}
+
+// addmm and baddbmm (and, through reshapes, addmv, addbmm and addr): a GEMM
+// with an added term. `beta` 0 ignores `input` (NaN and inf too), as eager's
+// GEMMs do; integer types take alpha and beta truncated. The epilogue is
+// computed in float32 for float16 and bfloat16 and rounded once.
+def Graph_AddmmOp : Graph_RegisteredOp<"addmm", "linalg", Dyn_PromoteNumericRule, Dyn_MetaShape,
+                                       Dyn_Composite<"AddmmToPrim", "Linalg">,
+                                       [AllElementTypesMatch<["input", "lhs", "rhs", "result"]>]> {
+  let summary = "beta * input + alpha * (lhs @ rhs), lhs and rhs 2-D or batched 3-D";
+  let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$lhs,
+                       Graph_NumericTensor:$rhs, F64Attr:$alpha, F64Attr:$beta);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $lhs `,` $rhs attr-dict `:` type($input) `,` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let torchNames = ["torch.addmm", "Tensor.addmm", "aten.addmm"];
+  let eager = "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, "
+              "beta={beta} if {dtype}.is_floating_point else int({beta}), "
+              "alpha={alpha} if {dtype}.is_floating_point else int({alpha}))";
 }
 
 //===----------------------------------------------------------------------===//
