@@ -90,9 +90,6 @@ DECOMPOSED = {
     "nn.functional.soft_margin_loss": "log1p(exp(-y * x)) and the mean",
     "nn.functional.triplet_margin_loss": "the distances as graph ops",
     "nn.functional.triplet_margin_with_distance_loss": "the distances as graph ops",
-    "nn.functional.multi_head_attention_forward": "linear layers as matmul and add",
-    # linear with a bias: matmul and add where PyTorch's linear is addmm
-    "nn.functional.linear": "matmul and add",
 }
 
 

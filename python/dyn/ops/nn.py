@@ -4,6 +4,7 @@ import math
 import torch
 
 from ..errors import Unsupported
+from .tensor import TensorVar
 
 
 class NNOps:
@@ -58,7 +59,23 @@ class NNOps:
         return self.node("addmm", [x, a, b], meta, alpha=float(alpha), beta=float(beta))
 
     def linear(self, x, w, b=None):
-        y = self.matmul(x, self.transpose(w, 0, 1) if w.meta.dim() == 2 else w)
+        """F.linear as ATen's dispatch runs it: with a bias, a 2-d input, or a contiguous one (3-d, or with a
+        1-d bias) viewed as 2-d, is one addmm (one rounding of the sum in float16/bfloat16); otherwise
+        matmul, then the bias added."""
+        self.check(x, w)
+        wt = self.transpose(w, 0, 1) if w.meta.dim() == 2 else w
+        nd = x.meta.dim()
+        if b is not None and w.meta.dim() == 2 and isinstance(b, TensorVar) and nd >= 1 and \
+                (nd == 2 or (x.meta.is_contiguous() and (nd == 3 or b.meta.dim() == 1))):
+            shape = tuple(x.meta.shape)
+            x2 = self.reshape(x, (math.prod(shape[:-1]), shape[-1]))
+            try:
+                meta = torch.addmm(b.meta, x2.meta, wt.meta)
+            except (RuntimeError, TypeError, ValueError) as e:
+                raise Unsupported(f"linear: {e}")  # eager raises
+            self.accepts("linear", torch.nn.functional.linear, x, w, b)
+            return self.reshape(self.addmm(b, x2, wt, 1, 1, meta), shape[:-1] + (meta.shape[1],))
+        y = self.matmul(x, wt)
         if b is not None:
             y = self.binary("add", y, b)
         return y
