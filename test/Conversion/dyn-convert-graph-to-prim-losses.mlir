@@ -51,3 +51,23 @@ func.func @loss_shape(%x: tensor<4x5xf32>, %t: tensor<4x5xf32>) -> tensor<4x5xf3
   %0 = graph.l1_loss sum %x, %t : tensor<4x5xf32> -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// -----
+
+// nll_loss: the ignored targets read class 0 and weigh 0; the input and the
+// weights gathered at the targets; mean divides by the summed weights.
+// CHECK-LABEL: func @nll_loss
+// CHECK: %[[I:.*]] = prim.constant dense<-100> : tensor<4xi64>
+// CHECK: %[[IG:.*]] = prim.eq %{{.*}}, %[[I]] : tensor<4xi64> -> tensor<4xi1>
+// CHECK: %[[S:.*]] = prim.select %[[IG]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xi64>
+// CHECK: %[[R:.*]] = prim.reshape %[[S]] : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK: prim.gather %{{.*}} dim 1 index %[[R]] : tensor<4x5xf32>, tensor<4x1xi64> -> tensor<4x1xf32>
+// CHECK: prim.gather %{{.*}} dim 0 index %[[S]] : tensor<5xf32>, tensor<4xi64> -> tensor<4xf32>
+// CHECK: %[[L:.*]] = prim.mul
+// CHECK: %[[N:.*]] = prim.reduce_sum %[[L]] dims [0] : tensor<4xf32> -> tensor<f32>
+// CHECK: %[[D:.*]] = prim.reduce_sum %{{.*}} dims [0] : tensor<4xf32> -> tensor<f32>
+// CHECK: prim.div %[[N]], %[[D]] : tensor<f32>
+func.func @nll_loss(%x: tensor<4x5xf32>, %t: tensor<4xi64>, %w: tensor<5xf32>) -> tensor<f32> {
+  %0 = graph.nll_loss mean %x, %t, %w {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<4xi64>, tensor<5xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

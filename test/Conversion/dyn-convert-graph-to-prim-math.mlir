@@ -73,8 +73,8 @@ func.func @fmod(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi32>, %j: ten
 // broadcast to the result; a missing bound comes as the type's extreme.
 // CHECK-LABEL: func @clamp
 // CHECK: %[[LO:.*]] = prim.broadcast_in_dim %{{.*}} dims [] : tensor<i32> -> tensor<4x3xi32>
-// CHECK: %[[M:.*]] = prim.max %{{.*}}, %[[LO]] : tensor<4x3xi32>
 // CHECK: %[[HI:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<3xi32> -> tensor<4x3xi32>
+// CHECK: %[[M:.*]] = prim.max %{{.*}}, %[[LO]] : tensor<4x3xi32>
 // CHECK: prim.min %[[M]], %[[HI]] : tensor<4x3xi32>
 func.func @clamp(%x: tensor<4x3xi32>, %lo: tensor<i32>, %hi: tensor<3xi32>) -> tensor<4x3xi32> {
   %0 = graph.clamp %x, %lo, %hi : tensor<4x3xi32>, tensor<i32>, tensor<3xi32> -> tensor<4x3xi32>

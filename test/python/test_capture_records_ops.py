@@ -83,8 +83,6 @@ DECOMPOSED = {
     "nn.functional.adaptive_max_pool3d": "window gathers for the indices",
     # activations and losses
     "nn.functional.glu": "sigmoid and mul of the halves", "nn.functional.prelu": "where(x > 0, x, w * x)",
-    "nn.functional.nll_loss": "gathers of the targets, weights and sums",
-    "nn.functional.cross_entropy": "log_softmax, then nll_loss's gathers",
     "nn.functional.multi_margin_loss": "the margins as graph ops",
     "nn.functional.multilabel_margin_loss": "the margins as graph ops",
     "nn.functional.soft_margin_loss": "log1p(exp(-y * x)) and the mean",

@@ -65,7 +65,8 @@ struct AddmmToPrim : OpConversionPattern<graph::AddmmOp> {
     if (alpha == 1 && beta == 1) {
       // in the result type: the GEMM's addend (eager's one rounding of
       // float16/bfloat16 products plus the input) where the fusion takes it
-      rewriter.replaceOpWithNewOp<prim::AddOp>(op, type, pb.promote(adaptor.getInput(), type), prod);
+      rewriter.replaceOpWithNewOp<prim::AddOp>(op, type, pb.promote(adaptor.getInput(), type),
+                                               prod);
       return success();
     }
     Pointwise p{pb, opmathType(type)};

@@ -1,8 +1,9 @@
-//===- Losses.cpp - mse, l1, smooth_l1, huber, kl_div, bce (with logits) ---===//
+//===- Losses.cpp - mse, l1, smooth_l1, huber, kl_div, bce, nll -----------===//
 //
 // Elementwise losses: the per-element formula of eager's kernel, then the
 // reduction (`mean` is the sum divided by the element count: NaN when there
-// are none, as eager). f16/bf16 compute in f32 and round once.
+// are none, as eager); nll_loss gathers at the class indices. f16/bf16
+// compute in f32 and round once.
 //
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
@@ -100,6 +101,63 @@ struct PointwiseLossToPrim : OpConversionPattern<LossOp> {
   }
 };
 
+/// nll_loss: the input and the weight read at each target's class (an
+/// ignored target reads class 0 and weighs 0), -x[t] * w[t], then summed, or
+/// divided by the summed weights for mean.
+struct NllLossToPrim : OpConversionPattern<graph::NllLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::NllLossOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    Type et = op.getType().getElementType();
+    Type compute = et.isF16() || et.isBF16() ? rewriter.getF32Type() : et;
+    Value x = pb.convert(adaptor.getInput(), compute), w = pb.convert(adaptor.getWeight(), compute);
+    RankedTensorType xt = tensorType(x), tt = tensorType(adaptor.getTarget());
+    int64_t cdim = xt.getRank() >= 2 ? 1 : 0;
+    // the target with ignored elements at class 0
+    Value ignored = prim::EqOp::create(rewriter, loc, tt.clone(rewriter.getI1Type()),
+                                       adaptor.getTarget(),
+                                       pb.splat(tt, (double)(int64_t)op.getIgnoreIndex()));
+    Value safe = prim::SelectOp::create(rewriter, loc, tt, ignored, pb.splat(tt, 0.0),
+                                        adaptor.getTarget());
+    auto reshaped = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      RankedTensorType vt = tensorType(v);
+      if (vt.getShape() == shape)
+        return v;
+      return prim::ReshapeOp::create(rewriter, loc,
+                                     RankedTensorType::get(shape, vt.getElementType()), v);
+    };
+    SmallVector<int64_t> picks(xt.getShape());
+    picks[cdim] = 1;
+    Value picked =
+        prim::GatherOp::create(rewriter, loc, xt.clone(picks), x, cdim, reshaped(safe, picks));
+    picked = reshaped(picked, tt.getShape());
+    int64_t n = tt.getNumElements();
+    Value wt = prim::GatherOp::create(rewriter, loc, RankedTensorType::get({n}, compute), w, 0,
+                                      reshaped(safe, {n}));
+    RankedTensorType lt = tt.clone(compute);
+    Value cw = prim::SelectOp::create(rewriter, loc, lt, ignored, pb.splat(lt, 0.0),
+                                      reshaped(wt, tt.getShape()));
+    Value loss =
+        prim::MulOp::create(rewriter, loc, lt, prim::NegOp::create(rewriter, loc, lt, picked), cw);
+    if (op.getReduction() != graph::LossReduction::none) {
+      RankedTensorType scalar = RankedTensorType::get({}, compute);
+      auto total = [&](Value v) -> Value {
+        if (lt.getRank() == 0)
+          return v;
+        SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, lt.getRank()));
+        return prim::ReduceSumOp::create(rewriter, loc, scalar, v, dims);
+      };
+      loss = total(loss);
+      if (op.getReduction() == graph::LossReduction::mean)
+        loss = prim::DivOp::create(rewriter, loc, scalar, loss, total(cw));
+    }
+    rewriter.replaceOp(op, pb.convert(loss, et));
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateLossPatterns(RewritePatternSet &patterns) {
@@ -107,5 +165,5 @@ void dyn::graph_to_prim::populateLossPatterns(RewritePatternSet &patterns) {
   patterns.add<PointwiseLossToPrim<graph::MseLossOp>, PointwiseLossToPrim<graph::L1LossOp>,
                PointwiseLossToPrim<graph::SmoothL1LossOp>, PointwiseLossToPrim<graph::HuberLossOp>,
                PointwiseLossToPrim<graph::KlDivOp>, PointwiseLossToPrim<graph::BinaryCrossEntropyOp>,
-               PointwiseLossToPrim<graph::BinaryCrossEntropyWithLogitsOp>>(ctx);
+               PointwiseLossToPrim<graph::BinaryCrossEntropyWithLogitsOp>, NllLossToPrim>(ctx);
 }

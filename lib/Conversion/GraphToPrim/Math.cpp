@@ -223,7 +223,8 @@ struct ClampToPrim : OpConversionPattern<graph::ClampOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
     Pointwise p{pb, op.getType()};
-    Value r = p.min(p.max(p.in(adaptor.getInput()), p.in(adaptor.getMin())), p.in(adaptor.getMax()));
+    Value lo = p.in(adaptor.getMin()), hi = p.in(adaptor.getMax());
+    Value r = p.min(p.max(p.in(adaptor.getInput()), lo), hi);
     rewriter.replaceOp(op, r);
     return success();
   }

@@ -8,7 +8,7 @@ SCAN_KINDS = ("sum", "prod", "max", "min", "logsumexp")
 LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
           "binary_cross_entropy_with_logits")  # input, target, reduction (+ beta, delta, log_target)
 OPS = frozenset(REDUCTIONS + ARG_REDUCTIONS + LOSSES + ("vector_norm", "cumulative", "cumulative_index", "flip",
-                                                        "roll", "repeat", "scatter"))
+                                                        "roll", "repeat", "scatter", "nll_loss"))
 
 _SCANS = {"sum": torch.cumsum, "prod": torch.cumprod, "logsumexp": torch.logcumsumexp,
           "max": lambda x, d: torch.cummax(x, d).values, "min": lambda x, d: torch.cummin(x, d).values}
@@ -39,6 +39,8 @@ def line(n, ins, tys, r, dims, literal):
         x, i, src = n.inputs
         inc = " include_self" if a.get("include_self") else ""
         return f"{head} {a['reduce']} {x.name} dim {a['dim']} index {i.name} src {src.name}{inc}{tail}"
+    if op == "nll_loss":
+        return f"{head} {a['reduction']} {ins} {{ignore_index = {int(a['ignore_index'])} : i64}}{tail}"
     if op in LOSSES:
         extra = [f"{k} = {literal(a[k], torch.float64)} : f64" for k in ("beta", "delta") if k in a]
         extra += ["log_target"] if a.get("log_target") else []
@@ -70,6 +72,8 @@ def run(n, xs):
         if a["reduce"] == "none":
             return torch.scatter(x, a["dim"], xs[1], xs[2])
         return torch.scatter_reduce(x, a["dim"], xs[1], xs[2], a["reduce"], include_self=bool(a.get("include_self")))
+    if op == "nll_loss":
+        return torch.nn.functional.nll_loss(x, xs[1], xs[2], ignore_index=a["ignore_index"], reduction=a["reduction"])
     if op in LOSSES:
         kw = {k: a[k] for k in ("beta", "delta", "log_target") if k in a}
         return getattr(torch.nn.functional, op)(x, xs[1], reduction=a["reduction"], **kw)

@@ -157,3 +157,19 @@ func.func @clamp_types(%x: tensor<4xf32>, %lo: tensor<f64>, %hi: tensor<f32>) ->
   %0 = graph.clamp %x, %lo, %hi : tensor<4xf32>, tensor<f64>, tensor<f32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @nll_target(%x: tensor<4x5xf32>, %t: tensor<5xi64>, %w: tensor<5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{target shape must be the input's without its class dim}}
+  %0 = graph.nll_loss mean %x, %t, %w {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<5xi64>, tensor<5xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @nll_result(%x: tensor<4x5xf32>, %t: tensor<4xi64>, %w: tensor<5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{result shape must be the target's (reduction none) or 0-d}}
+  %0 = graph.nll_loss none %x, %t, %w {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<4xi64>, tensor<5xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -152,3 +152,23 @@ LogicalResult HuberLossOp::verify() {
 LogicalResult KlDivOp::verify() { return verifyPointwiseLoss(*this); }
 LogicalResult BinaryCrossEntropyOp::verify() { return verifyPointwiseLoss(*this); }
 LogicalResult BinaryCrossEntropyWithLogitsOp::verify() { return verifyPointwiseLoss(*this); }
+
+LogicalResult NllLossOp::verify() {
+  RankedTensorType in = tensorType(getInput()), target = tensorType(getTarget());
+  if (in.getRank() < 1)
+    return emitOpError("needs an input with a class dim");
+  int64_t cdim = in.getRank() >= 2 ? 1 : 0;
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (i != cdim)
+      expected.push_back(in.getDimSize(i));
+  if (target.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("target shape must be the input's without its class dim");
+  if (tensorType(getWeight()).getShape() != ArrayRef<int64_t>{in.getDimSize(cdim)})
+    return emitOpError("weight must hold one value per class");
+  ArrayRef<int64_t> result = getType().getShape();
+  bool reduced = getReduction() != LossReduction::none;
+  if (reduced ? !result.empty() : result != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the target's (reduction none) or 0-d");
+  return success();
+}

@@ -91,14 +91,44 @@ def _nll(o, x, t, weight, reduction, ignore_index):
     return o.binary("div", s, o.reduce("sum", cw)), cw, ignored
 
 
+def _check_classes(o, t, n_classes, ignore_index):
+    """Eager raises for a class index outside [0, C) other than ignore_index, where the compiled gather
+    would clamp it: checked before every run (a graph input's values directly, a computed target through
+    its subgraph: ShapeOps.check_index_range)."""
+    node = t.node
+    while node.op in ("reshape", "expand", "permute"):
+        node = node.inputs[0]
+    if node.op == "input":
+        k = node.index
+
+        def classes(ins):
+            return torch.where(ins[k] == ignore_index, 0, ins[k]).reshape(-1)
+        classes.reads = (k,)
+        o.tr.index_bounds.append((classes, 0, n_classes))
+    else:
+        o.check_index_range(o.where(o.binary("eq", t, ignore_index), 0, t), n_classes, wraps=False)
+
+
+def _nll_node(o, x, t, weight, reduction, ignore_index, meta):
+    """graph.nll_loss of x (float, its class dim 1, or 0 unbatched) at the class indices t; no weights are
+    weights of 1 (the same sums and mean divisor)."""
+    cdim = 1 if x.meta.dim() >= 2 else 0
+    n = x.meta.shape[cdim]
+    _check_classes(o, t, n, ignore_index)
+    w = weight if weight is not None else o.full((n,), 1.0, x.meta.dtype)
+    shape = () if reduction != "none" else tuple(t.meta.shape)
+    r = o.node("nll_loss", [x, t, w], torch.empty(shape, dtype=x.meta.dtype, device="meta"),
+               reduction=reduction, ignore_index=ignore_index)
+    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+
+
 def _nll_loss(o, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     _check_common(o, "nll_loss", (input, target), reduction, size_average, reduce)
     _float_only("nll_loss", input)
     _check_target("nll_loss", input, target, weight)
     meta = _meta("nll_loss", F.nll_loss, input, target, weight, ignore_index=ignore_index, reduction=reduction)
     o.accepts("nll_loss", F.nll_loss, input, target, weight, ignore_index=ignore_index, reduction=reduction)
-    r, _, _ = _nll(o, input, target, weight, reduction, int(ignore_index))
-    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+    return _nll_node(o, input, target, weight, reduction, int(ignore_index), meta)
 
 
 F_CL["nll_loss"] = _nll_loss
@@ -146,6 +176,8 @@ def _cross_entropy(o, input, target, weight=None, size_average=None, ignore_inde
     o.accepts("cross_entropy", F.cross_entropy, input, target, weight, ignore_index=ignore_index,
               reduction=reduction, label_smoothing=ls)
     logp = o.softmax("log_softmax", x, cdim)
+    if ls == 0:  # ATen's: log_softmax, then nll_loss
+        return _nll_node(o, logp, target, weight, reduction, int(ignore_index), meta)
     nll, cw, ignored = _nll(o, logp, target, weight, reduction, int(ignore_index))
     if ls > 0:
         smooth = o.unary("neg", o.reduce("sum", logp if wb is None else o.binary("mul", logp, wb), cdim))

@@ -199,4 +199,22 @@ def Graph_BinaryCrossEntropyOp : Graph_PointwiseLossOp<"binary_cross_entropy",
 def Graph_BinaryCrossEntropyWithLogitsOp : Graph_PointwiseLossOp<"binary_cross_entropy_with_logits",
     "(1 - t) x - log(sigmoid(x)), computed stably">;
 
+
+// nll_loss: -weight[t] * input[t] per target element (the class dim is 1, or
+// 0 for an unbatched input), 0 where t == ignore_index; `mean` divides the sum
+// by the summed weights of the elements not ignored. Class indices out of
+// range are checked before the graph runs (capture's index bounds); f16/bf16
+// compute in f32 and round once.
+def Graph_NllLossOp : Graph_Op<"nll_loss", [AllElementTypesMatch<["input", "weight", "result"]>]> {
+  let summary = "negative log-likelihood of class indices (F.nll_loss)";
+  let arguments = (ins Graph_FloatTensor:$input, RankedTensorOf<[I64]>:$target,
+                       Graph_FloatTensor:$weight, Graph_LossReduction:$reduction, I64Attr:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $input `,` $target `,` $weight attr-dict `:` type($input) `,` type($target) `,` type($weight)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYN_GRAPH_FAMILY_OPS
