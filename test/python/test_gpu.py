@@ -305,9 +305,8 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
         ((2, 8, 6, 7, 8), (16, 8, 3, 3, 3), lambda a, c, d: F.conv3d(a, c, d, padding=1), False),
         ((2, 16, 12, 12), (16, 1, 7, 7), lambda a, c, d: F.conv2d(a, c, d, padding=3, groups=16), True),
     ]
-    deterministic, benchmark = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
-    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
-    try:
+    # the flags() context: torch.testing's OpInfo module, imported by other tests, forbids setting them
+    with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True):
         for xs, ws, conv, channels_last in cases:
             x = torch.randn(xs, device="cuda", dtype=dtype)
             w = torch.randn(ws, device="cuda", dtype=dtype) * 0.1
@@ -327,8 +326,6 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
             fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
             want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
             assert torch.equal(got, want)
-    finally:
-        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = deterministic, benchmark
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
