@@ -380,6 +380,14 @@ OPS = {
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
         "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
+    "glu": OpDef(
+        "glu", "gated", ("input",), (("dim", "i64"),),
+        ("torch.nn.functional.glu", "aten.glu"), "input, dim=-1",
+        "keeps_element", "meta", "GluToPrim (GraphToPrim/Activations.cpp)", ""),
+    "prelu": OpDef(
+        "prelu", "gated", ("input", "weight"), (),
+        ("torch.nn.functional.prelu", "aten.prelu"), "",
+        "keeps_element", "meta", "PreluToPrim (GraphToPrim/Activations.cpp)", ""),
     "var": OpDef(
         "var", "statistics", ("input",), (("dims", "i64_array"), ("correction", "f64"), ("keepdim", "unit")),
         ("torch.var", "Tensor.var", "aten.var"), "",
@@ -408,6 +416,10 @@ OPS = {
         "prod", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.prod", "Tensor.prod", "aten.prod"), "",
         "free", "reduction", "prim::ReduceProdOp (ReductionToPrim)", ""),
+    "nansum": OpDef(
+        "nansum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
+        ("torch.nansum", "Tensor.nansum", "aten.nansum"), "",
+        "free", "reduction", "NansumToPrim (GraphToPrim/Reduction.cpp)", ""),
     "addmm": OpDef(
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
@@ -904,8 +916,9 @@ FAMILIES = {
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
     "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
+    "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
-    "reduce": ("sum", "mean", "amax", "amin", "prod"),
+    "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
     "linalg": ("addmm",),
     "triangle": ("tril", "triu"),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
@@ -1005,6 +1018,8 @@ EXPR = {
     "threshold": "F.threshold({input}, {threshold}, {value})",
     "leaky_relu": "F.leaky_relu({input}, {negative_slope})",
     "hardtanh": "F.hardtanh({input}, {min_val}, {max_val})",
+    "glu": "F.glu({input}, {dim})",
+    "prelu": "F.prelu({input}, {weight})",
     "var": "torch.var({input}, {dims}, correction={correction}, keepdim={keepdim})",
     "std": "torch.std({input}, {dims}, correction={correction}, keepdim={keepdim})",
     "sum": "_rt.reduce(torch.sum, {input}, {dims}, {keepdim})",
@@ -1012,6 +1027,7 @@ EXPR = {
     "amax": "_rt.reduce(torch.amax, {input}, {dims}, {keepdim})",
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
+    "nansum": "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})",
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
@@ -1500,6 +1516,14 @@ def _hardtanh(input, min_val, max_val, *, dtype):
     return F.hardtanh(input, min_val, max_val)
 
 
+def _glu(input, dim, *, dtype):
+    return F.glu(input, dim)
+
+
+def _prelu(input, weight, *, dtype):
+    return F.prelu(input, weight)
+
+
 def _var(input, dims, correction, keepdim, *, dtype):
     return torch.var(input, dims, correction=correction, keepdim=keepdim)
 
@@ -1526,6 +1550,10 @@ def _amin(input, dims, keepdim, *, dtype):
 
 def _prod(input, dims, keepdim, *, dtype):
     return _rt.prod(input, dims, keepdim)
+
+
+def _nansum(input, dims, keepdim, *, dtype):
+    return _rt.reduce(torch.nansum, input, dims, keepdim)
 
 
 def _addmm(input, lhs, rhs, alpha, beta, *, dtype):
@@ -2104,6 +2132,8 @@ EAGER = {
     "threshold": _threshold,
     "leaky_relu": _leaky_relu,
     "hardtanh": _hardtanh,
+    "glu": _glu,
+    "prelu": _prelu,
     "var": _var,
     "std": _std,
     "sum": _sum,
@@ -2111,6 +2141,7 @@ EAGER = {
     "amax": _amax,
     "amin": _amin,
     "prod": _prod,
+    "nansum": _nansum,
     "addmm": _addmm,
     "tril": _tril,
     "triu": _triu,
@@ -2306,6 +2337,10 @@ def _capture_threshold(o, input, threshold, value, inplace=False):
 
 def _capture_leaky_relu(o, input, negative_slope=0.01, inplace=False):
     return o.registered("leaky_relu", torch.nn.functional.leaky_relu, (input, ), {"negative_slope": negative_slope, }, inplace=inplace)
+
+
+def _capture_glu(o, input, dim=-1):
+    return o.registered("glu", torch.nn.functional.glu, (input, ), {"dim": dim, })
 
 
 def _capture_tril(o, input, diagonal=0, *, out=None):
@@ -2581,6 +2616,8 @@ HANDLERS = {
     "aten.threshold": _capture_threshold,
     "torch.nn.functional.leaky_relu": _capture_leaky_relu,
     "aten.leaky_relu": _capture_leaky_relu,
+    "torch.nn.functional.glu": _capture_glu,
+    "aten.glu": _capture_glu,
     "torch.tril": _capture_tril,
     "Tensor.tril": _capture_tril,
     "aten.tril": _capture_tril,

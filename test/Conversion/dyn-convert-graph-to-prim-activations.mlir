@@ -83,3 +83,30 @@ func.func @hardswish_mish_logsigmoid(%x: tensor<4xf32>) -> (tensor<4xf32>, tenso
   %2 = graph.logsigmoid %x : tensor<4xf32> -> tensor<4xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// glu: the halves of dim as slices, a * sigmoid(b) in float32 for bfloat16.
+// CHECK-LABEL: func @glu
+// CHECK: %[[A:.*]] = prim.slice %{{.*}} start [0, 0] stride [1, 1] : tensor<4x6xbf16> -> tensor<4x3xbf16>
+// CHECK: %[[B:.*]] = prim.slice %{{.*}} start [0, 3] stride [1, 1] : tensor<4x6xbf16> -> tensor<4x3xbf16>
+// CHECK: %[[B32:.*]] = prim.convert_element_type %[[B]] : tensor<4x3xbf16> -> tensor<4x3xf32>
+// CHECK: %[[S:.*]] = prim.logistic %[[B32]] : tensor<4x3xf32>
+// CHECK: prim.mul %{{.*}}, %[[S]] : tensor<4x3xf32>
+func.func @glu(%x: tensor<4x6xbf16>) -> tensor<4x3xbf16> {
+  %0 = graph.glu %x {dim = -1 : i64} : tensor<4x6xbf16> -> tensor<4x3xbf16>
+  return %0 : tensor<4x3xbf16>
+}
+
+// -----
+
+// prelu: the weight broadcast along the channel dim, select(x > 0, x, w * x).
+// CHECK-LABEL: func @prelu
+// CHECK: %[[W:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<3xf32> -> tensor<2x3x5xf32>
+// CHECK: %[[P:.*]] = prim.gt %[[X:.*]], %{{.*}} : tensor<2x3x5xf32> -> tensor<2x3x5xi1>
+// CHECK: %[[M:.*]] = prim.mul %[[W]], %[[X]] : tensor<2x3x5xf32>
+// CHECK: prim.select %[[P]], %[[X]], %[[M]] : tensor<2x3x5xi1>, tensor<2x3x5xf32>
+func.func @prelu(%x: tensor<2x3x5xf32>, %w: tensor<3xf32>) -> tensor<2x3x5xf32> {
+  %0 = graph.prelu %x, %w : tensor<2x3x5xf32>, tensor<3xf32> -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}

@@ -205,3 +205,15 @@ func.func @triangles(%x: tensor<2x3x4xf32>, %b: tensor<3x3xi1>) -> (tensor<2x3x4
   %1 = graph.triu %b {diagonal = 1 : i64} : tensor<3x3xi1> -> tensor<3x3xi1>
   return %0, %1 : tensor<2x3x4xf32>, tensor<3x3xi1>
 }
+
+// -----
+
+// nansum: NaN (x != x) selected as 0, then the sum.
+// CHECK-LABEL: func @nansum
+// CHECK: %[[NAN:.*]] = prim.ne %[[X:.*]], %[[X]] : tensor<4x6xf32> -> tensor<4x6xi1>
+// CHECK: %[[Z:.*]] = prim.select %[[NAN]], %{{.*}}, %[[X]] : tensor<4x6xi1>, tensor<4x6xf32>
+// CHECK: prim.reduce_sum %[[Z]] dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+func.func @nansum(%x: tensor<4x6xf32>) -> tensor<4xf32> {
+  %0 = graph.nansum %x dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

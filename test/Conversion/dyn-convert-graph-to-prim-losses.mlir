@@ -71,3 +71,17 @@ func.func @nll_loss(%x: tensor<4x5xf32>, %t: tensor<4xi64>, %w: tensor<5xf32>) -
   %0 = graph.nll_loss mean %x, %t, %w {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<4xi64>, tensor<5xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// soft_margin_loss: log1p(exp(-t x)), summed.
+// CHECK-LABEL: func @soft_margin
+// CHECK: %[[P:.*]] = prim.mul %{{.*}}, %{{.*}} : tensor<6xf32>
+// CHECK: %[[N:.*]] = prim.neg %[[P]] : tensor<6xf32>
+// CHECK: %[[E:.*]] = prim.exp %[[N]] : tensor<6xf32>
+// CHECK: %[[L:.*]] = prim.log1p %[[E]] : tensor<6xf32>
+// CHECK: prim.reduce_sum %[[L]] dims [0] : tensor<6xf32> -> tensor<f32>
+func.func @soft_margin(%x: tensor<6xf32>, %t: tensor<6xf32>) -> tensor<f32> {
+  %0 = graph.soft_margin_loss sum %x, %t : tensor<6xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -59,7 +59,7 @@ DECOMPOSED = {
     "masked_scatter": "cumulative count, gather and where",
     # search, counting, statistics, distances
     "bucketize": "comparisons and a sum", "isin": "eq and any", "histc": "bin arithmetic and scatter",
-    "nansum": "where and sum", "dist": "norm as pow/abs/sum", "renorm": "vector_norm, factor and where",
+    "dist": "norm as pow/abs/sum", "renorm": "vector_norm, factor and where",
     "cdist": "differences, norms and sums", "nn.functional.pdist": "gathers of the pairs and norms",
     "nn.functional.pairwise_distance": "the norm as mul, sum and sqrt",
     "nn.functional.cosine_similarity": "norms as mul, sum and sqrt",
@@ -82,10 +82,8 @@ DECOMPOSED = {
     "nn.functional.adaptive_max_pool2d": "window gathers for the indices",
     "nn.functional.adaptive_max_pool3d": "window gathers for the indices",
     # activations and losses
-    "nn.functional.glu": "sigmoid and mul of the halves", "nn.functional.prelu": "where(x > 0, x, w * x)",
     "nn.functional.multi_margin_loss": "the margins as graph ops",
     "nn.functional.multilabel_margin_loss": "the margins as graph ops",
-    "nn.functional.soft_margin_loss": "log1p(exp(-y * x)) and the mean",
     "nn.functional.triplet_margin_loss": "the distances as graph ops",
     "nn.functional.triplet_margin_with_distance_loss": "the distances as graph ops",
 }

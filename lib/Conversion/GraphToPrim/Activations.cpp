@@ -156,6 +156,53 @@ using ThresholdToPrim = ActivationToPrim<graph::ThresholdOp>;
 using LeakyReluToPrim = ActivationToPrim<graph::LeakyReluOp>;
 using HardtanhToPrim = ActivationToPrim<graph::HardtanhOp>;
 
+/// glu: a * sigmoid(b) of the halves of `dim`, in float32 for f16/bf16.
+struct GluToPrim : OpConversionPattern<graph::GluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::GluOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), dim = (int64_t)op.getDim();
+    dim = dim < 0 ? dim + rank : dim;
+    Value x = adaptor.getInput();
+    RankedTensorType half = tensorType(x).clone(type.getShape());
+    SmallVector<int64_t> starts(rank, 0), strides(rank, 1);
+    Value a = prim::SliceOp::create(rewriter, op.getLoc(), half, x, starts, strides);
+    starts[dim] = type.getDimSize(dim);
+    Value b = prim::SliceOp::create(rewriter, op.getLoc(), half, x, starts, strides);
+    Pointwise p{pb, opmathType(type)};
+    Value r = p.mul(p.in(a), p.un<prim::LogisticOp>(p.in(b)));
+    rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
+    return success();
+  }
+};
+
+/// prelu: select(x > 0, x, w * x), the weight broadcast along the channel
+/// dim (1, or 0 for a 1-d input) or from its one value.
+struct PreluToPrim : OpConversionPattern<graph::PreluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::PreluOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType(), compute = opmathType(type);
+    Value w = pb.convert(adaptor.getWeight(), compute.getElementType());
+    RankedTensorType wt = tensorType(w);
+    if (wt.getNumElements() == 1 || type.getRank() == 0) {
+      w = prim::ReshapeOp::create(rewriter, op.getLoc(), RankedTensorType::get({}, wt.getElementType()), w);
+      w = pb.broadcast(w, type.getShape());
+    } else {
+      int64_t channel = type.getRank() >= 2 ? 1 : 0;
+      w = pb.broadcastKept(w, compute, {channel});
+    }
+    Pointwise p{pb, compute};
+    Value x = p.in(adaptor.getInput());
+    Value r = p.select(p.cmp<prim::GtOp>(x, p.c(0)), x, p.mul(w, x));
+    rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateActivationsPatterns(RewritePatternSet &patterns) {

@@ -73,6 +73,10 @@ Value pointwise(Elementwise &e, graph::BinaryCrossEntropyWithLogitsOp, Value x, 
   return e.sub(e.mul(e.sub(e.c(1), y), x), logSigmoid);
 }
 
+Value pointwise(Elementwise &e, graph::SoftMarginLossOp, Value x, Value y) {
+  return e.log1p(e.exp(e.neg(e.mul(y, x))));
+}
+
 template <typename LossOp>
 struct PointwiseLossToPrim : OpConversionPattern<LossOp> {
   using OpConversionPattern<LossOp>::OpConversionPattern;
@@ -165,5 +169,6 @@ void dyn::graph_to_prim::populateLossPatterns(RewritePatternSet &patterns) {
   patterns.add<PointwiseLossToPrim<graph::MseLossOp>, PointwiseLossToPrim<graph::L1LossOp>,
                PointwiseLossToPrim<graph::SmoothL1LossOp>, PointwiseLossToPrim<graph::HuberLossOp>,
                PointwiseLossToPrim<graph::KlDivOp>, PointwiseLossToPrim<graph::BinaryCrossEntropyOp>,
-               PointwiseLossToPrim<graph::BinaryCrossEntropyWithLogitsOp>, NllLossToPrim>(ctx);
+               PointwiseLossToPrim<graph::BinaryCrossEntropyWithLogitsOp>,
+               PointwiseLossToPrim<graph::SoftMarginLossOp>, NllLossToPrim>(ctx);
 }

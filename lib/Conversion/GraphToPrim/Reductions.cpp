@@ -52,6 +52,24 @@ struct ReductionToPrim : OpConversionPattern<GraphOp> {
   }
 };
 
+/// nansum: NaN selected as 0 (floats), then the sum in the result type.
+struct NansumToPrim : OpConversionPattern<graph::NansumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::NansumOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType in = tensorType(x);
+    if (isa<FloatType>(in.getElementType())) {
+      Value nan = prim::NeOp::create(rewriter, loc, in.clone(rewriter.getI1Type()), x, x);
+      x = prim::SelectOp::create(rewriter, loc, in, nan, pb.splat(in, 0.0), x);
+    }
+    rewriter.replaceOpWithNewOp<graph::SumOp>(op, op.getType(), x, op.getDimsAttr(), op.getKeepdimAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateReductionPatterns(RewritePatternSet &patterns) {

@@ -6,7 +6,7 @@ REDUCTIONS = ("all", "any", "logsumexp")       # dims + keepdim, printed as grap
 ARG_REDUCTIONS = ("argmax", "argmin")           # dim + keepdim
 SCAN_KINDS = ("sum", "prod", "max", "min", "logsumexp")
 LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
-          "binary_cross_entropy_with_logits")  # input, target, reduction (+ beta, delta, log_target)
+          "binary_cross_entropy_with_logits", "soft_margin_loss")  # input, target, reduction (+ beta, delta, log_target)
 OPS = frozenset(REDUCTIONS + ARG_REDUCTIONS + LOSSES + ("vector_norm", "cumulative", "cumulative_index", "flip",
                                                         "roll", "repeat", "scatter", "nll_loss"))
 

@@ -173,3 +173,19 @@ func.func @nll_result(%x: tensor<4x5xf32>, %t: tensor<4xi64>, %w: tensor<5xf32>)
   %0 = graph.nll_loss none %x, %t, %w {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<4xi64>, tensor<5xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @glu_odd(%x: tensor<4x5xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{halves a dim of odd size}}
+  %0 = graph.glu %x {dim = 1 : i64} : tensor<4x5xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @prelu_weight(%x: tensor<2x3x5xf32>, %w: tensor<5xf32>) -> tensor<2x3x5xf32> {
+  // expected-error @+1 {{weight must be one value or one per channel}}
+  %0 = graph.prelu %x, %w : tensor<2x3x5xf32>, tensor<5xf32> -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}

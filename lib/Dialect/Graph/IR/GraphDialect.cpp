@@ -121,6 +121,32 @@ LogicalResult AddmmOp::verify() {
   return success();
 }
 
+LogicalResult GluOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape();
+  int64_t rank = in.size(), dim = (int64_t)getDim();
+  if (dim < -rank || dim >= rank || rank == 0)
+    return emitOpError() << "dim " << dim << " is out of range for rank " << rank;
+  dim = dim < 0 ? dim + rank : dim;
+  if (in[dim] % 2)
+    return emitOpError("halves a dim of odd size");
+  SmallVector<int64_t> expected(in);
+  expected[dim] /= 2;
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the input's with dim halved");
+  return success();
+}
+
+LogicalResult PreluOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  int64_t n = tensorType(getWeight()).getNumElements();
+  int64_t channels = in.getRank() == 0 ? 1 : in.getDimSize(in.getRank() >= 2 ? 1 : 0);
+  if (tensorType(getWeight()).getRank() > 1 || (n != 1 && n != channels))
+    return emitOpError("weight must be one value or one per channel");
+  if (getType().getShape() != in.getShape())
+    return emitOpError("result shape must be the input's");
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   if (tensorType(getInput()).getNumElements() != getType().getNumElements())
     return emitOpError("input and result have different element counts");

@@ -152,6 +152,7 @@ LogicalResult HuberLossOp::verify() {
 LogicalResult KlDivOp::verify() { return verifyPointwiseLoss(*this); }
 LogicalResult BinaryCrossEntropyOp::verify() { return verifyPointwiseLoss(*this); }
 LogicalResult BinaryCrossEntropyWithLogitsOp::verify() { return verifyPointwiseLoss(*this); }
+LogicalResult SoftMarginLossOp::verify() { return verifyPointwiseLoss(*this); }
 
 LogicalResult NllLossOp::verify() {
   RankedTensorType in = tensorType(getInput()), target = tensorType(getTarget());

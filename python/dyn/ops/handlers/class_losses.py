@@ -206,17 +206,6 @@ def _finish(o, r, reduction, meta):
     return o.reshape(o.convert(_reduce(o, r, reduction), meta.dtype), tuple(meta.shape))
 
 
-def _soft_margin(o, input, target, size_average=None, reduce=None, reduction="mean"):
-    """log1p(exp(-t x))."""
-    meta = _pointwise_setup(o, "soft_margin_loss", F.soft_margin_loss, (input, target), reduction, size_average,
-                            reduce)
-    r = o.unary("log1p", o.unary("exp", o.binary("mul", o.unary("neg", target), input)))
-    return _finish(o, r, reduction, meta)
-
-
-F_CL["soft_margin_loss"] = _soft_margin
-
-
 def _margin_ranking(o, input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -t (x1 - x2) + margin)."""
     meta = _pointwise_setup(o, "margin_ranking_loss", F.margin_ranking_loss, (input1, input2, target), reduction,

@@ -180,35 +180,14 @@ def _bilinear(o, input1, input2, weight, bias=None):
 F_D["bilinear"] = _bilinear
 
 
-def _glu(o, input, dim=-1):
-    """a * sigmoid(b), a and b the halves of input along dim."""
-    _floats(o, "glu", input)
-    meta = _meta("glu", F.glu, input, dim)
-    d = _norm_dim(dim, input.meta.dim())
-    h = input.meta.shape[d] // 2
-    a = o.slice(input, d, 0, h, 1)
-    b = o.slice(input, d, h, 2 * h, 1)
-    return o.reshape(o.binary("mul", a, o.unary("sigmoid", b)), tuple(meta.shape))
-
-
-F_D["glu"] = _glu
-
-
 def _prelu(o, input, weight):
-    """x > 0 ? x : w x, w one value or one per channel (dim 1)."""
+    """graph.prelu: x > 0 ? x : w x, w one value or one per channel (dim 1)."""
     _floats(o, "prelu", input, weight)
     meta = _meta("prelu", F.prelu, input, weight)
     if weight.meta.dtype != input.meta.dtype:
         raise Unsupported("prelu with a weight of another dtype")
-    w = weight
-    if weight.meta.numel() == 1:
-        w = o.reshape(weight, ())
-    else:
-        shape = [1] * input.meta.dim()
-        shape[1] = weight.meta.numel()
-        w = o.reshape(weight, tuple(shape))
-    r = o.where(o.binary("gt", input, 0), input, o.binary("mul", w, input))
-    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
+    o.accepts("prelu", F.prelu, input, weight)
+    return o.node("prelu", [input, weight], meta.contiguous())
 
 
 F_D["prelu"] = _prelu

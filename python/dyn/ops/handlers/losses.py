@@ -1,5 +1,5 @@
 """Handlers of the elementwise losses (F.mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
-binary_cross_entropy, binary_cross_entropy_with_logits): one graph op each, decomposed by Losses.cpp. Input and
+binary_cross_entropy, binary_cross_entropy_with_logits, soft_margin_loss): one graph op each, decomposed by Losses.cpp. Input and
 target are broadcast and converted to the result's type first (eager's rule); per-element weights and the
 legacy size_average/reduce arguments are not captured."""
 import torch
@@ -47,6 +47,7 @@ def _pointwise(op):
 
 F_L["mse_loss"] = _pointwise("mse_loss")
 F_L["l1_loss"] = _pointwise("l1_loss")
+F_L["soft_margin_loss"] = _pointwise("soft_margin_loss")
 F_L["smooth_l1_loss"] = lambda o, input, target, size_average=None, reduce=None, reduction="mean", beta=1.0: _loss(
     o, "smooth_l1_loss", input, target, reduction, size_average=size_average, reduce=reduce, beta=float(beta))
 F_L["huber_loss"] = lambda o, input, target, reduction="mean", delta=1.0, weight=None: _loss(

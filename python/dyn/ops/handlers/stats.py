@@ -1,6 +1,6 @@
 """Handlers of statistics that are compositions of captured ops, recorded as those ops as eager's kernels
-compute them: var_mean and std_mean (the variance's and the mean's reductions), nansum and nanmean (NaNs
-as zeros, the mean over the values that are not NaN), cov and corrcoef (eager's formulas,
+compute them: var_mean and std_mean (graph.var or graph.std, and graph.mean), nansum (graph.nansum) and
+nanmean (nansum over the count of values that are not NaN), cov and corrcoef (eager's formulas,
 ATen's Correlation.cpp)."""
 import torch
 
@@ -50,13 +50,18 @@ def _nansum_of(o, x, dims, keepdim, dtype):
 
 
 def _nansum(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
+    """graph.nansum over dim (None or no dims: all), of x in dtype when given."""
     o.check(x)
     meta = _eager("nansum", torch.nansum, x, dim, bool(keepdim), dtype=dtype)
     if isinstance(dim, (tuple, list)) and not len(dim):
         dim = None  # eager: over every dim
-    r = _nansum_of(o, x, _norm_dims(dim, x.meta.dim()) if x.meta.dim() else None, bool(keepdim), dtype)
-    r = o.convert(o.reshape(r, tuple(meta.shape)), meta.dtype)
-    return _out(o, out, o.fresh_copy(r) if r is x else r, x)
+    xv, dims = (o.reshape(x, (1,)), [0]) if x.meta.dim() == 0 else (x, _norm_dims(dim, x.meta.dim()))
+    if dtype is not None:
+        xv = o.convert(xv, dtype)
+    shape = tuple(1 if i in dims else n for i, n in enumerate(xv.meta.shape) if keepdim or i not in dims)
+    r = o.node("nansum", [xv], torch.empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
+               keepdim=bool(keepdim))
+    return _out(o, out, o.reshape(r, tuple(meta.shape)), x)
 
 
 def _nanmean(o, x, dim=None, keepdim=False, *, dtype=None, out=None):

@@ -198,6 +198,7 @@ def Graph_BinaryCrossEntropyOp : Graph_PointwiseLossOp<"binary_cross_entropy",
     "-(t max(log x, -100) + (1 - t) max(log(1 - x), -100))">;
 def Graph_BinaryCrossEntropyWithLogitsOp : Graph_PointwiseLossOp<"binary_cross_entropy_with_logits",
     "(1 - t) x - log(sigmoid(x)), computed stably">;
+def Graph_SoftMarginLossOp : Graph_PointwiseLossOp<"soft_margin_loss", "log(1 + exp(-t x))">;
 
 
 // nll_loss: -weight[t] * input[t] per target element (the class dim is 1, or

@@ -398,6 +398,33 @@ def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val
   let torchNames = ["aten.hardtanh"];
 }
 
+// glu: the first half of `dim` times the sigmoid of the second (F.glu).
+def Graph_GluOp : Graph_RegisteredOp<"glu", "gated", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                     Dyn_Composite<"GluToPrim", "Activations">> {
+  let summary = "a * sigmoid(b), a and b the halves of `dim`";
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let torchNames = ["torch.nn.functional.glu", "aten.glu"];
+  let signature = "input, dim=-1";
+  let eager = "F.glu({input}, {dim})";
+}
+
+// prelu: x > 0 ? x : w * x, `weight` one value or one per channel (dim 1; 0
+// for a 1-d input).
+def Graph_PreluOp : Graph_RegisteredOp<"prelu", "gated", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                       Dyn_Composite<"PreluToPrim", "Activations">,
+                                       [AllElementTypesMatch<["input", "weight", "result"]>]> {
+  let summary = "x > 0 ? x : weight * x, the weight per channel";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)";
+  let hasVerifier = 1;
+  let torchNames = ["torch.nn.functional.prelu", "aten.prelu"];
+  let eager = "F.prelu({input}, {weight})";
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -470,6 +497,22 @@ def Graph_AmaxOp : Graph_RegisteredReductionOp<"amax", "maximum", Dyn_KeepsEleme
 def Graph_AminOp : Graph_RegisteredReductionOp<"amin", "minimum", Dyn_KeepsElementRule, "ReduceMinOp">;
 def Graph_ProdOp : Graph_RegisteredReductionOp<"prod", "product", Dyn_FreeRule, "ReduceProdOp"> {
   let eager = "_rt.prod({input}, {dims}, {keepdim})";
+}
+// nansum: the sum with NaNs counted as 0 (a select before the sum).
+def Graph_NansumOp : Graph_RegisteredOp<"nansum", "reduce", Dyn_FreeRule, Dyn_Reduce,
+                                        Dyn_Composite<"NansumToPrim", "Reduction">> {
+  let summary = "sum over `dims`, NaN counted as 0";
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
+  }];
+  let torchNames = ["torch.nansum", "Tensor.nansum", "aten.nansum"];
+  let eager = "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})";
 }
 
 class Graph_SoftmaxLikeOp<string mnemonic, string desc>
