@@ -424,6 +424,14 @@ OPS = {
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
         "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "vecdot": OpDef(
+        "vecdot", "linalg", ("lhs", "rhs"), (("dim", "i64"),),
+        ("torch.dot", "torch.vdot", "torch.linalg.vecdot", "aten.dot", "aten.vdot"), "",
+        "promote_numeric", "meta", "VecdotToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "trace": OpDef(
+        "trace", "linalg", ("input",), (),
+        ("torch.trace", "Tensor.trace", "aten.trace"), "",
+        "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
     "tril": OpDef(
         "tril", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.tril", "Tensor.tril", "aten.tril"), "input, diagonal=0, *, out=None",
@@ -919,7 +927,7 @@ FAMILIES = {
     "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
     "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
-    "linalg": ("addmm",),
+    "linalg": ("addmm", "vecdot", "trace"),
     "triangle": ("tril", "triu"),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
@@ -1029,6 +1037,8 @@ EXPR = {
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
     "nansum": "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})",
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
+    "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
+    "trace": "torch.trace({input}).to({dtype})",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
@@ -1558,6 +1568,14 @@ def _nansum(input, dims, keepdim, *, dtype):
 
 def _addmm(input, lhs, rhs, alpha, beta, *, dtype):
     return (torch.baddbmm if lhs.dim() == 3 else torch.addmm)(input, lhs, rhs, beta=beta if dtype.is_floating_point else int(beta), alpha=alpha if dtype.is_floating_point else int(alpha))
+
+
+def _vecdot(lhs, rhs, dim, *, dtype):
+    return torch.linalg.vecdot(lhs, rhs, dim=dim).to(dtype)
+
+
+def _trace(input, *, dtype):
+    return torch.trace(input).to(dtype)
 
 
 def _tril(input, diagonal, *, dtype):
@@ -2143,6 +2161,8 @@ EAGER = {
     "prod": _prod,
     "nansum": _nansum,
     "addmm": _addmm,
+    "vecdot": _vecdot,
+    "trace": _trace,
     "tril": _tril,
     "triu": _triu,
     "sort": _sort,

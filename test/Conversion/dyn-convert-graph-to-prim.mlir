@@ -403,3 +403,23 @@ func.func @bitwise(%a: tensor<8xui8>, %b: tensor<8xui8>, %p: tensor<8xi1>, %q: t
   %2 = graph.bitwise_left_shift %a, %n : tensor<8xui8>, tensor<8xi64> -> tensor<8xi64>
   return %0, %1, %2 : tensor<8xui8>, tensor<8xi1>, tensor<8xi64>
 }
+
+// -----
+
+// vecdot: products summed over dim (bfloat16 in float32, one rounding);
+// trace: the diagonal of the leading square gathered, in the result type,
+// summed.
+// CHECK-LABEL: func @vecdot_trace
+// CHECK: %[[P:.*]] = prim.mul %{{.*}}, %{{.*}} : tensor<3x5xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[P]] dims [1] : tensor<3x5xf32> -> tensor<3xf32>
+// CHECK: prim.convert_element_type %[[S]] : tensor<3xf32> -> tensor<3xbf16>
+// CHECK: %[[R:.*]] = prim.slice %{{.*}} start [0, 0] stride [1, 1] : tensor<4x3xi32> -> tensor<3x3xi32>
+// CHECK: %[[I:.*]] = prim.iota dim 0 : tensor<3x1xi64>
+// CHECK: %[[D:.*]] = prim.gather %[[R]] dim 1 index %[[I]] : tensor<3x3xi32>, tensor<3x1xi64> -> tensor<3x1xi32>
+// CHECK: %[[W:.*]] = prim.convert_element_type %[[D]] : tensor<3x1xi32> -> tensor<3x1xi64>
+// CHECK: prim.reduce_sum %[[W]] dims [0, 1] : tensor<3x1xi64> -> tensor<i64>
+func.func @vecdot_trace(%a: tensor<3x5xbf16>, %b: tensor<3x5xbf16>, %m: tensor<4x3xi32>) -> (tensor<3xbf16>, tensor<i64>) {
+  %0 = graph.vecdot %a, %b {dim = 1 : i64} : tensor<3x5xbf16>, tensor<3x5xbf16> -> tensor<3xbf16>
+  %1 = graph.trace %m : tensor<4x3xi32> -> tensor<i64>
+  return %0, %1 : tensor<3xbf16>, tensor<i64>
+}

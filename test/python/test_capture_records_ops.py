@@ -39,9 +39,7 @@ DECOMPOSED = {
     "torch.ops.aten._safe_softmax.default": "softmax, and zeros where a row is all -inf",
     "max_pool2d_with_indices_backward": "gathers of the window positions",
     # vector products: a multiply and a sum (one fused kernel), not a GEMM
-    "dot": "mul and sum", "vdot": "mul and sum", "matmul": "1-D @ 1-D as mul and sum",
-    "__rmatmul__": "1-D @ 1-D as mul and sum", "linalg.vecdot": "mul and sum",
-    "trace": "gather of the diagonal and sum", "cross": "products of narrowed components",
+    "cross": "products of narrowed components",
     "linalg.cross": "products of narrowed components", "nn.functional.bilinear": "matmul, mul and sum",
     # rounding
     "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",

@@ -82,6 +82,49 @@ struct AddmmToPrim : OpConversionPattern<graph::AddmmOp> {
   }
 };
 
+/// vecdot: the products summed over dim, in float32 for f16/bf16.
+struct VecdotToPrim : OpConversionPattern<graph::VecdotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::VecdotOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType in = opmathType(tensorType(adaptor.getLhs()));
+    Pointwise p{pb, in};
+    Value prod = p.mul(p.in(adaptor.getLhs()), p.in(adaptor.getRhs()));
+    RankedTensorType summed = op.getType().clone(in.getElementType());
+    Value r = prim::ReduceSumOp::create(rewriter, op.getLoc(), summed, prod,
+                                        ArrayRef<int64_t>{(int64_t)op.getDim()});
+    rewriter.replaceOp(op, pb.convert(r, op.getType().getElementType()));
+    return success();
+  }
+};
+
+/// trace: the diagonal gathered from the leading square (row i, column i),
+/// converted to the result type and summed.
+struct TraceToPrim : OpConversionPattern<graph::TraceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::TraceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(adaptor.getInput()), type = op.getType();
+    int64_t k = std::min(in.getDimSize(0), in.getDimSize(1));
+    if (k == 0) {
+      rewriter.replaceOp(op, pb.splat(type, 0.0));
+      return success();
+    }
+    RankedTensorType rows = RankedTensorType::get({k, in.getDimSize(1)}, in.getElementType());
+    Value x = prim::SliceOp::create(rewriter, loc, rows, adaptor.getInput(), ArrayRef<int64_t>{0, 0},
+                                    ArrayRef<int64_t>{1, 1});
+    RankedTensorType column = RankedTensorType::get({k, 1}, rewriter.getI64Type());
+    Value index = prim::IotaOp::create(rewriter, loc, column, 0);
+    Value diagonal = prim::GatherOp::create(rewriter, loc, column.clone(in.getElementType()), x, 1, index);
+    diagonal = pb.convert(diagonal, type.getElementType());
+    rewriter.replaceOpWithNewOp<prim::ReduceSumOp>(op, type, diagonal, ArrayRef<int64_t>{0, 1});
+    return success();
+  }
+};
+
 struct ConvolutionToPrim : OpConversionPattern<graph::ConvolutionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::ConvolutionOp op, OpAdaptor adaptor,

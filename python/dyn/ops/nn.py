@@ -18,8 +18,8 @@ class NNOps:
         na, nb = a.meta.dim(), b.meta.dim()
         if na == 0 or nb == 0:
             raise Unsupported("matmul of a 0-d tensor")
-        if na == 1 and nb == 1:  # integers: the int64 sum wrapped back to their type, as eager's dot wraps
-            return self.convert(self.reduce("sum", self.binary("mul", a, b), 0), dt)
+        if na == 1 and nb == 1:  # graph.vecdot (eager's dot): integers wrap in their type
+            return self.node("vecdot", [a, b], meta, dim=0)
         if nb == 1:
             r = self.matmul(a, self.reshape(b, (b.meta.shape[0], 1)))
             return self.reshape(r, meta.shape)

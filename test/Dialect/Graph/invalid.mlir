@@ -399,3 +399,19 @@ func.func @isnan_result(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.isnan %x : tensor<4xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @vecdot_shape(%a: tensor<3x5xf32>, %b: tensor<3x5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{result shape must be the operands' without dim}}
+  %0 = graph.vecdot %a, %b {dim = 1 : i64} : tensor<3x5xf32>, tensor<3x5xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @trace_rank(%a: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{takes a matrix to a 0-d result}}
+  %0 = graph.trace %a : tensor<3xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -147,6 +147,24 @@ LogicalResult PreluOp::verify() {
   return success();
 }
 
+LogicalResult VecdotOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getLhs()).getShape();
+  int64_t dim = (int64_t)getDim();
+  if (dim < 0 || dim >= (int64_t)in.size())
+    return emitOpError() << "dim " << dim << " is out of range for rank " << in.size();
+  SmallVector<int64_t> expected(in);
+  expected.erase(expected.begin() + dim);
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the operands' without dim");
+  return success();
+}
+
+LogicalResult TraceOp::verify() {
+  if (tensorType(getInput()).getRank() != 2 || getType().getRank() != 0)
+    return emitOpError("takes a matrix to a 0-d result");
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   if (tensorType(getInput()).getNumElements() != getType().getNumElements())
     return emitOpError("input and result have different element counts");

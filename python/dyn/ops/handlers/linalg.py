@@ -118,10 +118,18 @@ def _tensordot(o, a, b, dims=2, out=None):
 
 
 def _vecdot(o, x, y, *, dim=-1, out=None):
+    """graph.vecdot of x and y broadcast to one shape, in the result's type."""
     o.check(x, y)
     o.accepts("linalg.vecdot", torch.linalg.vecdot, x, y, dim=dim)
     _numbers("vecdot", x, y)  # complex is rejected at capture; conj would be needed
-    return _out(o, out, o.reduce("sum", o.binary("mul", x, y), dim), x, y)
+    try:
+        meta = torch.linalg.vecdot(x.meta, y.meta, dim=dim)
+    except (RuntimeError, TypeError, ValueError, IndexError) as e:
+        raise Unsupported(f"linalg.vecdot: {e}")  # eager raises
+    shape = tuple(torch.broadcast_shapes(tuple(x.meta.shape), tuple(y.meta.shape)))
+    xs, ys = (o.expand(o.convert(v, meta.dtype), shape) for v in (x, y))
+    r = o.node("vecdot", [xs, ys], meta.contiguous(), dim=dim % len(shape))
+    return _out(o, out, r, x, y)
 
 
 def _multi_dot(o, tensors, *, out=None):

@@ -83,10 +83,11 @@ def _diagflat(o, x, offset=0):
 
 
 def _trace(o, x):
-    """The sum of a matrix's diagonal (integers sum in int64, as eager)."""
+    """graph.trace: the sum of a matrix's diagonal (integers sum in int64, as eager)."""
     o.check(x)
-    _eager("trace", torch.trace, x)
-    return o.reduce("sum", o.static_take(x, _positions(x).diagonal()), None)
+    meta = _eager("trace", torch.trace, x)
+    o.accepts("trace", torch.trace, x)
+    return o.node("trace", [x], meta)
 
 
 def _scatter_into(what, fn, positions):

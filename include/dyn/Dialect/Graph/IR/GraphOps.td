@@ -570,6 +570,35 @@ def Graph_AddmmOp : Graph_RegisteredOp<"addmm", "linalg", Dyn_PromoteNumericRule
               "alpha={alpha} if {dtype}.is_floating_point else int({alpha}))";
 }
 
+// vecdot: sum(lhs * rhs) over `dim` (dot, vdot, a 1-d matmul,
+// linalg.vecdot); float16/bfloat16 multiply and sum in float32 and round once,
+// integers wrap in their type.
+def Graph_VecdotOp : Graph_RegisteredOp<"vecdot", "linalg", Dyn_PromoteNumericRule, Dyn_MetaShape,
+                                        Dyn_Composite<"VecdotToPrim", "Linalg">,
+                                        [AllElementTypesMatch<["lhs", "rhs", "result"]>,
+                                         AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "sum of lhs * rhs over `dim`";
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs, I64Attr:$dim);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+  let torchNames = ["torch.dot", "torch.vdot", "torch.linalg.vecdot", "aten.dot", "aten.vdot"];
+  let eager = "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})";
+}
+
+// trace: the sum of a matrix's diagonal, in the result's type (int64 for
+// integers and booleans, as eager).
+def Graph_TraceOp : Graph_RegisteredOp<"trace", "linalg", Dyn_FreeRule, Dyn_MetaShape,
+                                       Dyn_Composite<"TraceToPrim", "Linalg">> {
+  let summary = "sum of the diagonal of a matrix";
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let torchNames = ["torch.trace", "Tensor.trace", "aten.trace"];
+  let eager = "torch.trace({input}).to({dtype})";
+}
+
 //===----------------------------------------------------------------------===//
 // Shape manipulation (views in PyTorch; values here)
 //===----------------------------------------------------------------------===//
