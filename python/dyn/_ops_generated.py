@@ -244,6 +244,10 @@ OPS = {
         "round", "unary", ("input",), (),
         ("aten.round",), "",
         "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", ""),
+    "round_decimals": OpDef(
+        "round_decimals", "rounding", ("input",), (("decimals", "i64"),),
+        (), "",
+        "keeps_float", "elementwise", "RoundDecimalsToPrim (GraphToPrim/Math.cpp)", ""),
     "frac": OpDef(
         "frac", "unary", ("input",), (),
         ("torch.frac", "Tensor.frac", "aten.frac"), "",
@@ -921,6 +925,7 @@ FAMILIES = {
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
     "convert": ("convert",),
+    "rounding": ("round_decimals",),
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
     "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
@@ -992,6 +997,7 @@ EXPR = {
     "erfc": "torch.erfc({input})",
     "trunc": "torch.trunc({input})",
     "round": "torch.round({input})",
+    "round_decimals": "torch.round({input}, decimals={decimals})",
     "frac": "torch.frac({input})",
     "sign": "torch.sign({input})",
     "isnan": "torch.isnan({input})",
@@ -1388,6 +1394,10 @@ def _trunc(input, *, dtype):
 
 def _round(input, *, dtype):
     return torch.round(input)
+
+
+def _round_decimals(input, decimals, *, dtype):
+    return torch.round(input, decimals=decimals)
 
 
 def _frac(input, *, dtype):
@@ -2116,6 +2126,7 @@ EAGER = {
     "erfc": _erfc,
     "trunc": _trunc,
     "round": _round,
+    "round_decimals": _round_decimals,
     "frac": _frac,
     "sign": _sign,
     "isnan": _isnan,

@@ -80,3 +80,20 @@ func.func @clamp(%x: tensor<4x3xi32>, %lo: tensor<i32>, %hi: tensor<3xi32>) -> t
   %0 = graph.clamp %x, %lo, %hi : tensor<4x3xi32>, tensor<i32>, tensor<3xi32> -> tensor<4x3xi32>
   return %0 : tensor<4x3xi32>
 }
+
+// -----
+
+// round(x, decimals): each step in x's type, 10^|d| rounded to it.
+// CHECK-LABEL: func @round_decimals
+// CHECK: %[[P:.*]] = prim.constant dense<1.000000e+02> : tensor<4xf32>
+// CHECK: %[[M:.*]] = prim.mul %{{.*}}, %[[P]] : tensor<4xf32>
+// CHECK: %[[R:.*]] = prim.round %[[M]] : tensor<4xf32>
+// CHECK: prim.div %[[R]], %[[P]] : tensor<4xf32>
+// CHECK: %[[Q:.*]] = prim.div %{{.*}}, %{{.*}} : tensor<4xbf16>
+// CHECK: %[[S:.*]] = prim.round %[[Q]] : tensor<4xbf16>
+// CHECK: prim.mul %[[S]], %{{.*}} : tensor<4xbf16>
+func.func @round_decimals(%x: tensor<4xf32>, %y: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xbf16>) {
+  %0 = graph.round_decimals %x {decimals = 2 : i64} : tensor<4xf32> -> tensor<4xf32>
+  %1 = graph.round_decimals %y {decimals = -1 : i64} : tensor<4xbf16> -> tensor<4xbf16>
+  return %0, %1 : tensor<4xf32>, tensor<4xbf16>
+}

@@ -45,7 +45,6 @@ DECOMPOSED = {
     "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",
     "floor_divide": "eager's floor division steps (fmod, sign fix-ups)",
     "div.trunc_rounding": "div and trunc",
-    "round.decimals_3": "mul, round, div", "round.decimals_neg_3": "div, round, mul",
     # indexing: negative indices wrapped, bounds as where, then the gather or scatter
     "index_add": "mul by alpha and scatter", "index_fill": "index wrap and scatter",
     "index_put": "index wrap and scatter", "put": "index wrap and scatter",

@@ -230,6 +230,24 @@ struct ClampToPrim : OpConversionPattern<graph::ClampOp> {
   }
 };
 
+/// round(x, decimals) as eager's kernel: each step in x's type, 10^|d|
+/// rounded to it.
+struct RoundDecimalsToPrim : OpConversionPattern<graph::RoundDecimalsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::RoundDecimalsOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Pointwise p{pb, op.getType()};
+    int64_t d = (int64_t)op.getDecimals();
+    Value ten = p.c(std::pow(10.0, (double)std::abs(d)));
+    Value x = adaptor.getInput();
+    Value r = d >= 0 ? p.div(p.un<prim::RoundOp>(p.mul(x, ten)), ten)
+                     : p.mul(p.un<prim::RoundOp>(p.div(x, ten)), ten);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 using AddcmulToPrim = AddcToPrimT<graph::AddcmulOp>;
 using AddcdivToPrim = AddcToPrimT<graph::AddcdivOp>;
 

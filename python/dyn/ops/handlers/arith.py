@@ -251,8 +251,7 @@ H["addcdiv"] = HANDLERS["torch.addcdiv"]
 
 
 def _round(o, x, *, decimals=0, out=None):
-    """torch.round: graph.round (ties to even); with decimals as eager's kernel: round(x * 10^d) / 10^d,
-    or round(x / 10^-d) * 10^-d for negative d, 10^|d| in x's dtype."""
+    """torch.round: graph.round (ties to even); with decimals graph.round_decimals (eager's kernel)."""
     o.check(x)
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise Unsupported("round with decimals that is not an int")
@@ -260,12 +259,8 @@ def _round(o, x, *, decimals=0, out=None):
         return _out(o, out, o.unary("round", x), x)
     if not x.meta.dtype.is_floating_point:
         raise Unsupported("round(decimals=...) of an integer tensor (eager raises)")
-    p = torch.tensor(10.0 ** abs(decimals), dtype=x.meta.dtype).item()
-    if decimals > 0:
-        r = o.binary("div", o.unary("round", o.binary("mul", x, p)), p)
-    else:
-        r = o.binary("mul", o.unary("round", o.binary("div", x, p)), p)
-    return _out(o, out, r, x)
+    o.accepts("round", torch.round, x, decimals=decimals)
+    return _out(o, out, o.node("round_decimals", [x], x.meta.contiguous(), decimals=decimals), x)
 
 
 H["round"] = _round

@@ -218,6 +218,16 @@ def Graph_RoundOp : Graph_UnaryOp<"round", "round to nearest, ties to even", Dyn
   // torch.round(x, decimals=d) is captured by a handler (ops/handlers/arith.py).
   let torchNames = ["aten.round"];
 }
+// round(x, decimals): as eager's kernel, round(x * 10^d) / 10^d, or
+// round(x / 10^-d) * 10^-d for negative d, 10^|d| and each step in x's type.
+def Graph_RoundDecimalsOp : Graph_RegisteredOp<"round_decimals", "rounding", Dyn_KeepsFloatRule,
+                                               Dyn_SameShape, Dyn_Math<"RoundDecimalsToPrim">> {
+  let summary = "round to `decimals` decimal places, ties to even";
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$decimals);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let eager = "torch.round({input}, decimals={decimals})";
+}
 def Graph_FracOp : Graph_UnaryOp<"frac", "x - trunc(x)", Dyn_KeepsFloatRule,
                                  Dyn_Math<"FracToPrim">> {
   let arguments = (ins Graph_FloatTensor:$input);
