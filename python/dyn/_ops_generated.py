@@ -423,7 +423,7 @@ OPS = {
     "nansum": OpDef(
         "nansum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.nansum", "Tensor.nansum", "aten.nansum"), "",
-        "free", "reduction", "NansumToPrim (GraphToPrim/Reduction.cpp)", ""),
+        "free", "reduction", "NansumToPrim (GraphToPrim/Reductions.cpp)", ""),
     "addmm": OpDef(
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",

@@ -81,37 +81,32 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }
 
-LogicalResult MatmulOp::verify() {
-  ArrayRef<int64_t> a = tensorType(getLhs()).getShape(), b = tensorType(getRhs()).getShape(),
-                    c = tensorType(getResult()).getShape();
+/// The operand and result shapes of a (batched) matrix product: two 2-D or
+/// two 3-D operands with matching contracting and batch dims, and the result
+/// [batch..., M, N] (graph.matmul, graph.addmm).
+static LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value result) {
+  ArrayRef<int64_t> a = tensorType(lhs).getShape(), b = tensorType(rhs).getShape(),
+                    c = tensorType(result).getShape();
   if (a.size() != b.size() || (a.size() != 2 && a.size() != 3))
-    return emitOpError("expects two 2-D or two 3-D operands");
+    return op->emitOpError("expects two 2-D or two 3-D operands");
   size_t r = a.size();
   if (a[r - 1] != b[r - 2])
-    return emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
+    return op->emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
   if (r == 3 && a[0] != b[0])
-    return emitOpError("batch dims differ");
+    return op->emitOpError("batch dims differ");
   SmallVector<int64_t> expected(a.begin(), a.end() - 1);
   expected.push_back(b[r - 1]);
   if (c != ArrayRef<int64_t>(expected))
-    return emitOpError("result shape must be [batch..., M, N]");
+    return op->emitOpError("result shape must be [batch..., M, N]");
   return success();
 }
 
+LogicalResult MatmulOp::verify() { return verifyProduct(*this, getLhs(), getRhs(), getResult()); }
+
 LogicalResult AddmmOp::verify() {
-  ArrayRef<int64_t> a = tensorType(getLhs()).getShape(), b = tensorType(getRhs()).getShape(),
-                    c = tensorType(getResult()).getShape(), x = tensorType(getInput()).getShape();
-  if (a.size() != b.size() || (a.size() != 2 && a.size() != 3))
-    return emitOpError("expects two 2-D or two 3-D operands");
-  size_t r = a.size();
-  if (a[r - 1] != b[r - 2])
-    return emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
-  if (r == 3 && a[0] != b[0])
-    return emitOpError("batch dims differ");
-  SmallVector<int64_t> expected(a.begin(), a.end() - 1);
-  expected.push_back(b[r - 1]);
-  if (c != ArrayRef<int64_t>(expected))
-    return emitOpError("result shape must be [batch..., M, N]");
+  if (failed(verifyProduct(*this, getLhs(), getRhs(), getResult())))
+    return failure();
+  ArrayRef<int64_t> c = tensorType(getResult()).getShape(), x = tensorType(getInput()).getShape();
   // input broadcasts to the result (numpy rules, right-aligned)
   if (x.size() > c.size())
     return emitOpError("input has more dims than the result");

@@ -184,20 +184,17 @@ H["max"] = _maxmin("amax", "maximum")
 H["min"] = _maxmin("amin", "minimum")
 
 
-def _var(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    return o.var_(x, dim, unbiased, keepdim, correction)
+def _moment(sqrt):
+    """var / std (graph.var, graph.std): torch's (x, unbiased) overload is dim=None."""
+    def h(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if isinstance(dim, bool):
+            unbiased, dim = dim, None
+        return o.var_(x, dim, unbiased, keepdim, correction, sqrt=sqrt)
+    return h
 
 
-def _std(o, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    return o.var_(x, dim, unbiased, keepdim, correction, sqrt=True)
-
-
-H["var"] = _var
-H["std"] = _std
+H["var"] = _moment(False)
+H["std"] = _moment(True)
 H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
 H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)

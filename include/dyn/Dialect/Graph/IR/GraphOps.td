@@ -443,7 +443,7 @@ def Graph_PreluOp : Graph_RegisteredOp<"prelu", "gated", Dyn_KeepsElementRule, D
 // the input's for amax and amin, a float for mean. Empty `dims` reduce nothing.
 class Graph_RegisteredReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
     : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce,
-                         Dyn_ToPrim<prim, "ReductionToPrim", "Reduction">> {
+                         Dyn_ToPrim<prim, "ReductionToPrim", "Reductions">> {
   let summary = desc # " over `dims`";
   let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
                     "the reduced dims stay as size 1; without it they are dropped.";
@@ -510,7 +510,7 @@ def Graph_ProdOp : Graph_RegisteredReductionOp<"prod", "product", Dyn_FreeRule, 
 }
 // nansum: the sum with NaNs counted as 0 (a select before the sum).
 def Graph_NansumOp : Graph_RegisteredOp<"nansum", "reduce", Dyn_FreeRule, Dyn_Reduce,
-                                        Dyn_Composite<"NansumToPrim", "Reduction">> {
+                                        Dyn_Composite<"NansumToPrim", "Reductions">> {
   let summary = "sum over `dims`, NaN counted as 0";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
   let results = (outs Graph_Tensor:$result);
