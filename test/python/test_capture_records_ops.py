@@ -56,11 +56,8 @@ DECOMPOSED = {
     "masked_scatter": "cumulative count, gather and where",
     # search, counting, statistics, distances
     "bucketize": "comparisons and a sum", "isin": "eq and any", "histc": "bin arithmetic and scatter",
-    "dist": "norm as pow/abs/sum", "renorm": "vector_norm, factor and where",
+    "dist": "sub and vector_norm", "renorm": "vector_norm, factor and where",
     "cdist": "differences, norms and sums", "nn.functional.pdist": "gathers of the pairs and norms",
-    "nn.functional.pairwise_distance": "the norm as mul, sum and sqrt",
-    "nn.functional.cosine_similarity": "norms as mul, sum and sqrt",
-    "nn.functional.normalize": "the norm as pow, abs and sum",
     # float bits, sampling and resampling
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
@@ -81,8 +78,6 @@ DECOMPOSED = {
     # activations and losses
     "nn.functional.multi_margin_loss": "the margins as graph ops",
     "nn.functional.multilabel_margin_loss": "the margins as graph ops",
-    "nn.functional.triplet_margin_loss": "the distances as graph ops",
-    "nn.functional.triplet_margin_with_distance_loss": "the distances as graph ops",
 }
 
 

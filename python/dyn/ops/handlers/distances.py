@@ -2,13 +2,13 @@
 cdist, cosine_similarity, triplet_margin_loss, bilinear, glu, prelu, softmin, local_response_norm and the
 pixel/channel shuffles (reshapes and a permutation). Each is written as eager's kernel computes it
 (aten/src/ATen/native/Distance.cpp, Activation.cpp, PixelShuffle.cpp, torch/nn/functional.py)."""
-import math
 
 import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
+from .reductions import H as REDUCTIONS
 
 F_D = {}  # torch.nn.functional name -> handler
 TORCH_D = {}  # torch function object -> handler
@@ -33,24 +33,11 @@ def _floats(o, what, *ts):
 
 
 def pnorm(o, x, p, dim, keepdim=False):
-    """at::norm(x, p, dim): max |x| (inf), min |x| (-inf), the number of non-zeros (0), sum |x| (1),
-    sqrt(sum x^2) (2), (sum |x|^p)^(1/p)."""
+    """at::norm(x, p, dim) of a float tensor: graph.vector_norm (ATen's norm is linalg_vector_norm's kernel:
+    max |x| (inf), min |x| (-inf), the number of non-zeros (0), (sum |x|^p)^(1/p) otherwise)."""
     if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p:
         raise Unsupported(f"norm with p={p!r}")
-    if p == 2:
-        return o.sqrt0(o.reduce("sum", o.binary("mul", x, x), dim, keepdim))
-    if o.needs_grad(x) and p not in (1,):
-        raise Unsupported(f"a p={p!r} norm of a tensor that requires grad (eager's backward at ties and zeros)")
-    a = o.unary("abs", x)
-    if p == math.inf:
-        return o.reduce("amax", a, dim, keepdim)
-    if p == -math.inf:
-        return o.reduce("amin", a, dim, keepdim)
-    if p == 0:
-        return o.reduce("sum", o.convert(o.binary("ne", x, 0), x.meta.dtype), dim, keepdim)
-    if p == 1:
-        return o.reduce("sum", a, dim, keepdim)
-    return o.binary("pow", o.reduce("sum", o.binary("pow", a, float(p)), dim, keepdim), 1.0 / p)
+    return REDUCTIONS["vector_norm"](o, x, p, dim, keepdim)
 
 
 def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):

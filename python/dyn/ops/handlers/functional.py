@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import _out, inplace
+from .reductions import H as REDUCTIONS
 from ..._ops_generated import HANDLERS
 from ..norms import batch_norm_counted
 
@@ -113,29 +114,11 @@ F_H["group_norm"] = lambda o, x, num_groups, weight=None, bias=None, eps=1e-5: o
 
 
 def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):
-    """x / max(norm_p(x, dim), eps), the norm as eager's torch.norm: the number of non-zeros (p = 0),
-    sum |x| (1), max |x| (inf), min |x| (-inf), (sum |x|^p)^(1/p) otherwise."""
+    """x / max(norm_p(x, dim), eps), the norm as eager's torch.norm (graph.vector_norm)."""
     o.check(x)
-    if p == 2:
-        # sqrt0 and clamp's subgradient: a zero vector's gradient is finite, as eager's norm backward gives
-        n = o.sqrt0(o.reduce("sum", o.binary("mul", x, x), dim, True))
-    else:
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p:
-            raise Unsupported(f"normalize with p={p!r}")
-        if o.needs_grad(x):
-            raise Unsupported(f"normalize with p={p!r} of a tensor that requires grad (eager's norm "
-                              "backward at zeros and ties)")
-        a = o.unary("abs", x)
-        if p == math.inf:
-            n = o.reduce("amax", a, dim, True)
-        elif p == -math.inf:
-            n = o.reduce("amin", a, dim, True)
-        elif p == 0:  # the number of non-zeros
-            n = o.reduce("sum", o.convert(o.binary("ne", x, 0), x.meta.dtype), dim, True)
-        elif p == 1:
-            n = o.reduce("sum", a, dim, True)
-        else:
-            n = o.binary("pow", o.reduce("sum", o.binary("pow", a, float(p)), dim, True), 1.0 / p)
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p:
+        raise Unsupported(f"normalize with p={p!r}")
+    n = REDUCTIONS["vector_norm"](o, x, p, dim, True)
     return _out(o, out, o.binary("div", x, o.clamp(n, eps, None)), x)
 
 
