@@ -384,6 +384,10 @@ OPS = {
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
         "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
+    "cross": OpDef(
+        "cross", "products", ("input", "other"), (("dim", "i64"),),
+        ("torch.cross", "Tensor.cross"), "",
+        "keeps_type", "elementwise", "CrossToPrim (GraphToPrim/Linalg.cpp)", ""),
     "glu": OpDef(
         "glu", "gated", ("input",), (("dim", "i64"),),
         ("torch.nn.functional.glu", "aten.glu"), "input, dim=-1",
@@ -424,6 +428,10 @@ OPS = {
         "nansum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.nansum", "Tensor.nansum", "aten.nansum"), "",
         "free", "reduction", "NansumToPrim (GraphToPrim/Reductions.cpp)", ""),
+    "softmax_backward": OpDef(
+        "softmax_backward", "softmax_backward", ("grad_output", "output"), (("dim", "i64"),),
+        ("aten._softmax_backward_data",), "",
+        "meta", "elementwise", "SoftmaxBackwardToPrim (GraphToPrim/Normalization.cpp)", ""),
     "addmm": OpDef(
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
@@ -436,6 +444,14 @@ OPS = {
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
         "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "max_pool_with_indices": OpDef(
+        "max_pool_with_indices", "pool_indices", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
+        (), "",
+        "meta", "meta", "MaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
+    "adaptive_max_pool_with_indices": OpDef(
+        "adaptive_max_pool_with_indices", "pool_indices", ("input",), (("output_size", "i64_array"),),
+        (), "",
+        "meta", "meta", "AdaptiveMaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
     "tril": OpDef(
         "tril", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.tril", "Tensor.tril", "aten.tril"), "input, diagonal=0, *, out=None",
@@ -444,6 +460,14 @@ OPS = {
         "triu", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.triu", "Tensor.triu", "aten.triu"), "input, diagonal=0, *, out=None",
         "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", ""),
+    "as_strided_scatter": OpDef(
+        "as_strided_scatter", "view_scatter", ("input", "src"), (("size", "i64_array"), ("stride", "i64_array"), ("storage_offset", "i64")),
+        (), "",
+        "keeps_element", "meta", "AsStridedScatterToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "dropout_backward": OpDef(
+        "dropout_backward", "dropout_backward", ("input", "mask"), (("scale", "f64"),),
+        ("aten.native_dropout_backward",), "",
+        "keeps_float", "elementwise", "DropoutBackwardToPrim (GraphToPrim/Random.cpp)", ""),
     "sort": OpDef(
         "sort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.sort", "Tensor.sort"), "input, dim=-1, descending=False, stable=False",
@@ -929,11 +953,16 @@ FAMILIES = {
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
     "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
+    "products": ("cross",),
     "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
     "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
+    "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
+    "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
     "triangle": ("tril", "triu"),
+    "view_scatter": ("as_strided_scatter",),
+    "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
 }
@@ -1032,6 +1061,7 @@ EXPR = {
     "threshold": "F.threshold({input}, {threshold}, {value})",
     "leaky_relu": "F.leaky_relu({input}, {negative_slope})",
     "hardtanh": "F.hardtanh({input}, {min_val}, {max_val})",
+    "cross": "torch.linalg.cross({input}, {other}, dim={dim})",
     "glu": "F.glu({input}, {dim})",
     "prelu": "F.prelu({input}, {weight})",
     "var": "torch.var({input}, {dims}, correction={correction}, keepdim={keepdim})",
@@ -1042,11 +1072,16 @@ EXPR = {
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
     "nansum": "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})",
+    "softmax_backward": "torch.ops.aten._softmax_backward_data({grad_output}, {output}, {dim}, {output}.dtype)",
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
+    "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
+    "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
+    "as_strided_scatter": "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})",
+    "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
     "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
     "msort": "torch.msort({input})",
@@ -1536,6 +1571,10 @@ def _hardtanh(input, min_val, max_val, *, dtype):
     return F.hardtanh(input, min_val, max_val)
 
 
+def _cross(input, other, dim, *, dtype):
+    return torch.linalg.cross(input, other, dim=dim)
+
+
 def _glu(input, dim, *, dtype):
     return F.glu(input, dim)
 
@@ -1576,6 +1615,10 @@ def _nansum(input, dims, keepdim, *, dtype):
     return _rt.reduce(torch.nansum, input, dims, keepdim)
 
 
+def _softmax_backward(grad_output, output, dim, *, dtype):
+    return torch.ops.aten._softmax_backward_data(grad_output, output, dim, output.dtype)
+
+
 def _addmm(input, lhs, rhs, alpha, beta, *, dtype):
     return (torch.baddbmm if lhs.dim() == 3 else torch.addmm)(input, lhs, rhs, beta=beta if dtype.is_floating_point else int(beta), alpha=alpha if dtype.is_floating_point else int(alpha))
 
@@ -1588,12 +1631,28 @@ def _trace(input, *, dtype):
     return torch.trace(input).to(dtype)
 
 
+def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, *, dtype):
+    return (F.max_pool1d, F.max_pool2d, F.max_pool3d)[len(kernel) - 1](input, kernel, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+
+
+def _adaptive_max_pool_with_indices(input, output_size, *, dtype):
+    return (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len(output_size) - 1](input, output_size, return_indices=True)
+
+
 def _tril(input, diagonal, *, dtype):
     return torch.tril(input, diagonal)
 
 
 def _triu(input, diagonal, *, dtype):
     return torch.triu(input, diagonal)
+
+
+def _as_strided_scatter(input, src, size, stride, storage_offset, *, dtype):
+    return torch.as_strided_scatter(input.contiguous(), src, size, stride, storage_offset)
+
+
+def _dropout_backward(input, mask, scale, *, dtype):
+    return torch.ops.aten.native_dropout_backward(input, mask, scale)
 
 
 def _sort(input, dim, descending, stable, *, dtype):
@@ -2161,6 +2220,7 @@ EAGER = {
     "threshold": _threshold,
     "leaky_relu": _leaky_relu,
     "hardtanh": _hardtanh,
+    "cross": _cross,
     "glu": _glu,
     "prelu": _prelu,
     "var": _var,
@@ -2171,11 +2231,16 @@ EAGER = {
     "amin": _amin,
     "prod": _prod,
     "nansum": _nansum,
+    "softmax_backward": _softmax_backward,
     "addmm": _addmm,
     "vecdot": _vecdot,
     "trace": _trace,
+    "max_pool_with_indices": _max_pool_with_indices,
+    "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
     "tril": _tril,
     "triu": _triu,
+    "as_strided_scatter": _as_strided_scatter,
+    "dropout_backward": _dropout_backward,
     "sort": _sort,
     "argsort": _argsort,
     "msort": _msort,

@@ -122,3 +122,18 @@ func.func @geometric(%seed: tensor<i64>) -> tensor<8xf32> {
   %0 = graph.random geometric %seed offset 0 a 0.2 b 0.0 : tensor<i64> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// dropout_backward: grad * mask * scale, bf16 in f32 and rounded once.
+// CHECK-LABEL: func @dropout_backward
+// CHECK: %[[G:.*]] = prim.convert_element_type %{{.*}} : tensor<4xbf16> -> tensor<4xf32>
+// CHECK: %[[M:.*]] = prim.convert_element_type %{{.*}} : tensor<4xi1> -> tensor<4xf32>
+// CHECK: %[[P:.*]] = prim.mul %[[G]], %[[M]]
+// CHECK: %[[S:.*]] = prim.constant dense<2.000000e+00> : tensor<4xf32>
+// CHECK: %[[R:.*]] = prim.mul %[[P]], %[[S]]
+// CHECK: prim.convert_element_type %[[R]] : tensor<4xf32> -> tensor<4xbf16>
+func.func @dropout_backward(%g: tensor<4xbf16>, %m: tensor<4xi1>) -> tensor<4xbf16> {
+  %0 = graph.dropout_backward %g, %m {scale = 2.0 : f64} : tensor<4xbf16>, tensor<4xi1> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}

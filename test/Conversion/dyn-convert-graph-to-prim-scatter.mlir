@@ -89,3 +89,32 @@ func.func @scatter_empty(%x: tensor<4xf32>, %i: tensor<0xi64>, %s: tensor<0xf32>
   %0 = graph.scatter prod %x dim 0 index %i src %s : tensor<4xf32>, tensor<0xi64>, tensor<0xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// as_strided_scatter (here a diagonal_scatter): each result element gathers
+// its writer in src (a constant), or keeps the input where none writes.
+// CHECK-LABEL: func @as_strided_scatter
+// CHECK: %[[I:.*]] = prim.constant dense<[0, 0, 0, 0, 1, 0, 0, 0, 2]> : tensor<9xi64>
+// CHECK: %[[G:.*]] = prim.gather %{{.*}} dim 0 index %[[I]] : tensor<3xf32>, tensor<9xi64> -> tensor<9xf32>
+// CHECK: %[[M:.*]] = prim.constant dense<[true, false, false, false, true, false, false, false, true]> : tensor<9xi1>
+// CHECK: %[[X:.*]] = prim.reshape %{{.*}} : tensor<3x3xf32> -> tensor<9xf32>
+// CHECK: %[[S:.*]] = prim.select %[[M]], %[[G]], %[[X]]
+// CHECK: prim.reshape %[[S]] : tensor<9xf32> -> tensor<3x3xf32>
+// CHECK-NOT: graph.
+func.func @as_strided_scatter(%x: tensor<3x3xf32>, %s: tensor<3xf32>) -> tensor<3x3xf32> {
+  %0 = graph.as_strided_scatter %x, %s {size = array<i64: 3>, stride = array<i64: 4>, storage_offset = 0 : i64} : tensor<3x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// Repeated positions (stride 0): the last write in src's order wins; every
+// position written: no select.
+// CHECK-LABEL: func @as_strided_scatter_overlap
+// CHECK: prim.constant dense<[2, 3]> : tensor<2xi64>
+// CHECK-NOT: prim.select
+func.func @as_strided_scatter_overlap(%x: tensor<2xf32>, %s: tensor<2x2xf32>) -> tensor<2xf32> {
+  %0 = graph.as_strided_scatter %x, %s {size = array<i64: 2, 2>, stride = array<i64: 0, 1>, storage_offset = 0 : i64} : tensor<2xf32>, tensor<2x2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -423,3 +423,59 @@ func.func @vecdot_trace(%a: tensor<3x5xbf16>, %b: tensor<3x5xbf16>, %m: tensor<4
   %1 = graph.trace %m : tensor<4x3xi32> -> tensor<i64>
   return %0, %1 : tensor<3xbf16>, tensor<i64>
 }
+
+// -----
+
+// max pooling with indices: the running maximum starts at -inf and the
+// window's first position inside the input (0 for the padded first window),
+// and takes each tap that is greater or NaN; padding (tap 0 of window 0,
+// position -1) is never greater.
+// CHECK-LABEL: func @max_pool_with_indices
+// CHECK: %[[P:.*]] = prim.pad %{{.*}} low [0, 0, 1] high [0, 0, 1] value 0xFFF0000000000000
+// CHECK: %[[LEAST:.*]] = prim.constant dense<0xFF800000> : tensor<1x2x3xf32>
+// CHECK: prim.constant dense<[0, 1, 3]> : tensor<3xi64>
+// CHECK: %[[T0:.*]] = prim.slice %[[P]] start [0, 0, 0] stride [1, 1, 2]
+// CHECK: %[[GT:.*]] = prim.gt %[[T0]], %[[LEAST]]
+// CHECK: %[[NAN:.*]] = prim.ne %[[T0]], %[[T0]]
+// CHECK: %[[TAKE:.*]] = prim.or %[[GT]], %[[NAN]]
+// CHECK: prim.select %[[TAKE]], %[[T0]], %[[LEAST]]
+// CHECK: prim.constant dense<[-1, 1, 3]> : tensor<3xi64>
+// CHECK: prim.slice %[[P]] start [0, 0, 1] stride [1, 1, 2]
+// CHECK: prim.slice %[[P]] start [0, 0, 2] stride [1, 1, 2]
+// CHECK: prim.constant dense<[1, 3, 5]> : tensor<3xi64>
+// CHECK-NOT: graph.
+func.func @max_pool_with_indices(%x: tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x3xi64>) {
+  %0:2 = graph.max_pool_with_indices %x {kernel = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, ceil_mode = false} : (tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x3xi64>)
+  return %0#0, %0#1 : tensor<1x2x3xf32>, tensor<1x2x3xi64>
+}
+
+// -----
+
+// adaptive max pooling with indices: windows [0,2), [1,4), [3,5) read by
+// gathers; the shorter windows repeat their last position.
+// CHECK-LABEL: func @adaptive_max_pool_with_indices
+// CHECK: prim.constant dense<[0, 1, 3]> : tensor<3xi64>
+// CHECK: prim.gather %{{.*}} dim 2 index
+// CHECK: prim.constant dense<[1, 2, 4]> : tensor<3xi64>
+// CHECK: prim.constant dense<[1, 3, 4]> : tensor<3xi64>
+// CHECK: prim.gather %{{.*}} dim 2 index
+// CHECK-NOT: prim.gather
+// CHECK-NOT: graph.
+func.func @adaptive_max_pool_with_indices(%x: tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x3xi64>) {
+  %0:2 = graph.adaptive_max_pool_with_indices %x {output_size = array<i64: 3>} : (tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x3xi64>)
+  return %0#0, %0#1 : tensor<1x2x3xf32>, tensor<1x2x3xi64>
+}
+
+// -----
+
+// cross: component i is a[i+1] b[i+2] - a[i+2] b[i+1], concatenated along dim.
+// CHECK-LABEL: func @cross
+// CHECK-COUNT-6: prim.slice
+// CHECK-COUNT-2: prim.mul
+// CHECK: prim.sub
+// CHECK: prim.concatenate %{{.*}}, %{{.*}}, %{{.*}} dim 1 : tensor<2x1xi32>, tensor<2x1xi32>, tensor<2x1xi32> -> tensor<2x3xi32>
+// CHECK-NOT: graph.
+func.func @cross(%a: tensor<2x3xi32>, %b: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  %0 = graph.cross %a, %b {dim = 1 : i64} : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}

@@ -30,17 +30,13 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # ATen internals of AOTAutograd's graphs (the fx backend): saved statistics and backward formulas
+    # ATen internals of AOTAutograd's graphs (the fx backend): saved statistics, safe softmax
     "_native_batch_norm_legit": "the saved mean/rstd as reductions",
     "native_batch_norm": "the saved mean/rstd as reductions",
     "native_layer_norm": "the saved mean/rstd as reductions",
-    "_softmax_backward_data": "grad * y - y * sum(grad * y)",
-    "native_dropout_backward": "grad * mask * scale",
     "torch.ops.aten._safe_softmax.default": "softmax, and zeros where a row is all -inf",
-    "max_pool2d_with_indices_backward": "gathers of the window positions",
-    # vector products: a multiply and a sum (one fused kernel), not a GEMM
-    "cross": "products of narrowed components",
-    "linalg.cross": "products of narrowed components", "nn.functional.bilinear": "matmul, mul and sum",
+    # a bilinear form: a GEMM, a multiply and a sum (ATen's _trilinear)
+    "nn.functional.bilinear": "matmul, mul and sum",
     # rounding
     "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",
     "floor_divide": "eager's floor division steps (fmod, sign fix-ups)",
@@ -50,9 +46,6 @@ DECOMPOSED = {
     "index_put": "index wrap and scatter", "put": "index wrap and scatter",
     "_unsafe_masked_index": "index clamps and a masked gather",
     "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
-    "as_strided_scatter": "gather and where", "diag": "gather and where", "diag_embed": "gather and where",
-    "diagflat": "gather and where", "diagonal_scatter": "gather and where",
-    "select_scatter": "gather and where", "slice_scatter": "gather and where",
     "masked_scatter": "cumulative count, gather and where",
     # search, counting, statistics, distances
     "bucketize": "comparisons and a sum", "isin": "eq and any", "histc": "bin arithmetic and scatter",
@@ -68,14 +61,7 @@ DECOMPOSED = {
     "nn.functional.interpolate.trilinear": "gathers of the neighbours and their weights",
     "nn.functional.upsample_bilinear": "gathers of the neighbours and their weights",
     "nn.functional.embedding_bag": "gathers, a mask and sums",
-    # pooling with indices: the window's values and positions as gathers
-    "nn.functional.max_pool1d": "window gathers for the indices",
-    "nn.functional.max_pool2d": "window gathers for the indices",
-    "nn.functional.max_pool3d": "window gathers for the indices",
-    "nn.functional.adaptive_max_pool1d": "window gathers for the indices",
-    "nn.functional.adaptive_max_pool2d": "window gathers for the indices",
-    "nn.functional.adaptive_max_pool3d": "window gathers for the indices",
-    # activations and losses
+    # losses
     "nn.functional.multi_margin_loss": "the margins as graph ops",
     "nn.functional.multilabel_margin_loss": "the margins as graph ops",
 }

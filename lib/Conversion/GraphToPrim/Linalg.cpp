@@ -166,6 +166,39 @@ struct AttentionToPrim : OpConversionPattern<graph::ScaledDotProductAttentionOp>
   }
 };
 
+/// a x b along dim: component i is a[i+1] b[i+2] - a[i+2] b[i+1] (indices
+/// mod 3), in the operands' type as eager's kernel computes it.
+struct CrossToPrim : OpConversionPattern<graph::CrossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::CrossOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t dim = op.getDim(), rank = type.getRank();
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = 1;
+    RankedTensorType part = type.clone(shape);
+    auto component = [&](Value v, int64_t i) -> Value {
+      SmallVector<int64_t> start(rank, 0), stride(rank, 1);
+      start[dim] = i;
+      return prim::SliceOp::create(rewriter, loc, part, v, start, stride);
+    };
+    Value a[3], b[3];
+    for (int64_t i = 0; i < 3; ++i) {
+      a[i] = component(adaptor.getInput(), i);
+      b[i] = component(adaptor.getOther(), i);
+    }
+    SmallVector<Value> parts;
+    for (int64_t i = 0; i < 3; ++i) {
+      Value l = prim::MulOp::create(rewriter, loc, part, a[(i + 1) % 3], b[(i + 2) % 3]);
+      Value r = prim::MulOp::create(rewriter, loc, part, a[(i + 2) % 3], b[(i + 1) % 3]);
+      parts.push_back(prim::SubOp::create(rewriter, loc, part, l, r));
+    }
+    rewriter.replaceOpWithNewOp<prim::ConcatenateOp>(op, type, parts, dim);
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateLinalgPatterns(RewritePatternSet &patterns) {

@@ -18,6 +18,7 @@
 #include "PrimBuilder.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -277,6 +278,162 @@ struct AdaptivePoolToPrim : OpConversionPattern<GraphOp> {
   }
 };
 
+/// Max pooling with indices, as eager's kernels loop over a window: a running
+/// maximum starts at the least value and the window's first element inside
+/// the input, and takes each tap (in window order) that is greater or NaN.
+/// Taps are the products of per-dim taps; a per-dim tap j gives, for each
+/// output position, the input position it reads (padding: never picked,
+/// its value the least) and a way to take those values along the dim.
+struct WindowTaps {
+  // positions[i][j][o]: dim i, tap j, output position o
+  SmallVector<SmallVector<SmallVector<int64_t>>> positions;
+  SmallVector<SmallVector<int64_t>> first; // [i][o]: the window's first position in the input
+  std::function<Value(Value, int64_t, int64_t)> take; // (tensor, pooled dim i, tap j) -> values
+};
+
+struct IndexedPool {
+  OpBuilder &b;
+  Location loc;
+  RankedTensorType valuesType, indicesType;
+  ArrayRef<int64_t> inSizes; // the pooled input dims
+
+  /// sum over dims of positions[i][o_i] * (the input elements per step of dim i), broadcast.
+  Value flat(ArrayRef<ArrayRef<int64_t>> perDim) {
+    int64_t nd = perDim.size(), rank = indicesType.getRank();
+    Value sum;
+    for (int64_t i = 0; i < nd; ++i) {
+      int64_t step = 1;
+      for (int64_t k = i + 1; k < nd; ++k)
+        step *= inSizes[k];
+      SmallVector<int64_t> terms;
+      for (int64_t v : perDim[i])
+        terms.push_back(v * step);
+      auto vt = RankedTensorType::get({(int64_t)terms.size()}, b.getI64Type());
+      Value c = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, ArrayRef(terms)));
+      c = prim::BroadcastInDimOp::create(b, loc, indicesType, c, ArrayRef<int64_t>{rank - nd + i});
+      sum = sum ? (Value)prim::AddOp::create(b, loc, indicesType, sum, c) : c;
+    }
+    return sum;
+  }
+
+  std::pair<Value, Value> run(Value x, const WindowTaps &taps, double least) {
+    PrimBuilder pb{b, loc};
+    int64_t nd = taps.positions.size();
+    SmallVector<ArrayRef<int64_t>> firsts(taps.first.begin(), taps.first.end());
+    Value best = pb.splat(valuesType, least), index = flat(firsts);
+    bool isFloat = isa<FloatType>(valuesType.getElementType());
+    auto boolType = valuesType.clone(b.getI1Type());
+    SmallVector<int64_t> combo(nd, 0);
+    std::function<void(Value, int64_t)> visit = [&](Value v, int64_t i) {
+      if (i == nd) {
+        SmallVector<ArrayRef<int64_t>> pos;
+        for (int64_t k = 0; k < nd; ++k)
+          pos.push_back(taps.positions[k][combo[k]]);
+        Value take = prim::GtOp::create(b, loc, boolType, v, best);
+        if (isFloat)
+          take = prim::OrOp::create(b, loc, boolType, take, prim::NeOp::create(b, loc, boolType, v, v));
+        best = prim::SelectOp::create(b, loc, valuesType, take, v, best);
+        index = prim::SelectOp::create(b, loc, indicesType, take, flat(pos), index);
+        return;
+      }
+      for (int64_t j = 0; j < (int64_t)taps.positions[i].size(); ++j) {
+        combo[i] = j;
+        visit(taps.take(v, i, j), i + 1);
+      }
+    };
+    visit(x, 0);
+    return {best, index};
+  }
+};
+
+struct MaxPoolWithIndicesToPrim : OpConversionPattern<graph::MaxPoolWithIndicesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::MaxPoolWithIndicesOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Pooler pool{rewriter, loc, PoolKind::Max};
+    RankedTensorType type = op.getResult().getType();
+    ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(), padding = op.getPadding(),
+                      dilation = op.getDilation();
+    int64_t nd = kernel.size(), rank = type.getRank();
+    Value x = adaptor.getInput();
+    ArrayRef<int64_t> inSizes = tensorType(x).getShape().take_back(nd);
+    WindowTaps taps;
+    for (int64_t i = 0; i < nd; ++i) {
+      int64_t dim = rank - nd + i, in = inSizes[i], out = type.getDimSize(dim);
+      int64_t k = kernel[i], s = stride[i], p = padding[i], d = dilation[i];
+      int64_t needed = (out - 1) * s + d * (k - 1) + 1;
+      x = pool.padDim(x, dim, p, std::max<int64_t>(0, needed - p - in));
+      SmallVector<SmallVector<int64_t>> perTap(k);
+      SmallVector<int64_t> first;
+      for (int64_t o = 0; o < out; ++o) {
+        int64_t start = o * s - p;
+        for (int64_t j = 0; j < k; ++j)
+          perTap[j].push_back(start + j * d);
+        while (start < 0)
+          start += d;
+        first.push_back(start);
+      }
+      taps.positions.push_back(std::move(perTap));
+      taps.first.push_back(std::move(first));
+    }
+    taps.take = [&](Value v, int64_t i, int64_t j) {
+      int64_t dim = rank - nd + i;
+      return pool.sliceDim(v, dim, j * dilation[i], stride[i], type.getDimSize(dim));
+    };
+    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes};
+    auto [values, indices] = ip.run(x, taps, pool.padValue(type.getElementType()));
+    rewriter.replaceOp(op, {values, indices});
+    return success();
+  }
+};
+
+struct AdaptiveMaxPoolWithIndicesToPrim : OpConversionPattern<graph::AdaptiveMaxPoolWithIndicesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::AdaptiveMaxPoolWithIndicesOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Pooler pool{rewriter, loc, PoolKind::Max};
+    RankedTensorType type = op.getResult().getType();
+    ArrayRef<int64_t> outSizes = op.getOutputSize();
+    int64_t nd = outSizes.size(), rank = type.getRank();
+    Value x = adaptor.getInput();
+    ArrayRef<int64_t> inSizes = tensorType(x).getShape().take_back(nd);
+    WindowTaps taps;
+    for (int64_t i = 0; i < nd; ++i) {
+      int64_t in = inSizes[i], out = outSizes[i], longest = 0;
+      SmallVector<int64_t> start, end;
+      for (int64_t o = 0; o < out; ++o) {
+        start.push_back(o * in / out);
+        end.push_back(((o + 1) * in + out - 1) / out);
+        longest = std::max(longest, end.back() - start.back());
+      }
+      // offset j of every window, its last element again in shorter windows (never greater)
+      SmallVector<SmallVector<int64_t>> perTap(longest);
+      for (int64_t j = 0; j < longest; ++j)
+        for (int64_t o = 0; o < out; ++o)
+          perTap[j].push_back(std::min(start[o] + j, end[o] - 1));
+      taps.positions.push_back(std::move(perTap));
+      taps.first.push_back(start);
+    }
+    taps.take = [&](Value v, int64_t i, int64_t j) -> Value {
+      int64_t dim = rank - nd + i;
+      ArrayRef<int64_t> pos = taps.positions[i][j];
+      RankedTensorType t = tensorType(v);
+      auto resultType = withDim(t, dim, pos.size());
+      auto vt = RankedTensorType::get({(int64_t)pos.size()}, rewriter.getI64Type());
+      Value index = prim::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(vt, pos));
+      index = prim::BroadcastInDimOp::create(rewriter, loc, resultType.clone(rewriter.getI64Type()), index,
+                                             ArrayRef<int64_t>{dim});
+      return prim::GatherOp::create(rewriter, loc, resultType, v, dim, index);
+    };
+    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes};
+    auto [values, indices] = ip.run(x, taps, pool.padValue(type.getElementType()));
+    rewriter.replaceOp(op, {values, indices});
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populatePoolingPatterns(RewritePatternSet &patterns) {
@@ -284,4 +441,7 @@ void dyn::graph_to_prim::populatePoolingPatterns(RewritePatternSet &patterns) {
   patterns.add<PoolToPrim<graph::MaxPoolOp>, PoolToPrim<graph::AvgPoolOp>,
                AdaptivePoolToPrim<graph::AdaptiveMaxPoolOp>,
                AdaptivePoolToPrim<graph::AdaptiveAvgPoolOp>>(ctx);
+  // The registry's (GraphOps.td: max pooling with indices), generated by dyn-tblgen.
+#define GEN_POOLING_PATTERNS
+#include "dyn/Dialect/Graph/IR/GraphToPrimPatterns.inc"
 }

@@ -77,7 +77,7 @@ def _line(n):
         return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
     if op in WINDOW_OPS:
         return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
-    if op in OPS and OPS[op].family == "library":  # a library call: one result or several (%n:2)
+    if op in OPS and OPS[op].family in FUNCTIONAL_FAMILIES:  # one result or several (%n:2)
         metas = a.get("metas", (n.meta,))
         name = n.name if len(metas) == 1 else f"{n.name}:{len(metas)}"
         rets = ", ".join(tensor_type(m) for m in metas)
@@ -94,6 +94,10 @@ def _line(n):
             name, rets = f"{n.name}:3", ", ".join(tensor_type(m) for m in a["metas"])
         return f"{name} = graph.{op} {norm_line(n, lambda v: _literal(v, torch.float64))} : {tys} -> {rets}"
     return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
+
+
+# registered families printed as `operands attr-dict : functional-type(operands, results)`
+FUNCTIONAL_FAMILIES = ("library", "pool_indices")
 
 
 def _registered_attrs(op, a):

@@ -50,11 +50,12 @@ _INTEGER_FORMS = {
 
 
 class RegisteredOps:
-    def registered(self, name, fn, operands, attrs, inplace=False, out=None, call=None):
+    def registered(self, name, fn, operands, attrs, inplace=False, out=None, call=None, probe_dtypes=True):
         """Records the registered op `name` as PyTorch's `fn(*operands, **attrs)`: the result's meta from fn
         on meta tensors (PyTorch's promotion), eager's dtype checks, the attributes converted to their
         registry kinds. inplace: fn's inplace=True (the result written into operand 0). call: how PyTorch
-        computes it when its arguments are not the op's attributes (call(*operands))."""
+        computes it when its arguments are not the op's attributes (call(*operands)). probe_dtypes=False: the
+        caller has checked that eager's kernel takes the dtypes (a probe's small tensors would not fit)."""
         d = OPS[name]
         for x in operands:
             if not isinstance(x, TensorVar):
@@ -70,7 +71,7 @@ class RegisteredOps:
             meta = metas(*[x.meta for x in operands])
         except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as e:
             raise Unsupported(f"{name}: {e}")  # eager raises
-        if d.family != "library":  # a library call's errors depend on values (a singular matrix, k > n):
+        if d.family != "library" and probe_dtypes:  # a library call's errors depend on values (a singular matrix, k > n):
             self.accepts(name, probe, *operands, **probe_kw)  # probing with ones would refuse it; eager's own raise at run time
         if isinstance(meta, tuple):  # several results (sort, linalg.eigh): torch.return_types of graph values
             if out is not None or inplace:

@@ -121,60 +121,21 @@ class WindowOps:
         if return_indices:
             vals, idx = _meta(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode),
                               return_indices=True)
-            outs = tuple(vals.shape[-nd:])
-            ins = tuple(xb.meta.shape[2:])
-            taps, pads = [], []
-            for i in range(nd):
-                need = (outs[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
-                hi = max(0, need - padding[i] - ins[i])
-                pads.append((padding[i], hi))
-                o_pos = torch.arange(outs[i]) * stride[i]
-                taps.append([(o_pos + j * dilation[i], o_pos + j * dilation[i] - padding[i])
-                             for j in range(kernel[i])])
-            pad = []
-            for lo, hi in reversed(pads):
-                pad += [lo, hi]
-            least = -math.inf if xb.meta.dtype.is_floating_point else torch.iinfo(xb.meta.dtype).min
-            xp = self.pad(xb, pad, "constant", least) if any(pad) else xb
-            v, r = self._window_max(xp, nd, taps, ins)
-            return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
+            attrs = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode))
+            return self._with_indices("max_pool_with_indices", fn, xb, attrs, vals, idx, lambda t: fn(
+                t, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode), return_indices=True))
         meta = self._meta_of(fn, x.meta, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
         r = self.node("max_pool", [xb], self._meta_of(fn, xb.meta, kernel, stride, padding, dilation,
                                                ceil_mode=bool(ceil_mode)),
                       kernel=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode))
         return self.reshape(r, tuple(meta.shape)) if added else r
 
-    def _window_max(self, x, nd, taps, in_sizes):
-        """The maximum over windows of x's trailing nd dims and its flat index in the input (eager's
-        max_pool/adaptive_max_pool indices: the first maximum in window order, or the last NaN, as eager's
-        kernels' `val > max || isnan(val)`). taps[i]: per offset along dim i, (x's source index, the input's
-        index) for each output position; the windows are their products."""
-        import itertools
-        from .handlers.reductions import H as RED
-        vals, flats = [], []
-        for combo in itertools.product(*(range(len(t)) for t in taps)):
-            v, flat = x, None
-            for i, j in enumerate(combo):
-                src, orig = taps[i][j]
-                v = self.index_select(v, 2 + i, self.dense(src), checked=True)
-                step = 1
-                for s in in_sizes[i + 1:]:
-                    step *= s
-                term = self.dense((orig * step).reshape((-1,) + (1,) * (nd - i - 1)))
-                flat = term if flat is None else self.binary("add", flat, term)
-            vals.append(v)
-            flats.append(flat)
-        k = len(vals)
-        stacked = self.stack(vals, -1)
-        values = self.reduce("amax", stacked, -1)
-        first = RED["argmax"](self, stacked, -1, True)
-        nans = self.stack([self.convert(self.unary("isnan", v), torch.int32) for v in reversed(vals)], -1)
-        last_nan = self.binary("sub", k - 1, RED["argmax"](self, nans, -1, True))
-        pick = self.where(self.reduce("amax", nans, -1, True), last_nan, first)
-        table = self.expand(self.stack(flats, -1), tuple(stacked.meta.shape))
-        index = self.gather(table, -1, pick, checked=True)
-        self.tr.index_known[index.node] = math.prod(in_sizes)  # max_unpool reads them without a check
-        return values, self.reshape(index, tuple(values.meta.shape))
+    def _with_indices(self, name, fn, xb, attrs, vals, idx, call):
+        """The registered max pooling `name` with indices of the batched xb, reshaped to eager's results
+        (the indices lie in [0, pooled size): max_unpool reads them without a check)."""
+        v, i = self.registered(name, fn, (xb,), attrs, call=call, probe_dtypes=False)  # dtypes checked by the caller
+        self.tr.index_known[i.node] = math.prod(xb.meta.shape[2:])
+        return self.reshape(v, tuple(vals.shape)), self.reshape(i, tuple(idx.shape))
 
     def avg_pool(self, nd, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -215,17 +176,8 @@ class WindowOps:
         if return_indices:
             vals, idx = _meta(fn, x.meta, sizes, True)
             xb, _ = self._batched(x, nd, fn.__name__)
-            ins = tuple(xb.meta.shape[2:])
-            taps = []
-            for i in range(nd):
-                n_in, n_out = ins[i], sizes[i]
-                start = torch.tensor([o * n_in // n_out for o in range(n_out)])
-                end = torch.tensor([-((-(o + 1) * n_in) // n_out) for o in range(n_out)])
-                longest = int((end - start).max())
-                # offset j of every window, repeating its last element in shorter windows (no new maximum)
-                taps.append([(torch.minimum(start + j, end - 1),) * 2 for j in range(longest)])
-            v, r = self._window_max(xb, nd, taps, ins)
-            return self.reshape(v, tuple(vals.shape)), self.reshape(r, tuple(idx.shape))
+            return self._with_indices("adaptive_max_pool_with_indices", fn, xb, dict(output_size=sizes), vals, idx,
+                                      lambda t: fn(t, sizes, True))
         return self.node(f"adaptive_{kind}_pool", [x], meta, output_size=sizes)
 
     # -- padding ---------------------------------------------------------------------------------

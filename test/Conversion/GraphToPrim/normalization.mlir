@@ -109,3 +109,20 @@ func.func @instance_norm(%x: tensor<2x3x4xf32>, %rm: tensor<3xf32>, %rv: tensor<
   %0:3 = graph.instance_norm %x running_mean %rm running_var %rv use_input_stats momentum 0.1 eps 1.0e-5 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
   return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// softmax_backward: (grad - sum(grad * y)) * y, bf16 in f32, rounded once.
+// CHECK-LABEL: func @softmax_backward
+// CHECK: %[[G:.*]] = prim.convert_element_type %{{.*}} : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: %[[Y:.*]] = prim.convert_element_type %{{.*}} : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: %[[GY:.*]] = prim.mul %[[G]], %[[Y]]
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[GY]] dims [1] : tensor<2x4xf32> -> tensor<2xf32>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[S]] dims [0]
+// CHECK: %[[D:.*]] = prim.sub %[[G]], %[[B]]
+// CHECK: %[[R:.*]] = prim.mul %[[D]], %[[Y]]
+// CHECK: prim.convert_element_type %[[R]] : tensor<2x4xf32> -> tensor<2x4xbf16>
+func.func @softmax_backward(%g: tensor<2x4xbf16>, %y: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  %0 = graph.softmax_backward %g, %y {dim = 1 : i64} : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}

@@ -415,3 +415,27 @@ func.func @trace_rank(%a: tensor<3xf32>) -> tensor<f32> {
   %0 = graph.trace %a : tensor<3xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @max_pool_indices_shape(%x: tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x2xi64>) {
+  // expected-error @+1 {{indices must have the values' shape}}
+  %0:2 = graph.max_pool_with_indices %x {kernel = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, ceil_mode = false} : (tensor<1x2x5xf32>) -> (tensor<1x2x3xf32>, tensor<1x2x2xi64>)
+  return %0#0, %0#1 : tensor<1x2x3xf32>, tensor<1x2x2xi64>
+}
+
+// -----
+
+func.func @max_pool_indices_unbatched(%x: tensor<2x5xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  // expected-error @+1 {{input must be [N, C, *pooled]}}
+  %0:2 = graph.max_pool_with_indices %x {kernel = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, ceil_mode = false} : (tensor<2x5xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<2x3xi64>
+}
+
+// -----
+
+func.func @cross_dim(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{dim must be a dim of size 3}}
+  %0 = graph.cross %a, %b {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}

@@ -53,3 +53,19 @@ func.func @src_type(%x: tensor<4xf32>, %i: tensor<3xi64>, %s: tensor<3xf64>) -> 
   %0 = graph.scatter none %x dim 0 index %i src %s : tensor<4xf32>, tensor<3xi64>, tensor<3xf64> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @view_past_input(%x: tensor<3x3xf32>, %s: tensor<3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{the view reaches past the input's elements}}
+  %0 = graph.as_strided_scatter %x, %s {size = array<i64: 3>, stride = array<i64: 4>, storage_offset = 1 : i64} : tensor<3x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @src_not_view(%x: tensor<3x3xf32>, %s: tensor<2xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{src must have the view's size}}
+  %0 = graph.as_strided_scatter %x, %s {size = array<i64: 3>, stride = array<i64: 4>, storage_offset = 0 : i64} : tensor<3x3xf32>, tensor<2xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}

@@ -342,6 +342,43 @@ static LogicalResult verifyAdaptivePool(OpT op) {
 }
 
 LogicalResult AdaptiveMaxPoolOp::verify() { return verifyAdaptivePool(*this); }
+
+/// The pooled values and their indices: one shape, the input's element type
+/// for the values, an input batched as [N, C, *pooled].
+template <typename OpT>
+static LogicalResult verifyPoolWithIndices(OpT op, int64_t nd, const std::optional<SmallVector<int64_t>> &shape,
+                                           const std::string &error) {
+  RankedTensorType in = tensorType(op.getInput()), values = op.getResult().getType();
+  if (values.getElementType() != in.getElementType())
+    return op.emitOpError("values must have the input's element type");
+  if (in.getRank() != nd + 2)
+    return op.emitOpError("input must be [N, C, *pooled]");
+  if (op.getIndices().getType().getShape() != values.getShape())
+    return op.emitOpError("indices must have the values' shape");
+  return checkShape(op, shape, error, values);
+}
+
+LogicalResult MaxPoolWithIndicesOp::verify() {
+  std::string error;
+  auto shape = poolResultShape(tensorType(getInput()).getShape(),
+                               {getKernel(), getStride(), getPadding(), getDilation(), getCeilMode()},
+                               error);
+  return verifyPoolWithIndices(*this, getKernel().size(), shape, error);
+}
+
+LogicalResult AdaptiveMaxPoolWithIndicesOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape(), out = getOutputSize();
+  int64_t nd = out.size();
+  if (nd < 1 || nd > 3 || (int64_t)in.size() != nd + 2)
+    return emitOpError("pools 1 to 3 trailing dims of an [N, C, *pooled] input");
+  SmallVector<int64_t> expected(in.drop_back(nd));
+  for (int64_t i = 0; i < nd; ++i) {
+    if (out[i] < 1 || in[in.size() - nd + i] < 1)
+      return emitOpError("pooled dims and output sizes must be positive");
+    expected.push_back(out[i]);
+  }
+  return verifyPoolWithIndices(*this, nd, expected, "");
+}
 LogicalResult AdaptiveAvgPoolOp::verify() { return verifyAdaptivePool(*this); }
 
 LogicalResult PadOp::verify() {

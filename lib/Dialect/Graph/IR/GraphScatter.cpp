@@ -33,3 +33,27 @@ LogicalResult ScatterOp::verify() {
     return emitOpError("include_self is for combining scatters only");
   return success();
 }
+
+/// The view lies inside the input (eager's as_strided check) and src is its shape.
+LogicalResult AsStridedScatterOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  ArrayRef<int64_t> size = getSize(), stride = getStride();
+  if (size.size() != stride.size())
+    return emitOpError("size and stride must have one length");
+  if (src.getShape() != size)
+    return emitOpError("src must have the view's size");
+  int64_t offset = getStorageOffset(), last = offset;
+  if (offset < 0)
+    return emitOpError("storage_offset must not be negative");
+  bool empty = false;
+  for (auto [n, s] : llvm::zip(size, stride)) {
+    if (n < 0 || s < 0)
+      return emitOpError("sizes and strides must not be negative");
+    empty |= n == 0;
+    last += (n - 1) * s;
+  }
+  if (!empty && last >= in.getNumElements())
+    return emitOpError("the view reaches past the input's elements");
+  return success();
+}

@@ -102,14 +102,12 @@ def _block_diag(o, *tensors):
 
 
 def _cross_at(o, a, b, d, meta):
-    a, b = o.convert(a, meta.dtype), o.convert(b, meta.dtype)
+    """graph.cross of the operands broadcast and converted to the result type."""
+    if meta.dtype == torch.bool:
+        raise Unsupported("cross of booleans (eager raises)")
     shape = tuple(meta.shape)
-    a, b = o.expand(a, shape), o.expand(b, shape)
-    c = [_narrow(o, a, d, i, 1) for i in range(3)]
-    e = [_narrow(o, b, d, i, 1) for i in range(3)]
-    parts = [o.binary("sub", o.binary("mul", c[(i + 1) % 3], e[(i + 2) % 3]),
-                      o.binary("mul", c[(i + 2) % 3], e[(i + 1) % 3])) for i in range(3)]
-    return o.cat(parts, d)
+    a, b = (o.expand(o.convert(t, meta.dtype), shape) for t in (a, b))
+    return o.node("cross", [a, b], torch.empty(shape, dtype=meta.dtype, device="meta"), dim=d)
 
 
 def _cross(o, a, b, dim=None, *, out=None):

@@ -135,6 +135,11 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
     if _cuda(o) and (output.meta.dtype in _LOW or grad_output.meta.dtype in _LOW):
         raise Unsupported("_softmax_backward_data of float16/bfloat16 on CUDA (eager's kernel rounds otherwise)")
     d = _norm_dim(dim, output.meta.dim())
+    if grad_output.meta.dtype == output.meta.dtype and output.meta.dtype in (meta.dtype, torch.float32) \
+            and tuple(grad_output.meta.shape) == tuple(meta.shape) == tuple(output.meta.shape):
+        r = o.node("softmax_backward", [grad_output, output],
+                   torch.empty(tuple(meta.shape), dtype=output.meta.dtype, device="meta"), dim=d)
+        return o.convert(r, meta.dtype)  # rounded once: in output's type, or from float32
     g, out = _opmath(o, grad_output), _opmath(o, output)
     s = o.reduce("sum", o.binary("mul", g, out), d, True)
     r = o.binary("mul", o.binary("sub", g, s), out)
@@ -161,6 +166,9 @@ def _native_dropout_backward(o, grad_output, mask, scale):
     _eager("native_dropout_backward", torch.ops.aten.native_dropout_backward.default, grad_output, mask, scale)
     if mask.meta.dtype != torch.bool or isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise Unsupported("native_dropout_backward with a mask that is not bool or a scale that is not a number")
+    if grad_output.meta.dtype.is_floating_point and tuple(mask.meta.shape) == tuple(grad_output.meta.shape):
+        return o.node("dropout_backward", [grad_output, mask], torch.empty(
+            tuple(grad_output.meta.shape), dtype=grad_output.meta.dtype, device="meta"), scale=float(scale))
     return o.binary("mul", o.binary("mul", grad_output, mask), float(scale))
 
 

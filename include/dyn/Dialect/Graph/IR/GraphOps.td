@@ -409,6 +409,28 @@ def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val
 }
 
 // glu: the first half of `dim` times the sigmoid of the second (F.glu).
+// The cross product of 3-vectors along `dim` (torch.linalg.cross); the
+// operands are broadcast and converted to the result type by capture.
+def Graph_CrossOp : Graph_RegisteredOp<"cross", "products", Dyn_KeepsTypeRule, Dyn_SameShape,
+                                       Dyn_Composite<"CrossToPrim", "Linalg">,
+                                       [AllTypesMatch<["input", "other", "result"]>]> {
+  let summary = "cross product of 3-vectors along `dim`";
+  let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$other, I64Attr:$dim);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$input `,` $other attr-dict `:` type($input) `,` type($other) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      int64_t rank = getType().getRank(), dim = getDim();
+      if (dim < 0 || dim >= rank || getType().getDimSize(dim) != 3)
+        return emitOpError("dim must be a dim of size 3");
+      return ::mlir::success();
+    }
+  }];
+  let torchNames = ["torch.cross", "Tensor.cross"];
+  let eager = "torch.linalg.cross({input}, {other}, dim={dim})";
+}
+
 def Graph_GluOp : Graph_RegisteredOp<"glu", "gated", Dyn_KeepsElementRule, Dyn_MetaShape,
                                      Dyn_Composite<"GluToPrim", "Activations">> {
   let summary = "a * sigmoid(b), a and b the halves of `dim`";
@@ -541,6 +563,26 @@ class Graph_SoftmaxLikeOp<string mnemonic, string desc>
 
 def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax">;
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+
+// softmax's gradient at its output y: (grad - sum(grad * y, dim)) * y
+// (aten._softmax_backward_data; f16/bf16 in f32, rounded once).
+def Graph_SoftmaxBackwardOp
+    : Graph_RegisteredOp<"softmax_backward", "softmax_backward", Dyn_MetaRule, Dyn_SameShape,
+                         Dyn_Composite<"SoftmaxBackwardToPrim", "Normalization">,
+                         [AllTypesMatch<["grad_output", "output", "result"]>]> {
+  let summary = "softmax's input gradient from its output";
+  let arguments = (ins Graph_FloatTensor:$grad_output, Graph_FloatTensor:$output, I64Attr:$dim);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad_output `,` $output attr-dict `:` type($grad_output) `,` type($output) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyDimInRange(*this, getDim()); }
+  }];
+  let torchNames = ["aten._softmax_backward_data"];
+  let eager = "torch.ops.aten._softmax_backward_data({grad_output}, {output}, {dim}, {output}.dtype)";
+}
 
 //===----------------------------------------------------------------------===//
 // Contraction
@@ -790,6 +832,37 @@ class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
 
 def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max">;
 def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average">;
+
+// Max pooling that also says where each maximum is (return_indices=True and
+// aten.max_pool2d_with_indices): the index of the maximum within its channel's
+// flattened pooled dims, as eager's kernels pick it: the first maximum in
+// window order, or the last NaN; padding is never picked. The input is
+// batched, [N, C, *pooled]. Decomposed as max_pool is (strided slices of the
+// padded input, or gathers for adaptive windows), with the running maximum
+// and its index selected tap by tap: one fused kernel.
+class Graph_PoolWithIndicesOp<string mnemonic, string cls, string desc>
+    : Graph_RegisteredOp<mnemonic, "pool_indices", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_Composite<cls, "Pooling">> {
+  let summary = desc # " pooling and the flat index of each maximum";
+  let results = (outs Graph_NumericTensor:$result, RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+def Graph_MaxPoolWithIndicesOp
+    : Graph_PoolWithIndicesOp<"max_pool_with_indices", "MaxPoolWithIndicesToPrim", "max"> {
+  let arguments = (ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
+  let eager = "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, "
+              "{padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)";
+}
+def Graph_AdaptiveMaxPoolWithIndicesOp
+    : Graph_PoolWithIndicesOp<"adaptive_max_pool_with_indices", "AdaptiveMaxPoolWithIndicesToPrim",
+                              "adaptive max"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$output_size);
+  let eager = "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]("
+              "{input}, {output_size}, return_indices=True)";
+}
 
 def Graph_PadMode : I32EnumAttr<"PadMode", "how graph.pad fills the border", [
     I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,

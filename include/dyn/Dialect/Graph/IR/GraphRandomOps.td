@@ -79,4 +79,17 @@ def Graph_DropoutOp : Graph_Op<"dropout", [AllTypesMatch<["input", "result"]>]> 
   let hasVerifier = 1;
 }
 
+// dropout's gradient from its kept mask: grad * mask * scale
+// (aten.native_dropout_backward, in grad's type).
+def Graph_DropoutBackwardOp
+    : Graph_RegisteredOp<"dropout_backward", "dropout_backward", Dyn_KeepsFloatRule, Dyn_SameShape,
+                         Dyn_Composite<"DropoutBackwardToPrim", "Random">> {
+  let summary = "dropout's input gradient: grad * mask * scale";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_BoolTensor:$mask, F64Attr:$scale);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $mask attr-dict `:` type($input) `,` type($mask) `->` type($result)";
+  let torchNames = ["aten.native_dropout_backward"];
+  let eager = "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})";
+}
+
 #endif // DYN_GRAPH_RANDOM_OPS

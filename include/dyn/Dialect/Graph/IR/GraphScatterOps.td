@@ -43,4 +43,24 @@ def Graph_ScatterOp : Graph_Op<"scatter", [AllTypesMatch<["input", "result"]>,
   let hasVerifier = 1;
 }
 
+// as_strided_scatter of a contiguous input: `src` written into the strided
+// view (`size`, `stride`, `storage_offset`) of the input's row-major elements;
+// where the view's positions repeat, the last write in src's row-major order
+// wins. Capture records slice_scatter, select_scatter, diagonal_scatter,
+// as_strided_scatter and diag_embed/diag/diagflat (into zeros) as it.
+// Decomposed into a gather of src at each result position's writer (a
+// constant: the shapes are static) and a select of the input elsewhere.
+def Graph_AsStridedScatterOp
+    : Graph_RegisteredOp<"as_strided_scatter", "view_scatter", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"AsStridedScatterToPrim", "Scatter">,
+                         [AllTypesMatch<["input", "result"]>, AllElementTypesMatch<["input", "src"]>]> {
+  let summary = "src written into a strided view of a contiguous copy of input";
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$src, DenseI64ArrayAttr:$size,
+                       DenseI64ArrayAttr:$stride, I64Attr:$storage_offset);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $src attr-dict `:` type($input) `,` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})";
+}
+
 #endif // DYN_GRAPH_SCATTER_OPS
