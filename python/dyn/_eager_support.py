@@ -34,6 +34,15 @@ def fft_real(x, kind, has_s, s, has_dim, dim, norm):
     return fn(x, s, dim, norm)
 
 
+def upsample(x, mode, output_size, align_corners, scales):
+    """aten.upsample_{linear1d,bilinear2d,trilinear3d,bicubic2d} with the graph op's attributes: scales one
+    per resampled dim, 0 where none was given."""
+    nd = len(output_size)
+    name = {1: "linear1d", 2: "bilinear2d", 3: "trilinear3d"}[nd] if mode == "linear" else "bicubic2d"
+    given = [s if s > 0 else None for s in scales] if scales else [None] * nd
+    return getattr(torch.ops.aten, f"upsample_{name}").default(x, list(output_size), bool(align_corners), *given)
+
+
 def segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial):
     where = {"offsets" if use_offsets else "lengths": segments}
     return torch.segment_reduce(data, reduce, **where, axis=axis, unsafe=bool(unsafe),

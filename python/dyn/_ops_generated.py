@@ -444,6 +444,10 @@ OPS = {
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
         "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "upsample": OpDef(
+        "upsample", "resample", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("scales", "f64_array")),
+        (), "",
+        "keeps_element", "meta", "UpsampleToPrim (GraphToPrim/Resample.cpp)", ""),
     "max_pool_with_indices": OpDef(
         "max_pool_with_indices", "pool_indices", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
@@ -959,6 +963,7 @@ FAMILIES = {
     "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
     "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
+    "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
     "triangle": ("tril", "triu"),
     "view_scatter": ("as_strided_scatter",),
@@ -1076,6 +1081,7 @@ EXPR = {
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
+    "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
     "tril": "torch.tril({input}, {diagonal})",
@@ -1629,6 +1635,10 @@ def _vecdot(lhs, rhs, dim, *, dtype):
 
 def _trace(input, *, dtype):
     return torch.trace(input).to(dtype)
+
+
+def _upsample(input, mode, output_size, align_corners, scales, *, dtype):
+    return _rt.upsample(input, mode, output_size, align_corners, scales)
 
 
 def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, *, dtype):
@@ -2235,6 +2245,7 @@ EAGER = {
     "addmm": _addmm,
     "vecdot": _vecdot,
     "trace": _trace,
+    "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
     "tril": _tril,

@@ -55,11 +55,6 @@ DECOMPOSED = {
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
     "nn.functional.grid_sample": "the sampling arithmetic",
-    "nn.functional.interpolate.linear": "gathers of the neighbours and their weights",
-    "nn.functional.interpolate.bilinear": "gathers of the neighbours and their weights",
-    "nn.functional.interpolate.bicubic": "gathers of the neighbours and their weights",
-    "nn.functional.interpolate.trilinear": "gathers of the neighbours and their weights",
-    "nn.functional.upsample_bilinear": "gathers of the neighbours and their weights",
     "nn.functional.embedding_bag": "gathers, a mask and sums",
     # losses
     "nn.functional.multi_margin_loss": "the margins as graph ops",

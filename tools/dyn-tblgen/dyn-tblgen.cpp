@@ -88,6 +88,8 @@ std::string attrKind(const mlir::tblgen::Attribute &attr) {
     return "unit";
   if (name == "DenseI64ArrayAttr")
     return "i64_array";
+  if (name == "DenseF64ArrayAttr")
+    return "f64_array";
   if (name == "StrAttr")
     return "str";
   PrintFatalError(attr.getDef().getLoc(), "dyn-tblgen: attribute kind " + name.str() +

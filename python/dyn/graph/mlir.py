@@ -119,6 +119,9 @@ def _registered_attrs(op, a):
             items.append(f"{name} = {'true' if v else 'false'}")
         elif kind == "str":
             items.append(f"{name} = {_string(v)}")
+        elif kind == "f64_array":
+            items.append(f"{name} = array<f64: {', '.join('%.17e' % float(d) for d in v)}>" if len(v) else
+                         f"{name} = array<f64>")
         else:  # i64_array
             items.append(f"{name} = array<i64: {', '.join(str(int(d)) for d in v)}>" if len(v) else
                          f"{name} = array<i64>")

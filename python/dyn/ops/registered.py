@@ -30,6 +30,10 @@ def _attr(name, op, kind, v):
         if not isinstance(v, (tuple, list)) or not all(isinstance(d, int) and not isinstance(d, bool) for d in v):
             raise Unsupported(f"{op}: {name}={v!r} is not a list of ints")
         return tuple(v)
+    if kind == "f64_array":
+        if not isinstance(v, (tuple, list)) or not all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in v):
+            raise Unsupported(f"{op}: {name}={v!r} is not a list of numbers")
+        return tuple(float(d) for d in v)
     raise Unsupported(f"{op}: attribute {name} of kind {kind}")
 
 

@@ -439,3 +439,19 @@ func.func @cross_dim(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x4xf32
   %0 = graph.cross %a, %b {dim = 1 : i64} : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @upsample_cubic_3d(%x: tensor<1x1x2x2x2xf32>) -> tensor<1x1x3x3x3xf32> {
+  // expected-error @+1 {{resamples 1 to 3 dims (cubic: 2)}}
+  %0 = graph.upsample %x {mode = "cubic", output_size = array<i64: 3, 3, 3>, align_corners = false, scales = array<f64>} : tensor<1x1x2x2x2xf32> -> tensor<1x1x3x3x3xf32>
+  return %0 : tensor<1x1x3x3x3xf32>
+}
+
+// -----
+
+func.func @upsample_scales(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{scales must be empty or one per resampled dim}}
+  %0 = graph.upsample %x {mode = "linear", output_size = array<i64: 3, 3>, align_corners = false, scales = array<f64: 1.5>} : tensor<1x1x2x2xf32> -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}

@@ -343,6 +343,26 @@ static LogicalResult verifyAdaptivePool(OpT op) {
 
 LogicalResult AdaptiveMaxPoolOp::verify() { return verifyAdaptivePool(*this); }
 
+LogicalResult UpsampleOp::verify() {
+  ArrayRef<int64_t> in = tensorType(getInput()).getShape(), out = getOutputSize();
+  int64_t nd = out.size();
+  if (getMode() != "linear" && getMode() != "cubic")
+    return emitOpError("mode must be linear or cubic");
+  if (nd < 1 || nd > 3 || (getMode() == "cubic" && nd != 2))
+    return emitOpError("resamples 1 to 3 dims (cubic: 2)");
+  if ((int64_t)in.size() != nd + 2)
+    return emitOpError("input must be [N, C, *spatial]");
+  if (!getScales().empty() && (int64_t)getScales().size() != nd)
+    return emitOpError("scales must be empty or one per resampled dim");
+  SmallVector<int64_t> expected(in.take_front(2));
+  for (int64_t i = 0; i < nd; ++i) {
+    if (out[i] < 1 || in[2 + i] < 1)
+      return emitOpError("resampled sizes must be positive");
+    expected.push_back(out[i]);
+  }
+  return checkShape(*this, expected, "", getType());
+}
+
 /// The pooled values and their indices: one shape, the input's element type
 /// for the values, an input batched as [N, C, *pooled].
 template <typename OpT>

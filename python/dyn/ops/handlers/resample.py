@@ -1,12 +1,9 @@
 """Handlers of F.interpolate (nearest, nearest-exact, linear, bilinear, trilinear, bicubic, area) and
-F.upsample*: separable resampling, one spatial dim after the other, each a sum of gathers at constant source
-indices times constant weights (computed now, as eager's kernels compute them: UpSample.h's
-area_pixel_compute_source_index, nearest_idx, cubic coefficients with A = -0.75). area is adaptive average
-pooling. Floats of 16 bits are resampled in float32 and rounded once. antialias (bilinear and bicubic, 4-d)
-is ATen's kernel, a library call (graph.upsample2d): its windows widen with the scale; so is bilinear and
+F.upsample*. The linear modes and bicubic are graph.upsample (decomposed in GraphToPrim/Resample.cpp).
+nearest is separable here, one spatial dim after the other, each a gather at constant source indices
+(computed now, as eager's kernels compute them: UpSample.h's nearest_idx). area is adaptive average pooling.
+antialias (bilinear and bicubic, 4-d) is ATen's kernel, a library call (graph.upsample2d): its windows widen with the scale; so is bilinear and
 bicubic resampling of uint8 images, which ATen computes in fixed point with its own rounding."""
-import math
-
 import torch
 import torch.nn.functional as F
 
@@ -19,65 +16,26 @@ FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 
 
-def _scale(in_size, out_size, align_corners, scale, acc):
-    """area_pixel_compute_scale in the accumulate type (a 0-d tensor of acc)."""
-    if align_corners:
-        return torch.tensor((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0, dtype=acc)
-    if scale is not None and scale > 0:
-        return torch.tensor(1.0 / scale, dtype=acc)
-    return torch.tensor(in_size, dtype=acc) / out_size
-
-
-def _taps(mode, in_size, out_size, align_corners, scale, acc):
-    """[(source indices, weights or None)] for one dim: the output is the sum of x[idx] * w. Computed in
-    acc, eager's accumulate type (float32, float64 for doubles)."""
+def _nearest_index(mode, in_size, out_size, scale):
+    """The source index of each output position along one dim: eager's nearest_idx, in float32:
+    floor(i * s) or floor((i + 0.5) * s) (nearest-exact), s = 1/scale or in/out."""
     dst = torch.arange(out_size)
-    if mode in ("nearest", "nearest-exact"):
-        # eager's nearest_idx computes in float32: floor(i * s) or floor((i + 0.5) * s), s = 1/scale or in/out
-        s = _scale(in_size, out_size, False, scale, torch.float32)
-        if mode == "nearest":
-            if out_size == in_size:
-                idx = dst
-            elif out_size == 2 * in_size:
-                idx = dst // 2
-            else:
-                idx = torch.floor(dst.to(torch.float32) * s).to(torch.int64)
+    s = torch.tensor(1.0 / scale, dtype=torch.float32) if scale is not None and scale > 0 else \
+        torch.tensor(in_size, dtype=torch.float32) / out_size
+    if mode == "nearest":
+        if out_size == in_size:  # eager's shortcut, whatever the scale
+            idx = dst
+        elif out_size == 2 * in_size:
+            idx = dst // 2
         else:
-            idx = torch.floor((dst.to(torch.float32) + 0.5) * s).to(torch.int64)
-        return [(torch.clamp(idx, max=in_size - 1), None)]
-    s = _scale(in_size, out_size, align_corners, scale, acc)
-    d = dst.to(acc)
-    if mode == "bicubic":
-        src = s * d if align_corners else s * (d + 0.5) - 0.5
-        i = torch.floor(src)
-        t = src - i
-        i = i.to(torch.int64)
-        a = -0.75
-
-        def c1(x):
-            return ((a + 2) * x - (a + 3)) * x * x + 1
-
-        def c2(x):
-            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-        ws = (c2(t + 1), c1(t), c1(1 - t), c2(2 - t))
-        return [(torch.clamp(i + k - 1, 0, in_size - 1), w) for k, w in enumerate(ws)]
-    src = s * d if align_corners else torch.clamp(s * (d + 0.5) - 0.5, min=0.0)
-    i0 = src.to(torch.int64)  # truncation of a non-negative source
-    lam = src - i0.to(acc)
-    i1 = torch.where(i0 < in_size - 1, i0 + 1, i0)
-    return [(i0, 1.0 - lam), (i1, lam)]
+            idx = torch.floor(dst.to(torch.float32) * s).to(torch.int64)
+    else:
+        idx = torch.floor((dst.to(torch.float32) + 0.5) * s).to(torch.int64)
+    return torch.clamp(idx, max=in_size - 1)
 
 
-def _resample_dim(o, x, dim, taps, dtype):
-    nd = x.meta.dim()
-    acc = None
-    for idx, w in taps:
-        g = o.index_select(x, dim, o.dense(idx), checked=True)
-        if w is not None:
-            shape = (len(w),) + (1,) * (nd - dim - 1)
-            g = o.binary("mul", g, o.dense(w.to(dtype).reshape(shape)))
-        acc = g if acc is None else o.binary("add", acc, g)
-    return acc
+def _resample_dim(o, x, dim, idx):
+    return o.index_select(x, dim, o.dense(idx), checked=True)
 
 
 def _given_scales(scale_factor, recompute_scale_factor, n):
@@ -120,19 +78,16 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
         raise Unsupported(f"interpolate {mode!r} of a {dt} tensor")
     given = _given_scales(scale_factor, recompute_scale_factor, nsp)
     scales = [None] * nsp if given is None else [float(v) for v in given]
-    compute = torch.float32 if dt in (torch.float16, torch.bfloat16) and mode not in ("nearest", "nearest-exact") \
-        else dt
-    x = o.convert(input, compute)
+    if mode in _DIMS:  # graph.upsample (Resample.cpp)
+        return o.node("upsample", [input], torch.empty(tuple(meta.shape), dtype=dt, device="meta"),
+                      mode="cubic" if mode == "bicubic" else "linear", output_size=out_sizes,
+                      align_corners=bool(align_corners), scales=tuple(0.0 if v is None else v for v in scales))
+    x = input
     for i in range(nsp):
         in_size = input.meta.shape[2 + i]
-        taps = _taps(mode, in_size, out_sizes[i], bool(align_corners), scales[i],
-                     torch.float64 if dt == torch.float64 else torch.float32)
-        if mode in ("nearest", "nearest-exact") and in_size == out_sizes[i]:
-            continue
-        x = _resample_dim(o, x, 2 + i, taps, compute)
-    if x is input:
-        return o.fresh_copy(x)
-    return o.convert(x, dt)
+        if mode == "nearest-exact" or in_size != out_sizes[i]:
+            x = _resample_dim(o, x, 2 + i, _nearest_index(mode, in_size, out_sizes[i], scales[i]))
+    return o.fresh_copy(x) if x is input else x
 
 
 F_R["interpolate"] = _interpolate

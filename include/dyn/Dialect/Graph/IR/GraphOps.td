@@ -833,6 +833,23 @@ class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
 def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max">;
 def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average">;
 
+// Linear (over 1-3 dims: linear, bilinear, trilinear) or bicubic (`cubic`,
+// 2 dims) resampling of the trailing dims of [N, C, *spatial] to
+// `output_size`, the source positions placed as eager's kernels place them
+// (UpSample.h: align_corners, else the given `scales`, one per dim, 0 where
+// none, else in/out). Separable: one dim after the other, each a sum of
+// gathers at constant indices times constant weights; f16/bf16 in f32.
+def Graph_UpsampleOp : Graph_RegisteredOp<"upsample", "resample", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                          Dyn_Composite<"UpsampleToPrim", "Resample">> {
+  let summary = "linear or bicubic resampling of the trailing 1-3 dims";
+  let arguments = (ins Graph_FloatTensor:$input, StrAttr:$mode, DenseI64ArrayAttr:$output_size,
+                       BoolAttr:$align_corners, DenseF64ArrayAttr:$scales);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})";
+}
+
 // Max pooling that also says where each maximum is (return_indices=True and
 // aten.max_pool2d_with_indices): the index of the maximum within its channel's
 // flattened pooled dims, as eager's kernels pick it: the first maximum in
