@@ -34,6 +34,18 @@ def fft_real(x, kind, has_s, s, has_dim, dim, norm):
     return fn(x, s, dim, norm)
 
 
+def norm_stats(x, dims, eps):
+    """The mean and 1 / sqrt(biased variance + eps) over dims, in the accumulate type (graph.norm_stats)."""
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()
+    dims = list(dims)
+    mean = x.mean(dims, keepdim=True)
+    var = ((x - mean) * (x - mean)).mean(dims, keepdim=True)
+    rstd = 1 / torch.sqrt(var + eps)
+    kept = [s for d, s in enumerate(x.shape) if d not in dims]
+    return mean.reshape(kept), rstd.reshape(kept)
+
+
 def upsample(x, mode, output_size, align_corners, scales):
     """aten.upsample_{linear1d,bilinear2d,trilinear3d,bicubic2d} with the graph op's attributes: scales one
     per resampled dim, 0 where none was given."""

@@ -428,6 +428,10 @@ OPS = {
         "nansum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.nansum", "Tensor.nansum", "aten.nansum"), "",
         "free", "reduction", "NansumToPrim (GraphToPrim/Reductions.cpp)", ""),
+    "safe_softmax": OpDef(
+        "safe_softmax", "softmax", ("input",), (("dim", "i64"),),
+        ("aten._safe_softmax",), "",
+        "keeps_float", "elementwise", "SafeSoftmaxToPrim (GraphToPrim/Normalization.cpp)", ""),
     "softmax_backward": OpDef(
         "softmax_backward", "softmax_backward", ("grad_output", "output"), (("dim", "i64"),),
         ("aten._softmax_backward_data",), "",
@@ -464,6 +468,10 @@ OPS = {
         "triu", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.triu", "Tensor.triu", "aten.triu"), "input, diagonal=0, *, out=None",
         "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", ""),
+    "norm_stats": OpDef(
+        "norm_stats", "norm_stats", ("input",), (("dims", "i64_array"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "NormStatsToPrim (GraphToPrim/Normalization.cpp)", ""),
     "as_strided_scatter": OpDef(
         "as_strided_scatter", "view_scatter", ("input", "src"), (("size", "i64_array"), ("stride", "i64_array"), ("storage_offset", "i64")),
         (), "",
@@ -961,11 +969,13 @@ FAMILIES = {
     "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
     "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
+    "softmax": ("safe_softmax",),
     "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
     "triangle": ("tril", "triu"),
+    "norm_stats": ("norm_stats",),
     "view_scatter": ("as_strided_scatter",),
     "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
@@ -1077,6 +1087,7 @@ EXPR = {
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
     "nansum": "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})",
+    "safe_softmax": "torch.ops.aten._safe_softmax.default({input}, {dim})",
     "softmax_backward": "torch.ops.aten._softmax_backward_data({grad_output}, {output}, {dim}, {output}.dtype)",
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
@@ -1086,6 +1097,7 @@ EXPR = {
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
+    "norm_stats": "_rt.norm_stats({input}, {dims}, {eps})",
     "as_strided_scatter": "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})",
     "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
@@ -1621,6 +1633,10 @@ def _nansum(input, dims, keepdim, *, dtype):
     return _rt.reduce(torch.nansum, input, dims, keepdim)
 
 
+def _safe_softmax(input, dim, *, dtype):
+    return torch.ops.aten._safe_softmax.default(input, dim)
+
+
 def _softmax_backward(grad_output, output, dim, *, dtype):
     return torch.ops.aten._softmax_backward_data(grad_output, output, dim, output.dtype)
 
@@ -1655,6 +1671,10 @@ def _tril(input, diagonal, *, dtype):
 
 def _triu(input, diagonal, *, dtype):
     return torch.triu(input, diagonal)
+
+
+def _norm_stats(input, dims, eps, *, dtype):
+    return _rt.norm_stats(input, dims, eps)
 
 
 def _as_strided_scatter(input, src, size, stride, storage_offset, *, dtype):
@@ -2241,6 +2261,7 @@ EAGER = {
     "amin": _amin,
     "prod": _prod,
     "nansum": _nansum,
+    "safe_softmax": _safe_softmax,
     "softmax_backward": _softmax_backward,
     "addmm": _addmm,
     "vecdot": _vecdot,
@@ -2250,6 +2271,7 @@ EAGER = {
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
     "tril": _tril,
     "triu": _triu,
+    "norm_stats": _norm_stats,
     "as_strided_scatter": _as_strided_scatter,
     "dropout_backward": _dropout_backward,
     "sort": _sort,

@@ -30,11 +30,6 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # ATen internals of AOTAutograd's graphs (the fx backend): saved statistics, safe softmax
-    "_native_batch_norm_legit": "the saved mean/rstd as reductions",
-    "native_batch_norm": "the saved mean/rstd as reductions",
-    "native_layer_norm": "the saved mean/rstd as reductions",
-    "torch.ops.aten._safe_softmax.default": "softmax, and zeros where a row is all -inf",
     # a bilinear form: a GEMM, a multiply and a sum (ATen's _trilinear)
     "nn.functional.bilinear": "matmul, mul and sum",
     # rounding

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dyn;
 using namespace dyn::graph_to_prim;
@@ -46,15 +48,24 @@ struct SoftmaxToPrim : OpConversionPattern<GraphOp> {
     Value sum = prim::ReduceSumOp::create(rewriter, loc, reducedType, exp, ArrayRef<int64_t>{dim});
     Value sumB = pb.broadcastKept(sum, type, keptDims);
     Value result;
-    if constexpr (std::is_same_v<GraphOp, graph::SoftmaxOp>)
+    if constexpr (!std::is_same_v<GraphOp, graph::LogSoftmaxOp>)
       result = prim::DivOp::create(rewriter, loc, type, exp, sumB);
     else
       result = prim::SubOp::create(rewriter, loc, type, shifted,
                                    prim::LogOp::create(rewriter, loc, type, sumB));
+    if constexpr (std::is_same_v<GraphOp, graph::SafeSoftmaxOp>) {
+      // a row's maximum is -inf only where every element is
+      Value none = prim::EqOp::create(rewriter, loc, reducedType.clone(rewriter.getI1Type()), max,
+                                      pb.splat(reducedType, -INFINITY));
+      result = prim::SelectOp::create(rewriter, loc, type,
+                                      pb.broadcastKept(none, type.clone(rewriter.getI1Type()), keptDims),
+                                      pb.splat(type, 0.0), result);
+    }
     rewriter.replaceOp(op, result);
     return success();
   }
 };
+using SafeSoftmaxToPrim = SoftmaxToPrim<graph::SafeSoftmaxOp>;
 
 /// Where eager's kernels compute: f32 for f16/bf16, else the input's type.
 Type computeType(Type et) {
@@ -323,6 +334,27 @@ struct InstanceNormToPrim : OpConversionPattern<graph::InstanceNormOp> {
       }
     }
     rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The saved statistics of layer_norm and batch_norm: the moments' mean and
+/// 1 / sqrt(var + eps) (a division, as eager's kernels, not rsqrt).
+struct NormStatsToPrim : OpConversionPattern<graph::NormStatsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::NormStatsOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(adaptor.getInput());
+    Value x = pb.convert(adaptor.getInput(), computeType(in.getElementType()));
+    Moments m = moments(pb, x, op.getDims());
+    RankedTensorType t = m.reducedType;
+    Value var = prim::DivOp::create(rewriter, loc, t, m.sumSquares, pb.splat(t, (double)m.count));
+    Value plus = prim::AddOp::create(rewriter, loc, t, var, pb.splat(t, op.getEps().convertToDouble()));
+    Value rstd = prim::DivOp::create(rewriter, loc, t, pb.splat(t, 1.0),
+                                     prim::SqrtOp::create(rewriter, loc, t, plus));
+    rewriter.replaceOp(op, {m.mean, rstd});
     return success();
   }
 };

@@ -41,24 +41,6 @@ def _softmax(op):
     return h
 
 
-def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
-    """(output, mean, rstd), mean and rstd with x's leading dims and 1s for the normalized ones."""
-    o.check(x)
-    if x.meta.dtype not in (torch.float32, torch.float64):
-        raise Unsupported(f"native_layer_norm of {x.meta.dtype} (its statistics' dtype)")
-    dims = list(range(x.meta.dim() - len(normalized_shape), x.meta.dim()))
-    mean = o.reduce("mean", x, dims, True)
-    d = o.binary("sub", x, mean)
-    var = o.reduce("mean", o.binary("mul", d, d), dims, True)
-    rstd = o.unary("rsqrt", o.binary("add", var, float(eps)))
-    y = o.binary("mul", d, rstd)
-    if weight is not None:
-        y = o.binary("mul", y, weight)
-    if bias is not None:
-        y = o.binary("add", y, bias)
-    return (y, mean, rstd)
-
-
 def _scalar_tensor(o, value, *, dtype=None, layout=None, device=None, pin_memory=None):
     _check_device(o, device)
     return o.full((), value, dtype or torch.get_default_dtype())
@@ -98,7 +80,6 @@ def _empty(o, size, *, dtype=None, layout=None, device=None, pin_memory=None, me
 ADAPTERS = {
     aten._softmax: _softmax("softmax"),
     aten._log_softmax: _softmax("log_softmax"),
-    aten.native_layer_norm: _native_layer_norm,
     aten.scalar_tensor: _scalar_tensor,
     aten._to_copy: _to_copy,
     aten.copy: _copy,
@@ -111,6 +92,10 @@ ADAPTERS = {
     aten.split_with_sizes: lambda o, x, sizes, dim=0: _torch_handler("split")(o, x, list(sizes), dim),
     aten.detach: lambda o, x: x,
 }
+
+
+# native_layer_norm as capture records torch.native_layer_norm: graph.layer_norm and graph.norm_stats
+ADAPTERS[aten.native_layer_norm] = TORCH_FUNCS[torch.native_layer_norm]
 
 
 def aten_handler(target):
@@ -127,7 +112,8 @@ def aten_handler(target):
         return h
     if name in SAME_AS_TORCH:
         return _torch_handler(name)
-    return None
+    # ATen's internal ops that capture handles as torch calls (native_layer_norm, _softmax_backward_data, ...)
+    return TORCH_FUNCS.get(target) or TORCH_FUNCS.get(packet)
 
 
 def is_aten(target):

@@ -73,14 +73,15 @@ class ShapeOps:
         if dtype is not None:
             x = self.convert(x, dtype)
         d = _norm_dim(dim, x.meta.dim())
-        meta = getattr(torch, op)(x.meta, d)
+        meta_of = torch.softmax if op == "safe_softmax" else getattr(torch, op)  # safe: softmax's meta
+        meta = meta_of(x.meta, d)
         if x.meta.dim() == 0:  # as a 1-element vector (NaN and inf propagate as eager's)
             return self.reshape(self.softmax(op, self.reshape(x, (1,)), 0), ())
         if x.meta.dtype in (torch.float16, torch.bfloat16):
             # eager computes in float32 and rounds once; rounding x - max - log(sum) in bf16 loses the
             # small results of log_softmax
             x32 = self.convert(x, torch.float32)
-            return self.convert(self.node(op, [x32], getattr(torch, op)(x32.meta, d), dim=d), x.meta.dtype)
+            return self.convert(self.node(op, [x32], meta_of(x32.meta, d), dim=d), x.meta.dtype)
         return self.node(op, [x], meta, dim=d)
 
     # -- shapes ------------------------------------------------------------------------------------

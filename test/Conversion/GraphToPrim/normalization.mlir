@@ -126,3 +126,36 @@ func.func @softmax_backward(%g: tensor<2x4xbf16>, %y: tensor<2x4xbf16>) -> tenso
   %0 = graph.softmax_backward %g, %y {dim = 1 : i64} : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x4xbf16>
   return %0 : tensor<2x4xbf16>
 }
+
+// -----
+
+// safe_softmax: softmax, then 0 where the row's maximum is -inf (all -inf).
+// CHECK-LABEL: func @safe_softmax
+// CHECK: %[[M:.*]] = prim.reduce_max %{{.*}} dims [1] : tensor<2x4xf32> -> tensor<2xf32>
+// CHECK: %[[D:.*]] = prim.div
+// CHECK: %[[NONE:.*]] = prim.eq %[[M]], %{{.*}} : tensor<2xf32> -> tensor<2xi1>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[NONE]] dims [0] : tensor<2xi1> -> tensor<2x4xi1>
+// CHECK: prim.select %[[B]], %{{.*}}, %[[D]]
+func.func @safe_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = graph.safe_softmax %x {dim = 1 : i64} : tensor<2x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// norm_stats of bf16 over dims 0 and 2 (batch norm's): the mean and
+// 1 / sqrt(var + eps) in f32, two passes, a division (not rsqrt).
+// CHECK-LABEL: func @norm_stats
+// CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x3x5xbf16> -> tensor<4x3x5xf32>
+// CHECK: prim.reduce_sum %[[X]] dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
+// CHECK: %[[MEAN:.*]] = prim.div
+// CHECK: %[[SS:.*]] = prim.reduce_sum %{{.*}} dims [0, 2]
+// CHECK: %[[VAR:.*]] = prim.div %[[SS]]
+// CHECK: %[[PLUS:.*]] = prim.add %[[VAR]]
+// CHECK: %[[SQ:.*]] = prim.sqrt %[[PLUS]]
+// CHECK: %[[R:.*]] = prim.div %{{.*}}, %[[SQ]]
+// CHECK: return %[[MEAN]], %[[R]]
+func.func @norm_stats(%x: tensor<4x3x5xbf16>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0:2 = graph.norm_stats %x {dims = array<i64: 0, 2>, eps = 1.0e-5 : f64} : (tensor<4x3x5xbf16>) -> (tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
+}

@@ -77,3 +77,19 @@ func.func @in_eval_no_stats(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = graph.instance_norm %x momentum 0.1 eps 1.0e-5 : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+func.func @norm_stats_type(%x: tensor<4x3xbf16>) -> (tensor<3xbf16>, tensor<3xbf16>) {
+  // expected-error @+1 {{statistics must be in the input's accumulate type}}
+  %0:2 = graph.norm_stats %x {dims = array<i64: 0>, eps = 1.0e-5 : f64} : (tensor<4x3xbf16>) -> (tensor<3xbf16>, tensor<3xbf16>)
+  return %0#0, %0#1 : tensor<3xbf16>, tensor<3xbf16>
+}
+
+// -----
+
+func.func @norm_stats_shape(%x: tensor<4x3xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{statistics must have the input's shape without dims}}
+  %0:2 = graph.norm_stats %x {dims = array<i64: 0>, eps = 1.0e-5 : f64} : (tensor<4x3xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -137,3 +137,25 @@ LogicalResult GroupNormOp::verify() {
     return failure();
   return checkResult(*this, in);
 }
+
+LogicalResult NormStatsOp::verify() {
+  RankedTensorType in = cast<RankedTensorType>(getInput().getType());
+  Type acc = in.getElementType();
+  if (acc.isF16() || acc.isBF16())
+    acc = Float32Type::get(getContext());
+  if (getMean().getType().getElementType() != acc)
+    return emitOpError("statistics must be in the input's accumulate type");
+  SmallVector<int64_t> kept;
+  int64_t previous = -1;
+  for (int64_t d : getDims()) {
+    if (d <= previous || d >= in.getRank())
+      return emitOpError("dims must be increasing dims of the input");
+    previous = d;
+  }
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (!llvm::is_contained(getDims(), i))
+      kept.push_back(in.getDimSize(i));
+  if (getMean().getType().getShape() != ArrayRef<int64_t>(kept))
+    return emitOpError("statistics must have the input's shape without dims");
+  return success();
+}

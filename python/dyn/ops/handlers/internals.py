@@ -12,7 +12,6 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import metas
-from .reductions import H as REDUCTIONS
 
 TORCH = {}  # torch callables (functions and dispatcher ops) -> handler
 
@@ -30,17 +29,14 @@ def _opmath(o, x):
     return o.convert(x, torch.float32) if x.meta.dtype in _LOW else x
 
 
-def _moments(o, x, dims):
-    """The mean and the biased variance of x over dims (kept), in x's computation type."""
-    xc = _opmath(o, x)
-    mean = o.reduce("mean", xc, dims, True)
-    d = o.binary("sub", xc, mean)
-    var = o.reduce("mean", o.binary("mul", d, d), dims, True)
-    return mean, var
-
-
-def _inv_std(o, var, eps):
-    return o.binary("div", 1.0, o.unary("sqrt", o.binary("add", var, eps)))
+def _saved_stats(o, x, dims, eps, dt, shape):
+    """graph.norm_stats: the mean and 1 / sqrt(var + eps) over dims in x's accumulate type, rounded to the
+    saved dtype dt and shaped as eager saves them; not differentiable (eager's are not either)."""
+    acc = torch.float32 if x.meta.dtype in _LOW else x.meta.dtype
+    kept = tuple(s for d, s in enumerate(x.meta.shape) if d not in dims)
+    m = torch.empty(kept, dtype=acc, device="meta")
+    stats = o.multi_result("norm_stats", [x], (m, m), {"dims": tuple(dims), "eps": float(eps)})
+    return tuple(o.detach(o.convert(o.reshape(v, shape), dt)) for v in stats)
 
 
 def _cuda(o):
@@ -76,9 +72,7 @@ def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
     dt, shape = _stats_dtype(o, x, weight, bias), tuple(meta[1].shape)
     if x.meta.numel() == 0:
         return y, o.full(shape, 0, dt), o.full(shape, 0, dt)
-    mean, var = _moments(o, x, dims)
-    rstd = _inv_std(o, o.binary("maximum", var, 0.0), eps)
-    return (y,) + tuple(o.detach(o.convert(o.reshape(v, shape), dt)) for v in (mean, rstd))
+    return (y,) + _saved_stats(o, x, dims, eps, dt, shape)
 
 
 def _batch_stats(o, x, training, eps, dt):
@@ -86,10 +80,7 @@ def _batch_stats(o, x, training, eps, dt):
     channel in training, empty tensors in eval (eager's CPU kernel; the meta kernel gives C elements)."""
     if not training:
         return o.full((0,), 0, dt), o.full((0,), 0, dt)
-    dims = [0] + list(range(2, x.meta.dim()))
-    mean, var = _moments(o, x, dims)
-    invstd = _inv_std(o, var, eps)
-    return tuple(o.detach(o.convert(o.reshape(v, (x.meta.shape[1],)), dt)) for v in (mean, invstd))
+    return _saved_stats(o, x, [0] + list(range(2, x.meta.dim())), eps, dt, (x.meta.shape[1],))
 
 
 def _batch_norm(what, fn, x, weight, bias, running_mean, running_var, training, momentum, eps, o, stats=True):
@@ -147,18 +138,13 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
 
 
 def _safe_softmax(o, x, dim, dtype=None):
-    """softmax, with 0 in the rows whose every value is -inf (eager's: where(all(x == -inf), 0, softmax))."""
+    """graph.safe_softmax: softmax, with 0 in the rows whose every value is -inf."""
     o.check(x)
     meta = _eager("_safe_softmax", torch.ops.aten._safe_softmax.default, x, dim, dtype)
-    out = o.softmax("softmax", x, dim, dtype)
-    masked = o.binary("eq", x, float("-inf"))
-    if x.meta.dim():
-        masked = REDUCTIONS["all"](o, masked, _norm_dim(dim, x.meta.dim()), True)
-    r = o.where(masked, o.full((), 0, out.meta.dtype), out)
+    r = o.softmax("safe_softmax", x, dim, dtype)
     if r.meta.dtype != meta.dtype or tuple(r.meta.shape) != tuple(meta.shape):
         raise Unsupported("_safe_softmax: unexpected result")
     return r
-
 
 def _native_dropout_backward(o, grad_output, mask, scale):
     """eager's: grad * mask * scale (the boolean mask in grad's dtype)."""

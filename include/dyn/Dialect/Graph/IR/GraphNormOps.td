@@ -16,6 +16,7 @@
 #define DYN_GRAPH_NORM_OPS
 
 include "dyn/Dialect/Graph/IR/GraphBase.td"
+include "dyn/Dialect/Graph/IR/GraphOpRegistry.td"
 
 // Optional weight, bias and statistics: operand segments (rms_norm has one).
 class Graph_NormOp<string mnemonic, list<Trait> traits = [AttrSizedOperandSegments]>
@@ -38,6 +39,22 @@ def Graph_LayerNormOp : Graph_NormOp<"layer_norm"> {
     $input (`weight` $weight^)? (`bias` $bias^)? `normalized_rank` $normalized_rank `eps` $eps
     attr-dict `:` type(operands) `->` type($result)
   }];
+}
+
+// The statistics eager's layer_norm and batch_norm kernels save for their
+// backward (aten.native_layer_norm, native_batch_norm): the mean over `dims`
+// and 1 / sqrt(var + eps), var the biased variance (two passes), in the
+// accumulate type (f32 for f16/bf16; capture rounds them to the saved
+// dtype). The results have the input's shape without `dims`.
+def Graph_NormStatsOp : Graph_RegisteredOp<"norm_stats", "norm_stats", Dyn_MetaRule, Dyn_MetaShape,
+                                           Dyn_Composite<"NormStatsToPrim", "Normalization">,
+                                           [AllTypesMatch<["mean", "rstd"]>]> {
+  let summary = "the mean and 1 / sqrt(biased variance + eps) over `dims`";
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$dims, F64Attr:$eps);
+  let results = (outs Graph_FloatTensor:$mean, Graph_FloatTensor:$rstd);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let eager = "_rt.norm_stats({input}, {dims}, {eps})";
 }
 
 def Graph_RmsNormOp : Graph_NormOp<"rms_norm", []> {

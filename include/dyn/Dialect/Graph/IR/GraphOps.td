@@ -564,6 +564,23 @@ class Graph_SoftmaxLikeOp<string mnemonic, string desc>
 def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax">;
 def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
+// aten._safe_softmax (what PyTorch's attention decomposes into): softmax,
+// with 0 for a row whose every element is -inf (softmax's is NaN there).
+def Graph_SafeSoftmaxOp
+    : Graph_RegisteredOp<"safe_softmax", "softmax", Dyn_KeepsFloatRule, Dyn_SameShape,
+                         Dyn_Composite<"SafeSoftmaxToPrim", "Normalization">> {
+  let summary = "softmax along `dim`, 0 where a row is all -inf";
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyDimInRange(*this, getDim()); }
+  }];
+  let torchNames = ["aten._safe_softmax"];
+  let eager = "torch.ops.aten._safe_softmax.default({input}, {dim})";
+}
+
 // softmax's gradient at its output y: (grad - sum(grad * y, dim)) * y
 // (aten._softmax_backward_data; f16/bf16 in f32, rounded once).
 def Graph_SoftmaxBackwardOp
