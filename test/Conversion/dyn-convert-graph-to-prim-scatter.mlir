@@ -118,3 +118,15 @@ func.func @as_strided_scatter_overlap(%x: tensor<2xf32>, %s: tensor<2x2xf32>) ->
   %0 = graph.as_strided_scatter %x, %s {size = array<i64: 2, 2>, stride = array<i64: 0, 1>, storage_offset = 0 : i64} : tensor<2xf32>, tensor<2x2xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// wraps: a negative index counts from the end (index + 4) before matching.
+// CHECK-LABEL: func @scatter_wraps
+// CHECK: %[[LT:.*]] = prim.lt %[[I:.*]], %{{.*}} : tensor<2xi64> -> tensor<2xi1>
+// CHECK: %[[UP:.*]] = prim.add %[[I]], %{{.*}} : tensor<2xi64>
+// CHECK: prim.select %[[LT]], %[[UP]], %[[I]] : tensor<2xi1>, tensor<2xi64>
+func.func @scatter_wraps(%x: tensor<4xf32>, %i: tensor<2xi64>, %s: tensor<2xf32>) -> tensor<4xf32> {
+  %0 = graph.scatter none %x dim 0 index %i src %s wraps : tensor<4xf32>, tensor<2xi64>, tensor<2xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -36,9 +36,8 @@ DECOMPOSED = {
     "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",
     "floor_divide": "eager's floor division steps (fmod, sign fix-ups)",
     "div.trunc_rounding": "div and trunc",
-    # indexing: negative indices wrapped, bounds as where, then the gather or scatter
-    "index_add": "mul by alpha and scatter", "index_fill": "index wrap and scatter",
-    "index_put": "index wrap and scatter", "put": "index wrap and scatter",
+    # indexing: alpha as a multiply, bounds as where, then the gather or scatter
+    "index_add": "mul by alpha and scatter",
     "_unsafe_masked_index": "index clamps and a masked gather",
     "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
     "masked_scatter": "cumulative count, gather and where",

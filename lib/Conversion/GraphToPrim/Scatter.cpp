@@ -97,7 +97,12 @@ struct ScatterToPrim : OpConversionPattern<graph::ScatterOp> {
           rewriter, loc, RankedTensorType::get(wideShape, tensorType(v).getElementType()), v,
           spreadDims);
     };
-    Value index = fitToInput(pb, pb.convert(adaptor.getIndex(), i64), indexShape, inShape, d, -1.0);
+    Value index = pb.convert(adaptor.getIndex(), i64);
+    if (op.getWraps()) {  // a negative index counts from the end
+      Pointwise p{pb, tensorType(index)};
+      index = p.select(p.cmp<prim::LtOp>(index, p.c(0)), p.add(index, p.c((double)inShape[d])), index);
+    }
+    index = fitToInput(pb, index, indexShape, inShape, d, -1.0);
     Value mask = prim::EqOp::create(rewriter, loc, wideI64.clone(i1), spread(index),
                                     prim::IotaOp::create(rewriter, loc, wideI64, d));
     SmallVector<int64_t> reduced{d + 1};

@@ -37,7 +37,7 @@ def line(n, ins, tys, r, dims, literal):
         return f"{head} {ins} repeats {dims(a['repeats'])}{tail}"
     if op == "scatter":  # GraphScatterOps.td
         x, i, src = n.inputs
-        inc = " include_self" if a.get("include_self") else ""
+        inc = (" include_self" if a.get("include_self") else "") + (" wraps" if a.get("wraps") else "")
         return f"{head} {a['reduce']} {x.name} dim {a['dim']} index {i.name} src {src.name}{inc}{tail}"
     if op == "nll_loss":
         return f"{head} {a['reduction']} {ins} {{ignore_index = {int(a['ignore_index'])} : i64}}{tail}"
@@ -69,9 +69,12 @@ def run(n, xs):
     if op == "repeat":
         return x.repeat(list(a["repeats"]))
     if op == "scatter":
+        index = xs[1]
+        if a.get("wraps"):
+            index = torch.where(index < 0, index + x.shape[a["dim"]], index)
         if a["reduce"] == "none":
-            return torch.scatter(x, a["dim"], xs[1], xs[2])
-        return torch.scatter_reduce(x, a["dim"], xs[1], xs[2], a["reduce"], include_self=bool(a.get("include_self")))
+            return torch.scatter(x, a["dim"], index, xs[2])
+        return torch.scatter_reduce(x, a["dim"], index, xs[2], a["reduce"], include_self=bool(a.get("include_self")))
     if op == "nll_loss":
         return torch.nn.functional.nll_loss(x, xs[1], xs[2], ignore_index=a["ignore_index"], reduction=a["reduction"])
     if op in LOSSES:

@@ -47,8 +47,6 @@ def scatter_node(o, x, d, index, src, reduce="none", include_self=False, *, wrap
     n = x.meta.shape[d]
     if not checked:
         o.check_index_range(index, n, wraps=wraps)
-    if wraps:
-        index = _wrap(o, index, n)
     src = o.convert(src, x.meta.dtype)
     if index.meta.numel() == 0:
         return o.copy(x)
@@ -60,10 +58,10 @@ def scatter_node(o, x, d, index, src, reduce="none", include_self=False, *, wrap
         # CUDA's kernels take no booleans but for a sum: eager raises there
         o.accepts(f"scatter {reduce} of booleans", torch.scatter_reduce, x, d, index, src, reduce)
         r = scatter_node(o, o.convert(x, torch.uint8), d, index, o.convert(src, torch.uint8), _BOOL_REDUCE[reduce],
-                         include_self, checked=True)
+                         include_self, wraps=wraps, checked=True)
         return o.convert(r, torch.bool)
     return o.node("scatter", [x, index, src], x.meta.contiguous(), reduce=reduce, dim=d,
-                  include_self=bool(include_self) and reduce != "none")
+                  include_self=bool(include_self) and reduce != "none", wraps=bool(wraps))
 
 
 def _scatter_common(o, what, fn, x, dim, index, src, kind, self_too, **kw):
@@ -180,8 +178,9 @@ def _index_fill(o, x, dim, index, value):
 
 def _broadcast_indices(o, x, indices):
     """index_put's / x[indices]'s integer index tensors: (dims they index, their broadcast shape, the
-    linear index into those dims flattened, of that shape, range-checked and wrapped). Indexed dims must
-    be adjacent or come first (eager then moves the broadcast dims to the front)."""
+    linear index into those dims flattened, of that shape, range-checked, whether it still wraps). Several
+    index tensors are wrapped here; one is left to the scatter (its `wraps`). Indexed dims must be adjacent
+    or come first (eager then moves the broadcast dims to the front)."""
     dims = [d for d, i in enumerate(indices) if i is not None]
     tensors = [indices[d] for d in dims]
     for t in tensors:
@@ -197,12 +196,14 @@ def _broadcast_indices(o, x, indices):
     linear = None
     for j, (t, n) in enumerate(zip(tensors, sizes)):
         o.check_index_range(t, n, wraps=True)
-        t = _wrap(o, o.convert(t, torch.int64), n)
+        t = o.convert(t, torch.int64)
+        if len(tensors) > 1:
+            t = _wrap(o, t, n)
         stride = math.prod(sizes[j + 1:])
         term = o.binary("mul", t, stride) if stride != 1 else t
         linear = term if linear is None else o.binary("add", linear, term)
     linear = o.expand(o.reshape(linear, (1,) * (len(bshape) - linear.meta.dim()) + tuple(linear.meta.shape)), bshape)
-    return dims, bshape, linear
+    return dims, bshape, linear, len(tensors) == 1
 
 
 def index_put(o, x, indices, values, accumulate=False):
@@ -217,7 +218,7 @@ def index_put(o, x, indices, values, accumulate=False):
         return _mask_put(o, x, indices, values, accumulate)
     if x.meta.dim() == 0:
         raise Unsupported("index_put into a 0-d tensor")
-    dims, bshape, linear = _broadcast_indices(o, x, indices)
+    dims, bshape, linear, wraps = _broadcast_indices(o, x, indices)
     if not isinstance(values, TensorVar):
         raise Unsupported("index_put with values that are not a tensor")
     if values.meta.dtype != x.meta.dtype:
@@ -245,7 +246,8 @@ def index_put(o, x, indices, values, accumulate=False):
     flat = o.reshape(x, pre + (math.prod(shape[d:d + k]),) + post)
     lin = o.reshape(linear, (nb,))
     idx = o.expand(o.reshape(lin, (1,) * len(pre) + (nb,) + (1,) * len(post)), pre + (nb,) + post)
-    r = scatter_node(o, flat, d, idx, v, "sum" if accumulate else "none", bool(accumulate), checked=True)
+    r = scatter_node(o, flat, d, idx, v, "sum" if accumulate else "none", bool(accumulate), wraps=wraps,
+                     checked=True)
     r = o.reshape(r, shape)
     assert tuple(r.meta.shape) == tuple(meta.shape)
     return r

@@ -27,17 +27,22 @@ def Graph_ScatterOp : Graph_Op<"scatter", [AllTypesMatch<["input", "result"]>,
     to keep the input's element. input, index and src have one rank; index
     dims are at most src's, and at most input's except along `dim`.
 
-    An index outside `[0, size of dim)` writes nothing (eager raises; capture
+    With `wraps`, a negative index counts from the end (index + size of
+    dim), as index_fill, index_put and put take them.
+
+    An index outside `[0, size of dim)` (after wrapping) writes nothing (eager raises; capture
     checks the range as gather's): the result never depends on memory outside
     the operands. Decomposed into a reduction over a mask `index == position`
     (deterministic on both targets, O(input size x index size along dim)).
     Integer `mean` divides rounding down (eager's).
   }];
   let arguments = (ins Graph_Tensor:$input, RankedTensorOf<[I32, I64]>:$index, Graph_Tensor:$src,
-                       Graph_ScatterReduce:$reduce, I64Attr:$dim, UnitAttr:$include_self);
+                       Graph_ScatterReduce:$reduce, I64Attr:$dim, UnitAttr:$include_self,
+                       UnitAttr:$wraps);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
-    $reduce $input `dim` $dim `index` $index `src` $src (`include_self` $include_self^)? attr-dict
+    $reduce $input `dim` $dim `index` $index `src` $src (`include_self` $include_self^)?
+    (`wraps` $wraps^)? attr-dict
     `:` type($input) `,` type($index) `,` type($src) `->` type($result)
   }];
   let hasVerifier = 1;
