@@ -460,6 +460,26 @@ OPS = {
         "adaptive_max_pool_with_indices", "pool_indices", ("input",), (("output_size", "i64_array"),),
         (), "",
         "meta", "meta", "AdaptiveMaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
+    "dist": OpDef(
+        "dist", "distances", ("input", "other"), (("p", "f64"),),
+        (), "",
+        "keeps_element", "meta", "DistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "cdist": OpDef(
+        "cdist", "distances", ("input", "other"), (("p", "f64"),),
+        (), "",
+        "keeps_element", "meta", "CdistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "pdist": OpDef(
+        "pdist", "distances", ("input",), (("p", "f64"),),
+        (), "",
+        "keeps_element", "meta", "PdistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "isin": OpDef(
+        "isin", "search", ("elements", "test_elements"), (("invert", "bool"),),
+        (), "",
+        "bool", "meta", "IsinToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "bucketize": OpDef(
+        "bucketize", "search", ("input", "boundaries"), (("right", "bool"), ("out_int32", "bool")),
+        (), "",
+        "meta", "meta", "BucketizeToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
     "tril": OpDef(
         "tril", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.tril", "Tensor.tril", "aten.tril"), "input, diagonal=0, *, out=None",
@@ -974,6 +994,8 @@ FAMILIES = {
     "linalg": ("addmm", "vecdot", "trace"),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
+    "distances": ("dist", "cdist", "pdist"),
+    "search": ("isin", "bucketize"),
     "triangle": ("tril", "triu"),
     "norm_stats": ("norm_stats",),
     "view_scatter": ("as_strided_scatter",),
@@ -1095,6 +1117,11 @@ EXPR = {
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
+    "dist": "torch.dist({input}, {other}, {p})",
+    "cdist": "torch.cdist({input}, {other}, {p}, compute_mode=\"donot_use_mm_for_euclid_dist\")",
+    "pdist": "F.pdist({input}, {p})",
+    "isin": "torch.isin({elements}, {test_elements}, invert={invert})",
+    "bucketize": "torch.bucketize({input}, {boundaries}, right={right}, out_int32={out_int32})",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
     "norm_stats": "_rt.norm_stats({input}, {dims}, {eps})",
@@ -1663,6 +1690,26 @@ def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, 
 
 def _adaptive_max_pool_with_indices(input, output_size, *, dtype):
     return (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len(output_size) - 1](input, output_size, return_indices=True)
+
+
+def _dist(input, other, p, *, dtype):
+    return torch.dist(input, other, p)
+
+
+def _cdist(input, other, p, *, dtype):
+    return torch.cdist(input, other, p, compute_mode="donot_use_mm_for_euclid_dist")
+
+
+def _pdist(input, p, *, dtype):
+    return F.pdist(input, p)
+
+
+def _isin(elements, test_elements, invert, *, dtype):
+    return torch.isin(elements, test_elements, invert=invert)
+
+
+def _bucketize(input, boundaries, right, out_int32, *, dtype):
+    return torch.bucketize(input, boundaries, right=right, out_int32=out_int32)
 
 
 def _tril(input, diagonal, *, dtype):
@@ -2269,6 +2316,11 @@ EAGER = {
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
+    "dist": _dist,
+    "cdist": _cdist,
+    "pdist": _pdist,
+    "isin": _isin,
+    "bucketize": _bucketize,
     "tril": _tril,
     "triu": _triu,
     "norm_stats": _norm_stats,

@@ -217,3 +217,75 @@ func.func @nansum(%x: tensor<4x6xf32>) -> tensor<4xf32> {
   %0 = graph.nansum %x dims [1] : tensor<4x6xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// cdist: the rows' differences over [B, P, R, M], 2-norm over M.
+// CHECK-LABEL: func @cdist
+// CHECK: %[[A:.*]] = prim.broadcast_in_dim %{{.*}} dims [0, 1, 3] : tensor<2x3x4xf32> -> tensor<2x3x5x4xf32>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %{{.*}} dims [0, 2, 3] : tensor<2x5x4xf32> -> tensor<2x3x5x4xf32>
+// CHECK: %[[D:.*]] = prim.sub %[[A]], %[[B]]
+// CHECK: %[[SQ:.*]] = prim.mul %[[D]], %[[D]]
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[SQ]] dims [3] : tensor<2x3x5x4xf32> -> tensor<2x3x5xf32>
+// CHECK: prim.sqrt %[[S]]
+func.func @cdist(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf32> {
+  %0 = graph.cdist %a, %b {p = 2.0 : f64} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// pdist: the pairs (0,1), (0,2), (1,2) gathered, 1-norm of their differences.
+// CHECK-LABEL: func @pdist
+// CHECK: prim.constant dense<[0, 0, 1]> : tensor<3xi64>
+// CHECK: prim.gather %{{.*}} dim 0 index
+// CHECK: prim.constant dense<[1, 2, 2]> : tensor<3xi64>
+// CHECK: prim.sub
+// CHECK: prim.abs
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<3x4xf32> -> tensor<3xf32>
+func.func @pdist(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  %0 = graph.pdist %x {p = 1.0 : f64} : tensor<3x4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// dist of bf16: the difference in bf16, the inf-norm accumulated in f32.
+// CHECK-LABEL: func @dist
+// CHECK: %[[D:.*]] = prim.sub %{{.*}}, %{{.*}} : tensor<6xbf16>
+// CHECK: %[[F:.*]] = prim.convert_element_type %[[D]] : tensor<6xbf16> -> tensor<6xf32>
+// CHECK: prim.reduce_max %{{.*}} dims [0] : tensor<6xf32> -> tensor<f32>
+// CHECK: prim.convert_element_type %{{.*}} : tensor<f32> -> tensor<bf16>
+func.func @dist(%a: tensor<6xbf16>, %b: tensor<6xbf16>) -> tensor<bf16> {
+  %0 = graph.dist %a, %b {p = 0x7FF0000000000000 : f64} : tensor<6xbf16>, tensor<6xbf16> -> tensor<bf16>
+  return %0 : tensor<bf16>
+}
+
+// -----
+
+// isin: i32 elements against f32 test elements, compared in f32 along a new
+// dim, any as a max of 0/1; invert negates.
+// CHECK-LABEL: func @isin
+// CHECK: %[[E:.*]] = prim.broadcast_in_dim %{{.*}} dims [0] : tensor<5xf32> -> tensor<5x3xf32>
+// CHECK: %[[T:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<3xf32> -> tensor<5x3xf32>
+// CHECK: %[[EQ:.*]] = prim.eq %[[E]], %[[T]]
+// CHECK: prim.reduce_max %{{.*}} dims [1] : tensor<5x3xi32> -> tensor<5xi32>
+// CHECK: prim.gt
+// CHECK: prim.not
+func.func @isin(%e: tensor<5xi32>, %t: tensor<3xf32>) -> tensor<5xi1> {
+  %0 = graph.isin %e, %t {invert = true} : tensor<5xi32>, tensor<3xf32> -> tensor<5xi1>
+  return %0 : tensor<5xi1>
+}
+
+// -----
+
+// bucketize: the boundaries below each element (NaN after all), summed in i32.
+// CHECK-LABEL: func @bucketize
+// CHECK: %[[LT:.*]] = prim.lt %{{.*}}, %{{.*}} : tensor<2x5x4xf32> -> tensor<2x5x4xi1>
+// CHECK: %[[NAN:.*]] = prim.ne
+// CHECK: prim.or %[[LT]], %[[NAN]]
+// CHECK: prim.reduce_sum %{{.*}} dims [2] : tensor<2x5x4xi32> -> tensor<2x5xi32>
+func.func @bucketize(%x: tensor<2x5xf32>, %b: tensor<4xf32>) -> tensor<2x5xi32> {
+  %0 = graph.bucketize %x, %b {right = false, out_int32 = true} : tensor<2x5xf32>, tensor<4xf32> -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}

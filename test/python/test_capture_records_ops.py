@@ -41,10 +41,8 @@ DECOMPOSED = {
     "_unsafe_masked_index": "index clamps and a masked gather",
     "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
     "masked_scatter": "cumulative count, gather and where",
-    # search, counting, statistics, distances
-    "bucketize": "comparisons and a sum", "isin": "eq and any", "histc": "bin arithmetic and scatter",
-    "dist": "sub and vector_norm", "renorm": "vector_norm, factor and where",
-    "cdist": "differences, norms and sums", "nn.functional.pdist": "gathers of the pairs and norms",
+    # counting and norms
+    "histc": "bin arithmetic and scatter", "renorm": "vector_norm, factor and where",
     # float bits, sampling and resampling
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dyn;
 using namespace dyn::graph_to_prim;
@@ -126,39 +128,185 @@ struct LogsumexpToPrim : OpConversionPattern<graph::LogsumexpOp> {
   }
 };
 
+/// The ord-norm of x (in its accumulate type) over dims, the dims removed.
+Value vectorNorm(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims, double ord) {
+  OpBuilder &b = pb.b;
+  Location loc = pb.loc;
+  RankedTensorType t = tensorType(x);
+  Value a = prim::AbsOp::create(b, loc, t, x);
+  if (std::isinf(ord) && ord > 0)
+    return reduce<prim::ReduceMaxOp>(pb, a, dims);
+  if (std::isinf(ord))
+    return reduce<prim::ReduceMinOp>(pb, a, dims);
+  if (ord == 0) {
+    Value nonzero = pb.convert(pb.convert(x, b.getI1Type()), t.getElementType());
+    return reduce<prim::ReduceSumOp>(pb, nonzero, dims);
+  }
+  if (ord == 1)
+    return reduce<prim::ReduceSumOp>(pb, a, dims);
+  if (ord == 2) {
+    Value r = reduce<prim::ReduceSumOp>(pb, prim::MulOp::create(b, loc, t, x, x), dims);
+    return prim::SqrtOp::create(b, loc, tensorType(r), r);
+  }
+  Value p = prim::PowOp::create(b, loc, t, a, pb.splat(t, ord));
+  Value r = reduce<prim::ReduceSumOp>(pb, p, dims);
+  return prim::PowOp::create(b, loc, tensorType(r), r, pb.splat(tensorType(r), 1.0 / ord));
+}
+
+SmallVector<int64_t> iotaDims(int64_t from, int64_t to) {
+  SmallVector<int64_t> dims;
+  for (int64_t i = from; i < to; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
 struct VectorNormToPrim : OpConversionPattern<graph::VectorNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::VectorNormOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
-    Location loc = op.getLoc();
     Type resultElement = op.getType().getElementType();
     Value x = pb.convert(adaptor.getInput(), accumulatorType(resultElement));
-    RankedTensorType t = tensorType(x);
-    ArrayRef<int64_t> dims = op.getDims();
-    double ord = op.getOrd().convertToDouble();
-    Value a = prim::AbsOp::create(rewriter, loc, t, x);
-    Value r;
-    if (std::isinf(ord) && ord > 0) {
-      r = reduce<prim::ReduceMaxOp>(pb, a, dims);
-    } else if (std::isinf(ord)) {
-      r = reduce<prim::ReduceMinOp>(pb, a, dims);
-    } else if (ord == 0) {
-      Value nonzero = pb.convert(pb.convert(x, rewriter.getI1Type()), t.getElementType());
-      r = reduce<prim::ReduceSumOp>(pb, nonzero, dims);
-    } else if (ord == 1) {
-      r = reduce<prim::ReduceSumOp>(pb, a, dims);
-    } else if (ord == 2) {
-      Value sq = prim::MulOp::create(rewriter, loc, t, x, x);
-      r = reduce<prim::ReduceSumOp>(pb, sq, dims);
-      r = prim::SqrtOp::create(rewriter, loc, tensorType(r), r);
-    } else {
-      Value p = prim::PowOp::create(rewriter, loc, t, a, pb.splat(t, ord));
-      r = reduce<prim::ReduceSumOp>(pb, p, dims);
-      r = prim::PowOp::create(rewriter, loc, tensorType(r), r, pb.splat(tensorType(r), 1.0 / ord));
-    }
+    Value r = vectorNorm(pb, x, op.getDims(), op.getOrd().convertToDouble());
     r = pb.convert(r, resultElement);
     rewriter.replaceOp(op, reshapeTo(pb, r, op.getType().getShape()));
+    return success();
+  }
+};
+
+/// The p-norm over `dims` of a - b (taken in their type, broadcast to
+/// `shape` along aDims and bDims), in the result type.
+Value distance(PrimBuilder &pb, Value a, ArrayRef<int64_t> aDims, Value b, ArrayRef<int64_t> bDims,
+               ArrayRef<int64_t> shape, ArrayRef<int64_t> dims, double p) {
+  RankedTensorType t = RankedTensorType::get(shape, tensorType(a).getElementType());
+  Value d = prim::SubOp::create(pb.b, pb.loc, t, pb.broadcastKept(a, t, aDims), pb.broadcastKept(b, t, bDims));
+  Value r = vectorNorm(pb, pb.convert(d, accumulatorType(t.getElementType())), dims, p);
+  return pb.convert(r, t.getElementType());
+}
+
+struct DistToPrim : OpConversionPattern<graph::DistOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::DistOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType t = tensorType(adaptor.getInput());
+    SmallVector<int64_t> all = iotaDims(0, t.getRank());
+    rewriter.replaceOp(op, distance(pb, adaptor.getInput(), all, adaptor.getOther(), all, t.getShape(), all,
+                                    op.getP().convertToDouble()));
+    return success();
+  }
+};
+
+/// [*, P, M] and [*, R, M]: differences over [*, P, R, M], normed over M.
+struct CdistToPrim : OpConversionPattern<graph::CdistOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::CdistOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    ArrayRef<int64_t> a = tensorType(adaptor.getInput()).getShape(), b = tensorType(adaptor.getOther()).getShape();
+    int64_t k = a.size() - 2;
+    SmallVector<int64_t> shape(a.drop_back(1));
+    shape.append({b[k], a[k + 1]});
+    SmallVector<int64_t> aDims = iotaDims(0, k + 1), bDims = iotaDims(0, k);
+    aDims.push_back(k + 2);
+    bDims.append({k + 1, k + 2});
+    rewriter.replaceOp(op, distance(pb, adaptor.getInput(), aDims, adaptor.getOther(), bDims, shape, {k + 2},
+                                    op.getP().convertToDouble()));
+    return success();
+  }
+};
+
+/// Rows i < j of [N, M] gathered at constant pair indices, then normed.
+struct PdistToPrim : OpConversionPattern<graph::PdistOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::PdistOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(adaptor.getInput());
+    int64_t n = in.getDimSize(0), m = in.getDimSize(1), pairs = n * (n - 1) / 2;
+    if (pairs == 0 || m == 0) {  // no pairs, or distances of empty rows
+      rewriter.replaceOp(op, pb.splat(op.getType(), 0.0));
+      return success();
+    }
+    SmallVector<int64_t> first, second;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) {
+        first.push_back(i);
+        second.push_back(j);
+      }
+    auto rowsType = RankedTensorType::get({pairs, m}, in.getElementType());
+    auto rows = [&](ArrayRef<int64_t> which) -> Value {
+      auto vt = RankedTensorType::get({pairs}, rewriter.getI64Type());
+      Value index = prim::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(vt, which));
+      index = prim::BroadcastInDimOp::create(rewriter, loc, rowsType.clone(rewriter.getI64Type()), index,
+                                             ArrayRef<int64_t>{0});
+      return prim::GatherOp::create(rewriter, loc, rowsType, adaptor.getInput(), 0, index);
+    };
+    rewriter.replaceOp(op, distance(pb, rows(first), {0, 1}, rows(second), {0, 1}, {pairs, m}, {1},
+                                    op.getP().convertToDouble()));
+    return success();
+  }
+};
+
+/// Elements (shape S) against K candidates (1-d) along a new last dim: the
+/// candidates compared there and reduced.
+struct Against {
+  PrimBuilder &pb;
+  RankedTensorType wide;  // S + [K], in the compared type
+  int64_t rank;           // of S
+
+  static Against of(PrimBuilder &pb, Value x, Value candidates, Type compared) {
+    SmallVector<int64_t> shape(tensorType(x).getShape());
+    int64_t rank = shape.size();
+    shape.push_back(tensorType(candidates).getDimSize(0));
+    return {pb, RankedTensorType::get(shape, compared), rank};
+  }
+  Value elements(Value x) { return pb.broadcastKept(pb.convert(x, wide.getElementType()), wide, iotaDims(0, rank)); }
+  Value candidates(Value c) {
+    return pb.broadcastKept(pb.convert(c, wide.getElementType()), wide, {rank});
+  }
+};
+
+struct IsinToPrim : OpConversionPattern<graph::IsinOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::IsinOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    Type common = promoteTypes(tensorType(adaptor.getElements()).getElementType(),
+                               tensorType(adaptor.getTestElements()).getElementType());
+    Against w = Against::of(pb, adaptor.getElements(), adaptor.getTestElements(), common);
+    Value eq = prim::EqOp::create(rewriter, loc, w.wide.clone(rewriter.getI1Type()), w.elements(adaptor.getElements()),
+                                  w.candidates(adaptor.getTestElements()));
+    // any, as 0/1 in i32: no candidates reduce to INT_MIN, not > 0
+    Value r = reduce<prim::ReduceMaxOp>(pb, pb.convert(eq, rewriter.getI32Type()), {w.rank});
+    RankedTensorType rt = tensorType(r);
+    r = prim::GtOp::create(rewriter, loc, rt.clone(rewriter.getI1Type()), r, pb.splat(rt, 0));
+    if (op.getInvert())
+      r = prim::NotOp::create(rewriter, loc, tensorType(r), r);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct BucketizeToPrim : OpConversionPattern<graph::BucketizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::BucketizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    Type common = promoteTypes(tensorType(adaptor.getInput()).getElementType(),
+                               tensorType(adaptor.getBoundaries()).getElementType());
+    Against w = Against::of(pb, adaptor.getInput(), adaptor.getBoundaries(), common);
+    Value x = w.elements(adaptor.getInput()), bounds = w.candidates(adaptor.getBoundaries());
+    RankedTensorType i1 = w.wide.clone(rewriter.getI1Type());
+    Value below = op.getRight() ? (Value)prim::LeOp::create(rewriter, loc, i1, bounds, x)
+                                : (Value)prim::LtOp::create(rewriter, loc, i1, bounds, x);
+    if (isa<FloatType>(common))  // NaN sorts after every boundary
+      below = prim::OrOp::create(rewriter, loc, i1, below, prim::NeOp::create(rewriter, loc, i1, x, x));
+    Value r = reduce<prim::ReduceSumOp>(pb, pb.convert(below, op.getType().getElementType()), {w.rank});
+    rewriter.replaceOp(op, r);
     return success();
   }
 };

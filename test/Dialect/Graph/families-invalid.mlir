@@ -189,3 +189,27 @@ func.func @prelu_weight(%x: tensor<2x3x5xf32>, %w: tensor<5xf32>) -> tensor<2x3x
   %0 = graph.prelu %x, %w : tensor<2x3x5xf32>, tensor<5xf32> -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
 }
+
+// -----
+
+func.func @cdist_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x5x4xf32>) -> tensor<2x3x5xf32> {
+  // expected-error @+1 {{operands must be [*, P, M] and [*, R, M] with one batch shape}}
+  %0 = graph.cdist %a, %b {p = 2.0 : f64} : tensor<2x3x4xf32>, tensor<3x5x4xf32> -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+func.func @pdist_inf_empty(%x: tensor<3x0xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{an infinite-order norm over no elements is not defined}}
+  %0 = graph.pdist %x {p = 0x7FF0000000000000 : f64} : tensor<3x0xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @bucketize_type(%x: tensor<5xf32>, %b: tensor<4xf32>) -> tensor<5xi64> {
+  // expected-error @+1 {{result must be i32 with out_int32, i64 without}}
+  %0 = graph.bucketize %x, %b {right = false, out_int32 = true} : tensor<5xf32>, tensor<4xf32> -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

@@ -57,6 +57,60 @@ static LogicalResult verifyArgReduction(OpT op) {
 LogicalResult ArgmaxOp::verify() { return verifyArgReduction(*this); }
 LogicalResult ArgminOp::verify() { return verifyArgReduction(*this); }
 
+/// An infinite-order norm over no elements is not defined (eager raises).
+static LogicalResult checkNormOrder(Operation *op, double p, int64_t count) {
+  if (std::isinf(p) && count == 0)
+    return op->emitOpError("an infinite-order norm over no elements is not defined");
+  if (std::isnan(p) || p < 0)
+    return op->emitOpError("p must be a non-negative number");
+  return success();
+}
+
+LogicalResult DistOp::verify() {
+  RankedTensorType a = tensorType(getInput()), b = tensorType(getOther());
+  if (a != b || getType().getRank() != 0 || getType().getElementType() != a.getElementType())
+    return emitOpError("takes two operands of one type and returns a 0-d tensor of it");
+  return checkNormOrder(*this, getP().convertToDouble(), a.getRank() ? a.getNumElements() : 1);
+}
+
+LogicalResult CdistOp::verify() {
+  ArrayRef<int64_t> a = tensorType(getInput()).getShape(), b = tensorType(getOther()).getShape();
+  if (a.size() < 2 || a.size() != b.size() || a.drop_back(2) != b.drop_back(2) || a.back() != b.back())
+    return emitOpError("operands must be [*, P, M] and [*, R, M] with one batch shape");
+  SmallVector<int64_t> expected(a.drop_back(1));
+  expected.push_back(b[b.size() - 2]);
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be [*, P, R]");
+  return checkNormOrder(*this, getP().convertToDouble(), a.back());
+}
+
+LogicalResult PdistOp::verify() {
+  ArrayRef<int64_t> a = tensorType(getInput()).getShape();
+  if (a.size() != 2)
+    return emitOpError("input must be [N, M]");
+  if (getType().getShape() != ArrayRef<int64_t>{a[0] * (a[0] - 1) / 2})
+    return emitOpError("result must be [N (N - 1) / 2]");
+  return checkNormOrder(*this, getP().convertToDouble(), a[1]);
+}
+
+LogicalResult IsinOp::verify() {
+  if (tensorType(getTestElements()).getRank() != 1)
+    return emitOpError("test_elements must be 1-d");
+  if (getType().getShape() != tensorType(getElements()).getShape())
+    return emitOpError("result must have the elements' shape");
+  return success();
+}
+
+LogicalResult BucketizeOp::verify() {
+  if (tensorType(getBoundaries()).getRank() != 1)
+    return emitOpError("boundaries must be 1-d");
+  if (getType().getShape() != tensorType(getInput()).getShape())
+    return emitOpError("result must have the input's shape");
+  if (getType().getElementType().isInteger(32) != getOutInt32())
+    return emitOpError("result must be i32 with out_int32, i64 without");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   RankedTensorType in = tensorType(getInput());
   if (failed(checkDims(*this, getDims(), in.getRank(), "reduction dim")))

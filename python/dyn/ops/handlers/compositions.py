@@ -264,7 +264,7 @@ def _count_nonzero(o, x, dim=None):
 
 
 def _isin(o, elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element equals one of test_elements: == against all of them, any."""
+    """graph.isin: whether each element equals one of test_elements (flattened)."""
     meta = _eager("isin", torch.isin, elements, test_elements, assume_unique=assume_unique, invert=invert)
     if not isinstance(elements, TensorVar):
         elements = o.full((), elements, torch.tensor(elements).dtype)
@@ -273,20 +273,14 @@ def _isin(o, elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(t, TensorVar):
         t = o.full((1,), t, torch.tensor(t).dtype)
     o.check(t)
-    if t.meta.numel() == 0:
-        return o.full(tuple(meta.shape), bool(invert), torch.bool)
-    flat = o.reshape(t, (t.meta.numel(),))
-    eq = o.binary("eq", o.reshape(elements, tuple(elements.meta.shape) + (1,)), flat)
-    r = REDUCTIONS["any"](o, eq, -1)
-    if invert:
-        r = o.unary("logical_not", r)
-    if tuple(r.meta.shape) != tuple(meta.shape):
+    if tuple(elements.meta.shape) != tuple(meta.shape):
         raise Unsupported("isin: unexpected shape")
-    return r
+    flat = o.reshape(t, (t.meta.numel(),))
+    return o.node("isin", [elements, flat], meta, invert=bool(invert))
 
 
 def _bucketize(o, x, boundaries, *, out_int32=False, right=False, out=None):
-    """The number of boundaries < x (right: <= x); NaN after every boundary (eager's order)."""
+    """graph.bucketize: the number of boundaries < x (right: <= x); NaN after every boundary."""
     meta = _eager("bucketize", torch.bucketize, x, boundaries, out_int32=out_int32, right=right)
     if not isinstance(x, TensorVar):
         raise Unsupported("bucketize of a number")
@@ -296,11 +290,9 @@ def _bucketize(o, x, boundaries, *, out_int32=False, right=False, out=None):
     nb = boundaries.meta.shape[0]
     if nb == 0 or x.meta.numel() == 0:
         return _out(o, out, o.full(tuple(meta.shape), 0, meta.dtype), x)
-    xe = o.reshape(x, tuple(x.meta.shape) + (1,))
-    below = o.binary("le" if right else "lt", boundaries, xe)
-    if x.meta.dtype.is_floating_point:
-        below = o.binary("logical_or", below, o.binary("ne", xe, xe))  # NaN sorts last
-    r = o.convert(o.reduce("sum", o.convert(below, torch.int64), -1), meta.dtype)
+    if x.meta.dtype == torch.bool or boundaries.meta.dtype == torch.bool:
+        raise Unsupported("bucketize of booleans")
+    r = o.node("bucketize", [x, boundaries], meta, right=bool(right), out_int32=meta.dtype == torch.int32)
     return _out(o, out, r, x)
 
 

@@ -2,6 +2,7 @@
 cdist, cosine_similarity, triplet_margin_loss, bilinear, glu, prelu, softmin, local_response_norm and the
 pixel/channel shuffles (reshapes and a permutation). Each is written as eager's kernel computes it
 (aten/src/ATen/native/Distance.cpp, Activation.cpp, PixelShuffle.cpp, torch/nn/functional.py)."""
+import math
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +41,15 @@ def pnorm(o, x, p, dim, keepdim=False):
     return REDUCTIONS["vector_norm"](o, x, p, dim, keepdim)
 
 
+def _order(p, what, count):
+    """p as the distance ops take it: a non-negative number; an infinite one over no elements is not
+    defined."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p or p < 0:
+        raise Unsupported(f"{what} with p={p!r}")
+    if p == float("inf") and count == 0:
+        raise Unsupported(f"{what}: an infinite-order norm over no elements")
+
+
 def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """norm(x1 - x2 + eps, p) over the last dim of the broadcast shape (integers: their difference in
     their type, + eps makes it float, as ATen's)."""
@@ -64,11 +74,8 @@ def _pdist(o, input, p=2.0):
         raise Unsupported("pdist of a tensor that is not 2-D (eager raises)")
     if meta.numel() == 0:
         return o.full(tuple(meta.shape), 0.0, meta.dtype)
-    n = input.meta.shape[0]
-    rows = torch.triu_indices(n, n, 1)
-    a = o.index_select(input, 0, o.dense(rows[0]), checked=True)
-    b = o.index_select(input, 0, o.dense(rows[1]), checked=True)
-    return o.convert(pnorm(o, o.binary("sub", a, b), p, 1), meta.dtype)
+    _order(p, "pdist", input.meta.shape[1])
+    return o.node("pdist", [input], meta, p=float(p))
 
 
 F_D["pdist"] = _pdist
@@ -81,10 +88,11 @@ def _cdist(o, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary")
     meta = _meta("cdist", torch.cdist, x1, x2, p, compute_mode)
     if x1.meta.dim() < 2 or x2.meta.dim() < 2 or p < 0:
         raise Unsupported("cdist of tensors with fewer than 2 dims, or p < 0 (eager raises)")
-    a = o.reshape(x1, tuple(x1.meta.shape[:-1]) + (1, x1.meta.shape[-1]))
-    b = o.reshape(x2, tuple(x2.meta.shape[:-2]) + (1,) + tuple(x2.meta.shape[-2:]))
-    d = o.binary("sub", a, b)
-    return o.reshape(o.convert(pnorm(o, d, p, d.meta.dim() - 1), meta.dtype), tuple(meta.shape))
+    _order(p, "cdist", x1.meta.shape[-1])
+    batch = tuple(meta.shape[:-2])
+    a = o.expand(o.convert(x1, meta.dtype), batch + tuple(x1.meta.shape[-2:]))
+    b = o.expand(o.convert(x2, meta.dtype), batch + tuple(x2.meta.shape[-2:]))
+    return o.node("cdist", [a, b], meta, p=float(p))
 
 
 TORCH_D[torch.cdist] = _cdist
@@ -94,8 +102,10 @@ def _dist(o, input, other, p=2):
     """torch.dist: the p-norm of input - other over all elements."""
     _floats(o, "dist", input, other)
     meta = _meta("dist", torch.dist, input, other, p)
-    d = o.binary("sub", input, other)
-    return o.convert(pnorm(o, d, p, list(range(d.meta.dim()))), meta.dtype)
+    shape = tuple(torch.broadcast_shapes(tuple(input.meta.shape), tuple(other.meta.shape)))
+    _order(p, "dist", math.prod(shape))
+    a, b = (o.expand(o.convert(t, meta.dtype), shape) for t in (input, other))
+    return o.node("dist", [a, b], meta, p=float(p))
 
 
 TORCH_D[torch.dist] = _dist

@@ -59,6 +59,61 @@ def Graph_VectorNormOp : Graph_Op<"vector_norm", [AllElementTypesMatch<["input",
   let hasVerifier = 1;
 }
 
+// Distances: p-norms of differences, computed as graph.vector_norm is
+// (f16/bf16 accumulate in f32). The differences are taken in the operands'
+// type, which is the result's (capture converts and broadcasts them).
+class Graph_DistanceOp<string mnemonic, string cls>
+    : Graph_RegisteredOp<mnemonic, "distances", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<cls, "CompositeReductions">> {
+  let results = (outs Graph_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+def Graph_DistOp : Graph_DistanceOp<"dist", "DistToPrim"> {
+  let summary = "the p-norm of input - other over all elements (torch.dist)";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other, F64Attr:$p);
+  let assemblyFormat = "$input `,` $other attr-dict `:` type($input) `,` type($other) `->` type($result)";
+  let eager = "torch.dist({input}, {other}, {p})";
+}
+def Graph_CdistOp : Graph_DistanceOp<"cdist", "CdistToPrim"> {
+  let summary = "p-norm distances between the rows of [*, P, M] and [*, R, M] (torch.cdist)";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other, F64Attr:$p);
+  let assemblyFormat = "$input `,` $other attr-dict `:` type($input) `,` type($other) `->` type($result)";
+  let eager = "torch.cdist({input}, {other}, {p}, compute_mode=\"donot_use_mm_for_euclid_dist\")";
+}
+def Graph_PdistOp : Graph_DistanceOp<"pdist", "PdistToPrim"> {
+  let summary = "p-norm distances between rows i < j of [N, M], row-major in (i, j) (F.pdist)";
+  let arguments = (ins Graph_FloatTensor:$input, F64Attr:$p);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let eager = "F.pdist({input}, {p})";
+}
+
+// isin: whether each element equals one of the (1-d) test elements, compared
+// in their promoted type; bucketize: the number of boundaries below each
+// element (right: at or below; NaN after all), int64 or int32 (out_int32).
+def Graph_IsinOp : Graph_RegisteredOp<"isin", "search", Dyn_BoolRule, Dyn_MetaShape,
+                                      Dyn_Composite<"IsinToPrim", "CompositeReductions">> {
+  let summary = "elements equal to one of test_elements (torch.isin)";
+  let arguments = (ins Graph_Tensor:$elements, Graph_Tensor:$test_elements, BoolAttr:$invert);
+  let results = (outs Graph_BoolTensor:$result);
+  let assemblyFormat = [{
+    $elements `,` $test_elements attr-dict `:` type($elements) `,` type($test_elements) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let eager = "torch.isin({elements}, {test_elements}, invert={invert})";
+}
+def Graph_BucketizeOp : Graph_RegisteredOp<"bucketize", "search", Dyn_MetaRule, Dyn_MetaShape,
+                                           Dyn_Composite<"BucketizeToPrim", "CompositeReductions">> {
+  let summary = "the bucket of each element among sorted boundaries (torch.bucketize)";
+  let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$boundaries, BoolAttr:$right,
+                       BoolAttr:$out_int32);
+  let results = (outs RankedTensorOf<[I32, I64]>:$result);
+  let assemblyFormat = [{
+    $input `,` $boundaries attr-dict `:` type($input) `,` type($boundaries) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let eager = "torch.bucketize({input}, {boundaries}, right={right}, out_int32={out_int32})";
+}
+
 //===----------------------------------------------------------------------===//
 // Scans
 //===----------------------------------------------------------------------===//
