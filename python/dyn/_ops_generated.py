@@ -384,6 +384,10 @@ OPS = {
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
         "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
+    "bilinear": OpDef(
+        "bilinear", "bilinear", ("input", "input2", "weight", "bias"), (),
+        (), "",
+        "keeps_element", "meta", "BilinearToPrim (GraphToPrim/Linalg.cpp)", ""),
     "cross": OpDef(
         "cross", "products", ("input", "other"), (("dim", "i64"),),
         ("torch.cross", "Tensor.cross"), "",
@@ -472,6 +476,10 @@ OPS = {
         "pdist", "distances", ("input",), (("p", "f64"),),
         (), "",
         "keeps_element", "meta", "PdistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+    "renorm": OpDef(
+        "renorm", "distances", ("input",), (("p", "f64"), ("dim", "i64"), ("maxnorm", "f64")),
+        ("torch.renorm", "Tensor.renorm", "aten.renorm"), "",
+        "keeps_float", "elementwise", "RenormToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
     "isin": OpDef(
         "isin", "search", ("elements", "test_elements"), (("invert", "bool"),),
         (), "",
@@ -985,6 +993,7 @@ FAMILIES = {
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
     "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
+    "bilinear": ("bilinear",),
     "products": ("cross",),
     "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
@@ -994,7 +1003,7 @@ FAMILIES = {
     "linalg": ("addmm", "vecdot", "trace"),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
-    "distances": ("dist", "cdist", "pdist"),
+    "distances": ("dist", "cdist", "pdist", "renorm"),
     "search": ("isin", "bucketize"),
     "triangle": ("tril", "triu"),
     "norm_stats": ("norm_stats",),
@@ -1098,6 +1107,7 @@ EXPR = {
     "threshold": "F.threshold({input}, {threshold}, {value})",
     "leaky_relu": "F.leaky_relu({input}, {negative_slope})",
     "hardtanh": "F.hardtanh({input}, {min_val}, {max_val})",
+    "bilinear": "F.bilinear({input}, {input2}, {weight}, {bias})",
     "cross": "torch.linalg.cross({input}, {other}, dim={dim})",
     "glu": "F.glu({input}, {dim})",
     "prelu": "F.prelu({input}, {weight})",
@@ -1120,6 +1130,7 @@ EXPR = {
     "dist": "torch.dist({input}, {other}, {p})",
     "cdist": "torch.cdist({input}, {other}, {p}, compute_mode=\"donot_use_mm_for_euclid_dist\")",
     "pdist": "F.pdist({input}, {p})",
+    "renorm": "torch.renorm({input}, {p}, {dim}, {maxnorm})",
     "isin": "torch.isin({elements}, {test_elements}, invert={invert})",
     "bucketize": "torch.bucketize({input}, {boundaries}, right={right}, out_int32={out_int32})",
     "tril": "torch.tril({input}, {diagonal})",
@@ -1616,6 +1627,10 @@ def _hardtanh(input, min_val, max_val, *, dtype):
     return F.hardtanh(input, min_val, max_val)
 
 
+def _bilinear(input, input2, weight, bias, *, dtype):
+    return F.bilinear(input, input2, weight, bias)
+
+
 def _cross(input, other, dim, *, dtype):
     return torch.linalg.cross(input, other, dim=dim)
 
@@ -1702,6 +1717,10 @@ def _cdist(input, other, p, *, dtype):
 
 def _pdist(input, p, *, dtype):
     return F.pdist(input, p)
+
+
+def _renorm(input, p, dim, maxnorm, *, dtype):
+    return torch.renorm(input, p, dim, maxnorm)
 
 
 def _isin(elements, test_elements, invert, *, dtype):
@@ -2297,6 +2316,7 @@ EAGER = {
     "threshold": _threshold,
     "leaky_relu": _leaky_relu,
     "hardtanh": _hardtanh,
+    "bilinear": _bilinear,
     "cross": _cross,
     "glu": _glu,
     "prelu": _prelu,
@@ -2319,6 +2339,7 @@ EAGER = {
     "dist": _dist,
     "cdist": _cdist,
     "pdist": _pdist,
+    "renorm": _renorm,
     "isin": _isin,
     "bucketize": _bucketize,
     "tril": _tril,

@@ -289,3 +289,20 @@ func.func @bucketize(%x: tensor<2x5xf32>, %b: tensor<4xf32>) -> tensor<2x5xi32> 
   %0 = graph.bucketize %x, %b {right = false, out_int32 = true} : tensor<2x5xf32>, tensor<4xf32> -> tensor<2x5xi32>
   return %0 : tensor<2x5xi32>
 }
+
+// -----
+
+// renorm: the 2-norm of each row; rows above maxnorm scaled by
+// maxnorm / (norm + 1e-7).
+// CHECK-LABEL: func @renorm
+// CHECK: %[[SQ:.*]] = prim.mul %[[X:.*]], %[[X]] : tensor<3x4xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %[[SQ]] dims [1] : tensor<3x4xf32> -> tensor<3xf32>
+// CHECK: %[[N:.*]] = prim.sqrt %[[S]]
+// CHECK: %[[GT:.*]] = prim.gt %[[N]], %{{.*}} : tensor<3xf32> -> tensor<3xi1>
+// CHECK: %[[F:.*]] = prim.select %[[GT]]
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %[[F]] dims [0] : tensor<3xf32> -> tensor<3x4xf32>
+// CHECK: prim.mul %[[X]], %[[B]]
+func.func @renorm(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = graph.renorm %x {p = 2.0 : f64, dim = 0 : i64, maxnorm = 1.5 : f64} : tensor<3x4xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

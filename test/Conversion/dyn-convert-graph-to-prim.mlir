@@ -479,3 +479,18 @@ func.func @cross(%a: tensor<2x3xi32>, %b: tensor<2x3xi32>) -> tensor<2x3xi32> {
   %0 = graph.cross %a, %b {dim = 1 : i64} : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
+
+// -----
+
+// bilinear: one GEMM with the weight as [in1, out * in2], the product with
+// x2 summed over in2 in f32 for f16 (one rounding), then the bias.
+// CHECK-LABEL: func @bilinear
+// CHECK: %[[T:.*]] = prim.transpose %{{.*}} permutation [1, 0, 2] : tensor<2x3x5xf16> -> tensor<3x2x5xf16>
+// CHECK: %[[W:.*]] = prim.reshape %[[T]] : tensor<3x2x5xf16> -> tensor<3x10xf16>
+// CHECK: prim.dot_general %{{.*}}, %[[W]] batch [], [] contract [1], [0] : tensor<4x3xf16>, tensor<3x10xf16> -> tensor<4x10xf16>
+// CHECK: prim.reduce_sum %{{.*}} dims [2] : tensor<4x2x5xf32> -> tensor<4x2xf32>
+// CHECK: prim.add %{{.*}}, %{{.*}} : tensor<4x2xf16>
+func.func @bilinear(%a: tensor<4x3xf16>, %b: tensor<4x5xf16>, %w: tensor<2x3x5xf16>, %bias: tensor<2xf16>) -> tensor<4x2xf16> {
+  %0 = graph.bilinear %a, %b, %w, %bias {} : (tensor<4x3xf16>, tensor<4x5xf16>, tensor<2x3x5xf16>, tensor<2xf16>) -> tensor<4x2xf16>
+  return %0 : tensor<4x2xf16>
+}

@@ -30,8 +30,6 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # a bilinear form: a GEMM, a multiply and a sum (ATen's _trilinear)
-    "nn.functional.bilinear": "matmul, mul and sum",
     # rounding
     "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",
     "floor_divide": "eager's floor division steps (fmod, sign fix-ups)",
@@ -41,8 +39,8 @@ DECOMPOSED = {
     "_unsafe_masked_index": "index clamps and a masked gather",
     "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
     "masked_scatter": "cumulative count, gather and where",
-    # counting and norms
-    "histc": "bin arithmetic and scatter", "renorm": "vector_norm, factor and where",
+    # counting
+    "histc": "bin arithmetic and scatter",
     # float bits, sampling and resampling
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",

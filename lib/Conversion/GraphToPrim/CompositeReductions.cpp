@@ -133,6 +133,10 @@ Value vectorNorm(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims, double ord) {
   OpBuilder &b = pb.b;
   Location loc = pb.loc;
   RankedTensorType t = tensorType(x);
+  if (ord == 2) {
+    Value r = reduce<prim::ReduceSumOp>(pb, prim::MulOp::create(b, loc, t, x, x), dims);
+    return prim::SqrtOp::create(b, loc, tensorType(r), r);
+  }
   Value a = prim::AbsOp::create(b, loc, t, x);
   if (std::isinf(ord) && ord > 0)
     return reduce<prim::ReduceMaxOp>(pb, a, dims);
@@ -144,10 +148,6 @@ Value vectorNorm(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims, double ord) {
   }
   if (ord == 1)
     return reduce<prim::ReduceSumOp>(pb, a, dims);
-  if (ord == 2) {
-    Value r = reduce<prim::ReduceSumOp>(pb, prim::MulOp::create(b, loc, t, x, x), dims);
-    return prim::SqrtOp::create(b, loc, tensorType(r), r);
-  }
   Value p = prim::PowOp::create(b, loc, t, a, pb.splat(t, ord));
   Value r = reduce<prim::ReduceSumOp>(pb, p, dims);
   return prim::PowOp::create(b, loc, tensorType(r), r, pb.splat(tensorType(r), 1.0 / ord));
@@ -245,6 +245,41 @@ struct PdistToPrim : OpConversionPattern<graph::PdistOp> {
     };
     rewriter.replaceOp(op, distance(pb, rows(first), {0, 1}, rows(second), {0, 1}, {pairs, m}, {1},
                                     op.getP().convertToDouble()));
+    return success();
+  }
+};
+
+/// renorm: per slice along dim, the p-norm over the other dims; slices whose
+/// norm exceeds maxnorm scaled by maxnorm / (norm + 1e-7), in the
+/// accumulate type.
+struct RenormToPrim : OpConversionPattern<graph::RenormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::RenormOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    int64_t dim = op.getDim();
+    Value x = pb.convert(adaptor.getInput(), accumulatorType(type.getElementType()));
+    RankedTensorType t = tensorType(x);
+    SmallVector<int64_t> others;
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (i != dim)
+        others.push_back(i);
+    // [size of dim]; a 1-D input's slices are its elements: |x| (eager's)
+    Value norm = others.empty() ? (Value)prim::AbsOp::create(rewriter, loc, t, x)
+                                : vectorNorm(pb, x, others, op.getP().convertToDouble());
+    RankedTensorType nt = tensorType(norm);
+    Pointwise n{pb, nt};
+    double maxnorm = op.getMaxnorm().convertToDouble();
+    Value factor = n.select(n.cmp<prim::GtOp>(norm, n.c(maxnorm)), n.div(n.c(maxnorm), n.add(norm, n.c(1e-7))),
+                            n.c(1.0));
+    Value r = prim::MulOp::create(rewriter, loc, t, x, pb.broadcastKept(factor, t, {dim}));
+    rewriter.replaceOp(op, pb.convert(r, type.getElementType()));
     return success();
   }
 };

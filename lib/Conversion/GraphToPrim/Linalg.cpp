@@ -199,6 +199,39 @@ struct CrossToPrim : OpConversionPattern<graph::CrossOp> {
   }
 };
 
+/// x1 [B, in1] @ w as [in1, out * in2] (one GEMM), times x2 broadcast over
+/// out, summed over in2 in the accumulate type (i64 for integers, f32 for
+/// f16/bf16) and rounded once; the bias added in the result type.
+struct BilinearToPrim : OpConversionPattern<graph::BilinearOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::BilinearOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type et = type.getElementType();
+    ArrayRef<int64_t> w = tensorType(adaptor.getWeight()).getShape();
+    int64_t batch = type.getDimSize(0), out = w[0], in1 = w[1], in2 = w[2];
+    Value wt = prim::TransposeOp::create(rewriter, loc, RankedTensorType::get({in1, out, in2}, et),
+                                         adaptor.getWeight(), ArrayRef<int64_t>{1, 0, 2});
+    wt = prim::ReshapeOp::create(rewriter, loc, RankedTensorType::get({in1, out * in2}, et), wt);
+    Value t = prim::DotGeneralOp::create(rewriter, loc, RankedTensorType::get({batch, out * in2}, et),
+                                         adaptor.getInput(), wt, ArrayRef<int64_t>{}, ArrayRef<int64_t>{},
+                                         ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0});
+    auto wide = RankedTensorType::get({batch, out, in2}, et);
+    t = prim::ReshapeOp::create(rewriter, loc, wide, t);
+    Value prod = prim::MulOp::create(rewriter, loc, wide, t, pb.broadcastKept(adaptor.getInput2(), wide, {0, 2}));
+    Type acc = isa<FloatType>(et) ? opmathType(wide).getElementType() : (Type)rewriter.getI64Type();
+    Value sum = prim::ReduceSumOp::create(rewriter, loc, type.clone(acc), pb.convert(prod, acc),
+                                          ArrayRef<int64_t>{2});
+    Value r = pb.convert(sum, et);
+    if (Value bias = adaptor.getBias())
+      r = prim::AddOp::create(rewriter, loc, type, r, pb.broadcastKept(bias, type, {1}));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateLinalgPatterns(RewritePatternSet &patterns) {

@@ -455,3 +455,11 @@ func.func @upsample_scales(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32> {
   %0 = graph.upsample %x {mode = "linear", output_size = array<i64: 3, 3>, align_corners = false, scales = array<f64: 1.5>} : tensor<1x1x2x2xf32> -> tensor<1x1x3x3xf32>
   return %0 : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+func.func @bilinear_shapes(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %w: tensor<2x5x3xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{operands must be [B, in1], [B, in2] and [out, in1, in2]}}
+  %0 = graph.bilinear %a, %b, %w {} : (tensor<4x3xf32>, tensor<4x5xf32>, tensor<2x5x3xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

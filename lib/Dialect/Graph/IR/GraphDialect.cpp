@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dyn::graph;
 
@@ -342,6 +344,22 @@ static LogicalResult verifyAdaptivePool(OpT op) {
 }
 
 LogicalResult AdaptiveMaxPoolOp::verify() { return verifyAdaptivePool(*this); }
+
+LogicalResult BilinearOp::verify() {
+  ArrayRef<int64_t> a = tensorType(getInput()).getShape(), b = tensorType(getInput2()).getShape(),
+                    w = tensorType(getWeight()).getShape();
+  if (a.size() != 2 || b.size() != 2 || w.size() != 3 || a[0] != b[0] || w[1] != a[1] || w[2] != b[1])
+    return emitOpError("operands must be [B, in1], [B, in2] and [out, in1, in2]");
+  Type et = getType().getElementType();
+  if (tensorType(getWeight()).getElementType() != et || tensorType(getInput()).getElementType() != et ||
+      (getBias() && tensorType(getBias()).getElementType() != et))
+    return emitOpError("operands must have the result's element type");
+  if (getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{w[0]})
+    return emitOpError("bias must be [out]");
+  if (getType().getShape() != ArrayRef<int64_t>{a[0], w[0]})
+    return emitOpError("result must be [B, out]");
+  return success();
+}
 
 LogicalResult UpsampleOp::verify() {
   ArrayRef<int64_t> in = tensorType(getInput()).getShape(), out = getOutputSize();

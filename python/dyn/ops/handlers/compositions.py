@@ -234,23 +234,16 @@ def _linalg_vander(o, x, *, N=None):
 
 
 def _renorm(o, x, p, dim, maxnorm, *, out=None):
-    """Each slice along dim scaled by maxnorm / (norm + 1e-7) where its p-norm exceeds maxnorm (eager's)."""
+    """graph.renorm: each slice along dim scaled by maxnorm / (norm + 1e-7) where its p-norm exceeds maxnorm."""
     o.check(x)
     meta = _eager("renorm", torch.renorm, x, p, dim, maxnorm)
-    if x.meta.numel() == 0:
-        return o.copy(x)
-    d = _norm_dim(dim, x.meta.dim())
-    dims = [e for e in range(x.meta.dim()) if e != d]
-    xc = o.convert(x, torch.float32) if x.meta.dtype in (torch.float16, torch.bfloat16) else x
-    norm = REDUCTIONS["vector_norm"](o, xc, p, dims, True) if dims else o.unary("abs", xc) if p != 0 else None
-    if norm is None:
-        raise Unsupported("renorm with p=0 of a 1-D tensor")
-    scale = o.where(o.binary("gt", norm, maxnorm), o.binary("div", o.full((), maxnorm, xc.meta.dtype),
-                                                           o.binary("add", norm, 1e-7)), 1.0)
-    r = o.convert(o.binary("mul", xc, scale), x.meta.dtype)
-    assert tuple(r.meta.shape) == tuple(meta.shape)
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p or p < 0 or \
+            isinstance(maxnorm, bool) or not isinstance(maxnorm, (int, float)):
+        raise Unsupported(f"renorm with p={p!r}, maxnorm={maxnorm!r}")
+    if x.meta.dim() == 0 or (p == 0 and x.meta.dim() == 1):
+        raise Unsupported("renorm of a 0-d tensor, or with p=0 of a 1-D tensor")
+    r = o.node("renorm", [x], meta, p=float(p), dim=_norm_dim(dim, x.meta.dim()), maxnorm=float(maxnorm))
     return _out(o, out, r, x)
-
 
 def _count_nonzero(o, x, dim=None):
     o.check(x)

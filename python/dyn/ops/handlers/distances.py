@@ -150,8 +150,7 @@ F_D["triplet_margin_loss"] = _triplet_margin
 
 
 def _bilinear(o, input1, input2, weight, bias=None):
-    """y[b, k] = sum_ij x1[b, i] W[k, i, j] x2[b, j] + bias[k]: one matmul with W as [in1, out * in2], then
-    a product with x2 summed over in2."""
+    """graph.bilinear: y[b, k] = sum_ij x1[b, i] W[k, i, j] x2[b, j] + bias[k], the batch dims flattened."""
     o.check(input1, input2, weight)
     if any(t.meta.dtype == torch.bool for t in (input1, input2, weight)):
         raise Unsupported("bilinear of boolean tensors")  # integers: integer GEMMs, as ATen's
@@ -160,18 +159,12 @@ def _bilinear(o, input1, input2, weight, bias=None):
             t.meta.dtype != input1.meta.dtype for t in (input2, weight) + ((bias,) if bias is not None else ())):
         raise Unsupported("bilinear with operands of other dtypes or ranks")
     out, in1, in2 = weight.meta.shape
-    batch = tuple(input1.meta.shape[:-1])
-    nb = 1
-    for s in batch:
-        nb *= s
+    nb = math.prod(input1.meta.shape[:-1])
     a = o.reshape(input1, (nb, in1))
-    b = o.reshape(input2, (nb, 1, in2))
-    w = o.reshape(o.permute(weight, (1, 0, 2)), (in1, out * in2))
-    t = o.reshape(o.matmul(a, w), (nb, out, in2))
-    r = o.reduce("sum", o.binary("mul", t, b), 2)
-    if bias is not None:
-        r = o.binary("add", r, bias)
-    return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))  # a sum of uint8 wraps in uint8, as eager's
+    b = o.reshape(input2, (nb, in2))
+    operands = [a, b, weight] + ([o.reshape(bias, (out,))] if bias is not None else [])
+    r = o.node("bilinear", operands, torch.empty((nb, out), dtype=meta.dtype, device="meta"))
+    return o.reshape(r, tuple(meta.shape))
 
 
 F_D["bilinear"] = _bilinear

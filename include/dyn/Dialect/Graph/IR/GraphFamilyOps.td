@@ -87,6 +87,30 @@ def Graph_PdistOp : Graph_DistanceOp<"pdist", "PdistToPrim"> {
   let eager = "F.pdist({input}, {p})";
 }
 
+// renorm: each slice along `dim` scaled by maxnorm / (norm + 1e-7) where its
+// p-norm (over the other dims) exceeds maxnorm (eager's); f16/bf16 in f32.
+def Graph_RenormOp : Graph_RegisteredOp<"renorm", "distances", Dyn_KeepsFloatRule, Dyn_SameShape,
+                                        Dyn_Composite<"RenormToPrim", "CompositeReductions">> {
+  let summary = "slices along `dim` rescaled to a p-norm of at most maxnorm (torch.renorm)";
+  let arguments = (ins Graph_FloatTensor:$input, F64Attr:$p, I64Attr:$dim, F64Attr:$maxnorm);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      int64_t rank = getType().getRank(), dim = getDim();
+      if (dim < 0 || dim >= rank)
+        return emitOpError() << "dim " << dim << " is out of range for rank " << rank;
+      double p = getP().convertToDouble();
+      if (std::isnan(p) || p < 0 || (p == 0 && rank == 1))
+        return emitOpError("p must be a positive number (0 only over other dims)");
+      return ::mlir::success();
+    }
+  }];
+  let torchNames = ["torch.renorm", "Tensor.renorm", "aten.renorm"];
+  let eager = "torch.renorm({input}, {p}, {dim}, {maxnorm})";
+}
+
 // isin: whether each element equals one of the (1-d) test elements, compared
 // in their promoted type; bucketize: the number of boundaries below each
 // element (right: at or below; NaN after all), int64 or int32 (out_int32).

@@ -409,6 +409,21 @@ def Graph_HardtanhOp : Graph_ActivationOp<"hardtanh", "clamp(x, min_val, max_val
 }
 
 // glu: the first half of `dim` times the sigmoid of the second (F.glu).
+// F.bilinear on [B, in1] and [B, in2] inputs (capture flattens the batch
+// dims): y[b, k] = sum_ij x1[b, i] w[k, i, j] x2[b, j] (+ bias[k]), one GEMM
+// with w as [in1, out * in2], then a product with x2 summed over in2 (f16/bf16
+// in f32, integers in i64, rounded once), the bias added in the result type.
+def Graph_BilinearOp : Graph_RegisteredOp<"bilinear", "bilinear", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                          Dyn_Composite<"BilinearToPrim", "Linalg">> {
+  let summary = "the bilinear form x1^T W x2 per output feature (F.bilinear)";
+  let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$input2, Graph_NumericTensor:$weight,
+                       Optional<Graph_NumericTensor>:$bias);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let eager = "F.bilinear({input}, {input2}, {weight}, {bias})";
+}
+
 // The cross product of 3-vectors along `dim` (torch.linalg.cross); the
 // operands are broadcast and converted to the result type by capture.
 def Graph_CrossOp : Graph_RegisteredOp<"cross", "products", Dyn_KeepsTypeRule, Dyn_SameShape,
