@@ -34,6 +34,16 @@ def fft_real(x, kind, has_s, s, has_dim, dim, norm):
     return fn(x, s, dim, norm)
 
 
+def div_rounded(a, b, mode):
+    """torch.div with a rounding mode, a 0-d operand of another dtype beside a tensor taken as the Python number
+    it stands for (graph.div_rounded)."""
+    if b.dim() == 0 and a.dim() and b.dtype != a.dtype:
+        b = b.item()
+    elif a.dim() == 0 and b.dim() and a.dtype != b.dtype:
+        a = a.item()
+    return torch.div(a, b, rounding_mode=mode)
+
+
 def norm_stats(x, dims, eps):
     """The mean and 1 / sqrt(biased variance + eps) over dims, in the accumulate type (graph.norm_stats)."""
     if x.dtype in (torch.float16, torch.bfloat16):

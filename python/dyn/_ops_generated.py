@@ -284,6 +284,10 @@ OPS = {
         "fmod", "binary", ("lhs", "rhs"), (),
         ("aten.fmod",), "",
         "promote_numeric", "broadcast", "FmodToPrim (GraphToPrim/Math.cpp)", ""),
+    "div_rounded": OpDef(
+        "div_rounded", "div_rounded", ("lhs", "rhs"), (("rounding_mode", "str"), ("round_steps", "bool")),
+        (), "",
+        "meta", "broadcast", "DivRoundedToPrim (GraphToPrim/Math.cpp)", ""),
     "hypot": OpDef(
         "hypot", "binary", ("lhs", "rhs"), (),
         ("torch.hypot", "Tensor.hypot", "aten.hypot"), "",
@@ -991,6 +995,7 @@ FAMILIES = {
     "convert": ("convert",),
     "rounding": ("round_decimals",),
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
+    "div_rounded": ("div_rounded",),
     "ternary": ("lerp", "addcmul", "addcdiv", "clamp"),
     "activation": ("gelu", "silu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "leaky_relu", "hardtanh"),
     "bilinear": ("bilinear",),
@@ -1082,6 +1087,7 @@ EXPR = {
     "isneginf": "torch.isneginf({input})",
     "copysign": "torch.copysign({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "fmod": "torch.fmod({lhs}.to({dtype}), {rhs}.to({dtype}))",
+    "div_rounded": "_rt.div_rounded({lhs}, {rhs}, {rounding_mode})",
     "hypot": "torch.hypot({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "logaddexp": "torch.logaddexp({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "logaddexp2": "torch.logaddexp2({lhs}.to({dtype}), {rhs}.to({dtype}))",
@@ -1525,6 +1531,10 @@ def _copysign(lhs, rhs, *, dtype):
 
 def _fmod(lhs, rhs, *, dtype):
     return torch.fmod(lhs.to(dtype), rhs.to(dtype))
+
+
+def _div_rounded(lhs, rhs, rounding_mode, round_steps, *, dtype):
+    return _rt.div_rounded(lhs, rhs, rounding_mode)
 
 
 def _hypot(lhs, rhs, *, dtype):
@@ -2291,6 +2301,7 @@ EAGER = {
     "isneginf": _isneginf,
     "copysign": _copysign,
     "fmod": _fmod,
+    "div_rounded": _div_rounded,
     "hypot": _hypot,
     "logaddexp": _logaddexp,
     "logaddexp2": _logaddexp2,

@@ -97,3 +97,33 @@ func.func @round_decimals(%x: tensor<4xf32>, %y: tensor<4xbf16>) -> (tensor<4xf3
   %1 = graph.round_decimals %y {decimals = -1 : i64} : tensor<4xbf16> -> tensor<4xbf16>
   return %0, %1 : tensor<4xf32>, tensor<4xbf16>
 }
+
+// -----
+
+// div_rounded floor of bf16 with round_steps: eager's div_floor in f32 with
+// every step rounded to bf16 (a round trip through bf16).
+// CHECK-LABEL: func @div_floor_bf16
+// CHECK: %[[MOD:.*]] = prim.fmod %[[A:.*]], %[[B:.*]] : tensor<4xf32>
+// CHECK: %[[D:.*]] = prim.sub %[[A]], %[[MOD]] : tensor<4xf32>
+// CHECK: prim.convert_element_type %[[D]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: prim.floor
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xbf16>
+func.func @div_floor_bf16(%a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = graph.div_rounded %a, %b {rounding_mode = "floor", round_steps = true} : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// div_rounded of integers: truncating division; floor one less where the
+// remainder's sign differs from the divisor's.
+// CHECK-LABEL: func @div_floor_i32
+// CHECK: %[[Q:.*]] = prim.div %[[A:.*]], %[[B:.*]] : tensor<4xi32>
+// CHECK: %[[P:.*]] = prim.mul %[[Q]], %[[B]]
+// CHECK: %[[R:.*]] = prim.sub %[[A]], %[[P]]
+// CHECK: prim.and
+// CHECK: prim.select
+func.func @div_floor_i32(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = graph.div_rounded %a, %b {rounding_mode = "floor", round_steps = false} : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

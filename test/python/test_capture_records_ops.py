@@ -30,10 +30,6 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # rounding
-    "div.floor_rounding": "eager's floor division steps (fmod, sign fix-ups)",
-    "floor_divide": "eager's floor division steps (fmod, sign fix-ups)",
-    "div.trunc_rounding": "div and trunc",
     # indexing: alpha as a multiply, bounds as where, then the gather or scatter
     "index_add": "mul by alpha and scatter",
     "_unsafe_masked_index": "index clamps and a masked gather",

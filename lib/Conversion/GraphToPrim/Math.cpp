@@ -107,6 +107,59 @@ struct FmodToPrim : OpConversionPattern<graph::FmodOp> {
   }
 };
 
+/// div with rounding, as eager's kernels compute it. Integers: truncating
+/// division, floor one less where the remainder's sign differs from the
+/// divisor's. Floats (c10's div_floor_floating): q = (a - fmod(a, b)) / b,
+/// one less where the remainder and b differ in sign, then rounded to the
+/// nearest integer (ties down); a zero quotient takes the sign of a / b, a
+/// zero divisor gives a / b. `round_steps` rounds each step to the result
+/// type (f16/bf16 computed in f32).
+struct DivRoundedToPrim : OpConversionPattern<graph::DivRoundedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::DivRoundedOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    RankedTensorType type = op.getType();
+    Type et = type.getElementType();
+    bool trunc = op.getRoundingMode() == "trunc";
+    if (!isa<FloatType>(et)) {
+      Pointwise p{pb, type};
+      Value a = p.in(adaptor.getLhs()), b = p.in(adaptor.getRhs());
+      Value q = p.div(a, b);
+      if (!trunc) {
+        Value r = p.sub(a, p.mul(q, b));
+        Value signs = p.cmp<prim::NeOp>(p.cmp<prim::LtOp>(r, p.c(0)), p.cmp<prim::LtOp>(b, p.c(0)));
+        Value fix = prim::AndOp::create(rewriter, op.getLoc(), tensorType(signs),
+                                        p.cmp<prim::NeOp>(r, p.c(0)), signs);
+        q = p.select(fix, p.sub(q, p.c(1)), q);
+      }
+      rewriter.replaceOp(op, q);
+      return success();
+    }
+    RankedTensorType ct = opmathType(type);
+    Pointwise p{pb, ct};
+    bool roundSteps = op.getRoundSteps() && ct != type;
+    auto rnd = [&](Value v) { return roundSteps ? pb.convert(pb.convert(v, et), ct.getElementType()) : v; };
+    Value a = p.in(adaptor.getLhs()), b = p.in(adaptor.getRhs());
+    if (trunc) {
+      rewriter.replaceOp(op, pb.convert(p.un<prim::TruncOp>(rnd(p.div(a, b))), et));
+      return success();
+    }
+    Location loc = op.getLoc();
+    Value mod = p.bin<prim::FmodOp>(a, b);  // exact
+    Value q = rnd(p.div(rnd(p.sub(a, mod)), b));
+    Value signs = p.cmp<prim::NeOp>(p.cmp<prim::LtOp>(b, p.c(0)), p.cmp<prim::LtOp>(mod, p.c(0)));
+    Value fix = prim::AndOp::create(rewriter, loc, tensorType(signs), p.cmp<prim::NeOp>(mod, p.c(0)), signs);
+    q = p.select(fix, rnd(p.sub(q, p.c(1))), q);
+    Value fl = p.un<prim::FloorOp>(q);
+    Value r = p.select(p.cmp<prim::GtOp>(rnd(p.sub(q, fl)), p.c(0.5)), rnd(p.add(fl, p.c(1))), fl);
+    r = p.select(p.cmp<prim::EqOp>(q, p.c(0)), p.mul(p.div(a, b), p.c(0)), r);
+    r = p.select(p.cmp<prim::EqOp>(b, p.c(0)), rnd(p.div(a, b)), r);
+    rewriter.replaceOp(op, pb.convert(r, et));
+    return success();
+  }
+};
+
 /// hypot as a scaled sum that cannot overflow: m * sqrt(1 + (n/m)^2) with
 /// m = max(|x|, |y|), n = min(|x|, |y|); 0 where m is 0, and +inf where either
 /// is infinite (even against a NaN, as C's hypot).

@@ -194,58 +194,22 @@ class ArithOps:
         if dt.is_floating_point:
             # float16 / bfloat16 compute in float32 as eager's kernels do, the result rounded once to dt;
             # with a tensor divisor (a Python number dividend is then rounded to dt) trunc rounds the
-            # quotient to dt and, on the CPU, floor rounds every step
-            ct, rnd = dt, (lambda v: v)
-            if dt in (torch.float16, torch.bfloat16):
-                ct, tensor_divisor = torch.float32, isinstance(b, TensorVar)
-                if tensor_divisor and (rounding_mode == "trunc" or self.tr.device.type == "cpu"):
-                    def rnd(v):
-                        return self.convert(self.convert(v, dt), ct)
+            # quotient to dt and, on the CPU, floor rounds every step (graph.div_rounded's round_steps)
+            low, tensor_divisor = dt in (torch.float16, torch.bfloat16), isinstance(b, TensorVar)
+            ct = torch.float32 if low else dt
+            round_steps = low and tensor_divisor and (rounding_mode == "trunc" or self.tr.device.type == "cpu")
 
-                def operand(v):
-                    if isinstance(v, TensorVar):
-                        return self.convert(self.convert(v, dt), ct)
-                    return torch.tensor(v, dtype=dt).item() if tensor_divisor else v
-                a, b = operand(a), operand(b)
-            if rounding_mode == "trunc":
-                return self.convert(self.trunc(rnd(self.binary("div", a, b))), dt)
-            return self.convert(self._floor_div_float(a, b, ct, rnd), dt)
-        self._int_divisor(f"div (rounding_mode={rounding_mode!r})", b)
-        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
-        b = self.convert(b, dt) if isinstance(b, TensorVar) else self.const(b, dt)
-        q = self.node("div", [a, b], meta)  # integer division truncates
-        if rounding_mode == "trunc":
-            return q
-        # floor: one less where the division was inexact and the quotient negative (the remainder's
-        # sign differs from the divisor's)
-        r = self.binary("sub", a, self.binary("mul", q, b))
-        inexact_negative = self.binary("logical_and", self.binary("ne", r, 0),
-                                       self.binary("ne", self.binary("lt", r, 0), self.binary("lt", b, 0)))
-        return self.where(inexact_negative, self.binary("sub", q, 1), q)
-
-    def _floor_div_float(self, a, b, dt, rnd=lambda v: v):
-        """Floating-point floor division as eager computes it (c10's div_floor_floating): the quotient of
-        a minus its remainder, rounded to the nearest integer (ties down), not floor(a / b). rnd rounds
-        a step's result (to float16 / bfloat16 where eager computes in those)."""
-        if not isinstance(b, TensorVar) and b == 0:
-            return self.binary("div", a, b)  # +-inf or nan, as eager
-        a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
-        mod = self.fmod(a, b)  # exact
-        q = rnd(self.binary("div", rnd(self.binary("sub", a, mod)), b))
-        # one less where mod and b differ in sign (a nonzero mod)
-        if isinstance(b, TensorVar):
-            fix = self.binary("logical_and", self.binary("ne", mod, 0),
-                              self.binary("ne", self.binary("lt", b, 0), self.binary("lt", mod, 0)))
+            def operand(v):
+                if isinstance(v, TensorVar):
+                    return self.convert(v, dt)
+                return self.full((), v, dt if tensor_divisor else ct)  # a Python number divisor stays unrounded
+            a, b = operand(a), operand(b)
         else:
-            fix = self.binary("gt" if b < 0 else "lt", mod, 0)
-        q = self.where(fix, rnd(self.binary("sub", q, 1)), q)
-        fl = self.unary("floor", q)
-        r = self.where(self.binary("gt", rnd(self.binary("sub", q, fl)), 0.5), rnd(self.binary("add", fl, 1)), fl)
-        # a zero quotient takes the sign of a / b (finite there: |a| < |b|)
-        r = self.where(self.binary("eq", q, 0), self.binary("mul", self.binary("div", a, b), 0.0), r)
-        if isinstance(b, TensorVar):
-            r = self.where(self.binary("eq", b, 0), rnd(self.binary("div", a, b)), r)
-        return self.convert(r, dt)
+            self._int_divisor(f"div (rounding_mode={rounding_mode!r})", b)
+            a = self.convert(a, dt) if isinstance(a, TensorVar) else self.const(a, dt)
+            b = self.convert(b, dt) if isinstance(b, TensorVar) else self.const(b, dt)
+            round_steps = False
+        return self.node("div_rounded", [a, b], meta, rounding_mode=rounding_mode, round_steps=round_steps)
 
     def fmod(self, a, b):
         """torch.fmod: the C remainder (the sign of a)."""

@@ -259,6 +259,35 @@ def Graph_FmodOp : Graph_BinaryOp<"fmod", "C remainder", Dyn_PromoteNumericRule,
                                   Dyn_Math<"FmodToPrim">> {
   let torchNames = ["aten.fmod"];
 }
+// div with a rounding mode (torch.div(rounding_mode=), floor_divide, //):
+// `trunc` rounds the quotient toward zero; `floor` is eager's div_floor: the
+// quotient of lhs minus its remainder, fixed up (not floor(lhs / rhs)).
+// Integers divide exactly (capture checks for zero divisors first). Floats
+// compute in f32 for f16/bf16; with `round_steps` each step's result is
+// rounded to the result type first, as eager's kernels do for a tensor
+// divisor (trunc on both devices, floor on the CPU; capture decides). A 0-d
+// operand of a wider float type than the result stands for a Python number.
+def Graph_DivRoundedOp : Graph_RegisteredOp<"div_rounded", "div_rounded", Dyn_MetaRule, Dyn_Broadcast,
+                                            Dyn_Composite<"DivRoundedToPrim", "Math">> {
+  let summary = "division rounded toward zero or down, as eager rounds it";
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs, StrAttr:$rounding_mode,
+                       BoolAttr:$round_steps);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      if (getRoundingMode() != "trunc" && getRoundingMode() != "floor")
+        return emitOpError("rounding_mode must be trunc or floor");
+      ::mlir::Type et = getType().getElementType();
+      if (!::llvm::isa<::mlir::FloatType>(et) &&
+          (tensorType(getLhs()).getElementType() != et || tensorType(getRhs()).getElementType() != et))
+        return emitOpError("integer operands must have the result's type");
+      return ::mlir::success();
+    }
+  }];
+  let eager = "_rt.div_rounded({lhs}, {rhs}, {rounding_mode})";
+}
 def Graph_HypotOp : Graph_BinaryOp<"hypot", "sqrt(lhs^2 + rhs^2) without overflow", Dyn_FloatRule,
                                    Dyn_Math<"HypotToPrim">>;
 def Graph_LogAddExpOp : Graph_BinaryOp<"logaddexp", "log(exp(lhs) + exp(rhs))", Dyn_FloatRule,
