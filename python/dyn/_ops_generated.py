@@ -500,6 +500,10 @@ OPS = {
         "triu", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.triu", "Tensor.triu", "aten.triu"), "input, diagonal=0, *, out=None",
         "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", ""),
+    "multi_margin_loss": OpDef(
+        "multi_margin_loss", "multi_margin_loss", ("input", "target", "weight"), (("p", "i64"), ("margin", "f64"), ("reduction", "str")),
+        (), "",
+        "meta", "meta", "MultiMarginLossToPrim (GraphToPrim/Losses.cpp)", ""),
     "norm_stats": OpDef(
         "norm_stats", "norm_stats", ("input",), (("dims", "i64_array"), ("eps", "f64")),
         (), "",
@@ -1011,6 +1015,7 @@ FAMILIES = {
     "distances": ("dist", "cdist", "pdist", "renorm"),
     "search": ("isin", "bucketize"),
     "triangle": ("tril", "triu"),
+    "multi_margin_loss": ("multi_margin_loss",),
     "norm_stats": ("norm_stats",),
     "view_scatter": ("as_strided_scatter",),
     "dropout_backward": ("dropout_backward",),
@@ -1141,6 +1146,7 @@ EXPR = {
     "bucketize": "torch.bucketize({input}, {boundaries}, right={right}, out_int32={out_int32})",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
+    "multi_margin_loss": "F.multi_margin_loss({input}, {target}, {p}, {margin}, {weight}, reduction={reduction})",
     "norm_stats": "_rt.norm_stats({input}, {dims}, {eps})",
     "as_strided_scatter": "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})",
     "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
@@ -1749,6 +1755,10 @@ def _triu(input, diagonal, *, dtype):
     return torch.triu(input, diagonal)
 
 
+def _multi_margin_loss(input, target, weight, p, margin, reduction, *, dtype):
+    return F.multi_margin_loss(input, target, p, margin, weight, reduction=reduction)
+
+
 def _norm_stats(input, dims, eps, *, dtype):
     return _rt.norm_stats(input, dims, eps)
 
@@ -2355,6 +2365,7 @@ EAGER = {
     "bucketize": _bucketize,
     "tril": _tril,
     "triu": _triu,
+    "multi_margin_loss": _multi_margin_loss,
     "norm_stats": _norm_stats,
     "as_strided_scatter": _as_strided_scatter,
     "dropout_backward": _dropout_backward,

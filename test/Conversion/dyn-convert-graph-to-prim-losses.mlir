@@ -85,3 +85,25 @@ func.func @soft_margin(%x: tensor<6xf32>, %t: tensor<6xf32>) -> tensor<f32> {
   %0 = graph.soft_margin_loss sum %x, %t : tensor<6xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// multi_margin_loss: x[t] gathered per sample, max(0, margin - x[t] + x)^2
+// weighted by w[t], the target's own class masked out by an iota, summed over
+// the classes and divided by C, then the mean over the samples.
+// CHECK-LABEL: func @multi_margin
+// CHECK: %[[T:.*]] = prim.reshape %{{.*}} : tensor<3xi64> -> tensor<3x1xi64>
+// CHECK: prim.gather %{{.*}} dim 1 index %[[T]] : tensor<3x4xf32>, tensor<3x1xi64> -> tensor<3x1xf32>
+// CHECK: %[[H:.*]] = prim.max
+// CHECK: prim.mul %[[H]], %[[H]]
+// CHECK: prim.gather %{{.*}} dim 0 index %{{.*}} : tensor<4xf32>, tensor<3xi64> -> tensor<3xf32>
+// CHECK: prim.iota dim 1 : tensor<3x4xi64>
+// CHECK: prim.ne
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<3x4xf32> -> tensor<3xf32>
+// CHECK: prim.div
+// CHECK: prim.reduce_sum %{{.*}} dims [0] : tensor<3xf32> -> tensor<f32>
+// CHECK: prim.div
+func.func @multi_margin(%x: tensor<3x4xf32>, %t: tensor<3xi64>, %w: tensor<4xf32>) -> tensor<f32> {
+  %0 = graph.multi_margin_loss %x, %t, %w {p = 2 : i64, margin = 1.0 : f64, reduction = "mean"} : (tensor<3x4xf32>, tensor<3xi64>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -43,7 +43,6 @@ DECOMPOSED = {
     "nn.functional.grid_sample": "the sampling arithmetic",
     "nn.functional.embedding_bag": "gathers, a mask and sums",
     # losses
-    "nn.functional.multi_margin_loss": "the margins as graph ops",
     "nn.functional.multilabel_margin_loss": "the margins as graph ops",
 }
 

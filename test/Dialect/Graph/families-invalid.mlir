@@ -213,3 +213,11 @@ func.func @bucketize_type(%x: tensor<5xf32>, %b: tensor<4xf32>) -> tensor<5xi64>
   %0 = graph.bucketize %x, %b {right = false, out_int32 = true} : tensor<5xf32>, tensor<4xf32> -> tensor<5xi64>
   return %0 : tensor<5xi64>
 }
+
+// -----
+
+func.func @multi_margin_p(%x: tensor<3x4xf32>, %t: tensor<3xi64>) -> tensor<f32> {
+  // expected-error @+1 {{p must be 1 or 2}}
+  %0 = graph.multi_margin_loss %x, %t {p = 3 : i64, margin = 1.0 : f64, reduction = "mean"} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -111,6 +111,23 @@ LogicalResult BucketizeOp::verify() {
   return success();
 }
 
+LogicalResult MultiMarginLossOp::verify() {
+  RankedTensorType x = tensorType(getInput());
+  if (x.getRank() != 2 || tensorType(getTarget()).getShape() != ArrayRef<int64_t>{x.getDimSize(0)})
+    return emitOpError("input must be [N, C] and target [N]");
+  if (getWeight() && tensorType(getWeight()) != RankedTensorType::get({x.getDimSize(1)}, x.getElementType()))
+    return emitOpError("weight must be [C] of the input's type");
+  if (getP() != 1 && getP() != 2)
+    return emitOpError("p must be 1 or 2");
+  StringRef r = getReduction();
+  if (r != "none" && r != "mean" && r != "sum")
+    return emitOpError("reduction must be none, mean or sum");
+  if (getType().getElementType() != x.getElementType() ||
+      getType().getShape() != (r == "none" ? ArrayRef<int64_t>{x.getDimSize(0)} : ArrayRef<int64_t>{}))
+    return emitOpError("result must be [N] of the input's type (none), else 0-d");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   RankedTensorType in = tensorType(getInput());
   if (failed(checkDims(*this, getDims(), in.getRank(), "reduction dim")))

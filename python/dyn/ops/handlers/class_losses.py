@@ -299,27 +299,26 @@ F_CL["poisson_nll_loss"] = _poisson_nll
 
 def _multi_margin(o, input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                   reduction="mean"):
-    """sum over classes d != t of max(0, margin - x[t] + x[d])^p (times weight[t]), divided by C."""
+    """graph.multi_margin_loss: sum over classes d != t of max(0, margin - x[t] + x[d])^p (times weight[t]),
+    divided by C."""
     _check_common(o, "multi_margin_loss", (input, target), reduction, size_average, reduce)
     _float_only("multi_margin_loss", input)
     if p not in (1, 2) or isinstance(p, bool):
         raise Unsupported("multi_margin_loss with p other than 1 or 2 (eager raises)")
     _check_target("multi_margin_loss", input, target, weight)
-    meta = _meta("multi_margin_loss", F.multi_margin_loss, input, target, p, margin, weight, reduction=reduction)
+    _meta("multi_margin_loss", F.multi_margin_loss, input, target, p, margin, weight, reduction=reduction)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        raise Unsupported(f"multi_margin_loss with margin={margin!r}")
     x = input if input.meta.dim() == 2 else o.reshape(input, (1, input.meta.numel()))
     t = o.reshape(target, (x.meta.shape[0],))
     n, c = x.meta.shape
-    xt = o.gather(x, 1, o.reshape(t, (n, 1)))  # [N, 1]
-    z = o.binary("add", o.binary("sub", float(margin), xt), x)
-    h = o.clamp(z, 0.0, None)
-    if p == 2:
-        h = o.binary("mul", h, h)
-    if weight is not None:
-        h = o.binary("mul", h, o.reshape(o.take_along(weight, 0, t, wraps=False), (n, 1)))
-    classes = o.dense(torch.arange(c).reshape(1, c))
-    h = o.where(o.binary("ne", classes, o.reshape(t, (n, 1))), h, o.full((), 0.0, h.meta.dtype))
-    loss = o.binary("div", o.reduce("sum", h, 1), float(c))
-    return _finish(o, o.reshape(loss, tuple(target.meta.shape) if input.meta.dim() == 2 else ()), reduction, meta)
+    o.check_index_range(t, c, wraps=False)  # eager raises on a class out of range
+    operands = [x, t] + ([o.reshape(weight, (c,))] if weight is not None else [])
+    shape = (n,) if reduction == "none" else ()
+    r = o.node("multi_margin_loss", operands, torch.empty(shape, dtype=x.meta.dtype, device="meta"), p=int(p),
+               margin=float(margin), reduction=reduction)
+    # an unbatched input's loss is 0-d with reduction none too (eager's kernel; its meta function says [1])
+    return o.reshape(r, tuple(target.meta.shape) if input.meta.dim() == 2 and reduction == "none" else ())
 
 
 F_CL["multi_margin_loss"] = _multi_margin

@@ -280,6 +280,23 @@ def Graph_BinaryCrossEntropyWithLogitsOp : Graph_PointwiseLossOp<"binary_cross_e
 def Graph_SoftMarginLossOp : Graph_PointwiseLossOp<"soft_margin_loss", "log(1 + exp(-t x))">;
 
 
+// multi_margin_loss of [N, C] scores and [N] class indices (capture views an
+// unbatched input as N = 1 and checks the targets' range before each run):
+// per sample, sum over classes d != t of max(0, margin - x[t] + x[d])^p
+// (times weight[t]), divided by C, in the input's type; mean and sum reduce
+// the samples (f16/bf16 accumulate in f32), `none` keeps them ([N]).
+def Graph_MultiMarginLossOp
+    : Graph_RegisteredOp<"multi_margin_loss", "multi_margin_loss", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_Composite<"MultiMarginLossToPrim", "Losses">> {
+  let summary = "the multi-class margin loss (F.multi_margin_loss)";
+  let arguments = (ins Graph_FloatTensor:$input, RankedTensorOf<[I64]>:$target,
+                       Optional<Graph_FloatTensor>:$weight, I64Attr:$p, F64Attr:$margin, StrAttr:$reduction);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let eager = "F.multi_margin_loss({input}, {target}, {p}, {margin}, {weight}, reduction={reduction})";
+}
+
 // nll_loss: -weight[t] * input[t] per target element (the class dim is 1, or
 // 0 for an unbatched input), 0 where t == ignore_index; `mean` divides the sum
 // by the summed weights of the elements not ignored. Class indices out of
