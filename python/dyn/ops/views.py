@@ -167,18 +167,17 @@ class ViewOps:
         return self.reshape(self.gather(flat, 0, self.dense(pos.reshape(-1)), checked=True), tuple(pos.shape))
 
     def static_put(self, x, pos, src):
-        """A new tensor: x with src (broadcast to pos's shape) written at the constant positions pos. Where
-        each element of x reads from (the last write where positions repeat) is computed now, so the graph
-        gathers: O(x's size), no scatter."""
-        shape, n, m = tuple(x.meta.shape), x.meta.numel(), pos.numel()
-        if n == 0 or m == 0:
+        """A new tensor: x with src (broadcast to pos's shape) written at the constant positions pos, a strided
+        view of x's row-major element numbers (the last write winning where positions repeat): one
+        graph.as_strided_scatter, which GraphToPrim/Scatter.cpp decomposes into a gather and a select."""
+        if x.meta.numel() == 0 or pos.numel() == 0:
             return self.copy(x)
-        src = self.reshape(self.expand(self.convert(src, x.meta.dtype), tuple(pos.shape)), (m,))
-        inv = torch.full((n,), -1, dtype=torch.int64).scatter_reduce(0, pos.reshape(-1), torch.arange(m), "amax")
-        picked = self.gather(src, 0, self.dense(inv.clamp(min=0)), checked=True)
-        if bool((inv >= 0).all()):
-            return self.reshape(picked, shape)
-        return self.reshape(self.where(self.dense(inv >= 0), picked, self.reshape(x, (n,))), shape)
+        size, stride, offset = tuple(pos.shape), tuple(pos.stride()), pos.storage_offset()
+        if not torch.equal(torch.arange(x.meta.numel()).as_strided(size, stride, offset), pos):
+            raise Unsupported("a write at positions that are not a strided view of the tensor")
+        src = self.expand(self.convert(src, x.meta.dtype), size)
+        meta = torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        return self.node("as_strided_scatter", [x, src], meta, size=size, stride=stride, storage_offset=offset)
 
     # -- memory formats: channels_last tensors ------------------------------------------------------------
     _FORMATS = {torch.channels_last: (0, 2, 3, 1), torch.channels_last_3d: (0, 2, 3, 4, 1)}

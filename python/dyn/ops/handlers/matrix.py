@@ -53,17 +53,6 @@ def _zeros(o, shape, dtype):
     return o.full(tuple(shape), False if dtype == torch.bool else 0, dtype)
 
 
-def _put(o, x, pos, src):
-    """x with src (broadcast to pos's shape) written at pos, a strided view of x's row-major element numbers
-    (the last write winning where positions repeat): graph.as_strided_scatter."""
-    if x.meta.numel() == 0 or pos.numel() == 0:
-        return o.copy(x)
-    src = o.expand(o.convert(src, x.meta.dtype), tuple(pos.shape))
-    meta = torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
-    return o.node("as_strided_scatter", [x, src], meta, size=tuple(pos.shape), stride=tuple(pos.stride()),
-                  storage_offset=pos.storage_offset())
-
-
 def _diag_embed(o, x, offset=0, dim1=-2, dim2=-1):
     """x's last dim on the diagonal (offset, dim1, dim2) of new zero matrices."""
     o.check(x)
@@ -71,7 +60,7 @@ def _diag_embed(o, x, offset=0, dim1=-2, dim2=-1):
     meta = _eager("diag_embed", torch.diag_embed, x, offset, dim1, dim2)
     z = _zeros(o, meta.shape, x.meta.dtype)
     pos = torch.arange(meta.numel()).reshape(tuple(meta.shape)).diagonal(offset, dim1, dim2)
-    return _put(o, z, pos, x)
+    return o.static_put(z, pos, x)
 
 
 def _diag(o, x, diagonal=0, *, out=None):
@@ -83,7 +72,7 @@ def _diag(o, x, diagonal=0, *, out=None):
         return _out(o, out, o.static_take(x, _positions(x).diagonal(diagonal)), x)
     z = _zeros(o, meta.shape, x.meta.dtype)
     pos = torch.arange(meta.numel()).reshape(tuple(meta.shape)).diagonal(diagonal)
-    return _out(o, out, _put(o, z, pos, x), x)
+    return _out(o, out, o.static_put(z, pos, x), x)
 
 
 def _diagflat(o, x, offset=0):
@@ -111,7 +100,7 @@ def _scatter_into(what, fn, positions):
         pos = positions(o, x, *args, **kwargs)
         if tuple(pos.shape) != tuple(src.meta.shape) or src.meta.dtype != x.meta.dtype:
             raise Unsupported(f"{what} with a src of another shape or dtype (eager raises)")
-        r = _put(o, x, pos, src)
+        r = o.static_put(x, pos, src)
         assert tuple(r.meta.shape) == tuple(meta.shape)
         return r
     return h

@@ -8,7 +8,6 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
-from ..tensor import TensorVar
 
 F_R = {}  # torch.nn.functional name -> handler
 
