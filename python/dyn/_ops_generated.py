@@ -504,6 +504,10 @@ OPS = {
         "multi_margin_loss", "multi_margin_loss", ("input", "target", "weight"), (("p", "i64"), ("margin", "f64"), ("reduction", "str")),
         (), "",
         "meta", "meta", "MultiMarginLossToPrim (GraphToPrim/Losses.cpp)", ""),
+    "multilabel_margin_loss": OpDef(
+        "multilabel_margin_loss", "multilabel_margin_loss", ("input", "target"), (("reduction", "str"),),
+        (), "",
+        "keeps_element", "meta", "MultilabelMarginLossToPrim (GraphToPrim/Losses.cpp)", ""),
     "norm_stats": OpDef(
         "norm_stats", "norm_stats", ("input",), (("dims", "i64_array"), ("eps", "f64")),
         (), "",
@@ -512,6 +516,18 @@ OPS = {
         "as_strided_scatter", "view_scatter", ("input", "src"), (("size", "i64_array"), ("stride", "i64_array"), ("storage_offset", "i64")),
         (), "",
         "keeps_element", "meta", "AsStridedScatterToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "index_add": OpDef(
+        "index_add", "index_add", ("input", "index", "source"), (("dim", "i64"), ("alpha", "f64")),
+        (), "",
+        "keeps_element", "meta", "IndexAddToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "masked_scatter": OpDef(
+        "masked_scatter", "masked_scatter", ("input", "mask", "source"), (),
+        (), "",
+        "keeps_element", "meta", "MaskedScatterToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "histc": OpDef(
+        "histc", "histc", ("input",), (("bins", "i64"), ("min", "f64"), ("max", "f64")),
+        (), "",
+        "keeps_element", "meta", "HistcToPrim (GraphToPrim/Scatter.cpp)", ""),
     "dropout_backward": OpDef(
         "dropout_backward", "dropout_backward", ("input", "mask"), (("scale", "f64"),),
         ("aten.native_dropout_backward",), "",
@@ -1016,8 +1032,12 @@ FAMILIES = {
     "search": ("isin", "bucketize"),
     "triangle": ("tril", "triu"),
     "multi_margin_loss": ("multi_margin_loss",),
+    "multilabel_margin_loss": ("multilabel_margin_loss",),
     "norm_stats": ("norm_stats",),
     "view_scatter": ("as_strided_scatter",),
+    "index_add": ("index_add",),
+    "masked_scatter": ("masked_scatter",),
+    "histc": ("histc",),
     "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
@@ -1147,8 +1167,12 @@ EXPR = {
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
     "multi_margin_loss": "F.multi_margin_loss({input}, {target}, {p}, {margin}, {weight}, reduction={reduction})",
+    "multilabel_margin_loss": "F.multilabel_margin_loss({input}, {target}, reduction={reduction})",
     "norm_stats": "_rt.norm_stats({input}, {dims}, {eps})",
     "as_strided_scatter": "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})",
+    "index_add": "torch.index_add({input}, {dim}, {index}, {source}, alpha={alpha})",
+    "masked_scatter": "torch.masked_scatter({input}, {mask}, {source})",
+    "histc": "torch.histc({input}, {bins}, {min}, {max})",
     "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
     "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
@@ -1759,12 +1783,28 @@ def _multi_margin_loss(input, target, weight, p, margin, reduction, *, dtype):
     return F.multi_margin_loss(input, target, p, margin, weight, reduction=reduction)
 
 
+def _multilabel_margin_loss(input, target, reduction, *, dtype):
+    return F.multilabel_margin_loss(input, target, reduction=reduction)
+
+
 def _norm_stats(input, dims, eps, *, dtype):
     return _rt.norm_stats(input, dims, eps)
 
 
 def _as_strided_scatter(input, src, size, stride, storage_offset, *, dtype):
     return torch.as_strided_scatter(input.contiguous(), src, size, stride, storage_offset)
+
+
+def _index_add(input, index, source, dim, alpha, *, dtype):
+    return torch.index_add(input, dim, index, source, alpha=alpha)
+
+
+def _masked_scatter(input, mask, source, *, dtype):
+    return torch.masked_scatter(input, mask, source)
+
+
+def _histc(input, bins, min, max, *, dtype):
+    return torch.histc(input, bins, min, max)
 
 
 def _dropout_backward(input, mask, scale, *, dtype):
@@ -2366,8 +2406,12 @@ EAGER = {
     "tril": _tril,
     "triu": _triu,
     "multi_margin_loss": _multi_margin_loss,
+    "multilabel_margin_loss": _multilabel_margin_loss,
     "norm_stats": _norm_stats,
     "as_strided_scatter": _as_strided_scatter,
+    "index_add": _index_add,
+    "masked_scatter": _masked_scatter,
+    "histc": _histc,
     "dropout_backward": _dropout_backward,
     "sort": _sort,
     "argsort": _argsort,

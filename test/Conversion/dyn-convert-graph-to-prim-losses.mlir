@@ -107,3 +107,25 @@ func.func @multi_margin(%x: tensor<3x4xf32>, %t: tensor<3xi64>, %w: tensor<4xf32
   %0 = graph.multi_margin_loss %x, %t, %w {p = 2 : i64, margin = 1.0 : f64, reduction = "mean"} : (tensor<3x4xf32>, tensor<3xi64>, tensor<4xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// multilabel_margin_loss: the targets before the first negative one (a
+// triangular count of the negatives), the classes that are no such target,
+// max(0, 1 - x[t_j] + x[i]) over [N, j, i], summed, / C, / N.
+// CHECK-LABEL: func @multilabel_margin
+// CHECK: prim.lt %arg1
+// CHECK: %[[SEEN:.*]] = prim.reduce_sum %{{.*}} dims [2] : tensor<2x3x3xi64> -> tensor<2x3xi64>
+// CHECK: %[[VALID:.*]] = prim.eq %[[SEEN]]
+// CHECK: %[[SAFE:.*]] = prim.select %[[VALID]], %arg1
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<2x3x3xi64> -> tensor<2x3xi64>
+// CHECK: prim.gather %arg0 dim 1 index %[[SAFE]] : tensor<2x3xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+// CHECK: prim.max
+// CHECK: prim.reduce_sum %{{.*}} dims [1, 2] : tensor<2x3x3xf32> -> tensor<2xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [0] : tensor<2xf32> -> tensor<f32>
+// CHECK: prim.div
+// CHECK: prim.div
+func.func @multilabel_margin(%x: tensor<2x3xf32>, %t: tensor<2x3xi64>) -> tensor<f32> {
+  %0 = graph.multilabel_margin_loss %x, %t {reduction = "mean"} : tensor<2x3xf32>, tensor<2x3xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}

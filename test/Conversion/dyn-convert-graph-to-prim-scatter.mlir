@@ -130,3 +130,59 @@ func.func @scatter_wraps(%x: tensor<4xf32>, %i: tensor<2xi64>, %s: tensor<2xf32>
   %0 = graph.scatter none %x dim 0 index %i src %s wraps : tensor<4xf32>, tensor<2xi64>, tensor<2xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// index_add: source times alpha, the 1-D index broadcast along dim 0 to
+// source's shape, then graph.scatter's sum with the input included.
+// CHECK-LABEL: func @index_add
+// CHECK: %[[A:.*]] = prim.constant dense<2.000000e+00> : tensor<2x3xf32>
+// CHECK: %[[S:.*]] = prim.mul %arg2, %[[A]] : tensor<2x3xf32>
+// CHECK: %[[I:.*]] = prim.broadcast_in_dim %arg1 dims [0] : tensor<2xi64> -> tensor<2x3xi64>
+// CHECK: prim.broadcast_in_dim %[[I]] dims [1, 2] : tensor<2x3xi64> -> tensor<5x2x3xi64>
+// CHECK: prim.broadcast_in_dim %[[S]] dims [1, 2] : tensor<2x3xf32> -> tensor<5x2x3xf32>
+// CHECK: %[[AGG:.*]] = prim.reduce_sum %{{.*}} dims [1] : tensor<5x2x3xf32> -> tensor<5x3xf32>
+// CHECK: prim.add %arg0, %[[AGG]] : tensor<5x3xf32>
+func.func @index_add(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %s: tensor<2x3xf32>) -> tensor<5x3xf32> {
+  %0 = graph.index_add %x, %i, %s {dim = 0 : i64, alpha = 2.0 : f64} : tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// masked_scatter: the running count of the mask (j <= i over [6, 6]) less
+// one picks source's element where the mask is set.
+// CHECK-LABEL: func @masked_scatter
+// CHECK: %[[M:.*]] = prim.reshape %arg1 : tensor<2x3xi1> -> tensor<6xi1>
+// CHECK: %[[X:.*]] = prim.reshape %arg0 : tensor<2x3xf32> -> tensor<6xf32>
+// CHECK: prim.le %{{.*}}, %{{.*}} : tensor<6x6xi64> -> tensor<6x6xi1>
+// CHECK: %[[K:.*]] = prim.reduce_sum %{{.*}} dims [1] : tensor<6x6xi64> -> tensor<6xi64>
+// CHECK: %[[K1:.*]] = prim.sub %[[K]]
+// CHECK: %[[AT:.*]] = prim.max %[[K1]]
+// CHECK: %[[P:.*]] = prim.gather %arg2 dim 0 index %[[AT]] : tensor<8xf32>, tensor<6xi64> -> tensor<6xf32>
+// CHECK: %[[R:.*]] = prim.select %[[M]], %[[P]], %[[X]]
+// CHECK: prim.reshape %[[R]] : tensor<6xf32> -> tensor<2x3xf32>
+func.func @masked_scatter(%x: tensor<2x3xf32>, %m: tensor<2x3xi1>, %s: tensor<8xf32>) -> tensor<2x3xf32> {
+  %0 = graph.masked_scatter %x, %m, %s : tensor<2x3xf32>, tensor<2x3xi1>, tensor<8xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// histc with min == max: the elements' own range (widened where it is one
+// value), each element's bin (x - lo) * bins / (hi - lo) truncated, hi in the
+// last bin, outside -1; ones summed per bin.
+// CHECK-LABEL: func @histc
+// CHECK: %[[V:.*]] = prim.reshape %arg0 : tensor<2x3xf32> -> tensor<6xf32>
+// CHECK: %[[MN:.*]] = prim.reduce_min %[[V]] dims [0] : tensor<6xf32> -> tensor<f32>
+// CHECK: %[[MX:.*]] = prim.reduce_max %[[V]] dims [0] : tensor<6xf32> -> tensor<f32>
+// CHECK: prim.eq %[[MN]], %[[MX]] : tensor<f32> -> tensor<i1>
+// CHECK: %[[BIN:.*]] = prim.div
+// CHECK: prim.constant dense<3> : tensor<6xi64>
+// CHECK: prim.convert_element_type %[[BIN]] : tensor<6xf32> -> tensor<6xi64>
+// CHECK: prim.constant dense<-1> : tensor<6xi64>
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<4x6xf32> -> tensor<4xf32>
+func.func @histc(%x: tensor<2x3xf32>) -> tensor<4xf32> {
+  %0 = graph.histc %x {bins = 4 : i64, min = 0.0 : f64, max = 0.0 : f64} : tensor<2x3xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

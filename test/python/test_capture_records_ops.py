@@ -31,19 +31,13 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
     # indexing: alpha as a multiply, bounds as where, then the gather or scatter
-    "index_add": "mul by alpha and scatter",
     "_unsafe_masked_index": "index clamps and a masked gather",
     "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
-    "masked_scatter": "cumulative count, gather and where",
-    # counting
-    "histc": "bin arithmetic and scatter",
     # float bits, sampling and resampling
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
     "nn.functional.grid_sample": "the sampling arithmetic",
     "nn.functional.embedding_bag": "gathers, a mask and sums",
-    # losses
-    "nn.functional.multilabel_margin_loss": "the margins as graph ops",
 }
 
 

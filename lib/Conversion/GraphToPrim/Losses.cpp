@@ -210,6 +210,68 @@ struct MultiMarginLossToPrim : OpConversionPattern<graph::MultiMarginLossOp> {
   }
 };
 
+/// Per sample n, over [N, j, i]: j a target slot before the first negative
+/// target (a triangular count of the negatives), i a class that is no valid
+/// target; max(0, 1 - x[t_j] + x[i]) summed in the accumulate type, / C; mean
+/// and sum add the samples' sums first (eager's order).
+struct MultilabelMarginLossToPrim : OpConversionPattern<graph::MultilabelMarginLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::MultilabelMarginLossOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), t = adaptor.getTarget();
+    RankedTensorType xt = tensorType(x);
+    Type et = xt.getElementType(), i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
+    int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+    auto nc = RankedTensorType::get({n, c}, i64);
+    auto cube = RankedTensorType::get({n, c, c}, i64);
+    auto wide = [&](Value v, ArrayRef<int64_t> dims) {
+      return prim::BroadcastInDimOp::create(rewriter, loc, cube.clone(tensorType(v).getElementType()), v, dims);
+    };
+    auto i1s = [&](RankedTensorType ty) { return ty.clone(i1); };
+    // valid[n, j]: no negative target among t[n, 0..j]
+    Value neg = pb.convert(prim::LtOp::create(rewriter, loc, i1s(nc), t, pb.splat(nc, 0.0)), i64);
+    Value upTo = prim::LeOp::create(rewriter, loc, i1s(cube), prim::IotaOp::create(rewriter, loc, cube, 2),
+                                    prim::IotaOp::create(rewriter, loc, cube, 1));  // [n, j, k]: k <= j
+    Value seen = prim::ReduceSumOp::create(
+        rewriter, loc, nc, prim::SelectOp::create(rewriter, loc, cube, upTo, wide(neg, {0, 2}), pb.splat(cube, 0.0)),
+        ArrayRef<int64_t>{2});
+    Value valid = prim::EqOp::create(rewriter, loc, i1s(nc), seen, pb.splat(nc, 0.0));
+    Value safe = prim::SelectOp::create(rewriter, loc, nc, valid, t, pb.splat(nc, 0.0));
+    // [n, j, i]: class i is target j (a valid one); is_target[n, i] counts them
+    Value validW = wide(valid, {0, 1});
+    Value hit = prim::AndOp::create(rewriter, loc, i1s(cube),
+                                    prim::EqOp::create(rewriter, loc, i1s(cube), wide(safe, {0, 1}),
+                                                       prim::IotaOp::create(rewriter, loc, cube, 2)),
+                                    validW);
+    Value hits = prim::ReduceSumOp::create(rewriter, loc, nc, pb.convert(hit, i64), ArrayRef<int64_t>{1});
+    Value other = prim::EqOp::create(rewriter, loc, i1s(nc), hits, pb.splat(nc, 0.0));  // [n, i]: no target
+    RankedTensorType acc = opmathType(RankedTensorType::get({n, c, c}, et));
+    Value picked = prim::GatherOp::create(rewriter, loc, xt, x, 1, safe);  // x[n, t_j]
+    Pointwise p{pb, acc};
+    Value z = p.add(p.sub(p.c(1.0), wide(pb.convert(picked, acc.getElementType()), {0, 1})),
+                    wide(pb.convert(x, acc.getElementType()), {0, 2}));
+    z = p.max(z, p.c(0.0));
+    Value keep = prim::AndOp::create(rewriter, loc, i1s(acc), validW, wide(other, {0, 2}));
+    z = p.select(keep, z, p.c(0.0));
+    auto rows = RankedTensorType::get({n}, acc.getElementType());
+    Value sums = prim::ReduceSumOp::create(rewriter, loc, rows, z, ArrayRef<int64_t>{1, 2});
+    StringRef reduction = op.getReduction();
+    Value loss = sums;
+    if (reduction != "none") {
+      auto scalar = RankedTensorType::get({}, acc.getElementType());
+      loss = prim::ReduceSumOp::create(rewriter, loc, scalar, sums, ArrayRef<int64_t>{0});
+    }
+    RankedTensorType lt = tensorType(loss);
+    loss = prim::DivOp::create(rewriter, loc, lt, loss, pb.splat(lt, (double)c));
+    if (reduction == "mean")
+      loss = prim::DivOp::create(rewriter, loc, lt, loss, pb.splat(lt, (double)n));
+    rewriter.replaceOp(op, pb.convert(loss, et));
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateLossPatterns(RewritePatternSet &patterns) {

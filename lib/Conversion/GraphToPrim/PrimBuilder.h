@@ -81,6 +81,12 @@ struct Pointwise {
   mlir::Value in(mlir::Value v) { return pb.promote(v, type); }
 };
 
+/// graph.scatter's decomposition (Scatter.cpp): src (index's shape) combined
+/// by `kind` at index along d into input; index_add, histc and embedding_bag
+/// build on it.
+mlir::Value buildScatter(PrimBuilder &pb, mlir::Value input, mlir::Value index, mlir::Value src,
+                         graph::ScatterReduce kind, int64_t d, bool includeSelf, bool wraps);
+
 // One per op family.
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populateMathPatterns(mlir::RewritePatternSet &patterns);

@@ -69,121 +69,126 @@ Value fitToInput(PrimBuilder &pb, Value v, ArrayRef<int64_t> indexShape,
                              low, high, llvm::APFloat(fill));
 }
 
+} // namespace
+
+Value dyn::graph_to_prim::buildScatter(PrimBuilder &pb, Value input, Value indexIn, Value srcIn,
+                                       graph::ScatterReduce kind, int64_t d, bool self, bool wraps) {
+  OpBuilder &rewriter = pb.b;
+  Location loc = pb.loc;
+  RankedTensorType inType = tensorType(input);
+  ArrayRef<int64_t> inShape = inType.getShape();
+  ArrayRef<int64_t> indexShape = tensorType(indexIn).getShape();
+  int64_t rank = inType.getRank();
+  if (inType.getNumElements() == 0 || tensorType(indexIn).getNumElements() == 0)
+    return input;  // nothing is written
+  Type i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
+  // [..., j, k, ...]: the result's dims with the K candidates next to d
+  SmallVector<int64_t> wideShape(inShape);
+  wideShape.insert(wideShape.begin() + d + 1, indexShape[d]);
+  RankedTensorType wideI64 = RankedTensorType::get(wideShape, i64);
+  SmallVector<int64_t> spreadDims;  // where a candidate-shaped tensor's dims go in the wide shape
+  for (int64_t e = 0; e < rank; ++e)
+    spreadDims.push_back(e < d ? e : e + 1);
+  auto spread = [&](Value v) {
+    return prim::BroadcastInDimOp::create(
+        rewriter, loc, RankedTensorType::get(wideShape, tensorType(v).getElementType()), v,
+        spreadDims);
+  };
+  Value index = pb.convert(indexIn, i64);
+  if (wraps) {  // a negative index counts from the end
+    Pointwise p{pb, tensorType(index)};
+    index = p.select(p.cmp<prim::LtOp>(index, p.c(0)), p.add(index, p.c((double)inShape[d])), index);
+  }
+  index = fitToInput(pb, index, indexShape, inShape, d, -1.0);
+  Value mask = prim::EqOp::create(rewriter, loc, wideI64.clone(i1), spread(index),
+                                  prim::IotaOp::create(rewriter, loc, wideI64, d));
+  SmallVector<int64_t> reduced{d + 1};
+  RankedTensorType resI64 = inType.clone(i64), resBool = inType.clone(i1);
+
+  if (kind == graph::ScatterReduce::none) {
+    // the last candidate k that matches, gathered from src
+    Value k = prim::IotaOp::create(rewriter, loc, wideI64, d + 1);
+    Value cand = prim::SelectOp::create(rewriter, loc, wideI64, mask, k, pb.splat(wideI64, -1.0));
+    Value last = prim::ReduceMaxOp::create(rewriter, loc, resI64, cand, reduced);
+    Value hit = prim::GeOp::create(rewriter, loc, resBool, last, pb.splat(resI64, 0.0));
+    Value pos = prim::MaxOp::create(rewriter, loc, resI64, last, pb.splat(resI64, 0.0));
+    Value src = fitToInput(pb, srcIn, indexShape, inShape, d, 0.0);
+    Value picked = prim::GatherOp::create(rewriter, loc, inType, src, d, pos);
+    return prim::SelectOp::create(rewriter, loc, inType, hit, picked, input);
+  }
+
+  Type et = inType.getElementType(), ct = computeType(rewriter, et);
+  RankedTensorType res = inType.clone(ct), wide = RankedTensorType::get(wideShape, ct);
+  Value src = fitToInput(pb, pb.convert(srcIn, ct), indexShape, inShape, d, 0.0);
+  Value masked = prim::SelectOp::create(rewriter, loc, wide, mask, spread(src),
+                                        identity(pb, wide, kind));
+  Value agg;
+  switch (kind) {
+  case graph::ScatterReduce::prod:
+    agg = prim::ReduceProdOp::create(rewriter, loc, res, masked, reduced);
+    break;
+  case graph::ScatterReduce::amax:
+    agg = prim::ReduceMaxOp::create(rewriter, loc, res, masked, reduced);
+    break;
+  case graph::ScatterReduce::amin:
+    agg = prim::ReduceMinOp::create(rewriter, loc, res, masked, reduced);
+    break;
+  default:
+    agg = prim::ReduceSumOp::create(rewriter, loc, res, masked, reduced);
+    break;
+  }
+  // how many candidates each position received
+  Value ones = prim::SelectOp::create(rewriter, loc, wideI64, mask, pb.splat(wideI64, 1.0),
+                                      pb.splat(wideI64, 0.0));
+  Value count = prim::ReduceSumOp::create(rewriter, loc, resI64, ones, reduced);
+  Value x = pb.convert(input, ct);
+  Pointwise p{pb, res};
+  Value combined;
+  switch (kind) {
+  case graph::ScatterReduce::sum:
+    combined = self ? p.add(x, agg) : agg;
+    break;
+  case graph::ScatterReduce::prod:
+    combined = self ? p.mul(x, agg) : agg;
+    break;
+  case graph::ScatterReduce::amax:
+    combined = self ? p.max(x, agg) : agg;
+    break;
+  case graph::ScatterReduce::amin:
+    combined = self ? p.min(x, agg) : agg;
+    break;
+  default: {  // mean: the sum over the count (the input counting as one with include_self)
+    Value num = self ? p.add(x, agg) : agg;
+    Value den = pb.convert(count, ct);
+    if (self)
+      den = p.add(den, p.c(1.0));
+    den = p.max(den, p.c(1.0));
+    combined = p.div(num, den);
+    if (!isa<FloatType>(ct)) {  // integer division rounds down (prim's truncates)
+      Value inexact = p.cmp<prim::NeOp>(p.mul(combined, den), num);
+      Value negative = p.cmp<prim::LtOp>(num, p.c(0.0));
+      Value down = prim::AndOp::create(rewriter, loc, res.clone(i1), inexact, negative);
+      combined = p.select(down, p.sub(combined, p.c(1.0)), combined);
+    }
+    break;
+  }
+  }
+  if (!self) {  // positions nothing is written to keep the input
+    Value written = prim::GtOp::create(rewriter, loc, resBool, count, pb.splat(resI64, 0.0));
+    combined = p.select(written, combined, x);
+  }
+  return pb.convert(combined, et);
+}
+
+namespace {
+
 struct ScatterToPrim : OpConversionPattern<graph::ScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::ScatterOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
-    Location loc = op.getLoc();
-    Value input = adaptor.getInput();
-    RankedTensorType inType = tensorType(input);
-    ArrayRef<int64_t> inShape = inType.getShape();
-    ArrayRef<int64_t> indexShape = tensorType(adaptor.getIndex()).getShape();
-    int64_t d = op.getDim(), rank = inType.getRank();
-    if (inType.getNumElements() == 0 || tensorType(adaptor.getIndex()).getNumElements() == 0) {
-      rewriter.replaceOp(op, input);  // nothing is written
-      return success();
-    }
-    Type i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
-    // [..., j, k, ...]: the result's dims with the K candidates next to d
-    SmallVector<int64_t> wideShape(inShape);
-    wideShape.insert(wideShape.begin() + d + 1, indexShape[d]);
-    RankedTensorType wideI64 = RankedTensorType::get(wideShape, i64);
-    SmallVector<int64_t> spreadDims;  // where a candidate-shaped tensor's dims go in the wide shape
-    for (int64_t e = 0; e < rank; ++e)
-      spreadDims.push_back(e < d ? e : e + 1);
-    auto spread = [&](Value v) {
-      return prim::BroadcastInDimOp::create(
-          rewriter, loc, RankedTensorType::get(wideShape, tensorType(v).getElementType()), v,
-          spreadDims);
-    };
-    Value index = pb.convert(adaptor.getIndex(), i64);
-    if (op.getWraps()) {  // a negative index counts from the end
-      Pointwise p{pb, tensorType(index)};
-      index = p.select(p.cmp<prim::LtOp>(index, p.c(0)), p.add(index, p.c((double)inShape[d])), index);
-    }
-    index = fitToInput(pb, index, indexShape, inShape, d, -1.0);
-    Value mask = prim::EqOp::create(rewriter, loc, wideI64.clone(i1), spread(index),
-                                    prim::IotaOp::create(rewriter, loc, wideI64, d));
-    SmallVector<int64_t> reduced{d + 1};
-    RankedTensorType resI64 = inType.clone(i64), resBool = inType.clone(i1);
-    graph::ScatterReduce kind = op.getReduce();
-
-    if (kind == graph::ScatterReduce::none) {
-      // the last candidate k that matches, gathered from src
-      Value k = prim::IotaOp::create(rewriter, loc, wideI64, d + 1);
-      Value cand = prim::SelectOp::create(rewriter, loc, wideI64, mask, k, pb.splat(wideI64, -1.0));
-      Value last = prim::ReduceMaxOp::create(rewriter, loc, resI64, cand, reduced);
-      Value hit = prim::GeOp::create(rewriter, loc, resBool, last, pb.splat(resI64, 0.0));
-      Value pos = prim::MaxOp::create(rewriter, loc, resI64, last, pb.splat(resI64, 0.0));
-      Value src = fitToInput(pb, adaptor.getSrc(), indexShape, inShape, d, 0.0);
-      Value picked = prim::GatherOp::create(rewriter, loc, inType, src, d, pos);
-      rewriter.replaceOpWithNewOp<prim::SelectOp>(op, inType, hit, picked, input);
-      return success();
-    }
-
-    Type et = inType.getElementType(), ct = computeType(rewriter, et);
-    RankedTensorType res = inType.clone(ct), wide = RankedTensorType::get(wideShape, ct);
-    Value src = fitToInput(pb, pb.convert(adaptor.getSrc(), ct), indexShape, inShape, d, 0.0);
-    Value masked = prim::SelectOp::create(rewriter, loc, wide, mask, spread(src),
-                                          identity(pb, wide, kind));
-    Value agg;
-    switch (kind) {
-    case graph::ScatterReduce::prod:
-      agg = prim::ReduceProdOp::create(rewriter, loc, res, masked, reduced);
-      break;
-    case graph::ScatterReduce::amax:
-      agg = prim::ReduceMaxOp::create(rewriter, loc, res, masked, reduced);
-      break;
-    case graph::ScatterReduce::amin:
-      agg = prim::ReduceMinOp::create(rewriter, loc, res, masked, reduced);
-      break;
-    default:
-      agg = prim::ReduceSumOp::create(rewriter, loc, res, masked, reduced);
-      break;
-    }
-    // how many candidates each position received
-    Value ones = prim::SelectOp::create(rewriter, loc, wideI64, mask, pb.splat(wideI64, 1.0),
-                                        pb.splat(wideI64, 0.0));
-    Value count = prim::ReduceSumOp::create(rewriter, loc, resI64, ones, reduced);
-    Value x = pb.convert(input, ct);
-    Pointwise p{pb, res};
-    bool self = op.getIncludeSelf();
-    Value combined;
-    switch (kind) {
-    case graph::ScatterReduce::sum:
-      combined = self ? p.add(x, agg) : agg;
-      break;
-    case graph::ScatterReduce::prod:
-      combined = self ? p.mul(x, agg) : agg;
-      break;
-    case graph::ScatterReduce::amax:
-      combined = self ? p.max(x, agg) : agg;
-      break;
-    case graph::ScatterReduce::amin:
-      combined = self ? p.min(x, agg) : agg;
-      break;
-    default: {  // mean: the sum over the count (the input counting as one with include_self)
-      Value num = self ? p.add(x, agg) : agg;
-      Value den = pb.convert(count, ct);
-      if (self)
-        den = p.add(den, p.c(1.0));
-      den = p.max(den, p.c(1.0));
-      combined = p.div(num, den);
-      if (!isa<FloatType>(ct)) {  // integer division rounds down (prim's truncates)
-        Value inexact = p.cmp<prim::NeOp>(p.mul(combined, den), num);
-        Value negative = p.cmp<prim::LtOp>(num, p.c(0.0));
-        Value down = prim::AndOp::create(rewriter, loc, res.clone(i1), inexact, negative);
-        combined = p.select(down, p.sub(combined, p.c(1.0)), combined);
-      }
-      break;
-    }
-    }
-    if (!self) {  // positions nothing is written to keep the input
-      Value written = prim::GtOp::create(rewriter, loc, resBool, count, pb.splat(resI64, 0.0));
-      combined = p.select(written, combined, x);
-    }
-    rewriter.replaceOp(op, pb.convert(combined, et));
+    rewriter.replaceOp(op, buildScatter(pb, adaptor.getInput(), adaptor.getIndex(), adaptor.getSrc(),
+                                        op.getReduce(), op.getDim(), op.getIncludeSelf(), op.getWraps()));
     return success();
   }
 };
@@ -241,6 +246,122 @@ struct AsStridedScatterToPrim : OpConversionPattern<graph::AsStridedScatterOp> {
     if (type.getRank() != 1)
       r = prim::ReshapeOp::create(rewriter, loc, type, r);
     rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// index_add: source * alpha (rounded in the element type; an unsigned type
+/// takes alpha modulo 2^width, as eager's conversion) summed in at the index,
+/// broadcast along dim to source's shape.
+struct IndexAddToPrim : OpConversionPattern<graph::IndexAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::IndexAddOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Value src = adaptor.getSource();
+    RankedTensorType st = tensorType(src);
+    Type et = st.getElementType();
+    double alpha = op.getAlpha().convertToDouble();
+    if (alpha != 1.0) {
+      Attribute a;
+      if (auto ft = dyn_cast<FloatType>(et))
+        a = FloatAttr::get(ft, alpha);
+      else
+        a = IntegerAttr::get(et, APInt(et.getIntOrFloatBitWidth(), (uint64_t)(int64_t)alpha,
+                                       /*isSigned=*/false, /*implicitTrunc=*/true));
+      Value c = prim::ConstantOp::create(rewriter, op.getLoc(), DenseElementsAttr::get(st, a));
+      src = prim::MulOp::create(rewriter, op.getLoc(), st, src, c);
+    }
+    int64_t d = op.getDim();
+    RankedTensorType it = tensorType(adaptor.getIndex());
+    Value index = prim::BroadcastInDimOp::create(rewriter, op.getLoc(), st.clone(it.getElementType()),
+                                                 adaptor.getIndex(), ArrayRef<int64_t>{d});
+    rewriter.replaceOp(op, buildScatter(pb, adaptor.getInput(), index, src, graph::ScatterReduce::sum, d,
+                                        /*includeSelf=*/true, /*wraps=*/false));
+    return success();
+  }
+};
+
+/// masked_scatter: the running count k of the set positions up to each one (a
+/// triangular masked sum over [n, n]) picks source[k - 1] where the mask is set.
+struct MaskedScatterToPrim : OpConversionPattern<graph::MaskedScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::MaskedScatterOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t n = type.getNumElements();
+    if (n == 0) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    Type et = type.getElementType(), i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
+    auto flat = RankedTensorType::get({n}, et);
+    auto flatI64 = RankedTensorType::get({n}, i64), square = RankedTensorType::get({n, n}, i64);
+    auto flatten = [&](Value v, Type t) -> Value {
+      return tensorType(v).getRank() == 1 ? v : prim::ReshapeOp::create(rewriter, loc, RankedTensorType::get({n}, t), v);
+    };
+    Value m = flatten(adaptor.getMask(), i1), x = flatten(adaptor.getInput(), et);
+    Value counts = pb.convert(m, i64);  // [j]
+    Value wide = prim::BroadcastInDimOp::create(rewriter, loc, square, counts, ArrayRef<int64_t>{1});
+    Value upTo = prim::LeOp::create(rewriter, loc, square.clone(i1), prim::IotaOp::create(rewriter, loc, square, 1),
+                                    prim::IotaOp::create(rewriter, loc, square, 0));  // j <= i
+    Value kept = prim::SelectOp::create(rewriter, loc, square, upTo, wide, pb.splat(square, 0.0));
+    Value k = prim::ReduceSumOp::create(rewriter, loc, flatI64, kept, ArrayRef<int64_t>{1});
+    Pointwise p{pb, flatI64};
+    k = p.max(p.sub(k, p.c(1.0)), p.c(0.0));
+    Value picked = prim::GatherOp::create(rewriter, loc, flat, adaptor.getSource(), 0, k);
+    Value r = prim::SelectOp::create(rewriter, loc, flat, m, picked, x);
+    if (type.getRank() != 1)
+      r = prim::ReshapeOp::create(rewriter, loc, type, r);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// histc: each element's bin (or -1: none) in the input's type as eager
+/// computes it, then a scatter-sum of ones into zeros.
+struct HistcToPrim : OpConversionPattern<graph::HistcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::HistcOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(adaptor.getInput()), type = op.getType();
+    int64_t n = in.getNumElements(), bins = op.getBins();
+    if (n == 0) {
+      rewriter.replaceOp(op, pb.splat(type, 0.0));
+      return success();
+    }
+    Type et = in.getElementType();
+    auto vec = RankedTensorType::get({n}, et), scalar = RankedTensorType::get({}, et);
+    Value v = adaptor.getInput();
+    if (in.getRank() != 1)
+      v = prim::ReshapeOp::create(rewriter, loc, vec, v);
+    Pointwise p{pb, vec};
+    double lo = op.getMin().convertToDouble(), hi = op.getMax().convertToDouble();
+    Value low, high;
+    if (lo != hi) {
+      low = p.c(lo);
+      high = p.c(hi);
+    } else {  // the elements' own range, widened by 1 where it is one value
+      Value mn = prim::ReduceMinOp::create(rewriter, loc, scalar, v, ArrayRef<int64_t>{0});
+      Value mx = prim::ReduceMaxOp::create(rewriter, loc, scalar, v, ArrayRef<int64_t>{0});
+      Pointwise s{pb, scalar};
+      Value same = s.cmp<prim::EqOp>(mn, mx);
+      low = pb.broadcast(s.select(same, s.sub(mn, s.c(1.0)), mn), {n});
+      high = pb.broadcast(s.select(same, s.add(mx, s.c(1.0)), mx), {n});
+    }
+    Value bin = p.div(p.mul(p.sub(v, low), p.c((double)bins)), p.sub(high, low));
+    auto idx = RankedTensorType::get({n}, rewriter.getI64Type());
+    Pointwise q{pb, idx};
+    Value pos = q.select(p.cmp<prim::EqOp>(v, high), q.c((double)(bins - 1)), pb.convert(bin, idx.getElementType()));
+    Value inside = prim::AndOp::create(rewriter, loc, idx.clone(rewriter.getI1Type()), p.cmp<prim::GeOp>(v, low),
+                                       p.cmp<prim::LeOp>(v, high));
+    pos = q.select(inside, pos, q.c(-1.0));
+    rewriter.replaceOp(op, buildScatter(pb, pb.splat(type, 0.0), pos, p.c(1.0), graph::ScatterReduce::sum, 0,
+                                        /*includeSelf=*/true, /*wraps=*/false));
     return success();
   }
 };

@@ -221,3 +221,11 @@ func.func @multi_margin_p(%x: tensor<3x4xf32>, %t: tensor<3xi64>) -> tensor<f32>
   %0 = graph.multi_margin_loss %x, %t {p = 3 : i64, margin = 1.0 : f64, reduction = "mean"} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @multilabel_target(%x: tensor<2x3xf32>, %t: tensor<2x4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{input and target must be [N, C]}}
+  %0 = graph.multilabel_margin_loss %x, %t {reduction = "mean"} : tensor<2x3xf32>, tensor<2x4xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}

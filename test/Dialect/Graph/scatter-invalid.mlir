@@ -69,3 +69,27 @@ func.func @src_not_view(%x: tensor<3x3xf32>, %s: tensor<2xf32>) -> tensor<3x3xf3
   %0 = graph.as_strided_scatter %x, %s {size = array<i64: 3>, stride = array<i64: 4>, storage_offset = 0 : i64} : tensor<3x3xf32>, tensor<2xf32> -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+func.func @index_add_shape(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %s: tensor<2x2xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{source must have the input's shape with index's length along dim}}
+  %0 = graph.index_add %x, %i, %s {dim = 0 : i64, alpha = 1.0 : f64} : tensor<5x3xf32>, tensor<2xi64>, tensor<2x2xf32> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @masked_scatter_short(%x: tensor<2x3xf32>, %m: tensor<2x3xi1>, %s: tensor<5xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{source must be 1-D with at least as many elements as the input}}
+  %0 = graph.masked_scatter %x, %m, %s : tensor<2x3xf32>, tensor<2x3xi1>, tensor<5xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @histc_bins(%x: tensor<6xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result must be [bins] of the input's type}}
+  %0 = graph.histc %x {bins = 5 : i64, min = 0.0 : f64, max = 1.0 : f64} : tensor<6xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

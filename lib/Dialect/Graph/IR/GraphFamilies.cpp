@@ -128,6 +128,18 @@ LogicalResult MultiMarginLossOp::verify() {
   return success();
 }
 
+LogicalResult MultilabelMarginLossOp::verify() {
+  RankedTensorType x = tensorType(getInput());
+  if (x.getRank() != 2 || tensorType(getTarget()).getShape() != x.getShape())
+    return emitOpError("input and target must be [N, C]");
+  StringRef r = getReduction();
+  if (r != "none" && r != "mean" && r != "sum")
+    return emitOpError("reduction must be none, mean or sum");
+  if (getType().getShape() != (r == "none" ? ArrayRef<int64_t>{x.getDimSize(0)} : ArrayRef<int64_t>{}))
+    return emitOpError("result must be [N] (none), else 0-d");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   RankedTensorType in = tensorType(getInput());
   if (failed(checkDims(*this, getDims(), in.getRank(), "reduction dim")))

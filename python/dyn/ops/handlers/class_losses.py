@@ -325,8 +325,8 @@ F_CL["multi_margin_loss"] = _multi_margin
 
 
 def _multilabel_margin(o, input, target, size_average=None, reduce=None, reduction="mean"):
-    """Per sample: the targets are t[j] up to the first negative one; sum over targets j and non-target classes i of
-    max(0, 1 - (x[t_j] - x[i])), divided by C."""
+    """graph.multilabel_margin_loss: per sample, the targets are t[j] up to the first negative one; sum over
+    targets j and non-target classes i of max(0, 1 - (x[t_j] - x[i])), divided by C."""
     _check_common(o, "multilabel_margin_loss", (input, target), reduction, size_average, reduce)
     _float_only("multilabel_margin_loss", input)
     if target.meta.dtype != torch.int64:
@@ -335,23 +335,16 @@ def _multilabel_margin(o, input, target, size_average=None, reduce=None, reducti
     x = input if input.meta.dim() == 2 else o.reshape(input, (1, input.meta.numel()))
     t = o.reshape(target, tuple(x.meta.shape))
     n, c = x.meta.shape
-    # valid[j]: no negative value among t[0..j] (a masked count)
+    # eager reads targets before the first negative one only: those are range-checked before every run
+    # (the check's own graph: valid[j] when no negative value is among t[0..j], a masked count)
     neg = o.convert(o.binary("lt", t, 0), torch.int64)
     before = o.dense(torch.tril(torch.ones(c, c, dtype=torch.int64)))  # [j, k]: k <= j
     seen = o.reduce("sum", o.binary("mul", o.reshape(neg, (n, 1, c)), o.reshape(before, (1, c, c))), 2)
-    valid = o.binary("eq", seen, 0)  # [N, C] over j
-    # eager reads targets before the first negative one only: those are range-checked (others may hold anything)
-    safe = o.where(valid, t, 0)
-    xt = o.gather(x, 1, safe)  # [N, C]: x[t_j]
-    classes = o.dense(torch.arange(c))
-    hit = o.binary("logical_and", o.binary("eq", o.reshape(safe, (n, c, 1)), o.reshape(classes, (1, 1, c))),
-                   o.reshape(valid, (n, c, 1)))  # [N, j, i]
-    is_target = o.binary("gt", o.reduce("sum", o.convert(hit, torch.int64), 1), 0)  # [N, i]
-    z = o.clamp(o.binary("sub", 1.0, o.binary("sub", o.reshape(xt, (n, c, 1)), o.reshape(x, (n, 1, c)))), 0.0, None)
-    keep = o.binary("logical_and", o.reshape(valid, (n, c, 1)), o.unary("logical_not", o.reshape(is_target, (n, 1, c))))
-    z = o.where(keep, z, o.full((), 0.0, z.meta.dtype))
-    loss = o.binary("div", o.reduce("sum", z, [1, 2]), float(c))
-    return _finish(o, o.reshape(loss, (n,) if input.meta.dim() == 2 else ()), reduction, meta)
+    o.check_index_range(o.where(o.binary("eq", seen, 0), t, 0), c, wraps=False)
+    r = o.node("multilabel_margin_loss", [x, t], torch.empty((n,) if reduction == "none" else (),
+                                                              dtype=x.meta.dtype, device="meta"),
+               reduction=reduction)
+    return o.reshape(r, tuple(meta.shape))
 
 
 F_CL["multilabel_margin_loss"] = _multilabel_margin

@@ -9,7 +9,6 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import inplace, metas
-from .reductions import H as REDUCTIONS
 
 H = {}  # name -> handler
 METHODS = {}  # in-place Tensor methods
@@ -142,12 +141,19 @@ def _index_op(what, fn, reduce, wraps=False):
         d = _norm_dim(dim, x.meta.dim())
         if source.meta.dim() == 0:
             source = o.reshape(source, (1,) * x.meta.dim())
-        if alpha != 1:
-            if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-                raise Unsupported(f"{what} with alpha={alpha!r}")
-            source = o.convert(o.binary("mul", source, alpha), x.meta.dtype)  # uint8: alpha -1 wraps to 255
-        idx = _along(o, x, d, index, tuple(source.meta.shape))
+        if alpha != 1 and (isinstance(alpha, bool) or not isinstance(alpha, (int, float))):
+            raise Unsupported(f"{what} with alpha={alpha!r}")
         o.check_index_range(index, x.meta.shape[d], wraps=wraps)
+        if what == "index_add" and x.meta.dtype != torch.bool:  # graph.index_add (GraphScatterOps.td)
+            if alpha != 1 and not x.meta.dtype.is_floating_point and alpha != int(alpha):
+                raise Unsupported(f"index_add of integers with alpha={alpha!r}")
+            r = o.node("index_add", [x, o.reshape(index, (index.meta.numel(),)), source], x.meta.contiguous(),
+                       dim=d, alpha=float(alpha))
+            assert tuple(r.meta.shape) == tuple(meta.shape)
+            return r
+        if alpha != 1:
+            raise Unsupported(f"{what} of booleans with alpha={alpha!r}")
+        idx = _along(o, x, d, index, tuple(source.meta.shape))
         r = scatter_node(o, x, d, idx, source, kind, kind != "none" and (what != "index_reduce" or include_self),
                          wraps=wraps, checked=True)
         assert tuple(r.meta.shape) == tuple(meta.shape)
@@ -411,9 +417,9 @@ _MASKED_SCATTER_MAX = 1 << 16  # elements: the running count is an O(n^2) masked
 
 
 def _masked_scatter(o, x, mask, source):
-    """x where ~mask; at the k-th True position (row-major, x and mask broadcast) source's k-th element: the
-    running count of the mask (a cumsum) gathers from source. Source must have an element per position
-    (else eager raises when it runs short: unsupported)."""
+    """graph.masked_scatter: x where ~mask; at the k-th True position (row-major, x and mask broadcast)
+    source's k-th element. Source must have an element per position (else eager raises when it runs short:
+    unsupported)."""
     o.check(x, mask, source)
     meta = _meta("masked_scatter", torch.masked_scatter, x, mask, source)
     if mask.meta.dtype != torch.bool or source.meta.dtype != x.meta.dtype:
@@ -428,15 +434,9 @@ def _masked_scatter(o, x, mask, source):
     if n > _MASKED_SCATTER_MAX:
         raise Unsupported(f"masked_scatter of more than {_MASKED_SCATTER_MAX} elements (its running count is "
                           "quadratic here)")
+    # graph.masked_scatter (GraphScatterOps.td) of x and mask broadcast to the result's shape
     src = o.reshape(source, (source.meta.numel(),))
-    if mask.meta.numel() == 1:  # every position or none: source's first n elements where the mask is set
-        first = o.reshape(o.slice(src, 0, 0, n, 1), shape)
-        return o.where(o.reshape(mask, (1,) * len(shape)), first, o.expand(x, shape))
-    m = o.reshape(o.expand(mask, shape), (n,))
-    k = o.binary("sub", REDUCTIONS["cumsum"](o, o.convert(m, torch.int64), 0), 1)
-    k = o.binary("maximum", k, 0)
-    picked = o.gather(src, 0, k, checked=True)
-    return o.reshape(o.where(m, picked, o.reshape(o.expand(x, shape), (n,))), shape)
+    return o.node("masked_scatter", [o.expand(x, shape), o.expand(mask, shape), src], meta.contiguous())
 
 
 def _embedding_bag(o, input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -493,40 +493,26 @@ def _embedding_bag(o, input, weight, offsets=None, max_norm=None, norm_type=2.0,
 
 
 def _histc(o, x, bins=100, min=0, max=0, *, out=None):
-    """Counts of x's elements per equal-width bin of [min, max] (both 0: x's own min and max, widened by 1
-    where equal): eager's bin (elt - min) * bins / (max - min) truncated, max in the last bin, elements
-    outside or NaN in none; a scatter of ones (an element in no bin gets index -1: nothing written)."""
+    """graph.histc: counts of x's elements per equal-width bin of [min, max] (both equal: x's own min and max,
+    widened by 1 where equal)."""
     o.check(x)
     meta = _meta("histc", torch.histc, x, bins, min, max)
     if out is not None:
         raise Unsupported("histc with out=")
     if not x.meta.dtype.is_floating_point:
         raise Unsupported("histc of an integer tensor (eager raises)")
-    dt = x.meta.dtype
-    v = o.reshape(x, (x.meta.numel(),))
-    if min == max:
-        if x.meta.numel() == 0:
-            lo, hi = o.full((), min - 1 if min == max else min, dt), o.full((), max + 1, dt)
-        else:
-            lo, hi = o.reduce("amin", v, 0), o.reduce("amax", v, 0)
-            # eager raises for an infinite (or NaN) range: checked before every run, as an index
-            finite = o.binary("logical_and", o.binary("eq", o.binary("sub", lo, lo), 0),
-                              o.binary("eq", o.binary("sub", hi, hi), 0))
-            o.check_index_range(o.where(finite, 0, 1), 1, wraps=False)
-            same = o.binary("eq", lo, hi)
-            lo = o.where(same, o.binary("sub", lo, 1), lo)
-            hi = o.where(same, o.binary("add", hi, 1), hi)
-    else:
-        lo, hi = o.full((), min, dt), o.full((), max, dt)
-    if x.meta.numel() == 0:
-        return o.full(tuple(meta.shape), 0, dt)
-    pos = o.convert(o.binary("div", o.binary("mul", o.binary("sub", v, lo), bins), o.binary("sub", hi, lo)),
-                    torch.int64)
-    pos = o.where(o.binary("eq", v, hi), bins - 1, pos)
-    inside = o.binary("logical_and", o.binary("ge", v, lo), o.binary("le", v, hi))
-    pos = o.where(inside, pos, -1)
-    ones = o.full((x.meta.numel(),), 1, dt)
-    return scatter_node(o, o.full((bins,), 0, dt), 0, pos, ones, "sum", False, checked=True)
+    if min == max and x.meta.numel():
+        # eager raises for an infinite (or NaN) range of the elements: checked before every run, as an index
+        v = o.reshape(x, (x.meta.numel(),))
+        lo, hi = o.reduce("amin", v, 0), o.reduce("amax", v, 0)
+        finite = o.binary("logical_and", o.binary("eq", o.binary("sub", lo, lo), 0),
+                          o.binary("eq", o.binary("sub", hi, hi), 0))
+        o.check_index_range(o.where(finite, 0, 1), 1, wraps=False)
+    for bound in (min, max):
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+            raise Unsupported(f"histc with a bound of type {type(bound).__name__}")
+    # graph.histc (GraphScatterOps.td)
+    return o.node("histc", [x], meta.contiguous(), bins=int(bins), min=float(min), max=float(max))
 
 
 H["masked_scatter"] = _masked_scatter

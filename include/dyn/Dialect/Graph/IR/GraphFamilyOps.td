@@ -297,6 +297,23 @@ def Graph_MultiMarginLossOp
   let eager = "F.multi_margin_loss({input}, {target}, {p}, {margin}, {weight}, reduction={reduction})";
 }
 
+// multilabel_margin_loss of [N, C] scores and [N, C] targets (capture views an
+// unbatched input as N = 1 and checks the targets' range): per sample, the
+// targets are t[j] before the first negative one; the loss sums, over those j
+// and the classes i that are no target, max(0, 1 - x[t_j] + x[i]) in the
+// accumulate type, divided by C; mean and sum reduce the samples (sum then
+// divide, eager's order), `none` keeps them ([N]).
+def Graph_MultilabelMarginLossOp
+    : Graph_RegisteredOp<"multilabel_margin_loss", "multilabel_margin_loss", Dyn_KeepsElementRule,
+                         Dyn_MetaShape, Dyn_Composite<"MultilabelMarginLossToPrim", "Losses">> {
+  let summary = "the multi-label margin loss (F.multilabel_margin_loss)";
+  let arguments = (ins Graph_FloatTensor:$input, RankedTensorOf<[I64]>:$target, StrAttr:$reduction);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "F.multilabel_margin_loss({input}, {target}, reduction={reduction})";
+}
+
 // nll_loss: -weight[t] * input[t] per target element (the class dim is 1, or
 // 0 for an unbatched input), 0 where t == ignore_index; `mean` divides the sum
 // by the summed weights of the elements not ignored. Class indices out of

@@ -68,4 +68,56 @@ def Graph_AsStridedScatterOp
   let eager = "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})";
 }
 
+// index_add: source's slices along `dim` times alpha (rounded in the element
+// type, then combined as graph.scatter's sum) added to the input at the
+// positions the 1-D index names; an index out of range writes nothing
+// (capture checks the range: eager raises). Decomposed as graph.scatter
+// (Scatter.cpp's buildScatter) with the index broadcast to source's shape.
+def Graph_IndexAddOp
+    : Graph_RegisteredOp<"index_add", "index_add", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"IndexAddToPrim", "Scatter">,
+                         [AllTypesMatch<["input", "result"]>, AllElementTypesMatch<["input", "source"]>]> {
+  let summary = "source times alpha added at index along dim (torch.index_add)";
+  let arguments = (ins Graph_NumericTensor:$input, RankedTensorOf<[I32, I64]>:$index,
+                       Graph_NumericTensor:$source, I64Attr:$dim, F64Attr:$alpha);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.index_add({input}, {dim}, {index}, {source}, alpha={alpha})";
+}
+
+// masked_scatter of input and mask (one shape: capture broadcasts them) with a
+// 1-D source of at least as many elements: the k-th set position in row-major
+// order gets source[k]. Decomposed as a running count of the mask (a
+// triangular masked sum, quadratic: capture limits the size), a gather from
+// source and a select.
+def Graph_MaskedScatterOp
+    : Graph_RegisteredOp<"masked_scatter", "masked_scatter", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"MaskedScatterToPrim", "Scatter">,
+                         [AllTypesMatch<["input", "result"]>, AllElementTypesMatch<["input", "source"]>]> {
+  let summary = "source's elements written in order where mask is set (torch.masked_scatter)";
+  let arguments = (ins Graph_Tensor:$input, Graph_BoolTensor:$mask, Graph_Tensor:$source);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.masked_scatter({input}, {mask}, {source})";
+}
+
+// histc: the counts of input's elements in `bins` equal-width bins of
+// [min, max] (min == max: the elements' own minimum and maximum, widened by 1
+// where equal; capture checks that range is finite, eager raises otherwise):
+// an element's bin is (x - min) * bins / (max - min) truncated, in the input's
+// type (eager's arithmetic), max in the last bin, elements outside (or NaN) in
+// none. Decomposed as a scatter-sum of ones (buildScatter).
+def Graph_HistcOp
+    : Graph_RegisteredOp<"histc", "histc", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"HistcToPrim", "Scatter">> {
+  let summary = "histogram of equal-width bins (torch.histc)";
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$bins, F64Attr:$min, F64Attr:$max);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.histc({input}, {bins}, {min}, {max})";
+}
+
 #endif // DYN_GRAPH_SCATTER_OPS
