@@ -119,3 +119,27 @@ def seeded_attention(q, k, v, p, is_causal, has_scale, scale, enable_gqa, seed):
         return torch.nn.functional.scaled_dot_product_attention(
             q, k, v, dropout_p=p, is_causal=bool(is_causal), scale=scale if has_scale else None,
             enable_gqa=bool(enable_gqa))
+
+
+def embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset):
+    """graph.embedding_bag: padding_idx -1 is none."""
+    return torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,
+                                             include_last_offset=bool(include_last_offset),
+                                             padding_idx=None if padding_idx < 0 else padding_idx)
+
+
+def _unstacked(indices, dim):
+    return [None] * dim + list(indices.unbind(0))
+
+
+def masked_index(x, mask, indices, dim, fill):
+    """graph.masked_index: the stacked indices at dims dim.. (fill, an f64 attribute, in x's kind)."""
+    if x.dtype == torch.bool:
+        fill = bool(fill)
+    elif not x.dtype.is_floating_point:
+        fill = int(fill)
+    return torch.ops.aten._unsafe_masked_index(x, mask, _unstacked(indices, dim), fill)
+
+
+def masked_index_put(x, mask, indices, values, dim):
+    return torch.ops.aten._unsafe_masked_index_put_accumulate(x, mask, _unstacked(indices, dim), values)

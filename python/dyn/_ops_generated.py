@@ -528,6 +528,18 @@ OPS = {
         "histc", "histc", ("input",), (("bins", "i64"), ("min", "f64"), ("max", "f64")),
         (), "",
         "keeps_element", "meta", "HistcToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "embedding_bag": OpDef(
+        "embedding_bag", "embedding_bag", ("weight", "input", "offsets", "per_sample_weights"), (("mode", "str"), ("padding_idx", "i64"), ("include_last_offset", "bool")),
+        (), "",
+        "meta", "meta", "EmbeddingBagToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "masked_index": OpDef(
+        "masked_index", "masked_index", ("input", "mask", "indices"), (("dim", "i64"), ("fill", "f64")),
+        (), "",
+        "keeps_element", "meta", "MaskedIndexToPrim (GraphToPrim/Scatter.cpp)", ""),
+    "masked_index_put": OpDef(
+        "masked_index_put", "masked_index", ("input", "mask", "indices", "values"), (("dim", "i64"),),
+        (), "",
+        "keeps_element", "meta", "MaskedIndexPutToPrim (GraphToPrim/Scatter.cpp)", ""),
     "dropout_backward": OpDef(
         "dropout_backward", "dropout_backward", ("input", "mask"), (("scale", "f64"),),
         ("aten.native_dropout_backward",), "",
@@ -1038,6 +1050,8 @@ FAMILIES = {
     "index_add": ("index_add",),
     "masked_scatter": ("masked_scatter",),
     "histc": ("histc",),
+    "embedding_bag": ("embedding_bag",),
+    "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
@@ -1173,6 +1187,9 @@ EXPR = {
     "index_add": "torch.index_add({input}, {dim}, {index}, {source}, alpha={alpha})",
     "masked_scatter": "torch.masked_scatter({input}, {mask}, {source})",
     "histc": "torch.histc({input}, {bins}, {min}, {max})",
+    "embedding_bag": "_rt.embedding_bag({weight}, {input}, {offsets}, {per_sample_weights}, {mode}, {padding_idx}, {include_last_offset})",
+    "masked_index": "_rt.masked_index({input}, {mask}, {indices}, {dim}, {fill})",
+    "masked_index_put": "_rt.masked_index_put({input}, {mask}, {indices}, {values}, {dim})",
     "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
     "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
@@ -1807,6 +1824,18 @@ def _histc(input, bins, min, max, *, dtype):
     return torch.histc(input, bins, min, max)
 
 
+def _embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset, *, dtype):
+    return _rt.embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset)
+
+
+def _masked_index(input, mask, indices, dim, fill, *, dtype):
+    return _rt.masked_index(input, mask, indices, dim, fill)
+
+
+def _masked_index_put(input, mask, indices, values, dim, *, dtype):
+    return _rt.masked_index_put(input, mask, indices, values, dim)
+
+
 def _dropout_backward(input, mask, scale, *, dtype):
     return torch.ops.aten.native_dropout_backward(input, mask, scale)
 
@@ -2412,6 +2441,9 @@ EAGER = {
     "index_add": _index_add,
     "masked_scatter": _masked_scatter,
     "histc": _histc,
+    "embedding_bag": _embedding_bag,
+    "masked_index": _masked_index,
+    "masked_index_put": _masked_index_put,
     "dropout_backward": _dropout_backward,
     "sort": _sort,
     "argsort": _argsort,

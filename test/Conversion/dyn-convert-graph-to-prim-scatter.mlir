@@ -186,3 +186,68 @@ func.func @histc(%x: tensor<2x3xf32>) -> tensor<4xf32> {
   %0 = graph.histc %x {bins = 4 : i64, min = 0.0 : f64, max = 0.0 : f64} : tensor<2x3xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// embedding_bag: each entry's bag is the count of offsets at or before it less
+// one (-1 for padding_idx 2), the weight rows gathered times
+// per_sample_weights, summed into zeros by bag.
+// CHECK-LABEL: func @embedding_bag
+// CHECK: %[[OFFS:.*]] = prim.broadcast_in_dim %arg2 dims [1] : tensor<3xi64> -> tensor<6x3xi64>
+// CHECK: prim.le %[[OFFS]], %{{.*}} : tensor<6x3xi64> -> tensor<6x3xi1>
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<6x3xi64> -> tensor<6xi64>
+// CHECK: prim.constant dense<2> : tensor<6xi64>
+// CHECK: %[[PAD:.*]] = prim.eq %arg1
+// CHECK: %[[BAG:.*]] = prim.select %[[PAD]]
+// CHECK: %[[ROWS:.*]] = prim.gather %arg0 dim 0 index %{{.*}} : tensor<10x4xf32>, tensor<6x4xi64> -> tensor<6x4xf32>
+// CHECK: %[[W:.*]] = prim.broadcast_in_dim %arg3 dims [0] : tensor<6xf32> -> tensor<6x4xf32>
+// CHECK: prim.mul %[[ROWS]], %[[W]] : tensor<6x4xf32>
+// CHECK: prim.broadcast_in_dim %[[BAG]] dims [0] : tensor<6xi64> -> tensor<6x4xi64>
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<3x6x4xf32> -> tensor<3x4xf32>
+func.func @embedding_bag(%w: tensor<10x4xf32>, %i: tensor<6xi64>, %o: tensor<3xi64>, %p: tensor<6xf32>) -> tensor<3x4xf32> {
+  %0 = graph.embedding_bag %w, %i, %o, %p {mode = "sum", padding_idx = 2 : i64, include_last_offset = false} : (tensor<10x4xf32>, tensor<6xi64>, tensor<3xi64>, tensor<6xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// masked_index: the two stacked indices clamped into [0, 5] and [0, 6],
+// combined into a linear index over the flattened dims 1-2 (6 x 7 = 42),
+// gathered, then the fill where the broadcast mask is false.
+// CHECK-LABEL: func @masked_index
+// CHECK: prim.slice %arg2 start [0, 0, 0] stride [1, 1, 1] : tensor<2x2x3xi64> -> tensor<1x2x3xi64>
+// CHECK: prim.constant dense<5> : tensor<2x3xi64>
+// CHECK: prim.constant dense<7> : tensor<2x3xi64>
+// CHECK: prim.slice %arg2 start [1, 0, 0]
+// CHECK: prim.constant dense<6> : tensor<2x3xi64>
+// CHECK: %[[LIN:.*]] = prim.add
+// CHECK: %[[FLAT:.*]] = prim.reshape %arg0 : tensor<5x6x7xf32> -> tensor<5x42xf32>
+// CHECK: %[[L:.*]] = prim.reshape %[[LIN]] : tensor<2x3xi64> -> tensor<6xi64>
+// CHECK: %[[IDX:.*]] = prim.broadcast_in_dim %[[L]] dims [1] : tensor<6xi64> -> tensor<5x6xi64>
+// CHECK: %[[G:.*]] = prim.gather %[[FLAT]] dim 1 index %[[IDX]] : tensor<5x42xf32>, tensor<5x6xi64> -> tensor<5x6xf32>
+// CHECK: %[[R:.*]] = prim.reshape %[[G]] : tensor<5x6xf32> -> tensor<5x2x3xf32>
+// CHECK: %[[M:.*]] = prim.broadcast_in_dim %arg1 dims [1, 2] : tensor<2x3xi1> -> tensor<5x2x3xi1>
+// CHECK: %[[F:.*]] = prim.constant dense<5.000000e-01> : tensor<5x2x3xf32>
+// CHECK: prim.select %[[M]], %[[R]], %[[F]]
+func.func @masked_index(%x: tensor<5x6x7xf32>, %m: tensor<2x3xi1>, %i: tensor<2x2x3xi64>) -> tensor<5x2x3xf32> {
+  %0 = graph.masked_index %x, %m, %i {dim = 1 : i64, fill = 0.5 : f64} : tensor<5x6x7xf32>, tensor<2x3xi1>, tensor<2x2x3xi64> -> tensor<5x2x3xf32>
+  return %0 : tensor<5x2x3xf32>
+}
+
+// -----
+
+// masked_index_put: the index clamped into [-5, 4] and wrapped, the values 0
+// where the mask is false, summed in with the input (graph.scatter's sum).
+// CHECK-LABEL: func @masked_index_put
+// CHECK: prim.constant dense<-5> : tensor<3xi64>
+// CHECK: prim.constant dense<4> : tensor<3xi64>
+// CHECK: prim.lt
+// CHECK: %[[M:.*]] = prim.broadcast_in_dim %arg1 dims [0, 1] : tensor<3x1xi1> -> tensor<3x6xi1>
+// CHECK: %[[V:.*]] = prim.select %[[M]], %arg3
+// CHECK: prim.broadcast_in_dim %[[V]] dims [1, 2] : tensor<3x6xf32> -> tensor<5x3x6xf32>
+// CHECK: %[[AGG:.*]] = prim.reduce_sum %{{.*}} dims [1] : tensor<5x3x6xf32> -> tensor<5x6xf32>
+// CHECK: prim.add %arg0, %[[AGG]] : tensor<5x6xf32>
+func.func @masked_index_put(%x: tensor<5x6xf32>, %m: tensor<3x1xi1>, %i: tensor<1x3xi64>, %v: tensor<3x6xf32>) -> tensor<5x6xf32> {
+  %0 = graph.masked_index_put %x, %m, %i, %v {dim = 0 : i64} : tensor<5x6xf32>, tensor<3x1xi1>, tensor<1x3xi64>, tensor<3x6xf32> -> tensor<5x6xf32>
+  return %0 : tensor<5x6xf32>
+}

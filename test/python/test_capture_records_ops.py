@@ -30,14 +30,10 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # indexing: alpha as a multiply, bounds as where, then the gather or scatter
-    "_unsafe_masked_index": "index clamps and a masked gather",
-    "_unsafe_masked_index_put_accumulate": "index clamps and a masked scatter",
     # float bits, sampling and resampling
     "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
     "nn.functional.grid_sample": "the sampling arithmetic",
-    "nn.functional.embedding_bag": "gathers, a mask and sums",
 }
 
 

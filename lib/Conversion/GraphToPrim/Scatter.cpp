@@ -366,6 +366,179 @@ struct HistcToPrim : OpConversionPattern<graph::HistcOp> {
   }
 };
 
+/// embedding_bag: each entry's bag is the number of offsets at or before it,
+/// less one (-1, nothing written, for padding_idx and, with
+/// include_last_offset, entries from the last offset on); the weight rows
+/// gathered (times per_sample_weights) are scattered into zeros by bag.
+struct EmbeddingBagToPrim : OpConversionPattern<graph::EmbeddingBagOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::EmbeddingBagOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType(), wt = tensorType(adaptor.getWeight());
+    int64_t n = tensorType(adaptor.getInput()).getDimSize(0), nb = tensorType(adaptor.getOffsets()).getDimSize(0);
+    int64_t bags = type.getDimSize(0), dim = type.getDimSize(1);
+    if (n == 0 || type.getNumElements() == 0) {
+      rewriter.replaceOp(op, pb.splat(type, 0.0));
+      return success();
+    }
+    Type i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
+    auto grid = RankedTensorType::get({n, nb}, i64);
+    auto entries = RankedTensorType::get({n}, i64);
+    Value input = pb.convert(adaptor.getInput(), i64);
+    Value offs = prim::BroadcastInDimOp::create(rewriter, loc, grid, pb.convert(adaptor.getOffsets(), i64),
+                                                ArrayRef<int64_t>{1});
+    Value started = prim::LeOp::create(rewriter, loc, grid.clone(i1), offs, prim::IotaOp::create(rewriter, loc, grid, 0));
+    Pointwise p{pb, entries};
+    Value bag = p.sub(prim::ReduceSumOp::create(rewriter, loc, entries, pb.convert(started, i64), ArrayRef<int64_t>{1}),
+                      p.c(1.0));
+    if (op.getIncludeLastOffset())
+      bag = p.select(p.cmp<prim::LtOp>(bag, p.c((double)bags)), bag, p.c(-1.0));
+    if (op.getPaddingIdx() >= 0)
+      bag = p.select(p.cmp<prim::EqOp>(input, p.c((double)op.getPaddingIdx())), p.c(-1.0), bag);
+    auto rowsType = RankedTensorType::get({n, dim}, wt.getElementType());
+    auto wide = [&](Value v, Type et) {
+      return prim::BroadcastInDimOp::create(rewriter, loc, rowsType.clone(et), v, ArrayRef<int64_t>{0});
+    };
+    Value rows = prim::GatherOp::create(rewriter, loc, rowsType, adaptor.getWeight(), 0, wide(input, i64));
+    if (Value w = adaptor.getPerSampleWeights())
+      rows = prim::MulOp::create(rewriter, loc, rowsType, rows, wide(w, wt.getElementType()));
+    StringRef mode = op.getMode();
+    graph::ScatterReduce kind = mode == "sum"    ? graph::ScatterReduce::sum
+                                : mode == "mean" ? graph::ScatterReduce::mean
+                                                 : graph::ScatterReduce::amax;
+    rewriter.replaceOp(op, buildScatter(pb, pb.splat(type, 0.0), wide(bag, i64), rows, kind, 0,
+                                        /*includeSelf=*/false, /*wraps=*/false));
+    return success();
+  }
+};
+
+/// v reshaped to `type` (v itself where it has the type).
+Value reshapeTo(PrimBuilder &pb, Value v, RankedTensorType type) {
+  return v.getType() == type ? v : prim::ReshapeOp::create(pb.b, pb.loc, type, v).getResult();
+}
+
+/// The stacked indices of masked_index / masked_index_put ([k, *B]) as one
+/// linear index over the input's dims dim..dim+k-1 ([*B]), each clamped into
+/// [lo(size), size - 1] and, where `wrap`, a negative one counted from the end.
+Value linearIndex(PrimBuilder &pb, Value indices, ArrayRef<int64_t> shape, int64_t d, bool wrap) {
+  RankedTensorType it = tensorType(indices);
+  int64_t k = it.getDimSize(0);
+  auto b = RankedTensorType::get(it.getShape().drop_front(), it.getElementType());
+  Pointwise p{pb, b};
+  Value linear;
+  for (int64_t j = 0; j < k; ++j) {
+    SmallVector<int64_t> start(it.getRank(), 0), stride(it.getRank(), 1);
+    start[0] = j;
+    SmallVector<int64_t> one(it.getShape());
+    one[0] = 1;
+    Value t = k == 1 ? indices
+                     : prim::SliceOp::create(pb.b, pb.loc, RankedTensorType::get(one, it.getElementType()),
+                                             indices, start, stride).getResult();
+    t = reshapeTo(pb, t, b);
+    double n = (double)shape[d + j];
+    t = p.min(p.max(t, p.c(wrap ? -n : 0.0)), p.c(n - 1));
+    if (wrap)
+      t = p.select(p.cmp<prim::LtOp>(t, p.c(0.0)), p.add(t, p.c(n)), t);
+    int64_t step = 1;
+    for (int64_t e = d + j + 1; e < d + k; ++e)
+      step *= shape[e];
+    if (step != 1)
+      t = p.mul(t, p.c((double)step));
+    linear = linear ? p.add(linear, t) : t;
+  }
+  return linear;
+}
+
+/// The input with dims d..d+k-1 flattened into one, and the linear index [*B]
+/// broadcast along that dim to [pre, nb, post].
+std::pair<Value, Value> flattenIndexed(PrimBuilder &pb, Value input, Value linear, int64_t d, int64_t k) {
+  RankedTensorType t = tensorType(input);
+  ArrayRef<int64_t> shape = t.getShape();
+  SmallVector<int64_t> flat(shape.take_front(d)), at(shape.take_front(d));
+  int64_t m = 1;
+  for (int64_t e = d; e < d + k; ++e)
+    m *= shape[e];
+  int64_t nb = tensorType(linear).getNumElements();
+  flat.push_back(m);
+  at.push_back(nb);
+  flat.append(shape.begin() + d + k, shape.end());
+  at.append(shape.begin() + d + k, shape.end());
+  Value x = reshapeTo(pb, input, t.clone(flat));
+  Value l = reshapeTo(pb, linear, RankedTensorType::get({nb}, pb.b.getI64Type()));
+  Value index = prim::BroadcastInDimOp::create(pb.b, pb.loc, RankedTensorType::get(at, pb.b.getI64Type()), l,
+                                               ArrayRef<int64_t>{d});
+  return {x, index};
+}
+
+/// masked_index: the flattened indexed dims gathered at the clamped linear
+/// index, `fill` where the mask is false.
+struct MaskedIndexToPrim : OpConversionPattern<graph::MaskedIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::MaskedIndexOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    double fill = op.getFill().convertToDouble();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, pb.splat(type, fill));
+      return success();
+    }
+    int64_t d = op.getDim(), k = tensorType(adaptor.getIndices()).getDimSize(0);
+    ArrayRef<int64_t> shape = tensorType(adaptor.getInput()).getShape();
+    Value linear = linearIndex(pb, adaptor.getIndices(), shape, d, /*wrap=*/false);
+    auto [x, index] = flattenIndexed(pb, adaptor.getInput(), linear, d, k);
+    RankedTensorType it = tensorType(index);
+    Value r = prim::GatherOp::create(rewriter, loc, it.clone(type.getElementType()), x, d, index);
+    r = reshapeTo(pb, r, type);
+    Value mask = pb.broadcast(adaptor.getMask(), type.getShape());
+    rewriter.replaceOpWithNewOp<prim::SelectOp>(op, type, mask, r, pb.splat(type, fill));
+    return success();
+  }
+};
+
+/// masked_index_put: values (0 where the mask is false) summed in at the
+/// clamped, wrapped linear index of the flattened indexed dims.
+struct MaskedIndexPutToPrim : OpConversionPattern<graph::MaskedIndexPutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::MaskedIndexPutOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    PrimBuilder pb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    RankedTensorType it = tensorType(adaptor.getIndices());
+    if (type.getNumElements() == 0 || it.getNumElements() == 0) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    int64_t d = op.getDim(), k = it.getDimSize(0);
+    ArrayRef<int64_t> shape = type.getShape();
+    Value linear = linearIndex(pb, adaptor.getIndices(), shape, d, /*wrap=*/true);
+    auto [x, index] = flattenIndexed(pb, adaptor.getInput(), linear, d, k);
+    // values over the indexed shape [pre, *B, post], then as [pre, nb, post]
+    SmallVector<int64_t> vshape(shape.take_front(d));
+    llvm::append_range(vshape, it.getShape().drop_front());
+    vshape.append(shape.begin() + d + k, shape.end());
+    auto vt = RankedTensorType::get(vshape, type.getElementType());
+    Value v = prim::SelectOp::create(rewriter, loc, vt, pb.broadcast(adaptor.getMask(), vshape),
+                                     pb.broadcast(adaptor.getValues(), vshape), pb.splat(vt, 0.0));
+    v = reshapeTo(pb, v, tensorType(index).clone(type.getElementType()));
+    graph::ScatterReduce kind = graph::ScatterReduce::sum;
+    Type et = type.getElementType();
+    if (et.isInteger(1)) {  // eager's boolean sum is an or: the maximum of bytes (no count to overflow)
+      Type byte = rewriter.getIntegerType(8);
+      x = pb.convert(x, byte);
+      v = pb.convert(v, byte);
+      kind = graph::ScatterReduce::amax;
+    }
+    Value r = buildScatter(pb, x, index, v, kind, d, /*includeSelf=*/true, /*wraps=*/false);
+    rewriter.replaceOp(op, reshapeTo(pb, pb.convert(r, et), type));
+    return success();
+  }
+};
+
 } // namespace
 
 void dyn::graph_to_prim::populateScatterPatterns(RewritePatternSet &patterns) {

@@ -97,7 +97,7 @@ def _line(n):
 
 
 # registered families printed as `operands attr-dict : functional-type(operands, results)`
-FUNCTIONAL_FAMILIES = ("library", "pool_indices", "norm_stats", "bilinear", "multi_margin_loss")
+FUNCTIONAL_FAMILIES = ("library", "pool_indices", "norm_stats", "bilinear", "multi_margin_loss", "embedding_bag")
 
 
 def _registered_attrs(op, a):

@@ -93,3 +93,27 @@ func.func @histc_bins(%x: tensor<6xf32>) -> tensor<4xf32> {
   %0 = graph.histc %x {bins = 5 : i64, min = 0.0 : f64, max = 1.0 : f64} : tensor<6xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @embedding_bag_mode(%w: tensor<10x4xf32>, %i: tensor<6xi64>, %o: tensor<3xi64>, %p: tensor<6xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{per_sample_weights needs mode sum}}
+  %0 = graph.embedding_bag %w, %i, %o, %p {mode = "mean", padding_idx = -1 : i64, include_last_offset = false} : (tensor<10x4xf32>, tensor<6xi64>, tensor<3xi64>, tensor<6xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @masked_index_dims(%x: tensor<5x6xf32>, %m: tensor<3xi1>, %i: tensor<2x3xi64>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{the indexed dims must lie inside the input}}
+  %0 = graph.masked_index %x, %m, %i {dim = 1 : i64, fill = 0.0 : f64} : tensor<5x6xf32>, tensor<3xi1>, tensor<2x3xi64> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @masked_index_put_values(%x: tensor<5x6xf32>, %m: tensor<3x1xi1>, %i: tensor<1x3xi64>, %v: tensor<3x5xf32>) -> tensor<5x6xf32> {
+  // expected-error @+1 {{values and mask must broadcast to the indexed shape}}
+  %0 = graph.masked_index_put %x, %m, %i, %v {dim = 0 : i64} : tensor<5x6xf32>, tensor<3x1xi1>, tensor<1x3xi64>, tensor<3x5xf32> -> tensor<5x6xf32>
+  return %0 : tensor<5x6xf32>
+}

@@ -97,3 +97,77 @@ LogicalResult HistcOp::verify() {
     return emitOpError("result must be [bins] of the input's type");
   return success();
 }
+
+LogicalResult EmbeddingBagOp::verify() {
+  auto w = cast<RankedTensorType>(getWeight().getType());
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto offs = cast<RankedTensorType>(getOffsets().getType());
+  if (w.getRank() != 2 || in.getRank() != 1 || offs.getRank() != 1)
+    return emitOpError("weight must be 2-D, input and offsets 1-D");
+  StringRef mode = getMode();
+  if (mode != "sum" && mode != "mean" && mode != "max")
+    return emitOpError("mode must be sum, mean or max");
+  if (Value psw = getPerSampleWeights()) {
+    if (cast<RankedTensorType>(psw.getType()) != in.clone(w.getElementType()))
+      return emitOpError("per_sample_weights must have the input's shape and weight's type");
+    if (mode != "sum")
+      return emitOpError("per_sample_weights needs mode sum");
+  }
+  int64_t pad = getPaddingIdx();
+  if (pad < -1 || pad >= w.getDimSize(0))
+    return emitOpError("padding_idx must be a row of weight, or -1");
+  int64_t bags = offs.getDimSize(0) - (getIncludeLastOffset() ? 1 : 0);
+  if (bags < 0 || getType().getShape() != ArrayRef<int64_t>{bags, w.getDimSize(1)})
+    return emitOpError("result must be [bags, embedding dim]");
+  return success();
+}
+
+/// `shape` broadcasts (numpy rules) to `to`.
+static bool broadcastsTo(ArrayRef<int64_t> shape, ArrayRef<int64_t> to) {
+  if (shape.size() > to.size())
+    return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t s = shape[shape.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (s != 1 && s != t)
+      return false;
+  }
+  return true;
+}
+
+/// The input's shape with the k dims from dim on replaced by the indices' [*B].
+static FailureOr<SmallVector<int64_t>> indexedShape(Operation *op, RankedTensorType in, RankedTensorType indices,
+                                                    int64_t dim) {
+  if (indices.getRank() < 1 || indices.getDimSize(0) < 1)
+    return op->emitOpError("indices must be stacked along a leading dim of at least one index");
+  int64_t k = indices.getDimSize(0);
+  if (dim < 0 || dim + k > in.getRank())
+    return op->emitOpError("the indexed dims must lie inside the input");
+  SmallVector<int64_t> shape(in.getShape().take_front(dim));
+  llvm::append_range(shape, indices.getShape().drop_front());
+  shape.append(in.getShape().begin() + dim + k, in.getShape().end());
+  return shape;
+}
+
+LogicalResult MaskedIndexOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  FailureOr<SmallVector<int64_t>> shape =
+      indexedShape(*this, in, cast<RankedTensorType>(getIndices().getType()), getDim());
+  if (failed(shape))
+    return failure();
+  if (getType() != RankedTensorType::get(*shape, in.getElementType()))
+    return emitOpError("result must be the indexed shape of the input's type");
+  if (!broadcastsTo(cast<RankedTensorType>(getMask().getType()).getShape(), *shape))
+    return emitOpError("mask must broadcast to the result");
+  return success();
+}
+
+LogicalResult MaskedIndexPutOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = indexedShape(
+      *this, cast<RankedTensorType>(getInput().getType()), cast<RankedTensorType>(getIndices().getType()), getDim());
+  if (failed(shape))
+    return failure();
+  if (!broadcastsTo(cast<RankedTensorType>(getValues().getType()).getShape(), *shape) ||
+      !broadcastsTo(cast<RankedTensorType>(getMask().getType()).getShape(), *shape))
+    return emitOpError("values and mask must broadcast to the indexed shape");
+  return success();
+}

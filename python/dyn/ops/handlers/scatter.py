@@ -317,21 +317,28 @@ def _take(o, x, index, *, out=None):
     return o.take_along(flat, 0, index, wraps=True)
 
 
-def _clamped(o, indices, x, lo_wraps):
-    out = []
-    for d, t in enumerate(indices):
-        if t is None:
-            out.append(None)
-            continue
-        n = x.meta.shape[d]
-        t = o.convert(t, torch.int64)
-        t = o.binary("minimum", o.binary("maximum", t, -n if lo_wraps else 0), n - 1)
-        out.append(t)
-    return out
+def _stacked(o, x, indices, what):
+    """The index tensors of the masked index ops as graph.masked_index takes them: int64, broadcast and
+    stacked ([k, *B]) with the first indexed dim; separated index dims are moved first (eager's result
+    layout; x permuted to match)."""
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    if not dims:
+        raise Unsupported(f"{what} without an index tensor")
+    tensors = [o.convert(indices[d], torch.int64) for d in dims]
+    try:
+        bshape = tuple(torch.broadcast_shapes(*(tuple(t.meta.shape) for t in tensors)))
+    except RuntimeError:
+        raise Unsupported("index tensors that do not broadcast (eager raises)")
+    stacked = o.cat([o.reshape(o.expand(t, bshape) if tuple(t.meta.shape) != bshape else t, (1,) + bshape)
+                     for t in tensors], 0) if len(tensors) > 1 else o.reshape(tensors[0], (1,) + bshape)
+    if dims == list(range(dims[0], dims[0] + len(dims))):
+        return x, stacked, dims[0]
+    rest = [e for e in range(x.meta.dim()) if e not in dims]
+    return o.permute(x, dims + rest), stacked, 0
 
 
 def _unsafe_masked_index(o, x, mask, indices, fill):
-    """x[indices] where mask, else fill; indices are clamped into range (eager's decomposition)."""
+    """graph.masked_index: x[indices] where mask, else fill; indices are clamped into range."""
     o.check(x, mask)
     meta = _meta("_unsafe_masked_index", torch._unsafe_masked_index, x, mask, list(indices), fill)
     if x.meta.numel() == 0:
@@ -339,53 +346,16 @@ def _unsafe_masked_index(o, x, mask, indices, fill):
     indices = list(indices)
     if any(i is not None and i.meta.dtype not in _INDEX_DTYPES for i in indices):
         raise Unsupported("_unsafe_masked_index with a non-integer index")
-    dims, bshape, linear = _broadcast_indices_unchecked(o, x, _clamped(o, indices, x, False))
-    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
-    if not adjacent and dims[0] != 0:
-        raise Unsupported("_unsafe_masked_index with separated index tensors")
-    d, k = dims[0], len(dims)
-    shape = tuple(x.meta.shape)
-    if not adjacent:
-        rest = [e for e in range(x.meta.dim()) if e not in dims]
-        x, shape, d = o.permute(x, dims + rest), tuple(shape[e] for e in dims + rest), 0
-    flat = o.reshape(x, shape[:d] + (math.prod(shape[d:d + k]),) + shape[d + k:])
-    r = _gather_linear(o, flat, d, linear)
-    if tuple(r.meta.shape) != tuple(meta.shape):
-        raise Unsupported("_unsafe_masked_index: unexpected result shape")
-    fillv = fill if not isinstance(fill, TensorVar) else o.convert(fill, x.meta.dtype)
-    return o.where(mask, r, fillv) if isinstance(fillv, TensorVar) else \
-        o.where(mask, r, o.full((), fillv, x.meta.dtype))
-
-
-def _gather_linear(o, flat, d, linear):
-    """flat indexed along d by the in-range linear index (any shape): its dims replace d."""
-    shape = tuple(flat.meta.shape)
-    n = linear.meta.numel()
-    r = o.index_select(flat, d, o.reshape(linear, (n,)), checked=True)
-    return o.reshape(r, shape[:d] + tuple(linear.meta.shape) + shape[d + 1:])
-
-
-def _broadcast_indices_unchecked(o, x, indices):
-    """_broadcast_indices for indices already clamped into [0, n) (or [-n, n)): no range check."""
-    dims = [d for d, i in enumerate(indices) if i is not None]
-    tensors = [indices[d] for d in dims]
-    try:
-        bshape = tuple(torch.broadcast_shapes(*(tuple(t.meta.shape) for t in tensors)))
-    except RuntimeError:
-        raise Unsupported("index tensors that do not broadcast (eager raises)")
-    sizes = [x.meta.shape[d] for d in dims]
-    linear = None
-    for j, (t, n) in enumerate(zip(tensors, sizes)):
-        t = _wrap(o, t, n)
-        stride = math.prod(sizes[j + 1:])
-        term = o.binary("mul", t, stride) if stride != 1 else t
-        linear = term if linear is None else o.binary("add", linear, term)
-    linear = o.expand(o.reshape(linear, (1,) * (len(bshape) - linear.meta.dim()) + tuple(linear.meta.shape)), bshape)
-    return dims, bshape, linear
+    if isinstance(fill, TensorVar) or isinstance(fill, complex):
+        raise Unsupported("_unsafe_masked_index with a fill that is not a number")
+    if mask.meta.dtype != torch.bool:
+        raise Unsupported("_unsafe_masked_index with a non-bool mask")
+    x, stacked, d = _stacked(o, x, indices, "_unsafe_masked_index")
+    return o.node("masked_index", [x, mask, stacked], meta.contiguous(), dim=d, fill=float(fill))
 
 
 def _unsafe_masked_index_put_accumulate(o, x, mask, indices, values):
-    """x with values (0 where not mask) added at the clamped indices (eager's decomposition)."""
+    """graph.masked_index_put: x with values (0 where not mask) added at the clamped indices."""
     o.check(x, mask, values)
     _meta("_unsafe_masked_index_put_accumulate", torch._unsafe_masked_index_put_accumulate, x, mask,
           list(indices), values)
@@ -394,23 +364,13 @@ def _unsafe_masked_index_put_accumulate(o, x, mask, indices, values):
     indices = list(indices)
     if any(i is not None and i.meta.dtype not in _INDEX_DTYPES for i in indices):
         raise Unsupported("_unsafe_masked_index_put_accumulate with a non-integer index")
-    if values.meta.dtype != x.meta.dtype:
-        raise Unsupported("_unsafe_masked_index_put_accumulate with values of another dtype")
-    clamped = _clamped(o, indices, x, True)
-    dims, bshape, linear = _broadcast_indices_unchecked(o, x, clamped)
+    if values.meta.dtype != x.meta.dtype or mask.meta.dtype != torch.bool:
+        raise Unsupported("_unsafe_masked_index_put_accumulate with values of another dtype or a non-bool mask")
+    dims = [d for d, i in enumerate(indices) if i is not None]
     if dims != list(range(dims[0], dims[0] + len(dims))):
         raise Unsupported("_unsafe_masked_index_put_accumulate with separated index tensors")
-    v = o.where(mask, values, o.full((), 0, x.meta.dtype))
-    d, k = dims[0], len(dims)
-    shape = tuple(x.meta.shape)
-    pre, post = shape[:d], shape[d + k:]
-    view_shape = pre + bshape + post
-    nb = math.prod(bshape)
-    v = o.reshape(o.expand(v, view_shape), pre + (nb,) + post)
-    flat = o.reshape(x, pre + (math.prod(shape[d:d + k]),) + post)
-    idx = o.expand(o.reshape(o.reshape(linear, (nb,)), (1,) * len(pre) + (nb,) + (1,) * len(post)),
-                   pre + (nb,) + post)
-    return o.reshape(scatter_node(o, flat, d, idx, v, "sum", True, checked=True), shape)
+    _, stacked, d = _stacked(o, x, indices, "_unsafe_masked_index_put_accumulate")
+    return o.node("masked_index_put", [x, mask, stacked, values], x.meta.contiguous(), dim=d)
 
 
 _MASKED_SCATTER_MAX = 1 << 16  # elements: the running count is an O(n^2) masked scan (docs/op_families.md)
@@ -441,9 +401,8 @@ def _masked_scatter(o, x, mask, source):
 
 def _embedding_bag(o, input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                    mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """F.embedding_bag: each bag's rows of weight combined by a scatter into zeros (include_self False, so an
-    empty bag stays 0, eager's): along the bag index of every entry, -1 (nothing written) for padding_idx
-    and entries after include_last_offset's last offset. A 2-D input's rows are the bags."""
+    """graph.embedding_bag: each bag's rows of weight combined (an empty bag 0). A 2-D input's rows are the
+    bags (constant offsets)."""
     o.check(input, weight)
     if max_norm is not None:
         raise Unsupported("embedding_bag with max_norm (renormalizes weight in place)")
@@ -455,41 +414,27 @@ def _embedding_bag(o, input, weight, offsets=None, max_norm=None, norm_type=2.0,
     if include_last_offset and mode != "sum":
         # eager's mean and max then take the last bag to the input's end, its sum to the last offset
         raise Unsupported(f"embedding_bag with include_last_offset and mode={mode!r}")
-    num, dim = weight.meta.shape
+    num = weight.meta.shape[0]
     if padding_idx is not None and padding_idx < 0:
         padding_idx += num
-    shape = tuple(meta.shape)
     if input.meta.dim() == 2:
         bags, per = input.meta.shape
         flat = o.reshape(input, (bags * per,))
-        bag = o.dense(torch.arange(bags).repeat_interleave(per))
+        offs = o.dense(torch.arange(0, bags * per, per) if per else torch.zeros(bags, dtype=torch.int64))
         psw = None if per_sample_weights is None else o.reshape(per_sample_weights, (bags * per,))
+        last = False
     else:
         o.check(offsets)
-        flat, psw = input, per_sample_weights
-        n = input.meta.shape[0]
-        bags = shape[0]
-        offs = o.convert(offsets, torch.int64)
-        o.check_index_range(o.slice(offs, 0, 0, 1, 1), 1, wraps=False)  # offsets[0] must be 0 (eager raises)
-        pos = o.dense(torch.arange(n).reshape(n, 1))
-        nb = offsets.meta.shape[0]
-        started = o.binary("le", o.reshape(offs, (1, nb)), pos)  # [n, offsets]: offset j <= position i
-        bag = o.binary("sub", o.reduce("sum", o.convert(started, torch.int64), 1), 1)
-        if include_last_offset:  # entries at or after the last offset belong to no bag
-            bag = o.where(o.binary("lt", bag, bags), bag, -1)
-    n = flat.meta.shape[0]
-    if n == 0 or bags == 0:
-        return o.full(shape, 0, weight.meta.dtype)
-    o.check_index_range(flat, num, wraps=False)
-    rows = o.index_select(weight, 0, flat, checked=True)  # [n, dim]
-    if psw is not None:
-        rows = o.binary("mul", rows, o.reshape(psw, (n, 1)))
-    if padding_idx is not None:
-        bag = o.where(o.binary("eq", flat, padding_idx), -1, bag)
-    idx = o.expand(o.reshape(bag, (n, 1)), (n, dim))
-    zeros = o.full(shape, 0, weight.meta.dtype)
-    kind = {"sum": "sum", "mean": "mean", "max": "amax"}[mode]
-    return scatter_node(o, zeros, 0, idx, o.convert(rows, weight.meta.dtype), kind, False, checked=True)
+        flat, psw, offs, last = input, per_sample_weights, offsets, bool(include_last_offset)
+        # offsets[0] must be 0 (eager raises): checked before every run
+        o.check_index_range(o.slice(o.convert(offs, torch.int64), 0, 0, 1, 1), 1, wraps=False)
+    if flat.meta.shape[0]:
+        o.check_index_range(flat, num, wraps=False)
+    if psw is not None and psw.meta.dtype != weight.meta.dtype:
+        raise Unsupported("embedding_bag with per_sample_weights of another dtype (eager raises)")
+    operands = [weight, flat, offs] + ([psw] if psw is not None else [])
+    return o.node("embedding_bag", operands, meta.contiguous(), mode=mode,
+                  padding_idx=-1 if padding_idx is None else int(padding_idx), include_last_offset=last)
 
 
 def _histc(o, x, bins=100, min=0, max=0, *, out=None):

@@ -120,4 +120,64 @@ def Graph_HistcOp
   let eager = "torch.histc({input}, {bins}, {min}, {max})";
 }
 
+// embedding_bag of a 1-D index list and its bag offsets (capture gives a 2-D
+// input's rows constant offsets): each bag's weight rows (times
+// per_sample_weights) combined by `mode` (sum, mean, max), an empty bag 0; an
+// entry equal to padding_idx (-1: none) belongs to no bag, nor do those at or
+// after the last offset with include_last_offset. Capture checks the index
+// range and offsets[0] == 0 (eager raises). Decomposed as a gather of the rows
+// and a scatter into zeros along each entry's bag (the number of offsets at
+// or before it, less one) (Scatter.cpp's buildScatter).
+def Graph_EmbeddingBagOp
+    : Graph_RegisteredOp<"embedding_bag", "embedding_bag", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_Composite<"EmbeddingBagToPrim", "Scatter">,
+                         [AllElementTypesMatch<["weight", "result"]>]> {
+  let summary = "sums, means or maxima of bags of embeddings (F.embedding_bag)";
+  let arguments = (ins Graph_FloatTensor:$weight, RankedTensorOf<[I32, I64]>:$input,
+                       RankedTensorOf<[I32, I64]>:$offsets, Optional<Graph_FloatTensor>:$per_sample_weights,
+                       StrAttr:$mode, I64Attr:$padding_idx, BoolAttr:$include_last_offset);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let eager = "_rt.embedding_bag({weight}, {input}, {offsets}, {per_sample_weights}, {mode}, {padding_idx}, "
+              "{include_last_offset})";
+}
+
+// _unsafe_masked_index with its index tensors stacked ([k, *B]: capture
+// converts them to i64, broadcasts and stacks them, and permutes the input
+// where eager moves separated index dims first): the input indexed at dims
+// dim..dim+k-1, each index clamped into [0, size), then `fill` where the mask
+// (broadcast to the result) is false. Result: the input's shape with those k
+// dims replaced by B. Decomposed as a gather of the flattened dims at the
+// linear index and a select.
+def Graph_MaskedIndexOp
+    : Graph_RegisteredOp<"masked_index", "masked_index", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"MaskedIndexToPrim", "Scatter">> {
+  let summary = "clamped advanced indexing with a masked fill (aten._unsafe_masked_index)";
+  let arguments = (ins Graph_Tensor:$input, Graph_BoolTensor:$mask, RankedTensorOf<[I64]>:$indices,
+                       I64Attr:$dim, F64Attr:$fill);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "_rt.masked_index({input}, {mask}, {indices}, {dim}, {fill})";
+}
+
+// _unsafe_masked_index_put_accumulate with stacked indices (as masked_index):
+// values (0 where the mask is false; both broadcast to the indexed shape)
+// added at the indices, each clamped into [-size, size) and wrapped (booleans:
+// or-ed). Decomposed as buildScatter's sum (booleans: amax of bytes) over the
+// flattened dims.
+def Graph_MaskedIndexPutOp
+    : Graph_RegisteredOp<"masked_index_put", "masked_index", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<"MaskedIndexPutToPrim", "Scatter">,
+                         [AllTypesMatch<["input", "result"]>, AllElementTypesMatch<["input", "values"]>]> {
+  let summary = "clamped, masked index_put with accumulation (aten._unsafe_masked_index_put_accumulate)";
+  let arguments = (ins Graph_Tensor:$input, Graph_BoolTensor:$mask, RankedTensorOf<[I64]>:$indices,
+                       Graph_Tensor:$values, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "_rt.masked_index_put({input}, {mask}, {indices}, {values}, {dim})";
+}
+
 #endif // DYN_GRAPH_SCATTER_OPS
