@@ -884,6 +884,14 @@ OPS = {
         "logit", "special", ("input",), (("eps", "f64"),),
         ("torch.logit", "Tensor.logit", "aten.logit", "torch.special.logit"), "",
         "float", "elementwise", "LogitToPrim (GraphToPrim/Special.cpp)", ""),
+    "frexp": OpDef(
+        "frexp", "frexp", ("input",), (),
+        (), "",
+        "meta", "elementwise", "FrexpToPrim (GraphToPrim/FloatBits.cpp)", ""),
+    "nextafter": OpDef(
+        "nextafter", "nextafter", ("input", "other"), (),
+        (), "",
+        "keeps_float", "elementwise", "NextafterToPrim (GraphToPrim/FloatBits.cpp)", ""),
     "atan2": OpDef(
         "atan2", "binary", ("lhs", "rhs"), (),
         ("torch.atan2", "Tensor.atan2", "aten.atan2", "torch.arctan2", "Tensor.arctan2"), "",
@@ -1055,6 +1063,8 @@ FAMILIES = {
     "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
+    "frexp": ("frexp",),
+    "nextafter": ("nextafter",),
 }
 
 # each op's semantics over its operands, attributes and result dtype ({dtype})
@@ -1276,6 +1286,8 @@ EXPR = {
     "isreal": "torch.isreal({input})",
     "nan_to_num": "torch.nan_to_num({input}, {nan}, {posinf}, {neginf})",
     "logit": "torch.logit({input}, {eps} if {eps} >= 0 else None)",
+    "frexp": "torch.frexp({input})",
+    "nextafter": "torch.nextafter({input}, {other})",
     "atan2": "torch.atan2({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "fmax": "torch.fmax({lhs}.to({dtype}), {rhs}.to({dtype}))",
     "fmin": "torch.fmin({lhs}.to({dtype}), {rhs}.to({dtype}))",
@@ -2180,6 +2192,14 @@ def _logit(input, eps, *, dtype):
     return torch.logit(input, eps if eps >= 0 else None)
 
 
+def _frexp(input, *, dtype):
+    return torch.frexp(input)
+
+
+def _nextafter(input, other, *, dtype):
+    return torch.nextafter(input, other)
+
+
 def _atan2(lhs, rhs, *, dtype):
     return torch.atan2(lhs.to(dtype), rhs.to(dtype))
 
@@ -2530,6 +2550,8 @@ EAGER = {
     "isreal": _isreal,
     "nan_to_num": _nan_to_num,
     "logit": _logit,
+    "frexp": _frexp,
+    "nextafter": _nextafter,
     "atan2": _atan2,
     "fmax": _fmax,
     "fmin": _fmin,

@@ -30,8 +30,7 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
 DECOMPOSED = {
-    # float bits, sampling and resampling
-    "frexp": "exponent search as comparisons", "nextafter": "bit arithmetic as comparisons",
+    # sampling
     "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
     "nn.functional.grid_sample": "the sampling arithmetic",
 }

@@ -80,6 +80,7 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateRandomPatterns(patterns);
   graph_to_prim::populateLibraryCallPatterns(patterns);
   graph_to_prim::populateSpecialPatterns(patterns);
+  graph_to_prim::populateFloatBitsPatterns(patterns);
 }
 
 namespace {

@@ -110,6 +110,8 @@ void populateRandomPatterns(mlir::RewritePatternSet &patterns);
 void populateLibraryCallPatterns(mlir::RewritePatternSet &patterns);
 // Pointwise math and special functions (GraphSpecialOps.td).
 void populateSpecialPatterns(mlir::RewritePatternSet &patterns);
+// frexp and nextafter (GraphSpecialOps.td).
+void populateFloatBitsPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace dyn::graph_to_prim
 

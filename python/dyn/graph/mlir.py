@@ -97,7 +97,8 @@ def _line(n):
 
 
 # registered families printed as `operands attr-dict : functional-type(operands, results)`
-FUNCTIONAL_FAMILIES = ("library", "pool_indices", "norm_stats", "bilinear", "multi_margin_loss", "embedding_bag")
+FUNCTIONAL_FAMILIES = ("library", "pool_indices", "norm_stats", "bilinear", "multi_margin_loss", "embedding_bag",
+                       "frexp")
 
 
 def _registered_attrs(op, a):

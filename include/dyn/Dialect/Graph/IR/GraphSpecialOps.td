@@ -67,6 +67,30 @@ def Graph_LogitOp : Graph_RegisteredOp<"logit", "special", Dyn_FloatRule, Dyn_Sa
   let eager = "torch.logit({input}, {eps} if {eps} >= 0 else None)";
 }
 
+// frexp and nextafter read a float's representation. prim has no bit cast, so
+// both find x's binary exponent E (2^E <= |x| < 2^(E+1)) as floor(log2 |x|) in
+// f64, corrected against a constant table of the powers of two; the rest is
+// exact f64 arithmetic on powers of two (FloatBits.cpp).
+def Graph_FrexpOp : Graph_RegisteredOp<"frexp", "frexp", Dyn_MetaRule, Dyn_SameShape,
+                                       Dyn_Composite<"FrexpToPrim", "FloatBits">,
+                                       [AllTypesMatch<["input", "mantissa"]>]> {
+  let summary = "mantissa in [0.5, 1) and exponent: x = mantissa * 2^exponent (torch.frexp)";
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$mantissa, RankedTensorOf<[I32]>:$exponent);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let eager = "torch.frexp({input})";
+}
+
+def Graph_NextafterOp : Graph_RegisteredOp<"nextafter", "nextafter", Dyn_KeepsFloatRule, Dyn_SameShape,
+                                           Dyn_Composite<"NextafterToPrim", "FloatBits">,
+                                           [AllTypesMatch<["input", "other", "result"]>]> {
+  let summary = "the next value of the type after input toward other (torch.nextafter)";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let eager = "torch.nextafter({input}, {other})";
+}
+
 def Graph_Atan2Op : Graph_BinaryOp<"atan2", "atan2(lhs, rhs), the angle of (rhs, lhs)", Dyn_FloatRule,
                                    Dyn_Special<"Atan2ToPrim">> {
   let torchNames = ["torch.atan2", "Tensor.atan2", "aten.atan2", "torch.arctan2", "Tensor.arctan2"];
