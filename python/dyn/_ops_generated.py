@@ -456,6 +456,10 @@ OPS = {
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
         "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "grid_sampler": OpDef(
+        "grid_sampler", "grid_sampler", ("input", "grid"), (("mode", "i64"), ("padding", "i64"), ("align_corners", "bool"), ("cuda_rules", "bool")),
+        (), "",
+        "keeps_element", "meta", "GridSamplerToPrim (GraphToPrim/GridSample.cpp)", ""),
     "upsample": OpDef(
         "upsample", "resample", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("scales", "f64_array")),
         (), "",
@@ -1046,6 +1050,7 @@ FAMILIES = {
     "softmax": ("safe_softmax",),
     "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
+    "grid_sampler": ("grid_sampler",),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
     "distances": ("dist", "cdist", "pdist", "renorm"),
@@ -1179,6 +1184,7 @@ EXPR = {
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
+    "grid_sampler": "torch.grid_sampler({input}, {grid}, {mode}, {padding}, {align_corners})",
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
@@ -1762,6 +1768,10 @@ def _vecdot(lhs, rhs, dim, *, dtype):
 
 def _trace(input, *, dtype):
     return torch.trace(input).to(dtype)
+
+
+def _grid_sampler(input, grid, mode, padding, align_corners, cuda_rules, *, dtype):
+    return torch.grid_sampler(input, grid, mode, padding, align_corners)
 
 
 def _upsample(input, mode, output_size, align_corners, scales, *, dtype):
@@ -2443,6 +2453,7 @@ EAGER = {
     "addmm": _addmm,
     "vecdot": _vecdot,
     "trace": _trace,
+    "grid_sampler": _grid_sampler,
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,

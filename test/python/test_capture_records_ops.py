@@ -29,11 +29,7 @@ ATEN_FREE = {"_to_copy", "clone", "copy", "copy_", "cat", "expand", "lift_fresh_
              "new_full", "scalar_tensor", "arange"}
 
 # OpInfo -> why it is still composed at capture (what the graph holds)
-DECOMPOSED = {
-    # sampling
-    "grid_sampler_2d": "the sampling arithmetic", "grid_sampler_3d": "the sampling arithmetic",
-    "nn.functional.grid_sample": "the sampling arithmetic",
-}
+DECOMPOSED = {}
 
 
 def _ops():

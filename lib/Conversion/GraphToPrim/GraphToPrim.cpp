@@ -72,6 +72,7 @@ void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {
   graph_to_prim::populateLinalgPatterns(patterns);
   graph_to_prim::populatePoolingPatterns(patterns);
   graph_to_prim::populateResamplePatterns(patterns);
+  graph_to_prim::populateGridSamplePatterns(patterns);
   graph_to_prim::populateCompositeReductionPatterns(patterns);
   graph_to_prim::populateScanPatterns(patterns);
   graph_to_prim::populateRearrangePatterns(patterns);

@@ -98,6 +98,7 @@ void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 void populateResamplePatterns(mlir::RewritePatternSet &patterns);
+void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 // Issue 10 item 3 families (GraphFamilyOps.td).
 void populateCompositeReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateScanPatterns(mlir::RewritePatternSet &patterns);

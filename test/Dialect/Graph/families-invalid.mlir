@@ -229,3 +229,11 @@ func.func @multilabel_target(%x: tensor<2x3xf32>, %t: tensor<2x4xi64>) -> tensor
   %0 = graph.multilabel_margin_loss %x, %t {reduction = "mean"} : tensor<2x3xf32>, tensor<2x4xi64> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @grid_sampler_bicubic_3d(%x: tensor<1x1x2x3x4xf32>, %g: tensor<1x2x2x2x3xf32>) -> tensor<1x1x2x2x2xf32> {
+  // expected-error @+1 {{mode must be 0-2 (bicubic for 2 spatial dims only) and padding 0-2}}
+  %0 = graph.grid_sampler %x, %g {mode = 2 : i64, padding = 0 : i64, align_corners = false, cuda_rules = false} : tensor<1x1x2x3x4xf32>, tensor<1x2x2x2x3xf32> -> tensor<1x1x2x2x2xf32>
+  return %0 : tensor<1x1x2x2x2xf32>
+}

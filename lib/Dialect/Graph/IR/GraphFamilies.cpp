@@ -140,6 +140,22 @@ LogicalResult MultilabelMarginLossOp::verify() {
   return success();
 }
 
+LogicalResult GridSamplerOp::verify() {
+  RankedTensorType in = tensorType(getInput()), grid = tensorType(getGrid());
+  int64_t nd = in.getRank() - 2;
+  if ((nd != 2 && nd != 3) || grid.getRank() != in.getRank() || grid.getDimSize(0) != in.getDimSize(0) ||
+      grid.getShape().back() != nd)
+    return emitOpError("input must be [N, C, *in] (2 or 3 spatial dims) and grid [N, *out, dims]");
+  int64_t mode = getMode(), padding = getPadding();
+  if (mode < 0 || mode > 2 || padding < 0 || padding > 2 || (mode == 2 && nd != 2))
+    return emitOpError("mode must be 0-2 (bicubic for 2 spatial dims only) and padding 0-2");
+  SmallVector<int64_t> shape{in.getDimSize(0), in.getDimSize(1)};
+  llvm::append_range(shape, grid.getShape().drop_front().drop_back());
+  if (getType().getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError("result must be [N, C, *out]");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   RankedTensorType in = tensorType(getInput());
   if (failed(checkDims(*this, getDims(), in.getRank(), "reduction dim")))

@@ -894,6 +894,25 @@ class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
 def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max">;
 def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average">;
 
+// grid_sampler (F.grid_sample, grid_sampler_2d/3d) of a batched [N, C, *in]
+// input at the grid's [N, *out, d] coordinates in [-1, 1] (x first): mode 0
+// bilinear/trilinear, 1 nearest, 2 bicubic (2-d); padding 0 zeros, 1 border,
+// 2 reflection. `cuda_rules` takes the coordinate arithmetic of eager's CUDA
+// kernels, else the CPU's (capture sets it per device: they differ for NaN
+// and non-finite coordinates). Decomposed into gathers times weights
+// (GraphToPrim/GridSample.cpp).
+def Graph_GridSamplerOp : Graph_RegisteredOp<"grid_sampler", "grid_sampler", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                             Dyn_Composite<"GridSamplerToPrim", "GridSample">,
+                                             [AllElementTypesMatch<["input", "grid"]>]> {
+  let summary = "samples the input at the grid's coordinates (torch.grid_sampler)";
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grid, I64Attr:$mode, I64Attr:$padding,
+                       BoolAttr:$align_corners, BoolAttr:$cuda_rules);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.grid_sampler({input}, {grid}, {mode}, {padding}, {align_corners})";
+}
+
 // Linear (over 1-3 dims: linear, bilinear, trilinear) or bicubic (`cubic`,
 // 2 dims) resampling of the trailing dims of [N, C, *spatial] to
 // `output_size`, the source positions placed as eager's kernels place them
