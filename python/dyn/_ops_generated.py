@@ -885,7 +885,7 @@ OPS = {
         ("torch.nan_to_num", "Tensor.nan_to_num", "aten.nan_to_num"), "",
         "keeps_element", "elementwise", "NanToNumToPrim (GraphToPrim/Special.cpp)", ""),
     "logit": OpDef(
-        "logit", "special", ("input",), (("eps", "f64"),),
+        "logit", "special", ("input",), (("eps", "f64"), ("round_steps", "bool")),
         ("torch.logit", "Tensor.logit", "aten.logit", "torch.special.logit"), "",
         "float", "elementwise", "LogitToPrim (GraphToPrim/Special.cpp)", ""),
     "frexp": OpDef(
@@ -2198,7 +2198,7 @@ def _nan_to_num(input, nan, posinf, neginf, *, dtype):
     return torch.nan_to_num(input, nan, posinf, neginf)
 
 
-def _logit(input, eps, *, dtype):
+def _logit(input, eps, round_steps, *, dtype):
     return torch.logit(input, eps if eps >= 0 else None)
 
 

@@ -52,8 +52,32 @@ func.func @booleans(%i: tensor<4xi64>, %b: tensor<4xi1>, %x: tensor<4xf32>) -> (
 func.func @attributes(%i: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) {
   %0 = graph.nan_to_num %i {nan = 0.0 : f64, posinf = 1.0 : f64, neginf = -1.0 : f64} : tensor<4xi32> -> tensor<4xi32>
   %1 = graph.nan_to_num %x {nan = 0.0 : f64, posinf = 10.0 : f64, neginf = -1.0 : f64} : tensor<4xf32> -> tensor<4xf32>
-  %2 = graph.logit %x {eps = 0.25 : f64} : tensor<4xf32> -> tensor<4xf32>
+  %2 = graph.logit %x {eps = 0.25 : f64, round_steps = true} : tensor<4xf32> -> tensor<4xf32>
   return %0, %1, %2 : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// bfloat16 logit computes in f32: with round_steps each step is rounded to
+// bf16 (eager's CPU kernel), else only the result (CUDA's).
+// CHECK-LABEL: func @logit_steps
+// CHECK: prim.div
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: prim.log
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-LABEL: func @logit_once
+// CHECK: prim.div
+// CHECK-NEXT: prim.log
+// CHECK: prim.convert_element_type %{{.*}} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-NOT: prim.convert_element_type
+// CHECK: return
+func.func @logit_steps(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = graph.logit %x {eps = -1.0 : f64, round_steps = true} : tensor<4xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+func.func @logit_once(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = graph.logit %x {eps = -1.0 : f64, round_steps = false} : tensor<4xbf16> -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
 }
 
 // -----

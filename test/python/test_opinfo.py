@@ -68,13 +68,9 @@ KNOWN_FAILURES = {
     # tolerances held in tensors (eager reads their values); numbers are compiled (a library call)
     ("linalg.pinv", "function", "float32", "*"):
         "not native: Unsupported: linalg.pinv with a tolerance of type TensorVar",
-    # CUDA's kernels: batch norm in eval saves statistics the CPU's does not; float16/bfloat16 softmax
-    # backward and logit round otherwise (docs/op_families.md): not captured there
-    **{(n, "function", "*", "cuda"): "not native: Unsupported: " + n + " in eval on CUDA"
-       for n in ("native_batch_norm", "_native_batch_norm_legit")},
+    # CUDA's float16/bfloat16 softmax backward rounds otherwise (docs/op_families.md): not captured there
     ("_softmax_backward_data", "function", "bfloat16", "cuda"):
         "not native: Unsupported: _softmax_backward_data of float16/bfloat16 on CUDA",
-    ("logit", "function", "bfloat16", "cuda"): "not native: Unsupported: logit of torch.bfloat16 on CUDA",
     # eager's addbmm_ resizes a [1] destination to the [n, p] product: dyn does not resize inputs
     ("addbmm", "inplace", "float32", "*"):
         "not native: Unsupported: in-place op: output with shape [1] doesn't match the broadcast shape [5, 10]",

@@ -99,9 +99,10 @@ using EntrToPrim = OpmathUnary<graph::EntrOp, entr>;
 
 /// x clamped to [eps, 1 - eps] (eps >= 0; NaN passes), then +inf at 1, else
 /// log(x / (1 - x)).
-/// float16 and bfloat16 round after each step, as eager's vectorized kernel.
+/// float16 and bfloat16 round after each step with round_steps (eager's
+/// vectorized CPU kernel), else once (CUDA's).
 Value logit(Pointwise &p, Value x, graph::LogitOp op) {
-  Type t = op.getType().getElementType();
+  Type t = op.getRoundSteps() ? op.getType().getElementType() : p.type.getElementType();
   double eps = op.getEps().convertToDouble();
   if (eps >= 0) {
     Value lo = roundTo(p, p.c(eps), t), hi = roundTo(p, p.sub(p.c(1), p.c(eps)), t);

@@ -88,12 +88,15 @@ def _nan_to_num(o, x, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 
 def _logit(o, x, eps=None, *, out=None):
-    """torch.logit: eps None is -1 (no clamp), as ATen's default. float16/bfloat16 on CUDA are not captured:
-    eager's CUDA kernel rounds otherwise than its CPU kernel, which dyn's matches."""
+    """torch.logit: eps None is -1 (no clamp), as ATen's default. float16/bfloat16 round each step as eager's
+    CPU kernel does, or once as its CUDA kernel does (round_steps, per device)."""
     o.check(x)
-    if x.meta.dtype in (torch.float16, torch.bfloat16) and torch.device(o.tr.device).type == "cuda":
-        raise Unsupported(f"logit of {x.meta.dtype} on CUDA")
-    return _out(o, out, o.registered("logit", torch.logit, (x,), {"eps": -1.0 if eps is None else eps}), x)
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float))):
+        raise Unsupported(f"logit with eps={eps!r}")
+    e = -1.0 if eps is None else float(eps)
+    cuda = torch.device(o.tr.device).type == "cuda"
+    return _out(o, out, o.registered("logit", torch.logit, (x,), {"eps": e, "round_steps": not cuda},
+                                     call=lambda v: torch.logit(v, None if e < 0 else e)), x)
 
 
 def _no_half(x, what):

@@ -75,11 +75,15 @@ def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
     return (y,) + _saved_stats(o, x, dims, eps, dt, shape)
 
 
-def _batch_stats(o, x, training, eps, dt):
+def _batch_stats(o, x, training, eps, dt, running_mean, running_var):
     """save_mean and save_invstd of eager's batch norm: the batch's mean and 1 / sqrt(var + eps) per
-    channel in training, empty tensors in eval (eager's CPU kernel; the meta kernel gives C elements)."""
+    channel in training; in eval, empty tensors on the CPU (eager's CPU kernel; the meta kernel gives C
+    elements) and the running statistics normalized with on CUDA (a copy of the mean, 1 / sqrt(var + eps))."""
     if not training:
-        return o.full((0,), 0, dt), o.full((0,), 0, dt)
+        if not _cuda(o):
+            return o.full((0,), 0, dt), o.full((0,), 0, dt)
+        mean = o.fresh_copy(o.convert(running_mean, dt))
+        return mean, o.unary("rsqrt", o.binary("add", o.convert(running_var, dt), eps))
     return _saved_stats(o, x, [0] + list(range(2, x.meta.dim())), eps, dt, (x.meta.shape[1],))
 
 
@@ -89,14 +93,14 @@ def _batch_norm(what, fn, x, weight, bias, running_mean, running_var, training, 
         raise Unsupported(f"{what} training flag that is not a bool")
     if x.meta.dim() < 2 or x.meta.numel() == 0:
         raise Unsupported(f"{what} of a tensor with fewer than 2 dims or no elements")
-    if not training and _cuda(o):
-        raise Unsupported(f"{what} in eval on CUDA (eager's kernel saves statistics the CPU's does not)")
+    if not training and _cuda(o) and (running_mean is None or running_var is None):
+        raise Unsupported(f"{what} in eval without running statistics on CUDA")
     args = (x, weight, bias, running_mean, running_var) if stats else (x, weight, bias)
     _eager(what, fn, *args, training, momentum, eps)
     eps = _number(eps, f"{what} eps")
     dt = _stats_dtype(o, x, weight, bias, running_mean, running_var)
     y = o.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
-    return (y,) + _batch_stats(o, x, training, eps, dt)
+    return (y,) + _batch_stats(o, x, training, eps, dt, running_mean, running_var)
 
 
 def _native_batch_norm(o, x, weight, bias, running_mean, running_var, training, momentum, eps):

@@ -60,7 +60,12 @@ def Graph_NanToNumOp : Graph_RegisteredOp<"nan_to_num", "special", Dyn_KeepsElem
 def Graph_LogitOp : Graph_RegisteredOp<"logit", "special", Dyn_FloatRule, Dyn_SameShape,
                                        Dyn_Special<"LogitToPrim">> {
   let summary = "log(x / (1 - x)), x clamped to [eps, 1 - eps] (eps >= 0)";
-  let arguments = (ins Graph_Tensor:$input, F64Attr:$eps);
+  let description = [{
+    float16 and bfloat16 compute in float32; with `round_steps` each step is
+    rounded to the result type (eager's CPU kernel), else only the result
+    (eager's CUDA kernel). Capture sets it per device.
+  }];
+  let arguments = (ins Graph_Tensor:$input, F64Attr:$eps, BoolAttr:$round_steps);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let torchNames = ["torch.logit", "Tensor.logit", "aten.logit", "torch.special.logit"];
