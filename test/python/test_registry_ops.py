@@ -1,13 +1,16 @@
 """The pointwise math and activations added through the op registry: compiled natively (no graph break,
 no fallback) and equal to eager, in float32, float64 and bfloat16 (eager's own rounding: computed in float32
-and rounded once where eager's kernel does)."""
+and rounded once where eager's kernel does). And the ops recorded whole by capture since the fourteenth
+session on both backends (RECORDED)."""
 import math
+import warnings
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import dyn
+from conftest import has_compiler
 
 torch.manual_seed(0)
 X = torch.randn(4, 33) * 3
@@ -116,3 +119,50 @@ def test_gelu_recorded_not_decomposed():
     g(torch.randn(3))
     text = "".join(gr.mlir() for gr in dyn.last_graphs())
     assert "graph.gelu" in text and "graph.erf" not in text
+
+
+# Ops recorded whole in the fourteenth session (and multi_margin_loss), on both backends: the eager backend
+# runs the registry's expression, with an optional operand that is absent as None (embedding_bag without
+# per_sample_weights, multi_margin_loss without weight).
+_W = torch.randn(6, 3)
+RECORDED = {
+    "masked_index": (lambda x, m, i: torch.ops.aten._unsafe_masked_index(x, m, [None, i], 2),
+                     (torch.randn(3, 5), torch.rand(3, 4) > 0.5, torch.tensor([0, 4, 7, -9]))),
+    "masked_index_int": (lambda x, m, i: torch.ops.aten._unsafe_masked_index(x, m, [i], 2),
+                         (torch.arange(5), torch.rand(4) > 0.5, torch.tensor([0, 4, 7, -9]))),
+    "masked_index_put": (lambda x, m, i, v: torch.ops.aten._unsafe_masked_index_put_accumulate(x, m, [i], v),
+                         (torch.randn(5), torch.rand(4) > 0.5, torch.tensor([0, 4, 7, -9]), torch.randn(4))),
+    "embedding_bag": (lambda w, i, o: F.embedding_bag(i, w, o, mode="max", padding_idx=1),
+                      (_W, torch.tensor([0, 1, 2, 5, 1]), torch.tensor([0, 2, 2]))),
+    "embedding_bag_2d": (lambda w, i, p: F.embedding_bag(i, w, mode="sum", per_sample_weights=p),
+                         (_W, torch.tensor([[0, 1], [5, 3]]), torch.randn(2, 2))),
+    "grid_sample": (lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=False),
+                    (torch.randn(1, 2, 4, 5), torch.rand(1, 3, 3, 2) * 2.4 - 1.2)),
+    "histc": (lambda x: torch.histc(x, 7), (torch.randn(50),)),
+    "frexp": (torch.frexp, (torch.randn(9) * 1e3,)),
+    "nextafter": (torch.nextafter, (torch.randn(9), torch.randn(9))),
+    "index_add": (lambda x, i, s: torch.index_add(x, 0, i, s, alpha=3), (torch.arange(5), torch.tensor([0, 0, 4]),
+                                                                         torch.arange(3))),
+    "multilabel_margin_loss": (lambda x, t: F.multilabel_margin_loss(x, t, reduction="none"),
+                               (torch.randn(3, 4), torch.tensor([[0, 2, -1, 1], [3, -1, 0, 0], [1, 2, 3, 0]]))),
+    "multi_margin_loss": (lambda x, t: F.multi_margin_loss(x, t), (torch.randn(3, 4), torch.tensor([0, 2, 3]))),
+    "masked_scatter": (lambda x, m, s: x.masked_scatter(m, s), (torch.randn(3, 4), torch.rand(3, 4) > 0.5,
+                                                                  torch.randn(20))),
+    "logit_bf16": (lambda x: torch.logit(x.bfloat16(), 0.1), (torch.rand(9),)),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "dyn"])
+@pytest.mark.parametrize("name", list(RECORDED))
+def test_recorded_ops_on_both_backends(name, backend):
+    if backend == "dyn" and not has_compiler():
+        pytest.skip("dyn._C built without the compiler core")
+    fn, args = RECORDED[name]
+    want = fn(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a graph break or fallback warns
+        got = dyn.compile(fn, backend=backend, fullgraph=True)(*args)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, equal_nan=True)

@@ -29,6 +29,7 @@ def _registered_expr(n, args, ns, k):
     names in ns."""
     d = OPS[n.op]
     names = dict(zip(d.operands, args))
+    names.update({name: "None" for name in d.operands[len(args):]})  # optional operands left out
     for (name, _), v in zip(d.attrs, _attr_values(n)):
         ns[f"a{k}_{name}"] = list(v) if isinstance(v, tuple) else v
         names[name] = f"a{k}_{name}"
