@@ -228,8 +228,9 @@ def run_node(n, xs):
     number = _number_operand(n)
     if number is not None:
         return getattr(torch, op)(xs[0], number)
-    if op in OPS:  # the registry's semantics (dyn/_ops_generated.py)
-        return EAGER[op](*xs, *_attr_values(n), dtype=n.meta.dtype)
+    if op in OPS:  # the registry's semantics (dyn/_ops_generated.py); absent optional operands are None
+        missing = [None] * (len(OPS[op].operands) - len(xs))
+        return EAGER[op](*xs, *missing, *_attr_values(n), dtype=n.meta.dtype)
     if op == "softmax":
         return torch.softmax(xs[0], a["dim"])
     if op == "log_softmax":
