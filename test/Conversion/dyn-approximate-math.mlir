@@ -18,7 +18,7 @@ func.func @approximate(%x: f32, %y: f64) -> (f32, f64, f32) {
 // f32 erf is one rational function of x^2 on x clamped to [-4, 4] (no
 // piecewise selects of coefficients): x * P(x^2) / Q(x^2), P of degree 6 and
 // Q of degree 4 (Horner's rule, fused multiply-adds). f64 erf stays for libm.
-// CHECK-LABEL: func @erf
+// CHECK-LABEL: func @rational_erf
 // CHECK-NOT: math.erf %{{.*}} : f32
 // CHECK-NOT: arith.select
 // CHECK: %[[LO:.*]] = arith.maximumf %{{.*}}, %{{.*}} : f32
@@ -29,7 +29,7 @@ func.func @approximate(%x: f32, %y: f64) -> (f32, f64, f32) {
 // CHECK-COUNT-4: math.fma %{{.*}}, %[[X2]], %{{.*}} : f32
 // CHECK: arith.divf %[[P]], %{{.*}} : f32
 // CHECK: math.erf %{{.*}} : f64
-func.func @erf(%x: f32, %y: f64) -> (f32, f64) {
+func.func @rational_erf(%x: f32, %y: f64) -> (f32, f64) {
   %0 = math.erf %x : f32
   %1 = math.erf %y : f64
   return %0, %1 : f32, f64

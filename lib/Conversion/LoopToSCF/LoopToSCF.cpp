@@ -16,6 +16,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <algorithm>
 
 namespace dyn {
@@ -537,7 +539,37 @@ struct ApproximateMathPass : dyn::impl::ApproximateMathPassBase<ApproximateMathP
       return name != "rsqrt" && name != "sqrt" && name != "atan2" && name != "erf";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    if (failed(checkLibmNames(getOperation())))
       signalPassFailure();
+  }
+
+  /// convert-math-to-libm (after this pass on the CPU) calls the C library
+  /// function of each math op left (f64 ones, erf, atan2, ...) by its name: a
+  /// function the module defines under that name would be called instead
+  /// (invalid IR, or a wrong callee). Refused with a located error.
+  static LogicalResult checkLibmNames(ModuleOp module) {
+    llvm::StringSet<> callees;
+    module.walk([&](Operation *op) {
+      if (op->getName().getDialectNamespace() != "math" || op->getNumResults() != 1)
+        return;
+      std::string name = op->getName().stripDialect().str();
+      if (name == "powf")
+        name = "pow";
+      Type et = getElementTypeOrSelf(op->getResult(0).getType());
+      if (et.isF32())
+        callees.insert(name + "f");
+      else if (et.isF64())
+        callees.insert(name);
+    });
+    LogicalResult result = success();
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() && callees.contains(f.getSymName())) {
+        f.emitOpError() << "is named as the C library function `" << f.getSymName()
+                        << "` that the module's math ops are lowered to call";
+        result = failure();
+      }
+    return result;
   }
 };
 
