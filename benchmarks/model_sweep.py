@@ -127,7 +127,7 @@ def main():
             print(f"{n:22s} not built: {type(e).__name__}: {str(e)[:100]}", flush=True)
             continue
         m = m.eval().to(args.device)
-        inputs = tuple(i.to(args.device) for i in inputs)
+        inputs = tuple(i if i is None else i.to(args.device) for i in inputs)
         signal.alarm(args.timeout)
         try:
             with torch.no_grad():

@@ -278,6 +278,21 @@ def test_tensors_without_elements(name, shape, backend):
 
 
 @needs_compiler
+@pytest.mark.parametrize("split", [4, 0])
+def test_empty_operand_of_cat_is_dropped(split):
+    """Phi-3's rotary embedding: the part of q past the rotary dims is an empty slice cat-ed back on; the
+    cat adds nothing from it, so the graph keeps no value without elements and is compiled (an empty
+    value the outputs need would make PyTorch's ops run the whole graph)."""
+    def f(q, w):
+        rot, rest = q[..., :split], q[..., split:]
+        return torch.cat([torch.sin(rot) * 2, rest], dim=-1) @ w
+    q, w = torch.randn(2, 3, 4), torch.randn(4, 5)
+    dyn.reset()
+    torch.testing.assert_close(dyn.compile(f, fullgraph=True)(q, w), f(q, w))
+    assert dyn.stats()["eager_graphs"] == []
+
+
+@needs_compiler
 def test_compile_refuses_a_function_it_cannot_call_with_bare_pointers():
     """A buffer with a zero-size dim before the last has dynamic strides in MLIR's canonical layout, so its
     function takes memref descriptors: _C.compile reports it instead of building a call that crashes."""

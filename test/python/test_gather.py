@@ -107,6 +107,48 @@ def test_index_computed_in_the_graph_is_checked(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_indices_in_range_by_construction(backend):
+    """Indices made by a sort, an argmax or a topk (a mixture of experts' routing, CLIP's pooled token),
+    floor-divided, taken modulo a number, gathered, repeated or inverted by a scatter, are in range
+    whatever the data: captured whole, although the indices depend on more ops than the range check
+    would compute again before the kernel (a model's whole router)."""
+    x, h = torch.randn(6, 5), torch.randn(3, 5)
+
+    def f(x, h):
+        for _ in range(40):  # 80 ops before the indices
+            x = x * 1.01 + 0.01
+        ids = x.argmax(-1)                       # [6] in [0, 5)
+        vals, perm = torch.sort(ids)             # a permutation of [0, 6)
+        rows = h[perm // 2]                      # [0, 3)
+        inv = torch.empty_like(perm)
+        inv[perm] = torch.arange(6)
+        top = torch.topk(x, 2, dim=1).indices.repeat(1, 2)  # [6, 4] in [0, 5)
+        return rows[inv] * 2 + x.gather(1, (top + 3) % 5).sum(1, keepdim=True) + x[torch.arange(6), ids, None]
+    cf = compiled(f, backend)
+    torch.testing.assert_close(cf(x, h), f(x, h))
+    ex = dyn.explain(f, backend=backend)(x, h)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_index_from_an_argmax_out_of_range_raises(backend):
+    """An argmax moved past the end of what it indexes is not in range by construction: it is computed
+    again before the kernel (argmax is deterministic) and raises IndexError as eager does."""
+    f = lambda x, t: t[x.argmax(-1) + 2] * 2  # noqa: E731
+    t = torch.randn(5)
+    x = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # argmax 1, 0: indices 3, 2
+    cf = compiled(f, backend)
+    torch.testing.assert_close(cf(x, t), f(x, t))
+    bad = torch.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])  # argmax 2, 0: indices 4, 2
+    torch.testing.assert_close(cf(bad, t), f(bad, t))
+    t4 = torch.randn(4)  # index 4 is out of range for 4 rows
+    with pytest.raises(IndexError):
+        f(bad, t4)
+    with pytest.raises(IndexError):
+        compiled(f, backend)(bad, t4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_position_ids_counted_along_a_mask(backend):
     """RoBERTa's position ids (a cumsum along the non-padding tokens) index an embedding: captured whole
     and checked before the kernel; ids that run past the table raise IndexError as eager does."""

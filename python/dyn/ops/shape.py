@@ -3,7 +3,6 @@ import torch
 
 from ..errors import Unsupported
 from ..graph.eager import run_node
-from ..graph.opset import BINARY, REDUCE, UNARY
 from .tensor import SCALARS, _fits_int64, _norm_dim, _norm_dims
 
 
@@ -177,14 +176,15 @@ class ShapeOps:
         """Index values outside [0, n) ([-n, n) where they wrap, as x[t]) make eager raise, while compiled
         code would clamp them: a constant index is checked now, a graph input (or a reshape, expand,
         permute or integer conversion of one: the same values) before every run of the graph
-        (Tracer.index_bounds); an index computed in the graph is not captured."""
+        (Tracer.index_bounds); an index computed in the graph is in range by construction (_value_range:
+        a sort's permutation, an argmax, floor-divided) or computed again before every run and checked."""
         lo, node = (-n if wraps else 0), index.node
         while node.op in ("reshape", "expand", "permute") or (
                 node.op == "convert" and not node.meta.dtype.is_floating_point
                 and not node.inputs[0].meta.dtype.is_floating_point):
             node = node.inputs[0]
-        known = self.tr.index_known.get(node)
-        if known is not None and known <= n:
+        known = _value_range(node, self.tr.index_known)
+        if known is not None and lo <= known[0] and known[1] <= n:
             return
         if node.op == "input":
             self.tr.index_bounds.append((node.index, lo, n))
@@ -195,11 +195,13 @@ class ShapeOps:
         else:
             self._check_computed_index(index.node, lo, n)
 
-    _INDEX_OPS = set(UNARY) | set(BINARY) | set(REDUCE) | {
-        "input", "constant", "where", "reshape", "permute", "expand", "slice", "convert", "cat", "gather",
-        "pad", "flip", "roll", "cumulative"}
-    # pad: transformers' causal-LM loss shifts its labels with F.pad(value=-100); cumulative: position
-    # ids counted along an attention mask (RoBERTa, OPT, MPNet)
+    @staticmethod
+    def _recomputable(op):
+        """Whether an index's subgraph may hold this op: every graph op is a deterministic function of its
+        operands except a generic torch call (any Python callable) and the seeded random draws (their cost
+        is a tensor's worth of random numbers per run). Real models index with sorts (a mixture of experts'
+        routing), argmax (CLIP's pooled token), repeats (GPT-J's rotary table) and floor divisions."""
+        return op != "torch_call" and not op.startswith("seeded_")
 
     def check_values(self, ok, message):
         """Eager raises RuntimeError(message) where the bool tensor `ok` (computed from the inputs, as an
@@ -216,7 +218,7 @@ class ShapeOps:
             m = todo.pop()
             if m in sub:
                 continue
-            if m.op not in self._INDEX_OPS or len(sub) >= 64:
+            if not self._recomputable(m.op) or len(sub) >= 64:
                 raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
             sub[m] = True
             todo.extend(m.inputs)
@@ -302,10 +304,12 @@ class ShapeOps:
         xs = list(xs)
         self.check(*xs)
         meta = torch.cat([x.meta for x in xs], dim)
-        xs = [x for x in xs if x.meta.numel() or x.meta.dim() != 1]
+        # an empty operand adds nothing (eager checked its shape; its dtype counts in meta's): dropped, so
+        # an empty slice cat-ed back (Phi-3's rotary q_pass) leaves no empty value in the graph
+        xs = [x for x in xs if x.meta.numel()]
         d = _norm_dim(dim, meta.dim())
         xs = [self.convert(x, meta.dtype) for x in xs]
-        if not xs:  # only empty 1-D tensors (eager skips them): an empty result
+        if not xs:  # only empty operands: an empty result
             return self.full(tuple(meta.shape), False if meta.dtype == torch.bool else 0, meta.dtype)
         if len(xs) == 1:
             return self.fresh_copy(xs[0])
@@ -324,3 +328,68 @@ class ShapeOps:
             self.accepts("full", torch.full, (2,), value, dtype=dtype)  # 1e5 in float16 raises
         c = self.const(value, dtype)
         return self.expand(c, tuple(shape)) if tuple(shape) else c
+
+
+# ops whose result holds (some of) the values of operand 0, rearranged
+_SAME_VALUES = {"reshape", "expand", "permute", "slice", "flip", "roll", "gather", "index_select", "amax", "amin",
+                "take_along", "repeat"}
+# ops with an int64 result of positions along `dim` of operand 0 (the index result of a multi-result op)
+_POSITIONS = {"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "mode", "median_dim", "nanmedian_dim"}
+
+
+def _value_range(node, known, depth=0):
+    """[lo, hi): bounds of an integer node's values known from how it was computed, without its data (a
+    sort's permutation is in [0, n), floor-divided by k in [0, ceil(n / k))), or None. known: node -> n for
+    indices a capture handler knows to lie in [0, n) (pooling's)."""
+    if node in known:
+        return 0, known[node]
+    if depth > 32 or node.meta.dtype.is_floating_point or node.meta.dtype == torch.bool:
+        return None
+    op, a = node.op, node.attrs
+    if op == "constant":
+        v = torch.as_tensor(a["value"])
+        return (int(v.min()), int(v.max()) + 1) if v.numel() else None
+    if op == "torch_result":
+        node, op = node.inputs[0], node.inputs[0].op
+        if op not in _POSITIONS or node.attrs.get("metas") and a.get("index", 0) != len(node.attrs["metas"]) - 1:
+            return None  # not the indices result (the last one)
+    if op in _POSITIONS:
+        x = node.inputs[0]
+        d = node.attrs.get("dim", 0)
+        n = x.meta.shape[d] if x.meta.dim() else 1
+        return (0, n) if n else None
+    rng = lambda k: _value_range(node.inputs[k], known, depth + 1)  # noqa: E731
+    if op in _SAME_VALUES:
+        return rng(0)
+    if op == "convert":
+        r = rng(0)
+        info = torch.iinfo(node.meta.dtype)
+        return r if r and info.min <= r[0] and r[1] - 1 <= info.max else None
+    if op in ("cat", "where") or op == "scatter" and a.get("reduce") == "none":
+        # (a scatter's result: the destination's values and the source's: Mixtral's inverse permutation)
+        ks = [0, 2] if op == "scatter" else range(1 if op == "where" else 0, len(node.inputs))
+        rs = [rng(k) for k in ks]
+        return None if None in rs else (min(r[0] for r in rs), max(r[1] for r in rs))
+    if op in ("add", "sub", "mul", "div_rounded", "remainder", "minimum", "maximum") and len(node.inputs) == 2:
+        x, y = rng(0), rng(1)
+        if x is None or y is None:
+            return None
+        (a0, a1), (b0, b1) = (x[0], x[1] - 1), (y[0], y[1] - 1)  # inclusive
+        if op == "add":
+            return a0 + b0, a1 + b1 + 1
+        if op == "sub":
+            return a0 - b1, a1 - b0 + 1
+        if op == "minimum":
+            return min(a0, b0), min(a1, b1) + 1
+        if op == "maximum":
+            return max(a0, b0), max(a1, b1) + 1
+        if op == "mul":
+            ps = [a0 * b0, a0 * b1, a1 * b0, a1 * b1]
+            return min(ps), max(ps) + 1
+        if b0 <= 0:  # a divisor that may be zero or negative
+            return None
+        if op == "remainder":  # Python's modulo by a positive divisor
+            return (a0, a1 + 1) if a0 >= 0 and a1 < b0 else (0, b1)
+        if a.get("rounding_mode") == "floor" or (a.get("rounding_mode") == "trunc" and a0 >= 0):
+            return min(a0 // b0, a0 // b1), max(a1 // b0, a1 // b1) + 1
+    return None
