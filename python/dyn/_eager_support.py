@@ -65,6 +65,18 @@ def upsample(x, mode, output_size, align_corners, scales):
     return getattr(torch.ops.aten, f"upsample_{name}").default(x, list(output_size), bool(align_corners), *given)
 
 
+def grouped_mm(input, weight, offs):
+    """Rows offs[g-1]:offs[g] of input times weight[g] (Python's slices of the offsets), the other rows
+    zero: transformers' grouped_mm_fallback, and torch._grouped_mm's 2-d x 3-d form where it is defined."""
+    out = torch.zeros(input.shape[0], weight.shape[2], dtype=input.dtype, device=input.device)
+    start = 0
+    for g, end in enumerate(offs.tolist()):
+        if start != end:
+            torch.mm(input[start:end], weight[g], out=out[start:end])
+        start = end
+    return out
+
+
 def segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial):
     where = {"offsets" if use_offsets else "lengths": segments}
     return torch.segment_reduce(data, reduce, **where, axis=axis, unsafe=bool(unsafe),

@@ -804,6 +804,10 @@ OPS = {
         "igammac", "library", ("input", "other"), (),
         ("torch.igammac", "Tensor.igammac", "torch.special.gammaincc"), "input, other",
         "meta", "meta", "library call `igammac`", ""),
+    "grouped_mm": OpDef(
+        "grouped_mm", "library", ("input", "weight", "offs"), (),
+        ("torch._grouped_mm", "torch.nn.functional.grouped_mm", "torch.ops.transformers.grouped_mm_fallback"), "",
+        "meta", "meta", "library call `grouped_mm`", ""),
     "segment_reduce": OpDef(
         "segment_reduce", "library", ("data", "segments"), (("reduce", "str"), ("use_offsets", "bool"), ("axis", "i64"), ("unsafe", "bool"), ("has_initial", "bool"), ("initial", "f64")),
         ("torch.segment_reduce",), "",
@@ -1066,7 +1070,7 @@ FAMILIES = {
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
     "frexp": ("frexp",),
     "nextafter": ("nextafter",),
@@ -1271,6 +1275,7 @@ EXPR = {
     "legendre_polynomial_p": "torch.special.legendre_polynomial_p({x}, {n})",
     "igamma": "torch.igamma({input}, {other})",
     "igammac": "torch.igammac({input}, {other})",
+    "grouped_mm": "_rt.grouped_mm({input}, {weight}, {offs})",
     "segment_reduce": "_rt.segment_reduce({data}, {segments}, {reduce}, {use_offsets}, {axis}, {unsafe}, {has_initial}, {initial})",
     "histogram": "torch.histogram({input}, {bins}, range=({lo}, {hi}) if {has_range} else None, density={density})",
     "histogram_edges": "torch.histogram({input}, {bins}, density={density})",
@@ -2118,6 +2123,10 @@ def _igammac(input, other, *, dtype):
     return torch.igammac(input, other)
 
 
+def _grouped_mm(input, weight, offs, *, dtype):
+    return _rt.grouped_mm(input, weight, offs)
+
+
 def _segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial, *, dtype):
     return _rt.segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial)
 
@@ -2540,6 +2549,7 @@ EAGER = {
     "legendre_polynomial_p": _legendre_polynomial_p,
     "igamma": _igamma,
     "igammac": _igammac,
+    "grouped_mm": _grouped_mm,
     "segment_reduce": _segment_reduce,
     "histogram": _histogram,
     "histogram_edges": _histogram_edges,

@@ -45,6 +45,7 @@
 #include <ATen/ops/_lu_with_info.h>
 #include <ATen/ops/ormqr.h>
 #include <ATen/ops/segment_reduce.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/special_chebyshev_polynomial_t.h>
 #include <ATen/ops/special_chebyshev_polynomial_u.h>
 #include <ATen/ops/special_chebyshev_polynomial_v.h>
@@ -748,6 +749,25 @@ void defineNamedCalls() {
   def("legendre_polynomial_p", [](Args &a) { return at::special_legendre_polynomial_p(a.in[0], a.in[1]); });
   def("igamma", [](Args &a) { return at::igamma(a.in[0], a.in[1]); });
   def("igammac", [](Args &a) { return at::igammac(a.in[0], a.in[1]); });
+
+  // Grouped GEMM: transformers' grouped_mm_fallback (the offsets read on the host: one copy from a GPU).
+  def("grouped_mm", [](Args &a) {
+    const at::Tensor &x = a.in[0], &w = a.in[1];
+    at::Tensor out = at::zeros({x.size(0), w.size(2)}, x.options());
+    at::Tensor ends = a.in[2].to(at::kCPU, at::kLong).contiguous();
+    const int64_t *end = ends.data_ptr<int64_t>(), rows = x.size(0);
+    auto row = [rows](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + rows) : std::min(v, rows); };
+    int64_t start = 0;
+    for (int64_t g = 0; g < ends.numel(); ++g) {
+      int64_t lo = row(start), hi = row(end[g]);  // Python's slice [start:end]
+      if (start != end[g] && hi > lo) {
+        at::Tensor o = out.narrow(0, lo, hi - lo);
+        at::mm_out(o, x.narrow(0, lo, hi - lo), w.select(0, g));
+      }
+      start = end[g];
+    }
+    return out;
+  });
 
   // Segments and histograms.
   def("segment_reduce", [](Args &a) {

@@ -79,3 +79,14 @@ func.func @seeded_and_pointwise(%p: tensor<8xf32>, %n: tensor<8xf32>) -> (tensor
   %t = graph.chebyshev_polynomial_t %p, %n : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
   return %b, %t : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// grouped_mm (a mixture of experts' expert layers) has no attributes: no
+// parameters; its offsets are an operand (data).
+// CHECK-LABEL: func @grouped_mm
+// CHECK: prim.library_call "grouped_mm"(%arg0, %arg1, %arg2) params [] : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<3xi32>) -> tensor<10x5xf32>
+func.func @grouped_mm(%x: tensor<10x8xf32>, %w: tensor<3x8x5xf32>, %offs: tensor<3xi32>) -> tensor<10x5xf32> {
+  %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<3xi32>) -> tensor<10x5xf32>
+  return %0 : tensor<10x5xf32>
+}

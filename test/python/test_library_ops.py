@@ -168,6 +168,12 @@ MORE = {
                                                                    antialias=True, align_corners=True),
     "upsample_bilinear2d_aa_vec": lambda x: torch.ops.aten._upsample_bilinear2d_aa(x[None], None, False, [1.7, 0.9]),
     "rrelu_eval": lambda x: F.rrelu(x, 0.1, 0.4) * 2,
+    # a mixture of experts' grouped GEMM: rows in groups by offsets (data), the last group's end short of
+    # the rows (those rows are zero); torch._grouped_mm takes bfloat16 with 16-byte strides
+    "grouped_mm": lambda x: torch._grouped_mm(
+        (x.flatten()[:48].reshape(6, 8) * 2).bfloat16(),
+        torch.linspace(-1, 1, 128, device=x.device).reshape(2, 8, 8).bfloat16(),
+        offs=torch.tensor([2, 6], dtype=torch.int32, device=x.device)).float() + 1,
     "lu": lambda x: torch.lu(x[0]),
     "lu_infos": lambda x: torch.lu(x[0], get_infos=True),
 }
@@ -181,3 +187,22 @@ def test_more_library_calls(name, device):
     torch.manual_seed(0)
     x = torch.randn(3, 4, 5, device=device)
     _same(*_native(MORE[name], x))
+
+
+# what transformers' mixture-of-experts layers call where torch._grouped_mm does not apply (float32, and
+# always on the CPU): its custom op, one GEMM per group of rows
+GROUPED_OFFSETS = {"groups": [3, 7, 9], "empty_groups": [0, 10, 10], "one_group": [4, 4, 6],
+                   "decreasing": [2, 1, 12]}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("offsets", GROUPED_OFFSETS)
+def test_transformers_grouped_mm(offsets, device):
+    pytest.importorskip("transformers.integrations.moe")
+    fn = lambda x, w, offs: torch.ops.transformers.grouped_mm_fallback(x * 2, w, offs=offs) - 1  # noqa: E731
+    torch.manual_seed(0)
+    x, w = torch.randn(10, 8, device=device), torch.randn(3, 8, 5, device=device)
+    offs = torch.tensor(GROUPED_OFFSETS[offsets], dtype=torch.int32, device=device)
+    _same(*_native(fn, x, w, offs))
+    got = dyn.compile(fn, backend="eager", fullgraph=True)(x, w, offs)
+    torch.testing.assert_close(got, fn(x, w, offs))

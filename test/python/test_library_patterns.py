@@ -189,6 +189,43 @@ def test_parameterless_module_made_inside_forward():
     torch.testing.assert_close(logits.grad, ref.grad)
 
 
+class _Act(torch.nn.Module):
+    """transformers' activations: ACT2FN["silu"] makes one at every call."""
+    def __init__(self, slope=1.0):
+        super().__init__()
+        self.slope = slope
+
+    def forward(self, x):
+        return torch.nn.functional.silu(x) * self.slope
+
+
+_MADE = []
+
+
+class _Counted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        global _MADE
+        _MADE = _MADE + [1]  # a side effect eager repeats at every call
+
+    def forward(self, x):
+        return x + len(_MADE)
+
+
+def test_user_module_made_inside_forward():
+    """A user's module class made inside forward from constant arguments is made once while capturing; one
+    whose __init__ assigns a global is not (eager makes it, and changes the global, at every call)."""
+    cf = one_graph(lambda x: _Act(0.5)(x) + _Act()(x), torch.randn(4))
+    x = torch.randn(4)
+    torch.testing.assert_close(cf(x), _Act(0.5)(x) + _Act()(x))
+    f = lambda x: _Counted()(x) * 2  # noqa: E731
+    cg = dyn.compile(f, backend="eager")
+    before = len(_MADE)
+    got = [cg(x) for _ in range(3)]
+    assert len(_MADE) == before + 3
+    torch.testing.assert_close(got[-1], (x + len(_MADE)) * 2)
+
+
 def test_module_with_parameters_made_inside_forward_is_not_captured():
     def f(x):
         return torch.nn.Linear(3, 3)(x)  # random weights drawn at every call: eager's

@@ -463,3 +463,27 @@ func.func @bilinear_shapes(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %w: tensor<
   %0 = graph.bilinear %a, %b, %w {} : (tensor<4x3xf32>, tensor<4x5xf32>, tensor<2x5x3xf32>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
+
+// -----
+
+func.func @grouped_mm_offsets(%x: tensor<10x8xf32>, %w: tensor<3x8x5xf32>, %offs: tensor<2xi32>) -> tensor<10x5xf32> {
+  // expected-error @+1 {{needs one offset per matrix of weight}}
+  %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<2xi32>) -> tensor<10x5xf32>
+  return %0 : tensor<10x5xf32>
+}
+
+// -----
+
+func.func @grouped_mm_result(%x: tensor<10x8xf32>, %w: tensor<3x8x5xf32>, %offs: tensor<3xi64>) -> tensor<10x8xf32> {
+  // expected-error @+1 {{result shape must be [input rows, weight columns]}}
+  %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<3xi64>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}
+
+// -----
+
+func.func @grouped_mm_types(%x: tensor<10x8xbf16>, %w: tensor<3x8x5xf32>, %offs: tensor<3xi32>) -> tensor<10x5xf32> {
+  // expected-error @+1 {{input, weight and result must have one element type}}
+  %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xbf16>, tensor<3x8x5xf32>, tensor<3xi32>) -> tensor<10x5xf32>
+  return %0 : tensor<10x5xf32>
+}

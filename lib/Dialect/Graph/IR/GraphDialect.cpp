@@ -118,6 +118,21 @@ LogicalResult AddmmOp::verify() {
   return success();
 }
 
+LogicalResult GroupedMmOp::verify() {
+  RankedTensorType x = tensorType(getInput()), w = tensorType(getWeight()), offs = tensorType(getOffs());
+  if (x.getRank() != 2 || w.getRank() != 3 || offs.getRank() != 1)
+    return emitOpError("takes a matrix, a stack of matrices and a vector of offsets");
+  if (offs.getDimSize(0) != w.getDimSize(0))
+    return emitOpError("needs one offset per matrix of weight");
+  if (x.getDimSize(1) != w.getDimSize(1))
+    return emitOpError("input's columns must be weight's rows");
+  if (w.getElementType() != x.getElementType() || getType().getElementType() != x.getElementType())
+    return emitOpError("input, weight and result must have one element type");
+  if (getType().getShape() != ArrayRef<int64_t>{x.getDimSize(0), w.getDimSize(2)})
+    return emitOpError("result shape must be [input rows, weight columns]");
+  return success();
+}
+
 LogicalResult GluOp::verify() {
   ArrayRef<int64_t> in = tensorType(getInput()).getShape();
   int64_t rank = in.size(), dim = (int64_t)getDim();

@@ -2,6 +2,7 @@
 cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
+import dis
 import functools
 import inspect
 import itertools
@@ -15,9 +16,9 @@ import torch
 import torch.utils._contextlib
 
 from ...errors import Unsupported
-from ...ops import METHODS, TENSOR_ATTRS, TORCH_FUNCS, TensorVar
+from ...ops import METHODS, TENSOR_ATTRS, TensorVar
 from ...ops.norms import SUBSTITUTES
-from ...ops.handlers import METHOD_KEYWORDS, TORCH_KEYWORDS, generic_method, rename
+from ...ops.handlers import METHOD_KEYWORDS, TORCH_KEYWORDS, generic_method, rename, torch_handler
 from ..autocast import cast_arguments
 from ..children import frame_target, interceptable
 from ..guards import ModuleGuard, Structure
@@ -201,7 +202,7 @@ class CallOps:
             return _SetGradEnabled((list(args) + list(kwargs.values()))[0])  # entered by `with` (control.py)
         if isinstance(fn, type) and issubclass(fn, torch.amp.autocast_mode.autocast):
             return self.make_autocast(fn, args, kwargs)
-        if isinstance(fn, type) and issubclass(fn, torch.nn.Module) and (fn.__module__ or "").startswith("torch.nn."):
+        if isinstance(fn, type) and issubclass(fn, torch.nn.Module) and _constructible_module(fn):
             return self.make_torch_module(fn, args, kwargs)
         if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields") and \
                 getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
@@ -217,7 +218,7 @@ class CallOps:
                 self.guard_module_structure(obj)
             elif isinstance(getattr(type(obj), "__len__", None), types.FunctionType):
                 return self.call(type(obj).__len__, [obj], {})
-        h = TORCH_FUNCS.get(fn) if _hashable(fn) else None
+        h = torch_handler(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
                     and fn.__name__ not in _FACTORIES:
@@ -494,9 +495,10 @@ class CallOps:
             self.fail(f"{cls.__name__}(): {e}")  # eager raises
 
     def make_torch_module(self, cls, args, kwargs):
-        """torch.nn's module made inside forward (`loss_fct = CrossEntropyLoss()`): made now from constant
-        arguments, the random state kept; one that holds parameters or buffers (initialized from random
-        numbers eager would draw at every call) is not captured. It lives only inside the capture."""
+        """A module made inside forward (`loss_fct = CrossEntropyLoss()`, transformers' `ACT2FN["silu"]`
+        making a SiLUActivation at every call): made now from constant arguments, the random state kept;
+        one that holds parameters or buffers (initialized from random numbers eager would draw at every
+        call) is not captured. It lives only inside the capture (_constructible_module: which classes)."""
         if not all(is_constant(a) for a in list(args) + list(kwargs.values())):
             self.fail(f"{cls.__name__}() with arguments that are not constants")
         with torch.random.fork_rng(devices=[]):
@@ -623,6 +625,23 @@ def _needs_iterate(a):
         not isinstance(a, (tuple, list, dict, set, frozenset, str, range, bytes, TensorVar, SymGenerator))
         and (hasattr(type(a), "__next__") or isinstance(getattr(type(a), "__iter__", None), types.FunctionType)))
 
+
+
+def _constructible_module(cls):
+    """Whether a module class made inside forward can be made once while capturing instead of at every
+    call: torch.nn's, and subclasses whose own __init__ methods assign no global or closure variable
+    (activation and loss wrappers; an __init__ that counts its instances is left to eager)."""
+    for c in cls.__mro__:
+        if (c.__module__ or "").startswith("torch.nn.") or c is object:
+            continue
+        init = c.__dict__.get("__init__")
+        if init is None:
+            continue
+        code = getattr(init, "__code__", None)
+        if code is None or any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
+                               for i in dis.get_instructions(code)):
+            return False
+    return True
 
 
 def _is_user_class(cls):

@@ -4,7 +4,7 @@ from .common import inplace, metas
 from .generic import generic_call, generic_method
 from .indexing import getitem, setitem
 from .keywords import rename
-from .tables import METHOD_KEYWORDS, METHODS, TENSOR_ATTRS, TORCH_FUNCS, TORCH_KEYWORDS, TRACED_FUNCS
+from .tables import METHOD_KEYWORDS, METHODS, TENSOR_ATTRS, TORCH_FUNCS, TORCH_KEYWORDS, TRACED_FUNCS, torch_handler
 
 __all__ = ["METHODS", "TENSOR_ATTRS", "TORCH_FUNCS", "TRACED_FUNCS", "getitem", "setitem", "inplace", "metas",
-           "generic_call", "generic_method", "rename", "METHOD_KEYWORDS", "TORCH_KEYWORDS"]
+           "generic_call", "generic_method", "rename", "METHOD_KEYWORDS", "TORCH_KEYWORDS", "torch_handler"]

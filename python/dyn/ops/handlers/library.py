@@ -278,7 +278,37 @@ def _max_pool2d_backward(o, grad_output, input, kernel_size, stride, padding, di
                         call=lambda g, x, i: fn(g, x, *[list(v) for v in lists], bool(ceil_mode), i))
 
 
+def _grouped_mm(fn):
+    """A grouped GEMM of a mixture of experts: rows of a matrix in groups given by offsets (data), each
+    group times its matrix of a 3-d weight (graph.grouped_mm, a library call). torch._grouped_mm's other
+    forms (3-d x 3-d, offsets along K), a bias and another result dtype are not captured."""
+    def h(o, *args, **kwargs):
+        names = ("input", "weight", "offs", "bias", "out_dtype")
+        given = dict(zip(names, args))
+        for k, v in kwargs.items():
+            given[{"self": "input", "mat_a": "input", "mat2": "weight", "mat_b": "weight"}.get(k, k)] = v
+        x, w, offs = given.get("input"), given.get("weight"), given.get("offs")
+        if given.get("bias") is not None or given.get("out_dtype") not in (None, getattr(x, "meta", x).dtype):
+            raise Unsupported("grouped_mm with a bias or another result dtype")
+        if not all(isinstance(v, TensorVar) for v in (x, w, offs)) or (x.meta.dim(), w.meta.dim()) != (2, 3):
+            raise Unsupported("grouped_mm other than a matrix by a stack of matrices with offsets")
+        return o.registered("grouped_mm", fn, (x, w, offs), {}, call=lambda a, b, c: fn(a, b, offs=c))
+    return h
+
+
 TORCH = {torch._C._nn.fractional_max_pool2d: _fractional_max_pool(2),
          torch._C._nn.fractional_max_pool3d: _fractional_max_pool(3),
          torch.ops.aten.max_pool2d_with_indices_backward: _max_pool2d_backward,
-         torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward}
+         torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward,
+         torch._grouped_mm: _grouped_mm(torch._grouped_mm)}
+if hasattr(torch.nn.functional, "grouped_mm"):
+    TORCH[torch.nn.functional.grouped_mm] = _grouped_mm(torch.nn.functional.grouped_mm)
+
+
+def _custom_grouped_mm(o, *args, **kwargs):
+    return _grouped_mm(torch.ops.transformers.grouped_mm_fallback)(o, *args, **kwargs)
+
+
+# custom ops (torch.ops.<namespace>.<name>, registered by the library that defines them, maybe after dyn is
+# imported), by name
+TORCH_OPS = {"transformers.grouped_mm_fallback": _custom_grouped_mm}

@@ -46,6 +46,7 @@ TORCH_FUNCS.update(TORCH_ATTN)
 TORCH_FUNCS.update(TORCH_INTERNALS)
 TORCH_FUNCS.update(TORCH_GRID)
 TORCH_FUNCS.update(library.TORCH)
+TORCH_OPS = dict(library.TORCH_OPS)
 TORCH_FUNCS.update(TORCH_AA)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():
     TORCH_FUNCS[getattr(torch.linalg, _name)] = _h
@@ -168,3 +169,13 @@ TENSOR_ATTRS = {
     "nbytes": lambda o, x: x.meta.numel() * x.meta.element_size(),
     **views.ATTRS,
 }
+
+
+def torch_handler(fn):
+    """The handler of a torch callable: TORCH_FUNCS's, or for a custom op (an OpOverloadPacket or
+    OpOverload that a library registered, maybe after dyn was imported) TORCH_OPS's by its name."""
+    h = TORCH_FUNCS.get(fn)
+    if h is None and isinstance(fn, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
+        packet = fn if isinstance(fn, torch._ops.OpOverloadPacket) else fn._overloadpacket
+        h = TORCH_OPS.get(str(packet))
+    return h

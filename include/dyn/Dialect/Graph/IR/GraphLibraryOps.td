@@ -458,6 +458,26 @@ def Graph_IgammacOp : Graph_LibraryOp<"igammac", "igammac", "regularized upper i
 }
 
 //===----------------------------------------------------------------------===//
+// Grouped GEMM (a mixture of experts' expert layers)
+//===----------------------------------------------------------------------===//
+
+def Graph_OffsetsTensor : RankedTensorOf<[I32, I64]>;
+
+// Rows offs[g-1] <= s < offs[g] of `input` (offs[-1] = 0) times weight[g]; rows
+// past the last offset are zero. The offsets are data (counts of the tokens
+// routed to each expert), the shapes are not: one library call, which reads
+// the offsets (on CUDA: one copy to the host) and calls a GEMM per group, as
+// transformers' grouped_mm_fallback and torch._grouped_mm's 2-d x 3-d form.
+def Graph_GroupedMmOp : Graph_LibraryOp<"grouped_mm", "grouped_mm", "rows of `input` by groups, each group times its matrix of `weight`"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight, Graph_OffsetsTensor:$offs);
+  let results = (outs Graph_FloatTensor:$result);
+  let torchNames = ["torch._grouped_mm", "torch.nn.functional.grouped_mm",
+                    "torch.ops.transformers.grouped_mm_fallback"];
+  let eager = "_rt.grouped_mm({input}, {weight}, {offs})";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Segments and histograms (shapes from the operands' shapes, values counted)
 //===----------------------------------------------------------------------===//
 
