@@ -472,6 +472,14 @@ OPS = {
         "adaptive_max_pool_with_indices", "pool_indices", ("input",), (("output_size", "i64_array"),),
         (), "",
         "meta", "meta", "AdaptiveMaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
+    "im2col": OpDef(
+        "im2col", "window_columns", ("input",), (("kernel", "i64_array"), ("dilation", "i64_array"), ("padding", "i64_array"), ("stride", "i64_array")),
+        ("torch.nn.functional.unfold", "aten.im2col"), "",
+        "keeps_element", "meta", "Im2colToPrim (GraphToPrim/Pooling.cpp)", ""),
+    "col2im": OpDef(
+        "col2im", "window_columns", ("input",), (("output_size", "i64_array"), ("kernel", "i64_array"), ("dilation", "i64_array"), ("padding", "i64_array"), ("stride", "i64_array")),
+        ("torch.nn.functional.fold", "aten.col2im"), "",
+        "keeps_element", "meta", "Col2imToPrim (GraphToPrim/Pooling.cpp)", ""),
     "dist": OpDef(
         "dist", "distances", ("input", "other"), (("p", "f64"),),
         (), "",
@@ -1057,6 +1065,7 @@ FAMILIES = {
     "grid_sampler": ("grid_sampler",),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
+    "window_columns": ("im2col", "col2im"),
     "distances": ("dist", "cdist", "pdist", "renorm"),
     "search": ("isin", "bucketize"),
     "triangle": ("tril", "triu"),
@@ -1192,6 +1201,8 @@ EXPR = {
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
+    "im2col": "torch.ops.aten.im2col({input}, {kernel}, {dilation}, {padding}, {stride})",
+    "col2im": "torch.ops.aten.col2im({input}, {output_size}, {kernel}, {dilation}, {padding}, {stride})",
     "dist": "torch.dist({input}, {other}, {p})",
     "cdist": "torch.cdist({input}, {other}, {p}, compute_mode=\"donot_use_mm_for_euclid_dist\")",
     "pdist": "F.pdist({input}, {p})",
@@ -1789,6 +1800,14 @@ def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, 
 
 def _adaptive_max_pool_with_indices(input, output_size, *, dtype):
     return (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len(output_size) - 1](input, output_size, return_indices=True)
+
+
+def _im2col(input, kernel, dilation, padding, stride, *, dtype):
+    return torch.ops.aten.im2col(input, kernel, dilation, padding, stride)
+
+
+def _col2im(input, output_size, kernel, dilation, padding, stride, *, dtype):
+    return torch.ops.aten.col2im(input, output_size, kernel, dilation, padding, stride)
 
 
 def _dist(input, other, p, *, dtype):
@@ -2466,6 +2485,8 @@ EAGER = {
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
+    "im2col": _im2col,
+    "col2im": _col2im,
     "dist": _dist,
     "cdist": _cdist,
     "pdist": _pdist,

@@ -349,3 +349,42 @@ def test_run_time_failure_runs_the_graph_eagerly():
             got = cf(x, w)
     torch.testing.assert_close(got, fn(x, w))
     assert dyn.stats()["internal_failures"] == 1
+
+
+# F.unfold / F.fold (graph.im2col / col2im): overlapping, strided, dilated and padded windows, windows that
+# tile the input, a 1x1 kernel; values equal to eager's bit for bit (im2col copies; col2im adds the taps in
+# eager's CPU order, bfloat16 rounded after each add as eager's CPU kernel does)
+WINDOW_COLUMNS = [((8, 8), 3, 1, 1, 2), ((7, 9), (2, 3), (2, 1), (1, 0), (1, 2)), ((9, 8), 3, 2, 2, 3),
+                  ((8, 12), 4, 1, 0, 4), ((9, 9), 4, 1, 0, 4), ((6, 6), 1, 1, 0, 1)]
+WINDOW_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.skipif(not has_compiler(), reason="dyn._C built without the compiler core")
+@pytest.mark.parametrize("device", WINDOW_DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("geometry", WINDOW_COLUMNS, ids=str)
+def test_unfold_and_fold(geometry, dtype, device):
+    (h, w), k, d, p, s = geometry
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, h, w, device=device).to(dtype)
+    cols = F.unfold(x, k, d, p, s).contiguous()
+    for fn, arg in ((lambda x: F.unfold(x * 2, k, d, p, s) + 1, x),
+                    (lambda c: F.fold(c * 2, (h, w), k, d, p, s) - 1, cols)):
+        dyn.reset()
+        got = dyn.compile(fn, fullgraph=True)(arg)
+        assert dyn.stats()["eager_graphs"] == []
+        want = fn(arg)
+        if device == "cuda" and dtype != torch.float64:  # CUDA's col2im sums the taps in another order
+            torch.testing.assert_close(got, want)
+        else:
+            assert torch.equal(got, want)
+
+
+def test_unfold_and_fold_unbatched_and_refused():
+    x, c = torch.randn(3, 8, 8), torch.randn(27, 36)
+    assert torch.equal(dyn.compile(lambda x: F.unfold(x, 3), fullgraph=True)(x), F.unfold(x, 3))
+    assert torch.equal(dyn.compile(lambda c: F.fold(c, (8, 8), 3), fullgraph=True)(c), F.fold(c, (8, 8), 3))
+    b = torch.rand(1, 2, 5, 5) > 0.5  # eager's im2col takes bools, its col2im does not
+    assert torch.equal(dyn.compile(lambda b: F.unfold(b, 2), fullgraph=True)(b), F.unfold(b, 2))
+    with pytest.raises(dyn.Unsupported, match="fold of a torch.int64"):
+        dyn.compile(lambda i: F.unfold(i, 2), fullgraph=True)(torch.ones(1, 2, 4, 4, dtype=torch.int64))

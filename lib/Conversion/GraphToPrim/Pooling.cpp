@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -430,6 +431,132 @@ struct AdaptiveMaxPoolWithIndicesToPrim : OpConversionPattern<graph::AdaptiveMax
     IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes};
     auto [values, indices] = ip.run(x, taps, pool.padValue(type.getElementType()));
     rewriter.replaceOp(op, {values, indices});
+    return success();
+  }
+};
+
+/// The window geometry of im2col/col2im along one spatial dim: `in` input elements padded by `pad`
+/// on both sides, `out` windows of `k` taps `d` apart every `s`.
+struct WindowDim {
+  int64_t in, k, d, pad, s, out;
+  int64_t tap(int64_t j) const { return j * d; }   // offset of tap j in the padded input
+  int64_t padded() const { return in + 2 * pad; }
+  bool tiles() const { return k == s && d == 1 && pad == 0; }
+};
+
+std::array<WindowDim, 2> windowDims(ArrayRef<int64_t> in, ArrayRef<int64_t> k, ArrayRef<int64_t> d,
+                                    ArrayRef<int64_t> p, ArrayRef<int64_t> s) {
+  std::array<WindowDim, 2> w;
+  for (int i = 0; i < 2; ++i)
+    w[i] = {in[i], k[i], d[i], p[i], s[i], (in[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1};
+  return w;
+}
+
+/// im2col: each tap (i, j) is a strided slice [N, C, oh, ow] of the padded input; the taps stacked
+/// after C give the rows (c, i, j). Windows that tile the input are a reshape and a transpose.
+struct Im2colToPrim : OpConversionPattern<graph::Im2colOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::Im2colOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Pooler pool{rewriter, loc, PoolKind::Sum};  // pads with zeros
+    Value x = adaptor.getInput();
+    RankedTensorType xt = tensorType(x), type = op.getType();
+    int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+    auto w = windowDims(xt.getShape().take_back(2), op.getKernel(), op.getDilation(), op.getPadding(),
+                        op.getStride());
+    auto shaped = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      return prim::ReshapeOp::create(rewriter, loc, xt.clone(shape), v);
+    };
+    Value r;
+    if (w[0].tiles() && w[1].tiles()) {
+      // [N, C, oh*kh, ow*kw] -> [N, C, oh, kh, ow, kw] -> [N, C, kh, kw, oh, ow]
+      Value cut = pool.sliceDim(pool.sliceDim(x, 2, 0, 1, w[0].out * w[0].k), 3, 0, 1, w[1].out * w[1].k);
+      Value six = shaped(cut, {n, c, w[0].out, w[0].k, w[1].out, w[1].k});
+      r = prim::TransposeOp::create(rewriter, loc, xt.clone({n, c, w[0].k, w[1].k, w[0].out, w[1].out}), six,
+                                    ArrayRef<int64_t>{0, 1, 3, 5, 2, 4});
+    } else {
+      Value padded = x;
+      for (int i = 0; i < 2; ++i) {
+        int64_t needed = (w[i].out - 1) * w[i].s + w[i].tap(w[i].k - 1) + 1;
+        padded = pool.padDim(padded, 2 + i, w[i].pad, std::max<int64_t>(0, needed - w[i].pad - w[i].in));
+      }
+      SmallVector<Value> taps;
+      for (int64_t i = 0; i < w[0].k; ++i)
+        for (int64_t j = 0; j < w[1].k; ++j) {
+          Value t = pool.sliceDim(padded, 2, w[0].tap(i), w[0].s, w[0].out);
+          t = pool.sliceDim(t, 3, w[1].tap(j), w[1].s, w[1].out);
+          taps.push_back(shaped(t, {n, c, 1, w[0].out * w[1].out}));
+        }
+      r = taps.size() == 1 ? taps[0]
+                           : prim::ConcatenateOp::create(
+                                 rewriter, loc, xt.clone({n, c, (int64_t)taps.size(), w[0].out * w[1].out}),
+                                 taps, 2);
+    }
+    rewriter.replaceOp(op, shaped(r, type.getShape()));
+    return success();
+  }
+};
+
+/// col2im: tap (i, j)'s [N, C, oh, ow] placed at its positions of the padded output (s-1 zeros
+/// interleaved after each element, then padded to its offset), added in eager's CPU order (taps in
+/// row order onto zeros), the padding cut off. Windows that tile the output are the inverse reshape
+/// and transpose of im2col's.
+struct Col2imToPrim : OpConversionPattern<graph::Col2imOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  static Value place(OpBuilder &b, Location loc, Pooler &pool, Value t, int64_t dim, const WindowDim &w,
+                     int64_t j) {
+    RankedTensorType tt = tensorType(t);
+    if (w.s > 1) {  // [.., out, ..] -> [.., out, s, ..] with zeros after each element -> [.., out*s, ..]
+      SmallVector<int64_t> one(tt.getShape()), many(tt.getShape());
+      one.insert(one.begin() + dim + 1, 1);
+      many.insert(many.begin() + dim + 1, w.s - 1);
+      Value v = prim::ReshapeOp::create(b, loc, tt.clone(one), t);
+      Value zeros = PrimBuilder{b, loc}.splat(tt.clone(many), 0.0);
+      SmallVector<int64_t> both(one);
+      both[dim + 1] = w.s;
+      v = prim::ConcatenateOp::create(b, loc, tt.clone(both), ValueRange{v, zeros}, dim + 1);
+      t = prim::ReshapeOp::create(b, loc, withDim(tt, dim, w.out * w.s), v);
+    }
+    int64_t start = w.tap(j), len = std::min(tensorType(t).getDimSize(dim), w.padded() - start);
+    t = pool.sliceDim(t, dim, 0, 1, len);  // only trailing zeros are cut
+    return pool.padDim(t, dim, start, w.padded() - start - len);
+  }
+
+  LogicalResult matchAndRewrite(graph::Col2imOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Pooler pool{rewriter, loc, PoolKind::Sum};
+    Value x = adaptor.getInput();
+    RankedTensorType xt = tensorType(x), type = op.getType();
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    auto w = windowDims(op.getOutputSize(), op.getKernel(), op.getDilation(), op.getPadding(), op.getStride());
+    auto shaped = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      return prim::ReshapeOp::create(rewriter, loc, xt.clone(shape), v);
+    };
+    Value six = shaped(x, {n, c, w[0].k, w[1].k, w[0].out, w[1].out});
+    if (w[0].tiles() && w[1].tiles()) {
+      Value r = prim::TransposeOp::create(rewriter, loc, xt.clone({n, c, w[0].out, w[0].k, w[1].out, w[1].k}),
+                                          six, ArrayRef<int64_t>{0, 1, 4, 2, 5, 3});
+      r = shaped(r, {n, c, w[0].out * w[0].k, w[1].out * w[1].k});
+      // the rows and columns no window reaches are zero
+      r = pool.padDim(pool.padDim(r, 2, 0, w[0].in - w[0].out * w[0].k), 3, 0, w[1].in - w[1].out * w[1].k);
+      rewriter.replaceOp(op, r);
+      return success();
+    }
+    Value acc = PrimBuilder{rewriter, loc}.splat(xt.clone({n, c, w[0].padded(), w[1].padded()}), 0.0);
+    for (int64_t i = 0; i < w[0].k; ++i)
+      for (int64_t j = 0; j < w[1].k; ++j) {
+        SmallVector<int64_t> starts{0, 0, i, j, 0, 0}, strides(6, 1);
+        Value t = prim::SliceOp::create(rewriter, loc, xt.clone({n, c, 1, 1, w[0].out, w[1].out}), six, starts,
+                                        strides);
+        t = shaped(t, {n, c, w[0].out, w[1].out});
+        t = place(rewriter, loc, pool, place(rewriter, loc, pool, t, 2, w[0], i), 3, w[1], j);
+        acc = prim::AddOp::create(rewriter, loc, acc.getType(), acc, t);
+      }
+    acc = pool.sliceDim(pool.sliceDim(acc, 2, w[0].pad, 1, w[0].in), 3, w[1].pad, 1, w[1].in);
+    rewriter.replaceOp(op, acc);
     return success();
   }
 };

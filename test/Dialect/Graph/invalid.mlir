@@ -487,3 +487,35 @@ func.func @grouped_mm_types(%x: tensor<10x8xbf16>, %w: tensor<3x8x5xf32>, %offs:
   %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xbf16>, tensor<3x8x5xf32>, tensor<3xi32>) -> tensor<10x5xf32>
   return %0 : tensor<10x5xf32>
 }
+
+// -----
+
+func.func @im2col_window_too_large(%x: tensor<1x2x3x3xf32>) -> tensor<1x32x1xf32> {
+  // expected-error @+1 {{has a window larger than the padded input}}
+  %0 = graph.im2col %x {kernel = array<i64: 4, 4>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<1x2x3x3xf32> -> tensor<1x32x1xf32>
+  return %0 : tensor<1x32x1xf32>
+}
+
+// -----
+
+func.func @im2col_result(%x: tensor<1x2x4x4xf32>) -> tensor<1x8x4xf32> {
+  // expected-error @+1 {{result shape must be [N, C*kh*kw, windows]}}
+  %0 = graph.im2col %x {kernel = array<i64: 2, 2>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<1x2x4x4xf32> -> tensor<1x8x4xf32>
+  return %0 : tensor<1x8x4xf32>
+}
+
+// -----
+
+func.func @col2im_stride(%x: tensor<1x8x4xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{needs positive kernel, dilation and stride and no negative padding}}
+  %0 = graph.col2im %x {output_size = array<i64: 4, 4>, kernel = array<i64: 2, 2>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 0, 2>} : tensor<1x8x4xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @col2im_columns(%x: tensor<1x8x5xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{input must be [N, C*kh*kw, windows]}}
+  %0 = graph.col2im %x {output_size = array<i64: 4, 4>, kernel = array<i64: 2, 2>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : tensor<1x8x5xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

@@ -118,6 +118,55 @@ LogicalResult AddmmOp::verify() {
   return success();
 }
 
+/// The windows of im2col/col2im: 2 sizes per attribute, kernel, dilation and stride positive, padding
+/// not negative; the number of windows along each dim (0 if none fits).
+static FailureOr<SmallVector<int64_t>> windowCounts(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> k,
+                                                   ArrayRef<int64_t> d, ArrayRef<int64_t> p,
+                                                   ArrayRef<int64_t> s) {
+  if (in.size() != 2 || k.size() != 2 || d.size() != 2 || p.size() != 2 || s.size() != 2)
+    return op->emitOpError("takes 2 spatial sizes and 2 of each window attribute");
+  SmallVector<int64_t> counts;
+  for (int i = 0; i < 2; ++i) {
+    if (k[i] < 1 || d[i] < 1 || s[i] < 1 || p[i] < 0)
+      return op->emitOpError("needs positive kernel, dilation and stride and no negative padding");
+    int64_t span = in[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1;
+    if (span < 0)
+      return op->emitOpError("has a window larger than the padded input");
+    counts.push_back(span / s[i] + 1);
+  }
+  return counts;
+}
+
+LogicalResult Im2colOp::verify() {
+  RankedTensorType x = tensorType(getInput());
+  if (x.getRank() != 4)
+    return emitOpError("takes a batched [N, C, H, W] input");
+  auto counts = windowCounts(*this, x.getShape().take_back(2), getKernel(), getDilation(), getPadding(),
+                             getStride());
+  if (failed(counts))
+    return failure();
+  ArrayRef<int64_t> k = getKernel();
+  if (getType().getShape() !=
+      ArrayRef<int64_t>{x.getDimSize(0), x.getDimSize(1) * k[0] * k[1], (*counts)[0] * (*counts)[1]})
+    return emitOpError("result shape must be [N, C*kh*kw, windows]");
+  return success();
+}
+
+LogicalResult Col2imOp::verify() {
+  RankedTensorType x = tensorType(getInput());
+  ArrayRef<int64_t> k = getKernel(), out = getOutputSize();
+  if (x.getRank() != 3 || k.size() != 2)
+    return emitOpError("takes batched [N, C*kh*kw, windows] columns");
+  auto counts = windowCounts(*this, out, k, getDilation(), getPadding(), getStride());
+  if (failed(counts))
+    return failure();
+  if (x.getDimSize(1) % (k[0] * k[1]) || x.getDimSize(2) != (*counts)[0] * (*counts)[1])
+    return emitOpError("input must be [N, C*kh*kw, windows]");
+  if (getType().getShape() != ArrayRef<int64_t>{x.getDimSize(0), x.getDimSize(1) / (k[0] * k[1]), out[0], out[1]})
+    return emitOpError("result shape must be [N, C, *output_size]");
+  return success();
+}
+
 LogicalResult GroupedMmOp::verify() {
   RankedTensorType x = tensorType(getInput()), w = tensorType(getWeight()), offs = tensorType(getOffs());
   if (x.getRank() != 2 || w.getRank() != 3 || offs.getRank() != 1)

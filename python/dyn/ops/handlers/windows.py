@@ -78,6 +78,36 @@ def _unpool(o, nd, x, indices, kernel_size, stride, padding, output_size):
     return o.reshape(r, tuple(meta.shape))
 
 
+def _pair(v, what):
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    if len(v) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        raise Unsupported(f"{what}: window sizes that are not two ints")
+    return v
+
+
+def _windows(o, what, x, rank, op, fn, sizes, **attrs):
+    """F.unfold/F.fold (graph.im2col/col2im) of a batched input, or of an unbatched one as a batch of one."""
+    o.check(x)
+    if not (x.meta.dtype.is_floating_point or x.meta.dtype == torch.bool and op == "im2col"):
+        raise Unsupported(f"{what} of a {x.meta.dtype} tensor (eager's kernel has none)")
+    attrs = {k: _pair(v, what) for k, v in attrs.items()}
+    if x.meta.dim() not in (rank - 1, rank):
+        raise Unsupported(f"{what} of a {x.meta.dim()}-d input (eager raises)")
+    batched = x.meta.dim() == rank
+    if not batched:
+        x = o.reshape(x, (1,) + tuple(x.meta.shape))
+    args = [attrs[k] for k in ("kernel", "dilation", "padding", "stride")]
+    r = o.registered(op, fn, (x,), dict(sizes, **attrs), call=lambda t: fn(t, *sizes.values(), *args),
+                     probe_dtypes=False)  # (dtypes: checked above)
+    return r if batched else o.reshape(r, tuple(r.meta.shape[1:]))
+
+
+F_W["unfold"] = lambda o, input, kernel_size, dilation=1, padding=0, stride=1: _windows(
+    o, "unfold", input, 4, "im2col", torch.ops.aten.im2col, {}, kernel=kernel_size, dilation=dilation,
+    padding=padding, stride=stride)
+F_W["fold"] = lambda o, input, output_size, kernel_size, dilation=1, padding=0, stride=1: _windows(
+    o, "fold", input, 3, "col2im", torch.ops.aten.col2im, {"output_size": _pair(output_size, "fold")},
+    kernel=kernel_size, dilation=dilation, padding=padding, stride=stride)
 F_W["pad"] = lambda o, x, pad, mode="constant", value=None: o.pad(x, pad, mode, value)
 TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "constant", value)
 F_W["scaled_dot_product_attention"] = (

@@ -961,6 +961,38 @@ def Graph_AdaptiveMaxPoolWithIndicesOp
               "{input}, {output_size}, return_indices=True)";
 }
 
+// The sliding windows of a batched 2-d input as columns and back (F.unfold
+// and F.fold; aten.im2col and aten.col2im). im2col of [N, C, H, W] is
+// [N, C*kh*kw, L], row (c, i, j) holding the padded input at offset (i*dh,
+// j*dw) of each of the L = oh*ow windows (zeros in the padding); col2im
+// takes such columns to [N, C, *output_size], the sum of every window's
+// element at its position (the padding dropped). Decomposed in Pooling.cpp
+// as strided slices of the padded input (im2col) and their sum placed back
+// (col2im), or, for windows that tile the input, one reshape and transpose.
+class Graph_WindowColumnsOp<string mnemonic, string cls, string desc>
+    : Graph_RegisteredOp<mnemonic, "window_columns", Dyn_KeepsElementRule, Dyn_MetaShape,
+                         Dyn_Composite<cls, "Pooling">> {
+  let summary = desc;
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Graph_Im2colOp : Graph_WindowColumnsOp<"im2col", "Im2colToPrim",
+                                           "the sliding windows of [N, C, H, W] as columns (F.unfold)"> {
+  // (floats and bool: eager's kernels)
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$dilation,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$stride);
+  let torchNames = ["torch.nn.functional.unfold", "aten.im2col"];
+  let eager = "torch.ops.aten.im2col({input}, {kernel}, {dilation}, {padding}, {stride})";
+}
+def Graph_Col2imOp : Graph_WindowColumnsOp<"col2im", "Col2imToPrim",
+                                           "columns of sliding windows summed back into [N, C, H, W] (F.fold)"> {
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$output_size, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$stride);
+  let torchNames = ["torch.nn.functional.fold", "aten.col2im"];
+  let eager = "torch.ops.aten.col2im({input}, {output_size}, {kernel}, {dilation}, {padding}, {stride})";
+}
+
 def Graph_PadMode : I32EnumAttr<"PadMode", "how graph.pad fills the border", [
     I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
     I32EnumAttrCase<"replicate", 2>, I32EnumAttrCase<"circular", 3>]> {
