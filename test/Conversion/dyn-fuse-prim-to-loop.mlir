@@ -611,3 +611,31 @@ func.func @attention_broadcast_mask(%q: tensor<2x4x8x16xf32>, %m: tensor<2x8xf32
   %4 = prim.attention %q, %q, %q mask %3 scale 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x16xf32>
   return %4 : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// A per-sample mean (GroupNorm with one group) read through a reshape that
+// merges dims (MobileViT's patches): every output dim seems to feed the
+// mean's index, yet the mean has 2 values for 288 points. It gets a kernel of
+// its own instead of being summed again for every output element.
+// CHECK-LABEL: func @reduction_through_merging_reshape
+// CHECK: loop.kernel "reduce_sum_0" [2]
+// CHECK: loop.reduce add [4, 6, 6]
+// CHECK: loop.kernel "mul_1" [2, 4, 4, 9]
+// CHECK-NOT: loop.reduce
+// CHECK: return
+func.func @reduction_through_merging_reshape(%arg0: tensor<2x4x6x6xf32>) -> tensor<2x4x4x9xf32> {
+  %0 = prim.constant dense<2.000000e+00> : tensor<f32>
+  %1 = prim.constant dense<1.440000e+02> : tensor<2xf32>
+  %2 = prim.reduce_sum %arg0 dims [1, 2, 3] : tensor<2x4x6x6xf32> -> tensor<2xf32>
+  %3 = prim.div %2, %1 : tensor<2xf32>
+  %4 = prim.reshape %3 : tensor<2xf32> -> tensor<2x1x1x1xf32>
+  %5 = prim.broadcast_in_dim %4 dims [0, 1, 2, 3] : tensor<2x1x1x1xf32> -> tensor<2x4x6x6xf32>
+  %6 = prim.sub %arg0, %5 : tensor<2x4x6x6xf32>
+  %7 = prim.reshape %6 : tensor<2x4x6x6xf32> -> tensor<2x4x3x2x3x2xf32>
+  %8 = prim.transpose %7 permutation [0, 1, 3, 5, 2, 4] : tensor<2x4x3x2x3x2xf32> -> tensor<2x4x2x2x3x3xf32>
+  %9 = prim.reshape %8 : tensor<2x4x2x2x3x3xf32> -> tensor<2x4x4x9xf32>
+  %10 = prim.broadcast_in_dim %0 dims [] : tensor<f32> -> tensor<2x4x4x9xf32>
+  %11 = prim.mul %9, %10 : tensor<2x4x4x9xf32>
+  return %11 : tensor<2x4x4x9xf32>
+}

@@ -267,8 +267,23 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
   for (unsigned d = 0; d < k; ++d)
     if (!(used & (DepSet(1) << d)) && type.getDimSize(d) != 1)
       recomputed = true;
-  if (recomputed)
+  if (recomputed) {
     plan.mustMaterialize = direct;
+    return plan;
+  }
+  // A reduction placed at the parallel level runs once per point of the leading k dims: more points
+  // than it has values means it is recomputed for points it does not depend on. The dependence sets
+  // above are exact through transposes and slices but not through a reshape that merges dims (every
+  // merged dim seems to feed every index): GroupNorm(1, C)'s per-sample mean read through MobileViT's
+  // unfolded patches would otherwise be summed over C*H*W again for every output element.
+  int64_t points = 1;
+  for (unsigned d = 0; d < k; ++d)
+    points *= type.getDimSize(d);
+  for (Value u : direct)
+    if (points > tensorType(u).getNumElements())
+      plan.mustMaterialize.push_back(u);
+  if (!plan.mustMaterialize.empty())
+    return plan;
   plan.parallelDims = k;
   return plan;
 }
