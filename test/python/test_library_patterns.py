@@ -362,3 +362,20 @@ def test_transformers_second_call_hits(name):
     assert session.counters["captures"] == captures
     assert type(got) is type(want) and list(got.keys()) == list(want.keys())
     torch.testing.assert_close(got[0], want[0])
+
+
+def test_typing_subscripts_and_jit_annotate():
+    """timm's CrossViT: `torch.jit.annotate(List[torch.Tensor], [])` in forward (typing's cached subscript
+    of a class, and TorchScript's hint that returns its value)."""
+    from typing import Dict, List, Tuple
+
+    def f(x):
+        outs = torch.jit.annotate(List[torch.Tensor], [])
+        for k in range(2):
+            outs.append(x * k)
+        t = torch.jit.annotate(the_value=(x, 1), the_type=Tuple[torch.Tensor, int])
+        d = torch.jit.annotate(Dict[str, torch.Tensor], {})
+        d["a"] = t[0] + 1
+        return torch.cat(outs) + d["a"].sum()
+    x = torch.randn(3)
+    torch.testing.assert_close(one_graph(f, x)(x), f(x))

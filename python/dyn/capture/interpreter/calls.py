@@ -243,6 +243,8 @@ class CallOps:
             return torch.inference_mode(fn.__self__.mode)  # @torch.inference_mode(): a new one, entered
         if isinstance(fn, types.MethodType) and fn.__func__ is torch.set_grad_enabled.clone and not args:
             return _SetGradEnabled(fn.__self__.mode)  # its __init__ would set the grad mode now
+        if fn is torch.jit.annotate and len(args) + len(kwargs) == 2:  # TorchScript's type hint: the value
+            return dict(zip(("the_type", "the_value"), args), **kwargs)["the_value"]
         if not args and not kwargs and _hashable(fn):
             queries = tr.compiler_queries
             if queries is None:

@@ -88,6 +88,9 @@ class LibraryCalls:
             r = fn(*args, **kwargs)
             if is_constant(r):
                 return r
+        if isinstance(fn, functools._lru_cache_wrapper) and getattr(fn.__wrapped__, "__module__", None) == "typing" \
+                and all(_type_like(a) for a in list(args) + list(kwargs.values())):
+            return fn(*args, **kwargs)  # List[torch.Tensor] (torch.jit.annotate in timm's CrossViT): a type
         if isinstance(fn, functools._lru_cache_wrapper):
             # the cache only saves work: the wrapped function gives the same value for the same
             # (hashable, constant) arguments; other arguments would be cached by identity
@@ -293,3 +296,10 @@ class LibraryCalls:
         if len(args) > first and not isinstance(args[first], (dict, list, tuple)):
             args[first] = list(self.iterate(args[first]))  # consumed whole by the constructor anyway
         return self._created(cls(*args, **kwargs))
+
+
+def _type_like(v):
+    """A class, a typing construct or a constant (typing's cached subscriptions are pure on them)."""
+    if isinstance(v, tuple):
+        return all(_type_like(x) for x in v)
+    return isinstance(v, type) or type(v).__module__ == "typing" or is_constant(v)
