@@ -79,3 +79,24 @@ def test_kwargs_of_an_inlined_function_called_without_keywords():
         return wrapper(c, a, b)
     a, b = torch.randn(5), torch.randn(5)
     assert torch.equal(dyn.compile(f, fullgraph=True)(a > 0, a, b), f(a > 0, a, b))
+
+
+def test_unfold_of_a_computed_tensor_and_writes_through_it():
+    """Tensor.unfold's windows do not depend on the tensor's layout: HaloNet's padded keys unfolded twice
+    are one graph; an in-place op through an unfold view of an input (windows that do not overlap) writes
+    the input as eager does."""
+    def halo(x):
+        kv = torch.nn.functional.pad(x * 2, [1, 1, 1, 1])
+        return kv.unfold(2, 4, 2).unfold(3, 4, 2).reshape(2, 3, 4, -1).permute(0, 2, 3, 1) + 1
+    x = torch.randn(2, 3, 6, 6)
+    ex = dyn.explain(halo)(x)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+    assert torch.equal(dyn.compile(halo, fullgraph=True)(x), halo(x))
+
+    def write(x):
+        x.unfold(1, 2, 2).mul_(3)
+        return x * 1
+    a, b = torch.randn(3, 6), None
+    b = a.clone()
+    assert torch.equal(dyn.compile(write, fullgraph=True)(a), write(b))
+    assert torch.equal(a, b)

@@ -98,6 +98,8 @@ def _meta_step(s, step):
         return s.as_strided(step[1], step[2], step[3])
     if k == "diagonal":
         return s.diagonal(*step[1:])
+    if k == "unfold":
+        return s.unfold(*step[1:])
     return s.contiguous()
 
 

@@ -48,6 +48,8 @@ class ViewOps:
             return self._strided_value(x, *step[1:])
         if k == "diagonal":
             return self.static_take(x, _positions(x).diagonal(*step[1:]))
+        if k == "unfold":
+            return self._windows(x, *step[1:])
         return x  # contig
 
     def _replay(self, base, steps):
@@ -135,17 +137,31 @@ class ViewOps:
         return r
 
     def unfold(self, x, dim, size, step):
-        """Tensor.unfold: windows of `size` every `step` along dim, the view eager makes (as_strided over
-        x's memory, at x's own offset)."""
+        """Tensor.unfold: windows of `size` every `step` along dim, a view of x whose element (.., w, j)
+        is x's (.., w * step + j) whatever x's layout (a gather at constant positions; written back
+        through it with a scatter where the windows do not overlap)."""
         self.check(x)
-        shadow = x.view.shadow if x.view is not None else _shadow(x)
-        if shadow is None:
-            raise Unsupported("unfold of a view dyn cannot lay out")
         try:
-            s = shadow.unfold(dim, size, step)
+            x.meta.unfold(dim, size, step)
         except (RuntimeError, IndexError) as e:
             raise Unsupported(f"unfold: {e}")  # eager raises
-        return self.as_strided(x, tuple(s.shape), tuple(s.stride()))
+        return self.view_op(x, ("unfold", dim, size, step))
+
+    def _windows(self, x, dim, size, step):
+        """Tensor.unfold's value: x's elements at w * step + j along dim (one gather of nw * size constant
+        indices), the window's offset j moved last."""
+        if x.meta.dim() == 0:
+            return self.reshape(x, (1,))
+        meta = x.meta.unfold(dim, size, step)
+        d = dim % x.meta.dim()
+        nw = meta.shape[d]
+        if nw * size == 0:
+            return self.full(tuple(meta.shape), False if x.meta.dtype == torch.bool else 0, x.meta.dtype)
+        index = (torch.arange(nw)[:, None] * step + torch.arange(size)).reshape(-1)
+        r = self.index_select(x, d, self.dense(index), checked=True)
+        shape = tuple(x.meta.shape)
+        r = self.reshape(r, shape[:d] + (nw, size) + shape[d + 1:])
+        return self.permute(r, tuple(i for i in range(r.meta.dim()) if i != d + 1) + (d + 1,))
 
     def _strided_value(self, base, size, stride, offset, order):
         """The elements at (size, stride, offset) of base's memory (base's dims in `order` are contiguous):
@@ -340,6 +356,8 @@ class ViewOps:
             raise Unsupported("in-place write through an as_strided view")
         if k == "diagonal":
             return self.static_put(base, _positions(base).diagonal(*step[1:]), val)
+        if k == "unfold":  # (overlapping windows: refused before, as eager refuses such writes)
+            return self.static_put(base, _positions(base).unfold(*step[1:]), val)
         if k in ("view", "reshape"):
             return self.reshape(val, tuple(base.meta.shape))
         if k == "permute":
