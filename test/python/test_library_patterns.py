@@ -379,3 +379,35 @@ def test_typing_subscripts_and_jit_annotate():
         return torch.cat(outs) + d["a"].sum()
     x = torch.randn(3)
     torch.testing.assert_close(one_graph(f, x)(x), f(x))
+
+
+def test_values_computed_from_constants_are_read_while_capturing():
+    """Python reading a tensor computed from constants alone (.item(), int(), a branch, an arange bound:
+    Funnel's pooled positions, built with new_tensor and arange) gets its value with nothing to guard and
+    no graph break; a tensor that depends on an input still breaks."""
+    def f(x):
+        pos = torch.arange(0, 8, 1.0)
+        pooled = torch.cat([pos.new_tensor([-1]), pos[1:-1][::2]], 0)
+        lo, hi = pooled[0] - pos[0], pooled[0] - pos[-1]
+        rel = torch.arange(lo, hi - 1, -2, dtype=torch.long)
+        n = int(rel.numel() * (rel.sum() < 0))
+        if rel.max() > -2:
+            x = x + rel.sum().item()
+        return x * n + torch.tensor(rel.tolist()).float().mean()
+    x = torch.randn(3)
+    torch.testing.assert_close(one_graph(f, x)(x), f(x))
+
+    def g(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    ex = dyn.explain(g)(torch.ones(3))
+    assert ex.graph_break_count == 1 and "data-dependent" in ex.break_reasons[0]["reason"]
+
+
+def test_numpy_keyword_names():
+    # torch's argument parser takes NumPy's axis= and keepdims= (Funnel: torch.cat(..., axis=axis))
+    def f(x):
+        return torch.cat([x, x], axis=0).sum(axis=1, keepdims=True) + x.amax(axis=-1, keepdims=True).sum()
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(one_graph(f, x)(x), f(x))

@@ -3,7 +3,7 @@ import torch
 
 from ..errors import Unsupported
 from ..graph.eager import run_node
-from .tensor import SCALARS, _fits_int64, _norm_dim, _norm_dims
+from .tensor import SCALARS, TensorVar, _fits_int64, _norm_dim, _norm_dims
 
 
 class ShapeOps:
@@ -202,6 +202,28 @@ class ShapeOps:
         is a tensor's worth of random numbers per run). Real models index with sorts (a mixture of experts'
         routing), argmax (CLIP's pooled token), repeats (GPT-J's rotary table) and floor divisions."""
         return op != "torch_call" and not op.startswith("seeded_")
+
+    def constant_value(self, v, limit=64):
+        """The real value of a small tensor computed from constants alone (torch.arange's, torch.tensor's;
+        no graph input, generic call or random draw among at most `limit` ops, none of more than 65,536
+        elements): computed now, so that Python may read it (`.item()`, `int()`, a branch, an arange
+        bound) as eager would, with nothing to guard. None otherwise."""
+        if not isinstance(v, TensorVar):
+            return None
+        sub, todo = {}, [v.node]
+        while todo:
+            m = todo.pop()
+            if m in sub:
+                continue
+            if m.op == "input" or not self._recomputable(m.op) or len(sub) >= limit or m.meta.numel() > 65536:
+                return None
+            sub[m] = True
+            todo.extend(m.inputs)
+        vals = {}
+        with torch.no_grad():
+            for m in (m for m in self.tr.graph.nodes if m in sub):
+                vals[m] = run_node(m, [vals[i] for i in m.inputs])
+        return vals[v.node]
 
     def check_values(self, ok, message):
         """Eager raises RuntimeError(message) where the bool tensor `ok` (computed from the inputs, as an

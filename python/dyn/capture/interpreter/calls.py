@@ -76,6 +76,10 @@ def _compiler_queries():
     return table
 
 
+# Tensor methods that hand a tensor's values to Python
+_READS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
+
+
 class CallOps:
     # -- functions
     def op_MAKE_FUNCTION(self, inst):
@@ -165,6 +169,10 @@ class CallOps:
             if targs[0] is not fn.tensor:
                 fn = BoundTensorMethod(targs[0], fn.name)
             args = targs[1:]
+            if fn.name in _READS and not args and not kwargs:
+                value = tr.ops.constant_value(fn.tensor)
+                if value is not None and (fn.name == "tolist" or value.numel() == 1):
+                    return getattr(value, fn.name)()  # a value computed from constants: Python reads it
             if fn.name not in METHODS:
                 return generic_method(tr.ops, fn.tensor, fn.name, tuple(args), kwargs)
             args, kwargs = rename(METHOD_KEYWORDS, fn.name, args, kwargs)
@@ -340,6 +348,9 @@ class CallOps:
             if fn in (min, max, sum, abs, bool, float, int) and (
                     any(_contains_tensor(a) for a in args) or any(_contains_tensor(v) for v in kwargs.values())):
                 if fn in (float, int, bool):
+                    value = tr.ops.constant_value(args[0]) if len(args) == 1 and not kwargs else None
+                    if value is not None and value.numel() == 1:
+                        return fn(value)  # computed from constants: no data to depend on
                     self.fail(f"{fn.__name__}() of a tensor (data-dependent)")
                 if fn is abs and len(args) == 1 and not kwargs:
                     return tr.ops.unary("abs", args[0])

@@ -16,6 +16,10 @@ class ControlOps:
     # -- control flow
     def _cond_jump(self, inst, jump_if):
         v = self.pop()
+        if isinstance(v, TensorVar) and "NONE" not in inst.opname:
+            value = self.tr.ops.constant_value(v)
+            if value is not None and value.numel() == 1:
+                v = bool(value)  # computed from constants: the branch is known now
         if isinstance(v, TensorVar) and self.depth == 0 and self.tr.allow_breaks and "NONE" not in inst.opname:
             if self.handled(inst.offset):
                 # the rest of the frame runs from this branch, eagerly, inside its try

@@ -57,7 +57,12 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     """torch.arange: its bounds are Python numbers (shapes are constants), so the values are eager's own,
     computed now, and enter the graph as a constant tensor."""
     if _tensors(args, kwargs):
-        raise Unsupported("arange with a tensor bound")
+        # bounds computed from constants (Funnel's pooled positions) are numbers known now
+        known = {k: o.constant_value(v) if isinstance(v, TensorVar) else None for k, v in enumerate(args)}
+        if any(isinstance(v, TensorVar) and (known[k] is None or known[k].numel() != 1) for k, v in enumerate(args)) \
+                or _tensors((), kwargs):
+            raise Unsupported("arange with a tensor bound")
+        args = tuple(known[k].item() if known[k] is not None else v for k, v in enumerate(args))
     host = _check_device(o, device)
     if requires_grad:
         raise Unsupported("arange(requires_grad=True)")
@@ -201,6 +206,21 @@ def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory
 
 
 H["tensor"] = _tensor
+
+
+def _new_tensor(o, x, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Tensor.new_tensor of Python numbers (Funnel's cls position): x's dtype and device unless given."""
+    host = _like_host(o, x, device)
+    if requires_grad or not _constant_data(data):
+        raise Unsupported("new_tensor of values that are not Python numbers, or with requires_grad=True")
+    try:
+        values = torch.tensor(data, dtype=dtype or x.meta.dtype)
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
+        raise Unsupported(f"new_tensor: {e}")  # eager raises
+    return on_host(o.dense(values), host)
+
+
+NEW["new_tensor"] = _new_tensor
 H["as_tensor"] = lambda o, data, dtype=None, device=None: _tensor(o, data, dtype=dtype, device=device)
 H["scalar_tensor"] = lambda o, s, *, dtype=None, device=None, **k: _tensor(
     o, s, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)

@@ -92,7 +92,16 @@ def renames(h, fn=None, method=None):
             if out.get(n, hp[j]) != hp[j]:
                 dropped.add(n)  # two signatures disagree
             out[n] = hp[j]
+    # NumPy's names, which torch's argument parser takes for these (torch.cat(xs, axis=0), x.sum(axis=1,
+    # keepdims=True)) where the signature has no parameter of that name
+    torch_names = {n for params in torch_parameters(fn, method) for n, _ in params}
+    for alias, name in _NUMPY_ALIASES.items():
+        if name in torch_names and alias not in torch_names and out.get(name, name) in accepted | {None}:
+            out[alias] = out.get(name, name)
     return {k: v for k, v in out.items() if k not in dropped}
+
+
+_NUMPY_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 
 
 def table(funcs, methods):
