@@ -65,3 +65,15 @@ def test_keyword_calls_capture_as_one_graph():
     dyn.reset()
     torch.testing.assert_close(dyn.compile(fn, fullgraph=True)(x, w), fn(x, w))
     assert dyn.stats()["eager_graphs"] == []
+
+
+def test_size_keyword_of_factories():
+    """torch.zeros(size=...) names the handler's *size (it once reached its dtype: a 0-d tensor, hidden by
+    broadcasting)."""
+    def f(x):
+        return (torch.zeros(size=(3, 4), dtype=x.dtype), torch.ones(size=(2,)), x.new_zeros(size=(1, 4)),
+                torch.empty(size=(2, 2)).fill_(3))
+    x = torch.randn(3, 4)
+    got = dyn.compile(f, fullgraph=True)(x)
+    for g, w in zip(got, f(x)):
+        assert g.shape == w.shape and torch.equal(g, w)

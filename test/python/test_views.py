@@ -100,3 +100,24 @@ def test_unfold_of_a_computed_tensor_and_writes_through_it():
     b = a.clone()
     assert torch.equal(dyn.compile(write, fullgraph=True)(a), write(b))
     assert torch.equal(a, b)
+
+
+def test_contiguous_of_a_view_of_a_constant_tensor_written_in_place():
+    """BEiT's relative position index: a permuted broadcast difference of aranges made contiguous, then
+    written in place. Computed from constants, its layout is eager's (computed now), so contiguous() is
+    known to copy: one graph, eager's values."""
+    def f(x, window=(3, 4)):
+        coords = torch.flatten(torch.stack(torch.meshgrid(torch.arange(window[0]), torch.arange(window[1]),
+                                                          indexing="ij")), start_dim=1)
+        rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0).contiguous()
+        rel[:, :, 0] += window[0] - 1
+        rel[:, :, 1] += window[1] - 1
+        rel[:, :, 0] *= 2 * window[1] - 1
+        index = torch.zeros(size=(13, 13), dtype=rel.dtype)
+        index[1:, 1:] = rel.sum(-1)
+        index[0, 0:] = 40
+        return x[index.view(-1)] * 2
+    x = torch.randn(64)
+    ex = dyn.explain(f)(x)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+    assert torch.equal(dyn.compile(f, fullgraph=True)(x), f(x))

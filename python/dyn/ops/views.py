@@ -82,7 +82,7 @@ class ViewOps:
                     raise Unsupported(f"view of an input: {e}")  # eager raises too
                 exact = False  # a model layout: eager's may allow the view
         if step[0] in _MAYBE_VIEW:
-            if st.input_index is None or not exact:
+            if not exact or st.input_index is None and not self._layout_is_modelled(st):
                 exact = False
             elif s is not shadow and s._base is not st.shadow:
                 return r if r is not x else self.fresh_copy(x)  # eager copies (the layout forbids a view)
@@ -91,6 +91,13 @@ class ViewOps:
         r.view = _View(st, steps + (step,), s, exact)
         st.views.append(weakref.ref(r))
         return r
+
+    def _layout_is_modelled(self, st):
+        """Whether a computed tensor's memory is laid out as dyn models it (contiguous): known where its
+        value comes from constants alone (BEiT's relative position index: arange, meshgrid, stack, a
+        broadcast subtraction), by computing it now with eager's ops and reading the strides they give."""
+        real = self.constant_value(TensorVar(self.tr, st.node))
+        return real is not None and real.stride() == st.shadow.stride() and real.storage_offset() == 0
 
     # -- as_strided: a view laid out by sizes and strides over its base's memory --------------------------
     def as_strided(self, x, size, stride, offset=None):

@@ -64,6 +64,11 @@ def handler_parameters(h, bound):
     return [p.name for p in ps if p.kind in _KEYWORD][1 + bound:]
 
 
+def _positional(h, bound):
+    ps = inspect.signature(h).parameters.values()
+    return [p.name for p in ps if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD][1 + bound:]
+
+
 def _varargs(h):
     try:
         return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in inspect.signature(h).parameters.values())
@@ -79,7 +84,9 @@ def renames(h, fn=None, method=None):
         return {}
     accepted = set(hp)
     if _varargs(h):
-        hp = hp + [None]
+        # the *args slot follows the positional parameters; keyword-only ones come after it (torch.zeros's
+        # size= is the handler's *size, not its dtype)
+        hp = _positional(h, method is not None) + [None]
     out, dropped = {}, set()
     for params in torch_parameters(fn, method):
         positional = [n for n, p in params if p]
