@@ -103,6 +103,16 @@ MODELS = {
  "timm_mixer": timm_("mixer_s16_224", 224), "timm_resnet18d": timm_("resnet18d"), "timm_dla": timm_("dla34"),
  "timm_cspresnet": timm_("cspresnet50"), "timm_coatnet": timm_("coatnet_nano_rw_224", 224), "timm_efficientformer": timm_("efficientformer_l1", 224),
  "timm_swin": timm_("swin_tiny_patch4_window7_224", 224), "timm_beit": timm_("beit_base_patch16_224", 224), "timm_eva": timm_("eva02_tiny_patch14_224", 224),
+ # added in the fifteenth session (each broke the graph or ran eagerly before it)
+ "hf_mixtral": hf("MixtralConfig", "MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2, **_DEC),
+ "hf_phi3": hf("Phi3Config", "Phi3ForCausalLM", pad_token_id=0, **_DEC),
+ "hf_gptj": hf("GPTJConfig", "GPTJForCausalLM", n_embd=64, n_head=4, n_layer=2, vocab_size=100, rotary_dim=8),
+ "hf_clip_text": hf("CLIPTextConfig", "CLIPTextModel", **_SMALL),
+ "hf_funnel": hf("FunnelConfig", "FunnelModel", d_model=64, n_head=4, d_inner=128, vocab_size=100, block_sizes=[1, 1], d_head=16),
+ "hf_beit": hf("BeitConfig", "BeitModel", False, lambda: (torch.randn(2, 3, 32, 32),), image_size=32, patch_size=8, hidden_size=64, num_attention_heads=4, intermediate_size=128, num_hidden_layers=2, use_relative_position_bias=True),
+ "timm_tnt": timm_("tnt_s_patch16_224", 224), "timm_volo": timm_("volo_d1_224", 224),
+ "timm_crossvit": timm_("crossvit_tiny_240", 240), "timm_halonet": timm_("halonet26t", 256),
+ "timm_mobilevitv2": timm_("mobilevitv2_050", 224),
 }
 
 

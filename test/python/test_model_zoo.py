@@ -11,7 +11,12 @@ largest value. Each stands for a library pattern the corpus lacks:
 - hf_wav2vec2: install probes marked assume_constant_result, a LayerDrop draw left unused in eval;
 - tv_swin_t: a module's list copied and changed (shift_size.copy());
 - hf_mpnet, hf_mistral: tensors made on the CPU inside a model on CUDA (relative position buckets from
-  torch.arange without a device; a sliding-window cache's torch.tensor(window) moved with .to(device)).
+  torch.arange without a device; a sliding-window cache's torch.tensor(window) moved with .to(device));
+- hf_mixtral: a mixture of experts (router topk, a sort's permutation indexing rows: in range by
+  construction; histc and cumsum offsets; transformers' grouped_mm_fallback custom op, a library call);
+- hf_phi3: an empty rotary pass-through slice cat-ed back;
+- hf_funnel: positions computed from constants read by Python (arange bounds), torch.cat(axis=);
+- hf_beit: a relative position index made contiguous and written in place (its layout computed now).
 
 benchmarks/model_sweep.py runs a wider set (torchvision, transformers, timm) the same way."""
 import pytest
@@ -46,6 +51,14 @@ MODELS = {
     "hf_mpnet": lambda: _hf("MPNetConfig", "MPNetModel", **_SMALL),
     "hf_mistral": lambda: _hf("MistralConfig", "MistralForCausalLM", num_key_value_heads=2, **_SMALL),
     "tv_swin_t": lambda: (__import__("torchvision").models.swin_t(num_classes=10), (torch.randn(1, 3, 64, 64),)),
+    "hf_mixtral": lambda: _hf("MixtralConfig", "MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2,
+                              num_key_value_heads=2, **_SMALL),
+    "hf_phi3": lambda: _hf("Phi3Config", "Phi3ForCausalLM", pad_token_id=0, num_key_value_heads=2, **_SMALL),
+    "hf_funnel": lambda: _hf("FunnelConfig", "FunnelModel", d_model=64, n_head=4, d_inner=128, vocab_size=100,
+                             block_sizes=[1, 1], d_head=16),
+    "hf_beit": lambda: (_hf("BeitConfig", "BeitModel", image_size=32, patch_size=8, hidden_size=64,
+                            num_attention_heads=4, intermediate_size=128, num_hidden_layers=2,
+                            use_relative_position_bias=True)[0], (torch.randn(2, 3, 32, 32),)),
 }
 
 
