@@ -411,3 +411,36 @@ def test_numpy_keyword_names():
         return torch.cat([x, x], axis=0).sum(axis=1, keepdims=True) + x.amax(axis=-1, keepdims=True).sum()
     x = torch.randn(3, 4)
     torch.testing.assert_close(one_graph(f, x)(x), f(x))
+
+
+@pytest.mark.parametrize("mode", ["generic", "pointwise"])
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
+def test_associative_scan(mode, n):
+    """torch's associative_scan (transformers' Mamba selective scan while compiling): traced as torch's
+    generic_associative_scan, one graph, equal to eager's (generic mode) and to a sequential scan."""
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    def combine(left, right):
+        return left[0] * right[0], right[0] * left[1] + right[1]
+
+    def f(a, b):
+        return associative_scan(combine, (a * 1, b), dim=2, combine_mode=mode)[1] * 2
+    a, b = torch.rand(2, 3, n, 4), torch.randn(2, 3, n, 4)
+    got = dyn.compile(f, fullgraph=True)(a, b)
+    state, states = torch.zeros(2, 3, 4), []
+    for i in range(n):
+        state = a[:, :, i] * state + b[:, :, i]
+        states.append(state)
+    torch.testing.assert_close(got, torch.stack(states, 2) * 2)
+    if mode == "generic":  # eager runs it on the CPU (pointwise mode needs torch.compile)
+        assert torch.equal(got, f(a, b))
+
+
+def test_associative_scan_generic_mode_needs_an_elementwise_combine():
+    from torch._higher_order_ops.associative_scan import associative_scan
+    x = torch.randn(7, 3)
+    rev = dyn.compile(lambda x: associative_scan(lambda a, b: a + b, x, dim=0, reverse=True, combine_mode="generic"),
+                      fullgraph=True)
+    torch.testing.assert_close(rev(x), x.flip(0).cumsum(0).flip(0))
+    ex = dyn.explain(lambda x: associative_scan(lambda a, b: a + b.sum(), x, dim=0, combine_mode="generic"))(x)
+    assert ex.graph_break_count == 1 and "not shown elementwise" in ex.break_reasons[0]["reason"]

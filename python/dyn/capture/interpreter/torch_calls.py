@@ -4,7 +4,9 @@ never traced into, except torch.nn's modules and torch.backends' switches; inste
 (ops/handlers) where dyn has one, a check for torch._assert/_check, and otherwise one generic torch_call
 node for an op (ops/torch_call.py). The "am I being compiled/scripted/traced" queries and global state
 (autocast) are answered in calls.py."""
+import inspect
 import os
+import sys
 import types
 
 import torch
@@ -14,6 +16,7 @@ import torch.utils._contextlib
 from ...ops import METHODS, TensorVar
 from ...ops.handlers import METHOD_KEYWORDS, TRACED_FUNCS, generic_call, generic_method, rename
 from ...ops.norms import SUBSTITUTES
+from .. import scan
 from ..autocast import cast_arguments
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
@@ -39,7 +42,8 @@ _CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decor
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
                                                                  os.path.join("testing", "_internal"), "masked",
                                                                  os.path.join("signal", "windows"))) + \
-    tuple(os.path.join(_TORCH_DIR, f) for f in ("_lowrank.py", "_linalg_utils.py"))  # svd/pca_lowrank
+    tuple(os.path.join(_TORCH_DIR, f) for f in ("_lowrank.py", "_linalg_utils.py")) + \
+    (scan.__file__,)  # svd/pca_lowrank; dyn's associative_scan
 
 
 # the seed torch.testing._utils.wrapper_set_seed gives torch.manual_seed
@@ -56,6 +60,8 @@ class TorchFunctionCalls:
             return self.seeded_call(args, kwargs)
         if fn in SUBSTITUTES:  # torch code traced as dyn rewrites it (ops/norms.py: BatchNorm, momentum None)
             return self.inline(SUBSTITUTES[fn], args, kwargs)
+        if fn is _associative_scan():
+            return self.associative_scan(args, kwargs)
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)
@@ -73,6 +79,25 @@ class TorchFunctionCalls:
         if f.startswith(os.path.join(_TORCH_DIR, "nn", "functional.py")) and name.startswith("_"):
             return self.inline(fn, args, kwargs)  # a private helper of torch.nn.functional's ops
         self.fail(f"call to unsupported torch function {fn.__module__}.{fn.__qualname__}")
+
+    def associative_scan(self, args, kwargs):
+        """torch's associative_scan traced as capture/scan.py writes it; in its "generic" mode (vmap over
+        the scan dim) only for a combine function checked to work elementwise."""
+        try:
+            b = inspect.signature(scan.associative_scan).bind(*args, **kwargs)
+        except TypeError as e:
+            self.fail(f"associative_scan: {e}")
+        b.apply_defaults()
+        xs, dim, mode = b.arguments["xs"], b.arguments["dim"], b.arguments["combine_mode"]
+        leaves = [xs] if isinstance(xs, TensorVar) else list(xs) if type(xs) in (tuple, list) else [None]
+        if not all(isinstance(x, TensorVar) for x in leaves) or type(dim) is not int or \
+                mode not in ("pointwise", "generic") or type(b.arguments["reverse"]) is not bool:
+            self.fail("associative_scan of other than a tensor or a tuple or list of tensors")
+        if mode == "generic":
+            metas = xs.meta if isinstance(xs, TensorVar) else type(xs)(x.meta for x in leaves)
+            if not scan.check_elementwise(b.arguments["combine_fn"], metas, dim, self.tr.device):
+                self.fail("associative_scan in generic mode with a combine function not shown elementwise")
+        return self.inline(scan.associative_scan, list(b.args), dict(b.kwargs))
 
     def seeded_call(self, args, kwargs):
         """torch.testing's wrapper_set_seed(op, *args, **kwargs) (the OpInfos of random ops and of ops
@@ -126,3 +151,9 @@ class TorchFunctionCalls:
 
 def _name(fn):
     return f"{getattr(fn, '__module__', None) or 'torch'}.{fn.__name__}"
+
+
+def _associative_scan():
+    """torch's associative_scan where its module is imported already (transformers' Mamba imports it)."""
+    m = sys.modules.get("torch._higher_order_ops.associative_scan")
+    return getattr(m, "associative_scan", None) if m is not None else None
