@@ -251,3 +251,20 @@ func.func @masked_index_put(%x: tensor<5x6xf32>, %m: tensor<3x1xi1>, %i: tensor<
   %0 = graph.masked_index_put %x, %m, %i, %v {dim = 0 : i64} : tensor<5x6xf32>, tensor<3x1xi1>, tensor<1x3xi64>, tensor<3x6xf32> -> tensor<5x6xf32>
   return %0 : tensor<5x6xf32>
 }
+
+// -----
+
+// histc of integers (CUDA's kernel; capture records it on CUDA only): the
+// bounds truncated to integers (0.5 -> 0), the bin (x - min) * bins / (max -
+// min) in int64 with a truncating division, the counts in the input's type.
+// CHECK-LABEL: func @histc_int
+// CHECK: %[[X:.*]] = prim.convert_element_type %arg0 : tensor<6xi32> -> tensor<6xi64>
+// CHECK: %[[LO:.*]] = prim.constant dense<0> : tensor<6xi64>
+// CHECK: %[[D:.*]] = prim.sub %[[X]], %[[LO]] : tensor<6xi64>
+// CHECK: %[[M:.*]] = prim.mul %[[D]], %{{.*}} : tensor<6xi64>
+// CHECK: prim.div %[[M]], %{{.*}} : tensor<6xi64>
+// CHECK: prim.reduce_sum %{{.*}} dims [1] : tensor<4x6xi32> -> tensor<4xi32>
+func.func @histc_int(%x: tensor<6xi32>) -> tensor<4xi32> {
+  %0 = graph.histc %x {bins = 4 : i64, min = 0.5 : f64, max = 8.0 : f64} : tensor<6xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -57,8 +57,6 @@ KNOWN_FAILURES = {
         "not native: Unsupported: softsign: eager raises NotImplementedError: \"abs_cpu\" not implemented for 'Bool'",
     ("abs", "function", "bool", "cuda"):
         "not native: Unsupported: abs: eager raises NotImplementedError: \"abs_cpu\" not implemented for 'Bool'",
-    **{("histc", "function", d, "cuda"): "not native: Unsupported: histc of an integer tensor (eager raises)"
-       for d in ("int64", "uint8")},  # (on the CPU; CUDA's histc takes integers)
     # OpInfo claims CUDA's trace takes bfloat16 and bool; eager's kernel raises (capture probes it: not captured)
     **{("trace", "function", d, "cuda"): "not native: Unsupported: trace: eager raises NotImplementedError: "
        "\"trace\" not implemented for" for d in ("bfloat16", "bool")},

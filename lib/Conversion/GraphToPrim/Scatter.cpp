@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace dyn;
 using namespace dyn::graph_to_prim;
@@ -335,12 +337,20 @@ struct HistcToPrim : OpConversionPattern<graph::HistcOp> {
       return success();
     }
     Type et = in.getElementType();
-    auto vec = RankedTensorType::get({n}, et), scalar = RankedTensorType::get({}, et);
     Value v = adaptor.getInput();
     if (in.getRank() != 1)
-      v = prim::ReshapeOp::create(rewriter, loc, vec, v);
-    Pointwise p{pb, vec};
+      v = prim::ReshapeOp::create(rewriter, loc, RankedTensorType::get({n}, et), v);
     double lo = op.getMin().convertToDouble(), hi = op.getMax().convertToDouble();
+    if (isa<IntegerType>(et)) {
+      // CUDA's kernel on integers (the CPU's refuses them): the bounds converted to the input's type,
+      // the bin (x - min) * bins / (max - min) in int64 arithmetic, truncated
+      et = rewriter.getI64Type();
+      v = pb.convert(v, et);
+      lo = std::trunc(lo);
+      hi = std::trunc(hi);
+    }
+    auto vec = RankedTensorType::get({n}, et), scalar = RankedTensorType::get({}, et);
+    Pointwise p{pb, vec};
     Value low, high;
     if (lo != hi) {
       low = p.c(lo);
@@ -360,7 +370,8 @@ struct HistcToPrim : OpConversionPattern<graph::HistcOp> {
     Value inside = prim::AndOp::create(rewriter, loc, idx.clone(rewriter.getI1Type()), p.cmp<prim::GeOp>(v, low),
                                        p.cmp<prim::LeOp>(v, high));
     pos = q.select(inside, pos, q.c(-1.0));
-    rewriter.replaceOp(op, buildScatter(pb, pb.splat(type, 0.0), pos, p.c(1.0), graph::ScatterReduce::sum, 0,
+    Value one = pb.splat(RankedTensorType::get({n}, type.getElementType()), 1.0);
+    rewriter.replaceOp(op, buildScatter(pb, pb.splat(type, 0.0), pos, one, graph::ScatterReduce::sum, 0,
                                         /*includeSelf=*/true, /*wraps=*/false));
     return success();
   }

@@ -444,9 +444,9 @@ def _histc(o, x, bins=100, min=0, max=0, *, out=None):
     meta = _meta("histc", torch.histc, x, bins, min, max)
     if out is not None:
         raise Unsupported("histc with out=")
-    if not x.meta.dtype.is_floating_point:
-        raise Unsupported("histc of an integer tensor (eager raises)")
-    if min == max and x.meta.numel():
+    if not x.meta.dtype.is_floating_point and (o.tr.device.type != "cuda" or x.meta.dtype == torch.bool):
+        raise Unsupported("histc of an integer tensor (eager raises)")  # (CUDA's kernel takes integers)
+    if min == max and x.meta.numel() and x.meta.dtype.is_floating_point:
         # eager raises for an infinite (or NaN) range of the elements: checked before every run, as an index
         v = o.reshape(x, (x.meta.numel(),))
         lo, hi = o.reduce("amin", v, 0), o.reduce("amax", v, 0)

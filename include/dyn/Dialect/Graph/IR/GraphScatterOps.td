@@ -113,8 +113,9 @@ def Graph_HistcOp
     : Graph_RegisteredOp<"histc", "histc", Dyn_KeepsElementRule, Dyn_MetaShape,
                          Dyn_Composite<"HistcToPrim", "Scatter">> {
   let summary = "histogram of equal-width bins (torch.histc)";
-  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$bins, F64Attr:$min, F64Attr:$max);
-  let results = (outs Graph_FloatTensor:$result);
+  // (integers: CUDA's kernel takes them, the CPU's raises; capture records them on CUDA only)
+  let arguments = (ins Graph_NumericTensor:$input, I64Attr:$bins, F64Attr:$min, F64Attr:$max);
+  let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "operands attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;
   let eager = "torch.histc({input}, {bins}, {min}, {max})";
