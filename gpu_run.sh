@@ -22,7 +22,8 @@ if [ "$what" = tests ]; then
   grep -h "^FAILED" $OUT/opinfo_*.log | head -30
 fi
 if [ "$what" = models ]; then
+  $P -m pytest -q -p no:cacheprovider -rf test/python/test_model_zoo.py test/python/test_opinfo.py -k "mixtral or (histc and cuda) or (unfold and cuda) or (fold and cuda)" 2>&1 | tail -4
   timeout 330 $P benchmarks/models.py --device cuda --size full --modes eval --rounds 3 --reps 10 --no-inductor --json $OUT/models.json > $OUT/models.log 2>&1
   tail -25 $OUT/models.log
-  timeout 200 $P benchmarks/model_sweep.py --device cuda --timeout 60 hf_mixtral hf_phi3 hf_gptj hf_clip_text hf_funnel hf_beit timm_tnt timm_volo timm_crossvit timm_halonet timm_mobilevitv2 2>&1 | grep -v "^\[tr" | tee $OUT/sweep.log
+  timeout 200 $P benchmarks/model_sweep.py --device cuda --timeout 60 hf_mixtral hf_phi3 hf_gptj hf_clip_text hf_funnel hf_beit timm_tnt timm_volo timm_crossvit timm_halonet timm_mobilevitv2 hf_mamba 2>&1 | grep -v "^\[tr" | tee $OUT/sweep.log
 fi
