@@ -113,6 +113,7 @@ MODELS = {
  "timm_tnt": timm_("tnt_s_patch16_224", 224), "timm_volo": timm_("volo_d1_224", 224),
  "timm_crossvit": timm_("crossvit_tiny_240", 240), "timm_halonet": timm_("halonet26t", 256),
  "timm_mobilevitv2": timm_("mobilevitv2_050", 224),
+ "timm_sequencer": timm_("sequencer2d_s", 224),
  "hf_mamba": hf("MambaConfig", "MambaModel", hidden_size=64, state_size=8, num_hidden_layers=2, vocab_size=100),
 }
 

@@ -816,6 +816,18 @@ OPS = {
         "grouped_mm", "library", ("input", "weight", "offs"), (),
         ("torch._grouped_mm", "torch.nn.functional.grouped_mm", "torch.ops.transformers.grouped_mm_fallback"), "",
         "meta", "meta", "library call `grouped_mm`", ""),
+    "lstm": OpDef(
+        "lstm", "library", ("input", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh"), (("batch_first", "bool"),),
+        (), "",
+        "meta", "meta", "library call `lstm`", ""),
+    "gru": OpDef(
+        "gru", "library", ("input", "h0", "w_ih", "w_hh", "b_ih", "b_hh"), (("batch_first", "bool"),),
+        (), "",
+        "meta", "meta", "library call `gru`", ""),
+    "rnn": OpDef(
+        "rnn", "library", ("input", "h0", "w_ih", "w_hh", "b_ih", "b_hh"), (("relu", "bool"), ("batch_first", "bool")),
+        (), "",
+        "meta", "meta", "library call `rnn`", ""),
     "segment_reduce": OpDef(
         "segment_reduce", "library", ("data", "segments"), (("reduce", "str"), ("use_offsets", "bool"), ("axis", "i64"), ("unsafe", "bool"), ("has_initial", "bool"), ("initial", "f64")),
         ("torch.segment_reduce",), "",
@@ -1079,7 +1091,7 @@ FAMILIES = {
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
     "frexp": ("frexp",),
     "nextafter": ("nextafter",),
@@ -1287,6 +1299,9 @@ EXPR = {
     "igamma": "torch.igamma({input}, {other})",
     "igammac": "torch.igammac({input}, {other})",
     "grouped_mm": "_rt.grouped_mm({input}, {weight}, {offs})",
+    "lstm": "torch.lstm({input}, ({h0}, {c0}), [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, 1, 0.0, False, False, {batch_first})",
+    "gru": "torch.gru({input}, {h0}, [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, 1, 0.0, False, False, {batch_first})",
+    "rnn": "(torch.rnn_relu if {relu} else torch.rnn_tanh)({input}, {h0}, [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, 1, 0.0, False, False, {batch_first})",
     "segment_reduce": "_rt.segment_reduce({data}, {segments}, {reduce}, {use_offsets}, {axis}, {unsafe}, {has_initial}, {initial})",
     "histogram": "torch.histogram({input}, {bins}, range=({lo}, {hi}) if {has_range} else None, density={density})",
     "histogram_edges": "torch.histogram({input}, {bins}, density={density})",
@@ -2146,6 +2161,18 @@ def _grouped_mm(input, weight, offs, *, dtype):
     return _rt.grouped_mm(input, weight, offs)
 
 
+def _lstm(input, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype):
+    return torch.lstm(input, (h0, c0), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
+
+
+def _gru(input, h0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype):
+    return torch.gru(input, h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
+
+
+def _rnn(input, h0, w_ih, w_hh, b_ih, b_hh, relu, batch_first, *, dtype):
+    return (torch.rnn_relu if relu else torch.rnn_tanh)(input, h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
+
+
 def _segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial, *, dtype):
     return _rt.segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial)
 
@@ -2571,6 +2598,9 @@ EAGER = {
     "igamma": _igamma,
     "igammac": _igammac,
     "grouped_mm": _grouped_mm,
+    "lstm": _lstm,
+    "gru": _gru,
+    "rnn": _rnn,
     "segment_reduce": _segment_reduce,
     "histogram": _histogram,
     "histogram_edges": _histogram_edges,

@@ -59,6 +59,10 @@
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/rnn_tanh.h>
+#include <ATen/ops/rnn_relu.h>
+#include <ATen/ops/gru.h>
+#include <ATen/ops/lstm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/argsort.h>
 #include <ATen/ops/cholesky.h>
@@ -749,6 +753,23 @@ void defineNamedCalls() {
   def("legendre_polynomial_p", [](Args &a) { return at::special_legendre_polynomial_p(a.in[0], a.in[1]); });
   def("igamma", [](Args &a) { return at::igamma(a.in[0], a.in[1]); });
   def("igammac", [](Args &a) { return at::igammac(a.in[0], a.in[1]); });
+
+  // Recurrent layers: one layer, one direction (capture chains layers and flips reverse directions).
+  def("lstm", [](Args &a) {
+    bool batchFirst = a.b();
+    return at::lstm(a.in[0], {a.in[1], a.in[2]}, {a.in[3], a.in[4], a.in[5], a.in[6]}, true, 1, 0.0, false, false,
+                    batchFirst);
+  });
+  def("gru", [](Args &a) {
+    bool batchFirst = a.b();
+    return at::gru(a.in[0], a.in[1], {a.in[2], a.in[3], a.in[4], a.in[5]}, true, 1, 0.0, false, false, batchFirst);
+  });
+  def("rnn", [](Args &a) {
+    bool relu = a.b(), batchFirst = a.b();
+    std::vector<at::Tensor> params{a.in[2], a.in[3], a.in[4], a.in[5]};
+    return relu ? at::rnn_relu(a.in[0], a.in[1], params, true, 1, 0.0, false, false, batchFirst)
+                : at::rnn_tanh(a.in[0], a.in[1], params, true, 1, 0.0, false, false, batchFirst);
+  });
 
   // Grouped GEMM: transformers' grouped_mm_fallback (the offsets read on the host: one copy from a GPU).
   def("grouped_mm", [](Args &a) {

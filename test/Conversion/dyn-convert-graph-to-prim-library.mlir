@@ -90,3 +90,16 @@ func.func @grouped_mm(%x: tensor<10x8xf32>, %w: tensor<3x8x5xf32>, %offs: tensor
   %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<3xi32>) -> tensor<10x5xf32>
   return %0 : tensor<10x5xf32>
 }
+
+// -----
+
+// A recurrent layer is a call with three (LSTM) or two (GRU, RNN) results;
+// rnn's parameters are [relu, batch_first].
+// CHECK-LABEL: func @recurrent
+// CHECK: %[[L:.*]]:3 = prim.library_call "lstm"(%arg0, %arg1, %arg1, %arg2, %arg3, %arg4, %arg4) params [0]
+// CHECK: prim.library_call "rnn"(%[[L]]#0, %arg1, %arg5, %arg6, %arg7, %arg7) params [1, 0]
+func.func @recurrent(%x: tensor<5x3x8xf32>, %h: tensor<1x3x16xf32>, %wi: tensor<64x8xf32>, %wh: tensor<64x16xf32>, %b: tensor<64xf32>, %ri: tensor<16x16xf32>, %rh: tensor<16x16xf32>, %rb: tensor<16xf32>) -> tensor<5x3x16xf32> {
+  %o:3 = graph.lstm %x, %h, %h, %wi, %wh, %b, %b {batch_first = false} : (tensor<5x3x8xf32>, tensor<1x3x16xf32>, tensor<1x3x16xf32>, tensor<64x8xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<5x3x16xf32>, tensor<1x3x16xf32>, tensor<1x3x16xf32>)
+  %r:2 = graph.rnn %o#0, %h, %ri, %rh, %rb, %rb {relu = true, batch_first = false} : (tensor<5x3x16xf32>, tensor<1x3x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<5x3x16xf32>, tensor<1x3x16xf32>)
+  return %r#0 : tensor<5x3x16xf32>
+}

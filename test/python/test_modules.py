@@ -165,3 +165,47 @@ def test_module_list_and_dict(backend):
         m.layers[1] = nn.Linear(4, 4)
         m.cfg["scale"] = 2.0
         torch.testing.assert_close(cm(x), m(x))
+
+
+RECURRENT = {
+    "lstm": lambda: torch.nn.LSTM(8, 16),
+    "lstm_2_layers_batch_first": lambda: torch.nn.LSTM(8, 16, num_layers=2, batch_first=True),
+    "lstm_bidirectional": lambda: torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True),
+    "lstm_no_bias": lambda: torch.nn.LSTM(8, 16, bias=False),
+    "gru_bidirectional": lambda: torch.nn.GRU(8, 16, num_layers=2, bidirectional=True),
+    "rnn_tanh": lambda: torch.nn.RNN(8, 16),
+    "rnn_relu_batch_first": lambda: torch.nn.RNN(8, 16, nonlinearity="relu", batch_first=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+def test_recurrent_layers(name):
+    """nn.LSTM/GRU/RNN: one graph, a library call per layer and direction (graph.lstm/gru/rnn), the layers
+    chained and the reverse directions run on the input flipped in time; eager's values, initial states
+    given or not, batched or not."""
+    torch.manual_seed(0)
+    m = RECURRENT[name]().eval()
+    x = torch.randn(3, 5, 8)
+    f = lambda x: m(x)  # noqa: E731
+    with torch.no_grad():
+        ex = dyn.explain(f)(x)
+        assert (ex.graph_count, ex.graph_break_count) == (1, 0), ex.break_reasons[:1]
+        dyn.reset()
+        got, want = dyn.compile(f)(x), f(x)
+        assert dyn.stats()["eager_graphs"] == []
+        torch.testing.assert_close(got, want)
+        layers = m.num_layers * (2 if m.bidirectional else 1)
+        h0 = torch.randn(layers, 3 if m.batch_first else 5, 16)
+        state = (h0, torch.randn_like(h0)) if isinstance(m, torch.nn.LSTM) else h0
+        torch.testing.assert_close(dyn.compile(lambda x, s: m(x, s))(x, state), m(x, state))
+        torch.testing.assert_close(dyn.compile(f)(x[0]), f(x[0]))  # unbatched
+
+
+def test_recurrent_layers_not_captured():
+    # projections (proj_size) and packed sequences break the graph with their reason
+    m = torch.nn.LSTM(8, 16, proj_size=4).eval()
+    x = torch.randn(3, 5, 8)
+    with torch.no_grad():
+        ex = dyn.explain(lambda x: m(x))(x)
+        assert ex.graph_break_count == 1 and "proj_size" in ex.break_reasons[0]["reason"]
+        torch.testing.assert_close(dyn.compile(lambda x: m(x))(x), m(x))

@@ -519,3 +519,19 @@ func.func @col2im_columns(%x: tensor<1x8x5xf32>) -> tensor<1x2x4x4xf32> {
   %0 = graph.col2im %x {output_size = array<i64: 4, 4>, kernel = array<i64: 2, 2>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : tensor<1x8x5xf32> -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+func.func @lstm_gates(%x: tensor<5x3x8xf32>, %h: tensor<1x3x16xf32>, %wi: tensor<48x8xf32>, %wh: tensor<48x16xf32>, %b: tensor<48xf32>) -> tensor<5x3x16xf32> {
+  // expected-error @+1 {{weights must be [4*H, I], [4*H, H] and biases [4*H]}}
+  %o:3 = graph.lstm %x, %h, %h, %wi, %wh, %b, %b {batch_first = false} : (tensor<5x3x8xf32>, tensor<1x3x16xf32>, tensor<1x3x16xf32>, tensor<48x8xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<48xf32>) -> (tensor<5x3x16xf32>, tensor<1x3x16xf32>, tensor<1x3x16xf32>)
+  return %o#0 : tensor<5x3x16xf32>
+}
+
+// -----
+
+func.func @gru_states(%x: tensor<5x3x8xf32>, %h: tensor<1x5x16xf32>, %wi: tensor<48x8xf32>, %wh: tensor<48x16xf32>, %b: tensor<48xf32>) -> tensor<5x3x16xf32> {
+  // expected-error @+1 {{hidden states must be [1, B, H]}}
+  %o:2 = graph.gru %x, %h, %wi, %wh, %b, %b {batch_first = false} : (tensor<5x3x8xf32>, tensor<1x5x16xf32>, tensor<48x8xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<48xf32>) -> (tensor<5x3x16xf32>, tensor<1x5x16xf32>)
+  return %o#0 : tensor<5x3x16xf32>
+}

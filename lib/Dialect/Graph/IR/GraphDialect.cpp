@@ -167,6 +167,46 @@ LogicalResult Col2imOp::verify() {
   return success();
 }
 
+/// One recurrent layer: input [T, B, I] ([B, T, I] batch_first), hidden states [1, B, H], w_ih
+/// [G*H, I], w_hh [G*H, H], biases [G*H] (G gates: 4 LSTM, 3 GRU, 1 RNN); output [.., H] as the input.
+static LogicalResult verifyRecurrent(Operation *op, Value input, ValueRange states, Value wIh, Value wHh,
+                                     Value bIh, Value bHh, bool batchFirst, int64_t gates, Value output,
+                                     ValueRange finals) {
+  ArrayRef<int64_t> x = cast<RankedTensorType>(input.getType()).getShape();
+  ArrayRef<int64_t> wi = cast<RankedTensorType>(wIh.getType()).getShape();
+  if (x.size() != 3 || wi.size() != 2)
+    return op->emitOpError("takes a 3-d input and 2-d weights");
+  int64_t b = batchFirst ? x[0] : x[1], t = batchFirst ? x[1] : x[0], h = wi[0] / gates;
+  if (wi[0] != gates * h || wi[1] != x[2] ||
+      cast<RankedTensorType>(wHh.getType()).getShape() != ArrayRef<int64_t>{gates * h, h} ||
+      cast<RankedTensorType>(bIh.getType()).getShape() != ArrayRef<int64_t>{gates * h} ||
+      cast<RankedTensorType>(bHh.getType()).getShape() != ArrayRef<int64_t>{gates * h})
+    return op->emitOpError() << "weights must be [" << gates << "*H, I], [" << gates << "*H, H] and biases ["
+                             << gates << "*H]";
+  for (Value v : llvm::concat<Value>(states, finals))
+    if (cast<RankedTensorType>(v.getType()).getShape() != ArrayRef<int64_t>{1, b, h})
+      return op->emitOpError("hidden states must be [1, B, H]");
+  SmallVector<int64_t> out{batchFirst ? b : t, batchFirst ? t : b, h};
+  if (cast<RankedTensorType>(output.getType()).getShape() != ArrayRef<int64_t>(out))
+    return op->emitOpError("output must be the input's [T, B] (or [B, T]) by H");
+  return success();
+}
+
+LogicalResult LstmOp::verify() {
+  return verifyRecurrent(*this, getInput(), {getH0(), getC0()}, getWIh(), getWHh(), getBIh(), getBHh(),
+                         getBatchFirst(), 4, getOutput(), {getHN(), getCN()});
+}
+
+LogicalResult GruOp::verify() {
+  return verifyRecurrent(*this, getInput(), {getH0()}, getWIh(), getWHh(), getBIh(), getBHh(), getBatchFirst(), 3,
+                         getOutput(), {getHN()});
+}
+
+LogicalResult RnnOp::verify() {
+  return verifyRecurrent(*this, getInput(), {getH0()}, getWIh(), getWHh(), getBIh(), getBHh(), getBatchFirst(), 1,
+                         getOutput(), {getHN()});
+}
+
 LogicalResult GroupedMmOp::verify() {
   RankedTensorType x = tensorType(getInput()), w = tensorType(getWeight()), offs = tensorType(getOffs());
   if (x.getRank() != 2 || w.getRank() != 3 || offs.getRank() != 1)

@@ -62,6 +62,11 @@ class TorchFunctionCalls:
             return self.inline(SUBSTITUTES[fn], args, kwargs)
         if fn is _associative_scan():
             return self.associative_scan(args, kwargs)
+        if fn is torch.nn.RNNBase._update_flat_weights and len(args) == 1 and not kwargs and \
+                isinstance(args[0], torch.nn.RNNBase):
+            # re-reads the module's parameters where they were replaced (functional_call): module state that
+            # the weights' own guards cover; run now
+            return fn(args[0])
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)

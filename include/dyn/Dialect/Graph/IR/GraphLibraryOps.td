@@ -478,6 +478,42 @@ def Graph_GroupedMmOp : Graph_LibraryOp<"grouped_mm", "grouped_mm", "rows of `in
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent layers (nn.LSTM, nn.GRU, nn.RNN): one layer, one direction each
+//===----------------------------------------------------------------------===//
+
+// A recurrence over time is a loop the prim dialect has no form for: one
+// library call per layer and direction (ATen's lstm/gru/rnn_* with one layer;
+// cuDNN on CUDA), capture chaining the layers and running a reverse direction
+// on the input flipped in time. h0/c0 are [1, B, H]; biases always given
+// (zeros where the module has none: the same sums).
+class Graph_RecurrentOp<string mnemonic, string desc> : Graph_LibraryOp<mnemonic, mnemonic, desc> {
+  let hasVerifier = 1;
+}
+def Graph_LstmOp : Graph_RecurrentOp<"lstm", "one LSTM layer over time: output, h_n, c_n"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$h0, Graph_FloatTensor:$c0,
+                       Graph_FloatTensor:$w_ih, Graph_FloatTensor:$w_hh, Graph_FloatTensor:$b_ih,
+                       Graph_FloatTensor:$b_hh, BoolAttr:$batch_first);
+  let results = (outs Graph_FloatTensor:$output, Graph_FloatTensor:$h_n, Graph_FloatTensor:$c_n);
+  let eager = "torch.lstm({input}, ({h0}, {c0}), [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, 1, 0.0, False, False, "
+              "{batch_first})";
+}
+def Graph_GruOp : Graph_RecurrentOp<"gru", "one GRU layer over time: output, h_n"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$h0, Graph_FloatTensor:$w_ih,
+                       Graph_FloatTensor:$w_hh, Graph_FloatTensor:$b_ih, Graph_FloatTensor:$b_hh,
+                       BoolAttr:$batch_first);
+  let results = (outs Graph_FloatTensor:$output, Graph_FloatTensor:$h_n);
+  let eager = "torch.gru({input}, {h0}, [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, 1, 0.0, False, False, {batch_first})";
+}
+def Graph_RnnOp : Graph_RecurrentOp<"rnn", "one Elman RNN layer (tanh, or ReLU with `relu`) over time: output, h_n"> {
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$h0, Graph_FloatTensor:$w_ih,
+                       Graph_FloatTensor:$w_hh, Graph_FloatTensor:$b_ih, Graph_FloatTensor:$b_hh,
+                       BoolAttr:$relu, BoolAttr:$batch_first);
+  let results = (outs Graph_FloatTensor:$output, Graph_FloatTensor:$h_n);
+  let eager = "(torch.rnn_relu if {relu} else torch.rnn_tanh)({input}, {h0}, [{w_ih}, {w_hh}, {b_ih}, {b_hh}], True, "
+              "1, 0.0, False, False, {batch_first})";
+}
+
+//===----------------------------------------------------------------------===//
 // Segments and histograms (shapes from the operands' shapes, values counted)
 //===----------------------------------------------------------------------===//
 
