@@ -209,3 +209,29 @@ def test_recurrent_layers_not_captured():
         ex = dyn.explain(lambda x: m(x))(x)
         assert ex.graph_break_count == 1 and "proj_size" in ex.break_reasons[0]["reason"]
         torch.testing.assert_close(dyn.compile(lambda x: m(x))(x), m(x))
+
+
+CELLS = {
+    "lstm_cell": lambda: torch.nn.LSTMCell(8, 16),
+    "lstm_cell_no_bias": lambda: torch.nn.LSTMCell(8, 16, bias=False),
+    "gru_cell": lambda: torch.nn.GRUCell(8, 16),
+    "rnn_cell_tanh": lambda: torch.nn.RNNCell(8, 16),
+    "rnn_cell_relu": lambda: torch.nn.RNNCell(8, 16, nonlinearity="relu"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_recurrent_cells(name):
+    """nn.LSTMCell/GRUCell/RNNCell: ATen's composition (two linear layers, the gates), one graph compiled,
+    eager's values, batched or not, with and without a given state."""
+    torch.manual_seed(0)
+    m = CELLS[name]().eval()
+    x = torch.randn(3, 8)
+    h = torch.randn(3, 16)
+    state = (h, torch.randn(3, 16)) if isinstance(m, torch.nn.LSTMCell) else h
+    with torch.no_grad():
+        for f, args in ((lambda x: m(x), (x,)), (lambda x, s: m(x, s), (x, state)), (lambda x: m(x), (x[0],))):
+            dyn.reset()
+            got = dyn.compile(f, fullgraph=True)(*args)
+            assert dyn.stats()["eager_graphs"] == []
+            torch.testing.assert_close(got, f(*args))

@@ -186,3 +186,11 @@ def test_triplet_margin_with_distance_loss_traced(reduction):
         for swap in (False, True):
             _compare(lambda a, p, n: F.triplet_margin_with_distance_loss(
                 a, p, n, distance_function=dist, margin=0.7, swap=swap, reduction=reduction), a, p, n)
+
+
+def test_multilabel_soft_margin_loss_with_integer_targets():
+    # eager's composition promotes integer targets (torch's ModuleInfo samples pass int64 targets)
+    x, t = torch.randn(3, 5), torch.randint(0, 2, (3, 5))
+    for reduction in ("mean", "sum", "none"):
+        f = lambda x, t: torch.nn.functional.multilabel_soft_margin_loss(x, t, reduction=reduction)  # noqa: E731
+        torch.testing.assert_close(dyn.compile(f, fullgraph=True)(x, t), f(x, t))

@@ -388,3 +388,14 @@ def test_unfold_and_fold_unbatched_and_refused():
     assert torch.equal(dyn.compile(lambda b: F.unfold(b, 2), fullgraph=True)(b), F.unfold(b, 2))
     with pytest.raises(dyn.Unsupported, match="fold of a torch.int64"):
         dyn.compile(lambda i: F.unfold(i, 2), fullgraph=True)(torch.ones(1, 2, 4, 4, dtype=torch.int64))
+
+
+def test_lp_pool():
+    """F.lp_pool1d/2d/3d (nn.LPPool*): torch's Python composition traced (a power, an average pool, the
+    sign-preserving root), one graph compiled."""
+    cases = [(torch.nn.LPPool1d(2, 3), torch.randn(2, 3, 10)), (torch.nn.LPPool2d(1.5, (2, 3), stride=2), torch.rand(2, 3, 8, 9)),
+             (torch.nn.LPPool3d(3, 2), torch.randn(1, 2, 4, 4, 4)), (torch.nn.LPPool2d(2, 3, ceil_mode=True), torch.randn(1, 2, 8, 8))]
+    for m, x in cases:
+        dyn.reset()
+        torch.testing.assert_close(dyn.compile(m, fullgraph=True)(x), m(x), equal_nan=True)
+        assert dyn.stats()["eager_graphs"] == []

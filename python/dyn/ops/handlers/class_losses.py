@@ -261,7 +261,9 @@ def _multilabel_soft_margin(o, input, target, weight=None, size_average=None, re
     """-(t logsigmoid(x) + (1 - t) logsigmoid(-x)), times weight, summed over the class dim / C."""
     meta = _pointwise_setup(o, "multilabel_soft_margin_loss", F.multilabel_soft_margin_loss, (input, target),
                             reduction, size_average, reduce, weight=weight)
-    _float_only("multilabel_soft_margin_loss", input, target)
+    _float_only("multilabel_soft_margin_loss", input)
+    if target.meta.dtype == torch.bool:  # eager's 1 - target raises for bools; integers promote
+        raise Unsupported("multilabel_soft_margin_loss of a torch.bool target (eager raises)")
     loss = o.unary("neg", o.binary("add", o.binary("mul", target, _logsigmoid(o, input)),
                                    o.binary("mul", o.binary("sub", 1.0, target), _logsigmoid(o, o.unary("neg", input)))))
     if weight is not None:

@@ -2,7 +2,8 @@
 torch.rnn_relu through torch._VF): one graph.lstm / gru / rnn library call per layer and direction, the
 layers chained, a reverse direction run on the input flipped in time, the final states concatenated as
 eager stacks them ([layers * directions, B, H]). Not captured: packed sequences, LSTM projections
-(proj_size), dropout between layers in training (random)."""
+(proj_size), dropout between layers in training (random). The cells (nn.LSTMCell, GRUCell, RNNCell: one
+step) are ATen's compositions of two linear layers and the gates, written here with the same ops."""
 import torch
 
 from ...errors import Unsupported
@@ -52,4 +53,42 @@ def _recurrent(kind):
     return h
 
 
+def _gates(o, x, h, w_ih, w_hh, b_ih, b_hh, n):
+    """ATen's cells: linear(h, w_hh, b_hh) and linear(x, w_ih, b_ih), each cut into n gates along dim 1."""
+    for t in (x, h, w_ih, w_hh) + tuple(b for b in (b_ih, b_hh) if b is not None):
+        if not isinstance(t, TensorVar):
+            raise Unsupported("recurrent cell of other than tensors")
+    if x.meta.dim() != 2:
+        raise Unsupported("recurrent cell of other than a batched input")
+    size = w_hh.meta.shape[1]
+    cut = lambda v: [o.slice(v, 1, k * size, (k + 1) * size, 1) for k in range(n)]  # noqa: E731
+    return cut(o.linear(x, w_ih, b_ih)), cut(o.linear(h, w_hh, b_hh))
+
+
+def _lstm_cell(o, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    xi, hh = _gates(o, input, h, w_ih, w_hh, b_ih, b_hh, 4)
+    g = [o.binary("add", a, b) for a, b in zip(hh, xi)]
+    i, f, cell, out = o.unary("sigmoid", g[0]), o.unary("sigmoid", g[1]), o.unary("tanh", g[2]), o.unary("sigmoid", g[3])
+    cy = o.binary("add", o.binary("mul", f, c), o.binary("mul", i, cell))
+    return o.binary("mul", out, o.unary("tanh", cy)), cy
+
+
+def _gru_cell(o, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    xi, hh = _gates(o, input, hx, w_ih, w_hh, b_ih, b_hh, 3)
+    reset = o.unary("sigmoid", o.binary("add", hh[0], xi[0]))
+    update = o.unary("sigmoid", o.binary("add", hh[1], xi[1]))
+    new = o.unary("tanh", o.binary("add", xi[2], o.binary("mul", hh[2], reset)))
+    return o.binary("add", o.binary("mul", o.binary("sub", hx, new), update), new)
+
+
+def _rnn_cell(activation):
+    def h(o, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+        xi, hh = _gates(o, input, hx, w_ih, w_hh, b_ih, b_hh, 1)
+        return o.unary(activation, o.binary("add", hh[0], xi[0]))
+    return h
+
+
 TORCH = {getattr(torch, k): _recurrent(k) for k in _GATES}
+TORCH.update({torch.lstm_cell: _lstm_cell, torch.gru_cell: _gru_cell, torch.rnn_tanh_cell: _rnn_cell("tanh"),
+              torch.rnn_relu_cell: _rnn_cell("relu")})

@@ -79,6 +79,7 @@ TORCH_FUNCS[F.hardtanh_] = lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh
 # public torch functions written in Python as compositions of ops dyn has handlers for (calling the functions
 # they are given: triplet_margin_with_distance_loss's distance_function): traced into, as TorchDynamo does
 TRACED_FUNCS = frozenset({F.multi_head_attention_forward, F.triplet_margin_with_distance_loss, torch.lu,
+                          F.lp_pool1d, F.lp_pool2d, F.lp_pool3d,
                           F.fractional_max_pool2d, F.fractional_max_pool3d, F.fractional_max_pool2d_with_indices,
                           F.fractional_max_pool3d_with_indices})
 
