@@ -59,6 +59,7 @@
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w.h>
 #include <ATen/ops/mm.h>
+#include <c10/util/Exception.h>
 #include <ATen/ops/rnn_tanh.h>
 #include <ATen/ops/rnn_relu.h>
 #include <ATen/ops/gru.h>
@@ -570,6 +571,23 @@ at::Tensor seededDraw(const std::string &kind, double a, double b, int64_t n, co
   throw std::runtime_error("seeded_random: unknown kind '" + kind + "'");
 }
 
+/// While alive, drops the warnings of the calls made (cuDNN's "RNN module weights are not part of single
+/// contiguous chunk of memory"), passing any other on to the handler that was installed.
+class QuietRnnWarning : public c10::WarningHandler {
+public:
+  QuietRnnWarning() : previous_(c10::WarningUtils::get_warning_handler()) {
+    c10::WarningUtils::set_warning_handler(this);
+  }
+  ~QuietRnnWarning() override { c10::WarningUtils::set_warning_handler(previous_); }
+  void process(const c10::Warning &w) override {
+    if (w.msg().find("contiguous chunk of memory") == std::string::npos)
+      previous_->process(w);
+  }
+
+private:
+  c10::WarningHandler *previous_;
+};
+
 void defineNamedCalls() {
   // Selection (attributes: GraphLibraryOps.td).
   def("sort", [](Args &a) {
@@ -755,16 +773,21 @@ void defineNamedCalls() {
   def("igammac", [](Args &a) { return at::igammac(a.in[0], a.in[1]); });
 
   // Recurrent layers: one layer, one direction (capture chains layers and flips reverse directions).
+  // cuDNN warns at every call that the weights are not the module's one flat buffer (it compacts them
+  // for the call): dyn passes one layer's weights by design, so that warning is dropped here.
   def("lstm", [](Args &a) {
+    QuietRnnWarning quiet;
     bool batchFirst = a.b();
     return at::lstm(a.in[0], {a.in[1], a.in[2]}, {a.in[3], a.in[4], a.in[5], a.in[6]}, true, 1, 0.0, false, false,
                     batchFirst);
   });
   def("gru", [](Args &a) {
+    QuietRnnWarning quiet;
     bool batchFirst = a.b();
     return at::gru(a.in[0], a.in[1], {a.in[2], a.in[3], a.in[4], a.in[5]}, true, 1, 0.0, false, false, batchFirst);
   });
   def("rnn", [](Args &a) {
+    QuietRnnWarning quiet;
     bool relu = a.b(), batchFirst = a.b();
     std::vector<at::Tensor> params{a.in[2], a.in[3], a.in[4], a.in[5]};
     return relu ? at::rnn_relu(a.in[0], a.in[1], params, true, 1, 0.0, false, false, batchFirst)
