@@ -15,6 +15,8 @@ KNOWN = {
     ("addmm", "out_dtype"), ("baddbmm", "out_dtype"),  # a newer argument: the call breaks the graph
     # two schemas with running statistics at different positions
     *(("_native_batch_norm_legit", n) for n in ("running_mean", "running_var", "training", "momentum", "eps")),
+    # the recurrent layers' packed-sequence overload, not captured (handlers/recurrent.py)
+    *((f, n) for f in ("lstm", "gru", "rnn_tanh", "rnn_relu") for n in ("data", "batch_sizes")),
 }
 
 
