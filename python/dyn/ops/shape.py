@@ -353,8 +353,7 @@ class ShapeOps:
 
 
 # ops whose result holds (some of) the values of operand 0, rearranged
-_SAME_VALUES = {"reshape", "expand", "permute", "slice", "flip", "roll", "gather", "index_select", "amax", "amin",
-                "take_along", "repeat"}
+_SAME_VALUES = {"reshape", "expand", "permute", "slice", "flip", "roll", "gather", "amax", "amin", "repeat"}
 # ops with an int64 result of positions along `dim` of operand 0 (the index result of a multi-result op)
 _POSITIONS = {"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "mode", "median_dim", "nanmedian_dim"}
 
