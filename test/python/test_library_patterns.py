@@ -444,3 +444,29 @@ def test_associative_scan_generic_mode_needs_an_elementwise_combine():
     torch.testing.assert_close(rev(x), x.flip(0).cumsum(0).flip(0))
     ex = dyn.explain(lambda x: associative_scan(lambda a, b: a + b.sum(), x, dim=0, combine_mode="generic"))(x)
     assert ex.graph_break_count == 1 and "not shown elementwise" in ex.break_reasons[0]["reason"]
+
+
+def test_iterating_a_tensor():
+    """for r in x, a, b = x, zip(x, y), sum(x), list(x), [*x] (torchvision's detection code zips tensors):
+    x's rows as eager gives them (unbind: views, so r.mul_(2) writes x), up to 64 rows; more, or a 0-d
+    tensor, breaks the graph (eager raises for a 0-d one)."""
+    def f(x, y):
+        c, d = x
+        e, *rest = x
+        total = sum(x) + sum(r * 2 for r in y)
+        return torch.stack([a + b for a, b in zip(x, y)]) + c * d + e + rest[0] + total + torch.stack(list(x))
+    x, y = torch.randn(2, 4), torch.randn(2, 4)
+    torch.testing.assert_close(one_graph(f, x, y)(x, y), f(x, y))
+
+    def write(x):
+        for r in x:
+            r.mul_(2)
+        return x + 1
+    a = torch.randn(3, 4)
+    b = a.clone()
+    torch.testing.assert_close(dyn.compile(write, fullgraph=True)(a), write(b))
+    torch.testing.assert_close(a, b)
+    ex = dyn.explain(lambda x: sum(r for r in x))(torch.randn(100, 2))
+    assert ex.graph_break_count == 1 and "more than 64 rows" in ex.break_reasons[0]["reason"]
+    with pytest.raises(TypeError, match="0-d"):
+        dyn.compile(lambda x: [r for r in x])(torch.tensor(1.0))

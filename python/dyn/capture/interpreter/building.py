@@ -69,7 +69,7 @@ class BuildOps:
     def op_LIST_EXTEND(self, inst):
         v = self.pop()
         if isinstance(v, TensorVar):
-            self.fail("iterating over a tensor")
+            v = self.tensor_items(v)
         self.stack[-inst.arg].extend(v)
 
     def op_SET_UPDATE(self, inst):
@@ -107,18 +107,14 @@ class BuildOps:
 
     def op_UNPACK_SEQUENCE(self, inst):
         seq = self.pop()
-        if isinstance(seq, TensorVar):
-            self.fail("unpacking a tensor")
-        items = list(seq)
+        items = self.tensor_items(seq) if isinstance(seq, TensorVar) else list(seq)
         if len(items) != inst.arg:
             self.fail("unpack length mismatch")
         self.stack.extend(reversed(items))
 
     def op_UNPACK_EX(self, inst):
         seq = self.pop()
-        if isinstance(seq, TensorVar):
-            self.fail("unpacking a tensor")
-        items = list(seq)
+        items = self.tensor_items(seq) if isinstance(seq, TensorVar) else list(seq)
         before, after = inst.arg & 0xFF, inst.arg >> 8
         if len(items) < before + after:
             self.fail("unpack length mismatch")

@@ -633,8 +633,9 @@ _ITERATING_BUILTINS = {list, tuple, set, frozenset, dict, enumerate, zip, sorted
 
 
 def _needs_iterate(a):
-    """An argument an iterating builtin would iterate with code dyn must see (or must not run)."""
-    return isinstance(a, torch.nn.Module) or (
+    """An argument an iterating builtin would iterate with code dyn must see (or must not run): a tensor's
+    rows are its unbind (ControlOps.tensor_items)."""
+    return isinstance(a, (torch.nn.Module, TensorVar)) or (
         not isinstance(a, (tuple, list, dict, set, frozenset, str, range, bytes, TensorVar, SymGenerator))
         and (hasattr(type(a), "__next__") or isinstance(getattr(type(a), "__iter__", None), types.FunctionType)))
 

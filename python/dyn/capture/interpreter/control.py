@@ -5,7 +5,7 @@ import types
 
 import torch
 
-from ...ops import TensorVar
+from ...ops import METHODS, TensorVar
 from ..guards import Structure
 from ..origins import is_traced_code
 from ..values import Opaque
@@ -69,11 +69,18 @@ class ControlOps:
     def op_GET_ITER(self, inst):
         self.push(self.iterate(self.pop()))
 
+    def tensor_items(self, v):
+        """What iterating a tensor gives (Tensor.__iter__: its unbind along dim 0, views of it), for at most
+        64 rows; a 0-d tensor is not iterable (eager raises)."""
+        if v.meta.dim() == 0 or v.meta.shape[0] > 64:
+            self.fail("iterating over a 0-d tensor or one of more than 64 rows")
+        return list(METHODS["unbind"](self.tr.ops, v, 0))
+
     def iterate(self, v):
         """iter(v) during capture. Iterators made outside the captured code (a generator passed in)
         are never advanced here: that would consume them at capture time."""
         if isinstance(v, TensorVar):
-            self.fail("iterating over a tensor")
+            return self._created(iter(self._created(self.tensor_items(v))))
         if isinstance(v, Opaque):
             self.fail(f"iterating over a {type(v.value).__name__}")
         if isinstance(v, SymGenerator) or id(v) in self.tr.created:
