@@ -470,3 +470,12 @@ def test_iterating_a_tensor():
     assert ex.graph_break_count == 1 and "more than 64 rows" in ex.break_reasons[0]["reason"]
     with pytest.raises(TypeError, match="0-d"):
         dyn.compile(lambda x: [r for r in x])(torch.tensor(1.0))
+
+
+def test_where_of_a_condition_alone_breaks_with_its_reason():
+    # torch.where(cond) is nonzero(as_tuple=True) (torchvision's remove_small_boxes): a data-dependent shape
+    ex = dyn.explain(lambda x: torch.where(x > 0)[0] * 2)(torch.randn(5))
+    assert ex.graph_break_count == 1 and "data-dependent" in ex.break_reasons[0]["reason"]
+    x, out = torch.randn(5), torch.empty(5)
+    r = dyn.compile(lambda x, out: torch.where(x > 0, x, -x, out=out), fullgraph=True)(x, out)
+    assert r is out and torch.equal(out, x.abs())

@@ -201,7 +201,15 @@ H["std"] = _moment(True)
 H["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
 H["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
 H["matmul"] = H["mm"] = H["bmm"] = lambda o, a, b, *, out=None: _out(o, out, o.matmul(a, b), a, b)
-H["where"] = lambda o, c, a, b: o.where(c, a, b)
+def _where(o, c, a=None, b=None, *, out=None):
+    if a is None and b is None:  # torch.where(condition) is nonzero(as_tuple=True)
+        raise Unsupported("torch.where(condition) (a data-dependent shape, as nonzero)")
+    if a is None or b is None:
+        raise Unsupported("torch.where with one of input and other (eager raises)")
+    return _out(o, out, o.where(c, a, b), c, a, b)
+
+
+H["where"] = _where
 
 
 def _clamp(o, x, min=None, max=None):
