@@ -209,6 +209,14 @@ def test_recurrent_layers_not_captured():
         ex = dyn.explain(lambda x: m(x))(x)
         assert ex.graph_break_count == 1 and "proj_size" in ex.break_reasons[0]["reason"]
         torch.testing.assert_close(dyn.compile(lambda x: m(x))(x), m(x))
+        for rnn in (torch.nn.GRU(8, 16).eval(), torch.nn.LSTM(8, 16).eval()):
+            def packed(x, lengths, rnn=rnn):
+                p = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+                return torch.nn.utils.rnn.pad_packed_sequence(rnn(p)[0])[0]
+            lengths = torch.tensor([3, 2, 3, 1, 2])  # x is [T=3, B=5, 8]
+            ex = dyn.explain(packed)(x, lengths)
+            assert ex.graph_break_count >= 1  # packing (data-dependent) breaks before the layer
+            torch.testing.assert_close(dyn.compile(packed)(x, lengths), packed(x, lengths))
 
 
 CELLS = {

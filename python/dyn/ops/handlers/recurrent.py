@@ -18,8 +18,11 @@ def _recurrent(kind):
     op = "rnn" if kind.startswith("rnn_") else kind
 
     def h(o, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first=False):
-        if not isinstance(input, TensorVar) or isinstance(hx, TensorVar) == (kind == "lstm"):
-            raise Unsupported(f"{kind} over a packed sequence")  # the other overload: (data, batch_sizes, ...)
+        # the packed overload is (data, batch_sizes, hx, params, ...): hx is then a tensor for lstm, params
+        # one (the state) for the others
+        packed = isinstance(hx, TensorVar) if kind == "lstm" else not isinstance(params, (list, tuple))
+        if not isinstance(input, TensorVar) or packed:
+            raise Unsupported(f"{kind} over a packed sequence")
         states = list(hx) if kind == "lstm" else [hx]
         params = list(params)
         if input.meta.dim() != 3 or not all(isinstance(t, TensorVar) for t in states + params):
