@@ -93,9 +93,14 @@ def test_safe_softmax_rows_of_minus_inf(dtype):
     _same(_native(f, x), f(x))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_softmax_backward_data(dtype):
-    x, g = torch.randn(3, 4, 5, dtype=dtype), torch.randn(3, 4, 5, dtype=dtype)
+_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 1500)])  # CUDA: warp rows up to 1024, block rows above
+def test_softmax_backward_data(dtype, device, shape):
+    x, g = torch.randn(shape, dtype=dtype, device=device), torch.randn(shape, dtype=dtype, device=device)
     y = torch.softmax(x, 1)
     f = lambda g, y: (torch.ops.aten._softmax_backward_data(g, y, 1, dtype),  # noqa: E731
                       torch.ops.aten._softmax_backward_data.default(g, y, -1, dtype))

@@ -34,9 +34,6 @@ SAMPLES = {
 
 # (OpInfo name, variant, dtype or "*", device or "*") -> the start of today's first failure
 KNOWN_FAILURES = {
-    # graph.lerp does not round float16/bfloat16 as eager's kernel does: those run as a generic node
-    ("lerp", "function", "bfloat16", "*"):
-        'not native: fallback: graph.torch_call "torch.lerp" has no lowering',
     # data-dependent: eager reads the 0-d start tensor's value (a CPU tensor on CUDA too: a host input)
     # (its one bool sample has an int start: that one passes)
     **{("narrow", "function", d, "*"): "not native: Unsupported: narrow with a tensor start"
@@ -66,9 +63,6 @@ KNOWN_FAILURES = {
     # tolerances held in tensors (eager reads their values); numbers are compiled (a library call)
     ("linalg.pinv", "function", "float32", "*"):
         "not native: Unsupported: linalg.pinv with a tolerance of type TensorVar",
-    # CUDA's float16/bfloat16 softmax backward rounds otherwise (docs/op_families.md): not captured there
-    ("_softmax_backward_data", "function", "bfloat16", "cuda"):
-        "not native: Unsupported: _softmax_backward_data of float16/bfloat16 on CUDA",
     # eager's addbmm_ resizes a [1] destination to the [n, p] product: dyn does not resize inputs
     ("addbmm", "inplace", "float32", "*"):
         "not native: Unsupported: in-place op: output with shape [1] doesn't match the broadcast shape [5, 10]",

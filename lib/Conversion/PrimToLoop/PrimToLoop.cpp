@@ -776,11 +776,17 @@ Value KernelEmitter::emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value
         return convertScalar(b, loc, i, et);
       })
       .Case<prim::ConvertElementTypeOp>([&](auto) -> Value {
-        // An explicit conversion to a 16-bit float rounds, as eager does.
+        // An explicit conversion to a 16-bit float rounds, as eager does; so
+        // does one from a 16-bit value that a fused kernel holds in f32 (the
+        // value eager converts is rounded to its type).
+        Value v = x[0];
+        Type source = tensorType(op->getOperand(0)).getElementType();
+        if ((source.isF16() || source.isBF16()) && isa<FloatType>(v.getType()) && v.getType() != source)
+          v = arith::ExtFOp::create(b, loc, v.getType(), (Value)arith::TruncFOp::create(b, loc, source, v));
         Type stored = tensorType(op->getResult(0)).getElementType();
         if (stored == et || isa<IntegerType>(et))
-          return convertScalar(b, loc, x[0], et);
-        return arith::ExtFOp::create(b, loc, et, convertScalar(b, loc, x[0], stored));
+          return convertScalar(b, loc, v, et);
+        return arith::ExtFOp::create(b, loc, et, convertScalar(b, loc, v, stored));
       })
       .Case<prim::AddOp>([&](auto) -> Value {
         return isFloat ? (Value)arith::AddFOp::create(b, loc, x[0], x[1])

@@ -85,7 +85,7 @@ class ArithOps:
                 raise Unsupported(f"{op}: {e}")
         else:  # the registry's other binary ops (atan2, hypot, xlogy, ...): PyTorch's own function
             try:
-                meta = torch_fn(op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v)
+                meta = torch_fn(op)(*(v if isinstance(v, torch.Tensor) else torch.tensor(v, device="meta")
                                             for v in (_meta(a), _meta(b))))
             except (RuntimeError, TypeError) as e:
                 raise Unsupported(f"{op}: {e}")
@@ -110,6 +110,11 @@ class ArithOps:
             self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or torch_fn(op), a, b)
         if op in self._WRAPS:
             a, b = _wrapped(a, cdt), _wrapped(b, cdt)
+        if op in self._OPMATH_SCALAR and meta.dtype in (torch.float16, torch.bfloat16) and \
+                self._opmath_scalar(op, a, b, meta.dtype):
+            r = self.binary(op, *(self.convert(v, torch.float32) if isinstance(v, TensorVar)
+                                  else self.const(v, torch.float32) for v in (a, b)))
+            return self.convert(r, meta.dtype)
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
@@ -119,6 +124,28 @@ class ArithOps:
     # eager converts a Python int to an integer tensor's type, wrapping (uint8: x == -1 is x == 255,
     # x + 300 is x + 44), in these ops; the others compute in another type or raise
     _WRAPS = frozenset(("add", "sub", "mul", "bitwise_and", "bitwise_or", "bitwise_xor") + tuple(_CMP))
+
+    _OPMATH_SCALAR = frozenset(("add", "sub", "mul", "div"))
+
+    def _opmath_scalar(self, op, a, b, dt):
+        """Whether eager's float16/bfloat16 kernel reads a scalar operand at float32 precision (its
+        `original_scalar_value`, not rounded to dt; the op then computes in float32 and rounds once). CUDA's
+        kernels do for add, sub, mul and div with a Python number or a 0-d CPU tensor on either side; the
+        CPU's for mul and div with a Python number, or a 0-d tensor as the second operand (add and sub round
+        the scalar to dt there)."""
+        cuda = self.tr.device.type == "cuda"
+        if not cuda and op not in ("mul", "div"):
+            return False
+
+        def scalar(v, second):
+            if isinstance(v, bool):
+                return False
+            if isinstance(v, (int, float)):
+                return True
+            return isinstance(v, TensorVar) and v.meta.dim() == 0 and v.meta.dtype != dt and \
+                not v.meta.dtype.is_complex and v.meta.dtype != torch.bool and \
+                (v.node.host if cuda else second)
+        return scalar(a, False) or scalar(b, True)
 
     def _int_divisor(self, op, b):
         """Integer division and remainder by zero: eager's CPU kernels raise ZeroDivisionError, where

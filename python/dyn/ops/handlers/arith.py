@@ -279,8 +279,6 @@ def _lerp(o, start, end, weight, *, out=None):
     for v in (start, end):
         if not v.meta.dtype.is_floating_point:
             raise Unsupported("lerp of integer tensors (eager raises)")
-        if v.meta.dtype in (torch.float16, torch.bfloat16):  # eager's kernel rounds otherwise than graph.lerp
-            return generic_call(o, torch.lerp, (start, end, weight), {})
     if not isinstance(weight, TensorVar):
         if isinstance(weight, bool) or not isinstance(weight, (int, float)):
             raise Unsupported("lerp weight that is not a number")
@@ -289,7 +287,9 @@ def _lerp(o, start, end, weight, *, out=None):
     except (RuntimeError, TypeError) as e:
         raise Unsupported(f"lerp: {e}")  # eager raises (mixed dtypes)
     o.accepts("lerp", torch.lerp, start, end, weight)
-    w = weight if isinstance(weight, TensorVar) else o.const(weight, meta.dtype)
+    # a number weight is read in the opmath type (float32 for float16/bfloat16), as eager's kernels read it
+    w = weight if isinstance(weight, TensorVar) else o.const(
+        weight, torch.float32 if meta.dtype in (torch.float16, torch.bfloat16) else meta.dtype)
     return _out(o, out, o.node("lerp", [start, end, w], meta), start, end, weight)
 
 

@@ -5,8 +5,8 @@ save for the backward), _softmax_backward_data, _safe_softmax and native_dropout
 statistics are computed as eager's kernels compute them (in float32 for float16/bfloat16 inputs, rounded
 once) and are not differentiable (eager's are not either). CUDA's kernels differ from the CPU's: they save
 float32 statistics for every float16/bfloat16 input, batch norm in eval saves C of them where the CPU's
-saves none (eval on CUDA is not captured), and _softmax_backward_data of float16/bfloat16 rounds otherwise
-(not captured on CUDA)."""
+saves none (eval on CUDA is not captured), and _softmax_backward_data of float16/bfloat16 rounds the
+product grad * output to their dtype before the sum."""
 import torch
 
 from ...errors import Unsupported
@@ -127,9 +127,15 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
                   input_dtype)
     if output.meta.dim() == 0:
         raise Unsupported("_softmax_backward_data of a 0-d tensor")
-    if _cuda(o) and (output.meta.dtype in _LOW or grad_output.meta.dtype in _LOW):
-        raise Unsupported("_softmax_backward_data of float16/bfloat16 on CUDA (eager's kernel rounds otherwise)")
     d = _norm_dim(dim, output.meta.dim())
+    if _cuda(o) and (output.meta.dtype in _LOW or grad_output.meta.dtype in _LOW):
+        if grad_output.meta.dtype != output.meta.dtype:
+            raise Unsupported("_softmax_backward_data of float16/bfloat16 with mixed dtypes on CUDA")
+        # CUDA's kernel (softmax_backward_cuda_out) first rounds grad * output to their dtype, then
+        # computes tmp - output * sum(tmp) in float32 and rounds once
+        t = _opmath(o, o.binary("mul", grad_output, output))
+        s = o.reduce("sum", t, d, True)
+        return o.convert(o.binary("sub", t, o.binary("mul", _opmath(o, output), s)), meta.dtype)
     if grad_output.meta.dtype == output.meta.dtype and output.meta.dtype in (meta.dtype, torch.float32) \
             and tuple(grad_output.meta.shape) == tuple(meta.shape) == tuple(output.meta.shape):
         r = o.node("softmax_backward", [grad_output, output],
