@@ -110,6 +110,14 @@ class ArithOps:
             self.accepts(op, self._CMP.get(op) or self._ARITH.get(op) or torch_fn(op), a, b)
         if op in self._WRAPS:
             a, b = _wrapped(a, cdt), _wrapped(b, cdt)
+        if op == "div" and meta.dtype.is_floating_point and self.tr.device.type == "cuda" and \
+                self._cpu_scalar(b, meta.dtype):
+            # CUDA's true division by a CPU scalar multiplies by its reciprocal, computed in the opmath type
+            ct = torch.float32 if meta.dtype in (torch.float16, torch.bfloat16) else meta.dtype
+            if isinstance(b, TensorVar):
+                return self.binary("mul", a, self.unary("reciprocal", self.convert(b, ct)))
+            inv = (torch.tensor(1.0, dtype=ct) / torch.tensor(b, dtype=ct)).item()
+            return self.binary("mul", a, inv)
         if op in self._OPMATH_SCALAR and meta.dtype in (torch.float16, torch.bfloat16) and \
                 self._opmath_scalar(op, a, b, meta.dtype):
             r = self.binary(op, *(self.convert(v, torch.float32) if isinstance(v, TensorVar)
@@ -134,18 +142,21 @@ class ArithOps:
         CPU's for mul and div with a Python number, or a 0-d tensor as the second operand (add and sub round
         the scalar to dt there)."""
         cuda = self.tr.device.type == "cuda"
-        if not cuda and op not in ("mul", "div"):
-            return False
+        if cuda:
+            return self._cpu_scalar(a, dt) or self._cpu_scalar(b, dt)
+        return op in ("mul", "div") and (self._cpu_scalar(b, dt) or
+                                         (isinstance(a, (int, float)) and not isinstance(a, bool)))
 
-        def scalar(v, second):
-            if isinstance(v, bool):
-                return False
-            if isinstance(v, (int, float)):
-                return True
-            return isinstance(v, TensorVar) and v.meta.dim() == 0 and v.meta.dtype != dt and \
-                not v.meta.dtype.is_complex and v.meta.dtype != torch.bool and \
-                (v.node.host if cuda else second)
-        return scalar(a, False) or scalar(b, True)
+    def _cpu_scalar(self, v, dt):
+        """A Python number, or a 0-d tensor of another dtype than dt that eager holds on the CPU (on the
+        CPU: any 0-d tensor): what eager's kernels read as a scalar."""
+        if isinstance(v, bool):
+            return False
+        if isinstance(v, (int, float)):
+            return True
+        return isinstance(v, TensorVar) and v.meta.dim() == 0 and v.meta.dtype != dt and \
+            not v.meta.dtype.is_complex and v.meta.dtype != torch.bool and \
+            (v.node.host or self.tr.device.type != "cuda")
 
     def _int_divisor(self, op, b):
         """Integer division and remainder by zero: eager's CPU kernels raise ZeroDivisionError, where
