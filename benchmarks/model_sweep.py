@@ -123,7 +123,10 @@ def main():
     ap.add_argument("names", nargs="*", help="models (default: all): " + " ".join(MODELS))
     ap.add_argument("--timeout", type=int, default=600, help="seconds a model may take")
     ap.add_argument("--device", default="cpu", help="cpu or cuda (model and inputs moved there)")
+    ap.add_argument("--dtype", default="float32", help="the model's parameters and floating inputs in this "
+                    "dtype (bfloat16, float16): inference in reduced precision")
     args = ap.parse_args()
+    dtype = getattr(torch, args.dtype)
     import dyn
     warnings.simplefilter("ignore")
 
@@ -138,8 +141,9 @@ def main():
         except Exception as e:  # a library without this model
             print(f"{n:22s} not built: {type(e).__name__}: {str(e)[:100]}", flush=True)
             continue
-        m = m.eval().to(args.device)
-        inputs = tuple(i if i is None else i.to(args.device) for i in inputs)
+        m = m.eval().to(args.device, dtype)
+        inputs = tuple(i if i is None else i.to(args.device, dtype if i.is_floating_point() else i.dtype)
+                       for i in inputs)
         signal.alarm(args.timeout)
         try:
             with torch.no_grad():
