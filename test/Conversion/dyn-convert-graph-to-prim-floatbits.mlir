@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim -mlir-elide-elementsattrs-if-larger=16 | FileCheck %s
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
 
 // frexp: the exponent from floor(log |x| / ln 2) in f64, corrected against
 // the table of 2^k (k from -1074: the index is k + 1074); the mantissa is x

@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
 
 // Bilinear, reflection padding, the CPU's vectorized 2-d rules: the input
 // viewed [N, C, H*W]; the grid's y (its last coordinate) and x sliced out as

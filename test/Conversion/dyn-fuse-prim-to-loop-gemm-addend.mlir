@@ -1,12 +1,12 @@
-// RUN: dyn-opt %s -dyn-fuse-prim-to-loop="f32-gemm-addend=true" -canonicalize | FileCheck %s
-// RUN: dyn-opt %s -dyn-prim-to-loop-gpu | FileCheck %s --check-prefix=CPU
-// RUN: dyn-opt %s -dyn-prim-to-loop | FileCheck %s --check-prefix=CPU
+// RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop="f32-gemm-addend=true" -canonicalize | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-prim-to-loop | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-prim-to-loop-gpu | FileCheck %s --check-prefix=GPU
 
-// With f32-gemm-addend, a float32 linear layer's bias goes into the GEMM's
-// epilogue (a library's addmm, eager's rounding) and the kernel after it reads
-// the sum. Neither pipeline sets it: the kernel after the GEMM adds the bias
-// (the CPU's runtime matmul has no epilogue; for addmm cuBLAS picks slower
-// kernels than for mm, benchmarks/gemm_epilogue.py).
+// With f32-gemm-addend (the CPU pipeline sets it), a float32 linear layer's
+// bias goes into the GEMM's epilogue (ATen's addmm, eager's rounding) and the
+// kernel after it reads the sum. The GPU pipeline does not: the kernel after
+// the GEMM adds the bias (for addmm cuBLAS picks slower kernels than for mm,
+// benchmarks/gemm_epilogue.py).
 // CHECK-LABEL: func @linear_gelu_f32
 // CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[W:.*]]: memref<16x8xf32>, %[[B:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<4x16xf32>)
 // CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
@@ -14,10 +14,10 @@
 // CHECK: loop.kernel "tanh_0" [4, 16]
 // CHECK: loop.load %[[Y]]
 // CHECK-NOT: loop.load %[[B]]
-// CPU-LABEL: func @linear_gelu_f32
-// CPU: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b :
-// CPU: loop.kernel "tanh_0" [4, 16]
-// CPU: loop.load %arg2
+// GPU-LABEL: func @linear_gelu_f32
+// GPU: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b :
+// GPU: loop.kernel "tanh_0" [4, 16]
+// GPU: loop.load %arg2
 func.func @linear_gelu_f32(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
   %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
@@ -25,4 +25,23 @@ func.func @linear_gelu_f32(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor
   %y = prim.add %m, %bb : tensor<4x16xf32>
   %r = prim.tanh %y : tensor<4x16xf32>
   return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// dyn's own runtime matmul (dyn.cpu_gemm = "runtime": chosen, or no torch to
+// call, as in a C API program) has no epilogue: the kernel after it adds.
+// CHECK-LABEL: func @runtime_gemm
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b :
+// CHECK: loop.kernel "tanh_0" [4, 16]
+// CHECK: loop.load %arg2
+module attributes {dyn.cpu_gemm = "runtime"} {
+func.func @runtime_gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %y = prim.add %m, %bb : tensor<4x16xf32>
+  %r = prim.tanh %y : tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
 }

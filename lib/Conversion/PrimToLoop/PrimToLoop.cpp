@@ -940,8 +940,8 @@ Value transposedRhsSource(prim::DotGeneralOp dot) {
   return t.getOperand();
 }
 
-/// A half-precision GEMM (any float one with `anyFloat`: the GPU's, always a
-/// library call) whose one use is an add: the library adds the other operand
+/// A half-precision GEMM (any float one with `anyFloat`: the CPU's library
+/// calls) whose one use is an add: the library adds the other operand
 /// in its epilogue (loop.matmul addend), so the sum is rounded once, as
 /// eager's addmm rounds it. `addend` is the operand itself, or the source
 /// of a broadcast that only prepends and stretches dims (the GEMM library
@@ -954,6 +954,11 @@ struct GemmAddend {
 std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned,
                                      bool anyFloat) {
   Type et = tensorType(dot.getResult()).getElementType();
+  // dyn's own runtime matmul (`dyn.cpu_gemm` = "runtime": chosen, or no
+  // torch to call) has no epilogue.
+  if (auto module = dot->getParentOfType<ModuleOp>())
+    if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"); choice && choice.getValue() == "runtime")
+      anyFloat = false;
   bool fused = et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et));
   if (!fused || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
     return std::nullopt;

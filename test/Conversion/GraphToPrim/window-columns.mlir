@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
 
 // im2col (F.unfold) of overlapping 2x2 windows every 2 rows and 1 column,
 // padded by 1 row: the input padded with zeros, each tap (i, j) a strided
