@@ -123,6 +123,10 @@ class ArithOps:
             r = self.binary(op, *(self.convert(v, torch.float32) if isinstance(v, TensorVar)
                                   else self.const(v, torch.float32) for v in (a, b)))
             return self.convert(r, meta.dtype)
+        if meta.dtype in (torch.float16, torch.bfloat16):
+            # a 0-d tensor of a wider float type is cast to the common dtype first, as TensorIterator does
+            a, b = (self.convert(v, meta.dtype) if isinstance(v, TensorVar) and v.meta.dim() == 0 and
+                    v.meta.dtype.is_floating_point and v.meta.dtype != meta.dtype else v for v in (a, b))
         if not isinstance(a, TensorVar):
             a = self.const(a, cdt)
         if not isinstance(b, TensorVar):
