@@ -28,6 +28,7 @@ CASES = {
     "add_0d_cpu": lambda x: x + torch.tensor(0.1),
     "scale_in_float32": lambda x: (x.float() * 0.125 / 0.7).to(x.dtype),
     "copysign": lambda x: torch.copysign(x, -0.1),
+    "add_alpha": lambda x: torch.add(x, 0.1, alpha=0.3), "sub_alpha": lambda x: torch.sub(x, 3.3, alpha=0.7),
     "atan2_0d": lambda x: torch.atan2(x, torch.tensor(0.3)), "hypot_0d": lambda x: torch.hypot(x, torch.tensor(3.3)),
     "maximum_0d": lambda x: torch.maximum(x, torch.tensor(1.1)),
 }

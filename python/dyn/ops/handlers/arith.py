@@ -50,10 +50,37 @@ def _add(op):
     def h(o, a, b, *, alpha=1, out=None):
         o.accepts(op, getattr(torch, op), a, b, alpha=alpha)  # sub of bools, a float alpha for ints
         b0 = b
+        if alpha != 1 and isinstance(a, TensorVar) and not isinstance(b, TensorVar):
+            return _out(o, out, _add_scaled_number(o, op, a, b, alpha), a, b0)
         if alpha != 1:
             b = o.binary("mul", b, alpha)
         return _out(o, out, o.binary(op, a, b), a, b0)
     return h
+
+
+def _add_scaled_number(o, op, a, b, alpha):
+    """add/sub(tensor, number, alpha=): alpha * other is one number, computed as eager's kernel computes it:
+    in the opmath type (float32 for float16/bfloat16, both numbers rounded to the tensor's dtype first on the
+    CPU), then added in that type and rounded once. float32 kernels (and CUDA's for float16/bfloat16) add with
+    a fused multiply-add: the product of two float32 numbers is exact in float64, where the sum is made and
+    rounded once to float32."""
+    meta = getattr(torch, op)(a.meta, b, alpha=alpha)
+    dt = meta.dtype
+    if not dt.is_floating_point:
+        return o.binary(op, a, b * alpha)
+    low = dt in (torch.float16, torch.bfloat16)
+    ct = torch.float32 if low else dt
+    nums = [torch.tensor(v, dtype=torch.float64) for v in (b, alpha)]
+    if low and o.tr.device.type == "cpu":
+        nums = [v.to(dt) for v in nums]
+    if ct == torch.float32 and (dt == ct or o.tr.device.type == "cuda"):
+        exact = nums[0].to(ct).double() * nums[1].to(ct).double()
+        r = o.convert(o.binary(op, o.convert(a, torch.float64), o.const(exact.item(), torch.float64)), ct)
+        return o.convert(r, dt)
+    scaled = (nums[0].to(ct) * nums[1].to(ct)).item()
+    if not low:
+        return o.binary(op, a, scaled)
+    return o.convert(o.binary(op, o.convert(a, torch.float32), o.const(scaled, torch.float32)), dt)
 
 
 H["add"] = _add("add")
