@@ -65,3 +65,18 @@ def test_cuda_0d_tensor_is_rounded(dtype):
     got = dyn.compile(fn, backend="dyn", fullgraph=True)(x, s)
     for g, w in zip(got, fn(x, s)):
         assert torch.equal(g, w)
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"mul_", "div_"}))
+def test_scalar_operand_through_torch_compile(name):
+    """The same through TorchDynamo and dyn's torch.compile backend (fx/translate.py), bfloat16 on the CPU."""
+    torch.manual_seed(0)
+    x = ((torch.rand(64, 65) * 4 + 0.25) * (torch.randint(0, 2, (64, 65)) * 2 - 1)).to(torch.bfloat16)
+    fn = CASES[name]
+    torch._dynamo.reset()
+    dyn.reset()
+    got = torch.compile(fn, backend="dyn", fullgraph=True)(x)
+    stats = dyn.stats()
+    torch._dynamo.reset()
+    assert stats["compiled_graphs"] == 1 and not stats["eager_graphs"], stats
+    assert torch.equal(got, fn(x)), name

@@ -33,6 +33,8 @@ def _binary(o, op, a, b):
         return o.matmul(a, b)
     if name == "floor":
         return o.div(a, b, "floor")
+    if op is operator.truediv:
+        return o.truediv_operator(a, b)
     if name in ("and", "or"):
         if any(isinstance(x, TensorVar) and x.meta.dtype != torch.bool for x in (a, b)):
             raise Unsupported(f"bitwise {name} of integer tensors")

@@ -186,6 +186,13 @@ class ArithOps:
             return x
         return self.unary("trunc", x)
 
+    def truediv_operator(self, a, b):
+        """Python's a / b with a tensor operand: number / tensor is Tensor.__rtruediv__, which eager
+        computes as b.reciprocal() * a."""
+        if not isinstance(a, TensorVar) and isinstance(a, (int, float)) and not isinstance(a, bool):
+            return self.binary("mul", self.unary("reciprocal", b), a)
+        return self.binary("div", a, b)
+
     def div(self, a, b, rounding_mode=None, grad="raise"):
         """torch.div: true division, or with rounding_mode 'trunc' / 'floor' (the result keeps the
         promoted type of a and b: integers stay integers). grad: eager's autograd for a rounded division

@@ -44,9 +44,8 @@ class OperatorOps:
             o = self.tr.ops
             if sym in _BINOPS:
                 (a, b), _ = cast_arguments(self, _BINOPS[sym], [a, b], {})  # under autocast: its casts
-            if sym == "/" and not isinstance(a, TensorVar) and isinstance(a, (int, float)):
-                # number / tensor is Tensor.__rtruediv__: eager computes b.reciprocal() * a
-                return o.binary("mul", o.unary("reciprocal", b), a)
+            if sym == "/":
+                return o.truediv_operator(a, b)
             if sym in _TENSOR_BINOPS:
                 return o.binary(_TENSOR_BINOPS[sym], a, b)
             if sym == "@":
