@@ -112,13 +112,14 @@ func.func @relu_matmul(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf
 
 // -----
 
-// addmm: the GEMM, then the input added (beta 1, alpha 1: no scaling); with
+// addmm: the GEMM, then the input added (beta 1, alpha 1: no scaling; the add
+// marked dyn.addmm, eager adds it in its GEMM); with
 // beta 0 the input is not read. A contraction of one element (addr) is a
 // broadcast multiply; bfloat16 scales in float32 and rounds once.
 // CHECK-LABEL: func @addmm
 // CHECK: %[[P:.*]] = prim.dot_general %{{.*}}, %{{.*}} batch [], [] contract [1], [0]
 // CHECK: %[[B:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<2xf32> -> tensor<4x2xf32>
-// CHECK: prim.add %[[B]], %[[P]] : tensor<4x2xf32>
+// CHECK: prim.add %[[B]], %[[P]] {dyn.addmm} : tensor<4x2xf32>
 // CHECK: %[[Q:.*]] = prim.dot_general %{{.*}}, %{{.*}} batch [0], [0] contract [2], [1]
 // CHECK: %[[A:.*]] = prim.constant dense<5.000000e-01> : tensor<3x4x2xf32>
 // CHECK: %[[S:.*]] = prim.mul %[[Q]], %[[A]] : tensor<3x4x2xf32>

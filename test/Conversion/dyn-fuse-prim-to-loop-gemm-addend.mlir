@@ -3,10 +3,10 @@
 // RUN: dyn-opt %s -split-input-file -dyn-prim-to-loop-gpu | FileCheck %s --check-prefix=GPU
 
 // With f32-gemm-addend (the CPU pipeline sets it), a float32 linear layer's
-// bias goes into the GEMM's epilogue (ATen's addmm, eager's rounding) and the
-// kernel after it reads the sum. The GPU pipeline does not: the kernel after
-// the GEMM adds the bias (for addmm cuBLAS picks slower kernels than for mm,
-// benchmarks/gemm_epilogue.py).
+// bias (an add marked dyn.addmm: graph.addmm's) goes into the GEMM's epilogue
+// (ATen's addmm, eager's rounding) and the kernel after it reads the sum. The
+// GPU pipeline does not: the kernel after the GEMM adds the bias (for addmm
+// cuBLAS picks slower kernels than for mm, benchmarks/gemm_epilogue.py).
 // CHECK-LABEL: func @linear_gelu_f32
 // CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[W:.*]]: memref<16x8xf32>, %[[B:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<4x16xf32>)
 // CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
@@ -19,6 +19,23 @@
 // GPU: loop.kernel "tanh_0" [4, 16]
 // GPU: loop.load %arg2
 func.func @linear_gelu_f32(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
+  %y = prim.add %m, %bb {dyn.addmm} : tensor<4x16xf32>
+  %r = prim.tanh %y : tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// A float32 matmul and an add that eager computes as two ops (`x @ w + b`,
+// two roundings), no `dyn.addmm`: the kernel after the GEMM adds.
+// CHECK-LABEL: func @matmul_then_add_f32
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_b :
+// CHECK: loop.kernel "tanh_0" [4, 16]
+// CHECK: loop.load %arg2
+func.func @matmul_then_add_f32(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
   %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
   %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
@@ -40,7 +57,7 @@ func.func @runtime_gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16
   %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
   %bb = prim.broadcast_in_dim %b dims [1] : tensor<16xf32> -> tensor<4x16xf32>
-  %y = prim.add %m, %bb : tensor<4x16xf32>
+  %y = prim.add %m, %bb {dyn.addmm} : tensor<4x16xf32>
   %r = prim.tanh %y : tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }

@@ -64,9 +64,12 @@ struct AddmmToPrim : OpConversionPattern<graph::AddmmOp> {
     }
     if (alpha == 1 && beta == 1) {
       // in the result type: the GEMM's addend (eager's one rounding of
-      // float16/bfloat16 products plus the input) where the fusion takes it
-      rewriter.replaceOpWithNewOp<prim::AddOp>(op, type, pb.promote(adaptor.getInput(), type),
-                                               prod);
+      // float16/bfloat16 products plus the input) where the fusion takes it;
+      // `dyn.addmm` says eager adds it in the GEMM (a float32 matmul + add
+      // it does not: two roundings)
+      auto add = rewriter.replaceOpWithNewOp<prim::AddOp>(
+          op, type, pb.promote(adaptor.getInput(), type), prod);
+      add->setAttr("dyn.addmm", rewriter.getUnitAttr());
       return success();
     }
     Pointwise p{pb, opmathType(type)};

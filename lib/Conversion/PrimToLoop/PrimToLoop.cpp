@@ -965,6 +965,10 @@ std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> ret
   auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
   if (!add || add.getLhs() == add.getRhs())
     return std::nullopt;
+  // A float32/float64 addend only where eager's op adds in its GEMM too
+  // (graph.addmm: F.linear, torch.addmm); `x @ w + b` eager rounds twice.
+  if (!et.isF16() && !et.isBF16() && !add->hasAttr("dyn.addmm"))
+    return std::nullopt;
   Value other = add.getLhs() == dot.getResult() ? add.getRhs() : add.getLhs();
   if (auto b = other.getDefiningOp<prim::BroadcastInDimOp>()) {
     int64_t in = tensorType(b.getInput()).getRank(), out = tensorType(b.getResult()).getRank();
