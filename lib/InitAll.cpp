@@ -2,6 +2,7 @@
 #include "dyn/InitAll.h"
 
 #include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Graph/Transforms/Passes.h"
 #include "dyn/Pipelines/Pipelines.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -66,6 +67,7 @@ void registerAllPasses() {
   // may each ask, and a pipeline name must be registered once.
   static std::once_flag once;
   std::call_once(once, [] {
+    graph::registerDynGraphPasses();
     registerDynPasses();
     registerPipelines();
     mlir::registerTransformsPasses();

@@ -29,7 +29,8 @@ def _stats():
 
 def stats():
     """What dyn did since the last dyn.reset(): captures (frames traced), graphs (captured graphs given
-    a backend), graph_breaks, compiled_graphs (graphs that run code dyn's compiler made), eager_graphs
+    a backend), graph_breaks, compiled_graphs (graphs that run code dyn's compiler made), backward_graphs
+    (of those, training graphs whose backward dyn compiled too: one autograd node per call), eager_graphs
     (graphs run eagerly: a dict per graph with the graph, where (the user's file:line), backend and
     reason; the last 256), recompiles (captures of a function whose earlier entries' guards failed),
     with mode="reduce-overhead" on CUDA: cuda_graphs (graphs recorded), cuda_graph_replays and
@@ -38,7 +39,7 @@ def stats():
     session = current()
     c = session.counters
     out = {"captures": c["captures"], "graphs": c["graphs"], "graph_breaks": c["graph_breaks"],
-           "compiled_graphs": c["compiled_graphs"],
+           "compiled_graphs": c["compiled_graphs"], "backward_graphs": c["backward_graphs"],
            "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"],
            "cuda_graphs": c["cuda_graphs"], "cuda_graph_replays": c["cuda_graph_replays"],
            "cuda_graph_misses": c["cuda_graph_misses"]}

@@ -8,7 +8,9 @@ from .graph.eager import python_function
 from .graph.graph import Graph
 from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
+from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
+from .launch import dump_stages
 from .native import C as _C
 from .native import have_compiler
 from .session import current
@@ -64,7 +66,7 @@ class _DynKernel:
         counters["graphs_compiled"] += 1
         counters["compile_seconds"] += self.compiled.compile_seconds
         if debug:
-            _dump_stages(self.compiled.stages)
+            dump_stages(self.compiled.stages)
 
     def _seed(self, device):
         """[this call's seed] for a graph with random ops, drawn from torch's generator of device; else []."""
@@ -106,19 +108,6 @@ class _DynKernel:
             self._warned = True
             warnings.warn(f"dyn: a compiled graph failed at run time, running it eagerly: {error}", stacklevel=3)
         return self.graph(*inputs)
-
-
-def _dump_stages(stages):
-    """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
-    $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
-    root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
-    session = current()
-    folder = os.path.join(root, f"graph_{session.dumped_graphs}")
-    session.dumped_graphs += 1
-    os.makedirs(folder, exist_ok=True)
-    for k, (stage, ir) in enumerate(stages):
-        with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
-            f.write(ir)
 
 
 class DynCPUKernel(_DynKernel):
@@ -277,8 +266,11 @@ def dyn_backend(graph, example_inputs, options=None):
     runner, device, why = _plan(graph, example_inputs)
     if runner is None:
         return graph if why is EMPTY else None
+    keep = bool((options or {}).get("keep_stages", False))
+    requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in example_inputs]
+    if torch.is_grad_enabled() and any(requires_grad) and runner in _RUNNERS.values():
+        return _training(graph, example_inputs, requires_grad, keep)
     try:
-        keep = bool((options or {}).get("keep_stages", False))
         if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):
             return runner(graph, keep, example_inputs, None, bool((options or {}).get("cuda_graphs")))
         if isinstance(runner, type) and issubclass(runner, _DynKernel):
@@ -290,6 +282,18 @@ def dyn_backend(graph, example_inputs, options=None):
         if not found:
             raise
         graph.no_lowering = found[0]
+        return graph
+
+
+def _training(graph, example_inputs, requires_grad, keep):
+    """The graph differentiated and compiled as a forward and a backward function (dyn/autograd); the graph
+    itself (PyTorch ops and their autograd) where the core cannot differentiate or lower it, the reason
+    kept as the fallback's."""
+    try:
+        return TrainingKernel(graph, example_inputs, requires_grad, keep)
+    except (DifferentiationError, RuntimeError) as e:
+        lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
+        graph.no_lowering = lines[0] if lines else str(e).splitlines()[0]
         return graph
 
 

@@ -11,7 +11,7 @@ from .ops.metacache import MetaCache
 
 class Session:
     COUNTERS = ("captures", "graph_breaks", "eager_entries", "backend_calls", "internal_failures",
-                "graphs_compiled", "compile_seconds", "graphs", "compiled_graphs", "recompiles",
+                "graphs_compiled", "compile_seconds", "graphs", "compiled_graphs", "backward_graphs", "recompiles",
                 "cuda_graphs", "cuda_graph_replays", "cuda_graph_misses")
     EAGER_GRAPHS_KEPT = 256
 

@@ -21,6 +21,8 @@
 #include <ATen/ops/fractional_max_pool2d.h>
 #include <ATen/ops/fractional_max_pool3d.h>
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/_adaptive_avg_pool2d_backward.h>
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/alpha_dropout.h>
@@ -883,6 +885,21 @@ void defineNamedCalls() {
     std::vector<int64_t> kernel = a.ints(), stride = a.ints(), padding = a.ints(), dilation = a.ints();
     return at::max_pool2d_with_indices_backward(a.in[0], a.in[1], kernel, stride, padding, dilation, a.b(), a.in[2]);
   });
+  // Backward kernels dyn-graph-autodiff calls (the forward's library calls differentiated).
+  namedCalls()["convolution_backward"] = [](Args &a) {
+    std::vector<int64_t> stride = a.ints(), padding = a.ints(), dilation = a.ints();
+    int64_t groups = a.i();
+    bool transposed = a.b();
+    std::vector<int64_t> outputPadding = a.ints(), mask = a.ints();
+    auto [gi, gw, gb] = at::convolution_backward(a.in[0], a.in[1], a.in[2], std::nullopt, stride, padding, dilation,
+                                                 transposed, outputPadding, groups,
+                                                 {mask.at(0) != 0, mask.at(1) != 0, false});
+    if (gi.defined())
+      store(a.call, 0, gi);
+    if (gw.defined())
+      store(a.call, 1, gw);
+  };
+  def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {
     std::string mode = a.s();
     std::vector<int64_t> size = a.ints();

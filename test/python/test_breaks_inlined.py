@@ -313,8 +313,7 @@ def call_in_no_grad(x, w):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_break_inside_no_grad_resumes_inside_the_block(capsys, backend):
     x = torch.randn(4)
-    # the dyn core has no autograd: a frame whose inputs require grad runs eagerly there
-    w = torch.randn(4, requires_grad=backend == "eager")
+    w = torch.randn(4, requires_grad=True)
     cf = dyn.compile(call_in_no_grad, backend=backend)
     for _ in range(3):
         got = cf(x, w)

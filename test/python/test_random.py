@@ -304,22 +304,25 @@ def test_model_in_train_mode_with_dropout_compiles():
     assert out.shape == (4, 8)
 
 
-def test_model_in_train_mode_with_grad_runs_on_the_eager_backend():
-    # the dyn core has no autograd yet: a graph whose inputs require grad runs with PyTorch's ops (and
-    # eager's random numbers), as every differentiated graph does today
+def test_model_in_train_mode_with_grad_compiles_forward_and_backward():
+    # dropout in a training graph draws dyn's own numbers (as without grad); its backward replays the
+    # forward's mask, so the gradients are eager's for that mask
     m = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.2)).train()
+    ref = nn.Sequential(nn.Linear(16, 32)).train()
+    ref.load_state_dict(m.state_dict())
     cm = dyn.compile(m)
     x = torch.randn(4, 16)
-    torch.manual_seed(0)
-    with pytest.warns(UserWarning, match="inputs require grad"):
-        got = cm(x)
-    torch.manual_seed(0)
-    want = m(x)
-    assert torch.equal(got, want)
-    got.sum().backward()
-    assert m[0].weight.grad is not None
+    dyn.reset()
+    got = cm(x)
     s = dyn.stats()
-    assert s["compiled_graphs"] == 0 and any("inputs require grad" in g["reason"] for g in s["eager_graphs"])
+    assert s["backward_graphs"] == 1 and s["eager_graphs"] == []
+    scale = (got != 0).float() / 0.8
+    want = ref(x) * scale
+    torch.testing.assert_close(got, want)
+    got.square().sum().backward()
+    want.square().sum().backward()
+    torch.testing.assert_close(m[0].weight.grad, ref[0].weight.grad)
+    torch.testing.assert_close(m[0].bias.grad, ref[0].bias.grad)
 
 
 RANDOM_FNS = {

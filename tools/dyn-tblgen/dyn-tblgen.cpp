@@ -8,6 +8,9 @@
 //                             (as Triton's ElementwiseOpConversion tables);
 //   -gen-prim-math-table      the prim ops that lower to one math/arith op
 //                             (PrimToLoop's scalar emission);
+//   -gen-graph-derivatives    the reverse-mode rules of GraphDerivatives.td as
+//                             C++ builders and their dispatch
+//                             (dyn-graph-autodiff);
 //   -gen-ops-py               python/dyn/_ops_generated.py;
 //   -gen-ops-doc              the op list of docs/ops.md.
 //
@@ -31,7 +34,7 @@ using namespace llvm;
 
 namespace {
 
-enum Action { GenGraphToPrim, GenPrimMath, GenPython, GenDoc };
+enum Action { GenGraphToPrim, GenPrimMath, GenDerivatives, GenPython, GenDoc };
 
 cl::opt<Action> action(
     cl::desc("what to generate"),
@@ -39,6 +42,8 @@ cl::opt<Action> action(
                           "GraphToPrim pattern registrations"),
                clEnumValN(GenPrimMath, "gen-prim-math-table",
                           "prim ops lowered to one scalar op"),
+               clEnumValN(GenDerivatives, "gen-graph-derivatives",
+                          "reverse-mode rules as C++ builders"),
                clEnumValN(GenPython, "gen-ops-py", "python/dyn/_ops_generated.py"),
                clEnumValN(GenDoc, "gen-ops-doc", "the op list of docs/ops.md")));
 
@@ -183,6 +188,136 @@ bool emitPrimMath(raw_ostream &os, const RecordKeeper &records) {
 }
 
 //===----------------------------------------------------------------------===//
+// -gen-graph-derivatives
+//===----------------------------------------------------------------------===//
+
+/// The derivative records (Graph_Derivative, Graph_DerivativeFn) by graph op.
+std::map<const Record *, const Record *> derivativesByOp(const RecordKeeper &records) {
+  std::map<const Record *, const Record *> out;
+  for (StringRef cls : {"Graph_Derivative", "Graph_DerivativeFn"}) {
+    if (!records.getClass(cls))
+      continue;
+    for (const Record *r : records.getAllDerivedDefinitions(cls)) {
+      const Record *op = r->getValueAsDef("op");
+      if (!out.emplace(op, r).second)
+        PrintFatalError(r->getLoc(), "dyn-tblgen: a second derivative of " + op->getName().str());
+    }
+  }
+  return out;
+}
+
+/// C++ that builds one DAG node's value (DerivativeBuilder `b`, the op `op`,
+/// the cotangent `grad`).
+std::string derivativeExpr(const Record *rule, const mlir::tblgen::Operator &target, const Init *node,
+                           StringRef argName) {
+  if (!isa<DagInit>(node)) {
+    if (!isa<UnsetInit>(node) || argName.empty())
+      PrintFatalError(rule->getLoc(), "dyn-tblgen: a derivative leaf must be $name");
+    if (argName == "grad")
+      return "grad";
+    if (argName == "result")
+      return "op->getResult(0)";
+    for (int i = 0; i < target.getNumOperands(); ++i)
+      if (target.getOperand(i).name == argName) {
+        if (target.getOperand(i).isVariableLength())
+          PrintFatalError(rule->getLoc(), "dyn-tblgen: $" + argName.str() +
+                                              " is optional or variadic (use Graph_DerivativeFn)");
+        return "op->getOperand(" + std::to_string(i) + ")";
+      }
+    PrintFatalError(rule->getLoc(), "dyn-tblgen: $" + argName.str() + " is no operand of " +
+                                        target.getOperationName());
+  }
+  const auto *dag = cast<DagInit>(node);
+  const Record *callee = cast<DefInit>(dag->getOperator())->getDef();
+  std::vector<std::string> args;
+  for (unsigned i = 0; i < dag->getNumArgs(); ++i)
+    args.push_back(derivativeExpr(rule, target, dag->getArg(i), dag->getArgNameStr(i)));
+  std::string list = "{" + llvm::join(args, ", ") + "}";
+  if (callee->isSubClassOf("Const"))
+    return "b.constant(grad, " + callee->getValueAsString("literal").str() + ")";
+  if (callee->isSubClassOf("Dyn_DerivFn")) {
+    StringRef fn = callee->getValueAsString("fn");
+    if (fn.empty())
+      PrintFatalError(rule->getLoc(), "dyn-tblgen: " + callee->getName().str() + " stands only for a whole gradient");
+    return "b." + fn.str() + "(op, grad, " + list + ")";
+  }
+  if (callee->isSubClassOf("Graph_RegisteredOp")) {
+    mlir::tblgen::Operator built(callee);
+    if (built.getNumNativeAttributes() || built.getNumVariableLengthOperands() ||
+        built.getNumOperands() != static_cast<int>(args.size()))
+      PrintFatalError(rule->getLoc(), "dyn-tblgen: " + callee->getName().str() +
+                                          " in a derivative needs every operand and no attribute");
+    return "b.build<" + built.getQualCppClassName() + ">(\"" +
+           callee->getValueAsDef("shapeRule")->getValueAsString("name").str() + "\", \"" +
+           callee->getValueAsDef("typeRule")->getValueAsString("name").str() + "\", " + list + ")";
+  }
+  PrintFatalError(rule->getLoc(), "dyn-tblgen: " + callee->getName().str() +
+                                      " is neither a registered graph op nor a Dyn_DerivFn");
+}
+
+bool emitDerivatives(raw_ostream &os, const RecordKeeper &records) {
+  emitSourceFileHeader("reverse-mode rules of the graph ops (dyn-tblgen)", os, records);
+  std::vector<std::pair<const Record *, const Record *>> rules;
+  for (auto &[op, rule] : derivativesByOp(records))
+    rules.push_back({op, rule});
+  llvm::sort(rules, [](auto &a, auto &b) { return a.second->getID() < b.second->getID(); });
+  for (auto &[opDef, rule] : rules) {
+    mlir::tblgen::Operator op(opDef);
+    os << "// " << op.getOperationName() << "\n";
+    os << "static void derive_" << op.getCppClassName() << "(DerivativeBuilder &b, ::mlir::Operation *op, "
+       << "::mlir::Value grad, ::llvm::SmallVectorImpl<::mlir::Value> &grads) {\n";
+    os << "  grads.assign(op->getNumOperands(), ::mlir::Value());\n";
+    if (rule->isSubClassOf("Graph_DerivativeFn")) {
+      os << "  b." << rule->getValueAsString("fn") << "(op, grad, grads);\n}\n\n";
+      continue;
+    }
+    std::vector<const Init *> grads;
+    for (const Init *g : rule->getValueAsListInit("grads")->getElements())
+      grads.push_back(g);
+    if (static_cast<int>(grads.size()) != op.getNumOperands() || op.getNumVariableLengthOperands())
+      PrintFatalError(rule->getLoc(), "dyn-tblgen: one gradient DAG per operand of " +
+                                          op.getOperationName() + " (variadic or optional: Graph_DerivativeFn)");
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const auto *dag = dyn_cast<DagInit>(grads[i]);
+      if (!dag)
+        PrintFatalError(rule->getLoc(), "dyn-tblgen: a gradient must be a DAG");
+      const Record *callee = cast<DefInit>(dag->getOperator())->getDef();
+      if (callee->getName() == "NoGrad")
+        continue;
+      if (callee->getName() == "NotDifferentiable") {
+        os << "  if (b.wants(op, " << i << "))\n    b.notDifferentiable(op, " << i << ");\n";
+        continue;
+      }
+      os << "  if (b.wants(op, " << i << "))\n    grads[" << i
+         << "] = " << derivativeExpr(rule, op, dag, "") << ";\n";
+    }
+    os << "}\n\n";
+  }
+  os << "/// The gradients of op's operands from its result's cotangent; false when\n"
+     << "/// the op has no derivative rule.\n"
+     << "static bool deriveOp(DerivativeBuilder &b, ::mlir::Operation *op, ::mlir::Value grad,\n"
+     << "                     ::llvm::SmallVectorImpl<::mlir::Value> &grads) {\n";
+  for (auto &[opDef, rule] : rules) {
+    mlir::tblgen::Operator op(opDef);
+    os << "  if (::llvm::isa<" << op.getQualCppClassName() << ">(op))\n    return derive_"
+       << op.getCppClassName() << "(b, op, grad, grads), true;\n";
+  }
+  os << "  return false;\n}\n";
+  return false;
+}
+
+/// What the registry says of an op's derivative (the Python table's and the
+/// docs' `derivative`): "rule", "builder `fn`" or "".
+std::string derivativeKind(const std::map<const Record *, const Record *> &rules, const Record *op) {
+  auto it = rules.find(op);
+  if (it == rules.end())
+    return "";
+  if (it->second->isSubClassOf("Graph_DerivativeFn"))
+    return "builder " + it->second->getValueAsString("fn").str();
+  return "rule";
+}
+
+//===----------------------------------------------------------------------===//
 // -gen-ops-py
 //===----------------------------------------------------------------------===//
 
@@ -211,6 +346,7 @@ std::string substitute(const Record *def, StringRef tmpl, const std::map<std::st
 
 bool emitPython(raw_ostream &os, const RecordKeeper &records) {
   std::vector<const Record *> ops = registeredOps(records);
+  std::map<const Record *, const Record *> rules = derivativesByOp(records);
   os << "\"\"\"generated by dyn-tblgen from " << sourceName << "; do not edit.\n\n"
      << "The graph dialect's registered ops (include/dyn/Dialect/Graph/IR/GraphOpRegistry.td): for each, its\n"
      << "operands and attributes, the PyTorch callables capture maps to it, its type and shape rules, its lowering,\n"
@@ -244,7 +380,7 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
        << pyString(def->getValueAsString("signature")) << ",\n        "
        << pyString(def->getValueAsDef("typeRule")->getValueAsString("name")) << ", "
        << pyString(def->getValueAsDef("shapeRule")->getValueAsString("name")) << ", "
-       << pyString(lowering(def)) << ", " << pyString(def->getValueAsString("derivative")) << "),\n";
+       << pyString(lowering(def)) << ", " << pyString(derivativeKind(rules, def)) << "),\n";
   }
   os << "}\n\n";
   os << "# op names by family, in registry order\nFAMILIES = {\n";
@@ -348,16 +484,18 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
 
 bool emitDoc(raw_ostream &os, const RecordKeeper &records) {
   std::vector<const Record *> ops = registeredOps(records);
+  std::map<const Record *, const Record *> rules = derivativesByOp(records);
   os << "<!-- generated by dyn-tblgen -gen-ops-doc from " << sourceName << "; do not edit -->\n\n"
      << ops.size() << " registered graph ops.\n\n"
-     << "| op | family | PyTorch | result type | shape | lowering |\n|---|---|---|---|---|---|\n";
+     << "| op | family | PyTorch | result type | shape | lowering | derivative |\n|---|---|---|---|---|---|---|\n";
   for (const Record *def : ops) {
     std::string torchNames;
     for (StringRef t : def->getValueAsListOfStrings("torchNames"))
       torchNames += (torchNames.empty() ? "`" : ", `") + t.str() + "`";
     os << "| `graph." << def->getValueAsString("opName") << "` | " << def->getValueAsString("family") << " | "
        << torchNames << " | " << def->getValueAsDef("typeRule")->getValueAsString("name") << " | "
-       << def->getValueAsDef("shapeRule")->getValueAsString("name") << " | " << lowering(def) << " |\n";
+       << def->getValueAsDef("shapeRule")->getValueAsString("name") << " | " << lowering(def) << " | "
+       << derivativeKind(rules, def) << " |\n";
   }
   return false;
 }
@@ -368,6 +506,8 @@ bool dispatch(raw_ostream &os, const RecordKeeper &records) {
     return emitGraphToPrim(os, records);
   case GenPrimMath:
     return emitPrimMath(os, records);
+  case GenDerivatives:
+    return emitDerivatives(os, records);
   case GenPython:
     return emitPython(os, records);
   case GenDoc:

@@ -11,6 +11,16 @@ using namespace dyn::graph_to_prim;
 
 namespace {
 
+// detach only matters to differentiation: the value itself.
+struct DetachToPrim : OpConversionPattern<graph::DetachOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(graph::DetachOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
 struct ReshapeToPrim : OpConversionPattern<graph::ReshapeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::ReshapeOp op, OpAdaptor adaptor,
@@ -128,5 +138,5 @@ struct PadToPrim : OpConversionPattern<graph::PadOp> {
 
 void dyn::graph_to_prim::populateDataMovementPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ReshapeToPrim, PermuteToPrim, ExpandToPrim, SliceToPrim, CatToPrim, PadToPrim>(ctx);
+  patterns.add<DetachToPrim, ReshapeToPrim, PermuteToPrim, ExpandToPrim, SliceToPrim, CatToPrim, PadToPrim>(ctx);
 }

@@ -27,7 +27,7 @@ from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
 from .outputs import _flatten_output
 from .paths import _guard_tree
-from .reports import NEEDS_GRAD, PYTHON, GraphRun, classify, failure
+from .reports import PYTHON, GraphRun, classify, failure
 from .runners import _make_runner, _prune, _select
 
 RECOMPILE_LIMIT = 8  # entries per set of module arguments (TorchDynamo's cache_size_limit)
@@ -299,12 +299,13 @@ class _CompiledFunction:
                           f"{type(e).__name__}: {e}", stacklevel=4)
             return None, None
         self._gg, self._paths = seg.gg, seg.paths
-        if seg.needs_grad and not self._custom and self._backend_name == "dyn":
+        if seg.needs_grad and not self._custom and self._backend_name == "dyn" and seg.loses_grad():
+            reason = "its outputs require grad through inputs the graph does not read (tensors without elements)"
             self._session.counters["eager_entries"] += 1
-            self.graphs.append((seg.graph, None, "inputs require grad"))
-            self._report(seg.graph, PYTHON, False, NEEDS_GRAD)
-            self._warn_eager(NEEDS_GRAD)
-            return None, seg.extra  # the dyn core has no autograd: eager keeps gradients right
+            self.graphs.append((seg.graph, None, reason))
+            self._report(seg.graph, PYTHON, False, reason)
+            self._warn_eager(reason)
+            return None, seg.extra
         try:
             seg.prepare()
         except Exception as e:
@@ -316,6 +317,9 @@ class _CompiledFunction:
                 raise
             warnings.warn(f"dyn: compiling {self._code.co_name} failed, running eagerly: {e}", stacklevel=4)
             return None, seg.extra
+        run = self.runs[-1] if self.runs and self.runs[-1].graph is seg.graph else None
+        if seg.needs_grad and run is not None and run.fallback:
+            self._warn_eager(f"its training graph runs with PyTorch's autograd: {run.reason}")
         if seg.kernel is None and seg.graph.outputs:
             self._session.counters["eager_entries"] += 1
             warnings.warn(f"dyn: no {self._backend_name} runner for device {_device_of(seg.tr.input_tensors)}; "
@@ -446,6 +450,16 @@ class _Segment:
                                   filename=b.where[0], lineno=b.where[1]))
             cf._session.log("graph_breaks",
                             f"graph break in {cf._code.co_name} at {b.where[0]}:{b.where[1]}: {b.reason}")
+
+    def loses_grad(self):
+        """Whether eager's outputs would require grad only through inputs the graph dropped (operands
+        without elements): the compiled graph, reading none that requires grad, would make outputs that
+        do not."""
+        m = self.graph.input_map
+        read = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
+        if any(t.requires_grad for t in read) or not self.graph.outputs:
+            return False
+        return any(t.requires_grad for t in self.tr.input_tensors)
 
     def prepare(self):
         """Compiles the graph with the backend (on first use) and builds the runner."""

@@ -5,7 +5,6 @@ from .. import backends as B
 
 PYTHON = "eager (the frame runs in Python)"
 TORCH_OPS = "eager (PyTorch ops)"
-NEEDS_GRAD = "inputs require grad with grad mode on, and dyn's compiler has no autograd"
 
 
 class GraphRun:

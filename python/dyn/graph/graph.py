@@ -74,9 +74,7 @@ class Graph:
             raise Unsupported(self.random_refused)
         if self.mode_attrs:
             attrs = {**self.mode_attrs, **attrs}
-        if op == "detach":  # autograd only: the same value in the graph dialect (no line of its own)
-            n = Node(inputs[0].name, op, inputs, attrs, meta)
-        elif op == "torch_result":  # result k of a torch_call with several: %call#k (no line of its own)
+        if op == "torch_result":  # result k of a torch_call with several: %call#k (no line of its own)
             call = inputs[0]
             n = Node(call.name if call.attrs["results"] == 1 else f"{call.name}#{attrs['result']}", op, inputs,
                      attrs, meta)
@@ -109,8 +107,8 @@ class Graph:
         return [k for k, n in enumerate(self.outputs) if n.host]
 
     # -- text -----------------------------------------------------------------------------------
-    def mlir(self, func_name="forward"):
-        return module_text(self, func_name)
+    def mlir(self, func_name="forward", requires_grad=None):
+        return module_text(self, func_name, requires_grad)
 
     __str__ = mlir
 

@@ -232,16 +232,31 @@ def _torch_call(n):
             f"{{{', '.join(attrs)}}} : ({tys}) -> {rets}")
 
 
-def module_text(graph, func_name="forward"):
-    """The graph as a func.func in an MLIR module."""
-    args = ", ".join(f"{i.name}: {tensor_type(i.meta)}" for i in graph.inputs)
+def _stops_grad(n):
+    """A node traced inside `with torch.no_grad()`: its value carries no gradient."""
+    return n.attrs.get("grad_enabled") is False or bool(n.attrs.get("no_grad"))
+
+
+def module_text(graph, func_name="forward", requires_grad=None):
+    """The graph as a func.func in an MLIR module. requires_grad (a bool per input): the inputs to
+    differentiate with respect to ({dyn.requires_grad}, for dyn-graph-autodiff); nodes traced with grad
+    off are then followed by a graph.detach."""
+    marks = requires_grad or [False] * len(graph.inputs)
+    args = ", ".join(f"{i.name}: {tensor_type(i.meta)}" + (" {dyn.requires_grad}" if m else "")
+                     for i, m in zip(graph.inputs, marks))
     if random.has_random(graph):  # the call's seed, drawn by the runtime (graph/random.py)
         args += (", " if args else "") + f"{random.SEED}: tensor<i64>"
     rets = ", ".join(tensor_type(o.meta) for o in graph.outputs)
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({rets}) {{"]
     for n in graph.nodes:
-        if n.op not in ("detach", "torch_result"):
-            lines.append("    " + (_torch_call(n) if n.op == "torch_call" else _line(n)))
+        if n.op == "detach":
+            lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
+        elif n.op != "torch_result":
+            line = _torch_call(n) if n.op == "torch_call" else _line(n)
+            if requires_grad and _stops_grad(n) and line.startswith(n.name + " = "):
+                kept = f"%nograd{n.name[1:]}"
+                line = f"{kept}{line[len(n.name):]}\n    {n.name} = graph.detach {kept} : {tensor_type(n.meta)}"
+            lines.append("    " + line)
     if graph.outputs:
         lines.append(f"    return {', '.join(o.name for o in graph.outputs)} : {rets}")
     else:

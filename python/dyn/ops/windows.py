@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import Unsupported
+from ..graph.random import next_offset
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 INTEGERS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
@@ -228,6 +229,11 @@ class WindowOps:
         if isinstance(dropout_p, (int, float)) and dropout_p != 0 and self.g.eager_seed is not None and \
                 attn_mask is None:
             return self._seeded_attention(q, k, v, float(dropout_p), is_causal, scale, enable_gqa)
+        if isinstance(dropout_p, (int, float)) and not isinstance(dropout_p, bool) and 0 < dropout_p < 1 and \
+                self.g.eager_seed is None and isinstance(is_causal, bool) and not enable_gqa and \
+                q.meta.dtype in FLOATS and q.meta.dtype == k.meta.dtype == v.meta.dtype and \
+                (scale is None or isinstance(scale, (int, float))):
+            return self._attention_with_dropout(q, k, v, attn_mask, float(dropout_p), is_causal, scale)
         if not isinstance(dropout_p, (int, float)) or dropout_p != 0:
             # random numbers: eager's own op, as a generic (seeded) node that the backend runs with PyTorch
             return self.torch_call(F.scaled_dot_product_attention, (q, k, v),
@@ -259,6 +265,29 @@ class WindowOps:
             raise Unsupported("an attention mask of more dims than the query")
         return self.node("scaled_dot_product_attention", ins, meta, is_causal=is_causal,
                          scale=None if scale is None else float(scale))
+
+    def _attention_with_dropout(self, q, k, v, attn_mask, p, is_causal, scale):
+        """Attention whose probabilities drop out (a model's attention in training): eager's math path,
+        softmax(q k^T * scale + mask), dropout, times v, the dropout drawing dyn's Philox numbers as every
+        graph.dropout does (docs/random.md)."""
+        e, length, src = q.meta.shape[-1], q.meta.shape[-2], k.meta.shape[-2]
+        s = float(scale) if scale is not None else 1.0 / math.sqrt(e)
+        scores = self.binary("mul", self.matmul(q, self.transpose(k, -2, -1)), s)
+        if is_causal:
+            keep = self.dense(torch.ones(length, src, dtype=torch.bool).tril())
+            scores = self.where(keep, scores, float("-inf"))
+        if attn_mask is not None:
+            self.check(attn_mask)
+            if attn_mask.meta.dtype == torch.bool:
+                scores = self.where(attn_mask, scores, float("-inf"))
+            else:
+                scores = self.binary("add", scores, attn_mask)
+        probs = self.softmax("softmax", scores, -1)
+        self.g.device = self.tr.device
+        dropped = self.node("dropout", [probs], probs.meta, p=p, offset=next_offset(self.g), seeded=True,
+                            callee="F.scaled_dot_product_attention", feature_dims=-1, fn="dropout",
+                            eager_inplace=False, **self.g._on_device())
+        return self.matmul(dropped, v)
 
     def _seeded_attention(self, q, k, v, p, is_causal, scale, enable_gqa):
         """Attention with dropout inside torch.testing's wrapper_set_seed: eager's op drawing from the

@@ -288,6 +288,25 @@ METHODS["geometric_"] = _fill_random("geometric_", "geometric", [None])
 METHODS["log_normal_"] = _fill_random("log_normal_", "log_normal", [1.0, 2.0])
 
 
+def _bernoulli_(o, x, p=0.5, *, generator=None):
+    """Tensor.bernoulli_(p) of a float tensor with a number p (torchvision's stochastic depth fills an
+    empty tensor so): a graph.bernoulli of p, written into x. A tensor p and generators: the generic node."""
+    o.check(x)
+    if generator is not None or isinstance(p, bool) or not isinstance(p, (int, float)) or \
+            x.meta.dtype not in _FLOATS:
+        return generic_call(o, torch.Tensor.bernoulli_, (x, p), dict(generator=generator))
+    if not 0 <= p <= 1:
+        raise Unsupported("Tensor.bernoulli_ with p outside [0, 1] (eager raises)")
+    if not o.dest_shadow(x).is_contiguous():
+        raise Unsupported("Tensor.bernoulli_ of a tensor that is not contiguous")
+    probs = o.full(tuple(x.meta.shape), float(p), x.meta.dtype)
+    new = _node(o, "bernoulli", (probs,), x.meta.shape, x.meta.dtype, "Tensor.bernoulli_")
+    return inplace(o, x, new, lambda s: s.bernoulli_(p))
+
+
+METHODS["bernoulli_"] = _bernoulli_
+
+
 def _dropout_node(o, x, p, fn, feature_dims, inplace_=False):
     """x with elements (or feature maps) zeroed with probability p, the rest scaled by 1/(1-p).
     eager_inplace: the eager backend runs eager's in-place form (on CUDA, F.dropout(inplace=True) draws

@@ -626,6 +626,27 @@ def Graph_MaxPool2dBackwardOp : Graph_LibraryOp<"max_pool2d_backward", "max_pool
   let eager = "torch.ops.aten.max_pool2d_with_indices_backward.default({grad_output}, {input}, {kernel_size}, "
               "{stride}, {padding}, {dilation}, {ceil_mode}, {indices})";
 }
+// The input and weight gradients of graph.convolution (aten.convolution_backward; the bias gradient is
+// a sum dyn fuses): made by dyn-graph-autodiff. `output_mask` says which of the two are computed; a
+// result not asked for is left unwritten (the backward does not read it).
+def Graph_ConvolutionBackwardOp : Graph_LibraryOp<"convolution_backward", "convolution_backward",
+                                                  "a convolution's input and weight gradients"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$input,
+                       Graph_LibraryFloatTensor:$weight, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups, BoolAttr:$transposed,
+                       DenseI64ArrayAttr:$output_padding, DenseI64ArrayAttr:$output_mask);
+  let results = (outs Graph_LibraryFloatTensor:$grad_input, Graph_LibraryFloatTensor:$grad_weight);
+  let eager = "tuple(torch.ops.aten.convolution_backward({grad_output}, {input}, {weight}, None, {stride}, "
+              "{padding}, {dilation}, {transposed}, {output_padding}, {groups}, "
+              "[bool(m) for m in {output_mask}] + [False])[:2])";
+}
+// The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
+def Graph_AdaptiveAvgPool2dBackwardOp : Graph_LibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
+                                                        "2-d adaptive average pooling's input gradient"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$input);
+  let results = (outs Graph_LibraryFloatTensor:$grad_input);
+  let eager = "torch.ops.aten._adaptive_avg_pool2d_backward.default({grad_output}, {input})";
+}
 // Bilinear or bicubic resampling (`mode`) by ATen's kernel: interpolate(antialias=True), whose
 // output reads a window whose width depends on the scale, and uint8 images, which ATen resamples
 // with its own integer rounding (both on the CPU and CUDA).

@@ -15,7 +15,7 @@
 //     attributes and `dtype` (the result dtype): the eager backend runs it;
 //   - `lowering`: a 1:1 prim op, a named C++ composite pattern (in the
 //     GraphToPrim file of its family) or a library call;
-//   - `derivative`: empty until the autograd pass fills it.
+//   - its derivative: a record of GraphDerivatives.td (dyn-graph-autodiff).
 //
 // tools/dyn-tblgen reads these records and generates the GraphToPrim pattern
 // tables (-gen-graph-to-prim-table), python/dyn/_ops_generated.py
@@ -134,8 +134,6 @@ class Graph_RegisteredOp<string mnemonic, string opFamily, Dyn_TypeRule rule,
   list<string> torchNames = [];
   string signature = "";
   string eager = "";
-  // The autograd pass fills it (empty: not differentiable through the registry yet).
-  string derivative = "";
 }
 
 #endif // DYN_GRAPH_OP_REGISTRY

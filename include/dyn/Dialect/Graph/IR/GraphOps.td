@@ -161,6 +161,15 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value
   let hasFolder = 1;
 }
 
+// Tensor.detach(): the same value, cut from differentiation (dyn-graph-autodiff
+// gives it no gradient). Lowered to its operand.
+def Graph_DetachOp : Graph_Op<"detach", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "the operand's value, with no gradient flowing through it";
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Graph_ConvertOp : Graph_RegisteredOp<"convert", "convert", Dyn_FreeRule, Dyn_SameShape,
                                          Dyn_Elementwise<"ConvertToPrim">> {
   let summary = "element type conversion (Tensor.to(dtype))";

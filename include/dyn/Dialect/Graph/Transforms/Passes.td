@@ -1,0 +1,57 @@
+//===- Passes.td - graph dialect transforms -----------------*- tablegen -*-===//
+//
+// Passes over the graph dialect itself (before dyn-convert-graph-to-prim):
+// reverse-mode differentiation and the forward/backward split. Each has a lit
+// test named after its flag under test/Dialect/Graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_GRAPH_TRANSFORMS_PASSES
+#define DYN_GRAPH_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def GraphAutodiffPass : Pass<"dyn-graph-autodiff", "mlir::func::FuncOp"> {
+  let summary = "Reverse-mode differentiation of a graph function into a joint function";
+  let description = [{
+    Differentiates a function whose arguments marked `dyn.requires_grad`
+    are the values to differentiate with respect to. A result is
+    differentiable when it is a float tensor computed from such an argument
+    through differentiable ops (not through `graph.detach`, integers,
+    booleans or comparisons). The function becomes the joint function:
+
+    ```mlir
+    func.func @f(%x: tensor<4xf32> {dyn.requires_grad}, %w: tensor<4xf32>)
+        -> tensor<4xf32>
+    // becomes
+    func.func @f(%x: tensor<4xf32> {dyn.requires_grad}, %w: tensor<4xf32>,
+                 %ct0: tensor<4xf32> {dyn.cotangent})
+        -> (tensor<4xf32>, tensor<4xf32>)
+        attributes {dyn.joint = {differentiable = array<i64: 0>, outputs = 1 : i64}}
+    ```
+
+    It returns the original results, then one gradient per `dyn.requires_grad`
+    argument (zeros where no differentiable result depends on it); the new
+    arguments are the cotangents of the differentiable results, in order.
+    Each op's gradients come from its rule in GraphDerivatives.td; an op
+    that needs a gradient and has none is an error at that op.
+  }];
+}
+
+def GraphPartitionPass : Pass<"dyn-graph-partition", "mlir::ModuleOp"> {
+  let summary = "Split joint functions into a forward and a backward function by a min-cut";
+  let description = [{
+    Each joint function `@f` (made by dyn-graph-autodiff) becomes `@f_forward`
+    (the arguments -> the results, then the saved values) and `@f_backward`
+    (the saved values, then the cotangents -> the gradients). Which values
+    are saved is a minimum cut over bytes, as AOTAutograd's partitioner
+    chooses: pointwise ops, views, conversions and constants may be
+    recomputed in the backward when that saves fewer bytes; GEMMs,
+    convolutions, attention, reductions, library calls and random draws
+    never are. A saved value that is an argument or a result of the forward
+    is not returned again: `dyn.saved` on the backward lists, per saved
+    value, the forward argument it is (k >= 0) or the forward result it is
+    (-1 - j, j counting all the forward's results).
+  }];
+}
+
+#endif // DYN_GRAPH_TRANSFORMS_PASSES

@@ -1,0 +1,856 @@
+//===- DerivativeBuilder.cpp - graph IR that derivative rules build -------===//
+//
+// The builders GraphDerivatives.td names. Every value they make is graph IR,
+// which decomposes, fuses and lowers like a forward graph on both targets.
+//
+//===----------------------------------------------------------------------===//
+#include "DerivativeBuilder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+
+namespace dyn::graph {
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+void DerivativeBuilder::notDifferentiable(Operation *op, unsigned operand) {
+  op->emitError() << "dyn-graph-autodiff: no derivative of " << op->getName() << " with respect to operand "
+                  << operand << " yet";
+  failed = true;
+}
+
+/// PyTorch's promotion of tensor element types: bool < integers < floats,
+/// then width; float16 with bfloat16 gives float32.
+static Type promote(Type a, Type c) {
+  auto rank = [](Type t) { return t.isInteger(1) ? 0 : isa<FloatType>(t) ? 2 : 1; };
+  if (rank(a) != rank(c))
+    return rank(a) > rank(c) ? a : c;
+  if (a == c)
+    return a;
+  unsigned wa = a.getIntOrFloatBitWidth(), wc = c.getIntOrFloatBitWidth();
+  if (wa == wc && isa<FloatType>(a))
+    return Float32Type::get(a.getContext());
+  return wa >= wc ? a : c;
+}
+
+Type DerivativeBuilder::inferType(StringRef opName, StringRef shapeRule, StringRef typeRule, Values operands) {
+  SmallVector<int64_t> shape;
+  if (shapeRule == "elementwise") {
+    shape.assign(tensorType(operands[0]).getShape().begin(), tensorType(operands[0]).getShape().end());
+  } else if (shapeRule == "broadcast") {
+    for (Value v : operands) {
+      ArrayRef<int64_t> s = tensorType(v).getShape();
+      if (s.size() > shape.size())
+        shape.insert(shape.begin(), s.size() - shape.size(), 1);
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t &d = shape[shape.size() - s.size() + i];
+        if (d == 1)
+          d = s[i];
+      }
+    }
+  } else {
+    emitError(loc) << "dyn-graph-autodiff: " << opName << " (shape rule " << shapeRule
+                   << ") cannot be built by a derivative DAG";
+    failed = true;
+    return {};
+  }
+  Type et = tensorType(operands[0]).getElementType();
+  for (Value v : operands.drop_front())
+    et = promote(et, tensorType(v).getElementType());
+  if (typeRule == "bool" || (typeRule == "free" && et.isInteger(1))) {
+    et = b.getI1Type();
+  } else if (typeRule == "float") {
+    if (!isa<FloatType>(et))
+      et = b.getF32Type();
+  } else if (typeRule.starts_with("keeps")) {
+    et = tensorType(operands[0]).getElementType();
+  } else if (typeRule != "promote" && typeRule != "promote_numeric") {
+    emitError(loc) << "dyn-graph-autodiff: " << opName << " (type rule " << typeRule
+                   << ") cannot be built by a derivative DAG";
+    failed = true;
+    return {};
+  }
+  return RankedTensorType::get(shape, et);
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves, shapes and arithmetic
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::constant(Value like, double value) {
+  Type et = tensorType(like).getElementType();
+  if (!isa<FloatType>(et))
+    et = b.getF32Type();
+  auto t = RankedTensorType::get({}, et);
+  return b.create<ConstantOp>(loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, value))).getResult();
+}
+
+Value DerivativeBuilder::zeros(RankedTensorType type) {
+  Attribute zero = isa<FloatType>(type.getElementType()) ? Attribute(b.getFloatAttr(type.getElementType(), 0.0))
+                                                         : Attribute(b.getIntegerAttr(type.getElementType(), 0));
+  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, zero)).getResult();
+}
+
+Value DerivativeBuilder::convert(Value v, Type elementType) {
+  RankedTensorType t = tensorType(v);
+  if (t.getElementType() == elementType)
+    return v;
+  return b.create<ConvertOp>(loc, t.clone(elementType), v).getResult();
+}
+
+Value DerivativeBuilder::up(Value v) {
+  Type et = tensorType(v).getElementType();
+  return et.isF16() || et.isBF16() ? convert(v, b.getF32Type()) : v;
+}
+
+Value DerivativeBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(v);
+  if (t.getShape() == shape)
+    return v;
+  return b.create<ReshapeOp>(loc, RankedTensorType::get(shape, t.getElementType()), v).getResult();
+}
+
+Value DerivativeBuilder::expand(Value v, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(v);
+  if (t.getShape() == shape)
+    return v;
+  return b.create<ExpandOp>(loc, RankedTensorType::get(shape, t.getElementType()), v).getResult();
+}
+
+Value DerivativeBuilder::permute(Value v, ArrayRef<int64_t> dims) {
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> shape;
+  for (int64_t d : dims)
+    shape.push_back(t.getDimSize(d));
+  return b.create<PermuteOp>(loc, RankedTensorType::get(shape, t.getElementType()), v,
+                             b.getDenseI64ArrayAttr(dims))
+      .getResult();
+}
+
+Value DerivativeBuilder::transposeLast2(Value v) {
+  int64_t r = tensorType(v).getRank();
+  SmallVector<int64_t> dims(r);
+  std::iota(dims.begin(), dims.end(), 0);
+  std::swap(dims[r - 1], dims[r - 2]);
+  return permute(v, dims);
+}
+
+Value DerivativeBuilder::slice(Value v, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  RankedTensorType t = tensorType(v);
+  if (start == 0 && end == t.getDimSize(dim) && step == 1)
+    return v;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = end <= start ? 0 : (end - start + step - 1) / step;
+  return b.create<SliceOp>(loc, RankedTensorType::get(shape, t.getElementType()), v, b.getI64IntegerAttr(dim),
+                           b.getI64IntegerAttr(start), b.getI64IntegerAttr(end), b.getI64IntegerAttr(step))
+      .getResult();
+}
+
+Value DerivativeBuilder::padZeros(Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+  RankedTensorType t = tensorType(v);
+  if (llvm::all_of(low, [](int64_t x) { return x == 0; }) && llvm::all_of(high, [](int64_t x) { return x == 0; }))
+    return v;
+  SmallVector<int64_t> shape(t.getShape());
+  for (size_t i = 0; i < shape.size(); ++i)
+    shape[i] += low[i] + high[i];
+  return b.create<PadOp>(loc, RankedTensorType::get(shape, t.getElementType()), v,
+                         PadModeAttr::get(b.getContext(), PadMode::constant), b.getDenseI64ArrayAttr(low),
+                         b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(0.0))
+      .getResult();
+}
+
+Value DerivativeBuilder::sum(Value v, ArrayRef<int64_t> dims, bool keepdim) {
+  if (dims.empty())
+    return v;
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (!llvm::is_contained(dims, i))
+      shape.push_back(t.getDimSize(i));
+    else if (keepdim)
+      shape.push_back(1);
+  return b.create<SumOp>(loc, RankedTensorType::get(shape, t.getElementType()), v, b.getDenseI64ArrayAttr(dims),
+                         keepdim ? b.getUnitAttr() : UnitAttr())
+      .getResult();
+}
+
+Value DerivativeBuilder::matmul(Value lhs, Value rhs) {
+  RankedTensorType l = tensorType(lhs), r = tensorType(rhs);
+  SmallVector<int64_t> shape(l.getShape().drop_back());
+  shape.push_back(r.getShape().back());
+  return b.create<MatmulOp>(loc, RankedTensorType::get(shape, l.getElementType()), lhs, rhs).getResult();
+}
+
+Value DerivativeBuilder::add(Value a, Value c) { return build<AddOp>("broadcast", "promote", {a, c}); }
+Value DerivativeBuilder::sub(Value a, Value c) { return build<SubOp>("broadcast", "promote", {a, c}); }
+Value DerivativeBuilder::mul(Value a, Value c) { return build<MulOp>("broadcast", "promote", {a, c}); }
+Value DerivativeBuilder::div(Value a, Value c) { return build<DivOp>("broadcast", "promote", {a, c}); }
+Value DerivativeBuilder::where(Value cond, Value a, Value c) {
+  return build<WhereOp>("broadcast", "promote", {cond, a, c});
+}
+
+Value DerivativeBuilder::compare(StringRef predicate, Value a, Value c) {
+  if (predicate == "gt")
+    return build<GtOp>("broadcast", "bool", {a, c});
+  if (predicate == "ge")
+    return build<GeOp>("broadcast", "bool", {a, c});
+  if (predicate == "lt")
+    return build<LtOp>("broadcast", "bool", {a, c});
+  if (predicate == "le")
+    return build<LeOp>("broadcast", "bool", {a, c});
+  if (predicate == "eq")
+    return build<EqOp>("broadcast", "bool", {a, c});
+  if (predicate == "ne")
+    return build<NeOp>("broadcast", "bool", {a, c});
+  llvm_unreachable("unknown comparison");
+}
+
+Value DerivativeBuilder::unary(StringRef name, Value v) {
+  if (name == "exp")
+    return build<ExpOp>("elementwise", "float", {v});
+  if (name == "erf")
+    return build<ErfOp>("elementwise", "float", {v});
+  if (name == "tanh")
+    return build<TanhOp>("elementwise", "float", {v});
+  if (name == "rsqrt")
+    return build<RsqrtOp>("elementwise", "float", {v});
+  if (name == "sigmoid")
+    return build<SigmoidOp>("elementwise", "float", {v});
+  if (name == "neg")
+    return build<NegOp>("elementwise", "promote_numeric", {v});
+  llvm_unreachable("unknown unary op");
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting, conversion and shape ops
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::sumTo(Operation *, Value, Values args) {
+  Value target = args[0], v = args[1];
+  RankedTensorType t = tensorType(target), s = tensorType(v);
+  int64_t lead = s.getRank() - t.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < s.getRank(); ++i)
+    if (i < lead || (t.getDimSize(i - lead) == 1 && s.getDimSize(i) != 1))
+      dims.push_back(i);
+  Value r = reshape(sum(v, dims, false), t.getShape());
+  return convert(r, t.getElementType());
+}
+
+Value DerivativeBuilder::zeroGrad(Operation *, Value, Values args) { return zeros(tensorType(args[0])); }
+
+Value DerivativeBuilder::convertTo(Operation *, Value, Values args) {
+  return convert(args[1], tensorType(args[0]).getElementType());
+}
+
+Value DerivativeBuilder::reshapeAs(Operation *, Value, Values args) {
+  return reshape(args[1], tensorType(args[0]).getShape());
+}
+
+Value DerivativeBuilder::permuteBack(Operation *op, Value grad, Values) {
+  ArrayRef<int64_t> dims = cast<PermuteOp>(op).getDims();
+  SmallVector<int64_t> inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    inverse[dims[i]] = i;
+  return permute(grad, inverse);
+}
+
+Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
+  auto s = cast<SliceOp>(op);
+  RankedTensorType in = tensorType(s.getInput()), g = tensorType(grad);
+  int64_t dim = s.getDim(), start = s.getStart(), step = s.getStep(), n = g.getDimSize(dim);
+  int64_t size = in.getDimSize(dim);
+  Value v = grad;
+  int64_t covered = n;
+  if (step > 1 && n > 0) {
+    // Every selected element followed by step - 1 zeros: [.., n, 1, ..] padded to [.., n, step, ..].
+    SmallVector<int64_t> split(g.getShape());
+    split.insert(split.begin() + dim + 1, 1);
+    SmallVector<int64_t> low(split.size(), 0), high(split.size(), 0);
+    high[dim + 1] = step - 1;
+    v = padZeros(reshape(v, split), low, high);
+    SmallVector<int64_t> merged(g.getShape());
+    merged[dim] = n * step;
+    v = reshape(v, merged);
+    covered = n * step;
+  }
+  if (start + covered > size) {
+    v = slice(v, dim, 0, size - start);
+    covered = size - start;
+  }
+  SmallVector<int64_t> low(g.getRank(), 0), high(g.getRank(), 0);
+  low[dim] = start;
+  high[dim] = size - start - covered;
+  return padZeros(v, low, high);
+}
+
+Value DerivativeBuilder::padBack(Operation *op, Value grad, Values) {
+  auto p = cast<PadOp>(op);
+  if (p.getMode() != PadMode::constant) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  RankedTensorType in = tensorType(p.getInput());
+  Value v = grad;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    v = slice(v, d, p.getLow()[d], p.getLow()[d] + in.getDimSize(d));
+  return v;
+}
+
+void DerivativeBuilder::catBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto c = cast<CatOp>(op);
+  int64_t dim = c.getDim(), offset = 0;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    int64_t n = tensorType(op->getOperand(i)).getDimSize(dim);
+    if (wants(op, i))
+      grads[i] = convert(slice(grad, dim, offset, offset + n), tensorType(op->getOperand(i)).getElementType());
+    offset += n;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and softmax
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::unreduce(Value grad, RankedTensorType input, ArrayRef<int64_t> dims, bool keepdim) {
+  SmallVector<int64_t> kept(input.getShape());
+  for (int64_t d : dims)
+    kept[d] = 1;
+  // Empty dims reduce nothing.
+  Value v = reshape(grad, kept);
+  return expand(v, input.getShape());
+}
+
+Value DerivativeBuilder::reducedBack(Operation *op, Value grad, Values) {
+  auto s = cast<SumOp>(op);
+  RankedTensorType in = tensorType(s.getInput());
+  return convert(unreduce(grad, in, s.getDims(), s.getKeepdim()), in.getElementType());
+}
+
+Value DerivativeBuilder::meanBack(Operation *op, Value grad, Values) {
+  auto m = cast<MeanOp>(op);
+  RankedTensorType in = tensorType(m.getInput());
+  int64_t count = 1;
+  for (int64_t d : m.getDims())
+    count *= in.getDimSize(d);
+  Value v = div(grad, constant(grad, static_cast<double>(count)));
+  return convert(unreduce(v, in, m.getDims(), m.getKeepdim()), in.getElementType());
+}
+
+Value DerivativeBuilder::extremumBack(Operation *op, Value grad, Values) {
+  Value input = op->getOperand(0);
+  RankedTensorType in = tensorType(input);
+  ArrayRef<int64_t> dims = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getDims() : cast<AminOp>(op).getDims();
+  bool keepdim = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getKeepdim() : cast<AminOp>(op).getKeepdim();
+  // The cotangent is shared evenly among the elements equal to the extremum (eager's amax backward).
+  Value hit = compare("eq", input, unreduce(op->getResult(0), in, dims, keepdim));
+  Value count = sum(convert(hit, in.getElementType()), dims, true);
+  Value share = div(unreduce(grad, in, dims, keepdim), expand(count, in.getShape()));
+  return where(hit, share, constant(grad, 0.0));
+}
+
+Value DerivativeBuilder::softmaxBack(Operation *op, Value grad, Values) {
+  int64_t dim = isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getDim() : cast<SafeSoftmaxOp>(op).getDim();
+  Value y = op->getResult(0);
+  return b.create<SoftmaxBackwardOp>(loc, y.getType(), grad, y, b.getI64IntegerAttr(dim)).getResult();
+}
+
+Value DerivativeBuilder::logSoftmaxBack(Operation *op, Value grad, Values) {
+  int64_t dim = cast<LogSoftmaxOp>(op).getDim();
+  Value y = op->getResult(0);
+  Type et = tensorType(y).getElementType();
+  // grad - exp(y) * sum(grad, dim): in float32 for halves, rounded once.
+  Value g = up(grad), e = unary("exp", up(y));
+  Value s = expand(sum(g, {dim}, true), tensorType(g).getShape());
+  return convert(sub(g, mul(e, s)), et);
+}
+
+//===----------------------------------------------------------------------===//
+// Activations with attributes (computed in float32 for halves)
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::geluBack(Operation *op, Value grad, Values) {
+  auto gelu = cast<GeluOp>(op);
+  Type et = tensorType(grad).getElementType();
+  Value x = up(gelu.getInput()), g = up(grad);
+  Value d;
+  if (gelu.getApproximate() == "tanh") {
+    const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+    Value x2 = mul(x, x);
+    Value inner = mulScalar(add(x, mulScalar(mul(x2, x), kappa)), beta);
+    Value t = unary("tanh", inner);
+    Value left = mulScalar(x, 0.5);
+    Value right = add(t, constant(x, 1.0));
+    Value dleft = mulScalar(right, 0.5);
+    Value dright = mul(mul(left, sub(constant(x, 1.0), mul(t, t))),
+                       mulScalar(add(constant(x, 1.0), mulScalar(x2, 3 * kappa)), beta));
+    d = add(dleft, dright);
+  } else {
+    Value cdf = mulScalar(add(unary("erf", mulScalar(x, M_SQRT1_2)), constant(x, 1.0)), 0.5);
+    Value pdf = mulScalar(unary("exp", mulScalar(mul(x, x), -0.5)), M_2_SQRTPI * M_SQRT1_2 * 0.5);
+    d = add(cdf, mul(x, pdf));
+  }
+  return convert(mul(g, d), et);
+}
+
+Value DerivativeBuilder::leakyReluBack(Operation *op, Value grad, Values) {
+  auto l = cast<LeakyReluOp>(op);
+  return where(compare("gt", l.getInput(), constant(grad, 0.0)), grad,
+               mulScalar(grad, l.getNegativeSlope().convertToDouble()));
+}
+
+Value DerivativeBuilder::eluBack(Operation *op, Value grad, Values) {
+  auto e = cast<EluOp>(op);
+  double alpha = e.getAlpha().convertToDouble();
+  // alpha * exp(x) = result + alpha where x <= 0
+  return where(compare("gt", e.getInput(), constant(grad, 0.0)), grad,
+               mul(grad, add(op->getResult(0), constant(grad, alpha))));
+}
+
+Value DerivativeBuilder::softplusBack(Operation *op, Value grad, Values) {
+  auto s = cast<SoftplusOp>(op);
+  Type et = tensorType(grad).getElementType();
+  Value bx = mulScalar(up(s.getInput()), s.getBeta().convertToDouble());
+  Value z = unary("exp", bx);
+  Value d = div(z, add(z, constant(z, 1.0)));
+  Value g = up(grad);
+  return convert(where(compare("gt", bx, constant(bx, s.getThreshold().convertToDouble())), g, mul(g, d)), et);
+}
+
+Value DerivativeBuilder::hardtanhBack(Operation *op, Value grad, Values) {
+  auto h = cast<HardtanhOp>(op);
+  Value x = h.getInput();
+  Value lo = compare("le", x, constant(grad, h.getMinVal().convertToDouble()));
+  Value hi = compare("ge", x, constant(grad, h.getMaxVal().convertToDouble()));
+  Value out = build<LogicalOrOp>("broadcast", "free", {lo, hi});
+  return where(out, constant(grad, 0.0), grad);
+}
+
+Value DerivativeBuilder::thresholdBack(Operation *op, Value grad, Values) {
+  auto t = cast<ThresholdOp>(op);
+  return where(compare("le", t.getInput(), constant(grad, t.getThreshold().convertToDouble())),
+               constant(grad, 0.0), grad);
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs: the backward is two GEMMs (library calls as the forward's)
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::matmulLhsBack(Operation *op, Value grad, Values) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type et = tensorType(grad).getElementType();
+  return convert(matmul(grad, convert(transposeLast2(rhs), et)), tensorType(lhs).getElementType());
+}
+
+Value DerivativeBuilder::matmulRhsBack(Operation *op, Value grad, Values) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type et = tensorType(grad).getElementType();
+  return convert(matmul(convert(transposeLast2(lhs), et), grad), tensorType(rhs).getElementType());
+}
+
+Value DerivativeBuilder::addmmInputBack(Operation *op, Value grad, Values) {
+  auto a = cast<AddmmOp>(op);
+  Value input = a.getInput();
+  return sumTo(op, grad, {input, mulScalar(grad, a.getBeta().convertToDouble())});
+}
+
+Value DerivativeBuilder::addmmLhsBack(Operation *op, Value grad, Values) {
+  auto a = cast<AddmmOp>(op);
+  return mulScalar(matmul(grad, transposeLast2(a.getRhs())), a.getAlpha().convertToDouble());
+}
+
+Value DerivativeBuilder::addmmRhsBack(Operation *op, Value grad, Values) {
+  auto a = cast<AddmmOp>(op);
+  return mulScalar(matmul(transposeLast2(a.getLhs()), grad), a.getAlpha().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing, random, losses
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
+  auto g = cast<GatherOp>(op);
+  RankedTensorType in = tensorType(g.getInput());
+  Value base = zeros(in.clone(tensorType(grad).getElementType()));
+  Value r = b.create<ScatterOp>(loc, base.getType(), base, g.getIndex(), grad,
+                                ScatterReduceAttr::get(b.getContext(), ScatterReduce::sum),
+                                b.getI64IntegerAttr(g.getDim()), b.getUnitAttr(), b.getUnitAttr())
+                .getResult();
+  return convert(r, in.getElementType());
+}
+
+Value DerivativeBuilder::dropoutBack(Operation *op, Value grad, Values) {
+  // The mask is a function of (seed, offset): the same draws scale the cotangent.
+  Operation *replay = b.clone(*op);
+  replay->setOperand(0, grad);
+  return replay->getResult(0);
+}
+
+Value DerivativeBuilder::nllLossBack(Operation *op, Value grad, Values) {
+  auto n = cast<NllLossOp>(op);
+  RankedTensorType in = tensorType(n.getInput()), tt = tensorType(n.getTarget());
+  int64_t classDim = in.getRank() == 1 ? 0 : 1, classes = in.getDimSize(classDim);
+  // One-hot of the targets along the class dim: [N, C, d...] (or [C]).
+  SmallVector<int64_t> tshape(tt.getShape());
+  tshape.insert(tshape.begin() + classDim, 1);
+  Value target = reshape(n.getTarget(), tshape);
+  SmallVector<int64_t> cshape(in.getRank(), 1);
+  cshape[classDim] = classes;
+  auto iotaType = RankedTensorType::get(cshape, tt.getElementType());
+  SmallVector<APInt> iota;
+  for (int64_t c = 0; c < classes; ++c)
+    iota.push_back(APInt(tt.getElementType().getIntOrFloatBitWidth(), c));
+  Value classIds = b.create<ConstantOp>(loc, iotaType, DenseElementsAttr::get(iotaType, iota)).getResult();
+  Value hit = compare("eq", target, classIds);
+  auto ignoreType = RankedTensorType::get({}, tt.getElementType());
+  Value ignore = b.create<ConstantOp>(loc, ignoreType,
+                                      DenseElementsAttr::get(ignoreType, APInt(tt.getElementType().getIntOrFloatBitWidth(),
+                                                                               n.getIgnoreIndex(), true)))
+                     .getResult();
+  Value kept = compare("ne", target, ignore);
+  Value sel = build<LogicalAndOp>("broadcast", "free", {hit, kept});
+  Value w = reshape(n.getWeight(), cshape);
+  Value weighted = where(sel, expand(w, in.getShape()), constant(n.getInput(), 0.0));
+  Value g = grad;
+  if (n.getReduction() == LossReduction::none)
+    g = reshape(grad, tshape);
+  Value d = mul(weighted, g);
+  if (n.getReduction() == LossReduction::mean) {
+    SmallVector<int64_t> all(in.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    d = div(d, sum(weighted, all, false));
+  }
+  return unary("neg", d);
+}
+
+/// d loss / d input and d loss / d target per element of the pointwise losses (eager's backward formulas);
+/// null where dyn has no rule for the target's gradient.
+void DerivativeBuilder::pointwiseLossBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  Value x = op->getOperand(0), t = op->getOperand(1);
+  RankedTensorType xt = tensorType(x);
+  Value d = sub(x, t), dx, dt;
+  Value zero = constant(x, 0.0);
+  auto sign = [&](Value v) { return build<SignOp>("elementwise", "keeps_element", {v}); };
+  if (isa<MseLossOp>(op)) {
+    dx = mulScalar(d, 2.0);
+  } else if (isa<L1LossOp>(op)) {
+    dx = sign(d);
+  } else if (auto s = dyn_cast<SmoothL1LossOp>(op)) {
+    double beta = s.getBeta().convertToDouble();
+    dx = beta == 0.0 ? sign(d)
+                     : where(compare("lt", build<AbsOp>("elementwise", "promote_numeric", {d}), constant(x, beta)),
+                             mulScalar(d, 1.0 / beta), sign(d));
+  } else if (auto h = dyn_cast<HuberLossOp>(op)) {
+    double delta = h.getDelta().convertToDouble();
+    dx = where(compare("lt", build<AbsOp>("elementwise", "promote_numeric", {d}), constant(x, delta)), d,
+               mulScalar(sign(d), delta));
+  } else if (isa<BinaryCrossEntropyWithLogitsOp>(op)) {
+    dx = sub(unary("sigmoid", x), t);
+    dt = unary("neg", x);
+  } else if (isa<BinaryCrossEntropyOp>(op)) {
+    Value denom = build<MaximumOp>("broadcast", "promote", {mul(sub(constant(x, 1.0), x), x), constant(x, 1e-12)});
+    dx = div(d, denom);
+  } else if (auto k = dyn_cast<KlDivOp>(op)) {
+    if (k.getLogTarget()) {
+      Value et = unary("exp", t);
+      dx = unary("neg", et);
+      dt = mul(et, add(sub(t, x), constant(x, 1.0)));
+    } else {
+      dx = unary("neg", t);
+      Value logt = build<LogOp>("elementwise", "float", {t});
+      dt = where(compare("gt", t, zero), add(sub(logt, x), constant(x, 1.0)), zero);
+    }
+  } else if (isa<SoftMarginLossOp>(op)) {
+    Value s = unary("sigmoid", unary("neg", mul(t, x)));
+    dx = unary("neg", mul(t, s));
+    dt = unary("neg", mul(x, s));
+  } else {
+    if (wants(op, 0))
+      notDifferentiable(op, 0);
+    return;
+  }
+  if (!isa<MseLossOp, L1LossOp, SmoothL1LossOp, HuberLossOp>(op) && !dt && wants(op, 1)) {
+    notDifferentiable(op, 1);
+    return;
+  }
+  if (!dt)
+    dt = unary("neg", dx);
+  // The cotangent per element: as is (none), or the 0-d one broadcast (sum), divided by the count (mean).
+  auto reduction = cast<LossReductionAttr>(op->getAttr("reduction")).getValue();
+  Value g = grad;
+  if (reduction == LossReduction::mean)
+    g = mulScalar(grad, 1.0 / static_cast<double>(std::max<int64_t>(1, xt.getNumElements())));
+  if (wants(op, 0))
+    grads[0] = mul(g, dx);
+  if (wants(op, 1))
+    grads[1] = mul(g, dt);
+}
+
+//===----------------------------------------------------------------------===//
+// Norms: recomputed statistics, eager's formulas, float32 for halves
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::sumToShape(Value v, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (shape[i] == 1 && t.getDimSize(i) != 1)
+      dims.push_back(i);
+  return reshape(sum(v, dims, false), shape);
+}
+
+void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias, ArrayRef<int64_t> normDims,
+                                 ArrayRef<int64_t> paramShape, double eps, bool centered, Value givenMean,
+                                 Value givenVar, SmallVectorImpl<Value> &grads) {
+  RankedTensorType xt = tensorType(x0);
+  ArrayRef<int64_t> shape = xt.getShape();
+  int64_t count = 1;
+  for (int64_t d : normDims)
+    count *= shape[d];
+  Value x = up(x0), g = up(grad);
+  auto meanOver = [&](Value v) { return expand(mulScalar(sum(v, normDims, true), 1.0 / count), shape); };
+  auto param = [&](Value p) { return expand(reshape(up(p), paramShape), shape); };
+  Value xc, rstd;
+  if (givenMean) {
+    xc = sub(x, param(givenMean));
+    rstd = unary("rsqrt", add(param(givenVar), constant(x, eps)));
+  } else {
+    xc = centered ? sub(x, meanOver(x)) : x;
+    rstd = unary("rsqrt", add(meanOver(mul(xc, xc)), constant(x, eps)));
+  }
+  Value xhat = mul(xc, rstd);
+  auto paramGrad = [&](Value v, Value p) {
+    return convert(reshape(sumToShape(v, paramShape), tensorType(p).getShape()), tensorType(p).getElementType());
+  };
+  if (weight && needsGrad(weight))
+    grads[1] = paramGrad(mul(g, xhat), weight);
+  if (bias && needsGrad(bias))
+    grads[2] = paramGrad(g, bias);
+  if (!needsGrad(x0))
+    return;
+  Value gw = weight ? mul(g, param(weight)) : g;
+  if (givenMean) {  // fixed statistics: the normalization is affine in x
+    grads[0] = convert(mul(gw, rstd), xt.getElementType());
+    return;
+  }
+  Value inner = sub(gw, mul(xhat, meanOver(mul(gw, xhat))));
+  if (centered)
+    inner = sub(inner, meanOver(gw));
+  grads[0] = convert(mul(rstd, inner), xt.getElementType());
+}
+
+/// grads of the operands in ODS order from the gradients by role (input, weight, bias), for ops whose
+/// weight and bias are optional.
+static void byOperand(ArrayRef<Value> roles, ArrayRef<Value> present, SmallVectorImpl<Value> &grads) {
+  unsigned i = 0;
+  for (size_t r = 0; r < present.size(); ++r)
+    if (present[r])
+      grads[i++] = roles[r];
+}
+
+void DerivativeBuilder::layerNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto ln = cast<LayerNormOp>(op);
+  RankedTensorType xt = tensorType(ln.getInput());
+  SmallVector<int64_t> normDims, paramShape;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    bool normalized = i >= xt.getRank() - static_cast<int64_t>(ln.getNormalizedRank());
+    if (normalized)
+      normDims.push_back(i);
+    paramShape.push_back(normalized ? xt.getDimSize(i) : 1);
+  }
+  SmallVector<Value> roles(3);
+  normBack(grad, ln.getInput(), ln.getWeight(), ln.getBias(), normDims, paramShape, ln.getEps().convertToDouble(),
+           true, {}, {}, roles);
+  byOperand(roles, {ln.getInput(), ln.getWeight(), ln.getBias()}, grads);
+}
+
+void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto rn = cast<RmsNormOp>(op);
+  RankedTensorType xt = tensorType(rn.getInput());
+  SmallVector<int64_t> normDims, paramShape;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    bool normalized = i >= xt.getRank() - static_cast<int64_t>(rn.getNormalizedRank());
+    if (normalized)
+      normDims.push_back(i);
+    paramShape.push_back(normalized ? xt.getDimSize(i) : 1);
+  }
+  SmallVector<Value> roles(3);
+  normBack(grad, rn.getInput(), rn.getWeight(), Value(), normDims, paramShape, rn.getEps().convertToDouble(), false,
+           {}, {}, roles);
+  byOperand(roles, {rn.getInput(), rn.getWeight()}, grads);
+}
+
+void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto bn = cast<BatchNormOp>(op);
+  RankedTensorType xt = tensorType(bn.getInput());
+  SmallVector<int64_t> normDims, paramShape;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    if (i != 1)
+      normDims.push_back(i);
+    paramShape.push_back(i == 1 ? xt.getDimSize(1) : 1);
+  }
+  for (Value stat : {bn.getRunningMean(), bn.getRunningVar()})
+    if (stat && needsGrad(stat)) {
+      op->emitError() << "dyn-graph-autodiff: no derivative of 'graph.batch_norm' with respect to its running "
+                         "statistics";
+      failed = true;
+      return;
+    }
+  SmallVector<Value> roles(3);
+  bool batchStats = bn.getTraining() || !bn.getRunningMean();
+  normBack(grad, bn.getInput(), bn.getWeight(), bn.getBias(), normDims, paramShape, bn.getEps().convertToDouble(),
+           true, batchStats ? Value() : bn.getRunningMean(), batchStats ? Value() : bn.getRunningVar(), roles);
+  byOperand(roles, {bn.getInput(), bn.getWeight(), bn.getBias()}, grads);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention: the math backward over recomputed probabilities
+//===----------------------------------------------------------------------===//
+
+void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto a = cast<ScaledDotProductAttentionOp>(op);
+  if (a.getMask() && needsGrad(a.getMask())) {
+    notDifferentiable(op, 3);
+    return;
+  }
+  RankedTensorType qt = tensorType(a.getQuery()), kt = tensorType(a.getKey()), vt = tensorType(a.getValue());
+  int64_t r = qt.getRank(), L = qt.getDimSize(r - 2), E = qt.getDimSize(r - 1);
+  int64_t S = kt.getDimSize(r - 2), Ev = vt.getDimSize(r - 1), batch = 1;
+  for (int64_t i = 0; i < r - 2; ++i)
+    batch *= qt.getDimSize(i);
+  double scale = a.getScale() ? a.getScale()->convertToDouble() : 1.0 / std::sqrt(static_cast<double>(E));
+  Type et = qt.getElementType();
+  // [batch, L, E] operands in float32 for halves (eager's math backward's accumulation).
+  Value q = up(reshape(a.getQuery(), {batch, L, E})), k = up(reshape(a.getKey(), {batch, S, E}));
+  Value v = up(reshape(a.getValue(), {batch, S, Ev})), g = up(reshape(grad, {batch, L, Ev}));
+  Value scores = mulScalar(matmul(q, transposeLast2(k)), scale);
+  SmallVector<int64_t> full(qt.getShape().drop_back(2));
+  full.append({L, S});
+  if (Value mask = a.getMask()) {
+    Value m = reshape(expand(mask, full), {batch, L, S});
+    if (tensorType(mask).getElementType().isInteger(1))
+      scores = where(m, scores, constant(scores, -INFINITY));
+    else
+      scores = add(scores, up(m));
+  }
+  if (a.getIsCausal()) {
+    auto causalType = RankedTensorType::get({L, S}, b.getI1Type());
+    SmallVector<bool> keep;
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < S; ++j)
+        keep.push_back(j <= i);
+    Value tri = b.create<ConstantOp>(loc, causalType, DenseElementsAttr::get(causalType, ArrayRef<bool>(keep)))
+                    .getResult();
+    scores = where(tri, scores, constant(scores, -INFINITY));
+  }
+  auto st = tensorType(scores);
+  Value p = b.create<SafeSoftmaxOp>(loc, st, scores, b.getI64IntegerAttr(2)).getResult();
+  auto back = [&](Value x, RankedTensorType like) {
+    SmallVector<int64_t> shape(like.getShape());
+    return convert(reshape(x, shape), like.getElementType());
+  };
+  if (needsGrad(a.getValue()))
+    grads[2] = back(matmul(transposeLast2(p), g), vt);
+  if (!needsGrad(a.getQuery()) && !needsGrad(a.getKey()))
+    return;
+  Value dp = matmul(g, transposeLast2(v));
+  Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(2)).getResult();
+  if (needsGrad(a.getQuery()))
+    grads[0] = back(mulScalar(matmul(ds, k), scale), qt);
+  if (needsGrad(a.getKey()))
+    grads[1] = back(mulScalar(matmul(transposeLast2(ds), q), scale), kt);
+  (void)et;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling: ATen's backward kernels (library calls)
+//===----------------------------------------------------------------------===//
+
+void DerivativeBuilder::convolutionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto c = cast<ConvolutionOp>(op);
+  Value input = c.getInput(), weight = c.getWeight();
+  bool wi = needsGrad(input), ww = needsGrad(weight);
+  if (wi || ww) {
+    int64_t spatial = c.getStride().size();
+    SmallVector<int64_t> outputPadding(spatial, 0);
+    if (auto p = c.getOutputPadding())
+      outputPadding.assign(p->begin(), p->end());
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("stride", c.getStrideAttr()),
+        b.getNamedAttr("padding", c.getPaddingAttr()),
+        b.getNamedAttr("dilation", c.getDilationAttr()),
+        b.getNamedAttr("groups", c.getGroupsAttr()),
+        b.getNamedAttr("transposed", b.getBoolAttr(c.getTransposed())),
+        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(outputPadding)),
+        b.getNamedAttr("output_mask", b.getDenseI64ArrayAttr({wi ? 1 : 0, ww ? 1 : 0}))};
+    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{input.getType(), weight.getType()},
+                                                ValueRange{grad, input, weight}, attrs);
+    if (wi)
+      grads[0] = back.getResult(0);
+    if (ww)
+      grads[1] = back.getResult(1);
+  }
+  if (Value bias = c.getBias(); bias && needsGrad(bias)) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < tensorType(grad).getRank(); ++i)
+      if (i != 1)
+        dims.push_back(i);
+    grads[2] = convert(sum(grad, dims, false), tensorType(bias).getElementType());
+  }
+}
+
+Value DerivativeBuilder::maxPoolBack(Operation *op, Value grad, Values) {
+  auto p = cast<MaxPoolOp>(op);
+  RankedTensorType in = tensorType(p.getInput()), out = tensorType(grad);
+  if (p.getKernel().size() != 2 || in.getRank() != 4) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  // The positions of the maxima again (eager's choice among ties), then ATen's scatter of the cotangent.
+  auto withIndices = b.create<MaxPoolWithIndicesOp>(
+      loc, TypeRange{out, out.clone(b.getI64Type())}, ValueRange{p.getInput()},
+      ArrayRef<NamedAttribute>{b.getNamedAttr("kernel", p.getKernelAttr()), b.getNamedAttr("stride", p.getStrideAttr()),
+                               b.getNamedAttr("padding", p.getPaddingAttr()),
+                               b.getNamedAttr("dilation", p.getDilationAttr()),
+                               b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))});
+  return b
+      .create<MaxPool2dBackwardOp>(
+          loc, TypeRange{in}, ValueRange{grad, p.getInput(), withIndices->getResult(1)},
+          ArrayRef<NamedAttribute>{b.getNamedAttr("kernel_size", p.getKernelAttr()),
+                                   b.getNamedAttr("stride", p.getStrideAttr()),
+                                   b.getNamedAttr("padding", p.getPaddingAttr()),
+                                   b.getNamedAttr("dilation", p.getDilationAttr()),
+                                   b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))})
+      ->getResult(0);
+}
+
+Value DerivativeBuilder::adaptiveAvgPoolBack(Operation *op, Value grad, Values) {
+  auto p = cast<AdaptiveAvgPoolOp>(op);
+  RankedTensorType in = tensorType(p.getInput());
+  if (p.getOutputSize().size() != 2) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  return b.create<AdaptiveAvgPool2dBackwardOp>(loc, TypeRange{in}, ValueRange{grad, p.getInput()})->getResult(0);
+}
+
+Value DerivativeBuilder::hardswishBack(Operation *op, Value grad, Values) {
+  // eager: x < -3: 0; x <= 3: grad * (x / 3 + 0.5); else grad
+  Value x = op->getOperand(0);
+  Value mid = mul(grad, add(mulScalar(x, 1.0 / 3.0), constant(grad, 0.5)));
+  Value upper = where(compare("le", x, constant(grad, 3.0)), mid, grad);
+  return where(compare("lt", x, constant(grad, -3.0)), constant(grad, 0.0), upper);
+}
+
+Value DerivativeBuilder::hardsigmoidBack(Operation *op, Value grad, Values) {
+  Value x = op->getOperand(0);
+  Value inside = build<LogicalAndOp>("broadcast", "free",
+                                     {compare("gt", x, constant(grad, -3.0)), compare("lt", x, constant(grad, 3.0))});
+  return where(inside, mulScalar(grad, 1.0 / 6.0), constant(grad, 0.0));
+}
+
+} // namespace dyn::graph

@@ -1,0 +1,300 @@
+//===- Partition.cpp - dyn-graph-partition: forward and backward by min-cut ===//
+//
+// AOTAutograd's min-cut rematerialization on the joint function. Every value
+// that does not depend on a cotangent is a node split in two (in -> out, the
+// capacity its bytes: the cost of saving it); edges follow uses. The source
+// feeds the forward's arguments and the values the forward must compute and
+// may not recompute (GEMMs, reductions, library calls, random draws); values
+// the backward's ops read drain into the sink. The minimum cut is the set of
+// saved values: everything on the sink side the backward computes from them.
+//
+//===----------------------------------------------------------------------===//
+#include "dyn/Dialect/Graph/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <deque>
+#include <limits>
+
+namespace dyn::graph {
+#define GEN_PASS_DEF_GRAPHPARTITIONPASS
+#include "dyn/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace dyn::graph
+
+using namespace mlir;
+using namespace dyn::graph;
+
+namespace {
+
+constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
+
+/// Dinic's maximum flow; after run(), reachable() is the source side of a minimum cut.
+class MaxFlow {
+public:
+  explicit MaxFlow(int n) : adj(n), level(n), next(n) {}
+  void edge(int u, int v, int64_t cap) {
+    adj[u].push_back(edges.size());
+    edges.push_back({v, cap});
+    adj[v].push_back(edges.size());
+    edges.push_back({u, 0});
+  }
+  void run(int s, int t) {
+    while (bfs(s, t)) {
+      std::fill(next.begin(), next.end(), 0);
+      while (dfs(s, t, kInf) > 0) {
+      }
+    }
+  }
+  std::vector<bool> reachable(int s) {
+    std::vector<bool> seen(adj.size(), false);
+    std::deque<int> q{s};
+    seen[s] = true;
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      for (int e : adj[u])
+        if (edges[e].cap > 0 && !seen[edges[e].to]) {
+          seen[edges[e].to] = true;
+          q.push_back(edges[e].to);
+        }
+    }
+    return seen;
+  }
+
+private:
+  struct Edge {
+    int to;
+    int64_t cap;
+  };
+  std::vector<Edge> edges;
+  std::vector<std::vector<int>> adj;
+  std::vector<int> level;
+  std::vector<size_t> next;
+
+  bool bfs(int s, int t) {
+    std::fill(level.begin(), level.end(), -1);
+    std::deque<int> q{s};
+    level[s] = 0;
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      for (int e : adj[u])
+        if (edges[e].cap > 0 && level[edges[e].to] < 0) {
+          level[edges[e].to] = level[u] + 1;
+          q.push_back(edges[e].to);
+        }
+    }
+    return level[t] >= 0;
+  }
+  int64_t dfs(int u, int t, int64_t f) {
+    if (u == t)
+      return f;
+    for (size_t &i = next[u]; i < adj[u].size(); ++i) {
+      Edge &e = edges[adj[u][i]];
+      if (e.cap <= 0 || level[e.to] != level[u] + 1)
+        continue;
+      int64_t pushed = dfs(e.to, t, std::min(f, e.cap));
+      if (pushed > 0) {
+        e.cap -= pushed;
+        edges[adj[u][i] ^ 1].cap += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+};
+
+int64_t bytes(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
+  return std::max<int64_t>(1, t.getNumElements() * std::max<int64_t>(bits, 8) / 8);
+}
+
+/// Cheap to compute again in the backward (AOTAutograd's recomputable set):
+/// pointwise ops, views and conversions, constants. GEMMs, reductions, library
+/// calls, gathers and random draws are computed once, in the forward.
+bool recomputable(Operation *op) {
+  if (isa<ConstantOp, ConvertOp, DetachOp, ReshapeOp, PermuteOp, ExpandOp, SliceOp, CatOp, PadOp>(op))
+    return true;
+  if (op->getNumOperands() == 0 || op->getNumResults() != 1)
+    return false;
+  // Registered elementwise families: the result has the broadcast shape of the operands and no attribute
+  // changes how many elements one result element reads.
+  if (!op->getAttrDictionary().empty() && !isa<GeluOp, LeakyReluOp, EluOp, SoftplusOp, HardtanhOp, ThresholdOp>(op))
+    return false;
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.getRank() > rt.getRank())
+      return false;
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      int64_t d = t.getDimSize(i), r = rt.getDimSize(rt.getRank() - t.getRank() + i);
+      if (d != r && d != 1)
+        return false;
+    }
+  }
+  return !isa<MatmulOp, AddmmOp, GatherOp, DropoutOp, RandomOp, BernoulliOp, TorchCallOp>(op);
+}
+
+struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartitionPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> joints;
+    for (auto f : getOperation().getOps<func::FuncOp>())
+      if (f->hasAttr("dyn.joint"))
+        joints.push_back(f);
+    for (func::FuncOp f : joints)
+      if (failed(split(f)))
+        return signalPassFailure();
+  }
+
+  LogicalResult split(func::FuncOp joint) {
+    auto info = joint->getAttrOfType<DictionaryAttr>("dyn.joint");
+    int64_t numOutputs = cast<IntegerAttr>(info.get("outputs")).getInt();
+    Block &body = joint.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<BlockArgument> primals, cotangents;
+    for (BlockArgument a : body.getArguments())
+      (joint.getArgAttr(a.getArgNumber(), "dyn.cotangent") ? cotangents : primals).push_back(a);
+
+    // Values that depend on a cotangent belong to the backward.
+    DenseSet<Value> tangent(cotangents.begin(), cotangents.end());
+    for (Operation &op : body.without_terminator())
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return tangent.contains(v); }))
+        for (Value r : op.getResults())
+          tangent.insert(r);
+    // What the forward's results need.
+    DenseSet<Value> fwRequired;
+    SmallVector<Value> work(ret.getOperands().take_front(numOutputs));
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!fwRequired.insert(v).second)
+        continue;
+      if (Operation *def = v.getDefiningOp())
+        work.append(def->getOperands().begin(), def->getOperands().end());
+    }
+    // The values the backward reads from the forward's side.
+    DenseSet<Value> bwReads;
+    for (Operation &op : body.without_terminator())
+      if (llvm::any_of(op.getResults(), [&](Value r) { return tangent.contains(r); }))
+        for (Value v : op.getOperands())
+          if (!tangent.contains(v))
+            bwReads.insert(v);
+    for (Value v : ret.getOperands().drop_front(numOutputs))
+      if (!tangent.contains(v))
+        bwReads.insert(v);
+
+    // The flow network over the forward-side values.
+    SmallVector<Value> values(primals.begin(), primals.end());
+    for (Operation &op : body.without_terminator())
+      for (Value r : op.getResults())
+        if (!tangent.contains(r))
+          values.push_back(r);
+    DenseMap<Value, int> index;
+    for (Value v : values)
+      index[v] = index.size();
+    int n = values.size(), source = 2 * n, sink = 2 * n + 1;
+    MaxFlow flow(2 * n + 2);
+    for (Value v : values) {
+      int i = index[v];
+      Operation *def = v.getDefiningOp();
+      flow.edge(2 * i, 2 * i + 1, bytes(v));
+      if (!def || (fwRequired.contains(v) && !recomputable(def)))
+        flow.edge(source, 2 * i, kInf);
+      if (def)
+        for (Value o : def->getOperands())
+          flow.edge(2 * index[o] + 1, 2 * i, kInf);
+      if (bwReads.contains(v))
+        flow.edge(2 * i + 1, sink, kInf);
+    }
+    flow.run(source, sink);
+    std::vector<bool> side = flow.reachable(source);
+    SmallVector<Value> saved;
+    for (Value v : values) {
+      int i = index[v];
+      if (side[2 * i] && !side[2 * i + 1])
+        saved.push_back(v);
+    }
+
+    OpBuilder b(joint);
+    std::string name = joint.getSymName().str();
+    // The forward: its results, then the saved values that are no argument.
+    SmallVector<Value> fwResults(ret.getOperands().take_front(numOutputs));
+    SmallVector<int64_t> savedCode;
+    for (Value v : saved) {
+      if (auto a = dyn_cast<BlockArgument>(v)) {
+        savedCode.push_back(a.getArgNumber());
+        continue;
+      }
+      // A forward result already (softmax's output): saved from there, not returned twice.
+      auto it = llvm::find(fwResults, v);
+      savedCode.push_back(-1 - static_cast<int64_t>(it - fwResults.begin()));
+      if (it == fwResults.end())
+        fwResults.push_back(v);
+    }
+    SmallVector<Value> primalValues(primals.begin(), primals.end());
+    func::FuncOp fw = clone(b, joint, name + "_forward", primalValues, {}, fwResults);
+    for (BlockArgument a : primals)
+      if (DictionaryAttr d = joint.getArgAttrDict(a.getArgNumber()))
+        fw.setArgAttrs(a.getArgNumber(), d);
+    fw->setAttr("dyn.forward", b.getDictionaryAttr({b.getNamedAttr("outputs", b.getI64IntegerAttr(numOutputs))}));
+    // The backward: saved values and cotangents -> the gradients.
+    SmallVector<Value> bwResults(ret.getOperands().drop_front(numOutputs));
+    func::FuncOp bw = clone(b, joint, name + "_backward", saved, cotangents, bwResults);
+    if (!bw)
+      return joint.emitError("dyn-graph-partition: the backward needs a forward value that is not saved");
+    bw->setAttr("dyn.saved", b.getDenseI64ArrayAttr(savedCode));
+    bw->setAttr("dyn.differentiable", info.get("differentiable"));
+    joint.erase();
+    return success();
+  }
+
+  /// A function of `inputs` (then `more`) computing `results` from the joint's ops; null when a needed
+  /// value is neither an input nor computable from them.
+  func::FuncOp clone(OpBuilder &b, func::FuncOp joint, StringRef name, ArrayRef<Value> inputs,
+                     ArrayRef<BlockArgument> more, ArrayRef<Value> results) {
+    DenseSet<Value> given(inputs.begin(), inputs.end());
+    given.insert(more.begin(), more.end());
+    DenseSet<Operation *> needed;
+    SmallVector<Value> work(results.begin(), results.end());
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (given.contains(v) || !seen.insert(v).second)
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return {};
+      if (needed.insert(def).second)
+        work.append(def->getOperands().begin(), def->getOperands().end());
+    }
+    SmallVector<Type> argTypes, resultTypes;
+    for (Value v : inputs)
+      argTypes.push_back(v.getType());
+    for (Value v : more)
+      argTypes.push_back(v.getType());
+    for (Value v : results)
+      resultTypes.push_back(v.getType());
+    auto f = b.create<func::FuncOp>(joint.getLoc(), name, b.getFunctionType(argTypes, resultTypes));
+    Block *entry = f.addEntryBlock();
+    IRMapping map;
+    unsigned k = 0;
+    for (Value v : inputs)
+      map.map(v, entry->getArgument(k++));
+    for (Value v : more)
+      map.map(v, entry->getArgument(k++));
+    OpBuilder body = OpBuilder::atBlockEnd(entry);
+    for (Operation &op : joint.getBody().front().without_terminator())
+      if (needed.contains(&op))
+        body.clone(op, map);
+    SmallVector<Value> mapped;
+    for (Value v : results)
+      mapped.push_back(map.lookup(v));
+    body.create<func::ReturnOp>(joint.getLoc(), mapped);
+    return f;
+  }
+};
+
+} // namespace

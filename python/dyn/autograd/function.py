@@ -1,0 +1,113 @@
+"""A training graph compiled by dyn: its forward and backward functions and the autograd node that runs them.
+
+The graph is printed with its differentiable inputs marked, differentiated and partitioned by the core
+(split.py), and the two functions are compiled for the graph's device. Each call is one
+torch.autograd.Function node: the forward kernel computes the results and the values the backward needs
+(those that are forward inputs are not copied: the inputs themselves are saved), the backward kernel
+computes every differentiable input's gradient from them and the results' cotangents."""
+import os
+
+import torch
+
+from ..launch import dump_stages, run_compiled
+from ..graph.random import draw_seed, has_random
+from ..native import C as _C
+from ..session import current
+from . import split
+
+
+class DifferentiationError(RuntimeError):
+    """The core could not differentiate the graph (an op without a derivative rule, say)."""
+
+
+class _Part:
+    """One compiled function of the split: fresh outputs of its result types, written by the kernels."""
+
+    def __init__(self, ir, name, device, specs, num_inputs, keep):
+        self.device, self.specs = device, specs
+        n = num_inputs + len(specs)
+        if device.type == "cuda":
+            self.compiled = _C.compile_gpu(ir, name, keep, n)
+        else:
+            self.compiled = _C.compile(ir, name, keep, 3, n)
+
+    def __call__(self, inputs):
+        outs = [torch.empty(s, dtype=d, device=self.device) for s, d in self.specs]
+        run_compiled(self.compiled, self.device, inputs, outs)
+        return outs
+
+
+class TrainingKernel:
+    """Compiled forward and backward of a graph whose inputs listed in `requires_grad` are differentiated.
+    Calling it runs the forward as one autograd node; outputs that carry no gradient are marked so."""
+    device_type = None
+
+    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False):
+        self.graph = graph
+        devices = {t.device for t in example_inputs}
+        self.device = devices.pop() if devices else torch.device(graph.device or "cpu")
+        self.device_type = self.device.type
+        self.seeded = has_random(graph)
+        self.wrt = [k for k, r in enumerate(requires_grad) if r]
+        text = graph.mlir("train", requires_grad=requires_grad)
+        try:
+            joint, parts = split.differentiate(text)
+        except RuntimeError as e:
+            raise DifferentiationError(str(e)) from None
+        fns = split.functions(parts)
+        fw_sig, fw_ir = fns["train_forward"]
+        bw_sig, bw_ir = fns["train_backward"]
+        self.num_outputs = len(graph.outputs)
+        self.saved = split.int_array(bw_sig, "dyn.saved")
+        self.differentiable = split.int_array(bw_sig, "dyn.differentiable")
+        debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
+        keep = keep_stages or debug
+        n_in = len(graph.inputs) + self.seeded
+        self.forward = _Part(fw_ir, "train_forward", self.device, split.result_specs(fw_sig), n_in, keep)
+        self.backward = _Part(bw_ir, "train_backward", self.device, split.result_specs(bw_sig),
+                              len(self.saved) + len(self.differentiable), keep)
+        self._nondiff = [k for k in range(self.num_outputs) if k not in set(self.differentiable)]
+        self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
+        if keep:
+            self.stages += [("forward." + s, ir) for s, ir in self.forward.compiled.stages]
+            self.stages += [("backward." + s, ir) for s, ir in self.backward.compiled.stages]
+        counters = current().counters
+        counters["graphs_compiled"] += 2
+        counters["backward_graphs"] += 1
+        counters["compile_seconds"] += self.forward.compiled.compile_seconds + \
+            self.backward.compiled.compile_seconds
+        if debug:
+            dump_stages(self.stages)
+
+    def __call__(self, *inputs):
+        if not torch.is_grad_enabled():  # called under no_grad after all: no node to record
+            return self._forward(list(inputs))[0][:self.num_outputs]
+        return list(_GraphFunction.apply(self, *inputs))
+
+    def _forward(self, inputs):
+        if self.seeded:
+            inputs = inputs + [draw_seed(self.device)]
+        return self.forward(inputs), inputs
+
+
+class _GraphFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, kernel, *inputs):
+        outs, fw_inputs = kernel._forward(list(inputs))
+        n = kernel.num_outputs
+        results = outs[:n]
+        ctx.save_for_backward(*[fw_inputs[c] if c >= 0 else outs[-1 - c] for c in kernel.saved])
+        ctx.kernel = kernel
+        ctx.mark_non_differentiable(*[results[k] for k in kernel._nondiff])
+        return tuple(results)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *grads):
+        kernel = ctx.kernel
+        cotangents = [grads[k] for k in kernel.differentiable]
+        gin = kernel.backward(list(ctx.saved_tensors) + cotangents)
+        out = [None] * (len(ctx.needs_input_grad) - 1)
+        for j, k in enumerate(kernel.wrt):
+            out[k] = gin[j]
+        return (None, *out)

@@ -1,0 +1,78 @@
+"""The joint, forward and backward IR of a training graph: the core's passes run on graph-dialect text,
+and what the runtime reads of their result (each function's own module, result types, saved values)."""
+import re
+
+import torch
+
+from ..graph.opset import ELEMENT_TYPES
+from ..native import C as _C
+
+AUTODIFF = "func.func(dyn-graph-autodiff)"
+PARTITION = "dyn-graph-partition"
+_DTYPES = {v: k for k, v in ELEMENT_TYPES.items()}
+_TENSOR = re.compile(r"tensor<([^>]*)>")
+
+
+def differentiate(text):
+    """(joint IR, partitioned IR) of a module whose function marks arguments {dyn.requires_grad}. Raises
+    RuntimeError with the core's located diagnostics where an op cannot be differentiated."""
+    joint = _C.lower(text, AUTODIFF)
+    return joint, _C.lower(joint, PARTITION)
+
+
+def functions(module):
+    """{name: (signature line, text of a module holding only that function)} of printed MLIR."""
+    lines = module.splitlines()
+    out, k = {}, 0
+    while k < len(lines):
+        line = lines[k]
+        m = re.match(r"  func\.func @([\w$.]+)\(", line)
+        if not m:
+            k += 1
+            continue
+        end = k + 1
+        while lines[end] != "  }":
+            end += 1
+        out[m.group(1)] = (line, "module {\n" + "\n".join(lines[k:end + 1]) + "\n}\n")
+        k = end + 1
+    return out
+
+
+def _split_top(text):
+    """Top-level comma-separated parts of a type list (commas inside <...> or {...} do not split)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def result_specs(signature):
+    """[(shape, dtype)] of a function's results, from its printed signature line."""
+    tail = signature.split(") -> ", 1)[1]
+    tail = tail.split(" attributes ", 1)[0].rstrip(" {")
+    if tail.startswith("("):
+        tail = tail[1:tail.rindex(")")]
+    specs = []
+    for part in _split_top(tail):
+        body = _TENSOR.search(part).group(1).split("x")
+        specs.append((tuple(int(d) for d in body[:-1]), _DTYPES[body[-1]]))
+    return specs
+
+
+def int_array(signature, name):
+    """The values of `name = array<i64: ...>` in a function's attributes."""
+    m = re.search(re.escape(name) + r" = array<i64(?:: ([-\d, ]*))?>", signature)
+    if m is None:
+        raise ValueError(f"{name} missing from {signature}")
+    return [int(x) for x in m.group(1).split(",")] if m.group(1) else []
+

@@ -1,0 +1,37 @@
+"""Running what the core compiled: a CPU function on tensors' memory, a GPU launch plan on torch's current
+stream with a workspace from its caching allocator; and the DYN_COMPILE_DEBUG dumps of the stages."""
+import os
+
+import torch
+
+from .session import current
+
+
+def run_compiled(compiled, device, inputs, outputs):
+    """One call of a compiled function (_C.Compiled or _C.CompiledGpu) writing `outputs`. Inputs that are
+    contiguous (and 16-byte aligned on the GPU) run as they are; others are made so first."""
+    if device.type == "cpu":
+        if not compiled.run(inputs, outputs, inputs_as_is=True):
+            compiled.run([t.contiguous() for t in inputs], outputs)
+        return
+    size = compiled.workspace_bytes
+    workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
+    with torch.cuda.device(device):
+        stream, ws = torch.cuda.current_stream(device).cuda_stream, workspace.data_ptr() if size else 0
+        if not compiled.run(inputs, outputs, stream, ws, inputs_as_is=True):
+            ready = [t.contiguous() for t in inputs]
+            ready = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ready]
+            compiled.run(ready, outputs, stream, ws)
+
+
+def dump_stages(stages):
+    """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
+    $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
+    root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
+    session = current()
+    folder = os.path.join(root, f"graph_{session.dumped_graphs}")
+    session.dumped_graphs += 1
+    os.makedirs(folder, exist_ok=True)
+    for k, (stage, ir) in enumerate(stages):
+        with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
+            f.write(ir)

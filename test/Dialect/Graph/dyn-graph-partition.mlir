@@ -1,0 +1,65 @@
+// RUN: dyn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(dyn-graph-autodiff), dyn-graph-partition)' | FileCheck %s
+
+// A GELU MLP: the GEMM results are saved (never recomputed); the GELU is
+// recomputed in the backward from its saved input rather than saved too.
+
+// CHECK-LABEL: func.func @mlp_forward
+// CHECK-SAME: -> (tensor<8x4xf32>, tensor<8x32xf32>)
+// CHECK: %[[H:.*]] = graph.addmm
+// CHECK: graph.gelu
+// CHECK: %[[Y:.*]] = graph.matmul
+// CHECK: return %[[Y]], %[[H]]
+// CHECK-LABEL: func.func @mlp_backward
+// CHECK-SAME: dyn.saved = array<i64: 0, 3, -2>
+// CHECK: graph.gelu
+// CHECK: graph.matmul
+// CHECK: return
+func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
+               %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})
+    -> tensor<8x4xf32> {
+  %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
+  %h = graph.addmm %b1, %x, %w1t {alpha = 1.0 : f64, beta = 1.0 : f64}
+      : tensor<32xf32>, tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %g = graph.gelu %h {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %w2t = graph.permute %w2 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
+  %y = graph.matmul %g, %w2t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// layer_norm: its input and weight are saved; the statistics are recomputed
+// in the backward (reductions of a saved value, no extra bytes saved).
+
+// CHECK-LABEL: func.func @ln_forward
+// CHECK: graph.layer_norm
+// CHECK-NOT: graph.sum
+// CHECK: return
+// CHECK-LABEL: func.func @ln_backward
+// CHECK-SAME: dyn.saved = array<i64: 0, 1>
+// CHECK: graph.sum
+// CHECK: graph.rsqrt
+// CHECK: return
+func.func @ln(%x: tensor<4x64xf32> {dyn.requires_grad}, %w: tensor<64xf32> {dyn.requires_grad},
+              %b: tensor<64xf32> {dyn.requires_grad}) -> tensor<4x64xf32> {
+  %0 = graph.layer_norm %x weight %w bias %b normalized_rank 1 eps 1.0e-05
+      : tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+// softmax: its result is saved (softmax_backward reads the output), not its input; being a
+// result of the forward already, it is not returned twice.
+
+// CHECK-LABEL: func.func @sm_forward
+// CHECK-SAME: -> tensor<4x10xf32>
+// CHECK: %[[S:.*]] = graph.softmax
+// CHECK: return %[[S]] :
+// CHECK-LABEL: func.func @sm_backward
+// CHECK-SAME: dyn.saved = array<i64: -1>
+// CHECK: graph.softmax_backward
+func.func @sm(%x: tensor<4x10xf32> {dyn.requires_grad}) -> tensor<4x10xf32> {
+  %0 = graph.softmax %x dim 1 : tensor<4x10xf32> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
