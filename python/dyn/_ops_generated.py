@@ -19,75 +19,75 @@ OPS = {
     "exp": OpDef(
         "exp", "unary", ("input",), (),
         ("torch.exp", "Tensor.exp", "aten.exp"), "",
-        "float", "elementwise", "prim::ExpOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::ExpOp (UnaryToPrim)", "rule"),
     "log": OpDef(
         "log", "unary", ("input",), (),
         ("torch.log", "Tensor.log", "aten.log"), "",
-        "float", "elementwise", "prim::LogOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::LogOp (UnaryToPrim)", "rule"),
     "sin": OpDef(
         "sin", "unary", ("input",), (),
         ("torch.sin", "Tensor.sin", "aten.sin"), "",
-        "float", "elementwise", "prim::SinOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::SinOp (UnaryToPrim)", "rule"),
     "cos": OpDef(
         "cos", "unary", ("input",), (),
         ("torch.cos", "Tensor.cos", "aten.cos"), "",
-        "float", "elementwise", "prim::CosOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::CosOp (UnaryToPrim)", "rule"),
     "tan": OpDef(
         "tan", "unary", ("input",), (),
         ("torch.tan", "Tensor.tan", "aten.tan"), "",
-        "float", "elementwise", "prim::TanOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::TanOp (UnaryToPrim)", "rule"),
     "tanh": OpDef(
         "tanh", "unary", ("input",), (),
         ("torch.tanh", "Tensor.tanh", "aten.tanh"), "",
-        "float", "elementwise", "prim::TanhOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::TanhOp (UnaryToPrim)", "rule"),
     "sigmoid": OpDef(
         "sigmoid", "unary", ("input",), (),
         ("torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid", "torch.special.expit"), "",
-        "float", "elementwise", "prim::LogisticOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::LogisticOp (UnaryToPrim)", "rule"),
     "sqrt": OpDef(
         "sqrt", "unary", ("input",), (),
         ("torch.sqrt", "Tensor.sqrt", "aten.sqrt"), "",
-        "float", "elementwise", "prim::SqrtOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::SqrtOp (UnaryToPrim)", "rule"),
     "rsqrt": OpDef(
         "rsqrt", "unary", ("input",), (),
         ("torch.rsqrt", "Tensor.rsqrt", "aten.rsqrt"), "",
-        "float", "elementwise", "prim::RsqrtOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::RsqrtOp (UnaryToPrim)", "rule"),
     "reciprocal": OpDef(
         "reciprocal", "unary", ("input",), (),
         ("torch.reciprocal", "Tensor.reciprocal", "aten.reciprocal"), "",
-        "float", "elementwise", "ReciprocalToPrim (GraphToPrim/Elementwise.cpp)", ""),
+        "float", "elementwise", "ReciprocalToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
     "erf": OpDef(
         "erf", "unary", ("input",), (),
         ("torch.erf", "Tensor.erf", "aten.erf"), "",
-        "float", "elementwise", "prim::ErfOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::ErfOp (UnaryToPrim)", "rule"),
     "log1p": OpDef(
         "log1p", "unary", ("input",), (),
         ("torch.log1p", "Tensor.log1p", "aten.log1p"), "",
-        "float", "elementwise", "prim::Log1pOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::Log1pOp (UnaryToPrim)", "rule"),
     "expm1": OpDef(
         "expm1", "unary", ("input",), (),
         ("torch.expm1", "Tensor.expm1", "aten.expm1"), "",
-        "float", "elementwise", "prim::Expm1Op (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::Expm1Op (UnaryToPrim)", "rule"),
     "floor": OpDef(
         "floor", "unary", ("input",), (),
         ("torch.floor", "Tensor.floor", "aten.floor"), "",
-        "keeps_type", "elementwise", "prim::FloorOp (UnaryToPrim)", ""),
+        "keeps_type", "elementwise", "prim::FloorOp (UnaryToPrim)", "rule"),
     "ceil": OpDef(
         "ceil", "unary", ("input",), (),
         ("torch.ceil", "Tensor.ceil", "aten.ceil"), "",
-        "keeps_type", "elementwise", "prim::CeilOp (UnaryToPrim)", ""),
+        "keeps_type", "elementwise", "prim::CeilOp (UnaryToPrim)", "rule"),
     "neg": OpDef(
         "neg", "unary", ("input",), (),
         ("torch.neg", "Tensor.neg", "aten.neg"), "",
-        "promote_numeric", "elementwise", "prim::NegOp (UnaryToPrim)", ""),
+        "promote_numeric", "elementwise", "prim::NegOp (UnaryToPrim)", "rule"),
     "abs": OpDef(
         "abs", "unary", ("input",), (),
         ("torch.abs", "Tensor.abs", "aten.abs"), "",
-        "promote_numeric", "elementwise", "prim::AbsOp (UnaryToPrim)", ""),
+        "promote_numeric", "elementwise", "prim::AbsOp (UnaryToPrim)", "rule"),
     "relu": OpDef(
         "relu", "unary", ("input",), (),
         ("torch.relu", "Tensor.relu", "aten.relu"), "",
-        "promote_numeric", "elementwise", "ReluToPrim (GraphToPrim/Elementwise.cpp)", ""),
+        "promote_numeric", "elementwise", "ReluToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
     "logical_not": OpDef(
         "logical_not", "unary", ("input",), (),
         ("torch.logical_not", "Tensor.logical_not", "aten.logical_not"), "",
@@ -95,19 +95,19 @@ OPS = {
     "add": OpDef(
         "add", "binary", ("lhs", "rhs"), (),
         ("torch.add", "Tensor.add", "aten.add"), "",
-        "promote", "broadcast", "prim::AddOp (BinaryToPrim)", ""),
+        "promote", "broadcast", "prim::AddOp (BinaryToPrim)", "rule"),
     "mul": OpDef(
         "mul", "binary", ("lhs", "rhs"), (),
         ("torch.mul", "Tensor.mul", "aten.mul"), "",
-        "promote", "broadcast", "prim::MulOp (BinaryToPrim)", ""),
+        "promote", "broadcast", "prim::MulOp (BinaryToPrim)", "rule"),
     "maximum": OpDef(
         "maximum", "binary", ("lhs", "rhs"), (),
         ("torch.maximum", "Tensor.maximum", "aten.maximum"), "",
-        "promote", "broadcast", "prim::MaxOp (BinaryToPrim)", ""),
+        "promote", "broadcast", "prim::MaxOp (BinaryToPrim)", "rule"),
     "minimum": OpDef(
         "minimum", "binary", ("lhs", "rhs"), (),
         ("torch.minimum", "Tensor.minimum", "aten.minimum"), "",
-        "promote", "broadcast", "prim::MinOp (BinaryToPrim)", ""),
+        "promote", "broadcast", "prim::MinOp (BinaryToPrim)", "rule"),
     "logical_and": OpDef(
         "logical_and", "binary", ("lhs", "rhs"), (),
         ("torch.logical_and", "Tensor.logical_and", "aten.logical_and"), "",
@@ -143,11 +143,11 @@ OPS = {
     "sub": OpDef(
         "sub", "binary", ("lhs", "rhs"), (),
         ("torch.sub", "Tensor.sub", "aten.sub"), "",
-        "promote_numeric", "broadcast", "prim::SubOp (BinaryToPrim)", ""),
+        "promote_numeric", "broadcast", "prim::SubOp (BinaryToPrim)", "rule"),
     "div": OpDef(
         "div", "binary", ("lhs", "rhs"), (),
         ("torch.div", "Tensor.div", "aten.div"), "",
-        "promote_numeric", "broadcast", "prim::DivOp (BinaryToPrim)", ""),
+        "promote_numeric", "broadcast", "prim::DivOp (BinaryToPrim)", "rule"),
     "remainder": OpDef(
         "remainder", "binary", ("lhs", "rhs"), (),
         ("torch.remainder", "Tensor.remainder", "aten.remainder"), "",
@@ -155,7 +155,7 @@ OPS = {
     "pow": OpDef(
         "pow", "binary", ("lhs", "rhs"), (),
         ("torch.pow", "Tensor.pow", "aten.pow"), "",
-        "promote_numeric", "broadcast", "prim::PowOp (BinaryToPrim)", ""),
+        "promote_numeric", "broadcast", "prim::PowOp (BinaryToPrim)", "rule"),
     "eq": OpDef(
         "eq", "compare", ("lhs", "rhs"), (),
         ("torch.eq", "Tensor.eq", "aten.eq"), "",
@@ -183,31 +183,31 @@ OPS = {
     "where": OpDef(
         "where", "where", ("cond", "lhs", "rhs"), (),
         ("torch.where", "aten.where"), "",
-        "promote", "broadcast", "WhereToPrim (GraphToPrim/Elementwise.cpp)", ""),
+        "promote", "broadcast", "WhereToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
     "convert": OpDef(
         "convert", "convert", ("input",), (),
         (), "",
-        "free", "elementwise", "ConvertToPrim (GraphToPrim/Elementwise.cpp)", ""),
+        "free", "elementwise", "ConvertToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
     "sinh": OpDef(
         "sinh", "unary", ("input",), (),
         ("torch.sinh", "Tensor.sinh", "aten.sinh"), "",
-        "float", "elementwise", "prim::SinhOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::SinhOp (UnaryToPrim)", "rule"),
     "cosh": OpDef(
         "cosh", "unary", ("input",), (),
         ("torch.cosh", "Tensor.cosh", "aten.cosh"), "",
-        "float", "elementwise", "prim::CoshOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::CoshOp (UnaryToPrim)", "rule"),
     "asin": OpDef(
         "asin", "unary", ("input",), (),
         ("torch.asin", "Tensor.asin", "aten.asin", "torch.arcsin", "Tensor.arcsin"), "",
-        "float", "elementwise", "prim::AsinOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AsinOp (UnaryToPrim)", "rule"),
     "acos": OpDef(
         "acos", "unary", ("input",), (),
         ("torch.acos", "Tensor.acos", "aten.acos", "torch.arccos", "Tensor.arccos"), "",
-        "float", "elementwise", "prim::AcosOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AcosOp (UnaryToPrim)", "rule"),
     "atan": OpDef(
         "atan", "unary", ("input",), (),
         ("torch.atan", "Tensor.atan", "aten.atan", "torch.arctan", "Tensor.arctan"), "",
-        "float", "elementwise", "prim::AtanOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AtanOp (UnaryToPrim)", "rule"),
     "asinh": OpDef(
         "asinh", "unary", ("input",), (),
         ("torch.asinh", "Tensor.asinh", "aten.asinh", "torch.arcsinh", "Tensor.arcsinh"), "",
@@ -223,15 +223,15 @@ OPS = {
     "exp2": OpDef(
         "exp2", "unary", ("input",), (),
         ("torch.exp2", "Tensor.exp2", "aten.exp2", "torch.special.exp2"), "",
-        "float", "elementwise", "prim::Exp2Op (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::Exp2Op (UnaryToPrim)", "rule"),
     "log2": OpDef(
         "log2", "unary", ("input",), (),
         ("torch.log2", "Tensor.log2", "aten.log2"), "",
-        "float", "elementwise", "prim::Log2Op (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::Log2Op (UnaryToPrim)", "rule"),
     "log10": OpDef(
         "log10", "unary", ("input",), (),
         ("torch.log10", "Tensor.log10", "aten.log10"), "",
-        "float", "elementwise", "prim::Log10Op (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::Log10Op (UnaryToPrim)", "rule"),
     "erfc": OpDef(
         "erfc", "unary", ("input",), (),
         ("torch.erfc", "Tensor.erfc", "aten.erfc", "torch.special.erfc"), "",
@@ -239,11 +239,11 @@ OPS = {
     "trunc": OpDef(
         "trunc", "unary", ("input",), (),
         ("torch.trunc", "Tensor.trunc", "aten.trunc", "torch.fix", "Tensor.fix"), "",
-        "keeps_type", "elementwise", "prim::TruncOp (UnaryToPrim)", ""),
+        "keeps_type", "elementwise", "prim::TruncOp (UnaryToPrim)", "rule"),
     "round": OpDef(
         "round", "unary", ("input",), (),
         ("aten.round",), "",
-        "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", ""),
+        "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", "rule"),
     "round_decimals": OpDef(
         "round_decimals", "rounding", ("input",), (("decimals", "i64"),),
         (), "",
@@ -255,7 +255,7 @@ OPS = {
     "sign": OpDef(
         "sign", "unary", ("input",), (),
         ("torch.sign", "Tensor.sign", "aten.sign", "torch.sgn", "Tensor.sgn", "aten.sgn"), "",
-        "keeps_element", "elementwise", "SignToPrim (GraphToPrim/Math.cpp)", ""),
+        "keeps_element", "elementwise", "SignToPrim (GraphToPrim/Math.cpp)", "rule"),
     "isnan": OpDef(
         "isnan", "classify", ("input",), (),
         ("torch.isnan", "Tensor.isnan", "aten.isnan"), "",
@@ -307,7 +307,7 @@ OPS = {
     "lerp": OpDef(
         "lerp", "ternary", ("start", "end", "weight"), (),
         (), "",
-        "float", "broadcast", "LerpToPrim (GraphToPrim/Math.cpp)", ""),
+        "float", "broadcast", "LerpToPrim (GraphToPrim/Math.cpp)", "rule"),
     "addcmul": OpDef(
         "addcmul", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
         ("torch.addcmul", "Tensor.addcmul", "aten.addcmul"), "input, tensor1, tensor2, *, value=1",
@@ -319,15 +319,15 @@ OPS = {
     "clamp": OpDef(
         "clamp", "ternary", ("input", "min", "max"), (),
         ("torch.clamp", "Tensor.clamp", "aten.clamp", "torch.clip", "Tensor.clip"), "",
-        "promote_numeric", "broadcast", "ClampToPrim (GraphToPrim/Math.cpp)", ""),
+        "promote_numeric", "broadcast", "ClampToPrim (GraphToPrim/Math.cpp)", "rule"),
     "gelu": OpDef(
         "gelu", "activation", ("input",), (("approximate", "str"),),
         ("torch.nn.functional.gelu", "aten.gelu"), "input, approximate='none'",
-        "keeps_float", "elementwise", "GeluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "GeluToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "silu": OpDef(
         "silu", "activation", ("input",), (),
         ("torch.nn.functional.silu", "aten.silu"), "input, inplace=False",
-        "keeps_float", "elementwise", "SiluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "SiluToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "mish": OpDef(
         "mish", "activation", ("input",), (),
         ("torch.nn.functional.mish", "aten.mish"), "input, inplace=False",
@@ -335,7 +335,7 @@ OPS = {
     "elu": OpDef(
         "elu", "activation", ("input",), (("alpha", "f64"),),
         ("torch.nn.functional.elu",), "input, alpha=1.0, inplace=False",
-        "keeps_float", "elementwise", "EluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "EluToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "selu": OpDef(
         "selu", "activation", ("input",), (),
         ("torch.nn.functional.selu", "torch.selu", "aten.selu"), "input, inplace=False",
@@ -347,7 +347,7 @@ OPS = {
     "softplus": OpDef(
         "softplus", "activation", ("input",), (("beta", "f64"), ("threshold", "f64")),
         ("torch.nn.functional.softplus", "aten.softplus"), "input, beta=1.0, threshold=20.0",
-        "keeps_float", "elementwise", "SoftplusToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "SoftplusToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "logsigmoid": OpDef(
         "logsigmoid", "activation", ("input",), (),
         ("torch.nn.functional.logsigmoid",), "input",
@@ -355,11 +355,11 @@ OPS = {
     "hardswish": OpDef(
         "hardswish", "activation", ("input",), (),
         ("torch.nn.functional.hardswish", "aten.hardswish"), "input, inplace=False",
-        "keeps_float", "elementwise", "HardswishToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "HardswishToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "hardsigmoid": OpDef(
         "hardsigmoid", "activation", ("input",), (),
         ("torch.nn.functional.hardsigmoid", "aten.hardsigmoid"), "input, inplace=False",
-        "keeps_float", "elementwise", "HardsigmoidToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "HardsigmoidToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "softsign": OpDef(
         "softsign", "activation", ("input",), (),
         ("torch.nn.functional.softsign",), "input",
@@ -379,15 +379,15 @@ OPS = {
     "threshold": OpDef(
         "threshold", "activation", ("input",), (("threshold", "f64"), ("value", "f64")),
         ("torch.nn.functional.threshold", "torch.threshold", "aten.threshold"), "input, threshold, value, inplace=False",
-        "keeps_float", "elementwise", "ThresholdToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "ThresholdToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "leaky_relu": OpDef(
         "leaky_relu", "activation", ("input",), (("negative_slope", "f64"),),
         ("torch.nn.functional.leaky_relu", "aten.leaky_relu"), "input, negative_slope=0.01, inplace=False",
-        "keeps_float", "elementwise", "LeakyReluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "LeakyReluToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "hardtanh": OpDef(
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
-        "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", "rule"),
     "bilinear": OpDef(
         "bilinear", "bilinear", ("input", "input2", "weight", "bias"), (),
         (), "",
@@ -415,19 +415,19 @@ OPS = {
     "sum": OpDef(
         "sum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.sum", "Tensor.sum", "aten.sum"), "",
-        "free", "reduction", "prim::ReduceSumOp (ReductionToPrim)", ""),
+        "free", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule"),
     "mean": OpDef(
         "mean", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.mean", "Tensor.mean", "aten.mean"), "",
-        "float", "reduction", "prim::ReduceSumOp (ReductionToPrim)", ""),
+        "float", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule"),
     "amax": OpDef(
         "amax", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.amax", "Tensor.amax", "aten.amax"), "",
-        "keeps_element", "reduction", "prim::ReduceMaxOp (ReductionToPrim)", ""),
+        "keeps_element", "reduction", "prim::ReduceMaxOp (ReductionToPrim)", "rule"),
     "amin": OpDef(
         "amin", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.amin", "Tensor.amin", "aten.amin"), "",
-        "keeps_element", "reduction", "prim::ReduceMinOp (ReductionToPrim)", ""),
+        "keeps_element", "reduction", "prim::ReduceMinOp (ReductionToPrim)", "rule"),
     "prod": OpDef(
         "prod", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.prod", "Tensor.prod", "aten.prod"), "",
@@ -439,7 +439,7 @@ OPS = {
     "safe_softmax": OpDef(
         "safe_softmax", "softmax", ("input",), (("dim", "i64"),),
         ("aten._safe_softmax",), "",
-        "keeps_float", "elementwise", "SafeSoftmaxToPrim (GraphToPrim/Normalization.cpp)", ""),
+        "keeps_float", "elementwise", "SafeSoftmaxToPrim (GraphToPrim/Normalization.cpp)", "rule"),
     "softmax_backward": OpDef(
         "softmax_backward", "softmax_backward", ("grad_output", "output"), (("dim", "i64"),),
         ("aten._softmax_backward_data",), "",
@@ -447,7 +447,7 @@ OPS = {
     "addmm": OpDef(
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
-        "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", ""),
+        "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", "rule"),
     "vecdot": OpDef(
         "vecdot", "linalg", ("lhs", "rhs"), (("dim", "i64"),),
         ("torch.dot", "torch.vdot", "torch.linalg.vecdot", "aten.dot", "aten.vdot"), "",
@@ -872,6 +872,14 @@ OPS = {
         "max_pool2d_backward", "library", ("grad_output", "input", "indices"), (("kernel_size", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
         "meta", "meta", "library call `max_pool2d_backward`", ""),
+    "convolution_backward": OpDef(
+        "convolution_backward", "library", ("grad_output", "input", "weight"), (("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("groups", "i64"), ("transposed", "bool"), ("output_padding", "i64_array"), ("output_mask", "i64_array")),
+        (), "",
+        "meta", "meta", "library call `convolution_backward`", ""),
+    "adaptive_avg_pool2d_backward": OpDef(
+        "adaptive_avg_pool2d_backward", "library", ("grad_output", "input"), (),
+        (), "",
+        "meta", "meta", "library call `adaptive_avg_pool2d_backward`", ""),
     "upsample2d": OpDef(
         "upsample2d", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("antialias", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
         (), "",
@@ -1091,7 +1099,7 @@ FAMILIES = {
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "upsample2d"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "adaptive_avg_pool2d_backward", "upsample2d"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
     "frexp": ("frexp",),
     "nextafter": ("nextafter",),
@@ -1313,6 +1321,8 @@ EXPR = {
     "seeded_attention": "_rt.seeded_attention({query}, {key}, {value}, {dropout_p}, {is_causal}, {has_scale}, {scale}, {enable_gqa}, {seed})",
     "fractional_max_pool": "(torch._C._nn.fractional_max_pool2d if len({kernel_size}) == 2 else torch._C._nn.fractional_max_pool3d)({input}, {kernel_size}, {output_size}, {samples})",
     "max_pool2d_backward": "torch.ops.aten.max_pool2d_with_indices_backward.default({grad_output}, {input}, {kernel_size}, {stride}, {padding}, {dilation}, {ceil_mode}, {indices})",
+    "convolution_backward": "tuple(torch.ops.aten.convolution_backward({grad_output}, {input}, {weight}, None, {stride}, {padding}, {dilation}, {transposed}, {output_padding}, {groups}, [bool(m) for m in {output_mask}] + [False])[:2])",
+    "adaptive_avg_pool2d_backward": "torch.ops.aten._adaptive_avg_pool2d_backward.default({grad_output}, {input})",
     "upsample2d": "getattr(torch.ops.aten, ('_upsample_' if {antialias} else 'upsample_') + {mode} + ('2d_aa' if {antialias} else '2d')).default({input}, {output_size}, {align_corners}, {scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)",
     "deg2rad": "torch.deg2rad({input})",
     "rad2deg": "torch.rad2deg({input})",
@@ -2217,6 +2227,14 @@ def _max_pool2d_backward(grad_output, input, indices, kernel_size, stride, paddi
     return torch.ops.aten.max_pool2d_with_indices_backward.default(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
+def _convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, transposed, output_padding, output_mask, *, dtype):
+    return tuple(torch.ops.aten.convolution_backward(grad_output, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [bool(m) for m in output_mask] + [False])[:2])
+
+
+def _adaptive_avg_pool2d_backward(grad_output, input, *, dtype):
+    return torch.ops.aten._adaptive_avg_pool2d_backward.default(grad_output, input)
+
+
 def _upsample2d(input, mode, output_size, align_corners, antialias, has_scales, scale_h, scale_w, *, dtype):
     return getattr(torch.ops.aten, ('_upsample_' if antialias else 'upsample_') + mode + ('2d_aa' if antialias else '2d')).default(input, output_size, align_corners, scale_h if has_scales else None, scale_w if has_scales else None)
 
@@ -2612,6 +2630,8 @@ EAGER = {
     "seeded_attention": _seeded_attention,
     "fractional_max_pool": _fractional_max_pool,
     "max_pool2d_backward": _max_pool2d_backward,
+    "convolution_backward": _convolution_backward,
+    "adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward,
     "upsample2d": _upsample2d,
     "deg2rad": _deg2rad,
     "rad2deg": _rad2deg,
