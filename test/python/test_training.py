@@ -283,3 +283,25 @@ def test_training_loop_matches_eager(make):
     torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
     for p, q in zip(model.parameters(), ref.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_with_a_learned_float_mask():
+    # T5's relative position bias is an additive mask that requires grad
+    q, k, v = (torch.randn(2, 3, 5, 8, dtype=torch.float64) for _ in range(3))
+    bias = torch.randn(1, 3, 5, 5, dtype=torch.float64)
+    stats = check_gradients(lambda q, k, v, b: F.scaled_dot_product_attention(q, k, v, attn_mask=b), [q, k, v, bias])
+    assert stats["backward_graphs"] == 1 and not stats["eager_graphs"]
+
+
+def test_attention_dropout_in_training_is_compiled():
+    # the probabilities drop out (dyn's numbers): the backward replays the same mask, so the gradient of
+    # sum(out * v-independent weights) is consistent with the output through v's linearity
+    q, k = torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8)
+    v = torch.randn(2, 4, 6, 8, requires_grad=True)
+    dyn.reset()
+    out = dyn.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.3))(q, k, v)
+    assert dyn.stats()["backward_graphs"] == 1
+    ct = torch.randn_like(out)
+    (gv,) = torch.autograd.grad(out, v, ct)
+    # out = P_dropped @ v is linear in v: <ct, out> == <gv, v>
+    torch.testing.assert_close((ct * out).sum(), (gv * v).sum())

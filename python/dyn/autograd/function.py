@@ -41,6 +41,7 @@ class TrainingKernel:
     """Compiled forward and backward of a graph whose inputs listed in `requires_grad` are differentiated.
     Calling it runs the forward as one autograd node; outputs that carry no gradient are marked so."""
     device_type = None
+    trains = True  # explain: "dyn (<device>, forward and backward)"
 
     def __init__(self, graph, example_inputs, requires_grad, keep_stages=False):
         self.graph = graph

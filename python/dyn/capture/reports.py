@@ -39,6 +39,8 @@ def classify(kernel, graph, examples, backend_name, custom):
     if kernel is graph:
         return TORCH_OPS, False, B.fallback_reason(graph, examples)
     device = getattr(kernel, "device_type", None) or B._plan(graph, examples)[1].type
+    if getattr(kernel, "trains", False):  # one autograd node: dyn's forward and backward
+        return f"dyn ({device}, forward and backward)", True, None
     return f"dyn ({device})", True, None
 
 

@@ -1,8 +1,9 @@
 """dyn as a torch.compile backend: torch.compile(model, backend="dyn"). TorchDynamo captures the graph; its
 FX graph is translated into dyn's graph dialect (translate.py) and compiled by dyn's compiler, with the
-runners dyn.compile uses. Graphs whose inputs require grad go through AOTAutograd (PyTorch's core ATen
-decompositions): its forward and backward graphs are translated (aten.py) and compiled the same way, so
-training runs dyn's code too. An FX graph dyn cannot take (a node without a handler, symbolic shapes, a
+runners dyn.compile uses. Graphs whose inputs require grad are differentiated by dyn (one autograd node whose
+forward and backward dyn compiled, as under dyn.compile); where dyn's core cannot differentiate one, it goes
+through AOTAutograd (PyTorch's core ATen decompositions), whose forward and backward graphs are translated
+(aten.py) and compiled the same way. An FX graph dyn cannot take (a node without a handler, symbolic shapes, a
 compiler failure) runs as it was given, with a warning, and is counted in dyn.stats()["eager_graphs"]
 with the reason; compiled ones in dyn.stats()["compiled_graphs"]."""
 import warnings
@@ -30,16 +31,18 @@ def _fallback(gm, session, what, reason, graph=None):
     return gm.forward
 
 
-def compile_fx(gm, example_inputs, options=None, what="a TorchDynamo graph"):
+def compile_fx(gm, example_inputs, options=None, what="a TorchDynamo graph", differentiated=False):
     """gm translated and compiled by dyn: a callable taking the graph's inputs positionally and returning
     its outputs; gm.forward (reported, warned) where dyn cannot take it. AOTAutograd calls its compilers
-    inside its fake-tensor mode: the translation's meta computations and constants leave it."""
+    inside its fake-tensor mode: the translation's meta computations and constants leave it.
+    differentiated: gm's inputs require grad and dyn differentiates it (one autograd node, dyn's forward
+    and backward); None where dyn's core cannot differentiate it (the caller then uses AOTAutograd)."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
     with unset_fake_temporarily():
-        return _compile_fx(gm, example_inputs, options, what)
+        return _compile_fx(gm, example_inputs, options, what, differentiated)
 
 
-def _compile_fx(gm, example_inputs, options, what):
+def _compile_fx(gm, example_inputs, options, what, differentiated=False):
     session = current()
     try:
         tr = Translation(gm, list(example_inputs), session)
@@ -61,6 +64,10 @@ def _compile_fx(gm, example_inputs, options, what):
             return _fallback(gm, session, what, failure("dyn", False, e), graph)
         if kernel is None:
             return _fallback(gm, session, what, B.fallback_reason(graph, examples) or "no dyn runner", graph)
+        if differentiated and kernel is graph:
+            session.log("fallbacks", f"{WHERE}, {what}: dyn cannot differentiate it ({graph.no_lowering}); "
+                                     "AOTAutograd's forward and backward graphs are compiled instead")
+            return None
         backend_name, compiled, reason = classify(kernel, graph, examples, "dyn", False)
         session.record(GraphRun(graph, backend_name, compiled, reason, f"{WHERE}, {what}", fallback=not compiled))
     return _make_runner(tr.tracer, tr.template, _select(kernel, graph, tr.tracer.index_bounds))
@@ -85,5 +92,7 @@ def backend(gm, example_inputs, **options):
     the graph's inputs positionally and returning its outputs."""
     current().count("backend_calls")
     if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
-        return _training(gm, example_inputs, options)
+        # dyn differentiates the graph itself (dyn-graph-autodiff); AOTAutograd's split where it cannot
+        run = compile_fx(gm, example_inputs, options, differentiated=True)
+        return run if run is not None else _training(gm, example_inputs, options)
     return compile_fx(gm, example_inputs, options)

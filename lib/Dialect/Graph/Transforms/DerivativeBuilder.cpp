@@ -713,10 +713,7 @@ void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl
 
 void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto a = cast<ScaledDotProductAttentionOp>(op);
-  if (a.getMask() && needsGrad(a.getMask())) {
-    notDifferentiable(op, 3);
-    return;
-  }
+  bool maskGrad = a.getMask() && needsGrad(a.getMask());
   RankedTensorType qt = tensorType(a.getQuery()), kt = tensorType(a.getKey()), vt = tensorType(a.getValue());
   int64_t r = qt.getRank(), L = qt.getDimSize(r - 2), E = qt.getDimSize(r - 1);
   int64_t S = kt.getDimSize(r - 2), Ev = vt.getDimSize(r - 1), batch = 1;
@@ -755,10 +752,13 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
   };
   if (needsGrad(a.getValue()))
     grads[2] = back(matmul(transposeLast2(p), g), vt);
-  if (!needsGrad(a.getQuery()) && !needsGrad(a.getKey()))
+  if (!needsGrad(a.getQuery()) && !needsGrad(a.getKey()) && !maskGrad)
     return;
   Value dp = matmul(g, transposeLast2(v));
   Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(2)).getResult();
+  // An additive float mask (T5's position bias) gets the scores' gradient, summed where it broadcasts.
+  if (maskGrad)
+    grads[3] = sumTo(op, grad, {a.getMask(), reshape(ds, full)});
   if (needsGrad(a.getQuery()))
     grads[0] = back(mulScalar(matmul(ds, k), scale), qt);
   if (needsGrad(a.getKey()))

@@ -220,7 +220,7 @@ def : Graph_DerivativeFn<Graph_CatOp, "catBack">;
 def : Graph_Derivative<Graph_MatmulOp, [(MatmulLhsBack $grad), (MatmulRhsBack $grad)]>;
 def : Graph_Derivative<Graph_AddmmOp, [(AddmmInputBack $grad), (AddmmLhsBack $grad), (AddmmRhsBack $grad)]>;
 // Attention: the probabilities recomputed in float32, then the GEMMs of the math backward
-// (softmax_backward between them). The mask gets no gradient.
+// (softmax_backward between them). An additive float mask gets the scores' gradient; a boolean one none.
 def : Graph_DerivativeFn<Graph_ScaledDotProductAttentionOp, "attentionBack">;
 // Convolution: aten.convolution_backward for the input and weight, a sum for the bias.
 def : Graph_DerivativeFn<Graph_ConvolutionOp, "convolutionBack">;
