@@ -305,3 +305,18 @@ def test_attention_dropout_in_training_is_compiled():
     (gv,) = torch.autograd.grad(out, v, ct)
     # out = P_dropped @ v is linear in v: <ct, out> == <gv, v>
     torch.testing.assert_close((ct * out).sum(), (gv * v).sum())
+
+
+def test_explain_and_debug_dumps_show_the_backward(tmp_path, monkeypatch):
+    m = _mlp()
+    x = torch.randn(3, 8)
+    out = dyn.explain(m)(x)
+    assert out.backends[0]["backend"] == "dyn (cpu, forward and backward)" and out.backends[0]["compiled"]
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    dyn.reset()
+    dyn.compile(_mlp())(x).sum().backward()
+    files = sorted(p.name for p in tmp_path.rglob("*.mlir"))
+    assert any(f.endswith("_joint.mlir") for f in files) and any(f.endswith("_backward.mlir") for f in files)
+    joint = next(tmp_path.rglob("*_joint.mlir")).read_text()
+    assert "dyn.cotangent" in joint and "dyn.joint" in joint
