@@ -10,22 +10,11 @@ from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
-from .launch import dump_stages
+from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages
 from .native import C as _C
 from .native import have_compiler
 from .session import current
 
-# torch's CPU allocation without Python argument parsing (what inductor's generated code calls); torch.empty
-# where a torch build lacks it
-_EMPTY_STRIDED_CPU = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cpu", None)
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 class _DynKernel:
@@ -55,7 +44,7 @@ class _DynKernel:
                 raise ValueError(f"cpu_gemm must be 'runtime' or 'library', not {cpu_gemm!r}")
             assert self.ir.startswith("module {")
             self.ir = f'module attributes {{dyn.cpu_gemm = "{cpu_gemm}"}} {{' + self.ir[len("module {"):]
-        self.out_specs = [(tuple(o.meta.shape), _contiguous_strides(tuple(o.meta.shape)), o.meta.dtype)
+        self.out_specs = [(tuple(o.meta.shape), contiguous_strides(tuple(o.meta.shape)), o.meta.dtype)
                           for o in graph.outputs]
         # random ops: the compiled function's last input is this call's seed (graph/random.py)
         self.seeded = has_random(compiled)
@@ -93,8 +82,8 @@ class _DynKernel:
 
     def _outputs(self, device):
         """Fresh tensors for every output, and the list of those the compiled function writes."""
-        if device == "cpu" and _EMPTY_STRIDED_CPU is not None:  # 1.5 us an output where torch.empty takes 6
-            outs = [_EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.out_specs]
+        if device == "cpu" and EMPTY_STRIDED_CPU is not None:  # 1.5 us an output where torch.empty takes 6
+            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.out_specs]
         else:
             outs = [torch.empty(s, dtype=d, device=device) for s, _, d in self.out_specs]
         return outs, [outs[k] for k in self.live]

@@ -6,6 +6,18 @@ import torch
 
 from .session import current
 
+# torch's CPU allocation without Python argument parsing (what inductor's generated code calls); torch.empty
+# where a torch build lacks it
+EMPTY_STRIDED_CPU = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cpu", None)
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
 
 def run_compiled(compiled, device, inputs, outputs):
     """One call of a compiled function (_C.Compiled or _C.CompiledGpu) writing `outputs`. Inputs that are

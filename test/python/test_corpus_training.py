@@ -35,9 +35,13 @@ def _double(v):
     return v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
 
 
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 @pytest.mark.parametrize("name", corpus.NAMES)
-def test_train_step_compiled_matches_eager(name):
-    case = corpus.build(name, "small")
+def test_train_step_compiled_matches_eager(name, device):
+    case = corpus.build(name, "small").to(device)
     case.model.double().train()
     _no_dropout(case.model)
     ref = copy.deepcopy(case.model)

@@ -88,12 +88,18 @@ def check_gradients(fn, args, kwargs=None, atol=None, rtol=None, requires=True):
 VIEWS = {"reshape", "view", "permute", "t", "expand", "narrow", "transpose", "squeeze", "unsqueeze", "flatten"}
 
 
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+# float64 on the CPU; float32 on CUDA (the GPU's kernels and library calls, eager's default tolerances)
+PLACES = [("cpu", torch.float64), pytest.param("cuda", torch.float32, marks=needs_cuda)]
+
+
+@pytest.mark.parametrize("device,dtype", PLACES)
 @pytest.mark.parametrize("name", DIFFERENTIATED)
-def test_opinfo_gradients(name):
+def test_opinfo_gradients(name, device, dtype):
     op = OPS[name]
     torch.manual_seed(0)
     compiled = 0
-    for sample in list(op.sample_inputs("cpu", torch.float64, requires_grad=True))[:8]:
+    for sample in list(op.sample_inputs(device, dtype, requires_grad=True))[:8]:
         args = [sample.input, *sample.args]
 
         def call(*a, **kw):
@@ -254,8 +260,9 @@ def _train(model, batches, compiled, steps):
     return losses
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 @pytest.mark.parametrize("make", ["mlp", "transformer"])
-def test_training_loop_matches_eager(make):
+def test_training_loop_matches_eager(make, device):
     torch.manual_seed(0)
     if make == "mlp":
         model = nn.Sequential(nn.Linear(16, 64), nn.SiLU(), nn.LayerNorm(64), nn.Linear(64, 10))
@@ -274,6 +281,8 @@ def test_training_loop_matches_eager(make):
     else:
         model = TinyTransformer()
         batches = [(torch.randint(0, 50, (4, 12)), torch.randint(0, 50, (4, 12))) for _ in range(2)]
+    model = model.to(device)
+    batches = [tuple(t.to(device) for t in b) for b in batches]
     ref = copy.deepcopy(model)
     dyn.reset()
     got = _train(model, batches, True, 20)

@@ -9,7 +9,7 @@ import os
 
 import torch
 
-from ..launch import dump_stages, run_compiled
+from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
 from ..graph.random import draw_seed, has_random
 from ..native import C as _C
 from ..session import current
@@ -24,7 +24,8 @@ class _Part:
     """One compiled function of the split: fresh outputs of its result types, written by the kernels."""
 
     def __init__(self, ir, name, device, specs, num_inputs, keep):
-        self.device, self.specs = device, specs
+        self.device = device
+        self.specs = [(s, contiguous_strides(s), d) for s, d in specs]
         n = num_inputs + len(specs)
         if device.type == "cuda":
             self.compiled = _C.compile_gpu(ir, name, keep, n)
@@ -32,7 +33,10 @@ class _Part:
             self.compiled = _C.compile(ir, name, keep, 3, n)
 
     def __call__(self, inputs):
-        outs = [torch.empty(s, dtype=d, device=self.device) for s, d in self.specs]
+        if self.device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
+            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.specs]
+        else:
+            outs = [torch.empty(s, dtype=d, device=self.device) for s, _, d in self.specs]
         run_compiled(self.compiled, self.device, inputs, outs)
         return outs
 
