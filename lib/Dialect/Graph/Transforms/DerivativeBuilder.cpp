@@ -472,10 +472,48 @@ Value DerivativeBuilder::addmmRhsBack(Operation *op, Value grad, Values) {
 // Indexing, random, losses
 //===----------------------------------------------------------------------===//
 
+/// An embedding's gather (dim 0, whole rows: the index a column [N, 1, ...] expanded): its backward as
+/// one GEMM, onehot[V, N] @ grad[N, F], rather than a scatter (whose lowering compares every position
+/// with every index).
+static bool isRowGather(GatherOp g) {
+  auto ex = g.getIndex().getDefiningOp<ExpandOp>();
+  if (!ex || g.getDim() != 0)
+    return false;
+  RankedTensorType in = tensorType(g.getInput()), it = tensorType(g.getIndex()), col = tensorType(ex.getInput());
+  if (col.getRank() != it.getRank() || in.getRank() != it.getRank())
+    return false;
+  for (int64_t d = 1; d < it.getRank(); ++d)
+    if (col.getDimSize(d) != 1 || it.getDimSize(d) != in.getDimSize(d))
+      return false;
+  return true;
+}
+
 Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
   auto g = cast<GatherOp>(op);
   RankedTensorType in = tensorType(g.getInput());
-  Value base = zeros(in.clone(tensorType(grad).getElementType()));
+  Type et = tensorType(grad).getElementType();
+  if (isRowGather(g)) {
+    Value idx = g.getIndex().getDefiningOp<ExpandOp>().getInput();
+    RankedTensorType it = tensorType(idx);
+    int64_t n = it.getDimSize(0), v = in.getDimSize(0), f = in.getNumElements() / std::max<int64_t>(v, 1);
+    Type ie = it.getElementType();
+    unsigned bits = ie.getIntOrFloatBitWidth();
+    Value row = reshape(idx, {1, n});
+    // negative indices count from the end, as the gather reads them
+    auto scalar = RankedTensorType::get({}, ie);
+    Value zero = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, 0))).getResult();
+    Value size = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, v))).getResult();
+    row = where(compare("lt", row, zero), build<AddOp>("broadcast", "promote", {row, size}), row);
+    auto iotaType = RankedTensorType::get({v, 1}, ie);
+    SmallVector<APInt> ids;
+    for (int64_t k = 0; k < v; ++k)
+      ids.push_back(APInt(bits, k));
+    Value iota = b.create<ConstantOp>(loc, iotaType, DenseElementsAttr::get(iotaType, ids)).getResult();
+    Value onehot = convert(compare("eq", iota, row), et);  // [V, N]
+    Value r = matmul(onehot, reshape(grad, {n, f}));
+    return convert(reshape(r, in.getShape()), in.getElementType());
+  }
+  Value base = zeros(in.clone(et));
   Value r = b.create<ScatterOp>(loc, base.getType(), base, g.getIndex(), grad,
                                 ScatterReduceAttr::get(b.getContext(), ScatterReduce::sum),
                                 b.getI64IntegerAttr(g.getDim()), b.getUnitAttr(), b.getUnitAttr())

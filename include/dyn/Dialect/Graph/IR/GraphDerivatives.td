@@ -66,7 +66,7 @@ def MatmulRhsBack : Dyn_DerivFn<"matmulRhsBack">; // lhs^T @ grad, likewise
 def AddmmInputBack : Dyn_DerivFn<"addmmInputBack">;
 def AddmmLhsBack : Dyn_DerivFn<"addmmLhsBack">;
 def AddmmRhsBack : Dyn_DerivFn<"addmmRhsBack">;
-def GatherBack : Dyn_DerivFn<"gatherBack">;       // a sum scatter into zeros
+def GatherBack : Dyn_DerivFn<"gatherBack">;       // rows (an embedding): a one-hot GEMM; else a sum scatter into zeros
 def DropoutBack : Dyn_DerivFn<"dropoutBack">;     // the same draws (seed, offset) applied to the cotangent
 def NllLossBack : Dyn_DerivFn<"nllLossBack">;
 def MaxPoolBack : Dyn_DerivFn<"maxPoolBack">;                 // max_pool2d_backward at recomputed indices
