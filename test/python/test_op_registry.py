@@ -1,5 +1,6 @@
 """The op registry (include/dyn/Dialect/Graph/IR/GraphOpRegistry.td) and what is generated from it:
-python/dyn/_ops_generated.py must be what dyn-tblgen generates from the .td now (regenerated and diffed),
+python/dyn/_ops_generated.py must be what dyn-tblgen generates from the .td now (the ops and their derivative rules,
+GraphDerivatives.td; regenerated and diffed),
 and every name it gives must exist in PyTorch and in capture's tables."""
 import os
 import subprocess
@@ -20,7 +21,7 @@ def _generate(action):
     mlir_include = "/usr/lib/llvm-22/include"
     return subprocess.run(
         [TBLGEN, action, "-I", os.path.join(ROOT, "include"), "-I", mlir_include,
-         os.path.join(ROOT, "include/dyn/Dialect/Graph/IR/GraphOps.td")],
+         os.path.join(ROOT, "include/dyn/Dialect/Graph/IR/GraphDerivatives.td")],
         check=True, capture_output=True, text=True).stdout
 
 

@@ -78,30 +78,49 @@ def test_eager_backend_graphs_are_listed_as_chosen_not_fallbacks(monkeypatch, ca
     assert "[dyn:fallbacks]" not in capsys.readouterr().err  # asked for: not a fallback
 
 
-def test_requires_grad_runs_eagerly_warns_once_and_says_why(monkeypatch, capsys):
+def cumsum_relu(a, w):
+    return torch.relu(torch.cumsum(a @ w, 1))
+
+
+@needs_compiler
+def test_requires_grad_is_compiled_with_a_backward():
+    a, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        r = dyn.compile(mm_relu)(a, w)
+    assert eager_warnings(record) == []
+    r.sum().backward()
+    torch.testing.assert_close(w.grad, torch.autograd.grad(mm_relu(a, w).sum(), w)[0])
+    s = dyn.stats()
+    assert s["compiled_graphs"] == 1 and s["backward_graphs"] == 1 and s["eager_graphs"] == []
+    out = dyn.explain(mm_relu)(a, w)
+    assert "Graph 0: dyn (cpu, forward and backward)" in str(out)
+
+
+@needs_compiler
+def test_training_graph_without_a_rule_runs_eagerly_warns_once_and_says_why(monkeypatch, capsys):
     monkeypatch.setenv("DYN_LOGS", "fallbacks")
     a, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
-    cf = dyn.compile(mm_relu)
+    cf = dyn.compile(cumsum_relu)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         r = cf(a, w)
         cf(a, w)
         cf(torch.randn(2, 4), w)  # a new entry, still no compiled code: no second warning
     said = eager_warnings(record)
-    assert len(said) == 1 and "require grad" in said[0] and where(mm_relu) in said[0]
-    r.sum().backward()  # eager ran it: gradients flow
-    torch.testing.assert_close(w.grad, torch.autograd.grad(mm_relu(a, w).sum(), w)[0])
+    assert len(said) == 1 and "no derivative rule" in said[0] and where(cumsum_relu) in said[0]
+    r.sum().backward()  # PyTorch's autograd ran it: gradients flow
+    torch.testing.assert_close(w.grad, torch.autograd.grad(cumsum_relu(a, w).sum(), w)[0])
     s = dyn.stats()
     assert s["compiled_graphs"] == 0 and s["graphs"] == 2 and len(s["eager_graphs"]) == 2
     for g in s["eager_graphs"]:
-        assert g["where"] == where(mm_relu) and "require grad" in g["reason"]
-        assert g["backend"] == "eager (the frame runs in Python)" and g["graph"].ops() == ["matmul", "relu"]
+        assert g["where"] == where(cumsum_relu) and "graph.cumulative has no derivative rule" in g["reason"]
+        assert g["backend"] == "eager (PyTorch ops)"
     err = capsys.readouterr().err
-    assert err.count("[dyn:fallbacks]") == 2 and f"{where(mm_relu)}: a graph (2 ops) runs eager" in err
-    out = dyn.explain(mm_relu)(a, w)
+    assert err.count("[dyn:fallbacks]") == 2 and f"{where(cumsum_relu)}: a graph (3 ops) runs eager" in err
+    out = dyn.explain(cumsum_relu)(a, w)
     assert out.graph_count == 1 and out.backends[0]["compiled"] is False
-    assert "require grad" in out.backends[0]["reason"]
-    assert "Graph 0: eager (the frame runs in Python): inputs require grad" in str(out)
+    assert "Graph 0: eager (PyTorch ops): dyn-graph-autodiff: graph.cumulative has no derivative rule" in str(out)
 
 
 @needs_compiler
@@ -197,6 +216,6 @@ def test_no_fallback_log_without_the_switch(monkeypatch, capsys):
     a, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dyn.compile(mm_relu)(a, w)
+        dyn.compile(cumsum_relu)(a, w)
     assert "[dyn:" not in capsys.readouterr().err
     assert len(dyn.stats()["eager_graphs"]) == 1  # still counted

@@ -9,7 +9,7 @@ the offset is a constant of each op, distinct within a graph. The eager backend 
 instead, so it draws eager's numbers (docs/random.md)."""
 import torch
 
-OPS = frozenset(("random", "bernoulli", "dropout"))
+OPS = frozenset(("random", "bernoulli", "dropout", "attention_dropout"))
 SEED = "%seed"
 _METHODS = {"uniform": "uniform_", "normal": "normal_", "exponential": "exponential_", "integers": "random_",
             "cauchy": "cauchy_", "log_normal": "log_normal_", "geometric": "geometric_"}
@@ -47,7 +47,71 @@ def line(n, ins, tys, r, literal):
     if op == "dropout":
         return (f"{n.name} = graph.dropout {ins}, {SEED} p {_f64(literal, a['p'])} offset {a['offset']}{extra}"
                 f" : {tys}, tensor<i64> -> {r}")
+    if op == "attention_dropout":
+        return "\n    ".join(_attention_dropout_lines(n, literal))
     raise NotImplementedError(op)
+
+
+def _ty(shape, et):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + et + ">"
+
+
+def _attention_dropout_lines(n, literal):
+    """attention_dropout as eager's math path in graph ops: softmax(q k^T * scale + mask) dropped out, times v,
+    on [batch, L, E] views (graph.matmul takes 3-d operands); softmax in float32 for halves."""
+    from .opset import ELEMENT_TYPES
+    q, k, v = n.inputs[:3]
+    mask = n.inputs[3] if len(n.inputs) > 3 else None
+    a, et = n.attrs, ELEMENT_TYPES[q.meta.dtype]
+    *batch, length, e = q.meta.shape
+    src, ev = k.meta.shape[-2], v.meta.shape[-1]
+    b = 1
+    for d in batch:
+        b *= d
+    p = "%ad" + n.name[1:] + "_"
+    s3 = _ty((b, length, src), et)
+    lines = [f"{p}q = graph.reshape {q.name} : {_ty(q.meta.shape, et)} -> {_ty((b, length, e), et)}",
+             f"{p}k = graph.reshape {k.name} : {_ty(k.meta.shape, et)} -> {_ty((b, src, e), et)}",
+             f"{p}kt = graph.permute {p}k dims [0, 2, 1] : {_ty((b, src, e), et)} -> {_ty((b, e, src), et)}",
+             f"{p}s = graph.matmul {p}q, {p}kt : {_ty((b, length, e), et)}, {_ty((b, e, src), et)} -> {s3}",
+             f"{p}c = graph.constant dense<{literal(a['scale'] if a['scale'] is not None else e ** -0.5, q.meta.dtype)}>"
+             f" : {_ty((), et)}",
+             f"{p}x = graph.mul {p}s, {p}c : {s3}, {_ty((), et)} -> {s3}"]
+    scores = f"{p}x"
+    ninf = f"{p}ninf = graph.constant dense<{literal(float('-inf'), q.meta.dtype)}> : {_ty((), et)}"
+    if mask is not None:
+        met = ELEMENT_TYPES[mask.meta.dtype]
+        full = tuple(batch) + (length, src)
+        lines += [f"{p}me = graph.expand {mask.name} : {_ty(mask.meta.shape, met)} -> {_ty(full, met)}",
+                  f"{p}m = graph.reshape {p}me : {_ty(full, met)} -> {_ty((b, length, src), met)}"]
+        if mask.meta.dtype == torch.bool:
+            lines += [ninf, f"{p}xm = graph.where {p}m, {scores}, {p}ninf : {_ty((b, length, src), 'i1')}, "
+                            f"{s3}, {_ty((), et)} -> {s3}"]
+        else:
+            lines.append(f"{p}xm = graph.add {scores}, {p}m : {s3}, {s3} -> {s3}")
+        scores = f"{p}xm"
+    if a["is_causal"]:
+        keep = "[" + ", ".join("[" + ", ".join("true" if j <= i else "false" for j in range(src)) + "]"
+                               for i in range(length)) + "]"
+        if mask is None or mask.meta.dtype != torch.bool:
+            lines.append(ninf)
+        lines += [f"{p}tri = graph.constant dense<{keep}> : {_ty((length, src), 'i1')}",
+                  f"{p}xc = graph.where {p}tri, {scores}, {p}ninf : {_ty((length, src), 'i1')}, {s3}, "
+                  f"{_ty((), et)} -> {s3}"]
+        scores = f"{p}xc"
+    if et in ("f16", "bf16"):  # eager's softmax computes in float32 and rounds once
+        s32 = _ty((b, length, src), "f32")
+        lines += [f"{p}up = graph.convert {scores} : {s3} -> {s32}",
+                  f"{p}p32 = graph.softmax {p}up dim 2 : {s32} -> {s32}",
+                  f"{p}p = graph.convert {p}p32 : {s32} -> {s3}"]
+    else:
+        lines.append(f"{p}p = graph.softmax {scores} dim 2 : {s3} -> {s3}")
+    lines += [f"{p}d = graph.dropout {p}p, {SEED} p {_f64(literal, a['p'])} offset {a['offset']} : {s3}, "
+              f"tensor<i64> -> {s3}",
+              f"{p}v = graph.reshape {v.name} : {_ty(v.meta.shape, et)} -> {_ty((b, src, ev), et)}",
+              f"{p}o = graph.matmul {p}d, {p}v : {s3}, {_ty((b, src, ev), et)} -> {_ty((b, length, ev), et)}",
+              f"{n.name} = graph.reshape {p}o : {_ty((b, length, ev), et)} -> {_ty(n.meta.shape, et)}"]
+    return lines
 
 
 def run(n, xs):
@@ -63,7 +127,13 @@ def run(n, xs):
             lo, hi = int(lo), int(hi)
         return getattr(t, _METHODS[a["distribution"]])(lo, hi)
     if op == "bernoulli":
+        if "fill_p" in a:  # Tensor.bernoulli_(p) of a number: eager's in-place kernel, its draws
+            return torch.empty_like(xs[0]).bernoulli_(a["fill_p"])
         return torch.bernoulli(xs[0])
+    if op == "attention_dropout":  # eager's fused attention, its draws
+        mask = xs[3] if len(xs) > 3 else None
+        return torch.nn.functional.scaled_dot_product_attention(
+            xs[0], xs[1], xs[2], attn_mask=mask, dropout_p=a["p"], is_causal=a["is_causal"], scale=a["scale"])
     if op == "dropout":  # in place on a copy where eager's call was in place: the same kernel, the same draws
         k, inplace = a.get("feature_dims", -1), a.get("eager_inplace", False)
         x = xs[0].clone() if inplace else xs[0]

@@ -267,27 +267,26 @@ class WindowOps:
                          scale=None if scale is None else float(scale))
 
     def _attention_with_dropout(self, q, k, v, attn_mask, p, is_causal, scale):
-        """Attention whose probabilities drop out (a model's attention in training): eager's math path,
-        softmax(q k^T * scale + mask), dropout, times v, the dropout drawing dyn's Philox numbers as every
-        graph.dropout does (docs/random.md)."""
-        e, length, src = q.meta.shape[-1], q.meta.shape[-2], k.meta.shape[-2]
-        s = float(scale) if scale is not None else 1.0 / math.sqrt(e)
-        scores = self.binary("mul", self.matmul(q, self.transpose(k, -2, -1)), s)
-        if is_causal:
-            keep = self.dense(torch.ones(length, src, dtype=torch.bool).tril())
-            scores = self.where(keep, scores, float("-inf"))
+        """Attention whose probabilities drop out (a model's attention in training): one random node,
+        graph/random.py's attention_dropout. The eager backend runs eager's op (eager's numbers); the
+        compiled graph is eager's math path (scores, softmax, graph.dropout, product) with dyn's Philox
+        numbers, as every compiled random op (docs/random.md)."""
+        batch = tuple(q.meta.shape[:-2])
+        if tuple(k.meta.shape[:-2]) != batch or tuple(v.meta.shape[:-2]) != batch or q.meta.dim() < 3:
+            return self.torch_call(F.scaled_dot_product_attention, (q, k, v),
+                                   dict(attn_mask=attn_mask, dropout_p=p, is_causal=is_causal, scale=scale))
         if attn_mask is not None:
             self.check(attn_mask)
-            if attn_mask.meta.dtype == torch.bool:
-                scores = self.where(attn_mask, scores, float("-inf"))
-            else:
-                scores = self.binary("add", scores, attn_mask)
-        probs = self.softmax("softmax", scores, -1)
+            if attn_mask.meta.dtype not in (torch.bool, q.meta.dtype) or attn_mask.meta.dim() > q.meta.dim():
+                raise Unsupported("an attention mask of another float dtype than the query's, or more dims")
+        meta = self._meta_of(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
+                             attn_mask=None if attn_mask is None else attn_mask.meta, is_causal=is_causal,
+                             scale=scale)
         self.g.device = self.tr.device
-        dropped = self.node("dropout", [probs], probs.meta, p=p, offset=next_offset(self.g), seeded=True,
-                            callee="F.scaled_dot_product_attention", feature_dims=-1, fn="dropout",
-                            eager_inplace=False, **self.g._on_device())
-        return self.matmul(dropped, v)
+        ins = [q, k, v] + ([attn_mask] if attn_mask is not None else [])
+        return self.node("attention_dropout", ins, meta, p=p, offset=next_offset(self.g), seeded=True,
+                         is_causal=is_causal, scale=None if scale is None else float(scale),
+                         callee="F.scaled_dot_product_attention", **self.g._on_device())
 
     def _seeded_attention(self, q, k, v, p, is_causal, scale, enable_gqa):
         """Attention with dropout inside torch.testing's wrapper_set_seed: eager's op drawing from the

@@ -300,7 +300,7 @@ def _bernoulli_(o, x, p=0.5, *, generator=None):
     if not o.dest_shadow(x).is_contiguous():
         raise Unsupported("Tensor.bernoulli_ of a tensor that is not contiguous")
     probs = o.full(tuple(x.meta.shape), float(p), x.meta.dtype)
-    new = _node(o, "bernoulli", (probs,), x.meta.shape, x.meta.dtype, "Tensor.bernoulli_")
+    new = _node(o, "bernoulli", (probs,), x.meta.shape, x.meta.dtype, "Tensor.bernoulli_", fill_p=float(p))
     return inplace(o, x, new, lambda s: s.bernoulli_(p))
 
 
