@@ -22,6 +22,7 @@ import time
 import warnings
 
 import torch
+import torch._dynamo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
@@ -83,7 +84,6 @@ def measure(case, backend, device, optimizer):
     elif backend == "dyn":
         fn = dyn.compile(model)
     else:
-        import torch._dynamo
         torch._dynamo.reset()
         fn = torch.compile(model)
     step = make_step(case, model, fn, optimizer)

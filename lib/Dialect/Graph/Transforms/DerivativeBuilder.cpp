@@ -866,6 +866,35 @@ Value DerivativeBuilder::maxPoolBack(Operation *op, Value grad, Values) {
       ->getResult(0);
 }
 
+Value DerivativeBuilder::maxPoolWithIndicesBack(Operation *op, Value grad, Values) {
+  auto p = cast<MaxPoolWithIndicesOp>(op);
+  RankedTensorType in = tensorType(p.getInput());
+  if (p.getKernel().size() != 2 || in.getRank() != 4 || !isa<FloatType>(in.getElementType())) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  return b
+      .create<MaxPool2dBackwardOp>(
+          loc, TypeRange{in}, ValueRange{grad, p.getInput(), op->getResult(1)},
+          ArrayRef<NamedAttribute>{b.getNamedAttr("kernel_size", p.getKernelAttr()),
+                                   b.getNamedAttr("stride", p.getStrideAttr()),
+                                   b.getNamedAttr("padding", p.getPaddingAttr()),
+                                   b.getNamedAttr("dilation", p.getDilationAttr()),
+                                   b.getNamedAttr("ceil_mode", p.getCeilModeAttr())})
+      ->getResult(0);
+}
+
+/// vecdot(lhs, rhs, dim) = sum(lhs * rhs, dim): each operand's gradient is the cotangent, expanded over
+/// `dim`, times the other.
+Value DerivativeBuilder::vecdotBack(Operation *op, Value grad, Values args) {
+  auto v = cast<VecdotOp>(op);
+  RankedTensorType t = tensorType(v.getLhs());
+  SmallVector<int64_t> kept(t.getShape());
+  kept[v.getDim()] = 1;
+  Value g = expand(reshape(grad, kept), t.getShape());
+  return mul(g, args[0]);
+}
+
 Value DerivativeBuilder::adaptiveAvgPoolBack(Operation *op, Value grad, Values) {
   auto p = cast<AdaptiveAvgPoolOp>(op);
   RankedTensorType in = tensorType(p.getInput());

@@ -102,6 +102,8 @@ public:
   void convolutionBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void batchNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   mlir::Value maxPoolBack(mlir::Operation *op, mlir::Value grad, Values args);
+  mlir::Value maxPoolWithIndicesBack(mlir::Operation *op, mlir::Value grad, Values args);
+  mlir::Value vecdotBack(mlir::Operation *op, mlir::Value grad, Values args);
   mlir::Value adaptiveAvgPoolBack(mlir::Operation *op, mlir::Value grad, Values args);
   mlir::Value hardswishBack(mlir::Operation *op, mlir::Value grad, Values args);
   mlir::Value hardsigmoidBack(mlir::Operation *op, mlir::Value grad, Values args);

@@ -71,6 +71,8 @@ def DropoutBack : Dyn_DerivFn<"dropoutBack">;     // the same draws (seed, offse
 def NllLossBack : Dyn_DerivFn<"nllLossBack">;
 def MaxPoolBack : Dyn_DerivFn<"maxPoolBack">;                 // max_pool2d_backward at recomputed indices
 def AdaptiveAvgPoolBack : Dyn_DerivFn<"adaptiveAvgPoolBack">; // _adaptive_avg_pool2d_backward
+def MaxPoolWithIndicesBack : Dyn_DerivFn<"maxPoolWithIndicesBack">; // max_pool2d_backward at its own indices
+def VecdotBack : Dyn_DerivFn<"vecdotBack">;       // (VecdotBack $other): the cotangent over dim times other
 def HardswishBack : Dyn_DerivFn<"hardswishBack">;
 def HardsigmoidBack : Dyn_DerivFn<"hardsigmoidBack">;
 
@@ -218,6 +220,7 @@ def : Graph_DerivativeFn<Graph_CatOp, "catBack">;
 //===----------------------------------------------------------------------===//
 
 def : Graph_Derivative<Graph_MatmulOp, [(MatmulLhsBack $grad), (MatmulRhsBack $grad)]>;
+def : Graph_Derivative<Graph_VecdotOp, [(VecdotBack $rhs), (VecdotBack $lhs)]>;
 def : Graph_Derivative<Graph_AddmmOp, [(AddmmInputBack $grad), (AddmmLhsBack $grad), (AddmmRhsBack $grad)]>;
 // Attention: the probabilities recomputed in float32, then the GEMMs of the math backward
 // (softmax_backward between them). An additive float mask gets the scores' gradient; a boolean one none.
@@ -226,6 +229,7 @@ def : Graph_DerivativeFn<Graph_ScaledDotProductAttentionOp, "attentionBack">;
 def : Graph_DerivativeFn<Graph_ConvolutionOp, "convolutionBack">;
 def : Graph_Derivative<Graph_MaxPoolOp, [(MaxPoolBack $grad)]>;
 def : Graph_Derivative<Graph_AdaptiveAvgPoolOp, [(AdaptiveAvgPoolBack $grad)]>;
+def : Graph_Derivative<Graph_MaxPoolWithIndicesOp, [(MaxPoolWithIndicesBack $grad)]>;
 
 //===----------------------------------------------------------------------===//
 // Indexing, normalization, losses, random
