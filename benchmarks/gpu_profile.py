@@ -1,4 +1,5 @@
-"""Where a corpus model's GPU time goes, eager beside dyn: torch.profiler over a few steady eval calls.
+"""Where a corpus model's GPU time goes, eager beside dyn: torch.profiler over a few steady eval calls, or
+train steps (forward, loss, backward) with --mode train.
 
 For each model: the number of kernels per call and the CUDA time per call of eager and of dyn, and the
 kernels that take the most time in each (dyn's own kernels are launched through the CUDA driver API;
@@ -53,22 +54,30 @@ def main():
     ap.add_argument("--size", default="full", choices=["small", "full"])
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--mode", default="eval", choices=["eval", "train"])
     args = ap.parse_args()
     for name in args.models.split(","):
         case = corpus.build(name, args.size, "cuda")
-        model = case.model.eval()
-        a, kw = case.inputs("eval")
+        model = case.model.train(args.mode == "train")
+        a, kw = case.inputs(args.mode)
         compiled = dyn.compile(model)
 
-        def eager():
+        def run(fn):
+            if args.mode == "train":
+                for p in model.parameters():
+                    p.grad = None
+                case.loss(fn(*a, **kw), "train").backward()
+                return None
             with torch.no_grad():
-                return model(*a, **kw)
+                return fn(*a, **kw)
+
+        def eager():
+            return run(model)
 
         def compiled_call():
-            with torch.no_grad():
-                return compiled(*a, **kw)
+            return run(compiled)
 
-        print(f"{name} (eval, {args.size}):")
+        print(f"{name} ({args.mode}, {args.size}):")
         report("eager", kernels(eager, args.calls), args.calls, args.top)
         report("dyn", kernels(compiled_call, args.calls), args.calls, args.top)
         print("  dyn.stats:", {k: v for k, v in dyn.stats().items() if k in ("graphs", "compiled_graphs", "eager_graphs")})

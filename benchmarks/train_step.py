@@ -5,7 +5,8 @@ A step is forward, loss, backward and (with --optimizer) the optimizer's step, o
 (--models seed_resnet50: batch 256 at 224 px with Adam on CUDA, batch 8 at 64 px on the CPU). Each backend
 gets its own copy of the model (same weights); the steady time is the median over --reps steps, measured in
 --rounds interleaved rounds (the backends' order rotating) and reported as the median of the rounds' medians.
-Peak memory is torch.cuda.max_memory_allocated over one steady step (CUDA only). Dropout and stochastic
+Peak memory is what one steady step allocates at most beyond what was allocated before it
+(torch.cuda.max_memory_allocated minus memory_allocated: activations, gradients, temporaries; CUDA only). Dropout and stochastic
 depth stay on (each backend draws its own numbers).
 
 Run:  PYTHONPATH=python .venv/bin/python benchmarks/train_step.py --models tv_resnet18,hf_gpt2_sdpa
@@ -96,10 +97,12 @@ def measure(case, backend, device, optimizer):
     step()
     peak = None
     if device == "cuda":
+        sync(device)
         torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
         step()
         sync(device)
-        peak = torch.cuda.max_memory_allocated()
+        peak = torch.cuda.max_memory_allocated() - before
     rec = {"first_s": first, "peak_bytes": peak, "_step": step}
     if stats is not None:
         rec.update(graphs=stats["graphs"], backward_graphs=stats["backward_graphs"],

@@ -377,6 +377,8 @@ struct Launch {
 
 struct TempBuffer {
   uint64_t offset; // into the workspace, 256-byte aligned
+  uint64_t bytes;  // rounded up to 256
+  bool constant;   // a dense constant's slot: uploaded before the launches, never shared
 };
 
 /// A dense constant (a read-only global of the host function): its bytes are
@@ -551,6 +553,61 @@ bool denseBytes(DenseElementsAttr value, std::vector<char> &bytes) {
   return true;
 }
 
+/// Places the temporaries in the workspace by liveness: a temporary occupies
+/// its bytes from the first step that reads or writes it to the last, and
+/// temporaries whose lifetimes do not overlap share memory (the launches run
+/// in order on one stream, library calls too). Constants keep slots of their
+/// own for the whole call (uploaded before the launches, or once before a CUDA
+/// graph's capture). First fit, in order of first use.
+void placeTemporaries(GpuFunction &fn) {
+  size_t n = fn.temps.size(), steps = fn.launches.size();
+  std::vector<int64_t> first(n, (int64_t)steps), last(n, -1);
+  auto use = [&](const ArgRef &ref, int64_t step) {
+    if (ref.kind != ArgRef::Temp)
+      return;
+    first[ref.value] = std::min(first[ref.value], step);
+    last[ref.value] = std::max(last[ref.value], step);
+  };
+  for (size_t k = 0; k < steps; ++k) {
+    const Launch &l = fn.launches[k];
+    for (const ArgRef &ref : l.args)
+      use(ref, (int64_t)k);
+    if (l.library)
+      for (const ArgRef &ref : l.library->buffers)
+        use(ref, (int64_t)k);
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    order[i] = i;
+    if (fn.temps[i].constant || last[i] < first[i]) { // constants and unused slots: the whole call
+      first[i] = -1;
+      last[i] = (int64_t)steps;
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  std::vector<size_t> placed;
+  fn.workspace = 0;
+  for (size_t i : order) {
+    // the live intervals of the placed temporaries that overlap i's lifetime, by offset
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t j : placed)
+      if (first[j] <= last[i] && first[i] <= last[j])
+        busy.push_back({fn.temps[j].offset, fn.temps[j].offset + fn.temps[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (auto [lo, hi] : busy) {
+      if (offset + fn.temps[i].bytes <= lo)
+        break;
+      offset = std::max(offset, hi);
+    }
+    fn.temps[i].offset = offset;
+    fn.workspace = std::max(fn.workspace, offset + fn.temps[i].bytes);
+    placed.push_back(i);
+  }
+  for (ConstantUpload &u : fn.uploads)
+    u.offset = fn.temps[u.offset].offset;
+}
+
 /// Reads the host function into `fn`; fails with a diagnostic on anything
 /// that is not an allocation, a constant or a launch with constant geometry.
 LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
@@ -566,8 +623,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         return alloc.emitOpError("needs a static shape on the GPU path");
       uint64_t bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
       refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
-      fn.temps.push_back({fn.workspace});
-      fn.workspace += (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
+      fn.temps.push_back({0, (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256, false});
       continue;
     }
     if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
@@ -576,12 +632,11 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       auto value = global && global.getConstant()
                        ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
                        : DenseElementsAttr();
-      ConstantUpload upload{fn.workspace, {}};
+      ConstantUpload upload{(uint64_t)fn.temps.size(), {}}; // its temp until the plan places it
       if (!value || !get.getType().hasStaticShape() || !denseBytes(value, upload.bytes))
         return get.emitOpError("needs a constant global of integers or floats on the GPU path");
       refs[get] = {ArgRef::Temp, (int64_t)fn.temps.size()};
-      fn.temps.push_back({fn.workspace});
-      fn.workspace += (std::max<uint64_t>(upload.bytes.size(), 1) + 255) / 256 * 256;
+      fn.temps.push_back({0, (std::max<uint64_t>(upload.bytes.size(), 1) + 255) / 256 * 256, true});
       fn.uploads.push_back(std::move(upload));
       continue;
     }
@@ -673,6 +728,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
   for (const Launch &l : fn.launches)
     if (!l.library && fn.modules[l.module].empty())
       return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
+  placeTemporaries(fn);
   return success();
 }
 

@@ -116,3 +116,30 @@ def test_gpu_fill_constants_stay_in_kernels():
     launches = [line for line in host.splitlines() if "gpu.launch_func" in line]
     assert len(launches) == 2
     assert all("vector<" not in line for line in launches)
+
+
+CHAIN_IR = """
+module {
+  func.func @forward(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+    %0 = graph.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %1 = graph.relu %0 : tensor<64x64xf32> -> tensor<64x64xf32>
+    %2 = graph.matmul %1, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %3 = graph.relu %2 : tensor<64x64xf32> -> tensor<64x64xf32>
+    %4 = graph.matmul %3, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %5 = graph.relu %4 : tensor<64x64xf32> -> tensor<64x64xf32>
+    %6 = graph.matmul %5, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %7 = graph.relu %6 : tensor<64x64xf32> -> tensor<64x64xf32>
+    %8 = graph.matmul %7, %w : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    return %8 : tensor<64x64xf32>
+  }
+}
+"""
+
+
+@needs_compiler
+def test_gpu_temporaries_share_the_workspace_by_liveness():
+    """A chain of GEMMs (library calls) with a kernel between each two: eight 16 KiB temporaries, at most
+    two alive at a time, so the launch plan (built without a GPU) places them in two slots' worth of
+    workspace rather than eight."""
+    g = dyn._C.compile_gpu(CHAIN_IR, "forward", False, 3)
+    assert 2 * 64 * 64 * 4 <= g.workspace_bytes <= 3 * 64 * 64 * 4
