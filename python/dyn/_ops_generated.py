@@ -451,7 +451,7 @@ OPS = {
     "vecdot": OpDef(
         "vecdot", "linalg", ("lhs", "rhs"), (("dim", "i64"),),
         ("torch.dot", "torch.vdot", "torch.linalg.vecdot", "aten.dot", "aten.vdot"), "",
-        "promote_numeric", "meta", "VecdotToPrim (GraphToPrim/Linalg.cpp)", ""),
+        "promote_numeric", "meta", "VecdotToPrim (GraphToPrim/Linalg.cpp)", "rule"),
     "trace": OpDef(
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
@@ -467,7 +467,7 @@ OPS = {
     "max_pool_with_indices": OpDef(
         "max_pool_with_indices", "pool_indices", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
-        "meta", "meta", "MaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
+        "meta", "meta", "MaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", "rule"),
     "adaptive_max_pool_with_indices": OpDef(
         "adaptive_max_pool_with_indices", "pool_indices", ("input",), (("output_size", "i64_array"),),
         (), "",

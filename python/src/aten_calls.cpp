@@ -313,19 +313,20 @@ std::vector<at::Tensor> inputs(const DynLibraryCall *call, const at::Device &dev
   return ts;
 }
 
-/// params: [transpose_b, has_addend]. out = a @ b (or a @ b^T), [B,]MxK x [B,]KxN (NxK), plus the
-/// addend (broadcast) in the GEMM's epilogue when there is one (addmm / baddbmm: one rounding).
+/// params: [transpose_b, has_addend, transpose_a]. out = op(a) @ op(b), [B,]MxK (KxM) x [B,]KxN (NxK),
+/// plus the addend (broadcast) in the GEMM's epilogue when there is one (addmm / baddbmm: one rounding).
 int matmul(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     at::Device device = deviceOf(call);
     std::vector<at::Tensor> in = inputs(call, device);
     at::Tensor out = wrap(call->outputs[0], device);
     at::Tensor b = call->params[0] ? in[1].transpose(-1, -2) : in[1];
+    at::Tensor a = call->num_params > 2 && call->params[2] ? in[0].transpose(-1, -2) : in[0];
     bool addend = call->num_params > 1 && call->params[1];
     if (out.dim() == 2)
-      addend ? at::addmm_out(out, in[2], in[0], b) : at::mm_out(out, in[0], b);
+      addend ? at::addmm_out(out, in[2], a, b) : at::mm_out(out, a, b);
     else
-      addend ? at::baddbmm_out(out, in[2], in[0], b) : at::bmm_out(out, in[0], b);
+      addend ? at::baddbmm_out(out, in[2], a, b) : at::bmm_out(out, a, b);
   });
 }
 

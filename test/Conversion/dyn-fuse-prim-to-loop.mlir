@@ -639,3 +639,17 @@ func.func @reduction_through_merging_reshape(%arg0: tensor<2x4x6x6xf32>) -> tens
   %11 = prim.mul %9, %10 : tensor<2x4x4x9xf32>
   return %11 : tensor<2x4x4x9xf32>
 }
+
+// -----
+
+// A transposed lhs (a weight gradient's x^T @ grad) is read in place by the
+// library call (transpose_a): no transpose kernel, no copy.
+// CHECK-LABEL: func @transposed_lhs
+// CHECK-SAME: (%[[X:[^:]*]]: memref<64x32xf32>, %[[G:[^:]*]]: memref<64x16xf32>
+// CHECK-NOT: loop.kernel "transpose
+// CHECK: loop.matmul %[[X]], %[[G]], %{{.*}} transpose_a : memref<64x32xf32>, memref<64x16xf32>, memref<32x16xf32>
+func.func @transposed_lhs(%x: tensor<64x32xf32>, %g: tensor<64x16xf32>) -> tensor<32x16xf32> {
+  %0 = prim.transpose %x permutation [1, 0] : tensor<64x32xf32> -> tensor<32x64xf32>
+  %1 = prim.dot_general %0, %g batch [], [] contract [1], [0] : tensor<32x64xf32>, tensor<64x16xf32> -> tensor<32x16xf32>
+  return %1 : tensor<32x16xf32>
+}

@@ -925,11 +925,11 @@ bool isMatmulShaped(prim::DotGeneralOp dot) {
 /// The value whose buffer a matmul reads transposed in place for `dot`'s rhs:
 /// the operand of a prim.transpose that swaps the last two dims (leaving a
 /// batch dim alone), or null where the rhs is used as it is.
-Value transposedRhsSource(prim::DotGeneralOp dot) {
-  auto t = dot.getRhs().getDefiningOp<prim::TransposeOp>();
+Value transposedSource(Value operand) {
+  auto t = operand.getDefiningOp<prim::TransposeOp>();
   if (!t)
     return {};
-  int64_t r = tensorType(dot.getRhs()).getRank();
+  int64_t r = tensorType(operand).getRank();
   SmallVector<int64_t> swap = r == 3 ? SmallVector<int64_t>{0, 2, 1} : SmallVector<int64_t>{1, 0};
   if (t.getPermutation() != ArrayRef<int64_t>(swap))
     return {};
@@ -938,6 +938,21 @@ Value transposedRhsSource(prim::DotGeneralOp dot) {
     if (cast<DenseElementsAttr>(c.getValue()).isSplat())
       return {};
   return t.getOperand();
+}
+
+/// The [B,]NxK source of a GEMM's rhs that is its transpose (loop.matmul transpose_b), or null.
+Value transposedRhsSource(prim::DotGeneralOp dot) { return transposedSource(dot.getRhs()); }
+/// The [B,]KxM source of a GEMM's lhs that is its transpose (loop.matmul transpose_a: a weight
+/// gradient's x^T @ grad), or null.
+/// Not where dyn's runtime matmul runs every f32/f64 GEMM (`dyn.cpu_gemm` = "runtime": no library,
+/// as in a C API program): it has no transposed-A form.
+Value transposedLhsSource(prim::DotGeneralOp dot) {
+  if (auto module = dot->getParentOfType<ModuleOp>())
+    if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"); choice && choice.getValue() == "runtime")
+      return {};
+  // a transpose of a transpose is a row-major view of its source already (no copy)
+  Value src = transposedSource(dot.getLhs());
+  return src && src.getDefiningOp<prim::TransposeOp>() ? Value() : src;
 }
 
 /// A half-precision GEMM (any float one with `anyFloat`: the CPU's library
@@ -1403,10 +1418,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // A transposed rhs is read in place (loop.matmul transpose_b): its
       // source gets the buffer, and the transpose is not materialized unless
       // something else needs it.
-      Value rhs = dot.getRhs();
+      Value lhs = dot.getLhs(), rhs = dot.getRhs();
       if (Value src = transposedRhsSource(dot))
         rhs = src;
-      SmallVector<Value> reads{dot.getLhs(), rhs};
+      if (Value src = transposedLhsSource(dot))
+        lhs = src;
+      SmallVector<Value> reads{lhs, rhs};
       Value result = dot.getResult();
       std::optional<GemmAddend> fused = gemmAddend(dot, returned, options.f32GemmAddend);
       if (fused) {
@@ -1609,12 +1626,13 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
       auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
-      Value src = transposedRhsSource(dot);
+      Value src = transposedRhsSource(dot), lsrc = transposedLhsSource(dot);
       Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       auto matmul =
-          loop::MatmulOp::create(b, loc, operandBuffer(dot.getLhs()),
+          loop::MatmulOp::create(b, loc, operandBuffer(lsrc ? lsrc : dot.getLhs()),
                                  operandBuffer(src ? src : dot.getRhs()), buffers[v], addend,
-                                 /*transpose_b=*/src != nullptr, /*unsigned_buffers=*/nullptr);
+                                 /*transpose_b=*/src != nullptr, /*unsigned_buffers=*/nullptr,
+                                 /*transpose_a=*/lsrc != nullptr);
       if (failed(checkLibraryCall(matmul, dot)))
         return failure();
       continue;

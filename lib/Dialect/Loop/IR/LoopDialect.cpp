@@ -155,12 +155,14 @@ LogicalResult MatmulOp::verify() {
   if (r != b.getRank() || r != c.getRank() || (r != 2 && r != 3))
     return emitOpError("expects three 2-D or three 3-D buffers");
   auto s = [](MemRefType t, int64_t i) { return t.getDimSize(t.getRank() - 1 - i); };
-  // s(t, 0) is the last dim, s(t, 1) the one before; with transpose_b, rhs is [B,]NxK.
+  // s(t, 0) is the last dim, s(t, 1) the one before; with transpose_b, rhs is [B,]NxK; with
+  // transpose_a, lhs is [B,]KxM.
   int64_t bk = getTransposeB() ? s(b, 0) : s(b, 1), bn = getTransposeB() ? s(b, 1) : s(b, 0);
-  if (s(a, 0) != bk || s(c, 1) != s(a, 1) || s(c, 0) != bn ||
+  int64_t am = getTransposeA() ? s(a, 0) : s(a, 1), ak = getTransposeA() ? s(a, 1) : s(a, 0);
+  if (ak != bk || s(c, 1) != am || s(c, 0) != bn ||
       (r == 3 && (a.getDimSize(0) != b.getDimSize(0) || a.getDimSize(0) != c.getDimSize(0))))
-    return emitOpError(getTransposeB() ? "shapes must be [B,]MxK, [B,]NxK, [B,]MxN"
-                                       : "shapes must be [B,]MxK, [B,]KxN, [B,]MxN");
+    return emitOpError() << "shapes must be " << (getTransposeA() ? "[B,]KxM" : "[B,]MxK") << ", "
+                         << (getTransposeB() ? "[B,]NxK" : "[B,]KxN") << ", [B,]MxN";
   if (Value addend = getAddend()) {
     ArrayRef<int64_t> add = shapeOf(addend), out = c.getShape();
     bool ok = add.size() <= out.size();
@@ -174,7 +176,7 @@ LogicalResult MatmulOp::verify() {
 
 bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
   Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
-  if (!(et.isF32() || et.isF64()) || op.getAddend())
+  if (!(et.isF32() || et.isF64()) || op.getAddend() || op.getTransposeA())
     return false;
   // `dyn.cpu_gemm` = "library" | "runtime" on the module decides for every
   // f32/f64 GEMM (benchmarks/cpu_gemm.py compares the two in one process).
@@ -222,9 +224,9 @@ SmallVector<Value> MatmulOp::getLibraryCallInputs() {
   return inputs;
 }
 SmallVector<Value> MatmulOp::getLibraryCallOutputs() { return {getOut()}; }
-/// [transpose_b, has_addend]
+/// [transpose_b, has_addend, transpose_a]
 SmallVector<int64_t> MatmulOp::getLibraryCallParams() {
-  return {getTransposeB() ? 1 : 0, getAddend() ? 1 : 0};
+  return {getTransposeB() ? 1 : 0, getAddend() ? 1 : 0, getTransposeA() ? 1 : 0};
 }
 
 LogicalResult ConvolutionOp::verify() {

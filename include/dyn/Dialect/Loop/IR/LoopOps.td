@@ -100,7 +100,7 @@ class Loop_LibraryCallOp<string mnemonic, list<Trait> traits = []>
 }
 
 def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
-  let summary = "library call: out = lhs @ rhs, or lhs @ rhs^T (2-D, or batched 3-D)";
+  let summary = "library call: out = lhs @ rhs, with either operand transposed (2-D, or batched 3-D)";
   let description = [{
     Operands are contiguous buffers of one element type: [M,K] x [K,N] ->
     [M,N], or the same with a leading batch dim on all three. Integer
@@ -109,7 +109,9 @@ def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
 
     With `transpose_b`, the rhs buffer holds B transposed, [N,K] (or
     [batch,N,K]) row-major, and out = lhs @ rhs^T: a linear layer's weight
-    is read in place instead of being copied into [K,N] first.
+    is read in place instead of being copied into [K,N] first. With
+    `transpose_a`, the lhs buffer holds A transposed, [K,M] (a weight
+    gradient's x^T @ grad reads x in place).
 
     With an `addend` (broadcasting to out, right-aligned), out = addend +
     lhs @ rhs in one rounding: the library adds it in its epilogue, as
@@ -121,9 +123,11 @@ def Loop_MatmulOp : Loop_LibraryCallOp<"matmul"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$lhs, Arg<AnyMemRef, "", [MemRead]>:$rhs,
                        Arg<AnyMemRef, "", [MemWrite]>:$out, Arg<Optional<AnyMemRef>, "", [MemRead]>:$addend,
-                       UnitAttr:$transpose_b, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers);
+                       UnitAttr:$transpose_b, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers,
+                       UnitAttr:$transpose_a);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $out (`addend` $addend^)? (`transpose_b` $transpose_b^)? attr-dict `:` type(operands)
+    $lhs `,` $rhs `,` $out (`addend` $addend^)? (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?
+    attr-dict `:` type(operands)
   }];
 }
 
