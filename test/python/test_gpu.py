@@ -384,8 +384,7 @@ def test_small_cnn_compiles_for_the_gpu():
     torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)  # cuDNN's TF32 convolutions, both sides
 
 
-@pytest.mark.parametrize("backend", ["eager", "dyn"])
-def test_stochastic_depth_draws_eager_numbers(backend):
+def test_stochastic_depth_draws_eager_numbers():
     """torchvision's stochastic depth (efficientnet, convnext in train mode): an uninitialized tensor
     filled in place by bernoulli_ on the CUDA generator. The corpus run on the H100 showed backend="eager"
     differing from eager by 9.3e-04 in efficientnet_b0's train outputs (0 on the CPU): the draws must
@@ -396,7 +395,7 @@ def test_stochastic_depth_draws_eager_numbers(backend):
         return stochastic_depth(x, 0.2, "row", True) * 2 + stochastic_depth(x, 0.5, "batch", True)
 
     x = torch.randn(64, 4, 3, 3, device="cuda")
-    g = dyn.compile(f, backend=backend)
+    g = dyn.compile(f, backend="eager")
     torch.manual_seed(0)
     ref = [f(x) for _ in range(3)]
     torch.manual_seed(0)
@@ -407,13 +406,28 @@ def test_stochastic_depth_draws_eager_numbers(backend):
         assert torch.equal(a, b)
 
 
-@pytest.mark.parametrize("backend", ["eager", "dyn"])
-def test_inplace_dropout_draws_eager_numbers(backend):
+def test_stochastic_depth_compiled():
+    """Compiled, stochastic depth's bernoulli_ is a graph.bernoulli (dyn's Philox numbers, docs/random.md):
+    each row is dropped or kept and scaled, and a seed gives the same rows again."""
+    from torchvision.ops import stochastic_depth
+    x = torch.randn(256, 4, 3, 3, device="cuda")
+    g = dyn.compile(lambda x: stochastic_depth(x, 0.2, "row", True))
+    dyn.reset()
+    torch.manual_seed(0)
+    out = g(x)
+    assert dyn.stats()["compiled_graphs"] == 1 and dyn.stats()["eager_graphs"] == []
+    kept = out.flatten(1).ne(0).any(1)
+    torch.testing.assert_close(out[kept], x[kept] / 0.8)
+    assert not out[~kept].any() and 0.1 < (~kept).float().mean() < 0.3
+    torch.manual_seed(0)
+    assert torch.equal(g(x), out)
+
+
+def test_inplace_dropout_draws_eager_numbers():
     """nn.Dropout(inplace=True) (mobilenet_v3 and efficientnet classifiers): on CUDA eager's in-place
     dropout draws through bernoulli_, its out-of-place form through the fused native_dropout, so the
     eager backend must run the in-place form (the corpus run on the H100 showed backend="eager" differing
-    from eager by 0.64 in efficientnet_b0's train outputs). With grads (train), the dyn backend runs the
-    graph with PyTorch ops too."""
+    from eager by 0.64 in efficientnet_b0's train outputs)."""
     drop = torch.nn.Dropout(0.2, inplace=True)
 
     def f(x, w):
@@ -421,7 +435,7 @@ def test_inplace_dropout_draws_eager_numbers(backend):
 
     x = torch.randn(64, 32, device="cuda")
     w = torch.randn(32, 128, device="cuda", requires_grad=True)
-    g = dyn.compile(f, backend=backend)
+    g = dyn.compile(f, backend="eager")
     torch.manual_seed(0)
     ref = [f(x, w) for _ in range(3)]
     torch.manual_seed(0)
@@ -430,6 +444,22 @@ def test_inplace_dropout_draws_eager_numbers(backend):
         got = [g(x, w) for _ in range(3)]
     for a, b in zip(ref, got):
         assert torch.equal(a, b)
+
+
+def test_inplace_dropout_in_training_compiled():
+    """With grads, the dyn backend differentiates the graph: dyn's mask in the forward, the same mask in
+    the backward (the gradient is eager's for that mask)."""
+    drop = torch.nn.Dropout(0.2, inplace=True)
+    x = torch.randn(64, 32, device="cuda")
+    w = torch.randn(32, 128, device="cuda", requires_grad=True)
+    dyn.reset()
+    out = dyn.compile(lambda x, w: drop(torch.relu(x @ w)))(x, w)
+    assert dyn.stats()["backward_graphs"] == 1
+    h = x @ w.detach()
+    scale = (out != 0).float() / 0.8
+    torch.testing.assert_close(out, torch.relu(h) * scale)
+    out.sum().backward()
+    torch.testing.assert_close(w.grad, x.t() @ ((h > 0).float() * scale))
 
 
 class _AmpBlock(torch.nn.Module):
