@@ -97,6 +97,8 @@ def measure(case, backend, device, optimizer):
     step()
     peak = None
     if device == "cuda":
+        for p in model.parameters():  # the step frees the last gradients first: measured without them
+            p.grad = None
         sync(device)
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
