@@ -1,0 +1,311 @@
+//===- NetworkDerivatives.cpp - derivatives of norms, attention, convolution -===//
+//
+// The DerivativeBuilder members for the ops of neural-network layers: norms
+// (statistics recomputed, eager's formulas), attention (the math backward),
+// convolution and pooling (ATen's backward kernels as library calls).
+//
+//===----------------------------------------------------------------------===//
+#include "DerivativeBuilder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace dyn::graph {
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+//===----------------------------------------------------------------------===//
+// Norms: recomputed statistics, eager's formulas, float32 for halves
+//===----------------------------------------------------------------------===//
+
+Value DerivativeBuilder::sumToShape(Value v, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (shape[i] == 1 && t.getDimSize(i) != 1)
+      dims.push_back(i);
+  return reshape(sum(v, dims, false), shape);
+}
+
+void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias, ArrayRef<int64_t> normDims,
+                                 ArrayRef<int64_t> paramShape, double eps, bool centered, Value givenMean,
+                                 Value givenVar, SmallVectorImpl<Value> &grads) {
+  RankedTensorType xt = tensorType(x0);
+  ArrayRef<int64_t> shape = xt.getShape();
+  int64_t count = 1;
+  for (int64_t d : normDims)
+    count *= shape[d];
+  Value x = up(x0), g = up(grad);
+  auto meanOver = [&](Value v) { return expand(mulScalar(sum(v, normDims, true), 1.0 / count), shape); };
+  auto param = [&](Value p) { return expand(reshape(up(p), paramShape), shape); };
+  Value xc, rstd;
+  if (givenMean) {
+    xc = sub(x, param(givenMean));
+    rstd = unary("rsqrt", add(param(givenVar), constant(x, eps)));
+  } else {
+    xc = centered ? sub(x, meanOver(x)) : x;
+    rstd = unary("rsqrt", add(meanOver(mul(xc, xc)), constant(x, eps)));
+  }
+  Value xhat = mul(xc, rstd);
+  auto paramGrad = [&](Value v, Value p) {
+    return convert(reshape(sumToShape(v, paramShape), tensorType(p).getShape()), tensorType(p).getElementType());
+  };
+  if (weight && needsGrad(weight))
+    grads[1] = paramGrad(mul(g, xhat), weight);
+  if (bias && needsGrad(bias))
+    grads[2] = paramGrad(g, bias);
+  if (!needsGrad(x0))
+    return;
+  Value gw = weight ? mul(g, param(weight)) : g;
+  if (givenMean) {  // fixed statistics: the normalization is affine in x
+    grads[0] = convert(mul(gw, rstd), xt.getElementType());
+    return;
+  }
+  Value inner = sub(gw, mul(xhat, meanOver(mul(gw, xhat))));
+  if (centered)
+    inner = sub(inner, meanOver(gw));
+  grads[0] = convert(mul(rstd, inner), xt.getElementType());
+}
+
+/// grads of the operands in ODS order from the gradients by role (input, weight, bias), for ops whose
+/// weight and bias are optional.
+static void byOperand(ArrayRef<Value> roles, ArrayRef<Value> present, SmallVectorImpl<Value> &grads) {
+  unsigned i = 0;
+  for (size_t r = 0; r < present.size(); ++r)
+    if (present[r])
+      grads[i++] = roles[r];
+}
+
+/// The trailing `k` dims of x (a layer or RMS norm's normalized dims) and the shape its weight broadcasts as.
+static void trailingNormDims(RankedTensorType xt, int64_t k, SmallVectorImpl<int64_t> &normDims,
+                             SmallVectorImpl<int64_t> &paramShape) {
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    bool normalized = i >= xt.getRank() - k;
+    if (normalized)
+      normDims.push_back(i);
+    paramShape.push_back(normalized ? xt.getDimSize(i) : 1);
+  }
+}
+
+void DerivativeBuilder::layerNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto ln = cast<LayerNormOp>(op);
+  SmallVector<int64_t> normDims, paramShape;
+  trailingNormDims(tensorType(ln.getInput()), ln.getNormalizedRank(), normDims, paramShape);
+  SmallVector<Value> roles(3);
+  normBack(grad, ln.getInput(), ln.getWeight(), ln.getBias(), normDims, paramShape, ln.getEps().convertToDouble(),
+           true, {}, {}, roles);
+  byOperand(roles, {ln.getInput(), ln.getWeight(), ln.getBias()}, grads);
+}
+
+void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto rn = cast<RmsNormOp>(op);
+  SmallVector<int64_t> normDims, paramShape;
+  trailingNormDims(tensorType(rn.getInput()), rn.getNormalizedRank(), normDims, paramShape);
+  SmallVector<Value> roles(3);
+  normBack(grad, rn.getInput(), rn.getWeight(), Value(), normDims, paramShape, rn.getEps().convertToDouble(), false,
+           {}, {}, roles);
+  byOperand(roles, {rn.getInput(), rn.getWeight()}, grads);
+}
+
+void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto bn = cast<BatchNormOp>(op);
+  RankedTensorType xt = tensorType(bn.getInput());
+  SmallVector<int64_t> normDims, paramShape;
+  for (int64_t i = 0; i < xt.getRank(); ++i) {
+    if (i != 1)
+      normDims.push_back(i);
+    paramShape.push_back(i == 1 ? xt.getDimSize(1) : 1);
+  }
+  for (Value stat : {bn.getRunningMean(), bn.getRunningVar()})
+    if (stat && needsGrad(stat)) {
+      op->emitError() << "dyn-graph-autodiff: no derivative of 'graph.batch_norm' with respect to its running "
+                         "statistics";
+      failed = true;
+      return;
+    }
+  SmallVector<Value> roles(3);
+  bool batchStats = bn.getTraining() || !bn.getRunningMean();
+  normBack(grad, bn.getInput(), bn.getWeight(), bn.getBias(), normDims, paramShape, bn.getEps().convertToDouble(),
+           true, batchStats ? Value() : bn.getRunningMean(), batchStats ? Value() : bn.getRunningVar(), roles);
+  byOperand(roles, {bn.getInput(), bn.getWeight(), bn.getBias()}, grads);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention: the math backward over recomputed probabilities
+//===----------------------------------------------------------------------===//
+
+void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto a = cast<ScaledDotProductAttentionOp>(op);
+  bool maskGrad = a.getMask() && needsGrad(a.getMask());
+  RankedTensorType qt = tensorType(a.getQuery()), kt = tensorType(a.getKey()), vt = tensorType(a.getValue());
+  int64_t r = qt.getRank(), L = qt.getDimSize(r - 2), E = qt.getDimSize(r - 1);
+  int64_t S = kt.getDimSize(r - 2), Ev = vt.getDimSize(r - 1), batch = 1;
+  for (int64_t i = 0; i < r - 2; ++i)
+    batch *= qt.getDimSize(i);
+  double scale = a.getScale() ? a.getScale()->convertToDouble() : 1.0 / std::sqrt(static_cast<double>(E));
+  Type et = qt.getElementType();
+  // [batch, L, E] operands in float32 for halves (eager's math backward's accumulation).
+  Value q = up(reshape(a.getQuery(), {batch, L, E})), k = up(reshape(a.getKey(), {batch, S, E}));
+  Value v = up(reshape(a.getValue(), {batch, S, Ev})), g = up(reshape(grad, {batch, L, Ev}));
+  Value scores = mulScalar(matmul(q, transposeLast2(k)), scale);
+  SmallVector<int64_t> full(qt.getShape().drop_back(2));
+  full.append({L, S});
+  if (Value mask = a.getMask()) {
+    Value m = reshape(expand(mask, full), {batch, L, S});
+    if (tensorType(mask).getElementType().isInteger(1))
+      scores = where(m, scores, constant(scores, -INFINITY));
+    else
+      scores = add(scores, up(m));
+  }
+  if (a.getIsCausal()) {
+    auto causalType = RankedTensorType::get({L, S}, b.getI1Type());
+    SmallVector<bool> keep;
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < S; ++j)
+        keep.push_back(j <= i);
+    Value tri = b.create<ConstantOp>(loc, causalType, DenseElementsAttr::get(causalType, ArrayRef<bool>(keep)))
+                    .getResult();
+    scores = where(tri, scores, constant(scores, -INFINITY));
+  }
+  auto st = tensorType(scores);
+  Value p = b.create<SafeSoftmaxOp>(loc, st, scores, b.getI64IntegerAttr(2)).getResult();
+  auto back = [&](Value x, RankedTensorType like) {
+    SmallVector<int64_t> shape(like.getShape());
+    return convert(reshape(x, shape), like.getElementType());
+  };
+  if (needsGrad(a.getValue()))
+    grads[2] = back(matmul(transposeLast2(p), g), vt);
+  if (!needsGrad(a.getQuery()) && !needsGrad(a.getKey()) && !maskGrad)
+    return;
+  Value dp = matmul(g, transposeLast2(v));
+  Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(2)).getResult();
+  // An additive float mask (T5's position bias) gets the scores' gradient, summed where it broadcasts.
+  if (maskGrad)
+    grads[3] = sumTo(op, grad, {a.getMask(), reshape(ds, full)});
+  if (needsGrad(a.getQuery()))
+    grads[0] = back(mulScalar(matmul(ds, k), scale), qt);
+  if (needsGrad(a.getKey()))
+    grads[1] = back(mulScalar(matmul(transposeLast2(ds), q), scale), kt);
+  (void)et;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling: ATen's backward kernels (library calls)
+//===----------------------------------------------------------------------===//
+
+void DerivativeBuilder::convolutionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto c = cast<ConvolutionOp>(op);
+  Value input = c.getInput(), weight = c.getWeight();
+  bool wi = needsGrad(input), ww = needsGrad(weight);
+  if (wi || ww) {
+    int64_t spatial = c.getStride().size();
+    SmallVector<int64_t> outputPadding(spatial, 0);
+    if (auto p = c.getOutputPadding())
+      outputPadding.assign(p->begin(), p->end());
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("stride", c.getStrideAttr()),
+        b.getNamedAttr("padding", c.getPaddingAttr()),
+        b.getNamedAttr("dilation", c.getDilationAttr()),
+        b.getNamedAttr("groups", c.getGroupsAttr()),
+        b.getNamedAttr("transposed", b.getBoolAttr(c.getTransposed())),
+        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(outputPadding)),
+        b.getNamedAttr("output_mask", b.getDenseI64ArrayAttr({wi ? 1 : 0, ww ? 1 : 0}))};
+    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{input.getType(), weight.getType()},
+                                                ValueRange{grad, input, weight}, attrs);
+    if (wi)
+      grads[0] = back.getResult(0);
+    if (ww)
+      grads[1] = back.getResult(1);
+  }
+  if (Value bias = c.getBias(); bias && needsGrad(bias)) {
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < tensorType(grad).getRank(); ++i)
+      if (i != 1)
+        dims.push_back(i);
+    grads[2] = convert(sum(grad, dims, false), tensorType(bias).getElementType());
+  }
+}
+
+Value DerivativeBuilder::maxPoolBack(Operation *op, Value grad, Values) {
+  auto p = cast<MaxPoolOp>(op);
+  RankedTensorType in = tensorType(p.getInput()), out = tensorType(grad);
+  if (p.getKernel().size() != 2 || in.getRank() != 4) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  // The positions of the maxima again (eager's choice among ties), then ATen's scatter of the cotangent.
+  auto withIndices = b.create<MaxPoolWithIndicesOp>(
+      loc, TypeRange{out, out.clone(b.getI64Type())}, ValueRange{p.getInput()},
+      ArrayRef<NamedAttribute>{b.getNamedAttr("kernel", p.getKernelAttr()), b.getNamedAttr("stride", p.getStrideAttr()),
+                               b.getNamedAttr("padding", p.getPaddingAttr()),
+                               b.getNamedAttr("dilation", p.getDilationAttr()),
+                               b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))});
+  return b
+      .create<MaxPool2dBackwardOp>(
+          loc, TypeRange{in}, ValueRange{grad, p.getInput(), withIndices->getResult(1)},
+          ArrayRef<NamedAttribute>{b.getNamedAttr("kernel_size", p.getKernelAttr()),
+                                   b.getNamedAttr("stride", p.getStrideAttr()),
+                                   b.getNamedAttr("padding", p.getPaddingAttr()),
+                                   b.getNamedAttr("dilation", p.getDilationAttr()),
+                                   b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))})
+      ->getResult(0);
+}
+
+Value DerivativeBuilder::maxPoolWithIndicesBack(Operation *op, Value grad, Values) {
+  auto p = cast<MaxPoolWithIndicesOp>(op);
+  RankedTensorType in = tensorType(p.getInput());
+  if (p.getKernel().size() != 2 || in.getRank() != 4 || !isa<FloatType>(in.getElementType())) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  return b
+      .create<MaxPool2dBackwardOp>(
+          loc, TypeRange{in}, ValueRange{grad, p.getInput(), op->getResult(1)},
+          ArrayRef<NamedAttribute>{b.getNamedAttr("kernel_size", p.getKernelAttr()),
+                                   b.getNamedAttr("stride", p.getStrideAttr()),
+                                   b.getNamedAttr("padding", p.getPaddingAttr()),
+                                   b.getNamedAttr("dilation", p.getDilationAttr()),
+                                   b.getNamedAttr("ceil_mode", p.getCeilModeAttr())})
+      ->getResult(0);
+}
+
+/// vecdot(lhs, rhs, dim) = sum(lhs * rhs, dim): each operand's gradient is the cotangent, expanded over
+/// `dim`, times the other.
+Value DerivativeBuilder::vecdotBack(Operation *op, Value grad, Values args) {
+  auto v = cast<VecdotOp>(op);
+  RankedTensorType t = tensorType(v.getLhs());
+  SmallVector<int64_t> kept(t.getShape());
+  kept[v.getDim()] = 1;
+  Value g = expand(reshape(grad, kept), t.getShape());
+  return mul(g, args[0]);
+}
+
+Value DerivativeBuilder::adaptiveAvgPoolBack(Operation *op, Value grad, Values) {
+  auto p = cast<AdaptiveAvgPoolOp>(op);
+  RankedTensorType in = tensorType(p.getInput());
+  if (p.getOutputSize().size() != 2) {
+    notDifferentiable(op, 0);
+    return {};
+  }
+  return b.create<AdaptiveAvgPool2dBackwardOp>(loc, TypeRange{in}, ValueRange{grad, p.getInput()})->getResult(0);
+}
+
+Value DerivativeBuilder::hardswishBack(Operation *op, Value grad, Values) {
+  // eager: x < -3: 0; x <= 3: grad * (x / 3 + 0.5); else grad
+  Value x = op->getOperand(0);
+  Value mid = mul(grad, add(mulScalar(x, 1.0 / 3.0), constant(grad, 0.5)));
+  Value upper = where(compare("le", x, constant(grad, 3.0)), mid, grad);
+  return where(compare("lt", x, constant(grad, -3.0)), constant(grad, 0.0), upper);
+}
+
+Value DerivativeBuilder::hardsigmoidBack(Operation *op, Value grad, Values) {
+  Value x = op->getOperand(0);
+  Value inside = build<LogicalAndOp>("broadcast", "free",
+                                     {compare("gt", x, constant(grad, -3.0)), compare("lt", x, constant(grad, 3.0))});
+  return where(inside, mulScalar(grad, 1.0 / 6.0), constant(grad, 0.0));
+}
+
+} // namespace dyn::graph
