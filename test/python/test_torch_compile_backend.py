@@ -197,3 +197,22 @@ def test_entry_point_finds_dyn_without_importing_it(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.join(ROOT, "python")]))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_training_graph_with_a_no_grad_block_and_pad():
+    """TorchDynamo writes a `with torch.no_grad()` block as torch._C._set_grad_enabled calls and F.pad as
+    torch._C._nn.pad (LLaMA's rotary embedding, GPT-2's loss): translated, the block's ops carry no gradient."""
+    def f(x, w):
+        with torch.no_grad():
+            s = (x * w).abs().amax()
+        return torch.nn.functional.pad(x * w / s, (1, 1)).sum(-1)
+
+    x = torch.randn(3, 4)
+    w = torch.randn(3, 4, requires_grad=True)
+    out = torch.compile(f, backend="dyn")(x, w)
+    (g,) = torch.autograd.grad(out.sum(), w)
+    w2 = w.detach().requires_grad_(True)
+    (want,) = torch.autograd.grad(f(x, w2).sum(), w2)
+    torch.testing.assert_close(g, want)
+    s = dyn.stats()
+    assert s["backward_graphs"] == 1 and not s["eager_graphs"], s["eager_graphs"]

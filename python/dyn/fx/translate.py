@@ -121,6 +121,17 @@ class Translation:
                     return _binary(o, op, a, b)
                 return inplace(o, a, _binary(o, op, a, b), lambda s: getattr(s, dunder)(metas(b)), b)
             return _binary(o, target, *args)
+        if target is torch._C._set_grad_enabled:
+            # TorchDynamo's form of a `with torch.no_grad()` block: the ops after it carry its mode until the
+            # next one (capture's GradModeExit marks a traced block's ops the same way)
+            mode = bool(args[0])
+            self.tracer.grad_modes[:] = [mode]
+            self.tracer.graph.mode_attrs = {**self.tracer.graph.mode_attrs, "grad_enabled": mode}
+            return None
+        if target is torch._C._log_api_usage_once:  # PyTorch's usage logging: nothing to compute
+            return None
+        if target is torch._C._nn.pad:  # F.pad's builtin, as TorchDynamo records F.pad
+            target = torch.nn.functional.pad
         if is_aten(target):
             h = aten_handler(target)
             if h is None:
