@@ -51,17 +51,30 @@ void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias,
   }
   Value xhat = mul(xc, rstd);
   auto paramGrad = [&](Value v, Value p) {
-    return convert(reshape(sumToShape(v, paramShape), tensorType(p).getShape()), tensorType(p).getElementType());
+    return convert(reshape(v, tensorType(p).getShape()), tensorType(p).getElementType());
   };
+  // Where the weight is constant over the normalized dims (batch norm's per channel), its sums are those of
+  // the weight's and bias's gradients times the weight: two reductions serve all three gradients.
+  bool perChannel = llvm::all_of(normDims, [&](int64_t d) { return paramShape[d] == 1; });
+  Value sgx = perChannel || (weight && needsGrad(weight)) ? sumToShape(mul(g, xhat), paramShape) : Value();
+  Value sg = perChannel || (bias && needsGrad(bias)) ? sumToShape(g, paramShape) : Value();
   if (weight && needsGrad(weight))
-    grads[1] = paramGrad(mul(g, xhat), weight);
+    grads[1] = paramGrad(sgx, weight);
   if (bias && needsGrad(bias))
-    grads[2] = paramGrad(g, bias);
+    grads[2] = paramGrad(sg, bias);
   if (!needsGrad(x0))
     return;
   Value gw = weight ? mul(g, param(weight)) : g;
   if (givenMean) {  // fixed statistics: the normalization is affine in x
     grads[0] = convert(mul(gw, rstd), xt.getElementType());
+    return;
+  }
+  if (perChannel && centered) {
+    // dx = rstd * w * (g - (sum(g) + xhat * sum(g * xhat)) / N)
+    Value w = weight ? param(weight) : Value();
+    Value corr = mulScalar(add(expand(sg, shape), mul(xhat, expand(sgx, shape))), 1.0 / count);
+    Value d = mul(rstd, sub(g, corr));
+    grads[0] = convert(w ? mul(d, w) : d, xt.getElementType());
     return;
   }
   Value inner = sub(gw, mul(xhat, meanOver(mul(gw, xhat))));
