@@ -3,6 +3,7 @@
 
 #include "dyn/Conversion/Passes.h"
 #include "dyn/Dialect/Graph/Transforms/Passes.h"
+#include "dyn/Dialect/Prim/Transforms/Passes.h"
 #include "dyn/Pipelines/Pipelines.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -68,6 +69,7 @@ void registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     graph::registerDynGraphPasses();
+    registerDynPrimPasses();
     registerDynPasses();
     registerPipelines();
     mlir::registerTransformsPasses();

@@ -2,6 +2,7 @@
 #include "dyn/Pipelines/Pipelines.h"
 
 #include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Prim/Transforms/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"

@@ -10,13 +10,13 @@
 // (cuDNN builds one per shape on its first call) and no layout change.
 //
 //===----------------------------------------------------------------------===//
-#include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Prim/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace dyn {
 #define GEN_PASS_DEF_DECOMPOSEDEPTHWISECONVOLUTIONSPASS
-#include "dyn/Conversion/Passes.h.inc"
+#include "dyn/Dialect/Prim/Transforms/Passes.h.inc"
 } // namespace dyn
 
 using namespace mlir;

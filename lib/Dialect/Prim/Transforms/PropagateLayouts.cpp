@@ -11,7 +11,7 @@
 // the same way. Replaced ops are left dead for the canonicalizer.
 //
 //===----------------------------------------------------------------------===//
-#include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Prim/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
@@ -19,7 +19,7 @@
 
 namespace dyn {
 #define GEN_PASS_DEF_PROPAGATELAYOUTSPASS
-#include "dyn/Conversion/Passes.h.inc"
+#include "dyn/Dialect/Prim/Transforms/Passes.h.inc"
 } // namespace dyn
 
 using namespace mlir;

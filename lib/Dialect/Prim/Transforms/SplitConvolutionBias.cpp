@@ -7,13 +7,13 @@
 // library call would spend a host call and a launch on it.
 //
 //===----------------------------------------------------------------------===//
-#include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Prim/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace dyn {
 #define GEN_PASS_DEF_SPLITCONVOLUTIONBIASPASS
-#include "dyn/Conversion/Passes.h.inc"
+#include "dyn/Dialect/Prim/Transforms/Passes.h.inc"
 } // namespace dyn
 
 using namespace mlir;

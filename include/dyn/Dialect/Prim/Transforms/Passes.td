@@ -1,0 +1,84 @@
+//===- Passes.td - prim dialect transforms ------------------*- tablegen -*-===//
+//
+// Passes over the prim dialect itself (between dyn-convert-graph-to-prim and
+// dyn-fuse-prim-to-loop): convolution layouts and forms. Each has a lit test
+// named after its flag under test/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_PRIM_TRANSFORMS_PASSES
+#define DYN_PRIM_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def SplitConvolutionBiasPass : Pass<"dyn-split-convolution-bias", "mlir::ModuleOp"> {
+  let summary = "Add a 2-d/3-d convolution's bias after it, where the next kernel fuses it";
+  let description = [{
+    `prim.convolution ... bias %b` (not transposed, 2 or 3 spatial dims)
+    becomes the convolution without bias plus `prim.add` of `%b` broadcast
+    along the channel dim (dim 1, or the last one for `channels_last`). The
+    GPU pipeline runs it: cuDNN writes the convolution into dyn's buffer and
+    eager adds the bias after it with a separate op (the same two roundings),
+    so the add is better fused into the dyn kernel that reads the result
+    (a batch or layer norm, an activation) than made by the library call
+    with a host call and a launch of its own. The CPU keeps the bias inside
+    oneDNN's convolution (its epilogue, eager's rounding).
+  }];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
+def DecomposeDepthwiseConvolutionsPass
+    : Pass<"dyn-decompose-depthwise-convolutions", "mlir::ModuleOp"> {
+  let summary = "Write small depthwise convolutions as sums of shifted slices, which fuse";
+  let description = [{
+    A `prim.convolution` in torch's order (not transposed, not
+    `channels_last`) with one input channel per group and one output channel
+    per input channel (`groups` = C_in = C_out), whose window has at most
+    `max-window` taps, becomes the sum over its taps of a strided slice of
+    the zero-padded input times the tap's weight broadcast along the channel
+    dim, plus the bias: the way pooling is written. The fusion pass then
+    computes it in one kernel with the elementwise ops before and after it
+    (a batch norm and an activation on each side in MobileNet and
+    EfficientNet blocks), with no library plan to build on the first call.
+    Float16 and bfloat16 convolutions are summed in float32 and rounded
+    once. The GPU pipeline runs it before dyn-propagate-layouts, so those
+    convolutions need no channels-last transposes; the CPU keeps oneDNN's
+    channels-last depthwise kernels.
+  }];
+  let options = [
+    Option<"maxWindow", "max-window", "int64_t", /*default=*/"25",
+           "Largest number of window taps (the product of the kernel sizes) decomposed">,
+  ];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
+def PropagateLayoutsPass : Pass<"dyn-propagate-layouts", "mlir::ModuleOp"> {
+  let summary = "Run convolutions channels-last and keep their activations in that layout";
+  let description = [{
+    Each 2-d and 3-d convolution becomes a `channels_last` one between two
+    `prim.transpose` ops ([N, C, *spatial] -> [N, *spatial, C] and back), as
+    eager runs a model converted to `torch.channels_last`: the libraries'
+    channels-last kernels (oneDNN, cuDNN) skip their layout reorders. The
+    transposes then sink through what follows: elementwise ops (whose other
+    operands are broadcasts or splats, re-expressed in the new order), pads,
+    slices, reductions and concatenations, so the values between two
+    convolutions are computed, and kept in buffers, channels-last; a
+    transpose meeting its inverse (the next convolution's) cancels. A
+    transpose that stops (at a reshape, a function result) is an index
+    remap in the kernel that reads it, not a copy.
+
+    With `depthwise-only` (the GPU pipeline's choice), only depthwise
+    convolutions go channels-last: cuDNN runs those instead of ATen's NCHW
+    depthwise kernel. Dense ones keep eager's NCHW call, and so its cuDNN
+    algorithm: with cuDNN's TF32 on (torch's default) both layouts compute in
+    TF32 (1.8e-3 from a float64 convolution on the H200), but with different
+    algorithms, whose differences ResNet-50 amplifies to 1.7e-2 at its output,
+    and channels-last measured no faster there (non-interleaved timing).
+  }];
+  let options = [
+    Option<"depthwiseOnly", "depthwise-only", "bool", /*default=*/"false",
+           "Only depthwise convolutions go channels-last">,
+  ];
+  let dependentDialects = ["::dyn::prim::PrimDialect"];
+}
+
+#endif // DYN_PRIM_TRANSFORMS_PASSES
