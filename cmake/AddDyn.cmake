@@ -42,6 +42,18 @@ function(add_dyn_library name)
   install(TARGETS ${name} EXPORT DynTargets ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
 endfunction()
 
+# dyn_tablegen_passes(name doc): a Passes.td's declarations (registerDyn<name>Passes) and its doc page, copied
+# into docs/ by the dyn-doc target (doc "Passes" -> docs/passes.md, others -> docs/dialects/<doc>.md).
+function(dyn_tablegen_passes name doc)
+  set(LLVM_TARGET_DEFINITIONS Passes.td)
+  mlir_tablegen(Passes.h.inc -gen-pass-decls -name ${name})
+  add_public_tablegen_target(${name}PassIncGen)
+  tablegen(MLIR ${doc}.md -gen-pass-doc)
+  add_custom_target(${name}PassDocGen DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/${doc}.md)
+  set_property(GLOBAL APPEND PROPERTY DYN_DOC_FILES ${CMAKE_CURRENT_BINARY_DIR}/${doc}.md)
+  set_property(GLOBAL APPEND PROPERTY DYN_DOC_TARGETS ${name}PassDocGen)
+endfunction()
+
 # dyn_tablegen_ops(Dialect prefix): ops, dialect, enums and docs from <Prefix>Ops.td.
 function(dyn_tablegen_ops prefix dialect)
   set(LLVM_TARGET_DEFINITIONS ${prefix}Ops.td)

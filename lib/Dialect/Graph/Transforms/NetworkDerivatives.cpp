@@ -256,15 +256,7 @@ Value DerivativeBuilder::maxPoolBack(Operation *op, Value grad, Values) {
                                b.getNamedAttr("padding", p.getPaddingAttr()),
                                b.getNamedAttr("dilation", p.getDilationAttr()),
                                b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))});
-  return b
-      .create<MaxPool2dBackwardOp>(
-          loc, TypeRange{in}, ValueRange{grad, p.getInput(), withIndices->getResult(1)},
-          ArrayRef<NamedAttribute>{b.getNamedAttr("kernel_size", p.getKernelAttr()),
-                                   b.getNamedAttr("stride", p.getStrideAttr()),
-                                   b.getNamedAttr("padding", p.getPaddingAttr()),
-                                   b.getNamedAttr("dilation", p.getDilationAttr()),
-                                   b.getNamedAttr("ceil_mode", b.getBoolAttr(p.getCeilMode()))})
-      ->getResult(0);
+  return maxPoolWithIndicesBack(withIndices, grad, {});
 }
 
 Value DerivativeBuilder::maxPoolWithIndicesBack(Operation *op, Value grad, Values) {
