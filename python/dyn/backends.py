@@ -10,7 +10,7 @@ from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
-from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages
+from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
 from .native import C as _C
 from .native import have_compiler
 from .session import current
@@ -99,6 +99,9 @@ class _DynKernel:
         return self.graph(*inputs)
 
 
+_CPU = torch.device("cpu")
+
+
 class DynCPUKernel(_DynKernel):
     """Host code JIT-compiled by the core, run on the CPU tensors' memory."""
     device_type = "cpu"
@@ -108,11 +111,8 @@ class DynCPUKernel(_DynKernel):
 
     def __call__(self, *inputs):
         outs, written = self._outputs("cpu")
-        seed = self._seed("cpu")
         try:
-            # Inputs that are contiguous tensors run as they are (checked in C++); else prepared here.
-            if self.strided or not self.compiled.run(list(inputs) + seed, written, inputs_as_is=True):
-                self.compiled.run(self._inputs(inputs) + seed, written)
+            run_compiled(self.compiled, _CPU, inputs, written, self._inputs, self._seed("cpu"), not self.strided)
         except RuntimeError as e:
             return self._failed(inputs, e)
         return outs
@@ -141,22 +141,12 @@ class DynCUDAKernel(_DynKernel):
     def launch(self, inputs):
         """One call through the launch plan, on fresh outputs and a fresh workspace."""
         device = inputs[0].device if inputs else _graph_device(self.graph)
-        seed = self._seed(device)
         outs, written = self._outputs(device)
-        # Temporaries live in a workspace from torch's caching allocator (stream-ordered reuse).
-        size = self.compiled.workspace_bytes
-        workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
-        with torch.cuda.device(device):
-            # Library calls (cuBLAS, cuDNN through ATen) run on torch's current stream, this one.
-            stream, ws = torch.cuda.current_stream(device).cuda_stream, workspace.data_ptr() if size else 0
-            try:
-                # Contiguous, 16-byte aligned tensors (checked in C++) run as they are; else the inputs
-                # are prepared here.
-                if self.strided or not self.compiled.run(list(inputs) + seed, written, stream, ws,
-                                                         inputs_as_is=True):
-                    self.compiled.run(self._aligned_inputs(inputs) + seed, written, stream, ws)
-            except RuntimeError as e:
-                return self._failed(inputs, e)
+        try:
+            run_compiled(self.compiled, device, inputs, written, self._aligned_inputs, self._seed(device),
+                         not self.strided)
+        except RuntimeError as e:
+            return self._failed(inputs, e)
         return outs
 
     def _aligned_inputs(self, inputs):

@@ -19,21 +19,31 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def run_compiled(compiled, device, inputs, outputs):
-    """One call of a compiled function (_C.Compiled or _C.CompiledGpu) writing `outputs`. Inputs that are
-    contiguous (and 16-byte aligned on the GPU) run as they are; others are made so first."""
+def _ready(inputs, device):
+    """Inputs the compiled code takes: contiguous, and on the GPU 16-byte aligned (its kernels move
+    contiguous neighbours with 16-byte accesses)."""
+    ready = [t.contiguous() for t in inputs]
+    return ready if device.type == "cpu" else [t if t.data_ptr() % 16 == 0 else t.clone() for t in ready]
+
+
+def run_compiled(compiled, device, inputs, outputs, prepare=None, extra=(), as_is=True):
+    """One call of a compiled function (_C.Compiled or _C.CompiledGpu) writing `outputs`, `extra` (a seed)
+    after the inputs. With `as_is`, inputs that are contiguous (16-byte aligned on the GPU; checked in C++)
+    run as they are; the others go through `prepare` (default: made so). On the GPU the temporaries live in
+    a workspace from torch's caching allocator (stream-ordered reuse), and the kernels and library calls
+    run on torch's current stream."""
+    prepare = prepare or (lambda ts: _ready(ts, device))
+    extra = list(extra)
     if device.type == "cpu":
-        if not compiled.run(inputs, outputs, inputs_as_is=True):
-            compiled.run([t.contiguous() for t in inputs], outputs)
+        if not as_is or not compiled.run(list(inputs) + extra, outputs, inputs_as_is=True):
+            compiled.run(prepare(inputs) + extra, outputs)
         return
     size = compiled.workspace_bytes
     workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
     with torch.cuda.device(device):
         stream, ws = torch.cuda.current_stream(device).cuda_stream, workspace.data_ptr() if size else 0
-        if not compiled.run(inputs, outputs, stream, ws, inputs_as_is=True):
-            ready = [t.contiguous() for t in inputs]
-            ready = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ready]
-            compiled.run(ready, outputs, stream, ws)
+        if not as_is or not compiled.run(list(inputs) + extra, outputs, stream, ws, inputs_as_is=True):
+            compiled.run(prepare(inputs) + extra, outputs, stream, ws)
 
 
 def dump_stages(stages):
