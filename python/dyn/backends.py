@@ -8,6 +8,7 @@ from .graph.eager import python_function
 from .graph.graph import Graph
 from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
+from .graph.mlir import carries_grad
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
 from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
@@ -247,7 +248,8 @@ def dyn_backend(graph, example_inputs, options=None):
         return graph if why is EMPTY else None
     keep = bool((options or {}).get("keep_stages", False))
     requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in example_inputs]
-    if torch.is_grad_enabled() and any(requires_grad) and runner in _RUNNERS.values():
+    if torch.is_grad_enabled() and any(requires_grad) and runner in _RUNNERS.values() and \
+            carries_grad(graph, requires_grad):
         return _training(graph, example_inputs, requires_grad, keep)
     try:
         if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):

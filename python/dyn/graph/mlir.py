@@ -237,6 +237,19 @@ def _stops_grad(n):
     return n.attrs.get("grad_enabled") is False or bool(n.attrs.get("no_grad"))
 
 
+def carries_grad(graph, requires_grad):
+    """Whether a graph output depends differentiably on an input marked in requires_grad (a bool per
+    input): a graph whose inputs require grad but whose every op ran under no_grad (an optimizer step)
+    needs no backward."""
+    active = {i for i, m in zip(graph.inputs, requires_grad) if m}
+    for n in graph.nodes:
+        metas = n.meta if isinstance(n.meta, (tuple, list)) else (n.meta,)
+        if n.op != "detach" and not _stops_grad(n) and any(m.dtype.is_floating_point or m.dtype.is_complex
+                                                            for m in metas) and any(i in active for i in n.inputs):
+            active.add(n)
+    return any(o in active for o in graph.outputs)
+
+
 def module_text(graph, func_name="forward", requires_grad=None):
     """The graph as a func.func in an MLIR module. requires_grad (a bool per input): the inputs to
     differentiate with respect to ({dyn.requires_grad}, for dyn-graph-autodiff); nodes traced with grad

@@ -16,6 +16,7 @@ from .control import TRACED_EXITS, ControlOps
 from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
+from .optimizers import OptimizerCalls
 from .signals import CAPTURE_ERRORS, GraphBreak, Restart, TracedException, _Return, _Yield
 from .torch_calls import TorchFunctionCalls
 
@@ -23,7 +24,8 @@ MAX_STEPS = 200000
 MAX_DEPTH = 40
 
 
-class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls, LibraryCalls):
+class Frame(LoadStoreOps, AttrOps, BuildOps, OperatorOps, ControlOps, CallOps, TorchFunctionCalls, LibraryCalls,
+            OptimizerCalls):
     """Symbolic execution of one code object."""
 
     def __init__(self, tracer, func, args, kwargs, depth=0, bound_locals=None, generator=False):

@@ -166,6 +166,8 @@ class LoadStoreOps:
                 return BoundTensorMethod(obj, name)
             if name == "__class__":
                 return self.type_of(obj)
+            if name == "grad":
+                return self.grad_of(obj)
             self.fail(f"Tensor attribute or method {name!r}")
         if obj is NULL:
             self.fail("attribute of NULL")

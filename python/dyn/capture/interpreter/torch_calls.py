@@ -20,6 +20,7 @@ from .. import scan
 from ..autocast import cast_arguments
 from ..origins import _TORCH_DIR, code_file, is_torch_op_builtin
 from ..values import BoundTensorMethod
+from .optimizers import optimizer_method
 
 # C functions of torch._C answered while capturing (the queries "am I compiled/scripted/traced" are
 # calls.py's _compiler_queries): the API-usage log event (a no-op unless a logging hook is installed)
@@ -56,6 +57,9 @@ class TorchFunctionCalls:
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
+        method = optimizer_method(fn, args)
+        if method is not None:  # torch.optim's zero_grad and step (optimizers.py)
+            return self.optimizer_call(method, args[0], args[1:], kwargs)
         if fn is torch.testing._utils.wrapper_set_seed:
             return self.seeded_call(args, kwargs)
         if fn in SUBSTITUTES:  # torch code traced as dyn rewrites it (ops/norms.py: BatchNorm, momentum None)

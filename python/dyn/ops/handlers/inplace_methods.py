@@ -20,7 +20,7 @@ def _inplace_method(name, base):
 
 INPLACE = {}
 for _n in list(UNARY) + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
-                   "clip masked_fill square "
+                   "clip masked_fill square lerp "
                    "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
                    "subtract divide greater greater_equal less less_equal not_equal bitwise_and bitwise_or "
                    "bitwise_xor bitwise_left_shift bitwise_right_shift").split():
