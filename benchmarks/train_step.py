@@ -9,6 +9,9 @@ Peak memory is what one steady step allocates at most beyond what was allocated 
 (torch.cuda.max_memory_allocated minus memory_allocated: activations, gradients, temporaries; CUDA only). Dropout and stochastic
 depth stay on (each backend draws its own numbers).
 
+With --whole-step each backend compiles the whole step function (zero_grad, forward, backward, optimizer
+step) instead of the model alone: the optimizer's update is then compiled too.
+
 Run:  PYTHONPATH=python .venv/bin/python benchmarks/train_step.py --models tv_resnet18,hf_gpt2_sdpa
       PYTHONPATH=python python benchmarks/train_step.py --device cuda --size full --json out.json
 """
@@ -77,17 +80,15 @@ def make_step(case, model, fn, optimizer):
     return step
 
 
-def measure(case, backend, device, optimizer):
+def measure(case, backend, device, optimizer, whole=False):
     model = copy.deepcopy(case.model).train()
     dyn.reset()
-    if backend == "eager":
-        fn = model
-    elif backend == "dyn":
-        fn = dyn.compile(model)
+    torch._dynamo.reset()
+    compile_fn = {"eager": lambda f: f, "dyn": dyn.compile, "inductor": torch.compile}[backend]
+    if whole:  # the whole step compiled: zero_grad, forward, backward (a graph break) and the optimizer step
+        step = compile_fn(make_step(case, model, model, optimizer))
     else:
-        torch._dynamo.reset()
-        fn = torch.compile(model)
-    step = make_step(case, model, fn, optimizer)
+        step = make_step(case, model, compile_fn(model), optimizer)
     sync(device)
     t = time.perf_counter()
     step()
@@ -123,14 +124,14 @@ def timed(step, reps, device):
     return statistics.median(times)
 
 
-def run(name, size, device, backends, reps, rounds, optimizer):
+def run(name, size, device, backends, reps, rounds, optimizer, whole=False):
     case = build(name, size, device)
-    rec = {"model": name, "size": size, "device": device, "optimizer": optimizer}
+    rec = {"model": name, "size": size, "device": device, "optimizer": optimizer, "whole_step": whole}
     for b in backends:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                rec[b] = measure(case, b, device, optimizer)
+                rec[b] = measure(case, b, device, optimizer, whole)
         except Exception as e:  # one backend failing must not stop the others
             rec[b] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     live = [b for b in backends if "_step" in rec[b]]
@@ -190,6 +191,8 @@ def main():
     ap.add_argument("--backends", default="eager,dyn,inductor")
     ap.add_argument("--optimizer", default=None, choices=["adam", "adamw", "sgd"],
                     help="run the optimizer's step in each step (seed_resnet50: adam by default)")
+    ap.add_argument("--whole-step", action="store_true",
+                    help="compile the whole step (zero_grad, forward, backward, optimizer step), not just the model")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=None)
@@ -204,7 +207,7 @@ def main():
     for name in names:
         opt = a.optimizer or ("adam" if name == "seed_resnet50" else None)
         t = time.time()
-        records.append(run(name, a.size, a.device, backends, a.reps, a.rounds, opt))
+        records.append(run(name, a.size, a.device, backends, a.reps, a.rounds, opt, a.whole_step))
         print(f"  {name}: {time.time() - t:.0f}s", flush=True)
         if a.json:
             with open(a.json, "w") as f:

@@ -50,3 +50,30 @@ func.func @exp_read_by_one_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %3 = prim.div %0, %2 : tensor<4x8xf32>
   return %3 : tensor<4x8xf32>
 }
+
+// -----
+
+// A scalar with a pow read by a larger kernel (Adam's bias correction
+// 1 - beta^step, broadcast over a parameter): on the CPU its own kernel
+// computes it once; on the GPU each element's thread computes it.
+// CPU-LABEL: func @scalar_pow_broadcast
+// CPU: %[[S:.*]] = memref.alloc() {{.*}} : memref<f64>
+// CPU: loop.kernel "sub_0" []
+// CPU: math.powf
+// CPU: loop.store %{{.*}}, %[[S]]
+// CPU: loop.kernel "mul_1" [4, 8]
+// CPU-NOT: math.powf
+// CPU: loop.load %[[S]]
+// GPU-LABEL: func @scalar_pow_broadcast
+// GPU-NOT: memref.alloc
+// GPU: loop.kernel "mul_0" [4, 8]
+// GPU: math.powf
+func.func @scalar_pow_broadcast(%x: tensor<4x8xf64>, %step: tensor<f64>) -> tensor<4x8xf64> {
+  %beta = prim.constant dense<0.9> : tensor<f64>
+  %one = prim.constant dense<1.0> : tensor<f64>
+  %0 = prim.pow %beta, %step : tensor<f64>
+  %1 = prim.sub %one, %0 : tensor<f64>
+  %2 = prim.broadcast_in_dim %1 dims [] : tensor<f64> -> tensor<4x8xf64>
+  %3 = prim.mul %x, %2 : tensor<4x8xf64>
+  return %3 : tensor<4x8xf64>
+}

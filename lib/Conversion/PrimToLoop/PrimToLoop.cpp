@@ -1324,11 +1324,28 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
 /// Inductor realizes reused exp/sigmoid on the CPU likewise): a squeeze-excitation
 /// block's SiLU, read by its global pool and by its scaling, is computed once.
 /// Consumers are decided first, so the largest such value is the one kept.
+/// Likewise a single-element value holding one that a larger value reads
+/// (broadcast): its kernel would compute it again at every element (Adam's
+/// bias corrections, pow(beta, step), per element of each parameter).
 bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized) {
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
     ops.push_back(&op);
   DenseSet<Value> heavy = valuesHolding(ops, materialized, isTranscendental);
+  bool added = false;
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || !isa<RankedTensorType>(op->getResult(0).getType()) ||
+        tensorType(op->getResult(0)).getNumElements() <= 1)
+      continue;
+    for (Value operand : op->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(operand.getType());
+      if (t && t.getNumElements() == 1 && heavy.contains(operand) && !materialized.contains(operand) &&
+          !isa<BlockArgument>(operand) && computeType(t.getElementType()) == t.getElementType())
+        added |= materialized.insert(operand);
+    }
+  }
+  if (added)
+    return true;
   return materializeRecomputed(ops, materialized, [&](Value v) { return heavy.contains(v); });
 }
 
