@@ -44,7 +44,7 @@ def _device_of(args):
     """The device a capture runs on: CUDA where a tensor argument is there (CPU tensors beside it are read
     as host tensors: graph.Node.host), else the first tensor argument's, or the first tensor in an
     argument container (a wrapper's *args, a **kwargs dict), else the first parameter or buffer of a
-    module argument; the CPU when there is none."""
+    module argument; None when there is none (the CPU, until capture meets a CUDA tensor)."""
     def find(v, depth):
         if isinstance(v, torch.Tensor):
             yield v.device
@@ -69,7 +69,7 @@ def _device_of(args):
             t = t if t is not None else next(a.buffers(), None)
             if t is not None:
                 return t.device
-    return torch.device("cpu")
+    return None
 
 
 def capture(func, args, session, allow_breaks=False, callees=None):
@@ -77,8 +77,7 @@ def capture(func, args, session, allow_breaks=False, callees=None):
     when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors).
     callees (a dict, filled): the user functions the frame was seen to call."""
     session.count("captures")
-    device = _device_of(args)
-    tr, out, br = trace(func, args, device, session, allow_breaks, callees)
+    tr, out, br = trace(func, args, _device_of(args), session, allow_breaks, callees)
     g = tr.graph
 
     def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
@@ -322,7 +321,7 @@ class _CompiledFunction:
             self._warn_eager(f"its training graph runs with PyTorch's autograd: {run.reason}")
         if seg.kernel is None and seg.graph.outputs:
             self._session.counters["eager_entries"] += 1
-            warnings.warn(f"dyn: no {self._backend_name} runner for device {_device_of(seg.tr.input_tensors)}; "
+            warnings.warn(f"dyn: no {self._backend_name} runner for device {_device_of(seg.tr.input_tensors) or 'cpu'}; "
                           f"running {self._code.co_name} eagerly", stacklevel=4)
             return None, seg.extra
         return seg.runner, seg.extra

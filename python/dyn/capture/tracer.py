@@ -7,6 +7,7 @@ from collections import OrderedDict
 import torch
 
 from ..errors import Unsupported
+from .interpreter.signals import DeviceSwitch
 from ..graph import Graph
 from ..ops import Ops, TensorVar
 from .autocast import global_state
@@ -25,6 +26,7 @@ class Tracer:
         self.graph = Graph()
         self.ops = Ops(self)
         self.device = device
+        self.device_unset = False  # no argument decided the device (capture switches to CUDA on meeting it)
         self.input_vars = {}   # id(real tensor) -> TensorVar
         self.input_tensors = []  # real tensors, in graph input order
         self.input_sources = []  # per graph input: ('arg', i, *attrs) or ('obj', tensor)
@@ -166,6 +168,8 @@ class Tracer:
             return v
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
             raise Unsupported(f"unsupported tensor type {type(t).__name__}")
+        if self.device_unset and t.device.type == "cuda" and self.device.type == "cpu":
+            raise DeviceSwitch(t.device)
         host = t.device.type == "cpu" and self.device.type == "cuda"  # moved to the GPU at each call
         if t.device != self.device and not host:
             raise Unsupported(f"tensor on {t.device} while capturing for {self.device}")

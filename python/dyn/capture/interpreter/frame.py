@@ -7,6 +7,8 @@ import builtins
 import dis
 import types
 
+import torch
+
 from ...errors import Unsupported
 from ..tracer import Tracer
 from .attributes import AttrOps
@@ -17,7 +19,7 @@ from .loads import LoadStoreOps
 from .operators import OperatorOps
 from .library_calls import LibraryCalls
 from .optimizers import OptimizerCalls
-from .signals import CAPTURE_ERRORS, GraphBreak, Restart, TracedException, _Return, _Yield
+from .signals import CAPTURE_ERRORS, DeviceSwitch, GraphBreak, Restart, TracedException, _Return, _Yield
 from .torch_calls import TorchFunctionCalls
 
 MAX_STEPS = 200000
@@ -204,8 +206,11 @@ def trace(func, args, device, session, allow_breaks=False, callees=None):
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
     varkw = nargs - 1 if co.co_flags & 0x08 else None
     break_at, eager_at = {}, {}
+    unset = device is None  # no tensor argument: the CPU, or CUDA once the code reads a tensor there
+    device = device or torch.device("cpu")
     for _ in range(16):
         tr = Tracer(device, session)
+        tr.device_unset = unset
         tr.allow_breaks = allow_breaks
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
@@ -219,4 +224,6 @@ def trace(func, args, device, session, allow_breaks=False, callees=None):
             return tr, None, b
         except Restart as r:
             (eager_at if r.eager else break_at)[r.offset] = r.why
+        except DeviceSwitch as d:
+            device, unset = d.device, False
     raise Unsupported("too many graph breaks", co.co_filename, co.co_firstlineno)

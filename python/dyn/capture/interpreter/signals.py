@@ -31,6 +31,15 @@ class GraphBreak(Exception):
         self.code = frame.code
 
 
+class DeviceSwitch(Exception):
+    """Capture again for `device`: a frame with no tensor argument (a train step reading its model and
+    optimizer from closures or globals) met a CUDA tensor while capturing for the CPU."""
+
+    def __init__(self, device):
+        super().__init__(f"capture again for {device}")
+        self.device = device
+
+
 class Restart(Exception):
     """Capture again from the start, breaking the graph at `offset` this time: before the call there
     (or, when eager, running the rest of the frame from that instruction eagerly)."""
