@@ -63,3 +63,31 @@ func.func @sm(%x: tensor<4x10xf32> {dyn.requires_grad}) -> tensor<4x10xf32> {
   %0 = graph.softmax %x dim 1 : tensor<4x10xf32> -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
 }
+
+// -----
+
+// Training batch norm: its forward is written out in the joint so that the
+// backward reads the forward's statistics: its input, weight and the [C]
+// moments are saved (a reduction is never recomputed; x - mean, which the
+// forward's kernels never write, would cost a buffer of its own); the
+// backward's only reductions are the gradient's two per-channel sums.
+
+// CHECK-LABEL: func.func @bn_forward
+// CHECK-NOT: graph.batch_norm
+// CHECK-COUNT-2: graph.sum
+// CHECK: graph.rsqrt
+// CHECK: return
+// CHECK-LABEL: func.func @bn_backward
+// CHECK-SAME: dyn.saved = array<i64: 0, 1, -4, -5>
+// CHECK-COUNT-2: graph.sum
+// CHECK-NOT: graph.sum
+// CHECK: return
+func.func @bn(%x: tensor<4x8x3x3xf32> {dyn.requires_grad}, %w: tensor<8xf32> {dyn.requires_grad},
+              %b: tensor<8xf32> {dyn.requires_grad}, %rm: tensor<8xf32>, %rv: tensor<8xf32>)
+    -> (tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %y, %stats:2 = graph.batch_norm %x weight %w bias %b running_mean %rm running_var %rv training
+      momentum 1.000000e-01 eps 1.000000e-05
+      : tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+      -> tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>
+  return %y, %stats#0, %stats#1 : tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>
+}

@@ -114,10 +114,13 @@ private:
   mlir::Value unreduce(mlir::Value grad, mlir::RankedTensorType input, llvm::ArrayRef<int64_t> dims,
                        bool keepdim);
   /// A norm's backward over `normDims` of x, weight and bias broadcast as `paramShape` (rank of x);
-  /// statistics recomputed from x (batch statistics), or given (eval-mode batch norm).
+  /// statistics recomputed from x (batch statistics), given (eval-mode batch norm), or the forward's own
+  /// (forwardXc = x - mean and forwardRstd, of x's shape: training batch norm, openBatchNorm).
   void normBack(mlir::Value grad, mlir::Value x, mlir::Value weight, mlir::Value bias,
                 llvm::ArrayRef<int64_t> normDims, llvm::ArrayRef<int64_t> paramShape, double eps, bool centered,
-                mlir::Value givenMean, mlir::Value givenVar, llvm::SmallVectorImpl<mlir::Value> &grads);
+                mlir::Value givenMean, mlir::Value givenVar, llvm::SmallVectorImpl<mlir::Value> &grads,
+                mlir::Value forwardXc = {}, mlir::Value forwardRstd = {});
+  void openBatchNorm(BatchNormOp bn, llvm::ArrayRef<int64_t> normDims, mlir::Value &xc, mlir::Value &rstd);
   /// v (of x's shape) summed over the dims where `shape` is 1.
   mlir::Value sumToShape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
 };

@@ -32,7 +32,8 @@ Value DerivativeBuilder::sumToShape(Value v, ArrayRef<int64_t> shape) {
 
 void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias, ArrayRef<int64_t> normDims,
                                  ArrayRef<int64_t> paramShape, double eps, bool centered, Value givenMean,
-                                 Value givenVar, SmallVectorImpl<Value> &grads) {
+                                 Value givenVar, SmallVectorImpl<Value> &grads, Value forwardXc,
+                                 Value forwardRstd) {
   RankedTensorType xt = tensorType(x0);
   ArrayRef<int64_t> shape = xt.getShape();
   int64_t count = 1;
@@ -41,8 +42,10 @@ void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias,
   Value x = up(x0), g = up(grad);
   auto meanOver = [&](Value v) { return expand(mulScalar(sum(v, normDims, true), 1.0 / count), shape); };
   auto param = [&](Value p) { return expand(reshape(up(p), paramShape), shape); };
-  Value xc, rstd;
-  if (givenMean) {
+  Value xc = forwardXc, rstd = forwardRstd;
+  if (forwardXc) {
+    // the forward's own statistics (openBatchNorm)
+  } else if (givenMean) {
     xc = sub(x, param(givenMean));
     rstd = unary("rsqrt", add(param(givenVar), constant(x, eps)));
   } else {
@@ -123,6 +126,53 @@ void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<V
   byOperand(roles, {rn.getInput(), rn.getWeight()}, grads);
 }
 
+/// Training batch norm's forward written out in the joint function, as dyn's lowering of graph.batch_norm
+/// computes it (two-pass moments, y = x * a + b per channel, the running statistics' momentum update),
+/// so that the backward reads the forward's [C] mean and inverse std: a reduction is never recomputed,
+/// so the partition saves them, where the backward would otherwise reduce the input twice again (two
+/// more passes over every activation of a CNN). Sets x - mean and the inverse std, broadcast to x's shape,
+/// in the compute type.
+void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims, Value &xc, Value &rstd) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(bn);
+  RankedTensorType xt = tensorType(bn.getInput());
+  ArrayRef<int64_t> shape = xt.getShape();
+  int64_t count = 1;
+  for (int64_t d : normDims)
+    count *= shape[d];
+  SmallVector<int64_t> channelShape(shape.size(), 1);
+  channelShape[1] = shape[1];
+  auto perChannel = [&](Value v) { return expand(reshape(v, channelShape), shape); };
+  Value x = up(bn.getInput());
+  Value total = sum(x, normDims, false);
+  Value mean = div(total, constant(total, static_cast<double>(count)));
+  xc = sub(x, perChannel(mean));
+  Value squares = sum(mul(xc, xc), normDims, false);
+  Value var = div(squares, constant(squares, static_cast<double>(count)));
+  Value inv = unary("rsqrt", add(var, constant(var, bn.getEps().convertToDouble())));
+  rstd = perChannel(inv);
+  Value a = bn.getWeight() ? mul(inv, up(bn.getWeight())) : inv;
+  Value shift = mul(mean, a);
+  Value bshift = bn.getBias() ? sub(up(bn.getBias()), shift) : unary("neg", shift);
+  Value y = add(mul(x, perChannel(a)), perChannel(bshift));
+  bn.getResult().replaceAllUsesWith(convert(y, xt.getElementType()));
+  if (!bn.getRunningMean())
+    return;
+  Value unbiased = div(squares, constant(squares, static_cast<double>(count - 1)));
+  for (auto [old, batch, result] : {std::tuple{bn.getRunningMean(), mean, bn.getRunningStats()[0]},
+                                    std::tuple{bn.getRunningVar(), unbiased, bn.getRunningStats()[1]}}) {
+    Value m;
+    if (bn.getMomentum()) {
+      m = constant(old, bn.getMomentum()->convertToDouble());
+    } else {
+      Value n = convert(bn.getNumBatchesTracked(), tensorType(old).getElementType());
+      m = div(constant(n, 1.0), n);
+    }
+    Value keep = sub(constant(old, 1.0), m);
+    result.replaceAllUsesWith(add(mul(m, convert(batch, tensorType(old).getElementType())), mul(keep, old)));
+  }
+}
+
 void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto bn = cast<BatchNormOp>(op);
   RankedTensorType xt = tensorType(bn.getInput());
@@ -141,8 +191,12 @@ void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl
     }
   SmallVector<Value> roles(3);
   bool batchStats = bn.getTraining() || !bn.getRunningMean();
+  Value xc, rstd;
+  if (batchStats)
+    openBatchNorm(bn, normDims, xc, rstd);
   normBack(grad, bn.getInput(), bn.getWeight(), bn.getBias(), normDims, paramShape, bn.getEps().convertToDouble(),
-           true, batchStats ? Value() : bn.getRunningMean(), batchStats ? Value() : bn.getRunningVar(), roles);
+           true, batchStats ? Value() : bn.getRunningMean(), batchStats ? Value() : bn.getRunningVar(), roles, xc,
+           rstd);
   byOperand(roles, {bn.getInput(), bn.getWeight(), bn.getBias()}, grads);
 }
 

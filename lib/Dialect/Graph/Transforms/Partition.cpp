@@ -7,6 +7,8 @@
 // may not recompute (GEMMs, reductions, library calls, random draws); values
 // the backward's ops read drain into the sink. The minimum cut is the set of
 // saved values: everything on the sink side the backward computes from them.
+// A value the forward's kernels would not write to memory costs twice its
+// bytes to save (AOTAutograd's weighting of unmaterialized values).
 //
 //===----------------------------------------------------------------------===//
 #include "dyn/Dialect/Graph/Transforms/Passes.h"
@@ -139,6 +141,19 @@ bool recomputable(Operation *op) {
   return !isa<MatmulOp, AddmmOp, GatherOp, DropoutOp, RandomOp, BernoulliOp, TorchCallOp>(op);
 }
 
+/// A value that lives in memory in the forward anyway: an argument, a result of an op that is not fused
+/// away (a GEMM, a convolution, a reduction's output), or the operand of one that reads a buffer (a
+/// library call). Saving another value costs a buffer the forward would not write otherwise, so its bytes
+/// count twice (AOTAutograd's is_materialized weighting): batch norm's input is saved, not x - mean.
+bool materialized(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !recomputable(def))
+    return true;
+  return llvm::any_of(v.getUsers(), [](Operation *user) {
+    return !recomputable(user) && !isa<SumOp, MeanOp, AmaxOp, AminOp, ProdOp, AllOp, AnyOp, LogsumexpOp>(user);
+  });
+}
+
 struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartitionPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> joints;
@@ -200,7 +215,7 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
     for (Value v : values) {
       int i = index[v];
       Operation *def = v.getDefiningOp();
-      flow.edge(2 * i, 2 * i + 1, bytes(v));
+      flow.edge(2 * i, 2 * i + 1, materialized(v) ? bytes(v) : 2 * bytes(v));
       if (!def || (fwRequired.contains(v) && !recomputable(def)))
         flow.edge(source, 2 * i, kInf);
       if (def)
