@@ -353,10 +353,14 @@ func.func @pointwise_tiled(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
 
 // Few long rows: each row is split into chunks, a block per (chunk, row)
 // reduces its chunk with gpu.all_reduce into a temporary; a second launch
-// combines the partials of each row.
+// combines the partials of each row. Each thread sweeps its part of the chunk
+// four points a step into four accumulators (four loads in flight), the rest
+// one at a time.
 // CHECK-LABEL: func @few_long_rows
 // CHECK: %[[TMP:.*]] = memref.alloc() : memref<64x4xf32>
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS:.*]], {{.*}}) threads
+// CHECK: scf.for {{.*}} iter_args({{.*}}, {{.*}}, {{.*}}, {{.*}}) -> (f32, f32, f32, f32)
+// CHECK: scf.for {{.*}} -> (f32)
 // CHECK: gpu.all_reduce add
 // CHECK: loop.store %{{.*}}, %[[TMP]]
 // CHECK: gpu.launch

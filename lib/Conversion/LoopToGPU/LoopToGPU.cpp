@@ -34,9 +34,11 @@ constexpr int64_t kPointsPerThread = 4;
 // (an H100 holds 132 x 2048), with chunks of at least kMinChunk elements.
 constexpr int64_t kFillThreads = 132 * 2048;
 constexpr int64_t kMinChunk = 32;
-// Splitting few long rows: aim for this many blocks, each sweeping at least
-// kRowChunk elements.
-constexpr int64_t kFillBlocks = 2 * 132;
+// Splitting few long rows: aim for this many blocks (a full SM's threads in
+// blocks of 256), each sweeping at least kRowChunk elements.
+constexpr int64_t kFillBlocks = 8 * 132;
+// Loads in flight per thread in a split row reduction's sweep (unrolled accumulators).
+constexpr int64_t kUnroll = 4;
 constexpr int64_t kRowChunk = 8192;
 // Kernels with strided rows: below this many points a thread each leaves
 // the GPU mostly idle (a quarter of kFillThreads), so a block takes each row
@@ -592,7 +594,7 @@ struct KernelMapper {
         arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
                               cIndex(b, loc, chunkLength)),
         cIndex(b, loc, length));
-    Value total = allReduce(reduce, foldRange(reduce, begin, end, cIndex(b, loc, threads), map));
+    Value total = allReduce(reduce, foldRange(reduce, begin, end, cIndex(b, loc, threads), map, kUnroll));
     Value isFirst =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
     auto ifOp = scf::IfOp::create(b, loc, isFirst, false);
@@ -604,18 +606,51 @@ struct KernelMapper {
 
   /// Folds `reduce`'s body over the flattened indices [begin, end) by `step`,
   /// starting from the kind's identity; returns the folded value.
-  Value foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map) {
+  Value foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map,
+                  int64_t unroll = 1) {
     Location loc = reduce.getLoc();
     Value init = arith::ConstantOp::create(
         b, loc, loop::reduceIdentity(b, reduce.getKind(), reduce.getType()));
-    auto fold = scf::ForOp::create(b, loc, begin, end, step, ValueRange{init});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(fold.getBody());
-    SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
-    SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
-    scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
-                                                     fold.getRegionIterArgs()[0], yielded[0]));
-    return fold.getResult(0);
+    // With `unroll`, a main loop takes `unroll` points a step into as many accumulators, so that
+    // each thread has that many loads in flight (a memory-bound sweep needs them), and a second
+    // loop takes the rest one at a time.
+    Value mainEnd = begin;
+    SmallVector<Value> accs{init};
+    if (unroll > 1) {
+      Value span = arith::MulIOp::create(b, loc, step, cIndex(b, loc, unroll));
+      Value len = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin), cIndex(b, loc, 0));
+      mainEnd = arith::AddIOp::create(
+          b, loc, begin,
+          arith::MulIOp::create(b, loc, arith::DivSIOp::create(b, loc, len, span), span));
+      auto main = scf::ForOp::create(b, loc, begin, mainEnd, span, SmallVector<Value>(unroll, init));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(main.getBody());
+        SmallVector<Value> folded;
+        for (int64_t k = 0; k < unroll; ++k) {
+          Value at = arith::AddIOp::create(b, loc, main.getInductionVar(),
+                                           arith::MulIOp::create(b, loc, step, cIndex(b, loc, k)));
+          SmallVector<Value> idx = delinearize(b, loc, at, reduce.getDomain());
+          SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+          folded.push_back(loop::reduceCombine(b, loc, reduce.getKind(), main.getRegionIterArgs()[k], yielded[0]));
+        }
+        scf::YieldOp::create(b, loc, folded);
+      }
+      accs.assign(main.getResults().begin(), main.getResults().end());
+    }
+    auto fold = scf::ForOp::create(b, loc, mainEnd, end, step, ValueRange{accs[0]});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(fold.getBody());
+      SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
+      SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
+      scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                       fold.getRegionIterArgs()[0], yielded[0]));
+    }
+    Value total = fold.getResult(0);
+    for (size_t k = 1; k < accs.size(); ++k)
+      total = loop::reduceCombine(b, loc, reduce.getKind(), total, accs[k]);
+    return total;
   }
 
   /// gpu.all_reduce of `partial` across the block (every thread gets it).
