@@ -196,7 +196,8 @@ void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndIntern
 /// Runs the CPU (or GPU) pipeline's stages up to (not including) `stopBefore`,
 /// recording the IR after each when asked; returns the failing stage's name.
 std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore, bool keep,
-                                     std::vector<StageIR> &stages, bool gpu = false) {
+                                     std::vector<StageIR> &stages, std::vector<int64_t> &inPlace,
+                                     bool gpu = false) {
   if (keep)
     stages.push_back({"graph", print(module)});
   for (const PipelineStage &stage : gpu ? gpuPipelineStages() : cpuPipelineStages()) {
@@ -210,6 +211,10 @@ std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore
       stages.push_back({stage.name.str(), print(module)});
     if (stage.name == "loop" && failed(checkLibraryCalls(module, gpu)))
       return std::string("library calls");
+    if (stage.name == "loop")
+      for (auto f : module.getOps<func::FuncOp>())
+        if (auto a = f->getAttrOfType<DenseI64ArrayAttr>("dyn.in_place"))
+          inPlace.assign(a.asArrayRef().begin(), a.asArrayRef().end());
   }
   return std::nullopt;
 }
@@ -245,6 +250,8 @@ public:
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
+  const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
+  std::vector<int64_t> inPlaceOutputs;
 };
 
 } // namespace
@@ -273,7 +280,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     (*module)->setAttr("dyn.cpu_gemm", StringAttr::get(&ctx, "runtime"));
 
   auto result = std::make_unique<JitFunction>();
-  if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR))
+  if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR, result->inPlaceOutputs))
     return fail("stage '" + *failedStage + "' failed");
   // run() passes one bare data pointer per buffer. The bare-pointer calling
   // convention needs static strides; MLIR's canonical layout of a shape with
@@ -397,6 +404,7 @@ public:
   std::vector<TempBuffer> temps;
   std::vector<ConstantUpload> uploads;
   std::vector<StageIR> stageIR;
+  std::vector<int64_t> inPlaceOutputs;
   double seconds = 0;
   bool modulesLoaded = false;
 
@@ -504,6 +512,7 @@ public:
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
+  const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
   const std::string &ptx() const override { return ptxText; }
   size_t numLaunches() const override { return launches.size(); }
 };
@@ -756,7 +765,7 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   auto result = std::make_unique<GpuFunction>();
   // The GPU stage replaces the host lowering ("llvm").
   if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR,
-                                   /*gpu=*/true))
+                                   result->inPlaceOutputs, /*gpu=*/true))
     return fail("stage '" + *failedStage + "' failed");
   // Anchored on the module; pipeline text names the passes to run on it.
   auto pm = PassManager::on<ModuleOp>(&ctx);

@@ -39,7 +39,12 @@ class _DynKernel:
         self.live = [k for k, o in enumerate(graph.outputs) if o.meta.numel() > 0]
         if len(self.live) < len(graph.outputs):
             compiled = _live_subgraph(compiled, [compiled.outputs[k] for k in self.live])
-        self.ir = compiled.mlir()
+        # outputs that update an input: the fusion says which it may write into the input itself
+        live_index = {k: i for i, k in enumerate(self.live)}
+        position = {id(n): j for j, n in enumerate(graph.inputs)}
+        updates = {live_index[k]: position[id(n)] for k, n in (getattr(graph, "updates", None) or {}).items()
+                   if k in live_index and id(n) in position and self.layouts[position[id(n)]] is None}
+        self.ir = compiled.mlir(updates=updates)
         if cpu_gemm is not None:  # options={"cpu_gemm": ...}: which CPU GEMM f32/f64 products call
             if cpu_gemm not in ("runtime", "library"):
                 raise ValueError(f"cpu_gemm must be 'runtime' or 'library', not {cpu_gemm!r}")
@@ -52,6 +57,8 @@ class _DynKernel:
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         self.compiled = self._compile(keep_stages or debug,
                                       len(graph.inputs) + self.seeded + len(self.live))
+        # (graph output, input) pairs whose output is written into the input where it is contiguous
+        self.aliases = [(self.live[i], j) for i, j in enumerate(getattr(self.compiled, "in_place", ())) if j >= 0]
         counters = current().counters
         counters["graphs_compiled"] += 1
         counters["compile_seconds"] += self.compiled.compile_seconds
@@ -81,12 +88,21 @@ class _DynKernel:
     def stages(self):
         return self.compiled.stages
 
-    def _outputs(self, device):
-        """Fresh tensors for every output, and the list of those the compiled function writes."""
+    def _outputs(self, device, inputs=None):
+        """Tensors for every output, and the list of those the compiled function writes: fresh ones, or,
+        given the call's inputs, the input itself for an output that updates it in place (self.aliases)
+        where the input is contiguous (16-byte aligned on the GPU), as the compiled code reads it."""
         if device == "cpu" and EMPTY_STRIDED_CPU is not None:  # 1.5 us an output where torch.empty takes 6
-            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.out_specs]
+            new = lambda s, st, d: EMPTY_STRIDED_CPU(s, st, d)  # noqa: E731
         else:
-            outs = [torch.empty(s, dtype=d, device=device) for s, _, d in self.out_specs]
+            new = lambda s, st, d: torch.empty(s, dtype=d, device=device)  # noqa: E731
+        outs = [None] * len(self.out_specs)
+        if inputs is not None:
+            for k, j in self.aliases:
+                t = inputs[j]
+                if t.is_contiguous() and (t.device.type == "cpu" or t.data_ptr() % 16 == 0):
+                    outs[k] = t
+        outs = [new(*spec) if o is None else o for o, spec in zip(outs, self.out_specs)]
         return outs, [outs[k] for k in self.live]
 
     def _failed(self, inputs, error):
@@ -111,7 +127,7 @@ class DynCPUKernel(_DynKernel):
         return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
 
     def __call__(self, *inputs):
-        outs, written = self._outputs("cpu")
+        outs, written = self._outputs("cpu", inputs)
         try:
             run_compiled(self.compiled, _CPU, inputs, written, self._inputs, self._seed("cpu"), not self.strided)
         except RuntimeError as e:
@@ -142,7 +158,7 @@ class DynCUDAKernel(_DynKernel):
     def launch(self, inputs):
         """One call through the launch plan, on fresh outputs and a fresh workspace."""
         device = inputs[0].device if inputs else _graph_device(self.graph)
-        outs, written = self._outputs(device)
+        outs, written = self._outputs(device, inputs)
         try:
             run_compiled(self.compiled, device, inputs, written, self._aligned_inputs, self._seed(device),
                          not self.strided)

@@ -171,6 +171,8 @@ PYBIND11_MODULE(_C, m) {
           "torch.Tensor or Parameter (read in C++); returns whether it ran")
       .def_property_readonly("stages", &stageList<Compiled>)
       .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
+      .def_property_readonly("in_place", [](Compiled &self) { return self.fn->inPlace(); },
+                             "per output, the input it may be written into (the one it updates), else -1")
       .def_readonly("num_buffers", &Compiled::numBuffers);
   m.def(
       "compile",
@@ -250,7 +252,9 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("ptx", [](CompiledGpu &self) { return self.fn->ptx(); })
       .def_property_readonly("num_launches", [](CompiledGpu &self) { return self.fn->numLaunches(); })
       .def_property_readonly("compile_seconds",
-                             [](CompiledGpu &self) { return self.fn->compileSeconds(); });
+                             [](CompiledGpu &self) { return self.fn->compileSeconds(); })
+      .def_property_readonly("in_place", [](CompiledGpu &self) { return self.fn->inPlace(); },
+                             "per output, the input it may be written into (the one it updates), else -1");
   m.def(
       "compile_gpu",
       [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers) {

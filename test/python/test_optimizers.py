@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import dyn
 
@@ -183,3 +184,47 @@ def test_hooks_and_closures_break_the_graph_and_run_eagerly():
     assert any("step hooks" in b["reason"] for b in dyn.explain(_train_step(model, opt))(
         torch.randn(6, 8), torch.randn(6, 4)).break_reasons)
     torch.testing.assert_close(got, want, rtol=1.3e-6, atol=1e-6)
+
+
+def test_in_place_updates_bump_version_counters():
+    """The step writes each parameter in place (no copy): autograd must still see the update, as eager's
+    in-place ops show it, so a backward through a graph that saved a parameter before the step raises."""
+    model = _model("cpu")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    F.mse_loss(model(torch.randn(2, 8)), torch.randn(2, 4)).backward()
+    step = dyn.compile(lambda: opt.step())
+    step()
+    versions = [p._version for p in model.parameters()]
+    loss = F.mse_loss(model(torch.randn(2, 8)), torch.randn(2, 4))  # saves the weights for its backward
+    step()
+    assert all(p._version > v for p, v in zip(model.parameters(), versions))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_compiled_step_writes_the_parameters_in_place():
+    """The update's kernel writes the parameter's own memory: the same storage before and after, and
+    results equal to eager's."""
+    model = _model("cpu")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    F.mse_loss(model(torch.randn(2, 8)), torch.randn(2, 4)).backward()
+    ref = copy.deepcopy(model)
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=1e-2)
+    for q, p in zip(ref.parameters(), model.parameters()):
+        q.grad = p.grad.clone()
+    step = dyn.compile(lambda: opt.step())
+    step()
+    ref_opt.step()
+
+    class Copies(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Copies.count += func is torch.ops.aten.copy_.default
+            return func(*args, **(kwargs or {}))
+    with Copies():
+        step()
+    ref_opt.step()
+    assert Copies.count == 0 and dyn.stats()["eager_graphs"] == []
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, rtol=1.3e-6, atol=1e-6)

@@ -42,6 +42,9 @@ public:
   virtual const std::vector<StageIR> &stages() const = 0;
   /// Wall time spent in the pipeline and the JIT, in seconds.
   virtual double compileSeconds() const = 0;
+  /// Per output, the input whose buffer it may be written into (the input it
+  /// updates, where that is safe: docs/pipeline.md), else -1; empty if none.
+  virtual const std::vector<int64_t> &inPlace() const = 0;
 };
 
 /// Parses graph-dialect MLIR text, lowers function `funcName` through the
@@ -78,6 +81,8 @@ public:
   /// The PTX of all kernels, and how many launches one call makes.
   virtual const std::string &ptx() const = 0;
   virtual size_t numLaunches() const = 0;
+  /// As CompiledFunction::inPlace.
+  virtual const std::vector<int64_t> &inPlace() const = 0;
 };
 
 std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graphIR,

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dyn/Conversion/Passes.h"
+#include "InPlace.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -1723,6 +1724,14 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (Value t : temporaries)
     memref::DeallocOp::create(b, loc, t);
   func::ReturnOp::create(b, loc);
+  // Results that update an input (`dyn.updates_arg`, set by the frontend) written into it where safe.
+  SmallVector<int64_t> requested;
+  for (unsigned k = 0; k < func.getNumResults(); ++k) {
+    auto j = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg");
+    requested.push_back(j ? j.getInt() : -1);
+  }
+  if (llvm::any_of(requested, [](int64_t j) { return j >= 0; }))
+    markInPlaceUpdates(lowered, entry.getNumArguments(), requested);
   func.erase();
   return success();
 }

@@ -143,6 +143,7 @@ def _flatten_output(out, graph, fail, tracer=None):
                 writes.append((j, ("i", n.index), j not in tracer.grad_mutations))
         else:
             writes.append((j, ("o", out_index(n)), j not in tracer.grad_mutations))
+    graph.updates = _in_place_candidates(tmpl, writes, clones, graph)
     if not writes and not contig and not clones:
         return tmpl, outs
     spans, mutated = [], [j for j, _, _ in writes]
@@ -154,6 +155,29 @@ def _flatten_output(out, graph, fail, tracer=None):
         if any(j in mutated for _, j in getattr(tracer, "input_aliases", ())):
             fail("in-place update of an input the frame reaches through several arguments or attributes")
     return ("m", tmpl, writes, dict(contig=contig, clones=clones, spans=spans, mutated=mutated)), outs
+
+
+def _in_place_candidates(tmpl, writes, clones, graph):
+    """{graph output k: the input node it updates} for the updates the compiled code may write straight
+    into their input (docs/pipeline.md): not where the runner reads the input's value from before the
+    call after the graph ran (a copy of it returned, a clone for views, another update's source), nor an
+    output the frame also returns or hands on (it would be the input object itself)."""
+    old_inputs = set(clones) | {src[1] for _, src, _ in writes if src[0] == "i"}
+    used_outputs = set()
+
+    def walk(t):
+        if type(t) is tuple and t and t[0] in ("c", "src"):
+            return
+        if type(t) is tuple and len(t) == 3 and t[0] == "i" and t[2] is True:
+            old_inputs.add(t[1])
+        elif type(t) is tuple and len(t) >= 2 and t[0] in ("o", "oc", "vo") and type(t[1]) is int:
+            used_outputs.add(t[1])
+        if type(t) in (tuple, list):
+            for x in t:
+                walk(x)
+    walk(tmpl)
+    return {src[1]: graph.inputs[j] for j, src, _ in writes
+            if src[0] == "o" and j not in old_inputs and src[1] not in used_outputs}
 
 
 def _is_made_object(v, tracer):

@@ -5,6 +5,7 @@ import weakref
 from collections import OrderedDict
 
 import torch
+from torch.autograd.graph import increment_version
 
 from .paths import _gatherer, _resolver
 from .side_effects import replay
@@ -104,7 +105,10 @@ def _mutation_rebuilder(tmpl):
             if nsrc:
                 with torch.no_grad():
                     for j, t in nsrc:
-                        ins[j].copy_(t)
+                        if t is ins[j]:  # the compiled code wrote the input itself (_DynKernel.aliases):
+                            increment_version(t)  # what eager's in-place op does to its version counter
+                        else:
+                            ins[j].copy_(t)
         return r
     return run
 

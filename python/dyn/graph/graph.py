@@ -107,8 +107,8 @@ class Graph:
         return [k for k, n in enumerate(self.outputs) if n.host]
 
     # -- text -----------------------------------------------------------------------------------
-    def mlir(self, func_name="forward", requires_grad=None):
-        return module_text(self, func_name, requires_grad)
+    def mlir(self, func_name="forward", requires_grad=None, updates=None):
+        return module_text(self, func_name, requires_grad, updates)
 
     __str__ = mlir
 

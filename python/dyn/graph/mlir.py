@@ -250,17 +250,21 @@ def carries_grad(graph, requires_grad):
     return any(o in active for o in graph.outputs)
 
 
-def module_text(graph, func_name="forward", requires_grad=None):
+def module_text(graph, func_name="forward", requires_grad=None, updates=None):
     """The graph as a func.func in an MLIR module. requires_grad (a bool per input): the inputs to
     differentiate with respect to ({dyn.requires_grad}, for dyn-graph-autodiff); nodes traced with grad
-    off are then followed by a graph.detach."""
+    off are then followed by a graph.detach. updates ({output index: input index}): outputs the runtime
+    writes back into an input ({dyn.updates_arg}: the fusion may give them the input's buffer)."""
     marks = requires_grad or [False] * len(graph.inputs)
     args = ", ".join(f"{i.name}: {tensor_type(i.meta)}" + (" {dyn.requires_grad}" if m else "")
                      for i, m in zip(graph.inputs, marks))
     if random.has_random(graph):  # the call's seed, drawn by the runtime (graph/random.py)
         args += (", " if args else "") + f"{random.SEED}: tensor<i64>"
     rets = ", ".join(tensor_type(o.meta) for o in graph.outputs)
-    lines = ["module {", f"  func.func @{func_name}({args}) -> ({rets}) {{"]
+    results = ", ".join(tensor_type(o.meta) + (f" {{dyn.updates_arg = {updates[k]} : i64}}"
+                                                if updates and k in updates else "")
+                        for k, o in enumerate(graph.outputs))
+    lines = ["module {", f"  func.func @{func_name}({args}) -> ({results}) {{"]
     for n in graph.nodes:
         if n.op == "detach":
             lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
