@@ -265,7 +265,10 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
                                                 if updates and k in updates else "")
                         for k, o in enumerate(graph.outputs))
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({results}) {{"]
+    recompute = []  # positions among the body's ops of those in checkpoint regions (training text)
     for n in graph.nodes:
+        if requires_grad and n.attrs.get("recompute") and n.op not in ("detach", "torch_result"):
+            recompute.append(sum(line.count("\n") + 1 for line in lines[2:]))
         if n.op == "detach":
             lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
         elif n.op != "torch_result":
@@ -279,4 +282,6 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
     else:
         lines.append("    return")
     lines += ["  }", "}"]
+    if recompute:  # dyn-graph-autodiff moves them onto the ops; dyn-graph-partition recomputes those ops
+        lines[1] = lines[1][:-1] + f"attributes {{dyn.recompute = array<i64: {', '.join(map(str, recompute))}>}} {{"
     return "\n".join(lines) + "\n"

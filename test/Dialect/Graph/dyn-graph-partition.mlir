@@ -91,3 +91,29 @@ func.func @bn(%x: tensor<4x8x3x3xf32> {dyn.requires_grad}, %w: tensor<8xf32> {dy
       -> tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>
   return %y, %stats#0, %stats#1 : tensor<4x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A torch.utils.checkpoint region: the function lists its ops by position
+// (dyn.recompute: the GEMM, the GELU and the second GEMM); the autodiff pass
+// marks them and the cut recomputes them in the backward, GEMMs included,
+// saving the region's input rather than the hidden activation.
+
+// CHECK-LABEL: func.func @ckpt_forward
+// CHECK-SAME: -> tensor<8x4xf32>
+// CHECK-LABEL: func.func @ckpt_backward
+// CHECK-SAME: dyn.saved = array<i64: 0, 1, 2, 3>
+// CHECK: graph.addmm {{.*}}dyn.recompute
+// CHECK: graph.gelu {{.*}}dyn.recompute
+// CHECK: return
+func.func @ckpt(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
+                %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})
+    -> tensor<8x4xf32> attributes {dyn.recompute = array<i64: 1, 2, 4>} {
+  %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
+  %h = graph.addmm %b1, %x, %w1t {alpha = 1.0 : f64, beta = 1.0 : f64}
+      : tensor<32xf32>, tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %g = graph.gelu %h {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %w2t = graph.permute %w2 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
+  %y = graph.matmul %g, %w2t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}

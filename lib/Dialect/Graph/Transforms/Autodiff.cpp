@@ -53,6 +53,17 @@ struct GraphAutodiffPass : dyn::graph::impl::GraphAutodiffPassBase<GraphAutodiff
         wrt.push_back(i);
     if (wrt.empty())
       return;
+    // Checkpoint regions: the function lists its ops to recompute by position (the frontend's text
+    // has no attribute of its own on each op); each gets `dyn.recompute`, which dyn-graph-partition reads.
+    if (auto positions = f->getAttrOfType<DenseI64ArrayAttr>("dyn.recompute")) {
+      SmallVector<Operation *> ops;
+      for (Operation &op : body.without_terminator())
+        ops.push_back(&op);
+      for (int64_t k : positions.asArrayRef())
+        if (k >= 0 && k < static_cast<int64_t>(ops.size()))
+          ops[k]->setAttr("dyn.recompute", UnitAttr::get(f.getContext()));
+      f->removeAttr("dyn.recompute");
+    }
 
     // Forward activity: float values computed from a requires_grad argument.
     DenseSet<Value> active;

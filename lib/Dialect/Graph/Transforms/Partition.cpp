@@ -216,7 +216,13 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
       int i = index[v];
       Operation *def = v.getDefiningOp();
       flow.edge(2 * i, 2 * i + 1, materialized(v) ? bytes(v) : 2 * bytes(v));
-      if (!def || (fwRequired.contains(v) && !recomputable(def)))
+      // An op of a checkpoint region (dyn.recompute) is recomputed in the backward whatever it is: its
+      // value drains into the sink, so the cut saves the region's inputs instead (AOTAutograd's
+      // must_recompute). The region's outputs carry no mark: kept, as eager keeps them.
+      bool mustRecompute = def && def->hasAttr("dyn.recompute");
+      if (mustRecompute)
+        flow.edge(2 * i, sink, kInf);
+      else if (!def || (fwRequired.contains(v) && !recomputable(def)))
         flow.edge(source, 2 * i, kInf);
       if (def)
         for (Value o : def->getOperands())

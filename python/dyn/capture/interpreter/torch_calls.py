@@ -11,9 +11,11 @@ import types
 
 import torch
 import torch.testing._utils
+import torch.utils.checkpoint
 import torch.utils._contextlib
 
 from ...ops import METHODS, TensorVar
+from ...ops.tensor import node_requires_grad
 from ...ops.handlers import METHOD_KEYWORDS, TRACED_FUNCS, generic_call, generic_method, rename
 from ...ops.norms import SUBSTITUTES
 from .. import scan
@@ -57,6 +59,8 @@ class TorchFunctionCalls:
         torch.nn code traced into. Anything else is unsupported (a graph break)."""
         if fn is torch._assert or fn is torch._check:
             return self.torch_assert(fn, args, kwargs)
+        if fn is torch.utils.checkpoint.checkpoint:
+            return self.checkpoint(args, kwargs)
         method = optimizer_method(fn, args)
         if method is not None:  # torch.optim's zero_grad and step (optimizers.py)
             return self.optimizer_call(method, args[0], args[1:], kwargs)
@@ -88,6 +92,45 @@ class TorchFunctionCalls:
         if f.startswith(os.path.join(_TORCH_DIR, "nn", "functional.py")) and name.startswith("_"):
             return self.inline(fn, args, kwargs)  # a private helper of torch.nn.functional's ops
         self.fail(f"call to unsupported torch function {fn.__module__}.{fn.__qualname__}")
+
+    def checkpoint(self, args, kwargs):
+        """torch.utils.checkpoint.checkpoint(fn, *args): fn traced into the graph, its ops marked to be
+        recomputed in the backward (dyn-graph-partition saves none of their values but the region's
+        outputs, as eager keeps only the checkpoint's inputs and outputs). Values and gradients are eager's:
+        its recomputation replays the forward's random draws, as dyn's counter-based draws do. The reentrant
+        variant (use_reentrant=True, or None: eager warns and takes it) only where an input requires grad:
+        otherwise eager's output carries no gradient at all."""
+        if not args:
+            self.fail("checkpoint without a function")
+        kwargs = dict(kwargs)
+        reentrant = kwargs.pop("use_reentrant", None)
+        context_fn = kwargs.pop("context_fn", torch.utils.checkpoint.noop_context_fn)
+        for k in ("determinism_check", "debug", "early_stop", "preserve_rng_state"):
+            kwargs.pop(k, None)
+        if context_fn is not torch.utils.checkpoint.noop_context_fn:
+            self.fail("checkpoint with a context_fn (selective activation checkpointing)")
+        if reentrant is not False:
+            if kwargs:
+                self.fail("reentrant checkpoint with keyword arguments (eager raises)")
+            if not any(isinstance(a, TensorVar) and node_requires_grad(self.tr, a.node) for a in args[1:]):
+                self.fail("reentrant checkpoint whose inputs do not require grad (eager's output carries none)")
+        graph = self.tr.graph
+        outer = graph.mode_attrs
+        graph.mode_attrs = {**outer, "recompute": True}
+        try:
+            out = self.call(args[0], list(args[1:]), kwargs)
+        finally:
+            graph.mode_attrs = outer
+        stack = [out]
+        while stack:  # the region's outputs are kept (the next region's inputs), not recomputed
+            v = stack.pop()
+            if isinstance(v, TensorVar):
+                v.node.attrs.pop("recompute", None)
+            elif isinstance(v, (tuple, list)):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+        return out
 
     def associative_scan(self, args, kwargs):
         """torch's associative_scan traced as capture/scan.py writes it; in its "generic" mode (vmap over

@@ -47,7 +47,12 @@ def GraphPartitionPass : Pass<"dyn-graph-partition", "mlir::ModuleOp"> {
     chooses: pointwise ops, views, conversions and constants may be
     recomputed in the backward when that saves fewer bytes; GEMMs,
     convolutions, attention, reductions, library calls and random draws
-    never are. A saved value that is an argument or a result of the forward
+    never are. A value that would be saved though the forward's kernels
+    never write it (fused away) costs twice its bytes. Ops marked
+    `dyn.recompute` (a torch.utils.checkpoint region, marked by
+    dyn-graph-autodiff from its function's `dyn.recompute` positions) are
+    always recomputed in the backward, whatever they are: the cut saves the
+    region's inputs. A saved value that is an argument or a result of the forward
     is not returned again: `dyn.saved` on the backward lists, per saved
     value, the forward argument it is (k >= 0) or the forward result it is
     (-1 - j, j counting all the forward's results).
