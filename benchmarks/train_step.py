@@ -10,7 +10,8 @@ Peak memory is what one steady step allocates at most beyond what was allocated 
 depth stay on (each backend draws its own numbers).
 
 With --whole-step each backend compiles the whole step function (zero_grad, forward, backward, optimizer
-step) instead of the model alone: the optimizer's update is then compiled too.
+step) instead of the model alone: the optimizer's update is then compiled too. With --autocast bf16 the forward
+and the loss run under torch.autocast (mixed-precision training; the backward outside it, as usual).
 
 Run:  PYTHONPATH=python .venv/bin/python benchmarks/train_step.py --models tv_resnet18,hf_gpt2_sdpa
       PYTHONPATH=python python benchmarks/train_step.py --device cuda --size full --json out.json
@@ -63,10 +64,11 @@ def build(name, size, device):
     return corpus.build(name, size, device)
 
 
-def make_step(case, model, fn, optimizer):
+def make_step(case, model, fn, optimizer, autocast=None):
     opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[optimizer](
         model.parameters(), lr=1e-4) if optimizer else None
     args, kwargs = case.inputs("train")
+    device = next(model.parameters()).device.type
 
     def step():
         if opt is not None:
@@ -74,21 +76,23 @@ def make_step(case, model, fn, optimizer):
         else:
             for p in model.parameters():
                 p.grad = None
-        case.loss(fn(*args, **kwargs), "train").backward()
+        with torch.autocast(device, dtype=autocast, enabled=autocast is not None):
+            loss = case.loss(fn(*args, **kwargs), "train")
+        loss.backward()
         if opt is not None:
             opt.step()
     return step
 
 
-def measure(case, backend, device, optimizer, whole=False):
+def measure(case, backend, device, optimizer, whole=False, autocast=None):
     model = copy.deepcopy(case.model).train()
     dyn.reset()
     torch._dynamo.reset()
     compile_fn = {"eager": lambda f: f, "dyn": dyn.compile, "inductor": torch.compile}[backend]
     if whole:  # the whole step compiled: zero_grad, forward, backward (a graph break) and the optimizer step
-        step = compile_fn(make_step(case, model, model, optimizer))
+        step = compile_fn(make_step(case, model, model, optimizer, autocast))
     else:
-        step = make_step(case, model, compile_fn(model), optimizer)
+        step = make_step(case, model, compile_fn(model), optimizer, autocast)
     sync(device)
     t = time.perf_counter()
     step()
@@ -124,14 +128,15 @@ def timed(step, reps, device):
     return statistics.median(times)
 
 
-def run(name, size, device, backends, reps, rounds, optimizer, whole=False):
+def run(name, size, device, backends, reps, rounds, optimizer, whole=False, autocast=None):
     case = build(name, size, device)
-    rec = {"model": name, "size": size, "device": device, "optimizer": optimizer, "whole_step": whole}
+    rec = {"model": name, "size": size, "device": device, "optimizer": optimizer, "whole_step": whole,
+           "autocast": str(autocast).replace("torch.", "") if autocast else None}
     for b in backends:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                rec[b] = measure(case, b, device, optimizer, whole)
+                rec[b] = measure(case, b, device, optimizer, whole, autocast)
         except Exception as e:  # one backend failing must not stop the others
             rec[b] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     live = [b for b in backends if "_step" in rec[b]]
@@ -193,6 +198,8 @@ def main():
                     help="run the optimizer's step in each step (seed_resnet50: adam by default)")
     ap.add_argument("--whole-step", action="store_true",
                     help="compile the whole step (zero_grad, forward, backward, optimizer step), not just the model")
+    ap.add_argument("--autocast", default=None, choices=["bf16", "fp16"],
+                    help="forward and loss under torch.autocast in this dtype (mixed-precision training)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=None)
@@ -207,7 +214,8 @@ def main():
     for name in names:
         opt = a.optimizer or ("adam" if name == "seed_resnet50" else None)
         t = time.time()
-        records.append(run(name, a.size, a.device, backends, a.reps, a.rounds, opt, a.whole_step))
+        autocast = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.autocast)
+        records.append(run(name, a.size, a.device, backends, a.reps, a.rounds, opt, a.whole_step, autocast))
         print(f"  {name}: {time.time() - t:.0f}s", flush=True)
         if a.json:
             with open(a.json, "w") as f:
