@@ -166,7 +166,7 @@ class OptimizerCalls:
         opt._init_group(group, params, grads, bufs)  # eager's: reads (and makes) each param's state dict
         with_grad = self._with_grad(ps)
         momentum = group["momentum"]
-        vars_ = []
+        entries = []
         for p, path, var, g in with_grad:
             st = opt.state[p] if momentum != 0 else None
             buf = None
@@ -174,12 +174,12 @@ class OptimizerCalls:
                 buf = self._state(opt, root, p, ["momentum_buffer"])[0]
             elif st is not None:
                 tr.attr_guards.append((root + ("state", ("item", p)), Structure(st, True)))
-            vars_.append((p, var, g, buf))
+            entries.append((p, var, g, buf))
         new = self.inline(optim_rules.sgd, [
-            self._list([v for _, v, _, _ in vars_]), self._list([g for _, _, g, _ in vars_]),
-            self._list([b for _, _, _, b in vars_]), lr, lr_tensor, group["weight_decay"], momentum,
+            self._list([v for _, v, _, _ in entries]), self._list([g for _, _, g, _ in entries]),
+            self._list([b for _, _, _, b in entries]), lr, lr_tensor, group["weight_decay"], momentum,
             group["dampening"], group["nesterov"], group["maximize"]], {})
-        for (p, _, _, buf), out in zip(vars_, new or ()):
+        for (p, _, _, buf), out in zip(entries, new or ()):
             if buf is None:  # the first step's buffer: stored in the state as eager's step does
                 st = tr.wrap(opt.state[p], root + ("state", ("item", p)))
                 tr.side.contents(st)
