@@ -6,7 +6,7 @@ import torch
 from torch.nn.modules import module as _module_hooks  # the global module hooks live there
 
 from . import backends as B
-from .capture.compiled import _CompiledFunction, _select, capture
+from .capture.compiled import _CompiledFunction, _select, capture, check_compile_arguments
 from .capture.guard_check import _describe_guards, _guard_failure, _py_lookup
 from .capture.guards import _arg_guard, _global_guards, _path_guards
 from .capture.runners import _make_runner
@@ -33,6 +33,8 @@ def stats():
     (of those, training graphs whose backward dyn compiled too: one autograd node per call), eager_graphs
     (graphs run eagerly: a dict per graph with the graph, where (the user's file:line), backend and
     reason; the last 256), recompiles (captures of a function whose earlier entries' guards failed),
+    eager_calls (calls that ran in Python because no entry could be made for them: past the recompile
+    limit, or unseen inside `dyn.run()`) with eager_call_reasons ({"fn (file:line): why": calls}),
     with mode="reduce-overhead" on CUDA: cuda_graphs (graphs recorded), cuda_graph_replays and
     cuda_graph_misses (calls run through the launch plan because an input moved), and the counters of
     dyn._stats()."""
@@ -41,6 +43,7 @@ def stats():
     out = {"captures": c["captures"], "graphs": c["graphs"], "graph_breaks": c["graph_breaks"],
            "compiled_graphs": c["compiled_graphs"], "backward_graphs": c["backward_graphs"],
            "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"],
+           "eager_calls": c["eager_calls"], "eager_call_reasons": dict(session.eager_call_reasons),
            "cuda_graphs": c["cuda_graphs"], "cuda_graph_replays": c["cuda_graph_replays"],
            "cuda_graph_misses": c["cuda_graph_misses"]}
     out.update((k, v) for k, v in _stats().items() if k not in out)
@@ -132,8 +135,11 @@ def compile(fn_or_module=None, *, backend="dyn", fullgraph=False, dynamic=None, 
     mode: torch.compile's names; "reduce-overhead" records each graph compiled for CUDA as a CUDA graph
     and replays it (dyn/cuda_graphs.py); the others compile the same way."""
     kw = dict(backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options)
-    if fn_or_module is None:
+    check_compile_arguments(**kw)
+    if fn_or_module is None:  # @dyn.compile(...): the decorator
         return lambda f: compile(f, **kw)
+    if not callable(fn_or_module):
+        raise TypeError(f"dyn.compile: expected a function or an nn.Module, not {type(fn_or_module).__name__}")
     if isinstance(fn_or_module, torch.nn.Module):
         return OptimizedModule(fn_or_module, **kw)
     return _CompiledFunction(fn_or_module, **kw)

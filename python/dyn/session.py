@@ -10,7 +10,7 @@ from .ops.metacache import MetaCache
 
 
 class Session:
-    COUNTERS = ("captures", "graph_breaks", "eager_entries", "backend_calls", "internal_failures",
+    COUNTERS = ("captures", "graph_breaks", "eager_entries", "eager_calls", "backend_calls", "internal_failures",
                 "graphs_compiled", "compile_seconds", "graphs", "compiled_graphs", "backward_graphs", "recompiles",
                 "cuda_graphs", "cuda_graph_replays", "cuda_graph_misses")
     EAGER_GRAPHS_KEPT = 256
@@ -21,6 +21,7 @@ class Session:
         self.compiled = weakref.WeakSet()  # compiled functions, each with its cache of entries
         self.last_graphs = []              # the last 16 graphs captured
         self.eager_graphs = []             # GraphRuns of graphs run eagerly (the last EAGER_GRAPHS_KEPT)
+        self.eager_call_reasons = {}       # "fn (file:line): why" -> calls run eagerly without an entry
         self.run_only = 0                  # depth of `with dyn.run():`
         self.eager_ok = {}                 # ops/core.py eager_accepts: eager's answers by dtypes and ranks
         self.metas = MetaCache()           # ops/metacache.py: meta functions' results by operand metadata
@@ -41,6 +42,7 @@ class Session:
         self.counters["compile_seconds"] = 0.0
         self.last_graphs.clear()
         self.eager_graphs.clear()
+        self.eager_call_reasons.clear()
         self.eager_ok.clear()
         self.metas.clear()
         self.autocast_plans.clear()

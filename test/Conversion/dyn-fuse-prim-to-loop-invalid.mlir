@@ -1,4 +1,7 @@
 // RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -verify-diagnostics
+// Printed as a user sees them (the diagnostic once named an op already erased: a crash).
+// RUN: not dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop 2>&1 | FileCheck %s --check-prefix=PRINTED
+// PRINTED: error: 'prim.dot_general' op has no loop.matmul lowering
 
 // A dot_general loop.matmul cannot compute is refused, not lowered into an
 // invalid loop.matmul.

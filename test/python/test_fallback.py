@@ -83,6 +83,21 @@ def test_list_backends_and_unknown_backend():
         dyn.compile(lambda x: x, backend="nope")
 
 
+@pytest.mark.parametrize("bad, error, name", [
+    (dict(backend=3), TypeError, "backend"), (dict(backend="nope"), ValueError, "backend"),
+    (dict(fullgraph="yes"), TypeError, "fullgraph"), (dict(mode="fast"), ValueError, "mode"),
+    (dict(options=[1]), TypeError, "options"), (dict(dynamic="maybe"), TypeError, "dynamic")])
+def test_compile_checks_its_arguments_at_the_call(bad, error, name):
+    """Wrong arguments raise where they are passed, naming the argument: also in the decorator form,
+    whose function comes later."""
+    with pytest.raises(error, match=name):
+        dyn.compile(lambda x: x, **bad)
+    with pytest.raises(error, match=name):
+        dyn.compile(**bad)
+    with pytest.raises(TypeError, match="function or an nn.Module"):
+        dyn.compile(torch.ones(2))
+
+
 def test_exception_in_user_code_propagates():
     def bad(x):
         return x + undefined_name  # noqa: F821

@@ -219,3 +219,25 @@ def test_no_fallback_log_without_the_switch(monkeypatch, capsys):
         dyn.compile(cumsum_relu)(a, w)
     assert "[dyn:" not in capsys.readouterr().err
     assert len(dyn.stats()["eager_graphs"]) == 1  # still counted
+
+
+def test_every_eager_call_is_counted():
+    """Calls that run in Python for lack of an entry (past the recompile limit, or unseen inside
+    dyn.run()) are counted in stats with their reason, so "no eager run" can be read from stats alone."""
+    import warnings
+    dyn.reset()
+    f = dyn.compile(lambda x: x * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in range(1, 13):  # 12 shapes: 8 entries, then the recompile limit
+            torch.testing.assert_close(f(torch.ones(n)), torch.full((n,), 2.0))
+    s = dyn.stats()
+    assert s["eager_calls"] == 4
+    (key, calls), = s["eager_call_reasons"].items()
+    assert "recompile limit" in key and calls == 4
+    with dyn.run():
+        f(torch.ones(20))
+    assert dyn.stats()["eager_calls"] == 5
+    assert any("dyn.run()" in k for k in dyn.stats()["eager_call_reasons"])
+    dyn.reset()
+    assert dyn.stats()["eager_calls"] == 0 and dyn.stats()["eager_call_reasons"] == {}

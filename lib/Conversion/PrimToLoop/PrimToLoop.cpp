@@ -1607,8 +1607,10 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     }();
     if (succeeded(verified))
       return success();
+    // The call lives in `lowered`: its name is read before the function goes.
+    std::string callName = call->getName().getStringRef().str();
     lowered.erase();
-    return from->emitOpError() << "has no " << call->getName() << " lowering: " << reason;
+    return from->emitOpError() << "has no " << callName << " lowering: " << reason;
   };
   // A library call's operand: its own buffer, or its view of another's.
   auto operandBuffer = [&](Value x) -> Value {

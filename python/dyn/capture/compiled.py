@@ -126,26 +126,37 @@ def _check_no_shared_fresh(out, marker, tr, fail):
     walk(out)
 
 
+def check_compile_arguments(backend, fullgraph, dynamic, mode, options):
+    """dyn.compile's keyword arguments, checked where the user passes them (TypeError/ValueError naming
+    the argument)."""
+    if isinstance(backend, str):
+        if backend not in B.BACKENDS:
+            raise ValueError(f"dyn.compile: unknown backend {backend!r}; known: {sorted(B.BACKENDS)}")
+    elif not callable(backend):
+        raise TypeError(f"dyn.compile: backend must be a name or a callable, not {type(backend).__name__}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"dyn.compile: fullgraph must be a bool, not {type(fullgraph).__name__}")
+    if dynamic not in (None, False, True):
+        raise TypeError("dyn.compile: dynamic must be None, False or True")
+    if not isinstance(mode, (str, type(None))) or mode not in _MODES:
+        raise ValueError(f"dyn.compile: unknown mode {mode!r}; known: {sorted(m for m in _MODES if m)}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"dyn.compile: options must be a dict, not {type(options).__name__}")
+
+
 class _CompiledFunction:
     _dyn_is_compiled = True
 
     def __init__(self, fn, backend="dyn", fullgraph=False, dynamic=None, mode=None, options=None):
+        check_compile_arguments(backend, fullgraph, dynamic, mode, options)
         if isinstance(backend, str):
-            if backend not in B.BACKENDS:
-                raise ValueError(f"unknown backend {backend!r}; known: {sorted(B.BACKENDS)}")
             self._backend_name = backend
             self._backend = B.BACKENDS[backend]
             self._custom = False
-        elif callable(backend):
+        else:
             self._backend_name = getattr(backend, "__name__", "custom")
             self._backend = backend
             self._custom = True
-        else:
-            raise TypeError("backend must be a name or a callable")
-        if mode not in _MODES:
-            raise ValueError(f"unknown mode {mode!r}; known: {sorted(m for m in _MODES if m)}")
-        if dynamic not in (None, False, True):
-            raise TypeError("dynamic must be None, False or True")
         self._session = current()
         self._fullgraph = fullgraph
         self._dynamic = dynamic
@@ -238,8 +249,11 @@ class _CompiledFunction:
 
     # -- capture --------------------------------------------------------------------------------------
     def _on_miss(self, code, args):
-        if code is not self._code or self._session.run_only:
-            return None  # run-only mode: unseen cases run eagerly
+        if code is not self._code:
+            return None
+        if self._session.run_only:  # run-only mode: unseen cases run eagerly
+            self._count_eager_call("no entry in dyn.run() (run-only) mode")
+            return None
         if self._entries and self._session.log_enabled("recompiles"):
             self._session.log("recompiles", f"recompiling {code.co_name} ({_where(code)}), entry "
                               f"{len(self._entries) + 1}: {_guard_failure(self._entries[-1], args)}")
@@ -250,6 +264,7 @@ class _CompiledFunction:
                         f"recompiled {RECOMPILE_LIMIT} times")
                 warnings.warn(f"dyn: {self._code.co_name} {many} (recompile limit); new argument signatures "
                               f"run eagerly", stacklevel=3)
+            self._count_eager_call("recompile limit")
             return None
         if self._entries:
             self._session.count("recompiles")
@@ -262,6 +277,17 @@ class _CompiledFunction:
                               "\n  " + "\n  ".join(_describe_guards(args, self._gg, self._paths)))
         self._entries.append(entry)
         return entry
+
+    def _count_eager_call(self, why):
+        """A call that runs in Python because no entry may be made for it: counted (stats' eager_calls,
+        by reason in eager_call_reasons) and logged (DYN_LOGS=fallbacks)."""
+        session = self._session
+        session.counters["eager_calls"] += 1
+        reasons = session.eager_call_reasons
+        key = f"{self._code.co_name} ({_where(self._code)}): {why}"
+        reasons[key] = reasons.get(key, 0) + 1
+        if session.log_enabled("fallbacks"):
+            session.log("fallbacks", f"{key}: this call runs eagerly")
 
     def _at_limit(self, args):
         """Whether a new entry would pass the recompile limit. Entries made for other module objects
