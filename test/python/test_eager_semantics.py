@@ -3,6 +3,7 @@ dtypes of decompositions (masked_fill, hardtanh of integers, reductions with dty
 integer dtype cannot hold, gradients of decompositions at bounds, ties and zeros (backend="eager"),
 tensors without elements, and new tensor objects from views. Every result is compared with eager; where
 eager raises, dyn raises the same exception type (the op is not captured, so eager runs it)."""
+import collections
 import warnings
 
 import pytest
@@ -410,3 +411,38 @@ def test_pow_by_special_numbers_compiles_as_eager(exponent, device):
         torch.testing.assert_close(got, expected, rtol=1.2e-7, atol=0)
         expected = x.double().sqrt().float()
     assert torch.equal(got, expected), (got - expected).abs().max()
+
+
+def _ordered_kwargs(x):
+    return collections.OrderedDict(a=x + 1, b=x * 2)
+
+
+def _ordered_items(x):
+    d = collections.OrderedDict()
+    d["b"] = x * 2
+    d["a"] = x + 1
+    return d
+
+
+def _default_list(x):
+    d = collections.defaultdict(list)
+    d["a"].append(x + 1)
+    return d
+
+
+def _default_int(x):
+    return collections.defaultdict(int, {"n": 3}), x * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "dyn"])
+@pytest.mark.parametrize("fn", [_ordered_kwargs, _ordered_items, _default_list, _default_int])
+def test_returned_containers_keep_their_type(fn, backend):
+    """An OrderedDict or a defaultdict the function returns is one of its type (with its factory), its
+    keys in eager's order: not a plain dict."""
+    x = torch.ones(2)
+    got, want = dyn.compile(fn, backend=backend)(x), fn(x)
+    g, w = (got[0], want[0]) if isinstance(want, tuple) else (got, want)
+    assert type(g) is type(w) and list(g) == list(w)
+    assert getattr(g, "default_factory", None) is getattr(w, "default_factory", None)
+    for k in w:
+        torch.testing.assert_close(g[k], w[k])

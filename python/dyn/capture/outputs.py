@@ -1,5 +1,7 @@
 """Outputs: what a frame returns (or holds at a graph break) as a template over graph outputs and inputs,
 with the views, copies and in-place updates of inputs that eager would make."""
+from collections import OrderedDict, defaultdict
+
 import torch
 
 from ..ops import TensorVar
@@ -126,7 +128,10 @@ def _flatten_output(out, graph, fail, tracer=None):
         if isinstance(v, list):
             return ("l", [walk(x) for x in v])
         if isinstance(v, dict) and all(is_constant(k) for k in v):
-            return ("d", [(k, walk(x)) for k, x in v.items()])
+            items = [(k, walk(x)) for k, x in v.items()]
+            if type(v) in (OrderedDict, defaultdict):  # rebuilt as its own type (a defaultdict's factory too)
+                return ("dt", type(v), getattr(v, "default_factory", None), items)
+            return ("d", items)
         if is_constant(v):
             return ("c", v)
         if tracer is not None and _real_object(v, tracer):

@@ -2,7 +2,7 @@
 their sources, unused inputs dropped, index inputs range-checked, and the frame's result rebuilt from the
 template outputs.py made."""
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import torch
 from torch.autograd.graph import increment_version
@@ -64,6 +64,11 @@ def _rebuilder(tmpl):
             o.__dict__.update(d)
             return o
         return make_dict
+    if kind == "dt":  # an OrderedDict or a defaultdict (with its factory)
+        cls, factory, subs = tmpl[1], tmpl[2], [(k, _rebuilder(t)) for k, t in tmpl[3]]
+        if cls is defaultdict:
+            return lambda outs, ins, args: defaultdict(factory, [(k, s(outs, ins, args)) for k, s in subs])
+        return lambda outs, ins, args: cls([(k, s(outs, ins, args)) for k, s in subs])
     if kind == "det":
         sub = _rebuilder(tmpl[1])
         return lambda outs, ins, args: sub(outs, ins, args).detach()
