@@ -41,11 +41,10 @@ MODES = ("eval", "train")
 # Breaks TorchDynamo makes too (torch._dynamo.explain on the same small models, torch 2.11): allowed,
 # with the reason each break must name; graphs: TorchDynamo's count (dyn makes exactly as many).
 DOCUMENTED_BREAKS = {
-    # GPT2LMHeadModel.loss_function logs `loss_type=None ... unrecognized` with logger.warning_once
-    ("hf_gpt2_eager", "train"): (2, ("warning_once",)),
-    ("hf_gpt2_sdpa", "train"): (2, ("warning_once",)),
-    # (T5: TorchDynamo breaks at copy.deepcopy(self.config) in DynamicCache(config=...), 4 graphs; dyn
-    # copies the config while capturing, its state guarded: one graph)
+    # (GPT-2: TorchDynamo breaks where GPT2LMHeadModel.loss_function logs with logger.warning_once, 2 graphs;
+    # dyn emits the record after the graph: one graph. T5: TorchDynamo breaks at copy.deepcopy(self.config)
+    # in DynamicCache(config=...), 4 graphs; dyn copies the config while capturing, its state guarded: one
+    # graph)
 }
 
 # The first break dyn.explain reports today (python/dyn as of this commit) for cases not yet one graph; see

@@ -551,3 +551,33 @@ def test_made_object_kept_by_a_side_effect():
     cf(x)
     assert holder.cache is not first  # a new object per call, as in eager
     assert breaks(cf) == []
+
+
+def test_logging_calls_run_after_the_graph(caplog):
+    """logger.warning(...) and an lru_cache'd logger helper (transformers' warning_once) do not break the
+    graph: the record is emitted after the graph with the same arguments, each call as eager emits it
+    (the once-helper's cache keeps its record to the first call)."""
+    import functools
+    import logging
+
+    logger = logging.getLogger("dyn.test.sideeffects")
+
+    @functools.lru_cache(None)
+    def warning_once(self, *args):
+        self.warning(*args)
+
+    def f(x, n):
+        warning_once(logger, "once %s", "only")
+        y = x + 1
+        logger.warning("every call %d", n)
+        return y * 2
+
+    cf = dyn.compile(f)
+    dyn.reset()
+    with caplog.at_level(logging.WARNING, logger="dyn.test.sideeffects"):
+        for n in range(3):
+            torch.testing.assert_close(cf(torch.ones(2), 5), torch.full((2,), 4.0))
+    msgs = [r.getMessage() for r in caplog.records if r.name == "dyn.test.sideeffects"]
+    assert msgs == ["once only", "every call 5", "every call 5", "every call 5"]
+    s = dyn.stats()
+    assert s["graph_breaks"] == 0 and s["compiled_graphs"] == 1 and s["eager_graphs"] == []

@@ -1,7 +1,7 @@
 """Side effects on objects the traced code did not create, as TorchDynamo's side_effects.py: attribute
-stores and deletions (`self.cache = h`, `config.flag = x`, `del config.flag`) and changes to the contents
+stores and deletions (`self.cache = h`, `config.flag = x`, `del config.flag`), changes to the contents
 of lists and dicts reached from the arguments, globals, closures or attributes (`kwargs_dict["k"] = v`,
-`self.seen.append(x)`).
+`self.seen.append(x)`), and logging calls (`logger.warning_once(...)`), made after the graph.
 
 While capturing nothing real changes. An attribute write goes to the object's pending attributes (reads
 of it in the same capture see the write); a list or dict is captured as one traced copy per real
@@ -60,6 +60,13 @@ class SideEffects:
         self.keep.append(obj)
         self.log.append(("delattr", obj, name, None))
 
+    def call(self, fn, args, kwargs):
+        """fn(*args, **kwargs) made after the graph, in program order with the other changes (a logging
+        call: capture/interpreter/library_calls.py)."""
+        self.version += 1
+        self.keep += [fn, args, kwargs]
+        self.log.append(("call", fn, None, (tuple(args), dict(kwargs))))
+
     def contents(self, copy):
         """The traced copy of a real list or dict is about to change: its final contents are written
         back to the real container (at the position of its first change)."""
@@ -75,7 +82,11 @@ class SideEffects:
         out = []
         for kind, obj, name, value in self.log:
             target = marker.mark(obj)
-            if kind == "contents":
+            if kind == "call":
+                args, kwargs = value
+                out.append((kind, target, None, (tuple(marker.mark(a) for a in args),
+                                                 {k: marker.mark(v) for k, v in kwargs.items()})))
+            elif kind == "contents":
                 items = [(k, marker.mark(x)) for k, x in obj.items()] if isinstance(obj, dict) \
                     else [marker.mark(x) for x in obj]
                 out.append((kind, target, type(obj), items))
@@ -91,7 +102,11 @@ def replay(effects, state, args, memo):
     resolved = []
     for kind, target, name, value in effects:
         obj = unmark(target, state, args, memo)
-        if kind == "contents":
+        if kind == "call":
+            cargs, ckwargs = value
+            value = (tuple(unmark(a, state, args, memo) for a in cargs),
+                     {k: unmark(v, state, args, memo) for k, v in ckwargs.items()})
+        elif kind == "contents":
             if name is dict:
                 value = [(k, unmark(x, state, args, memo)) for k, x in value]
             else:
@@ -100,7 +115,9 @@ def replay(effects, state, args, memo):
             value = unmark(value, state, args, memo)
         resolved.append((kind, obj, name, value))
     for kind, obj, name, value in resolved:
-        if kind == "setattr":
+        if kind == "call":
+            obj(*value[0], **value[1])
+        elif kind == "setattr":
             object.__setattr__(obj, name, value)
         elif kind == "delattr":
             object.__delattr__(obj, name)

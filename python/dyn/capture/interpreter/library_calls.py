@@ -11,7 +11,9 @@ import copy
 import dis
 import functools
 import inspect
+import logging
 import sys
+import types
 
 import torch
 
@@ -68,9 +70,34 @@ class SymMap:
                 return x
 
 
+# logging.Logger's emitting methods: a call is made after the graph (side_effects), as TorchDynamo reorders
+# logging calls, instead of breaking the graph at the handler's lock
+_LOGGER_METHODS = frozenset(getattr(logging.Logger, n) for n in
+                            ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"))
+
+
+def _logging_call(fn, args):
+    """(function, args) when fn(*args) emits a log record of a logging.Logger: one of its emitting methods,
+    or an lru_cache'd helper taking the logger first (transformers' logger.warning_once / info_once, whose
+    cache makes the record appear once per message); else None."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__self__, logging.Logger):
+        fn, args = fn.__func__, [fn.__self__] + list(args)
+    if not args or not isinstance(args[0], logging.Logger):
+        return None
+    if fn in _LOGGER_METHODS or isinstance(fn, functools._lru_cache_wrapper):
+        return fn, list(args)
+    return None
+
+
 class LibraryCalls:
     def call_library(self, fn, args, kwargs):
         """Calls with a traced meaning here; NOT_HANDLED for anything else."""
+        logged = _logging_call(fn, args)
+        if logged is not None and not any(isinstance(v, TensorVar) for v in list(args) + list(kwargs.values())):
+            # the record is emitted after the graph, with the same arguments (eager emits it here: the
+            # order against the graph's own prints and logs is not kept, as in TorchDynamo)
+            self.tr.side.call(logged[0], logged[1], kwargs)
+            return None
         if custom_functions.is_function_apply(fn):
             return custom_functions.apply(self, fn.__self__, args, kwargs)
         if custom_functions.is_ctx_method(fn):
