@@ -139,7 +139,8 @@ def compile(fn_or_module=None, *, backend="dyn", fullgraph=False, dynamic=None, 
     if fn_or_module is None:  # @dyn.compile(...): the decorator
         return lambda f: compile(f, **kw)
     if not callable(fn_or_module):
-        raise TypeError(f"dyn.compile: expected a function or an nn.Module, not {type(fn_or_module).__name__}")
+        raise TypeError(f"dyn.compile: a {type(fn_or_module).__name__} object is not callable (expected a "
+                        "function or an nn.Module)")
     if isinstance(fn_or_module, torch.nn.Module):
         return OptimizedModule(fn_or_module, **kw)
     return _CompiledFunction(fn_or_module, **kw)

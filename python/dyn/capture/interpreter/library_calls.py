@@ -71,9 +71,10 @@ class SymMap:
 
 
 # logging.Logger's emitting methods: a call is made after the graph (side_effects), as TorchDynamo reorders
-# logging calls, instead of breaking the graph at the handler's lock
+# logging calls, instead of breaking the graph at the handler's lock (not `exception`: it reads the
+# exception being handled, gone after the graph)
 _LOGGER_METHODS = frozenset(getattr(logging.Logger, n) for n in
-                            ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"))
+                            ("debug", "info", "warning", "warn", "error", "critical", "log"))
 
 
 def _logging_call(fn, args):
