@@ -446,3 +446,23 @@ def test_returned_containers_keep_their_type(fn, backend):
     assert getattr(g, "default_factory", None) is getattr(w, "default_factory", None)
     for k in w:
         torch.testing.assert_close(g[k], w[k])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x + 1) if x.type() == "torch.FloatTensor" else x,
+    lambda x: (x.type("torch.DoubleTensor") * 2, x.type(torch.int64), x.type()),
+    lambda x: x.to(torch.promote_types(x.dtype, torch.float64)) * 2,
+    lambda x: x + int(torch.can_cast(x.dtype, torch.int32)),
+], ids=["type_name", "type_conversions", "promote_types", "can_cast"])
+def test_type_names_and_dtype_functions_fold_without_a_break(fn):
+    """Tensor.type() (its legacy name, from dtype and device), Tensor.type(name or dtype) and torch's
+    functions of dtypes alone are constants while capturing: one graph (fullgraph)."""
+    x = torch.ones(3)
+    got, want = dyn.compile(fn, fullgraph=True)(x), fn(x)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+        else:
+            assert g == w

@@ -226,6 +226,9 @@ class CallOps:
                 self.guard_module_structure(obj)
             elif isinstance(getattr(type(obj), "__len__", None), types.FunctionType):
                 return self.call(type(obj).__len__, [obj], {})
+        if _hashable(fn) and fn in _DTYPE_FUNCTIONS and all(isinstance(a, torch.dtype) for a in args) and \
+                all(isinstance(v, torch.dtype) for v in kwargs.values()):
+            return fn(*args, **kwargs)  # a function of dtypes alone (torch.promote_types): a constant
         h = torch_handler(fn) if _hashable(fn) else None
         if h is not None:
             if not any(_contains_tensor(a) for a in args) and not any(_contains_tensor(v) for v in kwargs.values()) \
@@ -618,6 +621,9 @@ _CONTAINER_METHODS.update(CONTAINER_METHODS)
 _MUTATING = {"append", "extend", "insert", "pop", "reverse", "clear", "update", "setdefault", "add", "discard"} | \
     MUTATING
 
+
+# torch's functions of dtypes: called while capturing when every argument is a dtype
+_DTYPE_FUNCTIONS = {torch.promote_types, torch.can_cast}
 
 # pure functions that only arrange the values they are given (never look at them but by identity or
 # hash, which for tensors is identity in eager too): they may hold dyn's placeholders

@@ -299,8 +299,20 @@ METHODS_ONLY = {"cuda": _cuda, "cpu": _cpu}
 
 
 def _type(o, x, dtype=None, non_blocking=False):
+    """x.type(): the legacy type name ("torch.FloatTensor", "torch.cuda.FloatTensor"), a constant of the
+    tensor's dtype and device; x.type(dtype) or x.type("torch.DoubleTensor"): a conversion on x's device."""
+    on_cuda = o.tr.device.type == "cuda" and not x.node.host
+    if dtype is None:
+        name = torch.empty(0, dtype=x.meta.dtype).type()
+        return name.replace("torch.", "torch.cuda.", 1) if on_cuda else name
+    if isinstance(dtype, str):
+        cls = getattr(torch.cuda if dtype.startswith("torch.cuda.") else torch, dtype.rpartition(".")[2], None)
+        if cls is None or not isinstance(getattr(cls, "dtype", None), torch.dtype) or \
+                dtype.startswith("torch.cuda.") != on_cuda:
+            raise Unsupported(f"Tensor.type({dtype!r}) (another device, or not a tensor type name)")
+        dtype = cls.dtype
     if not isinstance(dtype, torch.dtype):
-        raise Unsupported("Tensor.type() without a dtype")
+        raise Unsupported(f"Tensor.type() of a {type(dtype).__name__}")
     return o.convert(x, dtype)
 
 
