@@ -92,17 +92,20 @@ class _DynKernel:
         """Tensors for every output, and the list of those the compiled function writes: fresh ones, or,
         given the call's inputs, the input itself for an output that updates it in place (self.aliases)
         where the input is contiguous (16-byte aligned on the GPU), as the compiled code reads it."""
-        if device == "cpu" and EMPTY_STRIDED_CPU is not None:  # 1.5 us an output where torch.empty takes 6
-            new = lambda s, st, d: EMPTY_STRIDED_CPU(s, st, d)  # noqa: E731
-        else:
-            new = lambda s, st, d: torch.empty(s, dtype=d, device=device)  # noqa: E731
-        outs = [None] * len(self.out_specs)
+        taken = {}
         if inputs is not None:
             for k, j in self.aliases:
                 t = inputs[j]
                 if t.is_contiguous() and (t.device.type == "cpu" or t.data_ptr() % 16 == 0):
-                    outs[k] = t
-        outs = [new(*spec) if o is None else o for o, spec in zip(outs, self.out_specs)]
+                    taken[k] = t
+        specs = self.out_specs
+        if device == "cpu" and EMPTY_STRIDED_CPU is not None:  # 1.5 us an output where torch.empty takes 6
+            outs = [taken[k] if k in taken else EMPTY_STRIDED_CPU(*specs[k]) for k in range(len(specs))] \
+                if taken else [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in specs]
+        else:
+            outs = [taken[k] if k in taken else torch.empty(specs[k][0], dtype=specs[k][2], device=device)
+                    for k in range(len(specs))] if taken else \
+                [torch.empty(s, dtype=d, device=device) for s, _, d in specs]
         return outs, [outs[k] for k in self.live]
 
     def _failed(self, inputs, error):
