@@ -266,9 +266,11 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
                         for k, o in enumerate(graph.outputs))
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({results}) {{"]
     recompute = []  # positions among the body's ops of those in checkpoint regions (training text)
+    ops = 0  # body ops printed so far
     for n in graph.nodes:
         if requires_grad and n.attrs.get("recompute") and n.op not in ("detach", "torch_result"):
-            recompute.append(sum(line.count("\n") + 1 for line in lines[2:]))
+            recompute.append(ops)
+        printed = len(lines)
         if n.op == "detach":
             lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
         elif n.op != "torch_result":
@@ -277,6 +279,7 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
                 kept = f"%nograd{n.name[1:]}"
                 line = f"{kept}{line[len(n.name):]}\n    {n.name} = graph.detach {kept} : {tensor_type(n.meta)}"
             lines.append("    " + line)
+        ops += sum(line.count("\n") + 1 for line in lines[printed:])
     if graph.outputs:
         lines.append(f"    return {', '.join(o.name for o in graph.outputs)} : {rets}")
     else:
