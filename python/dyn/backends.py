@@ -11,6 +11,7 @@ from .graph.layouts import input_layout, strided_graph
 from .graph.mlir import carries_grad
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
+from .distributed.ddp import active_ddp, staged_training
 from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
 from .native import C as _C
 from .native import have_compiler
@@ -269,6 +270,14 @@ def dyn_backend(graph, example_inputs, options=None):
     requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in example_inputs]
     if torch.is_grad_enabled() and any(requires_grad) and runner in _RUNNERS.values() and \
             carries_grad(graph, requires_grad):
+        ddp = active_ddp()
+        if ddp is not None and (options or {}).get("ddp_buckets", True):
+            piece_options = {**(options or {}), "ddp_buckets": False}
+            staged = staged_training(graph, example_inputs, ddp,
+                                     lambda g, ex: dyn_backend(g, ex, piece_options),
+                                     lambda msg: current().log("ddp", msg))
+            if staged is not None:
+                return staged
         return _training(graph, example_inputs, requires_grad, keep)
     try:
         if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):

@@ -17,6 +17,7 @@ from .. import backends as B
 from ..errors import Unsupported
 from ..native import C as _C
 from ..native import HOOK as _HOOK
+from ..distributed.ddp import ddp_forward_runner, is_ddp_forward
 from ..session import current
 from . import resume
 from .breaks import _Break, _break_runner
@@ -303,6 +304,12 @@ class _CompiledFunction:
 
     def _compile(self, args):
         callees = {}
+        if is_ddp_forward(self._func):
+            # DDP's forward is its reducer's bookkeeping: it runs as written, the module it wraps is
+            # compiled (TorchDynamo skips DDP's forward the same way)
+            self._session.log("ddp", f"DistributedDataParallel.forward runs eagerly; "
+                                     f"{type(args[0].module).__name__} is compiled")
+            return ddp_forward_runner(args[0], self._child), None
         try:
             seg = _Segment(self, args, callees)
         except Unsupported as e:

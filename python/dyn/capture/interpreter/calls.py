@@ -44,7 +44,7 @@ _FACTORIES = frozenset({"zeros", "ones", "full", "empty", "arange", "tensor", "a
 _MUTABLE = (list, dict, set)
 # results of pure calls that hold no traced values (everything else a pure call returns is "created")
 _REAL_RESULTS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, torch.finfo, torch.iinfo,
-                 torch.no_grad, torch.enable_grad, torch.inference_mode)
+                 torch.no_grad, torch.enable_grad, torch.inference_mode, torch.autograd.profiler.record_function)
 
 
 _CLONE = torch.utils._contextlib._DecoratorContextManager.clone
@@ -327,7 +327,8 @@ class CallOps:
         pure = (_hashable(fn) and fn in _PURE_BUILTINS) or \
             (getattr(fn, "__module__", None) in _PURE_MODULES and callable(fn)) or \
             fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.is_grad_enabled, torch.no_grad,
-                   torch.enable_grad, torch.inference_mode, torch.get_default_dtype) if _hashable(fn) else False
+                   torch.enable_grad, torch.inference_mode, torch.get_default_dtype,
+                   torch.autograd.profiler.record_function) if _hashable(fn) else False
         if fn is torch.is_grad_enabled:
             return tr.grad_enabled()
         if isinstance(fn, TRACED_EXITS):

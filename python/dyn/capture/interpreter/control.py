@@ -227,6 +227,12 @@ class ControlOps:
             self.push(NoExit())
             self.push(mgr.enter_result)
             return
+        if type(mgr) is torch.autograd.profiler.record_function:
+            # a profiler range: the compiled graph shows in a profile as its kernels, not as the ranges
+            # of the code it was captured from (TorchDynamo keeps them as graph ops)
+            self.push(NoExit())
+            self.push(mgr)
+            return
         if isinstance(mgr, torch.amp.autocast_mode.autocast):
             if not isinstance(mgr.device, str) or not hasattr(mgr, "_cache_enabled"):
                 self.fail("with statement (autocast made in script mode)")

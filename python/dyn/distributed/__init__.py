@@ -1,0 +1,1 @@
+"""dyn under torch.distributed: DistributedDataParallel around compiled code (ddp.py); docs/distributed.md."""

@@ -1,0 +1,151 @@
+"""One rank of test_distributed.py, launched as users launch theirs: `torchrun --nproc-per-node=2
+distributed_worker.py OUT_DIR [SCENARIO ...]`. Each scenario trains a model with dyn.compile and the same
+model with eager DDP side by side (same weights, each rank its own data) and writes, per rank,
+OUT_DIR/rank<R>.json: {scenario: {"loss": [...], "ref_loss": [...], "param_diff": max |p - p_ref|,
+"stats": dyn.stats() of that scenario}} or {"error": traceback}. Float64, so that compiled and eager
+gradients agree to rounding."""
+import contextlib
+import copy
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import dyn
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("dyn_corpus_ddp", os.path.join(_HERE, "..", "..", "benchmarks", "corpus.py"))
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
+
+STEPS = 5
+
+
+def _no_dropout(model):
+    for m in model.modules():
+        for k, v in list(vars(m).items()):
+            if isinstance(v, float) and ("drop" in k.lower() or k == "p") and 0 < v < 1:
+                setattr(m, k, 0.0)
+
+
+def _double(v):
+    return v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+
+
+class Unused(torch.nn.Module):
+    """A parameter the forward never reads (DDP's find_unused_parameters) beside a small MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.unused = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4), torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.b(torch.nn.functional.gelu(self.a(x)))
+
+
+def _batches(rank, shape, n):
+    g = torch.Generator().manual_seed(100 + rank)
+    return [torch.randn(*shape, generator=g, dtype=torch.float64) for _ in range(n)]
+
+
+def _corpus_case(name):
+    case = corpus.build(name, "small")
+    case.model.double().train()
+    _no_dropout(case.model)
+    args, kwargs = case.inputs("train")
+    args = [_double(a) for a in args]
+    kwargs = {k: _double(v) for k, v in kwargs.items()}
+    return case, (lambda out: case.loss(out, "train")), args, kwargs
+
+
+def _train(model, opt, step_inputs, loss_fn, accumulate=1, sync=None):
+    losses = []
+    for i, (args, kwargs) in enumerate(step_inputs):
+        last = (i + 1) % accumulate == 0
+        ctx = sync() if (sync is not None and not last) else contextlib.nullcontext()
+        with ctx:
+            loss = loss_fn(model(*args, **kwargs))
+            loss.backward()
+        losses.append(loss.item())
+        if last:
+            opt.step()
+            opt.zero_grad()
+    return losses
+
+
+def scenario(name, rank):
+    """(compiled model, eager DDP model, step inputs, loss function, train options)."""
+    if name.startswith("outer_") or name.startswith("inner_"):  # outer_<corpus name>: dyn.compile(DDP(m))
+        how, model_name = name.split("_", 1)
+        split = model_name.endswith("_split")
+        model_name = model_name.removesuffix("_split")
+        case, loss_fn, args, kwargs = _corpus_case(model_name)
+        cap = dict(bucket_cap_mb=0.05) if split else {}  # small buckets: the graph splits in pieces
+        ref = DDP(copy.deepcopy(case.model), **cap)
+        m = dyn.compile(DDP(case.model, **cap)) if how == "outer" else DDP(dyn.compile(case.model), **cap)
+        # each rank its own batch: the tokens or images shifted per rank
+        inputs = []
+        for s in range(STEPS):
+            a = [torch.roll(x, shifts=rank + s, dims=0) if isinstance(x, torch.Tensor) else x for x in args]
+            inputs.append((a, kwargs))
+        return m, ref, inputs, loss_fn, {}
+    if name == "sequential":
+        seq = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.LayerNorm(32),
+                                  torch.nn.Linear(32, 4)).double()
+        ref = DDP(copy.deepcopy(seq))
+        return dyn.compile(DDP(seq)), ref, [((x,), {}) for x in _batches(rank, (6, 8), STEPS)], \
+            (lambda out: out.square().mean()), {}
+    if name == "no_sync":
+        m0 = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4)).double()
+        ref = DDP(copy.deepcopy(m0))
+        ddp = DDP(m0)
+        return dyn.compile(ddp), ref, [((x,), {}) for x in _batches(rank, (6, 8), 2 * STEPS)], \
+            (lambda out: out.square().mean()), dict(accumulate=2, sync=(ddp.no_sync, ref.no_sync))
+    if name == "unused":
+        m0 = Unused().double()
+        ref = DDP(copy.deepcopy(m0), find_unused_parameters=True)
+        return dyn.compile(DDP(m0, find_unused_parameters=True)), ref, \
+            [((x,), {}) for x in _batches(rank, (6, 8), STEPS)], (lambda out: out.square().mean()), {}
+    raise ValueError(name)
+
+
+def run(name, rank):
+    torch.manual_seed(0)
+    dyn.reset()
+    m, ref, inputs, loss_fn, opts = scenario(name, rank)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    ref_opt = torch.optim.AdamW(ref.parameters(), lr=1e-3)
+    sync = opts.pop("sync", None)
+    losses = _train(m, opt, inputs, loss_fn, sync=sync and sync[0], **opts)
+    stats = dyn.stats()
+    ref_losses = _train(ref, ref_opt, inputs, loss_fn, sync=sync and sync[1], **opts)
+    diff = max((a - b).abs().max().item() for a, b in zip(m.parameters(), ref.parameters()))
+    return dict(loss=losses, ref_loss=ref_losses, param_diff=diff,
+                stats={k: v for k, v in stats.items() if k in ("graphs", "graph_breaks", "backward_graphs",
+                                                              "eager_graphs", "eager_entries", "eager_calls",
+                                                              "internal_failures", "recompiles")})
+
+
+def main():
+    out_dir, names = sys.argv[1], sys.argv[2:]
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    results = {}
+    for name in names:
+        try:
+            results[name] = run(name, rank)
+        except Exception:
+            results[name] = dict(error=traceback.format_exc())
+        dist.barrier()
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump(results, f)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
