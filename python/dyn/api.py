@@ -6,6 +6,7 @@ import torch
 from torch.nn.modules import module as _module_hooks  # the global module hooks live there
 
 from . import backends as B
+from .capture.children import forward_replaced
 from .capture.compiled import _CompiledFunction, _select, capture, check_compile_arguments
 from .capture.guard_check import _describe_guards, _guard_failure, _py_lookup
 from .capture.guards import _arg_guard, _global_guards, _path_guards
@@ -83,17 +84,26 @@ class OptimizedModule(torch.nn.Module):
 
     def forward(self, *args, **kwargs):
         mod, _m = self._dyn_orig_mod, _module_hooks
-        if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or \
-                _m._global_forward_hooks or _m._global_forward_pre_hooks or _m._global_backward_hooks:
+        if mod._backward_hooks or _m._global_forward_hooks or _m._global_forward_pre_hooks or \
+                _m._global_backward_hooks:
             return mod(*args, **kwargs)  # hooks on the module itself: eager runs them around forward
         fwd = mod.__dict__.get("forward")
         if fwd is not None:  # forward replaced on the instance: compile that callable
-            return self._compiled_for(fwd)(*args, **kwargs)
-        cf = self._dyn_forward
-        if cf._fn is not type(mod).forward:  # forward patched on the class after compiling
-            cf = self._compiled_for(type(mod).forward)
-            self.__dict__["_dyn_forward"] = cf
-        return cf(mod, *args, **kwargs)
+            call = self._compiled_for(fwd)
+        else:
+            cf = self._dyn_forward
+            if cf._fn is not type(mod).forward:  # forward patched on the class after compiling
+                cf = self._compiled_for(type(mod).forward)
+                self.__dict__["_dyn_forward"] = cf
+
+            def call(*a, **k):
+                return cf(mod, *a, **k)
+        if mod._forward_hooks or mod._forward_pre_hooks:
+            # its own forward hooks (FSDP's all-gather and reshard, a user's) run eagerly around the
+            # compiled forward, as Module.__call__ runs them
+            with forward_replaced(mod, call):
+                return mod(*args, **kwargs)
+        return call(*args, **kwargs)
 
     def _compiled_for(self, fn):
         cache = self.__dict__.setdefault("_dyn_compiled", {})
@@ -192,7 +202,12 @@ def explain(fn, backend="dyn", options=None):
             cf = _CompiledFunction(fn, backend=backend, options=options)
         cf._warned_eager = True  # the output says it
         bound = cf._bind(args, kwargs)
-        cf(*args, **kwargs)
+        if isinstance(fn, torch.nn.Module) and (fn._forward_hooks or fn._forward_pre_hooks) and \
+                "forward" not in fn.__dict__:
+            with forward_replaced(fn, lambda *a, **k: cf(fn, *a, **k)):  # its hooks run, as OptimizedModule's
+                fn(*args[1:], **kwargs)
+        else:
+            cf(*args, **kwargs)
         e = cf._entries[0] if cf._entries else ()
         runs = [r for r in cf.runs if r.graph is not None]
         return ExplainOutput([r.graph for r in runs], list(cf.breaks),

@@ -48,6 +48,43 @@ class Unused(torch.nn.Module):
         return self.b(torch.nn.functional.gelu(self.a(x)))
 
 
+class Block(torch.nn.Module):
+    def __init__(self, d, checkpoint=False):
+        super().__init__()
+        self.norm, self.a, self.b, self.checkpoint = torch.nn.LayerNorm(d), torch.nn.Linear(d, 4 * d), \
+            torch.nn.Linear(4 * d, d), checkpoint
+
+    def mlp(self, x):
+        return self.b(torch.nn.functional.gelu(self.a(self.norm(x))))
+
+    def forward(self, x):
+        if self.checkpoint:
+            return x + torch.utils.checkpoint.checkpoint(self.mlp, x, use_reentrant=False)
+        return x + self.mlp(x)
+
+
+class Blocks(torch.nn.Module):
+    def __init__(self, d=16, n=3, checkpoint=False):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(d, checkpoint) for _ in range(n)])
+        self.head = torch.nn.Linear(d, 4)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+def _fully_shard(model, blocks, **kw):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    for b in blocks(model):
+        fully_shard(b, mesh=mesh, **kw)
+    fully_shard(model, mesh=mesh, **kw)
+    return model
+
+
 def _batches(rank, shape, n):
     g = torch.Generator().manual_seed(100 + rank)
     return [torch.randn(*shape, generator=g, dtype=torch.float64) for _ in range(n)]
@@ -111,6 +148,30 @@ def scenario(name, rank):
         ref = DDP(copy.deepcopy(m0), find_unused_parameters=True)
         return dyn.compile(DDP(m0, find_unused_parameters=True)), ref, \
             [((x,), {}) for x in _batches(rank, (6, 8), STEPS)], (lambda out: out.square().mean()), {}
+    if name == "fsdp_hf_llama_sdpa":  # fully_shard per decoder layer and at the root (FSDP2)
+        case, loss_fn, args, kwargs = _corpus_case("hf_llama_sdpa")
+        ref = copy.deepcopy(case.model)
+        layers = lambda m: m.model.layers  # noqa: E731
+        m = dyn.compile(_fully_shard(case.model, layers))
+        _fully_shard(ref, layers)
+        inputs = [([torch.roll(args[0], shifts=rank + s, dims=0)], kwargs) for s in range(STEPS)]
+        return m, ref, inputs, loss_fn, {}
+    if name in ("fsdp_checkpoint", "fsdp_mixed"):
+        model = Blocks(checkpoint=name == "fsdp_checkpoint")
+        kw = {}
+        if name == "fsdp_mixed":  # bfloat16 parameters in forward and backward, float32 gradient reduction
+            from torch.distributed.fsdp import MixedPrecisionPolicy
+            kw = dict(mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32))
+        else:
+            model = model.double()
+        ref = copy.deepcopy(model)
+        blocks = lambda m: m.blocks  # noqa: E731
+        m = dyn.compile(_fully_shard(model, blocks, **kw))
+        _fully_shard(ref, blocks, **kw)
+        dtype = torch.float32 if name == "fsdp_mixed" else torch.float64
+        # SGD for bfloat16: AdamW's normalized steps would turn rounding differences into whole steps
+        return m, ref, [((x.to(dtype),), {}) for x in _batches(rank, (6, 16), STEPS)], \
+            (lambda out: out.float().square().mean()), dict(sgd=name == "fsdp_mixed")
     raise ValueError(name)
 
 
@@ -118,13 +179,16 @@ def run(name, rank):
     torch.manual_seed(0)
     dyn.reset()
     m, ref, inputs, loss_fn, opts = scenario(name, rank)
-    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
-    ref_opt = torch.optim.AdamW(ref.parameters(), lr=1e-3)
+    make = (lambda ps: torch.optim.SGD(ps, lr=1e-2)) if opts.pop("sgd", False) else \
+        (lambda ps: torch.optim.AdamW(ps, lr=1e-3))
+    opt, ref_opt = make(m.parameters()), make(ref.parameters())
     sync = opts.pop("sync", None)
     losses = _train(m, opt, inputs, loss_fn, sync=sync and sync[0], **opts)
     stats = dyn.stats()
     ref_losses = _train(ref, ref_opt, inputs, loss_fn, sync=sync and sync[1], **opts)
-    diff = max((a - b).abs().max().item() for a, b in zip(m.parameters(), ref.parameters()))
+    full = lambda p: p.full_tensor() if hasattr(p, "full_tensor") else p  # noqa: E731  (FSDP2's DTensors)
+    diff = max((full(a) - full(b)).abs().max().item() for a, b in zip(m.parameters(), ref.parameters()))
+    stats["eager_graphs"] = [str(g.get("reason")) + "\n" + str(g.get("graph"))[:3000] for g in stats["eager_graphs"]]
     return dict(loss=losses, ref_loss=ref_losses, param_diff=diff,
                 stats={k: v for k, v in stats.items() if k in ("graphs", "graph_breaks", "backward_graphs",
                                                               "eager_graphs", "eager_entries", "eager_calls",

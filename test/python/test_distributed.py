@@ -1,6 +1,7 @@
-"""DistributedDataParallel with dyn-compiled models on the CPU (gloo): two ranks launched by torchrun, as
-users launch their scripts (distributed_worker.py), each training with dyn.compile beside eager DDP.
-Parameters after 5 AdamW steps equal eager DDP's on both ranks, every graph compiled with its backward."""
+"""DistributedDataParallel and FSDP2 with dyn-compiled models on the CPU (gloo): two ranks launched by
+torchrun, as users launch their scripts (distributed_worker.py), each training with dyn.compile beside
+eager DDP/FSDP2. Parameters after 5 optimizer steps equal eager's on both ranks, every graph compiled
+with its backward."""
 import json
 import os
 import subprocess
@@ -22,6 +23,10 @@ SCENARIOS = {
     "sequential": (1e-12, "one"),                # an nn.Sequential wrapped by DDP
     "no_sync": (1e-12, "one"),                   # gradient accumulation under ddp.no_sync()
     "unused": (1e-12, "one"),                    # find_unused_parameters=True, a parameter never read
+    # FSDP2 (fully_shard per block and at the root): each block's forward compiled, its hooks eager
+    "fsdp_hf_llama_sdpa": (1e-5, "several"),
+    "fsdp_checkpoint": (1e-12, "several"),       # torch.utils.checkpoint inside each block
+    "fsdp_mixed": (1e-4, "several"),             # bfloat16 parameters, float32 reduction (SGD steps)
 }
 
 
@@ -46,9 +51,12 @@ def test_ddp_trains_compiled_like_eager_ddp(results, name):
         assert r["param_diff"] <= tol, (rank, r["param_diff"])
         assert all(abs(a - b) <= max(tol, 1e-12) * max(1.0, abs(b)) for a, b in zip(r["loss"], r["ref_loss"]))
         s = r["stats"]
-        assert s["graphs"] >= 1 and s["graph_breaks"] == 0 and s["eager_graphs"] == [], s
-        assert s["eager_entries"] == 0 and s["internal_failures"] == 0 and s["eager_calls"] == 0, s
-        assert s["recompiles"] == 0, s
+        assert s["graphs"] >= 1 and s["eager_graphs"] == [], s
+        assert s["internal_failures"] == 0 and s["eager_calls"] == 0, s
+        if not name.startswith("fsdp"):
+            assert s["graph_breaks"] == 0 and s["eager_entries"] == 0 and s["recompiles"] == 0, s
+        # FSDP2: the call of each fully_shard module is a graph break by design (its hooks run eagerly);
+        # the root's loop over blocks then runs eagerly, each block's forward compiled
         if backward == "several":  # split at DDP's bucket boundaries: one autograd node per piece
             assert s["backward_graphs"] > 1, s
         else:

@@ -7,6 +7,7 @@ it run) with the hook installed and a Dispatcher as callback. The hook intercept
 that carry a cache entry for that callback; the dispatcher registers the user functions the frame was
 seen to call (and those its names reach: submodules, methods, global functions) and hands a miss to
 the compiled function of that code."""
+import contextlib
 import types
 
 import torch
@@ -110,6 +111,8 @@ def named_targets(code, func, args):
         t = frame_target(v)
         if t is not None:
             out.append(t[0])
+        elif isinstance(v, torch.nn.Module) and "forward" not in v.__dict__ and is_user_function(type(v).forward):
+            out.append(type(v).forward)  # a module with hooks: they run eagerly, its forward's frame is captured
     g = func.__globals__
     for n in names:
         v = g.get(n)
@@ -168,6 +171,47 @@ class Dispatcher:
             return fn(*args)
         finally:
             _C.set_eval_frame(prev)
+
+
+@contextlib.contextmanager
+def forward_replaced(mod, forward):
+    """While the block runs, calling mod (Module.__call__, which runs its hooks, eagerly) calls `forward`
+    instead of its forward: a module whose forward is compiled while its hooks run as they are (FSDP's
+    all-gathers, user hooks). Through the instance's dict, since the frame hook, seeing only code
+    objects, cannot tell apart forwards that decorators wrap in one closure's code (transformers')."""
+    d = mod.__dict__
+    own = d.get("forward")
+    d["forward"] = forward
+    try:
+        yield
+    finally:
+        if own is None:
+            d.pop("forward", None)
+        else:
+            d["forward"] = own
+
+
+def ddp_forward_runner(ddp, compile_function):
+    """A runner for DDP.forward's frame (its arguments bound as its code takes them: self, the inputs
+    tuple, the keyword dict): DDP's own forward as written (its reducer's bookkeeping), the call of its
+    module running the module's forward compiled (compile_function(fn) -> a compiled function)."""
+    inner = ddp.module
+    forward = plain_copy(type(ddp).forward)
+    if getattr(type(inner), "_dyn_is_compiled", False) or "_dyn_orig_mod" in inner.__dict__:
+        return forward  # DDP(dyn.compile(model)): compiled already
+    own = inner.__dict__.get("forward")
+    if own is not None:
+        call = compile_function(own)
+    else:
+        compiled = compile_function(type(inner).forward)
+
+        def call(*a, **k):
+            return compiled(inner, *a, **k)
+
+    def run(*args):
+        with forward_replaced(inner, call):
+            return forward(*args)
+    return run
 
 
 def hook_available():

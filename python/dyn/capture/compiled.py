@@ -17,11 +17,12 @@ from .. import backends as B
 from ..errors import Unsupported
 from ..native import C as _C
 from ..native import HOOK as _HOOK
-from ..distributed.ddp import ddp_forward_runner, is_ddp_forward
+from ..distributed.ddp import is_ddp_forward
 from ..session import current
 from . import resume
 from .breaks import _Break, _break_runner
-from .children import MAX_TARGETS, Dispatcher, frame_target, interceptable, named_targets, plain_copy
+from .children import (MAX_TARGETS, Dispatcher, ddp_forward_runner, forward_replaced, frame_target, interceptable,
+                       is_user_function, named_targets, plain_copy)
 from .marks import Marker
 from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
@@ -420,6 +421,12 @@ class _CompiledFunction:
             get = getattr(type(args[0]), "__getitem__", None)  # obj[idx] at a break: a Python __getitem__
             if isinstance(get, types.FunctionType):
                 fn, args = types.MethodType(get, args[0]), [args[1]]
+        if isinstance(fn, torch.nn.Module) and "forward" not in fn.__dict__ and \
+                is_user_function(type(fn).forward) and (fn._forward_hooks or fn._forward_pre_hooks):
+            # hooks (FSDP's all-gather and reshard, a user's): they run eagerly, the forward compiled
+            fwd = self._child(type(fn).forward)
+            with forward_replaced(fn, lambda *a, **k: fwd(fn, *a, **k)):
+                return fn(*args, **kwargs)
         t = frame_target(fn, sequential=True)
         if t is None or t[0].__code__ is self._code:
             return fn(*args, **kwargs)
@@ -491,6 +498,8 @@ class _Segment:
         read = self.tr.input_tensors if m is None else [self.tr.input_tensors[j] for j in m]
         if any(t.requires_grad for t in read) or not self.graph.outputs:
             return False
+        if not any(o.meta.is_floating_point() or o.meta.is_complex() for o in self.graph.outputs):
+            return False  # integer and boolean results never require grad (a mask made beside the activations)
         return any(t.requires_grad for t in self.tr.input_tensors)
 
     def prepare(self):

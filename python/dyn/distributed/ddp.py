@@ -24,37 +24,14 @@ def is_ddp_forward(func):
     return cls is not None and func is cls.forward
 
 
-def ddp_forward_runner(ddp, compile_function):
-    """A runner for DDP.forward's frame (arguments bound as its code takes them: self, the inputs tuple,
-    the keyword dict): DDP's own forward, with the call of its module running the module's forward
-    compiled (compile_function(fn) -> a compiled function of fn). The module's hooks still run around
-    it, eagerly, as Module.__call__ runs them. Its forward is routed through the instance's dict for the
-    call: DDP calls `self.module(...)`, and a forward that transformers' decorators wrap in a closure
-    cannot be told apart by its code object (the frame hook sees only that)."""
-    from ..capture.children import plain_copy  # capture imports this module
-    inner = ddp.module
-    forward = plain_copy(type(ddp).forward)
-    if getattr(inner, "_dyn_is_compiled", False) or hasattr(inner, "_dyn_orig_mod"):
-        return lambda *a: forward(*a)  # DDP(dyn.compile(model)): compiled already
-    own = inner.__dict__.get("forward")
-    if own is not None:
-        compiled = compile_function(own)
-        call = compiled
-    else:
-        compiled = compile_function(type(inner).forward)
-        call = lambda *a, **k: compiled(inner, *a, **k)  # noqa: E731
-
-    def run(*args):
-        d = inner.__dict__
-        d["forward"] = call
-        try:
-            return forward(*args)
-        finally:
-            if own is None:
-                d.pop("forward", None)
-            else:
-                d["forward"] = own
-    return run
+def is_fsdp_module(mod):
+    """A module that torch.distributed.fsdp.fully_shard manages (FSDP2): its hooks all-gather its
+    parameters before forward and reshard them after."""
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:
+        return False
+    return isinstance(mod, FSDPModule)
 
 
 def active_ddp():

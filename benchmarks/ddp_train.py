@@ -1,0 +1,157 @@
+"""Distributed training step time: eager, torch.compile (inductor) and dyn, one after the other in one
+torchrun job, under DistributedDataParallel or FSDP2 (fully_shard per block).
+
+Each compiler gets a fresh copy of the model (same weights on every rank, each rank its own batch), Adam,
+and is timed over --steps steps after --warmup (the first step, compilation included, reported apart).
+A step is `zero_grad; loss = model(batch); loss.backward(); opt.step()`. Peak memory is
+torch.cuda.max_memory_allocated during the timed steps, per rank (rank 0 reported). Rank 0 prints one
+line per compiler and writes --json.
+
+Models: seed_resnet50 (torchvision ResNet-50, --batch images of 224 px per GPU, cross entropy),
+hf_gpt2_sdpa / hf_llama_sdpa (benchmarks/corpus.py full configs, --batch x --seq tokens per GPU).
+
+Run:  torchrun --nproc-per-node=2 benchmarks/ddp_train.py --model seed_resnet50 --batch 128
+      torchrun --nproc-per-node=2 benchmarks/ddp_train.py --model hf_llama_sdpa --wrap fsdp --bf16
+      (CPU: --device cpu, gloo; small configs with --size small)
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+
+import dyn  # noqa: E402
+
+
+def build(args, device, rank):
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(10 + rank)
+    if args.model == "seed_resnet50":
+        import torchvision
+        model = torchvision.models.resnet50()
+        px = 224 if args.size == "full" else 64
+        x = torch.randn(args.batch, 3, px, px, generator=g).to(device)
+        y = torch.randint(0, 1000, (args.batch,), generator=g).to(device)
+        return model, (lambda m: torch.nn.functional.cross_entropy(m(x), y)), lambda m: []
+    case = corpus.build(args.model, args.size)
+    vocab = case.model.config.vocab_size
+    ids = torch.randint(0, vocab, (args.batch, args.seq), generator=g).to(device)
+    blocks = (lambda m: list(m.model.layers)) if "llama" in args.model else (lambda m: list(m.transformer.h))
+    return case.model, (lambda m: m(ids, labels=ids)["loss"]), blocks
+
+
+def wrap(model, blocks, args, device):
+    if args.wrap == "ddp":
+        return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    kw = dict(mesh=mesh)
+    if args.bf16:
+        kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for b in blocks(model):
+        fully_shard(b, **kw)
+    fully_shard(model, **kw)
+    return model
+
+
+def run(compiler, args, device, rank):
+    model, loss_fn, blocks = build(args, device, rank)
+    model = model.to(device).train()
+    use_autocast = args.bf16 and args.wrap == "ddp"
+    wrapped = wrap(model, blocks, args, device)
+    if compiler == "inductor":
+        step_model = torch.compile(wrapped)
+    elif compiler == "dyn":
+        step_model = dyn.compile(wrapped)
+    else:
+        step_model = wrapped
+    opt = torch.optim.Adam(wrapped.parameters(), lr=1e-4)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, torch.bfloat16, enabled=use_autocast):
+            loss = loss_fn(step_model)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    dist.barrier()
+    t0 = time.perf_counter()
+    step()
+    sync()
+    first = time.perf_counter() - t0
+    for _ in range(args.warmup):
+        step()
+    sync()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(args.steps):
+        dist.barrier()
+        t = time.perf_counter()
+        loss = step()
+        sync()
+        times.append(time.perf_counter() - t)
+    peak = torch.cuda.max_memory_allocated() / 2**30 if device.type == "cuda" else None
+    s = dyn.stats() if compiler == "dyn" else {}
+    out = dict(compiler=compiler, step_ms=1e3 * statistics.median(times), first_s=first, peak_gib=peak,
+               loss=loss.item(), graphs=s.get("graphs"), backward_graphs=s.get("backward_graphs"),
+               eager_graphs=len(s.get("eager_graphs", [])), graph_breaks=s.get("graph_breaks"))
+    del step_model, wrapped, model, opt
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    dyn.reset()
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default="seed_resnet50")
+    p.add_argument("--wrap", choices=["ddp", "fsdp"], default="ddp")
+    p.add_argument("--size", default="full")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--seq", type=int, default=512)
+    p.add_argument("--bf16", action="store_true", help="DDP: autocast bfloat16; FSDP: bfloat16 parameters")
+    p.add_argument("--compilers", default="eager,inductor,dyn")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--json")
+    args = p.parse_args()
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    if args.device == "cuda":
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    results = []
+    for c in args.compilers.split(","):
+        r = run(c, args, device, rank)
+        r.update(world=world, model=args.model, wrap=args.wrap, batch=args.batch, bf16=args.bf16)
+        results.append(r)
+        if rank == 0:
+            print(json.dumps(r), flush=True)
+    if rank == 0 and args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(argv=sys.argv, torch=torch.__version__, results=results), f, indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
