@@ -73,6 +73,8 @@ def run(compiler, args, device, rank):
         step_model = torch.compile(wrapped)
     elif compiler == "dyn":
         step_model = dyn.compile(wrapped)
+    elif compiler == "dyn_whole":  # one autograd node for the whole graph: no overlap of the all-reduces
+        step_model = dyn.compile(wrapped, options={"ddp_buckets": False})
     else:
         step_model = wrapped
     opt = torch.optim.Adam(wrapped.parameters(), lr=1e-4)
@@ -106,10 +108,11 @@ def run(compiler, args, device, rank):
         sync()
         times.append(time.perf_counter() - t)
     peak = torch.cuda.max_memory_allocated() / 2**30 if device.type == "cuda" else None
-    s = dyn.stats() if compiler == "dyn" else {}
+    s = dyn.stats() if compiler.startswith("dyn") else {}
     out = dict(compiler=compiler, step_ms=1e3 * statistics.median(times), first_s=first, peak_gib=peak,
                loss=loss.item(), graphs=s.get("graphs"), backward_graphs=s.get("backward_graphs"),
-               eager_graphs=len(s.get("eager_graphs", [])), graph_breaks=s.get("graph_breaks"))
+               eager_graphs=len(s.get("eager_graphs", [])), graph_breaks=s.get("graph_breaks"),
+               eager_reasons=[str(g.get("reason"))[:400] for g in s.get("eager_graphs", [])])
     del step_model, wrapped, model, opt
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -125,7 +128,7 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--bf16", action="store_true", help="DDP: autocast bfloat16; FSDP: bfloat16 parameters")
-    p.add_argument("--compilers", default="eager,inductor,dyn")
+    p.add_argument("--compilers", default="eager,dyn,inductor")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--device", default="cuda")

@@ -884,6 +884,18 @@ OPS = {
         "upsample2d", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("antialias", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
         (), "",
         "meta", "meta", "library call `upsample2d`", ""),
+    "all_reduce": OpDef(
+        "all_reduce", "library", ("input",), (("reduce_op", "str"), ("group_name", "str")),
+        ("torch.distributed._functional_collectives.all_reduce", "torch.distributed.all_reduce"), "",
+        "meta", "meta", "library call `all_reduce`", ""),
+    "all_gather_into_tensor": OpDef(
+        "all_gather_into_tensor", "library", ("input",), (("group_size", "i64"), ("group_name", "str")),
+        ("torch.distributed._functional_collectives.all_gather_tensor", "torch.distributed.all_gather_into_tensor"), "",
+        "meta", "meta", "library call `all_gather_into_tensor`", ""),
+    "reduce_scatter_tensor": OpDef(
+        "reduce_scatter_tensor", "library", ("input",), (("reduce_op", "str"), ("group_size", "i64"), ("group_name", "str")),
+        ("torch.distributed._functional_collectives.reduce_scatter_tensor", "torch.distributed.reduce_scatter_tensor"), "",
+        "meta", "meta", "library call `reduce_scatter_tensor`", ""),
     "deg2rad": OpDef(
         "deg2rad", "unary", ("input",), (),
         ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
@@ -1099,7 +1111,7 @@ FAMILIES = {
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "adaptive_avg_pool2d_backward", "upsample2d"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "adaptive_avg_pool2d_backward", "upsample2d", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
     "frexp": ("frexp",),
     "nextafter": ("nextafter",),
@@ -1324,6 +1336,9 @@ EXPR = {
     "convolution_backward": "tuple(torch.ops.aten.convolution_backward({grad_output}, {input}, {weight}, None, {stride}, {padding}, {dilation}, {transposed}, {output_padding}, {groups}, [bool(m) for m in {output_mask}] + [False])[:2])",
     "adaptive_avg_pool2d_backward": "torch.ops.aten._adaptive_avg_pool2d_backward.default({grad_output}, {input})",
     "upsample2d": "getattr(torch.ops.aten, ('_upsample_' if {antialias} else 'upsample_') + {mode} + ('2d_aa' if {antialias} else '2d')).default({input}, {output_size}, {align_corners}, {scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)",
+    "all_reduce": "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce({input}, {reduce_op}, {group_name}))",
+    "all_gather_into_tensor": "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_gather_into_tensor({input}, {group_size}, {group_name}))",
+    "reduce_scatter_tensor": "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.reduce_scatter_tensor({input}, {reduce_op}, {group_size}, {group_name}))",
     "deg2rad": "torch.deg2rad({input})",
     "rad2deg": "torch.rad2deg({input})",
     "sinc": "torch.sinc({input})",
@@ -2239,6 +2254,18 @@ def _upsample2d(input, mode, output_size, align_corners, antialias, has_scales, 
     return getattr(torch.ops.aten, ('_upsample_' if antialias else 'upsample_') + mode + ('2d_aa' if antialias else '2d')).default(input, output_size, align_corners, scale_h if has_scales else None, scale_w if has_scales else None)
 
 
+def _all_reduce(input, reduce_op, group_name, *, dtype):
+    return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce(input, reduce_op, group_name))
+
+
+def _all_gather_into_tensor(input, group_size, group_name, *, dtype):
+    return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_gather_into_tensor(input, group_size, group_name))
+
+
+def _reduce_scatter_tensor(input, reduce_op, group_size, group_name, *, dtype):
+    return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.reduce_scatter_tensor(input, reduce_op, group_size, group_name))
+
+
 def _deg2rad(input, *, dtype):
     return torch.deg2rad(input)
 
@@ -2633,6 +2660,9 @@ EAGER = {
     "convolution_backward": _convolution_backward,
     "adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward,
     "upsample2d": _upsample2d,
+    "all_reduce": _all_reduce,
+    "all_gather_into_tensor": _all_gather_into_tensor,
+    "reduce_scatter_tensor": _reduce_scatter_tensor,
     "deg2rad": _deg2rad,
     "rad2deg": _rad2deg,
     "sinc": _sinc,

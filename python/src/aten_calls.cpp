@@ -6,6 +6,7 @@
 #include "dyn/Compiler/Compiler.h"
 
 #include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/baddbmm.h>
@@ -591,6 +592,44 @@ private:
   c10::WarningHandler *previous_;
 };
 
+/// The op `name` of c10d's functional collectives (registered by libtorch with torch.distributed), typed.
+template <typename Sig>
+c10::TypedOperatorHandle<Sig> functional(const char *name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").template typed<Sig>();
+}
+
+/// A functional collective's result once complete: wait_tensor makes the current stream (the compiled
+/// code's) wait for the collective's.
+at::Tensor waited(const at::Tensor &t) {
+  static auto wait = functional<at::Tensor(const at::Tensor &)>("_c10d_functional::wait_tensor");
+  return wait.call(t);
+}
+
+/// Collectives (GraphLibraryOps.td): the process group's own, by its name.
+void defineCollectives() {
+  def("all_reduce", [](Args &a) {
+    std::string op = a.s(), group = a.s();
+    static auto call =
+        functional<at::Tensor(const at::Tensor &, std::string, std::string)>("_c10d_functional::all_reduce");
+    return waited(call.call(a.in[0].contiguous(), op, group));
+  });
+  def("all_gather_into_tensor", [](Args &a) {
+    int64_t size = a.i();
+    std::string group = a.s();
+    static auto call = functional<at::Tensor(const at::Tensor &, int64_t, std::string)>(
+        "_c10d_functional::all_gather_into_tensor");
+    return waited(call.call(a.in[0].contiguous(), size, group));
+  });
+  def("reduce_scatter_tensor", [](Args &a) {
+    std::string op = a.s();
+    int64_t size = a.i();
+    std::string group = a.s();
+    static auto call = functional<at::Tensor(const at::Tensor &, std::string, int64_t, std::string)>(
+        "_c10d_functional::reduce_scatter_tensor");
+    return waited(call.call(a.in[0].contiguous(), op, size, group));
+  });
+}
+
 void defineNamedCalls() {
   // Selection (attributes: GraphLibraryOps.td).
   def("sort", [](Args &a) {
@@ -914,6 +953,7 @@ void defineNamedCalls() {
     return mode == "bilinear" ? at::upsample_bilinear2d(a.in[0], size, alignCorners, sh, sw)
                               : at::upsample_bicubic2d(a.in[0], size, alignCorners, sh, sw);
   });
+  defineCollectives();
 }
 
 } // namespace

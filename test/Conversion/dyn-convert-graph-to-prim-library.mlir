@@ -103,3 +103,18 @@ func.func @recurrent(%x: tensor<5x3x8xf32>, %h: tensor<1x3x16xf32>, %wi: tensor<
   %r:2 = graph.rnn %o#0, %h, %ri, %rh, %rb, %rb {relu = true, batch_first = false} : (tensor<5x3x16xf32>, tensor<1x3x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<5x3x16xf32>, tensor<1x3x16xf32>)
   return %r#0 : tensor<5x3x16xf32>
 }
+
+// -----
+
+// Collectives: the reduction and the group's name as strings, the group's
+// size as an integer: all_reduce's ["sum", "0"] is [3, 115, 117, 109, 1, 48].
+// CHECK-LABEL: func @collectives
+// CHECK: %[[A:.*]] = prim.library_call "all_reduce"(%arg0) params [3, 115, 117, 109, 1, 48] : (tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: %[[G:.*]] = prim.library_call "all_gather_into_tensor"(%[[A]]) params [2, 1, 48] : (tensor<4x3xf32>) -> tensor<8x3xf32>
+// CHECK: prim.library_call "reduce_scatter_tensor"(%[[G]]) params [3, 109, 97, 120, 2, 1, 48] : (tensor<8x3xf32>) -> tensor<4x3xf32>
+func.func @collectives(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %a = graph.all_reduce %x {reduce_op = "sum", group_name = "0"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %g = graph.all_gather_into_tensor %a {group_size = 2 : i64, group_name = "0"} : (tensor<4x3xf32>) -> tensor<8x3xf32>
+  %r = graph.reduce_scatter_tensor %g {reduce_op = "max", group_size = 2 : i64, group_name = "0"} : (tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}

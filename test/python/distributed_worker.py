@@ -1,5 +1,6 @@
 """One rank of test_distributed.py, launched as users launch theirs: `torchrun --nproc-per-node=2
-distributed_worker.py OUT_DIR [SCENARIO ...]`. Each scenario trains a model with dyn.compile and the same
+distributed_worker.py OUT_DIR [SCENARIO ...]` (gloo on the CPU; with DYN_TEST_DEVICE=cuda, NCCL, one GPU
+per rank). Each scenario trains a model with dyn.compile and the same
 model with eager DDP side by side (same weights, each rank its own data) and writes, per rank,
 OUT_DIR/rank<R>.json: {scenario: {"loss": [...], "ref_loss": [...], "param_diff": max |p - p_ref|,
 "stats": dyn.stats() of that scenario}} or {"error": traceback}. Float64, so that compiled and eager
@@ -24,6 +25,7 @@ corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)
 
 STEPS = 5
+DEVICE = os.environ.get("DYN_TEST_DEVICE", "cpu")
 
 
 def _no_dropout(model):
@@ -78,7 +80,7 @@ class Blocks(torch.nn.Module):
 def _fully_shard(model, blocks, **kw):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
-    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    mesh = init_device_mesh(DEVICE, (dist.get_world_size(),))
     for b in blocks(model):
         fully_shard(b, mesh=mesh, **kw)
     fully_shard(model, mesh=mesh, **kw)
@@ -91,7 +93,7 @@ def _batches(rank, shape, n):
 
 
 def _corpus_case(name):
-    case = corpus.build(name, "small")
+    case = corpus.build(name, "small").to(DEVICE)
     case.model.double().train()
     _no_dropout(case.model)
     args, kwargs = case.inputs("train")
@@ -133,18 +135,18 @@ def scenario(name, rank):
         return m, ref, inputs, loss_fn, {}
     if name == "sequential":
         seq = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.LayerNorm(32),
-                                  torch.nn.Linear(32, 4)).double()
+                                  torch.nn.Linear(32, 4)).double().to(DEVICE)
         ref = DDP(copy.deepcopy(seq))
         return dyn.compile(DDP(seq)), ref, [((x,), {}) for x in _batches(rank, (6, 8), STEPS)], \
             (lambda out: out.square().mean()), {}
     if name == "no_sync":
-        m0 = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4)).double()
+        m0 = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4)).double().to(DEVICE)
         ref = DDP(copy.deepcopy(m0))
         ddp = DDP(m0)
         return dyn.compile(ddp), ref, [((x,), {}) for x in _batches(rank, (6, 8), 2 * STEPS)], \
             (lambda out: out.square().mean()), dict(accumulate=2, sync=(ddp.no_sync, ref.no_sync))
     if name == "unused":
-        m0 = Unused().double()
+        m0 = Unused().double().to(DEVICE)
         ref = DDP(copy.deepcopy(m0), find_unused_parameters=True)
         return dyn.compile(DDP(m0, find_unused_parameters=True)), ref, \
             [((x,), {}) for x in _batches(rank, (6, 8), STEPS)], (lambda out: out.square().mean()), {}
@@ -157,7 +159,7 @@ def scenario(name, rank):
         inputs = [([torch.roll(args[0], shifts=rank + s, dims=0)], kwargs) for s in range(STEPS)]
         return m, ref, inputs, loss_fn, {}
     if name in ("fsdp_checkpoint", "fsdp_mixed"):
-        model = Blocks(checkpoint=name == "fsdp_checkpoint")
+        model = Blocks(checkpoint=name == "fsdp_checkpoint").to(DEVICE)
         kw = {}
         if name == "fsdp_mixed":  # bfloat16 parameters in forward and backward, float32 gradient reduction
             from torch.distributed.fsdp import MixedPrecisionPolicy
@@ -175,10 +177,21 @@ def scenario(name, rank):
     raise ValueError(name)
 
 
+def _to_device(v):
+    if isinstance(v, torch.Tensor):
+        return v.to(DEVICE)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to_device(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _to_device(x) for k, x in v.items()}
+    return v
+
+
 def run(name, rank):
     torch.manual_seed(0)
     dyn.reset()
     m, ref, inputs, loss_fn, opts = scenario(name, rank)
+    inputs = _to_device(inputs)
     make = (lambda ps: torch.optim.SGD(ps, lr=1e-2)) if opts.pop("sgd", False) else \
         (lambda ps: torch.optim.AdamW(ps, lr=1e-3))
     opt, ref_opt = make(m.parameters()), make(ref.parameters())
@@ -195,14 +208,50 @@ def run(name, rank):
                                                               "internal_failures", "recompiles")})
 
 
+def collectives(rank):
+    """Collectives inside one compiled function, against the same function run eagerly."""
+    import torch.distributed._functional_collectives as fc
+    world = dist.get_world_size()
+    group = dist.group.WORLD
+
+    def f(x, y):
+        a = fc.all_reduce(torch.relu(x) * 2, "sum", group)
+        g = fc.all_gather_tensor(a + 1, 0, group)
+        r = fc.reduce_scatter_tensor(g * y[:1], "sum", 0, group)
+        z = x.clone()
+        dist.all_reduce(z, op=dist.ReduceOp.MAX)
+        fc.all_reduce(y, "avg", group)  # never read: still issued, as every rank's eager code does
+        return r.sin(), z - x
+
+    dyn.reset()
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(4, 3, generator=g).to(DEVICE)
+    y = torch.randn(world * 4, 3, generator=g).to(DEVICE)
+    got = dyn.compile(f)(x, y)
+    stats = dyn.stats()
+    ops = [n.op for g in dyn.last_graphs() for n in g.nodes]
+    issued = sum(op in ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor") for op in ops)
+    want = f(x, y)
+    want = [fc.wait_tensor(w) if hasattr(w, "wait") else w for w in want]
+    diff = max((a - b).abs().max().item() for a, b in zip(got, want))
+    return dict(loss=[], ref_loss=[], param_diff=diff, collectives=issued, stats={k: stats[k] for k in (
+        "graphs", "graph_breaks", "backward_graphs", "eager_entries", "eager_calls", "internal_failures", "recompiles")}
+        | {"eager_graphs": [str(e.get("reason")) for e in stats["eager_graphs"]]})
+
+
 def main():
     out_dir, names = sys.argv[1], sys.argv[2:]
-    dist.init_process_group("gloo")
+    if DEVICE == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", 0))
+        torch.cuda.set_device(local)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    else:
+        dist.init_process_group("gloo")
     rank = dist.get_rank()
     results = {}
     for name in names:
         try:
-            results[name] = run(name, rank)
+            results[name] = collectives(rank) if name == "collectives" else run(name, rank)
         except Exception:
             results[name] = dict(error=traceback.format_exc())
         dist.barrier()

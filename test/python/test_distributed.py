@@ -27,14 +27,20 @@ SCENARIOS = {
     "fsdp_hf_llama_sdpa": (1e-5, "several"),
     "fsdp_checkpoint": (1e-12, "several"),       # torch.utils.checkpoint inside each block
     "fsdp_mixed": (1e-4, "several"),             # bfloat16 parameters, float32 reduction (SGD steps)
+    # functional collectives and dist.all_reduce inside one compiled function: one graph, no break
+    "collectives": (1e-6, "none"),
 }
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
+two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices (NCCL)")
+
+
+@pytest.fixture(scope="module", params=["cpu", pytest.param("cuda", marks=two_gpus)])
+def results(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("ddp")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.path.join(_HERE, "..", "..", "python"),
-                                                                    os.environ.get("PYTHONPATH")])))
+                                                                    os.environ.get("PYTHONPATH")])),
+               DYN_TEST_DEVICE=request.param)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
            os.path.join(_HERE, "distributed_worker.py"), str(out), *SCENARIOS]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
@@ -59,6 +65,9 @@ def test_ddp_trains_compiled_like_eager_ddp(results, name):
         # the root's loop over blocks then runs eagerly, each block's forward compiled
         if backward == "several":  # split at DDP's bucket boundaries: one autograd node per piece
             assert s["backward_graphs"] > 1, s
+        elif backward == "none":
+            assert s["graphs"] == 1 and s["backward_graphs"] == 0, s
+            assert r["collectives"] == 5, r  # the one whose result is never read included
         else:
             assert s["backward_graphs"] >= 1, s
     # DDP keeps the ranks' replicas identical: both ranks saw the same losses of their own batches' mean
@@ -103,3 +112,33 @@ def test_bucket_split_pieces_compute_the_graph():
     torch.testing.assert_close(out, want)
     for g, p in zip(got, params):
         torch.testing.assert_close(g, p.grad)
+
+
+@pytest.mark.parametrize("backend", ["dyn", "eager"])
+def test_collectives_in_one_process_group_of_one(backend):
+    """The collectives' graph ops on a group of one rank (in this process): the dyn backend's library calls
+    and the eager backend's expressions both run c10d's functional collectives."""
+    import torch.distributed._functional_collectives as fc
+    import dyn
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialized")
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        group = dist.group.WORLD
+
+        def f(x):
+            a = fc.all_reduce(x * 2, "sum", group)
+            g = fc.all_gather_tensor(a, 0, group)
+            y = x.clone()
+            dist.all_reduce(y, op=dist.ReduceOp.MAX)
+            return fc.reduce_scatter_tensor(g + 1, "avg", 0, group), y
+        x = torch.randn(4, 3)
+        dyn.reset()
+        e = dyn.explain(f, backend=backend)(x)
+        assert e.graph_count == 1 and e.graph_break_count == 0, e.break_reasons
+        assert e.backends[0]["compiled"] == (backend == "dyn"), e.backends
+        got = dyn.compile(f, backend=backend)(x)
+        torch.testing.assert_close(got[0], x * 2 + 1)
+        torch.testing.assert_close(got[1], x)
+    finally:
+        dist.destroy_process_group()

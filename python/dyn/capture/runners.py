@@ -161,18 +161,29 @@ def _effects_runner(tr, tmpl, kernel, effects):
     return run
 
 
+# ops that other processes wait for: run even where nothing reads their result (docs/distributed.md)
+COLLECTIVES = frozenset({"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"})
+
+
 def _prune(g):
     """Drops dead nodes and unused inputs. g.input_map lists, per remaining graph input, its index among
     the captured inputs (None when all are used). A random op whose result is unused stays: eager draws
     its numbers anyway, and a graph run with PyTorch's ops (the eager backend, a fallback) must draw them
     too, or every later draw would shift; compiled code leaves it out (its numbers come from the call's
-    seed and the op's own offset)."""
-    live = set(g.outputs) | {n for n in g.nodes if n.attrs.get("seeded")}
-    keep = []
-    for n in reversed(g.nodes):
-        if n in live:
-            keep.append(n)
-            live.update(n.inputs)
+    seed and the op's own offset). A collective whose result is unused becomes an extra output (one no
+    caller reads): the other ranks wait for it, so compiled code must run it too."""
+    def closure(roots):
+        live, keep = set(roots), []
+        for n in reversed(g.nodes):
+            if n in live:
+                keep.append(n)
+                live.update(n.inputs)
+        return live, keep
+    live, keep = closure(set(g.outputs) | {n for n in g.nodes if n.attrs.get("seeded")})
+    dead = [n for n in g.nodes if n.op in COLLECTIVES and n not in live]
+    if dead:
+        g.outputs = list(g.outputs) + dead
+        live, keep = closure(set(g.outputs) | {n for n in g.nodes if n.attrs.get("seeded")})
     g.nodes = list(reversed(keep))
     g.input_map = None
     used = [n for n in g.inputs if n in live]

@@ -19,7 +19,7 @@ from .attention import TORCH_ATTN
 from .internals import TORCH as TORCH_INTERNALS
 from .grid_sample import TORCH as TORCH_GRID
 from .linalg import H_LA, INPLACE_LA, LINALG_LA
-from . import keywords, library, recurrent
+from . import collectives, keywords, library, recurrent
 
 H = {**arith.H, **indexing.H, **shapes.H, **views.H, **factories.H, **H_W, **H_LA, **reductions.H, **rearrange.H,
      **take_along.H, **scatter.H, **matrix.H,
@@ -47,6 +47,7 @@ TORCH_FUNCS.update(TORCH_INTERNALS)
 TORCH_FUNCS.update(TORCH_GRID)
 TORCH_FUNCS.update(library.TORCH)
 TORCH_FUNCS.update(recurrent.TORCH)
+TORCH_FUNCS.update(collectives.TORCH)
 TORCH_OPS = dict(library.TORCH_OPS)
 TORCH_FUNCS.update(TORCH_AA)
 for _name, _h in {**matrix.LINALG, **compositions.LINALG}.items():

@@ -660,4 +660,35 @@ def Graph_Upsample2dOp : Graph_LibraryOp<"upsample2d", "upsample2d", "bilinear/b
               "{scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)";
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives (torch.distributed): the process group's own collective, run by
+// c10d's functional ops (_c10d_functional) on the group named `group_name` and
+// waited for on the compiled code's stream. Every rank compiles the same graph,
+// so the ranks issue the same collectives in the same order (docs/distributed.md).
+//===----------------------------------------------------------------------===//
+
+def Graph_AllReduceOp : Graph_LibraryOp<"all_reduce", "all_reduce", "the elementwise `reduce_op` of `input` over the ranks of a process group"> {
+  let arguments = (ins Graph_Tensor:$input, StrAttr:$reduce_op, StrAttr:$group_name);
+  let results = (outs Graph_Tensor:$result);
+  let torchNames = ["torch.distributed._functional_collectives.all_reduce", "torch.distributed.all_reduce"];
+  let eager = "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce({input}, {reduce_op}, "
+              "{group_name}))";
+}
+def Graph_AllGatherIntoTensorOp : Graph_LibraryOp<"all_gather_into_tensor", "all_gather_into_tensor", "every rank's `input` concatenated along dim 0, in rank order"> {
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$group_size, StrAttr:$group_name);
+  let results = (outs Graph_Tensor:$result);
+  let torchNames = ["torch.distributed._functional_collectives.all_gather_tensor",
+                    "torch.distributed.all_gather_into_tensor"];
+  let eager = "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_gather_into_tensor({input}, "
+              "{group_size}, {group_name}))";
+}
+def Graph_ReduceScatterTensorOp : Graph_LibraryOp<"reduce_scatter_tensor", "reduce_scatter_tensor", "this rank's block (along dim 0) of the `reduce_op` of every rank's `input`"> {
+  let arguments = (ins Graph_Tensor:$input, StrAttr:$reduce_op, I64Attr:$group_size, StrAttr:$group_name);
+  let results = (outs Graph_Tensor:$result);
+  let torchNames = ["torch.distributed._functional_collectives.reduce_scatter_tensor",
+                    "torch.distributed.reduce_scatter_tensor"];
+  let eager = "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.reduce_scatter_tensor({input}, "
+              "{reduce_op}, {group_size}, {group_name}))";
+}
+
 #endif // DYN_GRAPH_LIBRARY_OPS
