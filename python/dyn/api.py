@@ -88,22 +88,29 @@ class OptimizedModule(torch.nn.Module):
                 _m._global_backward_hooks:
             return mod(*args, **kwargs)  # hooks on the module itself: eager runs them around forward
         fwd = mod.__dict__.get("forward")
-        if fwd is not None:  # forward replaced on the instance: compile that callable
-            call = self._compiled_for(fwd)
-        else:
-            cf = self._dyn_forward
-            if cf._fn is not type(mod).forward:  # forward patched on the class after compiling
-                cf = self._compiled_for(type(mod).forward)
-                self.__dict__["_dyn_forward"] = cf
-
-            def call(*a, **k):
-                return cf(mod, *a, **k)
         if mod._forward_hooks or mod._forward_pre_hooks:
             # its own forward hooks (FSDP's all-gather and reshard, a user's) run eagerly around the
             # compiled forward, as Module.__call__ runs them
-            with forward_replaced(mod, call):
+            with forward_replaced(mod, self._compiled_call(fwd)):
                 return mod(*args, **kwargs)
-        return call(*args, **kwargs)
+        if fwd is not None:  # forward replaced on the instance: compile that callable
+            return self._compiled_for(fwd)(*args, **kwargs)
+        cf = self._dyn_forward
+        if cf._fn is not type(mod).forward:  # forward patched on the class after compiling
+            cf = self._compiled_for(type(mod).forward)
+            self.__dict__["_dyn_forward"] = cf
+        return cf(mod, *args, **kwargs)
+
+    def _compiled_call(self, fwd):
+        """The module's forward (its own, or `fwd` replacing it on the instance) compiled, as a callable
+        of the forward's arguments (capture inlines forward above, never this)."""
+        if fwd is not None:
+            return self._compiled_for(fwd)
+        mod = self._dyn_orig_mod
+        cf = self._dyn_forward
+        if cf._fn is not type(mod).forward:
+            cf = self._compiled_for(type(mod).forward)
+        return lambda *a, **k: cf(mod, *a, **k)
 
     def _compiled_for(self, fn):
         cache = self.__dict__.setdefault("_dyn_compiled", {})
@@ -194,6 +201,10 @@ def explain(fn, backend="dyn", options=None):
     """dyn.explain(fn)(*args) -> ExplainOutput: runs fn once under capture with `backend` and reports the
     graphs it produced, their ops, the backend that ran each (and why not dyn's compiler where it did
     not), the graph breaks with user locations, and the guards."""
+    if not callable(fn):
+        raise TypeError(f"dyn.explain: a {type(fn).__name__} object is not callable")
+    check_compile_arguments(backend, False, None, None, options)
+
     def run(*args, **kwargs):
         if isinstance(fn, torch.nn.Module):
             cf = _CompiledFunction(type(fn).forward, backend=backend, options=options)
@@ -246,6 +257,8 @@ class ExportedGraph:
 def export(fn, *args, **kwargs):
     """One whole graph for fn(*args, **kwargs), or dyn.Unsupported naming the user's line that would
     break it. Works for functions and nn.Modules."""
+    if not callable(fn):
+        raise TypeError(f"dyn.export: a {type(fn).__name__} object is not callable")
     prefix = ()
     if isinstance(fn, torch.nn.Module):
         cf = _CompiledFunction(type(fn).forward, backend="eager", fullgraph=True)

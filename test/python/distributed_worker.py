@@ -145,6 +145,16 @@ def scenario(name, rank):
         ddp = DDP(m0)
         return dyn.compile(ddp), ref, [((x,), {}) for x in _batches(rank, (6, 8), 2 * STEPS)], \
             (lambda out: out.square().mean()), dict(accumulate=2, sync=(ddp.no_sync, ref.no_sync))
+    if name == "static_graph":  # DDP(static_graph=True): the reducer records the first step's order
+        m0 = Blocks(checkpoint=False).double().to(DEVICE)
+        ref = DDP(copy.deepcopy(m0), static_graph=True)
+        return dyn.compile(DDP(m0, static_graph=True)), ref, [((x,), {}) for x in _batches(rank, (6, 16), STEPS)], \
+            (lambda out: out.square().mean()), {}
+    if name == "torch_compile_ddp":  # torch.compile(DDP(m), backend="dyn"): TorchDynamo's DDPOptimizer splits
+        m0 = Blocks(d=256, n=3).double().to(DEVICE)  # 4 MiB of parameters: buckets of 1 MiB make pieces
+        ref = DDP(copy.deepcopy(m0), bucket_cap_mb=1)
+        return torch.compile(DDP(m0, bucket_cap_mb=1), backend="dyn"), ref, \
+            [((x,), {}) for x in _batches(rank, (6, 256), STEPS)], (lambda out: out.square().mean()), {}
     if name == "unused":
         m0 = Unused().double().to(DEVICE)
         ref = DDP(copy.deepcopy(m0), find_unused_parameters=True)

@@ -99,3 +99,26 @@ def test_train_loop_with_adamw_compiled_matches_eager(name, device):
     torch.testing.assert_close(got, want, rtol=1.3e-6, atol=1e-5)
     for p, q in zip(params, ref):
         torch.testing.assert_close(p, q, rtol=1.3e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_llama_sdpa"])
+def test_gradient_checkpointing_of_transformers_compiled(name):
+    """transformers' gradient_checkpointing_enable(): each layer under torch.utils.checkpoint (recomputed in
+    dyn's backward) and a hook on the input embeddings calling output.requires_grad_(True) on an output
+    that requires grad already: one graph, its backward compiled, gradients equal to eager's."""
+    case = corpus.build(name, "small")
+    case.model.double().train()
+    _no_dropout(case.model)
+    case.model.gradient_checkpointing_enable()
+    ref = copy.deepcopy(case.model)
+    args, kwargs = case.inputs("train")
+    dyn.reset()
+    loss = case.loss(dyn.compile(case.model)(*args, **kwargs), "train")
+    loss.backward()
+    s = dyn.stats()
+    assert s["graphs"] == 1 and s["graph_breaks"] == 0 and s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    want = case.loss(ref(*args, **kwargs), "train")
+    want.backward()
+    assert abs(loss.item() - want.item()) <= 1e-5 * max(1.0, abs(want.item()))
+    for (n, p), q in zip(case.model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-7, msg=n)

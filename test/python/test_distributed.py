@@ -23,6 +23,8 @@ SCENARIOS = {
     "sequential": (1e-12, "one"),                # an nn.Sequential wrapped by DDP
     "no_sync": (1e-12, "one"),                   # gradient accumulation under ddp.no_sync()
     "unused": (1e-12, "one"),                    # find_unused_parameters=True, a parameter never read
+    "static_graph": (1e-12, "one"),              # DDP(static_graph=True)
+    "torch_compile_ddp": (1e-12, "several"),     # torch.compile(DDP(m), backend="dyn"): DDPOptimizer's pieces
     # FSDP2 (fully_shard per block and at the root): each block's forward compiled, its hooks eager
     "fsdp_hf_llama_sdpa": (1e-5, "several"),
     "fsdp_checkpoint": (1e-12, "several"),       # torch.utils.checkpoint inside each block
@@ -59,7 +61,7 @@ def test_ddp_trains_compiled_like_eager_ddp(results, name):
         s = r["stats"]
         assert s["graphs"] >= 1 and s["eager_graphs"] == [], s
         assert s["internal_failures"] == 0 and s["eager_calls"] == 0, s
-        if not name.startswith("fsdp"):
+        if not name.startswith(("fsdp", "torch_compile")):
             assert s["graph_breaks"] == 0 and s["eager_entries"] == 0 and s["recompiles"] == 0, s
         # FSDP2: the call of each fully_shard module is a graph break by design (its hooks run eagerly);
         # the root's loop over blocks then runs eagerly, each block's forward compiled

@@ -231,3 +231,17 @@ def test_compile_any_callable():
         assert [g for g, k, e in cf.graphs if g is not None], fn  # captured, not eager
     with pytest.raises(TypeError, match="not callable"):
         dyn.compile(3)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: dyn.compile(None)(3), TypeError, "not callable"),  # compile(None) is the decorator, as torch's
+    (lambda: dyn.compile(torch.sin, backend="nope"), ValueError, "unknown backend"),
+    (lambda: dyn.compile(torch.sin, fullgraph=1), TypeError, "fullgraph"),
+    (lambda: dyn.compile(torch.sin, mode="fastest"), ValueError, "mode"),
+    (lambda: dyn.explain(None), TypeError, "not callable"),
+    (lambda: dyn.explain(torch.sin, backend=3), TypeError, "backend"),
+    (lambda: dyn.export(3, torch.ones(1)), TypeError, "not callable"),
+])
+def test_public_api_checks_its_arguments_at_the_call(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

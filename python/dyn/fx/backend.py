@@ -12,6 +12,7 @@ import warnings
 import torch
 
 from .. import backends as B
+from ..distributed.ddp import active_ddp
 from ..capture.reports import TORCH_OPS, GraphRun, classify, failure
 from ..capture.runners import _make_runner, _select
 from ..errors import Unsupported
@@ -58,6 +59,14 @@ def _compile_fx(gm, example_inputs, options, what):
     inputs = tr.tracer.input_tensors
     examples = inputs if m is None else [inputs[j] for j in m]
     kernel = None
+    if torch.is_grad_enabled() and active_ddp() is not None:
+        # a piece of TorchDynamo's DDPOptimizer (it split the graph at DDP's buckets already): the example
+        # inputs it passes between pieces are fake tensors whose requires_grad need not be the run's, so
+        # every floating input is taken as requiring grad (a gradient nobody asked for is dropped by
+        # autograd; one missing would be lost)
+        examples = [t.detach().requires_grad_() if (t.is_floating_point() or t.is_complex()) and not t.requires_grad
+                    else t for t in examples]
+        options = {**(options or {}), "ddp_buckets": False}
     if graph.outputs:
         try:
             kernel = B.dyn_backend(graph, examples, options)

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..._ops_generated import HANDLERS, OPS
+from ...errors import Unsupported
 from ..tensor import node_requires_grad
 from . import arith, compositions, factories, floatbits, indexing, matrix, random, rearrange, reductions, scatter, \
     shapes, stats, take_along, views
@@ -117,6 +118,18 @@ METHODS.update(_REGISTERED_METHODS)
 for _n in ("relu", "sigmoid", "tanh"):
     METHODS[_n] = H[_n]
 METHODS["softmax"] = lambda o, x, dim, dtype=None: o.softmax("softmax", x, dim, dtype)
+
+
+def _requires_grad_(o, x, requires_grad=True):
+    """x.requires_grad_(flag) where x's flag is that already: eager changes nothing (transformers' hook
+    on the input embeddings under gradient checkpointing, on weights that train). Making a new autograd
+    leaf, or detaching an input, is not captured."""
+    if bool(requires_grad) == node_requires_grad(o.tr, x.node):
+        return x
+    raise Unsupported("Tensor.requires_grad_ changing the flag (a new autograd leaf, or an input's flag)")
+
+
+METHODS["requires_grad_"] = _requires_grad_
 METHODS["log_softmax"] = lambda o, x, dim, dtype=None: o.softmax("log_softmax", x, dim, dtype)
 for _n in ("zeros", "ones", "empty", "full", "arange", "cat", "concat", "concatenate", "stack", "where", "tensor",
            "as_tensor", "scalar_tensor"):
