@@ -9,7 +9,7 @@ import sys
 # region, and every ATen op that runs within 200 ms of a dyn kernel finds its own threads competing with the
 # spinning ones for the cores; workers that sleep at once cost a wake-up (a futex call) per kernel instead.
 # libomp reads the variable when it first initializes, which is after this import; a value the user set (or
-# OMP_WAIT_POLICY) wins. docs/performance.md, "CPU: two OpenMP runtimes in one process" and "One OpenMP pool".
+# OMP_WAIT_POLICY) wins. (Measured on the 2-core machine, 2026-11-26: in the history of docs/performance.md.)
 if "KMP_BLOCKTIME" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
     os.environ["KMP_BLOCKTIME"] = "0"
 
