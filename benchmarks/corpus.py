@@ -230,6 +230,20 @@ BUILDERS = {
 NAMES = list(BUILDERS)
 
 
+def no_dropout(model):
+    """Dropout and stochastic depth off (their float probabilities set to 0): compiled and eager runs then
+    compute the same function (each draws its own random numbers otherwise)."""
+    for m in model.modules():
+        for k, v in list(vars(m).items()):
+            if isinstance(v, float) and ("drop" in k.lower() or k == "p") and 0 < v < 1:
+                setattr(m, k, 0.0)
+
+
+def double(v):
+    """v in float64 where it is a floating tensor, else v."""
+    return v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+
+
 def build(name, size="small", device="cpu", seed=0):
     """The model (random weights from `seed`) and its inputs, on `device`. The model is left in train
     mode as constructed; callers set the mode."""

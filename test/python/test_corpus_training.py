@@ -24,15 +24,7 @@ _spec.loader.exec_module(corpus)
 FLOAT32_INSIDE = {"hf_t5_eager", "hf_t5_sdpa"}
 
 
-def _no_dropout(model):
-    for m in model.modules():
-        for k, v in list(vars(m).items()):
-            if isinstance(v, float) and ("drop" in k.lower() or k == "p") and 0 < v < 1:
-                setattr(m, k, 0.0)
-
-
-def _double(v):
-    return v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+_no_dropout, _double = corpus.no_dropout, corpus.double
 
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
