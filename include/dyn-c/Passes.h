@@ -25,7 +25,8 @@ MLIR_CAPI_EXPORTED void dynBuildGraphToPrimPipeline(MlirOpPassManager pm);
 MLIR_CAPI_EXPORTED void dynBuildPrimToLoopPipeline(MlirOpPassManager pm);
 /// loop -> LLVM dialect for the host (dyn-loop-to-llvm-cpu).
 MLIR_CAPI_EXPORTED void dynBuildLoopToLLVMCpuPipeline(MlirOpPassManager pm);
-/// loop -> GPU launches and PTX kernels for sm_90 (dyn-loop-to-ptx).
+/// loop -> GPU launches and PTX kernels (dyn-loop-to-ptx) for the default GPU
+/// target description (an H100/H200; docs/gpu.md).
 MLIR_CAPI_EXPORTED void dynBuildLoopToPTXPipeline(MlirOpPassManager pm);
 /// The whole CPU pipeline, graph -> LLVM dialect (dyn-cpu).
 MLIR_CAPI_EXPORTED void dynBuildCpuPipeline(MlirOpPassManager pm);

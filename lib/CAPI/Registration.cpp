@@ -31,5 +31,7 @@ void dynBuildPrimToLoopPipeline(MlirOpPassManager pm) {
 void dynBuildLoopToLLVMCpuPipeline(MlirOpPassManager pm) {
   dyn::buildLoopToLLVMCpuPipeline(*unwrap(pm));
 }
-void dynBuildLoopToPTXPipeline(MlirOpPassManager pm) { dyn::buildLoopToPTXPipeline(*unwrap(pm)); }
+void dynBuildLoopToPTXPipeline(MlirOpPassManager pm) {
+  dyn::buildLoopToPTXPipeline(*unwrap(pm), dyn::GpuTarget()); // the default target (an H100/H200)
+}
 void dynBuildCpuPipeline(MlirOpPassManager pm) { dyn::buildCpuPipeline(*unwrap(pm)); }

@@ -351,7 +351,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
 
 namespace {
 
-/// The GPU stage: loop kernels -> gpu kernels -> NVVM -> PTX for sm_90,
+/// The GPU stage: loop kernels -> gpu kernels -> NVVM -> PTX for the target,
 /// leaving the host function at the level of gpu.launch_func.
 const char *kGpuStage = "dyn-loop-to-ptx";
 
@@ -771,7 +771,10 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   auto pm = PassManager::on<ModuleOp>(&ctx);
   std::string pipelineError;
   llvm::raw_string_ostream errs(pipelineError);
-  if (failed(parsePassPipeline(kGpuStage, pm, errs)))
+  std::string stage = kGpuStage;
+  if (!options.gpuTarget.empty())
+    stage += "{" + options.gpuTarget + "}";
+  if (failed(parsePassPipeline(stage, pm, errs)))
     return fail("GPU pipeline unavailable: " + pipelineError);
   if (failed(pm.run(*module)))
     return fail("stage 'gpu' failed");

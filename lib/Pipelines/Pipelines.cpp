@@ -116,8 +116,11 @@ static std::string cudaToolkitPath() {
   return "/usr/local/cuda";
 }
 
-void buildLoopToPTXPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertLoopToGPUPass());
+void buildLoopToPTXPipeline(OpPassManager &pm, const GpuTarget &target) {
+  ConvertLoopToGPUPassOptions launches;
+  launches.smCount = target.smCount;
+  launches.threadsPerSm = target.threadsPerSm;
+  pm.addPass(createConvertLoopToGPUPass(launches));
   // Inner loops and memory accesses left in the launch bodies; library calls
   // stay for the launch plan.
   ConvertLoopToSCFPassOptions scf;
@@ -138,10 +141,10 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   if (const char *n = std::getenv("DYN_GPU_KERNEL_MODULES"); n && *n)
     split.parts = static_cast<unsigned>(std::strtoul(n, nullptr, 10));
   pm.addPass(createSplitGpuKernelModulesPass(split));
-  GpuNVVMAttachTargetOptions target;
-  target.chip = "sm_90";
-  target.optLevel = 3;
-  pm.addPass(createGpuNVVMAttachTarget(target));
+  GpuNVVMAttachTargetOptions nvvmTarget;
+  nvvmTarget.chip = target.chip;
+  nvvmTarget.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(nvvmTarget));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertVectorToLLVMPass()); // 16-byte loads and stores
@@ -161,6 +164,12 @@ void buildLoopToPTXPipeline(OpPassManager &pm) {
   ptx.toolkitPath = cudaToolkitPath();
   ptx.cubin = llvm::sys::fs::can_execute(ptx.toolkitPath + "/bin/ptxas");
   pm.addPass(createGpuModulesToPtxPass(ptx));
+}
+
+void buildGpuPipeline(OpPassManager &pm, const GpuTarget &target) {
+  for (const PipelineStage &stage : gpuPipelineStages())
+    stage.build(pm);
+  buildLoopToPTXPipeline(pm, target);
 }
 
 void buildCpuPipeline(OpPassManager &pm) {
@@ -202,10 +211,13 @@ void registerPipelines() {
                              buildLoopToLLVMCpuPipeline);
   PassPipelineRegistration<>("dyn-cpu", "graph -> LLVM dialect for the host (all stages)",
                              buildCpuPipeline);
-  PassPipelineRegistration<>("dyn-loop-to-ptx",
-                             "loop -> gpu launches and PTX kernels for sm_90 (host stays at "
-                             "gpu.launch_func)",
-                             buildLoopToPTXPipeline);
+  PassPipelineRegistration<GpuTarget>(
+      "dyn-loop-to-ptx",
+      "loop -> gpu launches and PTX kernels for the target GPU (host stays at gpu.launch_func)",
+      buildLoopToPTXPipeline);
+  PassPipelineRegistration<GpuTarget>(
+      "dyn-gpu", "graph -> PTX for the target GPU (all stages the compiler runs for CUDA)",
+      buildGpuPipeline);
 }
 
 } // namespace dyn

@@ -12,7 +12,7 @@ from .graph.mlir import carries_grad
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
 from .distributed.ddp import active_ddp, staged_training
-from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
+from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, run_compiled
 from .native import C as _C
 from .native import have_compiler
 from .session import current
@@ -146,11 +146,12 @@ class DynCUDAKernel(_DynKernel):
     device_type = "cuda"
 
     def __init__(self, graph, keep_stages=False, example_inputs=None, cpu_gemm=None, cuda_graphs=False):
+        self.target = gpu_target(next((t.device for t in example_inputs or () if t.is_cuda), graph.device))
         super().__init__(graph, keep_stages, example_inputs, cpu_gemm)
         self.replay = GraphReplay(self) if cuda_graphs else None
 
     def _compile(self, keep_stages, num_buffers):
-        return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers)
+        return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers, self.target)
 
     def __call__(self, *inputs):
         if self.replay is not None:

@@ -11,6 +11,22 @@ from .session import current
 EMPTY_STRIDED_CPU = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cpu", None)
 
 
+_GPU_TARGETS = {}  # CUDA device index -> the GPU pipeline's target description
+
+
+def gpu_target(device=None):
+    """The target description the GPU pipeline compiles for (docs/gpu.md): the device's compute capability
+    as the PTX chip, its multiprocessors and the threads each holds at once, as the pipeline's options."""
+    index = torch.cuda.current_device() if device is None or torch.device(device).index is None \
+        else torch.device(device).index
+    t = _GPU_TARGETS.get(index)
+    if t is None:
+        p = torch.cuda.get_device_properties(index)
+        t = _GPU_TARGETS[index] = (f"chip=sm_{p.major}{p.minor} sm-count={p.multi_processor_count} "
+                                   f"threads-per-sm={p.max_threads_per_multi_processor}")
+    return t
+
+
 def contiguous_strides(shape):
     strides, step = [], 1
     for size in reversed(shape):

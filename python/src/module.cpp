@@ -257,9 +257,11 @@ PYBIND11_MODULE(_C, m) {
                              "per output, the input it may be written into (the one it updates), else -1");
   m.def(
       "compile_gpu",
-      [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers) {
+      [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers,
+         const std::string &target) {
         dyn::CompileOptions opts;
         opts.keepStageIR = keepStages;
+        opts.gpuTarget = target;
         std::string error;
         std::unique_ptr<dyn::CompiledGpuFunction> fn;
         {
@@ -274,7 +276,8 @@ PYBIND11_MODULE(_C, m) {
         return c;
       },
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
-      py::arg("num_buffers") = 0);
+      py::arg("num_buffers") = 0, py::arg("target") = "",
+      "target: the GPU pipeline's options describing the device (chip=sm_90 sm-count=132 ...)");
   m.def("host_cache_stats", [] {
     dyn::HostCacheStats s = dyn::hostCacheCounters();
     py::dict d;

@@ -1,6 +1,6 @@
 // RUN: dyn-opt %s -split-input-file -dyn-convert-graph-to-prim | FileCheck %s
 // RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s --check-prefix=GPU
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s --check-prefix=PTX
+// RUN: dyn-opt %s -split-input-file -dyn-gpu | FileCheck %s --check-prefix=PTX
 
 // Plain scatter: the candidates k (index rows) spread next to the result's
 // dim 0, masked by index == position (the index padded with -1 to the

@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -dyn-cpu | FileCheck %s --check-prefix=CPU
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -dyn-gpu | FileCheck %s --check-prefix=GPU
 
 // A dense graph.constant (torch.arange's values, the row and column numbers of
 // tril/triu) becomes a read-only global: on the CPU an LLVM global the loop

@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s --check-prefix=PTX
+// RUN: dyn-opt %s -dyn-gpu | FileCheck %s --check-prefix=PTX
 
 // The reduction, scan and data-movement families lower to the GPU path as they
 // do to the CPU one: argmax is one launch with two reductions split over a

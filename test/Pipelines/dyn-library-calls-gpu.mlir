@@ -1,5 +1,5 @@
 // RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-convert-loop-to-gpu | FileCheck %s
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s --check-prefix=PTX
+// RUN: dyn-opt %s -dyn-gpu | FileCheck %s --check-prefix=PTX
 
 // Library calls by name on the GPU path: they stay in the host function as
 // loop.library_call, in order between the launches of the kernels around

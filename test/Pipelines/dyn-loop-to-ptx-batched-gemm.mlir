@@ -1,4 +1,4 @@
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-gpu | FileCheck %s
 
 // The graphs capture writes for einsum("bhqd,bhkd->bhqk") (k laid out
 // [batch, right, summed] and transposed) and for addbmm (one GEMM over the

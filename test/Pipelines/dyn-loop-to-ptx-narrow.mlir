@@ -1,4 +1,4 @@
-// RUN: dyn-opt %s -split-input-file -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s
+// RUN: dyn-opt %s -split-input-file -dyn-gpu | FileCheck %s
 
 // Row reductions of 8- and 16-bit integers reach the GPU as block
 // reductions; their warp shuffles move the values widened to 32 bits (a

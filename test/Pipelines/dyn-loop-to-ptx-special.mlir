@@ -1,4 +1,4 @@
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | %python %S/extract_ptx.py > %t.ptx
+// RUN: dyn-opt %s -dyn-gpu | %python %S/extract_ptx.py > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 

@@ -1,4 +1,4 @@
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx | FileCheck %s --check-prefix=GPU
+// RUN: dyn-opt %s -dyn-gpu | FileCheck %s --check-prefix=GPU
 // RUN: dyn-opt %s -dyn-cpu | FileCheck %s --check-prefix=CPU
 
 // The normalization ops through both targets: row reductions become block

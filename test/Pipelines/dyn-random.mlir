@@ -1,6 +1,6 @@
 // RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop | FileCheck %s
 // RUN: dyn-opt %s -dyn-cpu | FileCheck %s --check-prefix=CPU
-// RUN: dyn-opt %s -dyn-graph-to-prim -dyn-prim-to-loop-gpu -dyn-loop-to-ptx > %t.mlir
+// RUN: dyn-opt %s -dyn-gpu > %t.mlir
 // RUN: %python %S/extract_ptx.py < %t.mlir > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}

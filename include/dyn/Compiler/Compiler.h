@@ -23,6 +23,10 @@ struct CompileOptions {
   bool keepStageIR = false;
   /// LLVM optimization level for the JIT-compiled host code.
   int optLevel = 3;
+  /// The GPU to compile for, as the GPU pipeline's options (docs/gpu.md, "Target
+  /// description"): "chip=sm_80 sm-count=108 threads-per-sm=2048"; empty: the
+  /// default description (an H100/H200).
+  std::string gpuTarget;
 };
 
 struct StageIR {

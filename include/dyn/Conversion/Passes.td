@@ -122,7 +122,12 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", /*default=*/"256",
-           "Threads per block for pointwise and thread-per-point kernels">
+           "Threads per block for pointwise and thread-per-point kernels">,
+    // The GPU target description (docs/gpu.md): how many threads fill the GPU.
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target GPU">,
+    Option<"threadsPerSm", "threads-per-sm", "int64_t", /*default=*/"2048",
+           "Threads resident on one multiprocessor">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",

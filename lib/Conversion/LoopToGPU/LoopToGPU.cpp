@@ -30,20 +30,18 @@ using namespace dyn;
 namespace {
 
 constexpr int64_t kPointsPerThread = 4;
-// Splitting a reduction across blocks: aim for this many threads in flight
-// (an H100 holds 132 x 2048), with chunks of at least kMinChunk elements.
-constexpr int64_t kFillThreads = 132 * 2048;
+// Splitting a reduction across blocks: aim for the threads the GPU holds at
+// once (the target's SMs x resident threads per SM: 132 x 2048 on an H100),
+// with chunks of at least kMinChunk elements.
 constexpr int64_t kMinChunk = 32;
-// Splitting few long rows: aim for this many blocks (a full SM's threads in
-// blocks of 256), each sweeping at least kRowChunk elements.
-constexpr int64_t kFillBlocks = 8 * 132;
+// Splitting few long rows: aim for a full SM's threads in blocks of 256 on
+// every SM (8 blocks per SM), each sweeping at least kRowChunk elements.
 // Loads in flight per thread in a split row reduction's sweep (unrolled accumulators).
 constexpr int64_t kUnroll = 4;
 constexpr int64_t kRowChunk = 8192;
-// Kernels with strided rows: below this many points a thread each leaves
-// the GPU mostly idle (a quarter of kFillThreads), so a block takes each row
-// of at least kMinRow elements.
-constexpr int64_t kFewPoints = kFillThreads / 4;
+// Kernels with strided rows: below a quarter of the threads the GPU holds,
+// a thread each leaves it mostly idle, so a block takes each row of at least
+// kMinRow elements.
 constexpr int64_t kMinRow = 32;
 // A block's row kept in registers: at most this many points a thread.
 constexpr int64_t kMaxResident = 8;
@@ -257,6 +255,8 @@ int64_t rowThreads(int64_t n) {
 struct KernelMapper {
   OpBuilder &b;
   int64_t threadsPerBlock;
+  int64_t fillThreads; // threads resident on the whole GPU (the target's SMs x threads per SM)
+  int64_t fillBlocks;  // blocks of 256 that fill every SM
 
   /// The launch's global thread index; builds `if (index < bound)` and moves
   /// the builder into it. Returns the index and the guard.
@@ -303,7 +303,7 @@ struct KernelMapper {
     // ms a kernel on an H100). Plain reductions over a leading dim keep a
     // thread per point (coalesced) or the split above.
     bool hasFor = llvm::any_of(kernel.getBodyBlock(), [](Operation &op) { return isa<loop::ForOp>(op); });
-    if (hasFor && !byRow && points < kFewPoints && innerPoints >= kMinRow)
+    if (hasFor && !byRow && points < fillThreads / 4 && innerPoints >= kMinRow)
       byRow = true;
     int64_t threads = byRow ? rowThreads(innerPoints) : threadsPerBlock;
     // Pointwise kernels that tile evenly give each thread several points, a
@@ -463,8 +463,8 @@ struct KernelMapper {
       return {};
     int64_t length = product(found.getDomain()), points = product(kernel.getDomain());
     if (byRow) // few long rows: fewer blocks than the GPU runs at once
-      return (points < kFillBlocks && length >= 2 * kRowChunk) ? found : loop::ReduceOp();
-    if (length < 4 * kMinChunk || points >= kFillThreads)
+      return (points < fillBlocks && length >= 2 * kRowChunk) ? found : loop::ReduceOp();
+    if (length < 4 * kMinChunk || points >= fillThreads)
       return {};
     return found;
   }
@@ -478,8 +478,8 @@ struct KernelMapper {
     ArrayRef<int64_t> domain = kernel.getDomain();
     int64_t points = product(domain), length = product(reduce.getDomain());
     int64_t chunks =
-        byRow ? std::min<int64_t>((kFillBlocks + points - 1) / points, length / kRowChunk)
-              : std::min<int64_t>((kFillThreads + points - 1) / points, length / kMinChunk);
+        byRow ? std::min<int64_t>((fillBlocks + points - 1) / points, length / kRowChunk)
+              : std::min<int64_t>((fillThreads + points - 1) / points, length / kMinChunk);
     int64_t chunkLength = (length + chunks - 1) / chunks;
     Type type = reduce.getType();
     auto partialType = MemRefType::get({chunks, points}, type);
@@ -805,7 +805,7 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
       return;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
     OpBuilder b(&getContext());
-    KernelMapper mapper{b, threadsPerBlock};
+    KernelMapper mapper{b, threadsPerBlock, smCount * threadsPerSm, smCount * (threadsPerSm / 256)};
     for (loop::KernelOp k : kernels)
       if (failed(mapper.map(k)))
         return signalPassFailure();

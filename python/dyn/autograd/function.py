@@ -9,7 +9,7 @@ import os
 
 import torch
 
-from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, run_compiled
+from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, run_compiled
 from ..graph.random import draw_seed, has_random
 from ..native import C as _C
 from ..session import current
@@ -28,7 +28,7 @@ class _Part:
         self.specs = [(s, contiguous_strides(s), d) for s, d in specs]
         n = num_inputs + len(specs)
         if device.type == "cuda":
-            self.compiled = _C.compile_gpu(ir, name, keep, n)
+            self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device))
         else:
             self.compiled = _C.compile(ir, name, keep, 3, n)
 
