@@ -241,6 +241,34 @@ def collectives(rank):
         | {"eager_graphs": [str(e.get("reason")) for e in stats["eager_graphs"]]})
 
 
+def whole_step(rank):
+    """The whole step compiled (zero_grad, the DDP model, loss.backward(), AdamW's step) beside the same
+    step run eagerly on a copy of the model."""
+    torch.manual_seed(0)
+    dyn.reset()
+    m0 = Blocks().double().to(DEVICE)
+    models = [DDP(copy.deepcopy(m0)), DDP(m0)]
+    opts = [torch.optim.AdamW(m.parameters(), lr=1e-3) for m in models]
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+    compiled = dyn.compile(step)
+    losses = [[], []]
+    for x in _batches(rank, (6, 16), STEPS):
+        x = x.to(DEVICE)
+        losses[0].append(step(models[0], opts[0], x).item())
+        losses[1].append(compiled(models[1], opts[1], x).item())
+    stats = dyn.stats()
+    diff = max((a - b).abs().max().item() for a, b in zip(models[1].parameters(), models[0].parameters()))
+    return dict(loss=losses[1], ref_loss=losses[0], param_diff=diff, stats={k: stats[k] for k in (
+        "graphs", "graph_breaks", "backward_graphs", "eager_entries", "eager_calls", "internal_failures", "recompiles")}
+        | {"eager_graphs": [str(e.get("reason")) for e in stats["eager_graphs"]]})
+
+
 def main():
     out_dir, names = sys.argv[1], sys.argv[2:]
     if DEVICE == "cuda":
@@ -253,7 +281,8 @@ def main():
     results = {}
     for name in names:
         try:
-            results[name] = collectives(rank) if name == "collectives" else run(name, rank)
+            special = {"collectives": collectives, "whole_step": whole_step}
+            results[name] = special[name](rank) if name in special else run(name, rank)
         except Exception:
             results[name] = dict(error=traceback.format_exc())
         dist.barrier()

@@ -17,7 +17,7 @@ from .. import backends as B
 from ..errors import Unsupported
 from ..native import C as _C
 from ..native import HOOK as _HOOK
-from ..distributed.ddp import is_ddp_forward
+from ..distributed.ddp import is_ddp_forward, is_ddp_module
 from ..session import current
 from . import resume
 from .breaks import _Break, _break_runner
@@ -421,6 +421,8 @@ class _CompiledFunction:
             get = getattr(type(args[0]), "__getitem__", None)  # obj[idx] at a break: a Python __getitem__
             if isinstance(get, types.FunctionType):
                 fn, args = types.MethodType(get, args[0]), [args[1]]
+        if is_ddp_module(fn) and not fn._forward_hooks and not fn._forward_pre_hooks:
+            return self._child(type(fn).forward)(fn, *args, **kwargs)  # DDP's forward, its module compiled
         if isinstance(fn, torch.nn.Module) and "forward" not in fn.__dict__ and \
                 is_user_function(type(fn).forward) and (fn._forward_hooks or fn._forward_pre_hooks):
             # hooks (FSDP's all-gather and reshard, a user's): they run eagerly, the forward compiled

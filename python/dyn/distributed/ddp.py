@@ -24,6 +24,11 @@ def is_ddp_forward(func):
     return cls is not None and func is cls.forward
 
 
+def is_ddp_module(mod):
+    cls = ddp_class()
+    return cls is not None and isinstance(mod, cls)
+
+
 def is_fsdp_module(mod):
     """A module that torch.distributed.fsdp.fully_shard manages (FSDP2): its hooks all-gather its
     parameters before forward and reshard them after."""

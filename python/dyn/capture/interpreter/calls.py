@@ -26,7 +26,7 @@ from ..origins import is_torch_builtin, is_torch_code, is_torch_class, is_numeri
 from ..values import (NULL, BoundTensorMethod, Opaque, OpaqueMethod, _contains_tensor, _dict_base,
                       _is_user_dict_class, holds_internal, is_constant, is_namedtuple)
 from .attributes import _MISSING
-from ...distributed.ddp import is_fsdp_module
+from ...distributed.ddp import is_ddp_module, is_fsdp_module
 from .control import TRACED_EXITS, SymGenerator, _SetGradEnabled
 from .library_calls import CONTAINER_METHODS, MUTATING, NOT_HANDLED
 from .operators import OPERATOR_FUNCS
@@ -587,6 +587,9 @@ class CallOps:
 
     def call_module(self, mod, args, kwargs):
         from torch.nn.modules import module as _m
+        if is_ddp_module(mod):
+            self.fail("DistributedDataParallel's forward runs eagerly (its reducer's bookkeeping); the module it "
+                      "wraps is compiled as a frame of its own")
         if is_fsdp_module(mod):
             self.fail("a module fully_shard manages (FSDP2): its hooks (all-gather, reshard) run eagerly, "
                       "its forward is compiled as a frame of its own")
