@@ -203,7 +203,10 @@ class OperatorOps:
 
     def op_IS_OP(self, inst):
         b, a = self.pop(), self.pop()
-        self.tr.uses_identity(a, b)
+        if not any(x is None or x is True or x is False or x is Ellipsis for x in (a, b)):
+            # `obj is None`: decided by obj's type, which is guarded already (a new cache object of
+            # the same type each call must not recompile); `a is b` of two objects: by their identity
+            self.tr.uses_identity(a, b)
         self.push((a is not b) if inst.arg else (a is b))
 
     def op_CONTAINS_OP(self, inst):

@@ -1,0 +1,41 @@
+"""transformers' generate() with the model's forward compiled by dyn. With a static cache
+(`cache_implementation="static"`: the key/value cache is allocated at its full length once, so every decode
+step has the same shapes) the prompt's forward and the decode step are two graphs, compiled once each, for
+any number of new tokens; the tokens are eager's (greedy decoding, small corpus configs, CPU)."""
+import importlib.util
+import os
+
+import pytest
+import torch
+
+import dyn
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("dyn_corpus_gen", os.path.join(_HERE, "..", "..", "benchmarks", "corpus.py"))
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
+
+
+@pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_llama_sdpa"])
+def test_generate_with_a_static_cache_compiles_two_graphs(name):
+    case = corpus.build(name, "small")
+    model = case.model.eval()
+    prompt = case.args[0][:1, :5]
+    kw = dict(do_sample=False, cache_implementation="static", pad_token_id=0)
+    with torch.no_grad():
+        want = model.generate(prompt, max_new_tokens=20, **kw)
+        want_longer = model.generate(prompt, max_new_tokens=30, **kw)
+        dyn.reset()
+        model.forward = dyn.compile(model.forward)
+        got = model.generate(prompt, max_new_tokens=20, **kw)
+        s = dyn.stats()
+        assert torch.equal(got, want)
+        # prefill and decode: two graphs, whatever the number of tokens
+        assert s["graphs"] == 2 and s["compiled_graphs"] == 2, s
+        assert s["graph_breaks"] == 0 and s["eager_graphs"] == [] and s["eager_calls"] == 0, s
+        # another generate() makes a new cache object of the same shapes: the same two graphs
+        assert torch.equal(model.generate(prompt, max_new_tokens=20, **kw), want)
+        assert dyn.stats()["graphs"] == 2 and dyn.stats()["recompiles"] == s["recompiles"]
+        got = model.generate(prompt, max_new_tokens=30, **kw)  # a longer generation: a longer cache
+        assert torch.equal(got, want_longer)
+        assert dyn.stats()["eager_calls"] == 0 and dyn.stats()["eager_graphs"] == []
