@@ -45,7 +45,8 @@ def main():
         prompt = torch.randint(0, vocab, (1, args.prompt_tokens), generator=torch.Generator().manual_seed(0))
         prompt = prompt.to(args.device)
         kw = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False,
-                  cache_implementation="static", pad_token_id=0)
+                  cache_implementation="static", pad_token_id=0,
+                  disable_compile=True)  # transformers would otherwise torch.compile the forward itself on CUDA
         ref = None
         for compiler in args.compilers.split(","):
             model = copy.deepcopy(base).to(args.device)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: set-up (idempotent), then the lit suite (IR tests) and pytest (Python, against eager).
+# Every test: set-up (idempotent), then the lit suite (IR tests), pytest (Python, against eager) and the
+# lit suite again on a sanitized dyn-opt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -9,3 +10,5 @@ lit_bin=/usr/lib/llvm-22/bin/lit
 if [ -d test/python ]; then
   PYTHONPATH="$root/python" "$root/.venv/bin/python" -m pytest -q test/python
 fi
+# the compiler's passes again under ASan + UBSan (docs/reliability.md)
+"$root/scripts/sanitizers.sh"

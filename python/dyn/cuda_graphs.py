@@ -22,6 +22,7 @@ import warnings
 
 import torch
 
+from .launch import raw_stream
 from .session import current
 
 
@@ -84,10 +85,10 @@ class GraphReplay:
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.device(self.device):
-                k.compiled.upload_constants(torch.cuda.current_stream(self.device).cuda_stream, ws)
+                k.compiled.upload_constants(raw_stream(self.device), ws)
                 with torch.cuda.graph(graph):
                     k.compiled.run(self.inputs + ([self.seed] if self.seed is not None else []), written,
-                                   torch.cuda.current_stream(self.device).cuda_stream, ws,
+                                   raw_stream(self.device), ws,
                                    upload_constants=False)
         except Exception as e:  # noqa: BLE001 - any failure to record leaves the launch plan in charge
             self.off = True

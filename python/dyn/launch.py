@@ -27,6 +27,14 @@ def gpu_target(device=None):
     return t
 
 
+def raw_stream(device):
+    """The CUstream the compiled code runs on: torch's current stream of `device`, as a handle (what
+    inductor's launchers read; `torch.cuda.current_stream().cuda_stream` is not there while a library
+    holds a generic torch.Stream current, as transformers' generate() can)."""
+    return torch._C._cuda_getCurrentRawStream(torch.device(device).index if torch.device(device).index is not None
+                                              else torch.cuda.current_device())
+
+
 def contiguous_strides(shape):
     strides, step = [], 1
     for size in reversed(shape):
@@ -57,7 +65,7 @@ def run_compiled(compiled, device, inputs, outputs, prepare=None, extra=(), as_i
     size = compiled.workspace_bytes
     workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
     with torch.cuda.device(device):
-        stream, ws = torch.cuda.current_stream(device).cuda_stream, workspace.data_ptr() if size else 0
+        stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
         if not as_is or not compiled.run(list(inputs) + extra, outputs, stream, ws, inputs_as_is=True):
             compiled.run(prepare(inputs) + extra, outputs, stream, ws)
 

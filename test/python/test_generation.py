@@ -39,3 +39,23 @@ def test_generate_with_a_static_cache_compiles_two_graphs(name):
         got = model.generate(prompt, max_new_tokens=30, **kw)  # a longer generation: a longer cache
         assert torch.equal(got, want_longer)
         assert dyn.stats()["eager_calls"] == 0 and dyn.stats()["eager_graphs"] == []
+
+
+def test_generate_with_transformers_compile_config_naming_dyn():
+    """transformers compiles the decode step itself where the cache is static (on CUDA by default; here
+    forced on the CPU): `compile_config=CompileConfig(backend="dyn")` hands it to dyn's torch.compile
+    backend. One graph, eager's tokens, reused by the next generate()."""
+    from transformers import CompileConfig
+    case = corpus.build("hf_llama_sdpa", "small")
+    model = case.model.eval()
+    prompt = case.args[0][:1, :5]
+    kw = dict(max_new_tokens=12, do_sample=False, cache_implementation="static", pad_token_id=0)
+    config = CompileConfig(backend="dyn", mode="default")
+    config._compile_all_devices = True  # transformers' switch for compiling on the CPU too
+    with torch.no_grad():
+        want = model.generate(prompt, disable_compile=True, **kw)
+        dyn.reset()
+        for _ in range(2):
+            assert torch.equal(model.generate(prompt, compile_config=config, **kw), want)
+    s = dyn.stats()
+    assert s["graphs"] == 1 and s["compiled_graphs"] == 1 and s["eager_graphs"] == [], s

@@ -109,8 +109,10 @@ struct GpuModulesToPtxPass : dyn::impl::GpuModulesToPtxPassBase<GpuModulesToPtxP
     LogicalResult compiled = failableParallelForEach(
         &getContext(), llvm::seq<size_t>(0, modules.size()), [&](size_t i) -> LogicalResult {
           gpu::GPUModuleOp gm = modules[i];
-          gpu::TargetOptions options(toolkitPath, {}, {}, {}, format, {}, {}, {}, {},
-                                     [&](StringRef isa) { ptx[i] = isa.str(); });
+          // TargetOptions keeps a function_ref: the callback must outlive it (a lambda
+          // temporary in the constructor call would be gone before serialization calls it)
+          auto keepPtx = [&](StringRef isa) { ptx[i] = isa.str(); };
+          gpu::TargetOptions options(toolkitPath, {}, {}, {}, format, {}, {}, {}, {}, keepPtx);
           for (Attribute attr : gm.getTargetsAttr()) {
             auto target = dyn_cast<gpu::TargetAttrInterface>(attr);
             if (!target)
