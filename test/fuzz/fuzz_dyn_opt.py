@@ -37,11 +37,14 @@ SMALL_INTS = [-3, -1, 0, 1, 2, 3, 4, 7, 64, 1 << 31, (1 << 63) - 1]
 PIPELINES = {
     "graph": [["-dyn-graph-to-prim"], ["-dyn-cpu"], ["-dyn-convert-graph-to-prim"],
               ["-dyn-graph-to-prim", "-dyn-prim-to-loop"],
-              ["-dyn-graph-to-prim", "-dyn-prim-to-loop", "-dyn-loop-to-ptx"]],
+              ["-dyn-graph-to-prim", "-dyn-prim-to-loop", "-dyn-loop-to-ptx"],
+              # the compiler's CUDA pipeline, for the default target and another one
+              ["-dyn-gpu"], ["-dyn-gpu=chip=sm_80 sm-count=108 threads-per-sm=2048"]],
     "prim": [["-dyn-prim-to-loop"], ["-dyn-fuse-prim-to-loop"],
-             ["-dyn-prim-to-loop", "-dyn-loop-to-llvm-cpu"], ["-dyn-prim-to-loop", "-dyn-loop-to-ptx"]],
+             ["-dyn-prim-to-loop", "-dyn-loop-to-llvm-cpu"], ["-dyn-prim-to-loop", "-dyn-loop-to-ptx"],
+             ["-dyn-prim-to-loop-gpu", "-dyn-loop-to-ptx"]],
     "loop": [["-dyn-loop-to-llvm-cpu"], ["-dyn-loop-to-ptx"], ["-dyn-convert-loop-to-scf"],
-             ["-dyn-convert-loop-to-gpu"], ["-dyn-approximate-math"]],
+             ["-dyn-convert-loop-to-gpu"], ["-dyn-convert-loop-to-gpu=sm-count=8"], ["-dyn-approximate-math"]],
     "any": [["-canonicalize"], ["-dyn-cpu"], ["-dyn-loop-to-ptx"], ["-dyn-loop-to-llvm-cpu"]],
 }
 
