@@ -466,6 +466,16 @@ func.func @bilinear_shapes(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %w: tensor<
 
 // -----
 
+// The second input in another element type (found by the fuzzer: its lowering made a
+// broadcast that changed the element type).
+func.func @bilinear_mixed_types(%a: tensor<4x3xf16>, %b: tensor<4x5xui8>, %w: tensor<2x3x5xf16>) -> tensor<4x2xf16> {
+  // expected-error @+1 {{operands must have the result's element type}}
+  %0 = graph.bilinear %a, %b, %w {} : (tensor<4x3xf16>, tensor<4x5xui8>, tensor<2x3x5xf16>) -> tensor<4x2xf16>
+  return %0 : tensor<4x2xf16>
+}
+
+// -----
+
 func.func @grouped_mm_offsets(%x: tensor<10x8xf32>, %w: tensor<3x8x5xf32>, %offs: tensor<2xi32>) -> tensor<10x5xf32> {
   // expected-error @+1 {{needs one offset per matrix of weight}}
   %0 = graph.grouped_mm %x, %w, %offs : (tensor<10x8xf32>, tensor<3x8x5xf32>, tensor<2xi32>) -> tensor<10x5xf32>

@@ -456,6 +456,7 @@ LogicalResult BilinearOp::verify() {
     return emitOpError("operands must be [B, in1], [B, in2] and [out, in1, in2]");
   Type et = getType().getElementType();
   if (tensorType(getWeight()).getElementType() != et || tensorType(getInput()).getElementType() != et ||
+      tensorType(getInput2()).getElementType() != et ||
       (getBias() && tensorType(getBias()).getElementType() != et))
     return emitOpError("operands must have the result's element type");
   if (getBias() && tensorType(getBias()).getShape() != ArrayRef<int64_t>{w[0]})
