@@ -17,8 +17,9 @@ _GPU_TARGETS = {}  # CUDA device index -> the GPU pipeline's target description
 def gpu_target(device=None):
     """The target description the GPU pipeline compiles for (docs/gpu.md): the device's compute capability
     as the PTX chip, its multiprocessors and the threads each holds at once, as the pipeline's options."""
-    index = torch.cuda.current_device() if device is None or torch.device(device).index is None \
-        else torch.device(device).index
+    index = None if device is None else torch.device(device).index
+    if index is None:
+        index = torch.cuda.current_device()
     t = _GPU_TARGETS.get(index)
     if t is None:
         p = torch.cuda.get_device_properties(index)
@@ -31,8 +32,8 @@ def raw_stream(device):
     """The CUstream the compiled code runs on: torch's current stream of `device`, as a handle (what
     inductor's launchers read; `torch.cuda.current_stream().cuda_stream` is not there while a library
     holds a generic torch.Stream current, as transformers' generate() can)."""
-    return torch._C._cuda_getCurrentRawStream(torch.device(device).index if torch.device(device).index is not None
-                                              else torch.cuda.current_device())
+    index = device.index  # a torch.device: every launch passes one (this runs once a call)
+    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device() if index is None else index)
 
 
 def contiguous_strides(shape):

@@ -6,17 +6,29 @@ captured inside DDP's forward is split where DDP's gradient buckets end, as Torc
 does: each piece is its own autograd node, so the gradients of the last layers are final, and their
 bucket's all-reduce starts, while the backward of the earlier pieces still runs. One autograd node for
 the whole graph would hand DDP every gradient at the end of the backward, with nothing left to overlap."""
+import functools
+
 import torch
 
 from ..graph.graph import Graph
 
 
+@functools.cache
 def ddp_class():
     try:
         from torch.nn.parallel import DistributedDataParallel
     except ImportError:  # a build without torch.distributed
         return None
     return DistributedDataParallel
+
+
+@functools.cache
+def _fsdp_class():
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:
+        return None
+    return FSDPModule
 
 
 def is_ddp_forward(func):
@@ -31,12 +43,9 @@ def is_ddp_module(mod):
 
 def is_fsdp_module(mod):
     """A module that torch.distributed.fsdp.fully_shard manages (FSDP2): its hooks all-gather its
-    parameters before forward and reshard them after."""
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:
-        return False
-    return isinstance(mod, FSDPModule)
+    parameters before forward and reshard them after (checked at every module call capture meets)."""
+    cls = _fsdp_class()
+    return cls is not None and isinstance(mod, cls)
 
 
 def active_ddp():
@@ -159,8 +168,8 @@ class StagedKernel:
         self.pieces, self.kernels = pieces, kernels
         self.device_type = getattr(kernels[0], "device_type", None)
         self.stages = [(f"piece{p}.{s}", ir) for p, k in enumerate(kernels) for s, ir in getattr(k, "stages", ())]
-        self.outputs = [("in", k) if n in graph.inputs else ("v", id(n)) for n in graph.outputs
-                        for k in [graph.inputs.index(n) if n in graph.inputs else -1]]
+        position = {id(n): k for k, n in enumerate(graph.inputs)}
+        self.outputs = [("in", position[id(n)]) if id(n) in position else ("v", id(n)) for n in graph.outputs]
 
     def __call__(self, *inputs):
         values = {}
