@@ -223,13 +223,13 @@ class JitFunction final : public CompiledFunction {
 public:
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*entry)(void **) = nullptr;
-  size_t numBuffers = 0;
+  size_t numBuffers = 0; // buffers, then the sizes of their dynamic dims
   std::vector<StageIR> stageIR;
   double seconds = 0;
 
   bool run(void **buffers, std::string *error) override {
     // The packed entry takes a pointer to each argument; each argument is a
-    // bare data pointer.
+    // bare data pointer, or a dynamic dim's size (an i64 in the pointer's slot).
     void *argPtrs[64];
     std::vector<void *> heapArgs;
     void **args = argPtrs;
@@ -251,7 +251,9 @@ public:
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
   const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
+  const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
   std::vector<int64_t> inPlaceOutputs;
+  std::vector<int64_t> sizeArgs;
 };
 
 } // namespace
@@ -286,8 +288,13 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
   // convention needs static strides; MLIR's canonical layout of a shape with
   // a zero-size dim before the last (6x0, 0x0) has dynamic ones, and then the
   // function takes memref descriptors instead: calling it would crash.
+  // Buffers with dynamic dims add their sizes as trailing arguments
+  // (dyn-bind-buffer-sizes), which run() takes after the buffers.
   auto lowered = dyn_cast_or_null<FunctionOpInterface>(module->lookupSymbol(funcName));
-  if (!lowered || lowered.getNumArguments() != numBuffers)
+  if (lowered)
+    if (auto sizes = lowered->getAttrOfType<DenseI64ArrayAttr>("dyn.buffer_sizes"))
+      result->sizeArgs.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
+  if (!lowered || lowered.getNumArguments() != numBuffers + result->sizeArgs.size() / 2)
     return fail("the lowered function does not take one pointer per buffer (a buffer with a "
                 "zero-size dim?)");
 
@@ -337,7 +344,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     return fail("JIT compilation failed: " + llvm::toString(jit.takeError()));
   result->jit = std::move(jit->jit);
   result->entry = jit->entry;
-  result->numBuffers = numBuffers;
+  result->numBuffers = numBuffers + result->sizeArgs.size() / 2;
   result->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

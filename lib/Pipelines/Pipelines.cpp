@@ -78,6 +78,8 @@ void buildPrimToLoopGpuPipeline(OpPassManager &pm) { buildPrimToLoop(pm, /*gpu=*
 
 void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLoopToSCFPass());
+  // Buffers with dynamic dims: bare pointers plus their sizes as arguments.
+  pm.addPass(createBindBufferSizesPass());
   pm.addPass(createApproximateMathPass());
   addCleanup(pm);
   pm.addPass(createConvertSCFToOpenMPPass());

@@ -173,6 +173,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
       .def_property_readonly("in_place", [](Compiled &self) { return self.fn->inPlace(); },
                              "per output, the input it may be written into (the one it updates), else -1")
+      .def_property_readonly("buffer_sizes", [](Compiled &self) { return self.fn->bufferSizes(); },
+                             "the sizes run() takes after the buffers: (buffer index, dim) pairs, flattened")
       .def_readonly("num_buffers", &Compiled::numBuffers);
   m.def(
       "compile",
@@ -190,7 +192,8 @@ PYBIND11_MODULE(_C, m) {
           throw std::runtime_error(error.empty() ? std::string("dyn compile failed") : error);
         auto c = std::make_unique<Compiled>();
         c->fn = std::move(fn);
-        c->numBuffers = numBuffers;
+        // run() takes the sizes of dynamic dims after the buffers
+        c->numBuffers = numBuffers ? numBuffers + c->fn->bufferSizes().size() / 2 : 0;
         return c;
       },
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,

@@ -278,6 +278,20 @@ func.func @f80_inside(%x: memref<256xf32>, %y: memref<256xf32>) {
 
 // -----
 
+// Launch geometry is planned from constant domains: a dynamic one is refused
+// with a diagnostic (the CPU lowering takes it).
+func.func @dynamic_domain(%x: memref<?xf32>, %n: index) {
+  // expected-error @+1 {{has a dynamic domain, which the GPU lowering does not support yet}}
+  loop.kernel "k" [%n] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<?xf32>
+    loop.store %v, %x[%i] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
 // A sum over the leading dim with few outputs: split across blocks. The first
 // launch folds 16 chunks of rows per column into a temporary (a thread per
 // (chunk, column), neighbouring threads on neighbouring columns); the second

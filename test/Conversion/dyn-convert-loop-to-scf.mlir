@@ -234,3 +234,73 @@ func.func @attention_views(%qkv: memref<2x5x192xf32>, %o: memref<2x5x4x16xf32>) 
   loop.attention %q, %k, %v, %out scale 0.25 : memref<2x4x5x16xf32, strided<[960, 16, 192, 1]>>, memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>, memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 128>>, memref<2x4x5x16xf32, strided<[320, 16, 64, 1]>>
   return
 }
+
+// -----
+
+// Dynamic domains: the bounds are the size operands. A 1-D kernel is split
+// into chunks at run time (enough to feed the threads, each at most
+// chunk-size units of work).
+// CHECK-LABEL: func @dynamic_pointwise
+// CHECK-SAME: %[[N:[a-z0-9]+]]: index
+// CHECK: %[[CH:.*]] = arith.ceildivsi %[[N]]
+// CHECK: %[[MAX:.*]] = arith.maxsi %[[CH]]
+// CHECK: %[[SZ:.*]] = arith.minsi %[[MAX]]
+// CHECK: %[[NCH:.*]] = arith.ceildivsi %[[N]], %[[SZ]]
+// CHECK: scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%[[NCH]])
+// CHECK: %[[B:.*]] = arith.muli %[[P]], %[[SZ]]
+// CHECK: %[[E:.*]] = arith.minsi %{{.*}}, %[[N]]
+// CHECK: scf.for %{{.*}} = %[[B]] to %[[E]]
+func.func @dynamic_pointwise(%x: memref<?xf32>, %y: memref<?xf32>, %n: index) {
+  loop.kernel "neg" [%n] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<?xf32>
+    %r = arith.negf %v : f32
+    loop.store %r, %y[%i] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// A dynamic dim before the innermost is taken as enough parallel work:
+// [%n, 4] runs its points in parallel, the innermost dim unsplit; each
+// point's dynamic reduction is a serial loop to its runtime bound.
+// CHECK-LABEL: func @dynamic_rows
+// CHECK-SAME: %[[N:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index
+// CHECK-NOT: arith.ceildivsi
+// CHECK: scf.parallel (%[[I:.*]], %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[N]], %{{.*}})
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[M]] step %{{.*}} iter_args
+// CHECK: memref.load %{{.*}}[%[[I]], %{{.*}}, %[[J]]]
+func.func @dynamic_rows(%x: memref<?x4x?xf32>, %y: memref<?x4xf32>, %n: index, %m: index) {
+  loop.kernel "rowsum" [%n, 4] {
+  ^bb0(%i: index, %k: index):
+    %s = loop.reduce add [%m] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %k, %j] : memref<?x4x?xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%i, %k] : memref<?x4xf32>
+  }
+  return
+}
+
+// -----
+
+// GEMM sizes and library-call descriptors of dynamic buffers are read at run
+// time: the runtime matmul's M from the buffer, a library call's descriptor
+// built on the stack.
+// CHECK-LABEL: func @dynamic_library_calls
+// CHECK: %[[M:.*]] = memref.dim %{{.*}}, %c0
+// CHECK: %[[M64:.*]] = arith.index_cast %[[M]] : index to i64
+// CHECK: call @dyn_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[M64]],
+// CHECK: %[[DESC:.*]] = memref.alloca() : memref<{{[0-9]+}}xi64>
+// CHECK: memref.dim
+// CHECK: memref.store %{{.*}}, %[[DESC]]
+// CHECK: call @dyn_library_call
+module attributes {dyn.cpu_gemm = "runtime"} {
+func.func @dynamic_library_calls(%a: memref<?x8xf32>, %b: memref<8x2xf32>, %c: memref<?x2xf32>, %s: memref<?xf32>) {
+  loop.matmul %a, %b, %c : memref<?x8xf32>, memref<8x2xf32>, memref<?x2xf32>
+  loop.library_call "sort" ins(%s : memref<?xf32>) outs(%s : memref<?xf32>) params []
+  return
+}
+}

@@ -40,8 +40,10 @@ struct StageIR {
 class CompiledFunction {
 public:
   virtual ~CompiledFunction();
-  /// Returns false, with `error` set, when a library call failed (the
-  /// outputs are then undefined); kernels themselves cannot fail.
+  /// `buffers`: each input, then each output, then the size of each dynamic
+  /// dim bufferSizes() lists (an int64 in a pointer's slot). Returns false,
+  /// with `error` set, when a library call failed (the outputs are then
+  /// undefined); kernels themselves cannot fail.
   virtual bool run(void **buffers, std::string *error = nullptr) = 0;
   virtual const std::vector<StageIR> &stages() const = 0;
   /// Wall time spent in the pipeline and the JIT, in seconds.
@@ -49,6 +51,9 @@ public:
   /// Per output, the input whose buffer it may be written into (the input it
   /// updates, where that is safe: docs/pipeline.md), else -1; empty if none.
   virtual const std::vector<int64_t> &inPlace() const = 0;
+  /// The arguments run() takes after the buffers: a buffer's dynamic dim
+  /// each, as (buffer index, dim) pairs, flattened; empty for static shapes.
+  virtual const std::vector<int64_t> &bufferSizes() const = 0;
 };
 
 /// Parses graph-dialect MLIR text, lowers function `funcName` through the

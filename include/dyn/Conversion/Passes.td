@@ -76,6 +76,11 @@ def ConvertLoopToSCFPass : Pass<"dyn-convert-loop-to-scf", "mlir::ModuleOp"> {
     descriptor of its buffers and parameters, and the buffers' addresses.
     With `lower-library-calls=false` (the GPU pipeline) library calls stay
     as they are: the launch plan runs them.
+
+    Dynamic domain dims (`[%n, 8]`) become runtime loop bounds; a kernel
+    whose innermost dim is split computes its chunk at run time. GEMM sizes
+    and library-call descriptors of buffers with dynamic dims are read from
+    the buffers when the call runs.
   }];
   let options = [
     Option<"lowerLibraryCalls", "lower-library-calls", "bool", /*default=*/"true",
@@ -87,6 +92,22 @@ def ConvertLoopToSCFPass : Pass<"dyn-convert-loop-to-scf", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+def BindBufferSizesPass : Pass<"dyn-bind-buffer-sizes", "mlir::ModuleOp"> {
+  let summary = "Pass the dynamic dims of buffer arguments as trailing index arguments";
+  let description = [{
+    The compiled functions take one bare data pointer per buffer (the
+    runtime's calling convention), which only a statically shaped memref
+    has. Each public function argument of a memref type with dynamic dims
+    becomes a `memref<0xT>` (its bare pointer), viewed inside as the
+    original type by `memref.reinterpret_cast` with sizes from new trailing
+    `index` arguments: one per dynamic dim, arguments in order, dims in
+    order. The buffers must have the identity layout. The function gets a
+    `dyn.buffer_sizes` attribute listing, per new argument, the buffer
+    argument and the dim it sizes (pairs, flattened).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
 def ApproximateMathPass : Pass<"dyn-approximate-math", "mlir::ModuleOp"> {

@@ -788,6 +788,12 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     bool failedAny = false;
     module.walk([&](loop::KernelOp k) {
       k.walk([&](Operation *op) {
+        // The launch geometry is planned from constant domains.
+        if (isa<loop::KernelOp, loop::ForOp, loop::ReduceOp>(op) && op->getNumOperands()) {
+          op->emitOpError("has a dynamic domain, which the GPU lowering does not support yet");
+          failedAny = true;
+          return WalkResult::interrupt();
+        }
         for (Type t : op->getResultTypes())
           if (!t.isIndex() && !isa<VectorType>(t) && !isGpuScalar(t)) {
             op->emitOpError() << "computes in " << t << ", which the GPU lowering does not support";

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dyn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -35,12 +36,22 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+Value sizeValue(OpBuilder &b, Location loc, OpFoldResult size) {
+  return getValueOrCreateConstantIndexOp(b, loc, size);
+}
+
+/// A dim's size when it is a constant; `unknown` for a dynamic one (a guess
+/// for the heuristics that weigh work, never for code).
+int64_t staticSizeOr(OpFoldResult size, int64_t unknown) {
+  return getConstantIntValue(size).value_or(unknown);
+}
+
 /// Builds a serial scf.for nest over `domain`; returns the innermost body's
 /// builder position and the induction variables.
-SmallVector<Value> buildForNest(OpBuilder &b, Location loc, ArrayRef<int64_t> domain) {
+SmallVector<Value> buildForNest(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> domain) {
   SmallVector<Value> ivs;
-  for (int64_t size : domain) {
-    auto forOp = scf::ForOp::create(b, loc, cIndex(b, loc, 0), cIndex(b, loc, size),
+  for (OpFoldResult size : domain) {
+    auto forOp = scf::ForOp::create(b, loc, cIndex(b, loc, 0), sizeValue(b, loc, size),
                                     cIndex(b, loc, 1));
     b.setInsertionPointToStart(forOp.getBody());
     ivs.push_back(forOp.getInductionVar());
@@ -67,10 +78,10 @@ void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
   SmallVector<scf::ForOp> loops;
   SmallVector<Value> ivs;
   Value acc = init;
-  for (int64_t size : op.getDomain()) {
+  for (OpFoldResult size : op.getMixedDomain()) {
     // The body yields its accumulator for now; the real value is set below.
     auto forOp = scf::ForOp::create(
-        rewriter, loc, cIndex(rewriter, loc, 0), cIndex(rewriter, loc, size),
+        rewriter, loc, cIndex(rewriter, loc, 0), sizeValue(rewriter, loc, size),
         cIndex(rewriter, loc, 1), ValueRange{acc},
         [](OpBuilder &b, Location l, Value, ValueRange iterArgs) {
           scf::YieldOp::create(b, l, iterArgs);
@@ -101,10 +112,13 @@ void lowerReduce(IRRewriter &rewriter, loop::ReduceOp op) {
 
 void lowerFor(IRRewriter &rewriter, loop::ForOp op) {
   rewriter.setInsertionPoint(op);
-  SmallVector<Value> ivs = buildForNest(rewriter, op.getLoc(), op.getDomain());
+  SmallVector<Value> ivs = buildForNest(rewriter, op.getLoc(), op.getMixedDomain());
   inlineBody(rewriter, op.getBodyBlock(), ivs);
   rewriter.eraseOp(op);
 }
+
+/// What the heuristics take a dynamic inner trip count for.
+constexpr int64_t kUnknownTripCount = 64;
 
 /// Inner loop iterations one kernel point runs (1 for a pointwise kernel).
 int64_t workPerPoint(loop::KernelOp kernel) {
@@ -114,13 +128,13 @@ int64_t workPerPoint(loop::KernelOp kernel) {
       return;
     int64_t iterations = 1;
     for (Operation *p = op; p != kernel.getOperation(); p = p->getParentOp()) {
-      ArrayRef<int64_t> domain;
+      SmallVector<OpFoldResult> domain;
       if (auto f = dyn_cast<loop::ForOp>(p))
-        domain = f.getDomain();
+        domain = f.getMixedDomain();
       else if (auto r = dyn_cast<loop::ReduceOp>(p))
-        domain = r.getDomain();
-      for (int64_t size : domain)
-        iterations *= size;
+        domain = r.getMixedDomain();
+      for (OpFoldResult size : domain)
+        iterations *= staticSizeOr(size, kUnknownTripCount);
     }
     work += iterations;
   });
@@ -134,25 +148,71 @@ struct ChunkedParallel {
   scf::ParallelOp par;
   Value begin, end;
 };
-ChunkedParallel buildChunkedParallel(IRRewriter &rewriter, Location loc, ArrayRef<int64_t> domain,
-                                     int64_t chunk) {
-  int64_t inner = domain.back(), chunks = (inner + chunk - 1) / chunk;
+ChunkedParallel buildChunkedParallel(IRRewriter &rewriter, Location loc, ArrayRef<OpFoldResult> domain,
+                                     OpFoldResult chunk) {
   SmallVector<Value> lbs, ubs, steps;
-  for (int64_t size : domain.drop_back()) {
+  for (OpFoldResult size : domain.drop_back()) {
     lbs.push_back(cIndex(rewriter, loc, 0));
-    ubs.push_back(cIndex(rewriter, loc, size));
+    ubs.push_back(sizeValue(rewriter, loc, size));
     steps.push_back(cIndex(rewriter, loc, 1));
   }
+  std::optional<int64_t> inner = getConstantIntValue(domain.back()), chunkSize = getConstantIntValue(chunk);
   lbs.push_back(cIndex(rewriter, loc, 0));
-  ubs.push_back(cIndex(rewriter, loc, chunks));
+  if (inner && chunkSize)
+    ubs.push_back(cIndex(rewriter, loc, (*inner + *chunkSize - 1) / *chunkSize));
+  else
+    ubs.push_back(arith::CeilDivSIOp::create(rewriter, loc, sizeValue(rewriter, loc, domain.back()),
+                                             sizeValue(rewriter, loc, chunk)));
   steps.push_back(cIndex(rewriter, loc, 1));
   auto par = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
   rewriter.setInsertionPointToStart(par.getBody());
-  Value cChunk = cIndex(rewriter, loc, chunk);
+  Value cChunk = sizeValue(rewriter, loc, chunk);
   Value begin = arith::MulIOp::create(rewriter, loc, par.getInductionVars().back(), cChunk);
   Value end = arith::MinSIOp::create(rewriter, loc, arith::AddIOp::create(rewriter, loc, begin, cChunk),
-                                     cIndex(rewriter, loc, inner));
+                                     sizeValue(rewriter, loc, domain.back()));
   return {par, begin, end};
+}
+
+/// The chunk of a kernel's innermost dim when a dim is dynamic: with enough
+/// outer points (or a dynamic outer dim, taken as many) the whole dim;
+/// else, at run time, enough chunks to feed `minParallel` threads, each at
+/// most about chunkSize units of work.
+OpFoldResult dynamicChunk(IRRewriter &rewriter, Location loc, ArrayRef<OpFoldResult> domain, int64_t work,
+                          int64_t chunkSize, int64_t minParallel) {
+  int64_t outer = 1;
+  for (OpFoldResult size : domain.drop_back()) {
+    std::optional<int64_t> s = getConstantIntValue(size);
+    if (!s)
+      return domain.back();
+    outer *= *s;
+  }
+  if (outer >= minParallel)
+    return domain.back();
+  Value inner = sizeValue(rewriter, loc, domain.back());
+  Value wanted = cIndex(rewriter, loc, (minParallel + outer - 1) / outer);
+  Value chunk = arith::CeilDivSIOp::create(rewriter, loc, inner, wanted);
+  chunk = arith::MaxSIOp::create(rewriter, loc, chunk, cIndex(rewriter, loc, 1));
+  return arith::MinSIOp::create(rewriter, loc, chunk,
+                                cIndex(rewriter, loc, std::max<int64_t>(1, chunkSize / work)))
+      .getResult();
+}
+
+/// The chunk of a static kernel's innermost dim.
+int64_t staticChunk(ArrayRef<int64_t> domain, int64_t work, int64_t chunkSize, int64_t minParallel) {
+  int64_t outer = 1;
+  for (int64_t size : domain.drop_back())
+    outer *= size;
+  int64_t inner = domain.back();
+  // Split the innermost dim only when the outer dims leave threads idle and
+  // there is enough work; then into enough chunks to feed the threads, each
+  // of about chunkSize units of work (a point of a row kernel is a row).
+  int64_t chunk = std::max<int64_t>(inner, 1);
+  if (outer < minParallel && outer * inner * work >= 2 * chunkSize) {
+    int64_t wanted = (minParallel + outer - 1) / outer;
+    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1,
+                                std::max<int64_t>(1, chunkSize / work));
+  }
+  return chunk;
 }
 
 /// A kernel: parallel over the outer dims and over chunks of the innermost
@@ -167,20 +227,13 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
     rewriter.eraseOp(op);
     return;
   }
-  int64_t outer = 1;
-  for (int64_t size : domain.drop_back())
-    outer *= size;
-  int64_t inner = domain.back();
-  // Split the innermost dim only when the outer dims leave threads idle and
-  // there is enough work; then into enough chunks to feed the threads, each
-  // of about chunkSize units of work (a point of a row kernel is a row).
-  int64_t chunk = std::max<int64_t>(inner, 1);
-  if (outer < minParallel && outer * inner * work >= 2 * chunkSize) {
-    int64_t wanted = (minParallel + outer - 1) / outer;
-    chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, 1,
-                                std::max<int64_t>(1, chunkSize / work));
-  }
-  ChunkedParallel loops = buildChunkedParallel(rewriter, loc, domain, chunk);
+  SmallVector<OpFoldResult> mixed = op.getMixedDomain();
+  OpFoldResult chunk;
+  if (op.hasStaticDomain())
+    chunk = rewriter.getIndexAttr(staticChunk(domain, work, chunkSize, minParallel));
+  else
+    chunk = dynamicChunk(rewriter, loc, mixed, work, chunkSize, minParallel);
+  ChunkedParallel loops = buildChunkedParallel(rewriter, loc, mixed, chunk);
   scf::ParallelOp par = loops.par;
   auto forOp = scf::ForOp::create(rewriter, loc, loops.begin, loops.end, cIndex(rewriter, loc, 1));
   rewriter.setInsertionPointToStart(forOp.getBody());
@@ -197,7 +250,7 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
 /// [n, h, w, c] for each (n, c)). Per point, such a reduction walks memory
 /// with a stride and does not vectorize.
 loop::ReduceOp columnReduction(loop::KernelOp kernel) {
-  if (kernel.getDomain().empty())
+  if (kernel.getDomain().empty() || !kernel.hasStaticDomain())
     return {};
   Block &body = kernel.getBodyBlock();
   Value inner = body.getArguments().back();
@@ -250,7 +303,8 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
     chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, std::min<int64_t>(inner, 16), chunk);
   }
   rewriter.setInsertionPoint(kernel);
-  ChunkedParallel loops = buildChunkedParallel(rewriter, loc, domain, chunk);
+  ChunkedParallel loops =
+      buildChunkedParallel(rewriter, loc, kernel.getMixedDomain(), rewriter.getIndexAttr(chunk));
   scf::ParallelOp par = loops.par;
   Value begin = loops.begin, end = loops.end;
   Type type = reduce.getType();
@@ -304,7 +358,7 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
   });
   {
     OpBuilder::InsertionGuard guard(rewriter);
-    SmallVector<Value> rivs = buildForNest(rewriter, loc, reduce.getDomain());
+    SmallVector<Value> rivs = buildForNest(rewriter, loc, reduce.getMixedDomain());
     columns([&](IRMapping &map, Value pos) {
       for (auto [v, r] : llvm::zip(taken, rows))
         map.map(v, memref::LoadOp::create(rewriter, loc, r, pos));
@@ -336,9 +390,6 @@ LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp modu
   Location loc = op.getLoc();
   auto a = cast<MemRefType>(op.getLhs().getType()), bt = cast<MemRefType>(op.getRhs().getType());
   bool batched = a.getRank() == 3;
-  int64_t batch = batched ? a.getDimSize(0) : 1;
-  int64_t m = a.getDimSize(a.getRank() - 2), k = a.getDimSize(a.getRank() - 1),
-          n = bt.getDimSize(bt.getRank() - (op.getTransposeB() ? 2 : 1));
   std::string name = std::string(op.getTransposeB() ? "dyn_matmul_nt_" : "dyn_matmul_") +
                      (a.getElementType().isF32() ? "f32" : "f64");
   Type i64 = rewriter.getI64Type();
@@ -354,8 +405,17 @@ LogicalResult lowerMatmul(IRRewriter &rewriter, loop::MatmulOp op, ModuleOp modu
     Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf);
     args.push_back(arith::IndexCastOp::create(rewriter, loc, i64, ptr));
   }
-  for (int64_t v : {batch, m, n, k})
-    args.push_back(arith::ConstantIntOp::create(rewriter, loc, i64, v));
+  // batch, M, N, K: constants, or read from the buffers where dynamic
+  auto dim = [&](Value buf, int64_t d) -> Value {
+    auto t = cast<MemRefType>(buf.getType());
+    if (!t.isDynamicDim(d))
+      return arith::ConstantIntOp::create(rewriter, loc, i64, t.getDimSize(d));
+    return arith::IndexCastOp::create(rewriter, loc, i64, memref::DimOp::create(rewriter, loc, buf, d));
+  };
+  args.push_back(batched ? dim(op.getLhs(), 0) : arith::ConstantIntOp::create(rewriter, loc, i64, 1));
+  args.push_back(dim(op.getLhs(), a.getRank() - 2));
+  args.push_back(dim(op.getRhs(), bt.getRank() - (op.getTransposeB() ? 2 : 1)));
+  args.push_back(dim(op.getLhs(), a.getRank() - 1));
   func::CallOp::create(rewriter, loc, name, TypeRange{}, args);
   rewriter.eraseOp(op);
   return success();
@@ -390,14 +450,30 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
   SmallVector<int64_t> desc{(int64_t)buffers.size(), (int64_t)outputs.size()};
   llvm::append_range(buffers, outputs);
   SmallVector<int32_t> dtypes = loop::libraryCallDTypes(op);
+  // Entries of dynamic sizes and of the strides that follow from them: their
+  // position in `desc`, the buffer and the dim (a size), or -1 - dim (a
+  // stride: the product of the sizes after that dim of a contiguous buffer).
+  SmallVector<std::tuple<size_t, Value, int64_t>> dynamicEntries;
   for (auto [v, dtype] : llvm::zip(buffers, dtypes)) {
     auto t = cast<MemRefType>(v.getType());
     desc.push_back(dtype);
     desc.push_back(t.getRank());
-    llvm::append_range(desc, t.getShape());
-    auto [strides, offset] = t.getStridesAndOffset(); // static: the verifiers say so
-    llvm::append_range(desc, strides);
-    desc.push_back(offset * ((t.getElementTypeBitWidth() + 7) / 8));
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (t.isDynamicDim(d))
+        dynamicEntries.push_back({desc.size(), v, d});
+      desc.push_back(t.getDimSize(d));
+    }
+    if (t.hasStaticShape()) {
+      auto [strides, offset] = t.getStridesAndOffset(); // static: the verifiers say so
+      llvm::append_range(desc, strides);
+      desc.push_back(offset * ((t.getElementTypeBitWidth() + 7) / 8));
+    } else { // contiguous: the verifiers say so
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        dynamicEntries.push_back({desc.size(), v, -1 - d});
+        desc.push_back(0);
+      }
+      desc.push_back(0);
+    }
   }
   SmallVector<int64_t> params = op.getLibraryCallParams();
   desc.push_back(params.size());
@@ -410,9 +486,33 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
   Value name = globalAddress(rewriter, loc, module, symbols, ("__dyn_libcall_name_" + callee).str(),
                              DenseElementsAttr::get(charType, ArrayRef(chars)));
   auto descType = RankedTensorType::get({(int64_t)desc.size()}, i64);
-  Value descriptor = globalAddress(rewriter, loc, module, symbols,
-                                   ("__dyn_libcall_" + callee).str(),
-                                   DenseElementsAttr::get(descType, ArrayRef(desc)));
+  Value descriptor;
+  if (dynamicEntries.empty()) {
+    descriptor = globalAddress(rewriter, loc, module, symbols, ("__dyn_libcall_" + callee).str(),
+                               DenseElementsAttr::get(descType, ArrayRef(desc)));
+  } else {
+    // Runtime sizes: the descriptor is built on the stack at each call.
+    Value table = memref::AllocaOp::create(rewriter, loc, MemRefType::get({(int64_t)desc.size()}, i64));
+    auto store = [&](Value v, size_t at) {
+      memref::StoreOp::create(rewriter, loc, v, table, ValueRange{cIndex(rewriter, loc, at)});
+    };
+    for (auto [i, v] : llvm::enumerate(desc))
+      store(arith::ConstantIntOp::create(rewriter, loc, i64, v), i);
+    for (auto [at, buf, d] : dynamicEntries) {
+      Value v;
+      if (d >= 0) {
+        v = memref::DimOp::create(rewriter, loc, buf, d);
+      } else {
+        auto t = cast<MemRefType>(buf.getType());
+        v = cIndex(rewriter, loc, 1);
+        for (int64_t after = -1 - d + 1; after < t.getRank(); ++after)
+          v = arith::MulIOp::create(rewriter, loc, v, memref::DimOp::create(rewriter, loc, buf, after));
+      }
+      store(arith::IndexCastOp::create(rewriter, loc, i64, v), at);
+    }
+    descriptor = arith::IndexCastOp::create(
+        rewriter, loc, i64, memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, table));
+  }
   auto arrayType = MemRefType::get({(int64_t)buffers.size()}, i64);
   Value array = memref::AllocaOp::create(rewriter, loc, arrayType);
   for (auto [i, buf] : llvm::enumerate(buffers)) {

@@ -141,7 +141,7 @@ func.func @library_call_no_output(%a: memref<4xf32>) {
 
 // Buffers are contiguous: a strided view cannot be passed to the C ABI.
 func.func @library_call_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf32>) {
-  // expected-error @+1 {{needs contiguous (identity layout), statically shaped buffers}}
+  // expected-error @+1 {{needs contiguous (identity layout) buffers}}
   loop.library_call "sort" ins(%a : memref<4xf32, strided<[2]>>) outs(%b : memref<4xf32>) params []
   return
 }
@@ -159,5 +159,17 @@ func.func @unsigned_buffers_not_i8(%a: memref<4x8xi32>, %b: memref<8x2xi32>, %c:
 func.func @bool_matmul(%a: memref<4x8xi1>, %b: memref<8x2xi1>, %c: memref<4x2xi1>) {
   // expected-error @+1 {{supports f16, bf16, f32, f64 and i8-i64}}
   loop.matmul %a, %b, %c : memref<4x8xi1>, memref<8x2xi1>, memref<4x2xi1>
+  return
+}
+
+// -----
+
+// A `?` domain dim needs its size operand.
+func.func @dynamic_domain_without_size(%x: memref<?xf32>) {
+  // expected-error @+1 {{has 1 dynamic domain dims but 0 size operands}}
+  "loop.kernel"() <{name = "k", domain = array<i64: -9223372036854775808>}> ({
+  ^bb0(%i: index):
+    loop.yield
+  }) : () -> ()
   return
 }

@@ -69,3 +69,32 @@ func.func @library_call(%x: memref<4x8xf32>, %v: memref<4x2xf32>, %i: memref<4x2
   loop.library_call "topk" ins(%x : memref<4x8xf32>) outs(%v, %i : memref<4x2xf32>, memref<4x2xi64>) params [2, -1, 1, 1]
   return
 }
+
+// -----
+
+// Dynamic domains: a `?` dim's size is an index operand (here the rows of a
+// buffer whose first dim is known only at run time).
+// CHECK-LABEL: func @dynamic_rows
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: loop.kernel "rmsnorm" [%[[N]]]
+// CHECK: loop.reduce add [%{{.*}}] : f32
+// CHECK: loop.for [%[[N]], 8]
+func.func @dynamic_rows(%x: memref<?x?xf32>, %y: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  loop.kernel "rmsnorm" [%n] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [%m] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x?xf32>
+      loop.yield %v : f32
+    }
+    loop.for [%n, 8] {
+    ^bb0(%a: index, %b: index):
+      loop.store %s, %y[%a, %b] : memref<?x8xf32>
+    }
+  }
+  return
+}

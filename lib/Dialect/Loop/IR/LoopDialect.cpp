@@ -24,22 +24,28 @@ void LoopDialect::initialize() {
       >();
 }
 
-/// Every iteration op's body takes one index per domain dim.
-static LogicalResult verifyIteration(Operation *op, ArrayRef<int64_t> domain, Block &body) {
+/// Every iteration op's body takes one index per domain dim; each `?` dim has
+/// its size operand.
+static LogicalResult verifyIteration(Operation *op, ArrayRef<int64_t> domain, ValueRange dynamicSizes,
+                                     Block &body) {
   if (body.getNumArguments() != domain.size())
     return op->emitOpError() << "body must take " << domain.size()
                              << " index arguments, one per domain dim";
   for (BlockArgument arg : body.getArguments())
     if (!arg.getType().isIndex())
       return op->emitOpError("body arguments must be of index type");
+  size_t dynamicDims = llvm::count_if(domain, ShapedType::isDynamic);
+  if (dynamicDims != dynamicSizes.size())
+    return op->emitOpError() << "has " << dynamicDims << " dynamic domain dims but "
+                             << dynamicSizes.size() << " size operands";
   for (int64_t size : domain)
-    if (size < 0)
+    if (size < 0 && !ShapedType::isDynamic(size))
       return op->emitOpError("domain sizes must be non-negative");
   return success();
 }
 
 LogicalResult KernelOp::verify() {
-  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+  if (failed(verifyIteration(*this, getDomain(), getDynamicSizes(), getBodyBlock())))
     return failure();
   if (getBodyBlock().getTerminator()->getNumOperands() != 0)
     return emitOpError("body must yield nothing");
@@ -47,7 +53,7 @@ LogicalResult KernelOp::verify() {
 }
 
 LogicalResult ForOp::verify() {
-  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+  if (failed(verifyIteration(*this, getDomain(), getDynamicSizes(), getBodyBlock())))
     return failure();
   if (getBodyBlock().getTerminator()->getNumOperands() != 0)
     return emitOpError("body must yield nothing");
@@ -55,7 +61,7 @@ LogicalResult ForOp::verify() {
 }
 
 LogicalResult ReduceOp::verify() {
-  if (failed(verifyIteration(*this, getDomain(), getBodyBlock())))
+  if (failed(verifyIteration(*this, getDomain(), getDynamicSizes(), getBodyBlock())))
     return failure();
   Operation *term = getBodyBlock().getTerminator();
   if (term->getNumOperands() != 1 || term->getOperand(0).getType() != getType())
@@ -190,7 +196,7 @@ bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
   // batched GEMMs, it measured slower or even (docs/performance.md, "CPU
   // GEMM"), so they call the library.
   auto out = cast<MemRefType>(op.getOut().getType());
-  return op.getTransposeB() && out.getRank() == 2 && out.getDimSize(0) <= 64;
+  return op.getTransposeB() && out.getRank() == 2 && !out.isDynamicDim(0) && out.getDimSize(0) <= 64;
 }
 
 int32_t dyn::loop::libraryCallDType(Type t) {
@@ -312,8 +318,8 @@ LogicalResult LibraryCallOp::verify() {
     return emitOpError("writes at least one buffer");
   for (Value v : llvm::concat<Value>(getIns(), getOuts())) {
     auto t = cast<MemRefType>(v.getType());
-    if (!t.getLayout().isIdentity() || !t.hasStaticShape())
-      return emitOpError("needs contiguous (identity layout), statically shaped buffers");
+    if (!t.getLayout().isIdentity())
+      return emitOpError("needs contiguous (identity layout) buffers");
     Type et = t.getElementType();
     if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
           et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))

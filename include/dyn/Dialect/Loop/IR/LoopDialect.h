@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "dyn/Dialect/Loop/IR/LoopDialect.h.inc"
 #include "dyn/Dialect/Loop/IR/LoopEnums.h.inc"

@@ -15,7 +15,9 @@ def Loop_YieldOp : Loop_Op<"yield", [Pure, Terminator, ReturnLike,
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
-// Iteration ops: a static domain and one index block argument per dim.
+// Iteration ops: a domain and one index block argument per dim. A domain dim
+// is a constant or `?`, whose size is an `index` operand (`[%n, 8]`): one per
+// `?`, in order (the sizes of dynamic dims are known only when it runs).
 class Loop_IterOp<string mnemonic, list<Trait> traits = []>
     : Loop_Op<mnemonic, !listconcat(traits, [
         SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects])> {
@@ -23,6 +25,12 @@ class Loop_IterOp<string mnemonic, list<Trait> traits = []>
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::Block::BlockArgListType getIndices() { return getBodyBlock().getArguments(); }
+    /// Whether every domain dim is a constant.
+    bool hasStaticDomain() { return getDynamicSizes().empty(); }
+    /// Each domain dim's size: a constant or the `index` operand of a `?` dim.
+    ::llvm::SmallVector<::mlir::OpFoldResult> getMixedDomain() {
+      return ::mlir::getMixedValues(getDomain(), getDynamicSizes(), getContext());
+    }
   }];
 }
 
@@ -42,17 +50,23 @@ def Loop_KernelOp : Loop_IterOp<"kernel"> {
     }
     ```
   }];
-  let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$domain);
+  let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$domain, Variadic<Index>:$dynamic_sizes);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$name $domain attr-dict-with-keyword $body";
+  let assemblyFormat = "$name custom<DynamicIndexList>($dynamic_sizes, $domain) attr-dict-with-keyword $body";
+  let builders = [OpBuilder<(ins "::mlir::StringAttr":$name, "::mlir::DenseI64ArrayAttr":$domain), [{
+    build($_builder, $_state, name, domain, ::mlir::ValueRange());
+  }]>];
 }
 
 def Loop_ForOp : Loop_IterOp<"for"> {
   let summary = "a serial loop nest inside a kernel";
   let description = "Runs its body for every point of `domain`, in row-major order.";
-  let arguments = (ins DenseI64ArrayAttr:$domain);
+  let arguments = (ins DenseI64ArrayAttr:$domain, Variadic<Index>:$dynamic_sizes);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$domain attr-dict-with-keyword $body";
+  let assemblyFormat = "custom<DynamicIndexList>($dynamic_sizes, $domain) attr-dict-with-keyword $body";
+  let builders = [OpBuilder<(ins "::mlir::DenseI64ArrayAttr":$domain), [{
+    build($_builder, $_state, domain, ::mlir::ValueRange());
+  }]>];
 }
 
 def Loop_ReduceOp : Loop_IterOp<"reduce"> {
@@ -62,10 +76,14 @@ def Loop_ReduceOp : Loop_IterOp<"reduce"> {
     `kind`, starting from the identity of `kind`; the order of combination is
     unspecified (floating-point sums may be reassociated).
   }];
-  let arguments = (ins Loop_ReduceKind:$kind, DenseI64ArrayAttr:$domain);
+  let arguments = (ins Loop_ReduceKind:$kind, DenseI64ArrayAttr:$domain, Variadic<Index>:$dynamic_sizes);
   let results = (outs Dyn_StoredElement:$result);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$kind $domain attr-dict `:` type($result) $body";
+  let assemblyFormat = "$kind custom<DynamicIndexList>($dynamic_sizes, $domain) attr-dict `:` type($result) $body";
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::dyn::loop::ReduceKind":$kind,
+                                 "::mlir::DenseI64ArrayAttr":$domain), [{
+    build($_builder, $_state, result, kind, domain, ::mlir::ValueRange());
+  }]>];
 }
 
 def Loop_LoadOp : Loop_Op<"load", [TypesMatchWith<"result is the memref's element type",
