@@ -1,6 +1,6 @@
 """Outputs: what a frame returns (or holds at a graph break) as a template over graph outputs and inputs,
 with the views, copies and in-place updates of inputs that eager would make."""
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 
 import torch
 
@@ -127,6 +127,10 @@ def _flatten_output(out, graph, fail, tracer=None):
             return ("src", src)
         if isinstance(v, list):
             return ("l", [walk(x) for x in v])
+        if type(v) is deque:  # rebuilt with its maxlen
+            return ("dq", v.maxlen, [walk(x) for x in v])
+        if type(v) in (set, frozenset):  # rebuilt from its items (tensors hash by identity, as in eager)
+            return ("set", type(v), [walk(x) for x in v])
         if isinstance(v, dict) and all(is_constant(k) for k in v):
             items = [(k, walk(x)) for k, x in v.items()]
             if type(v) in (OrderedDict, defaultdict):  # rebuilt as its own type (a defaultdict's factory too)

@@ -2,7 +2,7 @@
 their sources, unused inputs dropped, index inputs range-checked, and the frame's result rebuilt from the
 template outputs.py made."""
 import weakref
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 
 import torch
 from torch.autograd.graph import increment_version
@@ -69,6 +69,12 @@ def _rebuilder(tmpl):
         if cls is defaultdict:
             return lambda outs, ins, args: defaultdict(factory, [(k, s(outs, ins, args)) for k, s in subs])
         return lambda outs, ins, args: cls([(k, s(outs, ins, args)) for k, s in subs])
+    if kind == "dq":
+        maxlen, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
+        return lambda outs, ins, args: deque([s(outs, ins, args) for s in subs], maxlen)
+    if kind == "set":
+        cls, subs = tmpl[1], [_rebuilder(t) for t in tmpl[2]]
+        return lambda outs, ins, args: cls(s(outs, ins, args) for s in subs)
     if kind == "det":
         sub = _rebuilder(tmpl[1])
         return lambda outs, ins, args: sub(outs, ins, args).detach()

@@ -1,6 +1,11 @@
-"""Stack manipulation, building containers and strings, unpacking (Frame mixin)."""
+"""Stack manipulation, building containers and strings, unpacking, match statements (Frame mixin)."""
+import torch
+
 from ...ops import TensorVar
-from ..values import holds_internal
+from ..values import Opaque, holds_internal, is_constant
+
+# the type flags a match statement's sequence and mapping patterns test (CPython's Py_TPFLAGS_*)
+_TPFLAGS_SEQUENCE, _TPFLAGS_MAPPING = 1 << 5, 1 << 6
 
 
 class BuildOps:
@@ -17,6 +22,28 @@ class BuildOps:
 
     def op_END_FOR(self, inst):
         self.popn(2)
+
+    # -- match statements: the subject's kind, length and keys
+    def op_GET_LEN(self, inst):
+        self.push(self.call(len, [self.stack[-1]], {}))
+
+    def op_MATCH_SEQUENCE(self, inst):
+        self.push(self._matches_kind(self.stack[-1], _TPFLAGS_SEQUENCE))
+
+    def op_MATCH_MAPPING(self, inst):
+        self.push(self._matches_kind(self.stack[-1], _TPFLAGS_MAPPING))
+
+    def _matches_kind(self, v, flag):
+        if isinstance(v, Opaque):
+            self.fail(f"match on a {type(v.value).__name__}")
+        cls = torch.Tensor if isinstance(v, TensorVar) else type(v)
+        return bool(cls.__flags__ & flag)
+
+    def op_MATCH_KEYS(self, inst):
+        keys, subject = self.stack[-1], self.stack[-2]
+        if type(subject) is not dict or id(subject) not in self.tr.created or not all(is_constant(k) for k in keys):
+            self.fail("match on the keys of a mapping not made here")
+        self.push(tuple(subject[k] for k in keys) if all(k in subject for k in keys) else None)
 
     # -- building containers
     def _created(self, v):

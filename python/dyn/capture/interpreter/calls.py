@@ -2,6 +2,7 @@
 cannot capture breaks the graph in the top frame (Frame mixin)."""
 import abc
 import builtins
+import collections
 import dis
 import functools
 import inspect
@@ -55,6 +56,22 @@ for _name, _dev, _what in (("is_autocast_cpu_enabled", "cpu", 0), ("get_autocast
                            ("get_autocast_gpu_dtype", "cuda", 1)):
     if hasattr(torch, _name):
         _AUTOCAST_QUERIES[getattr(torch, _name)] = (_dev, _what)
+
+
+def _state_queries():
+    """torch functions of no arguments that read process state: their value while capturing, guarded
+    (a call where it changed captures again)."""
+    import torch.distributed
+    table = {torch.autograd._is_checkpoint_valid: "checkpoint valid",
+             torch._C._are_functorch_transforms_active: "functorch transforms active",
+             torch._C._get_privateuse1_backend_name: "privateuse1 backend name",
+             torch.distributed.is_available: "distributed available"}
+    if torch.distributed.is_available():
+        table[torch.distributed.is_initialized] = "distributed initialized"
+    return table
+
+
+_STATE_QUERIES = _state_queries()
 
 
 def _compiler_queries():
@@ -217,7 +234,10 @@ class CallOps:
                 getattr(fn.__new__, "__module__", "").startswith("namedtuple_"):
             return fn(*args, **kwargs)  # a namedtuple: its generated __new__ only builds the tuple
         if fn in _ITERATING_BUILTINS if _hashable(fn) else False:
-            args = [self.iterate(a) if _needs_iterate(a) else a for a in args]
+            # the iterables among the arguments: zip's all, min's and max's only alone (max(a, 0)
+            # compares its arguments), the others' first (sum's start, next's default are values)
+            n = len(args) if fn is zip else 0 if fn in (min, max) and len(args) > 1 else 1
+            args = [self.iterate(a) if i < n and _needs_iterate(a) else a for i, a in enumerate(args)]
             if fn in (sorted, min, max) and kwargs.get("key") is not None and not (
                     _hashable(kwargs["key"]) and kwargs["key"] in _PURE_BUILTINS):
                 return self.call_with_key(fn, args, kwargs)
@@ -263,6 +283,14 @@ class CallOps:
                 queries = tr.compiler_queries = _compiler_queries()
             if fn in queries:
                 return queries[fn]
+            if fn in _STATE_QUERIES:
+                return tr.read_state(_STATE_QUERIES[fn], fn)
+            if fn is torch._C._is_any_autocast_enabled:
+                if not tr.autocast_modes:
+                    return tr.read_state("any autocast enabled", fn)
+                # inside a traced autocast block: that block's state, the caller's for other devices
+                devices = {"cpu", "cuda"} | {m[0] for m in tr.autocast_modes}
+                return any(tr.autocast_state(d)[0] for d in sorted(devices))
         if isinstance(fn, types.MethodType):
             return self.call(fn.__func__, [fn.__self__] + list(args), kwargs)
         if isinstance(fn, types.FunctionType):
@@ -316,6 +344,9 @@ class CallOps:
             return self.delete_attr(*args)
         if fn is vars and len(args) == 1 and tr.side.has_attrs(args[0]):
             self.fail("vars() of an object with attribute writes pending")
+        if type(fn) is types.MethodWrapperType and fn.__name__ == "__iter__" and not args and not kwargs and \
+                type(fn.__self__) in (range, tuple, list, dict, set, frozenset, str):
+            return self.iterate(fn.__self__)  # range(5).__iter__(): iter() of it
         if type(fn) in (types.MethodWrapperType, types.WrapperDescriptorType):
             r = self.object_method(fn, args, kwargs)
             if r is not _MISSING:
@@ -400,7 +431,7 @@ class CallOps:
                 type(fn.__self__) in tr.created_classes and not args and not kwargs:
             return None  # object.__init__ (super().__init__() of a user class made here)
         if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and \
-                type(fn.__self__) in (list, dict, set):
+                type(fn.__self__) in (list, dict, set, collections.deque):
             # s.__init__(other): empties s and fills it again; only a container made here may change
             if id(fn.__self__) not in tr.created:
                 self.fail(f"{type(fn.__self__).__name__}.__init__ on a container not created here (mutation)")

@@ -11,6 +11,7 @@ import copy
 import dis
 import functools
 import inspect
+import itertools
 import logging
 import sys
 import types
@@ -120,11 +121,36 @@ class LibraryCalls:
                 and all(_type_like(a) for a in list(args) + list(kwargs.values())):
             return fn(*args, **kwargs)  # List[torch.Tensor] (torch.jit.annotate in timm's CrossViT): a type
         if isinstance(fn, functools._lru_cache_wrapper):
-            # the cache only saves work: the wrapped function gives the same value for the same
-            # (hashable, constant) arguments; other arguments would be cached by identity
-            if not all(is_constant(a) for a in list(args) + list(kwargs.values())):
-                self.fail(f"lru_cache'd {getattr(fn, '__qualname__', fn)} with non-constant arguments")
+            # the cache only saves work: the wrapped function is traced, whatever the arguments (tensors
+            # and objects would be cached by identity; TorchDynamo inlines it the same way)
             return self.call(fn.__wrapped__, list(args), kwargs)
+        if fn is collections.namedtuple and not any(holds_internal(a, self.tr) for a in list(args) + list(kwargs.values())):
+            # a namedtuple class made of constants: made now, once (its calls are traced like a class
+            # statement's); named after the caller's module as eager names it
+            kwargs = dict(kwargs)
+            kwargs.setdefault("module", self.globals.get("__name__"))
+            return fn(*args, **kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "fromkeys" and \
+                fn.__self__ in (dict, collections.OrderedDict, collections.defaultdict) and args:
+            # only the keys are looked at (hashed); the value, whatever it is, is put under each
+            keys = self.call(list, [args[0]], {})
+            if not all(is_constant(k) for k in keys):
+                self.fail(f"{fn.__self__.__name__}.fromkeys() of keys that are not constants")
+            return self._created(fn(keys, *args[1:], **kwargs))
+        if isinstance(fn, types.BuiltinMethodType) and fn.__self__ is itertools.chain and \
+                fn.__name__ == "from_iterable" and len(args) == 1 and not kwargs and type(args[0]) in (list, tuple) \
+                and all(type(a) in (list, tuple) for a in args[0]):
+            # lists of lists: nothing runs while the chain is consumed (the items are traced values)
+            return self._created(fn(args[0]))
+        np = sys.modules.get("numpy")
+        if np is not None and (fn is np.iinfo or fn is np.finfo) and len(args) == 1 and not kwargs and \
+                (isinstance(args[0], (str, np.dtype)) or isinstance(args[0], type) and issubclass(args[0], np.generic)):
+            # numpy's limits of a dtype: constants (np.iinfo(np.int16).max)
+            return fn(*args)
+        if fn is tuple.__new__ and len(args) == 2 and not kwargs and isinstance(args[0], type) and \
+                issubclass(args[0], tuple) and hasattr(args[0], "_fields"):
+            # a namedtuple's _make (its _replace): the items, as list() takes them, in the class's tuple
+            return tuple.__new__(args[0], self.call(list, [args[1]], {}))
         if fn in CONTAINERS:
             return self.make_container(fn, args, kwargs)
         if fn in _INTROSPECTION and not any(holds_internal(a, self.tr) for a in list(args) + list(kwargs.values())):

@@ -11,7 +11,7 @@ from ..origins import is_torch_code
 from ..paths import _attr_steps
 from ..values import NULL, BoundTensorMethod, Opaque, OpaqueMethod, _Null, holds_internal, is_constant
 from .attributes import _MISSING
-from .signals import PY312, GraphBreak, Restart
+from .signals import PY312, GraphBreak, Restart, TracedException
 
 # attributes of these are taken as stable (no guard): Python modules (torch.float32, math.pi),
 # classes, functions
@@ -23,6 +23,9 @@ _UNGUARDED_OWNERS = (types.ModuleType, type, types.FunctionType, types.BuiltinFu
 # top-level packages whose modules, classes and functions dyn takes as fixed (their attributes are not
 # guarded): the standard library and the numeric stack; everything else is user code
 _TRUSTED_PACKAGES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "scipy", "dyn", "typing_extensions"}
+
+# values whose attributes are fixed (setting one raises)
+_FIXED_TYPES = (int, float, bool, complex, str, bytes, type(None))
 
 
 
@@ -125,7 +128,14 @@ class LoadStoreOps:
         obj = self.pop()
         if PY312 and (inst.arg & 1):
             self.push(NULL)  # the method form: NULL, then the attribute (a call of it follows)
-        self.push(self.attr_or_break(inst, obj, inst.argval))
+        try:
+            self.push(self.attr_or_break(inst, obj, inst.argval))
+        except AttributeError as e:
+            if (isinstance(obj, type) and obj.__module__ == "builtins") or type(obj) in _FIXED_TYPES:
+                # a builtin type or value never gains attributes: raised as eager raises it (a try
+                # block of the traced code may catch it)
+                raise TracedException(e)
+            raise
 
     def op_LOAD_METHOD(self, inst):
         obj = self.pop()
@@ -152,6 +162,9 @@ class LoadStoreOps:
             raise Restart(inst.offset, e.locate(self.code.co_filename, self.lineno))
 
     def getattr(self, obj, name):
+        np = sys.modules.get("numpy")
+        if np is not None and type(obj) in (np.iinfo, np.finfo):
+            return self.tr.wrap(getattr(obj, name))  # a dtype's limits: constants (numpy scalars stay opaque)
         if not isinstance(obj, (TensorVar, Opaque, _Null)):
             v = self.pending_attr(obj, name)  # the object's attributes as the traced code left them
             if v is not _MISSING:
@@ -162,10 +175,10 @@ class LoadStoreOps:
         if isinstance(obj, TensorVar):
             if name in TENSOR_ATTRS:
                 return TENSOR_ATTRS[name](self.tr.ops, obj)
+            if name == "__class__":  # (a class is callable: not a method)
+                return self.type_of(obj)
             if name in METHODS or callable(getattr(torch.Tensor, name, None)):
                 return BoundTensorMethod(obj, name)
-            if name == "__class__":
-                return self.type_of(obj)
             if name == "grad":
                 return self.grad_of(obj)
             self.fail(f"Tensor attribute or method {name!r}")

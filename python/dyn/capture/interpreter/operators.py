@@ -1,5 +1,6 @@
 """Operators: binary and in-place, subscripts, unary, truth, comparisons, is and in (Frame mixin)."""
 import operator
+import sys
 import types
 from collections import OrderedDict, defaultdict
 
@@ -37,6 +38,43 @@ OPERATOR_FUNCS = {**{f: ("binary", s) for s, f in _BINOPS.items()}, **{f: ("comp
                   operator.inv: ("unary", "~")}
 
 
+_UNKNOWN = object()
+# dtypes of a 0-d tensor that indexes a list as Python would (its __index__)
+_INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def _identity_eq(a, b, depth=0):
+    """a == b where Python decides it without comparing tensors' values: identical objects (its identity
+    shortcut), constants, objects whose types keep object's __eq__ (identity), and tuples or lists of
+    those compared item by item up to the first unequal pair. _UNKNOWN where a tensor's value would
+    decide it."""
+    if a is b:
+        return True
+    if isinstance(a, (TensorVar, torch.Tensor)) or isinstance(b, (TensorVar, torch.Tensor)) or depth > 8:
+        return _UNKNOWN
+    if is_constant(a) and is_constant(b) and not isinstance(a, (tuple, list)) and not isinstance(b, (tuple, list)):
+        return a == b
+    for base in (tuple, list):
+        if isinstance(a, base) and isinstance(b, base):
+            if any(getattr(type(v), m) is not getattr(base, m) for v in (a, b) for m in ("__eq__", "__ne__")):
+                return _UNKNOWN
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                r = _identity_eq(x, y, depth + 1)
+                if r is not True:
+                    return r
+            return True
+    if all(getattr(type(v), m) is getattr(object, m) for v in (a, b) for m in ("__eq__", "__ne__")):
+        return False  # object's __eq__: identity (they are not the same object)
+    return _UNKNOWN
+
+
+def _numpy_number(v):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, (np.floating, np.integer))
+
+
 class OperatorOps:
     # -- operators
     def binary(self, sym, a, b):
@@ -57,11 +95,16 @@ class OperatorOps:
             self.fail(f"tensor operator {sym}")
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             self.fail("operator on a real tensor")
-        return _BINOPS[sym](a, b)
+        r = _BINOPS[sym](a, b)
+        if type(r) in (list, dict, set) and r is not a and r is not b:
+            self._created(r)  # `xs + [y]`, `d | e`: a new container the traced code may change
+        return r
 
     def op_BINARY_OP(self, inst):
         b, a = self.pop(), self.pop()
         sym = inst.argrepr
+        if isinstance(a, TensorVar) and isinstance(b, Opaque) and _numpy_number(b.value):
+            b = b.value.item()  # Tensor's operators take a numpy number as the Python number it holds
         if self.opaque_operands(a, b):  # numpy arithmetic after `.numpy()`: one op at a break
             fn = _ALL_IN_PLACE[sym[:-1]] if sym.endswith("=") and sym[:-1] in _ALL_IN_PLACE else _BINOPS[sym]
             self.push(self.call_or_break(inst, fn, [a, b], {}))
@@ -115,6 +158,11 @@ class OperatorOps:
             self.fail(f"indexing a {type(obj.value).__name__}")
         if isinstance(obj, TensorVar):
             return getitem(self.tr.ops, obj, idx)
+        if isinstance(idx, TensorVar) and isinstance(obj, (list, tuple)) and idx.meta.dtype in _INDEX_DTYPES \
+                and idx.meta.dim() == 0:
+            value = self.tr.ops.constant_value(idx)  # torch.as_tensor(2): made from constants, no data read
+            if value is not None:
+                idx = int(value)
         if _contains_tensor(idx):
             self.fail("indexing with a tensor")
         self.tr.uses_identity(idx)  # a key
@@ -197,6 +245,9 @@ class OperatorOps:
         if isinstance(a, TensorVar) or isinstance(b, TensorVar):
             return self.tr.ops.binary(_TENSOR_CMP[sym], a, b)
         if holds_internal(a, self.tr) or holds_internal(b, self.tr):
+            r = _identity_eq(a, b) if sym in ("==", "!=") else _UNKNOWN
+            if r is not _UNKNOWN:
+                return r if sym == "==" else not r
             # Python compares the items: tensors by value (eager), placeholders by identity (here)
             self.fail(f"comparing a {type(a).__name__} and a {type(b).__name__} that hold tensors")
         return _CMPOPS[sym](a, b)
@@ -223,7 +274,16 @@ class OperatorOps:
         if isinstance(b, TensorVar) or isinstance(a, TensorVar):
             self.fail("'in' with a tensor")
         if isinstance(b, (list, tuple)) and (holds_internal(a, self.tr) or holds_internal(b, self.tr)):
-            self.fail("'in' on a list that holds tensors (eager compares them by value)")
+            # Python compares the items in order and stops at the first equal one
+            r = False
+            for item in b:
+                r = _identity_eq(item, a)
+                if r is not False:
+                    break
+            if r is _UNKNOWN:
+                self.fail("'in' on a list that holds tensors (eager compares them by value)")
+            self.push((not r) if inst.arg else r)
+            return
         if isinstance(b, torch.nn.Module):
             self.guard_module_structure(b)
         elif isinstance(b, (Opaque, SymGenerator)) or hasattr(type(b), "__next__") and id(b) not in self.tr.created:

@@ -42,6 +42,13 @@ _CONTEXT_WRAPPERS = frozenset(c for f in (torch.amp.autocast_mode.autocast_decor
                                           torch.utils._contextlib.context_decorator)
                               for c in f.__code__.co_consts if isinstance(c, types.CodeType) and
                               c.co_name in ("decorate_autocast", "decorate_context"))
+# torch.jit.script_if_tracing's wrapper: it calls the function when not JIT tracing (the answer while
+# capturing), so it is traced
+_CONTEXT_WRAPPERS |= frozenset(c for c in torch.jit._trace._script_if_tracing.__code__.co_consts
+                               if isinstance(c, types.CodeType) and c.co_name == "wrapper")
+# plain-Python helpers of torch's traced into like users' code (TorchDynamo inlines them too)
+_TRACED_HELPERS = frozenset({torch.nn.init._calculate_correct_fan, torch.nn.init._calculate_fan_in_and_fan_out,
+                             torch.jit._unwrap_optional})
 _TRACED_FILES = tuple(os.path.join(_TORCH_DIR, f, "") for f in (os.path.join("nn", "modules"), "backends",
                                                                  os.path.join("testing", "_internal"), "masked",
                                                                  os.path.join("signal", "windows"))) + \
@@ -75,10 +82,16 @@ class TorchFunctionCalls:
             # re-reads the module's parameters where they were replaced (functional_call): module state that
             # the weights' own guards cover; run now
             return fn(args[0])
+        if fn is torch.utils._contextlib._DecoratorContextManager.__call__ and len(args) == 2 and not kwargs and \
+                type(args[0]) in (torch.no_grad, torch.enable_grad, torch.inference_mode) and \
+                isinstance(args[1], types.FunctionType):
+            # `@torch.no_grad()` on a function: the wrapper is made now; its calls are traced
+            # (_CONTEXT_WRAPPERS), entering a clone of the context
+            return self._created(fn(*args))
         if fn is torch.is_tensor and len(args) == 1 and not kwargs:
             return isinstance(args[0], (TensorVar, torch.Tensor))
         f = code_file(fn)
-        if f.startswith(_TRACED_FILES) or fn.__code__ in _CONTEXT_WRAPPERS:
+        if f.startswith(_TRACED_FILES) or fn.__code__ in _CONTEXT_WRAPPERS or fn in _TRACED_HELPERS:
             return self.inline(fn, args, kwargs)
         if fn.__qualname__.startswith("Tensor.") and args and isinstance(args[0], TensorVar):
             return self.call(BoundTensorMethod(args[0], fn.__name__), list(args[1:]), kwargs)

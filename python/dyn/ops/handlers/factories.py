@@ -192,7 +192,13 @@ def _constant_data(v, depth=0):
 
 def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """torch.tensor of Python numbers: eager makes it (dtype inferred as eager infers it) and it enters
-    the graph as a constant on the graph's device."""
+    the graph as a constant on the graph's device. torch.tensor(t) of a tensor is a detached copy of its
+    values on its device (what eager makes, with a warning to call clone().detach())."""
+    if isinstance(data, TensorVar) and device is None and not requires_grad:
+        y = o.fresh_copy(o.view_op(data, ("detach",)))
+        return y if dtype is None or dtype == data.meta.dtype else o.convert(y, dtype)
+    if isinstance(data, range):
+        data = list(data)
     if not _constant_data(data):
         raise Unsupported("torch.tensor of values that are not Python numbers")
     host = _check_device(o, device, "torch.tensor")

@@ -311,6 +311,9 @@ def _type(o, x, dtype=None, non_blocking=False):
                 dtype.startswith("torch.cuda.") != on_cuda:
             raise Unsupported(f"Tensor.type({dtype!r}) (another device, or not a tensor type name)")
         dtype = cls.dtype
+    elif isinstance(dtype, type(torch.FloatTensor)) and isinstance(getattr(dtype, "dtype", None), torch.dtype) and \
+            getattr(dtype, "is_cuda", False) == on_cuda:
+        dtype = dtype.dtype  # a legacy tensor type of this device (torch.HalfTensor)
     if not isinstance(dtype, torch.dtype):
         raise Unsupported(f"Tensor.type() of a {type(dtype).__name__}")
     return o.convert(x, dtype)
@@ -320,6 +323,15 @@ H["type"] = _type
 # metadata (constants, guarded by the shape/dtype guards)
 H["size"] = lambda o, x, dim=None: x.meta.shape if dim is None else x.meta.shape[dim]
 H["dim"] = H["ndimension"] = lambda o, x: x.meta.dim()
+
+
+def _len(o, x):
+    if x.meta.dim() == 0:
+        raise Unsupported("len() of a 0-d tensor")  # eager raises TypeError
+    return x.meta.shape[0]
+
+
+H["__len__"] = _len
 H["numel"] = H["nelement"] = lambda o, x: x.meta.numel()
 H["element_size"] = lambda o, x: x.meta.element_size()
 H["is_floating_point"] = lambda o, x: x.meta.is_floating_point()
