@@ -13,10 +13,11 @@ func.func @boolean_dot(%a: tensor<4x8xi1>, %b: tensor<8x2xi1>) -> tensor<4x2xi1>
 
 // -----
 
-// Buffers are sized from the types: a `?` argument returned as it is has no size.
-// expected-error @+1 {{arguments and results must be statically shaped tensors}}
-func.func @dynamic_argument(%a: tensor<?xf32>) -> tensor<?xf32> {
-  return %a : tensor<?xf32>
+// Buffers are sized from ranked types (dynamic dims included): an unranked
+// tensor has no buffer.
+// expected-error @+1 {{arguments and results must be ranked tensors}}
+func.func @unranked_argument(%a: tensor<*xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  return %b : tensor<4xf32>
 }
 
 // -----

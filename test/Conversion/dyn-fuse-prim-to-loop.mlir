@@ -653,3 +653,46 @@ func.func @transposed_lhs(%x: tensor<64x32xf32>, %g: tensor<64x16xf32>) -> tenso
   %1 = prim.dot_general %0, %g batch [], [] contract [1], [0] : tensor<32x64xf32>, tensor<64x16xf32> -> tensor<32x16xf32>
   return %1 : tensor<32x16xf32>
 }
+
+// -----
+
+// Dynamic dims: softmax over rows of runtime length is still one kernel; its
+// domain and the reductions' come from the input buffer's dims.
+// CHECK-LABEL: func @dynamic_softmax
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[N:.*]] = memref.dim %[[X]], %c0
+// CHECK: loop.kernel "div_0" [%[[N]]]
+// CHECK: loop.reduce max [%{{.*}}]
+// CHECK: loop.reduce add [%{{.*}}]
+// CHECK: loop.for [%{{.*}}]
+// CHECK: loop.store %{{.*}}, %[[OUT]]
+func.func @dynamic_softmax(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %n = prim.dim %x, 0 : tensor<?x?xf32>
+  %m = prim.dim %x, 1 : tensor<?x?xf32>
+  %mx = prim.reduce_max %x dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %b = prim.broadcast_in_dim %mx dims [0] sizes(%n, %m) : tensor<?xf32> -> tensor<?x?xf32>
+  %d = prim.sub %x, %b : tensor<?x?xf32>
+  %e = prim.exp %d : tensor<?x?xf32>
+  %s = prim.reduce_sum %e dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %sb = prim.broadcast_in_dim %s dims [0] sizes(%n, %m) : tensor<?xf32> -> tensor<?x?xf32>
+  %r = prim.div %e, %sb : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A temporary of a dynamic shape is allocated with its runtime size; the
+// GEMM reads it as a buffer with a dynamic dim.
+// CHECK-LABEL: func @dynamic_gemm
+// CHECK-SAME: (%[[X:.*]]: memref<?x8xf32>, %[[W:.*]]: memref<8x4xf32>, %[[OUT:.*]]: memref<?x4xf32>)
+// CHECK: %[[N:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[T:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x8xf32>
+// CHECK: loop.kernel "tanh_0" [%{{.*}}, 8]
+// CHECK: loop.matmul %[[T]], %[[W]], %[[OUT]] : memref<?x8xf32>, memref<8x4xf32>, memref<?x4xf32>
+// CHECK: memref.dealloc %[[T]]
+func.func @dynamic_gemm(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<?x4xf32> {
+  %t = prim.tanh %x : tensor<?x8xf32>
+  %y = prim.dot_general %t, %w batch [], [] contract [1], [0] : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

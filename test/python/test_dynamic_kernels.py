@@ -125,3 +125,38 @@ def test_static_functions_take_no_sizes():
 """, "").replace("[%n, 16]", "[4, 16]")
     c = compiled(ir, 3)
     assert c.buffer_sizes == [] and c.num_buffers == 3
+
+
+# Prim-level functions with dynamic dims go through fusion (dyn-fuse-prim-to-loop) to the same kernels: a softmax
+# over rows of any length is one row kernel; a temporary of a dynamic shape feeds a GEMM.
+PRIM_SOFTMAX_GEMM = """
+func.func @forward(%x: tensor<?x?xf32>, %a: tensor<?x8xf32>, %w: tensor<8x4xf32>, %bias: tensor<4xf32>)
+    -> (tensor<?x?xf32>, tensor<?x4xf32>) {
+  %n = prim.dim %x, 0 : tensor<?x?xf32>
+  %m = prim.dim %x, 1 : tensor<?x?xf32>
+  %mx = prim.reduce_max %x dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %b = prim.broadcast_in_dim %mx dims [0] sizes(%n, %m) : tensor<?xf32> -> tensor<?x?xf32>
+  %d = prim.sub %x, %b : tensor<?x?xf32>
+  %e = prim.exp %d : tensor<?x?xf32>
+  %s = prim.reduce_sum %e dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %sb = prim.broadcast_in_dim %s dims [0] sizes(%n, %m) : tensor<?xf32> -> tensor<?x?xf32>
+  %r = prim.div %e, %sb : tensor<?x?xf32>
+  %t = prim.tanh %a : tensor<?x8xf32>
+  %y = prim.dot_general %t, %w batch [], [] contract [1], [0] : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  %k = prim.dim %a, 0 : tensor<?x8xf32>
+  %bb = prim.broadcast_in_dim %bias dims [1] sizes(%k) : tensor<4xf32> -> tensor<?x4xf32>
+  %z = prim.add %y, %bb : tensor<?x4xf32>
+  return %r, %z : tensor<?x?xf32>, tensor<?x4xf32>
+}
+"""
+
+
+def test_prim_function_with_dynamic_dims_compiles_once():
+    c = compiled(PRIM_SOFTMAX_GEMM, 6)
+    w, bias = torch.randn(8, 4), torch.randn(4)
+    for rows, cols, k in [(1, 1, 1), (3, 17, 5), (64, 300, 130), (1000, 2, 2)]:
+        x, a = torch.randn(rows, cols), torch.randn(k, 8)
+        soft, lin = torch.empty(rows, cols), torch.empty(k, 4)
+        run(c, [x, a, w, bias], [soft, lin])
+        torch.testing.assert_close(soft, torch.softmax(x, -1))
+        torch.testing.assert_close(lin, torch.tanh(a) @ w + bias)

@@ -25,6 +25,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
@@ -278,11 +279,21 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
   // merged dim seems to feed every index): GroupNorm(1, C)'s per-sample mean read through MobileViT's
   // unfolded patches would otherwise be summed over C*H*W again for every output element.
   int64_t points = 1;
-  for (unsigned d = 0; d < k; ++d)
-    points *= type.getDimSize(d);
-  for (Value u : direct)
-    if (points > tensorType(u).getNumElements())
+  bool dynamicPoints = false;
+  for (unsigned d = 0; d < k; ++d) {
+    dynamicPoints |= type.isDynamicDim(d);
+    points *= type.isDynamicDim(d) ? 1 : type.getDimSize(d);
+  }
+  // With dynamic dims the counts are unknown: a reduction whose shape is the
+  // kernel's leading dims has one value per point; any other gets a buffer.
+  for (Value u : direct) {
+    if (!dynamicPoints && tensorType(u).hasStaticShape()) {
+      if (points > tensorType(u).getNumElements())
+        plan.mustMaterialize.push_back(u);
+    } else if (tensorType(u).getShape() != type.getShape().take_front(k)) {
       plan.mustMaterialize.push_back(u);
+    }
+  }
   if (!plan.mustMaterialize.empty())
     return plan;
   plan.parallelDims = k;
@@ -336,11 +347,27 @@ struct Scope {
   std::map<std::vector<void *>, Value> memo;
 };
 
+/// The size of dim `d` of a prim tensor as an index value of the buffer
+/// function, created at the builder's position (before the kernel that needs it).
+using DimFn = std::function<Value(OpBuilder &, Value, int64_t)>;
+
 class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers,
-                const DenseSet<Value> &written)
-      : b(b), loc(loc), buffers(buffers), written(written) {}
+                const DenseSet<Value> &written, DimFn dimOf)
+      : b(b), loc(loc), buffers(buffers), written(written), dimOf(std::move(dimOf)) {}
+
+  /// The sizes of the dynamic dims of `dims` of `value`, created before the kernel.
+  SmallVector<Value> dynamicSizes(Value value, ArrayRef<int64_t> dims) {
+    SmallVector<Value> sizes;
+    RankedTensorType t = tensorType(value);
+    for (int64_t d : dims)
+      if (t.isDynamicDim(d)) {
+        OpBuilder fb(kernelOp);
+        sizes.push_back(dimOf(fb, value, d));
+      }
+    return sizes;
+  }
 
   /// Emits the kernel that computes `value` into `buffer`.
   void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name) {
@@ -348,6 +375,9 @@ public:
     ArrayRef<int64_t> shape = tensorType(value).getShape();
     auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name),
                                          b.getDenseI64ArrayAttr(shape.take_front(parallelDims)));
+    kernelOp = kernel;
+    kernel.getDynamicSizesMutable().assign(
+        dynamicSizes(value, llvm::to_vector(llvm::seq<int64_t>(0, parallelDims))));
     OpBuilder::InsertionGuard guard(b);
     Block *body = newBody(kernel.getBody(), parallelDims);
     scopes.clear();
@@ -360,7 +390,9 @@ public:
       store(value, buffer, idx);
     } else {
       setInsertion(0);
-      auto inner = loop::ForOp::create(b, loc, b.getDenseI64ArrayAttr(shape.drop_front(parallelDims)));
+      auto inner = loop::ForOp::create(
+          b, loc, b.getDenseI64ArrayAttr(shape.drop_front(parallelDims)),
+          dynamicSizes(value, llvm::to_vector(llvm::seq<int64_t>(parallelDims, shape.size()))));
       Block *innerBody = newBody(inner.getBody(), shape.size() - parallelDims);
       scopes.push_back(Scope{innerBody, inner, {}});
       for (Value v : innerBody->getArguments()) {
@@ -379,6 +411,7 @@ public:
     target = buffer;
     ArrayRef<int64_t> shape = tensorType(value).getShape();
     auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
+    kernelOp = kernel;
     OpBuilder::InsertionGuard guard(b);
     Block *body = newBody(kernel.getBody(), shape.size());
     scopes.clear();
@@ -435,6 +468,8 @@ private:
   SmallVector<Scope> scopes;
   DenseMap<Value, unsigned> levels;
   Value target; // the buffer the current kernel writes
+  DimFn dimOf;
+  Operation *kernelOp = nullptr; // the kernel being emitted
 
 public:
   Operation *unsupported = nullptr; // first op emission could not handle
@@ -560,9 +595,9 @@ private:
     for (int64_t d : dims)
       domain.push_back(inShape[d]);
     Type elementType = computeType(tensorType(op->getResult(0)).getElementType());
+    SmallVector<Value> sizes = dynamicSizes(input, dims);
     setInsertion(level);
-    auto reduce = loop::ReduceOp::create(b, loc, elementType, reductionKind(op),
-                                         b.getDenseI64ArrayAttr(domain));
+    auto reduce = loop::ReduceOp::create(b, loc, elementType, reductionKind(op), domain, sizes);
     Block *body = newBody(reduce.getBody(), domain.size());
     // The body is a new level directly under `level`; deeper levels of the
     // current path are set aside while it is built.
@@ -1068,6 +1103,8 @@ bool isViewOp(Operation *op) {
 /// `hasBuffer` accepts, or nothing.
 std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer) {
   ArrayRef<int64_t> shape = tensorType(v).getShape();
+  if (!tensorType(v).hasStaticShape()) // views are planned from static strides
+    return std::nullopt;
   if (tensorType(v).getNumElements() == 0) // no element to read; strides are moot
     return std::nullopt;
   if (hasBuffer(v))
@@ -1360,7 +1397,14 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     return func.emitOpError("dyn fusion expects a single-block function");
   Block &entry = func.getBody().front();
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  auto isSizeOp = [](Operation &op) {
+    return isa<prim::DimOp>(op) ||
+           (isa<arith::ArithDialect>(op.getDialect()) && op.getNumResults() == 1 &&
+            op.getResult(0).getType().isIndex());
+  };
   for (Operation &op : entry.without_terminator()) {
+    if (isSizeOp(op))
+      continue; // sizes of dynamic dims, computed in the buffer function
     if (!isa<prim::PrimDialect>(op.getDialect()))
       return op.emitOpError("is not a prim op; run dyn-convert-graph-to-prim first");
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op); dot && !isMatmulShaped(dot))
@@ -1370,8 +1414,22 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         return op.emitOpError("needs a dense constant");
   }
   for (Type t : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
-    if (auto tensor = dyn_cast<RankedTensorType>(t); !tensor || !tensor.hasStaticShape())
-      return func.emitOpError("arguments and results must be statically shaped tensors");
+    if (!isa<RankedTensorType>(t))
+      return func.emitOpError("arguments and results must be ranked tensors");
+  // With dynamic dims the heuristics that weigh sizes (views, recomputation,
+  // GEMM epilogues) stand aside: every such value gets a buffer.
+  bool dynamic = llvm::any_of(entry.getOperations(), [](Operation &op) {
+    auto isDynamic = [](Type t) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      return tensor && !tensor.hasStaticShape();
+    };
+    return llvm::any_of(op.getOperandTypes(), isDynamic) || llvm::any_of(op.getResultTypes(), isDynamic);
+  }) || llvm::any_of(func.getArgumentTypes(), [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
+  FusionOptions fusion = options;
+  if (dynamic) {
+    fusion.f32GemmAddend = false;
+    fusion.reuseTranscendentals = false;
+  }
 
   // 1. Values that must live in buffers, in program order.
   llvm::SetVector<Value> materialized;
@@ -1407,7 +1465,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // Whether library-call operand `v` is read as a view (`strided`: any
   // strides with a unit innermost one, else only contiguous views).
   auto readInPlace = [&](Value v, bool strided) {
-    if (hasBuffer(v))
+    if (hasBuffer(v) || dynamic)
       return false;
     ArrayRef<int64_t> shape = tensorType(v).getShape();
     auto accepted = [&](const BufferView &view) {
@@ -1437,13 +1495,13 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // source gets the buffer, and the transpose is not materialized unless
       // something else needs it.
       Value lhs = dot.getLhs(), rhs = dot.getRhs();
-      if (Value src = transposedRhsSource(dot))
+      if (Value src = transposedRhsSource(dot); src && !dynamic)
         rhs = src;
-      if (Value src = transposedLhsSource(dot))
+      if (Value src = transposedLhsSource(dot); src && !dynamic)
         lhs = src;
       SmallVector<Value> reads{lhs, rhs};
       Value result = dot.getResult();
-      std::optional<GemmAddend> fused = gemmAddend(dot, returned, options.f32GemmAddend);
+      std::optional<GemmAddend> fused = gemmAddend(dot, returned, fusion.f32GemmAddend);
       if (fused) {
         result = fused->add.getResult();
         gemmOfAdd[result] = dot;
@@ -1477,7 +1535,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (Value v : ret.getOperands())
     if (!isa<BlockArgument>(v))
       materialized.insert(v);
-  materializeWideReuse(entry, materialized);
+  if (!dynamic)
+    materializeWideReuse(entry, materialized);
 
   // Kernels run in program order.
   DenseMap<Operation *, unsigned> position;
@@ -1508,9 +1567,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       parallelDims[v] = plan.parallelDims;
     }
     // Once the kernels are known, which of them would recompute a window or an exp.
-    if (!changed)
+    if (!changed && !dynamic)
       changed = materializeReusedWindows(entry, materialized);
-    if (!changed && options.reuseTranscendentals)
+    if (!changed && fusion.reuseTranscendentals)
       changed = materializeReusedTranscendentals(entry, materialized);
   }
   SmallVector<Value> order(materialized.begin(), materialized.end());
@@ -1535,6 +1594,76 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   DenseMap<Value, Value> buffers;
   for (auto [arg, buf] : llvm::zip(entry.getArguments(), body->getArguments()))
     buffers[arg] = buf;
+  // Sizes of dynamic dims in the buffer function: from the inputs' buffers,
+  // through the ops that carry a dim from an operand to their result.
+  Operation *unsizable = nullptr;
+  DenseMap<Value, Value> sizeValues; // index values of the prim function -> buffer function
+  std::function<Value(OpBuilder &, Value)> sizeValue;
+  std::function<Value(OpBuilder &, Value, int64_t)> dimOf = [&](OpBuilder &fb, Value v, int64_t d) -> Value {
+    RankedTensorType t = tensorType(v);
+    if (!t.isDynamicDim(d))
+      return arith::ConstantIndexOp::create(fb, loc, t.getDimSize(d));
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return memref::DimOp::create(fb, loc, buffers[arg], d);
+    Operation *op = v.getDefiningOp();
+    if (auto bc = dyn_cast<prim::BroadcastInDimOp>(op)) {
+      for (auto [i, to] : llvm::enumerate(bc.getDims()))
+        if (to == d && tensorType(bc.getInput()).isDynamicDim(i))
+          return dimOf(fb, bc.getInput(), i);
+      int64_t k = llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic);
+      return sizeValue(fb, bc.getSizes()[k]);
+    }
+    if (auto tr = dyn_cast<prim::TransposeOp>(op))
+      return dimOf(fb, tr.getInput(), tr.getPermutation()[d]);
+    if (isReduction(op)) {
+      ArrayRef<int64_t> dims = reductionDims(op);
+      int64_t kept = -1;
+      for (int64_t i = 0, e = tensorType(op->getOperand(0)).getRank(); i < e; ++i)
+        if (!llvm::is_contained(dims, i) && ++kept == d)
+          return dimOf(fb, op->getOperand(0), i);
+    }
+    if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
+      // batch dims, then lhs's free dims, then rhs's free dims
+      auto lb = dot.getLhsBatch(), lc = dot.getLhsContract(), rb = dot.getRhsBatch(), rc = dot.getRhsContract();
+      int64_t at = d;
+      if (at < (int64_t)lb.size())
+        return dimOf(fb, dot.getLhs(), lb[at]);
+      at -= lb.size();
+      for (int64_t i = 0, e = tensorType(dot.getLhs()).getRank(); i < e; ++i)
+        if (!llvm::is_contained(lb, i) && !llvm::is_contained(lc, i) && at-- == 0)
+          return dimOf(fb, dot.getLhs(), i);
+      for (int64_t i = 0, e = tensorType(dot.getRhs()).getRank(); i < e; ++i)
+        if (!llvm::is_contained(rb, i) && !llvm::is_contained(rc, i) && at-- == 0)
+          return dimOf(fb, dot.getRhs(), i);
+    }
+    if (op->hasTrait<mlir::OpTrait::Elementwise>())
+      for (Value operand : op->getOperands())
+        if (auto ot = dyn_cast<RankedTensorType>(operand.getType());
+            ot && ot.getRank() == t.getRank() && ot.isDynamicDim(d))
+          return dimOf(fb, operand, d);
+    if (!unsizable)
+      unsizable = op;
+    return arith::ConstantIndexOp::create(fb, loc, 0);
+  };
+  sizeValue = [&](OpBuilder &fb, Value v) -> Value {
+    if (auto it = sizeValues.find(v); it != sizeValues.end())
+      return it->second;
+    Operation *op = v.getDefiningOp();
+    Value r;
+    if (auto dim = dyn_cast_or_null<prim::DimOp>(op))
+      return dimOf(fb, dim.getInput(), dim.getDim());
+    if (!op || !isa<arith::ArithDialect>(op->getDialect())) {
+      if (!unsizable)
+        unsizable = op ? op : func.getOperation();
+      return arith::ConstantIndexOp::create(fb, loc, 0);
+    }
+    IRMapping map;
+    for (Value operand : op->getOperands())
+      map.map(operand, sizeValue(fb, operand));
+    r = fb.clone(*op, map)->getResult(0);
+    sizeValues[v] = r;
+    return r;
+  };
   SmallVector<std::pair<Value, Value>> copies; // (value, output buffer)
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Value out = body->getArgument(entry.getNumArguments() + i);
@@ -1567,14 +1696,18 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       buffers[v] = memref::GetGlobalOp::create(b, loc, bufferType(v), global.getSymName());
       continue;
     }
-    Value buf = memref::AllocOp::create(b, loc, bufferType(v), b.getI64IntegerAttr(64));
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < tensorType(v).getRank(); ++d)
+      if (tensorType(v).isDynamicDim(d))
+        sizes.push_back(dimOf(b, v, d));
+    Value buf = memref::AllocOp::create(b, loc, bufferType(v), sizes, b.getI64IntegerAttr(64));
     buffers[v] = buf;
     temporaries.push_back(buf);
   }
 
   // 3. One kernel per materialized value.
   DenseSet<Value> written; // values whose kernel (or library call) is emitted
-  KernelEmitter emitter(b, loc, buffers, written);
+  KernelEmitter emitter(b, loc, buffers, written, dimOf);
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
@@ -1646,7 +1779,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
       auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
-      Value src = transposedRhsSource(dot), lsrc = transposedLhsSource(dot);
+      Value src = dynamic ? Value() : transposedRhsSource(dot);
+      Value lsrc = dynamic ? Value() : transposedLhsSource(dot);
       Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       auto matmul =
           loop::MatmulOp::create(b, loc, operandBuffer(lsrc ? lsrc : dot.getLhs()),
@@ -1731,6 +1865,10 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (unsigned k = 0; k < func.getNumResults(); ++k) {
     auto j = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg");
     requested.push_back(j ? j.getInt() : -1);
+  }
+  if (unsizable) {
+    lowered.erase();
+    return unsizable->emitOpError("has a dynamic dim whose size the loop lowering cannot derive");
   }
   if (llvm::any_of(requested, [](int64_t j) { return j >= 0; }))
     markInPlaceUpdates(lowered, entry.getNumArguments(), requested);

@@ -1,9 +1,36 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
+// Ops the lowerings size from constants only.
 func.func @dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
   // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<4x?xf32>'}}
-  %0 = prim.neg %a : tensor<4x?xf32>
+  %0 = prim.slice %a start [0, 0] stride [1, 1] : tensor<4x?xf32> -> tensor<4x?xf32>
   return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+// Each dynamic result dim of a broadcast has its size.
+func.func @broadcast_without_size(%a: tensor<8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{needs one size per dynamic result dim (1), got 0}}
+  %0 = prim.broadcast_in_dim %a dims [1] : tensor<8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// A dynamic dim is never broadcast: it stays dynamic.
+func.func @dynamic_to_static(%a: tensor<?xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand dim 0 is dynamic but result dim 1 is not}}
+  %0 = prim.broadcast_in_dim %a dims [1] : tensor<?xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @dim_out_of_range(%a: tensor<?xf32>) -> index {
+  // expected-error @+1 {{dim 1 is out of range for rank 1}}
+  %0 = prim.dim %a, 1 : tensor<?xf32>
+  return %0 : index
 }
 
 // -----

@@ -64,3 +64,21 @@ func.func @library_primitives(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, 
   %2 = prim.pad %x low [0, 0, 1, 0] high [0, 0, 1, 1] value 0xFFF0000000000000 : tensor<1x3x8x8xf32> -> tensor<1x3x10x9xf32>
   return %0, %1, %2 : tensor<1x4x6x6xf32>, tensor<2x4x8x16xf32>, tensor<1x3x10x9xf32>
 }
+
+// -----
+
+// Dynamic dims: elementwise ops, reductions, transposes and contractions take
+// `?` dims; a broadcast names the size of each dynamic result dim.
+// CHECK-LABEL: func @dynamic
+// CHECK: %[[N:.*]] = prim.dim %{{.*}}, 0 : tensor<?x8xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] sizes(%[[N]]) : tensor<8xf32> -> tensor<?x8xf32>
+// CHECK: prim.reduce_max %{{.*}} dims [1] : tensor<?x8xf32> -> tensor<?xf32>
+// CHECK: prim.dot_general
+func.func @dynamic(%x: tensor<?x8xf32>, %b: tensor<8xf32>, %w: tensor<8x4xf32>) -> (tensor<?xf32>, tensor<?x4xf32>) {
+  %n = prim.dim %x, 0 : tensor<?x8xf32>
+  %0 = prim.broadcast_in_dim %b dims [1] sizes(%n) : tensor<8xf32> -> tensor<?x8xf32>
+  %1 = prim.add %x, %0 : tensor<?x8xf32>
+  %2 = prim.reduce_max %1 dims [1] : tensor<?x8xf32> -> tensor<?xf32>
+  %3 = "prim.dot_general"(%1, %w) <{lhs_batch = array<i64>, lhs_contract = array<i64: 1>, rhs_batch = array<i64>, rhs_contract = array<i64: 0>}> : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x4xf32>
+  return %2, %3 : tensor<?xf32>, tensor<?x4xf32>
+}

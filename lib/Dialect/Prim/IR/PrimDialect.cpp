@@ -3,6 +3,7 @@
 #include "dyn/Dialect/Common/GatherVerifier.h"
 #include "dyn/Dialect/Common/WindowShapes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -26,6 +27,8 @@ void PrimDialect::initialize() {
 
 Operation *PrimDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
                                             Location loc) {
+  if (auto size = dyn_cast<IntegerAttr>(value); size && type.isIndex()) // a folded prim.dim
+    return arith::ConstantIndexOp::create(builder, loc, size.getInt());
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;
@@ -80,11 +83,17 @@ LogicalResult BroadcastInDimOp::verify() {
     return emitOpError("dims must have one entry per operand dim");
   if (tensorType(getInput()).getElementType() != getType().getElementType())
     return emitOpError("broadcast cannot change the element type");
+  size_t dynamicDims = llvm::count_if(out, ShapedType::isDynamic);
+  if (getSizes().size() != dynamicDims)
+    return emitOpError() << "needs one size per dynamic result dim (" << dynamicDims << "), got "
+                         << getSizes().size();
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (d < 0 || d >= (int64_t)out.size())
       return emitOpError() << "dim " << d << " is out of range for the result";
     if (i > 0 && d <= dims[i - 1])
       return emitOpError("dims must be strictly increasing");
+    if (ShapedType::isDynamic(in[i]) && !ShapedType::isDynamic(out[d]))
+      return emitOpError() << "operand dim " << i << " is dynamic but result dim " << d << " is not";
     if (in[i] != 1 && in[i] != out[d])
       return emitOpError() << "operand dim " << i << " of size " << in[i]
                            << " cannot broadcast to size " << out[d];
@@ -113,6 +122,20 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
     return getResult();
   }
   return {};
+}
+
+LogicalResult DimOp::verify() {
+  if (getDim() < 0 || getDim() >= tensorType(getInput()).getRank())
+    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+                         << tensorType(getInput()).getRank();
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  RankedTensorType t = tensorType(getInput());
+  if (getDim() < 0 || getDim() >= t.getRank() || t.isDynamicDim(getDim()))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), t.getDimSize(getDim()));
 }
 
 LogicalResult TransposeOp::verify() {

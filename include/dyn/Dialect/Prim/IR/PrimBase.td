@@ -21,6 +21,8 @@ def Prim_Dialect : Dialect {
     classes so the set can grow without copy-paste.
   }];
   let hasConstantMaterializer = 1;
+  // a folded prim.dim is an arith.constant
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def Prim_Tensor : RankedTensorOf<[Dyn_Element]>;
@@ -30,5 +32,10 @@ def Prim_BoolTensor : RankedTensorOf<[I1]>;
 
 class Prim_Op<string mnemonic, list<Trait> traits = []>
     : Op<Prim_Dialect, mnemonic, !listconcat(traits, [Pure, Dyn_StaticShapes])>;
+
+// Ops whose tensors may have dynamic (`?`) dims (docs/dynamic_shapes.md). A `?`
+// dim is never a broadcast dim: a size that may be 1 is a constant.
+class Prim_DynamicOp<string mnemonic, list<Trait> traits = []>
+    : Op<Prim_Dialect, mnemonic, !listconcat(traits, [Pure])>;
 
 #endif // DYN_PRIM_BASE

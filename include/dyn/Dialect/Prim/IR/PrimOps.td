@@ -11,7 +11,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 //===----------------------------------------------------------------------===//
 
 class Prim_UnaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
-    : Prim_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+    : Prim_DynamicOp<mnemonic, [Elementwise, SameOperandsAndResultType]> {
   let summary = desc;
   let description = "Elementwise " # desc # "; operand and result have one type.";
   let arguments = (ins type:$input);
@@ -68,7 +68,7 @@ foreach op = [["Neg", "neg", "negation"], ["Abs", "abs", "absolute value"]] in
 def Prim_NotOp : Prim_UnaryOp<"not", "bitwise (logical for i1) not", Prim_IntTensor>;
 
 class Prim_BinaryOp<string mnemonic, string desc, Type type = Prim_Tensor>
-    : Prim_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+    : Prim_DynamicOp<mnemonic, [Elementwise, SameOperandsAndResultType]> {
   let summary = desc;
   let description = "Elementwise " # desc # "; both operands and the result have one type.";
   let arguments = (ins type:$lhs, type:$rhs);
@@ -110,7 +110,7 @@ def Prim_FmodOp : Prim_MathBinaryOp<"fmod", "C fmod: the remainder with the sign
                                     "::mlir::arith::RemFOp">;
 
 class Prim_CompareOp<string mnemonic, string desc>
-    : Prim_Op<mnemonic, [Elementwise, SameTypeOperands, SameOperandsAndResultShape]> {
+    : Prim_DynamicOp<mnemonic, [Elementwise, SameTypeOperands, SameOperandsAndResultShape]> {
   let summary = "comparison " # desc;
   let description = "Elementwise `" # desc # "` of two operands of one type; the result is i1 "
                     "(ordered for floats: false when either side is NaN, but `ne` is true).";
@@ -123,7 +123,7 @@ foreach op = [["Eq", "eq", "=="], ["Ne", "ne", "!="], ["Lt", "lt", "<"], ["Le", 
               ["Gt", "gt", ">"], ["Ge", "ge", ">="]] in
   def Prim_ # op[0] # Op : Prim_CompareOp<op[1], op[2]>;
 
-def Prim_SelectOp : Prim_Op<"select", [Elementwise, AllTypesMatch<["on_true", "on_false", "result"]>,
+def Prim_SelectOp : Prim_DynamicOp<"select", [Elementwise, AllTypesMatch<["on_true", "on_false", "result"]>,
                                        AllShapesMatch<["cond", "result"]>]> {
   let summary = "elementwise cond ? on_true : on_false";
   let arguments = (ins Prim_BoolTensor:$cond, Prim_Tensor:$on_true, Prim_Tensor:$on_false);
@@ -131,7 +131,7 @@ def Prim_SelectOp : Prim_Op<"select", [Elementwise, AllTypesMatch<["on_true", "o
   let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($result)";
 }
 
-def Prim_ConvertElementTypeOp : Prim_Op<"convert_element_type",
+def Prim_ConvertElementTypeOp : Prim_DynamicOp<"convert_element_type",
                                         [Elementwise, SameOperandsAndResultShape]> {
   let summary = "change the element type (round to nearest; float to int truncates)";
   let arguments = (ins Prim_Tensor:$input);
@@ -183,16 +183,40 @@ def Prim_PhiloxOp : Prim_Op<"philox"> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Prim_BroadcastInDimOp : Prim_Op<"broadcast_in_dim"> {
+def Prim_BroadcastInDimOp : Prim_DynamicOp<"broadcast_in_dim"> {
   let summary = "broadcast: operand dim i becomes result dim `dims[i]`";
   let description = [{
     Operand dim `i` maps to result dim `dims[i]` (strictly increasing); it must
     have the result's size there or size 1 (then it is broadcast). Result dims
-    not named in `dims` are new.
+    not named in `dims` are new. `sizes` gives the size of each dynamic (`?`)
+    result dim, in order; an operand dim mapped to one is `?` (never 1) or 1.
   }];
-  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$dims, Variadic<Index>:$sizes);
   let results = (outs Prim_Tensor:$result);
-  let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `dims` $dims (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                                 "::llvm::ArrayRef<int64_t>":$dims), [{
+    build($_builder, $_state, result, input, dims, ::mlir::ValueRange());
+  }]>, OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                      "::mlir::DenseI64ArrayAttr":$dims), [{
+    build($_builder, $_state, result, input, dims, ::mlir::ValueRange());
+  }]>];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Prim_DimOp : Op<Prim_Dialect, "dim", [Pure]> {
+  let summary = "the size of dim `dim` of a tensor, as an index";
+  let description = [{
+    The runtime size of a (typically dynamic) dim: what `prim.broadcast_in_dim`
+    takes as the size of a dynamic result dim. A static dim folds to a
+    constant.
+  }];
+  let arguments = (ins Prim_Tensor:$input, I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$input `,` $dim attr-dict `:` type($input)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -206,7 +230,7 @@ def Prim_ReshapeOp : Prim_Op<"reshape"> {
   let hasFolder = 1;
 }
 
-def Prim_TransposeOp : Prim_Op<"transpose", [AllElementTypesMatch<["input", "result"]>]> {
+def Prim_TransposeOp : Prim_DynamicOp<"transpose", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "permute dims: result dim i is operand dim `permutation[i]`";
   let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Prim_Tensor:$result);
@@ -271,7 +295,7 @@ def Prim_GatherOp : Prim_Op<"gather"> {
 // Reductions: remove `dims` from the shape.
 //===----------------------------------------------------------------------===//
 
-class Prim_ReduceOp<string mnemonic, string desc> : Prim_Op<mnemonic> {
+class Prim_ReduceOp<string mnemonic, string desc> : Prim_DynamicOp<mnemonic> {
   let summary = desc # " over `dims` (the dims are removed)";
   let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$dims);
   let results = (outs Prim_Tensor:$result);
@@ -291,7 +315,7 @@ def Prim_ReduceMinOp : Prim_ReduceOp<"reduce_min", "minimum">;
 // Contraction
 //===----------------------------------------------------------------------===//
 
-def Prim_DotGeneralOp : Prim_Op<"dot_general"> {
+def Prim_DotGeneralOp : Prim_DynamicOp<"dot_general"> {
   let summary = "general contraction (batch dims, contracting dims)";
   let description = [{
     Result dims are: the batch dims, then lhs's free dims, then rhs's free dims.
