@@ -34,6 +34,8 @@ def main():
     p.add_argument("--prompt-tokens", type=int, default=32)
     p.add_argument("--new-tokens", type=int, default=128)
     p.add_argument("--mode", default="reduce-overhead")
+    p.add_argument("--inductor-mode", help="torch.compile's mode, when not --mode (with torch 2.11 inductor's "
+                   "reduce-overhead crashes in transformers' static-cache generate)")
     p.add_argument("--compilers", default="eager,dyn,inductor")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--caches", default="static,dynamic", help="static: a fixed-size cache; dynamic: one that grows")
@@ -57,6 +59,14 @@ def main():
             json.dump(dict(argv=sys.argv, torch=torch.__version__, results=rows), f, indent=1)
 
 
+def marked_steps(compiled):
+    """reduce-overhead's documented recipe when a graph's outputs outlive the next call."""
+    def forward(*args, **kwargs):
+        torch.compiler.cudagraph_mark_step_begin()
+        return compiled(*args, **kwargs)
+    return forward
+
+
 def run_compilers(args, name, base, prompt, cache, kw):
     rows = []
     ref = None
@@ -67,13 +77,7 @@ def run_compilers(args, name, base, prompt, cache, kw):
             model.forward = dyn.compile(model.forward, mode=args.mode)
         elif compiler == "inductor":
             torch._dynamo.reset()
-            compiled = torch.compile(model.forward, mode=args.mode)
-
-            def forward(*a, _compiled=compiled, **k):
-                # reduce-overhead: the documented recipe when a graph's outputs outlive the next call
-                torch.compiler.cudagraph_mark_step_begin()
-                return _compiled(*a, **k)
-            model.forward = forward
+            model.forward = marked_steps(torch.compile(model.forward, mode=args.inductor_mode or args.mode))
 
         def run():
             if args.device == "cuda":
@@ -89,7 +93,8 @@ def run_compilers(args, name, base, prompt, cache, kw):
         if ref is None:
             ref = out
         s = dyn.stats() if compiler == "dyn" else {}
-        row = dict(model=name, cache=cache, compiler=compiler, first_s=first, tokens_per_s=args.new_tokens / statistics.median(times),
+        mode = {"inductor": args.inductor_mode or args.mode, "dyn": args.mode}.get(compiler)
+        row = dict(model=name, cache=cache, compiler=compiler, mode=mode, first_s=first, tokens_per_s=args.new_tokens / statistics.median(times),
                    same_tokens=bool(torch.equal(out, ref)), graphs=s.get("graphs"),
                    eager_graphs=len(s.get("eager_graphs", [])), eager_calls=s.get("eager_calls"))
         rows.append(row)

@@ -283,6 +283,9 @@ class run:
         return False
 
     def __call__(self, fn):
+        if not callable(fn):
+            raise TypeError(f"dyn.run() decorates a callable, not a {type(fn).__name__} object")
+
         def wrapped(*args, **kwargs):
             with self:
                 return fn(*args, **kwargs)

@@ -241,6 +241,8 @@ def test_compile_any_callable():
     (lambda: dyn.explain(None), TypeError, "not callable"),
     (lambda: dyn.explain(torch.sin, backend=3), TypeError, "backend"),
     (lambda: dyn.export(3, torch.ones(1)), TypeError, "not callable"),
+    (lambda: dyn.run()(3), TypeError, "decorates a callable"),
+    (lambda: dyn.run(torch.sin), TypeError, "arguments"),
 ])
 def test_public_api_checks_its_arguments_at_the_call(call, error, message):
     with pytest.raises(error, match=message):

@@ -65,8 +65,10 @@ def _identity_eq(a, b, depth=0):
                 if r is not True:
                     return r
             return True
-    if all(getattr(type(v), m) is getattr(object, m) for v in (a, b) for m in ("__eq__", "__ne__")):
-        return False  # object's __eq__: identity (they are not the same object)
+    # object's __eq__: identity (they are not the same object); None's is identity too (on Python 3.12
+    # NoneType has comparison slots of its own)
+    if all(getattr(type(v), m) is getattr(object, m) for v in (a, b) if v is not None for m in ("__eq__", "__ne__")):
+        return False
     return _UNKNOWN
 
 
