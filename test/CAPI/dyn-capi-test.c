@@ -135,12 +135,14 @@ int main(void) {
   // CHECK-LABEL: missing function:
   // CHECK-NEXT: no function @missing in the graph
   // CHECK-NEXT: null: 1
-  // A graph the pipeline rejects (buffers need static shapes): the diagnostic
-  // keeps its place in the caller's source (line 2, column 1).
+  // A graph the pipeline rejects (no GEMM of booleans): the diagnostic keeps
+  // its place in the caller's source (line 3, column 8).
   MlirModule dynamic = mlirModuleCreateParse(
       ctx, mlirStringRefCreateFromCString(
-               "\nfunc.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> {\n"
-               "  return %a : tensor<?xf32>\n"
+               "\nfunc.func @dynamic(%a: tensor<4x8xi1>, %b: tensor<8x2xi1>) -> tensor<4x2xi1> {\n"
+               "  %0 = prim.dot_general %a, %b batch [], [] contract [1], [0] : tensor<4x8xi1>, "
+               "tensor<8x2xi1> -> tensor<4x2xi1>\n"
+               "  return %0 : tensor<4x2xi1>\n"
                "}\n"));
   if (mlirModuleIsNull(dynamic))
     return 1;
@@ -149,7 +151,7 @@ int main(void) {
   printf("\nnull: %d\n", dynCompiledFunctionIsNull(fn));
   // CHECK-LABEL: rejected graph:
   // CHECK-NEXT: stage 'loop' failed:
-  // CHECK-NEXT: loc("-":2:1): error: 'func.func' op arguments and results must be statically shaped tensors
+  // CHECK-NEXT: loc("-":3:8): error: 'prim.dot_general' op has no loop.matmul lowering
   // CHECK: null: 1
   mlirModuleDestroy(dynamic);
   fn = dynCompileGraph(module, mlirStringRefCreateFromCString("linear_relu"), 9, printOut, NULL);

@@ -1,0 +1,237 @@
+//===- Materialize.cpp - buffers for reused values ----------------------===//
+#include "Fusion.h"
+
+namespace dyn::prim_to_loop {
+
+/// The kernels that would recompute `v`: the materialized values whose
+/// expressions reach it through values without buffers.
+unsigned kernelsRecomputing(Value v, const llvm::SetVector<Value> &materialized) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen{v};
+  unsigned kernels = 0;
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    for (Operation *user : u.getUsers())
+      for (Value r : user->getResults())
+        if (seen.insert(r).second) {
+          if (materialized.contains(r))
+            ++kernels;
+          else if (Value w = writtenReshape(r, [&](Value w) { return materialized.contains(w); }))
+            kernels += seen.insert(w).second; // later kernels read r from there
+          else
+            work.push_back(r);
+        }
+  }
+  return kernels;
+}
+
+/// A value recomputed by several kernels is recomputed with all the buffers
+/// it reads. Where more than kMaxReusedReads of them are large (Inductor's
+/// realize_reads_threshold), it gets a buffer instead: a pre-norm
+/// transformer's residual stream (x + attn + mlp + ... , read by the next
+/// norm's kernel and by every later one through the next residual adds)
+/// would otherwise read every earlier layer's outputs in each later layer's
+/// kernels. Uses inside one kernel (SiLU's x * sigmoid(x)) cost nothing.
+constexpr size_t kMaxReusedReads = 4;
+
+void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized) {
+  DenseMap<Value, SmallVector<Value, 4>> reads; // value -> the buffers computing it reads
+  auto readsOf = [&](Value v) -> SmallVector<Value, 4> {
+    if (isa<BlockArgument>(v) || materialized.contains(v))
+      return {v};
+    return reads.lookup(v);
+  };
+  for (Operation &op : entry.without_terminator()) {
+    if (op.getNumResults() != 1 || !isa<RankedTensorType>(op.getResult(0).getType()))
+      continue;
+    Value v = op.getResult(0);
+    // A value an earlier kernel writes through a reshape is read from there.
+    if (writtenReshape(v, [&](Value r) { return materialized.contains(r); })) {
+      reads[v] = {v};
+      continue;
+    }
+    if (materialized.contains(v))
+      continue;
+    SmallVector<Value, 4> r;
+    for (Value operand : op.getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        for (Value leaf : readsOf(operand))
+          if (!llvm::is_contained(r, leaf))
+            r.push_back(leaf);
+    // Small operands (a per-channel scale, a bias row) are broadcast and stay
+    // in cache: only reads of at least 1/16 of v's size count.
+    int64_t size = tensorType(v).getNumElements();
+    size_t wide = llvm::count_if(
+        r, [&](Value leaf) { return tensorType(leaf).getNumElements() * 16 >= size; });
+    // A 16-bit float buffer would round a value fusion computes in f32.
+    Type et = tensorType(v).getElementType();
+    if (wide > kMaxReusedReads && computeType(et) == et && !isIndexRemap(&op) && !isReduction(&op) &&
+        kernelsRecomputing(v, materialized) > 1) {
+      materialized.insert(v);
+      continue;
+    }
+    reads[v] = std::move(r);
+  }
+}
+
+/// Elementwise ops that cost more than a load from cache (a polynomial or a
+/// division per element on the CPU's vector units).
+bool isTranscendental(Operation *op) {
+  return isa<prim::ExpOp, prim::Expm1Op, prim::Exp2Op, prim::LogOp, prim::Log1pOp, prim::Log2Op,
+             prim::LogisticOp, prim::TanhOp, prim::ErfOp, prim::ErfcOp, prim::PowOp>(op);
+}
+
+/// The values whose inlined expression (through values without buffers)
+/// holds an op that `costly` accepts.
+DenseSet<Value> valuesHolding(ArrayRef<Operation *> ops, const llvm::SetVector<Value> &materialized,
+                              function_ref<bool(Operation *)> costly) {
+  DenseSet<Value> holding;
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || isLibraryCall(op) || isReduction(op))
+      continue;
+    bool h = costly(op);
+    for (Value operand : op->getOperands())
+      h |= holding.contains(operand) && !materialized.contains(operand);
+    if (h)
+      holding.insert(op->getResult(0));
+  }
+  return holding;
+}
+
+/// Gives a buffer to each elementwise value `wanted` accepts that more than
+/// one kernel would recompute, last value first, so that of a chain the last
+/// is kept (the kernels reading it no longer reach the earlier ones). Half
+/// precision values stay computed: a 16-bit buffer would round them.
+bool materializeRecomputed(ArrayRef<Operation *> ops, llvm::SetVector<Value> &materialized,
+                           function_ref<bool(Value)> wanted) {
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (!materialized.contains(v) && computeType(et) == et && wanted(v) &&
+        kernelsRecomputing(v, materialized) > 1)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
+/// A value whose inlined expression loads more than kMaxReusedReads windows
+/// of large buffers (a depthwise convolution's taps, a pooling's) and that
+/// several kernels would recompute gets a buffer: a squeeze-excitation
+/// block's pool and its scaling would each compute the convolution again.
+/// A load is a buffer read through one chain of index remaps; loads through
+/// the same remap are one. Consumers are decided first, so the last value of
+/// a chain (the activation after the convolution) is the one kept.
+bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized) {
+  constexpr size_t kMaxTracked = 64; // beyond this, a value counts as reading many windows
+  using Load = std::pair<Value, Value>; // (buffer, the outermost remap reading it)
+  DenseMap<Value, llvm::SmallDenseSet<Load, 8>> loads;
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator()) {
+    ops.push_back(&op);
+    if (op.getNumResults() != 1 || !isa<RankedTensorType>(op.getResult(0).getType()) ||
+        isLibraryCall(&op) || isReduction(&op))
+      continue;
+    Value v = op.getResult(0);
+    bool remap = isIndexRemap(&op) || isa<prim::GatherOp>(op);
+    int64_t size = tensorType(v).getNumElements();
+    llvm::SmallDenseSet<Load, 8> mine;
+    for (Value operand : op.getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      auto add = [&](Load l) {
+        // small operands (a per-channel weight) stay in cache: only wide ones count
+        if (mine.size() < kMaxTracked && tensorType(l.first).getNumElements() * 16 >= size)
+          mine.insert(remap ? Load{l.first, v} : l);
+      };
+      if (isa<BlockArgument>(operand) || materialized.contains(operand) ||
+          !loads.count(operand))
+        add({operand, operand});
+      else
+        for (Load l : loads[operand])
+          add(l);
+    }
+    loads[v] = std::move(mine);
+  }
+  bool added = materializeRecomputed(ops, materialized, [&](Value v) {
+    auto it = loads.find(v);
+    return it != loads.end() && it->second.size() > kMaxReusedReads;
+  });
+  // The other way round: a value with a transcendental or a division in its
+  // expression read through more than kMaxReusedReads windows (the SiLU
+  // before an EfficientNet block's depthwise convolution, read by 9 or 25
+  // shifted slices; a GroupNorm's output under PoolFormer's separable 3x3
+  // pool, 3 slices of 3) would be recomputed once per window:
+  // computed once instead, it costs a write and a read, and the consumer's
+  // code (which LLVM or the GPU driver compiles at the first call) stays small.
+  DenseSet<Value> heavy = valuesHolding(ops, materialized, [](Operation *op) {
+    return isTranscendental(op) || isa<prim::DivOp>(op);
+  });
+  for (Operation *op : llvm::reverse(ops)) { // the last of a chain first, as above
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (!heavy.contains(v) || materialized.contains(v) || computeType(et) != et)
+      continue;
+    // The distinct windows v is read through: each path from v through
+    // unbuffered values is a chain of remaps (elementwise ops keep the index),
+    // and a window is the chain, told by the remaps it passes.
+    llvm::SmallDenseSet<size_t, 8> windows;
+    SmallVector<std::pair<Value, size_t>> work{{v, 0}};
+    DenseSet<std::pair<Value, size_t>> seen;
+    while (!work.empty() && windows.size() <= kMaxReusedReads) {
+      auto [u, chain] = work.pop_back_val();
+      if (!seen.insert({u, chain}).second)
+        continue;
+      for (Operation *user : u.getUsers()) {
+        Value r = user->getNumResults() == 1 ? user->getResult(0) : Value();
+        bool passes = r && isa<RankedTensorType>(r.getType()) && !materialized.contains(r) &&
+                      !isLibraryCall(user) && !isReduction(user);
+        if (passes && (isIndexRemap(user) || isa<prim::GatherOp>(user)))
+          work.push_back({r, llvm::hash_combine(chain, r.getAsOpaquePointer())});
+        else if (passes && user->hasTrait<mlir::OpTrait::Elementwise>())
+          work.push_back({r, chain});
+        else
+          windows.insert(chain);
+      }
+    }
+    if (windows.size() > kMaxReusedReads)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
+/// A value whose inlined expression holds a transcendental op and that more
+/// than one kernel would recompute gets a buffer (the CPU pipeline's choice;
+/// Inductor realizes reused exp/sigmoid on the CPU likewise): a squeeze-excitation
+/// block's SiLU, read by its global pool and by its scaling, is computed once.
+/// Consumers are decided first, so the largest such value is the one kept.
+/// Likewise a single-element value holding one that a larger value reads
+/// (broadcast): its kernel would compute it again at every element (Adam's
+/// bias corrections, pow(beta, step), per element of each parameter).
+bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator())
+    ops.push_back(&op);
+  DenseSet<Value> heavy = valuesHolding(ops, materialized, isTranscendental);
+  bool added = false;
+  for (Operation *op : ops) {
+    if (op->getNumResults() != 1 || !isa<RankedTensorType>(op->getResult(0).getType()) ||
+        tensorType(op->getResult(0)).getNumElements() <= 1)
+      continue;
+    for (Value operand : op->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(operand.getType());
+      if (t && t.getNumElements() == 1 && heavy.contains(operand) && !materialized.contains(operand) &&
+          !isa<BlockArgument>(operand) && computeType(t.getElementType()) == t.getElementType())
+        added |= materialized.insert(operand);
+    }
+  }
+  if (added)
+    return true;
+  return materializeRecomputed(ops, materialized, [&](Value v) { return heavy.contains(v); });
+}
+
+} // namespace dyn::prim_to_loop

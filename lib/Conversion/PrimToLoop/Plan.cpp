@@ -1,0 +1,211 @@
+//===- Plan.cpp - which values kernels compute where --------------------===//
+#include "Fusion.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <set>
+
+namespace dyn::prim_to_loop {
+
+bool isReduction(Operation *op) {
+  return isa<prim::ReduceSumOp, prim::ReduceProdOp, prim::ReduceMaxOp, prim::ReduceMinOp>(op);
+}
+
+ArrayRef<int64_t> reductionDims(Operation *op) {
+  return TypeSwitch<Operation *, ArrayRef<int64_t>>(op)
+      .Case<prim::ReduceSumOp, prim::ReduceProdOp, prim::ReduceMaxOp, prim::ReduceMinOp>(
+          [](auto r) { return r.getDims(); });
+}
+
+loop::ReduceKind reductionKind(Operation *op) {
+  if (isa<prim::ReduceSumOp>(op))
+    return loop::ReduceKind::add;
+  if (isa<prim::ReduceProdOp>(op))
+    return loop::ReduceKind::mul;
+  if (isa<prim::ReduceMaxOp>(op))
+    return loop::ReduceKind::max;
+  return loop::ReduceKind::min;
+}
+
+/// Ops that only remap indices of their single operand (a pad also selects
+/// its padding value outside the operand).
+bool isIndexRemap(Operation *op) {
+  return isa<prim::BroadcastInDimOp, prim::TransposeOp, prim::SliceOp, prim::ReshapeOp,
+             prim::PadOp>(op);
+}
+
+/// Ops computed by a library call into a buffer of their own.
+bool isLibraryCall(Operation *op) {
+  return isa<prim::DotGeneralOp, prim::ConvolutionOp, prim::AttentionOp, prim::LibraryCallOp>(op);
+}
+
+/// When a reshape only inserts or removes size-1 dims, each input dim maps to
+/// one output dim (or to index 0); returns that map, else nothing.
+std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+  SmallVector<int64_t> map;
+  size_t o = 0;
+  for (int64_t size : in) {
+    if (size == 1) {
+      map.push_back(-1);
+      continue;
+    }
+    while (o < out.size() && out[o] == 1)
+      ++o;
+    if (o == out.size() || out[o] != size)
+      return std::nullopt;
+    map.push_back(o++);
+  }
+  while (o < out.size() && out[o] == 1)
+    ++o;
+  if (o != out.size())
+    return std::nullopt;
+  return map;
+}
+
+/// A reshape of `v` whose buffer is already written (`written` says which
+/// are): it holds v's elements in the same row-major order, so v is read
+/// from it rather than recomputed. (A post-norm transformer's residual stream
+/// is a layer norm's output that the next matmul also reads through a
+/// reshape: recomputing it would nest every earlier layer norm in each
+/// later one.)
+Value writtenReshape(Value v, function_ref<bool(Value)> written) {
+  for (Operation *user : v.getUsers())
+    if (isa<prim::ReshapeOp>(user) && written(user->getResult(0)))
+      return user->getResult(0);
+  return {};
+}
+
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+using DepSet = uint64_t; // bits 0-31: result dims; bits 32-63: dims reduced inside
+constexpr DepSet kInnerBits = ~DepSet(0) << 32;
+
+struct DepArith {
+  DepSet zero() { return 0; }
+  DepSet affine(DepSet d, int64_t, int64_t) { return d; }
+  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in) {
+    DepSet all = 0;
+    for (DepSet d : idx)
+      all |= d;
+    return SmallVector<DepSet>(in.size(), all);
+  }
+};
+
+
+/// Decides how the kernel for `root` is shaped, or which reductions must get
+/// buffers first. `inBuffer` says which values other than root the kernel
+/// reads from memory.
+KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
+  KernelPlan plan;
+  RankedTensorType type = tensorType(root);
+  unsigned rank = type.getRank();
+  bool rootIsReduction = root.getDefiningOp() && isReduction(root.getDefiningOp());
+  DepSet used = 0;
+  bool anyReduction = false;
+  SmallVector<Value> direct;
+  unsigned nextInner = 32;
+  std::set<std::pair<void *, std::vector<DepSet>>> visited;
+  DepArith ix;
+
+  std::function<void(Value, SmallVector<DepSet>)> visit = [&](Value u, SmallVector<DepSet> deps) {
+    if (u != root && inBuffer(u))
+      return;
+    Operation *op = u.getDefiningOp();
+    if (!op || !visited.insert({u.getAsOpaquePointer(), {deps.begin(), deps.end()}}).second)
+      return;
+    if (isReduction(op)) {
+      DepSet all = 0;
+      for (DepSet d : deps)
+        all |= d;
+      if (u != root) {
+        if (all & kInnerBits) { // would be recomputed per inner iteration
+          plan.mustMaterialize.push_back(u);
+          return;
+        }
+        used |= all;
+        anyReduction = true;
+        direct.push_back(u);
+      }
+      ArrayRef<int64_t> dims = reductionDims(op);
+      SmallVector<DepSet> inDeps;
+      unsigned kept = 0;
+      for (int64_t i = 0, e = tensorType(op->getOperand(0)).getRank(); i < e; ++i) {
+        if (llvm::is_contained(dims, i))
+          inDeps.push_back(DepSet(1) << std::min(nextInner++, 63u));
+        else
+          inDeps.push_back(deps[kept++]);
+      }
+      visit(op->getOperand(0), inDeps);
+      return;
+    }
+    if (isIndexRemap(op)) {
+      visit(op->getOperand(0), remapIndex<DepSet>(op, deps, ix));
+      return;
+    }
+    if (isa<prim::PhiloxOp>(op)) // reads its 0-d seed, at no index
+      return visit(op->getOperand(0), {});
+    if (auto g = dyn_cast<prim::GatherOp>(op)) {
+      // The input's index along `dim` is the index tensor's value there.
+      visit(g.getIndex(), deps);
+      SmallVector<DepSet> inDeps(deps);
+      inDeps[g.getDim()] = 0;
+      for (DepSet d : deps)
+        inDeps[g.getDim()] |= d;
+      visit(g.getInput(), inDeps);
+      return;
+    }
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        visit(operand, deps);
+  };
+
+  SmallVector<DepSet> rootDeps;
+  for (unsigned i = 0; i < rank; ++i)
+    rootDeps.push_back(DepSet(1) << i);
+  visit(root, rootDeps);
+  if (!plan.mustMaterialize.empty())
+    return plan;
+  if (!anyReduction) {
+    plan.parallelDims = rank;
+    return plan;
+  }
+  unsigned k = rootIsReduction ? rank : (used ? 64 - llvm::countl_zero(used) : 0);
+  bool recomputed = (k == 0);
+  for (unsigned d = 0; d < k; ++d)
+    if (!(used & (DepSet(1) << d)) && type.getDimSize(d) != 1)
+      recomputed = true;
+  if (recomputed) {
+    plan.mustMaterialize = direct;
+    return plan;
+  }
+  // A reduction placed at the parallel level runs once per point of the leading k dims: more points
+  // than it has values means it is recomputed for points it does not depend on. The dependence sets
+  // above are exact through transposes and slices but not through a reshape that merges dims (every
+  // merged dim seems to feed every index): GroupNorm(1, C)'s per-sample mean read through MobileViT's
+  // unfolded patches would otherwise be summed over C*H*W again for every output element.
+  int64_t points = 1;
+  bool dynamicPoints = false;
+  for (unsigned d = 0; d < k; ++d) {
+    dynamicPoints |= type.isDynamicDim(d);
+    points *= type.isDynamicDim(d) ? 1 : type.getDimSize(d);
+  }
+  // With dynamic dims the counts are unknown: a reduction whose shape is the
+  // kernel's leading dims has one value per point; any other gets a buffer.
+  for (Value u : direct) {
+    if (!dynamicPoints && tensorType(u).hasStaticShape()) {
+      if (points > tensorType(u).getNumElements())
+        plan.mustMaterialize.push_back(u);
+    } else if (tensorType(u).getShape() != type.getShape().take_front(k)) {
+      plan.mustMaterialize.push_back(u);
+    }
+  }
+  if (!plan.mustMaterialize.empty())
+    return plan;
+  plan.parallelDims = k;
+  return plan;
+}
+
+} // namespace dyn::prim_to_loop
