@@ -1,0 +1,493 @@
+//===- GpuCompiler.cpp - graph text -> PTX and a launch plan --------------===//
+#include "dyn/Compiler/Compiler.h"
+#include "dyn/Compiler/LibraryCalls.h"
+#include "HostJit.h"
+#include "dyn/Dialect/Loop/IR/LoopDialect.h"
+
+#include "dyn/InitAll.h"
+#include "dyn/Pipelines/Pipelines.h"
+#include "dyn/Runtime/CudaRuntime.h"
+#include "dyn/Runtime/Runtime.h"
+#include "dyn/Support/ParserGuard.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <dlfcn.h>
+#include <mutex>
+#include <thread>
+
+#include "Stages.h"
+
+using namespace mlir;
+
+namespace dyn {
+
+using namespace detail;
+
+//===----------------------------------------------------------------------===//
+// GPU: the host function after the GPU stage is a straight list of
+// allocations and gpu.launch_func ops with constant geometry. It is read into
+// a launch plan here, so a call needs no host JIT: just driver launches.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The GPU stage: loop kernels -> gpu kernels -> NVVM -> PTX for the target,
+/// leaving the host function at the level of gpu.launch_func.
+const char *kGpuStage = "dyn-loop-to-ptx";
+
+struct ArgRef {
+  enum Kind { Buffer, Temp, Scalar } kind;
+  int64_t value;          // buffer index, temp slot, or the scalar itself
+  int64_t byteOffset = 0; // a view's start in its buffer (library-call operands)
+};
+
+/// A library call between launches (loop.matmul, loop.convolution, ...).
+struct LibraryStep {
+  std::string name;
+  std::vector<ArgRef> buffers; // inputs, then the outputs
+  int32_t numInputs = 0;
+  std::vector<int32_t> dtypes;
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<std::vector<int64_t>> strides; // in elements
+  std::vector<int64_t> params;
+};
+
+/// One step of the plan: a kernel launch, or a library call.
+struct Launch {
+  cuda::LaunchGeometry geometry;
+  std::string module; // the gpu.binary (one PTX module) holding the kernel
+  std::string kernel;
+  std::vector<ArgRef> args;
+  cuda::Kernel loaded;
+  std::optional<LibraryStep> library;
+};
+
+struct TempBuffer {
+  uint64_t offset; // into the workspace, 256-byte aligned
+  uint64_t bytes;  // rounded up to 256
+  bool constant;   // a dense constant's slot: uploaded before the launches, never shared
+};
+
+/// A dense constant (a read-only global of the host function): its bytes are
+/// copied into its workspace slot before the launches of each call.
+struct ConstantUpload {
+  uint64_t offset;
+  std::vector<char> bytes;
+};
+
+class GpuFunction final : public CompiledGpuFunction {
+public:
+  std::string ptxText;                       // every module, for display
+  std::map<std::string, std::string> modules; // gpu.binary name -> its cubin or PTX
+  std::map<std::string, std::string> ptxOf;   // a cubin module's PTX, should the driver refuse the cubin
+  std::vector<Launch> launches;
+  std::vector<TempBuffer> temps;
+  std::vector<ConstantUpload> uploads;
+  std::vector<StageIR> stageIR;
+  std::vector<int64_t> inPlaceOutputs;
+  double seconds = 0;
+  bool modulesLoaded = false;
+
+  uint64_t workspace = 0;
+
+  uint64_t workspaceBytes() const override { return workspace; }
+
+  bool uploadConstants(void *workspacePtr, void *stream, std::string *error) override {
+    if (!checkWorkspace(workspacePtr, error))
+      return false;
+    for (const ConstantUpload &u : uploads)
+      if (!cuda::copyToDevice(static_cast<char *>(workspacePtr) + u.offset, u.bytes.data(), u.bytes.size(),
+                              stream, error))
+        return false;
+    return true;
+  }
+
+  bool launch(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
+    if (!checkWorkspace(workspacePtr, error))
+      return false;
+    std::vector<uint64_t> tempPtrs(temps.size(), 0);
+    for (size_t i = 0; i < temps.size(); ++i)
+      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
+    if (!modulesLoaded) { // the first call loads every kernel module
+      std::vector<const std::string *> codes;
+      for (const auto &[name, code] : modules)
+        codes.push_back(&code);
+      if (!cuda::loadModules(codes, error)) {
+        // A driver older than the toolkit's ptxas refuses its cubins: it
+        // compiles the PTX instead.
+        if (ptxOf.empty())
+          return false;
+        for (auto &[name, ptx] : ptxOf)
+          modules[name] = std::move(ptx);
+        ptxOf.clear();
+        codes.clear();
+        for (const auto &[name, code] : modules)
+          codes.push_back(&code);
+        if (!cuda::loadModules(codes, error))
+          return false;
+      }
+      modulesLoaded = true;
+    }
+    bool ok = true;
+    auto address = [&](const ArgRef &ref) {
+      return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
+             : ref.kind == ArgRef::Temp ? tempPtrs[ref.value] + ref.byteOffset
+                                        : static_cast<uint64_t>(ref.value);
+    };
+    for (Launch &l : launches) {
+      if (!ok)
+        break;
+      if (l.library) {
+        ok = runLibraryStep(*l.library, address, stream, error);
+        continue;
+      }
+      if (!l.loaded.function && !cuda::getKernel(modules[l.module], l.kernel, &l.loaded, error)) {
+        ok = false;
+        break;
+      }
+      std::vector<uint64_t> values(l.args.size());
+      std::vector<void *> params(l.args.size());
+      for (size_t a = 0; a < l.args.size(); ++a) {
+        const ArgRef &ref = l.args[a];
+        values[a] = address(ref);
+        params[a] = &values[a];
+      }
+      ok = cuda::launch(l.loaded, l.geometry, stream, params.data(), error);
+    }
+    return ok;
+  }
+  bool checkWorkspace(void *workspacePtr, std::string *error) const {
+    if (workspace && !workspacePtr) {
+      if (error)
+        *error = "this function needs a device workspace of " + std::to_string(workspace) + " bytes";
+      return false;
+    }
+    return true;
+  }
+
+  /// The library call on the plan's stream (it runs between the launches
+  /// before and after it, in order).
+  template <typename Address>
+  static bool runLibraryStep(const LibraryStep &step, Address address, void *stream,
+                             std::string *error) {
+    std::vector<DynBuffer> bufs(step.buffers.size());
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      bufs[i].data = reinterpret_cast<void *>(address(step.buffers[i]));
+      bufs[i].dtype = step.dtypes[i];
+      bufs[i].rank = (int32_t)step.sizes[i].size();
+      bufs[i].sizes = step.sizes[i].data();
+      bufs[i].strides = step.strides[i].data();
+    }
+    DynLibraryCall call{};
+    call.name = step.name.c_str();
+    call.device = DYN_DEVICE_CUDA;
+    call.stream = stream;
+    call.num_inputs = step.numInputs;
+    call.inputs = bufs.data();
+    call.num_outputs = (int32_t)bufs.size() - step.numInputs;
+    call.outputs = bufs.data() + step.numInputs;
+    call.num_params = (int32_t)step.params.size();
+    call.params = step.params.data();
+    return callLibrary(call, error);
+  }
+  const std::vector<StageIR> &stages() const override { return stageIR; }
+  double compileSeconds() const override { return seconds; }
+  const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
+  const std::string &ptx() const override { return ptxText; }
+  size_t numLaunches() const override { return launches.size(); }
+};
+
+std::optional<int64_t> constantInt(Value v) {
+  if (!v)
+    return std::nullopt;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getInt();
+  return std::nullopt;
+}
+
+/// A scalar kernel argument as the bytes the driver copies (little-endian:
+/// a 4-byte parameter is read from the low half).
+std::optional<int64_t> constantBits(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+    return i.getValue().getZExtValue();
+  if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+    return (int64_t)f.getValue().bitcastToAPInt().getZExtValue();
+  return std::nullopt;
+}
+
+/// The elements of a dense constant in memory order, little-endian, each in
+/// the bytes of its type (i1 in one byte, as LLVM stores it); false for other
+/// element types that are no whole number of bytes.
+bool denseBytes(DenseElementsAttr value, std::vector<char> &bytes) {
+  Type et = value.getElementType();
+  if (!et.isIntOrFloat() || (et.getIntOrFloatBitWidth() % 8 && !et.isInteger(1)))
+    return false;
+  unsigned width = (et.getIntOrFloatBitWidth() + 7) / 8;
+  auto append = [&](const APInt &v) {
+    APInt whole = v.zext(8 * width);
+    for (unsigned i = 0; i < width; ++i)
+      bytes.push_back((char)whole.extractBitsAsZExtValue(8, 8 * i));
+  };
+  bytes.reserve(value.getNumElements() * width);
+  if (isa<FloatType>(et))
+    for (const APFloat &v : value.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  else
+    for (const APInt &v : value.getValues<APInt>())
+      append(v);
+  return true;
+}
+
+/// Places the temporaries in the workspace by liveness: a temporary occupies
+/// its bytes from the first step that reads or writes it to the last, and
+/// temporaries whose lifetimes do not overlap share memory (the launches run
+/// in order on one stream, library calls too). Constants keep slots of their
+/// own for the whole call (uploaded before the launches, or once before a CUDA
+/// graph's capture). First fit, in order of first use.
+void placeTemporaries(GpuFunction &fn) {
+  size_t n = fn.temps.size(), steps = fn.launches.size();
+  std::vector<int64_t> first(n, (int64_t)steps), last(n, -1);
+  auto use = [&](const ArgRef &ref, int64_t step) {
+    if (ref.kind != ArgRef::Temp)
+      return;
+    first[ref.value] = std::min(first[ref.value], step);
+    last[ref.value] = std::max(last[ref.value], step);
+  };
+  for (size_t k = 0; k < steps; ++k) {
+    const Launch &l = fn.launches[k];
+    for (const ArgRef &ref : l.args)
+      use(ref, (int64_t)k);
+    if (l.library)
+      for (const ArgRef &ref : l.library->buffers)
+        use(ref, (int64_t)k);
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    order[i] = i;
+    if (fn.temps[i].constant || last[i] < first[i]) { // constants and unused slots: the whole call
+      first[i] = -1;
+      last[i] = (int64_t)steps;
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  std::vector<size_t> placed;
+  fn.workspace = 0;
+  for (size_t i : order) {
+    // the live intervals of the placed temporaries that overlap i's lifetime, by offset
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t j : placed)
+      if (first[j] <= last[i] && first[i] <= last[j])
+        busy.push_back({fn.temps[j].offset, fn.temps[j].offset + fn.temps[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (auto [lo, hi] : busy) {
+      if (offset + fn.temps[i].bytes <= lo)
+        break;
+      offset = std::max(offset, hi);
+    }
+    fn.temps[i].offset = offset;
+    fn.workspace = std::max(fn.workspace, offset + fn.temps[i].bytes);
+    placed.push_back(i);
+  }
+  for (ConstantUpload &u : fn.uploads)
+    u.offset = fn.temps[u.offset].offset;
+}
+
+/// Reads the host function into `fn`; fails with a diagnostic on anything
+/// that is not an allocation, a constant or a launch with constant geometry.
+LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
+  DenseMap<Value, ArgRef> refs;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    refs[arg] = {ArgRef::Buffer, (int64_t)i};
+  for (Operation &op : func.getBody().front()) {
+    if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+      continue;
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      MemRefType t = alloc.getType();
+      if (!t.hasStaticShape())
+        return alloc.emitOpError("needs a static shape on the GPU path");
+      uint64_t bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+      refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
+      fn.temps.push_back({0, (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256, false});
+      continue;
+    }
+    if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
+      // A dense constant: it gets a workspace slot, filled before each call's launches.
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(get, get.getNameAttr());
+      auto value = global && global.getConstant()
+                       ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
+                       : DenseElementsAttr();
+      ConstantUpload upload{(uint64_t)fn.temps.size(), {}}; // its temp until the plan places it
+      if (!value || !get.getType().hasStaticShape() || !denseBytes(value, upload.bytes))
+        return get.emitOpError("needs a constant global of integers or floats on the GPU path");
+      refs[get] = {ArgRef::Temp, (int64_t)fn.temps.size()};
+      fn.temps.push_back({0, (std::max<uint64_t>(upload.bytes.size(), 1) + 255) / 256 * 256, true});
+      fn.uploads.push_back(std::move(upload));
+      continue;
+    }
+    if (auto view = dyn_cast<memref::ReinterpretCastOp>(op)) {
+      // A library call's operand read (or written) in place in another buffer.
+      auto it = refs.find(view.getSource());
+      auto [strides, offset] = view.getType().getStridesAndOffset();
+      if (it == refs.end() || it->second.kind == ArgRef::Scalar || ShapedType::isDynamic(offset))
+        return view.emitOpError("needs a static view of a buffer on the GPU path");
+      ArgRef ref = it->second;
+      ref.byteOffset += offset * ((view.getType().getElementTypeBitWidth() + 7) / 8);
+      refs[view] = ref;
+      continue;
+    }
+    if (auto call = dyn_cast<loop::LibraryCallOpInterface>(op)) {
+      LibraryStep step;
+      step.name = call.getLibraryCallName().str();
+      SmallVector<Value> operands = call.getLibraryCallInputs();
+      step.numInputs = (int32_t)operands.size();
+      llvm::append_range(operands, call.getLibraryCallOutputs());
+      SmallVector<int32_t> dtypes = loop::libraryCallDTypes(call);
+      step.dtypes.assign(dtypes.begin(), dtypes.end());
+      for (Value v : operands) {
+        auto it = refs.find(v);
+        if (it == refs.end())
+          return op.emitOpError("has a buffer the launch plan cannot provide");
+        auto type = cast<MemRefType>(v.getType());
+        step.buffers.push_back(it->second);
+        step.sizes.emplace_back(type.getShape().begin(), type.getShape().end());
+        auto [strides, offset] = type.getStridesAndOffset();
+        step.strides.emplace_back(strides.begin(), strides.end());
+      }
+      SmallVector<int64_t> params = call.getLibraryCallParams();
+      step.params.assign(params.begin(), params.end());
+      Launch l;
+      l.library = std::move(step);
+      fn.launches.push_back(std::move(l));
+      continue;
+    }
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      return op.emitOpError("is not supported in a GPU host function");
+    Launch l;
+    l.module = launch.getKernelModuleName().str();
+    l.kernel = launch.getKernelName().str();
+    Value dims[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),  launch.getGridSizeZ(),
+                     launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ()};
+    for (int d = 0; d < 6; ++d) {
+      auto v = constantInt(dims[d]);
+      if (!v)
+        return launch.emitOpError("needs constant launch geometry");
+      (d < 3 ? l.geometry.grid[d] : l.geometry.block[d - 3]) = (uint32_t)*v;
+    }
+    if (Value smem = launch.getDynamicSharedMemorySize()) {
+      auto v = constantInt(smem);
+      if (!v)
+        return launch.emitOpError("needs a constant shared memory size");
+      l.geometry.sharedBytes = (uint32_t)*v;
+    }
+    for (Value operand : launch.getKernelOperands()) {
+      if (auto it = refs.find(operand); it != refs.end()) {
+        l.args.push_back(it->second);
+      } else if (auto v = constantBits(operand)) {
+        l.args.push_back({ArgRef::Scalar, *v});
+      } else {
+        return launch.emitOpError("has a kernel operand the launch plan cannot provide");
+      }
+    }
+    fn.launches.push_back(std::move(l));
+  }
+  // Each kernel module's code for the driver: a cubin, or PTX text (read up
+  // to the NUL that std::string::c_str() provides).
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute a : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(a)) {
+        std::string code = object.getObject().getValue().str();
+        if (object.getFormat() == gpu::CompilationTarget::Binary) { // a cubin, its PTX beside it
+          if (auto ptx = binary->getAttrOfType<StringAttr>("dyn.ptx")) {
+            fn.ptxText += ptx.getValue().str();
+            fn.ptxOf[binary.getSymName().str()] = ptx.getValue().str();
+          }
+        } else {
+          while (!code.empty() && code.back() == '\0')
+            code.pop_back();
+          fn.ptxText += code;
+        }
+        fn.modules[binary.getSymName().str()] = std::move(code);
+      }
+  for (const Launch &l : fn.launches)
+    if (!l.library && fn.modules[l.module].empty())
+      return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
+  placeTemporaries(fn);
+  return success();
+}
+
+} // namespace
+
+std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graphIR,
+                                                        const std::string &funcName,
+                                                        const CompileOptions &options,
+                                                        std::string *error) {
+  auto start = std::chrono::steady_clock::now();
+  ensurePassesRegistered();
+  MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
+  // Kernel modules are compiled side by side (dyn-gpu-modules-to-ptx), on
+  // one pool of the host's threads shared by every compile.
+  static llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  ctx.setThreadPool(pool);
+  DiagnosticCollector diags(ctx);
+  auto fail = [&](const std::string &what) -> std::unique_ptr<CompiledGpuFunction> {
+    diags.report(what, error);
+    return nullptr;
+  };
+  OwningOpRef<ModuleOp> module = parseGraph(graphIR, ctx);
+  if (!module)
+    return fail("could not parse the graph");
+  auto result = std::make_unique<GpuFunction>();
+  // The GPU stage replaces the host lowering ("llvm").
+  if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR,
+                                   result->inPlaceOutputs, /*gpu=*/true))
+    return fail("stage '" + *failedStage + "' failed");
+  // Anchored on the module; pipeline text names the passes to run on it.
+  auto pm = PassManager::on<ModuleOp>(&ctx);
+  std::string pipelineError;
+  llvm::raw_string_ostream errs(pipelineError);
+  std::string stage = kGpuStage;
+  if (!options.gpuTarget.empty())
+    stage += "{" + options.gpuTarget + "}";
+  if (failed(parsePassPipeline(stage, pm, errs)))
+    return fail("GPU pipeline unavailable: " + pipelineError);
+  if (failed(pm.run(*module)))
+    return fail("stage 'gpu' failed");
+  if (options.keepStageIR)
+    result->stageIR.push_back({"gpu", print(*module)});
+  auto func = module->lookupSymbol<func::FuncOp>(funcName);
+  if (!func)
+    return fail("no function @" + funcName + " in the graph");
+  if (failed(buildLaunchPlan(*module, func, *result)))
+    return fail("unsupported GPU host code");
+  result->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+} // namespace dyn
