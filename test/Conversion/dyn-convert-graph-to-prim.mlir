@@ -495,3 +495,21 @@ func.func @bilinear(%a: tensor<4x3xf16>, %b: tensor<4x5xf16>, %w: tensor<2x3x5xf
   %0 = graph.bilinear %a, %b, %w, %bias {} : (tensor<4x3xf16>, tensor<4x5xf16>, tensor<2x3x5xf16>, tensor<2xf16>) -> tensor<4x2xf16>
   return %0 : tensor<4x2xf16>
 }
+
+// -----
+
+// Dynamic dims: a broadcast to a dynamic shape takes its size from the
+// operand that has the dim (a `?` is never broadcast); a conversion to
+// booleans compares with a zero broadcast to the runtime sizes.
+// CHECK-LABEL: func @dynamic_broadcast
+// CHECK: %[[N:.*]] = prim.dim %{{.*}}, 0 : tensor<?x8xf32>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] sizes(%[[N]]) : tensor<8xf32> -> tensor<?x8xf32>
+// CHECK: prim.add %{{.*}}, %[[B]] : tensor<?x8xf32>
+// CHECK: %[[Z:.*]] = prim.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: prim.broadcast_in_dim %[[Z]] dims [] sizes(%{{.*}}) : tensor<f32> -> tensor<?x8xf32>
+// CHECK: prim.ne
+func.func @dynamic_broadcast(%a: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xi1> {
+  %0 = graph.add %a, %b : tensor<?x8xf32>, tensor<8xf32> -> tensor<?x8xf32>
+  %1 = graph.logical_and %0, %a : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xi1>
+  return %1 : tensor<?x8xi1>
+}

@@ -9,6 +9,12 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import dyn  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: a file that takes over a minute (corpus, model zoo, OpInfo sweeps); "
+        "pytest -m \"not slow\" test/python leaves it out (docs/contributing.md)")
+
+
 @pytest.fixture(autouse=True)
 def _reset():
     dyn.reset()

@@ -19,6 +19,9 @@ import dyn
 import opinfo_check as oc
 from conftest import has_compiler
 
+# over a minute: left out of the quick loop, pytest -m "not slow" (docs/contributing.md)
+pytestmark = pytest.mark.slow
+
 # graph ops that are not computation: data movement and the graph's own bookkeeping
 FREE = {"input", "constant", "reshape", "permute", "expand", "slice", "convert", "cat", "torch_result",
         "detach"}

@@ -29,6 +29,9 @@ import torch
 
 import dyn
 
+# over a minute: left out of the quick loop, pytest -m "not slow" (docs/contributing.md)
+pytestmark = pytest.mark.slow
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location(
     "dyn_corpus", os.path.join(_HERE, "..", "..", "benchmarks", "corpus.py"))

@@ -22,6 +22,9 @@ import opinfo_check as oc
 from opinfo_integer_gaps import INTEGER_GAPS
 from conftest import has_compiler
 
+# over a minute: left out of the quick loop, pytest -m "not slow" (docs/contributing.md)
+pytestmark = pytest.mark.slow
+
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 # variant -> ((dtype, number of samples), ...)
 SAMPLES = {

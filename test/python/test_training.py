@@ -12,6 +12,9 @@ from torch.testing._internal.common_methods_invocations import op_db
 
 import dyn
 
+# over a minute: left out of the quick loop, pytest -m "not slow" (docs/contributing.md)
+pytestmark = pytest.mark.slow
+
 OPS = {op.name + (f".{op.variant_test_name}" if op.variant_test_name else ""): op for op in op_db}
 
 # OpInfos whose every op has a derivative rule in GraphDerivatives.td (capture records them as registered

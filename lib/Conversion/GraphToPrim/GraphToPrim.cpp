@@ -30,6 +30,32 @@ Value graph_to_prim::PrimBuilder::convert(Value v, Type elementType) {
   return prim::ConvertElementTypeOp::create(b, loc, t.clone(elementType), v);
 }
 
+/// The sizes of the dynamic dims of `shape`, read from the op being rewritten
+/// (the builder's position): from an operand whose right-aligned dim is
+/// dynamic there. The ops that admit dynamic dims have one for every dynamic
+/// result dim (their verifiers: same shape, or numpy broadcasting).
+SmallVector<Value> graph_to_prim::PrimBuilder::dynamicSizes(ArrayRef<int64_t> shape) {
+  SmallVector<Value> sizes;
+  Operation *root = b.getInsertionPoint() != b.getInsertionBlock()->end() ? &*b.getInsertionPoint() : nullptr;
+  for (int64_t d = 0, r = shape.size(); d < r; ++d) {
+    if (!ShapedType::isDynamic(shape[d]))
+      continue;
+    Value size;
+    for (Value operand : root ? root->getOperands() : ValueRange()) {
+      auto t = dyn_cast<RankedTensorType>(operand.getType());
+      int64_t od = t ? t.getRank() - (r - d) : -1;
+      if (t && od >= 0 && t.isDynamicDim(od)) {
+        size = prim::DimOp::create(b, loc, operand, od);
+        break;
+      }
+    }
+    if (!size)
+      llvm::report_fatal_error("dyn-convert-graph-to-prim: a dynamic dim with no operand to size it");
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 Value graph_to_prim::PrimBuilder::broadcast(Value v, ArrayRef<int64_t> shape) {
   RankedTensorType t = tensorType(v);
   if (t.getShape() == shape)
@@ -39,7 +65,7 @@ Value graph_to_prim::PrimBuilder::broadcast(Value v, ArrayRef<int64_t> shape) {
   for (int64_t i = 0; i < t.getRank(); ++i)
     dims.push_back(offset + i);
   return prim::BroadcastInDimOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()),
-                                        v, dims);
+                                        v, dims, dynamicSizes(shape));
 }
 
 Value graph_to_prim::PrimBuilder::broadcastKept(Value v, RankedTensorType to,
@@ -58,7 +84,12 @@ Value graph_to_prim::PrimBuilder::splat(RankedTensorType like, double value) {
     scalar = FloatAttr::get(ft, value);
   else
     scalar = IntegerAttr::get(et, (int64_t)value);
-  return prim::ConstantOp::create(b, loc, DenseElementsAttr::get(like, scalar));
+  if (like.hasStaticShape())
+    return prim::ConstantOp::create(b, loc, DenseElementsAttr::get(like, scalar));
+  // a dynamic shape: the scalar broadcast to the runtime sizes
+  auto scalarType = RankedTensorType::get({}, et);
+  Value c = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(scalarType, scalar));
+  return prim::BroadcastInDimOp::create(b, loc, like, c, ArrayRef<int64_t>{}, dynamicSizes(like.getShape()));
 }
 
 void dyn::populateGraphToPrimPatterns(RewritePatternSet &patterns) {

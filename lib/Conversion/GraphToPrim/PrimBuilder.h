@@ -42,6 +42,8 @@ struct PrimBuilder {
                             llvm::ArrayRef<int64_t> keptDims);
   mlir::Value promote(mlir::Value v, mlir::RankedTensorType to);
   mlir::Value splat(mlir::RankedTensorType like, double value);
+  /// The sizes of `shape`'s dynamic dims, from the operands of the op being rewritten.
+  llvm::SmallVector<mlir::Value> dynamicSizes(llvm::ArrayRef<int64_t> shape);
 };
 
 /// PyTorch's promotion between two tensor element types (category, then width).

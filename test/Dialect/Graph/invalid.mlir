@@ -1,12 +1,22 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
-// The verifiers admit only what the passes lower (test/fuzz): static shapes,
-// the element types every lowering handles, and each family's type rule.
+// The verifiers admit only what the passes lower (test/fuzz): static shapes
+// (dynamic dims where the lowering takes them), the element types every
+// lowering handles, and each family's type rule.
 
 func.func @dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<?x8xf32>'}}
-  %0 = graph.exp %x : tensor<?x8xf32> -> tensor<?x8xf32>
+  %0 = graph.softmax %x dim 1 : tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// A dynamic dim is never broadcast: it stays dynamic in the result.
+func.func @dynamic_dim_broadcast(%a: tensor<?x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand #0 has a dynamic dim 0 that is not dynamic in the result 'tensor<4x8xf32>'}}
+  %0 = graph.add %a, %b : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }
 
 // -----
@@ -544,4 +554,22 @@ func.func @gru_states(%x: tensor<5x3x8xf32>, %h: tensor<1x5x16xf32>, %wi: tensor
   // expected-error @+1 {{hidden states must be [1, B, H]}}
   %o:2 = graph.gru %x, %h, %wi, %wh, %b, %b {batch_first = false} : (tensor<5x3x8xf32>, tensor<1x5x16xf32>, tensor<48x8xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<48xf32>) -> (tensor<5x3x16xf32>, tensor<1x5x16xf32>)
   return %o#0 : tensor<5x3x16xf32>
+}
+
+// -----
+
+// A dynamic result dim needs a dynamic operand dim to take its size from.
+func.func @dynamic_result_from_static(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xi1> {
+  // expected-error @+1 {{result dim 0 is dynamic, so the operands' dims there must be dynamic or 1, one of them dynamic}}
+  %0 = graph.ne %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<?x8xi1>
+  return %0 : tensor<?x8xi1>
+}
+
+// -----
+
+// A dynamic dim meets only dynamic dims or 1: a constant 4 would fix its size.
+func.func @dynamic_meets_constant(%a: tensor<4xi1>, %b: tensor<?xi64>) -> tensor<?xi64> {
+  // expected-error @+1 {{result dim 0 is dynamic, so the operands' dims there must be dynamic or 1, one of them dynamic}}
+  %0 = graph.add %a, %b : tensor<4xi1>, tensor<?xi64> -> tensor<?xi64>
+  return %0 : tensor<?xi64>
 }

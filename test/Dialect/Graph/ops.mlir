@@ -97,3 +97,16 @@ func.func @attention(%q: tensor<2x4x8x16xf16>, %k: tensor<2x4x6x16xf16>, %v: ten
   %2 = graph.pad %x constant low [0, 1] high [0, 1] value 2.0 : tensor<3x5xi64> -> tensor<3x7xi64>
   return %0, %1, %2 : tensor<2x4x8x32xf16>, tensor<2x4x8x32xf16>, tensor<3x7xi64>
 }
+
+// -----
+
+// Elementwise ops (unary, binary, comparisons) take dynamic dims.
+// CHECK-LABEL: func @dynamic
+// CHECK: graph.add %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<8xf32> -> tensor<?x8xf32>
+// CHECK: graph.gt %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xi1>
+func.func @dynamic(%a: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xi1> {
+  %0 = graph.add %a, %b : tensor<?x8xf32>, tensor<8xf32> -> tensor<?x8xf32>
+  %1 = graph.tanh %0 : tensor<?x8xf32> -> tensor<?x8xf32>
+  %2 = graph.gt %1, %a : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xi1>
+  return %2 : tensor<?x8xi1>
+}

@@ -27,4 +27,10 @@ def Dyn_StaticShapes : NativeOpTrait<"StaticShapes"> {
   let cppNamespace = "::dyn::OpTrait";
 }
 
+// A dynamic (`?`) dim of an operand is dynamic in the result too (right-aligned):
+// a `?` is never broadcast, so its size is the result's.
+def Dyn_DynamicDimsStay : NativeOpTrait<"DynamicDimsStay"> {
+  let cppNamespace = "::dyn::OpTrait";
+}
+
 #endif // DYN_DIALECT_COMMON_CONSTRAINTS

@@ -14,8 +14,9 @@ def Graph_Dialect : Dialect {
   let summary = "Tensor-level PyTorch-like ops with value semantics";
   let description = [{
     The graph dialect is what frame capture produces and what autograd
-    differentiates. Ops take and return ranked tensors with static shapes and
-    follow PyTorch semantics: elementwise ops broadcast their operands and
+    differentiates. Ops take and return ranked tensors (static shapes, but
+    for the elementwise ops, which take dynamic dims) and follow PyTorch
+    semantics: elementwise ops broadcast their operands and
     promote their types, reductions take `dims` and `keepdim`, and each op's
     result type is written out (it is the type eager PyTorch would produce).
     Composite ops (softmax) stay whole here so that IR dumps read like the
@@ -31,9 +32,9 @@ def Graph_NumericTensor : RankedTensorOf<[Dyn_Numeric]>;
 def Graph_IntegerTensor : RankedTensorOf<[Dyn_Integer]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 
-// Every graph op is side-effect free and statically shaped; families add
-// their own traits.
-class Graph_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure, Dyn_StaticShapes])>;
+// Every graph op is side-effect free and, but where its lowering takes dynamic
+// dims (`staticShapes` = 0), statically shaped; families add their own traits.
+class Graph_Op<string mnemonic, list<Trait> traits = [], bit staticShapes = 1>
+    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure], !if(staticShapes, [Dyn_StaticShapes], [Dyn_DynamicDimsStay]))>;
 
 #endif // DYN_GRAPH_BASE

@@ -91,6 +91,9 @@ class Dyn_Lowering<string lowerKind> {
   // The GraphToPrim family whose populate function registers the pattern:
   // GEN_<FAMILY>_PATTERNS in the generated table.
   string family = "";
+  // Whether the pattern lowers operands and results with dynamic (`?`) dims;
+  // other ops need static shapes (docs/dynamic_shapes.md).
+  bit dynamicShapes = 0;
 }
 
 // One prim op on the result type (operands converted and broadcast first):
@@ -125,7 +128,7 @@ def Dyn_HandWritten : Dyn_Lowering<"hand-written">;
 
 class Graph_RegisteredOp<string mnemonic, string opFamily, Dyn_TypeRule rule,
                          Dyn_ShapeRule shape, Dyn_Lowering lower, list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, rule.traits, shape.traits)> {
+    : Graph_Op<mnemonic, !listconcat(traits, rule.traits, shape.traits), !not(lower.dynamicShapes)> {
   string opName = mnemonic;
   string family = opFamily;
   Dyn_TypeRule typeRule = rule;

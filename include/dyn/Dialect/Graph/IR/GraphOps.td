@@ -26,9 +26,10 @@ class Graph_UnaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowerin
 }
 
 // One prim op of the same name family, on the result type.
-class Dyn_Unary<string prim> : Dyn_ToPrim<prim, "UnaryToPrim", "Elementwise">;
-class Dyn_Binary<string prim> : Dyn_ToPrim<prim, "BinaryToPrim", "Elementwise">;
-class Dyn_Compare<string prim> : Dyn_ToPrim<prim, "CompareToPrim", "Elementwise">;
+// These take dynamic dims: their patterns size broadcasts from the operands.
+class Dyn_Unary<string prim> : Dyn_ToPrim<prim, "UnaryToPrim", "Elementwise"> { let dynamicShapes = 1; }
+class Dyn_Binary<string prim> : Dyn_ToPrim<prim, "BinaryToPrim", "Elementwise"> { let dynamicShapes = 1; }
+class Dyn_Compare<string prim> : Dyn_ToPrim<prim, "CompareToPrim", "Elementwise"> { let dynamicShapes = 1; }
 class Dyn_Elementwise<string cls> : Dyn_Composite<cls, "Elementwise">;
 
 def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential", Dyn_FloatRule, Dyn_Unary<"ExpOp">>;
