@@ -37,8 +37,10 @@ def stats():
     eager_calls (calls that ran in Python because no entry could be made for them: past the recompile
     limit, or unseen inside `dyn.run()`) with eager_call_reasons ({"fn (file:line): why": calls}),
     with mode="reduce-overhead" on CUDA: cuda_graphs (graphs recorded), cuda_graph_replays and
-    cuda_graph_misses (calls run through the launch plan because an input moved), and the counters of
-    dyn._stats()."""
+    cuda_graph_misses (calls run through the launch plan because an input moved), dynamic_entries
+    (entries whose graph has symbolic sizes: one compile for many sizes, docs/dynamic_shapes.md),
+    dynamic_fallbacks (captures that were to have symbolic sizes but specialized them) with
+    dynamic_fallback_reasons ({"fn (file:line): why": captures}), and the counters of dyn._stats()."""
     session = current()
     c = session.counters
     out = {"captures": c["captures"], "graphs": c["graphs"], "graph_breaks": c["graph_breaks"],
@@ -46,7 +48,9 @@ def stats():
            "eager_graphs": [run.as_dict() for run in session.eager_graphs], "recompiles": c["recompiles"],
            "eager_calls": c["eager_calls"], "eager_call_reasons": dict(session.eager_call_reasons),
            "cuda_graphs": c["cuda_graphs"], "cuda_graph_replays": c["cuda_graph_replays"],
-           "cuda_graph_misses": c["cuda_graph_misses"]}
+           "cuda_graph_misses": c["cuda_graph_misses"], "dynamic_entries": c["dynamic_entries"],
+           "dynamic_fallbacks": c["dynamic_fallbacks"],
+           "dynamic_fallback_reasons": dict(session.dynamic_fallback_reasons)}
     out.update((k, v) for k, v in _stats().items() if k not in out)
     return out
 
@@ -177,6 +181,8 @@ class ExplainOutput:
         self.out_guards = out_guards
         self.backends = [dict(backend=r.backend, compiled=r.compiled, reason=r.reason, where=r.where)
                          for r in runs]
+        # per graph captured with symbolic sizes: which input dims are symbolic and the relations guarded
+        self.dynamic_dims = [getattr(g, "symbolic", None) for g in graphs]
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
@@ -189,6 +195,10 @@ class ExplainOutput:
         lines.append("Backend per Graph:")
         for i, b in enumerate(self.backends):
             lines.append(f"  Graph {i}: {b['backend']}" + (f": {b['reason']}" if b["reason"] else ""))
+        for i, dims in enumerate(self.dynamic_dims):
+            if dims:
+                lines.append(f"Dynamic Dims of Graph {i}:")
+                lines += [f"  {d}" for d in dims]
         lines.append("Out Guards:")
         for gd in self.out_guards:
             lines.append(f"  {gd}")

@@ -12,7 +12,8 @@ from .ops.metacache import MetaCache
 class Session:
     COUNTERS = ("captures", "graph_breaks", "eager_entries", "eager_calls", "backend_calls", "internal_failures",
                 "graphs_compiled", "compile_seconds", "graphs", "compiled_graphs", "backward_graphs", "recompiles",
-                "cuda_graphs", "cuda_graph_replays", "cuda_graph_misses")
+                "cuda_graphs", "cuda_graph_replays", "cuda_graph_misses", "dynamic_entries",
+                "dynamic_graphs_compiled", "dynamic_fallbacks")
     EAGER_GRAPHS_KEPT = 256
 
     def __init__(self):
@@ -22,6 +23,7 @@ class Session:
         self.last_graphs = []              # the last 16 graphs captured
         self.eager_graphs = []             # GraphRuns of graphs run eagerly (the last EAGER_GRAPHS_KEPT)
         self.eager_call_reasons = {}       # "fn (file:line): why" -> calls run eagerly without an entry
+        self.dynamic_fallback_reasons = {}  # "fn (file:line): why" -> captures that specialized their sizes
         self.run_only = 0                  # depth of `with dyn.run():`
         self.eager_ok = {}                 # ops/core.py eager_accepts: eager's answers by dtypes and ranks
         self.metas = MetaCache()           # ops/metacache.py: meta functions' results by operand metadata
@@ -43,6 +45,7 @@ class Session:
         self.last_graphs.clear()
         self.eager_graphs.clear()
         self.eager_call_reasons.clear()
+        self.dynamic_fallback_reasons.clear()
         self.eager_ok.clear()
         self.metas.clear()
         self.autocast_plans.clear()
@@ -74,7 +77,7 @@ class Session:
         return kind in kinds or "all" in kinds
 
     def log(self, kind, msg):
-        """DYN_LOGS=graph_breaks,recompiles,guards,fallbacks (or all): one line per event on stderr."""
+        """DYN_LOGS=graph_breaks,recompiles,guards,fallbacks,dynamic (or all): one line per event on stderr."""
         if self.log_enabled(kind):
             print(f"[dyn:{kind}] {msg}", file=sys.stderr)
 

@@ -145,7 +145,7 @@ def test_list_and_tuple_arguments(backend):
     def g(xs, pair):
         a, b = pair
         return torch.cat(xs, 0) * a + b.sum()
-    cf = dyn.compile(g, backend=backend, fullgraph=True)
+    cf = dyn.compile(g, backend=backend, fullgraph=True, dynamic=False)
     for _ in range(3):
         xs = [torch.randn(2, 3), torch.randn(4, 3)]
         pair = (2.0, torch.randn(5))

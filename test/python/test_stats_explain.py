@@ -226,7 +226,7 @@ def test_every_eager_call_is_counted():
     dyn.run()) are counted in stats with their reason, so "no eager run" can be read from stats alone."""
     import warnings
     dyn.reset()
-    f = dyn.compile(lambda x: x * 2)
+    f = dyn.compile(lambda x: x * 2, dynamic=False)  # sizes as constants: the limit is reached
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n in range(1, 13):  # 12 shapes: 8 entries, then the recompile limit

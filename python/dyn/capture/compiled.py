@@ -24,11 +24,13 @@ from .breaks import _Break, _break_runner
 from .children import (MAX_TARGETS, Dispatcher, ddp_forward_runner, forward_replaced, frame_target, interceptable,
                        is_user_function, named_targets, plain_copy)
 from .marks import Marker
+from .dynamic_entry import DynamicUnsupported, dynamic_entry
+from ..dynamic.marks import changed_dims, dynamic_wanted, input_record
 from .guard_check import _describe_guards, _guard_failure, _py_lookup
 from .guards import _arg_guard, _global_guards, _path_guards
 from .interpreter.frame import trace
 from .outputs import _flatten_output
-from .paths import _guard_tree
+from .paths import _guard_tree, _resolver, _source_str
 from .reports import PYTHON, GraphRun, classify, failure
 from .runners import _make_runner, _prune, _select
 
@@ -74,12 +76,12 @@ def _device_of(args):
     return None
 
 
-def capture(func, args, session, allow_breaks=False, callees=None):
+def capture(func, args, session, allow_breaks=False, callees=None, symbolic=None):
     """Traces func over bound args; returns (tracer, template, graph, graph_break). graph_break is None
     when the frame returned; else a _Break: the graph then outputs (condition or None, live tensors).
     callees (a dict, filled): the user functions the frame was seen to call."""
     session.count("captures")
-    tr, out, br = trace(func, args, _device_of(args), session, allow_breaks, callees)
+    tr, out, br = trace(func, args, _device_of(args), session, allow_breaks, callees, symbolic)
     g = tr.graph
 
     def fail(reason, filename=func.__code__.co_filename, lineno=func.__code__.co_firstlineno):
@@ -195,6 +197,10 @@ class _CompiledFunction:
         self._code = self._func.__code__
         self._entries = []
         self._warned_limit = False
+        self._auto_dims = {}  # source -> dims whose sizes changed between entries (automatic dynamic)
+        self._records = []  # per entry: its input tensors' sources and sizes (dynamic/marks.input_record)
+        self._dynamic_refused = set()  # dynamic dim sets whose symbolic capture was not possible
+        self.dynamic_failures = []  # why a capture with symbolic dims was not possible, per attempt
         self._cb = self._on_miss
         if _HOOK:
             _C.code_cache(self._code)[self._cb] = self._entries
@@ -210,6 +216,10 @@ class _CompiledFunction:
         self.breaks.clear()
         self.runs.clear()
         self._warned_limit = False
+        self._auto_dims.clear()
+        del self._records[:]
+        self._dynamic_refused.clear()
+        del self.dynamic_failures[:]
         if self._root is self:
             self._children.clear()
             self._resumes.clear()
@@ -270,15 +280,59 @@ class _CompiledFunction:
             return None
         if self._entries:
             self._session.count("recompiles")
-        guards = tuple(_arg_guard(a, True) for a in args)
-        self._gg = self._paths = None
-        fn, extra = self._compile(args)
-        entry = (guards, fn, extra, self._gg, self._paths, _guard_tree(self._paths) if self._paths else None)
+        entry, symbolic = self._dynamic_entry(code, args)
+        if entry is None:
+            guards = tuple(_arg_guard(a, True) for a in args)
+            self._gg = self._paths = None
+            fn, extra = self._compile(args)
+            entry = (guards, fn, extra, self._gg, self._paths, _guard_tree(self._paths) if self._paths else None)
         if self._session.log_enabled("guards"):
             self._session.log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:"
-                              "\n  " + "\n  ".join(_describe_guards(args, self._gg, self._paths)))
+                              "\n  " + "\n  ".join(_describe_guards(args, entry[3], entry[4]) + symbolic))
         self._entries.append(entry)
         return entry
+
+    def _dynamic_entry(self, code, args):
+        """(entry, lines describing its symbolic dims) for a capture with symbolic dims (dyn/dynamic), or
+        (None, []) where no dim is dynamic or that capture is not possible (the reason is recorded: stats'
+        dynamic_fallbacks, DYN_LOGS=dynamic, explain's dynamic_failures)."""
+        if self._custom or self._backend_name != "dyn" or _C is None or not getattr(_C, "HAS_COMPILER", False):
+            return None, []
+        if self._dynamic is None and self._records:
+            for src, ds in changed_dims(self._records, args, _resolver).items():
+                self._auto_dims.setdefault(src, set()).update(ds)
+        want = dynamic_wanted(self._dynamic, args, self._auto_dims)
+        if want is None:
+            return None, []
+        key = tuple(sorted((repr(src), tuple(sorted(d))) for src, d in self._auto_dims.items()))
+        if key in self._dynamic_refused:
+            return None, []
+        session = self._session
+        try:
+            guards, runner, extra, gg, paths, sym, graph, kernel, tr = dynamic_entry(self, args, want, capture)
+        except DynamicUnsupported as e:
+            reason = str(e)
+        except Exception as e:  # a bug in this path: never a wrong result; the sizes are specialized instead
+            session.counters["internal_failures"] += 1
+            reason = f"internal error: {type(e).__name__}: {e}"
+        else:
+            session.add_graph(graph)
+            self._records.append(input_record(tr.input_tensors, tr.input_sources))
+            graph.symbolic = sym.describe(_source_str)
+            self.graphs.append((graph, kernel, None))
+            self._report(graph, "dyn (cpu, dynamic dims)", True, None)
+            session.counters["dynamic_entries"] += 1
+            session.log("dynamic", f"{code.co_name} ({_where(code)}): captured with symbolic sizes: " +
+                        "; ".join(graph.symbolic))
+            return (guards, runner, extra, gg, paths, _guard_tree(paths) if paths else None), \
+                ["symbolic: " + line for line in graph.symbolic]
+        self._dynamic_refused.add(key)
+        session.counters["dynamic_fallbacks"] += 1
+        self.dynamic_failures.append(reason)
+        why = f"{code.co_name} ({_where(code)}): {reason}"
+        session.dynamic_fallback_reasons[why] = session.dynamic_fallback_reasons.get(why, 0) + 1
+        session.log("dynamic", f"{code.co_name} ({_where(code)}): sizes specialized, not symbolic: {reason}")
+        return None, []
 
     def _count_eager_call(self, why):
         """A call that runs in Python because no entry may be made for it: counted (stats' eager_calls,
@@ -332,6 +386,7 @@ class _CompiledFunction:
                           f"{type(e).__name__}: {e}", stacklevel=4)
             return None, None
         self._gg, self._paths = seg.gg, seg.paths
+        self._records.append(input_record(seg.tr.input_tensors, seg.tr.input_sources))
         if seg.needs_grad and not self._custom and self._backend_name == "dyn" and seg.loses_grad():
             reason = "its outputs require grad through inputs the graph does not read (tensors without elements)"
             self._session.counters["eager_entries"] += 1
@@ -366,7 +421,8 @@ class _CompiledFunction:
         that breaks inside): same backend and options; graphs and breaks are reported on this one."""
         child = _CompiledFunction.__new__(_CompiledFunction)
         child.__dict__.update({k: v for k, v in self.__dict__.items()
-                               if k in ("_session", "_backend_name", "_backend", "_custom", "_fullgraph", "_options")})
+                               if k in ("_session", "_backend_name", "_backend", "_custom", "_fullgraph", "_options",
+                                        "_dynamic")})
         child._init_frame(fn)
         child.graphs, child.breaks, child.runs, child._root = self.graphs, self.breaks, self.runs, self._root
         return child

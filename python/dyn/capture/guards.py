@@ -428,14 +428,17 @@ def _is_container(a):
         (isinstance(a, dict) and _is_user_dict_class(type(a)) and len(a) <= 64 and all(type(k) is str for k in a))
 
 
-def _container_guard(value):
-    """Checks that an argument container has the same type, length (keys) and item guards."""
+def _container_guard(value, dynamic=()):
+    """Checks that an argument container has the same type, length (keys) and item guards. dynamic: ids of
+    tensors with symbolic dims (the symbolic check guards them)."""
     t, n = type(value), len(value)
     keys = list(value) if isinstance(value, dict) else None  # a dict, or a ModelOutput: by its items
     items = []
     for x in (value.values() if isinstance(value, dict) else value):
-        if _is_container(x):
-            items.append((2, _container_guard(x)))
+        if id(x) in dynamic:
+            items.append((4, None))
+        elif _is_container(x):
+            items.append((2, _container_guard(x, dynamic)))
         elif is_plain_instance(x):
             items.append((3, type(x)))  # its attributes read are guarded through their paths
         else:
@@ -455,6 +458,8 @@ def _container_guard(value):
             elif kind == 3:
                 if type(x) is not g:
                     return False
+            elif kind == 4:
+                continue
             elif g[0] == 0:
                 if not isinstance(x, torch.Tensor) or not _py_check_tensor(x, g):
                     return False
@@ -494,11 +499,12 @@ def _cpath(path):
     return (path[0] == "obj",) + tuple(path[1:])
 
 
-def _path_guards(tr, args=None):
+def _path_guards(tr, args=None, dynamic=()):
     """The guards on what the graph read through paths: (paths, extra). paths are checked in C
     (eval_frame.c check_paths): ((path, kind, value), ...) with kind 0 tensor, 1 identity, 2 strict_eq,
     3 structure, 4 predicate, 5 module (no hooks, same forward). extra(args) -> bool covers what relates
-    several paths (Python)."""
+    several paths (Python). dynamic: ids of input tensors with symbolic dims (guarded by the symbolic
+    check instead of by their sizes)."""
     paths, seen = [], set()
 
     def add(path, kind, value):
@@ -525,10 +531,11 @@ def _path_guards(tr, args=None):
         if path[0] == "arg" and (len(path) == 2 or (isinstance(path[2], (int, tuple)) and
                                                     _is_container(args[path[1]] if args else None))):
             continue  # checked by the argument guards or the container guards
-        add(path, 0, _arg_guard(t))
+        if id(t) not in dynamic:
+            add(path, 0, _arg_guard(t))
     for i, a in enumerate(args or ()):
         if _arg_guard(a, True) is None and _is_container(a):
-            add(("arg", i), 4, _container_guard(a))
+            add(("arg", i), 4, _container_guard(a, dynamic))
         elif is_plain_instance(a):
             add(("arg", i), 4, TypeIs(type(a)))
     checks = []

@@ -63,6 +63,7 @@ class Tracer:
         self.callees = {}  # user functions the top frame calls (children.frame_target), in call order
         self.compiler_queries = None  # torch.compiler.is_compiling & co -> the answer while capturing
         self.state_reads = {}  # global state the traced code read: description -> (getter, value)
+        self.symbolic = None  # dynamic/symbolic.SymbolicSizes of a capture with symbolic dims
 
     def read_state(self, what, getter):
         """The value of global state (getter() -> bool or None), guarded from now on."""
@@ -177,7 +178,11 @@ class Tracer:
                                              torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
                                              torch.bool):
             raise Unsupported(f"dtype {t.dtype}")
-        meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
+        if self.symbolic is None:
+            meta = torch.empty(t.shape, dtype=t.dtype, device="meta")
+        else:  # a fake tensor (dynamic/symbolic.py): ops on it run under the fake mode of the symbolic sizes
+            with self.symbolic.mode:
+                meta = torch.empty(self.symbolic.input_shape(t, source), dtype=t.dtype, device="meta")
         node = self.graph.add_input(meta, _source_str(source))
         node.host, node.on_device = host, not host
         if host:

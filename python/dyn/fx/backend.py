@@ -13,6 +13,7 @@ import torch
 
 from .. import backends as B
 from ..distributed.ddp import active_ddp
+from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
 from ..capture.reports import TORCH_OPS, GraphRun, classify, failure
 from ..capture.runners import _make_runner, _select
 from ..errors import Unsupported
@@ -67,7 +68,13 @@ def _compile_fx(gm, example_inputs, options, what):
         examples = [t.detach().requires_grad_() if (t.is_floating_point() or t.is_complex()) and not t.requires_grad
                     else t for t in examples]
         options = {**(options or {}), "ddp_buckets": False}
-    if graph.outputs:
+    if graph.outputs and graph.fake_mode is not None:  # symbolic sizes (TorchDynamo's dynamic shapes)
+        try:
+            kernel = _dynamic_kernel(graph, examples, options)
+        except (DynamicShapeError, RuntimeError, NotImplementedError) as e:
+            return _fallback(gm, session, what, f"symbolic sizes: {failure('dyn', False, e)}", graph)
+        session.record(GraphRun(graph, "dyn (cpu, dynamic dims)", True, None, f"{WHERE}, {what}", fallback=False))
+    elif graph.outputs:
         try:
             kernel = B.dyn_backend(graph, examples, options)
         except Exception as e:  # the compiler failed
@@ -80,6 +87,16 @@ def _compile_fx(gm, example_inputs, options, what):
         backend_name, compiled, reason = classify(kernel, graph, examples, "dyn", False)
         session.record(GraphRun(graph, backend_name, compiled, reason, f"{WHERE}, {what}", fallback=not compiled))
     return _make_runner(tr.tracer, tr.template, _select(kernel, graph, tr.tracer.index_bounds))
+
+
+def _dynamic_kernel(graph, examples, options):
+    """The CPU kernel of a graph with symbolic sizes (dyn/dynamic/kernel.py): inference graphs on the CPU."""
+    if any(t.device.type != "cpu" for t in examples):
+        raise DynamicShapeError("dynamic dims run on the CPU only (GPU launch geometry is planned from constant "
+                                "sizes)")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in examples):
+        raise DynamicShapeError("a training graph (inputs require grad)")
+    return DynamicCPUKernel(graph, bool((options or {}).get("keep_stages", False)))
 
 
 def backend(gm, example_inputs, **options):

@@ -60,6 +60,10 @@ class Translation:
             raise Unsupported("inputs on several devices")
         device = devices.pop() if devices else torch.device("cpu")
         self.tracer = tr = Tracer(device, session)
+        # TorchDynamo's dynamic shapes: example inputs with symbolic sizes of its ShapeEnv. The graph's
+        # metas are fake tensors of its fake mode (the sizes print as `?`: docs/dynamic_shapes.md); a
+        # symbolic size placeholder is that SymInt (compiled code reads sizes from the tensors).
+        tr.graph.fake_mode = _symbolic_mode(gm, example_inputs)
         env = {}
         placeholders = 0
         for node in gm.graph.nodes:
@@ -67,7 +71,15 @@ class Translation:
                 if node.op == "placeholder":
                     v = example_inputs[placeholders]
                     if isinstance(v, torch.Tensor):
+                        fake = node.meta.get("example_value", v)
+                        fake = fake if isinstance(fake, torch.Tensor) else v
                         v = tr.tensor_input(_stand_in(v), ("arg", placeholders))
+                        if tr.graph.fake_mode is not None and _symbolic(fake):
+                            with tr.graph.fake_mode:
+                                v.node.meta = torch.empty_strided(tuple(fake.shape), tuple(fake.stride()),
+                                                                  dtype=fake.dtype, device="meta")
+                    elif isinstance(v, torch.SymInt) and tr.graph.fake_mode is not None:
+                        pass
                     elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                         raise Unsupported("a symbolic size (dynamic shapes)")
                     placeholders += 1
@@ -147,13 +159,31 @@ class Translation:
         return h(o, *args, **kwargs)
 
 
+def _symbolic(t):
+    return any(isinstance(d, torch.SymInt) for d in tuple(t.shape) + tuple(t.stride()))
+
+
+def _symbolic_mode(gm, example_inputs):
+    """The fake mode of TorchDynamo's symbolic sizes (its placeholders' example values), or None where every
+    size is a constant."""
+    if not any(isinstance(v, torch.SymInt) or isinstance(v, torch.Tensor) and _symbolic(v) for v in example_inputs):
+        return None
+    fakes = [n.meta.get("example_value") for n in gm.graph.nodes if n.op == "placeholder"] + list(example_inputs)
+    return next((v.fake_mode for v in fakes if isinstance(v, torch._subclasses.fake_tensor.FakeTensor)), None)
+
+
+def _hint(d):
+    return d if type(d) is int else int(d.node.hint)
+
+
 def _stand_in(t):
     """A real tensor for an example input: AOTAutograd's are FakeTensors (shape, strides, dtype and device
-    are what a graph input needs; values are read at each call)."""
+    are what a graph input needs; values are read at each call); symbolic sizes at their example values."""
     if type(t) in (torch.Tensor, torch.nn.Parameter):
         return t
     if isinstance(t, torch._subclasses.fake_tensor.FakeTensor):
-        return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device)
+        return torch.empty_strided(tuple(_hint(d) for d in t.shape), tuple(_hint(d) for d in t.stride()),
+                                   dtype=t.dtype, device=t.device)
     return t
 
 

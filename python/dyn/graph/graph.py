@@ -47,6 +47,7 @@ class Graph:
         self.random_refused = None  # while set, the reason a random (seeded) node is not captured now
         self.eager_seed = None  # while set, random ops draw eager's numbers from this seed (seeded_random)
         self.eager_seed_draws = 0  # seeded_random nodes made since eager_seed was set
+        self.fake_mode = None  # a capture with symbolic sizes: constants' metas are fake tensors of its mode
         self._count = 0
 
     def take_eager_seed(self, what):
@@ -62,6 +63,8 @@ class Graph:
 
     # -- building -------------------------------------------------------------------------------
     def add_input(self, meta, source="?"):
+        if self.fake_mode is not None and type(meta) is torch.Tensor:
+            meta = self._faked(meta)
         n = Node(f"%arg{len(self.inputs)}", "input", (), {}, meta)
         n.index = len(self.inputs)
         n.on_device = True  # until the tracer marks it host
@@ -74,6 +77,8 @@ class Graph:
             raise Unsupported(self.random_refused)
         if self.mode_attrs:
             attrs = {**self.mode_attrs, **attrs}
+        if self.fake_mode is not None and type(meta) is torch.Tensor:
+            meta = self._faked(meta)
         if op == "torch_result":  # result k of a torch_call with several: %call#k (no line of its own)
             call = inputs[0]
             n = Node(call.name if call.attrs["results"] == 1 else f"{call.name}#{attrs['result']}", op, inputs,
@@ -90,13 +95,25 @@ class Graph:
             return {}
         return {"device": self.device}
 
+    def _faked(self, meta):
+        """A plain meta tensor as a fake one of the same layout (so ops on it see symbolic sizes)."""
+        with self.fake_mode:
+            return torch.empty_strided(tuple(meta.shape), tuple(meta.stride()), dtype=meta.dtype, device="meta",
+                                       requires_grad=meta.requires_grad)
+
+    def _meta(self, shape, dtype):
+        if self.fake_mode is None:
+            return torch.empty(shape, dtype=dtype, device="meta")
+        with self.fake_mode:
+            return torch.empty(shape, dtype=dtype, device="meta")
+
     def constant(self, value, dtype):
-        meta = torch.empty((), dtype=dtype, device="meta")
+        meta = self._meta((), dtype)
         return self.add("constant", (), meta, value=value, **self._on_device())
 
     def dense(self, values):
         """A constant tensor with the elements of `values` (a CPU tensor)."""
-        meta = torch.empty(tuple(values.shape), dtype=values.dtype, device="meta")
+        meta = self._meta(tuple(values.shape), values.dtype)
         return self.add("constant", (), meta, value=values, **self._on_device())
 
     def ops(self):

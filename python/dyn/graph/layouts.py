@@ -10,6 +10,7 @@ ops never read there (only the tensor's elements are loaded)."""
 import math
 
 import torch
+from ..dynamic.symbolic import meta_empty, meta_empty_strided
 
 
 class Layout:
@@ -35,7 +36,7 @@ def input_layout(t):
 
 
 def layout_of(sizes, strides):
-    if not sizes or math.prod(sizes) == 0 or torch.empty_strided(sizes, strides, device="meta").is_contiguous():
+    if not sizes or math.prod(sizes) == 0 or meta_empty_strided(sizes, strides, device="meta").is_contiguous():
         return None
     real = [d for d, (n, s) in enumerate(zip(sizes, strides)) if n > 1 and s > 0]
     units = [d for d in range(len(sizes)) if d not in real]  # size 1, or expanded (stride 0)
@@ -83,14 +84,14 @@ def strided_graph(graph, layouts):
             new[id(n)] = g.add_input(n.meta, src)
             continue
         dt = n.meta.dtype
-        v = g.add_input(torch.empty(lay.base_shape, dtype=dt, device="meta"), src)
+        v = g.add_input(meta_empty(lay.base_shape, dtype=dt, device="meta"), src)
         for dim, start, end, step in lay.slices:
             meta = v.meta[(slice(None),) * dim + (slice(start, end, step),)].contiguous()
             v = g.add("slice", [v], meta, dim=dim, start=start, end=end, step=step)
         if lay.perm is not None:
             v = g.add("permute", [v], v.meta.permute(lay.perm).contiguous(), dims=list(lay.perm))
         if lay.expand:
-            v = g.add("expand", [v], torch.empty(lay.shape, dtype=dt, device="meta"))
+            v = g.add("expand", [v], meta_empty(lay.shape, dtype=dt, device="meta"))
         new[id(n)] = v
     for n in graph.nodes:
         new[id(n)] = g.add(n.op, [new[id(i)] for i in n.inputs], n.meta, **n.attrs)

@@ -7,6 +7,8 @@ import torch
 from . import families, random
 from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
+from ..dynamic.symbolic import static_size
+from .sizes import SizeValues
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
 _OTHER_TYPES = {torch.complex64: "complex<f32>",
@@ -16,8 +18,14 @@ _OTHER_TYPES = {torch.complex64: "complex<f32>",
 def tensor_type(meta):
     if meta.dtype not in ELEMENT_TYPES:
         raise NotImplementedError(f"dtype {meta.dtype} is not supported by the graph dialect")
-    dims = "".join(f"{d}x" for d in meta.shape)
+    dims = "".join(f"{d}x" if type(d) is int else f"{_dim(d)}x" for d in meta.shape)
     return f"tensor<{dims}{ELEMENT_TYPES[meta.dtype]}>"
+
+
+def _dim(d):
+    """A size in a tensor type: a symbolic one (a dynamic capture's) is `?` unless a guard fixed it."""
+    v = static_size(d)
+    return "?" if v is None else str(v)
 
 
 def _literal(value, dtype):
@@ -51,9 +59,12 @@ def _dims(ds):
     return "[" + ", ".join(str(int(d)) for d in ds) + "]"
 
 
-def _line(n):
+SIZED_OPS = ("reshape", "expand")  # ops given the sizes of their `?` result dims (graph/sizes.py)
+
+
+def _line(n, sizes=""):
     r = tensor_type(n.meta)
-    ins = ", ".join(i.name for i in n.inputs)
+    ins = ", ".join(i.name for i in n.inputs) + sizes
     tys = ", ".join(tensor_type(i.meta) for i in n.inputs)
     op, a = n.op, n.attrs
     if op == "constant":
@@ -265,6 +276,8 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
                                                 if updates and k in updates else "")
                         for k, o in enumerate(graph.outputs))
     lines = ["module {", f"  func.func @{func_name}({args}) -> ({results}) {{"]
+    symbolic = getattr(graph, "fake_mode", None) is not None
+    size_values = SizeValues(graph, tensor_type) if symbolic else None
     recompute = []  # positions among the body's ops of those in checkpoint regions (training text)
     ops = 0  # body ops printed so far
     for n in graph.nodes:
@@ -274,7 +287,8 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
         if n.op == "detach":
             lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
         elif n.op != "torch_result":
-            line = _torch_call(n) if n.op == "torch_call" else _line(n)
+            sizes = size_values.operands(n.meta, lines) if symbolic and n.op in SIZED_OPS else ""
+            line = _torch_call(n) if n.op == "torch_call" else _line(n, sizes)
             if requires_grad and _stops_grad(n) and line.startswith(n.name + " = "):
                 kept = f"%nograd{n.name[1:]}"
                 line = f"{kept}{line[len(n.name):]}\n    {n.name} = graph.detach {kept} : {tensor_type(n.meta)}"

@@ -6,6 +6,7 @@ import torch
 
 from ..errors import Unsupported
 from .tensor import SCALARS, TensorVar, _fits_int64, _meta
+from ..dynamic.symbolic import meta_empty
 
 
 def torch_fn(op):
@@ -75,7 +76,7 @@ class ArithOps:
         elif op in ("maximum", "minimum") and not (isinstance(a, TensorVar) and isinstance(b, TensorVar)):
             t = a if isinstance(a, TensorVar) else b
             s = b if t is a else a
-            meta = torch.empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
+            meta = meta_empty(t.meta.shape, dtype=torch.result_type(t.meta, s), device="meta")
         elif op in self._ARITH:
             meta = metas.call(self._ARITH[op], _meta(a), _meta(b))
         elif op in self._BITWISE:  # they take a Python number on either side (a uint8 tensor << 3 stays uint8)

@@ -8,6 +8,7 @@ import types
 import torch
 
 from ..errors import Unsupported
+from ..dynamic.symbolic import meta_empty
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 _LOW = (torch.float16, torch.bfloat16)
@@ -20,7 +21,7 @@ def _number(v, what):
 
 
 def _meta(x):
-    return torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+    return meta_empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
 
 
 class NormOps:

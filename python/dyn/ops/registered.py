@@ -9,6 +9,7 @@ from ..graph.opset import ELEMENT_TYPES
 from .handlers.common import inplace as _inplace, _out
 from .arith import _wrapped
 from .tensor import TensorVar
+from ..dynamic.symbolic import meta_empty
 
 
 def _attr(name, op, kind, v):
@@ -109,7 +110,7 @@ class RegisteredOps:
         for m in metas:
             if not isinstance(m, torch.Tensor) or m.dtype not in ELEMENT_TYPES:
                 raise Unsupported(f"{name} returns a {getattr(m, 'dtype', type(m).__name__)} result")
-        plain = tuple(torch.empty(tuple(m.shape), dtype=m.dtype, device="meta") for m in metas)
+        plain = tuple(meta_empty(tuple(m.shape), dtype=m.dtype, device="meta") for m in metas)
         call = self.g.add(name, [x.node for x in operands], plain[0], results=len(plain), metas=plain, **attrs)
         items = [self.eager_layout(self.var(self.g.add("torch_result", [call], m, index=k, result=k)), metas[k])
                  for k, m in enumerate(plain)]
@@ -123,7 +124,7 @@ class RegisteredOps:
         if meta.is_contiguous() or not meta.numel():
             return v
         order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d], d)))  # dims outermost first
-        dense = torch.empty([shape[d] for d in order], device="meta").permute(
+        dense = meta_empty([shape[d] for d in order], device="meta").permute(
             [order.index(d) for d in range(len(shape))])
         if any(a != b for a, b, n in zip(dense.stride(), strides, shape) if n > 1):
             return v

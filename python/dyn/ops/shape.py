@@ -4,6 +4,7 @@ import torch
 from ..errors import Unsupported
 from ..graph.eager import run_node
 from .tensor import SCALARS, TensorVar, _fits_int64, _norm_dim, _norm_dims
+from ..dynamic.symbolic import meta_empty
 
 
 class ShapeOps:
@@ -61,7 +62,7 @@ class ShapeOps:
         else:
             dims = _norm_dims(dim, x.meta.dim())
         shape = tuple(1 if i in dims else n for i, n in enumerate(x.meta.shape) if keepdim or i not in dims)
-        r = self.node(name, [x], torch.empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
+        r = self.node(name, [x], meta_empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
                       correction=float(correction), keepdim=bool(keepdim))
         return self.reshape(r, tuple(meta.shape))
 
@@ -127,7 +128,8 @@ class ShapeOps:
         for i in idx:
             if not (i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool)):
                 raise Unsupported(f"tensor indexing with {type(i).__name__}")
-            if isinstance(i, slice) and not all(v is None or isinstance(v, int) for v in (i.start, i.stop, i.step)):
+            if isinstance(i, slice) and not all(v is None or isinstance(v, (int, torch.SymInt))
+                                                for v in (i.start, i.stop, i.step)):
                 raise Unsupported("slice with non-int bounds")
         meta = x.meta[idx]
         # expand the Ellipsis
@@ -150,7 +152,7 @@ class ShapeOps:
                 i = i % size
                 plan.append((d, i, i + 1, 1))
             else:
-                start, stop, step = i.indices(size)
+                start, stop, step = _indices(i, size)
                 if step <= 0:
                     raise Unsupported("slice step must be positive")
                 if (start, stop, step) != (0, size, 1):
@@ -414,3 +416,20 @@ def _value_range(node, known, depth=0):
         if a.get("rounding_mode") == "floor" or (a.get("rounding_mode") == "trunc" and a0 >= 0):
             return min(a0 // b0, a0 // b1), max(a1 // b0, a1 // b1) + 1
     return None
+
+
+def _indices(sl, size):
+    """slice.indices(size), where a bound or the size may be symbolic (a dynamic capture's): a step of 1 and
+    bounds that are None, non-negative or counted from the end; comparisons with the size are guards."""
+    if all(type(v) is int or v is None for v in (sl.start, sl.stop, sl.step)) and type(size) is int:
+        return sl.indices(size)
+    if sl.step not in (None, 1):
+        raise Unsupported("a slice step other than 1 with a dynamic size")
+    start, stop = sl.start, sl.stop
+    start = 0 if start is None else (size + start if type(start) is int and start < 0 else start)
+    stop = size if stop is None else (size + stop if type(stop) is int and stop < 0 else stop)
+    if stop >= size:  # a guard where either is symbolic
+        stop = size
+    if start >= stop:
+        raise Unsupported("an empty slice of a dynamic dim")
+    return start, stop, 1

@@ -6,6 +6,7 @@ import weakref
 import torch
 
 from ..errors import Unsupported
+from ..dynamic.symbolic import meta_empty, meta_empty_strided
 
 
 class TensorVar:
@@ -66,11 +67,12 @@ class _View:
 
 
 def _shadow(x):
-    """A meta tensor with x's layout: the real input's strides, contiguous for a computed tensor."""
-    if x.input_index is not None:
+    """A meta tensor with x's layout: the real input's strides, contiguous for a computed tensor (and for an
+    input with symbolic sizes: those are contiguous)."""
+    if x.input_index is not None and not any(isinstance(d, torch.SymInt) for d in x.meta.shape):
         t = x.tracer.input_tensors[x.input_index]
-        return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
-    return torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        return meta_empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
+    return meta_empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
 
 
 # View steps: ('view', shape) ('reshape', shape) ('permute', dims) ('expand', shape) ('getitem', index)

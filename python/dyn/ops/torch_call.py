@@ -14,6 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ..errors import Unsupported
 from ..graph.opset import ELEMENT_TYPES, Operand
 from .tensor import TensorVar, node_requires_grad
+from ..dynamic.symbolic import meta_empty
 
 # aten ops that write their running-statistics arguments without saying so in their schema
 _HIDDEN_WRITES = frozenset({"native_batch_norm", "batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm",
@@ -143,7 +144,7 @@ class TorchCallOps:
                 raise Unsupported(f"{name} returns a {r.dtype} tensor")
         if len({StorageWeakRef(r.untyped_storage()) for r in tensors}) != len(tensors):
             raise Unsupported(f"{name} returns aliased tensors")
-        plain = [None if r is None else torch.empty(tuple(r.shape), dtype=r.dtype, device="meta")
+        plain = [None if r is None else meta_empty(tuple(r.shape), dtype=r.dtype, device="meta")
                  for r in results]
         if any(grads) and grad and not any(r.requires_grad for r in tensors):
             attrs["no_grad"] = True  # not differentiable: autograd gives its results no grad
@@ -169,7 +170,7 @@ class TorchCallOps:
                 m = self.dest_shadow(v)
                 layout = (tuple(m.shape), m.stride(), m.dtype)
             else:
-                m = torch.empty(tuple(v.meta.shape), dtype=v.meta.dtype, device="meta")
+                m = meta_empty(tuple(v.meta.shape), dtype=v.meta.dtype, device="meta")
                 if g and grad:
                     m = m.requires_grad_().clone()  # a non-leaf, as the computed or input tensor may be
             metas.append(m)

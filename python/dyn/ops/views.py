@@ -6,6 +6,7 @@ import torch
 
 from ..errors import Unsupported
 from .tensor import _ALIAS_STEPS, _MAYBE_VIEW, TensorVar, _Storage, _View, _meta_step, _shadow
+from ..dynamic.symbolic import meta_empty, meta_empty_strided
 
 
 def _memory_order(s):
@@ -199,7 +200,7 @@ class ViewOps:
         if not torch.equal(torch.arange(x.meta.numel()).as_strided(size, stride, offset), pos):
             raise Unsupported("a write at positions that are not a strided view of the tensor")
         src = self.expand(self.convert(src, x.meta.dtype), size)
-        meta = torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        meta = meta_empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
         return self.node("as_strided_scatter", [x, src], meta, size=size, stride=stride, storage_offset=offset)
 
     # -- memory formats: channels_last tensors ------------------------------------------------------------
@@ -214,7 +215,7 @@ class ViewOps:
         elif info is None and x.input_index is not None:
             s = _shadow(x)
         else:
-            s = torch.empty(tuple(x.meta.shape), device="meta")
+            s = meta_empty(tuple(x.meta.shape), device="meta")
         return s.is_contiguous(memory_format=fmt)
 
     def laid_out(self, x, fmt):
@@ -249,8 +250,8 @@ class ViewOps:
         """A fresh meta tensor with x's layout (for checking an in-place op the way eager does)."""
         s = x.view.shadow if x.view is not None else x.alias.shadow if x.alias is not None else None
         if s is None:
-            s = _shadow(x) if x.view is None else torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
-        return torch.empty_strided(tuple(s.shape), tuple(s.stride()), dtype=s.dtype, device="meta")
+            s = _shadow(x) if x.view is None else meta_empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+        return meta_empty_strided(tuple(s.shape), tuple(s.stride()), dtype=s.dtype, device="meta")
 
     def check_inplace(self, x, run):
         """Runs the real in-place op on a meta tensor laid out like x: raises where eager raises (result

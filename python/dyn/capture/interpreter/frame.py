@@ -197,10 +197,11 @@ def _code_info(session, co):
     return info
 
 
-def trace(func, args, device, session, allow_breaks=False, callees=None):
+def trace(func, args, device, session, allow_breaks=False, callees=None, symbolic=None):
     """Captures func(*args) where args are the frame's bound arguments in code order. Returns
     (tracer, output_structure, graph_break) where graph_break is a GraphBreak or None. callees (a
-    dict, filled across restarts): the user functions the frame was seen to call."""
+    dict, filled across restarts): the user functions the frame was seen to call. symbolic: a function
+    making a fresh dynamic/symbolic.SymbolicSizes per attempt (a capture with symbolic dims), or None."""
     callees = {} if callees is None else callees
     co = func.__code__
     nargs = co.co_argcount + co.co_kwonlyargcount + bool(co.co_flags & 0x04) + bool(co.co_flags & 0x08)
@@ -215,6 +216,9 @@ def trace(func, args, device, session, allow_breaks=False, callees=None):
         tr.break_at = dict(break_at)
         tr.eager_at = dict(eager_at)
         tr.callees = callees
+        if symbolic is not None:
+            tr.symbolic = symbolic()
+            tr.graph.fake_mode = tr.symbolic.mode
         wrapped = [tr.wrap_kwargs(a, ("arg", i)) if i == varkw else tr.wrap(a, ("arg", i))
                    for i, a in enumerate(args)]
         frame = Frame(tr, func, (), {}, 0, dict(zip(co.co_varnames[:nargs], wrapped)))

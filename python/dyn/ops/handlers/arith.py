@@ -10,6 +10,7 @@ from ..arith import torch_fn
 from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
 from .generic import generic_call
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # name -> handler
 
@@ -189,7 +190,7 @@ def _values_indices(o, x, red, dim, keepdim):
     xi = o.convert(x, torch.uint8) if x.meta.dtype == torch.bool else x
     arg = "argmax" if red == "amax" else "argmin"
     shape = tuple(1 if i == d else s for i, s in enumerate(x.meta.shape) if keepdim or i != d)
-    indices = o.node(arg, [xi], torch.empty(shape, dtype=torch.int64, device="meta"), dim=d, keepdim=bool(keepdim))
+    indices = o.node(arg, [xi], meta_empty(shape, dtype=torch.int64, device="meta"), dim=d, keepdim=bool(keepdim))
     return kind((values, indices))
 
 

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
+from ...dynamic.symbolic import meta_empty
 
 F_CL = {}  # torch.nn.functional name -> handler
 
@@ -117,7 +118,7 @@ def _nll_node(o, x, t, weight, reduction, ignore_index, meta):
     _check_classes(o, t, n, ignore_index)
     w = weight if weight is not None else o.full((n,), 1.0, x.meta.dtype)
     shape = () if reduction != "none" else tuple(t.meta.shape)
-    r = o.node("nll_loss", [x, t, w], torch.empty(shape, dtype=x.meta.dtype, device="meta"),
+    r = o.node("nll_loss", [x, t, w], meta_empty(shape, dtype=x.meta.dtype, device="meta"),
                reduction=reduction, ignore_index=ignore_index)
     return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
 
@@ -317,7 +318,7 @@ def _multi_margin(o, input, target, p=1, margin=1.0, weight=None, size_average=N
     o.check_index_range(t, c, wraps=False)  # eager raises on a class out of range
     operands = [x, t] + ([o.reshape(weight, (c,))] if weight is not None else [])
     shape = (n,) if reduction == "none" else ()
-    r = o.node("multi_margin_loss", operands, torch.empty(shape, dtype=x.meta.dtype, device="meta"), p=int(p),
+    r = o.node("multi_margin_loss", operands, meta_empty(shape, dtype=x.meta.dtype, device="meta"), p=int(p),
                margin=float(margin), reduction=reduction)
     # an unbatched input's loss is 0-d with reduction none too (eager's kernel; its meta function says [1])
     return o.reshape(r, tuple(target.meta.shape) if input.meta.dim() == 2 and reduction == "none" else ())
@@ -388,7 +389,7 @@ def _gaussian_nll(o, input, target, var, full=False, eps=1e-6, reduction="mean")
     except RuntimeError as e:
         raise Unsupported(f"gaussian_nll_loss: eager raises {e}") from None
     dt = torch.promote_types(torch.promote_types(input.meta.dtype, target.meta.dtype), var.meta.dtype)
-    meta = torch.empty(shape if reduction == "none" else (), dtype=dt, device="meta")
+    meta = meta_empty(shape if reduction == "none" else (), dtype=dt, device="meta")
     v = o.binary("maximum", var, float(eps))
     d = o.binary("sub", input, target)
     loss = o.binary("mul", 0.5, o.binary("add", o.unary("log", v), o.binary("div", o.binary("mul", d, d), v)))

@@ -11,6 +11,7 @@ from ..tensor import TensorVar, _norm_dim
 from .common import _out, metas
 from .rearrange import H as REARRANGE
 from .reductions import H as REDUCTIONS
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # name -> handler
 LINALG = {}  # torch.linalg name -> handler
@@ -107,7 +108,7 @@ def _cross_at(o, a, b, d, meta):
         raise Unsupported("cross of booleans (eager raises)")
     shape = tuple(meta.shape)
     a, b = (o.expand(o.convert(t, meta.dtype), shape) for t in (a, b))
-    return o.node("cross", [a, b], torch.empty(shape, dtype=meta.dtype, device="meta"), dim=d)
+    return o.node("cross", [a, b], meta_empty(shape, dtype=meta.dtype, device="meta"), dim=d)
 
 
 def _cross(o, a, b, dim=None, *, out=None):

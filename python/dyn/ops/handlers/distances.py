@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .reductions import H as REDUCTIONS
+from ...dynamic.symbolic import meta_empty
 
 F_D = {}  # torch.nn.functional name -> handler
 TORCH_D = {}  # torch function object -> handler
@@ -163,7 +164,7 @@ def _bilinear(o, input1, input2, weight, bias=None):
     a = o.reshape(input1, (nb, in1))
     b = o.reshape(input2, (nb, in2))
     operands = [a, b, weight] + ([o.reshape(bias, (out,))] if bias is not None else [])
-    r = o.node("bilinear", operands, torch.empty((nb, out), dtype=meta.dtype, device="meta"))
+    r = o.node("bilinear", operands, meta_empty((nb, out), dtype=meta.dtype, device="meta"))
     return o.reshape(r, tuple(meta.shape))
 
 

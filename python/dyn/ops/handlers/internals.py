@@ -12,6 +12,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import metas
+from ...dynamic.symbolic import meta_empty
 
 TORCH = {}  # torch callables (functions and dispatcher ops) -> handler
 
@@ -34,7 +35,7 @@ def _saved_stats(o, x, dims, eps, dt, shape):
     saved dtype dt and shaped as eager saves them; not differentiable (eager's are not either)."""
     acc = torch.float32 if x.meta.dtype in _LOW else x.meta.dtype
     kept = tuple(s for d, s in enumerate(x.meta.shape) if d not in dims)
-    m = torch.empty(kept, dtype=acc, device="meta")
+    m = meta_empty(kept, dtype=acc, device="meta")
     stats = o.multi_result("norm_stats", [x], (m, m), {"dims": tuple(dims), "eps": float(eps)})
     return tuple(o.detach(o.convert(o.reshape(v, shape), dt)) for v in stats)
 
@@ -139,7 +140,7 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
     if grad_output.meta.dtype == output.meta.dtype and output.meta.dtype in (meta.dtype, torch.float32) \
             and tuple(grad_output.meta.shape) == tuple(meta.shape) == tuple(output.meta.shape):
         r = o.node("softmax_backward", [grad_output, output],
-                   torch.empty(tuple(meta.shape), dtype=output.meta.dtype, device="meta"), dim=d)
+                   meta_empty(tuple(meta.shape), dtype=output.meta.dtype, device="meta"), dim=d)
         return o.convert(r, meta.dtype)  # rounded once: in output's type, or from float32
     g, out = _opmath(o, grad_output), _opmath(o, output)
     s = o.reduce("sum", o.binary("mul", g, out), d, True)

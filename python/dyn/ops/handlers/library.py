@@ -8,6 +8,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .reductions import H as REDUCTIONS, NORM as VECTOR_NORM
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # name -> handler (torch.<name>, Tensor.<name>)
 LINALG = {}  # torch.linalg.<name> -> handler
@@ -219,16 +220,16 @@ def _histogram(o, input, bins=100, *, range=None, weight=None, density=False, ou
         if bins.meta.dim() != 1 or bins.meta.dtype != dt or bins.meta.numel() < 1 or range is not None:
             raise Unsupported("histogram: bins must be a 1-d tensor of the input's dtype, without range")
         n = bins.meta.numel()
-        metas = _metas("histogram", torch.empty(n - 1, dtype=dt, device="meta"),
-                       torch.empty(n, dtype=dt, device="meta"))
+        metas = _metas("histogram", meta_empty(n - 1, dtype=dt, device="meta"),
+                       meta_empty(n, dtype=dt, device="meta"))
         return o.multi_result("histogram_edges", (input, bins), metas, {"density": bool(density)})
     if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
         raise Unsupported(f"histogram with bins={bins!r}")
     if range is not None and (len(range) != 2 or not all(isinstance(v, (int, float)) for v in range)):
         raise Unsupported(f"histogram with range={range!r}")
     lo, hi = (0.0, 0.0) if range is None else (float(range[0]), float(range[1]))
-    metas = _metas("histogram", torch.empty(bins, dtype=dt, device="meta"),
-                   torch.empty(bins + 1, dtype=dt, device="meta"))
+    metas = _metas("histogram", meta_empty(bins, dtype=dt, device="meta"),
+                   meta_empty(bins + 1, dtype=dt, device="meta"))
     return o.multi_result("histogram", (input,), metas, {"bins": bins, "has_range": range is not None, "lo": lo,
                                                          "hi": hi, "density": bool(density)})
 
@@ -244,8 +245,8 @@ def _geqrf(o, input, *, out=None):
     if m.dim() < 2 or not m.dtype.is_floating_point:
         raise Unsupported("geqrf of a non-matrix or non-floating tensor")  # eager raises
     *batch, rows, cols = m.shape
-    a = torch.empty(*batch, cols, rows, dtype=m.dtype, device="meta").transpose(-2, -1)
-    tau = torch.empty(*batch, min(rows, cols), dtype=m.dtype, device="meta")
+    a = meta_empty(*batch, cols, rows, dtype=m.dtype, device="meta").transpose(-2, -1)
+    tau = meta_empty(*batch, min(rows, cols), dtype=m.dtype, device="meta")
     return o.multi_result("geqrf", (input,), _metas("geqrf", a, tau), {})
 
 

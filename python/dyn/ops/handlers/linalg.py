@@ -12,6 +12,7 @@ from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import _out, inplace, metas
 from .shapes import _permute
+from ...dynamic.symbolic import meta_empty
 
 
 def _numbers(what, *ts):
@@ -41,7 +42,7 @@ def _addmv(o, x, mat, vec, *, beta=1, alpha=1, out=None):
     _numbers("addmv", x, mat, vec)
     meta = torch.addmv(x.meta, mat.meta, vec.meta, beta=beta, alpha=alpha)
     n, m = mat.meta.shape
-    column = torch.empty((n, 1), dtype=meta.dtype, device="meta")
+    column = meta_empty((n, 1), dtype=meta.dtype, device="meta")
     xc = o.reshape(x, (x.meta.shape[0], 1)) if x.meta.dim() == 1 else x
     r = o.addmm(xc, mat, o.reshape(vec, (m, 1)), beta, alpha, column)
     return _out(o, out, o.reshape(r, (n,)), x, mat, vec)

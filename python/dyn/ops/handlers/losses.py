@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
+from ...dynamic.symbolic import meta_empty
 
 F_L = {}  # torch.nn.functional name -> handler
 
@@ -32,7 +33,7 @@ def _loss(o, op, x, t, reduction, *, weight=None, size_average=None, reduce=None
     x = o.expand(o.convert(x, meta.dtype), shape)
     t = o.expand(o.convert(t, meta.dtype), shape)
     graph_reduction = "sum" if reduction == "batchmean" else reduction
-    rmeta = torch.empty(shape if reduction == "none" else (), dtype=meta.dtype, device="meta")
+    rmeta = meta_empty(shape if reduction == "none" else (), dtype=meta.dtype, device="meta")
     r = o.node(op, [x, t], rmeta, reduction=graph_reduction, **params)
     if reduction == "batchmean" and x.meta.dim():  # F.kl_div's: the sum over the batch size
         r = o.binary("div", r, float(x.meta.shape[0]))

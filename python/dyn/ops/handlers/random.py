@@ -15,6 +15,7 @@ from ...graph.random import next_offset
 from .common import _graph_device, _out, _shape_args, inplace
 from ..tensor import TensorVar
 from .generic import generic_call
+from ...dynamic.symbolic import meta_empty
 
 H = {}        # torch.<name>
 METHODS = {}  # Tensor.<name>
@@ -27,7 +28,7 @@ _INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 def _node(o, op, inputs, shape, dtype, callee, **attrs):
     """A random node: its offset distinct in the graph, `seeded` (never dropped unused: eager draws anyway),
     made on the graph's device by the eager backend. Inside wrapper_set_seed: eager's draw (_seeded)."""
-    meta = torch.empty(tuple(shape), dtype=dtype, device="meta")
+    meta = meta_empty(tuple(shape), dtype=dtype, device="meta")
     if o.g.eager_seed is not None:
         return _seeded(o, op, inputs, meta, attrs)
     o.g.device = o.tr.device  # made on the graph's device, as constants are (a graph of no inputs has no other)

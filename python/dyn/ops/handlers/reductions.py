@@ -8,6 +8,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim, _norm_dims
 from .common import _out
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # name -> handler
 
@@ -28,7 +29,7 @@ def _reduction(o, op, x, dims, keepdim, meta, **attrs):
     """graph.<op> of x over dims, reshaped to meta's shape (a 0-d input reduces as a vector)."""
     if x.meta.dim() == 0:
         x, dims = o.reshape(x, (1,)), [0]
-    r = o.node(op, [x], torch.empty(_reduced(x.meta.shape, dims, keepdim), dtype=meta.dtype, device="meta"),
+    r = o.node(op, [x], meta_empty(_reduced(x.meta.shape, dims, keepdim), dtype=meta.dtype, device="meta"),
                dims=dims, keepdim=keepdim, **attrs)
     return o.reshape(r, tuple(meta.shape))
 
@@ -44,7 +45,7 @@ def _logical(op):
         if meta.dtype not in (torch.bool, torch.uint8):
             raise Unsupported(f"{op} of a {x.meta.dtype} tensor gives {meta.dtype}")
         # eager's all/any of uint8 give uint8 (0 or 1): the boolean result, converted
-        as_bool = torch.empty(meta.shape, dtype=torch.bool, device="meta")
+        as_bool = meta_empty(meta.shape, dtype=torch.bool, device="meta")
         if isinstance(dim, (tuple, list)) and not len(dim):  # over no dim: each element is tested alone
             r = o.convert(x, torch.bool)
         else:
@@ -72,7 +73,7 @@ def _arg(op):
         if x.meta.shape[d] == 0:
             raise Unsupported(f"{op} over an empty dim (eager raises)")
         shape = _reduced(x.meta.shape, [d], bool(keepdim))
-        r = o.node(op, [x], torch.empty(shape, dtype=torch.int64, device="meta"), dim=d, keepdim=bool(keepdim))
+        r = o.node(op, [x], meta_empty(shape, dtype=torch.int64, device="meta"), dim=d, keepdim=bool(keepdim))
         return _out(o, out, o.reshape(r, tuple(meta.shape)), x)
     return h
 

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import Unsupported
+from ...dynamic.symbolic import meta_empty
 
 F_R = {}  # torch.nn.functional name -> handler
 
@@ -78,7 +79,7 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
     given = _given_scales(scale_factor, recompute_scale_factor, nsp)
     scales = [None] * nsp if given is None else [float(v) for v in given]
     if mode in _DIMS:  # graph.upsample (Resample.cpp)
-        return o.node("upsample", [input], torch.empty(tuple(meta.shape), dtype=dt, device="meta"),
+        return o.node("upsample", [input], meta_empty(tuple(meta.shape), dtype=dt, device="meta"),
                       mode="cubic" if mode == "bicubic" else "linear", output_size=out_sizes,
                       align_corners=bool(align_corners), scales=tuple(0.0 if v is None else v for v in scales))
     x = input

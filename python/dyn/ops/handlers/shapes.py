@@ -121,7 +121,7 @@ def _sizes(sizes, size, what):
             raise Unsupported(f"{what} with sizes given twice")
         sizes = (size,)
     shape = _shape_args(sizes)
-    if not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+    if not all(isinstance(d, (int, torch.SymInt)) and not isinstance(d, bool) for d in shape):
         raise Unsupported(f"{what} with sizes that are not ints")
     return shape
 

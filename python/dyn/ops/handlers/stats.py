@@ -7,6 +7,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import _norm_dims
 from .common import _out, metas
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # torch.<name> (and Tensor.<name>) -> handler
 
@@ -59,7 +60,7 @@ def _nansum(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         xv = o.convert(xv, dtype)
     shape = tuple(1 if i in dims else n for i, n in enumerate(xv.meta.shape) if keepdim or i not in dims)
-    r = o.node("nansum", [xv], torch.empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
+    r = o.node("nansum", [xv], meta_empty(shape, dtype=meta.dtype, device="meta"), dims=tuple(dims),
                keepdim=bool(keepdim))
     return _out(o, out, o.reshape(r, tuple(meta.shape)), x)
 

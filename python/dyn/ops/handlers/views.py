@@ -8,6 +8,7 @@ from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import _out, _shape_args
 from .shapes import _expand, _narrow, _permute, _reshape, _select, _split, _transpose, _unbind, _view
+from ...dynamic.symbolic import meta_empty
 
 H = {}  # name -> handler
 
@@ -24,7 +25,7 @@ def _movedim(o, x, source, destination):
     o.check(x)
     nd = x.meta.dim()
     # sizes 1..nd tell where each dim went
-    probe = torch.empty(tuple(range(1, nd + 1)), device="meta")
+    probe = meta_empty(tuple(range(1, nd + 1)), device="meta")
     moved = _eager("movedim", torch.movedim, probe, source, destination)
     return _permute(o, x, [n - 1 for n in moved.shape])
 

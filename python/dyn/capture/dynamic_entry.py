@@ -1,0 +1,102 @@
+"""An entry whose graph has symbolic dims (docs/dynamic_shapes.md): captured once with some argument dims as
+ShapeEnv symbols, compiled once with `?` dims, guarded on the relations the code relied on instead of the
+sizes. What this path does not take yet raises DynamicUnsupported with the reason; the compiled function then
+captures the call with its sizes as constants, as it always did, and reports why."""
+import torch
+
+from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
+from ..dynamic.symbolic import SymbolicSizes, holds_symbolic
+from ..errors import Unsupported
+from .guards import _arg_guard, _global_guards, _path_guards
+from .paths import _resolver
+from .runners import _make_runner, _select
+
+
+class DynamicUnsupported(Exception):
+    pass
+
+
+_PLAIN_TEMPLATES = ("o", "oc", "i", "src", "st", "nt", "obj", "dobj", "dt", "dq", "set", "det", "t", "l", "d", "c")
+
+
+def _check_template(tmpl):
+    kind = tmpl[0]
+    if kind not in _PLAIN_TEMPLATES:
+        raise DynamicUnsupported("an output is a view or an updated input")
+    if kind == "c":
+        if holds_symbolic(tmpl[1]):
+            raise DynamicUnsupported("an output holds a size computed from a dynamic dim")
+        return
+    if kind in ("st", "nt", "set"):
+        subs = tmpl[2]
+    elif kind in ("t", "l"):
+        subs = tmpl[1]
+    elif kind == "d":
+        subs = [t for _, t in tmpl[1]]
+    elif kind == "det":
+        subs = [tmpl[1]]
+    elif kind == "obj":
+        subs = [t for _, t in tmpl[2]]
+    elif kind == "dobj":
+        subs = [t for _, t in tmpl[3]] + [t for _, t in tmpl[2] if t[0] != "attr"]
+    elif kind == "dt":
+        subs = [t for _, t in tmpl[3]]
+    elif kind == "dq":
+        subs = tmpl[2]
+    else:
+        return
+    for t in subs:
+        _check_template(t)
+
+
+def dynamic_entry(cf, args, want, capture):
+    """(arg guards, runner, extra, global guards, paths, symbolic sizes, graph, kernel) of a new entry for
+    args whose input tensors have the dims want(tensor, source) gives symbolic. capture:
+    capture.compiled.capture."""
+    def symbolic():
+        return SymbolicSizes(want)
+    try:
+        tr, tmpl, graph, brk = capture(cf._func, args, cf._session, False, {}, symbolic=symbolic)
+    except Unsupported as e:
+        raise DynamicUnsupported(f"capture with symbolic sizes: {e.reason}") from None
+    sym = tr.symbolic
+    if brk is not None:
+        raise DynamicUnsupported(f"a graph break ({brk.reason})")
+    if tr.effects and holds_symbolic(tr.effects):
+        raise DynamicUnsupported("a side effect writes a size computed from a dynamic dim")
+    if tr.mutations:
+        raise DynamicUnsupported("the graph updates an input in place")
+    if any(t.requires_grad for t in tr.input_tensors) and torch.is_grad_enabled():
+        raise DynamicUnsupported("a training graph (inputs require grad)")
+    if any(t.device.type != "cpu" for t in tr.input_tensors) or (graph.device is not None and
+                                                                 torch.device(graph.device).type != "cpu"):
+        raise DynamicUnsupported("dynamic dims run on the CPU only (GPU launch geometry is planned from constant "
+                                 "sizes)")
+    if not graph.outputs or not graph.nodes:
+        raise DynamicUnsupported("no graph to compile")
+    if not sym.live_symbols():
+        raise DynamicUnsupported("every dynamic dim was specialized by the code (a guard on its value" +
+                                 (f": {sym.specialized_where()}" if sym.specialized_where() else "") + ")")
+    if any(holds_symbolic(b) for b in tr.index_bounds):
+        raise DynamicUnsupported("an index bound depends on a dynamic dim")
+    _check_template(tmpl)
+    before = sym.guard_count()
+    try:
+        kernel = DynamicCPUKernel(graph, bool(cf._options.get("keep_stages", False)))
+    except DynamicShapeError as e:
+        raise DynamicUnsupported(str(e)) from None
+    except (RuntimeError, NotImplementedError, TypeError) as e:
+        lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
+        raise DynamicUnsupported("dyn's compiler: " + (lines[0] if lines else str(e).splitlines()[0])) from None
+    if sym.guard_count() != before:
+        raise DynamicUnsupported("an op's attribute depends on a dynamic dim")
+    check = sym.checker(_resolver)
+    guards = tuple(None if ("arg", i) in sym.made else _arg_guard(a, True) for i, a in enumerate(args))
+    paths, extra = _path_guards(tr, args, sym.dynamic_ids())
+    if extra is None:
+        both = check
+    else:
+        def both(a):
+            return check(a) and extra(a)
+    runner = _make_runner(tr, tmpl, _select(kernel, graph, tr.index_bounds), tr.effects)
+    return guards, runner, both, _global_guards(tr), paths, sym, graph, kernel, tr
