@@ -456,6 +456,10 @@ OPS = {
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
         "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
+    "dim": OpDef(
+        "dim", "shape", ("input",), (("dim", "i64"),),
+        (), "",
+        "index", "meta", "DimToPrim (GraphToPrim/DataMovement.cpp)", ""),
     "grid_sampler": OpDef(
         "grid_sampler", "grid_sampler", ("input", "grid"), (("mode", "i64"), ("padding", "i64"), ("align_corners", "bool"), ("cuda_rules", "bool")),
         (), "",
@@ -1094,6 +1098,7 @@ FAMILIES = {
     "softmax": ("safe_softmax",),
     "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
+    "shape": ("dim",),
     "grid_sampler": ("grid_sampler",),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
@@ -1229,6 +1234,7 @@ EXPR = {
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
+    "dim": "{input}.shape[{dim}]",
     "grid_sampler": "torch.grid_sampler({input}, {grid}, {mode}, {padding}, {align_corners})",
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
@@ -1824,6 +1830,10 @@ def _vecdot(lhs, rhs, dim, *, dtype):
 
 def _trace(input, *, dtype):
     return torch.trace(input).to(dtype)
+
+
+def _dim(input, dim, *, dtype):
+    return input.shape[dim]
 
 
 def _grid_sampler(input, grid, mode, padding, align_corners, cuda_rules, *, dtype):
@@ -2553,6 +2563,7 @@ EAGER = {
     "addmm": _addmm,
     "vecdot": _vecdot,
     "trace": _trace,
+    "dim": _dim,
     "grid_sampler": _grid_sampler,
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,

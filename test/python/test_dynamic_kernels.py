@@ -185,3 +185,105 @@ def test_graph_elementwise_ops_with_dynamic_dims_compile_once():
         # tanh is computed in float32 (as eager's): float32's tolerance for it
         torch.testing.assert_close(out, ref, rtol=1.3e-6, atol=1e-5)
         assert torch.equal(mask, out > a)
+
+
+# A transformer block in the graph dialect with `?` batch and sequence dims (the ops GPT-2 captures to: layer norm,
+# addmm on the merged [B*S, D] rows, reshapes sized by graph.dim arithmetic or derived from the input, slices, head
+# permutes, 4-d matmuls with a dynamic K, softmax, gelu, a keepdim mean), compiled once and run at many sizes.
+GRAPH_BLOCK = """
+func.func @forward(%x: tensor<?x?x64xf32>, %w: tensor<64x192xf32>, %b: tensor<192xf32>, %g: tensor<64xf32>,
+                   %beta: tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x4x?x?xf32>, tensor<?x?x1xf32>) {
+  %B = graph.dim %x, 0 : tensor<?x?x64xf32> -> index
+  %S = graph.dim %x, 1 : tensor<?x?x64xf32> -> index
+  %BS = arith.muli %B, %S : index
+  %ln = graph.layer_norm %x weight %g bias %beta normalized_rank 1 eps 1.0e-05 : tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  %flat = graph.reshape %ln sizes(%BS) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+  %qkv = graph.addmm %b, %flat, %w {alpha = 1.0 : f64, beta = 1.0 : f64} : tensor<192xf32>, tensor<?x64xf32>, tensor<64x192xf32> -> tensor<?x192xf32>
+  %qkv3 = graph.reshape %qkv sizes(%B, %S) : tensor<?x192xf32> -> tensor<?x?x192xf32>
+  %q = graph.slice %qkv3 dim 2 start 0 end 64 step 1 : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+  %k = graph.slice %qkv3 dim 2 start 64 end 128 step 1 : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+  %v = graph.slice %qkv3 dim 2 start 128 end 192 step 1 : tensor<?x?x192xf32> -> tensor<?x?x64xf32>
+  %q4 = graph.reshape %q : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %k4 = graph.reshape %k : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %v4 = graph.reshape %v : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %qh = graph.permute %q4 dims [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %kt = graph.permute %k4 dims [0, 2, 3, 1] : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %vh = graph.permute %v4 dims [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %s = graph.matmul %qh, %kt : tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32> -> tensor<?x4x?x?xf32>
+  %c = graph.constant dense<2.500000e-01> : tensor<f32>
+  %ss = graph.mul %s, %c : tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+  %p = graph.softmax %ss dim 3 : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %o = graph.matmul %p, %vh : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  %ot = graph.permute %o dims [0, 2, 1, 3] : tensor<?x4x?x16xf32> -> tensor<?x?x4x16xf32>
+  %y = graph.reshape %ot : tensor<?x?x4x16xf32> -> tensor<?x?x64xf32>
+  %act = graph.gelu %y {approximate = "tanh"} : tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  %r = graph.add %act, %x : tensor<?x?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  %m = graph.mean %r dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+  return %r, %p, %m : tensor<?x?x64xf32>, tensor<?x4x?x?xf32>, tensor<?x?x1xf32>
+}
+"""
+
+
+def test_graph_transformer_block_with_dynamic_batch_and_sequence_compiles_once():
+    c = compiled(GRAPH_BLOCK, 8)
+    w, b, g, beta = torch.randn(64, 192) / 8, torch.randn(192), torch.randn(64), torch.randn(64)
+    for batch, seq in [(1, 1), (2, 7), (3, 33), (1, 130)]:
+        x = torch.randn(batch, seq, 64)
+        r, p, m = torch.empty(batch, seq, 64), torch.empty(batch, 4, seq, seq), torch.empty(batch, seq, 1)
+        run(c, [x, w, b, g, beta], [r, p, m])
+        ln = torch.nn.functional.layer_norm(x, (64,), g, beta, 1e-5)
+        q, k, v = (ln.reshape(-1, 64) @ w + b).reshape(batch, seq, 192).split(64, dim=2)
+        heads = [t.reshape(batch, seq, 4, 16).permute(0, 2, 1, 3) for t in (q, k, v)]
+        p_ref = torch.softmax(heads[0] @ heads[1].transpose(-1, -2) * 0.25, dim=3)
+        y = (p_ref @ heads[2]).permute(0, 2, 1, 3).reshape(batch, seq, 64)
+        r_ref = torch.nn.functional.gelu(y, approximate="tanh") + x
+        torch.testing.assert_close(p, p_ref, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(r, r_ref, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(m, r_ref.mean(2, keepdim=True), rtol=1e-4, atol=1e-5)
+
+
+# Sizes computed in the graph (graph.dim and index arithmetic), an expand to them, reductions over dynamic dims,
+# a batched x matrix matmul with dynamic M and N, a concatenation beside dynamic dims and a derived reshape.
+GRAPH_SIZES = """
+func.func @forward(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %o: tensor<1x1xf32>)
+    -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?x?x?xf32>, tensor<?x?xf32>, tensor<?x2xf32>) {
+  %n = graph.dim %x, 0 : tensor<?x?xf32> -> index
+  %m = graph.dim %x, 1 : tensor<?x?xf32> -> index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %h = arith.ceildivsi %m, %c2 : index
+  %d = arith.divsi %n, %c3 : index
+  %e = arith.floordivsi %m, %c3 : index
+  %a = arith.maxsi %d, %e : index
+  %i = arith.minsi %h, %a : index
+  %s = arith.subi %m, %i : index
+  %t = arith.addi %s, %i : index
+  %cols = graph.expand %o sizes(%n, %t) : tensor<1x1xf32> -> tensor<?x?xf32>
+  %sum = graph.sum %x dims [0] : tensor<?x?xf32> -> tensor<?xf32>
+  %mx = graph.amax %x dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %mn = graph.amin %x dims [0, 1] : tensor<?x?xf32> -> tensor<f32>
+  %r0 = graph.add %mx, %mn : tensor<?xf32>, tensor<f32> -> tensor<?xf32>
+  %x3 = graph.reshape %x sizes(%d, %m) : tensor<?x?xf32> -> tensor<?x3x?xf32>
+  %mm = graph.matmul %x3, %w : tensor<?x3x?xf32>, tensor<?x?xf32> -> tensor<?x3x?xf32>
+  %mmr = graph.reshape %mm : tensor<?x3x?xf32> -> tensor<?x?x?xf32>
+  %y = graph.add %cols, %x : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %sl = graph.reshape %sum : tensor<?xf32> -> tensor<?x1xf32>
+  %cat = graph.cat %sl, %sl dim 1 : tensor<?x1xf32>, tensor<?x1xf32> -> tensor<?x2xf32>
+  return %y, %r0, %mmr, %cols, %cat : tensor<?x?xf32>, tensor<?xf32>, tensor<?x?x?xf32>, tensor<?x?xf32>, tensor<?x2xf32>
+}
+"""
+
+
+def test_graph_sizes_reductions_and_matmul_ranks_with_dynamic_dims():
+    c = compiled(GRAPH_SIZES, 8)
+    for n, k, nn in [(1, 1, 1), (4, 5, 3), (33, 17, 40)]:
+        x, w, o = torch.randn(3 * n, k), torch.randn(k, nn), torch.randn(1, 1)
+        outs = [torch.empty(3 * n, k), torch.empty(3 * n), torch.empty(n, 3, nn), torch.empty(3 * n, k),
+                torch.empty(k, 2)]
+        run(c, [x.reshape(3 * n, k), w, o], outs)
+        y, r0, mm, cols, cat = outs
+        torch.testing.assert_close(cols, o.expand(3 * n, k))
+        torch.testing.assert_close(y, o + x)
+        torch.testing.assert_close(r0, x.amax(1) + x.amin())
+        torch.testing.assert_close(mm, x.reshape(n, 3, k) @ w, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(cat, torch.stack([x.sum(0)] * 2, 1), rtol=1e-5, atol=1e-5)

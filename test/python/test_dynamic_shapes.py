@@ -174,3 +174,15 @@ def test_torch_compile_backend_takes_torchdynamo_symbolic_sizes():
     st = dyn.stats()
     assert not st["eager_graphs"] and st["compiled_graphs"] == 2 and st["dynamic_graphs_compiled"] == 1, st
     torch._dynamo.reset()
+
+
+def test_many_sizes_keep_two_entries():
+    """Hundreds of sizes through one function: the static entry and the symbolic one, nothing eager."""
+    def f(x):
+        return (x * 2).relu()
+    cf = dyn.compile(f)
+    for n in range(2, 300):
+        x = torch.randn(n)
+        torch.testing.assert_close(cf(x), f(x))
+    st = dyn.stats()
+    assert st["captures"] == 2 and st["eager_calls"] == 0 and len(cf._entries) == 2, st

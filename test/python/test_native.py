@@ -50,9 +50,9 @@ def test_malformed_ir_is_an_error_not_a_crash():
     with pytest.raises(RuntimeError, match="dense arrays of `index`"):
         dyn._C.lower(bad, "dyn-graph-to-prim")
     dynamic = ("func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
-               "  %0 = graph.softmax %x dim 1 : tensor<?x8xf32> -> tensor<?x8xf32>\n"
+               "  %0 = graph.cumulative sum %x dim 1 : tensor<?x8xf32> -> tensor<?x8xf32>\n"
                "  return %0 : tensor<?x8xf32>\n}\n")
-    where = r"""loc\("graph":2:8\): error: 'graph.softmax' op needs static shapes"""
+    where = r"""loc\("graph":2:8\): error: 'graph.cumulative' op needs static shapes"""
     with pytest.raises(RuntimeError, match=where):
         dyn._C.compile(dynamic, "forward", False)
 

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace dyn {
 #define GEN_PASS_DEF_CONVERTGRAPHTOPRIMPASS
 #include "dyn/Conversion/Passes.h.inc"
@@ -37,9 +39,14 @@ Value graph_to_prim::PrimBuilder::convert(Value v, Type elementType) {
 SmallVector<Value> graph_to_prim::PrimBuilder::dynamicSizes(ArrayRef<int64_t> shape) {
   SmallVector<Value> sizes;
   Operation *root = b.getInsertionPoint() != b.getInsertionBlock()->end() ? &*b.getInsertionPoint() : nullptr;
+  auto source = sizeSource ? cast<RankedTensorType>(sizeSource.getType()) : RankedTensorType();
   for (int64_t d = 0, r = shape.size(); d < r; ++d) {
     if (!ShapedType::isDynamic(shape[d]))
       continue;
+    if (source && source.getRank() == r && source.isDynamicDim(d)) {
+      sizes.push_back(prim::DimOp::create(b, loc, sizeSource, d));
+      continue;
+    }
     Value size;
     for (Value operand : root ? root->getOperands() : ValueRange()) {
       auto t = dyn_cast<RankedTensorType>(operand.getType());
@@ -56,6 +63,36 @@ SmallVector<Value> graph_to_prim::PrimBuilder::dynamicSizes(ArrayRef<int64_t> sh
   return sizes;
 }
 
+SmallVector<Value> graph_to_prim::PrimBuilder::dimsOf(Value v) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, r = tensorType(v).getRank(); d < r; ++d)
+    if (tensorType(v).isDynamicDim(d))
+      sizes.push_back(prim::DimOp::create(b, loc, v, d));
+  return sizes;
+}
+
+Value graph_to_prim::PrimBuilder::dim(Value v, int64_t d) {
+  if (!tensorType(v).isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, loc, tensorType(v).getDimSize(d));
+  return prim::DimOp::create(b, loc, v, d);
+}
+
+Value graph_to_prim::PrimBuilder::splatLike(Value like, double value) {
+  RankedTensorType t = tensorType(like);
+  if (t.hasStaticShape())
+    return splat(t, value);
+  Value c = splat(RankedTensorType::get({}, t.getElementType()), value);
+  return prim::BroadcastInDimOp::create(b, loc, t, c, ArrayRef<int64_t>{}, dimsOf(like));
+}
+
+Value graph_to_prim::PrimBuilder::reshape(Value v, RankedTensorType type, ArrayRef<Value> sizes) {
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(sizes[d]);
+  return prim::ReshapeOp::create(b, loc, type, v, dynamic);
+}
+
 Value graph_to_prim::PrimBuilder::broadcast(Value v, ArrayRef<int64_t> shape) {
   RankedTensorType t = tensorType(v);
   if (t.getShape() == shape)
@@ -70,7 +107,7 @@ Value graph_to_prim::PrimBuilder::broadcast(Value v, ArrayRef<int64_t> shape) {
 
 Value graph_to_prim::PrimBuilder::broadcastKept(Value v, RankedTensorType to,
                                                 ArrayRef<int64_t> keptDims) {
-  return prim::BroadcastInDimOp::create(b, loc, to, v, keptDims);
+  return prim::BroadcastInDimOp::create(b, loc, to, v, keptDims, dynamicSizes(to.getShape()));
 }
 
 Value graph_to_prim::PrimBuilder::promote(Value v, RankedTensorType to) {

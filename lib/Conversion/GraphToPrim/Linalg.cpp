@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -17,18 +19,68 @@ using namespace dyn::graph_to_prim;
 
 namespace {
 
+/// `v` with its leading dims but the last `keep` merged into one (sizes read
+/// at run time where dynamic).
+static Value collapseLeading(PrimBuilder &pb, Value v, int64_t keep) {
+  RankedTensorType t = tensorType(v);
+  int64_t lead = t.getRank() - keep, n = 1;
+  bool dynamic = false;
+  Value size = arith::ConstantIndexOp::create(pb.b, pb.loc, 1);
+  for (int64_t d = 0; d < lead; ++d) {
+    dynamic |= t.isDynamicDim(d);
+    n *= t.isDynamicDim(d) ? 1 : t.getDimSize(d);
+    size = arith::MulIOp::create(pb.b, pb.loc, size, pb.dim(v, d));
+  }
+  SmallVector<int64_t> shape{dynamic ? ShapedType::kDynamic : n};
+  SmallVector<Value> sizes{size};
+  for (int64_t d = lead; d < t.getRank(); ++d) {
+    shape.push_back(t.getDimSize(d));
+    sizes.push_back(t.isDynamicDim(d) ? pb.dim(v, d) : Value());
+  }
+  return pb.reshape(v, t.clone(shape), sizes);
+}
+
+/// The matrix product as a matmul-shaped prim.dot_general (2-D, or 3-D with
+/// one batch dim, what the fusion computes by a GEMM): more batch dims are
+/// merged into one, and a batched lhs times a matrix is one [batch * M, K]
+/// by [K, N] product; the result is reshaped back.
 struct MatmulToPrim : OpConversionPattern<graph::MatmulOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(graph::MatmulOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
-    Type et = op.getType().getElementType();
+    RankedTensorType type = op.getType();
+    Type et = type.getElementType();
     Value lhs = pb.convert(adaptor.getLhs(), et), rhs = pb.convert(adaptor.getRhs(), et);
-    bool batched = op.getType().getRank() == 3;
-    SmallVector<int64_t> batch = batched ? SmallVector<int64_t>{0} : SmallVector<int64_t>{};
-    int64_t lc = batched ? 2 : 1, rc = batched ? 1 : 0;
-    rewriter.replaceOpWithNewOp<prim::DotGeneralOp>(op, op.getType(), lhs, rhs, batch, batch,
-                                                    ArrayRef<int64_t>{lc}, ArrayRef<int64_t>{rc});
+    int64_t r = type.getRank(), rb = tensorType(rhs).getRank();
+    if (r <= 3 && rb == r) {
+      bool batched = r == 3;
+      SmallVector<int64_t> batch = batched ? SmallVector<int64_t>{0} : SmallVector<int64_t>{};
+      int64_t lc = batched ? 2 : 1, rc = batched ? 1 : 0;
+      rewriter.replaceOpWithNewOp<prim::DotGeneralOp>(op, type, lhs, rhs, batch, batch, ArrayRef<int64_t>{lc},
+                                                      ArrayRef<int64_t>{rc});
+      return success();
+    }
+    // the result's sizes, read from the operands before they are merged
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < r - 1; ++d)
+      sizes.push_back(type.isDynamicDim(d) ? pb.dim(lhs, d) : Value());
+    sizes.push_back(type.isDynamicDim(r - 1) ? pb.dim(rhs, rb - 1) : Value());
+    Value product;
+    if (rb == 2) {
+      Value a = collapseLeading(pb, lhs, 1);
+      RankedTensorType at = tensorType(a);
+      auto pt = RankedTensorType::get({at.getDimSize(0), tensorType(rhs).getDimSize(1)}, et);
+      product = prim::DotGeneralOp::create(rewriter, op.getLoc(), pt, a, rhs, ArrayRef<int64_t>{},
+                                           ArrayRef<int64_t>{}, ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0});
+    } else {
+      Value a = collapseLeading(pb, lhs, 2), b = collapseLeading(pb, rhs, 2);
+      RankedTensorType at = tensorType(a), bt = tensorType(b);
+      auto pt = RankedTensorType::get({at.getDimSize(0), at.getDimSize(1), bt.getDimSize(2)}, et);
+      product = prim::DotGeneralOp::create(rewriter, op.getLoc(), pt, a, b, ArrayRef<int64_t>{0},
+                                           ArrayRef<int64_t>{0}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+    }
+    rewriter.replaceOp(op, pb.reshape(product, type, sizes));
     return success();
   }
 };
@@ -55,6 +107,8 @@ struct AddmmToPrim : OpConversionPattern<graph::AddmmOp> {
       prod = prim::DotGeneralOp::create(rewriter, op.getLoc(), type, lhs, rhs, batch, batch,
                                         ArrayRef<int64_t>{rank - 1}, ArrayRef<int64_t>{rank - 2});
     }
+    // the operands do not size the result right-aligned (K sits under N): the product does
+    pb.sizeSource = prod;
     double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
     if (!isa<FloatType>(et))
       alpha = std::trunc(alpha), beta = std::trunc(beta);

@@ -98,8 +98,7 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   }
   m.reducedType = RankedTensorType::get(reducedShape, type.getElementType());
   Value sum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, x, dims);
-  m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum,
-                               pb.splat(m.reducedType, (double)m.count));
+  m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum, pb.splatLike(sum, (double)m.count));
   m.centered = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(m.mean, type, m.keptDims));
   Value sq = prim::MulOp::create(b, pb.loc, type, m.centered, m.centered);
   m.sumSquares = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, sq, dims);
@@ -109,7 +108,7 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
 /// 1 / sqrt(v + eps), elementwise.
 Value invStd(PrimBuilder &pb, Value v, double eps) {
   RankedTensorType t = tensorType(v);
-  Value plus = prim::AddOp::create(pb.b, pb.loc, t, v, pb.splat(t, eps));
+  Value plus = prim::AddOp::create(pb.b, pb.loc, t, v, pb.splatLike(v, eps));
   return prim::RsqrtOp::create(pb.b, pb.loc, t, plus);
 }
 
@@ -117,7 +116,7 @@ Value invStd(PrimBuilder &pb, Value v, double eps) {
 Value normalized(PrimBuilder &pb, const Moments &m, double eps) {
   RankedTensorType type = tensorType(m.centered);
   Value var = prim::DivOp::create(pb.b, pb.loc, m.reducedType, m.sumSquares,
-                                  pb.splat(m.reducedType, (double)m.count));
+                                  pb.splatLike(m.sumSquares, (double)m.count));
   Value inv = invStd(pb, var, eps);
   return prim::MulOp::create(pb.b, pb.loc, type, m.centered,
                              pb.broadcastKept(inv, type, m.keptDims));

@@ -33,6 +33,10 @@ inline mlir::RankedTensorType tensorType(mlir::Value v) {
 struct PrimBuilder {
   mlir::OpBuilder &b;
   mlir::Location loc;
+  /// Where set, a tensor whose dynamic dims size every result-shaped value
+  /// (dynamicSizes reads it first): a GEMM's product, which the operands do
+  /// not size right-aligned.
+  mlir::Value sizeSource = {};
 
   mlir::Value convert(mlir::Value v, mlir::Type elementType);
   /// Right-aligned (numpy) broadcast to `shape`.
@@ -42,8 +46,17 @@ struct PrimBuilder {
                             llvm::ArrayRef<int64_t> keptDims);
   mlir::Value promote(mlir::Value v, mlir::RankedTensorType to);
   mlir::Value splat(mlir::RankedTensorType like, double value);
-  /// The sizes of `shape`'s dynamic dims, from the operands of the op being rewritten.
+  /// The sizes of `shape`'s dynamic dims, from `sizeSource` or the operands of the op being rewritten.
   llvm::SmallVector<mlir::Value> dynamicSizes(llvm::ArrayRef<int64_t> shape);
+  /// prim.dim of each dynamic dim of `v`, in order.
+  llvm::SmallVector<mlir::Value> dimsOf(mlir::Value v);
+  /// The size of dim `d` of `v`: a constant, or prim.dim where dynamic.
+  mlir::Value dim(mlir::Value v, int64_t d);
+  /// A splat of `like`'s type and runtime shape.
+  mlir::Value splatLike(mlir::Value like, double value);
+  /// `v` reshaped to `type`, whose dynamic dims have the sizes `sizes` (one
+  /// per dim of `type`, null where static).
+  mlir::Value reshape(mlir::Value v, mlir::RankedTensorType type, llvm::ArrayRef<mlir::Value> sizes);
 };
 
 /// PyTorch's promotion between two tensor element types (category, then width).

@@ -32,21 +32,32 @@ struct ReductionToPrim : OpConversionPattern<GraphOp> {
     Value x = pb.convert(adaptor.getInput(), type.getElementType());
     RankedTensorType in = tensorType(x);
     ArrayRef<int64_t> dims = op.getDims();
-    SmallVector<int64_t> reducedShape;
+    SmallVector<int64_t> reducedShape, keptDims;
     int64_t count = 1;
+    bool dynamicCount = false;
     for (int64_t i = 0; i < in.getRank(); ++i) {
-      if (llvm::is_contained(dims, i))
-        count *= in.getDimSize(i);
-      else
+      if (llvm::is_contained(dims, i)) {
+        count *= in.isDynamicDim(i) ? 1 : in.getDimSize(i);
+        dynamicCount |= in.isDynamicDim(i);
+      } else {
         reducedShape.push_back(in.getDimSize(i));
+        keptDims.push_back(i);
+      }
     }
     RankedTensorType reducedType = RankedTensorType::get(reducedShape, type.getElementType());
     Value result = PrimOp::create(rewriter, op.getLoc(), reducedType, x, dims);
-    if constexpr (std::is_same_v<GraphOp, graph::MeanOp>)
-      result = prim::DivOp::create(rewriter, op.getLoc(), reducedType, result,
-                                   pb.splat(reducedType, (double)count));
-    if (reducedType != type)
+    if constexpr (std::is_same_v<GraphOp, graph::MeanOp>) {
+      // a count known only at run time: the sum of ones over the same dims (fused with the sum)
+      Value n = dynamicCount ? PrimOp::create(rewriter, op.getLoc(), reducedType, pb.splatLike(x, 1.0), dims)
+                             : pb.splatLike(result, (double)count);
+      result = prim::DivOp::create(rewriter, op.getLoc(), reducedType, result, n);
+    }
+    if (reducedType != type && type.hasStaticShape())
       result = prim::ReshapeOp::create(rewriter, op.getLoc(), type, result);
+    else if (reducedType != type) // keepdim: the kept dims in place, size-1 dims between
+      result = prim::BroadcastInDimOp::create(rewriter, op.getLoc(), type, result,
+                                              op.getKeepdim() ? ArrayRef<int64_t>(keptDims) : ArrayRef<int64_t>{},
+                                              pb.dimsOf(result));
     rewriter.replaceOp(op, pb.convert(result, resultType.getElementType()));
     return success();
   }

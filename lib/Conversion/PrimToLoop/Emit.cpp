@@ -97,6 +97,7 @@ void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64
   ArrayRef<int64_t> shape = tensorType(value).getShape();
   auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
   kernelOp = kernel;
+  kernel.getDynamicSizesMutable().assign(dynamicSizes(value, llvm::to_vector(llvm::seq<int64_t>(0, shape.size()))));
   OpBuilder::InsertionGuard guard(b);
   Block *body = newBody(kernel.getBody(), shape.size());
   scopes.clear();
@@ -126,17 +127,26 @@ Value KernelEmitter::affine(Value i, int64_t mul, int64_t add) {
   return r;
 }
 
-SmallVector<Value> KernelEmitter::reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in) {
+SmallVector<Value> KernelEmitter::reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in,
+                                          Value outV, Value inV) {
+  // dynamic sizes, read in the buffer function before the kernel
+  auto sizeOf = [&](Value v, int64_t d, int64_t size) -> Value {
+    if (!ShapedType::isDynamic(size))
+      return constantIndexHere(size);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(kernelOp);
+    return dimOf(b, v, d);
+  };
   unsigned level = levelOf(idx);
   setInsertion(level);
   Value linear = constantIndexHere(0);
   for (auto [i, size] : llvm::enumerate(out)) {
-    linear = arith::MulIOp::create(b, loc, linear, constantIndexHere(size));
+    linear = arith::MulIOp::create(b, loc, linear, sizeOf(outV, i, size));
     linear = arith::AddIOp::create(b, loc, linear, idx[i]);
   }
   SmallVector<Value> result(in.size());
   for (int64_t i = in.size() - 1; i >= 0; --i) {
-    Value size = constantIndexHere(in[i]);
+    Value size = sizeOf(inV, i, in[i]);
     result[i] = arith::RemUIOp::create(b, loc, linear, size);
     linear = arith::DivUIOp::create(b, loc, linear, size);
     levels[result[i]] = level;
@@ -225,7 +235,7 @@ Value KernelEmitter::emitUncached(Value value, ArrayRef<Value> idx, unsigned lev
   Operation *op = value.getDefiningOp();
   if (Value r = writtenReshape(
           value, [&](Value r) { return written.contains(r) && buffers.lookup(r) != target; }))
-    return emit(r, reshapeIndex<Value>(idx, tensorType(value).getShape(), tensorType(r).getShape(),
+    return emit(r, reshapeIndex<Value>(idx, value, r,
                                        *this));
   if (isReduction(op))
     return emitReduction(op, idx, level);

@@ -47,13 +47,15 @@ std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRe
 /// A reshape of `v` whose buffer is already written (`written` says which are), or null.
 Value writtenReshape(Value v, function_ref<bool(Value)> written);
 
-/// Maps an index into shape `out` to the index of the same element (row-major
-/// order) in shape `in`.
+/// Maps an index into `outV`'s shape to the index of the same element
+/// (row-major order) in `inV`'s. Dynamic dims take the general path (two `?`
+/// need not be one size), their sizes read by `ix`.
 template <typename Idx, typename Ix>
-SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in,
-                              Ix &ix) {
+SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, Value outV, Value inV, Ix &ix) {
+  ArrayRef<int64_t> out = tensorType(outV).getShape(), in = tensorType(inV).getShape();
+  bool dynamic = !tensorType(outV).hasStaticShape() || !tensorType(inV).hasStaticShape();
   SmallVector<Idx> result;
-  if (auto map = unitReshapeMap(in, out)) {
+  if (auto map = dynamic ? std::nullopt : unitReshapeMap(in, out)) {
     for (int64_t o : *map)
       result.push_back(o < 0 ? ix.zero() : idx[o]);
     return result;
@@ -62,9 +64,10 @@ SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, ArrayRef<int64_t> out, ArrayRef
   // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
   // the leading dims are linearized.
   size_t k = 0;
-  while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k])
+  while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k] &&
+         !ShapedType::isDynamic(in[in.size() - 1 - k]))
     ++k;
-  result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k));
+  result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k), outV, inV);
   result.append(idx.end() - k, idx.end());
   return result;
 }
@@ -92,7 +95,7 @@ SmallVector<Idx> remapIndex(Operation *op, ArrayRef<Idx> idx, Ix &ix) {
     for (size_t i = 0; i < in.size(); ++i)
       result.push_back(ix.affine(idx[i], 1, -p.getLow()[i]));
   } else if (isa<prim::ReshapeOp>(op)) {
-    result = reshapeIndex<Idx>(idx, out, in, ix);
+    result = reshapeIndex<Idx>(idx, op->getResult(0), op->getOperand(0), ix);
   }
   return result;
 }
@@ -150,7 +153,9 @@ public:
   // Index arithmetic for remapIndex.
   Value zero() { return constantIndex(0); }
   Value affine(Value i, int64_t mul, int64_t add);
-  SmallVector<Value> reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in);
+  /// `out` and `in`: leading dims of `outV`'s and `inV`'s shapes, whose dynamic sizes are read.
+  SmallVector<Value> reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in, Value outV,
+                             Value inV);
 
 private:
   OpBuilder &b;

@@ -86,7 +86,7 @@ constexpr DepSet kInnerBits = ~DepSet(0) << 32;
 struct DepArith {
   DepSet zero() { return 0; }
   DepSet affine(DepSet d, int64_t, int64_t) { return d; }
-  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in) {
+  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in, Value, Value) {
     DepSet all = 0;
     for (DepSet d : idx)
       all |= d;

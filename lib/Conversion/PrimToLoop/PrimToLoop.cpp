@@ -268,6 +268,11 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     }
     if (auto tr = dyn_cast<prim::TransposeOp>(op))
       return dimOf(fb, tr.getInput(), tr.getPermutation()[d]);
+    if (auto rs = dyn_cast<prim::ReshapeOp>(op))
+      return sizeValue(fb, rs.getSizes()[llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic)]);
+    // a dynamic dim is sliced whole, and is not the concatenated one
+    if (isa<prim::SliceOp, prim::ConcatenateOp>(op))
+      return dimOf(fb, op->getOperand(0), d);
     if (isReduction(op)) {
       ArrayRef<int64_t> dims = reductionDims(op);
       int64_t kept = -1;

@@ -5,7 +5,7 @@ captures the call with its sizes as constants, as it always did, and reports why
 import torch
 
 from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
-from ..dynamic.symbolic import SymbolicSizes, holds_symbolic
+from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function
 from ..errors import Unsupported
 from .guards import _arg_guard, _global_guards, _path_guards
 from .paths import _resolver
@@ -49,6 +49,25 @@ def _check_template(tmpl):
         _check_template(t)
 
 
+def _runtime_bound(bound, sym, tr):
+    """An index bound (input or function, lo, hi, ...) whose hi is a symbolic size, with hi as a function of the
+    captured inputs (their sizes at each call)."""
+    j, lo, hi, *why = bound
+    if holds_symbolic(lo) or holds_symbolic(j) or not isinstance(hi, torch.SymInt):
+        raise DynamicUnsupported("an index bound depends on a dynamic dim")
+    at = {}
+    for s, (source, d) in sym.symbols.items():
+        if source in tr.input_sources:
+            at[s] = (tr.input_sources.index(source), d)
+    try:
+        sizes = size_function([(size_expr(hi),)], at)
+    except Exception as e:
+        raise DynamicUnsupported(f"an index bound of a dynamic size: {e}") from None
+    if size_expr(hi).free_symbols - set(at):
+        raise DynamicUnsupported("an index bound depends on a size no input carries")
+    return (j, lo, lambda ins: sizes(ins)[0][0], *why)
+
+
 def dynamic_entry(cf, args, want, capture):
     """(arg guards, runner, extra, global guards, paths, symbolic sizes, graph, kernel) of a new entry for
     args whose input tensors have the dims want(tensor, source) gives symbolic. capture:
@@ -77,8 +96,7 @@ def dynamic_entry(cf, args, want, capture):
     if not sym.live_symbols():
         raise DynamicUnsupported("every dynamic dim was specialized by the code (a guard on its value" +
                                  (f": {sym.specialized_where()}" if sym.specialized_where() else "") + ")")
-    if any(holds_symbolic(b) for b in tr.index_bounds):
-        raise DynamicUnsupported("an index bound depends on a dynamic dim")
+    bounds = [_runtime_bound(b, sym, tr) if holds_symbolic(b) else b for b in tr.index_bounds]
     _check_template(tmpl)
     before = sym.guard_count()
     try:
@@ -98,5 +116,5 @@ def dynamic_entry(cf, args, want, capture):
     else:
         def both(a):
             return check(a) and extra(a)
-    runner = _make_runner(tr, tmpl, _select(kernel, graph, tr.index_bounds), tr.effects)
+    runner = _make_runner(tr, tmpl, _select(kernel, graph, bounds), tr.effects)
     return guards, runner, both, _global_guards(tr), paths, sym, graph, kernel, tr

@@ -246,7 +246,8 @@ def _index_checker(bounds):
     A check whose tensors are the very ones it passed last time, unmodified (same objects, same version
     counters and data), is not repeated: a module's position-ids buffer, or one input passed call after
     call, is checked once; a bound is an input index, or a function of the inputs whose `reads` names
-    the inputs it reads (without it, it runs every time)."""
+    the inputs it reads (without it, it runs every time); hi may be a function of the inputs too (a size
+    of a graph with symbolic sizes)."""
     bounds = list(dict.fromkeys(bounds))  # j: an input index, or a function computing the index
     reads = [(j,) if type(j) is int else getattr(j, "reads", None) for j, *_ in bounds]
     passed = [None] * len(bounds)  # per bound: what it read when it last passed
@@ -269,6 +270,8 @@ def _index_checker(bounds):
             t = ins[j] if type(j) is int else j(ins)
             if not t.numel():
                 continue
+            if callable(hi):  # a bound computed from the inputs' sizes (a graph with symbolic sizes)
+                hi = hi(ins)
             if t.is_cuda:
                 torch._assert_async(((t >= lo) & (t < hi)).all(), why[0] if why else "dyn: index out of range")
             else:

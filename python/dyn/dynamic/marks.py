@@ -73,13 +73,15 @@ def _top_level_marked(args):
 def dynamic_wanted(dynamic, args, sticky):
     """want(tensor, source) -> {dim: (min, max)} or None for this call's capture (dynamic/symbolic.py), or
     None when no dim is to be symbolic. sticky: {source: dims} found dynamic by earlier recompiles
-    (automatic dynamic). dynamic=True makes every dim of every input tensor but parameters symbolic."""
+    (automatic dynamic). dynamic=True makes every dim symbolic of the tensors passed as arguments (or in
+    containers passed so), not of parameters or of tensors read as attributes (a module's buffers)."""
     if dynamic is False or (dynamic is None and not sticky and not _top_level_marked(args)):
         return None
 
     def want(t, source):
         dims = marked_dims(t)
-        if dynamic is True and not isinstance(t, torch.nn.Parameter):
+        if dynamic is True and not isinstance(t, torch.nn.Parameter) and source[0] == "arg" and \
+                not any(isinstance(step, str) for step in source[2:]):  # not a module's buffer
             for d in range(t.dim()):
                 dims.setdefault(d, (None, None))
         for d in sticky.get(source, ()):

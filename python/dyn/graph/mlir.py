@@ -59,7 +59,7 @@ def _dims(ds):
     return "[" + ", ".join(str(int(d)) for d in ds) + "]"
 
 
-SIZED_OPS = ("reshape", "expand")  # ops given the sizes of their `?` result dims (graph/sizes.py)
+SIZED_OPS = ("reshape", "expand", "iota")  # ops given the sizes of their `?` result dims (graph/sizes.py)
 
 
 def _line(n, sizes=""):
@@ -76,6 +76,8 @@ def _line(n, sizes=""):
         return f"{n.name} = graph.{op} {ins} dims {_dims(a['dims'])}{kd} : {tys} -> {r}"
     if op in ("softmax", "log_softmax"):
         return f"{n.name} = graph.{op} {ins} dim {a['dim']} : {tys} -> {r}"
+    if op == "iota":
+        return f"{n.name} = graph.iota{sizes} : {r}"
     if op == "permute":
         return f"{n.name} = graph.permute {ins} dims {_dims(a['dims'])} : {tys} -> {r}"
     if op == "slice":

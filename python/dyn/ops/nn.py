@@ -9,9 +9,35 @@ from .tensor import TensorVar
 
 class NNOps:
     # -- linear algebra ----------------------------------------------------------------------------
+    def _matmul_meta(self, a, b):
+        """torch.matmul's result meta; with symbolic sizes from its shape rule (ATen's composite matmul
+        guards on them), the inner sizes' equality a guard."""
+        if self.g.fake_mode is None:
+            return self.tr.session.metas.call(torch.matmul, a, b)
+        na, nb = a.dim(), b.dim()
+        if na == 0 or nb == 0:
+            raise Unsupported("matmul of a 0-d tensor")
+        k1, k2 = a.shape[-1], b.shape[-2 if nb > 1 else 0]
+        if k1 != k2:
+            raise Unsupported("matmul of mismatched inner sizes (eager raises)")
+        if na == 1 and nb == 1:
+            shape = ()
+        elif nb == 1:
+            shape = tuple(a.shape[:-1])
+        elif na == 1:
+            shape = tuple(b.shape[:-2]) + (b.shape[-1],)
+        else:
+            batch = torch.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+            shape = tuple(batch) + (a.shape[-2], b.shape[-1])
+        dt = torch.promote_types(a.dtype, b.dtype)
+        if a.dtype != b.dtype:
+            raise Unsupported("matmul of mixed dtypes (eager raises)")
+        with self.g.fake_mode:
+            return torch.empty(shape, dtype=dt, device="meta")
+
     def matmul(self, a, b):
         self.check(a, b)
-        meta = self.tr.session.metas.call(torch.matmul, a.meta, b.meta)
+        meta = self._matmul_meta(a.meta, b.meta)
         self.accepts("matmul", torch.matmul, a, b)  # booleans raise
         dt = meta.dtype
         a, b = self.convert(a, dt), self.convert(b, dt)
@@ -31,7 +57,7 @@ class NNOps:
         if nb == 2:
             k = a.meta.shape[-1]
             a2 = self.reshape(a, (math.prod(a.meta.shape[:-1]), k))  # not -1: ambiguous without elements
-            r = self.node("matmul", [a2, b], torch.matmul(a2.meta, b.meta))
+            r = self.node("matmul", [a2, b], self._matmul_meta(a2.meta, b.meta))
             return self.reshape(r, meta.shape)
         # batched: broadcast batch dims, flatten to 3-D
         batch = tuple(meta.shape[:-2])
@@ -39,7 +65,7 @@ class NNOps:
         b3 = self.expand(b, batch + tuple(b.meta.shape[-2:]))
         a3 = self.reshape(a3, (math.prod(batch),) + tuple(a.meta.shape[-2:]))
         b3 = self.reshape(b3, (math.prod(batch),) + tuple(b.meta.shape[-2:]))
-        r = self.node("matmul", [a3, b3], torch.matmul(a3.meta, b3.meta))
+        r = self.node("matmul", [a3, b3], self._matmul_meta(a3.meta, b3.meta))
         return self.reshape(r, meta.shape)
 
     def addmm(self, x, a, b, beta, alpha, meta):

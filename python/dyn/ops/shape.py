@@ -203,7 +203,7 @@ class ShapeOps:
         operands except a generic torch call (any Python callable) and the seeded random draws (their cost
         is a tensor's worth of random numbers per run). Real models index with sorts (a mixture of experts'
         routing), argmax (CLIP's pooled token), repeats (GPT-J's rotary table) and floor divisions."""
-        return op != "torch_call" and not op.startswith("seeded_")
+        return op not in ("torch_call", "iota") and not op.startswith("seeded_")
 
     def constant_value(self, v, limit=64):
         """The real value of a small tensor computed from constants alone (torch.arange's, torch.tensor's;
@@ -346,6 +346,17 @@ class ShapeOps:
         d = _norm_dim(dim, nd)
         return self.cat([self.reshape(x, x.meta.unsqueeze(d).shape) for x in xs], d)
 
+    def iota(self, n, dtype):
+        """0, 1, ..., n-1 (n a symbolic size: graph.iota with its runtime length)."""
+        with self.g.fake_mode:
+            meta = torch.empty((n,), dtype=dtype, device="meta")
+        self.g.device = self.tr.device
+        return self.var(self.g.add("iota", [], meta))
+
+    def size_tensor(self, n):
+        """A 0-d int64 tensor holding the symbolic size n at run time (the length of an iota, read back)."""
+        raise Unsupported("a dynamic size as a tensor value")
+
     def full(self, shape, value, dtype):
         _fits_int64(value)
         if isinstance(value, SCALARS):
@@ -376,6 +387,8 @@ def _value_range(node, known, depth=0):
         node, op = node.inputs[0], node.inputs[0].op
         if op not in _POSITIONS or node.attrs.get("metas") and a.get("index", 0) != len(node.attrs["metas"]) - 1:
             return None  # not the indices result (the last one)
+    if op == "iota":  # 0, 1, ..., n-1 (n a symbolic size: the comparisons made of it are guards)
+        return 0, node.meta.shape[0]
     if op in _POSITIONS:
         x = node.inputs[0]
         d = node.attrs.get("dim", 0)

@@ -1,5 +1,6 @@
 """Symbolic tensors while capturing: TensorVar (a graph node plus its meta tensor), the memory a base
 tensor shares with its views (_Storage, _View), and helpers the op builders and handlers share."""
+import contextlib
 import operator
 import weakref
 
@@ -69,10 +70,12 @@ class _View:
 def _shadow(x):
     """A meta tensor with x's layout: the real input's strides, contiguous for a computed tensor (and for an
     input with symbolic sizes: those are contiguous)."""
-    if x.input_index is not None and not any(isinstance(d, torch.SymInt) for d in x.meta.shape):
-        t = x.tracer.input_tensors[x.input_index]
-        return meta_empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
-    return meta_empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
+    mode = x.tracer.graph.fake_mode  # a capture with symbolic sizes: a fake tensor (views of it stay symbolic)
+    with mode if mode is not None else contextlib.nullcontext():
+        if x.input_index is not None and not any(isinstance(d, torch.SymInt) for d in x.meta.shape):
+            t = x.tracer.input_tensors[x.input_index]
+            return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
+        return torch.empty(tuple(x.meta.shape), dtype=x.meta.dtype, device="meta")
 
 
 # View steps: ('view', shape) ('reshape', shape) ('permute', dims) ('expand', shape) ('getitem', index)

@@ -249,9 +249,12 @@ class WindowOps:
             self.check(attn_mask)
             if attn_mask.meta.dtype not in (torch.bool, q.meta.dtype):
                 raise Unsupported("an attention mask of another float dtype than the query's")
-        meta = self._meta_of(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
-                     attn_mask=None if attn_mask is None else attn_mask.meta, is_causal=is_causal, scale=scale,
-                     enable_gqa=bool(enable_gqa))
+        if self.g.fake_mode is None:
+            meta = self._meta_of(F.scaled_dot_product_attention, q.meta, k.meta, v.meta,
+                                 attn_mask=None if attn_mask is None else attn_mask.meta, is_causal=is_causal,
+                                 scale=scale, enable_gqa=bool(enable_gqa))
+        else:  # symbolic sizes: the result's shape rule (ATen's kernel choice would guard on the sizes)
+            meta = self._attention_meta(q.meta, k.meta, v.meta, attn_mask, bool(enable_gqa))
         if q.meta.dim() < 3:
             raise Unsupported("scaled_dot_product_attention of tensors with fewer than 3 dims")
         if enable_gqa and q.meta.dim() >= 3 and k.meta.shape[-3] != q.meta.shape[-3]:
@@ -265,6 +268,22 @@ class WindowOps:
             raise Unsupported("an attention mask of more dims than the query")
         return self.node("scaled_dot_product_attention", ins, meta, is_causal=is_causal,
                          scale=None if scale is None else float(scale))
+
+    def _attention_meta(self, q, k, v, attn_mask, enable_gqa):
+        """scaled_dot_product_attention's result meta from its shape rule: the batch dims broadcast (the
+        heads of k and v divide q's under enable_gqa), q's rows, v's columns; mismatches are guards."""
+        if q.dim() < 3 or k.dim() != q.dim() or v.dim() != q.dim():
+            raise Unsupported("scaled_dot_product_attention of tensors of other ranks")
+        if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+            raise Unsupported("scaled_dot_product_attention of mismatched sizes (eager raises)")
+        kb, vb = tuple(k.shape[:-2]), tuple(v.shape[:-2])
+        if enable_gqa:
+            kb, vb = kb[:-1] + (q.shape[-3],), vb[:-1] + (q.shape[-3],)
+        batch = torch.broadcast_shapes(tuple(q.shape[:-2]), kb, vb)
+        if attn_mask is not None:
+            torch.broadcast_shapes(tuple(attn_mask.meta.shape), tuple(batch) + (q.shape[-2], k.shape[-2]))
+        with self.g.fake_mode:
+            return torch.empty(tuple(batch) + (q.shape[-2], v.shape[-1]), dtype=q.dtype, device="meta")
 
     def _attention_with_dropout(self, q, k, v, attn_mask, p, is_causal, scale):
         """Attention whose probabilities drop out (a model's attention in training): one random node,

@@ -6,7 +6,7 @@
 
 func.func @dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<?x8xf32>'}}
-  %0 = graph.softmax %x dim 1 : tensor<?x8xf32> -> tensor<?x8xf32>
+  %0 = graph.cumulative sum %x dim 1 : tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
 

@@ -3,8 +3,26 @@
 // Ops the lowerings size from constants only.
 func.func @dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
   // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<4x?xf32>'}}
-  %0 = prim.slice %a start [0, 0] stride [1, 1] : tensor<4x?xf32> -> tensor<4x?xf32>
+  %0 = prim.pad %a low [0, 0] high [0, 1] value 0.0 : tensor<4x?xf32> -> tensor<4x?xf32>
   return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+// A dynamic dim is sliced whole.
+func.func @slice_dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  // expected-error @+1 {{takes dynamic dim 1 whole}}
+  %0 = prim.slice %a start [0, 1] stride [1, 1] : tensor<4x?xf32> -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+// Each dynamic result dim of a reshape has its size.
+func.func @reshape_sizes(%a: tensor<?x8xf32>) -> tensor<?x2x4xf32> {
+  // expected-error @+1 {{needs one size per dynamic result dim}}
+  %0 = prim.reshape %a : tensor<?x8xf32> -> tensor<?x2x4xf32>
+  return %0 : tensor<?x2x4xf32>
 }
 
 // -----

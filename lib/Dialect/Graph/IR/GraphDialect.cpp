@@ -83,33 +83,40 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }
 
-/// The operand and result shapes of a (batched) matrix product: two 2-D or
-/// two 3-D operands with matching contracting and batch dims, and the result
-/// [batch..., M, N] (graph.matmul, graph.addmm).
-static LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value result) {
+static std::string dimString(int64_t d) { return ShapedType::isDynamic(d) ? "?" : std::to_string(d); }
+
+/// The operand and result shapes of a (batched) matrix product: [batch..., M,
+/// K] times [K, N] or [batch..., K, N] (equal batch dims) is [batch..., M, N]
+/// (graph.matmul; graph.addmm takes 2-D or 3-D operands of one rank). Dims
+/// that meet (K, batch) are equal: both `?` or one constant, as no runtime
+/// check compares them.
+static LogicalResult verifyProduct(Operation *op, Value lhs, Value rhs, Value result, bool sameRank) {
   ArrayRef<int64_t> a = tensorType(lhs).getShape(), b = tensorType(rhs).getShape(),
                     c = tensorType(result).getShape();
-  if (a.size() != b.size() || (a.size() != 2 && a.size() != 3))
-    return op->emitOpError("expects two 2-D or two 3-D operands");
-  size_t r = a.size();
-  if (a[r - 1] != b[r - 2])
-    return op->emitOpError() << "contracting dims differ: " << a[r - 1] << " vs " << b[r - 2];
-  if (r == 3 && a[0] != b[0])
+  if (sameRank ? a.size() != b.size() || (a.size() != 2 && a.size() != 3)
+               : a.size() < 2 || (b.size() != 2 && b.size() != a.size()))
+    return op->emitOpError(sameRank ? "expects two 2-D or two 3-D operands"
+                                    : "expects [batch..., M, K] and [K, N] or [batch..., K, N] operands");
+  size_t r = a.size(), rb = b.size();
+  if (a[r - 1] != b[rb - 2])
+    return op->emitOpError() << "contracting dims differ: " << dimString(a[r - 1]) << " vs "
+                             << dimString(b[rb - 2]);
+  if (rb == r && a.drop_back(2) != b.drop_back(2))
     return op->emitOpError("batch dims differ");
   SmallVector<int64_t> expected(a.begin(), a.end() - 1);
-  expected.push_back(b[r - 1]);
+  expected.push_back(b[rb - 1]);
   if (c != ArrayRef<int64_t>(expected))
     return op->emitOpError("result shape must be [batch..., M, N]");
   return success();
 }
 
-LogicalResult MatmulOp::verify() { return verifyProduct(*this, getLhs(), getRhs(), getResult()); }
+LogicalResult MatmulOp::verify() { return verifyProduct(*this, getLhs(), getRhs(), getResult(), false); }
 
 LogicalResult AddmmOp::verify() {
-  if (failed(verifyProduct(*this, getLhs(), getRhs(), getResult())))
+  if (failed(verifyProduct(*this, getLhs(), getRhs(), getResult(), true)))
     return failure();
   ArrayRef<int64_t> c = tensorType(getResult()).getShape(), x = tensorType(getInput()).getShape();
-  // input broadcasts to the result (numpy rules, right-aligned)
+  // input broadcasts to the result (numpy rules, right-aligned; a `?` only to the same `?`)
   if (x.size() > c.size())
     return emitOpError("input has more dims than the result");
   for (size_t i = 0; i < x.size(); ++i)
@@ -266,16 +273,57 @@ LogicalResult TraceOp::verify() {
   return success();
 }
 
+/// Where each dynamic result dim of a reshape without `sizes` takes its size:
+/// the input dim at the same position from the front, else from the back, if
+/// dynamic there and not taken by an earlier result dim; -1 for the one left (element count / the other dims).
+/// Fails where more than one is left.
+FailureOr<SmallVector<int64_t>> dyn::graph::reshapeSizeSources(RankedTensorType in, RankedTensorType out) {
+  SmallVector<int64_t> sources;
+  llvm::SmallSet<int64_t, 4> used; // each input dim sizes one result dim
+  int64_t left = 0;
+  for (int64_t d = 0, r = out.getRank(); d < r; ++d) {
+    if (!out.isDynamicDim(d))
+      continue;
+    int64_t back = in.getRank() - (r - d);
+    if (d < in.getRank() && in.isDynamicDim(d) && used.insert(d).second)
+      sources.push_back(d);
+    else if (back >= 0 && in.isDynamicDim(back) && used.insert(back).second)
+      sources.push_back(back);
+    else if (left++ == 0)
+      sources.push_back(-1);
+    else
+      return failure();
+  }
+  return sources;
+}
+
 LogicalResult ReshapeOp::verify() {
-  if (tensorType(getInput()).getNumElements() != getType().getNumElements())
-    return emitOpError("input and result have different element counts");
-  if (tensorType(getInput()).getElementType() != getType().getElementType())
+  RankedTensorType in = tensorType(getInput()), out = getType();
+  if (in.getElementType() != out.getElementType())
     return emitOpError("reshape cannot change the element type");
+  if (in.hasStaticShape() && out.hasStaticShape()) {
+    if (in.getNumElements() != out.getNumElements())
+      return emitOpError("input and result have different element counts");
+    if (!getSizes().empty())
+      return emitOpError("takes sizes only for dynamic result dims");
+    return success();
+  }
+  if (out.hasStaticShape())
+    return emitOpError("a dynamic input needs a dynamic result dim");
+  if (!getSizes().empty()) {
+    if ((int64_t)getSizes().size() != out.getNumDynamicDims())
+      return emitOpError() << "needs one size per dynamic result dim (" << out.getNumDynamicDims()
+                           << "), got " << getSizes().size();
+    return success();
+  }
+  if (failed(reshapeSizeSources(in, out)))
+    return emitOpError("cannot derive the dynamic result dims from the input: give their sizes");
   return success();
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
-  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+  // explicit sizes may differ from the input's
+  return getInput().getType() == getType() && getSizes().empty() ? getInput() : OpFoldResult();
 }
 
 namespace {
@@ -284,9 +332,10 @@ struct FoldReshapeChain : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
     auto producer = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!producer)
+    // a dynamic dim derived from the intermediate shape may not be derivable from the first
+    if (!producer || (!op.getType().hasStaticShape() && op.getSizes().empty()))
       return failure();
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), producer.getInput());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), producer.getInput(), op.getSizes());
     return success();
   }
 };
@@ -328,16 +377,31 @@ LogicalResult ExpandOp::verify() {
   size_t offset = out.size() - in.size();
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i] != 1 && in[i] != out[offset + i])
-      return emitOpError() << "input dim " << i << " of size " << in[i]
-                           << " cannot be expanded to " << out[offset + i];
+      return emitOpError() << "input dim " << i << " of size " << dimString(in[i])
+                           << " cannot be expanded to " << dimString(out[offset + i]);
+  int64_t dynamic = getType().getNumDynamicDims();
+  if (!getSizes().empty() && (int64_t)getSizes().size() != dynamic)
+    return emitOpError() << "needs one size per dynamic result dim (" << dynamic << "), got "
+                         << getSizes().size();
+  if (getSizes().empty())
+    for (size_t i = 0; i < out.size(); ++i)
+      if (ShapedType::isDynamic(out[i]) && (i < offset || !ShapedType::isDynamic(in[i - offset])))
+        return emitOpError() << "result dim " << i << " is dynamic but the input's is not: give the sizes";
   return success();
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor) {
-  return getInput().getType() == getType() ? getInput() : OpFoldResult();
+  return getInput().getType() == getType() && getSizes().empty() ? getInput() : OpFoldResult();
 }
 
 LogicalResult GatherOp::verify() { return dyn::verifyGather(*this); }
+
+LogicalResult DimOp::verify() {
+  int64_t rank = tensorType(getInput()).getRank();
+  if ((int64_t)getDim() < 0 || (int64_t)getDim() >= rank)
+    return emitOpError() << "dim " << getDim() << " is out of range for rank " << rank;
+  return success();
+}
 
 LogicalResult SliceOp::verify() {
   RankedTensorType in = tensorType(getInput());
@@ -346,6 +410,8 @@ LogicalResult SliceOp::verify() {
     return emitOpError() << "dim " << dim << " is out of range for rank " << in.getRank();
   if (step < 1)
     return emitOpError("step must be positive");
+  if (in.isDynamicDim(dim))
+    return emitOpError() << "slices dim " << dim << ", which is dynamic";
   if (start < 0 || end < start || end > in.getDimSize(dim))
     return emitOpError() << "slice [" << start << ", " << end << ") is out of bounds for size "
                          << in.getDimSize(dim);
@@ -369,6 +435,8 @@ LogicalResult CatOp::verify() {
   int64_t dim = getDim(), total = 0;
   if (dim < 0 || dim >= first.getRank())
     return emitOpError() << "dim " << dim << " is out of range for rank " << first.getRank();
+  if (getType().isDynamicDim(dim))
+    return emitOpError() << "concatenates along dim " << dim << ", which is dynamic";
   for (Value v : getInputs()) {
     RankedTensorType t = tensorType(v);
     if (t.getRank() != first.getRank() || t.getElementType() != getType().getElementType())

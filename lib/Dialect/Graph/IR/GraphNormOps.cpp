@@ -84,7 +84,15 @@ LogicalResult checkChannelNorm(OpT op, bool updates) {
 LogicalResult LayerNormOp::verify() {
   RankedTensorType in = tensorType(getInput());
   SmallVector<int64_t> normalized;
-  if (failed(checkNormalizedRank(*this, in, getNormalizedRank(), normalized)) ||
+  if (failed(checkNormalizedRank(*this, in, getNormalizedRank(), normalized)))
+    return failure();
+  // the leading dims may be dynamic; the normalized ones are the parameters' shape
+  if (llvm::any_of(normalized, ShapedType::isDynamic))
+    return emitOpError("normalized dims must be static");
+  for (Value v : {getWeight(), getBias()})
+    if (v && !tensorType(v).hasStaticShape())
+      return emitOpError("weight and bias must have static shapes");
+  if (
       failed(checkParam(*this, getWeight(), "weight", in, normalized)) ||
       failed(checkParam(*this, getBias(), "bias", in, normalized)))
     return failure();

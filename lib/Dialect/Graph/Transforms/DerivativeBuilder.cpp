@@ -301,6 +301,16 @@ Value DerivativeBuilder::padBack(Operation *op, Value grad, Values) {
   return v;
 }
 
+void DerivativeBuilder::reshapeBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  if (wants(op, 0))
+    grads[0] = reshapeAs(op, grad, {op->getOperand(0), grad});
+}
+
+void DerivativeBuilder::expandBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  if (wants(op, 0))
+    grads[0] = sumTo(op, grad, {op->getOperand(0), grad});
+}
+
 void DerivativeBuilder::catBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto c = cast<CatOp>(op);
   int64_t dim = c.getDim(), offset = 0;

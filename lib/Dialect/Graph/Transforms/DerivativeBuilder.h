@@ -95,6 +95,8 @@ public:
   mlir::Value nllLossBack(mlir::Operation *op, mlir::Value grad, Values args);
   // Builders of every operand's gradient (Graph_DerivativeFn).
   void catBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
+  void reshapeBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
+  void expandBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void layerNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void rmsNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void attentionBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);

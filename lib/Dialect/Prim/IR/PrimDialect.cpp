@@ -107,14 +107,31 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor) {
 
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = tensorType(getInput());
-  if (in.getNumElements() != getType().getNumElements() ||
-      in.getElementType() != getType().getElementType())
+  if (in.getElementType() != getType().getElementType() ||
+      (in.hasStaticShape() && getType().hasStaticShape() && in.getNumElements() != getType().getNumElements()))
     return emitOpError("reshape must keep the element count and type");
+  if ((int64_t)getSizes().size() != getType().getNumDynamicDims())
+    return emitOpError("needs one size per dynamic result dim");
+  if (!in.hasStaticShape() && getType().hasStaticShape())
+    return emitOpError("a dynamic input needs a dynamic result dim");
   return success();
 }
 
+/// Whether the dynamic dims of `op`'s result are its input's at the same positions.
+static bool sameDynamicSizes(ReshapeOp op) {
+  unsigned k = 0;
+  for (int64_t d = 0, r = op.getType().getRank(); d < r; ++d) {
+    if (!op.getType().isDynamicDim(d))
+      continue;
+    auto dim = op.getSizes()[k++].getDefiningOp<DimOp>();
+    if (!dim || dim.getInput() != op.getInput() || (int64_t)dim.getDim() != d)
+      return false;
+  }
+  return true;
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
+  if (getInput().getType() == getType() && sameDynamicSizes(*this))
     return getInput();
   // reshape(reshape(x)) == reshape(x).
   if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
@@ -173,6 +190,11 @@ LogicalResult SliceOp::verify() {
     int64_t start = getStart()[i], stride = getStride()[i];
     if (stride < 1 || start < 0)
       return emitOpError("start must be non-negative and stride positive");
+    if (ShapedType::isDynamic(in[i]) || ShapedType::isDynamic(out[i])) {
+      if (in[i] != out[i] || start != 0 || stride != 1)
+        return emitOpError() << "takes dynamic dim " << i << " whole";
+      continue;
+    }
     if (out[i] > 0 && start + (out[i] - 1) * stride >= in[i])
       return emitOpError() << "slice reads past the end of dim " << i;
   }
@@ -187,6 +209,8 @@ LogicalResult ConcatenateOp::verify() {
     return emitOpError("dim is out of range");
   for (Value v : getInputs()) {
     RankedTensorType t = tensorType(v);
+    if (t.getRank() == getType().getRank() && t.isDynamicDim(dim))
+      return emitOpError("concatenates along a dynamic dim");
     if (t.getRank() != getType().getRank() || t.getElementType() != getType().getElementType())
       return emitOpError("inputs must have the result's rank and element type");
     for (int64_t i = 0; i < t.getRank(); ++i)

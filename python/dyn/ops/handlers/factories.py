@@ -68,6 +68,8 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
         raise Unsupported("arange(requires_grad=True)")
     if layout not in (None, torch.strided):
         raise Unsupported(f"arange(layout={layout})")
+    if any(isinstance(a, torch.SymInt) for a in args) or any(isinstance(v, torch.SymInt) for v in kwargs.values()):
+        return _out(o, out, on_host(_symbolic_arange(o, *args, dtype=dtype, **kwargs), host and out is None))
     try:
         values = torch.arange(*args, dtype=dtype, **kwargs)
     except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
@@ -76,6 +78,26 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 H["arange"] = _arange
+
+
+def _symbolic_arange(o, start, end=None, step=1, *, dtype=None):
+    """torch.arange with a bound that is a symbolic size (a capture with dynamic dims): graph.iota of the
+    runtime length, then start + i * step in the graph."""
+    if end is None:
+        start, end = 0, start
+    if not all(isinstance(v, (int, torch.SymInt)) and not isinstance(v, bool) for v in (start, end, step)) or \
+            not isinstance(step, int) or step <= 0:
+        raise Unsupported("arange of a dynamic size with bounds that are not ints or a step that is not a positive int")
+    n = (end - start + step - 1) // step if step != 1 else end - start
+    if not n >= 2:  # a guard: sizes 0 and 1 stay specialized
+        raise Unsupported("arange of a dynamic size that may hold fewer than 2 elements")
+    dtype = dtype or torch.int64
+    r = o.iota(n, torch.int64)
+    if step != 1:
+        r = o.binary("mul", r, step)
+    if not (isinstance(start, int) and start == 0):
+        r = o.binary("add", r, start) if isinstance(start, int) else o.binary("add", r, o.size_tensor(start))
+    return o.convert(r, dtype) if dtype != torch.int64 else r
 
 
 def _computed(name):

@@ -32,9 +32,11 @@ def Graph_NumericTensor : RankedTensorOf<[Dyn_Numeric]>;
 def Graph_IntegerTensor : RankedTensorOf<[Dyn_Integer]>;
 def Graph_BoolTensor : RankedTensorOf<[I1]>;
 
-// Every graph op is side-effect free and, but where its lowering takes dynamic
-// dims (`staticShapes` = 0), statically shaped; families add their own traits.
-class Graph_Op<string mnemonic, list<Trait> traits = [], bit staticShapes = 1>
-    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure], !if(staticShapes, [Dyn_StaticShapes], [Dyn_DynamicDimsStay]))>;
+// Every graph op is side-effect free. `shapeTraits` say where its tensors may
+// have dynamic (`?`) dims: nowhere (Dyn_StaticShapes, the default), as the
+// elementwise ops broadcast them (Dyn_DynamicDimsStay), or, with no trait, where
+// the op's own verifier admits them; families add their own traits.
+class Graph_Op<string mnemonic, list<Trait> traits = [], list<Trait> shapeTraits = [Dyn_StaticShapes]>
+    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [Pure], shapeTraits)>;
 
 #endif // DYN_GRAPH_BASE

@@ -208,8 +208,9 @@ def : Graph_Derivative<Graph_LogSoftmaxOp, [(LogSoftmaxBack $grad)]>;
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def : Graph_Derivative<Graph_ReshapeOp, [(ReshapeAs $input, $grad)]>;
-def : Graph_Derivative<Graph_ExpandOp, [(SumTo $input, $grad)]>;
+// reshape and expand: the input's gradient (their sizes, if any, have none).
+def : Graph_DerivativeFn<Graph_ReshapeOp, "reshapeBack">;
+def : Graph_DerivativeFn<Graph_ExpandOp, "expandBack">;
 def : Graph_Derivative<Graph_PermuteOp, [(PermuteBack $grad)]>;
 def : Graph_Derivative<Graph_SliceOp, [(SliceBack $grad)]>;
 def : Graph_Derivative<Graph_PadOp, [(PadBack $grad)]>;

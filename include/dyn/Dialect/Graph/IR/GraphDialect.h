@@ -23,4 +23,11 @@
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Graph/IR/GraphOps.h.inc"
 
+namespace dyn::graph {
+/// Where each dynamic result dim of a `graph.reshape` without sizes takes its
+/// size: an input dim, or -1 for the element count over the other dims.
+mlir::FailureOr<llvm::SmallVector<int64_t>> reshapeSizeSources(mlir::RankedTensorType in,
+                                                               mlir::RankedTensorType out);
+} // namespace dyn::graph
+
 #endif // DYN_DIALECT_GRAPH_IR_GRAPHDIALECT_H

@@ -19,12 +19,14 @@ include "dyn/Dialect/Graph/IR/GraphBase.td"
 include "dyn/Dialect/Graph/IR/GraphOpRegistry.td"
 
 // Optional weight, bias and statistics: operand segments (rms_norm has one).
-class Graph_NormOp<string mnemonic, list<Trait> traits = [AttrSizedOperandSegments]>
-    : Graph_Op<mnemonic, traits> {
+class Graph_NormOp<string mnemonic, list<Trait> traits = [AttrSizedOperandSegments],
+                   list<Trait> shapeTraits = [Dyn_StaticShapes]>
+    : Graph_Op<mnemonic, traits, shapeTraits> {
   let hasVerifier = 1;
 }
 
-def Graph_LayerNormOp : Graph_NormOp<"layer_norm"> {
+// Dynamic dims in the leading (not normalized) dims (its verifier).
+def Graph_LayerNormOp : Graph_NormOp<"layer_norm", [AttrSizedOperandSegments], []> {
   let summary = "layer normalization over the trailing dims (F.layer_norm)";
   let description = [{
     Normalizes `input` over its trailing `normalized_rank` dims:

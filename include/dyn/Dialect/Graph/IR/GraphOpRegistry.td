@@ -60,6 +60,7 @@ def Dyn_MetaRule : Dyn_TypeRule<"meta", Graph_Tensor,
     "PyTorch's, from its meta function at capture (library calls)">;
 def Dyn_FreeRule : Dyn_TypeRule<"free", Graph_Tensor,
     "any type (an explicit dtype argument); the operand is converted to it">;
+def Dyn_IndexRule : Dyn_TypeRule<"index", Index, "an `index` (a size)">;
 
 //===----------------------------------------------------------------------===//
 // Shape rules
@@ -94,6 +95,9 @@ class Dyn_Lowering<string lowerKind> {
   // Whether the pattern lowers operands and results with dynamic (`?`) dims;
   // other ops need static shapes (docs/dynamic_shapes.md).
   bit dynamicShapes = 0;
+  // The verifier of those dims: the elementwise rule, or none where the op's
+  // own verifier checks them.
+  list<Trait> dynamicShapeTraits = [Dyn_DynamicDimsStay];
 }
 
 // One prim op on the result type (operands converted and broadcast first):
@@ -118,6 +122,12 @@ class Dyn_LibraryCall<string callee> : Dyn_Lowering<"library"> {
   let family = "LibraryCalls";
 }
 
+// A composite that takes dynamic dims, checked by the op's own verifier.
+class Dyn_DynamicComposite<string cls, string fam> : Dyn_Composite<cls, fam> {
+  let dynamicShapes = 1;
+  let dynamicShapeTraits = [];
+}
+
 // Registered by hand (ops with more than one lowering shape or that are not
 // elementwise: constant, convert).
 def Dyn_HandWritten : Dyn_Lowering<"hand-written">;
@@ -128,7 +138,8 @@ def Dyn_HandWritten : Dyn_Lowering<"hand-written">;
 
 class Graph_RegisteredOp<string mnemonic, string opFamily, Dyn_TypeRule rule,
                          Dyn_ShapeRule shape, Dyn_Lowering lower, list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, rule.traits, shape.traits), !not(lower.dynamicShapes)> {
+    : Graph_Op<mnemonic, !listconcat(traits, rule.traits, shape.traits),
+               !if(lower.dynamicShapes, lower.dynamicShapeTraits, [Dyn_StaticShapes])> {
   string opName = mnemonic;
   string family = opFamily;
   Dyn_TypeRule typeRule = rule;

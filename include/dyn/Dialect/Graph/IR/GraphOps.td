@@ -30,7 +30,7 @@ class Graph_UnaryOp<string mnemonic, string desc, Dyn_TypeRule rule, Dyn_Lowerin
 class Dyn_Unary<string prim> : Dyn_ToPrim<prim, "UnaryToPrim", "Elementwise"> { let dynamicShapes = 1; }
 class Dyn_Binary<string prim> : Dyn_ToPrim<prim, "BinaryToPrim", "Elementwise"> { let dynamicShapes = 1; }
 class Dyn_Compare<string prim> : Dyn_ToPrim<prim, "CompareToPrim", "Elementwise"> { let dynamicShapes = 1; }
-class Dyn_Elementwise<string cls> : Dyn_Composite<cls, "Elementwise">;
+class Dyn_Elementwise<string cls> : Dyn_Composite<cls, "Elementwise"> { let dynamicShapes = 1; }
 
 def Graph_ExpOp : Graph_UnaryOp<"exp", "exponential", Dyn_FloatRule, Dyn_Unary<"ExpOp">>;
 def Graph_LogOp : Graph_UnaryOp<"log", "natural logarithm", Dyn_FloatRule, Dyn_Unary<"LogOp">>;
@@ -368,10 +368,11 @@ def Graph_ClampOp : Graph_RegisteredOp<"clamp", "ternary", Dyn_PromoteNumericRul
 // A float tensor in, the same type out; computed in float32 for float16 and
 // bfloat16 and rounded once (eager's kernels do the same). `signature` is the
 // torch.nn.functional function's: capture records the op with its attributes.
+class Dyn_Activation<string cls> : Dyn_Composite<cls, "Activations"> { let dynamicShapes = 1; }
 class Graph_ActivationOp<string mnemonic, string desc, string cls, dag attrs, string sig,
                          string eagerExpr>
     : Graph_RegisteredOp<mnemonic, "activation", Dyn_KeepsFloatRule, Dyn_SameShape,
-                         Dyn_Composite<cls, "Activations">> {
+                         Dyn_Activation<cls>> {
   let summary = desc;
   let description = "`" # desc # "` elementwise (torch.nn.functional." # mnemonic # ").";
   let arguments = !con((ins Graph_FloatTensor:$input), attrs);
@@ -517,9 +518,13 @@ def Graph_PreluOp : Graph_RegisteredOp<"prelu", "gated", Dyn_KeepsElementRule, D
 
 // The result element type is free for sum and prod (their `dtype` argument),
 // the input's for amax and amin, a float for mean. Empty `dims` reduce nothing.
+// Dynamic dims stay where they are (verifyReduction); a reduced one is counted at run time.
+class Dyn_Reduction<string prim> : Dyn_ToPrim<prim, "ReductionToPrim", "Reductions"> {
+  let dynamicShapes = 1;
+  let dynamicShapeTraits = [];
+}
 class Graph_RegisteredReductionOp<string mnemonic, string desc, Dyn_TypeRule rule, string prim>
-    : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce,
-                         Dyn_ToPrim<prim, "ReductionToPrim", "Reductions">> {
+    : Graph_RegisteredOp<mnemonic, "reduce", rule, Dyn_Reduce, Dyn_Reduction<prim>> {
   let summary = desc # " over `dims`";
   let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
                     "the reduced dims stay as size 1; without it they are dropped.";
@@ -602,7 +607,7 @@ def Graph_NansumOp : Graph_RegisteredOp<"nansum", "reduce", Dyn_FreeRule, Dyn_Re
 }
 
 class Graph_SoftmaxLikeOp<string mnemonic, string desc>
-    : Graph_Op<mnemonic, [SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [SameOperandsAndResultType], []> {
   let summary = desc # " along `dim`";
   let description = desc # " along `dim`, decomposed into max, exp, sum and "
                     "division (numerically stable) by dyn-convert-graph-to-prim.";
@@ -659,9 +664,14 @@ def Graph_SoftmaxBackwardOp
 // Contraction
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_Op<"matmul"> {
-  let summary = "matrix product (torch.matmul on 2-D or batched 3-D operands)";
+def Graph_MatmulOp : Graph_Op<"matmul", [], []> {
+  let summary = "matrix product (torch.matmul on 2-D or batched operands)";
   let description = [{
+    `[batch..., M, K] @ [K, N]` or `[batch..., M, K] @ [batch..., K, N]`
+    (batch dims equal) to `[batch..., M, N]`. Dynamic (`?`) dims are allowed
+    anywhere; a dim that meets another (K, the batch dims) must be `?` on
+    both sides or the same constant.
+
     The operands are converted to the result's element type. Integer
     products wrap in it, as eager's CPU kernels do (eager has no CUDA kernel
     for them).
@@ -677,7 +687,7 @@ def Graph_MatmulOp : Graph_Op<"matmul"> {
 // GEMMs do; integer types take alpha and beta truncated. The epilogue is
 // computed in float32 for float16 and bfloat16 and rounded once.
 def Graph_AddmmOp : Graph_RegisteredOp<"addmm", "linalg", Dyn_PromoteNumericRule, Dyn_MetaShape,
-                                       Dyn_Composite<"AddmmToPrim", "Linalg">,
+                                       Dyn_DynamicComposite<"AddmmToPrim", "Linalg">,
                                        [AllElementTypesMatch<["input", "lhs", "rhs", "result"]>]> {
   let summary = "beta * input + alpha * (lhs @ rhs), lhs and rhs 2-D or batched 3-D";
   let arguments = (ins Graph_NumericTensor:$input, Graph_NumericTensor:$lhs,
@@ -726,17 +736,29 @@ def Graph_TraceOp : Graph_RegisteredOp<"trace", "linalg", Dyn_FreeRule, Dyn_Meta
 // Shape manipulation (views in PyTorch; values here)
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape"> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [], []> {
   let summary = "reshape to the result shape (same element count)";
-  let arguments = (ins Graph_Tensor:$input);
+  let description = [{
+    `sizes`, when given, has one `index` per dynamic (`?`) result dim, in
+    order. Without it, each `?` result dim is the `?` input dim at the same
+    position counting from the front, else from the back; at most one `?`
+    result dim has neither, and it is the element count divided by the other
+    result dims.
+  }];
+  let arguments = (ins Graph_Tensor:$input, Variadic<Index>:$sizes);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+    build($_builder, $_state, result, input, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
 
-def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "result"]>]> {
+def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "result"]>], []> {
   let summary = "permute dimensions";
   let description = "Result dim `i` is input dim `dims[i]`.";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
@@ -746,16 +768,26 @@ def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "resul
   let hasFolder = 1;
 }
 
-def Graph_ExpandOp : Graph_Op<"expand", [AllElementTypesMatch<["input", "result"]>]> {
+def Graph_ExpandOp : Graph_Op<"expand", [AllElementTypesMatch<["input", "result"]>], []> {
   let summary = "broadcast to the result shape (Tensor.expand)";
-  let arguments = (ins Graph_Tensor:$input);
+  let description = [{
+    A dynamic (`?`) input dim stays `?` (it is never broadcast). `sizes`,
+    when given, has one `index` per `?` result dim, in order; without it
+    every `?` result dim is a `?` input dim.
+  }];
+  let arguments = (ins Graph_Tensor:$input, Variadic<Index>:$sizes);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+    build($_builder, $_state, result, input, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>]> {
+def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>], []> {
   let summary = "strided slice along one dimension (x[..., start:end:step])";
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, I64Attr:$start, I64Attr:$end,
                        I64Attr:$step);
@@ -767,12 +799,24 @@ def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>
   let hasFolder = 1;
 }
 
-def Graph_CatOp : Graph_Op<"cat"> {
+def Graph_CatOp : Graph_Op<"cat", [], []> {
   let summary = "concatenate along `dim` (torch.cat)";
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$dim);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
+}
+
+// The runtime size of a dim, for the sizes of reshapes and expands (a static
+// dim becomes a constant in the decomposition: prim.dim folds).
+def Graph_DimOp : Graph_RegisteredOp<"dim", "shape", Dyn_IndexRule, Dyn_MetaShape,
+                                     Dyn_DynamicComposite<"DimToPrim", "DataMovement">> {
+  let summary = "the size of dim `dim` of a tensor, as an index";
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$input `,` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let eager = "{input}.shape[{dim}]";
 }
 
 //===----------------------------------------------------------------------===//

@@ -221,11 +221,19 @@ def Prim_DimOp : Op<Prim_Dialect, "dim", [Pure]> {
   let hasFolder = 1;
 }
 
-def Prim_ReshapeOp : Prim_Op<"reshape"> {
+def Prim_ReshapeOp : Prim_DynamicOp<"reshape"> {
   let summary = "row-major reshape to the result shape";
-  let arguments = (ins Prim_Tensor:$input);
+  let description = [{
+    `sizes` gives the size of each dynamic (`?`) result dim, in order.
+  }];
+  let arguments = (ins Prim_Tensor:$input, Variadic<Index>:$sizes);
   let results = (outs Prim_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+    build($_builder, $_state, result, input, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -239,7 +247,8 @@ def Prim_TransposeOp : Prim_DynamicOp<"transpose", [AllElementTypesMatch<["input
   let hasFolder = 1;
 }
 
-def Prim_SliceOp : Prim_Op<"slice", [AllElementTypesMatch<["input", "result"]>]> {
+// A dynamic dim is taken whole (start 0, stride 1).
+def Prim_SliceOp : Prim_DynamicOp<"slice", [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "strided slice: result[i] = input[start + i * stride] per dim";
   let arguments = (ins Prim_Tensor:$input, DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$stride);
   let results = (outs Prim_Tensor:$result);
@@ -266,7 +275,8 @@ def Prim_PadOp : Prim_Op<"pad"> {
   let hasFolder = 1;
 }
 
-def Prim_ConcatenateOp : Prim_Op<"concatenate"> {
+// `dim` is static in every operand; other dims may be dynamic.
+def Prim_ConcatenateOp : Prim_DynamicOp<"concatenate"> {
   let summary = "concatenate operands of one element type along `dim`";
   let arguments = (ins Variadic<Prim_Tensor>:$inputs, I64Attr:$dim);
   let results = (outs Prim_Tensor:$result);

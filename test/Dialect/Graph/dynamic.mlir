@@ -1,0 +1,55 @@
+// RUN: dyn-opt %s -split-input-file | dyn-opt | FileCheck %s
+// Dynamic (`?`) dims beyond the elementwise ops: sizes, GEMMs, shape ops,
+// reductions and norms (docs/dynamic_shapes.md).
+
+// CHECK-LABEL: func @sizes
+// CHECK: %[[B:.*]] = graph.dim %{{.*}}, 0 : tensor<?x?x64xf32> -> index
+// CHECK: graph.reshape %{{.*}} sizes(%{{.*}}) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+// CHECK: graph.reshape %{{.*}} : tensor<?x64xf32> -> tensor<?x4x16xf32>
+// CHECK: graph.expand %{{.*}} sizes(%[[B]], %{{.*}}) : tensor<1x1xf32> -> tensor<?x?xf32>
+func.func @sizes(%x: tensor<?x?x64xf32>, %o: tensor<1x1xf32>) -> (tensor<?x4x16xf32>, tensor<?x?xf32>) {
+  %b = graph.dim %x, 0 : tensor<?x?x64xf32> -> index
+  %s = graph.dim %x, 1 : tensor<?x?x64xf32> -> index
+  %n = arith.muli %b, %s : index
+  %0 = graph.reshape %x sizes(%n) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+  %1 = graph.reshape %0 : tensor<?x64xf32> -> tensor<?x4x16xf32>
+  %2 = graph.expand %o sizes(%b, %s) : tensor<1x1xf32> -> tensor<?x?xf32>
+  return %1, %2 : tensor<?x4x16xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @gemms
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<8x?xf32> -> tensor<?x?x?xf32>
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+// CHECK: graph.addmm
+func.func @gemms(%a: tensor<?x?x8xf32>, %w: tensor<8x?xf32>, %p: tensor<?x4x?x?xf32>, %v: tensor<?x4x?x16xf32>,
+                 %x: tensor<?x8xf32>, %m: tensor<8x16xf32>, %bias: tensor<16xf32>)
+    -> (tensor<?x?x?xf32>, tensor<?x4x?x16xf32>, tensor<?x16xf32>) {
+  %0 = graph.matmul %a, %w : tensor<?x?x8xf32>, tensor<8x?xf32> -> tensor<?x?x?xf32>
+  %1 = graph.matmul %p, %v : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  %2 = graph.addmm %bias, %x, %m {alpha = 1.0 : f64, beta = 1.0 : f64} : tensor<16xf32>, tensor<?x8xf32>, tensor<8x16xf32> -> tensor<?x16xf32>
+  return %0, %1, %2 : tensor<?x?x?xf32>, tensor<?x4x?x16xf32>, tensor<?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @shapes_and_reductions
+// CHECK: graph.permute
+// CHECK: graph.slice
+// CHECK: graph.cat
+// CHECK: graph.mean
+// CHECK: graph.softmax
+// CHECK: graph.layer_norm
+// CHECK: graph.gelu
+func.func @shapes_and_reductions(%x: tensor<?x?x64xf32>, %w: tensor<64xf32>) -> (tensor<?x?x1xf32>, tensor<64x?x?xf32>, tensor<f32>) {
+  %0 = graph.permute %x dims [2, 0, 1] : tensor<?x?x64xf32> -> tensor<64x?x?xf32>
+  %1 = graph.slice %x dim 2 start 0 end 32 step 1 : tensor<?x?x64xf32> -> tensor<?x?x32xf32>
+  %2 = graph.cat %1, %1 dim 2 : tensor<?x?x32xf32>, tensor<?x?x32xf32> -> tensor<?x?x64xf32>
+  %3 = graph.mean %2 dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+  %4 = graph.softmax %0 dim 2 : tensor<64x?x?xf32> -> tensor<64x?x?xf32>
+  %5 = graph.layer_norm %x weight %w bias %w normalized_rank 1 eps 1.0e-05 : tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  %6 = graph.gelu %5 {approximate = "tanh"} : tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  %7 = graph.sum %6 dims [0, 1, 2] : tensor<?x?x64xf32> -> tensor<f32>
+  return %3, %4, %7 : tensor<?x?x1xf32>, tensor<64x?x?xf32>, tensor<f32>
+}
