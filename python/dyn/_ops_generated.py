@@ -460,6 +460,14 @@ OPS = {
         "dim", "shape", ("input",), (("dim", "i64"),),
         (), "",
         "index", "meta", "DimToPrim (GraphToPrim/DataMovement.cpp)", ""),
+    "iota": OpDef(
+        "iota", "shape", ("sizes",), (),
+        (), "",
+        "free", "meta", "IotaToPrim (GraphToPrim/DataMovement.cpp)", ""),
+    "dynamic_slice": OpDef(
+        "dynamic_slice", "shape", ("input", "start", "end"), (("dim", "i64"),),
+        (), "",
+        "keeps_element", "meta", "DynamicSliceToPrim (GraphToPrim/DataMovement.cpp)", ""),
     "grid_sampler": OpDef(
         "grid_sampler", "grid_sampler", ("input", "grid"), (("mode", "i64"), ("padding", "i64"), ("align_corners", "bool"), ("cuda_rules", "bool")),
         (), "",
@@ -1098,7 +1106,7 @@ FAMILIES = {
     "softmax": ("safe_softmax",),
     "softmax_backward": ("softmax_backward",),
     "linalg": ("addmm", "vecdot", "trace"),
-    "shape": ("dim",),
+    "shape": ("dim", "iota", "dynamic_slice"),
     "grid_sampler": ("grid_sampler",),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
@@ -1235,6 +1243,8 @@ EXPR = {
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
     "dim": "{input}.shape[{dim}]",
+    "iota": "torch.arange({sizes}, dtype={dtype})",
+    "dynamic_slice": "{input}.narrow({dim}, {start}, {end} - {start})",
     "grid_sampler": "torch.grid_sampler({input}, {grid}, {mode}, {padding}, {align_corners})",
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
@@ -1834,6 +1844,14 @@ def _trace(input, *, dtype):
 
 def _dim(input, dim, *, dtype):
     return input.shape[dim]
+
+
+def _iota(sizes, *, dtype):
+    return torch.arange(sizes, dtype=dtype)
+
+
+def _dynamic_slice(input, start, end, dim, *, dtype):
+    return input.narrow(dim, start, end - start)
 
 
 def _grid_sampler(input, grid, mode, padding, align_corners, cuda_rules, *, dtype):
@@ -2564,6 +2582,8 @@ EAGER = {
     "vecdot": _vecdot,
     "trace": _trace,
     "dim": _dim,
+    "iota": _iota,
+    "dynamic_slice": _dynamic_slice,
     "grid_sampler": _grid_sampler,
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,

@@ -82,3 +82,43 @@ func.func @layer_norm(%x: tensor<?x?x64xf32>, %w: tensor<64xf32>) -> tensor<?x?x
   %0 = graph.layer_norm %x weight %w bias %w normalized_rank 1 eps 1.0e-05 : tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
   return %0 : tensor<?x?x64xf32>
 }
+
+// -----
+
+// An iota takes its runtime length; a dynamic slice is an index remap by
+// `start`, `end - start` long; a concatenation along a `?` dim stays one op.
+// CHECK-LABEL: func @iota_slice_cat
+// CHECK: %[[S:.*]] = prim.dim %arg0, 1 : tensor<?x?x64xf32>
+// CHECK: prim.iota dim 0 sizes(%[[S]]) : tensor<?xi64>
+// CHECK: %[[N:.*]] = arith.subi %[[S]], %{{.*}} : index
+// CHECK: prim.dynamic_slice %arg1 dim 1 start %{{.*}} size %[[N]] : tensor<1x512xi64> -> tensor<1x?xi64>
+// CHECK: prim.concatenate %arg2, %arg3 dim 2 : tensor<1x4x?x16xf32>, tensor<1x4x1x16xf32> -> tensor<1x4x?x16xf32>
+func.func @iota_slice_cat(%x: tensor<?x?x64xf32>, %pos: tensor<1x512xi64>, %cache: tensor<1x4x?x16xf32>,
+                          %new: tensor<1x4x1x16xf32>) -> (tensor<?xi64>, tensor<1x?xi64>, tensor<1x4x?x16xf32>) {
+  %s = graph.dim %x, 1 : tensor<?x?x64xf32> -> index
+  %c1 = arith.constant 1 : index
+  %0 = graph.iota sizes(%s) : tensor<?xi64>
+  %1 = graph.dynamic_slice %pos, %c1, %s dim 1 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+  %2 = graph.cat %cache, %new dim 2 : tensor<1x4x?x16xf32>, tensor<1x4x1x16xf32> -> tensor<1x4x?x16xf32>
+  return %0, %1, %2 : tensor<?xi64>, tensor<1x?xi64>, tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// An embedding lookup with `?` token ids, and attention with a boolean mask
+// of runtime size made additive (its constants broadcast to the runtime sizes
+// of the mask, read from the query where they meet).
+// CHECK-LABEL: func @gather_attention
+// CHECK: prim.gather %arg0 dim 0 index %arg1 : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+// CHECK-DAG: %[[B:.*]] = prim.dim %arg2, 0 : tensor<?x4x?x16xf32>
+// CHECK-DAG: %[[L:.*]] = prim.dim %arg2, 2 : tensor<?x4x?x16xf32>
+// CHECK-DAG: %[[S:.*]] = prim.dim %arg3, 3 : tensor<?x1x?x?xi1>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[B]], %[[L]], %[[S]]) : tensor<f32> -> tensor<?x1x?x?xf32>
+// CHECK: %[[M:.*]] = prim.select %arg3
+// CHECK: prim.attention %arg2, %arg2, %arg2 mask %[[M]] scale 2.500000e-01 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xf32> -> tensor<?x4x?x16xf32>
+func.func @gather_attention(%table: tensor<500x64xf32>, %ids: tensor<?x64xi64>, %q: tensor<?x4x?x16xf32>,
+                            %mask: tensor<?x1x?x?xi1>) -> (tensor<?x64xf32>, tensor<?x4x?x16xf32>) {
+  %0 = graph.gather %table dim 0 index %ids : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+  %1 = graph.scaled_dot_product_attention %q, %q, %q mask %mask : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xi1> -> tensor<?x4x?x16xf32>
+  return %0, %1 : tensor<?x64xf32>, tensor<?x4x?x16xf32>
+}

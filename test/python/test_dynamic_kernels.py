@@ -287,3 +287,85 @@ def test_graph_sizes_reductions_and_matmul_ranks_with_dynamic_dims():
         torch.testing.assert_close(r0, x.amax(1) + x.amin())
         torch.testing.assert_close(mm, x.reshape(n, 3, k) @ w, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(cat, torch.stack([x.sum(0)] * 2, 1), rtol=1e-5, atol=1e-5)
+
+
+# Positions and embeddings at a runtime sequence length (what GPT-2's capture gives with `?` batch and sequence):
+# an iota of the length, a position-ids buffer of 512 sliced to it, token and position embeddings gathered with
+# `?` ids, a key/value cache sliced at a runtime offset and grown along its `?` dim.
+GRAPH_POSITIONS = """
+func.func @forward(%ids: tensor<?x?xi64>, %wte: tensor<500x64xf32>, %pos: tensor<1x512xi64>, %wpe: tensor<512x64xf32>,
+                   %cache: tensor<1x4x?x16xf32>, %new: tensor<1x4x1x16xf32>)
+    -> (tensor<?x?x64xf32>, tensor<?xi64>, tensor<?xf32>, tensor<16xf32>, tensor<1x4x?x16xf32>) {
+  %B = graph.dim %ids, 0 : tensor<?x?xi64> -> index
+  %S = graph.dim %ids, 1 : tensor<?x?xi64> -> index
+  %BS = arith.muli %B, %S : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = graph.reshape %ids sizes(%BS) : tensor<?x?xi64> -> tensor<?xi64>
+  %1 = graph.reshape %0 : tensor<?xi64> -> tensor<?x1xi64>
+  %2 = graph.expand %1 : tensor<?x1xi64> -> tensor<?x64xi64>
+  %3 = graph.gather %wte dim 0 index %2 : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+  %4 = graph.reshape %3 sizes(%B, %S) : tensor<?x64xf32> -> tensor<?x?x64xf32>
+  %5 = graph.dynamic_slice %pos, %c0, %S dim 1 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+  %6 = graph.reshape %5 : tensor<1x?xi64> -> tensor<?xi64>
+  %7 = graph.reshape %6 : tensor<?xi64> -> tensor<?x1xi64>
+  %8 = graph.expand %7 : tensor<?x1xi64> -> tensor<?x64xi64>
+  %9 = graph.gather %wpe dim 0 index %8 : tensor<512x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+  %10 = graph.reshape %9 : tensor<?x64xf32> -> tensor<1x?x64xf32>
+  %11 = graph.add %4, %10 : tensor<?x?x64xf32>, tensor<1x?x64xf32> -> tensor<?x?x64xf32>
+  %i = graph.iota sizes(%S) : tensor<?xi64>
+  %f = graph.iota sizes(%BS) : tensor<?xf32>
+  %s = graph.iota : tensor<16xf32>
+  %n = graph.dim %cache, 2 : tensor<1x4x?x16xf32> -> index
+  %kv = graph.dynamic_slice %cache, %c1, %n dim 2 : tensor<1x4x?x16xf32>, index, index -> tensor<1x4x?x16xf32>
+  %grown = graph.cat %kv, %new dim 2 : tensor<1x4x?x16xf32>, tensor<1x4x1x16xf32> -> tensor<1x4x?x16xf32>
+  return %11, %i, %f, %s, %grown : tensor<?x?x64xf32>, tensor<?xi64>, tensor<?xf32>, tensor<16xf32>, tensor<1x4x?x16xf32>
+}
+"""
+
+
+def test_graph_positions_embeddings_and_cache_with_dynamic_dims():
+    c = compiled(GRAPH_POSITIONS, 11)
+    wte, wpe, pos = torch.randn(500, 64), torch.randn(512, 64), torch.arange(512)[None]
+    new = torch.randn(1, 4, 1, 16)
+    for batch, seq, cached in [(1, 2, 2), (2, 7, 5), (3, 130, 33)]:
+        ids, cache = torch.randint(500, (batch, seq)), torch.randn(1, 4, cached, 16)
+        outs = [torch.empty(batch, seq, 64), torch.empty(seq, dtype=torch.int64), torch.empty(batch * seq),
+                torch.empty(16), torch.empty(1, 4, cached, 16)]
+        run(c, [ids, wte, pos, wpe, cache, new], outs)
+        emb, i, f, s, grown = outs
+        torch.testing.assert_close(emb, wte[ids] + wpe[pos[:, :seq]])
+        assert torch.equal(i, torch.arange(seq))
+        assert torch.equal(f, torch.arange(batch * seq, dtype=torch.float32))
+        assert torch.equal(s, torch.arange(16, dtype=torch.float32))
+        assert torch.equal(grown, torch.cat([cache[:, :, 1:], new], 2))
+
+
+# Attention with `?` batch and sequence dims as one library call: a boolean padding mask of runtime size, and a
+# causal one with its scale; the cache grows along its `?` dim by a concatenation of two dynamic pieces.
+GRAPH_ATTENTION = """
+func.func @forward(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x16xf32>,
+                   %mask: tensor<?x1x?x?xi1>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v mask %mask : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xi1> -> tensor<?x4x?x16xf32>
+  %1 = graph.scaled_dot_product_attention %q, %q, %q causal scale 1.250000e-01 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  %2 = graph.cat %k, %q dim 2 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0, %1, %2 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>
+}
+"""
+
+
+def test_graph_attention_with_dynamic_batch_and_sequence():
+    F = torch.nn.functional
+    c = compiled(GRAPH_ATTENTION, 7)
+    for batch, lq, lk in [(1, 2, 3), (2, 7, 5), (3, 33, 64)]:
+        q, k, v = torch.randn(batch, 4, lq, 16), torch.randn(batch, 4, lk, 16), torch.randn(batch, 4, lk, 16)
+        mask = torch.rand(batch, 1, lq, lk) > 0.3
+        mask[..., 0] = True  # no fully masked row
+        outs = [torch.empty(batch, 4, lq, 16), torch.empty(batch, 4, lq, 16), torch.empty(batch, 4, lk + lq, 16)]
+        run(c, [q, k, v, mask], outs)
+        masked, causal, cat = outs
+        torch.testing.assert_close(masked, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), rtol=1e-4,
+                                   atol=1e-5)
+        torch.testing.assert_close(causal, F.scaled_dot_product_attention(q, q, q, is_causal=True, scale=0.125),
+                                   rtol=1e-4, atol=1e-5)
+        assert torch.equal(cat, torch.cat([k, q], 2))

@@ -92,7 +92,8 @@ void KernelEmitter::emitKernel(Value value, Value buffer, unsigned parallelDims,
   closeScope();
 }
 
-void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, StringRef name) {
+void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, Value dynamicOffset,
+                                   StringRef name) {
   target = buffer;
   ArrayRef<int64_t> shape = tensorType(value).getShape();
   auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
@@ -110,6 +111,10 @@ void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64
   setInsertion(0);
   SmallVector<Value> outIdx(idx);
   outIdx[dim] = affine(idx[dim], 1, offset);
+  if (dynamicOffset) {
+    setInsertion(0);
+    outIdx[dim] = arith::AddIOp::create(b, loc, outIdx[dim], dynamicOffset);
+  }
   loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, outIdx);
   closeScope();
 }
@@ -245,11 +250,14 @@ Value KernelEmitter::emitUncached(Value value, ArrayRef<Value> idx, unsigned lev
     return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
   if (auto g = dyn_cast<prim::GatherOp>(op))
     return emitGather(g, idx, level);
+  if (auto ds = dyn_cast<prim::DynamicSliceOp>(op))
+    return emitDynamicSlice(ds, idx, level);
   if (auto philox = dyn_cast<prim::PhiloxOp>(op))
     return emitPhilox(philox, idx, level);
   SmallVector<Value> operands;
   for (Value operand : op->getOperands())
-    operands.push_back(emit(operand, idx));
+    if (isa<RankedTensorType>(operand.getType())) // not an iota's sizes
+      operands.push_back(emit(operand, idx));
   unsigned opLevel = level;
   for (Value v : operands)
     opLevel = std::max(opLevel, levelOf(v));
@@ -359,27 +367,57 @@ Value KernelEmitter::emitPhilox(prim::PhiloxOp op, ArrayRef<Value> idx, unsigned
   return r;
 }
 
+Value KernelEmitter::sizeBeforeKernel(Value v, int64_t d) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(kernelOp);
+  return dimOf(b, v, d);
+}
+
+Value KernelEmitter::indexBeforeKernel(Value v) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(kernelOp);
+  return indexOf(b, v);
+}
+
 Value KernelEmitter::emitGather(prim::GatherOp g, ArrayRef<Value> idx, unsigned level) {
   Value raw = emit(g.getIndex(), idx);
   int64_t dim = g.getDim();
-  int64_t size = tensorType(g.getInput()).getDimSize(dim);
+  RankedTensorType in = tensorType(g.getInput());
+  Value dynamicSize = in.isDynamicDim(dim) ? sizeBeforeKernel(g.getInput(), dim) : Value();
   unsigned at = std::max(level, levelOf(raw));
   Value i;
   {
     OpBuilder::InsertionGuard guard(b);
     setInsertion(at);
+    Value size = dynamicSize ? dynamicSize : constantIndexHere(in.getDimSize(dim));
     i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
     Value zero = constantIndexHere(0);
     Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-    Value wrapped = arith::AddIOp::create(b, loc, i, constantIndexHere(size));
+    Value wrapped = arith::AddIOp::create(b, loc, i, size);
     i = arith::SelectOp::create(b, loc, negative, wrapped, i);
     i = arith::MaxSIOp::create(b, loc, i, zero);
-    i = arith::MinSIOp::create(b, loc, i, constantIndexHere(size - 1));
+    i = arith::MinSIOp::create(b, loc, i,
+                               dynamicSize ? (Value)arith::SubIOp::create(b, loc, size, constantIndexHere(1))
+                                           : constantIndexHere(in.getDimSize(dim) - 1));
   }
   levels[i] = at;
   SmallVector<Value> inIdx(idx);
   inIdx[dim] = i;
   return emit(g.getInput(), inIdx);
+}
+
+Value KernelEmitter::emitDynamicSlice(prim::DynamicSliceOp s, ArrayRef<Value> idx, unsigned level) {
+  int64_t dim = s.getDim();
+  Value start = indexBeforeKernel(s.getStart());
+  SmallVector<Value> inIdx(idx);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    unsigned at = levelOf(idx[dim]);
+    setInsertion(at);
+    inIdx[dim] = arith::AddIOp::create(b, loc, idx[dim], start);
+    levels[inIdx[dim]] = at;
+  }
+  return emit(s.getInput(), inIdx);
 }
 
 Value KernelEmitter::emitPad(prim::PadOp pad, ArrayRef<Value> idx, unsigned level) {

@@ -133,12 +133,15 @@ struct Scope {
 /// The size of dim `d` of a prim tensor as an index value of the buffer
 /// function, created at the builder's position (before the kernel that needs it).
 using DimFn = std::function<Value(OpBuilder &, Value, int64_t)>;
+/// An `index` value of the prim function (a size, an offset) in the buffer function.
+using IndexFn = std::function<Value(OpBuilder &, Value)>;
 
 class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &b, Location loc, const DenseMap<Value, Value> &buffers,
-                const DenseSet<Value> &written, DimFn dimOf)
-      : b(b), loc(loc), buffers(buffers), written(written), dimOf(std::move(dimOf)) {}
+                const DenseSet<Value> &written, DimFn dimOf, IndexFn indexOf)
+      : b(b), loc(loc), buffers(buffers), written(written), dimOf(std::move(dimOf)),
+        indexOf(std::move(indexOf)) {}
 
   /// The sizes of the dynamic dims of `dims` of `value`, created before the kernel.
   SmallVector<Value> dynamicSizes(Value value, ArrayRef<int64_t> dims);
@@ -147,8 +150,10 @@ public:
   void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name);
 
   /// Copies `value` (computed from its producers) into `buffer` at `offset`
-  /// along `dim`: one piece of a concatenation.
-  void emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, StringRef name);
+  /// (plus `dynamicOffset`, a buffer-function index, where set) along `dim`:
+  /// one piece of a concatenation.
+  void emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, Value dynamicOffset,
+                      StringRef name);
 
   // Index arithmetic for remapIndex.
   Value zero() { return constantIndex(0); }
@@ -166,7 +171,12 @@ private:
   DenseMap<Value, unsigned> levels;
   Value target; // the buffer the current kernel writes
   DimFn dimOf;
+  IndexFn indexOf;
   Operation *kernelOp = nullptr; // the kernel being emitted
+
+  /// A buffer-function value, created before the kernel: a dim's size, an index value.
+  Value sizeBeforeKernel(Value v, int64_t d);
+  Value indexBeforeKernel(Value v);
 
 public:
   Operation *unsupported = nullptr; // first op emission could not handle
@@ -208,6 +218,9 @@ private:
   /// into [0, size): a gather never reads out of bounds. Then the input at
   /// that index.
   Value emitGather(prim::GatherOp g, ArrayRef<Value> idx, unsigned level);
+
+  /// The input at idx with idx[dim] shifted by the runtime start.
+  Value emitDynamicSlice(prim::DynamicSliceOp s, ArrayRef<Value> idx, unsigned level);
 
   /// The input at idx - low, where that is inside it, else the padding
   /// value. The input is read at the index clamped into range, so the load

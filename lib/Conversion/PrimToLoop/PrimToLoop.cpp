@@ -112,7 +112,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // all read in place, where it is no larger than what they read.
   DenseMap<Value, int64_t> viewedElements;
   for (auto att : entry.getOps<prim::AttentionOp>())
-    for (Value v : att->getOperands())
+    for (Value v : dynamic ? ValueRange() : att->getOperands())
       if (Value root = viewRoot(v); root != v)
         viewedElements[root] += tensorType(v).getNumElements();
   // Whether library-call operand `v` is read as a view (`strided`: any
@@ -171,7 +171,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v) && !readInPlace(v, strided))
           materialized.insert(v);
-      if (auto att = dyn_cast<prim::AttentionOp>(op); att && att->hasOneUse() &&
+      if (auto att = dyn_cast<prim::AttentionOp>(op); att && !dynamic && att->hasOneUse() &&
                                                       !llvm::is_contained(returned, att.getResult())) {
         if (auto t = dyn_cast<prim::TransposeOp>(*att->getUsers().begin())) {
           attentionInto[t.getResult()] = att;
@@ -270,9 +270,23 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return dimOf(fb, tr.getInput(), tr.getPermutation()[d]);
     if (auto rs = dyn_cast<prim::ReshapeOp>(op))
       return sizeValue(fb, rs.getSizes()[llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic)]);
-    // a dynamic dim is sliced whole, and is not the concatenated one
+    if (auto cat = dyn_cast<prim::ConcatenateOp>(op); cat && (int64_t)cat.getDim() == d) {
+      Value sum = arith::ConstantIndexOp::create(fb, loc, 0);
+      for (Value in : cat.getInputs())
+        sum = arith::AddIOp::create(fb, loc, sum, dimOf(fb, in, d));
+      return sum;
+    }
+    // a dynamic dim is sliced whole; a concatenation's other dims are its first input's
     if (isa<prim::SliceOp, prim::ConcatenateOp>(op))
       return dimOf(fb, op->getOperand(0), d);
+    if (auto iota = dyn_cast<prim::IotaOp>(op))
+      return sizeValue(fb, iota.getSizes()[llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic)]);
+    if (auto ds = dyn_cast<prim::DynamicSliceOp>(op))
+      return (int64_t)ds.getDim() == d ? sizeValue(fb, ds.getSize()) : dimOf(fb, ds.getInput(), d);
+    if (auto g = dyn_cast<prim::GatherOp>(op))
+      return dimOf(fb, g.getIndex(), d);
+    if (auto att = dyn_cast<prim::AttentionOp>(op)) // [..., L, Ev]
+      return d + 1 < t.getRank() ? dimOf(fb, att.getQuery(), d) : dimOf(fb, att.getValue(), d);
     if (isReduction(op)) {
       ArrayRef<int64_t> dims = reductionDims(op);
       int64_t kept = -1;
@@ -365,7 +379,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
 
   // 3. One kernel per materialized value.
   DenseSet<Value> written; // values whose kernel (or library call) is emitted
-  KernelEmitter emitter(b, loc, buffers, written, dimOf);
+  KernelEmitter emitter(b, loc, buffers, written, dimOf, sizeValue);
   // A library call takes fewer element types than the prim op it computes:
   // the call's verifier's reason becomes this pass's diagnostic, on the op.
   auto checkLibraryCall = [&](Operation *call, Operation *from) -> LogicalResult {
@@ -496,11 +510,18 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       continue;
     }
     if (auto cat = dyn_cast<prim::ConcatenateOp>(def)) {
+      // the offset: a constant until the first dynamic input, then also a runtime sum
       int64_t offset = 0;
+      Value dynamicOffset;
       for (Value input : cat.getInputs()) {
-        emitter.emitCopyKernel(input, buffers[v], cat.getDim(), offset, kernelName(def));
+        emitter.emitCopyKernel(input, buffers[v], cat.getDim(), offset, dynamicOffset, kernelName(def));
         b.setInsertionPointToEnd(body);
-        offset += tensorType(input).getDimSize(cat.getDim());
+        if (!tensorType(input).isDynamicDim(cat.getDim())) {
+          offset += tensorType(input).getDimSize(cat.getDim());
+          continue;
+        }
+        Value size = dimOf(b, input, cat.getDim());
+        dynamicOffset = dynamicOffset ? (Value)arith::AddIOp::create(b, loc, dynamicOffset, size) : size;
       }
       continue;
     }

@@ -287,8 +287,13 @@ class _CompiledFunction:
             fn, extra = self._compile(args)
             entry = (guards, fn, extra, self._gg, self._paths, _guard_tree(self._paths) if self._paths else None)
         if self._session.log_enabled("guards"):
+            lines = _describe_guards(args, entry[3], entry[4])
+            if symbolic:  # tensors with symbolic dims: checked by the relations below, not by their sizes
+                lines = [f"arg{i}: tensor of dtype {a.dtype}, sizes checked by the symbolic guard"
+                         if isinstance(a, torch.Tensor) and entry[0][i] is None else line
+                         for i, (a, line) in enumerate(zip(args, lines))] + lines[len(args):]
             self._session.log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:"
-                              "\n  " + "\n  ".join(_describe_guards(args, entry[3], entry[4]) + symbolic))
+                              "\n  " + "\n  ".join(lines + symbolic))
         self._entries.append(entry)
         return entry
 

@@ -7,6 +7,7 @@ import torch
 from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
 from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function
 from ..errors import Unsupported
+from ..ops.shape import SlicedInput
 from .guards import _arg_guard, _global_guards, _path_guards
 from .paths import _resolver
 from .runners import _make_runner, _select
@@ -50,22 +51,35 @@ def _check_template(tmpl):
 
 
 def _runtime_bound(bound, sym, tr):
-    """An index bound (input or function, lo, hi, ...) whose hi is a symbolic size, with hi as a function of the
-    captured inputs (their sizes at each call)."""
+    """An index bound (input or function, lo, hi, ...) with symbolic sizes in it: hi, or the bounds of a
+    slice of an input (SlicedInput), as functions of the captured inputs (their sizes at each call)."""
     j, lo, hi, *why = bound
-    if holds_symbolic(lo) or holds_symbolic(j) or not isinstance(hi, torch.SymInt):
+    if holds_symbolic(lo) or (holds_symbolic(hi) and not isinstance(hi, torch.SymInt)):
         raise DynamicUnsupported("an index bound depends on a dynamic dim")
     at = {}
     for s, (source, d) in sym.symbols.items():
         if source in tr.input_sources:
             at[s] = (tr.input_sources.index(source), d)
-    try:
-        sizes = size_function([(size_expr(hi),)], at)
-    except Exception as e:
-        raise DynamicUnsupported(f"an index bound of a dynamic size: {e}") from None
-    if size_expr(hi).free_symbols - set(at):
-        raise DynamicUnsupported("an index bound depends on a size no input carries")
-    return (j, lo, lambda ins: sizes(ins)[0][0], *why)
+
+    def sizes_of(*values):
+        exprs = tuple(size_expr(v) for v in values)
+        if any(e.free_symbols - set(at) for e in exprs):
+            raise DynamicUnsupported("an index bound depends on a size no input carries")
+        try:
+            f = size_function([exprs], at)
+        except Exception as e:
+            raise DynamicUnsupported(f"an index bound of a dynamic size: {e}") from None
+        return lambda ins: f(ins)[0]
+    if isinstance(j, SlicedInput):
+        j.sizes = sizes_of(j.start, j.end)
+    elif getattr(j, "symbolic", None):  # a computed index whose recomputation needs symbolic sizes
+        j.sizes = sizes_of(*j.symbolic)
+    elif holds_symbolic(j):
+        raise DynamicUnsupported("an index bound depends on a dynamic dim")
+    if isinstance(hi, torch.SymInt):
+        hi_of = sizes_of(hi)
+        hi = lambda ins: hi_of(ins)[0]  # noqa: E731
+    return (j, lo, hi, *why)
 
 
 def dynamic_entry(cf, args, want, capture):
@@ -96,7 +110,8 @@ def dynamic_entry(cf, args, want, capture):
     if not sym.live_symbols():
         raise DynamicUnsupported("every dynamic dim was specialized by the code (a guard on its value" +
                                  (f": {sym.specialized_where()}" if sym.specialized_where() else "") + ")")
-    bounds = [_runtime_bound(b, sym, tr) if holds_symbolic(b) else b for b in tr.index_bounds]
+    bounds = [_runtime_bound(b, sym, tr) if holds_symbolic(b) or isinstance(b[0], SlicedInput) or
+              getattr(b[0], "symbolic", None) else b for b in tr.index_bounds]
     _check_template(tmpl)
     before = sym.guard_count()
     try:

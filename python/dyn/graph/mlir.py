@@ -7,7 +7,7 @@ import torch
 from . import families, random
 from .norms import NORM_OPS, norm_line
 from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
-from ..dynamic.symbolic import static_size
+from ..dynamic.symbolic import holds_symbolic, size_expr, static_size
 from .sizes import SizeValues
 
 # dtypes outside the graph dialect's element types, as MLIR types (torch_call arguments)
@@ -288,7 +288,14 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
         printed = len(lines)
         if n.op == "detach":
             lines.append(f"    {n.name} = graph.detach {n.inputs[0].name} : {tensor_type(n.meta)}")
+        elif n.op == "dynamic_slice":
+            x = n.inputs[0]
+            a, b = (size_values.value(size_expr(n.attrs[k]), lines) for k in ("start", "end"))
+            lines.append(f"    {n.name} = graph.dynamic_slice {x.name}, {a}, {b} dim {n.attrs['dim']} : "
+                         f"{tensor_type(x.meta)}, index, index -> {tensor_type(n.meta)}")
         elif n.op != "torch_result":
+            if symbolic and n.op not in ("constant",) and holds_symbolic(n.attrs):
+                raise NotImplementedError(f"graph.{n.op} with an attribute computed from a dynamic size")
             sizes = size_values.operands(n.meta, lines) if symbolic and n.op in SIZED_OPS else ""
             line = _torch_call(n) if n.op == "torch_call" else _line(n, sizes)
             if requires_grad and _stops_grad(n) and line.startswith(n.name + " = "):

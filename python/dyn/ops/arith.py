@@ -59,6 +59,9 @@ class ArithOps:
         if not isinstance(a, TensorVar) and not isinstance(b, TensorVar):
             raise Unsupported(f"{op} without a tensor operand")
         _same_device(op, a, b)
+        # a symbolic size as a number (a capture with dynamic dims): a 0-d int64 tensor of its runtime
+        # value, which promotes as a Python int does (a 0-d operand does not widen the other's type)
+        a, b = (self.size_tensor(v) if isinstance(v, torch.SymInt) else v for v in (a, b))
         for v in (a, b):
             if not isinstance(v, (TensorVar,) + SCALARS):
                 raise Unsupported(f"unsupported operand {type(v).__name__} for {op}")

@@ -118,6 +118,10 @@ class ShapeOps:
 
     def slice(self, x, dim, start, end, step):
         meta = x.meta[(slice(None),) * dim + (slice(start, end, step),)]
+        if isinstance(start, torch.SymInt) or isinstance(end, torch.SymInt):  # bounds known at run time
+            if step != 1:
+                raise Unsupported("a slice with a dynamic bound and a step other than 1")
+            return self.node("dynamic_slice", [x], meta.contiguous(), dim=dim, start=start, end=end)
         return self.node("slice", [x], meta.contiguous(), dim=dim, start=start, end=max(end, start), step=step)
 
     def _index_plan(self, x, idx):
@@ -190,6 +194,9 @@ class ShapeOps:
             return
         if node.op == "input":
             self.tr.index_bounds.append((node.index, lo, n))
+        elif node.op == "dynamic_slice" and node.inputs[0].op == "input":  # a buffer sliced to a runtime length
+            a = node.attrs
+            self.tr.index_bounds.append((SlicedInput(node.inputs[0].index, a["dim"], a["start"], a["end"]), lo, n))
         elif node.op == "constant":
             v = torch.as_tensor(node.attrs["value"])
             if v.numel() and (int(v.min()) < lo or int(v.max()) >= n):
@@ -203,7 +210,8 @@ class ShapeOps:
         operands except a generic torch call (any Python callable) and the seeded random draws (their cost
         is a tensor's worth of random numbers per run). Real models index with sorts (a mixture of experts'
         routing), argmax (CLIP's pooled token), repeats (GPT-J's rotary table) and floor divisions."""
-        return op not in ("torch_call", "iota") and not op.startswith("seeded_")
+        # (iota and dynamic_slice take sizes known at run time: graph/sizes.py prints them, eager has none)
+        return op not in ("torch_call", "iota", "dynamic_slice") and not op.startswith("seeded_")
 
     def constant_value(self, v, limit=64):
         """The real value of a small tensor computed from constants alone (torch.arange's, torch.tensor's;
@@ -237,28 +245,50 @@ class ShapeOps:
         buffer): its values are computed again from the inputs before every run of the graph (a small
         deterministic subgraph, at most 64 ops) and range-checked; with no input among its operands, it
         is computed once now."""
+        symbolic = self.g.fake_mode is not None
         sub, todo = {}, [node]
         while todo:
             m = todo.pop()
             if m in sub:
                 continue
-            if not self._recomputable(m.op) or len(sub) >= 64:
+            if not (self._recomputable(m.op) or symbolic and m.op in _SIZED) or len(sub) >= 64 or \
+                    symbolic and m.op not in _SIZED and _symbolic_shape(m) and m.op not in ("expand", "reshape") \
+                    and m.op in _SHAPED:
                 raise Unsupported("an index computed in the graph (its range cannot be checked before the kernel)")
             sub[m] = True
             todo.extend(m.inputs)
         order = [m for m in self.tr.graph.nodes if m in sub]
         inputs = [m for m in self.tr.graph.inputs if m in sub]
+        # symbolic sizes the recomputation needs (iota's length, a dynamic slice's bounds): compute.sizes,
+        # bound by capture/dynamic_entry.py, gives their values from the inputs at each call
+        needs = [v for m in order if _needs_sizes(m) for v in _sizes_of(m)]
 
         def compute(ins):
             vals = {m: ins[m.index] for m in inputs}
+            sizes = iter(compute.sizes(ins)) if needs else None
             with torch.no_grad():
                 for m in order:
-                    vals[m] = run_node(m, [vals[i] for i in m.inputs])
+                    if m.op == "iota":
+                        vals[m] = torch.arange(next(sizes), dtype=m.meta.dtype)
+                    elif m.op == "dynamic_slice":
+                        start, end = next(sizes), next(sizes)
+                        vals[m] = vals[m.inputs[0]].narrow(m.attrs["dim"], start, end - start)
+                    elif m.op in ("expand", "reshape") and _needs_sizes(m):
+                        shape = [next(sizes) for _ in range(m.meta.dim())]
+                        x = vals[m.inputs[0]]
+                        vals[m] = x.expand(shape) if m.op == "expand" else x.reshape(shape)
+                    else:
+                        vals[m] = run_node(m, [vals[i] for i in m.inputs])
             return vals[node]
+        if needs:
+            compute.symbolic, compute.sizes = needs, None
         if inputs:
-            compute.reads = tuple(m.index for m in inputs)  # unchanged inputs need no new check
+            if not needs:
+                compute.reads = tuple(m.index for m in inputs)  # unchanged inputs need no new check
             self.tr.index_bounds.append((compute, lo, hi) + ((message,) if message else ()))
             return
+        if needs:
+            raise Unsupported("an index computed from dynamic sizes alone")
         v = compute([])
         if v.numel() and (int(v.min()) < lo or int(v.max()) >= hi):
             raise Unsupported(f"{message or 'index out of range'} (eager raises)")
@@ -354,8 +384,10 @@ class ShapeOps:
         return self.var(self.g.add("iota", [], meta))
 
     def size_tensor(self, n):
-        """A 0-d int64 tensor holding the symbolic size n at run time (the length of an iota, read back)."""
-        raise Unsupported("a dynamic size as a tensor value")
+        """A 0-d int64 tensor holding the symbolic size n at run time (a size used as a number in tensor
+        arithmetic, `position_ids + past_length`): the sum of n ones, whose length is a `?` dim."""
+        ones = self.expand(self.const(1, torch.int64), (n,))
+        return self.reduce("sum", ones, 0)
 
     def full(self, shape, value, dtype):
         _fits_int64(value)
@@ -366,9 +398,46 @@ class ShapeOps:
 
 
 # ops whose result holds (some of) the values of operand 0, rearranged
-_SAME_VALUES = {"reshape", "expand", "permute", "slice", "flip", "roll", "gather", "amax", "amin", "repeat"}
+_SAME_VALUES = {"reshape", "expand", "permute", "slice", "dynamic_slice", "flip", "roll", "gather", "amax", "amin",
+                "repeat"}
 # ops with an int64 result of positions along `dim` of operand 0 (the index result of a multi-result op)
 _POSITIONS = {"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "mode", "median_dim", "nanmedian_dim"}
+
+
+_SIZED = ("iota", "dynamic_slice")  # ops of a symbolic capture whose sizes are known at run time only
+
+
+_SHAPED = ("expand", "reshape", "full")  # eager's run_node reads their result shape from the meta
+
+
+def _symbolic_shape(m):
+    return any(isinstance(d, torch.SymInt) for d in m.meta.shape)
+
+
+def _needs_sizes(m):
+    return m.op in _SIZED or m.op in ("expand", "reshape") and _symbolic_shape(m)
+
+
+def _sizes_of(m):
+    if m.op == "iota":
+        return (m.meta.shape[0],)
+    if m.op == "dynamic_slice":
+        return (m.attrs["start"], m.attrs["end"])
+    return tuple(m.meta.shape)
+
+
+class SlicedInput:
+    """An index bound's values: graph input `index` sliced along `dim` from start to end, symbolic sizes
+    (a position-ids buffer cut to the sequence length). `bind(sizes)` gives it sizes(ins) -> (start, end) at
+    each call (capture/dynamic_entry.py); it has no `reads`: the slice changes with the sizes."""
+
+    def __init__(self, index, dim, start, end):
+        self.index, self.dim, self.start, self.end = index, dim, start, end
+        self.sizes = None
+
+    def __call__(self, ins):
+        start, end = self.sizes(ins)
+        return ins[self.index].narrow(self.dim, start, end - start)
 
 
 def _value_range(node, known, depth=0):

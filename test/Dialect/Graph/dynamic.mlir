@@ -53,3 +53,47 @@ func.func @shapes_and_reductions(%x: tensor<?x?x64xf32>, %w: tensor<64xf32>) -> 
   %7 = graph.sum %6 dims [0, 1, 2] : tensor<?x?x64xf32> -> tensor<f32>
   return %3, %4, %7 : tensor<?x?x1xf32>, tensor<64x?x?xf32>, tensor<f32>
 }
+
+// -----
+
+// Runtime lengths and offsets: an iota of a size, a position-ids buffer sliced
+// to the sequence length, a key/value cache sliced and grown along a `?` dim.
+// CHECK-LABEL: func @iota_and_dynamic_slice
+// CHECK: graph.iota sizes(%{{.*}}) : tensor<?xi64>
+// CHECK: graph.iota : tensor<16xf32>
+// CHECK: graph.dynamic_slice %{{.*}}, %{{.*}}, %{{.*}} dim 1 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+// CHECK: graph.dynamic_slice %{{.*}}, %{{.*}}, %{{.*}} dim 2 : tensor<1x4x?x16xf32>, index, index -> tensor<1x4x?x16xf32>
+// CHECK: graph.cat %{{.*}}, %{{.*}} dim 2 : tensor<1x4x?x16xf32>, tensor<1x4x1x16xf32> -> tensor<1x4x?x16xf32>
+func.func @iota_and_dynamic_slice(%x: tensor<?x?x64xf32>, %pos: tensor<1x512xi64>, %cache: tensor<1x4x?x16xf32>,
+                                  %new: tensor<1x4x1x16xf32>)
+    -> (tensor<?xi64>, tensor<16xf32>, tensor<1x?xi64>, tensor<1x4x?x16xf32>) {
+  %s = graph.dim %x, 1 : tensor<?x?x64xf32> -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = graph.iota sizes(%s) : tensor<?xi64>
+  %1 = graph.iota : tensor<16xf32>
+  %2 = graph.dynamic_slice %pos, %c0, %s dim 1 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+  %n = graph.dim %cache, 2 : tensor<1x4x?x16xf32> -> index
+  %3 = graph.dynamic_slice %cache, %c1, %n dim 2 : tensor<1x4x?x16xf32>, index, index -> tensor<1x4x?x16xf32>
+  %4 = graph.cat %3, %new dim 2 : tensor<1x4x?x16xf32>, tensor<1x4x1x16xf32> -> tensor<1x4x?x16xf32>
+  return %0, %1, %2, %4 : tensor<?xi64>, tensor<16xf32>, tensor<1x?xi64>, tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// Embedding lookups with `?` token ids and attention with `?` batch and
+// sequence dims.
+// CHECK-LABEL: func @gather_and_attention
+// CHECK: graph.gather %{{.*}} dim 0 index %{{.*}} : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+// CHECK: graph.gather %{{.*}} dim 1 index %{{.*}} : tensor<?x?x8xf32>, tensor<?x3x8xi64> -> tensor<?x3x8xf32>
+// CHECK: graph.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xi1> -> tensor<?x4x?x16xf32>
+// CHECK: graph.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}} causal scale
+func.func @gather_and_attention(%table: tensor<500x64xf32>, %ids: tensor<?x64xi64>, %x: tensor<?x?x8xf32>,
+                                %i: tensor<?x3x8xi64>, %q: tensor<?x4x?x16xf32>, %mask: tensor<?x1x?x?xi1>)
+    -> (tensor<?x64xf32>, tensor<?x3x8xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) {
+  %0 = graph.gather %table dim 0 index %ids : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<?x64xf32>
+  %1 = graph.gather %x dim 1 index %i : tensor<?x?x8xf32>, tensor<?x3x8xi64> -> tensor<?x3x8xf32>
+  %2 = graph.scaled_dot_product_attention %q, %q, %q mask %mask : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xi1> -> tensor<?x4x?x16xf32>
+  %3 = graph.scaled_dot_product_attention %q, %q, %q causal scale 1.250000e-01 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<?x3x8xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>
+}

@@ -74,9 +74,17 @@ func.func @slice_dynamic_dim(%x: tensor<?x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
-func.func @cat_dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{concatenates along dim 0, which is dynamic}}
-  %0 = graph.cat %x, %x dim 0 : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+func.func @cat_dynamic_dim(%x: tensor<?x8xf32>) -> tensor<12x8xf32> {
+  // expected-error @+1 {{result dim 0 must be dynamic exactly where an input's is}}
+  %0 = graph.cat %x, %x dim 0 : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<12x8xf32>
+  return %0 : tensor<12x8xf32>
+}
+
+// -----
+
+func.func @cat_static_to_dynamic(%x: tensor<4x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{result dim 0 must be dynamic exactly where an input's is}}
+  %0 = graph.cat %x, %x dim 0 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
 
@@ -110,4 +118,92 @@ func.func @dim_range(%x: tensor<?x8xf32>) -> index {
   // expected-error @+1 {{dim 2 is out of range for rank 2}}
   %0 = graph.dim %x, 2 : tensor<?x8xf32> -> index
   return %0 : index
+}
+
+// -----
+
+func.func @iota_sizes(%n: index) -> tensor<16xi64> {
+  // expected-error @+1 {{needs one size per dynamic result dim (0), got 1}}
+  %0 = graph.iota sizes(%n) : tensor<16xi64>
+  return %0 : tensor<16xi64>
+}
+
+// -----
+
+func.func @iota_no_size() -> tensor<?xi64> {
+  // expected-error @+1 {{needs one size per dynamic result dim (1), got 0}}
+  %0 = graph.iota : tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @iota_rank(%n: index) -> tensor<?x2xi64> {
+  // expected-error @+1 {{result must be 1-D}}
+  %0 = graph.iota sizes(%n) : tensor<?x2xi64>
+  return %0 : tensor<?x2xi64>
+}
+
+// -----
+
+func.func @dynamic_slice_too_long(%x: tensor<1x512xi64>, %a: index, %b: index) -> tensor<1x600xi64> {
+  // expected-error @+1 {{result dim 1 (600) is longer than the input's (512)}}
+  %0 = graph.dynamic_slice %x, %a, %b dim 1 : tensor<1x512xi64>, index, index -> tensor<1x600xi64>
+  return %0 : tensor<1x600xi64>
+}
+
+// -----
+
+func.func @dynamic_slice_other_dim(%x: tensor<?x512xi64>, %a: index, %b: index) -> tensor<2x?xi64> {
+  // expected-error @+1 {{result dim 0 (2) differs from the input's (?)}}
+  %0 = graph.dynamic_slice %x, %a, %b dim 1 : tensor<?x512xi64>, index, index -> tensor<2x?xi64>
+  return %0 : tensor<2x?xi64>
+}
+
+// -----
+
+func.func @dynamic_slice_dim(%x: tensor<1x512xi64>, %a: index, %b: index) -> tensor<1x?xi64> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = graph.dynamic_slice %x, %a, %b dim 2 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+  return %0 : tensor<1x?xi64>
+}
+
+// -----
+
+func.func @gather_dynamic_beside_static(%x: tensor<4x8xf32>, %i: tensor<?x?xi64>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{index dim 1 is dynamic but the input's is not}}
+  %0 = graph.gather %x dim 0 index %i : tensor<4x8xf32>, tensor<?x?xi64> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @gather_result(%x: tensor<500x64xf32>, %i: tensor<?x64xi64>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{result must have the index's shape}}
+  %0 = graph.gather %x dim 0 index %i : tensor<500x64xf32>, tensor<?x64xi64> -> tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<?x4x?x16xf32>, %k: tensor<2x4x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  // expected-error @+1 {{query, key and value must have the same batch dims}}
+  %0 = graph.scaled_dot_product_attention %q, %k, %k : tensor<?x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<?x4x?x16xf32>) -> tensor<?x4x8x16xf32> {
+  // expected-error @+1 {{result shape must be [?, 4, ?, 16]}}
+  %0 = graph.scaled_dot_product_attention %q, %q, %q : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x8x16xf32>
+  return %0 : tensor<?x4x8x16xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<?x4x?x16xf32>, %m: tensor<?x1x?x8xi1>) -> tensor<?x4x?x16xf32> {
+  // expected-error @+1 {{mask does not broadcast to [..., L, S]}}
+  %0 = graph.scaled_dot_product_attention %q, %q, %q mask %m : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x8xi1> -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
 }

@@ -205,3 +205,30 @@ func.func @library_call_no_name(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = prim.library_call ""(%a) params [] : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Each dynamic result dim of an iota has its size.
+func.func @iota_sizes() -> tensor<?x8xi64> {
+  // expected-error @+1 {{needs one size per dynamic result dim}}
+  %0 = prim.iota dim 1 : tensor<?x8xi64>
+  return %0 : tensor<?x8xi64>
+}
+
+// -----
+
+// A dynamic slice is at most as long as its input.
+func.func @dynamic_slice_too_long(%a: tensor<4x8xf32>, %s: index, %n: index) -> tensor<4x9xf32> {
+  // expected-error @+1 {{result dim `dim` is longer than the input's}}
+  %0 = prim.dynamic_slice %a dim 1 start %s size %n : tensor<4x8xf32> -> tensor<4x9xf32>
+  return %0 : tensor<4x9xf32>
+}
+
+// -----
+
+// A concatenation's dim is dynamic where an input's is.
+func.func @concatenate_dynamic(%a: tensor<?x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{result dim must be dynamic exactly where an input's is}}
+  %0 = prim.concatenate %a, %a dim 0 : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

@@ -29,9 +29,16 @@ template <typename GatherOp> mlir::LogicalResult verifyGather(GatherOp op) {
     return op.emitOpError("result must have the index's shape");
   if (out.getElementType() != in.getElementType())
     return op.emitOpError("result must have the input's element type");
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != dim && index.getDimSize(i) > in.getDimSize(i))
+  // A dynamic index dim beside `dim` needs a dynamic input dim (capture guarantees it is no larger);
+  // a static one is checked against a static input dim.
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == dim)
+      continue;
+    if (index.isDynamicDim(i) && !in.isDynamicDim(i))
+      return op.emitOpError() << "index dim " << i << " is dynamic but the input's is not";
+    if (!index.isDynamicDim(i) && !in.isDynamicDim(i) && index.getDimSize(i) > in.getDimSize(i))
       return op.emitOpError() << "index dim " << i << " is larger than the input's";
+  }
   return mlir::success();
 }
 

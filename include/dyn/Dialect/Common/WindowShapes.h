@@ -233,7 +233,12 @@ inline mlir::LogicalResult checkResultShape(mlir::Operation *op,
     return op->emitOpError() << error;
   if (result != llvm::ArrayRef<int64_t>(*expected)) {
     mlir::InFlightDiagnostic diag = op->emitOpError() << "result shape must be [";
-    llvm::interleaveComma(*expected, diag);
+    llvm::interleaveComma(*expected, diag, [&](int64_t d) {
+      if (mlir::ShapedType::isDynamic(d))
+        diag << "?";
+      else
+        diag << d;
+    });
     return diag << "]";
   }
   return mlir::success();

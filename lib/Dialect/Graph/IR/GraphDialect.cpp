@@ -428,6 +428,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
              : OpFoldResult();
 }
 
+/// The result's `dim` is the sum of the inputs' (`?` when any of theirs is);
+/// the other dims are the result's.
 LogicalResult CatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
@@ -435,8 +437,7 @@ LogicalResult CatOp::verify() {
   int64_t dim = getDim(), total = 0;
   if (dim < 0 || dim >= first.getRank())
     return emitOpError() << "dim " << dim << " is out of range for rank " << first.getRank();
-  if (getType().isDynamicDim(dim))
-    return emitOpError() << "concatenates along dim " << dim << ", which is dynamic";
+  bool dynamic = false;
   for (Value v : getInputs()) {
     RankedTensorType t = tensorType(v);
     if (t.getRank() != first.getRank() || t.getElementType() != getType().getElementType())
@@ -444,10 +445,41 @@ LogicalResult CatOp::verify() {
     for (int64_t i = 0; i < t.getRank(); ++i)
       if (i != dim && t.getDimSize(i) != getType().getDimSize(i))
         return emitOpError() << "input dim " << i << " differs from the result";
-    total += t.getDimSize(dim);
+    dynamic |= t.isDynamicDim(dim);
+    total += t.isDynamicDim(dim) ? 0 : t.getDimSize(dim);
   }
-  if (total != getType().getDimSize(dim))
+  if (dynamic != getType().isDynamicDim(dim))
+    return emitOpError() << "result dim " << dim << " must be dynamic exactly where an input's is";
+  if (!dynamic && total != getType().getDimSize(dim))
     return emitOpError("result size along dim must be the sum of the inputs'");
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  RankedTensorType t = getType();
+  if (t.getRank() != 1)
+    return emitOpError("result must be 1-D");
+  if ((int64_t)getSizes().size() != t.getNumDynamicDims())
+    return emitOpError() << "needs one size per dynamic result dim (" << t.getNumDynamicDims() << "), got "
+                         << getSizes().size();
+  return success();
+}
+
+LogicalResult DynamicSliceOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = getType();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= in.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank " << in.getRank();
+  if (out.getRank() != in.getRank())
+    return emitOpError("result must have the input's rank");
+  // A static result dim is the slice's length whatever its bounds (end - start, as the producer knows).
+  if (!out.isDynamicDim(dim) && !in.isDynamicDim(dim) && out.getDimSize(dim) > in.getDimSize(dim))
+    return emitOpError() << "result dim " << dim << " (" << out.getDimSize(dim) << ") is longer than the input's ("
+                         << in.getDimSize(dim) << ")";
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (i != dim && in.getDimSize(i) != out.getDimSize(i))
+      return emitOpError() << "result dim " << i << " (" << dimString(out.getDimSize(i))
+                           << ") differs from the input's (" << dimString(in.getDimSize(i)) << ")";
   return success();
 }
 

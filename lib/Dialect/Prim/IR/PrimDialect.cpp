@@ -64,6 +64,21 @@ OpFoldResult ConvertElementTypeOp::fold(FoldAdaptor) {
 LogicalResult IotaOp::verify() {
   if (getDim() < 0 || getDim() >= getType().getRank())
     return emitOpError() << "dim " << getDim() << " is out of range";
+  if ((int64_t)getSizes().size() != getType().getNumDynamicDims())
+    return emitOpError("needs one size per dynamic result dim");
+  return success();
+}
+
+LogicalResult DynamicSliceOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = getType();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("dim must be in range and the result of the input's rank");
+  if (!out.isDynamicDim(dim) && !in.isDynamicDim(dim) && out.getDimSize(dim) > in.getDimSize(dim))
+    return emitOpError("result dim `dim` is longer than the input's");
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (i != dim && in.getDimSize(i) != out.getDimSize(i))
+      return emitOpError() << "result dim " << i << " differs from the input's";
   return success();
 }
 
@@ -207,18 +222,20 @@ LogicalResult ConcatenateOp::verify() {
   int64_t dim = getDim(), total = 0;
   if (dim < 0 || dim >= getType().getRank())
     return emitOpError("dim is out of range");
+  bool dynamic = false; // along dim: the sum of the inputs' at run time
   for (Value v : getInputs()) {
     RankedTensorType t = tensorType(v);
-    if (t.getRank() == getType().getRank() && t.isDynamicDim(dim))
-      return emitOpError("concatenates along a dynamic dim");
     if (t.getRank() != getType().getRank() || t.getElementType() != getType().getElementType())
       return emitOpError("inputs must have the result's rank and element type");
     for (int64_t i = 0; i < t.getRank(); ++i)
       if (i != dim && t.getDimSize(i) != getType().getDimSize(i))
         return emitOpError() << "input dim " << i << " differs from the result";
-    total += t.getDimSize(dim);
+    dynamic |= t.isDynamicDim(dim);
+    total += t.isDynamicDim(dim) ? 0 : t.getDimSize(dim);
   }
-  if (total != getType().getDimSize(dim))
+  if (dynamic != getType().isDynamicDim(dim))
+    return emitOpError("result dim must be dynamic exactly where an input's is");
+  if (!dynamic && total != getType().getDimSize(dim))
     return emitOpError("result size along dim must be the sum of the inputs'");
   return success();
 }

@@ -96,7 +96,7 @@ def _symbolic_arange(o, start, end=None, step=1, *, dtype=None):
     if step != 1:
         r = o.binary("mul", r, step)
     if not (isinstance(start, int) and start == 0):
-        r = o.binary("add", r, start) if isinstance(start, int) else o.binary("add", r, o.size_tensor(start))
+        r = o.binary("add", r, start)
     return o.convert(r, dtype) if dtype != torch.int64 else r
 
 

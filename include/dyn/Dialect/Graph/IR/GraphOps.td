@@ -819,11 +819,57 @@ def Graph_DimOp : Graph_RegisteredOp<"dim", "shape", Dyn_IndexRule, Dyn_MetaShap
   let eager = "{input}.shape[{dim}]";
 }
 
+// 0, 1, ..., n-1 (torch.arange of a size known at run time): `sizes` has the
+// length where the result dim is dynamic.
+def Graph_IotaOp : Graph_RegisteredOp<"iota", "shape", Dyn_FreeRule, Dyn_MetaShape,
+                                      Dyn_DynamicComposite<"IotaToPrim", "DataMovement">> {
+  let summary = "0, 1, ..., n-1 as a 1-D tensor (torch.arange(n))";
+  let description = [{
+    A 1-D integer or float tensor of its length; `sizes` gives the length
+    where the result dim is dynamic (`?`), and is absent where it is static.
+
+    ```mlir
+    %r = graph.iota sizes(%n) : tensor<?xi64>
+    %s = graph.iota : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$sizes);
+  let results = (outs Graph_NumericTensor:$result);
+  let assemblyFormat = "(`sizes` `(` $sizes^ `)`)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let eager = "torch.arange({sizes}, dtype={dtype})";
+}
+
+// x[..., start:end] along `dim` with runtime bounds (a position-ids buffer
+// sliced to the sequence length, a key/value cache sliced).
+def Graph_DynamicSliceOp : Graph_RegisteredOp<"dynamic_slice", "shape", Dyn_KeepsElementRule, Dyn_MetaShape,
+                                              Dyn_DynamicComposite<"DynamicSliceToPrim", "DataMovement">> {
+  let summary = "slice [start, end) along `dim` with runtime bounds (step 1)";
+  let description = [{
+    `start` and `end` are `index` values with `0 <= start <= end <=` the size
+    of `dim` (capture guarantees it; they are not checked at run time). The
+    result's `dim` is dynamic; its other dims are the input's.
+
+    ```mlir
+    %r = graph.dynamic_slice %x, %start, %end dim 1 : tensor<1x512xi64>, index, index -> tensor<1x?xi64>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Index:$start, Index:$end, I64Attr:$dim);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $start `,` $end `dim` $dim attr-dict `:` type($input) `,` type($start) `,` type($end)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let eager = "{input}.narrow({dim}, {start}, {end} - {start})";
+}
+
 //===----------------------------------------------------------------------===//
 // Indexing
 //===----------------------------------------------------------------------===//
 
-def Graph_GatherOp : Graph_Op<"gather"> {
+// Dynamic dims in the index and input (verifyGather).
+def Graph_GatherOp : Graph_Op<"gather", [], []> {
   let summary = "gather along `dim` with an integer index tensor (torch.gather)";
   let description = [{
     `result[i] = input[i with i[dim] replaced by index[i]]`: the result has
@@ -1073,7 +1119,8 @@ def Graph_PadOp : Graph_Op<"pad"> {
   let hasVerifier = 1;
 }
 
-def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention"> {
+// Dynamic batch and sequence dims (verifyAttention).
+def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention", [], []> {
   let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention, no dropout)";
   let description = [{
     `query` `[..., L, E]`, `key` `[..., S, E]`, `value` `[..., S, Ev]` with one

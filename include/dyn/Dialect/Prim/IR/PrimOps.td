@@ -152,11 +152,17 @@ def Prim_ConstantOp : Prim_Op<"constant", [ConstantLike, AllTypesMatch<["value",
   let hasFolder = 1;
 }
 
-def Prim_IotaOp : Prim_Op<"iota"> {
+def Prim_IotaOp : Prim_DynamicOp<"iota"> {
   let summary = "0, 1, 2, ... along `dim`, broadcast over the other dims";
-  let arguments = (ins I64Attr:$dim);
+  let description = [{
+    `sizes` gives the size of each dynamic (`?`) result dim, in order.
+  }];
+  let arguments = (ins I64Attr:$dim, Variadic<Index>:$sizes);
   let results = (outs Prim_Tensor:$result);
-  let assemblyFormat = "`dim` $dim attr-dict `:` type($result)";
+  let assemblyFormat = "`dim` $dim (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($result)";
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "int64_t":$dim), [{
+    build($_builder, $_state, result, dim, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
 }
 
@@ -258,6 +264,22 @@ def Prim_SliceOp : Prim_DynamicOp<"slice", [AllElementTypesMatch<["input", "resu
   let hasVerifier = 1;
 }
 
+// The offset is an index value: an index remap whose shift is known at run time.
+def Prim_DynamicSliceOp : Prim_DynamicOp<"dynamic_slice", [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "result[i] = input[i with i[dim] + start], `size` elements along `dim`";
+  let description = [{
+    `start` and `size` are `index` values with `start + size` at most the
+    size of `dim` (not checked); the result's `dim` is dynamic, its other
+    dims are the input's.
+  }];
+  let arguments = (ins Prim_Tensor:$input, I64Attr:$dim, Index:$start, Index:$size);
+  let results = (outs Prim_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `start` $start `size` $size attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Prim_PadOp : Prim_Op<"pad"> {
   let summary = "pad with a constant: result[i] = input[i - low] inside the input, else `value`";
   let description = [{
@@ -284,7 +306,7 @@ def Prim_ConcatenateOp : Prim_DynamicOp<"concatenate"> {
   let hasVerifier = 1;
 }
 
-def Prim_GatherOp : Prim_Op<"gather"> {
+def Prim_GatherOp : Prim_DynamicOp<"gather"> {
   let summary = "result[i] = input[i with i[dim] = clamp(wrap(index[i]))]";
   let description = [{
     A data-dependent index remap along `dim`: the result has the index's
@@ -378,7 +400,8 @@ def Prim_ConvolutionOp : Prim_Op<"convolution"> {
   let hasVerifier = 1;
 }
 
-def Prim_AttentionOp : Prim_Op<"attention"> {
+// Dynamic batch and sequence dims; the library reads the sizes from the buffers.
+def Prim_AttentionOp : Prim_DynamicOp<"attention"> {
   let summary = "softmax(q k^T * scale + mask) v, as one library call";
   let description = [{
     `graph.scaled_dot_product_attention` with its scale resolved: `query`

@@ -1,0 +1,117 @@
+"""Variable sizes through one compiled model: how many compilations, how many eager calls, and what the graph
+with symbolic sizes costs against the graph specialized to the same size (docs/dynamic_shapes.md).
+
+For each model (benchmarks/corpus.py, --size), in one process: eager; dyn (`dyn.compile(model)`, automatic
+dynamic); dyn with `dynamic=False` (one specialized graph per measured size: the reference for the
+steady-state time); and torch.compile (inductor, its own automatic dynamic). Every compiler is called once at each of the
+--sizes (sequence lengths for the text models, batch sizes for the vision ones); then the median time per
+call at --measure sizes. Reported per compiler: compilations (dyn: captures; inductor: frames compiled),
+eager calls, and the time at each measured size.
+
+Run:  PYTHONPATH=python python benchmarks/dynamic_shapes.py --models hf_gpt2_sdpa,tv_resnet18 --json out.json
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+
+import dyn  # noqa: E402
+
+TEXT_SIZES = list(range(8, 40))           # 32 sequence lengths
+VISION_SIZES = [1, 2, 3, 4, 6, 8, 12, 16]  # batch sizes
+
+
+def inputs(case, n, device):
+    """The model's arguments at size n: ids of length n (batch as the corpus case), or a batch of n images."""
+    x = case.args[0]
+    if case.family == "transformers":
+        g = torch.Generator().manual_seed(n)
+        return (torch.randint(0, int(x.max()) + 1, (x.shape[0], n), generator=g).to(device),)
+    return (torch.randn((n,) + tuple(x.shape[1:]), generator=torch.Generator().manual_seed(n)).to(device),)
+
+
+def timed(fn, args, reps, device):
+    for _ in range(2):
+        fn(*args)
+    out = []
+    for _ in range(reps):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn(*args)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out) * 1e3
+
+
+def run(args, name):
+    case = corpus.build(name, args.size, args.device)
+    base = case.model.eval()
+    sizes = TEXT_SIZES if case.family == "transformers" else VISION_SIZES
+    measure = [int(s) for s in args.measure.split(",")] if args.measure else [sizes[1], sizes[len(sizes) // 2],
+                                                                                 sizes[-1]]
+    rows = []
+    for compiler in args.compilers.split(","):
+        m = copy.deepcopy(base)
+        dyn.reset()
+        torch._dynamo.reset()
+        if compiler == "eager":
+            fn = m
+        elif compiler == "dyn":
+            fn = dyn.compile(m)
+        elif compiler == "dyn-static":
+            fn = dyn.compile(m, dynamic=False)
+        else:
+            fn = torch.compile(m)
+        t0 = time.perf_counter()
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for n in (measure if compiler == "dyn-static" else sizes):  # (specialized: one graph per size)
+                fn(*inputs(case, n, args.device))
+            first = time.perf_counter() - t0
+            times = {n: timed(fn, inputs(case, n, args.device), args.reps, args.device) for n in measure}
+        st = dyn.stats()
+        row = dict(model=name, compiler=compiler, sizes=len(sizes), seconds_all_sizes=round(first, 3),
+                   ms=times)
+        if compiler.startswith("dyn"):
+            row.update(compilations=st["captures"], dynamic_entries=st["dynamic_entries"],
+                       eager_calls=st["eager_calls"], eager_graphs=len(st["eager_graphs"]),
+                       fallback_reasons=list(st["dynamic_fallback_reasons"]))
+        elif compiler == "inductor":
+            from torch._dynamo.utils import counters
+            row.update(compilations=sum(counters["stats"].get(k, 0) for k in ("unique_graphs",)))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default="hf_gpt2_sdpa,hf_bert_sdpa,hf_llama_sdpa,tv_resnet18")
+    p.add_argument("--size", default="small")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--compilers", default="eager,dyn,dyn-static,inductor")
+    p.add_argument("--measure", help="sizes to time (default: three of the sizes run)")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--json")
+    args = p.parse_args()
+    rows = []
+    for name in args.models.split(","):
+        rows += run(args, name)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(argv=sys.argv, torch=torch.__version__, results=rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+// RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -canonicalize | FileCheck %s
+
+// Ops whose sizes or offsets are index values of the prim function: fusion
+// computes them in the buffer function, before the kernels that use them.
+
+// An iota of a runtime length, a slice at a runtime offset and a gather with
+// `?` ids fuse into one kernel each, over domains sized at run time.
+// CHECK-LABEL: func @positions
+// CHECK-SAME: (%[[IDS:.*]]: memref<?xi64>, %[[T:.*]]: memref<500x8xf32>, %[[P:.*]]: memref<512xi64>, %[[O0:.*]]: memref<?x8xf32>, %[[O1:.*]]: memref<?xi64>, %[[O2:.*]]: memref<?xi64>)
+// CHECK: %[[N:.*]] = memref.dim %[[IDS]], %c0
+// CHECK: loop.kernel "gather_0" [%[[N]], 8]
+// CHECK: %[[I:.*]] = loop.load %[[IDS]]
+// CHECK: arith.minsi
+// CHECK: loop.load %[[T]]
+// CHECK: loop.kernel "iota_1" [%{{.*}}]
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: loop.kernel "dynamic_slice_2" [%{{.*}}]
+// CHECK: ^bb0(%[[J:.*]]: index):
+// CHECK: %[[K:.*]] = arith.addi %[[J]], %c2
+// CHECK: loop.load %[[P]][%[[K]]]
+func.func @positions(%ids: tensor<?xi64>, %t: tensor<500x8xf32>, %pos: tensor<512xi64>)
+    -> (tensor<?x8xf32>, tensor<?xi64>, tensor<?xi64>) {
+  %n = prim.dim %ids, 0 : tensor<?xi64>
+  %c2 = arith.constant 2 : index
+  %b = prim.broadcast_in_dim %ids dims [0] sizes(%n) : tensor<?xi64> -> tensor<?x8xi64>
+  %g = prim.gather %t dim 0 index %b : tensor<500x8xf32>, tensor<?x8xi64> -> tensor<?x8xf32>
+  %i = prim.iota dim 0 sizes(%n) : tensor<?xi64>
+  %s = prim.dynamic_slice %pos dim 0 start %c2 size %n : tensor<512xi64> -> tensor<?xi64>
+  return %g, %i, %s : tensor<?x8xf32>, tensor<?xi64>, tensor<?xi64>
+}
+
+// -----
+
+// A concatenation along a `?` dim: each piece is copied at its offset, the
+// ones after a dynamic piece at a runtime offset; the result is as long as the
+// pieces together.
+// CHECK-LABEL: func @grow
+// CHECK-SAME: (%[[A:.*]]: memref<4x?x16xf32>, %[[B:.*]]: memref<4x1x16xf32>, %[[OUT:.*]]: memref<4x?x16xf32>)
+// CHECK: %[[N:.*]] = memref.dim %[[A]], %c1
+// CHECK: loop.kernel "concatenate_0" [4, %[[N]], 16]
+// CHECK: %[[OFF:.*]] = memref.dim %[[A]], %c1
+// CHECK: loop.kernel "concatenate_1" [4, 1, 16]
+// CHECK: ^bb0(%{{.*}}: index, %[[J:.*]]: index, %{{.*}}: index):
+// CHECK: %[[K:.*]] = arith.addi %[[J]], %[[OFF]]
+// CHECK: loop.store %{{.*}}, %[[OUT]][%{{.*}}, %[[K]], %{{.*}}]
+func.func @grow(%a: tensor<4x?x16xf32>, %b: tensor<4x1x16xf32>) -> tensor<4x?x16xf32> {
+  %0 = prim.concatenate %a, %b dim 1 : tensor<4x?x16xf32>, tensor<4x1x16xf32> -> tensor<4x?x16xf32>
+  return %0 : tensor<4x?x16xf32>
+}
