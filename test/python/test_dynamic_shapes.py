@@ -186,3 +186,36 @@ def test_many_sizes_keep_two_entries():
         torch.testing.assert_close(cf(x), f(x))
     st = dyn.stats()
     assert st["captures"] == 2 and st["eager_calls"] == 0 and len(cf._entries) == 2, st
+
+
+def with_a_break(x, w):
+    y = torch.tanh(x @ w)
+    torch._dynamo.graph_break()  # the rest runs as a resume function, compiled on its own
+    return y * 2 + y.sum(0)
+
+
+def size_across_a_break(x):
+    n = x.shape[0]
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + n
+
+
+def test_graph_breaks_keep_symbolic_sizes():
+    """Each graph of a broken frame (the frame's start, the resume function) becomes symbolic on its own
+    size change; a size held across the break as a Python number keeps the first graph specialized."""
+    import torch._dynamo
+    cf = dyn.compile(with_a_break)
+    w = torch.randn(8, 8)
+    for n in (3, 4, 5, 9, 17):
+        x = torch.randn(n, 8)
+        torch.testing.assert_close(cf(x, w), with_a_break(x, w))
+    st = dyn.stats()
+    assert st["dynamic_entries"] == 2 and st["captures"] == 4 and st["eager_calls"] == 0, st
+    dyn.reset()
+    cf = dyn.compile(size_across_a_break)
+    for n in (3, 4, 5):
+        x = torch.randn(n, 8)
+        torch.testing.assert_close(cf(x), size_across_a_break(x))
+    st = dyn.stats()
+    assert st["eager_calls"] == 0 and any("across a graph break" in k for k in st["dynamic_fallback_reasons"]), st

@@ -1,7 +1,8 @@
 """transformers' generate() with the model's forward compiled by dyn. With a static cache
 (`cache_implementation="static"`: the key/value cache is allocated at its full length once, so every decode
 step has the same shapes) the prompt's forward and the decode step are two graphs, compiled once each, for
-any number of new tokens; the tokens are eager's (greedy decoding, small corpus configs, CPU)."""
+any number of new tokens; with the default cache (it grows every step) the decode step is captured with
+symbolic lengths once; the tokens are eager's (greedy decoding, small corpus configs, CPU)."""
 import importlib.util
 import os
 
@@ -59,3 +60,29 @@ def test_generate_with_transformers_compile_config_naming_dyn():
             assert torch.equal(model.generate(prompt, compile_config=config, **kw), want)
     s = dyn.stats()
     assert s["graphs"] == 1 and s["compiled_graphs"] == 1 and s["eager_graphs"] == [], s
+
+
+@pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_llama_sdpa"])
+def test_generate_with_the_default_dynamic_cache_compiles_once_per_kind_of_step(name):
+    """The default cache grows by a token per step: the decode step's sizes change at every call. After the
+    prompt's graph and the first decode step's, the next step's miss makes the cache and mask lengths
+    symbolic (automatic dynamic): one more graph serves every later token. Eager's tokens, nothing eager."""
+    case = corpus.build(name, "small")
+    model = case.model.eval()
+    prompt, longer = case.args[0][:1, :5], case.args[0][:1, :9]
+    kw = dict(do_sample=False, pad_token_id=0, max_new_tokens=24, min_new_tokens=24)
+    with torch.no_grad():
+        want, want_longer = model.generate(prompt, **kw), model.generate(longer, **kw)
+        dyn.reset()
+        model.forward = dyn.compile(model.forward)
+        got = model.generate(prompt, **kw)
+        s = dyn.stats()
+        assert torch.equal(got, want)
+        assert s["dynamic_entries"] == 1 and s["eager_calls"] == 0 and s["eager_graphs"] == [], s
+        # prefill, the first decode step, the symbolic decode step (and a capture with symbols that the
+        # code specialized, counted too): not one per token
+        assert s["captures"] <= 4, s
+        # a longer prompt: its prefill is a new length (at most one capture); the decode steps reuse the
+        # symbolic graph
+        assert torch.equal(model.generate(longer, **kw), want_longer)
+        assert dyn.stats()["eager_calls"] == 0 and dyn.stats()["captures"] - s["captures"] <= 1, dyn.stats()

@@ -10,6 +10,7 @@ from ..errors import Unsupported
 from ..ops.shape import SlicedInput
 from .guards import _arg_guard, _global_guards, _path_guards
 from .paths import _resolver
+from .breaks import _break_runner
 from .runners import _make_runner, _select
 
 
@@ -89,12 +90,13 @@ def dynamic_entry(cf, args, want, capture):
     def symbolic():
         return SymbolicSizes(want)
     try:
-        tr, tmpl, graph, brk = capture(cf._func, args, cf._session, False, {}, symbolic=symbolic)
+        tr, tmpl, graph, brk = capture(cf._func, args, cf._session, not cf._fullgraph, {}, symbolic=symbolic)
     except Unsupported as e:
         raise DynamicUnsupported(f"capture with symbolic sizes: {e.reason}") from None
     sym = tr.symbolic
-    if brk is not None:
-        raise DynamicUnsupported(f"a graph break ({brk.reason})")
+    if brk is not None and holds_symbolic((brk.stack, brk.locals, brk.call, brk.store)):
+        # the rest of the frame runs in Python with these values: it would need the sizes as numbers
+        raise DynamicUnsupported(f"a size computed from a dynamic dim lives across a graph break ({brk.reason})")
     if tr.effects and holds_symbolic(tr.effects):
         raise DynamicUnsupported("a side effect writes a size computed from a dynamic dim")
     if tr.mutations:
@@ -105,7 +107,7 @@ def dynamic_entry(cf, args, want, capture):
                                                                  torch.device(graph.device).type != "cpu"):
         raise DynamicUnsupported("dynamic dims run on the CPU only (GPU launch geometry is planned from constant "
                                  "sizes)")
-    if not graph.outputs or not graph.nodes:
+    if not graph.nodes or not any(o.op != "input" for o in graph.outputs):
         raise DynamicUnsupported("no graph to compile")
     if not sym.live_symbols():
         raise DynamicUnsupported("every dynamic dim was specialized by the code (a guard on its value" +
@@ -131,5 +133,6 @@ def dynamic_entry(cf, args, want, capture):
     else:
         def both(a):
             return check(a) and extra(a)
-    runner = _make_runner(tr, tmpl, _select(kernel, graph, bounds), tr.effects)
+    kernel = _select(kernel, graph, bounds)
+    runner = _make_runner(tr, tmpl, kernel, tr.effects) if brk is None else _break_runner(cf, tr, tmpl, kernel, brk)
     return guards, runner, both, _global_guards(tr), paths, sym, graph, kernel, tr

@@ -282,13 +282,11 @@ class ShapeOps:
             return vals[node]
         if needs:
             compute.symbolic, compute.sizes = needs, None
-        if inputs:
+        if inputs or needs:  # (computed from sizes alone: T5's relative position buckets, checked per call)
             if not needs:
                 compute.reads = tuple(m.index for m in inputs)  # unchanged inputs need no new check
             self.tr.index_bounds.append((compute, lo, hi) + ((message,) if message else ()))
             return
-        if needs:
-            raise Unsupported("an index computed from dynamic sizes alone")
         v = compute([])
         if v.numel() and (int(v.min()) < lo or int(v.max()) >= hi):
             raise Unsupported(f"{message or 'index out of range'} (eager raises)")

@@ -1,0 +1,56 @@
+"""The corpus models (small configs, CPU) called at several sequence lengths or batch sizes: the second size
+makes those dims symbolic (automatic dynamic), so every further size runs the same compiled graph. At most
+two captures per model, one graph with symbolic sizes, nothing eager, results equal to eager's."""
+import importlib.util
+import os
+import warnings
+
+import pytest
+import torch
+
+import dyn
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("dyn_corpus_dyn", os.path.join(_HERE, "..", "..", "benchmarks", "corpus.py"))
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
+
+pytestmark = pytest.mark.skipif(dyn._C is None or not getattr(dyn._C, "HAS_COMPILER", False),
+                                reason="dyn._C without the compiler")
+
+TEXT = ["hf_gpt2_sdpa", "hf_gpt2_eager", "hf_bert_sdpa", "hf_llama_sdpa", "hf_t5_sdpa"]
+
+
+def _text_inputs(case, n):
+    g = torch.Generator().manual_seed(n)
+    batch, vocab = case.args[0].shape[0], case.model.config.vocab_size
+    kwargs = {}
+    if "decoder_input_ids" in case.eval_kwargs:
+        kwargs["decoder_input_ids"] = torch.randint(0, vocab, (batch, n // 2 + 1), generator=g)
+    if "attention_mask" in case.kwargs:
+        mask = torch.ones(batch, n, dtype=torch.long)
+        mask[0, n - n // 4:] = 0  # padding in one row
+        kwargs["attention_mask"] = mask
+    return (torch.randint(0, vocab, (batch, n), generator=g),), kwargs
+
+
+def _logits(out):
+    return out.logits if hasattr(out, "logits") else out.last_hidden_state if hasattr(out, "last_hidden_state") \
+        else out
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_text_model_compiles_once_for_any_length(name):
+    case = corpus.build(name, "small")
+    model = case.model.eval()
+    dyn.reset()
+    cm = dyn.compile(model)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (9, 13, 21, 30):
+            args, kwargs = _text_inputs(case, n)
+            torch.testing.assert_close(_logits(cm(*args, **kwargs)), _logits(model(*args, **kwargs)),
+                                       rtol=1e-4, atol=1e-4)
+    s = dyn.stats()
+    assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
+    assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
