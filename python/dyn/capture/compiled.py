@@ -313,7 +313,11 @@ class _CompiledFunction:
         if key in self._dynamic_refused:
             return None, []
         session = self._session
+        device = _device_of(args)
         try:
+            if device is not None and device.type != "cpu":  # known before capturing: no capture spent on it
+                raise DynamicUnsupported(f"dynamic dims run on the CPU only (on {device.type}, GPU launch "
+                                         "geometry is planned from constant sizes)")
             guards, runner, extra, gg, paths, sym, graph, kernel, tr = dynamic_entry(self, args, want, capture)
         except DynamicUnsupported as e:
             reason = str(e)

@@ -133,6 +133,6 @@ def dynamic_entry(cf, args, want, capture):
     else:
         def both(a):
             return check(a) and extra(a)
-    kernel = _select(kernel, graph, bounds)
-    runner = _make_runner(tr, tmpl, kernel, tr.effects) if brk is None else _break_runner(cf, tr, tmpl, kernel, brk)
+    run = _select(kernel, graph, bounds)
+    runner = _make_runner(tr, tmpl, run, tr.effects) if brk is None else _break_runner(cf, tr, tmpl, run, brk)
     return guards, runner, both, _global_guards(tr), paths, sym, graph, kernel, tr

@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from ..launch import dump_stages
+from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages
 from ..native import C as _C
 from ..session import current
 from .symbolic import size_expr, size_function, static_size
@@ -69,7 +69,10 @@ class DynamicCPUKernel:
 
     def __call__(self, *inputs):
         ins = [t.contiguous() for t in inputs]
-        outs = [torch.empty(s, dtype=dt) for s, dt in zip(self.sizes(ins), self.dtypes)]
+        if EMPTY_STRIDED_CPU is not None:  # torch's allocation without argument parsing (1.5 us, not 6)
+            outs = [EMPTY_STRIDED_CPU(s, contiguous_strides(s), dt) for s, dt in zip(self.sizes(ins), self.dtypes)]
+        else:
+            outs = [torch.empty(s, dtype=dt) for s, dt in zip(self.sizes(ins), self.dtypes)]
         buffers = ins + outs
         self.compiled.run(ins, outs + [buffers[b].shape[d] for b, d in self.buffer_dims])
         return outs
