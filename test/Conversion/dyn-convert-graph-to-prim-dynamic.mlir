@@ -122,3 +122,42 @@ func.func @gather_attention(%table: tensor<500x64xf32>, %ids: tensor<?x64xi64>, 
   %1 = graph.scaled_dot_product_attention %q, %q, %q mask %mask : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x?xi1> -> tensor<?x4x?x16xf32>
   return %0, %1 : tensor<?x64xf32>, tensor<?x4x?x16xf32>
 }
+
+// -----
+
+// A convolution with a `?` batch is one prim.convolution (the library reads
+// the batch from the buffers); batch_norm with running statistics scales and
+// shifts per channel, broadcast to the input's runtime batch.
+// CHECK-LABEL: func @convolution_batch_norm
+// CHECK: %[[C:.*]] = prim.convolution %arg0, %arg1 bias %arg2 stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<?x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+// CHECK: %[[N:.*]] = prim.dim %[[C]], 0 : tensor<?x8x8x8xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [1] sizes(%[[N]]) : tensor<8xf32> -> tensor<?x8x8x8xf32>
+// CHECK: prim.mul %[[C]], %{{.*}} : tensor<?x8x8x8xf32>
+// CHECK: prim.add
+func.func @convolution_batch_norm(%x: tensor<?x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x8x8xf32> {
+  %0 = graph.convolution %x, %w bias %b stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<?x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %1 = graph.batch_norm %0 weight %b bias %b running_mean %b running_var %b eps 1.0e-05 : tensor<?x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  return %1 : tensor<?x8x8x8xf32>
+}
+
+// -----
+
+// Pooling with a `?` batch: the pooled dims are padded and sliced as with
+// static shapes, the batch taken whole; reshapes and the average's divisors
+// take the runtime batch.
+// CHECK-LABEL: func @pooling
+// CHECK: prim.pad %arg0 low [0, 0, 1, 0] high [0, 0, 0, 0] value 0xFFF0000000000000 : tensor<?x8x8x8xf32> -> tensor<?x8x9x8xf32>
+// CHECK: prim.slice %{{.*}} start [0, 0, 0, 0] stride [1, 1, 2, 1] : tensor<?x8x9x8xf32> -> tensor<?x8x4x8xf32>
+// CHECK: prim.max
+// CHECK: prim.reduce_sum %{{.*}} dims [2, 3] : tensor<?x8x4x4xf32> -> tensor<?x8xf32>
+// CHECK: %[[N:.*]] = prim.dim %{{.*}}, 0 : tensor<?x8x4x4xf32>
+// CHECK: prim.reshape %{{.*}} sizes(%[[N]]) : tensor<?x8xf32> -> tensor<?x8x1x1xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [2, 3] sizes(%{{.*}}) : tensor<1x1xf32> -> tensor<?x8x1x1xf32>
+// CHECK: prim.div
+// CHECK: prim.gather %arg0 dim 3 index %{{.*}} : tensor<?x8x8x8xf32>, tensor<?x8x8x3xi64> -> tensor<?x8x8x3xf32>
+func.func @pooling(%x: tensor<?x8x8x8xf32>) -> (tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>) {
+  %0 = graph.max_pool %x kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+  %1 = graph.adaptive_avg_pool %0 output_size [1, 1] : tensor<?x8x4x4xf32> -> tensor<?x8x1x1xf32>
+  %2 = graph.adaptive_max_pool %x output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
+  return %1, %2 : tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>
+}

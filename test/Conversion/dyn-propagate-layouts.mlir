@@ -95,3 +95,22 @@ func.func @dense_then_depthwise(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>
   %d = prim.convolution %c, %dw stride [1, 1] padding [1, 1] dilation [1, 1] groups 4 : tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<2x4x8x8xf32>
   return %d : tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// A `?` batch stays dim 0 channels-last: the broadcast rebuilt in that order
+// keeps its runtime size.
+// CHECK-LABEL: func @dynamic_batch
+// CHECK: %[[N:.*]] = prim.dim %arg0, 0 : tensor<?x4x8x8xf32>
+// CHECK: %[[X:.*]] = prim.transpose %arg0 permutation [0, 2, 3, 1] : tensor<?x4x8x8xf32> -> tensor<?x8x8x4xf32>
+// CHECK: %[[C:.*]] = prim.convolution %[[X]], %arg1 {{.*}} channels_last : {{.*}} -> tensor<?x8x8x8xf32>
+// CHECK: %[[B:.*]] = prim.broadcast_in_dim %arg2 dims [3] sizes(%[[N]]) : tensor<8xf32> -> tensor<?x8x8x8xf32>
+// CHECK: %[[A:.*]] = prim.add %[[C]], %[[B]] : tensor<?x8x8x8xf32>
+// CHECK: prim.transpose %[[A]] permutation [0, 3, 1, 2] : tensor<?x8x8x8xf32> -> tensor<?x8x8x8xf32>
+func.func @dynamic_batch(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x8x8xf32> {
+  %n = prim.dim %x, 0 : tensor<?x4x8x8xf32>
+  %0 = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<?x4x8x8xf32>, tensor<8x4x3x3xf32> -> tensor<?x8x8x8xf32>
+  %1 = prim.broadcast_in_dim %b dims [1] sizes(%n) : tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %2 = prim.add %0, %1 : tensor<?x8x8x8xf32>
+  return %2 : tensor<?x8x8x8xf32>
+}

@@ -1,4 +1,4 @@
-"""The corpus models (small configs, CPU) called at several sequence lengths or batch sizes: the second size
+"""The corpus models (small configs, CPU) called at several sequence lengths (text) or batch sizes (vision): the second size
 makes those dims symbolic (automatic dynamic), so every further size runs the same compiled graph. At most
 two captures per model, one graph with symbolic sizes, nothing eager, results equal to eager's."""
 import importlib.util
@@ -51,6 +51,26 @@ def test_text_model_compiles_once_for_any_length(name):
             args, kwargs = _text_inputs(case, n)
             torch.testing.assert_close(_logits(cm(*args, **kwargs)), _logits(model(*args, **kwargs)),
                                        rtol=1e-4, atol=1e-4)
+    s = dyn.stats()
+    assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
+    assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
+
+
+VISION = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_efficientnet_b0", "tv_convnext_tiny", "tv_vit_b_16",
+          "timm_resnet50", "timm_vit_base"]
+
+
+@pytest.mark.parametrize("name", VISION)
+def test_vision_model_compiles_once_for_any_batch(name):
+    case = corpus.build(name, "small")
+    model = case.model.eval()
+    dyn.reset()
+    cm = dyn.compile(model)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (2, 3, 5):
+            x = torch.randn((n,) + tuple(case.args[0].shape[1:]), generator=torch.Generator().manual_seed(n))
+            torch.testing.assert_close(cm(x), model(x), rtol=1e-4, atol=1e-4)
     s = dyn.stats()
     assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
     assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s

@@ -369,3 +369,46 @@ def test_graph_attention_with_dynamic_batch_and_sequence():
         torch.testing.assert_close(causal, F.scaled_dot_product_attention(q, q, q, is_causal=True, scale=0.125),
                                    rtol=1e-4, atol=1e-5)
         assert torch.equal(cat, torch.cat([k, q], 2))
+
+
+# A small CNN with a `?` batch (what torchvision's models give once the batch is symbolic): a strided, grouped
+# convolution with bias, batch_norm with running statistics, ReLU, max pooling, a transposed convolution,
+# average and adaptive pooling, and the classifier's GEMM on the flattened features.
+GRAPH_CNN = """
+func.func @forward(%x: tensor<?x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>,
+                   %v: tensor<8xf32>, %wt: tensor<8x4x2x2xf32>, %fc: tensor<8x10xf32>)
+    -> (tensor<?x8x4x4xf32>, tensor<?x4x16x16xf32>, tensor<?x8x4x4xf32>, tensor<?x10xf32>, tensor<?x8x8x3xf32>) {
+  %0 = graph.convolution %x, %w bias %b stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<?x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %1 = graph.batch_norm %0 weight %b bias %m running_mean %m running_var %v eps 1.0e-05 : tensor<?x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %2 = graph.relu %1 : tensor<?x8x8x8xf32> -> tensor<?x8x8x8xf32>
+  %3 = graph.max_pool %2 kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+  %4 = graph.convolution %2, %wt stride [2, 2] padding [0, 0] dilation [1, 1] groups 1 transposed : tensor<?x8x8x8xf32>, tensor<8x4x2x2xf32> -> tensor<?x4x16x16xf32>
+  %5 = graph.avg_pool %2 kernel [3, 3] stride [2, 2] padding [1, 1] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+  %6 = graph.adaptive_avg_pool %3 output_size [1, 1] : tensor<?x8x4x4xf32> -> tensor<?x8x1x1xf32>
+  %n = graph.dim %x, 0 : tensor<?x4x16x16xf32> -> index
+  %7 = graph.reshape %6 sizes(%n) : tensor<?x8x1x1xf32> -> tensor<?x8xf32>
+  %8 = graph.matmul %7, %fc : tensor<?x8xf32>, tensor<8x10xf32> -> tensor<?x10xf32>
+  %9 = graph.adaptive_max_pool %2 output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
+  return %3, %4, %5, %8, %9 : tensor<?x8x4x4xf32>, tensor<?x4x16x16xf32>, tensor<?x8x4x4xf32>, tensor<?x10xf32>, tensor<?x8x8x3xf32>
+}
+"""
+
+
+def test_graph_cnn_with_dynamic_batch_compiles_once():
+    F = torch.nn.functional
+    c = compiled(GRAPH_CNN, 12)
+    w, b, m, v = torch.randn(8, 2, 3, 3), torch.randn(8), torch.randn(8), torch.rand(8) + 0.5
+    wt, fc = torch.randn(8, 4, 2, 2), torch.randn(8, 10)
+    for n in (1, 2, 5, 33):
+        x = torch.randn(n, 4, 16, 16)
+        outs = [torch.empty(n, 8, 4, 4), torch.empty(n, 4, 16, 16), torch.empty(n, 8, 4, 4), torch.empty(n, 10),
+                torch.empty(n, 8, 8, 3)]
+        run(c, [x, w, b, m, v, wt, fc], outs)
+        pooled, up, avg, logits, amax = outs
+        h = F.relu(F.batch_norm(F.conv2d(x, w, b, stride=2, padding=1, groups=2), m, v, b, m, eps=1e-5))
+        ref = F.max_pool2d(h, 3, 2, 1)
+        torch.testing.assert_close(pooled, ref, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(up, F.conv_transpose2d(h, wt, stride=2), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(avg, F.avg_pool2d(h, 3, 2, 1, count_include_pad=False), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(logits, F.adaptive_avg_pool2d(ref, 1).flatten(1) @ fc, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(amax, F.adaptive_max_pool1d(h.flatten(0, 1), 3).reshape(n, 8, 8, 3))

@@ -138,10 +138,13 @@ static Value integerPow(PrimBuilder &pb, Value a, Value b, std::optional<int64_t
                         RankedTensorType type) {
   auto et = cast<IntegerType>(type.getElementType());
   unsigned width = et.getWidth();
+  // a splat of the result's shape (`a` has it): with dynamic dims, a 0-d constant broadcast to a's sizes
   auto c = [&](int64_t v) {
-    return prim::ConstantOp::create(
-               pb.b, pb.loc, DenseElementsAttr::get(type, IntegerAttr::get(et, APInt(width, (uint64_t)v, v < 0))))
-        .getResult();
+    auto scalar = IntegerAttr::get(et, APInt(width, (uint64_t)v, v < 0));
+    if (type.hasStaticShape())
+      return prim::ConstantOp::create(pb.b, pb.loc, DenseElementsAttr::get(type, scalar)).getResult();
+    Value s = prim::ConstantOp::create(pb.b, pb.loc, DenseElementsAttr::get(type.clone(ArrayRef<int64_t>{}), scalar));
+    return prim::BroadcastInDimOp::create(pb.b, pb.loc, type, s, ArrayRef<int64_t>{}, pb.dimsOf(a)).getResult();
   };
   auto mul = [&](Value x, Value y) { return prim::MulOp::create(pb.b, pb.loc, type, x, y).getResult(); };
   auto boolType = type.clone(pb.b.getI1Type());

@@ -40,10 +40,24 @@ RankedTensorType withDim(RankedTensorType t, int64_t dim, int64_t size) {
   return t.clone(shape);
 }
 
+/// The sizes of `type`'s dynamic dims, read from `like`: only the dims in front of the pooled ones
+/// may be dynamic, and every value built here has them where the pooled input has them.
+SmallVector<Value> sizesFrom(OpBuilder &b, Location loc, Value like, RankedTensorType type) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(prim::DimOp::create(b, loc, like, d));
+  return sizes;
+}
+
 struct Pooler {
   OpBuilder &b;
   Location loc;
   PoolKind kind;
+
+  Value reshape(RankedTensorType to, Value v) {
+    return prim::ReshapeOp::create(b, loc, to, v, sizesFrom(b, loc, v, to));
+  }
 
   Value combine(Value acc, Value v) {
     if (!acc)
@@ -97,7 +111,7 @@ struct Pooler {
     Value r = kind == PoolKind::Max
                   ? (Value)prim::ReduceMaxOp::create(b, loc, reducedType, x, dims)
                   : (Value)prim::ReduceSumOp::create(b, loc, reducedType, x, dims);
-    return prim::ReshapeOp::create(b, loc, t.clone(kept), r);
+    return prim::ReshapeOp::create(b, loc, t.clone(kept), r, sizesFrom(b, loc, x, t.clone(kept)));
   }
 
   /// Regular windows along `dim`: output o covers padded indices
@@ -111,9 +125,9 @@ struct Pooler {
       SmallVector<int64_t> split(t.getShape());
       split[dim] = out;
       split.insert(split.begin() + dim + 1, k);
-      Value r = prim::ReshapeOp::create(b, loc, t.clone(split), cut);
+      Value r = reshape(t.clone(split), cut);
       r = reduceKeep(r, {dim + 1});
-      return prim::ReshapeOp::create(b, loc, withDim(t, dim, out), r);
+      return reshape(withDim(t, dim, out), r);
     }
     int64_t needed = (out - 1) * s + d * (k - 1) + 1;
     Value padded = padDim(x, dim, lo, std::max<int64_t>(0, needed - lo - in));
@@ -145,15 +159,16 @@ struct Pooler {
       }
       Value indices = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(vectorType,
                                                                               ArrayRef(index)));
-      indices = prim::BroadcastInDimOp::create(b, loc, indexType, indices, ArrayRef<int64_t>{dim});
+      indices = prim::BroadcastInDimOp::create(b, loc, indexType, indices, ArrayRef<int64_t>{dim},
+                                               sizesFrom(b, loc, x, indexType));
       Value g = prim::GatherOp::create(b, loc, resultType, x, dim, indices);
       if (kind == PoolKind::Sum && llvm::is_contained(inside, false)) {
         Value mask = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType,
                                                                              ArrayRef(inside)));
         mask = prim::BroadcastInDimOp::create(b, loc, resultType.clone(b.getI1Type()), mask,
-                                              ArrayRef<int64_t>{dim});
+                                              ArrayRef<int64_t>{dim}, sizesFrom(b, loc, x, resultType));
         PrimBuilder pb{b, loc};
-        g = prim::SelectOp::create(b, loc, resultType, mask, g, pb.splat(resultType, 0.0));
+        g = prim::SelectOp::create(b, loc, resultType, mask, g, pb.splatLike(g, 0.0));
       }
       acc = combine(acc, g);
     }
@@ -188,7 +203,7 @@ Value divide(OpBuilder &b, Location loc, Value sum, ArrayRef<SmallVector<int64_t
   SmallVector<int64_t> dims;
   for (int64_t i = 0; i < nd; ++i)
     dims.push_back(rank - nd + i);
-  divisor = prim::BroadcastInDimOp::create(b, loc, t, divisor, dims);
+  divisor = prim::BroadcastInDimOp::create(b, loc, t, divisor, dims, sizesFrom(b, loc, sum, t));
   return prim::DivOp::create(b, loc, t, sum, divisor);
 }
 

@@ -285,6 +285,10 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return (int64_t)ds.getDim() == d ? sizeValue(fb, ds.getSize()) : dimOf(fb, ds.getInput(), d);
     if (auto g = dyn_cast<prim::GatherOp>(op))
       return dimOf(fb, g.getIndex(), d);
+    if (auto conv = dyn_cast<prim::ConvolutionOp>(op); conv && d == 0) // the batch dim, [N, ...]
+      return dimOf(fb, conv.getInput(), 0);
+    if (auto pad = dyn_cast<prim::PadOp>(op)) // a dynamic dim is not padded
+      return dimOf(fb, pad.getInput(), d);
     if (auto att = dyn_cast<prim::AttentionOp>(op)) // [..., L, Ev]
       return d + 1 < t.getRank() ? dimOf(fb, att.getQuery(), d) : dimOf(fb, att.getValue(), d);
     if (isReduction(op)) {

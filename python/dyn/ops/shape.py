@@ -225,7 +225,8 @@ class ShapeOps:
             m = todo.pop()
             if m in sub:
                 continue
-            if m.op == "input" or not self._recomputable(m.op) or len(sub) >= limit or m.meta.numel() > 65536:
+            if m.op == "input" or not self._recomputable(m.op) or len(sub) >= limit or _symbolic_shape(m) or \
+                    m.meta.numel() > 65536:  # (a symbolic size is no constant: asked first, so not guarded)
                 return None
             sub[m] = True
             todo.extend(m.inputs)

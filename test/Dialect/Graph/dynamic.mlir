@@ -97,3 +97,28 @@ func.func @gather_and_attention(%table: tensor<500x64xf32>, %ids: tensor<?x64xi6
   %3 = graph.scaled_dot_product_attention %q, %q, %q causal scale 1.250000e-01 : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
   return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<?x3x8xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>
 }
+
+// -----
+
+// The ops of vision models with a `?` batch dim: convolutions (grouped,
+// strided, transposed), batch_norm with running statistics, pooling.
+// CHECK-LABEL: func @vision_batch
+// CHECK: graph.convolution %{{.*}}, %{{.*}} bias %{{.*}} stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<?x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+// CHECK: graph.convolution %{{.*}}, %{{.*}} stride [2, 2] padding [0, 0] dilation [1, 1] groups 1 transposed : tensor<?x8x8x8xf32>, tensor<8x4x2x2xf32> -> tensor<?x4x16x16xf32>
+// CHECK: graph.batch_norm %{{.*}} weight %{{.*}} bias %{{.*}} running_mean %{{.*}} running_var %{{.*}} eps {{.*}} -> tensor<?x8x8x8xf32>
+// CHECK: graph.max_pool %{{.*}} kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+// CHECK: graph.avg_pool %{{.*}} kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+// CHECK: graph.adaptive_avg_pool %{{.*}} output_size [1, 1] : tensor<?x8x4x4xf32> -> tensor<?x8x1x1xf32>
+// CHECK: graph.adaptive_max_pool %{{.*}} output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
+func.func @vision_batch(%x: tensor<?x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>, %wt: tensor<8x4x2x2xf32>)
+    -> (tensor<?x4x16x16xf32>, tensor<?x8x4x4xf32>, tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>) {
+  %0 = graph.convolution %x, %w bias %b stride [2, 2] padding [1, 1] dilation [1, 1] groups 2 : tensor<?x4x16x16xf32>, tensor<8x2x3x3xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %1 = graph.convolution %0, %wt stride [2, 2] padding [0, 0] dilation [1, 1] groups 1 transposed : tensor<?x8x8x8xf32>, tensor<8x4x2x2xf32> -> tensor<?x4x16x16xf32>
+  %2 = graph.batch_norm %0 weight %b bias %b running_mean %b running_var %b eps 1.0e-05 : tensor<?x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<?x8x8x8xf32>
+  %3 = graph.max_pool %2 kernel [3, 3] stride [2, 2] padding [1, 1] dilation [1, 1] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+  %4 = graph.avg_pool %2 kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<?x8x8x8xf32> -> tensor<?x8x4x4xf32>
+  %5 = graph.add %3, %4 : tensor<?x8x4x4xf32>, tensor<?x8x4x4xf32> -> tensor<?x8x4x4xf32>
+  %6 = graph.adaptive_avg_pool %5 output_size [1, 1] : tensor<?x8x4x4xf32> -> tensor<?x8x1x1xf32>
+  %7 = graph.adaptive_max_pool %2 output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
+  return %1, %5, %6, %7 : tensor<?x4x16x16xf32>, tensor<?x8x4x4xf32>, tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>
+}

@@ -207,3 +207,79 @@ func.func @attention_mask(%q: tensor<?x4x?x16xf32>, %m: tensor<?x1x?x8xi1>) -> t
   %0 = graph.scaled_dot_product_attention %q, %q, %q mask %m : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x1x?x8xi1> -> tensor<?x4x?x16xf32>
   return %0 : tensor<?x4x?x16xf32>
 }
+
+// -----
+
+// A convolution's output sizes come from its channel and spatial dims: only the batch dim may be `?`.
+func.func @convolution_dynamic_spatial(%x: tensor<?x4x?x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<?x8x?x14xf32> {
+  // expected-error @+1 {{input dim 2 is dynamic: only the batch dim may be}}
+  %0 = graph.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<?x4x?x16xf32>, tensor<8x4x3x3xf32> -> tensor<?x8x?x14xf32>
+  return %0 : tensor<?x8x?x14xf32>
+}
+
+// -----
+
+func.func @convolution_dynamic_channels(%x: tensor<2x?x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x14x14xf32> {
+  // expected-error @+1 {{input dim 1 is dynamic: only the batch dim may be}}
+  %0 = graph.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<2x?x16x16xf32>, tensor<8x4x3x3xf32> -> tensor<2x8x14x14xf32>
+  return %0 : tensor<2x8x14x14xf32>
+}
+
+// -----
+
+func.func @convolution_dynamic_weight(%x: tensor<?x4x16x16xf32>, %w: tensor<?x4x3x3xf32>) -> tensor<?x8x14x14xf32> {
+  // expected-error @+1 {{weight must have a static shape}}
+  %0 = graph.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<?x4x16x16xf32>, tensor<?x4x3x3xf32> -> tensor<?x8x14x14xf32>
+  return %0 : tensor<?x8x14x14xf32>
+}
+
+// -----
+
+// A `?` batch stays `?` in the result.
+func.func @convolution_static_result(%x: tensor<?x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x14x14xf32> {
+  // expected-error @+1 {{result shape must be [?, 8, 14, 14]}}
+  %0 = graph.convolution %x, %w stride [1, 1] padding [0, 0] dilation [1, 1] groups 1 : tensor<?x4x16x16xf32>, tensor<8x4x3x3xf32> -> tensor<2x8x14x14xf32>
+  return %0 : tensor<2x8x14x14xf32>
+}
+
+// -----
+
+// Batch statistics (training) are over every dim but the channels: not with `?` dims yet.
+func.func @batch_norm_training(%x: tensor<?x8x4x4xf32>, %c: tensor<8xf32>) -> tensor<?x8x4x4xf32> {
+  // expected-error @+1 {{computes batch statistics with training: it needs a static input shape}}
+  %0 = graph.batch_norm %x weight %c bias %c training eps 1.0e-05 : tensor<?x8x4x4xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<?x8x4x4xf32>
+  return %0 : tensor<?x8x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<2x?x4xf32>, %c: tensor<8xf32>) -> tensor<2x?x4xf32> {
+  // expected-error @+1 {{channel dim 1 must be static}}
+  %0 = graph.batch_norm %x running_mean %c running_var %c eps 1.0e-05 : tensor<2x?x4xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x?x4xf32>
+  return %0 : tensor<2x?x4xf32>
+}
+
+// -----
+
+// Windows are laid out from the pooled dims' sizes.
+func.func @max_pool_dynamic_window_dim(%x: tensor<?x8x?x8xf32>) -> tensor<?x8x?x4xf32> {
+  // expected-error @+1 {{pooled dim 0 is dynamic: only the dims in front of the pooled ones may be}}
+  %0 = graph.max_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] dilation [1, 1] : tensor<?x8x?x8xf32> -> tensor<?x8x?x4xf32>
+  return %0 : tensor<?x8x?x4xf32>
+}
+
+// -----
+
+func.func @avg_pool_static_result(%x: tensor<?x8x8x8xf32>) -> tensor<4x8x4x4xf32> {
+  // expected-error @+1 {{result shape must be [?, 8, 4, 4]}}
+  %0 = graph.avg_pool %x kernel [2, 2] stride [2, 2] padding [0, 0] : tensor<?x8x8x8xf32> -> tensor<4x8x4x4xf32>
+  return %0 : tensor<4x8x4x4xf32>
+}
+
+// -----
+
+func.func @adaptive_pool_dynamic_pooled_dim(%x: tensor<2x8x?xf32>) -> tensor<2x8x1xf32> {
+  // expected-error @+1 {{pooled dim 0 is dynamic: only the dims in front of the pooled ones may be}}
+  %0 = graph.adaptive_avg_pool %x output_size [1] : tensor<2x8x?xf32> -> tensor<2x8x1xf32>
+  return %0 : tensor<2x8x1xf32>
+}

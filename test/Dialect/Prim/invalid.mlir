@@ -1,10 +1,10 @@
 // RUN: dyn-opt %s -split-input-file -verify-diagnostics
 
 // Ops the lowerings size from constants only.
-func.func @dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
-  // expected-error @+1 {{needs static shapes, but operand #0 has type 'tensor<4x?xf32>'}}
-  %0 = prim.pad %a low [0, 0] high [0, 1] value 0.0 : tensor<4x?xf32> -> tensor<4x?xf32>
-  return %0 : tensor<4x?xf32>
+func.func @dynamic_dim(%s: tensor<i64>) -> tensor<4x?xi32> {
+  // expected-error @+1 {{needs static shapes, but result #0 has type 'tensor<4x?xi32>'}}
+  %0 = prim.philox %s offset 0 word 0 : tensor<i64> -> tensor<4x?xi32>
+  return %0 : tensor<4x?xi32>
 }
 
 // -----
@@ -231,4 +231,13 @@ func.func @concatenate_dynamic(%a: tensor<?x8xf32>) -> tensor<8x8xf32> {
   // expected-error @+1 {{result dim must be dynamic exactly where an input's is}}
   %0 = prim.concatenate %a, %a dim 0 : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// A dynamic dim is never padded (its padded size would be unknown to the fusion).
+func.func @pad_dynamic(%a: tensor<?x8xf32>) -> tensor<?x10xf32> {
+  // expected-error @+1 {{dim 0 is dynamic: it cannot be padded}}
+  %0 = prim.pad %a low [1, 1] high [0, 1] value 0.0 : tensor<?x8xf32> -> tensor<?x10xf32>
+  return %0 : tensor<?x10xf32>
 }

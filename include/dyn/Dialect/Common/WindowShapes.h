@@ -52,8 +52,8 @@ inline int64_t resultChannels(llvm::ArrayRef<int64_t> shape, const ConvolutionPa
 }
 
 /// torch.convolution: input [N, C_in, *spatial] and weight [C_out, C_in/groups, *kernel]
-/// ([C_in, C_out/groups, *kernel] when transposed), 1-3 spatial dims. With p.channelsLast, input
-/// and result are [N, *spatial, C] (the weight keeps torch's order).
+/// ([C_in, C_out/groups, *kernel] when transposed), 1-3 spatial dims; N may be dynamic. With
+/// p.channelsLast, input and result are [N, *spatial, C] (the weight keeps torch's order).
 inline std::optional<llvm::SmallVector<int64_t>>
 convolutionResultShape(llvm::ArrayRef<int64_t> inputDims, llvm::ArrayRef<int64_t> weight,
                        const ConvolutionParams &p, std::string &error) {
@@ -81,6 +81,13 @@ convolutionResultShape(llvm::ArrayRef<int64_t> inputDims, llvm::ArrayRef<int64_t
     return fail("stride, padding, dilation and output_padding need one entry per spatial dim");
   if (p.groups < 1)
     return fail("groups must be positive");
+  // A dynamic batch dim carries over to the result (the library reads it from the buffers); the
+  // output sizes are computed from the others, so they are static.
+  for (int64_t d = 1; d < rank; ++d)
+    if (mlir::ShapedType::isDynamic(input[d]))
+      return fail("input dim " + llvm::Twine(d) + " is dynamic: only the batch dim may be");
+  if (llvm::any_of(weight, mlir::ShapedType::isDynamic))
+    return fail("weight must have a static shape");
   for (int64_t i = 0; i < nd; ++i) {
     if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0)
       return fail("stride and dilation must be positive and padding non-negative");
@@ -147,7 +154,8 @@ struct PoolParams {
 };
 
 /// max_pool / avg_pool over the trailing kernel.size() dims (1-3) of an
-/// input with at least one more (batch or channel) dim in front.
+/// input with at least one more (batch or channel) dim in front; the dims in
+/// front may be dynamic, the pooled ones not.
 inline std::optional<llvm::SmallVector<int64_t>>
 poolResultShape(llvm::ArrayRef<int64_t> input, const PoolParams &p, std::string &error) {
   auto fail = [&](const llvm::Twine &why) {
@@ -170,6 +178,8 @@ poolResultShape(llvm::ArrayRef<int64_t> input, const PoolParams &p, std::string 
       return fail("kernel, stride and dilation must be positive and padding non-negative");
     if (2 * pad > d * (k - 1) + 1)
       return fail("padding must be at most half of the kernel extent");
+    if (mlir::ShapedType::isDynamic(input[rank - nd + i]))
+      return fail("pooled dim " + llvm::Twine(i) + " is dynamic: only the dims in front of the pooled ones may be");
     int64_t out = poolOutputSize(input[rank - nd + i], k, s, pad, d, p.ceilMode);
     if (out < 1)
       return fail("pooled dim " + llvm::Twine(i) + " would be empty");

@@ -540,6 +540,9 @@ static LogicalResult verifyAdaptivePool(OpT op) {
     return op.emitOpError("pools 1 to 3 trailing dims of an input with a channel dim in front");
   SmallVector<int64_t> expected(in.drop_back(nd));
   for (int64_t i = 0; i < nd; ++i) {
+    // the windows are computed from the pooled dims' sizes; the dims in front may be dynamic
+    if (ShapedType::isDynamic(in[in.size() - nd + i]))
+      return op.emitOpError() << "pooled dim " << i << " is dynamic: only the dims in front of the pooled ones may be";
     if (out[i] < 1 || in[in.size() - nd + i] < 1)
       return op.emitOpError("pooled dims and output sizes must be positive");
     expected.push_back(out[i]);

@@ -287,6 +287,8 @@ LogicalResult PadOp::verify() {
   for (size_t i = 0; i < in.size(); ++i) {
     if (getLow()[i] < 0 || getHigh()[i] < 0)
       return emitOpError("pads must be non-negative");
+    if (ShapedType::isDynamic(in[i]) && (getLow()[i] || getHigh()[i]))
+      return emitOpError() << "dim " << i << " is dynamic: it cannot be padded";
     expected.push_back(in[i] + getLow()[i] + getHigh()[i]);
   }
   double v = getValue().convertToDouble();

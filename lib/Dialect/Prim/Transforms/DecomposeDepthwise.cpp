@@ -28,7 +28,8 @@ RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()
 
 /// Depthwise in torch's order, with at most `maxWindow` taps.
 bool decomposable(prim::ConvolutionOp conv, int64_t maxWindow) {
-  if (conv.getTransposed() || conv.getChannelsLast())
+  // a `?` batch: left whole (the GPU lowering refuses dynamic dims with its own diagnostic)
+  if (conv.getTransposed() || conv.getChannelsLast() || !conv.getType().hasStaticShape())
     return false;
   RankedTensorType in = tensorType(conv.getInput()), w = tensorType(conv.getWeight());
   RankedTensorType out = conv.getType();

@@ -60,7 +60,13 @@ SmallVector<int64_t> scatterDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> p) {
   return r;
 }
 
-int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
+/// Elements per dynamic-dim slice: a dynamic (batch) dim counts as 1.
+int64_t numElements(Value v) {
+  int64_t n = 1;
+  for (int64_t s : tensorType(v).getShape())
+    n *= ShapedType::isDynamic(s) ? 1 : s;
+  return n;
+}
 
 struct Propagator {
   OpBuilder b;
@@ -112,7 +118,15 @@ struct Propagator {
         dims.push_back(d);
       }
       Value in = transpose(loc, bc.getInput(), perm);
-      return prim::BroadcastInDimOp::create(b, loc, clType, in, dims);
+      // the sizes of the dynamic dims, in channels-last order: torch's dim i is dim p[i] there
+      SmallVector<Value> sizes;
+      for (int64_t j = 0; j < clType.getRank(); ++j) {
+        if (!clType.isDynamicDim(j))
+          continue;
+        int64_t i = llvm::find(p, j) - p.begin();
+        sizes.push_back(bc.getSizes()[llvm::count_if(t.getShape().take_front(i), ShapedType::isDynamic)]);
+      }
+      return prim::BroadcastInDimOp::create(b, loc, clType, in, dims, sizes);
     }
     return transpose(loc, v, inverse(p));
   }

@@ -27,8 +27,9 @@ struct SplitConvolutionBiasPass
     SmallVector<prim::ConvolutionOp> convs;
     getOperation().walk([&](prim::ConvolutionOp conv) {
       int64_t rank = conv.getType().getRank();
-      // Transposed and 1-d convolutions keep ATen's own path (at::convolution).
-      if (conv.getBias() && !conv.getTransposed() && (rank == 4 || rank == 5))
+      // Transposed and 1-d convolutions keep ATen's own path (at::convolution); a `?` batch is
+      // left whole (the GPU lowering refuses dynamic dims with its own diagnostic).
+      if (conv.getBias() && !conv.getTransposed() && (rank == 4 || rank == 5) && conv.getType().hasStaticShape())
         convs.push_back(conv);
     });
     for (prim::ConvolutionOp conv : convs) {

@@ -75,7 +75,8 @@ def Graph_RmsNormOp : Graph_NormOp<"rms_norm", []> {
   }];
 }
 
-def Graph_BatchNormOp : Graph_NormOp<"batch_norm"> {
+// Dynamic dims but the channel dim without `training` (its verifier).
+def Graph_BatchNormOp : Graph_NormOp<"batch_norm", [AttrSizedOperandSegments], []> {
   let summary = "batch normalization over all dims but the channel dim 1 (F.batch_norm)";
   let description = [{
     `input` is `[N, C, *]`; `weight`, `bias`, `running_mean` and `running_var`
@@ -86,7 +87,8 @@ def Graph_BatchNormOp : Graph_NormOp<"batch_norm"> {
     the count after this batch: nn.BatchNorm's cumulative average, momentum
     None). Capture writes them back into the module's buffers, as eager's
     kernel does in place. Without `training` the running statistics
-    normalize and nothing is returned besides the result.
+    normalize and nothing is returned besides the result; only then may
+    dims other than `C` be dynamic (`?`).
   }];
   let arguments = (ins Graph_FloatTensor:$input, Optional<Graph_FloatTensor>:$weight,
                        Optional<Graph_FloatTensor>:$bias, Optional<Graph_FloatTensor>:$running_mean,

@@ -901,7 +901,8 @@ def Graph_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 // take none (capture's eager-accepts probe breaks the graph there).
 def Graph_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
 
-def Graph_ConvolutionOp : Graph_Op<"convolution"> {
+// A dynamic batch dim (its verifier); channels and spatial dims are static.
+def Graph_ConvolutionOp : Graph_Op<"convolution", [], []> {
   let summary = "N-d convolution, 1-3 spatial dims, optionally transposed (torch.convolution)";
   let description = [{
     `input` is `[N, C_in, *spatial]`; `weight` is `[C_out, C_in/groups, *kernel]`,
@@ -911,7 +912,8 @@ def Graph_ConvolutionOp : Graph_Op<"convolution"> {
     is zeros (capture writes other padding modes as a `graph.pad` first).
     All operands and the result share one element type, a float or an
     integer (ATen's CPU kernels compute integers, wrapping). The result is
-    `[N, C_out, *out]` with PyTorch's output sizes.
+    `[N, C_out, *out]` with PyTorch's output sizes. `N` may be dynamic
+    (`?`); the channel and spatial dims and the weight are static.
 
     `dyn-convert-graph-to-prim` makes it a `prim.convolution` (a library
     call) plus a broadcast add of the bias, which fuses with the pointwise
@@ -932,7 +934,8 @@ def Graph_ConvolutionOp : Graph_Op<"convolution"> {
 }
 
 // Max and average pooling take integers too, as eager's CPU kernels (an integer average truncates).
-class Graph_PoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+// Dynamic dims in front of the pooled dims (their verifiers).
+class Graph_PoolOp<string mnemonic, string desc> : Graph_Op<mnemonic, [], []> {
   let summary = desc # " pooling over the trailing 1-3 dims";
   let results = (outs Graph_NumericTensor:$result);
   let hasVerifier = 1;
@@ -976,12 +979,13 @@ def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
   }];
 }
 
-class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic, [], []> {
   let summary = "adaptive " # desc # " pooling to the result's trailing sizes";
   let description = [{
     F.}] # mnemonic # [{1d/2d/3d: output index `i` of a pooled dim
     of size `in` pools input indices `[floor(i*in/out), ceil((i+1)*in/out))`.
-    The pooled dims are the trailing `output_size.size()` (1-3) ones.
+    The pooled dims are the trailing `output_size.size()` (1-3) ones;
+    the dims in front of them may be dynamic (`?`).
   }];
   let arguments = (ins Graph_LibraryFloatTensor:$input, DenseI64ArrayAttr:$output_size);
   let results = (outs Graph_LibraryFloatTensor:$result);

@@ -280,7 +280,8 @@ def Prim_DynamicSliceOp : Prim_DynamicOp<"dynamic_slice", [AllElementTypesMatch<
   let hasVerifier = 1;
 }
 
-def Prim_PadOp : Prim_Op<"pad"> {
+// Dynamic dims where nothing is padded.
+def Prim_PadOp : Prim_DynamicOp<"pad"> {
   let summary = "pad with a constant: result[i] = input[i - low] inside the input, else `value`";
   let description = [{
     Every dim grows by `low` elements in front and `high` behind (both
@@ -373,7 +374,8 @@ def Prim_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 // Convolutions also take integers (ATen's CPU kernels).
 def Prim_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
 
-def Prim_ConvolutionOp : Prim_Op<"convolution"> {
+// A dynamic batch dim; the library reads it from the buffers.
+def Prim_ConvolutionOp : Prim_DynamicOp<"convolution"> {
   let summary = "N-d convolution (1-3 spatial dims), optionally transposed, optional bias";
   let description = [{
     torch.convolution's shape rules (see `graph.convolution`). The bias is
