@@ -219,3 +219,20 @@ def test_graph_breaks_keep_symbolic_sizes():
         torch.testing.assert_close(cf(x), size_across_a_break(x))
     st = dyn.stats()
     assert st["eager_calls"] == 0 and any("across a graph break" in k for k in st["dynamic_fallback_reasons"]), st
+
+
+def take(x, i):
+    return x[i] * 2
+
+
+def test_index_checks_follow_the_runtime_sizes():
+    """An index into a dim of symbolic size is checked against that call's size (eager raises where
+    compiled code would clamp), also when the index tensor is the same unmodified one as last time."""
+    cf = dyn.compile(take, dynamic=True)
+    i = torch.tensor([7, 2])
+    for n in (10, 12, 8):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(cf(x, i), take(x, i))
+    assert dyn.stats()["captures"] == 1
+    with pytest.raises(IndexError):
+        cf(torch.randn(5, 3), i)

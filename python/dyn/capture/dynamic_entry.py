@@ -55,7 +55,7 @@ def _runtime_bound(bound, sym, tr):
     """An index bound (input or function, lo, hi, ...) with symbolic sizes in it: hi, or the bounds of a
     slice of an input (SlicedInput), as functions of the captured inputs (their sizes at each call)."""
     j, lo, hi, *why = bound
-    if holds_symbolic(lo) or (holds_symbolic(hi) and not isinstance(hi, torch.SymInt)):
+    if any(holds_symbolic(v) and not isinstance(v, torch.SymInt) for v in (lo, hi)):
         raise DynamicUnsupported("an index bound depends on a dynamic dim")
     at = {}
     for s, (source, d) in sym.symbols.items():
@@ -80,6 +80,9 @@ def _runtime_bound(bound, sym, tr):
     if isinstance(hi, torch.SymInt):
         hi_of = sizes_of(hi)
         hi = lambda ins: hi_of(ins)[0]  # noqa: E731
+    if isinstance(lo, torch.SymInt):  # -n where negative indices wrap (x[i])
+        lo_of = sizes_of(lo)
+        lo = lambda ins: lo_of(ins)[0]  # noqa: E731
     return (j, lo, hi, *why)
 
 

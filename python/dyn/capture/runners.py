@@ -246,11 +246,12 @@ def _index_checker(bounds):
     A check whose tensors are the very ones it passed last time, unmodified (same objects, same version
     counters and data), is not repeated: a module's position-ids buffer, or one input passed call after
     call, is checked once; a bound is an input index, or a function of the inputs whose `reads` names
-    the inputs it reads (without it, it runs every time); hi may be a function of the inputs too (a size
-    of a graph with symbolic sizes)."""
+    the inputs it reads (without it, it runs every time). In a graph with symbolic sizes, hi may be a
+    function of the inputs too, and a bound function's `sizes(ins)` the sizes it depends on: the check is
+    repeated when those change."""
     bounds = list(dict.fromkeys(bounds))  # j: an input index, or a function computing the index
     reads = [(j,) if type(j) is int else getattr(j, "reads", None) for j, *_ in bounds]
-    passed = [None] * len(bounds)  # per bound: what it read when it last passed
+    passed = [None] * len(bounds)  # per bound: what it read when it last passed, and the sizes then
 
     def state(ts):
         try:
@@ -265,13 +266,17 @@ def _index_checker(bounds):
     def check(ins):
         for k, (j, lo, hi, *why) in enumerate(bounds):  # why: eager's message where it raises its own
             ts = None if reads[k] is None else [ins[i] for i in reads[k]]
-            if ts is not None and unchanged(passed[k], ts):
+            sizes = getattr(j, "sizes", None)
+            if callable(hi):  # a bound computed from the inputs' sizes (a graph with symbolic sizes)
+                hi = hi(ins)
+            if callable(lo):
+                lo = lo(ins)
+            key = (tuple(sizes(ins)) if sizes is not None else None, lo, hi)
+            if ts is not None and passed[k] is not None and passed[k][1] == key and unchanged(passed[k][0], ts):
                 continue
             t = ins[j] if type(j) is int else j(ins)
             if not t.numel():
                 continue
-            if callable(hi):  # a bound computed from the inputs' sizes (a graph with symbolic sizes)
-                hi = hi(ins)
             if t.is_cuda:
                 torch._assert_async(((t >= lo) & (t < hi)).all(), why[0] if why else "dyn: index out of range")
             else:
@@ -281,5 +286,6 @@ def _index_checker(bounds):
                         raise RuntimeError(why[0])
                     raise IndexError(f"index out of range in self (dyn: an index is outside [{lo}, {hi}))")
             if ts is not None:  # (a failed CUDA assert poisons the context: nothing runs after it)
-                passed[k] = state(ts)
+                st = state(ts)
+                passed[k] = None if st is None else (st, key)
     return check

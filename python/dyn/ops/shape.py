@@ -283,9 +283,9 @@ class ShapeOps:
             return vals[node]
         if needs:
             compute.symbolic, compute.sizes = needs, None
-        if inputs or needs:  # (computed from sizes alone: T5's relative position buckets, checked per call)
-            if not needs:
-                compute.reads = tuple(m.index for m in inputs)  # unchanged inputs need no new check
+        if inputs or needs:  # (computed from sizes alone: T5's relative position buckets)
+            # unchanged inputs (and, with symbolic sizes, the same sizes: compute.sizes) need no new check
+            compute.reads = tuple(m.index for m in inputs)
             self.tr.index_bounds.append((compute, lo, hi) + ((message,) if message else ()))
             return
         v = compute([])
@@ -427,12 +427,13 @@ def _sizes_of(m):
 
 class SlicedInput:
     """An index bound's values: graph input `index` sliced along `dim` from start to end, symbolic sizes
-    (a position-ids buffer cut to the sequence length). `bind(sizes)` gives it sizes(ins) -> (start, end) at
-    each call (capture/dynamic_entry.py); it has no `reads`: the slice changes with the sizes."""
+    (a position-ids buffer cut to the sequence length). capture/dynamic_entry.py sets `sizes`, ins -> (start,
+    end) at each call."""
 
     def __init__(self, index, dim, start, end):
         self.index, self.dim, self.start, self.end = index, dim, start, end
         self.sizes = None
+        self.reads = (index,)  # checked again when the input or the sizes change
 
     def __call__(self, ins):
         start, end = self.sizes(ins)
