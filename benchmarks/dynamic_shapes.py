@@ -65,6 +65,8 @@ def run(args, name):
         m = copy.deepcopy(base)
         dyn.reset()
         torch._dynamo.reset()
+        from torch._dynamo.utils import counters
+        graphs_before = counters["stats"].get("unique_graphs", 0)  # (cumulative in the process)
         if compiler == "eager":
             fn = m
         elif compiler == "dyn":
@@ -88,8 +90,7 @@ def run(args, name):
                        eager_calls=st["eager_calls"], eager_graphs=len(st["eager_graphs"]),
                        fallback_reasons=list(st["dynamic_fallback_reasons"]))
         elif compiler == "inductor":
-            from torch._dynamo.utils import counters
-            row.update(compilations=sum(counters["stats"].get(k, 0) for k in ("unique_graphs",)))
+            row.update(compilations=counters["stats"].get("unique_graphs", 0) - graphs_before)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
