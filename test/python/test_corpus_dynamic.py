@@ -39,16 +39,17 @@ def _logits(out):
         else out
 
 
-@pytest.mark.parametrize("name", TEXT)
-def test_text_model_compiles_once_for_any_length(name):
+def _compiles_once(name, sizes, inputs):
+    """The model called at each size (inputs(case, n) -> args, kwargs) compiled and eagerly: equal results,
+    at most two captures, one graph with symbolic sizes, nothing eager."""
     case = corpus.build(name, "small")
     model = case.model.eval()
     dyn.reset()
     cm = dyn.compile(model)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for n in (9, 13, 21, 30):
-            args, kwargs = _text_inputs(case, n)
+        for n in sizes:
+            args, kwargs = inputs(case, n)
             torch.testing.assert_close(_logits(cm(*args, **kwargs)), _logits(model(*args, **kwargs)),
                                        rtol=1e-4, atol=1e-4)
     s = dyn.stats()
@@ -56,21 +57,19 @@ def test_text_model_compiles_once_for_any_length(name):
     assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
 
 
+@pytest.mark.parametrize("name", TEXT)
+def test_text_model_compiles_once_for_any_length(name):
+    _compiles_once(name, (9, 13, 21, 30), _text_inputs)
+
+
 VISION = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_efficientnet_b0", "tv_convnext_tiny", "tv_vit_b_16",
           "timm_resnet50", "timm_vit_base"]
 
 
+def _images(case, n):
+    return (torch.randn((n,) + tuple(case.args[0].shape[1:]), generator=torch.Generator().manual_seed(n)),), {}
+
+
 @pytest.mark.parametrize("name", VISION)
 def test_vision_model_compiles_once_for_any_batch(name):
-    case = corpus.build(name, "small")
-    model = case.model.eval()
-    dyn.reset()
-    cm = dyn.compile(model)
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (2, 3, 5):
-            x = torch.randn((n,) + tuple(case.args[0].shape[1:]), generator=torch.Generator().manual_seed(n))
-            torch.testing.assert_close(cm(x), model(x), rtol=1e-4, atol=1e-4)
-    s = dyn.stats()
-    assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
-    assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
+    _compiles_once(name, (2, 3, 5), _images)
