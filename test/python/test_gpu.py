@@ -534,3 +534,18 @@ def test_inputs_as_they_are_and_prepared():
         for a in (m, m.t(), m[1:, 1:]):
             torch.testing.assert_close(g(a), a * 3 - 1, rtol=0, atol=0)
     assert dyn.stats()["internal_failures"] == 0
+
+
+def test_new_sizes_on_cuda_are_specialized_and_say_why():
+    """Symbolic sizes run on the CPU only (docs/dynamic_shapes.md): on CUDA a size-only recompile specializes
+    the new sizes, as before, and stats says why they were not made symbolic (no capture spent on it)."""
+    dyn.reset()
+    m = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.GELU()).cuda().eval()
+    cf = dyn.compile(m)
+    with torch.no_grad():
+        for n in (2, 3, 4):
+            x = torch.randn(n, 32, device="cuda")
+            torch.testing.assert_close(cf(x), m(x))
+    s = dyn.stats()
+    assert s["captures"] == 3 and s["dynamic_entries"] == 0 and s["eager_calls"] == 0, s
+    assert s["dynamic_fallbacks"] == 1 and any("CPU only" in k for k in s["dynamic_fallback_reasons"]), s

@@ -301,7 +301,7 @@ class _CompiledFunction:
         """(entry, lines describing its symbolic dims) for a capture with symbolic dims (dyn/dynamic), or
         (None, []) where no dim is dynamic or that capture is not possible (the reason is recorded: stats'
         dynamic_fallbacks, DYN_LOGS=dynamic, explain's dynamic_failures)."""
-        if self._custom or self._backend_name != "dyn" or _C is None or not getattr(_C, "HAS_COMPILER", False):
+        if self._custom or self._backend_name != "dyn":
             return None, []
         if self._dynamic is None and self._records:
             for src, ds in changed_dims(self._records, args, _resolver).items():
@@ -318,6 +318,8 @@ class _CompiledFunction:
             if device is not None and device.type != "cpu":  # known before capturing: no capture spent on it
                 raise DynamicUnsupported(f"dynamic dims run on the CPU only (on {device.type}, GPU launch "
                                          "geometry is planned from constant sizes)")
+            if _C is None or not getattr(_C, "HAS_COMPILER", False):
+                raise DynamicUnsupported("dyn._C has no CPU compiler in this build")
             guards, runner, extra, gg, paths, sym, graph, kernel, tr = dynamic_entry(self, args, want, capture)
         except DynamicUnsupported as e:
             reason = str(e)
