@@ -16,6 +16,8 @@ _TENSOR = re.compile(r"tensor<([^>]*)>")
 def differentiate(text):
     """(joint IR, partitioned IR) of a module whose function marks arguments {dyn.requires_grad}. Raises
     RuntimeError with the core's located diagnostics where an op cannot be differentiated."""
+    if _C is None or not hasattr(_C, "lower"):
+        raise RuntimeError("dyn._C is not loaded (the extension failed to import): no differentiation pass")
     joint = _C.lower(text, AUTODIFF)
     return joint, _C.lower(joint, PARTITION)
 
