@@ -8,23 +8,11 @@ import torch
 from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages
 from ..native import C as _C
 from ..session import current
-from .symbolic import size_expr, size_function, static_size
+from .symbolic import size_expr, size_function, symbol_positions
 
 
 class DynamicShapeError(Exception):
     """A graph the dynamic kernel cannot take (the capture then specializes the sizes instead)."""
-
-
-def symbol_positions(graph):
-    """sympy Symbol -> (input position, dim) of the graph's inputs that carry a symbol as a whole dim."""
-    at = {}
-    for k, n in enumerate(graph.inputs):
-        for d, size in enumerate(n.meta.shape):
-            if isinstance(size, torch.SymInt) and static_size(size) is None:
-                e = size_expr(size)
-                if e.is_Symbol:
-                    at.setdefault(e, (k, d))
-    return at
 
 
 class DynamicCPUKernel:
@@ -35,7 +23,7 @@ class DynamicCPUKernel:
     def __init__(self, graph, keep_stages=False):
         if any(n.meta.dtype.is_complex for n in graph.outputs):
             raise DynamicShapeError("complex outputs")
-        at = symbol_positions(graph)
+        at = symbol_positions(graph.inputs)
         exprs = []
         for o in graph.outputs:
             row = []

@@ -56,6 +56,19 @@ def size_expr(d):
     return node.shape_env.replace(node.expr) if node.shape_env is not None else node.expr
 
 
+def symbol_positions(inputs):
+    """sympy Symbol -> (position, dim): where among the graph inputs `inputs` (Nodes) each symbol is a whole
+    dim, the first such place (the compiled code reads the symbol's size there)."""
+    at = {}
+    for k, n in enumerate(inputs):
+        for d, size in enumerate(n.meta.shape):
+            if isinstance(size, torch.SymInt) and static_size(size) is None:
+                e = size_expr(size)
+                if e.is_Symbol:
+                    at.setdefault(e, (k, d))
+    return at
+
+
 class SymbolicSizes:
     """The ShapeEnv and fake mode of one capture. want(tensor, source) -> {dim: (min, max)} (max None:
     unbounded) or None: the dims to make symbolic of an input tensor reached through source (a path of

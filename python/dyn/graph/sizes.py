@@ -2,9 +2,7 @@
 an op whose result has `?` dims that its operands do not determine (a reshape, an expand) the size of each
 such dim as an `index` operand, `sizes(%a, %b)`. A symbol is read from the graph input that carries it
 (`graph.dim %arg0, 1`); an expression over symbols (`2*s0`, `s0//4`) becomes `arith` ops on `index` values."""
-import torch
-
-from ..dynamic.symbolic import size_expr, static_size
+from ..dynamic.symbolic import size_expr, static_size, symbol_positions
 
 
 class SizeValues:
@@ -13,13 +11,8 @@ class SizeValues:
     def __init__(self, graph, type_of):
         self.type_of = type_of
         self.names = {}  # sympy expression -> SSA name
-        self.at = {}     # sympy Symbol -> (input node, dim)
-        for n in graph.inputs:
-            for d, size in enumerate(n.meta.shape):
-                if isinstance(size, torch.SymInt) and static_size(size) is None:
-                    e = size_expr(size)
-                    if e.is_Symbol:
-                        self.at.setdefault(e, (n, d))
+        # sympy Symbol -> (input node, dim)
+        self.at = {e: (graph.inputs[k], d) for e, (k, d) in symbol_positions(graph.inputs).items()}
         self.count = 0
 
     def _new(self):
