@@ -178,8 +178,7 @@ void addCompilerRtBuiltins(llvm::orc::SymbolMap &map, llvm::orc::MangleAndIntern
 /// Runs the CPU (or GPU) pipeline's stages up to (not including) `stopBefore`,
 /// recording the IR after each when asked; returns the failing stage's name.
 std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore, bool keep,
-                                     std::vector<StageIR> &stages, std::vector<int64_t> &inPlace,
-                                     bool gpu) {
+                                     std::vector<StageIR> &stages, BufferFacts &facts, bool gpu) {
   if (keep)
     stages.push_back({"graph", print(module)});
   for (const PipelineStage &stage : gpu ? gpuPipelineStages() : cpuPipelineStages()) {
@@ -193,10 +192,12 @@ std::optional<std::string> runStages(ModuleOp module, llvm::StringRef stopBefore
       stages.push_back({stage.name.str(), print(module)});
     if (stage.name == "loop" && failed(checkLibraryCalls(module, gpu)))
       return std::string("library calls");
-    if (stage.name == "loop")
-      for (auto f : module.getOps<func::FuncOp>())
-        if (auto a = f->getAttrOfType<DenseI64ArrayAttr>("dyn.in_place"))
-          inPlace.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (auto a = f->getAttrOfType<DenseI64ArrayAttr>("dyn.in_place"); a && stage.name == "loop")
+        facts.inPlace.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+      if (auto a = f->getAttrOfType<DenseI64ArrayAttr>("dyn.channels_last_results"))
+        facts.channelsLastResults.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+    }
   }
   return std::nullopt;
 }
@@ -238,9 +239,10 @@ public:
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
-  const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
+  const std::vector<int64_t> &inPlace() const override { return facts.inPlace; }
+  const std::vector<int64_t> &channelsLastResults() const override { return facts.channelsLastResults; }
   const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
-  std::vector<int64_t> inPlaceOutputs;
+  BufferFacts facts;
   std::vector<int64_t> sizeArgs;
 };
 
@@ -270,7 +272,7 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
     (*module)->setAttr("dyn.cpu_gemm", StringAttr::get(&ctx, "runtime"));
 
   auto result = std::make_unique<JitFunction>();
-  if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR, result->inPlaceOutputs))
+  if (auto failedStage = runStages(*module, "", options.keepStageIR, result->stageIR, result->facts))
     return fail("stage '" + *failedStage + "' failed");
   // run() passes one bare data pointer per buffer. The bare-pointer calling
   // convention needs static strides; MLIR's canonical layout of a shape with

@@ -56,9 +56,26 @@ namespace {
 const char *kGpuStage = "dyn-loop-to-ptx";
 
 struct ArgRef {
-  enum Kind { Buffer, Temp, Scalar } kind;
-  int64_t value;          // buffer index, temp slot, or the scalar itself
+  enum Kind { Buffer, Temp, Scalar, Size } kind;
+  int64_t value;          // buffer index, temp slot, the scalar itself, or a size node
   int64_t byteOffset = 0; // a view's start in its buffer (library-call operands)
+};
+
+/// A size known only at run time (a graph with `?` dims): a node of the
+/// function's size program, index arithmetic over the buffer sizes the caller
+/// passes after the buffers (bufferSizes()), evaluated once at each call.
+struct SizeNode {
+  enum Kind : uint8_t {
+    Const, Arg, Add, Sub, Mul, DivS, DivU, CeilDivS, CeilDivU, FloorDivS, RemS, RemU,
+    MinS, MaxS, MinU, MaxU, Cmp, Select
+  } kind;
+  int64_t a = 0, b = 0, c = 0; // Const: a; Arg: a = position; Cmp: a, b, c = predicate; Select: a ? b : c
+};
+
+/// A dynamic entry of a library call's sizes or strides: operand, dim, node.
+struct SizePatch {
+  int32_t operand, dim;
+  int64_t node;
 };
 
 /// A library call between launches (loop.matmul, loop.convolution, ...).
@@ -70,11 +87,13 @@ struct LibraryStep {
   std::vector<std::vector<int64_t>> sizes;
   std::vector<std::vector<int64_t>> strides; // in elements
   std::vector<int64_t> params;
+  std::vector<SizePatch> sizePatches, stridePatches; // entries known at run time
 };
 
 /// One step of the plan: a kernel launch, or a library call.
 struct Launch {
   cuda::LaunchGeometry geometry;
+  int64_t geometryNodes[6] = {-1, -1, -1, -1, -1, -1}; // grid x, y, z, block x, y, z at run time
   std::string module; // the gpu.binary (one PTX module) holding the kernel
   std::string kernel;
   std::vector<ArgRef> args;
@@ -86,6 +105,9 @@ struct TempBuffer {
   uint64_t offset; // into the workspace, 256-byte aligned
   uint64_t bytes;  // rounded up to 256
   bool constant;   // a dense constant's slot: uploaded before the launches, never shared
+  int64_t elementsNode = -1; // `?` dims: its elements at run time (placed at each call)
+  uint64_t elementBytes = 0;
+  int64_t first = 0, last = -1; // the steps that use it
 };
 
 /// A dense constant (a read-only global of the host function): its bytes are
@@ -104,13 +126,133 @@ public:
   std::vector<TempBuffer> temps;
   std::vector<ConstantUpload> uploads;
   std::vector<StageIR> stageIR;
-  std::vector<int64_t> inPlaceOutputs;
+  BufferFacts facts;
   double seconds = 0;
   bool modulesLoaded = false;
 
-  uint64_t workspace = 0;
+  uint64_t workspace = 0; // the static temporaries' (and constants') bytes
+
+  // `?` dims: the size program, the (buffer, dim) pairs whose sizes the caller
+  // passes after the buffers, and how many buffers there are.
+  std::vector<SizeNode> sizeNodes;
+  std::vector<int64_t> sizeArgs;
+  size_t numBuffers = 0;
+  std::vector<size_t> dynamicTemps; // temporaries whose bytes are known at run time
 
   uint64_t workspaceBytes() const override { return workspace; }
+  const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
+
+  uint64_t workspaceBytes(const int64_t *sizes, std::string *error) const override {
+    if (dynamicTemps.empty())
+      return workspace;
+    std::vector<int64_t> values;
+    std::vector<uint64_t> offsets;
+    uint64_t total = 0;
+    if (!evaluate(sizes, values, error) || !placeDynamic(values, offsets, &total, error))
+      return ~uint64_t(0);
+    return total;
+  }
+
+  /// Every node of the size program, from the sizes the caller passed.
+  bool evaluate(const int64_t *sizes, std::vector<int64_t> &v, std::string *error) const {
+    v.resize(sizeNodes.size());
+    for (size_t i = 0; i < sizeNodes.size(); ++i) {
+      const SizeNode &n = sizeNodes[i];
+      int64_t a = n.kind == SizeNode::Const || n.kind == SizeNode::Arg ? 0 : v[n.a];
+      int64_t b = n.kind == SizeNode::Const || n.kind == SizeNode::Arg ? 0 : v[n.b];
+      bool divides = n.kind == SizeNode::DivS || n.kind == SizeNode::DivU || n.kind == SizeNode::CeilDivS ||
+                     n.kind == SizeNode::CeilDivU || n.kind == SizeNode::FloorDivS || n.kind == SizeNode::RemS ||
+                     n.kind == SizeNode::RemU;
+      if (divides && b == 0) {
+        if (error)
+          *error = "a launch size divides by zero at these sizes";
+        return false;
+      }
+      uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+      switch (n.kind) {
+      case SizeNode::Const: v[i] = n.a; break;
+      case SizeNode::Arg: v[i] = sizes[n.a]; break;
+      case SizeNode::Add: v[i] = (int64_t)(ua + ub); break;
+      case SizeNode::Sub: v[i] = (int64_t)(ua - ub); break;
+      case SizeNode::Mul: v[i] = (int64_t)(ua * ub); break;
+      case SizeNode::DivS: v[i] = (a == INT64_MIN && b == -1) ? a : a / b; break;
+      case SizeNode::DivU: v[i] = (int64_t)(ua / ub); break;
+      case SizeNode::CeilDivS: {
+        int64_t q = (a == INT64_MIN && b == -1) ? a : a / b;
+        v[i] = (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
+        break;
+      }
+      case SizeNode::CeilDivU: v[i] = (int64_t)(ua / ub + (ua % ub != 0)); break;
+      case SizeNode::FloorDivS: {
+        int64_t q = (a == INT64_MIN && b == -1) ? a : a / b;
+        v[i] = (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+        break;
+      }
+      case SizeNode::RemS: v[i] = b == -1 ? 0 : a % b; break;
+      case SizeNode::RemU: v[i] = (int64_t)(ua % ub); break;
+      case SizeNode::MinS: v[i] = std::min(a, b); break;
+      case SizeNode::MaxS: v[i] = std::max(a, b); break;
+      case SizeNode::MinU: v[i] = (int64_t)std::min(ua, ub); break;
+      case SizeNode::MaxU: v[i] = (int64_t)std::max(ua, ub); break;
+      case SizeNode::Cmp: {
+        bool r = false;
+        switch ((arith::CmpIPredicate)n.c) {
+        case arith::CmpIPredicate::eq: r = a == b; break;
+        case arith::CmpIPredicate::ne: r = a != b; break;
+        case arith::CmpIPredicate::slt: r = a < b; break;
+        case arith::CmpIPredicate::sle: r = a <= b; break;
+        case arith::CmpIPredicate::sgt: r = a > b; break;
+        case arith::CmpIPredicate::sge: r = a >= b; break;
+        case arith::CmpIPredicate::ult: r = ua < ub; break;
+        case arith::CmpIPredicate::ule: r = ua <= ub; break;
+        case arith::CmpIPredicate::ugt: r = ua > ub; break;
+        case arith::CmpIPredicate::uge: r = ua >= ub; break;
+        }
+        v[i] = r;
+        break;
+      }
+      case SizeNode::Select: v[i] = (a & 1) ? v[n.b] : v[n.c]; break;
+      }
+    }
+    return true;
+  }
+
+  /// Places the temporaries of runtime sizes after the static workspace, by
+  /// liveness as placeTemporaries does the static ones; `*total`: the
+  /// workspace this call needs.
+  bool placeDynamic(const std::vector<int64_t> &values, std::vector<uint64_t> &offsets, uint64_t *total,
+                    std::string *error) const {
+    offsets.assign(temps.size(), 0);
+    *total = workspace;
+    std::vector<uint64_t> bytes(temps.size(), 0);
+    for (size_t i : dynamicTemps) {
+      int64_t n = values[temps[i].elementsNode];
+      if (n < 0 || (uint64_t)n > (uint64_t(1) << 50)) {
+        if (error)
+          *error = "a temporary of " + std::to_string(n) + " elements at these sizes";
+        return false;
+      }
+      bytes[i] = (std::max<uint64_t>((uint64_t)n * temps[i].elementBytes, 1) + 255) / 256 * 256;
+    }
+    std::vector<size_t> placed;
+    for (size_t i : dynamicTemps) { // in order of first use (dynamicTemps is sorted so)
+      std::vector<std::pair<uint64_t, uint64_t>> busy;
+      for (size_t j : placed)
+        if (temps[j].first <= temps[i].last && temps[i].first <= temps[j].last)
+          busy.push_back({offsets[j], offsets[j] + bytes[j]});
+      std::sort(busy.begin(), busy.end());
+      uint64_t offset = workspace;
+      for (auto [lo, hi] : busy) {
+        if (offset + bytes[i] <= lo)
+          break;
+        offset = std::max(offset, hi);
+      }
+      offsets[i] = offset;
+      *total = std::max(*total, offset + bytes[i]);
+      placed.push_back(i);
+    }
+    return true;
+  }
 
   bool uploadConstants(void *workspacePtr, void *stream, std::string *error) override {
     if (!checkWorkspace(workspacePtr, error))
@@ -125,9 +267,27 @@ public:
   bool launch(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
     if (!checkWorkspace(workspacePtr, error))
       return false;
+    // `?` dims: the sizes follow the buffers (an int64 in a pointer's slot).
+    std::vector<int64_t> values;
+    std::vector<uint64_t> dynamicOffsets;
+    if (!sizeNodes.empty()) {
+      std::vector<int64_t> sizes(sizeArgs.size() / 2);
+      for (size_t k = 0; k < sizes.size(); ++k)
+        sizes[k] = (int64_t) reinterpret_cast<intptr_t>(buffers[numBuffers + k]);
+      uint64_t total = 0;
+      if (!evaluate(sizes.data(), values, error) ||
+          (!dynamicTemps.empty() && !placeDynamic(values, dynamicOffsets, &total, error)))
+        return false;
+      if (total > workspace && !workspacePtr) {
+        if (error)
+          *error = "this call needs a device workspace of " + std::to_string(total) + " bytes";
+        return false;
+      }
+    }
     std::vector<uint64_t> tempPtrs(temps.size(), 0);
     for (size_t i = 0; i < temps.size(); ++i)
-      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) + temps[i].offset;
+      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) +
+                    (temps[i].elementsNode >= 0 ? dynamicOffsets[i] : temps[i].offset);
     if (!modulesLoaded) { // the first call loads every kernel module
       std::vector<const std::string *> codes;
       for (const auto &[name, code] : modules)
@@ -152,15 +312,41 @@ public:
     auto address = [&](const ArgRef &ref) {
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
              : ref.kind == ArgRef::Temp ? tempPtrs[ref.value] + ref.byteOffset
+             : ref.kind == ArgRef::Size ? static_cast<uint64_t>(values[ref.value])
                                         : static_cast<uint64_t>(ref.value);
     };
     for (Launch &l : launches) {
       if (!ok)
         break;
       if (l.library) {
-        ok = runLibraryStep(*l.library, address, stream, error);
+        if (l.library->sizePatches.empty() && l.library->stridePatches.empty()) {
+          ok = runLibraryStep(*l.library, address, stream, error);
+          continue;
+        }
+        LibraryStep step = *l.library; // this call's sizes and strides
+        for (const SizePatch &p : step.sizePatches)
+          step.sizes[p.operand][p.dim] = values[p.node];
+        for (const SizePatch &p : step.stridePatches)
+          step.strides[p.operand][p.dim] = values[p.node];
+        ok = runLibraryStep(step, address, stream, error);
         continue;
       }
+      cuda::LaunchGeometry geometry = l.geometry;
+      bool empty = false;
+      for (int d = 0; d < 6; ++d) {
+        if (l.geometryNodes[d] < 0)
+          continue;
+        int64_t v = values[l.geometryNodes[d]];
+        if (v < 0 || v > (d == 0 ? 0x7fffffff : d < 3 ? 65535 : 1024)) {
+          if (error)
+            *error = "kernel " + l.kernel + ": a launch dim of " + std::to_string(v) + " at these sizes";
+          return false;
+        }
+        empty |= v == 0;
+        (d < 3 ? geometry.grid[d] : geometry.block[d - 3]) = (uint32_t)v;
+      }
+      if (empty) // no points at these sizes
+        continue;
       if (!l.loaded.function && !cuda::getKernel(modules[l.module], l.kernel, &l.loaded, error)) {
         ok = false;
         break;
@@ -172,7 +358,7 @@ public:
         values[a] = address(ref);
         params[a] = &values[a];
       }
-      ok = cuda::launch(l.loaded, l.geometry, stream, params.data(), error);
+      ok = cuda::launch(l.loaded, geometry, stream, params.data(), error);
     }
     return ok;
   }
@@ -212,7 +398,8 @@ public:
   }
   const std::vector<StageIR> &stages() const override { return stageIR; }
   double compileSeconds() const override { return seconds; }
-  const std::vector<int64_t> &inPlace() const override { return inPlaceOutputs; }
+  const std::vector<int64_t> &inPlace() const override { return facts.inPlace; }
+  const std::vector<int64_t> &channelsLastResults() const override { return facts.channelsLastResults; }
   const std::string &ptx() const override { return ptxText; }
   size_t numLaunches() const override { return launches.size(); }
 };
@@ -296,7 +483,14 @@ void placeTemporaries(GpuFunction &fn) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
   std::vector<size_t> placed;
   fn.workspace = 0;
+  fn.dynamicTemps.clear();
   for (size_t i : order) {
+    fn.temps[i].first = first[i];
+    fn.temps[i].last = last[i];
+    if (fn.temps[i].elementsNode >= 0) { // `?` dims: placed at each call, after the static ones
+      fn.dynamicTemps.push_back(i);
+      continue;
+    }
     // the live intervals of the placed temporaries that overlap i's lifetime, by offset
     std::vector<std::pair<uint64_t, uint64_t>> busy;
     for (size_t j : placed)
@@ -317,19 +511,187 @@ void placeTemporaries(GpuFunction &fn) {
     u.offset = fn.temps[u.offset].offset;
 }
 
+/// The size program of a host function with `?` dims: each size value of the
+/// host function (index arithmetic over its buffers' dims) as a node of
+/// fn.sizeNodes, built on first use. Anything but simple index arithmetic on
+/// buffer sizes fails with a located diagnostic (the caller then specializes
+/// the sizes).
+struct SizeProgram {
+  func::FuncOp func;
+  GpuFunction &fn;
+  DenseMap<Value, int64_t> memo;
+  std::map<std::pair<unsigned, int64_t>, int64_t> argPosition; // (buffer, dim) -> its size's position
+  std::map<std::pair<unsigned, int64_t>, int64_t> argNode;
+
+  SizeProgram(func::FuncOp func, GpuFunction &fn) : func(func), fn(fn) {
+    // Every `?` dim of every buffer, as the CPU function lists them (dyn-bind-buffer-sizes).
+    fn.numBuffers = func.getNumArguments();
+    for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+      if (auto t = dyn_cast<MemRefType>(arg.getType()))
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          if (t.isDynamicDim(d)) {
+            argPosition[{(unsigned)i, d}] = (int64_t)fn.sizeArgs.size() / 2;
+            fn.sizeArgs.push_back((int64_t)i);
+            fn.sizeArgs.push_back(d);
+          }
+  }
+
+  int64_t add(SizeNode n) {
+    fn.sizeNodes.push_back(n);
+    return (int64_t)fn.sizeNodes.size() - 1;
+  }
+  int64_t constant(int64_t v) { return add({SizeNode::Const, v}); }
+
+  FailureOr<int64_t> of(OpFoldResult r) {
+    if (auto v = dyn_cast<Value>(r))
+      return node(v);
+    return constant(cast<IntegerAttr>(cast<Attribute>(r)).getInt());
+  }
+
+  FailureOr<int64_t> node(Value v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    FailureOr<int64_t> result = build(v);
+    if (succeeded(result))
+      memo[v] = *result;
+    return result;
+  }
+
+  FailureOr<int64_t> build(Value v) {
+    if (auto c = constantInt(v))
+      return constant(*c);
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return func.emitOpError("has a size argument the GPU launch plan cannot evaluate");
+    auto binary = [&](SizeNode::Kind kind) -> FailureOr<int64_t> {
+      FailureOr<int64_t> a = node(def->getOperand(0)), b = node(def->getOperand(1));
+      if (failed(a) || failed(b))
+        return failure();
+      return add({kind, *a, *b});
+    };
+    if (isa<arith::AddIOp>(def)) return binary(SizeNode::Add);
+    if (isa<arith::SubIOp>(def)) return binary(SizeNode::Sub);
+    if (isa<arith::MulIOp>(def)) return binary(SizeNode::Mul);
+    if (isa<arith::DivSIOp>(def)) return binary(SizeNode::DivS);
+    if (isa<arith::DivUIOp>(def)) return binary(SizeNode::DivU);
+    if (isa<arith::CeilDivSIOp>(def)) return binary(SizeNode::CeilDivS);
+    if (isa<arith::CeilDivUIOp>(def)) return binary(SizeNode::CeilDivU);
+    if (isa<arith::FloorDivSIOp>(def)) return binary(SizeNode::FloorDivS);
+    if (isa<arith::RemSIOp>(def)) return binary(SizeNode::RemS);
+    if (isa<arith::RemUIOp>(def)) return binary(SizeNode::RemU);
+    if (isa<arith::MinSIOp>(def)) return binary(SizeNode::MinS);
+    if (isa<arith::MaxSIOp>(def)) return binary(SizeNode::MaxS);
+    if (isa<arith::MinUIOp>(def)) return binary(SizeNode::MinU);
+    if (isa<arith::MaxUIOp>(def)) return binary(SizeNode::MaxU);
+    if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+      FailureOr<int64_t> n = binary(SizeNode::Cmp);
+      if (succeeded(n))
+        fn.sizeNodes[*n].c = (int64_t)cmp.getPredicate();
+      return n;
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(def)) {
+      FailureOr<int64_t> c = node(select.getCondition()), t = node(select.getTrueValue()),
+                         f = node(select.getFalseValue());
+      if (failed(c) || failed(t) || failed(f))
+        return failure();
+      return add({SizeNode::Select, *c, *t, *f});
+    }
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def) && def->getResult(0).getType().isIndex() ==
+                                                                  def->getOperand(0).getType().isIndex())
+      return node(def->getOperand(0));
+    if (isa<arith::IndexCastOp>(def) && (def->getResult(0).getType().isInteger(64) ||
+                                         def->getOperand(0).getType().isInteger(64)))
+      return node(def->getOperand(0)); // index <-> i64: the same value
+    if (auto dimOp = dyn_cast<memref::DimOp>(def)) {
+      std::optional<int64_t> d = constantInt(dimOp.getIndex());
+      if (!d)
+        return def->emitOpError("reads a dim the GPU launch plan cannot tell at compile time");
+      return dim(dimOp.getSource(), *d, def);
+    }
+    return def->emitOpError("computes a size the GPU launch plan cannot evaluate at run time (it "
+                            "evaluates index arithmetic on buffer sizes)");
+  }
+
+  /// Dim `d` of buffer `m` at run time.
+  FailureOr<int64_t> dim(Value m, int64_t d, Operation *user) {
+    auto type = cast<MemRefType>(m.getType());
+    if (!type.isDynamicDim(d))
+      return constant(type.getDimSize(d));
+    if (auto arg = dyn_cast<BlockArgument>(m); arg && arg.getOwner()->getParentOp() == func) {
+      std::pair<unsigned, int64_t> key{arg.getArgNumber(), d};
+      auto it = argNode.find(key);
+      if (it == argNode.end())
+        it = argNode.insert({key, add({SizeNode::Arg, argPosition.at(key)})}).first;
+      return it->second;
+    }
+    if (auto alloc = m.getDefiningOp<memref::AllocOp>())
+      return node(alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]);
+    if (auto view = m.getDefiningOp<memref::ReinterpretCastOp>())
+      return of(view.getMixedSizes()[d]);
+    return user->emitOpError("reads a dim of a buffer the GPU launch plan cannot size at run time");
+  }
+
+  /// Stride `d` (in elements) of buffer `m` at run time.
+  FailureOr<int64_t> stride(Value m, int64_t d, Operation *user) {
+    auto type = cast<MemRefType>(m.getType());
+    auto [strides, offset] = type.getStridesAndOffset();
+    if (!ShapedType::isDynamic(strides[d]))
+      return constant(strides[d]);
+    if (auto view = m.getDefiningOp<memref::ReinterpretCastOp>())
+      return of(view.getMixedStrides()[d]);
+    if (!type.getLayout().isIdentity())
+      return user->emitOpError("has a strided buffer the GPU launch plan cannot size at run time");
+    return elements(m, d + 1, user);
+  }
+
+  /// The elements of dims [from, rank) of buffer `m` at run time.
+  FailureOr<int64_t> elements(Value m, int64_t from, Operation *user) {
+    auto type = cast<MemRefType>(m.getType());
+    int64_t constantPart = 1;
+    std::optional<int64_t> product;
+    for (int64_t d = from; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        constantPart *= type.getDimSize(d);
+        continue;
+      }
+      FailureOr<int64_t> n = dim(m, d, user);
+      if (failed(n))
+        return failure();
+      product = product ? add({SizeNode::Mul, *product, *n}) : *n;
+    }
+    if (!product)
+      return constant(constantPart);
+    return constantPart == 1 ? *product : add({SizeNode::Mul, *product, constant(constantPart)});
+  }
+};
+
 /// Reads the host function into `fn`; fails with a diagnostic on anything
-/// that is not an allocation, a constant or a launch with constant geometry.
+/// that is not an allocation, a constant, size arithmetic, a library call or a
+/// launch (sizes known at run time become the size program).
 LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
   DenseMap<Value, ArgRef> refs;
   for (auto [i, arg] : llvm::enumerate(func.getArguments()))
     refs[arg] = {ArgRef::Buffer, (int64_t)i};
+  SizeProgram sizes(func, fn);
   for (Operation &op : func.getBody().front()) {
     if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
       continue;
+    // Size arithmetic: evaluated where a launch, a temporary or a library call needs it.
+    if (isa<memref::DimOp>(op) || (isa<arith::ArithDialect>(op.getDialect()) &&
+                                   llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIntOrIndex(); })))
+      continue;
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       MemRefType t = alloc.getType();
-      if (!t.hasStaticShape())
-        return alloc.emitOpError("needs a static shape on the GPU path");
+      if (!t.hasStaticShape()) {
+        if (!t.getLayout().isIdentity())
+          return alloc.emitOpError("needs an identity layout for dynamic dims on the GPU path");
+        FailureOr<int64_t> n = sizes.elements(alloc, 0, alloc);
+        if (failed(n))
+          return failure();
+        refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
+        fn.temps.push_back({0, 0, false, *n, (t.getElementTypeBitWidth() + 7) / 8});
+        continue;
+      }
       uint64_t bytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
       refs[alloc] = {ArgRef::Temp, (int64_t)fn.temps.size()};
       fn.temps.push_back({0, (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256, false});
@@ -377,6 +739,21 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         step.sizes.emplace_back(type.getShape().begin(), type.getShape().end());
         auto [strides, offset] = type.getStridesAndOffset();
         step.strides.emplace_back(strides.begin(), strides.end());
+        int32_t operand = (int32_t)step.sizes.size() - 1;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (type.isDynamicDim(d)) {
+            FailureOr<int64_t> n = sizes.dim(v, d, &op);
+            if (failed(n))
+              return failure();
+            step.sizePatches.push_back({operand, (int32_t)d, *n});
+          }
+          if (ShapedType::isDynamic(strides[d])) {
+            FailureOr<int64_t> n = sizes.stride(v, d, &op);
+            if (failed(n))
+              return failure();
+            step.stridePatches.push_back({operand, (int32_t)d, *n});
+          }
+        }
       }
       SmallVector<int64_t> params = call.getLibraryCallParams();
       step.params.assign(params.begin(), params.end());
@@ -395,8 +772,13 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
                      launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ()};
     for (int d = 0; d < 6; ++d) {
       auto v = constantInt(dims[d]);
-      if (!v)
-        return launch.emitOpError("needs constant launch geometry");
+      if (!v) { // computed from the runtime sizes at each call
+        FailureOr<int64_t> n = sizes.node(dims[d]);
+        if (failed(n))
+          return launch.emitOpError("has launch geometry the launch plan cannot evaluate");
+        l.geometryNodes[d] = *n;
+        continue;
+      }
       (d < 3 ? l.geometry.grid[d] : l.geometry.block[d - 3]) = (uint32_t)*v;
     }
     if (Value smem = launch.getDynamicSharedMemorySize()) {
@@ -410,6 +792,11 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
         l.args.push_back(it->second);
       } else if (auto v = constantBits(operand)) {
         l.args.push_back({ArgRef::Scalar, *v});
+      } else if (operand.getType().isIntOrIndex()) { // a size known at run time
+        FailureOr<int64_t> n = sizes.node(operand);
+        if (failed(n))
+          return launch.emitOpError("has a kernel operand the launch plan cannot provide");
+        l.args.push_back({ArgRef::Size, *n});
       } else {
         return launch.emitOpError("has a kernel operand the launch plan cannot provide");
       }
@@ -465,7 +852,7 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   auto result = std::make_unique<GpuFunction>();
   // The GPU stage replaces the host lowering ("llvm").
   if (auto failedStage = runStages(*module, "llvm", options.keepStageIR, result->stageIR,
-                                   result->inPlaceOutputs, /*gpu=*/true))
+                                   result->facts, /*gpu=*/true))
     return fail("stage '" + *failedStage + "' failed");
   // Anchored on the module; pipeline text names the passes to run on it.
   auto pm = PassManager::on<ModuleOp>(&ctx);

@@ -50,11 +50,16 @@ struct DiagnosticCollector {
 /// The graph text as a module, or null with an error diagnostic.
 mlir::OwningOpRef<mlir::ModuleOp> parseGraph(const std::string &graphIR, mlir::MLIRContext &ctx);
 std::string print(mlir::ModuleOp module);
+/// What the stages decided about a function's buffers, for its caller.
+struct BufferFacts {
+  std::vector<int64_t> inPlace;             // dyn.in_place: (output, input) pairs
+  std::vector<int64_t> channelsLastResults; // dyn.channels_last_results: results written [N, *spatial, C]
+};
+
 /// Runs the CPU (or GPU) pipeline's stages up to (not including) `stopBefore`,
 /// recording the IR after each when asked; returns the failing stage's name.
 std::optional<std::string> runStages(mlir::ModuleOp module, llvm::StringRef stopBefore, bool keep,
-                                     std::vector<StageIR> &stages, std::vector<int64_t> &inPlace,
-                                     bool gpu = false);
+                                     std::vector<StageIR> &stages, BufferFacts &facts, bool gpu = false);
 
 } // namespace dyn::detail
 

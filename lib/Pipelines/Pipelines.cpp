@@ -32,6 +32,11 @@ using namespace mlir;
 
 namespace dyn {
 
+/// Defined in lib/Conversion/LoopToGPU/LoopToGPU.cpp: buffers with `?` dims
+/// passed to kernels as bare pointers viewed with their runtime sizes, then
+/// upstream's gpu-launch-sink-index-computations without memref.dim.
+std::unique_ptr<mlir::Pass> createPrepareGpuOutliningPass();
+
 static void addCleanup(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -42,8 +47,10 @@ static void buildGraphToPrim(OpPassManager &pm, bool gpu) {
   // The GPU computes small depthwise convolutions in its own fused kernels.
   if (gpu)
     pm.addPass(createDecomposeDepthwiseConvolutionsPass());
+  // oneDNN runs every convolution fastest channels-last; cuDNN large ones (the pass's description).
   PropagateLayoutsPassOptions layouts;
-  layouts.depthwiseOnly = gpu;
+  if (gpu)
+    layouts.denseMinElements = int64_t(1) << 24;
   pm.addPass(createPropagateLayoutsPass(layouts));
   // cuDNN's convolutions leave the bias to a separate add: fused downstream.
   if (gpu)
@@ -133,7 +140,7 @@ void buildLoopToPTXPipeline(OpPassManager &pm, const GpuTarget &target) {
   // are immediates in the kernels (a division by a constant size becomes a
   // multiply and shift, not a 64-bit division by a parameter) and no vector
   // constant is left for the launch plan to pass.
-  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createPrepareGpuOutliningPass());
   pm.addPass(createGpuKernelOutliningPass());
   // A model's repeated layers outline to identical kernels: compile each once.
   pm.addPass(createDedupeGpuKernelsPass());

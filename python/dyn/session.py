@@ -13,7 +13,7 @@ class Session:
     COUNTERS = ("captures", "graph_breaks", "eager_entries", "eager_calls", "backend_calls", "internal_failures",
                 "graphs_compiled", "compile_seconds", "graphs", "compiled_graphs", "backward_graphs", "recompiles",
                 "cuda_graphs", "cuda_graph_replays", "cuda_graph_misses", "dynamic_entries",
-                "dynamic_graphs_compiled", "dynamic_fallbacks")
+                "dynamic_graphs_compiled", "dynamic_fallbacks", "cuda_graphs_skipped_dynamic")
     EAGER_GRAPHS_KEPT = 256
 
     def __init__(self):

@@ -931,11 +931,23 @@ void defineNamedCalls() {
     int64_t groups = a.i();
     bool transposed = a.b();
     std::vector<int64_t> outputPadding = a.ints(), mask = a.ints();
+    // A trailing 1 (dyn-propagate-layouts): grad_output, input and the input gradient are
+    // [N, *spatial, C] buffers, given to ATen as channels-last tensors, whose kernels keep that layout.
+    bool channelsLast = a.next < a.call->num_params && a.b();
+    at::Device device = deviceOf(a.call);
+    if (channelsLast) {
+      a.in[0] = wrapChannelsLast(a.call->inputs[0], device);
+      a.in[1] = wrapChannelsLast(a.call->inputs[1], device);
+    }
     auto [gi, gw, gb] = at::convolution_backward(a.in[0], a.in[1], a.in[2], std::nullopt, stride, padding, dilation,
                                                  transposed, outputPadding, groups,
                                                  {mask.at(0) != 0, mask.at(1) != 0, false});
-    if (gi.defined())
+    if (gi.defined() && channelsLast) {
+      at::Tensor out = wrapChannelsLast(a.call->outputs[0], device);
+      copyInto(out, gi);
+    } else if (gi.defined()) {
       store(a.call, 0, gi);
+    }
     if (gw.defined())
       store(a.call, 1, gw);
   };

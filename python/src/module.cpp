@@ -173,6 +173,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("compile_seconds", [](Compiled &self) { return self.fn->compileSeconds(); })
       .def_property_readonly("in_place", [](Compiled &self) { return self.fn->inPlace(); },
                              "per output, the input it may be written into (the one it updates), else -1")
+      .def_property_readonly("channels_last_results", [](Compiled &self) { return self.fn->channelsLastResults(); },
+                             "the results written [N, *spatial, C] (dyn.layout_free_results allowed it)")
       .def_property_readonly("buffer_sizes", [](Compiled &self) { return self.fn->bufferSizes(); },
                              "the sizes run() takes after the buffers: (buffer index, dim) pairs, flattened")
       .def_readonly("num_buffers", &Compiled::numBuffers);
@@ -251,13 +253,32 @@ PYBIND11_MODULE(_C, m) {
           "copies the dense constants into their slots of a workspace")
       .def_property_readonly("workspace_bytes",
                              [](CompiledGpu &self) { return self.fn->workspaceBytes(); })
+      .def(
+          "workspace_bytes_for",
+          [](CompiledGpu &self, const std::vector<int64_t> &sizes) {
+            if (sizes.size() * 2 != self.fn->bufferSizes().size())
+              throw py::value_error("workspace_bytes_for(): expected " +
+                                    std::to_string(self.fn->bufferSizes().size() / 2) + " sizes");
+            std::string error;
+            uint64_t bytes = self.fn->workspaceBytes(sizes.data(), &error);
+            if (bytes == ~uint64_t(0))
+              throw std::runtime_error(error);
+            return bytes;
+          },
+          py::arg("sizes"), "the workspace a call with these sizes (buffer_sizes' order) needs")
+      .def_property_readonly("buffer_sizes", [](CompiledGpu &self) { return self.fn->bufferSizes(); },
+                             "the sizes run() takes after the outputs: (buffer index, dim) pairs, flattened")
+      .def_readonly("num_buffers", &CompiledGpu::numBuffers)
       .def_property_readonly("stages", &stageList<CompiledGpu>)
       .def_property_readonly("ptx", [](CompiledGpu &self) { return self.fn->ptx(); })
       .def_property_readonly("num_launches", [](CompiledGpu &self) { return self.fn->numLaunches(); })
       .def_property_readonly("compile_seconds",
                              [](CompiledGpu &self) { return self.fn->compileSeconds(); })
       .def_property_readonly("in_place", [](CompiledGpu &self) { return self.fn->inPlace(); },
-                             "per output, the input it may be written into (the one it updates), else -1");
+                             "per output, the input it may be written into (the one it updates), else -1")
+      .def_property_readonly("channels_last_results",
+                             [](CompiledGpu &self) { return self.fn->channelsLastResults(); },
+                             "the results written [N, *spatial, C] (dyn.layout_free_results allowed it)");
   m.def(
       "compile_gpu",
       [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers,
@@ -275,7 +296,8 @@ PYBIND11_MODULE(_C, m) {
           throw std::runtime_error(error.empty() ? std::string("dyn GPU compile failed") : error);
         auto c = std::make_unique<CompiledGpu>();
         c->fn = std::move(fn);
-        c->numBuffers = numBuffers;
+        // run() takes the sizes of dynamic dims after the buffers
+        c->numBuffers = numBuffers ? numBuffers + c->fn->bufferSizes().size() / 2 : 0;
         return c;
       },
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,

@@ -278,10 +278,13 @@ func.func @f80_inside(%x: memref<256xf32>, %y: memref<256xf32>) {
 
 // -----
 
-// Launch geometry is planned from constant domains: a dynamic one is refused
-// with a diagnostic (the CPU lowering takes it).
+// A dynamic domain whose size is an argument: the geometry is computed from
+// it in the host function (dyn-convert-loop-to-gpu-dynamic.mlir has more).
+// CHECK-LABEL: func @dynamic_domain
+// CHECK: %[[GRID:.*]] = arith.ceildivui %arg1, %{{.*}} : index
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK: arith.cmpi ult, %{{.*}}, %arg1 : index
 func.func @dynamic_domain(%x: memref<?xf32>, %n: index) {
-  // expected-error @+1 {{has a dynamic domain, which the GPU lowering does not support yet}}
   loop.kernel "k" [%n] {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : memref<?xf32>

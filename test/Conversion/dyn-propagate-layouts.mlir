@@ -1,5 +1,6 @@
 // RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts -canonicalize | FileCheck %s
 // RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts=depthwise-only=1 -canonicalize | FileCheck %s --check-prefix=DW
+// RUN: dyn-opt %s -split-input-file -dyn-propagate-layouts=dense-min-elements=1000 -canonicalize | FileCheck %s --check-prefix=MIN
 
 // Two convolutions with a batch norm's scale (a broadcast), a ReLU (a splat)
 // and a residual add between them, then a global pool: everything runs
@@ -80,8 +81,8 @@ func.func @weight_heavy(%x: tensor<1x64x2x2xf32>, %w: tensor<64x64x3x3xf32>) -> 
 
 // -----
 
-// The GPU's choice (depthwise-only): a dense convolution keeps torch's layout,
-// the depthwise one after it runs channels-last; the CPU's: both.
+// With depthwise-only, a dense convolution keeps torch's layout,
+// the depthwise one after it runs channels-last; without it, both.
 // CHECK-LABEL: func @dense_then_depthwise
 // CHECK: prim.convolution {{.*}} groups 1 channels_last
 // CHECK: prim.convolution {{.*}} groups 4 channels_last
@@ -89,6 +90,12 @@ func.func @weight_heavy(%x: tensor<1x64x2x2xf32>, %w: tensor<64x64x3x3xf32>) -> 
 // DW: %[[D:.*]] = prim.convolution %arg0, %arg1 {{.*}} groups 1 :
 // DW: %[[T:.*]] = prim.transpose %[[D]] permutation [0, 2, 3, 1]
 // DW: prim.convolution %[[T]], %arg2 {{.*}} groups 4 channels_last
+// With dense-min-elements (the GPU's 2^24, here 1000), the dense one's 896
+// activations are too few: the same choice.
+// MIN-LABEL: func @dense_then_depthwise
+// MIN: %[[D:.*]] = prim.convolution %arg0, %arg1 {{.*}} groups 1 :
+// MIN: %[[T:.*]] = prim.transpose %[[D]] permutation [0, 2, 3, 1]
+// MIN: prim.convolution %[[T]], %arg2 {{.*}} groups 4 channels_last
 func.func @dense_then_depthwise(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>,
                                 %dw: tensor<4x1x3x3xf32>) -> tensor<2x4x8x8xf32> {
   %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
@@ -113,4 +120,63 @@ func.func @dynamic_batch(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: t
   %1 = prim.broadcast_in_dim %b dims [1] sizes(%n) : tensor<8xf32> -> tensor<?x8x8x8xf32>
   %2 = prim.add %0, %1 : tensor<?x8x8x8xf32>
   return %2 : tensor<?x8x8x8xf32>
+}
+
+// -----
+
+// A training graph's forward: the saved activation (result 1, listed as
+// layout-free) is returned as it was computed, channels-last; the result the
+// user sees (0) stays in torch's order.
+// CHECK-LABEL: func @forward_saves_channels_last
+// CHECK-SAME: -> (tensor<2x4x8x8xf32>, tensor<2x8x8x4xf32>)
+// CHECK-SAME: dyn.channels_last_results = array<i64: 1>
+// CHECK-NOT: dyn.layout_free_results
+// CHECK: %[[C:.*]] = prim.convolution {{.*}} channels_last
+// CHECK: %[[R:.*]] = prim.max %[[C]]
+// CHECK: %[[T:.*]] = prim.transpose %[[R]] permutation [0, 3, 1, 2]
+// CHECK: return %[[T]], %[[R]]
+func.func @forward_saves_channels_last(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>)
+    -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) attributes {dyn.layout_free_results = array<i64: 1>} {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %z = prim.constant dense<0.0> : tensor<2x4x8x8xf32>
+  %r = prim.max %c, %z : tensor<2x4x8x8xf32>
+  return %r, %r : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// Its backward: the saved activation arrives channels-last (an argument listed
+// in dyn.channels_last_args), the ReLU's gradient is computed in that layout,
+// and convolution_backward reads both channels-last (params end in 1), its
+// input gradient coming back so; only the cotangent (torch's order) and the
+// input gradient the function returns are transposed.
+// CHECK-LABEL: func @backward_reads_channels_last
+// CHECK-SAME: %arg0: tensor<2x8x8x4xf32>
+// CHECK: %[[G:.*]] = prim.transpose %arg3 permutation [0, 2, 3, 1]
+// CHECK: %[[S:.*]] = prim.select {{.*}} : tensor<2x8x8x4xi1>, tensor<2x8x8x4xf32>
+// CHECK: %[[X:.*]] = prim.transpose %arg1 permutation [0, 2, 3, 1]
+// CHECK: %[[B:.*]]:2 = prim.library_call "convolution_backward"(%[[S]], %[[X]], %arg2) params [2, 1, 1, 2, 1, 1, 2, 1, 1, 1, 0, 2, 0, 0, 2, 1, 1, 1] : (tensor<2x8x8x4xf32>, tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>)
+// CHECK: %[[GI:.*]] = prim.transpose %[[B]]#0 permutation [0, 3, 1, 2]
+// CHECK: return %[[GI]], %[[B]]#1
+// CHECK-NOT: dyn.channels_last_args
+func.func @backward_reads_channels_last(%r: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>,
+                                        %w: tensor<4x3x3x3xf32>, %g: tensor<2x4x8x8xf32>)
+    -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) attributes {dyn.channels_last_args = array<i64: 0>} {
+  %z = prim.constant dense<0.0> : tensor<2x4x8x8xf32>
+  %pos = prim.gt %r, %z : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %gr = prim.select %pos, %g, %z : tensor<2x4x8x8xi1>, tensor<2x4x8x8xf32>
+  %gi, %gw = prim.library_call "convolution_backward"(%gr, %x, %w) params [2, 1, 1, 2, 1, 1, 2, 1, 1, 1, 0, 2, 0, 0, 2, 1, 1] : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>)
+  return %gi, %gw : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// A transposed convolution's gradients keep torch's layout.
+// CHECK-LABEL: func @transposed_backward
+// CHECK: prim.library_call "convolution_backward"(%arg0, %arg1, %arg2) params [2, 1, 1, 2, 0, 0, 2, 1, 1, 1, 1, 2, 0, 0, 2, 1, 1] :
+// CHECK-NOT: prim.transpose
+func.func @transposed_backward(%g: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>, %w: tensor<3x4x1x1xf32>)
+    -> (tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>) {
+  %gi, %gw = prim.library_call "convolution_backward"(%g, %x, %w) params [2, 1, 1, 2, 0, 0, 2, 1, 1, 1, 1, 2, 0, 0, 2, 1, 1] : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>) -> (tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>)
+  return %gi, %gw : tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>
 }

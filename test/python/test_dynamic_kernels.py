@@ -12,7 +12,17 @@ pytestmark = pytest.mark.skipif(dyn._C is None or not getattr(dyn._C, "HAS_COMPI
 SIZES = (1, 3, 17, 1000, 70000)
 
 
-def compiled(ir, buffers):
+# The GPU variants (docs/gpu.md, "Dynamic dims"): the same functions compiled once by compile_gpu and launched at
+# every size, the launch plan evaluating its geometry, temporaries and library-call sizes from the sizes passed
+# after the buffers.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                  reason="needs a CUDA device"))]
+
+
+def compiled(ir, buffers, device="cpu"):
+    if device == "cuda":
+        from dyn.launch import gpu_target
+        return dyn._C.compile_gpu(ir, "forward", num_buffers=buffers, target=gpu_target())
     return dyn._C.compile(ir, "forward", num_buffers=buffers)
 
 
@@ -22,7 +32,24 @@ def sizes_of(c, tensors):
 
 
 def run(c, inputs, outputs):
+    if isinstance(c, dyn._C.CompiledGpu):
+        return run_gpu(c, inputs, outputs)
     c.run(inputs, list(outputs) + sizes_of(c, list(inputs) + list(outputs)))
+
+
+def run_gpu(c, inputs, outputs):
+    """CPU tensors in and out: the inputs copied to the GPU, the outputs (NaN-filled there, so that an unwritten
+    element shows) copied back into `outputs`."""
+    ins = [t.cuda() for t in inputs]
+    outs = [torch.full_like(o, float("nan"), device="cuda") if o.is_floating_point() else
+            torch.empty_like(o, device="cuda") for o in outputs]
+    sizes = sizes_of(c, ins + outs)
+    size = c.workspace_bytes_for(sizes)
+    workspace = torch.empty(size, dtype=torch.uint8, device="cuda") if size else None
+    c.run(ins, outs + sizes, torch.cuda.current_stream().cuda_stream, workspace.data_ptr() if size else 0)
+    torch.cuda.synchronize()
+    for o, g in zip(outputs, outs):
+        o.copy_(g.cpu())
 
 
 ELEMENTWISE = """
@@ -42,8 +69,9 @@ func.func @forward(%x: memref<?x16xf32>, %b: memref<16xf32>, %y: memref<?x16xf32
 """
 
 
-def test_elementwise_kernel_runs_at_every_size():
-    c = compiled(ELEMENTWISE, 3)
+@pytest.mark.parametrize("device", DEVICES)
+def test_elementwise_kernel_runs_at_every_size(device):
+    c = compiled(ELEMENTWISE, 3, device)
     assert c.buffer_sizes == [0, 0, 2, 0]
     b = torch.randn(16)
     for n in SIZES:
@@ -90,8 +118,9 @@ func.func @forward(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 
 
 @pytest.mark.parametrize("rows,cols", [(1, 1), (5, 3), (300, 77), (2, 5000), (4097, 8)])
-def test_row_kernel_with_dynamic_rows_and_columns(rows, cols):
-    c = compiled(SOFTMAX, 2)
+@pytest.mark.parametrize("device", DEVICES)
+def test_row_kernel_with_dynamic_rows_and_columns(rows, cols, device):
+    c = compiled(SOFTMAX, 2, device)
     x = torch.randn(rows, cols)
     y = torch.empty(rows, cols)
     run(c, [x], [y])
@@ -99,7 +128,8 @@ def test_row_kernel_with_dynamic_rows_and_columns(rows, cols):
 
 
 @pytest.mark.parametrize("gemm", ["runtime", "library"])
-def test_matmul_sizes_read_from_the_buffers(gemm):
+@pytest.mark.parametrize("device", DEVICES)
+def test_matmul_sizes_read_from_the_buffers(gemm, device):
     # dyn's runtime matmul takes M from the buffer; ATen's (a registered library call) a descriptor built when
     # the call runs.
     if gemm == "library" and not dyn._C.HAS_LIBRARY_CALLS:
@@ -111,7 +141,7 @@ func.func @forward(%a: memref<?x?xf32>, %b: memref<?x8xf32>, %c: memref<?x8xf32>
   return
 }}
 }}"""
-    c = compiled(ir, 3)
+    c = compiled(ir, 3, device)
     for m, k in [(1, 1), (7, 33), (130, 64), (1000, 5)]:
         a, b = torch.randn(m, k), torch.randn(k, 8)
         out = torch.empty(m, 8)
@@ -151,8 +181,9 @@ func.func @forward(%x: tensor<?x?xf32>, %a: tensor<?x8xf32>, %w: tensor<8x4xf32>
 """
 
 
-def test_prim_function_with_dynamic_dims_compiles_once():
-    c = compiled(PRIM_SOFTMAX_GEMM, 6)
+@pytest.mark.parametrize("device", DEVICES)
+def test_prim_function_with_dynamic_dims_compiles_once(device):
+    c = compiled(PRIM_SOFTMAX_GEMM, 6, device)
     w, bias = torch.randn(8, 4), torch.randn(4)
     for rows, cols, k in [(1, 1, 1), (3, 17, 5), (64, 300, 130), (1000, 2, 2)]:
         x, a = torch.randn(rows, cols), torch.randn(k, 8)
@@ -175,8 +206,9 @@ func.func @forward(%a: tensor<?x?xf32>, %b: tensor<?xf32>, %c: tensor<?x?xf64>) 
 """
 
 
-def test_graph_elementwise_ops_with_dynamic_dims_compile_once():
-    c = compiled(GRAPH_ELEMENTWISE, 5)
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_elementwise_ops_with_dynamic_dims_compile_once(device):
+    c = compiled(GRAPH_ELEMENTWISE, 5, device)
     for rows, cols in [(1, 1), (3, 17), (129, 64), (7, 5000)]:
         a, b, cc = torch.randn(rows, cols), torch.randn(cols), torch.randn(rows, cols, dtype=torch.float64)
         out, mask = torch.empty(rows, cols, dtype=torch.float64), torch.empty(rows, cols, dtype=torch.bool)
@@ -224,8 +256,9 @@ func.func @forward(%x: tensor<?x?x64xf32>, %w: tensor<64x192xf32>, %b: tensor<19
 """
 
 
-def test_graph_transformer_block_with_dynamic_batch_and_sequence_compiles_once():
-    c = compiled(GRAPH_BLOCK, 8)
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_transformer_block_with_dynamic_batch_and_sequence_compiles_once(device):
+    c = compiled(GRAPH_BLOCK, 8, device)
     w, b, g, beta = torch.randn(64, 192) / 8, torch.randn(192), torch.randn(64), torch.randn(64)
     for batch, seq in [(1, 1), (2, 7), (3, 33), (1, 130)]:
         x = torch.randn(batch, seq, 64)
@@ -274,8 +307,9 @@ func.func @forward(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %o: tensor<1x1xf32>
 """
 
 
-def test_graph_sizes_reductions_and_matmul_ranks_with_dynamic_dims():
-    c = compiled(GRAPH_SIZES, 8)
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_sizes_reductions_and_matmul_ranks_with_dynamic_dims(device):
+    c = compiled(GRAPH_SIZES, 8, device)
     for n, k, nn in [(1, 1, 1), (4, 5, 3), (33, 17, 40)]:
         x, w, o = torch.randn(3 * n, k), torch.randn(k, nn), torch.randn(1, 1)
         outs = [torch.empty(3 * n, k), torch.empty(3 * n), torch.empty(n, 3, nn), torch.empty(3 * n, k),
@@ -324,8 +358,9 @@ func.func @forward(%ids: tensor<?x?xi64>, %wte: tensor<500x64xf32>, %pos: tensor
 """
 
 
-def test_graph_positions_embeddings_and_cache_with_dynamic_dims():
-    c = compiled(GRAPH_POSITIONS, 11)
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_positions_embeddings_and_cache_with_dynamic_dims(device):
+    c = compiled(GRAPH_POSITIONS, 11, device)
     wte, wpe, pos = torch.randn(500, 64), torch.randn(512, 64), torch.arange(512)[None]
     new = torch.randn(1, 4, 1, 16)
     for batch, seq, cached in [(1, 2, 2), (2, 7, 5), (3, 130, 33)]:
@@ -354,9 +389,10 @@ func.func @forward(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tenso
 """
 
 
-def test_graph_attention_with_dynamic_batch_and_sequence():
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_attention_with_dynamic_batch_and_sequence(device):
     F = torch.nn.functional
-    c = compiled(GRAPH_ATTENTION, 7)
+    c = compiled(GRAPH_ATTENTION, 7, device)
     for batch, lq, lk in [(1, 2, 3), (2, 7, 5), (3, 33, 64)]:
         q, k, v = torch.randn(batch, 4, lq, 16), torch.randn(batch, 4, lk, 16), torch.randn(batch, 4, lk, 16)
         mask = torch.rand(batch, 1, lq, lk) > 0.3
@@ -394,9 +430,10 @@ func.func @forward(%x: tensor<?x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: tenso
 """
 
 
-def test_graph_cnn_with_dynamic_batch_compiles_once():
+@pytest.mark.parametrize("device", DEVICES)
+def test_graph_cnn_with_dynamic_batch_compiles_once(device):
     F = torch.nn.functional
-    c = compiled(GRAPH_CNN, 12)
+    c = compiled(GRAPH_CNN, 12, device)
     w, b, m, v = torch.randn(8, 2, 3, 3), torch.randn(8), torch.randn(8), torch.rand(8) + 0.5
     wt, fc = torch.randn(8, 4, 2, 2), torch.randn(8, 10)
     for n in (1, 2, 5, 33):
@@ -412,3 +449,41 @@ def test_graph_cnn_with_dynamic_batch_compiles_once():
         torch.testing.assert_close(avg, F.avg_pool2d(h, 3, 2, 1, count_include_pad=False), rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(logits, F.adaptive_avg_pool2d(ref, 1).flatten(1) @ fc, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(amax, F.adaptive_max_pool1d(h.flatten(0, 1), 3).reshape(n, 8, 8, 3))
+
+
+def _gpu_compiler():
+    """Whether compile_gpu works here (it needs no GPU, but the CUDA toolkit's libdevice)."""
+    try:
+        dyn._C.compile_gpu(ELEMENTWISE, "forward", num_buffers=3)
+        return True
+    except RuntimeError:
+        return False
+
+
+needs_gpu_compiler = pytest.mark.skipif(not _gpu_compiler(), reason="compile_gpu unavailable (no CUDA toolkit)")
+
+
+@needs_gpu_compiler
+def test_gpu_launch_plan_takes_the_cpu_functions_sizes():
+    """compile_gpu needs no GPU: its function lists the same (buffer, dim) pairs as the CPU's, its workspace
+    (the temporaries of runtime size, placed by liveness after the static ones) grows with the sizes."""
+    for ir, n in [(GRAPH_BLOCK, 8), (PRIM_SOFTMAX_GEMM, 6), (GRAPH_CNN, 12), (GRAPH_ATTENTION, 7)]:
+        cpu, gpu = compiled(ir, n), dyn._C.compile_gpu(ir, "forward", num_buffers=n)
+        assert gpu.buffer_sizes == cpu.buffer_sizes and gpu.num_buffers == cpu.num_buffers
+    gpu = dyn._C.compile_gpu(PRIM_SOFTMAX_GEMM, "forward", num_buffers=6)
+    # x [n, m], a [k, 8], soft [n, m], lin [k, 4]: tanh(a) [k, 8] and its GEMM [k, 4] are temporaries
+    small, large = gpu.workspace_bytes_for([3, 17, 5, 3, 17, 5]), gpu.workspace_bytes_for([3, 17, 1000, 3, 17, 1000])
+    assert small == 512 and large == 32000 + 16128, (small, large)
+    with pytest.raises(ValueError):
+        gpu.workspace_bytes_for([1, 2])
+
+
+@needs_gpu_compiler
+def test_gpu_launch_plan_refuses_sizes_it_cannot_evaluate():
+    """A size the launch plan cannot evaluate at run time (here a shift) is a located error: the capture then
+    specializes the sizes instead (never a wrong launch)."""
+    ir = ELEMENTWISE.replace("  loop.kernel \"add_tanh\" [%n, 16]",
+                             "  %c1 = arith.constant 1 : index\n  %h = arith.shrui %n, %c1 : index\n"
+                             "  loop.kernel \"add_tanh\" [%h, 16]")
+    with pytest.raises(RuntimeError, match="cannot evaluate"):
+        dyn._C.compile_gpu(ir, "forward", num_buffers=3)

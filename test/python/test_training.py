@@ -366,6 +366,49 @@ def test_explain_and_debug_dumps_show_the_backward(tmp_path, monkeypatch):
     assert "dyn.cotangent" in joint and "dyn.joint" in joint
 
 
+class _ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.c1(x)))
+        h = F.relu(self.c2(h) + h)
+        return self.head(h.mean((2, 3)))
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_convolutions_train_channels_last_with_eager_gradients(device, tmp_path, monkeypatch):
+    """The forward keeps the activations it saves channels-last (as it computed them), the backward reads
+    them so and runs convolution_backward channels-last: gradients equal eager's (cuDNN without TF32)."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    dtype = torch.float64 if device == "cpu" else torch.float32
+    m = _ConvNet().to(device, dtype)
+    ref = copy.deepcopy(m)
+    x = torch.randn(4, 3, 16, 16, device=device, dtype=dtype, requires_grad=True)
+    xr = x.detach().clone().requires_grad_()
+    dyn.reset()
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        dyn.compile(m)(x).square().sum().backward()
+        ref(xr).square().sum().backward()
+    s = dyn.stats()
+    assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    tol = {} if device == "cpu" else dict(rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(x.grad, xr.grad, **tol)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tol, msg=name)
+    torch.testing.assert_close(m.bn.running_var, ref.bn.running_var, **tol)
+    stages = {p.name: p.read_text() for p in tmp_path.rglob("*.mlir")}
+    assert any("dyn.channels_last_results" in t for n, t in stages.items() if "forward." in n), sorted(stages)
+    backward = "".join(t for n, t in stages.items() if "backward." in n)
+    assert '"convolution_backward"' in backward and "dyn.channels_last_args" in backward
+
+
 class _Checkpointed(nn.Module):
     """Three residual blocks, each run through torch.utils.checkpoint (with dropout: the backward's
     recomputation must draw the forward's numbers)."""

@@ -51,6 +51,9 @@ public:
   /// Per output, the input whose buffer it may be written into (the input it
   /// updates, where that is safe: docs/pipeline.md), else -1; empty if none.
   virtual const std::vector<int64_t> &inPlace() const = 0;
+  /// The results written channels-last ([N, *spatial, C], contiguous) because the caller allowed it
+  /// (`dyn.layout_free_results` on the function: a forward's saved values).
+  virtual const std::vector<int64_t> &channelsLastResults() const = 0;
   /// The arguments run() takes after the buffers: a buffer's dynamic dim
   /// each, as (buffer index, dim) pairs, flattened; empty for static shapes.
   virtual const std::vector<int64_t> &bufferSizes() const = 0;
@@ -71,9 +74,11 @@ std::unique_ptr<CompiledFunction> compileGraph(const std::string &graphIR,
 class CompiledGpuFunction {
 public:
   virtual ~CompiledGpuFunction();
-  /// Bare device pointers: every input, then every output (contiguous), and
-  /// a device workspace of workspaceBytes() (from the caller's allocator) for
-  /// temporaries. Returns false and fills `error` when a CUDA call fails.
+  /// Bare device pointers: every input, then every output (contiguous), then
+  /// the size of each dynamic dim bufferSizes() lists (an int64 in a
+  /// pointer's slot, as CompiledFunction::run), and a device workspace of
+  /// workspaceBytes(sizes) (from the caller's allocator) for temporaries.
+  /// Returns false and fills `error` when a CUDA call fails.
   /// Copies the dense constants into their workspace slots, then launches.
   bool run(void **buffers, void *workspace, void *stream, std::string *error) {
     return uploadConstants(workspace, stream, error) && launch(buffers, workspace, stream, error);
@@ -84,14 +89,25 @@ public:
   /// workspace that lives as long as the graph, once, before the capture.
   virtual bool uploadConstants(void *workspace, void *stream, std::string *error) = 0;
   virtual bool launch(void **buffers, void *workspace, void *stream, std::string *error) = 0;
+  /// The workspace a call needs (for static shapes; with `?` dims, the part
+  /// that does not depend on the sizes).
   virtual uint64_t workspaceBytes() const = 0;
+  /// The workspace a call with these sizes (bufferSizes()'s order) needs;
+  /// ~0 with `error` set when the sizes make no valid launch.
+  virtual uint64_t workspaceBytes(const int64_t *sizes, std::string *error) const = 0;
+  /// As CompiledFunction::bufferSizes: (buffer, dim) pairs, flattened, whose
+  /// runtime sizes follow the buffers; empty for static shapes. Launch
+  /// geometry, kernel size operands, temporaries and library-call sizes that
+  /// depend on them are evaluated from them at each call.
+  virtual const std::vector<int64_t> &bufferSizes() const = 0;
   virtual const std::vector<StageIR> &stages() const = 0;
   virtual double compileSeconds() const = 0;
   /// The PTX of all kernels, and how many launches one call makes.
   virtual const std::string &ptx() const = 0;
   virtual size_t numLaunches() const = 0;
-  /// As CompiledFunction::inPlace.
+  /// As CompiledFunction::inPlace and channelsLastResults.
   virtual const std::vector<int64_t> &inPlace() const = 0;
+  virtual const std::vector<int64_t> &channelsLastResults() const = 0;
 };
 
 std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graphIR,

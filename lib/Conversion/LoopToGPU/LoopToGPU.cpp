@@ -16,6 +16,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 
 #include <map>
 
@@ -70,6 +74,65 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRe
     linear = arith::DivUIOp::create(b, loc, linear, size);
   }
   return idx;
+}
+
+/// Each size as an `index` value: a constant, or the given value.
+Value sizeValue(OpBuilder &b, Location loc, OpFoldResult s) {
+  if (auto v = dyn_cast<Value>(s))
+    return v;
+  return cIndex(b, loc, cast<IntegerAttr>(cast<Attribute>(s)).getInt());
+}
+
+/// Row-major multi-index of a linear index over sizes known at run time (the
+/// constant ones as before).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<Value> idx(sizes.size());
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      idx[i] = linear;
+      break;
+    }
+    Value size = sizeValue(b, loc, sizes[i]);
+    idx[i] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return idx;
+}
+
+/// The number of points of sizes known at run time: a constant where all are.
+Value productValue(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
+  int64_t constant = 1;
+  Value dynamic;
+  for (OpFoldResult s : sizes) {
+    if (auto v = dyn_cast<Value>(s))
+      dynamic = dynamic ? arith::MulIOp::create(b, loc, dynamic, v).getResult() : v;
+    else
+      constant *= cast<IntegerAttr>(cast<Attribute>(s)).getInt();
+  }
+  if (!dynamic)
+    return cIndex(b, loc, constant);
+  return constant == 1 ? dynamic : arith::MulIOp::create(b, loc, dynamic, cIndex(b, loc, constant)).getResult();
+}
+
+/// An inner loop's domain with its `?` sizes as seen through `map` (values of
+/// the kernel body cloned into the launch).
+SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map) {
+  SmallVector<OpFoldResult> sizes =
+      isa<loop::ForOp>(op) ? cast<loop::ForOp>(op).getMixedDomain() : cast<loop::ReduceOp>(op).getMixedDomain();
+  for (OpFoldResult &s : sizes)
+    if (auto v = dyn_cast<Value>(s))
+      s = map.lookupOrDefault(v);
+  return sizes;
+}
+
+/// Whether a kernel and every loop in it have constant domains.
+bool hasStaticDomains(loop::KernelOp kernel) {
+  bool isStatic = true;
+  kernel.walk([&](Operation *op) {
+    if (isa<loop::KernelOp, loop::ForOp, loop::ReduceOp>(op) && op->getNumOperands())
+      isStatic = false;
+  });
+  return isStatic;
 }
 
 ArrayRef<int64_t> innerDomain(Operation *op) {
@@ -155,8 +218,10 @@ int64_t vectorWidth(loop::KernelOp kernel) {
   // A row of another length (a gather's input, whose last dim may be longer
   // than the index's) must keep every vector 16-byte aligned too.
   for (MemRefType t : accessed)
-    if (t.getShape().back() % width != 0)
+    if (ShapedType::isDynamic(t.getShape().back()) || t.getShape().back() % width != 0)
       return 1;
+  if (ShapedType::isDynamic(domain.back()))
+    return 1;
   return domain.back() % width == 0 ? width : 1;
 }
 
@@ -262,18 +327,25 @@ struct KernelMapper {
   /// the builder into it. Returns the index and the guard.
   std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads,
                                                  int64_t bound) {
+    return guardedThreadIndex(launch, threads, OpFoldResult(b.getIndexAttr(bound)));
+  }
+  /// The same with a bound known at run time (a `?` domain's point count).
+  std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads,
+                                                 OpFoldResult bound) {
     Location loc = launch.getLoc();
     Value index = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
         launch.getThreadIds().x);
     Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, cIndex(b, loc, bound));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, sizeValue(b, loc, bound));
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
     return {index, guard};
   }
 
   LogicalResult map(loop::KernelOp kernel) {
+    if (!hasStaticDomains(kernel))
+      return mapDynamic(kernel);
     Location loc = kernel.getLoc();
     ArrayRef<int64_t> domain = kernel.getDomain();
     int64_t points = product(domain);
@@ -379,25 +451,111 @@ struct KernelMapper {
     return success();
   }
 
+  /// A kernel whose domain, or an inner loop's, has `?` dims: the geometry is
+  /// computed in the host function from the runtime sizes (the launch plan
+  /// evaluates it at each call). Conservative fixed plans where the static
+  /// lowering weighs sizes: pointwise kernels take a thread per point (16-byte
+  /// vectors where the innermost dim is a constant multiple of the width),
+  /// row kernels over contiguous rows a block per row (the static row's
+  /// threads and registers where the rows have a constant length, else 256
+  /// threads sweeping it), other kernels with inner loops a thread per point
+  /// running them serially; reductions are never split across blocks.
+  LogicalResult mapDynamic(loop::KernelOp kernel) {
+    Location loc = kernel.getLoc();
+    b.setInsertionPoint(kernel);
+    SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
+    Value points = productValue(b, loc, domain);
+    bool hasInner = llvm::any_of(kernel.getBodyBlock(), [](Operation &op) {
+      return isa<loop::ForOp, loop::ReduceOp>(op);
+    });
+    bool byRow = hasInner && rowsAreContiguous(kernel);
+    bool hasTrig = false;
+    kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
+    if (!hasInner && !hasTrig && !kernel.getDomain().empty())
+      if (int64_t width = vectorWidth(kernel); width > 1)
+        return vectorize(kernel, width, points);
+    // The rows' length, where every inner loop has a constant domain.
+    bool staticRows = true;
+    int64_t innerPoints = 1;
+    for (Operation &op : kernel.getBodyBlock())
+      if (isa<loop::ForOp, loop::ReduceOp>(op)) {
+        bool nestedDynamic = false;
+        op.walk([&](Operation *inner) {
+          if (isa<loop::ForOp, loop::ReduceOp>(inner) && inner->getNumOperands())
+            nestedDynamic = true;
+        });
+        if (nestedDynamic)
+          staticRows = false;
+        else
+          innerPoints = std::max(innerPoints, product(innerDomain(&op)));
+      }
+    int64_t threads = !byRow ? threadsPerBlock : staticRows ? rowThreads(innerPoints) : 256;
+    Value grid = byRow ? points : arith::CeilDivUIOp::create(b, loc, points, cIndex(b, loc, threads)).getResult();
+    Value one = cIndex(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threads), one, one);
+    launch->setAttr("dyn.kernel", kernel.getNameAttr());
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+    IRMapping map;
+    if (byRow) {
+      SmallVector<Value> idx = delinearize(b, loc, block, domain);
+      for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), idx))
+        map.map(arg, v);
+      std::optional<Resident> resident;
+      if (staticRows)
+        if (std::optional<ResidentRow> row = residentRow(kernel, threads))
+          resident.emplace(*this, kernel, *row, thread, threads);
+      for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+        if (auto reduce = dyn_cast<loop::ReduceOp>(op))
+          map.map(reduce.getResult(), resident ? resident->reduce(reduce, map)
+                                               : blockReduce(reduce, thread, threads, map));
+        else if (auto forOp = dyn_cast<loop::ForOp>(op))
+          resident ? resident->sweep(forOp, map) : blockFor(forOp, thread, threads, map);
+        else
+          b.clone(op, map);
+      }
+    } else {
+      auto [linear, guard] = guardedThreadIndex(launch, threads, OpFoldResult(points));
+      SmallVector<Value> idx = delinearize(b, loc, linear, domain);
+      cloneBody(b, kernel.getBodyBlock(), idx, map);
+      b.setInsertionPointAfter(guard);
+    }
+    gpu::TerminatorOp::create(b, loc);
+    kernel.erase();
+    return success();
+  }
+
   /// A pointwise kernel moving `width` consecutive points a thread with one
   /// 16-byte load per moving input and one 16-byte store per output; the
   /// scalar work is cloned per point. Buffers must be 16-byte aligned (the
   /// runtime guarantees it).
-  LogicalResult vectorize(loop::KernelOp kernel, int64_t width) {
+  /// With `points` (the kernel's point count, a value of the host: a `?`
+  /// domain), the groups and the grid are computed at run time.
+  LogicalResult vectorize(loop::KernelOp kernel, int64_t width, Value points = {}) {
     Location loc = kernel.getLoc();
     ArrayRef<int64_t> domain = kernel.getDomain();
     Block &body = kernel.getBodyBlock();
     BlockArgument inner = body.getArguments().back();
-    int64_t groups = product(domain) / width, threads = threadsPerBlock;
+    int64_t threads = threadsPerBlock;
+    int64_t groups = points ? 0 : product(domain) / width;
     Value one = cIndex(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, cIndex(b, loc, (groups + threads - 1) / threads),
-                                        one, one, cIndex(b, loc, threads), one, one);
+    Value groupCount, grid;
+    if (points) { // the innermost dim is a constant multiple of the width
+      groupCount = arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width));
+      grid = arith::CeilDivUIOp::create(b, loc, groupCount, cIndex(b, loc, threads));
+    } else {
+      grid = cIndex(b, loc, (groups + threads - 1) / threads);
+    }
+    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threads), one, one);
     launch->setAttr("dyn.kernel", kernel.getNameAttr());
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    auto [group, ifOp] = guardedThreadIndex(launch, threads, groups);
+    auto [group, ifOp] = points ? guardedThreadIndex(launch, threads, OpFoldResult(groupCount))
+                                : guardedThreadIndex(launch, threads, groups);
     Value first = arith::MulIOp::create(b, loc, group, cIndex(b, loc, width));
-    SmallVector<Value> idx = delinearize(b, loc, first, domain);
+    SmallVector<Value> idx = points ? delinearize(b, loc, first, kernel.getMixedDomain())
+                                    : delinearize(b, loc, first, domain);
     DenseMap<Operation *, Value> vectors;                      // moving load -> its vector
     DenseMap<Operation *, SmallVector<Value>> storedValues;     // store -> value per point
     DenseMap<Operation *, SmallVector<Value>> storeIndices;     // store -> point-0 indices
@@ -630,7 +788,7 @@ struct KernelMapper {
         for (int64_t k = 0; k < unroll; ++k) {
           Value at = arith::AddIOp::create(b, loc, main.getInductionVar(),
                                            arith::MulIOp::create(b, loc, step, cIndex(b, loc, k)));
-          SmallVector<Value> idx = delinearize(b, loc, at, reduce.getDomain());
+          SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduce, map));
           SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
           folded.push_back(loop::reduceCombine(b, loc, reduce.getKind(), main.getRegionIterArgs()[k], yielded[0]));
         }
@@ -642,7 +800,7 @@ struct KernelMapper {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(fold.getBody());
-      SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), reduce.getDomain());
+      SmallVector<Value> idx = delinearize(b, loc, fold.getInductionVar(), innerSizes(reduce, map));
       SmallVector<Value> yielded = cloneBody(b, reduce.getBodyBlock(), idx, map);
       scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
                                                        fold.getRegionIterArgs()[0], yielded[0]));
@@ -680,7 +838,7 @@ struct KernelMapper {
   /// combines the partials across the block and gives every thread the total.
   Value blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map) {
     Location loc = reduce.getLoc();
-    Value partial = foldRange(reduce, thread, cIndex(b, loc, product(reduce.getDomain())),
+    Value partial = foldRange(reduce, thread, productValue(b, loc, innerSizes(reduce, map)),
                               cIndex(b, loc, threads), map);
     return allReduce(reduce, partial);
   }
@@ -770,14 +928,63 @@ struct KernelMapper {
   /// A block-strided loop over the domain.
   void blockFor(loop::ForOp forLoop, Value thread, int64_t threads, IRMapping &map) {
     Location loc = forLoop.getLoc();
-    auto forOp = scf::ForOp::create(b, loc, thread, cIndex(b, loc, product(forLoop.getDomain())),
+    auto forOp = scf::ForOp::create(b, loc, thread, productValue(b, loc, innerSizes(forLoop, map)),
                                     cIndex(b, loc, threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    SmallVector<Value> idx = delinearize(b, loc, forOp.getInductionVar(), forLoop.getDomain());
+    SmallVector<Value> idx = delinearize(b, loc, forOp.getInductionVar(), innerSizes(forLoop, map));
     cloneBody(b, forLoop.getBodyBlock(), idx, map);
   }
 };
+
+/// Every buffer with `?` dims that `launch` uses from the host: the host
+/// passes `memref.reinterpret_cast %buf to memref<0xT>` (its pointer, the
+/// launch plan's buffer) and its `?` sizes (`memref.dim`, index operands of
+/// the kernel), and the body views the pointer with those sizes, row-major
+/// (as dyn-bind-buffer-sizes does for the CPU's function arguments).
+LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  for (Value v : used) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || type.hasStaticShape())
+      continue;
+    if (!type.getLayout().isIdentity())
+      return launch.emitOpError() << "uses a buffer of type " << type
+                                  << " with dynamic dims and a non-identity layout, which the GPU "
+                                     "lowering does not support";
+    Location loc = launch.getLoc();
+    b.setInsertionPoint(launch);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(type.isDynamicDim(d) ? memref::DimOp::create(b, loc, v, d).getResult() : Value());
+    auto flatType = MemRefType::get({0}, type.getElementType(), MemRefLayoutAttrInterface(),
+                                    type.getMemorySpace());
+    Value flat = memref::ReinterpretCastOp::create(b, loc, flatType, v, b.getIndexAttr(0),
+                                                   ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+                                                   ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    b.setInsertionPointToStart(&launch.getBody().front());
+    SmallVector<OpFoldResult> dims, strides(type.getRank());
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(sizes[d] ? OpFoldResult(sizes[d]) : b.getIndexAttr(type.getDimSize(d)));
+    OpFoldResult stride = b.getIndexAttr(1);
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      strides[d] = stride;
+      if (d == 0)
+        break;
+      auto sc = getConstantIntValue(stride), dc = getConstantIntValue(dims[d]);
+      if (sc && dc)
+        stride = b.getIndexAttr(*sc * *dc);
+      else
+        stride = arith::MulIOp::create(b, loc, sizeValue(b, loc, stride), sizeValue(b, loc, dims[d])).getResult();
+    }
+    Value view = memref::ReinterpretCastOp::create(b, loc, type, flat, b.getIndexAttr(0), dims, strides);
+    v.replaceUsesWithIf(view, [&](OpOperand &use) {
+      return use.getOwner() != view.getDefiningOp() && launch->isProperAncestor(use.getOwner());
+    });
+  }
+  return success();
+}
 
 struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToGPUPass> {
   using ConvertLoopToGPUPassBase::ConvertLoopToGPUPassBase;
@@ -788,12 +995,6 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
     bool failedAny = false;
     module.walk([&](loop::KernelOp k) {
       k.walk([&](Operation *op) {
-        // The launch geometry is planned from constant domains.
-        if (isa<loop::KernelOp, loop::ForOp, loop::ReduceOp>(op) && op->getNumOperands()) {
-          op->emitOpError("has a dynamic domain, which the GPU lowering does not support yet");
-          failedAny = true;
-          return WalkResult::interrupt();
-        }
         for (Type t : op->getResultTypes())
           if (!t.isIndex() && !isa<VectorType>(t) && !isGpuScalar(t)) {
             op->emitOpError() << "computes in " << t << ", which the GPU lowering does not support";
@@ -853,3 +1054,36 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
 };
 
 } // namespace
+
+namespace {
+/// Right before kernel outlining (after the last canonicalization, which
+/// would fold the views below back into the buffers): kernels take bare
+/// pointers, which only statically shaped buffers have, so a buffer with `?`
+/// dims that a launch uses is passed as its pointer and viewed with its
+/// runtime sizes again in the kernel (viewDynamicBuffers). Then upstream's
+/// gpu-launch-sink-index-computations without memref.dim: a buffer's runtime
+/// size stays in the host function (a kernel operand the launch plan
+/// evaluates). For static shapes the same as upstream's (their dims are folded
+/// to constants, and no buffer needs a view).
+struct PrepareGpuOutliningPass : public PassWrapper<PrepareGpuOutliningPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareGpuOutliningPass)
+  StringRef getArgument() const final { return "dyn-prepare-gpu-outlining"; }
+  void runOnOperation() override {
+    OpBuilder b(&getContext());
+    auto beneficial = [](Operation *op) {
+      return op->hasTrait<mlir::OpTrait::ConstantLike>() || isa<arith::SelectOp, arith::CmpIOp>(op);
+    };
+    WalkResult r = getOperation().walk([&](gpu::LaunchOp launch) {
+      if (failed(viewDynamicBuffers(b, launch)) || failed(mlir::sinkOperationsIntoLaunchOp(launch, beneficial)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
+
+namespace dyn {
+std::unique_ptr<mlir::Pass> createPrepareGpuOutliningPass() { return std::make_unique<PrepareGpuOutliningPass>(); }
+} // namespace dyn

@@ -20,24 +20,46 @@ class DifferentiationError(RuntimeError):
     """The core could not differentiate the graph (an op without a derivative rule, say)."""
 
 
-class _Part:
-    """One compiled function of the split: fresh outputs of its result types, written by the kernels."""
+def _to_channels_last(rank):
+    """The permutation from [N, C, *spatial] to [N, *spatial, C]."""
+    return (0, *range(2, rank), 1)
 
-    def __init__(self, ir, name, device, specs, num_inputs, keep):
+
+def _from_channels_last(rank):
+    return (0, rank - 1, *range(1, rank - 1))
+
+
+class _Part:
+    """One compiled function of the split: fresh outputs of its result types, written by the kernels.
+    Results listed by the compiled function's `channels_last_results` are written [N, *spatial, C] and
+    returned as torch's channels-last tensors; inputs listed in `channels_last_inputs` are read so."""
+
+    def __init__(self, ir, name, device, specs, num_inputs, keep, channels_last_inputs=()):
         self.device = device
-        self.specs = [(s, contiguous_strides(s), d) for s, d in specs]
         n = num_inputs + len(specs)
         if device.type == "cuda":
             self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device))
         else:
             self.compiled = _C.compile(ir, name, keep, 3, n)
+        self.channels_last = set(self.compiled.channels_last_results)
+        self.specs = []
+        for k, (s, d) in enumerate(specs):
+            if k in self.channels_last:
+                s = tuple(s[i] for i in _to_channels_last(len(s)))
+            self.specs.append((s, contiguous_strides(s), d))
+        self.views = [(k, _from_channels_last(len(self.specs[k][0]))) for k in sorted(self.channels_last)]
+        self.reads = [(j, _to_channels_last(r)) for j, r in channels_last_inputs]
 
     def __call__(self, inputs):
         if self.device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
             outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.specs]
         else:
             outs = [torch.empty(s, dtype=d, device=self.device) for s, _, d in self.specs]
+        for j, perm in self.reads:
+            inputs[j] = inputs[j].permute(perm)
         run_compiled(self.compiled, self.device, inputs, outs)
+        for k, perm in self.views:
+            outs[k] = outs[k].permute(perm)
         return outs
 
 
@@ -68,9 +90,20 @@ class TrainingKernel:
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         keep = keep_stages or debug
         n_in = len(graph.inputs) + self.seeded
-        self.forward = _Part(fw_ir, "train_forward", self.device, split.result_specs(fw_sig), n_in, keep)
+        fw_specs = split.result_specs(fw_sig)
+        # saved values only the backward reads may stay in the layout the forward computed them in
+        # (channels-last between convolutions): the backward then reads them so
+        free = sorted({-1 - c for c in self.saved if c < 0 and -1 - c >= self.num_outputs
+                       and len(fw_specs[-1 - c][0]) in (4, 5)})
+        if free:
+            fw_ir = split.with_attribute(fw_ir, "dyn.layout_free_results", free)
+        self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep)
+        cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
+                    if c < 0 and -1 - c in self.forward.channels_last]
+        if cl_reads:
+            bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", [j for j, _ in cl_reads])
         self.backward = _Part(bw_ir, "train_backward", self.device, split.result_specs(bw_sig),
-                              len(self.saved) + len(self.differentiable), keep)
+                              len(self.saved) + len(self.differentiable), keep, cl_reads)
         self._nondiff = [k for k in range(self.num_outputs) if k not in set(self.differentiable)]
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
         if keep:

@@ -40,6 +40,21 @@ def functions(module):
     return out
 
 
+def with_attribute(module, name, values):
+    """`module` (one function's module, as functions() gives it) with `name = array<i64: values>` added to
+    the function's attributes."""
+    lines = module.split("\n")
+    for k, line in enumerate(lines):
+        if line.startswith("  func.func @"):
+            attr = f"{name} = array<i64: {', '.join(map(str, values))}>"
+            if " attributes {" in line:
+                lines[k] = line.replace(" attributes {", " attributes {" + attr + ", ", 1)
+            else:
+                lines[k] = line[:-len(" {")] + " attributes {" + attr + "} {"
+            return "\n".join(lines)
+    raise ValueError("no function in the module")
+
+
 def _split_top(text):
     """Top-level comma-separated parts of a type list (commas inside <...> or {...} do not split)."""
     parts, depth, cur = [], 0, ""

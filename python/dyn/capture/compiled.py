@@ -315,11 +315,10 @@ class _CompiledFunction:
         session = self._session
         device = _device_of(args)
         try:
-            if device is not None and device.type != "cpu":  # known before capturing: no capture spent on it
-                raise DynamicUnsupported(f"dynamic dims run on the CPU only (on {device.type}, GPU launch "
-                                         "geometry is planned from constant sizes)")
+            if device is not None and device.type not in ("cpu", "cuda"):  # known before capturing
+                raise DynamicUnsupported(f"dynamic dims run on the CPU and CUDA only (not on {device.type})")
             if _C is None or not getattr(_C, "HAS_COMPILER", False):
-                raise DynamicUnsupported("dyn._C has no CPU compiler in this build")
+                raise DynamicUnsupported("dyn._C has no compiler in this build")
             guards, runner, extra, gg, paths, sym, graph, kernel, tr = dynamic_entry(self, args, want, capture)
         except DynamicUnsupported as e:
             reason = str(e)
@@ -331,8 +330,13 @@ class _CompiledFunction:
             self._records.append(input_record(tr.input_tensors, tr.input_sources))
             graph.symbolic = sym.describe(_source_str)
             self.graphs.append((graph, kernel, None))
-            self._report(graph, "dyn (cpu, dynamic dims)", True, None)
+            kind = getattr(kernel, "device_type", "cpu")
+            self._report(graph, f"dyn ({kind}, dynamic dims)", True, None)
             session.counters["dynamic_entries"] += 1
+            if kind == "cuda" and self._options.get("cuda_graphs"):  # a CUDA graph would hold one size
+                session.counters["cuda_graphs_skipped_dynamic"] += 1
+                session.log("dynamic", f"{code.co_name} ({_where(code)}): symbolic sizes on CUDA run through "
+                            "the launch plan, not a CUDA graph")
             session.log("dynamic", f"{code.co_name} ({_where(code)}): captured with symbolic sizes: " +
                         "; ".join(graph.symbolic))
             return (guards, runner, extra, gg, paths, _guard_tree(paths) if paths else None), \

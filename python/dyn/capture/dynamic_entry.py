@@ -4,7 +4,7 @@ sizes. What this path does not take yet raises DynamicUnsupported with the reaso
 captures the call with its sizes as constants, as it always did, and reports why."""
 import torch
 
-from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
+from ..dynamic.kernel import DynamicKernel, DynamicShapeError
 from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function
 from ..errors import Unsupported
 from ..ops.shape import SlicedInput
@@ -106,10 +106,9 @@ def dynamic_entry(cf, args, want, capture):
         raise DynamicUnsupported("the graph updates an input in place")
     if any(t.requires_grad for t in tr.input_tensors) and torch.is_grad_enabled():
         raise DynamicUnsupported("a training graph (inputs require grad)")
-    if any(t.device.type != "cpu" for t in tr.input_tensors) or (graph.device is not None and
-                                                                 torch.device(graph.device).type != "cpu"):
-        raise DynamicUnsupported("dynamic dims run on the CPU only (GPU launch geometry is planned from constant "
-                                 "sizes)")
+    if any(t.device.type not in ("cpu", "cuda") for t in tr.input_tensors) or (
+            graph.device is not None and torch.device(graph.device).type not in ("cpu", "cuda")):
+        raise DynamicUnsupported("dynamic dims run on the CPU and CUDA only")
     if not graph.nodes or not any(o.op != "input" for o in graph.outputs):
         raise DynamicUnsupported("no graph to compile")
     if not sym.live_symbols():
@@ -120,7 +119,7 @@ def dynamic_entry(cf, args, want, capture):
     _check_template(tmpl)
     before = sym.guard_count()
     try:
-        kernel = DynamicCPUKernel(graph, bool(cf._options.get("keep_stages", False)))
+        kernel = DynamicKernel(graph, bool(cf._options.get("keep_stages", False)), tr.input_tensors)
     except DynamicShapeError as e:
         raise DynamicUnsupported(str(e)) from None
     except (RuntimeError, NotImplementedError, TypeError) as e:

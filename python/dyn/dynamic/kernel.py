@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages
+from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, raw_stream
 from ..native import C as _C
 from ..session import current
 from .symbolic import size_expr, size_function, symbol_positions
@@ -15,12 +15,13 @@ class DynamicShapeError(Exception):
     """A graph the dynamic kernel cannot take (the capture then specializes the sizes instead)."""
 
 
-class DynamicCPUKernel:
-    """The CPU function of a graph with symbolic sizes: callable(*inputs) -> outputs, like the static
-    kernels (backends._DynKernel)."""
-    device_type = "cpu"
+class DynamicKernel:
+    """The compiled function of a graph with symbolic sizes, on the CPU or on CUDA (the graph's device):
+    callable(*inputs) -> outputs, like the static kernels (backends._DynKernel). On CUDA the launch plan
+    evaluates its geometry, size operands, temporaries and library-call sizes from the buffer sizes passed
+    after the buffers (docs/gpu.md); it is never recorded as a CUDA graph (a graph holds one size)."""
 
-    def __init__(self, graph, keep_stages=False):
+    def __init__(self, graph, keep_stages=False, example_inputs=None):
         if any(n.meta.dtype.is_complex for n in graph.outputs):
             raise DynamicShapeError("complex outputs")
         at = symbol_positions(graph.inputs)
@@ -38,10 +39,17 @@ class DynamicCPUKernel:
         self.graph = graph
         self.sizes = size_function(exprs, at)
         self.dtypes = [o.meta.dtype for o in graph.outputs]
+        self.device = _device_of(graph, example_inputs)
+        self.device_type = self.device.type
         self.ir = graph.mlir()
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
-        self.compiled = _C.compile(self.ir, "forward", keep_stages or debug, 3,
-                                   len(graph.inputs) + len(graph.outputs))
+        buffers = len(graph.inputs) + len(graph.outputs)
+        if self.device_type == "cpu":
+            self.compiled = _C.compile(self.ir, "forward", keep_stages or debug, 3, buffers)
+        elif self.device_type == "cuda":
+            self.compiled = _C.compile_gpu(self.ir, "forward", keep_stages or debug, buffers, gpu_target(self.device))
+        else:
+            raise DynamicShapeError(f"dynamic dims on {self.device_type}")
         pairs = list(self.compiled.buffer_sizes)
         self.buffer_dims = list(zip(pairs[0::2], pairs[1::2]))
         counters = current().counters
@@ -56,6 +64,8 @@ class DynamicCPUKernel:
         return self.compiled.stages
 
     def __call__(self, *inputs):
+        if self.device_type != "cpu":
+            return self._launch(inputs)
         ins = [t.contiguous() for t in inputs]
         if EMPTY_STRIDED_CPU is not None:  # torch's allocation without argument parsing (1.5 us, not 6)
             outs = [EMPTY_STRIDED_CPU(s, contiguous_strides(s), dt) for s, dt in zip(self.sizes(ins), self.dtypes)]
@@ -64,3 +74,32 @@ class DynamicCPUKernel:
         buffers = ins + outs
         self.compiled.run(ins, outs + [buffers[b].shape[d] for b, d in self.buffer_dims])
         return outs
+
+    def _launch(self, inputs):
+        """One call of the launch plan on torch's current stream: inputs contiguous and 16-byte aligned, fresh
+        outputs and a workspace sized for these sizes from torch's caching allocator."""
+        device = self.device
+        ins = [(t if t.device == device else t.to(device)).contiguous() for t in inputs]
+        ins = [t if t.data_ptr() % 16 == 0 else t.clone() for t in ins]
+        outs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(self.sizes(ins), self.dtypes)]
+        buffers = ins + outs
+        sizes = [buffers[b].shape[d] for b, d in self.buffer_dims]
+        size = self.compiled.workspace_bytes_for(sizes) if sizes else self.compiled.workspace_bytes
+        workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
+        with torch.cuda.device(device):
+            self.compiled.run(ins, outs + sizes, raw_stream(device), workspace.data_ptr() if size else 0)
+        return outs
+
+
+# the CPU kernel's former name (DynamicKernel takes either device)
+
+
+def _device_of(graph, example_inputs):
+    """The device the graph runs on: its tensor inputs' (CUDA where one is there), else the graph's."""
+    for t in example_inputs or ():
+        if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+            return t.device
+    device = torch.device(getattr(graph, "device", None) or "cpu")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device

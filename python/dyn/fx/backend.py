@@ -13,7 +13,7 @@ import torch
 
 from .. import backends as B
 from ..distributed.ddp import active_ddp
-from ..dynamic.kernel import DynamicCPUKernel, DynamicShapeError
+from ..dynamic.kernel import DynamicKernel, DynamicShapeError
 from ..capture.reports import TORCH_OPS, GraphRun, classify, failure
 from ..capture.runners import _make_runner, _select
 from ..errors import Unsupported
@@ -73,7 +73,8 @@ def _compile_fx(gm, example_inputs, options, what):
             kernel = _dynamic_kernel(graph, examples, options)
         except (DynamicShapeError, RuntimeError, NotImplementedError) as e:
             return _fallback(gm, session, what, f"symbolic sizes: {failure('dyn', False, e)}", graph)
-        session.record(GraphRun(graph, "dyn (cpu, dynamic dims)", True, None, f"{WHERE}, {what}", fallback=False))
+        session.record(GraphRun(graph, f"dyn ({kernel.device_type}, dynamic dims)", True, None, f"{WHERE}, {what}",
+                                fallback=False))
     elif graph.outputs:
         try:
             kernel = B.dyn_backend(graph, examples, options)
@@ -90,13 +91,13 @@ def _compile_fx(gm, example_inputs, options, what):
 
 
 def _dynamic_kernel(graph, examples, options):
-    """The CPU kernel of a graph with symbolic sizes (dyn/dynamic/kernel.py): inference graphs on the CPU."""
-    if any(t.device.type != "cpu" for t in examples):
-        raise DynamicShapeError("dynamic dims run on the CPU only (GPU launch geometry is planned from constant "
-                                "sizes)")
+    """The kernel of a graph with symbolic sizes (dyn/dynamic/kernel.py): inference graphs on the CPU or CUDA
+    (never recorded as a CUDA graph: one holds one size)."""
+    if any(t.device.type not in ("cpu", "cuda") for t in examples):
+        raise DynamicShapeError("dynamic dims run on the CPU and CUDA only")
     if torch.is_grad_enabled() and any(t.requires_grad for t in examples):
         raise DynamicShapeError("a training graph (inputs require grad)")
-    return DynamicCPUKernel(graph, bool((options or {}).get("keep_stages", False)))
+    return DynamicKernel(graph, bool((options or {}).get("keep_stages", False)), examples)
 
 
 def backend(gm, example_inputs, **options):

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "dyn/Dialect/Prim/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -68,13 +69,22 @@ int64_t numElements(Value v) {
   return n;
 }
 
+/// Which convolutions go channels-last (the pass's options).
+struct LayoutChoice {
+  bool depthwiseOnly = false;
+  int64_t denseMinElements = 0;
+};
+
+bool worthChannelsLast(prim::ConvolutionOp conv, const LayoutChoice &choice);
+bool worthChannelsLast(prim::LibraryCallOp call, const LayoutChoice &choice);
+
 struct Propagator {
   OpBuilder b;
-  bool depthwiseOnly;
+  LayoutChoice choice;
   /// v -> t with v == transpose(t, fromChannelsLast(rank)).
   llvm::DenseMap<Value, Value> channelsLast;
 
-  Propagator(MLIRContext *ctx, bool depthwiseOnly) : b(ctx), depthwiseOnly(depthwiseOnly) {}
+  Propagator(MLIRContext *ctx, LayoutChoice choice) : b(ctx), choice(choice) {}
 
   Value transpose(Location loc, Value v, ArrayRef<int64_t> perm) {
     if (isIdentity(perm))
@@ -137,6 +147,9 @@ struct Propagator {
 
   void visit(Operation *op);
   void convolution(prim::ConvolutionOp conv);
+  void convolutionBackward(prim::LibraryCallOp call);
+  void channelsLastArguments(func::FuncOp f, ArrayRef<int64_t> args);
+  SmallVector<int64_t> channelsLastResults(func::FuncOp f, ArrayRef<int64_t> results);
   void elementwise(Operation *op);
   void transposeOp(prim::TransposeOp op);
   template <typename Op> void padOrSlice(Op op);
@@ -149,19 +162,25 @@ struct Propagator {
 /// the weight on every call (as eager does for a channels-last input); where
 /// the weight is larger (late ResNet stages at small batch), that copy costs
 /// more than the layout saves.
-bool worthChannelsLast(prim::ConvolutionOp conv, bool depthwiseOnly) {
+bool worthChannelsLast(Value input, Value output, Value weight, int64_t groups,
+                       const LayoutChoice &choice) {
+  int64_t activations = numElements(input) + numElements(output);
+  // depthwise as ATen's is_depthwise has it: several groups of one input channel each
+  bool depthwise = groups >= 2 && tensorType(weight).getDimSize(1) == 1;
+  if (!depthwise && (choice.depthwiseOnly || activations < choice.denseMinElements))
+    return false;
+  return numElements(weight) < activations;
+}
+
+bool worthChannelsLast(prim::ConvolutionOp conv, const LayoutChoice &choice) {
   int64_t rank = tensorType(conv.getInput()).getRank();
   if ((rank != 4 && rank != 5) || conv.getTransposed() || conv.getChannelsLast())
     return false;
-  // depthwise as ATen's is_depthwise has it: several groups of one input channel each
-  if (depthwiseOnly && (conv.getGroups() < 2 || tensorType(conv.getWeight()).getDimSize(1) != 1))
-    return false;
-  int64_t activations = numElements(conv.getInput()) + numElements(conv.getResult());
-  return numElements(conv.getWeight()) < activations;
+  return worthChannelsLast(conv.getInput(), conv.getResult(), conv.getWeight(), conv.getGroups(), choice);
 }
 
 void Propagator::convolution(prim::ConvolutionOp conv) {
-  if (!worthChannelsLast(conv, depthwiseOnly))
+  if (!worthChannelsLast(conv, choice))
     return;
   Location loc = conv.getLoc();
   b.setInsertionPoint(conv);
@@ -174,6 +193,118 @@ void Propagator::convolution(prim::ConvolutionOp conv) {
                                         /*transposed=*/UnitAttr(), conv.getOutputPaddingAttr(),
                                         b.getUnitAttr());
   replace(conv, restore(loc, cl));
+}
+
+/// The params of a `convolution_backward` library call (the graph op's attributes: stride, padding,
+/// dilation as counted arrays, groups, transposed, output_padding, output_mask; a trailing 1 once it
+/// runs channels-last).
+struct ConvBackwardParams {
+  int64_t groups = 1;
+  bool transposed = false;
+  bool channelsLast = false;
+};
+
+std::optional<ConvBackwardParams> convBackwardParams(prim::LibraryCallOp call) {
+  if (call.getCallee() != "convolution_backward" || call.getInputs().size() != 3 ||
+      call.getNumResults() != 2)
+    return std::nullopt;
+  ArrayRef<int64_t> p = call.getParams();
+  size_t i = 0;
+  auto skipArray = [&] {
+    if (i >= p.size() || p[i] < 0)
+      return false;
+    i += 1 + p[i];
+    return i <= p.size();
+  };
+  ConvBackwardParams r;
+  if (!skipArray() || !skipArray() || !skipArray() || i + 2 > p.size())
+    return std::nullopt;
+  r.groups = p[i++];
+  r.transposed = p[i++] != 0;
+  if (!skipArray() || !skipArray())
+    return std::nullopt;
+  if (i < p.size())
+    r.channelsLast = p[i] != 0;
+  return r;
+}
+
+/// A convolution's gradients worth computing channels-last, by the forward's rule: the activations
+/// (grad_output and input) outweigh the weight.
+bool worthChannelsLast(prim::LibraryCallOp call, const LayoutChoice &choice) {
+  auto params = convBackwardParams(call);
+  if (!params || params->transposed || params->channelsLast)
+    return false;
+  Value grad = call.getInputs()[0], input = call.getInputs()[1], weight = call.getInputs()[2];
+  int64_t rank = tensorType(input).getRank();
+  if (rank != 4 && rank != 5)
+    return false;
+  return worthChannelsLast(input, grad, weight, params->groups, choice);
+}
+
+/// ATen's convolution_backward on channels-last grad_output and input (cuDNN and oneDNN keep that
+/// layout); its input gradient comes back channels-last, the weight's in torch's order.
+void Propagator::convolutionBackward(prim::LibraryCallOp call) {
+  if (!worthChannelsLast(call, choice))
+    return;
+  Location loc = call.getLoc();
+  b.setInsertionPoint(call);
+  Value grad = toChannelsLast(loc, call.getInputs()[0]);
+  Value input = toChannelsLast(loc, call.getInputs()[1]);
+  RankedTensorType gi = tensorType(call.getResult(0));
+  auto clType = gi.clone(scatterDims(gi.getShape(), fromChannelsLast(gi.getRank())));
+  SmallVector<int64_t> params(call.getParams());
+  params.push_back(1);
+  auto cl = prim::LibraryCallOp::create(b, loc, TypeRange{clType, call.getResult(1).getType()},
+                                        call.getCalleeAttr(),
+                                        ValueRange{grad, input, call.getInputs()[2]},
+                                        b.getDenseI64ArrayAttr(params));
+  call.getResult(0).replaceAllUsesWith(restore(loc, cl.getResult(0)));
+  call.getResult(1).replaceAllUsesWith(cl.getResult(1));
+}
+
+/// Arguments the caller passes channels-last (`dyn.channels_last_args`: a forward's saved values the
+/// backward reads): typed [N, *spatial, C], read through a transpose that is their recorded form.
+void Propagator::channelsLastArguments(func::FuncOp f, ArrayRef<int64_t> args) {
+  Block &entry = f.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  SmallVector<Type> inputs(f.getArgumentTypes());
+  for (int64_t k : args) {
+    if (k < 0 || k >= (int64_t)entry.getNumArguments())
+      continue;
+    BlockArgument arg = entry.getArgument(k);
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    if (!t || (t.getRank() != 4 && t.getRank() != 5) || !t.hasStaticShape())
+      continue;
+    SmallVector<int64_t> p = fromChannelsLast(t.getRank());
+    arg.setType(t.clone(scatterDims(t.getShape(), p)));
+    inputs[k] = arg.getType();
+    auto v = prim::TransposeOp::create(b, f.getLoc(), t, arg, p);
+    arg.replaceAllUsesExcept(v.getResult(), v);
+    channelsLast[v.getResult()] = arg;
+  }
+  f.setFunctionType(FunctionType::get(f.getContext(), inputs, f.getResultTypes()));
+}
+
+/// Results the caller may take channels-last (`dyn.layout_free_results`) are returned in that
+/// layout where they were computed in it; returns their indices.
+SmallVector<int64_t> Propagator::channelsLastResults(func::FuncOp f, ArrayRef<int64_t> results) {
+  SmallVector<int64_t> done;
+  auto ret = dyn_cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  if (!ret)
+    return done;
+  SmallVector<Type> types(f.getResultTypes());
+  for (int64_t k : results) {
+    if (k < 0 || k >= (int64_t)ret.getNumOperands())
+      continue;
+    Value cl = channelsLast.lookup(ret.getOperand(k));
+    if (!cl)
+      continue;
+    ret.setOperand(k, cl);
+    types[k] = cl.getType();
+    done.push_back(k);
+  }
+  f.setFunctionType(FunctionType::get(f.getContext(), f.getArgumentTypes(), types));
+  return done;
 }
 
 void Propagator::elementwise(Operation *op) {
@@ -280,6 +411,8 @@ void Propagator::concatenate(prim::ConcatenateOp op) {
 void Propagator::visit(Operation *op) {
   if (auto conv = dyn_cast<prim::ConvolutionOp>(op))
     return convolution(conv);
+  if (auto call = dyn_cast<prim::LibraryCallOp>(op))
+    return convolutionBackward(call);
   if (auto t = dyn_cast<prim::TransposeOp>(op))
     return transposeOp(t);
   if (auto pad = dyn_cast<prim::PadOp>(op))
@@ -299,17 +432,32 @@ struct PropagateLayoutsPass : dyn::impl::PropagateLayoutsPassBase<PropagateLayou
   using PropagateLayoutsPassBase::PropagateLayoutsPassBase;
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp f) {
-      bool any = false;
-      f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv, depthwiseOnly); });
+      auto args = f->getAttrOfType<DenseI64ArrayAttr>("dyn.channels_last_args");
+      auto results = f->getAttrOfType<DenseI64ArrayAttr>("dyn.layout_free_results");
+      f->removeAttr("dyn.channels_last_args");
+      f->removeAttr("dyn.layout_free_results");
+      if (f.isExternal())
+        return;
+      LayoutChoice choice{depthwiseOnly, denseMinElements};
+      bool any = args && !args.empty();
+      f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv, choice); });
+      f.walk([&](prim::LibraryCallOp call) { any |= worthChannelsLast(call, choice); });
       if (!any)
         return;
-      Propagator prop(&getContext(), depthwiseOnly);
+      Propagator prop(&getContext(), choice);
+      if (args)
+        prop.channelsLastArguments(f, args.asArrayRef());
       SmallVector<Operation *> ops;
       for (Block &block : f.getBody())
         for (Operation &op : block)
           ops.push_back(&op);
       for (Operation *op : ops)
         prop.visit(op);
+      if (results) {
+        SmallVector<int64_t> cl = prop.channelsLastResults(f, results.asArrayRef());
+        if (!cl.empty())
+          f->setAttr("dyn.channels_last_results", OpBuilder(f).getDenseI64ArrayAttr(cl));
+      }
     });
   }
 };

@@ -1,0 +1,164 @@
+// RUN: dyn-opt %s -split-input-file -dyn-convert-loop-to-gpu | FileCheck %s
+
+// Domains with `?` dims (docs/dynamic_shapes.md): the launch geometry is
+// computed in the host function from the runtime sizes (the launch plan
+// evaluates it at each call). A pointwise kernel whose innermost dim is a
+// constant multiple of four f32 still moves 16 bytes a thread: the groups are
+// the points / 4, the grid their ceil-div by 256 threads, the guard compares
+// against the runtime group count.
+// CHECK-LABEL: func @dynamic_rows
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c0
+// CHECK: %[[POINTS:.*]] = arith.muli %[[N]], %{{.*}} : index
+// CHECK: %[[GROUPS:.*]] = arith.divui %[[POINTS]], %{{.*}} : index
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[GROUPS]], %{{.*}} : index
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK: arith.cmpi ult, %{{.*}}, %[[GROUPS]] : index
+// CHECK: vector.load {{.*}} : memref<?x16xf32>, vector<4xf32>
+// CHECK: vector.store {{.*}} : memref<?x16xf32>, vector<4xf32>
+// CHECK: } {dyn.kernel = "neg"}
+func.func @dynamic_rows(%x: memref<?x16xf32>, %y: memref<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x16xf32>
+  loop.kernel "neg" [%n, 16] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : memref<?x16xf32>
+    %r = arith.negf %v : f32
+    loop.store %r, %y[%i, %j] : memref<?x16xf32>
+  }
+  return
+}
+
+// -----
+
+// A `?` innermost dim: a thread per point, the point count n * m at run time.
+// CHECK-LABEL: func @dynamic_both
+// CHECK: %[[POINTS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[POINTS]], %{{.*}} : index
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: %[[BASE:.*]] = arith.muli %[[B]], %{{.*}} : index
+// CHECK: %[[I:.*]] = arith.addi %[[BASE]], %[[T]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[I]], %[[POINTS]] : index
+// CHECK: scf.if %[[IN]]
+// CHECK: arith.remui %[[I]], %{{.*}} : index
+// CHECK: math.exp
+// CHECK-NOT: vector.load
+func.func @dynamic_both(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  loop.kernel "exp" [%n, %m] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : memref<?x?xf32>
+    %r = math.exp %v : f32
+    loop.store %r, %y[%i, %j] : memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// A softmax over rows of runtime length: a block per row (the grid is the
+// row count), 256 threads sweeping the row to its runtime end, each
+// reduction combined across the block.
+// CHECK-LABEL: func @dynamic_softmax
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c0
+// CHECK: %[[M:.*]] = memref.dim %{{.*}}, %c1
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[N]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C256:.*]],
+// CHECK: scf.for %{{.*}} = %[[T]] to %[[M]] step
+// CHECK: gpu.all_reduce maximumf
+// CHECK: scf.for %{{.*}} = %[[T]] to %[[M]] step
+// CHECK: gpu.all_reduce add
+// CHECK: scf.for %{{.*}} = %[[T]] to %[[M]] step
+// CHECK: arith.divf
+// CHECK: } {dyn.kernel = "softmax"}
+func.func @dynamic_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  loop.kernel "softmax" [%n] {
+  ^bb0(%i: index):
+    %mx = loop.reduce max [%m] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x?xf32>
+      loop.yield %v : f32
+    }
+    %s = loop.reduce add [%m] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x?xf32>
+      %d = arith.subf %v, %mx : f32
+      %e = math.exp %d : f32
+      loop.yield %e : f32
+    }
+    loop.for [%m] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x?xf32>
+      %d = arith.subf %v, %mx : f32
+      %e = math.exp %d : f32
+      %r = arith.divf %e, %s : f32
+      loop.store %r, %y[%i, %j] : memref<?x?xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Rows of a constant length (a norm over 768 features) and a runtime count:
+// the static plan's row (128 threads, six points each kept in registers: the
+// row's loads read once), the grid the runtime row count.
+// CHECK-LABEL: func @dynamic_norm
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c0
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[N]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128:.*]],
+// CHECK-COUNT-6: loop.load %{{.*}} : memref<?x768xf32>
+// CHECK-NOT: loop.load
+// CHECK: gpu.all_reduce add
+// CHECK-NOT: scf.for
+// CHECK: } {dyn.kernel = "norm"}
+func.func @dynamic_norm(%x: memref<?x768xf32>, %y: memref<?x768xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x768xf32>
+  loop.kernel "norm" [%n] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [768] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x768xf32>
+      %q = arith.mulf %v, %v : f32
+      loop.yield %q : f32
+    }
+    loop.for [768] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<?x768xf32>
+      %r = arith.divf %v, %s : f32
+      loop.store %r, %y[%i, %j] : memref<?x768xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A sum over a `?` leading dim (strided rows): a thread per output point
+// running the reduction serially to its runtime extent (never split across
+// blocks when the extent is unknown).
+// CHECK-LABEL: func @dynamic_column_sum
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: loop.reduce add [%{{.*}}] : f32
+// CHECK: } {dyn.kernel = "colsum"}
+func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x1024xf32>
+  loop.kernel "colsum" [1024] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [%n] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<?x1024xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<1024xf32>
+  }
+  return
+}
