@@ -471,6 +471,35 @@ void store(const DynLibraryCall *call, const std::tuple<Ts...> &rs) {
 }
 void store(const DynLibraryCall *call, const at::Tensor &r) { store(call, 0, r); }
 
+/// The input gradient of a large stride-1 cuDNN convolution written into dyn's buffer: it is the
+/// convolution of the output gradient with the weight flipped in space and its channel dims swapped,
+/// at padding dilation * (k - 1) - padding, which cuDNN's forward call writes in place
+/// (cudnnIntoOutput), where convolution_backward's fresh result would be copied over. Returns false
+/// where that does not apply (strided, grouped or transposed convolutions, paddings past the kernel,
+/// small ones, where the weight's flip costs more than the copy it saves, the CPU).
+bool inputGradientIntoOutput(Args &a, const std::vector<int64_t> &stride, const std::vector<int64_t> &padding,
+                             const std::vector<int64_t> &dilation, int64_t groups, bool transposed,
+                             bool channelsLast) {
+  const at::Tensor &grad = a.in[0], &input = a.in[1], &weight = a.in[2];
+  int64_t nd = weight.dim() - 2;
+  if (!grad.is_cuda() || transposed || groups != 1 || (nd != 2 && nd != 3) || input.numel() < (int64_t(1) << 22))
+    return false;
+  std::vector<int64_t> flipped(nd), pad(nd), ones(nd, 1), zeros(nd, 0);
+  for (int64_t d = 0; d < nd; ++d) {
+    int64_t reach = dilation[d] * (weight.size(d + 2) - 1);
+    if (stride[d] != 1 || padding[d] > reach)
+      return false;
+    flipped[d] = d + 2;
+    pad[d] = reach - padding[d];
+  }
+  at::MemoryFormat format = channelsLast ? (nd == 2 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d)
+                                         : at::MemoryFormat::Contiguous;
+  at::Tensor w = weight.flip(flipped).transpose(0, 1).contiguous(format);
+  at::Device device = deviceOf(a.call);
+  at::Tensor out = channelsLast ? wrapChannelsLast(a.call->outputs[0], device) : wrap(a.call->outputs[0], device);
+  return cudnnIntoOutput(grad, w, std::nullopt, ones, pad, dilation, false, zeros, 1, out);
+}
+
 using Body = std::function<void(Args &)>;
 
 /// name -> body; filled once at import (dynRegisterAtenLibraryCalls), read-only after.
@@ -939,9 +968,14 @@ void defineNamedCalls() {
       a.in[0] = wrapChannelsLast(a.call->inputs[0], device);
       a.in[1] = wrapChannelsLast(a.call->inputs[1], device);
     }
+    bool wantInput = mask.at(0) != 0;
+    if (wantInput && inputGradientIntoOutput(a, stride, padding, dilation, groups, transposed, channelsLast))
+      wantInput = false;
+    if (!wantInput && mask.at(1) == 0)
+      return;
     auto [gi, gw, gb] = at::convolution_backward(a.in[0], a.in[1], a.in[2], std::nullopt, stride, padding, dilation,
                                                  transposed, outputPadding, groups,
-                                                 {mask.at(0) != 0, mask.at(1) != 0, false});
+                                                 {wantInput, mask.at(1) != 0, false});
     if (gi.defined() && channelsLast) {
       at::Tensor out = wrapChannelsLast(a.call->outputs[0], device);
       copyInto(out, gi);

@@ -367,12 +367,12 @@ def test_explain_and_debug_dumps_show_the_backward(tmp_path, monkeypatch):
 
 
 class _ConvNet(nn.Module):
-    def __init__(self):
+    def __init__(self, width=8):
         super().__init__()
-        self.c1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
-        self.bn = nn.BatchNorm2d(8)
-        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
-        self.head = nn.Linear(8, 5)
+        self.c1 = nn.Conv2d(3, width, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(width)
+        self.c2 = nn.Conv2d(width, width, 3, padding=1)
+        self.head = nn.Linear(width, 5)
 
     def forward(self, x):
         h = F.relu(self.bn(self.c1(x)))
@@ -383,14 +383,16 @@ class _ConvNet(nn.Module):
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 def test_convolutions_train_channels_last_with_eager_gradients(device, tmp_path, monkeypatch):
     """The forward keeps the activations it saves channels-last (as it computed them), the backward reads
-    them so and runs convolution_backward channels-last: gradients equal eager's (cuDNN without TF32)."""
+    them so and runs convolution_backward channels-last: gradients equal eager's (cuDNN without TF32). On
+    the GPU only convolutions with 2^24 activation elements go channels-last: the CUDA case is that large."""
     monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
     monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
     dtype = torch.float64 if device == "cpu" else torch.float32
-    m = _ConvNet().to(device, dtype)
+    m = _ConvNet(8 if device == "cpu" else 32).to(device, dtype)
     ref = copy.deepcopy(m)
-    x = torch.randn(4, 3, 16, 16, device=device, dtype=dtype, requires_grad=True)
+    shape = (4, 3, 16, 16) if device == "cpu" else (8, 3, 256, 256)
+    x = torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
     xr = x.detach().clone().requires_grad_()
     dyn.reset()
     with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
