@@ -1,6 +1,7 @@
-"""The corpus models (small configs, CPU) called at several sequence lengths (text) or batch sizes (vision): the second size
-makes those dims symbolic (automatic dynamic), so every further size runs the same compiled graph. At most
-two captures per model, one graph with symbolic sizes, nothing eager, results equal to eager's."""
+"""The corpus models (small configs, CPU and CUDA) called at several sequence lengths (text) or batch sizes (vision):
+the second size makes those dims symbolic (automatic dynamic), so every further size runs the same compiled graph.
+At most two captures per model, one graph with symbolic sizes, nothing eager, results equal to eager's (on CUDA with
+cuDNN's TF32 off: eager and dyn may pick different convolution algorithms)."""
 import importlib.util
 import os
 import warnings
@@ -39,17 +40,23 @@ def _logits(out):
         else out
 
 
-def _compiles_once(name, sizes, inputs):
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="needs a CUDA device"))]
+
+
+def _compiles_once(name, sizes, inputs, device):
     """The model called at each size (inputs(case, n) -> args, kwargs) compiled and eagerly: equal results,
     at most two captures, one graph with symbolic sizes, nothing eager."""
     case = corpus.build(name, "small")
-    model = case.model.eval()
+    model = case.model.eval().to(device)
     dyn.reset()
     cm = dyn.compile(model)
-    with torch.no_grad(), warnings.catch_warnings():
+    with torch.no_grad(), warnings.catch_warnings(), torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
         warnings.simplefilter("ignore")
         for n in sizes:
             args, kwargs = inputs(case, n)
+            args = tuple(a.to(device) for a in args)
+            kwargs = {k: v.to(device) for k, v in kwargs.items()}
             torch.testing.assert_close(_logits(cm(*args, **kwargs)), _logits(model(*args, **kwargs)),
                                        rtol=1e-4, atol=1e-4)
     s = dyn.stats()
@@ -57,9 +64,10 @@ def _compiles_once(name, sizes, inputs):
     assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", TEXT)
-def test_text_model_compiles_once_for_any_length(name):
-    _compiles_once(name, (9, 13, 21, 30), _text_inputs)
+def test_text_model_compiles_once_for_any_length(name, device):
+    _compiles_once(name, (9, 13, 21, 30), _text_inputs, device)
 
 
 VISION = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_efficientnet_b0", "tv_convnext_tiny", "tv_vit_b_16",
@@ -70,6 +78,7 @@ def _images(case, n):
     return (torch.randn((n,) + tuple(case.args[0].shape[1:]), generator=torch.Generator().manual_seed(n)),), {}
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", VISION)
-def test_vision_model_compiles_once_for_any_batch(name):
-    _compiles_once(name, (2, 3, 5), _images)
+def test_vision_model_compiles_once_for_any_batch(name, device):
+    _compiles_once(name, (2, 3, 5), _images, device)

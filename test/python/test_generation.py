@@ -62,14 +62,16 @@ def test_generate_with_transformers_compile_config_naming_dyn():
     assert s["graphs"] == 1 and s["compiled_graphs"] == 1 and s["eager_graphs"] == [], s
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))])
 @pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_llama_sdpa"])
-def test_generate_with_the_default_dynamic_cache_compiles_once_per_kind_of_step(name):
+def test_generate_with_the_default_dynamic_cache_compiles_once_per_kind_of_step(name, device):
     """The default cache grows by a token per step: the decode step's sizes change at every call. After the
     prompt's graph and the first decode step's, the next step's miss makes the cache and mask lengths
     symbolic (automatic dynamic): one more graph serves every later token. Eager's tokens, nothing eager."""
     case = corpus.build(name, "small")
-    model = case.model.eval()
-    prompt, longer = case.args[0][:1, :5], case.args[0][:1, :9]
+    model = case.model.eval().to(device)
+    prompt, longer = case.args[0][:1, :5].to(device), case.args[0][:1, :9].to(device)
     kw = dict(do_sample=False, pad_token_id=0, max_new_tokens=24, min_new_tokens=24)
     with torch.no_grad():
         want, want_longer = model.generate(prompt, **kw), model.generate(longer, **kw)
