@@ -51,6 +51,22 @@ def sum0(x):
     return x.sum(0)
 
 
+def channel_sum(x):
+    return x.sum((0, 1, 2))
+
+
+def channel_dot(x, y):
+    return (x * y).sum((0, 1, 2))
+
+
+def to_nhwc(x):
+    return x.permute(0, 2, 3, 1).contiguous()
+
+
+def to_nchw(x):
+    return x.permute(0, 3, 1, 2).contiguous()
+
+
 def nbytes(*ts):
     return sum(t.numel() * t.element_size() for t in ts)
 
@@ -90,7 +106,19 @@ def main():
         ("hand rmsnorm bf16 8192^2", rmsnorm,
          lambda: (torch.randn(R, C, device=dev, dtype=torch.bfloat16), torch.randn(C, device=dev, dtype=torch.bfloat16))),
         ("sum dim 0 fp32 8192^2", sum0, lambda: (torch.randn(R, C, device=dev),)),
+        # Channels-last training (batch norm's per-channel sums over N, H, W; layout changes).
+        ("x.sum((0,1,2)) fp32 [256,56,56,64]", channel_sum, lambda: (torch.randn(256, 56, 56, 64, device=dev),)),
+        ("x.sum((0,1,2)) fp32 [64,112,112,64]", channel_sum, lambda: (torch.randn(64, 112, 112, 64, device=dev),)),
+        ("(x*y).sum((0,1,2)) fp32 [256,56,56,64]", channel_dot,
+         lambda: (torch.randn(256, 56, 56, 64, device=dev), torch.randn(256, 56, 56, 64, device=dev))),
+        ("NCHW->NHWC fp32 [256,3,224,224]", to_nhwc, lambda: (torch.randn(256, 3, 224, 224, device=dev),)),
+        ("NCHW->NHWC fp32 [64,64,112,112]", to_nhwc, lambda: (torch.randn(64, 64, 112, 112, device=dev),)),
+        ("NHWC->NCHW fp32 [256,224,224,3]", to_nchw, lambda: (torch.randn(256, 224, 224, 3, device=dev),)),
+        ("NHWC->NCHW fp32 [64,112,112,64]", to_nchw, lambda: (torch.randn(64, 112, 112, 64, device=dev),)),
     ]
+    only = sys.argv[1:]  # substrings of case names: run only those
+    if only:
+        cases = [c for c in cases if any(o in c[0] for o in only)]
     print("| kernel | eager ms | eager % | inductor ms | inductor % | dyn ms | dyn GB/s | dyn % | inductor compile s | dyn compile s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, fn, make in cases:

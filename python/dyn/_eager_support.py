@@ -133,6 +133,15 @@ def seeded_attention(q, k, v, p, is_causal, has_scale, scale, enable_gqa, seed):
             enable_gqa=bool(enable_gqa))
 
 
+def attention_backward(grad, q, k, v, mask, is_causal, scale):
+    """graph.attention_backward: eager's attention run again and differentiated."""
+    with torch.enable_grad():
+        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=bool(is_causal),
+                                                               scale=scale)
+        return torch.autograd.grad(out, (q, k, v), grad)
+
+
 def embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset):
     """graph.embedding_bag: padding_idx -1 is none."""
     return torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,

@@ -24,6 +24,7 @@
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/_adaptive_avg_pool2d_backward.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/alpha_dropout.h>
@@ -984,6 +985,26 @@ void defineNamedCalls() {
     }
     if (gw.defined())
       store(a.call, 1, gw);
+  };
+  // Eager's attention (SDPA's dispatch: flash, memory-efficient or math) run again and differentiated by
+  // ATen's autograd, as eager's backward computes it.
+  namedCalls()["attention_backward"] = [](Args &a) {
+    bool causal = a.b();
+    double scale = a.f();
+    // outside the calls' inference mode, on tensors made outside it (inference tensors cannot be
+    // differentiated)
+    c10::InferenceMode normal(false);
+    at::AutoGradMode enable(true);
+    at::Device device = deviceOf(a.call);
+    auto arg = [&](int32_t i) { return wrap(a.call->inputs[i], device); };
+    std::optional<at::Tensor> mask;
+    if (a.call->num_inputs > 4)
+      mask = arg(4);
+    at::Tensor q = arg(1).requires_grad_(), k = arg(2).requires_grad_(), v = arg(3).requires_grad_();
+    at::Tensor out = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale);
+    torch::autograd::variable_list grads = torch::autograd::grad({out}, {q, k, v}, {arg(0)});
+    for (int32_t i = 0; i < 3; ++i)
+      store(a.call, i, grads[i]);
   };
   def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {

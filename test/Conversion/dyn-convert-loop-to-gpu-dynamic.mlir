@@ -139,15 +139,29 @@ func.func @dynamic_norm(%x: memref<?x768xf32>, %y: memref<?x768xf32>) {
 
 // -----
 
-// A sum over a `?` leading dim (strided rows): a thread per output point
-// running the reduction serially to its runtime extent (never split across
-// blocks when the extent is unknown).
+// A sum over a `?` leading dim (strided rows): split across blocks at run
+// time. chunks = max(1, min(132 x 2048 / 1024 points, n / 32)) of
+// ceil(n / chunks) rows; a thread per (chunk, 4 columns) sweeps its rows with
+// 16-byte loads into 4 x 4 accumulators, storing partials into a temporary
+// [chunks x 1024]; a block of 64 threads per column folds them and
+// gpu.all_reduce combines them (a tree: f32-accurate over long extents).
 // CHECK-LABEL: func @dynamic_column_sum
-// CHECK-NOT: memref.alloc
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[BYPOINTS:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK: %[[BYLEN:.*]] = arith.divui %[[N]], %{{.*}} : index
+// CHECK: %[[MIN:.*]] = arith.minui %[[BYPOINTS]], %[[BYLEN]] : index
+// CHECK: %[[CHUNKS:.*]] = arith.maxui %[[MIN]], %{{.*}} : index
+// CHECK: arith.ceildivui %[[N]], %[[CHUNKS]] : index
+// CHECK: %[[TMP:.*]] = memref.alloc(%[[CHUNKS]]) : memref<?x1024xf32>
 // CHECK: gpu.launch
-// CHECK: scf.if
-// CHECK: loop.reduce add [%{{.*}}] : f32
+// CHECK: vector.load {{.*}} : memref<?x1024xf32>, vector<4xf32>
+// CHECK: loop.store %{{.*}}, %[[TMP]]
+// CHECK: } {dyn.kernel = "colsum_partial"}
+// CHECK: gpu.launch
+// CHECK: loop.load %[[TMP]]
+// CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "colsum"}
+// CHECK: memref.dealloc %[[TMP]]
 func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x1024xf32>

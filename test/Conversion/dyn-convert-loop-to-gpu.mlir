@@ -297,14 +297,15 @@ func.func @dynamic_domain(%x: memref<?xf32>, %n: index) {
 
 // A sum over the leading dim with few outputs: split across blocks. The first
 // launch folds 16 chunks of rows per column into a temporary (a thread per
-// (chunk, column), neighbouring threads on neighbouring columns); the second
-// combines each column's partials.
+// (chunk, 4 columns), neighbouring threads on neighbouring columns, one
+// 16-byte load a row, 4 rows a step into 4 x 4 accumulators); the second
+// combines each column's partials (a thread per column: only 16 of them).
 // CHECK-LABEL: func @column_sum
 // CHECK: %[[TMP:.*]] = memref.alloc() : memref<16x1024xf32>
 // CHECK: gpu.launch
 // CHECK: scf.for
-// CHECK: loop.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<512x1024xf32>
-// CHECK: loop.store %{{.*}}, %[[TMP]]
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<512x1024xf32>, vector<4xf32>
+// CHECK-COUNT-4: loop.store %{{.*}}, %[[TMP]]
 // CHECK: gpu.launch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: loop.load %[[TMP]]

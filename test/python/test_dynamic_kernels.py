@@ -487,3 +487,33 @@ def test_gpu_launch_plan_refuses_sizes_it_cannot_evaluate():
                              "  loop.kernel \"add_tanh\" [%h, 16]")
     with pytest.raises(RuntimeError, match="cannot evaluate"):
         dyn._C.compile_gpu(ir, "forward", num_buffers=3)
+
+
+COLUMN_SUM = """
+func.func @forward(%x: memref<?x64xf32>, %y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  loop.kernel "colsum" [64] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [%n] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<?x64xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<64xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("rows", [1, 7, 1000, 100000, 1000003])
+def test_long_dynamic_column_sum_is_split_on_the_gpu(rows):
+    """A sum over `?` rows is split across blocks at run time (chunks of rows, a tree of partials): as accurate
+    as eager (a serial sum a thread had ~5e-4 relative error over 100,000 rows)."""
+    c = compiled(COLUMN_SUM, 2, "cuda")
+    x = torch.rand(rows, 64) + 0.5  # one sign: a serial sum's error grows with the length
+    y = torch.empty(64)
+    run(c, [x], [y])
+    torch.testing.assert_close(y, x.cuda().sum(0).cpu())

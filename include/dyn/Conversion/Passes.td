@@ -135,7 +135,10 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
       block-strided loop;
     - other kernels with inner loops (sums over a leading dim): one thread
       per point running the inner loops serially, so that neighbouring
-      threads read neighbouring addresses.
+      threads read neighbouring addresses; a long single reduction is split
+      across blocks (partials vectorized along the kept contiguous dim,
+      combined by a block per point when many);
+    - transposes (NCHW <-> NHWC): a block per tile through shared memory.
     Inner loop ops left in the launch bodies are lowered by
     dyn-convert-loop-to-scf. Library-call ops (loop.matmul,
     loop.convolution, loop.attention) stay in the host function between the

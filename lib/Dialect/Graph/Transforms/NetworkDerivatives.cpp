@@ -213,6 +213,25 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
   for (int64_t i = 0; i < r - 2; ++i)
     batch *= qt.getDimSize(i);
   double scale = a.getScale() ? a.getScale()->convertToDouble() : 1.0 / std::sqrt(static_cast<double>(E));
+  // Where the mask needs no gradient: eager's attention backward (a library call that runs the flash or
+  // memory-efficient kernel again and differentiates it), which saves and builds no [L, S] probabilities.
+  if (!maskGrad) {
+    SmallVector<NamedAttribute> attrs{b.getNamedAttr("is_causal", b.getBoolAttr(a.getIsCausal())),
+                                      b.getNamedAttr("scale", b.getF64FloatAttr(scale))};
+    SmallVector<Type> types{qt, kt, vt};
+    Operation *back =
+        a.getMask()
+            ? b.create<MaskedAttentionBackwardOp>(
+                   loc, types, ValueRange{grad, a.getQuery(), a.getKey(), a.getValue(), a.getMask()}, attrs)
+                  .getOperation()
+            : b.create<AttentionBackwardOp>(loc, types, ValueRange{grad, a.getQuery(), a.getKey(), a.getValue()},
+                                            attrs)
+                  .getOperation();
+    for (int k = 0; k < 3; ++k)
+      if (needsGrad(op->getOperand(k)))
+        grads[k] = back->getResult(k);
+    return;
+  }
   Type et = qt.getElementType();
   // [batch, L, E] operands in float32 for halves (eager's math backward's accumulation).
   Value q = up(reshape(a.getQuery(), {batch, L, E})), k = up(reshape(a.getKey(), {batch, S, E}));

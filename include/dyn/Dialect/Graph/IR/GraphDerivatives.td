@@ -223,8 +223,9 @@ def : Graph_DerivativeFn<Graph_CatOp, "catBack">;
 def : Graph_Derivative<Graph_MatmulOp, [(MatmulLhsBack $grad), (MatmulRhsBack $grad)]>;
 def : Graph_Derivative<Graph_VecdotOp, [(VecdotBack $rhs), (VecdotBack $lhs)]>;
 def : Graph_Derivative<Graph_AddmmOp, [(AddmmInputBack $grad), (AddmmLhsBack $grad), (AddmmRhsBack $grad)]>;
-// Attention: the probabilities recomputed in float32, then the GEMMs of the math backward
-// (softmax_backward between them). An additive float mask gets the scores' gradient; a boolean one none.
+// Attention: graph.attention_backward (eager's kernel differentiated by ATen) where the mask needs no
+// gradient; for an additive float mask that does (T5's position bias), the probabilities recomputed in
+// float32 and the GEMMs of the math backward (softmax_backward between them).
 def : Graph_DerivativeFn<Graph_ScaledDotProductAttentionOp, "attentionBack">;
 // Convolution: aten.convolution_backward for the input and weight, a sum for the bias.
 def : Graph_DerivativeFn<Graph_ConvolutionOp, "convolutionBack">;

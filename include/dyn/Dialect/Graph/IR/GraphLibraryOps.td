@@ -640,6 +640,28 @@ def Graph_ConvolutionBackwardOp : Graph_LibraryOp<"convolution_backward", "convo
               "{padding}, {dilation}, {transposed}, {output_padding}, {groups}, "
               "[bool(m) for m in {output_mask}] + [False])[:2])";
 }
+// The query, key and value gradients of graph.scaled_dot_product_attention (made by dyn-graph-autodiff):
+// eager's attention kernel (flash, memory-efficient or math, as SDPA's dispatch picks) run again and
+// differentiated by ATen, so no [L, S] probabilities are saved or materialized by the backward. With a
+// mask (boolean, or float without a gradient of its own) the second form.
+def Graph_AttentionBackwardOp : Graph_LibraryOp<"attention_backward", "attention_backward",
+                                                "scaled_dot_product_attention's query, key and value gradients"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
+                       Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value, BoolAttr:$is_causal,
+                       F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$grad_query, Graph_LibraryFloatTensor:$grad_key,
+                      Graph_LibraryFloatTensor:$grad_value);
+  let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, None, {is_causal}, {scale})";
+}
+def Graph_MaskedAttentionBackwardOp : Graph_LibraryOp<"masked_attention_backward", "attention_backward",
+                                                      "masked scaled_dot_product_attention's query, key and value gradients"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
+                       Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
+                       RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask, BoolAttr:$is_causal, F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$grad_query, Graph_LibraryFloatTensor:$grad_key,
+                      Graph_LibraryFloatTensor:$grad_value);
+  let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, {mask}, {is_causal}, {scale})";
+}
 // The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
 def Graph_AdaptiveAvgPool2dBackwardOp : Graph_LibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
                                                         "2-d adaptive average pooling's input gradient"> {

@@ -1,0 +1,136 @@
+//===- Mapping.h - loop kernels onto GPU launches (internal) --------------===//
+//
+// What the files of dyn-convert-loop-to-gpu share: the helpers (Utils.cpp)
+// and KernelMapper, whose methods live by responsibility in LoopToGPU.cpp
+// (the pass, static dispatch, pointwise kernels), Reductions.cpp (row
+// kernels, split and column reductions), Transpose.cpp (tiled transposes) and
+// Dynamic.cpp (kernels with `?` dims, outlining preparation).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_LIB_CONVERSION_LOOPTOGPU_MAPPING_H
+#define DYN_LIB_CONVERSION_LOOPTOGPU_MAPPING_H
+
+#include "dyn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace dyn::loop_to_gpu {
+using namespace mlir;
+
+constexpr int64_t kPointsPerThread = 4;
+// Splitting a reduction across blocks: aim for the threads the GPU holds at
+// once (the target's SMs x resident threads per SM: 132 x 2048 on an H100),
+// with chunks of at least kMinChunk elements.
+constexpr int64_t kMinChunk = 32;
+// Loads in flight per thread in a split reduction's sweep (unrolled accumulators).
+constexpr int64_t kUnroll = 4;
+// Splitting few long rows: aim for a full SM's threads in blocks of 256 on
+// every SM (8 blocks per SM), each sweeping at least kRowChunk elements.
+constexpr int64_t kRowChunk = 8192;
+// Kernels with strided rows: below a quarter of the threads the GPU holds,
+// a thread each leaves it mostly idle, so a block takes each row of at least
+// kMinRow elements.
+constexpr int64_t kMinRow = 32;
+// A block's row kept in registers: at most this many points a thread.
+constexpr int64_t kMaxResident = 8;
+// A split reduction with at least this many partials per point combines them
+// with a block per point (a tree), not a serial loop per thread.
+constexpr int64_t kBlockCombine = 256;
+
+int64_t product(ArrayRef<int64_t> sizes);
+Value cIndex(OpBuilder &b, Location loc, int64_t v);
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<int64_t> sizes);
+Value sizeValue(OpBuilder &b, Location loc, OpFoldResult s);
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<OpFoldResult> sizes);
+Value productValue(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes);
+SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map);
+bool hasStaticDomains(loop::KernelOp kernel);
+ArrayRef<int64_t> innerDomain(Operation *op);
+bool rowsAreContiguous(loop::KernelOp kernel);
+bool dependsOn(Value v, BlockArgument arg, Block &body);
+int64_t vectorWidth(loop::KernelOp kernel);
+bool isGpuScalar(Type t);
+gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type);
+SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange indices, IRMapping &map);
+int64_t rowThreads(int64_t n);
+
+/// A row kernel whose passes over the row (a norm's mean, variance and write; a softmax's max, sum
+/// and write) read the same points: each thread reads its few points of the row once, into
+/// registers, and every pass reuses them, as inductor's persistent reductions do. Without it each
+/// pass reads the row again and recomputes what feeds it (a residual add and a GEMM's bias before a
+/// LayerNorm: three reads of both inputs). Applies where every pass sweeps the same domain, with at
+/// most kMaxResident points a thread; a ragged last point (the row not a whole number of sweeps)
+/// is read at a clamped index and left out by a select, so its ops must be safe to speculate.
+struct ResidentRow {
+  ArrayRef<int64_t> domain; // every pass's
+  int64_t perThread = 0;
+  bool ragged = false;
+};
+std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads);
+
+/// A batched 2-D transpose (Transpose.cpp): the store writes the domain in
+/// order, the loads read it as [batch..., A..., B...] where the domain is
+/// [batch..., B..., A...].
+struct TransposePlan {
+  unsigned batchDims = 0, bDims = 0; // the domain: batch dims, then B's, then A's
+  int64_t batch = 1, a = 1, bSize = 1;
+};
+
+struct KernelMapper {
+  OpBuilder &b;
+  int64_t threadsPerBlock;
+  int64_t fillThreads; // threads resident on the whole GPU (the target's SMs x threads per SM)
+  int64_t fillBlocks;  // blocks of 256 that fill every SM
+
+  // LoopToGPU.cpp
+  std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads, int64_t bound);
+  std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads, OpFoldResult bound);
+  LogicalResult map(loop::KernelOp kernel);
+  LogicalResult vectorize(loop::KernelOp kernel, int64_t width, Value points = {});
+
+  // Reductions.cpp
+  void rowBody(loop::KernelOp kernel, gpu::LaunchOp launch, ArrayRef<OpFoldResult> domain,
+               int64_t threads, bool allowResident);
+  loop::ReduceOp splittableReduce(loop::KernelOp kernel, bool byRow);
+  LogicalResult splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce, bool byRow);
+  void splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce, gpu::LaunchOp launch,
+                       Value partials, int64_t points, int64_t chunkLength, int64_t length,
+                       int64_t threads);
+  int64_t columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce);
+  LogicalResult splitColumns(loop::KernelOp kernel, loop::ReduceOp reduce, ArrayRef<OpFoldResult> domain,
+                             Value points, Value length, Value chunks, Value chunkLength, int64_t width,
+                             int64_t combineThreads);
+  void combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce, Value partials,
+                       ArrayRef<OpFoldResult> domain, Value points, Value chunks, int64_t combineThreads);
+  SmallVector<Value> foldLanes(loop::ReduceKind kind, Type type, Value begin, Value end, Value step,
+                               int64_t unroll, int64_t lanes, function_ref<SmallVector<Value>(Value)> at);
+  Value foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map,
+                  int64_t unroll = 1);
+  SmallVector<Value> foldRangeLanes(loop::ReduceOp reduce, Value begin, Value end, Value step,
+                                    SmallVector<IRMapping> &maps, Value inner, int64_t unroll);
+  Value allReduce(loop::ReduceOp reduce, Value partial);
+  Value blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map);
+  void blockFor(loop::ForOp forLoop, Value thread, int64_t threads, IRMapping &map);
+
+  // Transpose.cpp
+  std::optional<TransposePlan> transposePlan(loop::KernelOp kernel);
+  LogicalResult tiledTranspose(loop::KernelOp kernel, const TransposePlan &plan);
+
+  // Dynamic.cpp
+  LogicalResult mapDynamic(loop::KernelOp kernel);
+  LogicalResult splitDynamic(loop::KernelOp kernel, loop::ReduceOp reduce);
+};
+
+LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch);
+
+} // namespace dyn::loop_to_gpu
+
+#endif // DYN_LIB_CONVERSION_LOOPTOGPU_MAPPING_H

@@ -1,0 +1,593 @@
+//===- Reductions.cpp - row kernels and split reductions on the GPU -------===//
+//
+// Row kernels (a block per row: block-strided partials and gpu.all_reduce,
+// rows resident in registers), reductions split across blocks (few long
+// rows; sums over leading dims, whose column partials are vectorized along
+// the contiguous kept dim with unrolled accumulators) and the launches that
+// combine their partials.
+//
+//===----------------------------------------------------------------------===//
+#include "Mapping.h"
+
+#include <functional>
+#include <map>
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace dyn;
+
+namespace dyn::loop_to_gpu {
+
+
+/// A thread-per-point kernel whose single top-level reduction is long and
+/// whose points are too few to fill the GPU (a sum over a leading dim):
+/// worth splitting the reduction across blocks.
+loop::ReduceOp KernelMapper::splittableReduce(loop::KernelOp kernel, bool byRow) {
+  loop::ReduceOp found;
+  int count = 0;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (isa<loop::ForOp>(op))
+      return {};
+    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
+      found = r;
+      ++count;
+    }
+  }
+  if (count != 1)
+    return {};
+  int64_t length = product(found.getDomain()), points = product(kernel.getDomain());
+  if (byRow) // few long rows: fewer blocks than the GPU runs at once
+    return (points < fillBlocks && length >= 2 * kRowChunk) ? found : loop::ReduceOp();
+  if (length < 4 * kMinChunk || points >= fillThreads)
+    return {};
+  return found;
+}
+
+namespace {
+/// `a * c`, folded where `a` is a constant.
+Value mulC(OpBuilder &b, Location loc, Value a, int64_t c) {
+  if (auto v = getConstantIntValue(a))
+    return cIndex(b, loc, *v * c);
+  return c == 1 ? a : arith::MulIOp::create(b, loc, a, cIndex(b, loc, c)).getResult();
+}
+/// `ceil(a / c)`, folded where `a` is a constant.
+Value ceilDivC(OpBuilder &b, Location loc, Value a, int64_t c) {
+  if (auto v = getConstantIntValue(a))
+    return cIndex(b, loc, (*v + c - 1) / c);
+  return arith::CeilDivUIOp::create(b, loc, a, cIndex(b, loc, c));
+}
+} // namespace
+
+/// Two launches: the first folds chunks of the reduction for every point
+/// into a temporary [chunks x points] buffer; the second combines each
+/// point's partials and runs the rest of the kernel body. A row reduction
+/// takes a block per (chunk, row); a reduction over leading dims a thread per
+/// (chunk, group of `width` neighbouring points), see splitColumns.
+LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce, bool byRow) {
+  Location loc = kernel.getLoc();
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  int64_t points = product(domain), length = product(reduce.getDomain());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : domain)
+    sizes.push_back(b.getIndexAttr(d));
+  b.setInsertionPoint(kernel);
+  if (!byRow) {
+    int64_t width = columnWidth(kernel, reduce), groups = points / width;
+    int64_t chunks = std::min<int64_t>((fillThreads + groups - 1) / groups, length / kMinChunk);
+    int64_t chunkLength = (length + chunks - 1) / chunks;
+    return splitColumns(kernel, reduce, sizes, cIndex(b, loc, points), cIndex(b, loc, length),
+                        cIndex(b, loc, chunks), cIndex(b, loc, chunkLength), width,
+                        chunks >= kBlockCombine ? threadsPerBlock : 0);
+  }
+  int64_t chunks = std::min<int64_t>((fillBlocks + points - 1) / points, length / kRowChunk);
+  int64_t chunkLength = (length + chunks - 1) / chunks;
+  Type type = reduce.getType();
+  auto partialType = MemRefType::get({chunks, points}, type);
+  Value partials = memref::AllocOp::create(b, loc, partialType);
+  Value one = cIndex(b, loc, 1);
+  int64_t threads = threadsPerBlock;
+  // Launch 1: a block per (chunk, row) sweeps its chunk of the row and reduces it.
+  auto first = gpu::LaunchOp::create(b, loc, cIndex(b, loc, chunks * points), one, one,
+                                     cIndex(b, loc, threads), one, one);
+  first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getBody().front());
+    splitRowPartial(kernel, reduce, first, partials, points, chunkLength, length, threads);
+    b.setInsertionPointToEnd(&first.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+  }
+  // Launch 2: a thread per row combines its partials, then the rest.
+  combinePartials(kernel, reduce, partials, sizes, cIndex(b, loc, points), cIndex(b, loc, chunks), 0);
+  b.setInsertionPoint(kernel);
+  memref::DeallocOp::create(b, loc, partials);
+  kernel.erase();
+  return success();
+}
+
+/// A reduction over leading dims (a column sum: kernel [C], reduce [N, H, W]
+/// over an NHWC tensor) split into `chunks` runs of rows: launch 1 takes a
+/// thread per (chunk, group of `width` neighbouring points), neighbouring
+/// threads on neighbouring groups (coalesced); each thread sweeps its rows
+/// kUnroll at a time into kUnroll x width accumulators, reading `width`
+/// points of a row with one 16-byte vector load, and stores its partials into
+/// a temporary [chunks x points]. Launch 2 combines them: a block per point
+/// (`combineThreads` threads folding strided partials, then gpu.all_reduce: a
+/// tree) where there are many, else a thread per point. Deterministic: no
+/// atomics. Sizes are host values (constants for static kernels).
+LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, loop::ReduceOp reduce,
+                                         ArrayRef<OpFoldResult> domain, Value points, Value length,
+                                         Value chunks, Value chunkLength, int64_t width,
+                                         int64_t combineThreads) {
+  Location loc = kernel.getLoc();
+  Type type = reduce.getType();
+  auto cChunks = getConstantIntValue(chunks), cPoints = getConstantIntValue(points);
+  SmallVector<Value> dynSizes;
+  if (!cChunks)
+    dynSizes.push_back(chunks);
+  if (!cPoints)
+    dynSizes.push_back(points);
+  auto partialType = MemRefType::get({cChunks ? *cChunks : ShapedType::kDynamic,
+                                      cPoints ? *cPoints : ShapedType::kDynamic},
+                                     type);
+  Value partials = memref::AllocOp::create(b, loc, partialType, dynSizes);
+  Value one = cIndex(b, loc, 1);
+  int64_t threads = threadsPerBlock;
+  Value groups = width == 1 ? points
+                 : cPoints  ? cIndex(b, loc, *cPoints / width)
+                            : arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width)).getResult();
+  Value pairs = getConstantIntValue(groups) && cChunks
+                    ? cIndex(b, loc, *getConstantIntValue(groups) * *cChunks)
+                    : arith::MulIOp::create(b, loc, chunks, groups).getResult();
+  auto first = gpu::LaunchOp::create(b, loc, ceilDivC(b, loc, pairs, threads), one, one,
+                                     cIndex(b, loc, threads), one, one);
+  first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getBody().front());
+    auto [linear, ifOp] = guardedThreadIndex(first, threads, OpFoldResult(pairs));
+    Value chunk = arith::DivUIOp::create(b, loc, linear, groups);
+    Value group = arith::RemUIOp::create(b, loc, linear, groups);
+    Value point = mulC(b, loc, group, width);
+    Block &body = kernel.getBodyBlock();
+    SmallVector<Value> base = delinearize(b, loc, point, domain);
+    SmallVector<IRMapping> maps(width);
+    for (int64_t k = 0; k < width; ++k) {
+      for (auto [arg, v] : llvm::zip(body.getArguments(), base))
+        maps[k].map(arg, v);
+      if (k > 0)
+        maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
+      for (Operation &op : body) {
+        if (&op == reduce.getOperation())
+          break;
+        b.clone(op, maps[k]);
+      }
+    }
+    Value begin = arith::MulIOp::create(b, loc, chunk, chunkLength);
+    Value end = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, begin, chunkLength), length);
+    SmallVector<Value> parts =
+        foldRangeLanes(reduce, begin, end, one, maps, body.getNumArguments() ? body.getArguments().back() : Value(),
+                       kUnroll);
+    for (int64_t k = 0; k < width; ++k) {
+      SmallVector<Value> at{chunk, k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
+      loop::StoreOp::create(b, loc, parts[k], partials, at);
+    }
+    b.setInsertionPointAfter(ifOp);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  combinePartials(kernel, reduce, partials, domain, points, chunks, combineThreads);
+  b.setInsertionPoint(kernel);
+  memref::DeallocOp::create(b, loc, partials);
+  kernel.erase();
+  return success();
+}
+
+/// The launch combining a split reduction's partials [chunks x points] and
+/// running the rest of the kernel body: with `combineThreads`, a block per
+/// point whose threads fold strided partials (kUnroll accumulators) and
+/// gpu.all_reduce them, thread 0 running the rest; else a thread per point
+/// folding its partials in order.
+void KernelMapper::combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce, Value partials,
+                                   ArrayRef<OpFoldResult> domain, Value points, Value chunks,
+                                   int64_t combineThreads) {
+  Location loc = kernel.getLoc();
+  Type type = reduce.getType();
+  Value one = cIndex(b, loc, 1);
+  int64_t threads = combineThreads ? combineThreads : threadsPerBlock;
+  b.setInsertionPoint(kernel);
+  Value grid = combineThreads ? points : ceilDivC(b, loc, points, threads);
+  auto second = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threads), one, one);
+  second->setAttr("dyn.kernel", kernel.getNameAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&second.getBody().front());
+  Value point;
+  scf::IfOp ifOp;
+  if (combineThreads)
+    point = second.getBlockIds().x;
+  else
+    std::tie(point, ifOp) = guardedThreadIndex(second, threads, OpFoldResult(points));
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), delinearize(b, loc, point, domain)))
+    map.map(arg, v);
+  for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+    if (&op != reduce.getOperation()) {
+      b.clone(op, map);
+      continue;
+    }
+    if (combineThreads) {
+      Value thread = second.getThreadIds().x;
+      Value partial = foldLanes(reduce.getKind(), type, thread, chunks, cIndex(b, loc, threads), kUnroll, 1,
+                                [&](Value c) -> SmallVector<Value> {
+                                  SmallVector<Value> at{c, point};
+                                  return {loop::LoadOp::create(b, loc, partials, at)};
+                                })[0];
+      map.map(reduce.getResult(), allReduce(reduce, partial));
+      Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
+      ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      continue;
+    }
+    Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
+    auto combineAll = scf::ForOp::create(b, loc, cIndex(b, loc, 0), chunks, one, ValueRange{init});
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(combineAll.getBody());
+    SmallVector<Value> at{combineAll.getInductionVar(), point};
+    Value part = loop::LoadOp::create(b, loc, partials, at);
+    scf::YieldOp::create(b, loc, loop::reduceCombine(b, loc, reduce.getKind(),
+                                                     combineAll.getRegionIterArgs()[0], part));
+    b.setInsertionPointAfter(combineAll);
+    map.map(reduce.getResult(), combineAll.getResult(0));
+  }
+  b.setInsertionPointAfter(ifOp);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// The number of neighbouring points a thread of a column split reads with
+/// one 16-byte load: every load in the reduction (or before it) that moves
+/// with the kernel's innermost index must index its buffer's last dim with
+/// exactly that index, no other index moving with it, the buffers' last dims
+/// and the innermost domain dim multiples of the width, and the element
+/// widths agree. 1 when not possible.
+int64_t KernelMapper::columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce) {
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  Block &body = kernel.getBodyBlock();
+  if (domain.empty() || ShapedType::isDynamic(domain.back()))
+    return 1;
+  Value inner = body.getArguments().back();
+  // Whether `v` moves with the innermost index (through any op of the kernel).
+  std::function<bool(Value)> moves = [&](Value v) -> bool {
+    if (v == inner)
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || !kernel->isAncestor(def))
+      return false;
+    return llvm::any_of(def->getOperands(), moves);
+  };
+  unsigned bits = 0;
+  bool ok = true, anyVector = false;
+  SmallVector<MemRefType> accessed;
+  kernel.walk([&](Operation *op) {
+    if (isa<loop::StoreOp>(op) && op->getParentOp() != kernel.getOperation())
+      ok = false;
+    if (op != reduce.getOperation() && op != kernel.getOperation() && isa<loop::ReduceOp, loop::ForOp>(op))
+      ok = false;
+    auto load = dyn_cast<loop::LoadOp>(op);
+    if (!load || load.getIndices().empty() || !reduce->isAncestor(load))
+      return;
+    if (load.getIndices().back() != inner) {
+      if (llvm::any_of(load.getIndices(), moves))
+        ok = false;
+      return;
+    }
+    for (Value i : load.getIndices().drop_back())
+      if (moves(i))
+        ok = false;
+    auto t = cast<MemRefType>(load.getMemref().getType());
+    unsigned w = t.getElementTypeBitWidth();
+    if (w < 8 || (bits && w != bits))
+      ok = false;
+    bits = w;
+    anyVector = true;
+    accessed.push_back(t);
+  });
+  if (!ok || !anyVector)
+    return 1;
+  int64_t width = 128 / bits;
+  for (MemRefType t : accessed)
+    if (ShapedType::isDynamic(t.getShape().back()) || t.getShape().back() % width != 0)
+      return 1;
+  return domain.back() % width == 0 ? width : 1;
+}
+
+/// foldRange for the `maps.size()` points of a column split's thread: the
+/// body is cloned once per point, loads indexing their last dim with the
+/// kernel's innermost index `inner` read once as a vector and split.
+SmallVector<Value> KernelMapper::foldRangeLanes(loop::ReduceOp reduce, Value begin, Value end, Value step,
+                                                SmallVector<IRMapping> &maps, Value inner, int64_t unroll) {
+  Location loc = reduce.getLoc();
+  int64_t width = maps.size();
+  Block &body = reduce.getBodyBlock();
+  return foldLanes(reduce.getKind(), reduce.getType(), begin, end, step, unroll, width,
+                   [&](Value at) -> SmallVector<Value> {
+                     SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduce, maps[0]));
+                     DenseMap<Operation *, Value> vectors;
+                     SmallVector<Value> out;
+                     for (int64_t k = 0; k < width; ++k) {
+                       IRMapping &map = maps[k];
+                       for (auto [arg, i] : llvm::zip(body.getArguments(), idx))
+                         map.map(arg, i);
+                       for (Operation &op : body.without_terminator()) {
+                         auto load = dyn_cast<loop::LoadOp>(op);
+                         if (width > 1 && load && !load.getIndices().empty() && load.getIndices().back() == inner) {
+                           if (k == 0) {
+                             SmallVector<Value> ix;
+                             for (Value i : load.getIndices())
+                               ix.push_back(map.lookupOrDefault(i));
+                             auto vt = VectorType::get({width}, load.getType());
+                             vectors[&op] = vector::LoadOp::create(b, loc, vt, map.lookupOrDefault(load.getMemref()),
+                                                                   ix, false, llvm::MaybeAlign(16));
+                           }
+                           map.map(load.getResult(), vector::ExtractOp::create(b, loc, vectors[&op], k));
+                           continue;
+                         }
+                         b.clone(op, map);
+                       }
+                       out.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+                     }
+                     return out;
+                   });
+}
+
+/// Block (chunk, point) of a split row reduction: its threads stride over
+/// the chunk, gpu.all_reduce combines them, thread 0 stores the partial.
+void KernelMapper::splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce, gpu::LaunchOp launch,
+                     Value partials, int64_t points, int64_t chunkLength, int64_t length,
+                     int64_t threads) {
+  Location loc = kernel.getLoc();
+  Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+  Value chunk = arith::DivUIOp::create(b, loc, block, cIndex(b, loc, points));
+  Value point = arith::RemUIOp::create(b, loc, block, cIndex(b, loc, points));
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
+                                 delinearize(b, loc, point, kernel.getDomain())))
+    map.map(arg, v);
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (&op == reduce.getOperation())
+      break;
+    b.clone(op, map);
+  }
+  Value begin = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, chunk, cIndex(b, loc, chunkLength)), thread);
+  Value end = arith::MinUIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
+                            cIndex(b, loc, chunkLength)),
+      cIndex(b, loc, length));
+  Value total = allReduce(reduce, foldRange(reduce, begin, end, cIndex(b, loc, threads), map, kUnroll));
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, isFirst, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<Value> at{chunk, point};
+  loop::StoreOp::create(b, loc, total, partials, at);
+}
+
+/// Folds `reduce`'s body over the flattened indices [begin, end) by `step`,
+/// starting from the kind's identity; returns the folded value.
+Value KernelMapper::foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map,
+                              int64_t unroll) {
+  Location loc = reduce.getLoc();
+  return foldLanes(reduce.getKind(), reduce.getType(), begin, end, step, unroll, 1,
+                   [&](Value at) -> SmallVector<Value> {
+                     SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduce, map));
+                     return {cloneBody(b, reduce.getBodyBlock(), idx, map)[0]};
+                   })[0];
+}
+
+/// Folds `lanes` values a point over [begin, end) by `step` (`at` builds a
+/// point's values), from the kind's identity. With `unroll`, a main loop takes
+/// `unroll` points a step into as many accumulators a lane, so that each
+/// thread has that many loads in flight (a memory-bound sweep needs them),
+/// and a second loop takes the rest one at a time; the accumulators are
+/// combined at the end.
+SmallVector<Value> KernelMapper::foldLanes(loop::ReduceKind kind, Type type, Value begin, Value end,
+                                           Value step, int64_t unroll, int64_t lanes,
+                                           function_ref<SmallVector<Value>(Value)> at) {
+  Location loc = begin.getLoc();
+  Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, kind, type));
+  Value mainEnd = begin;
+  SmallVector<Value> accs(lanes, init);
+  if (unroll > 1) {
+    Value span = arith::MulIOp::create(b, loc, step, cIndex(b, loc, unroll));
+    Value len = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin), cIndex(b, loc, 0));
+    mainEnd = arith::AddIOp::create(
+        b, loc, begin, arith::MulIOp::create(b, loc, arith::DivSIOp::create(b, loc, len, span), span));
+    auto main = scf::ForOp::create(b, loc, begin, mainEnd, span, SmallVector<Value>(unroll * lanes, init));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(main.getBody());
+      SmallVector<Value> folded;
+      for (int64_t k = 0; k < unroll; ++k) {
+        Value i = arith::AddIOp::create(b, loc, main.getInductionVar(),
+                                        arith::MulIOp::create(b, loc, step, cIndex(b, loc, k)));
+        SmallVector<Value> vals = at(i);
+        for (int64_t l = 0; l < lanes; ++l)
+          folded.push_back(loop::reduceCombine(b, loc, kind, main.getRegionIterArgs()[k * lanes + l], vals[l]));
+      }
+      scf::YieldOp::create(b, loc, folded);
+    }
+    accs.assign(main.getResults().begin(), main.getResults().end());
+  }
+  auto fold = scf::ForOp::create(b, loc, mainEnd, end, step, ValueRange(accs).take_front(lanes));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fold.getBody());
+    SmallVector<Value> vals = at(fold.getInductionVar()), folded;
+    for (int64_t l = 0; l < lanes; ++l)
+      folded.push_back(loop::reduceCombine(b, loc, kind, fold.getRegionIterArgs()[l], vals[l]));
+    scf::YieldOp::create(b, loc, folded);
+  }
+  SmallVector<Value> totals;
+  for (int64_t l = 0; l < lanes; ++l) {
+    Value total = fold.getResult(l);
+    for (size_t k = 1; k * lanes < accs.size(); ++k)
+      total = loop::reduceCombine(b, loc, kind, total, accs[k * lanes + l]);
+    totals.push_back(total);
+  }
+  return totals;
+}
+
+/// gpu.all_reduce of `partial` across the block (every thread gets it).
+/// Warp shuffles move 32-bit words, so narrower values are reduced wider:
+/// integers as i32 (sign extension keeps max and min, and the low bits of
+/// a 32-bit sum or product are the narrow one's), f16 and bf16 as f32 (max
+/// and min exact; sums rounded once at the end).
+Value KernelMapper::allReduce(loop::ReduceOp reduce, Value partial) {
+  Location loc = reduce.getLoc();
+  Type type = reduce.getType(), wide = type;
+  if (type.getIntOrFloatBitWidth() < 32) {
+    wide = isa<FloatType>(type) ? (Type)b.getF32Type() : (Type)b.getI32Type();
+    partial = isa<FloatType>(type) ? (Value)arith::ExtFOp::create(b, loc, wide, partial)
+                                   : (Value)arith::ExtSIOp::create(b, loc, wide, partial);
+  }
+  Value total = gpu::AllReduceOp::create(
+      b, loc, wide, partial,
+      gpu::AllReduceOperationAttr::get(b.getContext(), allReduceKind(reduce.getKind(), wide)),
+      b.getUnitAttr());
+  if (wide == type)
+    return total;
+  return isa<FloatType>(type) ? (Value)arith::TruncFOp::create(b, loc, type, total)
+                              : (Value)arith::TruncIOp::create(b, loc, type, total);
+}
+
+/// Each thread folds a strided slice of the domain; gpu.all_reduce
+/// combines the partials across the block and gives every thread the total.
+Value KernelMapper::blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map) {
+  Location loc = reduce.getLoc();
+  Value partial = foldRange(reduce, thread, productValue(b, loc, innerSizes(reduce, map)),
+                            cIndex(b, loc, threads), map);
+  return allReduce(reduce, partial);
+}
+
+/// A row in registers (ResidentRow): each thread's points, unrolled; the row's loads read once.
+struct Resident {
+  KernelMapper &m;
+  ResidentRow row;
+  SmallVector<SmallVector<Value>> points; // per point of the thread, its inner indices
+  SmallVector<Value> valid;               // per point, whether it is in the row (null: always)
+  llvm::DenseSet<Value> written;          // buffers the kernel stores to: read afresh each time
+  std::map<SmallVector<const void *>, Value> loaded;
+
+  Resident(KernelMapper &m, loop::KernelOp kernel, const ResidentRow &row, Value thread,
+           int64_t threads)
+      : m(m), row(row) {
+    OpBuilder &b = m.b;
+    Location loc = kernel.getLoc();
+    int64_t n = product(row.domain);
+    kernel.walk([&](loop::StoreOp s) { written.insert(s.getMemref()); });
+    for (int64_t k = 0; k < row.perThread; ++k) {
+      Value linear = arith::AddIOp::create(b, loc, thread, cIndex(b, loc, k * threads));
+      Value in; // null where every thread's point is in the row
+      if ((k + 1) * threads > n) {
+        in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, cIndex(b, loc, n));
+        linear = arith::SelectOp::create(b, loc, in, linear, cIndex(b, loc, 0));
+      }
+      valid.push_back(in);
+      points.push_back(delinearize(b, loc, linear, row.domain));
+    }
+  }
+
+  /// The body at point k; loads of buffers the kernel does not write come from the first read.
+  SmallVector<Value> clonePoint(Block &body, int64_t k, IRMapping &map) {
+    OpBuilder &b = m.b;
+    for (auto [arg, idx] : llvm::zip(body.getArguments(), points[k]))
+      map.map(arg, idx);
+    for (Operation &op : body.without_terminator()) {
+      if (auto load = dyn_cast<loop::LoadOp>(op)) {
+        Value mem = map.lookupOrDefault(load.getMemref());
+        if (!written.contains(mem)) {
+          SmallVector<const void *> key{mem.getAsOpaquePointer()};
+          for (Value i : load.getIndices())
+            key.push_back(map.lookupOrDefault(i).getAsOpaquePointer());
+          auto [it, fresh] = loaded.try_emplace(key, Value());
+          if (fresh)
+            it->second = b.clone(op, map)->getResult(0);
+          map.map(load.getResult(), it->second);
+          continue;
+        }
+      }
+      if (isa<loop::StoreOp>(op) && valid[k]) {
+        auto guard = scf::IfOp::create(b, op.getLoc(), valid[k], /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        b.clone(op, map);
+        continue;
+      }
+      b.clone(op, map);
+    }
+    SmallVector<Value> yielded;
+    for (Value v : body.getTerminator()->getOperands())
+      yielded.push_back(map.lookupOrDefault(v));
+    return yielded;
+  }
+
+  /// The thread's points folded in order (as the strided loop does), then across the block.
+  Value reduce(loop::ReduceOp reduce, IRMapping &map) {
+    OpBuilder &b = m.b;
+    Location loc = reduce.getLoc();
+    Value partial =
+        arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), reduce.getType()));
+    for (int64_t k = 0; k < row.perThread; ++k) {
+      Value v = clonePoint(reduce.getBodyBlock(), k, map)[0];
+      Value next = loop::reduceCombine(b, loc, reduce.getKind(), partial, v);
+      partial = valid[k] ? arith::SelectOp::create(b, loc, valid[k], next, partial) : next;
+    }
+    return m.allReduce(reduce, partial);
+  }
+
+  void sweep(loop::ForOp forLoop, IRMapping &map) {
+    for (int64_t k = 0; k < row.perThread; ++k)
+      clonePoint(forLoop.getBodyBlock(), k, map);
+  }
+};
+
+/// A block-strided loop over the domain.
+void KernelMapper::blockFor(loop::ForOp forLoop, Value thread, int64_t threads, IRMapping &map) {
+  Location loc = forLoop.getLoc();
+  auto forOp = scf::ForOp::create(b, loc, thread, productValue(b, loc, innerSizes(forLoop, map)),
+                                  cIndex(b, loc, threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> idx = delinearize(b, loc, forOp.getInductionVar(), innerSizes(forLoop, map));
+  cloneBody(b, forLoop.getBodyBlock(), idx, map);
+}
+/// The body of a row kernel in `launch`: a block per row (the block index
+/// delinearized over `domain`), each loop.reduce a block reduction (or the
+/// row in registers), each loop.for a block-strided loop.
+void KernelMapper::rowBody(loop::KernelOp kernel, gpu::LaunchOp launch, ArrayRef<OpFoldResult> domain,
+                           int64_t threads, bool allowResident) {
+  Location loc = kernel.getLoc();
+  Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+  IRMapping map;
+  SmallVector<Value> idx = delinearize(b, loc, block, domain);
+  for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), idx))
+    map.map(arg, v);
+  std::optional<Resident> resident;
+  if (allowResident)
+    if (std::optional<ResidentRow> row = residentRow(kernel, threads))
+      resident.emplace(*this, kernel, *row, thread, threads);
+  for (Operation &op : kernel.getBodyBlock().without_terminator()) {
+    if (auto reduce = dyn_cast<loop::ReduceOp>(op))
+      map.map(reduce.getResult(), resident ? resident->reduce(reduce, map)
+                                           : blockReduce(reduce, thread, threads, map));
+    else if (auto forOp = dyn_cast<loop::ForOp>(op))
+      resident ? resident->sweep(forOp, map) : blockFor(forOp, thread, threads, map);
+    else
+      b.clone(op, map);
+  }
+}
+
+} // namespace dyn::loop_to_gpu

@@ -1,0 +1,271 @@
+//===- Utils.cpp - helpers shared by the loop-to-GPU mappings -------------===//
+//
+// Index arithmetic (delinearizing, runtime sizes), the analyses that choose a
+// kernel's mapping (contiguous rows, 16-byte vector widths, rows resident in
+// registers) and cloning a loop body into a launch.
+//
+//===----------------------------------------------------------------------===//
+#include "Mapping.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace dyn::loop_to_gpu {
+
+int64_t product(ArrayRef<int64_t> sizes) {
+  int64_t p = 1;
+  for (int64_t s : sizes)
+    p *= s;
+  return p;
+}
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Row-major multi-index of a linear index.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<int64_t> sizes) {
+  SmallVector<Value> idx(sizes.size());
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      idx[i] = linear;
+      break;
+    }
+    Value size = cIndex(b, loc, sizes[i]);
+    idx[i] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return idx;
+}
+
+/// Each size as an `index` value: a constant, or the given value.
+Value sizeValue(OpBuilder &b, Location loc, OpFoldResult s) {
+  if (auto v = dyn_cast<Value>(s))
+    return v;
+  return cIndex(b, loc, cast<IntegerAttr>(cast<Attribute>(s)).getInt());
+}
+
+/// Row-major multi-index of a linear index over sizes known at run time (the
+/// constant ones as before).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<Value> idx(sizes.size());
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      idx[i] = linear;
+      break;
+    }
+    Value size = sizeValue(b, loc, sizes[i]);
+    idx[i] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return idx;
+}
+
+/// The number of points of sizes known at run time: a constant where all are.
+Value productValue(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
+  int64_t constant = 1;
+  Value dynamic;
+  for (OpFoldResult s : sizes) {
+    if (auto v = dyn_cast<Value>(s))
+      dynamic = dynamic ? arith::MulIOp::create(b, loc, dynamic, v).getResult() : v;
+    else
+      constant *= cast<IntegerAttr>(cast<Attribute>(s)).getInt();
+  }
+  if (!dynamic)
+    return cIndex(b, loc, constant);
+  return constant == 1 ? dynamic : arith::MulIOp::create(b, loc, dynamic, cIndex(b, loc, constant)).getResult();
+}
+
+/// An inner loop's domain with its `?` sizes as seen through `map` (values of
+/// the kernel body cloned into the launch).
+SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map) {
+  SmallVector<OpFoldResult> sizes =
+      isa<loop::ForOp>(op) ? cast<loop::ForOp>(op).getMixedDomain() : cast<loop::ReduceOp>(op).getMixedDomain();
+  for (OpFoldResult &s : sizes)
+    if (auto v = dyn_cast<Value>(s))
+      s = map.lookupOrDefault(v);
+  return sizes;
+}
+
+/// Whether a kernel and every loop in it have constant domains.
+bool hasStaticDomains(loop::KernelOp kernel) {
+  bool isStatic = true;
+  kernel.walk([&](Operation *op) {
+    if (isa<loop::KernelOp, loop::ForOp, loop::ReduceOp>(op) && op->getNumOperands())
+      isStatic = false;
+  });
+  return isStatic;
+}
+
+ArrayRef<int64_t> innerDomain(Operation *op) {
+  if (auto f = dyn_cast<loop::ForOp>(op))
+    return f.getDomain();
+  return cast<loop::ReduceOp>(op).getDomain();
+}
+
+/// True when every top-level inner loop's loads walk memory contiguously in
+/// the loop's innermost index, so a block can sweep a row with coalesced
+/// accesses.
+bool rowsAreContiguous(loop::KernelOp kernel) {
+  bool any = false, all = true;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      continue;
+    any = true;
+    Block &body = op.getRegion(0).front();
+    if (body.getNumArguments() == 0)
+      continue;
+    Value innermost = body.getArguments().back();
+    bool contiguous = false, loads = false;
+    op.walk([&](loop::LoadOp load) {
+      loads = true;
+      if (!load.getIndices().empty() && load.getIndices().back() == innermost)
+        contiguous = true;
+    });
+    if (loads && !contiguous)
+      all = false;
+  }
+  return any && all;
+}
+
+/// Whether `v` (computed in `body`) depends on the block argument `arg`.
+bool dependsOn(Value v, BlockArgument arg, Block &body) {
+  if (v == arg)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, arg, body); });
+}
+
+/// For a pointwise kernel, the number of consecutive points a thread can move
+/// with one 16-byte access per buffer: every store and every load that moves
+/// with the innermost index must index its buffer's last dim with exactly
+/// that index (other loads stay scalar: they are the same for all the points)
+/// and agree on the element width. 1 when not possible.
+int64_t vectorWidth(loop::KernelOp kernel) {
+  ArrayRef<int64_t> domain = kernel.getDomain();
+  Block &body = kernel.getBodyBlock();
+  if (domain.empty())
+    return 1;
+  BlockArgument inner = body.getArguments().back();
+  unsigned bits = 0;
+  SmallVector<MemRefType> accessed;
+  auto vectorAccess = [&](Value memref, OperandRange indices) -> bool {
+    if (indices.empty() || indices.back() != inner)
+      return false;
+    accessed.push_back(cast<MemRefType>(memref.getType()));
+    for (Value i : indices.drop_back())
+      if (dependsOn(i, inner, body))
+        return false;
+    unsigned b = cast<MemRefType>(memref.getType()).getElementTypeBitWidth();
+    if (b < 8 || (bits && b != bits))
+      return false;
+    bits = b;
+    return true;
+  };
+  for (Operation &op : body) {
+    if (auto store = dyn_cast<loop::StoreOp>(op)) {
+      if (!vectorAccess(store.getMemref(), store.getIndices()))
+        return 1;
+    } else if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      bool moves = llvm::any_of(load.getIndices(), [&](Value i) { return dependsOn(i, inner, body); });
+      if (moves && !vectorAccess(load.getMemref(), load.getIndices()))
+        return 1;
+    }
+  }
+  if (!bits)
+    return 1;
+  int64_t width = 128 / bits;
+  // A row of another length (a gather's input, whose last dim may be longer
+  // than the index's) must keep every vector 16-byte aligned too.
+  for (MemRefType t : accessed)
+    if (ShapedType::isDynamic(t.getShape().back()) || t.getShape().back() % width != 0)
+      return 1;
+  if (ShapedType::isDynamic(domain.back()))
+    return 1;
+  return domain.back() % width == 0 ? width : 1;
+}
+
+/// The scalar types kernels may compute in on the GPU: dyn's element types.
+bool isGpuScalar(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isInteger(1) || t.isInteger(8) ||
+         t.isInteger(16) || t.isInteger(32) || t.isInteger(64);
+}
+
+gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type) {
+  bool isFloat = isa<FloatType>(type);
+  switch (kind) {
+  case loop::ReduceKind::add:
+    return gpu::AllReduceOperation::ADD;
+  case loop::ReduceKind::mul:
+    return gpu::AllReduceOperation::MUL;
+  case loop::ReduceKind::max:
+    return isFloat ? gpu::AllReduceOperation::MAXIMUMF : gpu::AllReduceOperation::MAXSI;
+  case loop::ReduceKind::min:
+    return isFloat ? gpu::AllReduceOperation::MINIMUMF : gpu::AllReduceOperation::MINSI;
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+/// Clones the ops of `body` (not its terminator) with its arguments mapped
+/// to `indices`; returns the terminator's operands, mapped.
+SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange indices, IRMapping &map) {
+  for (auto [arg, idx] : llvm::zip(body.getArguments(), indices))
+    map.map(arg, idx);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  SmallVector<Value> yielded;
+  for (Value v : body.getTerminator()->getOperands())
+    yielded.push_back(map.lookupOrDefault(v));
+  return yielded;
+}
+
+
+std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
+  ResidentRow row;
+  int passes = 0;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      continue;
+    ArrayRef<int64_t> d = innerDomain(&op);
+    if (passes++ && d != row.domain)
+      return std::nullopt;
+    row.domain = d;
+    bool nested = false;
+    op.walk([&](Operation *inner) {
+      if (inner != &op && isa<loop::ForOp, loop::ReduceOp>(inner))
+        nested = true;
+    });
+    if (nested)
+      return std::nullopt;
+  }
+  int64_t n = product(row.domain);
+  row.perThread = (n + threads - 1) / threads;
+  row.ragged = n % threads != 0;
+  if (passes < 2 || row.perThread > kMaxResident)
+    return std::nullopt;
+  if (row.ragged) {
+    bool speculatable = true;
+    kernel.walk([&](Operation *op) {
+      if (op != kernel.getOperation() && !isa<loop::ForOp, loop::ReduceOp, loop::LoadOp, loop::StoreOp>(op) &&
+          !op->hasTrait<mlir::OpTrait::IsTerminator>() && op->getParentOp() != kernel.getOperation() &&
+          !(isPure(op) && isSpeculatable(op)))
+        speculatable = false;
+    });
+    if (!speculatable)
+      return std::nullopt;
+  }
+  return row;
+}
+
+/// Threads for a block sweeping rows of `n` points: about eight points each.
+int64_t rowThreads(int64_t n) {
+  int64_t t = 32;
+  while (t < 1024 && t * 8 < n)
+    t *= 2;
+  return t;
+}
+
+} // namespace dyn::loop_to_gpu

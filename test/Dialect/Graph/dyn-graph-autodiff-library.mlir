@@ -1,0 +1,61 @@
+// RUN: dyn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(dyn-graph-autodiff))' | FileCheck %s
+
+// Attention: the query, key and value gradients come from one library call
+// (eager's attention kernel run again and differentiated by ATen): no [L, S]
+// probabilities in the backward. The default scale 1/sqrt(E) is made explicit.
+
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[Y:.*]] = graph.scaled_dot_product_attention %arg0, %arg1, %arg2 causal
+// CHECK: %[[GQ:.*]], %[[GK:.*]], %[[GV:.*]] = graph.attention_backward %arg3, %arg0, %arg1, %arg2 {is_causal = true, scale = 1.250000e-01 : f64} : (tensor<2x4x8x32xf32>, tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>)
+// CHECK-NOT: graph.softmax
+// CHECK: return %[[Y]], %[[GQ]], %[[GK]], %[[GV]]
+func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x4x6x64xf32> {dyn.requires_grad},
+                     %v: tensor<2x4x6x32xf32> {dyn.requires_grad}) -> tensor<2x4x8x32xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v causal : tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32> -> tensor<2x4x8x32xf32>
+  return %0 : tensor<2x4x8x32xf32>
+}
+
+// -----
+
+// A boolean mask (no gradient of its own): the masked form of the call; only
+// the query needs a gradient here, the call computes all three.
+
+// CHECK-LABEL: func.func @masked_attention
+// CHECK: %[[GQ:.*]], %{{.*}}, %{{.*}} = graph.masked_attention_backward %arg4, %arg0, %arg1, %arg2, %arg3 {is_causal = false, scale = 5.000000e-01 : f64}
+// CHECK: return %{{.*}}, %[[GQ]] :
+func.func @masked_attention(%q: tensor<2x8x16xf32> {dyn.requires_grad}, %k: tensor<2x8x16xf32>,
+                            %v: tensor<2x8x16xf32>, %m: tensor<8x8xi1>) -> tensor<2x8x16xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v mask %m scale 5.000000e-01 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xi1> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// An additive float mask that needs a gradient (T5's position bias): the math
+// backward, whose probabilities give the mask its gradient.
+
+// CHECK-LABEL: func.func @learned_bias
+// CHECK-NOT: attention_backward
+// CHECK: graph.safe_softmax
+// CHECK: graph.softmax_backward
+func.func @learned_bias(%q: tensor<2x8x16xf32> {dyn.requires_grad}, %k: tensor<2x8x16xf32>,
+                        %v: tensor<2x8x16xf32>, %m: tensor<8x8xf32> {dyn.requires_grad}) -> tensor<2x8x16xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v mask %m : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xf32> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Convolution: ATen's convolution_backward for the input and weight
+// gradients, a sum over the batch and spatial dims for the bias.
+
+// CHECK-LABEL: func.func @convolution
+// CHECK: %[[GI:.*]], %[[GW:.*]] = graph.convolution_backward %arg3, %arg0, %arg1
+// CHECK-SAME: output_mask = array<i64: 1, 1>
+// CHECK: %[[B:.*]] = graph.sum %arg3 dims [0, 2, 3]
+// CHECK: return %{{.*}}, %[[GI]], %[[GW]], %[[B]]
+func.func @convolution(%x: tensor<2x3x8x8xf32> {dyn.requires_grad}, %w: tensor<4x3x3x3xf32> {dyn.requires_grad},
+                       %b: tensor<4xf32> {dyn.requires_grad}) -> tensor<2x4x8x8xf32> {
+  %0 = graph.convolution %x, %w bias %b stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
