@@ -3,6 +3,8 @@
 // cuBLAS/cuDNN/flash attention on CUDA), on dyn's buffers wrapped as tensors without a copy, on
 // torch's current stream (the stream dyn's launches use). The only TU of the extension that includes
 // torch's headers; dyn's core stays free of torch.
+#include <Python.h>
+
 #include "dyn/Compiler/Compiler.h"
 
 #include <ATen/Context.h>
@@ -991,6 +993,14 @@ void defineNamedCalls() {
   namedCalls()["attention_backward"] = [](Args &a) {
     bool causal = a.b();
     double scale = a.f();
+    // ATen's autograd engine refuses to run under the GIL, which the GPU launch path holds
+    struct WithoutGil {
+      PyThreadState *saved = PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+      ~WithoutGil() {
+        if (saved)
+          PyEval_RestoreThread(saved);
+      }
+    } withoutGil;
     // outside the calls' inference mode, on tensors made outside it (inference tensors cannot be
     // differentiated)
     c10::InferenceMode normal(false);
