@@ -27,6 +27,9 @@
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/_adaptive_avg_pool2d_backward.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <ATen/ops/_safe_softmax.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
 #include <ATen/ops/alpha_dropout.h>
@@ -501,6 +504,28 @@ bool inputGradientIntoOutput(Args &a, const std::vector<int64_t> &stride, const 
   at::Device device = deviceOf(a.call);
   at::Tensor out = channelsLast ? wrapChannelsLast(a.call->outputs[0], device) : wrap(a.call->outputs[0], device);
   return cudnnIntoOutput(grad, w, std::nullopt, ones, pad, dilation, false, zeros, 1, out);
+}
+
+/// Attention's query, key and value gradients by the math formula (eager's math backward, in float32
+/// for halves): the fallback of attention_backward where ATen's autograd cannot run.
+std::vector<at::Tensor> attentionMathBackward(const at::Tensor &grad, const at::Tensor &query,
+                                              const at::Tensor &key, const at::Tensor &value,
+                                              const std::optional<at::Tensor> &mask, bool causal, double scale) {
+  auto up = [](const at::Tensor &t) { return t.element_size() < 4 ? t.to(at::kFloat) : t; };
+  at::Tensor q = up(query), k = up(key), v = up(value), g = up(grad);
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);
+  if (causal)
+    scores = scores.masked_fill(
+        at::ones({query.size(-2), key.size(-2)}, scores.options().dtype(at::kBool)).triu(1), -INFINITY);
+  if (mask)
+    scores = mask->scalar_type() == at::kBool ? scores.masked_fill(mask->logical_not(), -INFINITY)
+                                              : scores.add(up(*mask));
+  at::Tensor p = at::_safe_softmax(scores, -1);
+  at::Tensor dv = at::matmul(p.transpose(-2, -1), g);
+  at::Tensor dp = at::matmul(g, v.transpose(-2, -1));
+  at::Tensor ds = p.mul(dp.sub(dp.mul(p).sum(-1, true)));
+  return {at::matmul(ds, k).mul(scale).to(query.scalar_type()),
+          at::matmul(ds.transpose(-2, -1), q).mul(scale).to(key.scalar_type()), dv.to(value.scalar_type())};
 }
 
 using Body = std::function<void(Args &)>;
@@ -1010,9 +1035,15 @@ void defineNamedCalls() {
     std::optional<at::Tensor> mask;
     if (a.call->num_inputs > 4)
       mask = arg(4);
-    at::Tensor q = arg(1).requires_grad_(), k = arg(2).requires_grad_(), v = arg(3).requires_grad_();
-    at::Tensor out = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale);
-    torch::autograd::variable_list grads = torch::autograd::grad({out}, {q, k, v}, {arg(0)});
+    std::vector<at::Tensor> grads;
+    try {
+      at::Tensor q = arg(1).requires_grad_(), k = arg(2).requires_grad_(), v = arg(3).requires_grad_();
+      at::Tensor out = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale);
+      grads = torch::autograd::grad({out}, {q, k, v}, {arg(0)});
+    } catch (const std::exception &e) {
+      TORCH_WARN_ONCE("dyn: attention's backward took the math formula (", e.what(), ")");
+      grads = attentionMathBackward(arg(0), arg(1), arg(2), arg(3), mask, causal, scale);
+    }
     for (int32_t i = 0; i < 3; ++i)
       store(a.call, i, grads[i]);
   };

@@ -44,9 +44,10 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.i
                                                                  reason="needs a CUDA device"))]
 
 
-def _compiles_once(name, sizes, inputs, device):
+def _compiles_once(name, sizes, inputs, device, refused=None):
     """The model called at each size (inputs(case, n) -> args, kwargs) compiled and eagerly: equal results,
-    at most two captures, one graph with symbolic sizes, nothing eager."""
+    at most two captures, one graph with symbolic sizes, nothing eager. With `refused`, the symbolic graph is
+    refused for that reason instead: each size its own specialized graph, reported, results still equal."""
     case = corpus.build(name, "small")
     model = case.model.eval().to(device)
     dyn.reset()
@@ -60,14 +61,19 @@ def _compiles_once(name, sizes, inputs, device):
             torch.testing.assert_close(_logits(cm(*args, **kwargs)), _logits(model(*args, **kwargs)),
                                        rtol=1e-4, atol=1e-4)
     s = dyn.stats()
-    assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
     assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
+    if refused:
+        assert s["dynamic_entries"] == 0 and any(refused in why for why in s["dynamic_fallback_reasons"]), s
+        return
+    assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", TEXT)
 def test_text_model_compiles_once_for_any_length(name, device):
-    _compiles_once(name, (9, 13, 21, 30), _text_inputs, device)
+    # T5's encoder and decoder lengths are two symbols, refused on CUDA (capture/dynamic_entry.py)
+    refused = "two or more independent symbolic sizes" if device == "cuda" and name.startswith("hf_t5") else None
+    _compiles_once(name, (9, 13, 21, 30), _text_inputs, device, refused)
 
 
 VISION = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_efficientnet_b0", "tv_convnext_tiny", "tv_vit_b_16",
