@@ -24,17 +24,8 @@ namespace {
 /// may be long (a `?` domain, or a constant one of at least 4 x kMinChunk):
 /// split across blocks (splitDynamic). Its sizes must be host values.
 loop::ReduceOp dynamicSplittable(loop::KernelOp kernel) {
-  loop::ReduceOp found;
-  int count = 0;
-  for (Operation &op : kernel.getBodyBlock()) {
-    if (isa<loop::ForOp>(op))
-      return {};
-    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
-      found = r;
-      ++count;
-    }
-  }
-  if (count != 1)
+  loop::ReduceOp found = singleTopLevelReduce(kernel);
+  if (!found)
     return {};
   bool nested = false;
   found.getRegion().walk([&](Operation *op) { nested |= isa<loop::ForOp, loop::ReduceOp>(op); });

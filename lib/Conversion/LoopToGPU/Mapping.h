@@ -53,6 +53,8 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRe
 Value productValue(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes);
 SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map);
 bool hasStaticDomains(loop::KernelOp kernel);
+/// The kernel's one top-level reduction, if its body has exactly one and no loop beside it.
+loop::ReduceOp singleTopLevelReduce(loop::KernelOp kernel);
 ArrayRef<int64_t> innerDomain(Operation *op);
 bool rowsAreContiguous(loop::KernelOp kernel);
 bool dependsOn(Value v, BlockArgument arg, Block &body);

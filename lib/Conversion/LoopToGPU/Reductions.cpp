@@ -25,17 +25,8 @@ namespace dyn::loop_to_gpu {
 /// whose points are too few to fill the GPU (a sum over a leading dim):
 /// worth splitting the reduction across blocks.
 loop::ReduceOp KernelMapper::splittableReduce(loop::KernelOp kernel, bool byRow) {
-  loop::ReduceOp found;
-  int count = 0;
-  for (Operation &op : kernel.getBodyBlock()) {
-    if (isa<loop::ForOp>(op))
-      return {};
-    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
-      found = r;
-      ++count;
-    }
-  }
-  if (count != 1)
+  loop::ReduceOp found = singleTopLevelReduce(kernel);
+  if (!found)
     return {};
   int64_t length = product(found.getDomain()), points = product(kernel.getDomain());
   if (byRow) // few long rows: fewer blocks than the GPU runs at once

@@ -89,6 +89,20 @@ SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map) {
 }
 
 /// Whether a kernel and every loop in it have constant domains.
+loop::ReduceOp singleTopLevelReduce(loop::KernelOp kernel) {
+  loop::ReduceOp found;
+  int count = 0;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (isa<loop::ForOp>(op))
+      return {};
+    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
+      found = r;
+      ++count;
+    }
+  }
+  return count == 1 ? found : loop::ReduceOp();
+}
+
 bool hasStaticDomains(loop::KernelOp kernel) {
   bool isStatic = true;
   kernel.walk([&](Operation *op) {
