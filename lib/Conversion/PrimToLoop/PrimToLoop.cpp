@@ -71,6 +71,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return func.emitOpError("arguments and results must be ranked tensors");
   // With dynamic dims the heuristics that weigh sizes (views, recomputation,
   // GEMM epilogues) stand aside: every such value gets a buffer.
+  auto staticShape = [](Value v) { return cast<RankedTensorType>(v.getType()).hasStaticShape(); };
   bool dynamic = llvm::any_of(entry.getOperations(), [](Operation &op) {
     auto isDynamic = [](Type t) {
       auto tensor = dyn_cast<RankedTensorType>(t);
@@ -148,9 +149,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // source gets the buffer, and the transpose is not materialized unless
       // something else needs it.
       Value lhs = dot.getLhs(), rhs = dot.getRhs();
-      if (Value src = transposedRhsSource(dot); src && !dynamic)
+      if (Value src = transposedRhsSource(dot); src && (!dynamic || staticShape(src)))
         rhs = src;
-      if (Value src = transposedLhsSource(dot); src && !dynamic)
+      if (Value src = transposedLhsSource(dot); src && (!dynamic || staticShape(src)))
         lhs = src;
       SmallVector<Value> reads{lhs, rhs};
       Value result = dot.getResult();
@@ -455,8 +456,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
       auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
-      Value src = dynamic ? Value() : transposedRhsSource(dot);
-      Value lsrc = dynamic ? Value() : transposedLhsSource(dot);
+      // with dynamic dims only a static source (a weight) is read transposed in place
+      Value src = transposedRhsSource(dot), lsrc = transposedLhsSource(dot);
+      if (dynamic && src && !staticShape(src))
+        src = Value();
+      if (dynamic && lsrc && !staticShape(lsrc))
+        lsrc = Value();
       Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       auto matmul =
           loop::MatmulOp::create(b, loc, operandBuffer(lsrc ? lsrc : dot.getLhs()),
