@@ -284,10 +284,7 @@ public:
         return false;
       }
     }
-    std::vector<uint64_t> tempPtrs(temps.size(), 0);
-    for (size_t i = 0; i < temps.size(); ++i)
-      tempPtrs[i] = reinterpret_cast<uint64_t>(workspacePtr) +
-                    (temps[i].elementsNode >= 0 ? dynamicOffsets[i] : temps[i].offset);
+    uint64_t base = reinterpret_cast<uint64_t>(workspacePtr);
     if (!modulesLoaded) { // the first call loads every kernel module
       std::vector<const std::string *> codes;
       for (const auto &[name, code] : modules)
@@ -311,7 +308,9 @@ public:
     bool ok = true;
     auto address = [&](const ArgRef &ref) {
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
-             : ref.kind == ArgRef::Temp ? tempPtrs[ref.value] + ref.byteOffset
+             : ref.kind == ArgRef::Temp
+                 ? base + ref.byteOffset +
+                       (temps[ref.value].elementsNode >= 0 ? dynamicOffsets[ref.value] : temps[ref.value].offset)
              : ref.kind == ArgRef::Size ? static_cast<uint64_t>(values[ref.value])
                                         : static_cast<uint64_t>(ref.value);
     };

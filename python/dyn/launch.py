@@ -51,19 +51,22 @@ def _ready(inputs, device):
     return ready if device.type == "cpu" else [t if t.data_ptr() % 16 == 0 else t.clone() for t in ready]
 
 
-def run_compiled(compiled, device, inputs, outputs, prepare=None, extra=(), as_is=True):
+def run_compiled(compiled, device, inputs, outputs, prepare=None, extra=(), as_is=True, sizes=()):
     """One call of a compiled function (_C.Compiled or _C.CompiledGpu) writing `outputs`, `extra` (a seed)
-    after the inputs. With `as_is`, inputs that are contiguous (16-byte aligned on the GPU; checked in C++)
-    run as they are; the others go through `prepare` (default: made so). On the GPU the temporaries live in
-    a workspace from torch's caching allocator (stream-ordered reuse), and the kernels and library calls
-    run on torch's current stream."""
+    after the inputs, `sizes` (the dims its `buffer_sizes` lists, for `?` dims) after the outputs. With
+    `as_is`, inputs that are contiguous (16-byte aligned on the GPU; checked in C++) run as they are; the
+    others go through `prepare` (default: made so). On the GPU the temporaries live in a workspace from
+    torch's caching allocator (stream-ordered reuse), sized for these sizes, and the kernels and library
+    calls run on torch's current stream."""
     prepare = prepare or (lambda ts: _ready(ts, device))
     extra = list(extra)
+    if sizes:
+        outputs = list(outputs) + list(sizes)
     if device.type == "cpu":
         if not as_is or not compiled.run(list(inputs) + extra, outputs, inputs_as_is=True):
             compiled.run(prepare(inputs) + extra, outputs)
         return
-    size = compiled.workspace_bytes
+    size = compiled.workspace_bytes_for(list(sizes)) if sizes else compiled.workspace_bytes
     workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
     with torch.cuda.device(device):
         stream, ws = raw_stream(device), workspace.data_ptr() if size else 0

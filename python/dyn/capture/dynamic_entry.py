@@ -114,12 +114,6 @@ def dynamic_entry(cf, args, want, capture):
     if not sym.live_symbols():
         raise DynamicUnsupported("every dynamic dim was specialized by the code (a guard on its value" +
                                  (f": {sym.specialized_where()}" if sym.specialized_where() else "") + ")")
-    on_cuda = any(t.device.type == "cuda" for t in tr.input_tensors) or (
-        graph.device is not None and torch.device(graph.device).type == "cuda")
-    if on_cuda and len(set().union(*(sym.env.replace(s).free_symbols for s in sym.live_symbols()))) > 1:
-        # one symbol (a batch or a sequence length) is what the H200 runs verified; T5 with its encoder's
-        # and decoder's lengths failed its comparison with eager there, cause not yet found
-        raise DynamicUnsupported("two or more independent symbolic sizes on CUDA are not supported yet")
     bounds = [_runtime_bound(b, sym, tr) if holds_symbolic(b) or isinstance(b[0], SlicedInput) or
               getattr(b[0], "symbolic", None) else b for b in tr.index_bounds]
     _check_template(tmpl)
