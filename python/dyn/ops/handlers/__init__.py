@@ -1,5 +1,5 @@
-"""Capture handlers of torch functions, Tensor methods and attributes, by op family; tables.py maps
-torch's callables and names to them."""
+"""Capture handlers of torch functions, Tensor methods and attributes, by op family. Each module
+registers its handlers (registry.py); tables.py maps torch's callables and names to them."""
 from .common import inplace, metas
 from .generic import generic_call, generic_method
 from .indexing import getitem, setitem

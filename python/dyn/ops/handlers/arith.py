@@ -10,9 +10,10 @@ from ..arith import torch_fn
 from ..tensor import SCALARS, TensorVar, _norm_dim
 from .common import _out
 from .generic import generic_call
+from .registry import method, torch_name
 from ...dynamic.symbolic import meta_empty
 
-H = {}  # name -> handler
+H = {}  # name -> handler: torch.<name> and Tensor.<name> (registered at the end; others build on it)
 
 for _op in UNARY:
     H[_op] = (lambda op: lambda o, x, *, out=None: _out(o, out, o.unary(op, x), x))(_op)
@@ -237,7 +238,8 @@ def _where(o, c, a=None, b=None, *, out=None):
     return _out(o, out, o.where(c, a, b), c, a, b)
 
 
-H["where"] = _where
+torch_name("where", methods=False)(_where)
+method("where")(lambda o, x, cond, other: o.where(cond, x, other))  # x.where(cond, other)
 
 
 def _clamp(o, x, min=None, max=None):
@@ -323,3 +325,5 @@ def _lerp(o, start, end, weight, *, out=None):
 
 H["lerp"] = _lerp
 H["rsub"] = lambda o, x, other, *, alpha=1: o.binary("sub", other, o.binary("mul", x, alpha) if alpha != 1 else x)
+
+torch_name.all(H)

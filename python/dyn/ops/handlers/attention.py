@@ -10,6 +10,7 @@ import torch
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
+from .registry import torch_function
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -138,5 +139,5 @@ def transformer_encoder_layer_fwd(o, src, embed_dim, num_heads, qkv_weight, qkv_
     return x
 
 
-TORCH_ATTN = {torch._native_multi_head_attention: native_multi_head_attention,
-              torch._transformer_encoder_layer_fwd: transformer_encoder_layer_fwd}
+torch_function.all({torch._native_multi_head_attention: native_multi_head_attention,
+                    torch._transformer_encoder_layer_fwd: transformer_encoder_layer_fwd})

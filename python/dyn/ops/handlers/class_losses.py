@@ -11,8 +11,8 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from ...dynamic.symbolic import meta_empty
+from .registry import functional
 
-F_CL = {}  # torch.nn.functional name -> handler
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -123,6 +123,7 @@ def _nll_node(o, x, t, weight, reduction, ignore_index, meta):
     return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
 
 
+@functional("nll_loss")
 def _nll_loss(o, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     _check_common(o, "nll_loss", (input, target), reduction, size_average, reduce)
     _float_only("nll_loss", input)
@@ -132,9 +133,7 @@ def _nll_loss(o, input, target, weight=None, size_average=None, ignore_index=-10
     return _nll_node(o, input, target, weight, reduction, int(ignore_index), meta)
 
 
-F_CL["nll_loss"] = _nll_loss
-
-
+@functional("cross_entropy")
 def _cross_entropy(o, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                    reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim, then nll (class indices) or -sum(target * logp) (probabilities);
@@ -191,9 +190,6 @@ def _cross_entropy(o, input, target, weight=None, size_average=None, ignore_inde
     return o.reshape(o.convert(nll, meta.dtype), tuple(meta.shape))
 
 
-F_CL["cross_entropy"] = _cross_entropy
-
-
 def _pointwise_setup(o, what, fn, tensors, reduction, size_average=None, reduce=None, **kw):
     _check_common(o, what, tensors, reduction, size_average, reduce)
     meta = _meta(what, fn, *tensors, reduction=reduction, **kw)
@@ -207,6 +203,7 @@ def _finish(o, r, reduction, meta):
     return o.reshape(o.convert(_reduce(o, r, reduction), meta.dtype), tuple(meta.shape))
 
 
+@functional("margin_ranking_loss")
 def _margin_ranking(o, input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -t (x1 - x2) + margin)."""
     meta = _pointwise_setup(o, "margin_ranking_loss", F.margin_ranking_loss, (input1, input2, target), reduction,
@@ -216,9 +213,7 @@ def _margin_ranking(o, input1, input2, target, margin=0.0, size_average=None, re
     return _finish(o, r, reduction, meta)
 
 
-F_CL["margin_ranking_loss"] = _margin_ranking
-
-
+@functional("hinge_embedding_loss")
 def _hinge_embedding(o, input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """where(t != 1, max(margin - x, 0), 0) + where(t != -1, x, 0)."""
     meta = _pointwise_setup(o, "hinge_embedding_loss", F.hinge_embedding_loss, (input, target), reduction,
@@ -231,9 +226,7 @@ def _hinge_embedding(o, input, target, margin=1.0, size_average=None, reduce=Non
     return _finish(o, r, reduction, meta)
 
 
-F_CL["hinge_embedding_loss"] = _hinge_embedding
-
-
+@functional("cosine_embedding_loss")
 def _cosine_embedding(o, input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """cos = <x1, x2> / sqrt((|x1|^2 + 1e-12) (|x2|^2 + 1e-12)); 1 - cos where t == 1, max(cos - margin, 0)
     where t == -1."""
@@ -250,14 +243,12 @@ def _cosine_embedding(o, input1, input2, target, margin=0.0, size_average=None, 
     return _finish(o, o.binary("add", pos, neg), reduction, meta)
 
 
-F_CL["cosine_embedding_loss"] = _cosine_embedding
-
-
 def _logsigmoid(o, x):
     from ..._ops_generated import HANDLERS
     return HANDLERS["torch.nn.functional.logsigmoid"](o, x)
 
 
+@functional("multilabel_soft_margin_loss")
 def _multilabel_soft_margin(o, input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t logsigmoid(x) + (1 - t) logsigmoid(-x)), times weight, summed over the class dim / C."""
     meta = _pointwise_setup(o, "multilabel_soft_margin_loss", F.multilabel_soft_margin_loss, (input, target),
@@ -276,9 +267,7 @@ def _multilabel_soft_margin(o, input, target, weight=None, size_average=None, re
     return _finish(o, loss, reduction, meta)
 
 
-F_CL["multilabel_soft_margin_loss"] = _multilabel_soft_margin
-
-
+@functional("poisson_nll_loss")
 def _poisson_nll(o, input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                  reduction="mean"):
     """exp(x) - t x (log_input) or x - t log(x + eps); full adds Stirling's t log t - t + log(2 pi t) / 2
@@ -297,9 +286,7 @@ def _poisson_nll(o, input, target, log_input=True, full=False, size_average=None
     return _finish(o, loss, reduction, meta)
 
 
-F_CL["poisson_nll_loss"] = _poisson_nll
-
-
+@functional("multi_margin_loss")
 def _multi_margin(o, input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                   reduction="mean"):
     """graph.multi_margin_loss: sum over classes d != t of max(0, margin - x[t] + x[d])^p (times weight[t]),
@@ -324,9 +311,7 @@ def _multi_margin(o, input, target, p=1, margin=1.0, weight=None, size_average=N
     return o.reshape(r, tuple(target.meta.shape) if input.meta.dim() == 2 and reduction == "none" else ())
 
 
-F_CL["multi_margin_loss"] = _multi_margin
-
-
+@functional("multilabel_margin_loss")
 def _multilabel_margin(o, input, target, size_average=None, reduce=None, reduction="mean"):
     """graph.multilabel_margin_loss: per sample, the targets are t[j] up to the first negative one; sum over
     targets j and non-target classes i of max(0, 1 - (x[t_j] - x[i])), divided by C."""
@@ -350,9 +335,7 @@ def _multilabel_margin(o, input, target, size_average=None, reduce=None, reducti
     return o.reshape(r, tuple(meta.shape))
 
 
-F_CL["multilabel_margin_loss"] = _multilabel_margin
-
-
+@functional("gaussian_nll_loss")
 def _gaussian_nll(o, input, target, var, full=False, eps=1e-6, reduction="mean"):
     """0.5 (log(max(var, eps)) + (x - t)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full), as
     torch.nn.functional's. Eager raises on a negative var (a data-dependent check): a var that is a graph
@@ -396,6 +379,3 @@ def _gaussian_nll(o, input, target, var, full=False, eps=1e-6, reduction="mean")
     if full:
         loss = o.binary("add", loss, 0.5 * math.log(2 * math.pi))
     return _finish(o, loss, reduction, meta)
-
-
-F_CL["gaussian_nll_loss"] = _gaussian_nll

@@ -7,8 +7,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import inplace
-
-TORCH = {}  # torch.distributed callables -> handler
+from .registry import torch_function
 
 
 def _c10d():
@@ -113,10 +112,10 @@ def _register():
         return
     if not dist.is_available():
         return
-    TORCH.update({fc.all_reduce: all_reduce, fc.all_gather_tensor: all_gather_tensor,
-                  fc.reduce_scatter_tensor: reduce_scatter_tensor, fc.wait_tensor: _wait_tensor,
-                  dist.all_reduce: dist_all_reduce, dist.all_gather_into_tensor: dist_all_gather_into_tensor,
-                  dist.reduce_scatter_tensor: dist_reduce_scatter_tensor})
+    torch_function.all({fc.all_reduce: all_reduce, fc.all_gather_tensor: all_gather_tensor,
+                        fc.reduce_scatter_tensor: reduce_scatter_tensor, fc.wait_tensor: _wait_tensor,
+                        dist.all_reduce: dist_all_reduce, dist.all_gather_into_tensor: dist_all_gather_into_tensor,
+                        dist.reduce_scatter_tensor: dist_reduce_scatter_tensor})
 
 
 _register()

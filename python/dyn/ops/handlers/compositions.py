@@ -12,10 +12,7 @@ from .common import _out, metas
 from .rearrange import H as REARRANGE
 from .reductions import H as REDUCTIONS
 from ...dynamic.symbolic import meta_empty
-
-H = {}  # name -> handler
-LINALG = {}  # torch.linalg name -> handler
-FFT = {}  # torch.fft name -> handler
+from .registry import fft, linalg, torch_name
 
 
 def _eager(what, fn, *args, **kwargs):
@@ -36,6 +33,7 @@ def _narrow(o, x, d, start, length):
     return o.slice(x, d, start, start + length, 1)
 
 
+@torch_name("rot90")
 def _rot90(o, x, k=1, dims=(0, 1)):
     """eager's: flip then transpose, laid out as eager's result (a transposed view of the flipped copy)."""
     o.check(x)
@@ -56,6 +54,7 @@ def _rot90(o, x, k=1, dims=(0, 1)):
     return r
 
 
+@torch_name("kron")
 def _kron(o, a, b, *, out=None):
     """a's elements times b: a's dims interleaved with b's (both viewed at one rank), then merged."""
     o.check(a, b)
@@ -70,6 +69,7 @@ def _kron(o, a, b, *, out=None):
     return _out(o, out, o.convert(r, meta.dtype), a, b)
 
 
+@torch_name("block_diag")
 def _block_diag(o, *tensors):
     """The tensors (0-d: 1x1, 1-D: one row) on the diagonal of a zero matrix: rows padded with zeros
     left and right, stacked."""
@@ -111,6 +111,7 @@ def _cross_at(o, a, b, d, meta):
     return o.node("cross", [a, b], meta_empty(shape, dtype=meta.dtype, device="meta"), dim=d)
 
 
+@torch_name("cross")
 def _cross(o, a, b, dim=None, *, out=None):
     """torch.cross: dim=None takes the first dim of size 3 (eager's deprecated default)."""
     o.check(a, b)
@@ -121,12 +122,14 @@ def _cross(o, a, b, dim=None, *, out=None):
     return _out(o, out, _cross_at(o, a, b, _norm_dim(dim, meta.dim()), meta), a, b)
 
 
+@linalg("cross")
 def _linalg_cross(o, a, b, *, dim=-1, out=None):
     o.check(a, b)
     meta = _eager("linalg.cross", torch.linalg.cross, a, b, dim=dim)
     return _out(o, out, _cross_at(o, a, b, _norm_dim(dim, meta.dim()), meta), a, b)
 
 
+@torch_name("diff")
 def _diff(o, x, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """x[1:] - x[:-1] along dim, n times (booleans: !=), after prepend and append are concatenated."""
     o.check(x)
@@ -219,6 +222,7 @@ def _vander_values(o, x, n, increasing):
     return r if increasing else REARRANGE["flip"](o, r, -1)
 
 
+@torch_name("vander")
 def _vander(o, x, N=None, increasing=False):
     o.check(x)
     meta = _eager("vander", torch.vander, x, N, increasing)
@@ -226,6 +230,7 @@ def _vander(o, x, N=None, increasing=False):
     return _vander_values(o, xs, meta.shape[-1], bool(increasing))
 
 
+@linalg("vander")
 def _linalg_vander(o, x, *, N=None):
     o.check(x)
     meta = _eager("linalg.vander", torch.linalg.vander, x, N=N)
@@ -234,6 +239,7 @@ def _linalg_vander(o, x, *, N=None):
     return _vander_values(o, xs, meta.shape[-1], True)
 
 
+@torch_name("renorm")
 def _renorm(o, x, p, dim, maxnorm, *, out=None):
     """graph.renorm: each slice along dim scaled by maxnorm / (norm + 1e-7) where its p-norm exceeds maxnorm."""
     o.check(x)
@@ -246,6 +252,8 @@ def _renorm(o, x, p, dim, maxnorm, *, out=None):
     r = o.node("renorm", [x], meta, p=float(p), dim=_norm_dim(dim, x.meta.dim()), maxnorm=float(maxnorm))
     return _out(o, out, r, x)
 
+
+@torch_name("count_nonzero")
 def _count_nonzero(o, x, dim=None):
     o.check(x)
     meta = _eager("count_nonzero", torch.count_nonzero, x, dim)
@@ -257,6 +265,7 @@ def _count_nonzero(o, x, dim=None):
     return r if r is not nz else o.copy(nz)
 
 
+@torch_name("isin")
 def _isin(o, elements, test_elements, *, assume_unique=False, invert=False):
     """graph.isin: whether each element equals one of test_elements (flattened)."""
     meta = _eager("isin", torch.isin, elements, test_elements, assume_unique=assume_unique, invert=invert)
@@ -273,6 +282,7 @@ def _isin(o, elements, test_elements, *, assume_unique=False, invert=False):
     return o.node("isin", [elements, flat], meta, invert=bool(invert))
 
 
+@torch_name("bucketize")
 def _bucketize(o, x, boundaries, *, out_int32=False, right=False, out=None):
     """graph.bucketize: the number of boundaries < x (right: <= x); NaN after every boundary."""
     meta = _eager("bucketize", torch.bucketize, x, boundaries, out_int32=out_int32, right=right)
@@ -305,25 +315,14 @@ def _fftshift(inverse):
     return h
 
 
-H["rot90"] = _rot90
-H["kron"] = _kron
-H["block_diag"] = _block_diag
-H["cross"] = _cross
-H["diff"] = _diff
-H["trapezoid"] = _trapezoid("trapezoid", torch.trapezoid)
-H["trapz"] = _trapezoid("trapz", torch.trapz)
-H["cumulative_trapezoid"] = _trapezoid("cumulative_trapezoid", torch.cumulative_trapezoid, cumulative=True)
-H["vander"] = _vander
-H["renorm"] = _renorm
-H["count_nonzero"] = _count_nonzero
-H["isin"] = _isin
-H["bucketize"] = _bucketize
-LINALG["cross"] = _linalg_cross
-LINALG["vander"] = _linalg_vander
-FFT["fftshift"] = _fftshift(False)
-FFT["ifftshift"] = _fftshift(True)
+torch_name("trapezoid")(_trapezoid("trapezoid", torch.trapezoid))
+torch_name("trapz")(_trapezoid("trapz", torch.trapz))
+torch_name("cumulative_trapezoid")(_trapezoid("cumulative_trapezoid", torch.cumulative_trapezoid, cumulative=True))
+fft("fftshift")(_fftshift(False))
+fft("ifftshift")(_fftshift(True))
 
 
+@torch_name("_chunk_cat")
 def _chunk_cat(o, tensors, dim, num_chunks, *, out=None):
     """torch._chunk_cat (PrimTorch's decomposition): each tensor padded with zeros along dim to a multiple of
     num_chunks, viewed as (..., num_chunks, -1), all concatenated along dim + 1."""
@@ -347,15 +346,13 @@ def _chunk_cat(o, tensors, dim, num_chunks, *, out=None):
     return _out(o, out, r, *tensors)
 
 
-H["_chunk_cat"] = _chunk_cat
-
-
 def _sl(o, x, d, start, end):
     n = x.meta.shape[d]
     start, end = (start + n if start < 0 else start), (end + n if end < 0 else end)
     return o.slice(x, d, start, end, 1)
 
 
+@torch_name("gradient")
 def _gradient(o, x, *, spacing=None, dim=None, edge_order=1):
     """torch.gradient as eager's kernel computes it: central differences inside, one-sided ones (first or
     second order) at the edges, for uniform spacings (numbers) or coordinates (1-D tensors)."""
@@ -438,9 +435,7 @@ def _gradient_coords(o, x, d, coords, edge_order):
     return o.cat([pre, center, app], d)
 
 
-H["gradient"] = _gradient
-
-
+@torch_name("cartesian_prod")
 def _cartesian_prod(o, *tensors):
     """ATen's: one tensor is returned itself; else the meshgrid ("ij") of the 1-D tensors, each grid
     flattened, stacked as columns."""
@@ -457,6 +452,7 @@ def _cartesian_prod(o, *tensors):
     return r
 
 
+@torch_name("combinations")
 def _combinations(o, x, r=2, with_replacement=False):
     """The r-element combinations of x's elements as rows, in eager's order: the positions are eager's own
     combinations of 0..n-1 (computed now: they depend on the shape alone), gathered from x."""
@@ -474,7 +470,3 @@ def _combinations(o, x, r=2, with_replacement=False):
         return o.full(tuple(pos.shape), False if x.meta.dtype == torch.bool else 0, x.meta.dtype)
     flat = o.index_select(x, 0, o.dense(pos.reshape(-1)))
     return o.reshape(flat, tuple(pos.shape))
-
-
-H["cartesian_prod"] = _cartesian_prod
-H["combinations"] = _combinations

@@ -11,9 +11,8 @@ from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .reductions import H as REDUCTIONS
 from ...dynamic.symbolic import meta_empty
+from .registry import functional, method, torch_function
 
-F_D = {}  # torch.nn.functional name -> handler
-TORCH_D = {}  # torch function object -> handler
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -51,6 +50,7 @@ def _order(p, what, count):
         raise Unsupported(f"{what}: an infinite-order norm over no elements")
 
 
+@functional("pairwise_distance")
 def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """norm(x1 - x2 + eps, p) over the last dim of the broadcast shape (integers: their difference in
     their type, + eps makes it float, as ATen's)."""
@@ -64,9 +64,7 @@ def _pairwise_distance(o, x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
 
 
-F_D["pairwise_distance"] = _pairwise_distance
-
-
+@functional("pdist")
 def _pdist(o, input, p=2.0):
     """The p-norm distances between rows i < j of an [N, M] input, in row-major order of (i, j)."""
     _floats(o, "pdist", input)
@@ -79,9 +77,7 @@ def _pdist(o, input, p=2.0):
     return o.node("pdist", [input], meta, p=float(p))
 
 
-F_D["pdist"] = _pdist
-
-
+@torch_function(torch.cdist)
 def _cdist(o, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of [*, P, M] and [*, R, M] (batch dims broadcast), computed
     directly (eager's p = 2 matmul form, for more than 25 rows, rounds differently, within tolerance)."""
@@ -96,9 +92,8 @@ def _cdist(o, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary")
     return o.node("cdist", [a, b], meta, p=float(p))
 
 
-TORCH_D[torch.cdist] = _cdist
-
-
+@torch_function(torch.dist)
+@method("dist")
 def _dist(o, input, other, p=2):
     """torch.dist: the p-norm of input - other over all elements."""
     _floats(o, "dist", input, other)
@@ -109,9 +104,7 @@ def _dist(o, input, other, p=2):
     return o.node("dist", [a, b], meta, p=float(p))
 
 
-TORCH_D[torch.dist] = _dist
-
-
+@functional("cosine_similarity")
 def _cosine_similarity(o, x1, x2, dim=1, eps=1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) over dim, inputs broadcast first."""
     _floats(o, "cosine_similarity", x1, x2)
@@ -126,9 +119,7 @@ def _cosine_similarity(o, x1, x2, dim=1, eps=1e-8):
     return o.reshape(r, tuple(meta.shape))
 
 
-F_D["cosine_similarity"] = _cosine_similarity
-
-
+@functional("triplet_margin_loss")
 def _triplet_margin(o, anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                     reduce=None, reduction="mean"):
     """max(margin + d(a, p) - d(a, n), 0), d the pairwise distance (swap: min(d(a, n), d(p, n)))."""
@@ -147,9 +138,7 @@ def _triplet_margin(o, anchor, positive, negative, margin=1.0, p=2, eps=1e-6, sw
     return o.reshape(o.convert(r, meta.dtype), tuple(meta.shape))
 
 
-F_D["triplet_margin_loss"] = _triplet_margin
-
-
+@functional("bilinear")
 def _bilinear(o, input1, input2, weight, bias=None):
     """graph.bilinear: y[b, k] = sum_ij x1[b, i] W[k, i, j] x2[b, j] + bias[k], the batch dims flattened."""
     o.check(input1, input2, weight)
@@ -168,9 +157,7 @@ def _bilinear(o, input1, input2, weight, bias=None):
     return o.reshape(r, tuple(meta.shape))
 
 
-F_D["bilinear"] = _bilinear
-
-
+@functional("prelu")
 def _prelu(o, input, weight):
     """graph.prelu: x > 0 ? x : w x, w one value or one per channel (dim 1)."""
     _floats(o, "prelu", input, weight)
@@ -181,18 +168,14 @@ def _prelu(o, input, weight):
     return o.node("prelu", [input, weight], meta.contiguous())
 
 
-F_D["prelu"] = _prelu
-
-
+@functional("softmin")
 def _softmin(o, input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along dim (eager negates before a dtype conversion)."""
     o.check(input)
     return o.softmax("softmax", o.unary("neg", input), dim, dtype)
 
 
-F_D["softmin"] = _softmin
-
-
+@functional("local_response_norm")
 def _local_response_norm(o, input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * avg of x^2 over `size` neighbouring channels)^beta, as torch.nn.functional's: the
     average an avg_pool over the zero-padded channel dim."""
@@ -221,15 +204,14 @@ def _local_response_norm(o, input, size, alpha=1e-4, beta=0.75, k=1.0):
     return o.binary("div", input, div)
 
 
-F_D["local_response_norm"] = _local_response_norm
-
-
 def _int_arg(what, v):
     if not isinstance(v, int) or isinstance(v, bool):
         raise Unsupported(f"{what} that is not an int")
     return v
 
 
+@torch_function(torch.pixel_shuffle)
+@functional("pixel_shuffle")
 def _pixel_shuffle(o, input, upscale_factor):
     """[*, C r^2, H, W] -> [*, C, H r, W r]: a reshape, a permutation and a reshape."""
     o.check(input)
@@ -243,6 +225,8 @@ def _pixel_shuffle(o, input, upscale_factor):
     return o.reshape(x, tuple(meta.shape))
 
 
+@torch_function(torch.pixel_unshuffle)
+@functional("pixel_unshuffle")
 def _pixel_unshuffle(o, input, downscale_factor):
     """[*, C, H r, W r] -> [*, C r^2, H, W]."""
     o.check(input)
@@ -256,6 +240,8 @@ def _pixel_unshuffle(o, input, downscale_factor):
     return o.reshape(x, tuple(meta.shape))
 
 
+@torch_function(torch.channel_shuffle)
+@functional("channel_shuffle")
 def _channel_shuffle(o, input, groups):
     """[N, C, *] -> [N, g, C/g, *] -> swap g and C/g -> [N, C, *]."""
     o.check(input)
@@ -267,11 +253,3 @@ def _channel_shuffle(o, input, groups):
     x = o.reshape(input, (s[0], g, s[1] // g) + s[2:])
     x = o.transpose(x, 1, 2)
     return o.reshape(x, tuple(meta.shape))
-
-
-F_D["pixel_shuffle"] = _pixel_shuffle
-F_D["pixel_unshuffle"] = _pixel_unshuffle
-F_D["channel_shuffle"] = _channel_shuffle
-TORCH_D[torch.pixel_shuffle] = _pixel_shuffle
-TORCH_D[torch.pixel_unshuffle] = _pixel_unshuffle
-TORCH_D[torch.channel_shuffle] = _channel_shuffle

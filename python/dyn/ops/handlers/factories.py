@@ -5,8 +5,7 @@ from ...errors import Unsupported
 from .common import _check_device, _out, _shape_args, _tensors, on_host
 from .generic import generic_call
 from ..tensor import TensorVar
-
-H = {}  # name -> handler
+from .registry import method, torch_name
 
 
 def _like_host(o, x, device):
@@ -20,10 +19,10 @@ def _like(value):
     return h
 
 
-H["zeros_like"] = H["empty_like"] = _like(0)
-H["ones_like"] = _like(1)
-H["full_like"] = lambda o, x, fill_value, *, dtype=None, device=None, **k: on_host(
-    o.full(x.meta.shape, fill_value, dtype or x.meta.dtype), _like_host(o, x, device))
+torch_name("zeros_like", "empty_like")(_like(0))
+torch_name("ones_like")(_like(1))
+torch_name("full_like")(lambda o, x, fill_value, *, dtype=None, device=None, **k: on_host(
+    o.full(x.meta.shape, fill_value, dtype or x.meta.dtype), _like_host(o, x, device)))
 
 
 def _factory(value):
@@ -35,10 +34,11 @@ def _factory(value):
     return h
 
 
-H["zeros"] = H["empty"] = _factory(0)
-H["ones"] = _factory(1)
+torch_name("zeros", "empty", methods=False)(_factory(0))
+torch_name("ones", methods=False)(_factory(1))
 
 
+@torch_name("full", methods=False)
 def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False, pin_memory=None):
     host = _check_device(o, device)
     if requires_grad:
@@ -49,9 +49,7 @@ def _full(o, size, fill_value, *, dtype=None, device=None, layout=None, requires
     return on_host(o.full(tuple(size), fill_value, dtype), host)
 
 
-H["full"] = _full
-
-
+@torch_name("arange", methods=False)
 def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
             **kwargs):
     """torch.arange: its bounds are Python numbers (shapes are constants), so the values are eager's own,
@@ -75,9 +73,6 @@ def _arange(o, *args, out=None, dtype=None, layout=None, device=None, requires_g
     except (RuntimeError, TypeError, ValueError, OverflowError, NotImplementedError) as e:
         raise Unsupported(f"arange: {e}")  # eager raises
     return _out(o, out, on_host(o.dense(values), host and out is None))
-
-
-H["arange"] = _arange
 
 
 def _symbolic_arange(o, start, end=None, step=1, *, dtype=None):
@@ -170,9 +165,10 @@ def _linspace_tensors(o, start, end, steps, *, dtype=None, layout=None, device=N
 
 
 for _n in ("linspace", "logspace", "eye"):
-    H[_n] = _computed(_n)
+    torch_name(_n)(_computed(_n))
 
 
+@torch_name("empty_permuted")
 def _empty_permuted(o, size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                     pin_memory=False):
     """torch.empty_permuted: uninitialized, its dims laid out in memory in physical_layout's order."""
@@ -182,9 +178,6 @@ def _empty_permuted(o, size, physical_layout, *, dtype=None, layout=None, device
     x = _factory(0)(o, size, dtype=dtype, device=device, layout=layout, requires_grad=requires_grad,
                     pin_memory=pin_memory)
     return x if order == tuple(range(len(size))) else o.laid_out(x, order)
-
-
-H["empty_permuted"] = _empty_permuted
 
 
 def _new(value):
@@ -197,9 +190,10 @@ def _new(value):
     return h
 
 
-NEW = {"new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0)}
+method.all({"new_zeros": _new(0), "new_ones": _new(1), "new_empty": _new(0)})
 
 
+@method("new_full")
 def new_full(o, x, size, fill_value, dtype=None, device=None, **k):
     host = _like_host(o, x, device)
     return on_host(o.full(tuple(size), fill_value, dtype or x.meta.dtype), host)
@@ -212,6 +206,7 @@ def _constant_data(v, depth=0):
     return depth < 8 and isinstance(v, (list, tuple)) and all(_constant_data(x, depth + 1) for x in v)
 
 
+@torch_name("tensor", methods=False)
 def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """torch.tensor of Python numbers: eager makes it (dtype inferred as eager infers it) and it enters
     the graph as a constant on the graph's device. torch.tensor(t) of a tensor is a detached copy of its
@@ -233,9 +228,7 @@ def _tensor(o, data, *, dtype=None, device=None, requires_grad=False, pin_memory
     return on_host(o.dense(values), host)
 
 
-H["tensor"] = _tensor
-
-
+@method("new_tensor")
 def _new_tensor(o, x, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Tensor.new_tensor of Python numbers (Funnel's cls position): x's dtype and device unless given."""
     host = _like_host(o, x, device)
@@ -248,7 +241,7 @@ def _new_tensor(o, x, data, *, dtype=None, device=None, requires_grad=False, lay
     return on_host(o.dense(values), host)
 
 
-NEW["new_tensor"] = _new_tensor
-H["as_tensor"] = lambda o, data, dtype=None, device=None: _tensor(o, data, dtype=dtype, device=device)
-H["scalar_tensor"] = lambda o, s, *, dtype=None, device=None, **k: _tensor(
-    o, s, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)
+torch_name("as_tensor", methods=False)(
+    lambda o, data, dtype=None, device=None: _tensor(o, data, dtype=dtype, device=device))
+torch_name("scalar_tensor", methods=False)(lambda o, s, *, dtype=None, device=None, **k: _tensor(
+    o, s, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device))

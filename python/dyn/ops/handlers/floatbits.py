@@ -4,12 +4,13 @@ import torch
 
 from ...errors import Unsupported
 from ..tensor import TensorVar
+from .registry import torch_name
 
-H = {}  # torch.<name> (and Tensor.<name>) -> handler
 
 _FLOATS = (torch.float64, torch.float32, torch.bfloat16, torch.float16)
 
 
+@torch_name("frexp")
 def _frexp(o, x, *, out=None):
     """graph.frexp: x = mantissa * 2^exponent with |mantissa| in [0.5, 1); 0, inf and NaN give (x, 0)."""
     o.check(x)
@@ -20,6 +21,7 @@ def _frexp(o, x, *, out=None):
     return o.multi_result("frexp", [x], torch.frexp(x.meta), {})
 
 
+@torch_name("nextafter")
 def _nextafter(o, x, other, *, out=None):
     """graph.nextafter: the next value of x's dtype after x toward other; other where they are equal, NaN
     where one is."""
@@ -39,7 +41,3 @@ def _nextafter(o, x, other, *, out=None):
     shape = tuple(meta.shape)
     operands = [o.expand(o.convert(v, dt), shape) for v in (x, other)]
     return o.node("nextafter", operands, meta.contiguous())
-
-
-H["frexp"] = _frexp
-H["nextafter"] = _nextafter

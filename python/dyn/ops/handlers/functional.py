@@ -10,6 +10,7 @@ from .common import _out, inplace
 from .reductions import H as REDUCTIONS
 from ..._ops_generated import HANDLERS
 from ..norms import batch_norm_counted
+from .registry import functional, torch_function
 
 
 def _f_inplace(o, x, flag, new, fname, *args):
@@ -20,7 +21,7 @@ def _f_inplace(o, x, flag, new, fname, *args):
 
 
 # torch.nn.functional
-F_H = {}
+F_H = {}  # torch.nn.functional name -> handler (registered at the end)
 # (parameters named as torch's, which callers pass by keyword: timm's BEiT calls F.linear(x, weight=...))
 F_H["relu"] = lambda o, input, inplace=False: _f_inplace(o, input, inplace, o.unary("relu", input), "relu")
 F_H["sigmoid"] = lambda o, input: o.unary("sigmoid", input)
@@ -104,8 +105,8 @@ def _batch_norm(o, x, running_mean, running_var, weight=None, bias=None, trainin
 
 
 F_H["batch_norm"] = _batch_norm
-NORM_FUNCS = {batch_norm_counted: lambda o, x, rm, rv, w, b, count, eps: o.batch_norm(
-    x, rm, rv, w, b, True, None, eps, num_batches_tracked=count)}
+torch_function(batch_norm_counted)(lambda o, x, rm, rv, w, b, count, eps: o.batch_norm(
+    x, rm, rv, w, b, True, None, eps, num_batches_tracked=count))
 F_H["instance_norm"] = lambda o, x, running_mean=None, running_var=None, weight=None, bias=None, \
     use_input_stats=True, momentum=0.1, eps=1e-5: o.instance_norm(x, running_mean, running_var, weight, bias,
                                                                   use_input_stats, momentum, eps)
@@ -123,3 +124,8 @@ def _normalize(o, x, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 F_H["normalize"] = _normalize
+
+functional.all(F_H)
+torch_function(torch.rms_norm)(F_H["rms_norm"])  # what F.rms_norm calls (TorchDynamo's graphs name it)
+functional("leaky_relu_")(lambda o, x, negative_slope=0.01: _leaky_relu(o, x, negative_slope, True))
+functional("hardtanh_")(lambda o, x, min_val=-1.0, max_val=1.0: F_H["hardtanh"](o, x, min_val, max_val, True))

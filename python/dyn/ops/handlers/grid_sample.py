@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import metas
+from .registry import torch_function
 
-TORCH = {}  # torch callables -> handler
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -47,6 +47,7 @@ def _grid_sampler(o, x, grid, mode, padding, align):
                   cuda_rules=cuda)
 
 
+@torch_function(F.grid_sample)
 def _grid_sample(o, input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     if mode not in _MODES or padding_mode not in _PADDINGS:
         raise Unsupported(f"grid_sample with mode={mode!r}, padding_mode={padding_mode!r} (eager raises)")
@@ -63,8 +64,8 @@ def _dims(nd, fn):
     return h
 
 
-TORCH[F.grid_sample] = _grid_sample
-TORCH[torch.grid_sampler] = lambda o, input, grid, interpolation_mode, padding_mode, align_corners: _grid_sampler(
-    o, input, grid, interpolation_mode, padding_mode, align_corners)
-TORCH[torch.grid_sampler_2d] = _dims(2, torch.grid_sampler_2d)
-TORCH[torch.grid_sampler_3d] = _dims(3, torch.grid_sampler_3d)
+torch_function(torch.grid_sampler)(
+    lambda o, input, grid, interpolation_mode, padding_mode, align_corners: _grid_sampler(
+        o, input, grid, interpolation_mode, padding_mode, align_corners))
+torch_function(torch.grid_sampler_2d)(_dims(2, torch.grid_sampler_2d))
+torch_function(torch.grid_sampler_3d)(_dims(3, torch.grid_sampler_3d))

@@ -6,8 +6,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .common import _out, _tensors
-
-H = {}  # name -> handler
+from .registry import method, torch_name
 
 
 def _int_tensor_index(idx):
@@ -118,6 +117,7 @@ def _basic_first(o, x, idx, permute=True):
     return x, tuple(rest)
 
 
+@method("__getitem__")
 def getitem(o, x, idx):
     """x[idx]: basic indexing is a view; integer tensors (after the basic items are applied: _basic_first)
     gather a copy."""
@@ -135,16 +135,14 @@ def getitem(o, x, idx):
     return o.view_op(x, ("getitem", idx))
 
 
+@torch_name("gather")
 def _gather(o, x, dim, index, *, sparse_grad=False, out=None):
     return _out(o, out, o.gather(x, dim, index), x, index)
 
 
+@torch_name("index_select")
 def _index_select(o, x, dim, index, *, out=None):
     return _out(o, out, o.index_select(x, dim, index), x, index)
-
-
-H["gather"] = _gather
-H["index_select"] = _index_select
 
 
 def _mask_setitem(o, x, mask, value):

@@ -8,6 +8,7 @@ from ...graph.opset import UNARY
 from ..tensor import TensorVar
 from .arith import H
 from .common import metas, inplace
+from .registry import functional, torch_inplace
 
 
 def _inplace_method(name, base):
@@ -18,7 +19,7 @@ def _inplace_method(name, base):
     return h
 
 
-INPLACE = {}
+INPLACE = {}  # Tensor.<name>_ -> handler (registered at the end)
 for _n in list(UNARY) + ("add sub mul div true_divide floor_divide fmod tril triu pow remainder clamp clamp_min clamp_max "
                    "clip masked_fill square lerp "
                    "log2 log10 eq ne lt le gt ge logical_and logical_or addcmul addcdiv negative absolute multiply "
@@ -57,3 +58,6 @@ def _copy_(o, x, src, non_blocking=False):
 INPLACE["zero_"] = _zero_
 INPLACE["fill_"] = _fill_
 INPLACE["copy_"] = _copy_
+
+torch_inplace.all(INPLACE)  # Tensor.<name>_, and torch.<name>_ where torch has it
+functional("relu_")(INPLACE["relu_"])

@@ -13,8 +13,8 @@ from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import metas
 from ...dynamic.symbolic import meta_empty
+from .registry import torch_function
 
-TORCH = {}  # torch callables (functions and dispatcher ops) -> handler
 
 _LOW = (torch.float16, torch.bfloat16)
 
@@ -60,6 +60,7 @@ def _number(v, what):
     return float(v)
 
 
+@torch_function(torch.native_layer_norm)
 def _native_layer_norm(o, x, normalized_shape, weight, bias, eps):
     """(layer_norm(x), mean, rstd): the statistics over the normalized dims, kept as size-1 dims;
     rstd = 1 / sqrt(max(var, 0) + eps) (eager's CPU kernel)."""
@@ -104,11 +105,13 @@ def _batch_norm(what, fn, x, weight, bias, running_mean, running_var, training, 
     return (y,) + _batch_stats(o, x, training, eps, dt, running_mean, running_var)
 
 
+@torch_function(torch.native_batch_norm)
 def _native_batch_norm(o, x, weight, bias, running_mean, running_var, training, momentum, eps):
     return _batch_norm("native_batch_norm", torch.native_batch_norm, x, weight, bias, running_mean, running_var,
                        training, momentum, eps, o)
 
 
+@torch_function(torch._native_batch_norm_legit)
 def _native_batch_norm_legit(o, x, weight, bias, *args):
     """_native_batch_norm_legit(x, w, b, running_mean, running_var, training, momentum, eps), or its
     no_stats overload (x, w, b, training, momentum, eps)."""
@@ -120,6 +123,7 @@ def _native_batch_norm_legit(o, x, weight, bias, *args):
     return _batch_norm("_native_batch_norm_legit", torch._native_batch_norm_legit, x, weight, bias, *args, o)
 
 
+@torch_function(torch.ops.aten._softmax_backward_data, torch.ops.aten._softmax_backward_data.default)
 def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
     """The gradient of softmax at its output: (grad - sum(grad * output, dim)) * output (eager's CPU
     kernel; float16/bfloat16 in float32, rounded once to input_dtype)."""
@@ -148,6 +152,7 @@ def _softmax_backward_data(o, grad_output, output, dim, input_dtype):
     return o.convert(r, meta.dtype)
 
 
+@torch_function(torch.ops.aten._safe_softmax.default, torch.ops.aten._safe_softmax)
 def _safe_softmax(o, x, dim, dtype=None):
     """graph.safe_softmax: softmax, with 0 in the rows whose every value is -inf."""
     o.check(x)
@@ -157,6 +162,8 @@ def _safe_softmax(o, x, dim, dtype=None):
         raise Unsupported("_safe_softmax: unexpected result")
     return r
 
+
+@torch_function(torch.ops.aten.native_dropout_backward.default, torch.ops.aten.native_dropout_backward)
 def _native_dropout_backward(o, grad_output, mask, scale):
     """eager's: grad * mask * scale (the boolean mask in grad's dtype)."""
     o.check(grad_output, mask)
@@ -167,14 +174,3 @@ def _native_dropout_backward(o, grad_output, mask, scale):
         return o.node("dropout_backward", [grad_output, mask], torch.empty(
             tuple(grad_output.meta.shape), dtype=grad_output.meta.dtype, device="meta"), scale=float(scale))
     return o.binary("mul", o.binary("mul", grad_output, mask), float(scale))
-
-
-TORCH[torch.native_layer_norm] = _native_layer_norm
-TORCH[torch.native_batch_norm] = _native_batch_norm
-TORCH[torch._native_batch_norm_legit] = _native_batch_norm_legit
-TORCH[torch.ops.aten._softmax_backward_data] = _softmax_backward_data
-TORCH[torch.ops.aten._softmax_backward_data.default] = _softmax_backward_data
-TORCH[torch.ops.aten._safe_softmax.default] = _safe_softmax
-TORCH[torch.ops.aten._safe_softmax] = _safe_softmax
-TORCH[torch.ops.aten.native_dropout_backward.default] = _native_dropout_backward
-TORCH[torch.ops.aten.native_dropout_backward] = _native_dropout_backward

@@ -9,10 +9,7 @@ from ...errors import Unsupported
 from ..tensor import TensorVar
 from .reductions import H as REDUCTIONS, NORM as VECTOR_NORM
 from ...dynamic.symbolic import meta_empty
-
-H = {}  # name -> handler (torch.<name>, Tensor.<name>)
-LINALG = {}  # torch.linalg.<name> -> handler
-FFT = {}  # torch.fft.<name> -> handler
+from .registry import custom_op, fft, linalg, method, torch_function, torch_name
 
 
 def _median(op, fn):
@@ -26,8 +23,8 @@ def _median(op, fn):
     return h
 
 
-H["median"] = _median("median", torch.median)
-H["nanmedian"] = _median("nanmedian", torch.nanmedian)
+torch_name("median")(_median("median", torch.median))
+torch_name("nanmedian")(_median("nanmedian", torch.nanmedian))
 
 
 def _quantile(fn, ignore_nan):
@@ -48,8 +45,8 @@ def _quantile(fn, ignore_nan):
     return h
 
 
-H["quantile"] = _quantile(torch.quantile, False)
-H["nanquantile"] = _quantile(torch.nanquantile, True)
+torch_name("quantile")(_quantile(torch.quantile, False))
+torch_name("nanquantile")(_quantile(torch.nanquantile, True))
 
 
 def _ord(o, what, v):
@@ -61,6 +58,7 @@ def _ord(o, what, v):
     return "", float(v)
 
 
+@linalg("matrix_norm")
 def _matrix_norm(o, A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     if out is not None or dtype is not None:
         raise Unsupported("linalg.matrix_norm with out= or dtype=")
@@ -72,6 +70,7 @@ def _matrix_norm(o, A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
                         call=lambda x: torch.linalg.matrix_norm(x, ord, dim, keepdim))
 
 
+@linalg("cond")
 def _cond(o, A, p=None, *, out=None):
     if out is not None:
         raise Unsupported("linalg.cond(out=...)")
@@ -80,6 +79,7 @@ def _cond(o, A, p=None, *, out=None):
                         call=lambda x: torch.linalg.cond(x, p))
 
 
+@linalg("norm")
 def _linalg_norm(o, A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.linalg.norm: a matrix norm for a 2-d dim (or ord over a 2-d input without dim), otherwise the
     vector norm (handlers/reductions.py)."""
@@ -113,13 +113,12 @@ def _tolerances(op):
     return h
 
 
-LINALG["pinv"] = _tolerances("pinv")
-LINALG["matrix_rank"] = _tolerances("matrix_rank")
-LINALG["matrix_norm"] = _matrix_norm
-LINALG["cond"] = _cond
-LINALG["norm"] = _linalg_norm
+linalg("pinv")(_tolerances("pinv"))
+linalg("matrix_rank")(_tolerances("matrix_rank"))
 
 
+@torch_function(torch.norm)
+@method("norm")
 def NORM(o, x, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm and Tensor.norm: p='nuc' is the nuclear matrix norm over dim (the last two when None), a
     library call; the others are vector norms (handlers/reductions.py)."""
@@ -130,6 +129,7 @@ def NORM(o, x, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return VECTOR_NORM(o, x, p, dim, keepdim, out, dtype)
 
 
+@torch_name("aminmax")
 def _aminmax(o, input, *, dim=None, keepdim=False, out=None):
     """aminmax: amin and amax, two fused reductions (no library call)."""
     if out is not None:
@@ -141,9 +141,6 @@ def _aminmax(o, input, *, dim=None, keepdim=False, out=None):
     except (RuntimeError, TypeError, ValueError, IndexError) as e:
         raise Unsupported(f"aminmax: {e}")  # eager raises
     return torch.return_types.aminmax((o.reduce("amin", input, dim, keepdim), o.reduce("amax", input, dim, keepdim)))
-
-
-H["aminmax"] = _aminmax
 
 
 def _ints(what, v):
@@ -182,9 +179,10 @@ def _fft_real(kind):
 
 
 for _kind in ("irfft", "hfft", "irfft2", "hfft2", "irfftn", "hfftn"):
-    FFT[_kind] = _fft_real(_kind)
+    fft(_kind)(_fft_real(_kind))
 
 
+@torch_name("segment_reduce")
 def _segment_reduce(o, data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
                     initial=None):
     """torch.segment_reduce with segments given by lengths or offsets (indices: not implemented by eager)."""
@@ -201,13 +199,11 @@ def _segment_reduce(o, data, reduce, *, lengths=None, indices=None, offsets=None
                                                                initial=initial))
 
 
-H["segment_reduce"] = _segment_reduce
-
-
 def _metas(kind, *metas):
     return getattr(torch.return_types, kind)(metas)
 
 
+@torch_name("histogram")
 def _histogram(o, input, bins=100, *, range=None, weight=None, density=False, out=None):
     """torch.histogram without weights: bins a count (edges over range, or the input's min and max) or a 1-d
     tensor of edges. PyTorch has no meta function for it; the shapes come from bins alone."""
@@ -234,9 +230,7 @@ def _histogram(o, input, bins=100, *, range=None, weight=None, density=False, ou
                                                          "hi": hi, "density": bool(density)})
 
 
-H["histogram"] = _histogram
-
-
+@torch_name("geqrf")
 def _geqrf(o, input, *, out=None):
     """torch.geqrf: a (column-major, as LAPACK leaves it) and tau; shapes from the input's (no meta function)."""
     if out is not None or not isinstance(input, TensorVar):
@@ -248,9 +242,6 @@ def _geqrf(o, input, *, out=None):
     a = meta_empty(*batch, cols, rows, dtype=m.dtype, device="meta").transpose(-2, -1)
     tau = meta_empty(*batch, min(rows, cols), dtype=m.dtype, device="meta")
     return o.multi_result("geqrf", (input,), _metas("geqrf", a, tau), {})
-
-
-H["geqrf"] = _geqrf
 
 
 def _fractional_max_pool(nd):
@@ -297,13 +288,13 @@ def _grouped_mm(fn):
     return h
 
 
-TORCH = {torch._C._nn.fractional_max_pool2d: _fractional_max_pool(2),
-         torch._C._nn.fractional_max_pool3d: _fractional_max_pool(3),
-         torch.ops.aten.max_pool2d_with_indices_backward: _max_pool2d_backward,
-         torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward,
-         torch._grouped_mm: _grouped_mm(torch._grouped_mm)}
+torch_function.all({torch._C._nn.fractional_max_pool2d: _fractional_max_pool(2),
+                    torch._C._nn.fractional_max_pool3d: _fractional_max_pool(3),
+                    torch.ops.aten.max_pool2d_with_indices_backward: _max_pool2d_backward,
+                    torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward,
+                    torch._grouped_mm: _grouped_mm(torch._grouped_mm)})
 if hasattr(torch.nn.functional, "grouped_mm"):
-    TORCH[torch.nn.functional.grouped_mm] = _grouped_mm(torch.nn.functional.grouped_mm)
+    torch_function(torch.nn.functional.grouped_mm)(_grouped_mm(torch.nn.functional.grouped_mm))
 
 
 def _custom_grouped_mm(o, *args, **kwargs):
@@ -312,4 +303,4 @@ def _custom_grouped_mm(o, *args, **kwargs):
 
 # custom ops (torch.ops.<namespace>.<name>, registered by the library that defines them, maybe after dyn is
 # imported), by name
-TORCH_OPS = {"transformers.grouped_mm_fallback": _custom_grouped_mm}
+custom_op.all({"transformers.grouped_mm_fallback": _custom_grouped_mm})

@@ -13,6 +13,7 @@ from ..tensor import TensorVar
 from .common import _out, inplace, metas
 from .shapes import _permute
 from ...dynamic.symbolic import meta_empty
+from .registry import linalg, method, torch_name
 
 
 def _numbers(what, *ts):
@@ -283,5 +284,7 @@ def _inplace(name, base):
 H_LA = {"addbmm": _addbmm, "addmv": _addmv, "addr": _addr, "outer": _outer, "ger": _outer,
         "mv": _product("mv", torch.mv), "dot": _product("dot", torch.dot), "vdot": _product("vdot", torch.vdot),
         "inner": _inner, "tensordot": _tensordot, "einsum": _einsum}
-LINALG_LA = {"multi_dot": _multi_dot, "vecdot": _vecdot}
-INPLACE_LA = {f"{n}_": _inplace(f"{n}_", H_LA[n]) for n in ("addbmm", "addmv", "addr")}
+linalg.all({"multi_dot": _multi_dot, "vecdot": _vecdot})
+method.all({f"{n}_": _inplace(f"{n}_", H_LA[n]) for n in ("addbmm", "addmv", "addr")})
+
+torch_name.all(H_LA)

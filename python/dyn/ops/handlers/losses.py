@@ -8,8 +8,7 @@ import torch.nn.functional as F
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from ...dynamic.symbolic import meta_empty
-
-F_L = {}  # torch.nn.functional name -> handler
+from .registry import functional
 
 
 def _loss(o, op, x, t, reduction, *, weight=None, size_average=None, reduce=None, **params):
@@ -46,19 +45,19 @@ def _pointwise(op):
     return h
 
 
-F_L["mse_loss"] = _pointwise("mse_loss")
-F_L["l1_loss"] = _pointwise("l1_loss")
-F_L["soft_margin_loss"] = _pointwise("soft_margin_loss")
-F_L["smooth_l1_loss"] = lambda o, input, target, size_average=None, reduce=None, reduction="mean", beta=1.0: _loss(
-    o, "smooth_l1_loss", input, target, reduction, size_average=size_average, reduce=reduce, beta=float(beta))
-F_L["huber_loss"] = lambda o, input, target, reduction="mean", delta=1.0, weight=None: _loss(
-    o, "huber_loss", input, target, reduction, weight=weight, delta=float(delta))
-F_L["kl_div"] = lambda o, input, target, size_average=None, reduce=None, reduction="mean", log_target=False: _loss(
-    o, "kl_div", input, target, reduction, size_average=size_average, reduce=reduce, log_target=bool(log_target))
-F_L["binary_cross_entropy"] = (
+functional("mse_loss")(_pointwise("mse_loss"))
+functional("l1_loss")(_pointwise("l1_loss"))
+functional("soft_margin_loss")(_pointwise("soft_margin_loss"))
+functional("smooth_l1_loss")(lambda o, input, target, size_average=None, reduce=None, reduction="mean", beta=1.0: _loss(
+    o, "smooth_l1_loss", input, target, reduction, size_average=size_average, reduce=reduce, beta=float(beta)))
+functional("huber_loss")(lambda o, input, target, reduction="mean", delta=1.0, weight=None: _loss(
+    o, "huber_loss", input, target, reduction, weight=weight, delta=float(delta)))
+functional("kl_div")(lambda o, input, target, size_average=None, reduce=None, reduction="mean", log_target=False: _loss(
+    o, "kl_div", input, target, reduction, size_average=size_average, reduce=reduce, log_target=bool(log_target)))
+functional("binary_cross_entropy")(
     lambda o, input, target, weight=None, size_average=None, reduce=None, reduction="mean": _loss(
         o, "binary_cross_entropy", input, target, reduction, weight=weight, size_average=size_average, reduce=reduce))
-F_L["binary_cross_entropy_with_logits"] = (
+functional("binary_cross_entropy_with_logits")(
     lambda o, input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None: _loss(
         o, "binary_cross_entropy_with_logits", input, target, reduction, weight=weight, size_average=size_average,
         reduce=reduce, pos_weight=pos_weight))

@@ -8,9 +8,7 @@ from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from ..views import _positions
 from .common import _out, metas
-
-H = {}  # name -> handler
-LINALG = {}  # torch.linalg name -> handler
+from .registry import linalg, torch_name
 
 
 def _eager(what, fn, *args, **kwargs):
@@ -27,6 +25,7 @@ def _ints(what, *vals):
             raise Unsupported(f"{what} with an argument that is not an int ({type(v).__name__})")
 
 
+@torch_name("diagonal")
 def _diagonal(o, x, offset=0, dim1=0, dim2=1):
     """x.diagonal(...): a view (the "diagonal" step of views.py: its value gathered, writes put back)."""
     o.check(x)
@@ -36,10 +35,12 @@ def _diagonal(o, x, offset=0, dim1=0, dim2=1):
     return o.view_op(x, ("diagonal", offset, _norm_dim(dim1, nd), _norm_dim(dim2, nd)))
 
 
+@linalg("diagonal")
 def _linalg_diagonal(o, A, *, offset=0, dim1=-2, dim2=-1):
     return _diagonal(o, A, offset, dim1, dim2)
 
 
+@torch_name("diagonal_copy")
 def _diagonal_copy(o, x, offset=0, dim1=0, dim2=1, *, out=None):
     o.check(x)
     _ints("diagonal_copy", offset, dim1, dim2)
@@ -53,6 +54,7 @@ def _zeros(o, shape, dtype):
     return o.full(tuple(shape), False if dtype == torch.bool else 0, dtype)
 
 
+@torch_name("diag_embed")
 def _diag_embed(o, x, offset=0, dim1=-2, dim2=-1):
     """x's last dim on the diagonal (offset, dim1, dim2) of new zero matrices."""
     o.check(x)
@@ -63,6 +65,7 @@ def _diag_embed(o, x, offset=0, dim1=-2, dim2=-1):
     return o.static_put(z, pos, x)
 
 
+@torch_name("diag")
 def _diag(o, x, diagonal=0, *, out=None):
     """torch.diag: a 1-D input on the diagonal of a square matrix; a 2-D input's diagonal (a copy)."""
     o.check(x)
@@ -75,6 +78,7 @@ def _diag(o, x, diagonal=0, *, out=None):
     return _out(o, out, o.static_put(z, pos, x), x)
 
 
+@torch_name("diagflat")
 def _diagflat(o, x, offset=0):
     o.check(x)
     _ints("diagflat", offset)
@@ -82,6 +86,7 @@ def _diagflat(o, x, offset=0):
     return _diag(o, o.reshape(x, (x.meta.numel(),)), offset)
 
 
+@torch_name("trace")
 def _trace(o, x):
     """graph.trace: the sum of a matrix's diagonal (integers sum in int64, as eager)."""
     o.check(x)
@@ -143,14 +148,7 @@ def _as_strided_pos(o, x, size, stride, storage_offset=None):
         raise Unsupported(f"as_strided_scatter: {e}")  # eager raises
 
 
-H["diagonal"] = _diagonal
-H["diagonal_copy"] = _diagonal_copy
-H["diag"] = _diag
-H["diag_embed"] = _diag_embed
-H["diagflat"] = _diagflat
-H["trace"] = _trace
-H["select_scatter"] = _scatter_into("select_scatter", torch.select_scatter, _select_pos)
-H["slice_scatter"] = _scatter_into("slice_scatter", torch.slice_scatter, _slice_pos)
-H["diagonal_scatter"] = _scatter_into("diagonal_scatter", torch.diagonal_scatter, _diagonal_pos)
-H["as_strided_scatter"] = _scatter_into("as_strided_scatter", torch.as_strided_scatter, _as_strided_pos)
-LINALG["diagonal"] = _linalg_diagonal
+torch_name("select_scatter")(_scatter_into("select_scatter", torch.select_scatter, _select_pos))
+torch_name("slice_scatter")(_scatter_into("slice_scatter", torch.slice_scatter, _slice_pos))
+torch_name("diagonal_scatter")(_scatter_into("diagonal_scatter", torch.diagonal_scatter, _diagonal_pos))
+torch_name("as_strided_scatter")(_scatter_into("as_strided_scatter", torch.as_strided_scatter, _as_strided_pos))

@@ -16,10 +16,8 @@ from .common import _graph_device, _out, _shape_args, inplace
 from ..tensor import TensorVar
 from .generic import generic_call
 from ...dynamic.symbolic import meta_empty
+from .registry import functional, in_torch, method
 
-H = {}        # torch.<name>
-METHODS = {}  # Tensor.<name>
-F_R = {}      # torch.nn.functional.<name>
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -89,8 +87,8 @@ def _factory(distribution, name):
     return h
 
 
-H["rand"] = _factory("uniform", "rand")
-H["randn"] = _factory("normal", "randn")
+in_torch("rand")(_factory("uniform", "rand"))
+in_torch("randn")(_factory("normal", "randn"))
 
 
 def _dense_like(o, x, name):
@@ -115,8 +113,8 @@ def _like(distribution, name):
     return h
 
 
-H["rand_like"] = _like("uniform", "rand_like")
-H["randn_like"] = _like("normal", "randn_like")
+in_torch("rand_like")(_like("uniform", "rand_like"))
+in_torch("randn_like")(_like("normal", "randn_like"))
 
 
 def _int_bounds(low, high, dtype, name):
@@ -132,6 +130,7 @@ def _int_bounds(low, high, dtype, name):
         raise Unsupported(f"{name} with bounds of 2**62 or more")
 
 
+@in_torch("randint")
 def _randint(o, *args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False, size=None, low=None, high=None):
     """torch.randint(high, size) / randint(low, high, size)."""
@@ -153,9 +152,7 @@ def _randint(o, *args, generator=None, out=None, dtype=None, layout=None, device
     return _out(o, out, _random(o, tuple(size), dtype, "integers", low, high, "torch.randint"))
 
 
-H["randint"] = _randint
-
-
+@in_torch("randint_like")
 def _randint_like(o, x, *args, low=None, high=None, dtype=None, layout=None, device=None, requires_grad=False,
                   memory_format=None, pin_memory=False, generator=None):
     o.check(x)
@@ -178,9 +175,7 @@ def _randint_like(o, x, *args, low=None, high=None, dtype=None, layout=None, dev
     return _random(o, tuple(x.meta.shape), dtype, "integers", low, high, "torch.randint_like")
 
 
-H["randint_like"] = _randint_like
-
-
+@in_torch("normal")
 def _normal(o, *args, **kwargs):
     """torch.normal(mean, std, size) of Python numbers; tensor means and stds: eager's draw inside
     wrapper_set_seed, else the generic node."""
@@ -217,9 +212,8 @@ def _normal_numbers(o, mean, std, size, *, generator=None, out=None, dtype=None,
                                 "torch.normal"))
 
 
-H["normal"] = _normal
-
-
+@in_torch("bernoulli")
+@method("bernoulli")
 def _bernoulli(o, x, *args, generator=None, out=None, **kwargs):
     """torch.bernoulli(p) of a float tensor p; bernoulli(x, p=float) and generators: the generic node."""
     if args or kwargs or generator is not None or x.meta.dtype not in _FLOATS:
@@ -230,11 +224,6 @@ def _bernoulli(o, x, *args, generator=None, out=None, **kwargs):
     if x.meta.numel() == 0:
         return _out(o, out, o.full(tuple(x.meta.shape), 0, x.meta.dtype))
     return _out(o, out, _node(o, "bernoulli", (x,), x.meta.shape, x.meta.dtype, "torch.bernoulli"))
-
-
-H["bernoulli"] = _bernoulli
-
-
 
 
 def _fill_random(name, distribution, defaults):
@@ -280,15 +269,16 @@ def _fill_random(name, distribution, defaults):
     return h
 
 
-METHODS["uniform_"] = _fill_random("uniform_", "uniform", [0.0, 1.0])
-METHODS["normal_"] = _fill_random("normal_", "normal", [0.0, 1.0])
-METHODS["exponential_"] = _fill_random("exponential_", "exponential", [1.0])
-METHODS["random_"] = _fill_random("random_", "integers", [0, None])
-METHODS["cauchy_"] = _fill_random("cauchy_", "cauchy", [0.0, 1.0])
-METHODS["geometric_"] = _fill_random("geometric_", "geometric", [None])
-METHODS["log_normal_"] = _fill_random("log_normal_", "log_normal", [1.0, 2.0])
+method("uniform_")(_fill_random("uniform_", "uniform", [0.0, 1.0]))
+method("normal_")(_fill_random("normal_", "normal", [0.0, 1.0]))
+method("exponential_")(_fill_random("exponential_", "exponential", [1.0]))
+method("random_")(_fill_random("random_", "integers", [0, None]))
+method("cauchy_")(_fill_random("cauchy_", "cauchy", [0.0, 1.0]))
+method("geometric_")(_fill_random("geometric_", "geometric", [None]))
+method("log_normal_")(_fill_random("log_normal_", "log_normal", [1.0, 2.0]))
 
 
+@method("bernoulli_")
 def _bernoulli_(o, x, p=0.5, *, generator=None):
     """Tensor.bernoulli_(p) of a float tensor with a number p (torchvision's stochastic depth fills an
     empty tensor so): a graph.bernoulli of p, written into x. A tensor p and generators: the generic node."""
@@ -303,9 +293,6 @@ def _bernoulli_(o, x, p=0.5, *, generator=None):
     probs = o.full(tuple(x.meta.shape), float(p), x.meta.dtype)
     new = _node(o, "bernoulli", (probs,), x.meta.shape, x.meta.dtype, "Tensor.bernoulli_", fill_p=float(p))
     return inplace(o, x, new, lambda s: s.bernoulli_(p))
-
-
-METHODS["bernoulli_"] = _bernoulli_
 
 
 def _dropout_node(o, x, p, fn, feature_dims, inplace_=False):
@@ -338,8 +325,8 @@ def _dropout(o, x, p=0.5, training=True, inplace_=False, fn="dropout", feature_d
     return inplace(o, x, new, lambda s: getattr(F, fn)(s, p, True, True))
 
 
-F_R["dropout"] = lambda o, x, p=0.5, training=True, inplace=False: _dropout(o, x, p, training, inplace)
-H["dropout"] = lambda o, x, p, train: _dropout(o, x, p, train)  # torch.dropout
+functional("dropout")(lambda o, x, p=0.5, training=True, inplace=False: _dropout(o, x, p, training, inplace))
+in_torch("dropout")(lambda o, x, p, train: _dropout(o, x, p, train))  # torch.dropout
 
 
 def _feature(fn, batched_rank):
@@ -356,11 +343,12 @@ def _feature(fn, batched_rank):
     return h
 
 
-F_R["dropout1d"] = _feature("dropout1d", 3)
-F_R["dropout2d"] = _feature("dropout2d", 4)
-F_R["dropout3d"] = _feature("dropout3d", 5)
+functional("dropout1d")(_feature("dropout1d", 3))
+functional("dropout2d")(_feature("dropout2d", 4))
+functional("dropout3d")(_feature("dropout3d", 5))
 
 
+@in_torch("multinomial")
 def _multinomial(o, input, num_samples, replacement=False, *, generator=None, out=None):
     """torch.multinomial: eager's draw inside wrapper_set_seed, else the generic node."""
     if o.g.eager_seed is None or generator is not None or out is not None or not isinstance(input, TensorVar):
@@ -374,9 +362,7 @@ def _multinomial(o, input, num_samples, replacement=False, *, generator=None, ou
     return _seeded_node(o, "multinomial", (input,), meta, 0.0, float(bool(replacement)), num_samples)
 
 
-H["multinomial"] = _multinomial
-
-
+@functional("rrelu")
 def _rrelu(o, x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """F.rrelu: out of training leaky_relu with the mean slope (eager's rrelu_with_noise); in training,
     eager's draw inside wrapper_set_seed; otherwise the generic node."""
@@ -388,9 +374,6 @@ def _rrelu(o, x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if x.meta.dtype not in _FLOATS:
         raise Unsupported(f"F.rrelu of {x.meta.dtype}")
     return _seeded_node(o, "rrelu", (x,), x.meta, lower, upper)
-
-
-F_R["rrelu"] = _rrelu
 
 
 def _alpha(fn, kind):
@@ -406,5 +389,5 @@ def _alpha(fn, kind):
     return h
 
 
-F_R["alpha_dropout"] = _alpha("alpha_dropout", "alpha_dropout")
-F_R["feature_alpha_dropout"] = _alpha("feature_alpha_dropout", "feature_alpha_dropout")
+functional("alpha_dropout")(_alpha("alpha_dropout", "alpha_dropout"))
+functional("feature_alpha_dropout")(_alpha("feature_alpha_dropout", "feature_alpha_dropout"))

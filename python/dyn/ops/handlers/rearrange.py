@@ -8,9 +8,9 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import _out, _shape_args
+from .registry import method, torch_name
 
-H = {}  # name -> handler
-METHODS = {}  # Tensor methods only (torch.repeat does not exist)
+H = {}  # name -> handler: torch.<name> and Tensor.<name> (registered at the end; others build on it)
 
 
 def _ints(what, vals):
@@ -82,6 +82,7 @@ def _repeat_op(o, x, repeats):
     return o.node("repeat", [x], meta.contiguous(), repeats=list(repeats))
 
 
+@method("repeat")
 def _repeat(o, x, *sizes):
     o.check(x)
     sizes = _ints("repeat", _shape_args(sizes))
@@ -127,4 +128,5 @@ def _repeat_interleave(o, x, repeats=None, dim=None, *, output_size=None):
 
 H["tile"] = _tile
 H["repeat_interleave"] = _repeat_interleave
-METHODS["repeat"] = _repeat
+
+torch_name.all(H)

@@ -9,6 +9,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar
 from .rearrange import H as REARRANGE
+from .registry import torch_function
 
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 
@@ -92,6 +93,6 @@ def _rnn_cell(activation):
     return h
 
 
-TORCH = {getattr(torch, k): _recurrent(k) for k in _GATES}
-TORCH.update({torch.lstm_cell: _lstm_cell, torch.gru_cell: _gru_cell, torch.rnn_tanh_cell: _rnn_cell("tanh"),
-              torch.rnn_relu_cell: _rnn_cell("relu")})
+torch_function.all({getattr(torch, k): _recurrent(k) for k in _GATES})
+torch_function.all({torch.lstm_cell: _lstm_cell, torch.gru_cell: _gru_cell, torch.rnn_tanh_cell: _rnn_cell("tanh"),
+                    torch.rnn_relu_cell: _rnn_cell("relu")})

@@ -9,8 +9,9 @@ from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim, _norm_dims
 from .common import _out
 from ...dynamic.symbolic import meta_empty
+from .registry import torch_name
 
-H = {}  # name -> handler
+H = {}  # name -> handler: torch.<name> and Tensor.<name> (registered at the end; others build on it)
 
 
 def _meta(what, fn, *args, **kwargs):
@@ -174,3 +175,5 @@ def _scan_indexed(kind, fn):
 
 H["cummax"] = _scan_indexed("max", torch.cummax)
 H["cummin"] = _scan_indexed("min", torch.cummin)
+
+torch_name.all(H)

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from ...dynamic.symbolic import meta_empty
+from .registry import functional, torch_function
 
-F_R = {}  # torch.nn.functional name -> handler
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
@@ -46,6 +46,7 @@ def _given_scales(scale_factor, recompute_scale_factor, n):
     return tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * n
 
 
+@functional("interpolate")
 def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None, antialias=False):
     o.check(input)
@@ -90,13 +91,12 @@ def _interpolate(o, input, size=None, scale_factor=None, mode="nearest", align_c
     return o.fresh_copy(x) if x is input else x
 
 
-F_R["interpolate"] = _interpolate
-F_R["upsample"] = lambda o, input, size=None, scale_factor=None, mode="nearest", align_corners=None: \
-    _interpolate(o, input, size, scale_factor, mode, align_corners)
-F_R["upsample_nearest"] = lambda o, input, size=None, scale_factor=None: \
-    _interpolate(o, input, size, scale_factor, "nearest")
-F_R["upsample_bilinear"] = lambda o, input, size=None, scale_factor=None: \
-    _interpolate(o, input, size, scale_factor, "bilinear", True)
+functional("upsample")(lambda o, input, size=None, scale_factor=None, mode="nearest", align_corners=None:
+    _interpolate(o, input, size, scale_factor, mode, align_corners))
+functional("upsample_nearest")(lambda o, input, size=None, scale_factor=None:
+    _interpolate(o, input, size, scale_factor, "nearest"))
+functional("upsample_bilinear")(lambda o, input, size=None, scale_factor=None:
+    _interpolate(o, input, size, scale_factor, "bilinear", True))
 
 
 def upsample2d(o, input, mode, size, align_corners, scales, antialias):
@@ -133,8 +133,7 @@ def _aten_aa(mode):
     return h
 
 
-TORCH_AA = {}
 for _mode in ("bilinear", "bicubic"):
     _packet = getattr(torch.ops.aten, f"_upsample_{_mode}2d_aa")
     for _f in (_packet, _packet.vec, _packet.default, getattr(torch._C._nn, f"_upsample_{_mode}2d_aa")):
-        TORCH_AA[_f] = _aten_aa(_mode)
+        torch_function(_f)(_aten_aa(_mode))

@@ -9,9 +9,9 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import inplace, metas
+from .registry import functional, method, torch_name
 
-H = {}  # name -> handler
-METHODS = {}  # in-place Tensor methods
+H = {}  # name -> handler: torch.<name> and Tensor.<name> (registered at the end)
 
 _INDEX_DTYPES = (torch.int32, torch.int64)
 _BOOL_REDUCE = {"sum": "amax", "amax": "amax", "prod": "amin", "amin": "amin"}
@@ -462,7 +462,7 @@ def _histc(o, x, bins=100, min=0, max=0, *, out=None):
 
 H["masked_scatter"] = _masked_scatter
 H["histc"] = _histc
-F_SCATTER = {"embedding_bag": _embedding_bag}
+functional.all({"embedding_bag": _embedding_bag})
 
 
 H["scatter"] = _scatter
@@ -491,4 +491,6 @@ def _inplace_of(name):
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_reduce", "index_fill",
            "index_put", "put", "masked_scatter"):
-    METHODS[_n + "_"] = _inplace_of(_n)
+    method(_n + "_")(_inplace_of(_n))
+
+torch_name.all(H)

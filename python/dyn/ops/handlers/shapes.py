@@ -4,8 +4,7 @@ import torch
 from ...errors import Unsupported
 from ..tensor import TensorVar, _norm_dim
 from .common import _check_device, _out, _shape_args, on_host
-
-H = {}  # name -> handler
+from .registry import method, torch_name
 
 
 def _resolved(o, x, shape):
@@ -13,10 +12,12 @@ def _resolved(o, x, shape):
     return tuple(x.meta.reshape(shape).shape)
 
 
+@torch_name("reshape")
 def _reshape(o, x, *shape):
     return o.view_op(x, ("reshape", _resolved(o, x, _shape_args(shape))))
 
 
+@torch_name("view")
 def _view(o, x, *shape):
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
         raise Unsupported("view(dtype)")
@@ -31,6 +32,7 @@ def _permute(o, x, dims):
     return o.view_op(x, ("permute", dims))
 
 
+@torch_name("transpose", "swapaxes", "swapdims")
 def _transpose(o, x, a, b):
     o.check(x)
     nd = x.meta.dim()
@@ -41,6 +43,7 @@ def _transpose(o, x, a, b):
     return _permute(o, x, p)
 
 
+@torch_name("t")
 def _t(o, x):
     o.check(x)
     if x.meta.dim() > 2:
@@ -57,6 +60,7 @@ def _dim_index(nd, d, idx):
     return (slice(None),) * d + (idx,)
 
 
+@torch_name("narrow")
 def _narrow(o, x, dim, start, length):
     o.check(x)
     d = _norm_dim(dim, x.meta.dim())
@@ -70,6 +74,7 @@ def _narrow(o, x, dim, start, length):
     return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, slice(start, start + length))))
 
 
+@torch_name("select")
 def _select(o, x, dim, index):
     o.check(x)
     d = _norm_dim(dim, x.meta.dim())
@@ -78,19 +83,18 @@ def _select(o, x, dim, index):
     return o.view_op(x, ("getitem", _dim_index(x.meta.dim(), d, int(index))))
 
 
+@torch_name("unbind")
 def _unbind(o, x, dim=0):
     o.check(x)
     d = _norm_dim(dim, x.meta.dim())
     return tuple(_select(o, x, d, i) for i in range(x.meta.shape[d]))
 
 
-
-H["reshape"] = _reshape
-H["view"] = _view
-H["view_as"] = lambda o, x, other: _view(o, x, tuple(other.meta.shape))
-H["reshape_as"] = lambda o, x, other: _reshape(o, x, tuple(other.meta.shape))
+torch_name("view_as")(lambda o, x, other: _view(o, x, tuple(other.meta.shape)))
+torch_name("reshape_as")(lambda o, x, other: _reshape(o, x, tuple(other.meta.shape)))
 
 
+@torch_name("flatten")
 def _flatten(o, x, start_dim=0, end_dim=-1):
     o.check(x)
     shape = tuple(x.meta.flatten(start_dim, end_dim).shape)  # raises where eager raises
@@ -99,19 +103,16 @@ def _flatten(o, x, start_dim=0, end_dim=-1):
     return _reshape(o, x, shape)
 
 
-H["flatten"] = _flatten
-H["unsqueeze"] = lambda o, x, dim: _view(o, x, tuple(x.meta.unsqueeze(dim).shape))
+torch_name("unsqueeze")(lambda o, x, dim: _view(o, x, tuple(x.meta.unsqueeze(dim).shape)))
 
 
+@torch_name("squeeze")
 def _squeeze(o, x, dim=None):
     o.check(x)
     return _view(o, x, tuple((x.meta.squeeze() if dim is None else x.meta.squeeze(dim)).shape))
 
 
-H["squeeze"] = _squeeze
-H["permute"] = lambda o, x, *dims: _permute(o, x, _shape_args(dims))
-H["transpose"] = H["swapaxes"] = H["swapdims"] = _transpose
-H["t"] = _t
+torch_name("permute")(lambda o, x, *dims: _permute(o, x, _shape_args(dims)))
 
 
 def _sizes(sizes, size, what):
@@ -126,16 +127,18 @@ def _sizes(sizes, size, what):
     return shape
 
 
-H["expand"] = lambda o, x, *sizes, size=None, implicit=False: _expand(o, x, _sizes(sizes, size, "expand"))
-H["expand_as"] = lambda o, x, other: _expand(o, x, tuple(other.meta.shape))
-H["broadcast_to"] = lambda o, x, size: _expand(o, x, _sizes((), size, "broadcast_to"))  # torch.broadcast_to
+torch_name("expand")(lambda o, x, *sizes, size=None, implicit=False: _expand(o, x, _sizes(sizes, size, "expand")))
+torch_name("expand_as")(lambda o, x, other: _expand(o, x, tuple(other.meta.shape)))
+torch_name("broadcast_to", methods=False)(lambda o, x, size: _expand(o, x, _sizes((), size, "broadcast_to")))
 
 
+@method("broadcast_to")
 def _broadcast_to_method(o, x, *sizes, size=None):
     """Tensor.broadcast_to, which also takes the sizes as varargs (torch.broadcast_to does not)."""
     return _expand(o, x, _sizes(sizes, size, "broadcast_to"))
 
 
+@torch_name("unflatten")
 def _unflatten(o, x, dim, sizes):
     o.check(x)
     if not isinstance(sizes, (tuple, list, torch.Size)) or not all(
@@ -148,10 +151,6 @@ def _unflatten(o, x, dim, sizes):
     return _view(o, x, shape)  # splitting one dim is a view whatever the layout
 
 
-H["unflatten"] = _unflatten
-H["narrow"] = _narrow
-H["select"] = _select
-H["unbind"] = _unbind
 def _memory_format(fmt, what):
     """The memory formats dyn lays out: contiguous (its own results), channels_last(_3d) (Ops.laid_out)."""
     if fmt not in (None, torch.preserve_format, torch.contiguous_format, torch.channels_last,
@@ -170,6 +169,7 @@ def _in_layout(o, x, fmt, copy):
     return o.fresh_copy(x) if copy else x
 
 
+@torch_name("contiguous")
 def _contiguous(o, x, memory_format=torch.contiguous_format):
     fmt = _memory_format(memory_format, "contiguous()")
     if fmt in (torch.channels_last, torch.channels_last_3d):
@@ -177,6 +177,7 @@ def _contiguous(o, x, memory_format=torch.contiguous_format):
     return o.contiguous(x)
 
 
+@torch_name("clone")
 def _clone(o, x, *, memory_format=None):
     fmt = _memory_format(memory_format, "clone()")
     if fmt in (torch.channels_last, torch.channels_last_3d):
@@ -184,9 +185,7 @@ def _clone(o, x, *, memory_format=None):
     return o.fresh_copy(x)
 
 
-H["contiguous"] = _contiguous
-H["detach"] = lambda o, x: o.view_op(x, ("detach",))
-H["clone"] = _clone
+torch_name("detach")(lambda o, x: o.view_op(x, ("detach",)))
 
 
 def _to_args(x, args, kwargs):
@@ -260,6 +259,7 @@ def _on_device(x):
     return x
 
 
+@torch_name("to")
 def _to(o, x, *args, **kwargs):
     o.check(x)
     device, dtype, copy, memory_format = _to_args(x, args, kwargs)
@@ -289,15 +289,15 @@ def _conversion(dtype, name):
     return h
 
 
-H["to"] = _to
 for _n, _dt in dict(float=torch.float32, double=torch.float64, half=torch.float16, bfloat16=torch.bfloat16,
                     int=torch.int32, long=torch.int64, short=torch.int16, char=torch.int8, byte=torch.uint8,
                     bool=torch.bool).items():
-    H[_n] = _conversion(_dt, _n)
-H["type_as"] = lambda o, x, other: _moved(o, o.convert(x, other.meta.dtype), other.node.host)
-METHODS_ONLY = {"cuda": _cuda, "cpu": _cpu}
+    torch_name(_n)(_conversion(_dt, _n))
+torch_name("type_as")(lambda o, x, other: _moved(o, o.convert(x, other.meta.dtype), other.node.host))
+method.all({"cuda": _cuda, "cpu": _cpu})
 
 
+@torch_name("type")
 def _type(o, x, dtype=None, non_blocking=False):
     """x.type(): the legacy type name ("torch.FloatTensor", "torch.cuda.FloatTensor"), a constant of the
     tensor's dtype and device; x.type(dtype) or x.type("torch.DoubleTensor"): a conversion on x's device."""
@@ -319,25 +319,25 @@ def _type(o, x, dtype=None, non_blocking=False):
     return o.convert(x, dtype)
 
 
-H["type"] = _type
 # metadata (constants, guarded by the shape/dtype guards)
-H["size"] = lambda o, x, dim=None: x.meta.shape if dim is None else x.meta.shape[dim]
-H["dim"] = H["ndimension"] = lambda o, x: x.meta.dim()
+torch_name("size")(lambda o, x, dim=None: x.meta.shape if dim is None else x.meta.shape[dim])
+torch_name("dim", "ndimension")(lambda o, x: x.meta.dim())
 
 
+@torch_name("__len__")
 def _len(o, x):
     if x.meta.dim() == 0:
         raise Unsupported("len() of a 0-d tensor")  # eager raises TypeError
     return x.meta.shape[0]
 
 
-H["__len__"] = _len
-H["numel"] = H["nelement"] = lambda o, x: x.meta.numel()
-H["element_size"] = lambda o, x: x.meta.element_size()
-H["is_floating_point"] = lambda o, x: x.meta.is_floating_point()
-H["is_complex"] = lambda o, x: False
+torch_name("numel", "nelement")(lambda o, x: x.meta.numel())
+torch_name("element_size")(lambda o, x: x.meta.element_size())
+torch_name("is_floating_point")(lambda o, x: x.meta.is_floating_point())
+torch_name("is_complex")(lambda o, x: False)
 
 
+@torch_name("is_contiguous")
 def _is_contiguous(o, x, memory_format=None):
     """From the real strides for inputs and their views; computed tensors are taken as contiguous."""
     if memory_format not in (None, torch.contiguous_format):
@@ -349,11 +349,12 @@ def _is_contiguous(o, x, memory_format=None):
     return True
 
 
-H["is_contiguous"] = _is_contiguous
-H["cat"] = H["concat"] = H["concatenate"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.cat(xs, dim), xs)
-H["stack"] = lambda o, xs, dim=0, *, out=None: _out(o, out, o.stack(xs, dim), xs)
+torch_name("cat", "concat", "concatenate", methods=False)(
+    lambda o, xs, dim=0, *, out=None: _out(o, out, o.cat(xs, dim), xs))
+torch_name("stack", methods=False)(lambda o, xs, dim=0, *, out=None: _out(o, out, o.stack(xs, dim), xs))
 
 
+@torch_name("chunk")
 def _chunk(o, x, chunks, dim=0):
     o.check(x)
     d = _norm_dim(dim, x.meta.dim())
@@ -362,6 +363,7 @@ def _chunk(o, x, chunks, dim=0):
     return tuple(_narrow(o, x, d, s, min(s + step, n) - s) for s in range(0, n, max(step, 1)))
 
 
+@torch_name("split")
 def _split(o, x, split_size, dim=0):
     o.check(x)
     d = _norm_dim(dim, x.meta.dim())
@@ -377,7 +379,3 @@ def _split(o, x, split_size, dim=0):
         out.append(_narrow(o, x, d, s, k))
         s += k
     return tuple(out)
-
-
-H["chunk"] = _chunk
-H["split"] = _split

@@ -8,8 +8,7 @@ from ...errors import Unsupported
 from ..tensor import _norm_dims
 from .common import _out, metas
 from ...dynamic.symbolic import meta_empty
-
-H = {}  # torch.<name> (and Tensor.<name>) -> handler
+from .registry import torch_name
 
 
 def _eager(what, fn, *args, **kwargs):
@@ -38,8 +37,8 @@ def _var_mean(sqrt):
     return h
 
 
-H["var_mean"] = _var_mean(False)
-H["std_mean"] = _var_mean(True)
+torch_name("var_mean")(_var_mean(False))
+torch_name("std_mean")(_var_mean(True))
 
 
 def _nansum_of(o, x, dims, keepdim, dtype):
@@ -50,6 +49,7 @@ def _nansum_of(o, x, dims, keepdim, dtype):
     return o.reduce("sum", x, dims, keepdim)
 
 
+@torch_name("nansum")
 def _nansum(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
     """graph.nansum over dim (None or no dims: all), of x in dtype when given."""
     o.check(x)
@@ -65,6 +65,7 @@ def _nansum(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
     return _out(o, out, o.reshape(r, tuple(meta.shape)), x)
 
 
+@torch_name("nanmean")
 def _nanmean(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
     """eager's: nansum(x) / (the number of values that are not NaN), the count an int64 tensor."""
     o.check(x)
@@ -79,10 +80,6 @@ def _nanmean(o, x, dim=None, keepdim=False, *, dtype=None, out=None):
     r = o.binary("div", s, count)
     r = o.convert(o.reshape(r, tuple(meta.shape)), meta.dtype)
     return _out(o, out, r, x)
-
-
-H["nansum"] = _nansum
-H["nanmean"] = _nanmean
 
 
 def _cov_probe(x, fweights, aweights, correction):
@@ -141,10 +138,12 @@ def _cov_of(o, x, correction=1, fweights=None, aweights=None):
     return o.reshape(r, tuple(s for s in r.meta.shape if s != 1))
 
 
+@torch_name("cov")
 def _cov(o, x, *, correction=1, fweights=None, aweights=None):
     return _cov_of(o, x, correction, fweights, aweights)
 
 
+@torch_name("corrcoef")
 def _corrcoef(o, x):
     """ATen's corrcoef: cov / sqrt(diag) by rows, then by columns, clipped to [-1, 1]; c / c for one
     variable."""
@@ -158,7 +157,3 @@ def _corrcoef(o, x):
     c = o.binary("div", c, o.reshape(std, (k, 1)))
     c = o.binary("div", c, o.reshape(std, (1, k)))
     return o.clamp(c, -1, 1)
-
-
-H["cov"] = _cov
-H["corrcoef"] = _corrcoef

@@ -4,10 +4,10 @@ import torch
 from ...errors import Unsupported
 from ..tensor import _norm_dim
 from .common import _out
+from .registry import torch_name
 
-H = {}  # name -> handler
 
-
+@torch_name("take_along_dim")
 def _take_along_dim(o, x, indices, dim=None, *, out=None):
     """x.gather(dim, indices) with both broadcast to one shape except along dim (without dim: of the
     flattened x, at the flattened indices). Index values are range-checked as gather's (eager raises)."""
@@ -30,6 +30,3 @@ def _take_along_dim(o, x, indices, dim=None, *, out=None):
     xb = o.expand(x, tuple(shape[:d] + [xs[d]] + shape[d + 1:]))
     ib = o.expand(indices, tuple(shape[:d] + [ins[d]] + shape[d + 1:]))
     return _out(o, out, o.gather(xb, d, ib), x, indices)
-
-
-H["take_along_dim"] = _take_along_dim

@@ -9,8 +9,9 @@ from ..tensor import TensorVar, _norm_dim
 from .common import _out, _shape_args
 from .shapes import _expand, _narrow, _permute, _reshape, _select, _split, _transpose, _unbind, _view
 from ...dynamic.symbolic import meta_empty
+from .registry import reflected, tensor_attr, torch_function, torch_name
 
-H = {}  # name -> handler
+H = {}  # name -> handler: torch.<name> and Tensor.<name> (registered at the end)
 
 
 def _eager(what, fn, *args, **kwargs):
@@ -209,7 +210,7 @@ def _h_attr(o, x):
     return _permute(o, x, list(reversed(range(x.meta.dim()))))
 
 
-ATTRS = {"H": _h_attr, "mH": lambda o, x: _adjoint(o, x)}
+tensor_attr.all({"H": _h_attr, "mH": lambda o, x: _adjoint(o, x)})
 
 
 # -- the view, as a new tensor (what functionalization's *_copy ops return): contiguous, like eager's
@@ -315,6 +316,7 @@ def _fill(o, x, value):
 H["fill"] = _fill
 
 
+@torch_function(torch.ops.aten.slice.Tensor)
 def _aten_slice(o, x, dim=0, start=None, end=None, step=1):
     o.check(x)
     nd = x.meta.dim()
@@ -332,9 +334,6 @@ def _aten_slice(o, x, dim=0, start=None, end=None, step=1):
     return o.view_op(x, ("getitem", (slice(None),) * d + (slice(start, end, step),)))
 
 
-AT_SLICE = _aten_slice
-
-
 # -- reflected operators (2 - x calls x.__rsub__(2)): the operator with the operands swapped, as
 # torch/_tensor.py defines each
 def _reflected(op):
@@ -344,16 +343,19 @@ def _reflected(op):
     return h
 
 
-REFLECTED = {
+_rdiv = _reflected(lambda o, x, other: o.binary("mul", o.unary("reciprocal", x), other))
+reflected.all({
     "__radd__": _reflected(lambda o, x, other: o.binary("add", other, x)),
     "__rmul__": _reflected(lambda o, x, other: o.binary("mul", other, x)),
     "__rsub__": _reflected(lambda o, x, other: o.binary("sub", other, x)),
-    "__rdiv__": _reflected(lambda o, x, other: o.binary("mul", o.unary("reciprocal", x), other)),
-    "__rtruediv__": _reflected(lambda o, x, other: o.binary("mul", o.unary("reciprocal", x), other)),
+    "__rdiv__": _rdiv,
+    "__rtruediv__": _rdiv,  # torch.Tensor.__rtruediv__ is __rdiv__
     "__rpow__": _reflected(lambda o, x, other: o.binary("pow", other, x)),
     "__rmod__": _reflected(lambda o, x, other: o.binary("remainder", other, x)),
     "__rmatmul__": _reflected(lambda o, x, other: o.matmul(other, x)),
     **{f"__r{n}__": _reflected(lambda o, x, other, op=op: o.binary(op, other, x))
        for n, op in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                      ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"))},
-}
+})
+
+torch_name.all(H)

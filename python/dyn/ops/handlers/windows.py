@@ -5,9 +5,9 @@ import torch.nn.functional as F
 
 from ...errors import Unsupported
 from .common import _out
+from .registry import functional, torch_function, torch_name
 
-F_W = {}
-TORCH_W = {}
+F_W = {}  # torch.nn.functional name -> handler (registered at the end; the torch.* twins read it)
 for _nd in (1, 2, 3):
     def _conv(o, x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *, _nd=_nd):
         return o.convolution(_nd, x, w, bias, stride, padding, dilation, groups)
@@ -49,7 +49,8 @@ for _nd in (1, 2, 3):
                   f"adaptive_avg_pool{_nd}d"):
         _f = getattr(torch, _name, None)
         if _f is not None:
-            TORCH_W[_f] = F_W[_name]
+            torch_function(_f)(F_W[_name])
+
 
 def _unpool(o, nd, x, indices, kernel_size, stride, padding, output_size):
     """F.max_unpool{nd}d: zeros of the output size with x written at its flat spatial indices (a scatter,
@@ -109,7 +110,7 @@ F_W["fold"] = lambda o, input, output_size, kernel_size, dilation=1, padding=0, 
     o, "fold", input, 3, "col2im", torch.ops.aten.col2im, {"output_size": _pair(output_size, "fold")},
     kernel=kernel_size, dilation=dilation, padding=padding, stride=stride)
 F_W["pad"] = lambda o, x, pad, mode="constant", value=None: o.pad(x, pad, mode, value)
-TORCH_W[torch.constant_pad_nd] = lambda o, x, pad, value=0: o.pad(x, pad, "constant", value)
+torch_function(torch.constant_pad_nd)(lambda o, x, pad, value=0: o.pad(x, pad, "constant", value))
 F_W["scaled_dot_product_attention"] = (
     lambda o, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False:
     o.attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa))
@@ -139,4 +140,6 @@ def _baddbmm(o, input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _baddbmm_h(o, input, batch1, batch2, beta=beta, alpha=alpha, out=out)  # BLOOM passes batch1=
 
 
-H_W = {"addmm": _addmm, "baddbmm": _baddbmm}
+torch_name.all({"addmm": _addmm, "baddbmm": _baddbmm})
+
+functional.all(F_W)
