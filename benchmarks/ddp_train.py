@@ -8,7 +8,8 @@ torch.cuda.max_memory_allocated during the timed steps, per rank (rank 0 reporte
 line per compiler and writes --json.
 
 Models: seed_resnet50 (torchvision ResNet-50, --batch images of 224 px per GPU, cross entropy),
-hf_gpt2_sdpa / hf_llama_sdpa (benchmarks/corpus.py full configs, --batch x --seq tokens per GPU).
+hf_gpt2_sdpa / hf_llama_sdpa (benchmarks/corpus.py full configs, --batch x --seq tokens per GPU, called with
+use_cache=False unless --cache).
 
 Run:  torchrun --nproc-per-node=2 benchmarks/ddp_train.py --model seed_resnet50 --batch 128
       torchrun --nproc-per-node=2 benchmarks/ddp_train.py --model hf_llama_sdpa --wrap fsdp --bf16
@@ -46,7 +47,9 @@ def build(args, device, rank):
     vocab = case.model.config.vocab_size
     ids = torch.randint(0, vocab, (args.batch, args.seq), generator=g).to(device)
     blocks = (lambda m: list(m.model.layers)) if "llama" in args.model else (lambda m: list(m.transformer.h))
-    return case.model, (lambda m: m(ids, labels=ids)["loss"]), blocks
+    # no KV cache in training (a step that does not decode): with one, transformers builds a DynamicCache per
+    # forward and torch.compile recompiles each decoder layer on its state (recompile limit, then eager)
+    return case.model, (lambda m: m(ids, labels=ids, use_cache=args.cache)["loss"]), blocks
 
 
 def wrap(model, blocks, args, device):
@@ -108,16 +111,83 @@ def run(compiler, args, device, rank):
         sync()
         times.append(time.perf_counter() - t)
     peak = torch.cuda.max_memory_allocated() / 2**30 if device.type == "cuda" else None
+    timeline = profile_step(step, sync, args, compiler, rank) if args.profile and device.type == "cuda" else None
     s = dyn.stats() if compiler.startswith("dyn") else {}
     out = dict(compiler=compiler, step_ms=1e3 * statistics.median(times), first_s=first, peak_gib=peak,
                loss=loss.item(), graphs=s.get("graphs"), backward_graphs=s.get("backward_graphs"),
                eager_graphs=len(s.get("eager_graphs", [])), graph_breaks=s.get("graph_breaks"),
                eager_reasons=[str(g.get("reason"))[:400] for g in s.get("eager_graphs", [])])
+    if timeline is not None:
+        out["timeline"] = timeline
     del step_model, wrapped, model, opt
     if device.type == "cuda":
         torch.cuda.empty_cache()
     dyn.reset()
     return out
+
+
+def _merge(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _length(intervals):
+    return sum(b - a for a, b in intervals)
+
+
+def _intersect(xs, ys):
+    out, i, j = [], 0, 0
+    while i < len(xs) and j < len(ys):
+        a, b = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+        if a < b:
+            out.append([a, b])
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def profile_step(step, sync, args, compiler, rank, columns=100):
+    """One more step under torch.profiler (every rank runs it; rank 0 keeps the trace): the GPU time of the
+    collectives' kernels (NCCL), of the other kernels, how much of the first ran while the second did, and a
+    text timeline of the step (one character per 1/columns of it: '#' busy more than half the slice,
+    '+' some of it, '.' idle)."""
+    from torch.profiler import ProfilerActivity, profile
+    dist.barrier()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        sync()
+    if rank != 0:
+        return None
+    path = os.path.join(args.profile, f"trace-{args.model}-{args.wrap}-{compiler}-world{dist.get_world_size()}.json")
+    os.makedirs(args.profile, exist_ok=True)
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
+    comm = _merge([e["ts"], e["ts"] + e["dur"]] for e in kernels if "nccl" in e["name"].lower())
+    work = _merge([e["ts"], e["ts"] + e["dur"]] for e in kernels if "nccl" not in e["name"].lower())
+    if not kernels:
+        return None
+    t0 = min(e["ts"] for e in kernels)
+    t1 = max(e["ts"] + e["dur"] for e in kernels)
+    width = (t1 - t0) / columns
+
+    def row(intervals):
+        chars = []
+        for k in range(columns):
+            busy = _length(_intersect(intervals, [[t0 + k * width, t0 + (k + 1) * width]])) / width
+            chars.append("#" if busy > 0.5 else "+" if busy > 0.02 else ".")
+        return "".join(chars)
+    overlapped = _length(_intersect(comm, work))
+    return dict(gpu_span_ms=(t1 - t0) / 1e3, compute_ms=_length(work) / 1e3, comm_ms=_length(comm) / 1e3,
+                comm_overlapped_ms=overlapped / 1e3, compute_row=row(work), comm_row=row(comm), trace=path)
 
 
 def main():
@@ -133,6 +203,9 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--device", default="cuda")
     p.add_argument("--json")
+    p.add_argument("--cache", action="store_true", help="transformers: use_cache=True in the training forward")
+    p.add_argument("--profile", help="a folder: profile one more step per compiler (CUDA), rank 0's trace and a "
+                   "summary of its communication/computation overlap")
     args = p.parse_args()
     local = int(os.environ.get("LOCAL_RANK", 0))
     if args.device == "cuda":
