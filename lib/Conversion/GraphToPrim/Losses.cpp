@@ -117,32 +117,49 @@ struct NllLossToPrim : OpConversionPattern<graph::NllLossOp> {
     Type et = op.getType().getElementType();
     Type compute = et.isF16() || et.isBF16() ? rewriter.getF32Type() : et;
     Value x = pb.convert(adaptor.getInput(), compute), w = pb.convert(adaptor.getWeight(), compute);
-    RankedTensorType xt = tensorType(x), tt = tensorType(adaptor.getTarget());
+    Value target = adaptor.getTarget();
+    RankedTensorType xt = tensorType(x), tt = tensorType(target);
     int64_t cdim = xt.getRank() >= 2 ? 1 : 0;
+    // Dynamic dims (a batch, a sequence) beside the class dim: splats and reshapes take the target's
+    // runtime sizes (target dim i is input dim i, or i + 1 after the class dim).
+    auto like = [&](Value v, double value) { return pb.splatLike(v, value); };
     // the target with ignored elements at class 0
-    Value ignored = prim::EqOp::create(rewriter, loc, tt.clone(rewriter.getI1Type()),
-                                       adaptor.getTarget(),
-                                       pb.splat(tt, (double)(int64_t)op.getIgnoreIndex()));
-    Value safe = prim::SelectOp::create(rewriter, loc, tt, ignored, pb.splat(tt, 0.0),
-                                        adaptor.getTarget());
-    auto reshaped = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    Value ignored = prim::EqOp::create(rewriter, loc, tt.clone(rewriter.getI1Type()), target,
+                                       like(target, (double)(int64_t)op.getIgnoreIndex()));
+    Value safe = prim::SelectOp::create(rewriter, loc, tt, ignored, like(target, 0.0), target);
+    // sizes per dim of a shape made of the target's dims (null where static)
+    auto targetSizes = [&](ArrayRef<int64_t> shape, int64_t inserted) {
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < (int64_t)shape.size(); ++d) {
+        int64_t from = inserted >= 0 && d > inserted ? d - 1 : d;
+        sizes.push_back(ShapedType::isDynamic(shape[d]) && d != inserted ? pb.dim(target, from) : Value());
+      }
+      return sizes;
+    };
+    auto reshaped = [&](Value v, ArrayRef<int64_t> shape, ArrayRef<Value> sizes) -> Value {
       RankedTensorType vt = tensorType(v);
-      if (vt.getShape() == shape)
+      if (vt.getShape() == shape && vt.getNumDynamicDims() <= 1)
         return v;
-      return prim::ReshapeOp::create(rewriter, loc,
-                                     RankedTensorType::get(shape, vt.getElementType()), v);
+      return pb.reshape(v, RankedTensorType::get(shape, vt.getElementType()), sizes);
     };
     SmallVector<int64_t> picks(xt.getShape());
     picks[cdim] = 1;
-    Value picked =
-        prim::GatherOp::create(rewriter, loc, xt.clone(picks), x, cdim, reshaped(safe, picks));
-    picked = reshaped(picked, tt.getShape());
-    int64_t n = tt.getNumElements();
+    Value picked = prim::GatherOp::create(rewriter, loc, xt.clone(picks), x, cdim,
+                                          reshaped(safe, picks, targetSizes(picks, cdim)));
+    picked = reshaped(picked, tt.getShape(), targetSizes(tt.getShape(), -1));
+    int64_t n = tt.hasStaticShape() ? tt.getNumElements() : ShapedType::kDynamic;
+    SmallVector<Value> flat{Value()};
+    if (!tt.hasStaticShape()) {
+      Value count = pb.dim(target, 0);
+      for (int64_t d = 1; d < tt.getRank(); ++d)
+        count = arith::MulIOp::create(rewriter, loc, count, pb.dim(target, d));
+      flat[0] = count;
+    }
     Value wt = prim::GatherOp::create(rewriter, loc, RankedTensorType::get({n}, compute), w, 0,
-                                      reshaped(safe, {n}));
+                                      reshaped(safe, {n}, flat));
     RankedTensorType lt = tt.clone(compute);
-    Value cw = prim::SelectOp::create(rewriter, loc, lt, ignored, pb.splat(lt, 0.0),
-                                      reshaped(wt, tt.getShape()));
+    Value weights = reshaped(wt, tt.getShape(), targetSizes(tt.getShape(), -1));
+    Value cw = prim::SelectOp::create(rewriter, loc, lt, ignored, like(weights, 0.0), weights);
     Value loss =
         prim::MulOp::create(rewriter, loc, lt, prim::NegOp::create(rewriter, loc, lt, picked), cw);
     if (op.getReduction() != graph::LossReduction::none) {

@@ -230,6 +230,18 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   llvm::stable_sort(order, [&](Value a, Value b) {
     return position[a.getDefiningOp()] < position[b.getDefiningOp()];
   });
+  // Sibling reductions (a batch norm backward's channel sums) share one kernel, at the first or the last one's place.
+  DenseMap<Value, SmallVector<Value>> siblingsAt; // the member whose place the kernel takes -> the group
+  DenseSet<Value> siblingElsewhere;               // the other members
+  for (auto &[group, first] : siblingReductions(order, [&](Value u) { return materialized.contains(u); })) {
+    if (llvm::any_of(group, [&](Value m) { return parallelDims[m] != tensorType(m).getRank(); }))
+      continue;
+    Value place = first ? group.front() : group.back();
+    for (Value m : group)
+      if (m != place)
+        siblingElsewhere.insert(m);
+    siblingsAt[place] = std::move(group);
+  }
 
   // 2. The buffer function: inputs, then one output buffer per result.
   OpBuilder b(func);
@@ -290,6 +302,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return dimOf(fb, conv.getInput(), 0);
     if (auto pad = dyn_cast<prim::PadOp>(op)) // a dynamic dim is not padded
       return dimOf(fb, pad.getInput(), d);
+    // a backward's gradient k has the sizes of the call's operand k + 1 (what it is the gradient of)
+    if (auto call = dyn_cast<prim::LibraryCallOp>(op); call && prim::isSizedLikeOperands(call.getCallee()))
+      return dimOf(fb, call.getInputs()[cast<OpResult>(v).getResultNumber() + 1], d);
     if (auto att = dyn_cast<prim::AttentionOp>(op)) // [..., L, Ev]
       return d + 1 < t.getRank() ? dimOf(fb, att.getQuery(), d) : dimOf(fb, att.getValue(), d);
     if (isReduction(op)) {
@@ -449,6 +464,17 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (Value v : order) {
     Operation *def = v.getDefiningOp();
     b.setInsertionPointToEnd(body);
+    if (siblingElsewhere.contains(v))
+      continue; // written by its group's kernel
+    if (auto it = siblingsAt.find(v); it != siblingsAt.end()) {
+      SmallVector<Value> targets;
+      for (Value m : it->second) {
+        written.insert(m);
+        targets.push_back(buffers[m]);
+      }
+      emitter.emitSiblingKernel(it->second, targets, kernelName(it->second.front().getDefiningOp()));
+      continue;
+    }
     // Marked before its kernel is emitted: the kernel only reads reshapes of
     // values that come earlier in program order.
     written.insert(v);

@@ -4,8 +4,15 @@ The graph is printed with its differentiable inputs marked, differentiated and p
 (split.py), and the two functions are compiled for the graph's device. Each call is one
 torch.autograd.Function node: the forward kernel computes the results and the values the backward needs
 (those that are forward inputs are not copied: the inputs themselves are saved), the backward kernel
-computes every differentiable input's gradient from them and the results' cotangents."""
+computes every differentiable input's gradient from them and the results' cotangents.
+
+With symbolic sizes (docs/dynamic_shapes.md) the two functions have `?` dims and are compiled once: each call
+sizes the forward's results from expressions over its inputs' sizes that dyn-graph-partition gives
+(`dyn.result_sizes`), the backward's results (the gradients) from the differentiable inputs' sizes recorded
+at the forward, and passes each compiled function the runtime sizes its `buffer_sizes` lists."""
+import math
 import os
+import re
 
 import torch
 
@@ -20,6 +27,23 @@ class DifferentiationError(RuntimeError):
     """The core could not differentiate the graph (an op without a derivative rule, say)."""
 
 
+class SymbolicTrainingError(Exception):
+    """A training graph with `?` dims that the runtime cannot size (a saved value whose sizes are not a
+    function of the inputs' sizes); the capture then specializes the sizes."""
+
+
+def _sizes_function(exprs):
+    """sizes(inputs) -> [shape per result] from per-result lists of Python expressions over `s[k][i]`
+    (dyn.result_sizes). Generated Python."""
+    used = sorted({int(k) for row in exprs for e in row for k in re.findall(r"s\[(\d+)\]", e)})
+    lines = ["def sizes(ins):"] + [f"    s{k} = ins[{k}].shape" for k in used]
+    rows = ["(" + "".join(re.sub(r"s\[(\d+)\]", r"s\1", e) + ", " for e in row) + ")" for row in exprs]
+    lines.append("    return [" + ", ".join(rows) + "]")
+    ns = {"math": math}
+    exec(compile("\n".join(lines), "<dyn training sizes>", "exec"), ns)
+    return ns["sizes"]
+
+
 def _to_channels_last(rank):
     """The permutation from [N, C, *spatial] to [N, *spatial, C]."""
     return (0, *range(2, rank), 1)
@@ -32,9 +56,11 @@ def _from_channels_last(rank):
 class _Part:
     """One compiled function of the split: fresh outputs of its result types, written by the kernels.
     Results listed by the compiled function's `channels_last_results` are written [N, *spatial, C] and
-    returned as torch's channels-last tensors; inputs listed in `channels_last_inputs` are read so."""
+    returned as torch's channels-last tensors; inputs listed in `channels_last_inputs` are read so. Where
+    results have `?` dims, `sizes(inputs)` gives their shapes (or each call passes them), and the runtime
+    sizes the compiled function asks for are read from its buffers."""
 
-    def __init__(self, ir, name, device, specs, num_inputs, keep, channels_last_inputs=()):
+    def __init__(self, ir, name, device, specs, num_inputs, keep, channels_last_inputs=(), sizes=None):
         self.device = device
         n = num_inputs + len(specs)
         if device.type == "cuda":
@@ -42,22 +68,43 @@ class _Part:
         else:
             self.compiled = _C.compile(ir, name, keep, 3, n)
         self.channels_last = set(self.compiled.channels_last_results)
+        pairs = list(self.compiled.buffer_sizes)
+        self.buffer_dims = list(zip(pairs[0::2], pairs[1::2]))
+        self.dynamic = any(d is None for s, _ in specs for d in s)
+        self.sizes = sizes
+        self.dtypes = [d for _, d in specs]
+        self.perms = {k: _to_channels_last(len(specs[k][0])) for k in self.channels_last}
         self.specs = []
         for k, (s, d) in enumerate(specs):
+            if self.dynamic:
+                break
             if k in self.channels_last:
                 s = tuple(s[i] for i in _to_channels_last(len(s)))
             self.specs.append((s, contiguous_strides(s), d))
-        self.views = [(k, _from_channels_last(len(self.specs[k][0]))) for k in sorted(self.channels_last)]
+        self.views = [(k, _from_channels_last(len(specs[k][0]))) for k in sorted(self.channels_last)]
         self.reads = [(j, _to_channels_last(r)) for j, r in channels_last_inputs]
 
-    def __call__(self, inputs):
-        if self.device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
-            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in self.specs]
+    def __call__(self, inputs, shapes=None):
+        if self.dynamic:
+            shapes = self.sizes(inputs) if shapes is None else shapes
+            specs = []
+            for k, (s, d) in enumerate(zip(shapes, self.dtypes)):
+                if k in self.perms:
+                    s = tuple(s[i] for i in self.perms[k])
+                specs.append((s, contiguous_strides(s), d))
         else:
-            outs = [torch.empty(s, dtype=d, device=self.device) for s, _, d in self.specs]
+            specs = self.specs
+        if self.device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
+            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in specs]
+        else:
+            outs = [torch.empty(s, dtype=d, device=self.device) for s, _, d in specs]
         for j, perm in self.reads:
             inputs[j] = inputs[j].permute(perm)
-        run_compiled(self.compiled, self.device, inputs, outs)
+        sizes = ()
+        if self.buffer_dims:
+            buffers = list(inputs) + outs
+            sizes = [buffers[b].shape[d] for b, d in self.buffer_dims]
+        run_compiled(self.compiled, self.device, inputs, outs, sizes=sizes)
         for k, perm in self.views:
             outs[k] = outs[k].permute(perm)
         return outs
@@ -69,7 +116,7 @@ class TrainingKernel:
     device_type = None
     trains = True  # explain: "dyn (<device>, forward and backward)"
 
-    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False):
+    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False, symbolic=False):
         self.graph = graph
         devices = {t.device for t in example_inputs}
         self.device = devices.pop() if devices else torch.device(graph.device or "cpu")
@@ -91,18 +138,28 @@ class TrainingKernel:
         keep = keep_stages or debug
         n_in = len(graph.inputs) + self.seeded
         fw_specs = split.result_specs(fw_sig)
+        bw_specs = split.result_specs(bw_sig)
+        self.dynamic = any(d is None for sh, _ in fw_specs + bw_specs for d in sh)
+        fw_sizes = None
+        if self.dynamic:
+            if not symbolic:
+                raise SymbolicTrainingError("the forward or backward function has dynamic dims")
+            if self.device.type != "cpu":
+                raise SymbolicTrainingError(f"symbolic training graphs run on the CPU only (not on {self.device.type})")
+            fw_sizes = _sizes_function(self._result_sizes(fw_sig, fw_specs))
         # saved values only the backward reads may stay in the layout the forward computed them in
-        # (channels-last between convolutions): the backward then reads them so
+        # (channels-last between convolutions): the backward then reads them so. Not with `?` dims: that
+        # hand-over gave a conv + relu wrong weight gradients there (cause not yet found); they stay contiguous
         free = sorted({-1 - c for c in self.saved if c < 0 and -1 - c >= self.num_outputs
                        and len(fw_specs[-1 - c][0]) in (4, 5)})
-        if free:
+        if free and not self.dynamic:
             fw_ir = split.with_attribute(fw_ir, "dyn.layout_free_results", free)
-        self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep)
+        self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep, sizes=fw_sizes)
         cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
                     if c < 0 and -1 - c in self.forward.channels_last]
         if cl_reads:
             bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", [j for j, _ in cl_reads])
-        self.backward = _Part(bw_ir, "train_backward", self.device, split.result_specs(bw_sig),
+        self.backward = _Part(bw_ir, "train_backward", self.device, bw_specs,
                               len(self.saved) + len(self.differentiable), keep, cl_reads)
         self._nondiff = [k for k in range(self.num_outputs) if k not in set(self.differentiable)]
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
@@ -112,10 +169,27 @@ class TrainingKernel:
         counters = current().counters
         counters["graphs_compiled"] += 2
         counters["backward_graphs"] += 1
+        if self.dynamic:
+            counters["dynamic_graphs_compiled"] += 2
         counters["compile_seconds"] += self.forward.compiled.compile_seconds + \
             self.backward.compiled.compile_seconds
         if debug:
             dump_stages(self.stages)
+
+    def _result_sizes(self, fw_sig, fw_specs):
+        """Each forward result's sizes as expressions over the forward's inputs' (`s[k][i]`): the core's,
+        else, for a graph output, its symbolic sizes from capture; SymbolicTrainingError where a saved value's
+        are neither."""
+        exprs = split.result_sizes(fw_sig) or [[str(d) for d in sh] for sh, _ in fw_specs]
+        for k, row in enumerate(exprs):
+            if all(e is not None for e in row):
+                continue
+            if k >= self.num_outputs:
+                shape = "x".join("?" if d is None else str(d) for d in fw_specs[k][0])
+                raise SymbolicTrainingError(f"the sizes of a value saved for the backward (tensor<{shape}>) are not "
+                                            "a function of the graph inputs' sizes")
+            exprs[k] = [e if e is not None else _meta_expression(self.graph, k, i) for i, e in enumerate(row)]
+        return exprs
 
     def __call__(self, *inputs):
         if not torch.is_grad_enabled():  # called under no_grad after all: no node to record
@@ -136,6 +210,8 @@ class _GraphFunction(torch.autograd.Function):
         results = outs[:n]
         ctx.save_for_backward(*[fw_inputs[c] if c >= 0 else outs[-1 - c] for c in kernel.saved])
         ctx.kernel = kernel
+        if kernel.dynamic:  # the gradients' sizes: their inputs'
+            ctx.grad_shapes = [tuple(fw_inputs[k].shape) for k in kernel.wrt]
         ctx.mark_non_differentiable(*[results[k] for k in kernel._nondiff])
         return tuple(results)
 
@@ -144,8 +220,22 @@ class _GraphFunction(torch.autograd.Function):
     def backward(ctx, *grads):
         kernel = ctx.kernel
         cotangents = [grads[k] for k in kernel.differentiable]
-        gin = kernel.backward(list(ctx.saved_tensors) + cotangents)
+        gin = kernel.backward(list(ctx.saved_tensors) + cotangents, ctx.grad_shapes if kernel.dynamic else None)
         out = [None] * (len(ctx.needs_input_grad) - 1)
         for j, k in enumerate(kernel.wrt):
             out[k] = gin[j]
         return (None, *out)
+
+
+def _meta_expression(graph, k, i):
+    """Dim i of graph output k as an expression over `s[j][d]` (dim d of graph input j), from the symbolic
+    sizes capture gave it."""
+    import sympy
+    from torch.utils._sympy.printers import PythonPrinter
+    from ..dynamic.symbolic import size_expr, symbol_positions
+    at = symbol_positions(graph.inputs)
+    e = size_expr(graph.outputs[k].meta.shape[i])
+    if e.free_symbols - set(at):
+        raise SymbolicTrainingError(f"a size of output {k} depends on a symbol no graph input carries")
+    names = {sym: sympy.Symbol(f"s[{j}][{d}]", integer=True) for sym, (j, d) in at.items()}
+    return PythonPrinter().doprint(e.xreplace(names))

@@ -74,7 +74,7 @@ def _split_top(text):
 
 
 def result_specs(signature):
-    """[(shape, dtype)] of a function's results, from its printed signature line."""
+    """[(shape, dtype)] of a function's results, from its printed signature line (None for a `?` dim)."""
     tail = signature.split(") -> ", 1)[1]
     tail = tail.split(" attributes ", 1)[0].rstrip(" {")
     if tail.startswith("("):
@@ -82,8 +82,18 @@ def result_specs(signature):
     specs = []
     for part in _split_top(tail):
         body = _TENSOR.search(part).group(1).split("x")
-        specs.append((tuple(int(d) for d in body[:-1]), _DTYPES[body[-1]]))
+        specs.append((tuple(None if d == "?" else int(d) for d in body[:-1]), _DTYPES[body[-1]]))
     return specs
+
+
+def result_sizes(signature):
+    """The forward's `dyn.result_sizes` (dyn-graph-partition, where a result has `?` dims): per result, each
+    dim's size as a Python expression over `s[k][i]` (dim i of argument k), or None where the core could not
+    express it; None where the function has no such attribute."""
+    m = re.search(r'dyn\.result_sizes = "([^"]*)"', signature)
+    if m is None:
+        return None
+    return [[None if e == "?" else e for e in part.split(";")] if part else [] for part in m.group(1).split("|")]
 
 
 def int_array(signature, name):

@@ -331,7 +331,8 @@ class _CompiledFunction:
             graph.symbolic = sym.describe(_source_str)
             self.graphs.append((graph, kernel, None))
             kind = getattr(kernel, "device_type", "cpu")
-            self._report(graph, f"dyn ({kind}, dynamic dims)", True, None)
+            trains = ", forward and backward" if getattr(kernel, "trains", False) else ""
+            self._report(graph, f"dyn ({kind}{trains}, dynamic dims)", True, None)
             session.counters["dynamic_entries"] += 1
             if kind == "cuda" and self._options.get("cuda_graphs"):  # a CUDA graph would hold one size
                 session.counters["cuda_graphs_skipped_dynamic"] += 1

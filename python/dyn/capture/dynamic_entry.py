@@ -4,7 +4,11 @@ sizes. What this path does not take yet raises DynamicUnsupported with the reaso
 captures the call with its sizes as constants, as it always did, and reports why."""
 import torch
 
-from ..dynamic.kernel import DynamicKernel, DynamicShapeError
+from ..autograd import DifferentiationError, TrainingKernel
+from ..autograd.function import SymbolicTrainingError
+from ..distributed.ddp import active_ddp
+from ..dynamic.kernel import DynamicKernel, DynamicShapeError, _device_of
+from ..graph.mlir import carries_grad
 from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function
 from ..errors import Unsupported
 from ..ops.shape import SlicedInput
@@ -21,8 +25,11 @@ class DynamicUnsupported(Exception):
 _PLAIN_TEMPLATES = ("o", "oc", "i", "src", "st", "nt", "obj", "dobj", "dt", "dq", "set", "det", "t", "l", "d", "c")
 
 
-def _check_template(tmpl):
+def _check_template(tmpl, updates_allowed=False):
     kind = tmpl[0]
+    if kind == "m" and updates_allowed:  # inputs updated in place, copied back by the runner
+        _check_template(tmpl[1])
+        return
     if kind not in _PLAIN_TEMPLATES:
         raise DynamicUnsupported("an output is a view or an updated input")
     if kind == "c":
@@ -86,6 +93,30 @@ def _runtime_bound(bound, sym, tr):
     return (j, lo, hi, *why)
 
 
+def _static_updates(tr):
+    """Whether every input the graph updates in place has static sizes (a buffer a training step updates):
+    a training kernel returns their new values, which the runner copies into them."""
+    return torch.is_grad_enabled() and all(
+        not holds_symbolic(tuple(v.node.meta.shape)) for v in tr.mutations.values()) and all(
+        not holds_symbolic(tuple(tr.graph.inputs[j].meta.shape)) for j in tr.mutations)
+
+
+def _training_kernel(graph, inputs, keep):
+    """The graph's forward and backward compiled with `?` dims (dyn/autograd) where it is a training graph
+    (grad mode on, a float input that requires grad and reaches an output), else None."""
+    requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs]
+    if not (torch.is_grad_enabled() and any(requires_grad) and carries_grad(graph, requires_grad)):
+        return None
+    if active_ddp() is not None:
+        raise DynamicUnsupported("a training graph under DistributedDataParallel (its gradient buckets are "
+                                 "staged per specialized graph)")
+    device = _device_of(graph, inputs)
+    if device.type != "cpu":
+        raise DynamicUnsupported(f"a training graph on {device.type} (symbolic training graphs run on the CPU "
+                                 "only)")
+    return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True)
+
+
 def dynamic_entry(cf, args, want, capture):
     """(arg guards, runner, extra, global guards, paths, symbolic sizes, graph, kernel) of a new entry for
     args whose input tensors have the dims want(tensor, source) gives symbolic. capture:
@@ -102,10 +133,8 @@ def dynamic_entry(cf, args, want, capture):
         raise DynamicUnsupported(f"a size computed from a dynamic dim lives across a graph break ({brk.reason})")
     if tr.effects and holds_symbolic(tr.effects):
         raise DynamicUnsupported("a side effect writes a size computed from a dynamic dim")
-    if tr.mutations:
+    if tr.mutations and not _static_updates(tr):
         raise DynamicUnsupported("the graph updates an input in place")
-    if any(t.requires_grad for t in tr.input_tensors) and torch.is_grad_enabled():
-        raise DynamicUnsupported("a training graph (inputs require grad)")
     if any(t.device.type not in ("cpu", "cuda") for t in tr.input_tensors) or (
             graph.device is not None and torch.device(graph.device).type not in ("cpu", "cuda")):
         raise DynamicUnsupported("dynamic dims run on the CPU and CUDA only")
@@ -116,15 +145,22 @@ def dynamic_entry(cf, args, want, capture):
                                  (f": {sym.specialized_where()}" if sym.specialized_where() else "") + ")")
     bounds = [_runtime_bound(b, sym, tr) if holds_symbolic(b) or isinstance(b[0], SlicedInput) or
               getattr(b[0], "symbolic", None) else b for b in tr.index_bounds]
-    _check_template(tmpl)
+    _check_template(tmpl, updates_allowed=bool(tr.mutations))
     before = sym.guard_count()
+    keep = bool(cf._options.get("keep_stages", False))
     try:
-        kernel = DynamicKernel(graph, bool(cf._options.get("keep_stages", False)), tr.input_tensors)
-    except DynamicShapeError as e:
+        kernel = _training_kernel(graph, tr.input_tensors, keep) or DynamicKernel(graph, keep, tr.input_tensors)
+    except (DynamicShapeError, SymbolicTrainingError) as e:
         raise DynamicUnsupported(str(e)) from None
+    except DifferentiationError as e:
+        lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
+        raise DynamicUnsupported("differentiating the graph: " + (lines[0] if lines else str(e).splitlines()[0])) \
+            from None
     except (RuntimeError, NotImplementedError, TypeError) as e:
         lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
         raise DynamicUnsupported("dyn's compiler: " + (lines[0] if lines else str(e).splitlines()[0])) from None
+    if tr.mutations and not getattr(kernel, "trains", False):
+        raise DynamicUnsupported("the graph updates an input in place")
     if sym.guard_count() != before:
         raise DynamicUnsupported("an op's attribute depends on a dynamic dim")
     check = sym.checker(_resolver)

@@ -192,6 +192,9 @@ class WindowOps:
             raise Unsupported(f"pad mode {mode!r}")
         if value is not None and mode != "constant":
             raise Unsupported("pad value with a non-constant mode (eager raises)")
+        if mode == "constant" and min(pad, default=0) >= 0 and len(pad) // 2 <= x.meta.dim() and \
+                any(isinstance(d, torch.SymInt) for d in x.meta.shape):
+            return self._pad_symbolic(x, pad, value)
         meta = _meta(F.pad, x.meta, list(pad), mode, value)
         nd = x.meta.dim()
         if len(pad) // 2 > nd:
@@ -221,6 +224,31 @@ class WindowOps:
         else:
             v = float(int(v))  # eager converts the value to the tensor's type
         return self.node("pad", [x], meta.contiguous(), mode=mode, low=low, high=high, value=v)
+
+    def _pad_symbolic(self, x, pad, value):
+        """A constant pad of a tensor with symbolic sizes (a capture with dynamic dims): the value's blocks
+        concatenated on each side (graph.pad takes static shapes; F.pad's meta would specialize the sizes)."""
+        nd = x.meta.dim()
+        v = 0.0 if value is None else value
+        if not isinstance(v, (int, float)):
+            raise Unsupported("pad value that is not a number")
+        dtype = x.meta.dtype
+        if not dtype.is_floating_point and not math.isfinite(float(v)):
+            raise Unsupported("a non-finite pad value for an integer tensor")
+        v = float(v) if dtype.is_floating_point else bool(v) if dtype == torch.bool else int(v)
+        for i in range(len(pad) // 2):
+            d = nd - 1 - i
+            pieces = []
+            for n, piece in ((pad[2 * i], None), (None, x), (pad[2 * i + 1], None)):
+                if piece is not None:
+                    pieces.append(piece)
+                elif n:
+                    shape = list(x.meta.shape)
+                    shape[d] = n
+                    pieces.append(self.full(tuple(shape), v, dtype))
+            if len(pieces) > 1:
+                x = self.cat(pieces, d)
+        return x if len(pad) and any(pad) else self.fresh_copy(x)
 
     # -- attention -------------------------------------------------------------------------------
     def attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):

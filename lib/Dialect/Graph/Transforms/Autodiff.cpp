@@ -166,7 +166,7 @@ struct GraphAutodiffPass : dyn::graph::impl::GraphAutodiffPassBase<GraphAutodiff
     for (unsigned i : wrt) {
       Value arg = f.getArgument(i);
       Value g = adjoint.lookup(arg);
-      results.push_back(g ? g : db.zeros(cast<RankedTensorType>(arg.getType())));
+      results.push_back(g ? g : db.zeros(cast<RankedTensorType>(arg.getType()), arg));
     }
     b.create<func::ReturnOp>(ret.getLoc(), results);
     ret.erase();

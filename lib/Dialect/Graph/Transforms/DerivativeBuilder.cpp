@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DerivativeBuilder.h"
+#include "SymbolicDims.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -89,10 +90,63 @@ Value DerivativeBuilder::constant(Value like, double value) {
   return b.create<ConstantOp>(loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, value))).getResult();
 }
 
-Value DerivativeBuilder::zeros(RankedTensorType type) {
+Value DerivativeBuilder::zeros(RankedTensorType type, Value like) {
   Attribute zero = isa<FloatType>(type.getElementType()) ? Attribute(b.getFloatAttr(type.getElementType(), 0.0))
                                                          : Attribute(b.getIntegerAttr(type.getElementType(), 0));
-  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, zero)).getResult();
+  if (type.hasStaticShape())
+    return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, zero)).getResult();
+  auto scalar = RankedTensorType::get({}, type.getElementType());
+  Value z = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, zero)).getResult();
+  return expand(z, type.getShape(), sizesLike(like, type.getShape()));
+}
+
+Value DerivativeBuilder::dimOf(Value v, int64_t dim) { return materializeDim(b, v, dim); }
+
+SmallVector<Value> DerivativeBuilder::sizesLike(Value like, ArrayRef<int64_t> shape) {
+  SmallVector<Value> sizes;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (ShapedType::isDynamic(shape[i]))
+      sizes.push_back(dimOf(like, i));
+  return sizes;
+}
+
+Value DerivativeBuilder::reshapeLike(Value v, Value like) {
+  ArrayRef<int64_t> shape = tensorType(like).getShape();
+  return reshape(v, shape, sizesLike(like, shape));
+}
+
+Value DerivativeBuilder::expandLike(Value v, Value like) {
+  ArrayRef<int64_t> shape = tensorType(like).getShape();
+  return expand(v, shape, sizesLike(like, shape));
+}
+
+Value DerivativeBuilder::count(Value x, ArrayRef<int64_t> dims, Value like) {
+  RankedTensorType t = tensorType(x);
+  int64_t known = 1;
+  SmallVector<int64_t> dynamic;
+  for (int64_t d : dims)
+    if (t.isDynamicDim(d))
+      dynamic.push_back(d);
+    else
+      known *= t.getDimSize(d);
+  if (dynamic.empty())
+    return constant(like, static_cast<double>(known));
+  // the sum of ones over the runtime sizes (an `index` has no conversion to a tensor element)
+  Value one = constant(like, 1.0);
+  SmallVector<int64_t> shape(dynamic.size(), ShapedType::kDynamic), all;
+  SmallVector<Value> sizes;
+  for (int64_t d : dynamic) {
+    all.push_back(all.size());
+    sizes.push_back(dimOf(x, d));
+  }
+  Value n = sum(expand(one, shape, sizes), all, false);
+  return mulScalar(n, static_cast<double>(known));
+}
+
+void DerivativeBuilder::dynamicUnsupported(Operation *op, StringRef what) {
+  op->emitError() << "dyn-graph-autodiff: no derivative of " << op->getName() << " with dynamic (`?`) dims "
+                  << what << " yet";
+  failed = true;
 }
 
 Value DerivativeBuilder::convert(Value v, Type elementType) {
@@ -107,18 +161,24 @@ Value DerivativeBuilder::up(Value v) {
   return et.isF16() || et.isBF16() ? convert(v, b.getF32Type()) : v;
 }
 
-Value DerivativeBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
-  RankedTensorType t = tensorType(v);
-  if (t.getShape() == shape)
-    return v;
-  return b.create<ReshapeOp>(loc, RankedTensorType::get(shape, t.getElementType()), v).getResult();
+/// Whether a reshape or expand of a `t` to `shape` is `t` itself: the same shape with at most one `?` dim
+/// (two `?` dims of the same element count may still be two other sizes).
+static bool sameShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return t.getShape() == shape && t.getNumDynamicDims() <= 1;
 }
 
-Value DerivativeBuilder::expand(Value v, ArrayRef<int64_t> shape) {
+Value DerivativeBuilder::reshape(Value v, ArrayRef<int64_t> shape, ValueRange sizes) {
   RankedTensorType t = tensorType(v);
-  if (t.getShape() == shape)
+  if (sameShape(t, shape))
     return v;
-  return b.create<ExpandOp>(loc, RankedTensorType::get(shape, t.getElementType()), v).getResult();
+  return b.create<ReshapeOp>(loc, RankedTensorType::get(shape, t.getElementType()), v, sizes).getResult();
+}
+
+Value DerivativeBuilder::expand(Value v, ArrayRef<int64_t> shape, ValueRange sizes) {
+  RankedTensorType t = tensorType(v);
+  if (t.getShape() == shape)  // a `?` input dim is never broadcast: the same sizes
+    return v;
+  return b.create<ExpandOp>(loc, RankedTensorType::get(shape, t.getElementType()), v, sizes).getResult();
 }
 
 Value DerivativeBuilder::permute(Value v, ArrayRef<int64_t> dims) {
@@ -237,18 +297,19 @@ Value DerivativeBuilder::sumTo(Operation *, Value, Values args) {
   for (int64_t i = 0; i < s.getRank(); ++i)
     if (i < lead || (t.getDimSize(i - lead) == 1 && s.getDimSize(i) != 1))
       dims.push_back(i);
-  Value r = reshape(sum(v, dims, false), t.getShape());
+  // nothing summed: the same shape, at run time too (a `?` dim is never broadcast)
+  Value r = dims.empty() && s.getShape() == t.getShape() ? v : reshapeLike(sum(v, dims, false), target);
   return convert(r, t.getElementType());
 }
 
-Value DerivativeBuilder::zeroGrad(Operation *, Value, Values args) { return zeros(tensorType(args[0])); }
+Value DerivativeBuilder::zeroGrad(Operation *, Value, Values args) { return zeros(tensorType(args[0]), args[0]); }
 
 Value DerivativeBuilder::convertTo(Operation *, Value, Values args) {
   return convert(args[1], tensorType(args[0]).getElementType());
 }
 
 Value DerivativeBuilder::reshapeAs(Operation *, Value, Values args) {
-  return reshape(args[1], tensorType(args[0]).getShape());
+  return reshapeLike(args[1], args[0]);
 }
 
 Value DerivativeBuilder::permuteBack(Operation *op, Value grad, Values) {
@@ -264,6 +325,28 @@ Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
   RankedTensorType in = tensorType(s.getInput()), g = tensorType(grad);
   int64_t dim = s.getDim(), start = s.getStart(), step = s.getStep(), n = g.getDimSize(dim);
   int64_t size = in.getDimSize(dim);
+  if (!g.hasStaticShape()) {
+    // `?` dims beside the sliced one (a pad takes static shapes): zeros, the cotangent, zeros, concatenated
+    if (step != 1 || ShapedType::isDynamic(size)) {
+      dynamicUnsupported(op, "along a strided or dynamic slice");
+      return {};
+    }
+    SmallVector<Value> pieces;
+    for (auto [from, to] : {std::pair{int64_t(0), start}, std::pair{start, start + n}, std::pair{start + n, size}}) {
+      if (from == start && to == start + n) {
+        pieces.push_back(grad);
+        continue;
+      }
+      if (to <= from)
+        continue;
+      SmallVector<int64_t> shape(g.getShape());
+      shape[dim] = to - from;
+      pieces.push_back(zeros(g.clone(shape), grad));
+    }
+    if (pieces.size() == 1)
+      return grad;
+    return b.create<CatOp>(loc, in.clone(g.getElementType()), pieces, b.getI64IntegerAttr(dim)).getResult();
+  }
   Value v = grad;
   int64_t covered = n;
   if (step > 1 && n > 0) {
@@ -316,6 +399,10 @@ void DerivativeBuilder::catBack(Operation *op, Value grad, SmallVectorImpl<Value
   int64_t dim = c.getDim(), offset = 0;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     int64_t n = tensorType(op->getOperand(i)).getDimSize(dim);
+    if (ShapedType::isDynamic(n)) {
+      dynamicUnsupported(op, "along the concatenated dim");
+      return;
+    }
     if (wants(op, i))
       grads[i] = convert(slice(grad, dim, offset, offset + n), tensorType(op->getOperand(i)).getElementType());
     offset += n;
@@ -326,29 +413,26 @@ void DerivativeBuilder::catBack(Operation *op, Value grad, SmallVectorImpl<Value
 // Reductions and softmax
 //===----------------------------------------------------------------------===//
 
-Value DerivativeBuilder::unreduce(Value grad, RankedTensorType input, ArrayRef<int64_t> dims, bool keepdim) {
-  SmallVector<int64_t> kept(input.getShape());
+Value DerivativeBuilder::unreduce(Value grad, Value input, ArrayRef<int64_t> dims, bool keepdim) {
+  SmallVector<int64_t> kept(tensorType(input).getShape());
   for (int64_t d : dims)
     kept[d] = 1;
   // Empty dims reduce nothing.
-  Value v = reshape(grad, kept);
-  return expand(v, input.getShape());
+  Value v = reshape(grad, kept, sizesLike(input, kept));
+  return expandLike(v, input);
 }
 
 Value DerivativeBuilder::reducedBack(Operation *op, Value grad, Values) {
   auto s = cast<SumOp>(op);
   RankedTensorType in = tensorType(s.getInput());
-  return convert(unreduce(grad, in, s.getDims(), s.getKeepdim()), in.getElementType());
+  return convert(unreduce(grad, s.getInput(), s.getDims(), s.getKeepdim()), in.getElementType());
 }
 
 Value DerivativeBuilder::meanBack(Operation *op, Value grad, Values) {
   auto m = cast<MeanOp>(op);
   RankedTensorType in = tensorType(m.getInput());
-  int64_t count = 1;
-  for (int64_t d : m.getDims())
-    count *= in.getDimSize(d);
-  Value v = div(grad, constant(grad, static_cast<double>(count)));
-  return convert(unreduce(v, in, m.getDims(), m.getKeepdim()), in.getElementType());
+  Value v = div(grad, count(m.getInput(), m.getDims(), grad));
+  return convert(unreduce(v, m.getInput(), m.getDims(), m.getKeepdim()), in.getElementType());
 }
 
 Value DerivativeBuilder::extremumBack(Operation *op, Value grad, Values) {
@@ -357,9 +441,9 @@ Value DerivativeBuilder::extremumBack(Operation *op, Value grad, Values) {
   ArrayRef<int64_t> dims = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getDims() : cast<AminOp>(op).getDims();
   bool keepdim = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getKeepdim() : cast<AminOp>(op).getKeepdim();
   // The cotangent is shared evenly among the elements equal to the extremum (eager's amax backward).
-  Value hit = compare("eq", input, unreduce(op->getResult(0), in, dims, keepdim));
-  Value count = sum(convert(hit, in.getElementType()), dims, true);
-  Value share = div(unreduce(grad, in, dims, keepdim), expand(count, in.getShape()));
+  Value hit = compare("eq", input, unreduce(op->getResult(0), input, dims, keepdim));
+  Value hits = sum(convert(hit, in.getElementType()), dims, true);
+  Value share = div(unreduce(grad, input, dims, keepdim), expandLike(hits, input));
   return where(hit, share, constant(grad, 0.0));
 }
 
@@ -375,7 +459,7 @@ Value DerivativeBuilder::logSoftmaxBack(Operation *op, Value grad, Values) {
   Type et = tensorType(y).getElementType();
   // grad - exp(y) * sum(grad, dim): in float32 for halves, rounded once.
   Value g = up(grad), e = unary("exp", up(y));
-  Value s = expand(sum(g, {dim}, true), tensorType(g).getShape());
+  Value s = expandLike(sum(g, {dim}, true), g);
   return convert(sub(g, mul(e, s)), et);
 }
 
@@ -508,7 +592,10 @@ Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
     int64_t n = it.getDimSize(0), v = in.getDimSize(0), f = in.getNumElements() / std::max<int64_t>(v, 1);
     Type ie = it.getElementType();
     unsigned bits = ie.getIntOrFloatBitWidth();
-    Value row = reshape(idx, {1, n});
+    SmallVector<Value> nSize;
+    if (ShapedType::isDynamic(n))
+      nSize.push_back(dimOf(idx, 0));
+    Value row = reshape(idx, {1, n}, nSize);
     // negative indices count from the end, as the gather reads them
     auto scalar = RankedTensorType::get({}, ie);
     Value zero = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, 0))).getResult();
@@ -520,10 +607,10 @@ Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
       ids.push_back(APInt(bits, k));
     Value iota = b.create<ConstantOp>(loc, iotaType, DenseElementsAttr::get(iotaType, ids)).getResult();
     Value onehot = convert(compare("eq", iota, row), et);  // [V, N]
-    Value r = matmul(onehot, reshape(grad, {n, f}));
+    Value r = matmul(onehot, reshape(grad, {n, f}, nSize));
     return convert(reshape(r, in.getShape()), in.getElementType());
   }
-  Value base = zeros(in.clone(et));
+  Value base = zeros(in.clone(et), g.getInput());
   Value r = b.create<ScatterOp>(loc, base.getType(), base, g.getIndex(), grad,
                                 ScatterReduceAttr::get(b.getContext(), ScatterReduce::sum),
                                 b.getI64IntegerAttr(g.getDim()), b.getUnitAttr(), b.getUnitAttr())
@@ -545,7 +632,11 @@ Value DerivativeBuilder::nllLossBack(Operation *op, Value grad, Values) {
   // One-hot of the targets along the class dim: [N, C, d...] (or [C]).
   SmallVector<int64_t> tshape(tt.getShape());
   tshape.insert(tshape.begin() + classDim, 1);
-  Value target = reshape(n.getTarget(), tshape);
+  SmallVector<Value> tsizes;
+  for (int64_t d = 0; d < tt.getRank(); ++d)
+    if (tt.isDynamicDim(d))
+      tsizes.push_back(dimOf(n.getTarget(), d));
+  Value target = reshape(n.getTarget(), tshape, tsizes);
   SmallVector<int64_t> cshape(in.getRank(), 1);
   cshape[classDim] = classes;
   auto iotaType = RankedTensorType::get(cshape, tt.getElementType());
@@ -562,10 +653,10 @@ Value DerivativeBuilder::nllLossBack(Operation *op, Value grad, Values) {
   Value kept = compare("ne", target, ignore);
   Value sel = build<LogicalAndOp>("broadcast", "free", {hit, kept});
   Value w = reshape(n.getWeight(), cshape);
-  Value weighted = where(sel, expand(w, in.getShape()), constant(n.getInput(), 0.0));
+  Value weighted = where(sel, expandLike(w, n.getInput()), constant(n.getInput(), 0.0));
   Value g = grad;
   if (n.getReduction() == LossReduction::none)
-    g = reshape(grad, tshape);
+    g = reshape(grad, tshape, tsizes);
   Value d = mul(weighted, g);
   if (n.getReduction() == LossReduction::mean) {
     SmallVector<int64_t> all(in.getRank());
@@ -630,8 +721,13 @@ void DerivativeBuilder::pointwiseLossBack(Operation *op, Value grad, SmallVector
   // The cotangent per element: as is (none), or the 0-d one broadcast (sum), divided by the count (mean).
   auto reduction = cast<LossReductionAttr>(op->getAttr("reduction")).getValue();
   Value g = grad;
-  if (reduction == LossReduction::mean)
+  if (reduction == LossReduction::mean && xt.hasStaticShape()) {
     g = mulScalar(grad, 1.0 / static_cast<double>(std::max<int64_t>(1, xt.getNumElements())));
+  } else if (reduction == LossReduction::mean) {
+    SmallVector<int64_t> all(xt.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    g = div(grad, count(x, all, grad));
+  }
   if (wants(op, 0))
     grads[0] = mul(g, dx);
   if (wants(op, 1))

@@ -44,10 +44,25 @@ public:
 
   // Leaves and conversions.
   mlir::Value constant(mlir::Value like, double value);
-  mlir::Value zeros(mlir::RankedTensorType type);
+  /// Zeros of `type`; where it has `?` dims, a 0-d zero expanded to the runtime sizes of `like` (of that
+  /// shape).
+  mlir::Value zeros(mlir::RankedTensorType type, mlir::Value like = {});
   mlir::Value convert(mlir::Value v, mlir::Type elementType);
-  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
-  mlir::Value expand(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// Reshape and expand to `shape`; `sizes` has one `index` per `?` dim of `shape` (sizesLike).
+  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::ValueRange sizes = {});
+  mlir::Value expand(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::ValueRange sizes = {});
+  /// To the shape of `like` (its runtime sizes where it has `?` dims).
+  mlir::Value reshapeLike(mlir::Value v, mlir::Value like);
+  mlir::Value expandLike(mlir::Value v, mlir::Value like);
+  /// The runtime size of dim i of `like` for each `?` dim i of `shape` (of like's rank).
+  llvm::SmallVector<mlir::Value> sizesLike(mlir::Value like, llvm::ArrayRef<int64_t> shape);
+  /// The runtime size of dim `dim` of v (SymbolicDims.h: traced back to an argument where possible).
+  mlir::Value dimOf(mlir::Value v, int64_t dim);
+  /// The number of elements of x over `dims`, as a 0-d tensor of the float type of `like` (a constant where
+  /// those dims are static; else a sum of ones over the runtime sizes, times the static ones).
+  mlir::Value count(mlir::Value x, llvm::ArrayRef<int64_t> dims, mlir::Value like);
+  /// Reports that the rule of `op` does not take `?` dims (`what`) yet.
+  void dynamicUnsupported(mlir::Operation *op, llvm::StringRef what);
   mlir::Value permute(mlir::Value v, llvm::ArrayRef<int64_t> dims);
   mlir::Value slice(mlir::Value v, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
   mlir::Value padZeros(mlir::Value v, llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high);
@@ -113,8 +128,7 @@ public:
 private:
   std::function<bool(mlir::Value)> needsGrad;
   /// Expands the cotangent of a reduction over `dims` back to the input's shape.
-  mlir::Value unreduce(mlir::Value grad, mlir::RankedTensorType input, llvm::ArrayRef<int64_t> dims,
-                       bool keepdim);
+  mlir::Value unreduce(mlir::Value grad, mlir::Value input, llvm::ArrayRef<int64_t> dims, bool keepdim);
   /// A norm's backward over `normDims` of x, weight and bias broadcast as `paramShape` (rank of x);
   /// statistics recomputed from x (batch statistics), given (eval-mode batch norm), or the forward's own
   /// (forwardXc = x - mean and forwardRstd, of x's shape: training batch norm, openBatchNorm).

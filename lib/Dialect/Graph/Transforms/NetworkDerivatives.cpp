@@ -35,13 +35,16 @@ void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias,
                                  Value givenVar, SmallVectorImpl<Value> &grads, Value forwardXc,
                                  Value forwardRstd) {
   RankedTensorType xt = tensorType(x0);
-  ArrayRef<int64_t> shape = xt.getShape();
-  int64_t count = 1;
-  for (int64_t d : normDims)
-    count *= shape[d];
   Value x = up(x0), g = up(grad);
-  auto meanOver = [&](Value v) { return expand(mulScalar(sum(v, normDims, true), 1.0 / count), shape); };
-  auto param = [&](Value p) { return expand(reshape(up(p), paramShape), shape); };
+  // the element count: a constant, or (a `?` batch of batch norm) computed at run time
+  bool staticCount = llvm::none_of(normDims, [&](int64_t d) { return xt.isDynamicDim(d); });
+  int64_t staticN = 1;
+  for (int64_t d : normDims)
+    staticN *= staticCount ? xt.getDimSize(d) : 1;
+  Value n = staticCount ? Value() : count(x0, normDims, x);
+  auto perCount = [&](Value v) { return staticCount ? mulScalar(v, 1.0 / staticN) : div(v, n); };
+  auto meanOver = [&](Value v) { return expandLike(perCount(sum(v, normDims, true)), x0); };
+  auto param = [&](Value p) { return expandLike(reshape(up(p), paramShape), x0); };
   Value xc = forwardXc, rstd = forwardRstd;
   if (forwardXc) {
     // the forward's own statistics (openBatchNorm)
@@ -75,7 +78,7 @@ void DerivativeBuilder::normBack(Value grad, Value x0, Value weight, Value bias,
   if (perChannel && centered) {
     // dx = rstd * w * (g - (sum(g) + xhat * sum(g * xhat)) / N)
     Value w = weight ? param(weight) : Value();
-    Value corr = mulScalar(add(expand(sg, shape), mul(xhat, expand(sgx, shape))), 1.0 / count);
+    Value corr = perCount(add(expandLike(sg, x0), mul(xhat, expandLike(sgx, x0))));
     Value d = mul(rstd, sub(g, corr));
     grads[0] = convert(w ? mul(d, w) : d, xt.getElementType());
     return;
@@ -137,18 +140,16 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   b.setInsertionPoint(bn);
   RankedTensorType xt = tensorType(bn.getInput());
   ArrayRef<int64_t> shape = xt.getShape();
-  int64_t count = 1;
-  for (int64_t d : normDims)
-    count *= shape[d];
   SmallVector<int64_t> channelShape(shape.size(), 1);
   channelShape[1] = shape[1];
-  auto perChannel = [&](Value v) { return expand(reshape(v, channelShape), shape); };
+  auto perChannel = [&](Value v) { return expandLike(reshape(v, channelShape), bn.getInput()); };
   Value x = up(bn.getInput());
   Value total = sum(x, normDims, false);
-  Value mean = div(total, constant(total, static_cast<double>(count)));
+  Value n = count(bn.getInput(), normDims, total);
+  Value mean = div(total, n);
   xc = sub(x, perChannel(mean));
   Value squares = sum(mul(xc, xc), normDims, false);
-  Value var = div(squares, constant(squares, static_cast<double>(count)));
+  Value var = div(squares, n);
   Value inv = unary("rsqrt", add(var, constant(var, bn.getEps().convertToDouble())));
   rstd = perChannel(inv);
   Value a = bn.getWeight() ? mul(inv, up(bn.getWeight())) : inv;
@@ -158,7 +159,11 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   bn.getResult().replaceAllUsesWith(convert(y, xt.getElementType()));
   if (!bn.getRunningMean())
     return;
-  Value unbiased = div(squares, constant(squares, static_cast<double>(count - 1)));
+  int64_t known = 1;
+  for (int64_t d : normDims)
+    known *= xt.isDynamicDim(d) ? 0 : shape[d];
+  Value unbiased = known ? div(squares, constant(squares, static_cast<double>(known - 1)))
+                         : div(squares, sub(n, constant(n, 1.0)));
   for (auto [old, batch, result] : {std::tuple{bn.getRunningMean(), mean, bn.getRunningStats()[0]},
                                     std::tuple{bn.getRunningVar(), unbiased, bn.getRunningStats()[1]}}) {
     Value m;
@@ -230,6 +235,10 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
     for (int k = 0; k < 3; ++k)
       if (needsGrad(op->getOperand(k)))
         grads[k] = back->getResult(k);
+    return;
+  }
+  if (!qt.hasStaticShape() || !kt.hasStaticShape() || !vt.hasStaticShape()) {
+    dynamicUnsupported(op, "where its mask needs a gradient");
     return;
   }
   Type et = qt.getElementType();
@@ -357,7 +366,7 @@ Value DerivativeBuilder::vecdotBack(Operation *op, Value grad, Values args) {
   RankedTensorType t = tensorType(v.getLhs());
   SmallVector<int64_t> kept(t.getShape());
   kept[v.getDim()] = 1;
-  Value g = expand(reshape(grad, kept), t.getShape());
+  Value g = expandLike(reshape(grad, kept, sizesLike(v.getLhs(), kept)), v.getLhs());
   return mul(g, args[0]);
 }
 

@@ -11,6 +11,7 @@
 // bytes to save (AOTAutograd's weighting of unmaterialized values).
 //
 //===----------------------------------------------------------------------===//
+#include "SymbolicDims.h"
 #include "dyn/Dialect/Graph/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -109,16 +110,28 @@ private:
   }
 };
 
+/// A `?` dim weighs as this many elements in the cut (the sizes are known at run time only).
+constexpr int64_t kDynamicDimWeight = 128;
+
+/// The bytes of a tensor value; an `index` value (a size) cannot be saved at all: the backward computes it
+/// again from the tensors it reads.
 int64_t bytes(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
-  return std::max<int64_t>(1, t.getNumElements() * std::max<int64_t>(bits, 8) / 8);
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    return kInf;
+  int64_t bits = t.getElementType().getIntOrFloatBitWidth(), n = 1;
+  for (int64_t d : t.getShape())
+    n *= ShapedType::isDynamic(d) ? kDynamicDimWeight : d;
+  return std::max<int64_t>(1, n * std::max<int64_t>(bits, 8) / 8);
 }
 
 /// Cheap to compute again in the backward (AOTAutograd's recomputable set):
 /// pointwise ops, views and conversions, constants. GEMMs, reductions, library
 /// calls, gathers and random draws are computed once, in the forward.
 bool recomputable(Operation *op) {
+  // sizes (graph.dim, arith on `index`): read again from the backward's own buffers
+  if (op->getNumResults() > 0 && llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
+    return true;
   if (isa<ConstantOp, ConvertOp, DetachOp, ReshapeOp, PermuteOp, ExpandOp, SliceOp, CatOp, PadOp>(op))
     return true;
   if (op->getNumOperands() == 0 || op->getNumResults() != 1)
@@ -215,7 +228,8 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
     for (Value v : values) {
       int i = index[v];
       Operation *def = v.getDefiningOp();
-      flow.edge(2 * i, 2 * i + 1, materialized(v) ? bytes(v) : 2 * bytes(v));
+      int64_t cost = bytes(v);
+      flow.edge(2 * i, 2 * i + 1, cost >= kInf || materialized(v) ? cost : 2 * cost);
       // An op of a checkpoint region (dyn.recompute) is recomputed in the backward whatever it is: its
       // value drains into the sink, so the cut saves the region's inputs instead (AOTAutograd's
       // must_recompute). The region's outputs carry no mark: kept, as eager keeps them.
@@ -261,6 +275,8 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
       if (DictionaryAttr d = joint.getArgAttrDict(a.getArgNumber()))
         fw.setArgAttrs(a.getArgNumber(), d);
     fw->setAttr("dyn.forward", b.getDictionaryAttr({b.getNamedAttr("outputs", b.getI64IntegerAttr(numOutputs))}));
+    if (llvm::any_of(fwResults, [](Value v) { return !cast<RankedTensorType>(v.getType()).hasStaticShape(); }))
+      fw->setAttr("dyn.result_sizes", b.getStringAttr(resultSizes(fwResults)));
     // The backward: saved values and cotangents -> the gradients.
     SmallVector<Value> bwResults(ret.getOperands().drop_front(numOutputs));
     func::FuncOp bw = clone(b, joint, name + "_backward", saved, cotangents, bwResults);
@@ -270,6 +286,25 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
     bw->setAttr("dyn.differentiable", info.get("differentiable"));
     joint.erase();
     return success();
+  }
+
+  /// Each result's sizes as Python expressions over the arguments' (`s[k][i]`: dim i of argument k; `?`
+  /// where a size is not a function of them): results separated by `|`, dims by `;`. The runtime allocates
+  /// the forward's results from it.
+  static std::string resultSizes(ArrayRef<Value> results) {
+    std::string out;
+    for (auto [k, v] : llvm::enumerate(results)) {
+      if (k)
+        out += "|";
+      auto t = cast<RankedTensorType>(v.getType());
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (d)
+          out += ";";
+        std::optional<std::string> e = dimExpression(v, d);
+        out += e ? *e : "?";
+      }
+    }
+    return out;
   }
 
   /// A function of `inputs` (then `more`) computing `results` from the joint's ops; null when a needed

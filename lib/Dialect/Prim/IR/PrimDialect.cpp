@@ -318,6 +318,11 @@ LogicalResult ConvolutionOp::verify() {
 
 LogicalResult AttentionOp::verify() { return dyn::verifyAttention(*this); }
 
+bool dyn::prim::isSizedLikeOperands(StringRef callee) {
+  return callee == "attention_backward" || callee == "convolution_backward" ||
+         callee == "adaptive_avg_pool2d_backward";
+}
+
 LogicalResult LibraryCallOp::verify() {
   if (getCallee().empty())
     return emitOpError("needs a callee name");
@@ -326,7 +331,8 @@ LogicalResult LibraryCallOp::verify() {
   for (Value v : llvm::concat<Value>(getInputs(), getResults())) {
     auto t = cast<RankedTensorType>(v.getType());
     Type et = t.getElementType();
-    if (!t.hasStaticShape())
+    // dynamic dims: the backward calls whose result k has operand k + 1's sizes (PrimToLoop sizes them)
+    if (!t.hasStaticShape() && !isSizedLikeOperands(getCallee()))
       return emitOpError("needs statically shaped tensors");
     if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
           et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))

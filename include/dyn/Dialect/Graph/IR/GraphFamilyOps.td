@@ -319,7 +319,8 @@ def Graph_MultilabelMarginLossOp
 // by the summed weights of the elements not ignored. Class indices out of
 // range are checked before the graph runs (capture's index bounds); f16/bf16
 // compute in f32 and round once.
-def Graph_NllLossOp : Graph_Op<"nll_loss", [AllElementTypesMatch<["input", "weight", "result"]>]> {
+// Dynamic dims beside the class dim (a batch, a sequence), checked by its verifier.
+def Graph_NllLossOp : Graph_Op<"nll_loss", [AllElementTypesMatch<["input", "weight", "result"]>], []> {
   let summary = "negative log-likelihood of class indices (F.nll_loss)";
   let arguments = (ins Graph_FloatTensor:$input, RankedTensorOf<[I64]>:$target,
                        Graph_FloatTensor:$weight, Graph_LossReduction:$reduction, I64Attr:$ignore_index);

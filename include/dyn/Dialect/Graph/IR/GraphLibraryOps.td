@@ -27,6 +27,17 @@ class Graph_LibraryOp<string mnemonic, string callee, string desc>
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+// A library op whose operands may have dynamic (`?`) dims: the backward ops
+// whose result k is the gradient of operand k + 1 (its type and runtime sizes).
+class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc>
+    : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_DynamicLibraryCall<callee>> {
+  let summary = desc # " (library call `" # callee # "`)";
+  let description = "Computed by the library call `" # callee # "` with the op's attributes as "
+                    "its parameters, in declaration order (docs/library_calls.md).";
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Graph_IndexTensor : RankedTensorOf<[I64]>;
 def Graph_PivotTensor : RankedTensorOf<[I32]>;
 
@@ -629,7 +640,7 @@ def Graph_MaxPool2dBackwardOp : Graph_LibraryOp<"max_pool2d_backward", "max_pool
 // The input and weight gradients of graph.convolution (aten.convolution_backward; the bias gradient is
 // a sum dyn fuses): made by dyn-graph-autodiff. `output_mask` says which of the two are computed; a
 // result not asked for is left unwritten (the backward does not read it).
-def Graph_ConvolutionBackwardOp : Graph_LibraryOp<"convolution_backward", "convolution_backward",
+def Graph_ConvolutionBackwardOp : Graph_DynamicLibraryOp<"convolution_backward", "convolution_backward",
                                                   "a convolution's input and weight gradients"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$input,
                        Graph_LibraryFloatTensor:$weight, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
@@ -644,7 +655,7 @@ def Graph_ConvolutionBackwardOp : Graph_LibraryOp<"convolution_backward", "convo
 // eager's attention kernel (flash, memory-efficient or math, as SDPA's dispatch picks) run again and
 // differentiated by ATen, so no [L, S] probabilities are saved or materialized by the backward. With a
 // mask (boolean, or float without a gradient of its own) the second form.
-def Graph_AttentionBackwardOp : Graph_LibraryOp<"attention_backward", "attention_backward",
+def Graph_AttentionBackwardOp : Graph_DynamicLibraryOp<"attention_backward", "attention_backward",
                                                 "scaled_dot_product_attention's query, key and value gradients"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value, BoolAttr:$is_causal,
@@ -653,7 +664,7 @@ def Graph_AttentionBackwardOp : Graph_LibraryOp<"attention_backward", "attention
                       Graph_LibraryFloatTensor:$grad_value);
   let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, None, {is_causal}, {scale})";
 }
-def Graph_MaskedAttentionBackwardOp : Graph_LibraryOp<"masked_attention_backward", "attention_backward",
+def Graph_MaskedAttentionBackwardOp : Graph_DynamicLibraryOp<"masked_attention_backward", "attention_backward",
                                                       "masked scaled_dot_product_attention's query, key and value gradients"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
@@ -663,7 +674,7 @@ def Graph_MaskedAttentionBackwardOp : Graph_LibraryOp<"masked_attention_backward
   let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, {mask}, {is_causal}, {scale})";
 }
 // The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
-def Graph_AdaptiveAvgPool2dBackwardOp : Graph_LibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
+def Graph_AdaptiveAvgPool2dBackwardOp : Graph_DynamicLibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
                                                         "2-d adaptive average pooling's input gradient"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$input);
   let results = (outs Graph_LibraryFloatTensor:$grad_input);

@@ -122,6 +122,14 @@ class Dyn_LibraryCall<string callee> : Dyn_Lowering<"library"> {
   let family = "LibraryCalls";
 }
 
+// A library call whose operands and results may have dynamic dims (a
+// backward's gradients, sized at run time as the operands they are the
+// gradients of: PrimToLoop's sizing of library calls).
+class Dyn_DynamicLibraryCall<string callee> : Dyn_LibraryCall<callee> {
+  let dynamicShapes = 1;
+  let dynamicShapeTraits = [];
+}
+
 // A composite that takes dynamic dims, checked by the op's own verifier.
 class Dyn_DynamicComposite<string cls, string fam> : Dyn_Composite<cls, fam> {
   let dynamicShapes = 1;

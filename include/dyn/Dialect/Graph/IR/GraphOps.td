@@ -164,7 +164,7 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value
 
 // Tensor.detach(): the same value, cut from differentiation (dyn-graph-autodiff
 // gives it no gradient). Lowered to its operand.
-def Graph_DetachOp : Graph_Op<"detach", [AllTypesMatch<["input", "result"]>]> {
+def Graph_DetachOp : Graph_Op<"detach", [AllTypesMatch<["input", "result"]>], []> {
   let summary = "the operand's value, with no gradient flowing through it";
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
@@ -641,10 +641,11 @@ def Graph_SafeSoftmaxOp
 }
 
 // softmax's gradient at its output y: (grad - sum(grad * y, dim)) * y
-// (aten._softmax_backward_data; f16/bf16 in f32, rounded once).
+// (aten._softmax_backward_data; f16/bf16 in f32, rounded once). Dynamic dims
+// anywhere (the operands and result have one type).
 def Graph_SoftmaxBackwardOp
     : Graph_RegisteredOp<"softmax_backward", "softmax_backward", Dyn_MetaRule, Dyn_SameShape,
-                         Dyn_Composite<"SoftmaxBackwardToPrim", "Normalization">,
+                         Dyn_DynamicComposite<"SoftmaxBackwardToPrim", "Normalization">,
                          [AllTypesMatch<["grad_output", "output", "result"]>]> {
   let summary = "softmax's input gradient from its output";
   let arguments = (ins Graph_FloatTensor:$grad_output, Graph_FloatTensor:$output, I64Attr:$dim);

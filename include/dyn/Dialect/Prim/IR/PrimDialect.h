@@ -23,4 +23,10 @@
 #define GET_OP_CLASSES
 #include "dyn/Dialect/Prim/IR/PrimOps.h.inc"
 
+namespace dyn::prim {
+/// Library calls that take dynamic (`?`) dims: backward calls whose result k is the gradient of operand
+/// k + 1, with its sizes.
+bool isSizedLikeOperands(llvm::StringRef callee);
+} // namespace dyn::prim
+
 #endif // DYN_DIALECT_PRIM_IR_PRIMDIALECT_H

@@ -422,7 +422,9 @@ def Prim_AttentionOp : Prim_DynamicOp<"attention"> {
   let hasVerifier = 1;
 }
 
-def Prim_LibraryCallOp : Prim_Op<"library_call"> {
+// Static shapes, except the backward calls that size their gradients as their operands
+// (prim::isSizedLikeOperands; its verifier).
+def Prim_LibraryCallOp : Prim_DynamicOp<"library_call"> {
   let summary = "results computed by a library call by name (several results allowed)";
   let description = [{
     Graph ops whose registry lowering is a library call (sort, topk,

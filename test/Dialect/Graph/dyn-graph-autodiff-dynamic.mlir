@@ -1,0 +1,135 @@
+// RUN: dyn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(dyn-graph-autodiff))' | FileCheck %s
+
+// Dynamic (`?`) dims: every reshape, expand and splat a rule builds to a
+// shape with `?` dims takes their runtime sizes as `sizes` operands, read
+// with graph.dim from a function argument the dim is traced back to (here
+// through the layer norm, to %arg0) and placed at the function's start.
+
+// CHECK-LABEL: func.func @ln
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32> {dyn.requires_grad}
+// CHECK-DAG: %[[S:.*]] = graph.dim %[[X]], 1 : tensor<?x?x64xf32> -> index
+// CHECK-DAG: %[[B:.*]] = graph.dim %[[X]], 0 : tensor<?x?x64xf32> -> index
+// CHECK: graph.layer_norm
+// CHECK: graph.sum %[[X]] dims [2] keepdim : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+// the mean over the static normalized dim: a constant count
+// CHECK: graph.constant dense<1.562500e-02>
+// CHECK: graph.expand %{{.*}} sizes(%[[B]], %[[S]]) : tensor<?x?x1xf32> -> tensor<?x?x64xf32>
+// the weight broadcast to the input's runtime shape
+// CHECK: %[[W:.*]] = graph.reshape %arg1 : tensor<64xf32> -> tensor<1x1x64xf32>
+// CHECK: graph.expand %[[W]] sizes(%[[B]], %[[S]]) : tensor<1x1x64xf32> -> tensor<?x?x64xf32>
+// CHECK: return
+func.func @ln(%x: tensor<?x?x64xf32> {dyn.requires_grad}, %w: tensor<64xf32> {dyn.requires_grad},
+              %b: tensor<64xf32> {dyn.requires_grad}) -> tensor<?x?x64xf32> {
+  %0 = graph.layer_norm %x weight %w bias %b normalized_rank 1 eps 1.0e-05
+      : tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// A linear layer, GELU and a mean over every `?` dim: the mean's count is a
+// sum of ones over the runtime sizes (times the static dims), and the
+// cotangent is reshaped and expanded back with the sizes the forward's own
+// reshapes took (%b, %s, %b * %s), not read again.
+
+// CHECK-LABEL: func.func @mlp
+// CHECK: %[[B:.*]] = graph.dim %arg0, 0
+// CHECK: %[[S:.*]] = graph.dim %arg0, 1
+// CHECK: %[[BS:.*]] = arith.muli %[[B]], %[[S]] : index
+// CHECK: graph.mean
+// CHECK: %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONES:.*]] = graph.expand %[[ONE]] sizes(%[[B]], %[[S]]) : tensor<f32> -> tensor<?x?xf32>
+// CHECK: %[[N:.*]] = graph.sum %[[ONES]] dims [0, 1] : tensor<?x?xf32> -> tensor<f32>
+// CHECK: %[[C:.*]] = graph.constant dense<4.000000e+00> : tensor<f32>
+// CHECK: %[[COUNT:.*]] = graph.mul %[[N]], %[[C]]
+// CHECK: %[[G:.*]] = graph.div %arg4, %[[COUNT]]
+// CHECK: %[[G1:.*]] = graph.reshape %[[G]] : tensor<f32> -> tensor<1x1x1xf32>
+// CHECK: %[[G2:.*]] = graph.expand %[[G1]] sizes(%[[B]], %[[S]]) : tensor<1x1x1xf32> -> tensor<?x?x4xf32>
+// CHECK: graph.reshape %[[G2]] sizes(%[[BS]]) : tensor<?x?x4xf32> -> tensor<?x4xf32>
+// CHECK: graph.matmul %{{.*}} : tensor<32x?xf32>, tensor<?x4xf32> -> tensor<32x4xf32>
+// CHECK: return
+func.func @mlp(%x: tensor<?x?x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
+               %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})
+    -> tensor<f32> {
+  %b = graph.dim %x, 0 : tensor<?x?x16xf32> -> index
+  %s = graph.dim %x, 1 : tensor<?x?x16xf32> -> index
+  %bs = arith.muli %b, %s : index
+  %x2 = graph.reshape %x sizes(%bs) : tensor<?x?x16xf32> -> tensor<?x16xf32>
+  %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
+  %h = graph.addmm %b1, %x2, %w1t {alpha = 1.0 : f64, beta = 1.0 : f64}
+      : tensor<32xf32>, tensor<?x16xf32>, tensor<16x32xf32> -> tensor<?x32xf32>
+  %g = graph.gelu %h {approximate = "none"} : tensor<?x32xf32> -> tensor<?x32xf32>
+  %w2t = graph.permute %w2 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
+  %y = graph.matmul %g, %w2t : tensor<?x32xf32>, tensor<32x4xf32> -> tensor<?x4xf32>
+  %y3 = graph.reshape %y sizes(%b, %s) : tensor<?x4xf32> -> tensor<?x?x4xf32>
+  %l = graph.mean %y3 dims [0, 1, 2] : tensor<?x?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A reduction broadcast back: x - mean(x, 1) scaled by its column maxima. The
+// mean's count over the `?` dim 1 is computed at run time; amax's cotangent is
+// shared among the ties, both expanded back to x's runtime sizes.
+
+// CHECK-LABEL: func.func @center
+// CHECK-DAG: %[[N:.*]] = graph.dim %arg0, 1 : tensor<?x?xf32> -> index
+// CHECK-DAG: %[[M:.*]] = graph.dim %arg0, 0 : tensor<?x?xf32> -> index
+// CHECK: graph.reshape %{{.*}} sizes(%[[N]]) : tensor<?xf32> -> tensor<1x?xf32>
+// CHECK: graph.expand %{{.*}} sizes(%[[M]], %[[N]]) : tensor<1x?xf32> -> tensor<?x?xf32>
+// CHECK: graph.eq
+// CHECK: graph.sum %{{.*}} dims [0] keepdim : tensor<?x?xf32> -> tensor<1x?xf32>
+// CHECK: graph.div %{{.*}} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK: graph.where
+// CHECK: graph.reshape %{{.*}} sizes(%[[M]]) : tensor<?xf32> -> tensor<?x1xf32>
+// CHECK: %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONES:.*]] = graph.expand %[[ONE]] sizes(%[[N]]) : tensor<f32> -> tensor<?xf32>
+// CHECK: %[[COUNT:.*]] = graph.sum %[[ONES]] dims [0] : tensor<?xf32> -> tensor<f32>
+// CHECK: graph.div %{{.*}}, %[[COUNT]] : tensor<?x1xf32>, tensor<f32> -> tensor<?x1xf32>
+// CHECK: graph.expand %{{.*}} sizes(%[[M]], %[[N]]) : tensor<?x1xf32> -> tensor<?x?xf32>
+// CHECK: return
+func.func @center(%x: tensor<?x?xf32> {dyn.requires_grad}) -> tensor<?x?xf32> {
+  %m = graph.mean %x dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %c = graph.sub %x, %m : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %s = graph.amax %c dims [0] : tensor<?x?xf32> -> tensor<?xf32>
+  %r = graph.mul %c, %s : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// Attention written out: two batched GEMMs and a softmax over rows of runtime
+// length. softmax_backward keeps the `?` dims; the GEMMs' gradients need no sizes.
+
+// CHECK-LABEL: func.func @attn
+// CHECK: %[[P:.*]] = graph.softmax
+// CHECK: graph.softmax_backward %{{.*}}, %[[P]] {dim = 2 : i64} : tensor<2x?x?xf32>, tensor<2x?x?xf32> -> tensor<2x?x?xf32>
+// CHECK: return
+func.func @attn(%q: tensor<2x?x16xf32> {dyn.requires_grad}, %k: tensor<2x?x16xf32> {dyn.requires_grad},
+                %v: tensor<2x?x16xf32> {dyn.requires_grad}) -> tensor<f32> {
+  %kt = graph.permute %k dims [0, 2, 1] : tensor<2x?x16xf32> -> tensor<2x16x?xf32>
+  %s = graph.matmul %q, %kt : tensor<2x?x16xf32>, tensor<2x16x?xf32> -> tensor<2x?x?xf32>
+  %p = graph.softmax %s dim 2 : tensor<2x?x?xf32> -> tensor<2x?x?xf32>
+  %o = graph.matmul %p, %v : tensor<2x?x?xf32>, tensor<2x?x16xf32> -> tensor<2x?x16xf32>
+  %l = graph.sum %o dims [0, 1, 2] : tensor<2x?x16xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A slice of a static dim beside a `?` one: its gradient is the cotangent
+// between zeros (a pad takes static shapes), concatenated; the zeros are a
+// 0-d zero expanded to the cotangent's runtime sizes (read from the
+// cotangent argument the gradient is traced to).
+
+// CHECK-LABEL: func.func @split
+// CHECK: %[[N:.*]] = graph.dim %arg1, 0 : tensor<?x8xf32> -> index
+// CHECK: %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[ZS:.*]] = graph.expand %[[Z]] sizes(%[[N]]) : tensor<f32> -> tensor<?x4xf32>
+// CHECK: graph.cat %[[ZS]], %{{.*}} dim 1 : tensor<?x4xf32>, tensor<?x8xf32> -> tensor<?x12xf32>
+// CHECK: return
+func.func @split(%x: tensor<?x12xf32> {dyn.requires_grad}) -> tensor<?x8xf32> {
+  %0 = graph.slice %x dim 1 start 4 end 12 step 1 : tensor<?x12xf32> -> tensor<?x8xf32>
+  %1 = graph.tanh %0 : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+}
