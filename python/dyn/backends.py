@@ -279,7 +279,7 @@ def dyn_backend(graph, example_inputs, options=None):
                                      lambda msg: current().log("ddp", msg))
             if staged is not None:
                 return staged
-        return _training(graph, example_inputs, requires_grad, keep)
+        return _training(graph, example_inputs, requires_grad, keep, (options or {}).get("memory_budget"))
     try:
         if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):
             return runner(graph, keep, example_inputs, None, bool((options or {}).get("cuda_graphs")))
@@ -295,12 +295,12 @@ def dyn_backend(graph, example_inputs, options=None):
         return graph
 
 
-def _training(graph, example_inputs, requires_grad, keep):
+def _training(graph, example_inputs, requires_grad, keep, memory_budget=None):
     """The graph differentiated and compiled as a forward and a backward function (dyn/autograd); the graph
     itself (PyTorch ops and their autograd) where the core cannot differentiate or lower it, the reason
     kept as the fallback's."""
     try:
-        return TrainingKernel(graph, example_inputs, requires_grad, keep)
+        return TrainingKernel(graph, example_inputs, requires_grad, keep, memory_budget=memory_budget)
     except (DifferentiationError, RuntimeError) as e:
         lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
         graph.no_lowering = lines[0] if lines else str(e).splitlines()[0]

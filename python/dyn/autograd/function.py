@@ -116,7 +116,7 @@ class TrainingKernel:
     device_type = None
     trains = True  # explain: "dyn (<device>, forward and backward)"
 
-    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False, symbolic=False):
+    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False, symbolic=False, memory_budget=None):
         self.graph = graph
         devices = {t.device for t in example_inputs}
         self.device = devices.pop() if devices else torch.device(graph.device or "cpu")
@@ -125,7 +125,7 @@ class TrainingKernel:
         self.wrt = [k for k, r in enumerate(requires_grad) if r]
         text = graph.mlir("train", requires_grad=requires_grad)
         try:
-            joint, parts = split.differentiate(text)
+            joint, parts = split.differentiate(text, memory_budget)
         except RuntimeError as e:
             raise DifferentiationError(str(e)) from None
         fns = split.functions(parts)

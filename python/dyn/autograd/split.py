@@ -13,13 +13,16 @@ _DTYPES = {v: k for k, v in ELEMENT_TYPES.items()}
 _TENSOR = re.compile(r"tensor<([^>]*)>")
 
 
-def differentiate(text):
+def differentiate(text, memory_budget=None):
     """(joint IR, partitioned IR) of a module whose function marks arguments {dyn.requires_grad}. Raises
-    RuntimeError with the core's located diagnostics where an op cannot be differentiated."""
+    RuntimeError with the core's located diagnostics where an op cannot be differentiated. memory_budget
+    (0..1, None: 1) is dyn-graph-partition's memory-budget: below 1 the backward recomputes more to save
+    less."""
     if _C is None or not hasattr(_C, "lower"):
         raise RuntimeError("dyn._C is not loaded (the extension failed to import): no differentiation pass")
     joint = _C.lower(text, AUTODIFF)
-    return joint, _C.lower(joint, PARTITION)
+    partition = PARTITION if memory_budget is None else f"{PARTITION}{{memory-budget={float(memory_budget)!r}}}"
+    return joint, _C.lower(joint, partition)
 
 
 def functions(module):

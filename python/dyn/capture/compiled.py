@@ -146,6 +146,10 @@ def check_compile_arguments(backend, fullgraph, dynamic, mode, options):
         raise ValueError(f"dyn.compile: unknown mode {mode!r}; known: {sorted(m for m in _MODES if m)}")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"dyn.compile: options must be a dict, not {type(options).__name__}")
+    budget = (options or {}).get("memory_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or
+                               not 0 <= budget <= 1):
+        raise ValueError(f"dyn.compile: options['memory_budget'] must be a number from 0 to 1, not {budget!r}")
 
 
 class _CompiledFunction:

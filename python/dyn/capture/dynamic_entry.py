@@ -101,7 +101,7 @@ def _static_updates(tr):
         not holds_symbolic(tuple(tr.graph.inputs[j].meta.shape)) for j in tr.mutations)
 
 
-def _training_kernel(graph, inputs, keep):
+def _training_kernel(graph, inputs, keep, memory_budget=None):
     """The graph's forward and backward compiled with `?` dims (dyn/autograd) where it is a training graph
     (grad mode on, a float input that requires grad and reaches an output), else None."""
     requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs]
@@ -114,7 +114,7 @@ def _training_kernel(graph, inputs, keep):
     if device.type != "cpu":
         raise DynamicUnsupported(f"a training graph on {device.type} (symbolic training graphs run on the CPU "
                                  "only)")
-    return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True)
+    return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True, memory_budget=memory_budget)
 
 
 def dynamic_entry(cf, args, want, capture):
@@ -149,7 +149,7 @@ def dynamic_entry(cf, args, want, capture):
     before = sym.guard_count()
     keep = bool(cf._options.get("keep_stages", False))
     try:
-        kernel = _training_kernel(graph, tr.input_tensors, keep) or DynamicKernel(graph, keep, tr.input_tensors)
+        kernel = _training_kernel(graph, tr.input_tensors, keep, cf._options.get("memory_budget")) or DynamicKernel(graph, keep, tr.input_tensors)
     except (DynamicShapeError, SymbolicTrainingError) as e:
         raise DynamicUnsupported(str(e)) from None
     except DifferentiationError as e:

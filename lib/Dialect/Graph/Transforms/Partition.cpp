@@ -154,6 +154,31 @@ bool recomputable(Operation *op) {
   return !isa<MatmulOp, AddmmOp, GatherOp, DropoutOp, RandomOp, BernoulliOp, TorchCallOp>(op);
 }
 
+/// Never recomputed, whatever the memory budget: random draws (the backward must see the forward's), opaque
+/// PyTorch calls and collectives (another rank waits for each one issued).
+bool neverRecompute(Operation *op) {
+  return isa<RandomOp, BernoulliOp, DropoutOp, SeededRandomOp, SeededNormalOp, SeededAttentionOp, TorchCallOp,
+             AllReduceOp, AllGatherIntoTensorOp, ReduceScatterTensorOp>(op);
+}
+
+/// Work superlinear in the bytes it reads: GEMMs, convolutions, attention, recurrent layers, factorizations.
+bool heavy(Operation *op) {
+  return isa<MatmulOp, AddmmOp, BilinearOp, ConvolutionOp, ScaledDotProductAttentionOp, GroupedMmOp, LstmOp,
+             GruOp, RnnOp>(op) ||
+         op->getName().getStringRef().starts_with("graph.linalg_");
+}
+
+/// The memory budget's tiers of what the backward may recompute: 0 the default (recomputable()), 1 also
+/// reductions, normalizations, gathers and pooling, 2 also the heavy ops.
+constexpr int kTiers = 3;
+bool mayRecompute(Operation *op, int tier) {
+  if (recomputable(op))
+    return true;
+  if (tier == 0 || neverRecompute(op))
+    return false;
+  return tier >= 2 || !heavy(op);
+}
+
 /// A value that lives in memory in the forward anyway: an argument, a result of an op that is not fused
 /// away (a GEMM, a convolution, a reduction's output), or the operand of one that reads a buffer (a
 /// library call). Saving another value costs a buffer the forward would not write otherwise, so its bytes
@@ -168,6 +193,8 @@ bool materialized(Value v) {
 }
 
 struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartitionPass> {
+  using GraphPartitionPassBase::GraphPartitionPassBase;
+
   void runOnOperation() override {
     SmallVector<func::FuncOp> joints;
     for (auto f : getOperation().getOps<func::FuncOp>())
@@ -224,33 +251,57 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
     for (Value v : values)
       index[v] = index.size();
     int n = values.size(), source = 2 * n, sink = 2 * n + 1;
-    MaxFlow flow(2 * n + 2);
-    for (Value v : values) {
-      int i = index[v];
-      Operation *def = v.getDefiningOp();
-      int64_t cost = bytes(v);
-      flow.edge(2 * i, 2 * i + 1, cost >= kInf || materialized(v) ? cost : 2 * cost);
-      // An op of a checkpoint region (dyn.recompute) is recomputed in the backward whatever it is: its
-      // value drains into the sink, so the cut saves the region's inputs instead (AOTAutograd's
-      // must_recompute). The region's outputs carry no mark: kept, as eager keeps them.
-      bool mustRecompute = def && def->hasAttr("dyn.recompute");
-      if (mustRecompute)
-        flow.edge(2 * i, sink, kInf);
-      else if (!def || (fwRequired.contains(v) && !recomputable(def)))
-        flow.edge(source, 2 * i, kInf);
-      if (def)
-        for (Value o : def->getOperands())
-          flow.edge(2 * index[o] + 1, 2 * i, kInf);
-      if (bwReads.contains(v))
-        flow.edge(2 * i + 1, sink, kInf);
-    }
-    flow.run(source, sink);
-    std::vector<bool> side = flow.reachable(source);
-    SmallVector<Value> saved;
-    for (Value v : values) {
-      int i = index[v];
-      if (side[2 * i] && !side[2 * i + 1])
-        saved.push_back(v);
+    // The minimum cut when ops up to `tier` may be recomputed in the backward (mayRecompute).
+    auto cut = [&](int tier) {
+      MaxFlow flow(2 * n + 2);
+      for (Value v : values) {
+        int i = index[v];
+        Operation *def = v.getDefiningOp();
+        // under a memory budget (tier > 0) the arguments count as free: the caller holds them anyway
+        int64_t cost = tier > 0 && !def ? 1 : bytes(v);
+        flow.edge(2 * i, 2 * i + 1, cost >= kInf || materialized(v) ? cost : 2 * cost);
+        // An op of a checkpoint region (dyn.recompute) is recomputed in the backward whatever it is: its
+        // value drains into the sink, so the cut saves the region's inputs instead (AOTAutograd's
+        // must_recompute). The region's outputs carry no mark: kept, as eager keeps them.
+        bool mustRecompute = def && def->hasAttr("dyn.recompute");
+        if (mustRecompute)
+          flow.edge(2 * i, sink, kInf);
+        else if (!def || (fwRequired.contains(v) && !mayRecompute(def, tier)))
+          flow.edge(source, 2 * i, kInf);
+        if (def)
+          for (Value o : def->getOperands())
+            flow.edge(2 * index[o] + 1, 2 * i, kInf);
+        if (bwReads.contains(v))
+          flow.edge(2 * i + 1, sink, kInf);
+      }
+      flow.run(source, sink);
+      std::vector<bool> side = flow.reachable(source);
+      SmallVector<Value> chosen;
+      for (Value v : values) {
+        int i = index[v];
+        if (side[2 * i] && !side[2 * i + 1])
+          chosen.push_back(v);
+      }
+      return chosen;
+    };
+    // The bytes the forward keeps alive for the backward beyond its arguments.
+    auto savedBytes = [](ArrayRef<Value> chosen) {
+      int64_t total = 0;
+      for (Value v : chosen)
+        if (!isa<BlockArgument>(v))
+          total = std::min(kInf, total + bytes(v));
+      return total;
+    };
+    SmallVector<Value> saved = cut(0);
+    if (memoryBudget < 1.0) {
+      // A budget b below 1: the first tier whose saved bytes are at most S_min + b (S_0 - S_min), where S_0
+      // is the default cut's and S_min the cut's with everything but random draws and collectives
+      // recomputable (b = 0: that cut).
+      SmallVector<Value> least = cut(kTiers - 1);
+      int64_t s0 = savedBytes(saved), sMin = savedBytes(least);
+      double target = sMin + std::max(0.0, (double)memoryBudget) * double(s0 - sMin);
+      for (int tier = 1; tier < kTiers && (double)savedBytes(saved) > target; ++tier)
+        saved = tier == kTiers - 1 ? least : cut(tier);
     }
 
     OpBuilder b(joint);

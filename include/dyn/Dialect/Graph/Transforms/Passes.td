@@ -56,7 +56,19 @@ def GraphPartitionPass : Pass<"dyn-graph-partition", "mlir::ModuleOp"> {
     is not returned again: `dyn.saved` on the backward lists, per saved
     value, the forward argument it is (k >= 0) or the forward result it is
     (-1 - j, j counting all the forward's results).
+
+    `memory-budget` (default 1) trades recomputation for memory, as
+    AOTAutograd's activation memory budget does: with b below 1 the backward
+    may also recompute reductions, normalizations, gathers and pooling (then
+    GEMMs, convolutions and attention too) until the bytes saved beyond the
+    arguments are at most S_min + b (S_default - S_min), S_min being the
+    cut's with everything recomputable but random draws, opaque calls and
+    collectives. b = 0 saves the least; b = 1 is the default choice.
   }];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "double", "1.0",
+           "Fraction of the default cut's saved bytes to keep (0: recompute all it can)">,
+  ];
 }
 
 #endif // DYN_GRAPH_TRANSFORMS_PASSES
