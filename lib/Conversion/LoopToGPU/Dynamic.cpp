@@ -20,22 +20,25 @@ namespace dyn::loop_to_gpu {
 
 
 namespace {
-/// A thread-per-point kernel with `?` dims whose single top-level reduction
-/// may be long (a `?` domain, or a constant one of at least 4 x kMinChunk):
-/// split across blocks (splitDynamic). Its sizes must be host values.
-loop::ReduceOp dynamicSplittable(loop::KernelOp kernel) {
-  loop::ReduceOp found = singleTopLevelReduce(kernel);
-  if (!found)
+/// A thread-per-point kernel with `?` dims whose top-level reductions (one,
+/// or siblings folded in one sweep) may be long (a `?` domain, or a constant
+/// one of at least 4 x kMinChunk): split across blocks (splitDynamic). Their
+/// sizes must be host values.
+SmallVector<loop::ReduceOp> dynamicSplittable(loop::KernelOp kernel) {
+  SmallVector<loop::ReduceOp> found = siblingReduces(kernel);
+  if (found.empty())
     return {};
-  bool nested = false;
-  found.getRegion().walk([&](Operation *op) { nested |= isa<loop::ForOp, loop::ReduceOp>(op); });
-  if (nested)
-    return {};
-  for (Value v : found->getOperands())
-    if (kernel.getBodyRegion().isAncestor(v.getParentRegion()))
+  for (loop::ReduceOp reduce : found) {
+    bool nested = false;
+    reduce.getRegion().walk([&](Operation *op) { nested |= isa<loop::ForOp, loop::ReduceOp>(op); });
+    if (nested)
       return {};
-  bool dynamicLength = llvm::any_of(found.getDomain(), ShapedType::isDynamic);
-  if (!dynamicLength && product(found.getDomain()) < 4 * kMinChunk)
+    for (Value v : reduce->getOperands())
+      if (kernel.getBodyRegion().isAncestor(v.getParentRegion()))
+        return {};
+  }
+  bool dynamicLength = llvm::any_of(found[0].getDomain(), ShapedType::isDynamic);
+  if (!dynamicLength && product(found[0].getDomain()) < 4 * kMinChunk)
     return {};
   return found;
 }
@@ -48,18 +51,18 @@ loop::ReduceOp dynamicSplittable(loop::KernelOp kernel) {
 /// 64 threads per point folding its partials and combining them as a tree.
 /// Without it a thread per point summed the whole `?` length serially (a
 /// column sum over 100,000 rows: slow, and ~5e-4 relative error in f32).
-LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, loop::ReduceOp reduce) {
+LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
   Location loc = kernel.getLoc();
   b.setInsertionPoint(kernel);
   SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
   Value points = productValue(b, loc, domain);
   IRMapping none;
-  Value length = productValue(b, loc, innerSizes(reduce, none));
+  Value length = productValue(b, loc, innerSizes(reduces[0], none));
   Value chunks = arith::MinUIOp::create(b, loc, arith::DivUIOp::create(b, loc, cIndex(b, loc, fillThreads), points),
                                         arith::DivUIOp::create(b, loc, length, cIndex(b, loc, kMinChunk)));
   chunks = arith::MaxUIOp::create(b, loc, chunks, cIndex(b, loc, 1));
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
-  return splitColumns(kernel, reduce, domain, points, length, chunks, chunkLength, columnWidth(kernel, reduce),
+  return splitColumns(kernel, reduces, domain, points, length, chunks, chunkLength, columnWidth(kernel, reduces),
                       /*combineThreads=*/64);
 }
 
@@ -86,8 +89,8 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
   if (hasInner && !byRow)
-    if (loop::ReduceOp reduce = dynamicSplittable(kernel))
-      return splitDynamic(kernel, reduce);
+    if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel); !reduces.empty())
+      return splitDynamic(kernel, reduces);
   if (!hasInner && !hasTrig && !kernel.getDomain().empty())
     if (int64_t width = vectorWidth(kernel); width > 1)
       return vectorize(kernel, width, points);

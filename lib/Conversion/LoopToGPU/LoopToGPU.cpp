@@ -58,8 +58,8 @@ LogicalResult KernelMapper::map(loop::KernelOp kernel) {
   });
   bool byRow = hasInner && rowsAreContiguous(kernel);
   if (hasInner)
-    if (loop::ReduceOp reduce = splittableReduce(kernel, byRow))
-      return splitReduce(kernel, reduce, byRow);
+    if (SmallVector<loop::ReduceOp> reduces = splittableReduces(kernel, byRow); !reduces.empty())
+      return splitReduce(kernel, reduces, byRow);
   int64_t innerPoints = 1;
   for (Operation &op : kernel.getBodyBlock())
     if (isa<loop::ForOp, loop::ReduceOp>(op))

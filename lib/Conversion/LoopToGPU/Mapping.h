@@ -53,8 +53,9 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRe
 Value productValue(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes);
 SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map);
 bool hasStaticDomains(loop::KernelOp kernel);
-/// The kernel's one top-level reduction, if its body has exactly one and no loop beside it.
-loop::ReduceOp singleTopLevelReduce(loop::KernelOp kernel);
+/// The kernel's top-level reductions when one sweep can fold them all (siblings: one domain, none
+/// reading another's result, no loop beside them); empty otherwise.
+SmallVector<loop::ReduceOp> siblingReduces(loop::KernelOp kernel);
 ArrayRef<int64_t> innerDomain(Operation *op);
 bool rowsAreContiguous(loop::KernelOp kernel);
 bool dependsOn(Value v, BlockArgument arg, Block &body);
@@ -101,22 +102,27 @@ struct KernelMapper {
   // Reductions.cpp
   void rowBody(loop::KernelOp kernel, gpu::LaunchOp launch, ArrayRef<OpFoldResult> domain,
                int64_t threads, bool allowResident);
-  loop::ReduceOp splittableReduce(loop::KernelOp kernel, bool byRow);
-  LogicalResult splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce, bool byRow);
-  void splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce, gpu::LaunchOp launch,
-                       Value partials, int64_t points, int64_t chunkLength, int64_t length,
+  SmallVector<loop::ReduceOp> splittableReduces(loop::KernelOp kernel, bool byRow);
+  LogicalResult splitReduce(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, bool byRow);
+  void splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, gpu::LaunchOp launch,
+                       ArrayRef<Value> partials, int64_t points, int64_t chunkLength, int64_t length,
                        int64_t threads);
-  int64_t columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce);
-  LogicalResult splitColumns(loop::KernelOp kernel, loop::ReduceOp reduce, ArrayRef<OpFoldResult> domain,
-                             Value points, Value length, Value chunks, Value chunkLength, int64_t width,
-                             int64_t combineThreads);
-  void combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce, Value partials,
+  int64_t columnWidth(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  LogicalResult splitColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
+                             ArrayRef<OpFoldResult> domain, Value points, Value length, Value chunks,
+                             Value chunkLength, int64_t width, int64_t combineThreads);
+  void combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, ArrayRef<Value> partials,
                        ArrayRef<OpFoldResult> domain, Value points, Value chunks, int64_t combineThreads);
+  void cloneSweepInputs(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, IRMapping &map);
+  SmallVector<Value> foldLanes(ArrayRef<loop::ReduceKind> kinds, TypeRange types, Value begin, Value end,
+                               Value step, int64_t unroll, function_ref<SmallVector<Value>(Value)> at);
   SmallVector<Value> foldLanes(loop::ReduceKind kind, Type type, Value begin, Value end, Value step,
                                int64_t unroll, int64_t lanes, function_ref<SmallVector<Value>(Value)> at);
+  SmallVector<Value> foldRanges(ArrayRef<loop::ReduceOp> reduces, Value begin, Value end, Value step,
+                                IRMapping &map, int64_t unroll = 1);
   Value foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map,
                   int64_t unroll = 1);
-  SmallVector<Value> foldRangeLanes(loop::ReduceOp reduce, Value begin, Value end, Value step,
+  SmallVector<Value> foldRangeLanes(ArrayRef<loop::ReduceOp> reduces, Value begin, Value end, Value step,
                                     SmallVector<IRMapping> &maps, Value inner, int64_t unroll);
   Value allReduce(loop::ReduceOp reduce, Value partial);
   Value blockReduce(loop::ReduceOp reduce, Value thread, int64_t threads, IRMapping &map);
@@ -128,7 +134,7 @@ struct KernelMapper {
 
   // Dynamic.cpp
   LogicalResult mapDynamic(loop::KernelOp kernel);
-  LogicalResult splitDynamic(loop::KernelOp kernel, loop::ReduceOp reduce);
+  LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
 };
 
 LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch);

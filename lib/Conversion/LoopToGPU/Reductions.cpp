@@ -13,7 +13,9 @@
 #include <map>
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace dyn;
@@ -21,16 +23,17 @@ using namespace dyn;
 namespace dyn::loop_to_gpu {
 
 
-/// A thread-per-point kernel whose single top-level reduction is long and
-/// whose points are too few to fill the GPU (a sum over a leading dim):
-/// worth splitting the reduction across blocks.
-loop::ReduceOp KernelMapper::splittableReduce(loop::KernelOp kernel, bool byRow) {
-  loop::ReduceOp found = singleTopLevelReduce(kernel);
-  if (!found)
+/// A thread-per-point kernel whose top-level reductions (one, or siblings
+/// that one sweep folds together: a batch norm backward's sum(dy) and
+/// sum(dy * xhat)) are long and whose points are too few to fill the GPU (a
+/// sum over a leading dim): worth splitting across blocks.
+SmallVector<loop::ReduceOp> KernelMapper::splittableReduces(loop::KernelOp kernel, bool byRow) {
+  SmallVector<loop::ReduceOp> found = siblingReduces(kernel);
+  if (found.empty())
     return {};
-  int64_t length = product(found.getDomain()), points = product(kernel.getDomain());
+  int64_t length = product(found[0].getDomain()), points = product(kernel.getDomain());
   if (byRow) // few long rows: fewer blocks than the GPU runs at once
-    return (points < fillBlocks && length >= 2 * kRowChunk) ? found : loop::ReduceOp();
+    return (points < fillBlocks && length >= 2 * kRowChunk) ? found : SmallVector<loop::ReduceOp>();
   if (length < 4 * kMinChunk || points >= fillThreads)
     return {};
   return found;
@@ -51,32 +54,33 @@ Value ceilDivC(OpBuilder &b, Location loc, Value a, int64_t c) {
 }
 } // namespace
 
-/// Two launches: the first folds chunks of the reduction for every point
-/// into a temporary [chunks x points] buffer; the second combines each
-/// point's partials and runs the rest of the kernel body. A row reduction
-/// takes a block per (chunk, row); a reduction over leading dims a thread per
-/// (chunk, group of `width` neighbouring points), see splitColumns.
-LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, loop::ReduceOp reduce, bool byRow) {
+/// Two launches: the first folds chunks of the reductions for every point
+/// into temporary [chunks x points] buffers (one per reduction: sibling
+/// reductions share the sweep); the second combines each point's partials
+/// and runs the rest of the kernel body. A row reduction takes a block per
+/// (chunk, row); a reduction over leading dims a thread per (chunk, group of
+/// `width` neighbouring points), see splitColumns.
+LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, bool byRow) {
   Location loc = kernel.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
-  int64_t points = product(domain), length = product(reduce.getDomain());
+  int64_t points = product(domain), length = product(loop::ReduceOp(reduces[0]).getDomain());
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : domain)
     sizes.push_back(b.getIndexAttr(d));
   b.setInsertionPoint(kernel);
   if (!byRow) {
-    int64_t width = columnWidth(kernel, reduce), groups = points / width;
+    int64_t width = columnWidth(kernel, reduces), groups = points / width;
     int64_t chunks = std::min<int64_t>((fillThreads + groups - 1) / groups, length / kMinChunk);
     int64_t chunkLength = (length + chunks - 1) / chunks;
-    return splitColumns(kernel, reduce, sizes, cIndex(b, loc, points), cIndex(b, loc, length),
+    return splitColumns(kernel, reduces, sizes, cIndex(b, loc, points), cIndex(b, loc, length),
                         cIndex(b, loc, chunks), cIndex(b, loc, chunkLength), width,
                         chunks >= kBlockCombine ? threadsPerBlock : 0);
   }
   int64_t chunks = std::min<int64_t>((fillBlocks + points - 1) / points, length / kRowChunk);
   int64_t chunkLength = (length + chunks - 1) / chunks;
-  Type type = reduce.getType();
-  auto partialType = MemRefType::get({chunks, points}, type);
-  Value partials = memref::AllocOp::create(b, loc, partialType);
+  SmallVector<Value> partials;
+  for (loop::ReduceOp reduce : reduces)
+    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({chunks, points}, reduce.getType())));
   Value one = cIndex(b, loc, 1);
   int64_t threads = threadsPerBlock;
   // Launch 1: a block per (chunk, row) sweeps its chunk of the row and reduces it.
@@ -86,44 +90,70 @@ LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, loop::ReduceOp re
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getBody().front());
-    splitRowPartial(kernel, reduce, first, partials, points, chunkLength, length, threads);
+    splitRowPartial(kernel, reduces, first, partials, points, chunkLength, length, threads);
     b.setInsertionPointToEnd(&first.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
   // Launch 2: a thread per row combines its partials, then the rest.
-  combinePartials(kernel, reduce, partials, sizes, cIndex(b, loc, points), cIndex(b, loc, chunks), 0);
+  combinePartials(kernel, reduces, partials, sizes, cIndex(b, loc, points), cIndex(b, loc, chunks), 0);
   b.setInsertionPoint(kernel);
-  memref::DeallocOp::create(b, loc, partials);
+  for (Value p : partials)
+    memref::DeallocOp::create(b, loc, p);
   kernel.erase();
   return success();
 }
 
-/// A reduction over leading dims (a column sum: kernel [C], reduce [N, H, W]
+/// Clones, in body order, the top-level ops of `kernel` whose results the
+/// reductions' bodies use (directly or through other such ops): what a sweep
+/// needs before it starts. Sibling reductions use no reduction's result.
+void KernelMapper::cloneSweepInputs(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, IRMapping &map) {
+  Block &body = kernel.getBodyBlock();
+  llvm::SetVector<Value> used;
+  for (loop::ReduceOp reduce : reduces)
+    getUsedValuesDefinedAbove(reduce.getRegion(), used);
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<Value> work(used.begin(), used.end());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !needed.insert(def).second)
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  for (Operation &op : body)
+    if (needed.contains(&op))
+      b.clone(op, map);
+}
+
+/// Reductions over leading dims (a column sum: kernel [C], reduce [N, H, W]
 /// over an NHWC tensor) split into `chunks` runs of rows: launch 1 takes a
 /// thread per (chunk, group of `width` neighbouring points), neighbouring
 /// threads on neighbouring groups (coalesced); each thread sweeps its rows
-/// kUnroll at a time into kUnroll x width accumulators, reading `width`
-/// points of a row with one 16-byte vector load, and stores its partials into
-/// a temporary [chunks x points]. Launch 2 combines them: a block per point
-/// (`combineThreads` threads folding strided partials, then gpu.all_reduce: a
-/// tree) where there are many, else a thread per point. Deterministic: no
-/// atomics. Sizes are host values (constants for static kernels).
-LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, loop::ReduceOp reduce,
+/// kUnroll at a time into kUnroll x width accumulators per reduction (sibling
+/// reductions fold in the same sweep, each buffer row read once), reading
+/// `width` points of a row with one 16-byte vector load, and stores its
+/// partials into a temporary [chunks x points] per reduction. Launch 2
+/// combines them: a block per point (`combineThreads` threads folding strided
+/// partials, then gpu.all_reduce: a tree) where there are many, else a thread
+/// per point. Deterministic: no atomics. Sizes are host values (constants for
+/// static kernels).
+LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
                                          ArrayRef<OpFoldResult> domain, Value points, Value length,
                                          Value chunks, Value chunkLength, int64_t width,
                                          int64_t combineThreads) {
   Location loc = kernel.getLoc();
-  Type type = reduce.getType();
   auto cChunks = getConstantIntValue(chunks), cPoints = getConstantIntValue(points);
   SmallVector<Value> dynSizes;
   if (!cChunks)
     dynSizes.push_back(chunks);
   if (!cPoints)
     dynSizes.push_back(points);
-  auto partialType = MemRefType::get({cChunks ? *cChunks : ShapedType::kDynamic,
-                                      cPoints ? *cPoints : ShapedType::kDynamic},
-                                     type);
-  Value partials = memref::AllocOp::create(b, loc, partialType, dynSizes);
+  SmallVector<Value> partials;
+  for (loop::ReduceOp reduce : reduces)
+    partials.push_back(memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({cChunks ? *cChunks : ShapedType::kDynamic, cPoints ? *cPoints : ShapedType::kDynamic},
+                        reduce.getType()),
+        dynSizes));
   Value one = cIndex(b, loc, 1);
   int64_t threads = threadsPerBlock;
   Value groups = width == 1 ? points
@@ -150,41 +180,38 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, loop::ReduceOp r
         maps[k].map(arg, v);
       if (k > 0)
         maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
-      for (Operation &op : body) {
-        if (&op == reduce.getOperation())
-          break;
-        b.clone(op, maps[k]);
-      }
+      cloneSweepInputs(kernel, reduces, maps[k]);
     }
     Value begin = arith::MulIOp::create(b, loc, chunk, chunkLength);
     Value end = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, begin, chunkLength), length);
     SmallVector<Value> parts =
-        foldRangeLanes(reduce, begin, end, one, maps, body.getNumArguments() ? body.getArguments().back() : Value(),
+        foldRangeLanes(reduces, begin, end, one, maps, body.getNumArguments() ? body.getArguments().back() : Value(),
                        kUnroll);
     for (int64_t k = 0; k < width; ++k) {
       SmallVector<Value> at{chunk, k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
-      loop::StoreOp::create(b, loc, parts[k], partials, at);
+      for (auto [r, partial] : llvm::enumerate(partials))
+        loop::StoreOp::create(b, loc, parts[r * width + k], partial, at);
     }
     b.setInsertionPointAfter(ifOp);
     gpu::TerminatorOp::create(b, loc);
   }
-  combinePartials(kernel, reduce, partials, domain, points, chunks, combineThreads);
+  combinePartials(kernel, reduces, partials, domain, points, chunks, combineThreads);
   b.setInsertionPoint(kernel);
-  memref::DeallocOp::create(b, loc, partials);
+  for (Value p : partials)
+    memref::DeallocOp::create(b, loc, p);
   kernel.erase();
   return success();
 }
 
-/// The launch combining a split reduction's partials [chunks x points] and
-/// running the rest of the kernel body: with `combineThreads`, a block per
-/// point whose threads fold strided partials (kUnroll accumulators) and
-/// gpu.all_reduce them, thread 0 running the rest; else a thread per point
-/// folding its partials in order.
-void KernelMapper::combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce, Value partials,
-                                   ArrayRef<OpFoldResult> domain, Value points, Value chunks,
-                                   int64_t combineThreads) {
+/// The launch combining a split reduction's partials (one [chunks x points]
+/// buffer per reduction) and running the rest of the kernel body: with
+/// `combineThreads`, a block per point whose threads fold strided partials
+/// (kUnroll accumulators) and gpu.all_reduce them, thread 0 running the rest;
+/// else a thread per point folding its partials in order.
+void KernelMapper::combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
+                                   ArrayRef<Value> partials, ArrayRef<OpFoldResult> domain, Value points,
+                                   Value chunks, int64_t combineThreads) {
   Location loc = kernel.getLoc();
-  Type type = reduce.getType();
   Value one = cIndex(b, loc, 1);
   int64_t threads = combineThreads ? combineThreads : threadsPerBlock;
   b.setInsertionPoint(kernel);
@@ -202,11 +229,11 @@ void KernelMapper::combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce,
   IRMapping map;
   for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), delinearize(b, loc, point, domain)))
     map.map(arg, v);
-  for (Operation &op : kernel.getBodyBlock().without_terminator()) {
-    if (&op != reduce.getOperation()) {
-      b.clone(op, map);
-      continue;
-    }
+  // Every thread of the block takes part in each reduction's gpu.all_reduce.
+  for (auto [r, buffer] : llvm::zip(reduces, partials)) {
+    loop::ReduceOp reduce = r;
+    Value partials = buffer;
+    Type type = reduce.getType();
     if (combineThreads) {
       Value thread = second.getThreadIds().x;
       Value partial = foldLanes(reduce.getKind(), type, thread, chunks, cIndex(b, loc, threads), kUnroll, 1,
@@ -215,9 +242,6 @@ void KernelMapper::combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce,
                                   return {loop::LoadOp::create(b, loc, partials, at)};
                                 })[0];
       map.map(reduce.getResult(), allReduce(reduce, partial));
-      Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
-      ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       continue;
     }
     Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, reduce.getKind(), type));
@@ -231,17 +255,26 @@ void KernelMapper::combinePartials(loop::KernelOp kernel, loop::ReduceOp reduce,
     b.setInsertionPointAfter(combineAll);
     map.map(reduce.getResult(), combineAll.getResult(0));
   }
+  if (combineThreads) {
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, second.getThreadIds().x,
+                                          cIndex(b, loc, 0));
+    ifOp = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  for (Operation &op : kernel.getBodyBlock().without_terminator())
+    if (!isa<loop::ReduceOp>(op))
+      b.clone(op, map);
   b.setInsertionPointAfter(ifOp);
   gpu::TerminatorOp::create(b, loc);
 }
 
 /// The number of neighbouring points a thread of a column split reads with
-/// one 16-byte load: every load in the reduction (or before it) that moves
+/// one 16-byte load: every load in the reductions (or before them) that moves
 /// with the kernel's innermost index must index its buffer's last dim with
 /// exactly that index, no other index moving with it, the buffers' last dims
 /// and the innermost domain dim multiples of the width, and the element
 /// widths agree. 1 when not possible.
-int64_t KernelMapper::columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce) {
+int64_t KernelMapper::columnWidth(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
   ArrayRef<int64_t> domain = kernel.getDomain();
   Block &body = kernel.getBodyBlock();
   if (domain.empty() || ShapedType::isDynamic(domain.back()))
@@ -256,16 +289,20 @@ int64_t KernelMapper::columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce) 
       return false;
     return llvm::any_of(def->getOperands(), moves);
   };
+  auto inReduce = [&](Operation *op) {
+    return llvm::any_of(reduces, [&](loop::ReduceOp r) { return r->isAncestor(op); });
+  };
   unsigned bits = 0;
   bool ok = true, anyVector = false;
   SmallVector<MemRefType> accessed;
   kernel.walk([&](Operation *op) {
     if (isa<loop::StoreOp>(op) && op->getParentOp() != kernel.getOperation())
       ok = false;
-    if (op != reduce.getOperation() && op != kernel.getOperation() && isa<loop::ReduceOp, loop::ForOp>(op))
+    if (!llvm::any_of(reduces, [&](loop::ReduceOp r) { return r.getOperation() == op; }) &&
+        op != kernel.getOperation() && isa<loop::ReduceOp, loop::ForOp>(op))
       ok = false;
     auto load = dyn_cast<loop::LoadOp>(op);
-    if (!load || load.getIndices().empty() || !reduce->isAncestor(load))
+    if (!load || load.getIndices().empty() || !inReduce(load))
       return;
     if (load.getIndices().back() != inner) {
       if (llvm::any_of(load.getIndices(), moves))
@@ -292,50 +329,70 @@ int64_t KernelMapper::columnWidth(loop::KernelOp kernel, loop::ReduceOp reduce) 
   return domain.back() % width == 0 ? width : 1;
 }
 
-/// foldRange for the `maps.size()` points of a column split's thread: the
-/// body is cloned once per point, loads indexing their last dim with the
-/// kernel's innermost index `inner` read once as a vector and split.
-SmallVector<Value> KernelMapper::foldRangeLanes(loop::ReduceOp reduce, Value begin, Value end, Value step,
-                                                SmallVector<IRMapping> &maps, Value inner, int64_t unroll) {
-  Location loc = reduce.getLoc();
+/// foldRanges for the `maps.size()` points of a column split's thread: the
+/// bodies are cloned once per point, loads indexing their last dim with the
+/// kernel's innermost index `inner` read once as a vector and split (a
+/// buffer that several sibling reductions read at the same index, once for
+/// all of them). Returns the folded values reduction-major: reduction r's
+/// point k at r * maps.size() + k.
+SmallVector<Value> KernelMapper::foldRangeLanes(ArrayRef<loop::ReduceOp> reduces, Value begin, Value end,
+                                                Value step, SmallVector<IRMapping> &maps, Value inner,
+                                                int64_t unroll) {
+  Location loc = loop::ReduceOp(reduces[0]).getLoc();
   int64_t width = maps.size();
-  Block &body = reduce.getBodyBlock();
-  return foldLanes(reduce.getKind(), reduce.getType(), begin, end, step, unroll, width,
-                   [&](Value at) -> SmallVector<Value> {
-                     SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduce, maps[0]));
-                     DenseMap<Operation *, Value> vectors;
-                     SmallVector<Value> out;
-                     for (int64_t k = 0; k < width; ++k) {
-                       IRMapping &map = maps[k];
-                       for (auto [arg, i] : llvm::zip(body.getArguments(), idx))
-                         map.map(arg, i);
-                       for (Operation &op : body.without_terminator()) {
-                         auto load = dyn_cast<loop::LoadOp>(op);
-                         if (width > 1 && load && !load.getIndices().empty() && load.getIndices().back() == inner) {
-                           if (k == 0) {
-                             SmallVector<Value> ix;
-                             for (Value i : load.getIndices())
-                               ix.push_back(map.lookupOrDefault(i));
-                             auto vt = VectorType::get({width}, load.getType());
-                             vectors[&op] = vector::LoadOp::create(b, loc, vt, map.lookupOrDefault(load.getMemref()),
-                                                                   ix, false, llvm::MaybeAlign(16));
-                           }
-                           map.map(load.getResult(), vector::ExtractOp::create(b, loc, vectors[&op], k));
-                           continue;
-                         }
-                         b.clone(op, map);
-                       }
-                       out.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
-                     }
-                     return out;
-                   });
+  SmallVector<loop::ReduceKind> kinds;
+  SmallVector<Type> types;
+  for (loop::ReduceOp reduce : reduces)
+    for (int64_t k = 0; k < width; ++k) {
+      kinds.push_back(reduce.getKind());
+      types.push_back(reduce.getType());
+    }
+  return foldLanes(kinds, types, begin, end, step, unroll, [&](Value at) -> SmallVector<Value> {
+    SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduces[0], maps[0]));
+    std::map<SmallVector<const void *>, Value> loaded; // (buffer, indices at point 0) -> its vector
+    SmallVector<Value> out;
+    for (loop::ReduceOp reduce : reduces) {
+      Block &body = reduce.getBodyBlock();
+      DenseMap<Operation *, Value> vectors;
+      for (int64_t k = 0; k < width; ++k) {
+        IRMapping &map = maps[k];
+        for (auto [arg, i] : llvm::zip(body.getArguments(), idx))
+          map.map(arg, i);
+        for (Operation &op : body.without_terminator()) {
+          auto load = dyn_cast<loop::LoadOp>(op);
+          if (width > 1 && load && !load.getIndices().empty() && load.getIndices().back() == inner) {
+            if (k == 0) {
+              Value mem = map.lookupOrDefault(load.getMemref());
+              SmallVector<Value> ix;
+              SmallVector<const void *> key{mem.getAsOpaquePointer()};
+              for (Value i : load.getIndices()) {
+                ix.push_back(map.lookupOrDefault(i));
+                key.push_back(ix.back().getAsOpaquePointer());
+              }
+              auto [it, fresh] = loaded.try_emplace(key, Value());
+              if (fresh)
+                it->second = vector::LoadOp::create(b, loc, VectorType::get({width}, load.getType()), mem, ix,
+                                                    false, llvm::MaybeAlign(16));
+              vectors[&op] = it->second;
+            }
+            map.map(load.getResult(), vector::ExtractOp::create(b, loc, vectors[&op], k));
+            continue;
+          }
+          b.clone(op, map);
+        }
+        out.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+      }
+    }
+    return out;
+  });
 }
 
 /// Block (chunk, point) of a split row reduction: its threads stride over
-/// the chunk, gpu.all_reduce combines them, thread 0 stores the partial.
-void KernelMapper::splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce, gpu::LaunchOp launch,
-                     Value partials, int64_t points, int64_t chunkLength, int64_t length,
-                     int64_t threads) {
+/// the chunk (folding every sibling reduction in the one sweep),
+/// gpu.all_reduce combines them, thread 0 stores the partials.
+void KernelMapper::splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, gpu::LaunchOp launch,
+                                   ArrayRef<Value> partials, int64_t points, int64_t chunkLength, int64_t length,
+                                   int64_t threads) {
   Location loc = kernel.getLoc();
   Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
   Value chunk = arith::DivUIOp::create(b, loc, block, cIndex(b, loc, points));
@@ -344,11 +401,7 @@ void KernelMapper::splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce,
   for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(),
                                  delinearize(b, loc, point, kernel.getDomain())))
     map.map(arg, v);
-  for (Operation &op : kernel.getBodyBlock()) {
-    if (&op == reduce.getOperation())
-      break;
-    b.clone(op, map);
-  }
+  cloneSweepInputs(kernel, reduces, map);
   Value begin = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, chunk, cIndex(b, loc, chunkLength)), thread);
   Value end = arith::MinUIOp::create(
@@ -356,47 +409,80 @@ void KernelMapper::splitRowPartial(loop::KernelOp kernel, loop::ReduceOp reduce,
       arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
                             cIndex(b, loc, chunkLength)),
       cIndex(b, loc, length));
-  Value total = allReduce(reduce, foldRange(reduce, begin, end, cIndex(b, loc, threads), map, kUnroll));
+  SmallVector<Value> folded = foldRanges(reduces, begin, end, cIndex(b, loc, threads), map, kUnroll);
+  SmallVector<Value> totals;
+  for (auto [reduce, partial] : llvm::zip(reduces, folded))
+    totals.push_back(allReduce(loop::ReduceOp(reduce), partial));
   Value isFirst =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, cIndex(b, loc, 0));
   auto ifOp = scf::IfOp::create(b, loc, isFirst, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   SmallVector<Value> at{chunk, point};
-  loop::StoreOp::create(b, loc, total, partials, at);
+  for (auto [total, partial] : llvm::zip(totals, partials))
+    loop::StoreOp::create(b, loc, total, partial, at);
+}
+
+/// Folds the reductions' bodies over the flattened indices [begin, end) by
+/// `step` in one sweep (siblings: one domain), each from its kind's identity;
+/// returns the folded value of each.
+SmallVector<Value> KernelMapper::foldRanges(ArrayRef<loop::ReduceOp> reduces, Value begin, Value end, Value step,
+                                            IRMapping &map, int64_t unroll) {
+  Location loc = loop::ReduceOp(reduces[0]).getLoc();
+  SmallVector<loop::ReduceKind> kinds;
+  SmallVector<Type> types;
+  for (loop::ReduceOp reduce : reduces) {
+    kinds.push_back(reduce.getKind());
+    types.push_back(reduce.getType());
+  }
+  return foldLanes(kinds, types, begin, end, step, unroll, [&](Value at) -> SmallVector<Value> {
+    SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduces[0], map));
+    SmallVector<Value> out;
+    for (loop::ReduceOp reduce : reduces)
+      out.push_back(cloneBody(b, reduce.getBodyBlock(), idx, map)[0]);
+    return out;
+  });
 }
 
 /// Folds `reduce`'s body over the flattened indices [begin, end) by `step`,
 /// starting from the kind's identity; returns the folded value.
 Value KernelMapper::foldRange(loop::ReduceOp reduce, Value begin, Value end, Value step, IRMapping &map,
                               int64_t unroll) {
-  Location loc = reduce.getLoc();
-  return foldLanes(reduce.getKind(), reduce.getType(), begin, end, step, unroll, 1,
-                   [&](Value at) -> SmallVector<Value> {
-                     SmallVector<Value> idx = delinearize(b, loc, at, innerSizes(reduce, map));
-                     return {cloneBody(b, reduce.getBodyBlock(), idx, map)[0]};
-                   })[0];
+  return foldRanges({reduce}, begin, end, step, map, unroll)[0];
 }
 
-/// Folds `lanes` values a point over [begin, end) by `step` (`at` builds a
-/// point's values), from the kind's identity. With `unroll`, a main loop takes
-/// `unroll` points a step into as many accumulators a lane, so that each
-/// thread has that many loads in flight (a memory-bound sweep needs them),
-/// and a second loop takes the rest one at a time; the accumulators are
-/// combined at the end.
-SmallVector<Value> KernelMapper::foldLanes(loop::ReduceKind kind, Type type, Value begin, Value end,
-                                           Value step, int64_t unroll, int64_t lanes,
+SmallVector<Value> KernelMapper::foldLanes(loop::ReduceKind kind, Type type, Value begin, Value end, Value step,
+                                           int64_t unroll, int64_t lanes,
+                                           function_ref<SmallVector<Value>(Value)> at) {
+  return foldLanes(SmallVector<loop::ReduceKind>(lanes, kind), SmallVector<Type>(lanes, type), begin, end, step,
+                   unroll, at);
+}
+
+/// Folds one value a lane over [begin, end) by `step` (`at` builds a point's
+/// values, one per lane; lane l combined with kinds[l], from its identity).
+/// With `unroll`, a main loop takes `unroll` points a step into as many
+/// accumulators a lane, so that each thread has that many loads in flight (a
+/// memory-bound sweep needs them), and a second loop takes the rest one at a
+/// time; the accumulators are combined at the end.
+SmallVector<Value> KernelMapper::foldLanes(ArrayRef<loop::ReduceKind> kinds, TypeRange types, Value begin,
+                                           Value end, Value step, int64_t unroll,
                                            function_ref<SmallVector<Value>(Value)> at) {
   Location loc = begin.getLoc();
-  Value init = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, kind, type));
+  int64_t lanes = kinds.size();
+  SmallVector<Value> inits;
+  for (auto [kind, type] : llvm::zip(kinds, types))
+    inits.push_back(arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, kind, type)));
   Value mainEnd = begin;
-  SmallVector<Value> accs(lanes, init);
+  SmallVector<Value> accs(inits);
   if (unroll > 1) {
     Value span = arith::MulIOp::create(b, loc, step, cIndex(b, loc, unroll));
     Value len = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin), cIndex(b, loc, 0));
     mainEnd = arith::AddIOp::create(
         b, loc, begin, arith::MulIOp::create(b, loc, arith::DivSIOp::create(b, loc, len, span), span));
-    auto main = scf::ForOp::create(b, loc, begin, mainEnd, span, SmallVector<Value>(unroll * lanes, init));
+    SmallVector<Value> mainInits;
+    for (int64_t k = 0; k < unroll; ++k)
+      mainInits.append(inits);
+    auto main = scf::ForOp::create(b, loc, begin, mainEnd, span, mainInits);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(main.getBody());
@@ -406,7 +492,7 @@ SmallVector<Value> KernelMapper::foldLanes(loop::ReduceKind kind, Type type, Val
                                         arith::MulIOp::create(b, loc, step, cIndex(b, loc, k)));
         SmallVector<Value> vals = at(i);
         for (int64_t l = 0; l < lanes; ++l)
-          folded.push_back(loop::reduceCombine(b, loc, kind, main.getRegionIterArgs()[k * lanes + l], vals[l]));
+          folded.push_back(loop::reduceCombine(b, loc, kinds[l], main.getRegionIterArgs()[k * lanes + l], vals[l]));
       }
       scf::YieldOp::create(b, loc, folded);
     }
@@ -418,14 +504,14 @@ SmallVector<Value> KernelMapper::foldLanes(loop::ReduceKind kind, Type type, Val
     b.setInsertionPointToStart(fold.getBody());
     SmallVector<Value> vals = at(fold.getInductionVar()), folded;
     for (int64_t l = 0; l < lanes; ++l)
-      folded.push_back(loop::reduceCombine(b, loc, kind, fold.getRegionIterArgs()[l], vals[l]));
+      folded.push_back(loop::reduceCombine(b, loc, kinds[l], fold.getRegionIterArgs()[l], vals[l]));
     scf::YieldOp::create(b, loc, folded);
   }
   SmallVector<Value> totals;
   for (int64_t l = 0; l < lanes; ++l) {
     Value total = fold.getResult(l);
     for (size_t k = 1; k * lanes < accs.size(); ++k)
-      total = loop::reduceCombine(b, loc, kind, total, accs[k * lanes + l]);
+      total = loop::reduceCombine(b, loc, kinds[l], total, accs[k * lanes + l]);
     totals.push_back(total);
   }
   return totals;

@@ -8,6 +8,9 @@
 #include "Mapping.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -88,21 +91,34 @@ SmallVector<OpFoldResult> innerSizes(Operation *op, IRMapping &map) {
   return sizes;
 }
 
-/// Whether a kernel and every loop in it have constant domains.
-loop::ReduceOp singleTopLevelReduce(loop::KernelOp kernel) {
-  loop::ReduceOp found;
-  int count = 0;
+/// The kernel's top-level reductions where they are siblings: no loop.for
+/// beside them, one domain (the same `?` sizes), and none reads another's
+/// result (through the top-level ops its body uses), so that one sweep can
+/// fold them all. Empty otherwise.
+SmallVector<loop::ReduceOp> siblingReduces(loop::KernelOp kernel) {
+  SmallVector<loop::ReduceOp> found;
+  DenseSet<Value> tainted; // top-level values computed from a reduction's result
   for (Operation &op : kernel.getBodyBlock()) {
     if (isa<loop::ForOp>(op))
       return {};
-    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
-      found = r;
-      ++count;
+    auto r = dyn_cast<loop::ReduceOp>(op);
+    if (r) {
+      if (!found.empty() && (r.getDomain() != found[0].getDomain() ||
+                             !llvm::equal(r.getDynamicSizes(), found[0].getDynamicSizes())))
+        return {};
+      llvm::SetVector<Value> used;
+      getUsedValuesDefinedAbove(r.getRegion(), used);
+      if (llvm::any_of(used, [&](Value v) { return tainted.contains(v); }))
+        return {};
+      found.push_back(r);
     }
+    if (r || llvm::any_of(op.getOperands(), [&](Value v) { return tainted.contains(v); }))
+      tainted.insert(op.getResults().begin(), op.getResults().end());
   }
-  return count == 1 ? found : loop::ReduceOp();
+  return found;
 }
 
+/// Whether a kernel and every loop in it have constant domains.
 bool hasStaticDomains(loop::KernelOp kernel) {
   bool isStatic = true;
   kernel.walk([&](Operation *op) {

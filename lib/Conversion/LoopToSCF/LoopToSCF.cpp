@@ -244,49 +244,62 @@ void lowerKernel(IRRewriter &rewriter, loop::KernelOp op, int64_t work, int64_t 
   rewriter.eraseOp(op);
 }
 
-/// The one loop.reduce of a kernel that is a column reduction: its body reads
+/// The loop.reduce of a kernel that is a column reduction: its body reads
 /// the kernel's innermost index as the last (contiguous) index of a buffer,
 /// and never one of its own indices there (a channels-last global pool reads
 /// [n, h, w, c] for each (n, c)). Per point, such a reduction walks memory
-/// with a stride and does not vectorize.
-loop::ReduceOp columnReduction(loop::KernelOp kernel) {
-  if (kernel.getDomain().empty() || !kernel.hasStaticDomain())
+/// with a stride and does not vectorize. Sibling reductions (a batch norm
+/// backward's sum(dy) and sum(dy * xhat): one domain, none reading another's
+/// result) are scheduled together: one sweep, a row of accumulators each.
+SmallVector<loop::ReduceOp> columnReductions(loop::KernelOp kernel) {
+  // (an empty domain has no columns to chunk)
+  if (kernel.getDomain().empty() || !kernel.hasStaticDomain() || llvm::is_contained(kernel.getDomain(), 0))
     return {};
   Block &body = kernel.getBodyBlock();
   Value inner = body.getArguments().back();
-  loop::ReduceOp reduce;
-  for (Operation &op : body) {
-    if (isa<loop::ForOp>(op) || (isa<loop::StoreOp>(op) && !reduce))
-      return {};
-    if (auto r = dyn_cast<loop::ReduceOp>(op)) {
-      if (reduce)
-        return {};
-      reduce = r;
-    }
-  }
-  if (!reduce)
-    return {};
+  SmallVector<loop::ReduceOp> reduces;
+  DenseSet<Value> tainted; // computed from a reduction's result
   bool contiguous = false, strided = false;
-  reduce.getBody().walk([&](Operation *op) {
-    if (isa<loop::ReduceOp, loop::ForOp>(op))
-      strided = true;
-    auto load = dyn_cast<loop::LoadOp>(op);
-    if (!load || load.getIndices().empty())
-      return;
-    Value last = load.getIndices().back();
-    contiguous |= last == inner;
-    strided |= llvm::is_contained(reduce.getIndices(), last);
-  });
-  return contiguous && !strided ? reduce : loop::ReduceOp();
+  for (Operation &op : body) {
+    if (isa<loop::ForOp>(op))
+      return {};
+    auto r = dyn_cast<loop::ReduceOp>(op);
+    if (r) {
+      if (!reduces.empty() && (r.getDomain() != reduces[0].getDomain() ||
+                               !llvm::equal(r.getDynamicSizes(), reduces[0].getDynamicSizes())))
+        return {};
+      r.getBody().walk([&](Operation *inside) {
+        if (isa<loop::ReduceOp, loop::ForOp>(inside))
+          strided = true;
+        for (Value v : inside->getOperands())
+          if (tainted.contains(v))
+            strided = true; // reads another reduction's result: not a sibling
+        auto load = dyn_cast<loop::LoadOp>(inside);
+        if (!load || load.getIndices().empty())
+          return;
+        Value last = load.getIndices().back();
+        contiguous |= last == inner;
+        strided |= llvm::is_contained(r.getIndices(), last);
+      });
+      reduces.push_back(r);
+    }
+    if (isa<loop::StoreOp>(op) && reduces.empty())
+      return {};
+    if (r || llvm::any_of(op.getOperands(), [&](Value v) { return tainted.contains(v); }))
+      tainted.insert(op.getResults().begin(), op.getResults().end());
+  }
+  if (reduces.empty() || !contiguous || strided)
+    return {};
+  return reduces;
 }
 
-/// A column reduction kernel (columnReduction): parallel over the outer dims
+/// A column reduction kernel (columnReductions): parallel over the outer dims
 /// and chunks of the innermost one, as other kernels, but each chunk keeps a
 /// row of accumulators, and the loop over the chunk is the innermost one in
 /// the reduction's nest: contiguous reads that LLVM vectorizes. The values
 /// the reduction's body takes from the kernel body are computed once per
 /// column into rows of their own.
-void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::ReduceOp reduce,
+void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
                           int64_t minParallel) {
   Location loc = kernel.getLoc();
   ArrayRef<int64_t> domain = kernel.getDomain();
@@ -307,7 +320,6 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
       buildChunkedParallel(rewriter, loc, kernel.getMixedDomain(), rewriter.getIndexAttr(chunk));
   scf::ParallelOp par = loops.par;
   Value begin = loops.begin, end = loops.end;
-  Type type = reduce.getType();
   // Rows on the heap, not the stack: an alloca would keep the OpenMP body's
   // alloca scope, which the later SCF->CF lowering cannot split into blocks.
   SmallVector<Value> allocated;
@@ -317,14 +329,17 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
     allocated.push_back(r);
     return r;
   };
-  Value acc = row(type);
-  // values of the kernel body the reduction's body reads
+  SmallVector<Value> accs;
+  for (loop::ReduceOp reduce : reduces)
+    accs.push_back(row(reduce.getType()));
+  // values of the kernel body the reductions' bodies read
   SmallVector<Value> taken;
-  reduce.getBody().walk([&](Operation *op) {
-    for (Value v : op->getOperands())
-      if (v.getParentBlock() == &body && !isa<BlockArgument>(v) && !llvm::is_contained(taken, v))
-        taken.push_back(v);
-  });
+  for (loop::ReduceOp reduce : reduces)
+    reduce.getBody().walk([&](Operation *op) {
+      for (Value v : op->getOperands())
+        if (v.getParentBlock() == &body && !isa<BlockArgument>(v) && !llvm::is_contained(taken, v))
+          taken.push_back(v);
+    });
   SmallVector<Value> rows;
   for (Value v : taken)
     rows.push_back(row(v.getType()));
@@ -341,43 +356,64 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, loop::Red
     map.map(body.getArguments().back(), forOp.getInductionVar());
     fill(map, arith::SubIOp::create(rewriter, loc, forOp.getInductionVar(), begin));
   };
-  auto cloneBefore = [&](IRMapping &map) {
-    for (Operation &op : body) {
-      if (&op == reduce.getOperation())
-        break;
-      rewriter.clone(op, map);
+  // The kernel body's ops the sweep needs: those before the first reduction,
+  // and those between the reductions that compute no reduction's result.
+  DenseSet<Value> tainted;
+  SmallVector<Operation *> before;
+  for (Operation &op : body) {
+    if (isa<loop::ReduceOp>(op) ||
+        llvm::any_of(op.getOperands(), [&](Value v) { return tainted.contains(v); })) {
+      tainted.insert(op.getResults().begin(), op.getResults().end());
+      continue;
     }
+    if (&op != body.getTerminator() && !isa<loop::StoreOp>(op))
+      before.push_back(&op);
+  }
+  auto cloneBefore = [&](IRMapping &map) {
+    for (Operation *op : before)
+      rewriter.clone(*op, map);
   };
-  Value identity = arith::ConstantOp::create(rewriter, loc,
-                                             loop::reduceIdentity(rewriter, reduce.getKind(), type));
+  SmallVector<Value> identities;
+  for (loop::ReduceOp reduce : reduces)
+    identities.push_back(arith::ConstantOp::create(
+        rewriter, loc, loop::reduceIdentity(rewriter, reduce.getKind(), reduce.getType())));
   columns([&](IRMapping &map, Value pos) {
     cloneBefore(map);
     for (auto [v, r] : llvm::zip(taken, rows))
       memref::StoreOp::create(rewriter, loc, map.lookup(v), r, pos);
-    memref::StoreOp::create(rewriter, loc, identity, acc, pos);
+    for (auto [identity, acc] : llvm::zip(identities, accs))
+      memref::StoreOp::create(rewriter, loc, identity, acc, pos);
   });
   {
     OpBuilder::InsertionGuard guard(rewriter);
-    SmallVector<Value> rivs = buildForNest(rewriter, loc, reduce.getMixedDomain());
+    SmallVector<Value> rivs = buildForNest(rewriter, loc, loop::ReduceOp(reduces[0]).getMixedDomain());
     columns([&](IRMapping &map, Value pos) {
       for (auto [v, r] : llvm::zip(taken, rows))
         map.map(v, memref::LoadOp::create(rewriter, loc, r, pos));
-      for (auto [arg, iv] : llvm::zip(reduce.getIndices(), rivs))
-        map.map(arg, iv);
-      for (Operation &op : reduce.getBodyBlock().without_terminator())
-        rewriter.clone(op, map);
-      Value v = map.lookup(reduce.getBodyBlock().getTerminator()->getOperand(0));
-      Value a = memref::LoadOp::create(rewriter, loc, acc, pos);
-      memref::StoreOp::create(rewriter, loc,
-                              loop::reduceCombine(rewriter, loc, reduce.getKind(), a, v), acc, pos);
+      // every body's loads before any accumulator's store (CSE merges the reads they share)
+      SmallVector<Value> values;
+      for (loop::ReduceOp reduce : reduces) {
+        for (auto [arg, iv] : llvm::zip(reduce.getIndices(), rivs))
+          map.map(arg, iv);
+        for (Operation &op : reduce.getBodyBlock().without_terminator())
+          rewriter.clone(op, map);
+        // the value reduced may come from outside the body (a constant: the ones a mean over a `?` dim counts)
+        values.push_back(map.lookupOrDefault(reduce.getBodyBlock().getTerminator()->getOperand(0)));
+      }
+      for (auto [reduce, v, acc] : llvm::zip(reduces, values, accs)) {
+        Value a = memref::LoadOp::create(rewriter, loc, acc, pos);
+        memref::StoreOp::create(rewriter, loc,
+                                loop::reduceCombine(rewriter, loc, loop::ReduceOp(reduce).getKind(), a, v), acc,
+                                pos);
+      }
     });
   }
   columns([&](IRMapping &map, Value pos) {
-    cloneBefore(map);
-    map.map(reduce.getResult(), memref::LoadOp::create(rewriter, loc, acc, pos));
-    for (Operation *op = reduce->getNextNode(); op && !op->hasTrait<mlir::OpTrait::IsTerminator>();
-         op = op->getNextNode())
-      rewriter.clone(*op, map);
+    for (auto [reduce, acc] : llvm::zip(reduces, accs))
+      map.map(loop::ReduceOp(reduce).getResult(), memref::LoadOp::create(rewriter, loc, acc, pos));
+    for (Operation &op : body.without_terminator())
+      if (!isa<loop::ReduceOp>(op))
+        rewriter.clone(op, map);
   });
   for (Value r : allocated)
     memref::DeallocOp::create(rewriter, loc, r);
@@ -539,13 +575,13 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
     SymbolTable symbols(module);
     // Column reductions get their own schedule first (their loads and stores
     // are lowered with everything else below).
-    SmallVector<std::pair<loop::KernelOp, loop::ReduceOp>> columns;
+    SmallVector<std::pair<loop::KernelOp, SmallVector<loop::ReduceOp>>> columns;
     module.walk([&](loop::KernelOp kernel) {
-      if (loop::ReduceOp reduce = columnReduction(kernel))
-        columns.push_back({kernel, reduce});
+      if (SmallVector<loop::ReduceOp> reduces = columnReductions(kernel); !reduces.empty())
+        columns.push_back({kernel, reduces});
     });
-    for (auto [kernel, reduce] : columns)
-      lowerColumnReduction(rewriter, kernel, reduce, minParallelIterations);
+    for (auto &[kernel, reduces] : columns)
+      lowerColumnReduction(rewriter, kernel, reduces, minParallelIterations);
     // Inner ops first (post-order), so each kernel body is plain scf by the
     // time the kernel itself is lowered.
     SmallVector<Operation *> ops;

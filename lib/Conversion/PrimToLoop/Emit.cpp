@@ -92,6 +92,31 @@ void KernelEmitter::emitKernel(Value value, Value buffer, unsigned parallelDims,
   closeScope();
 }
 
+void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name) {
+  ArrayRef<int64_t> shape = tensorType(values.front()).getShape();
+  auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
+  kernelOp = kernel;
+  kernel.getDynamicSizesMutable().assign(
+      dynamicSizes(values.front(), llvm::to_vector(llvm::seq<int64_t>(0, shape.size()))));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = newBody(kernel.getBody(), shape.size());
+  scopes.clear();
+  levels.clear();
+  scopes.push_back(Scope{body, nullptr, {}});
+  SmallVector<Value> idx(body->getArguments());
+  for (Value v : idx)
+    levels[v] = 0;
+  SmallVector<Value> scalars;
+  for (auto [value, buffer] : llvm::zip(values, targets)) {
+    target = buffer;
+    scalars.push_back(emit(value, idx));
+  }
+  setInsertion(0);
+  for (auto [scalar, buffer] : llvm::zip(scalars, targets))
+    loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, idx);
+  closeScope();
+}
+
 void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, Value dynamicOffset,
                                    StringRef name) {
   target = buffer;

@@ -114,6 +114,12 @@ struct KernelPlan {
 /// reads from memory.
 KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer);
 
+/// Sibling reductions among the materialized values (`order`: program order)
+/// that one kernel computes together, each group in program order, with
+/// whether the kernel takes the first member's place (else the last's).
+SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Value> order,
+                                                                   function_ref<bool(Value)> materialized);
+
 //===----------------------------------------------------------------------===//
 // Emission (Emit.cpp)
 //===----------------------------------------------------------------------===//
@@ -148,6 +154,11 @@ public:
 
   /// Emits the kernel that computes `value` into `buffer`.
   void emitKernel(Value value, Value buffer, unsigned parallelDims, StringRef name);
+
+  /// Emits one kernel over the shape of sibling reductions `values` (one
+  /// shape) computing each into its buffer: one loop.reduce each, then the
+  /// stores.
+  void emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name);
 
   /// Copies `value` (computed from its producers) into `buffer` at `offset`
   /// (plus `dynamicOffset`, a buffer-function index, where set) along `dim`:

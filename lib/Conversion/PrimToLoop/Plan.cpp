@@ -209,3 +209,119 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
 }
 
 } // namespace dyn::prim_to_loop
+
+namespace dyn::prim_to_loop {
+
+//===----------------------------------------------------------------------===//
+// Sibling reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What the kernel computing `v` reads from buffers (materialized values and
+/// arguments: the traversal stops there), and whether it computes a
+/// reduction besides `v` itself. Through a reshape an earlier kernel wrote
+/// it goes on to what the reshape's value is computed from (a superset).
+struct Reads {
+  DenseSet<Value> buffers;
+  bool innerReduction = false;
+};
+
+Reads readsOf(Value v, function_ref<bool(Value)> materialized) {
+  Reads reads;
+  DenseSet<Value> seen;
+  SmallVector<Value> work;
+  if (Operation *def = v.getDefiningOp())
+    work.append(def->operand_begin(), def->operand_end());
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    if (!isa<RankedTensorType>(u.getType()) || !seen.insert(u).second)
+      continue;
+    if (isa<BlockArgument>(u) || materialized(u)) {
+      reads.buffers.insert(u);
+      continue;
+    }
+    Operation *def = u.getDefiningOp();
+    if (isReduction(def))
+      reads.innerReduction = true;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return reads;
+}
+} // namespace
+
+/// Groups of sibling reductions among the materialized values (`order`: the
+/// kernels in program order): reductions of one operand shape over the same
+/// dims whose kernels read a buffer in common, none reading another, each
+/// computing no other reduction; static shapes only (two `?` need not be one
+/// size). A group is computed by one kernel that writes every member: a
+/// batch norm backward's sum(dy) and sum(dy * xhat) over N, H, W sweep dy
+/// once. The kernel takes the first member's place where every member reads
+/// only buffers written before it (a downsampling block's two batch norms
+/// share sum(dy), which the first one's input gradient reads before the
+/// second's sums come); else the last member's, where no kernel between the
+/// first and the last member may read an earlier member. Returned as
+/// (group, whether it takes the first member's place).
+SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Value> order,
+                                                                   function_ref<bool(Value)> materialized) {
+  constexpr size_t kWindow = 16; // kernels looked ahead for a sibling
+  DenseMap<Value, Reads> cache;
+  auto readsOfCached = [&](Value v) -> const Reads & {
+    auto it = cache.find(v);
+    if (it == cache.end())
+      it = cache.try_emplace(v, readsOf(v, materialized)).first;
+    return it->second;
+  };
+  DenseMap<Value, size_t> at;
+  for (auto [i, v] : llvm::enumerate(order))
+    at[v] = i;
+  auto eligible = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && isReduction(def) && tensorType(v).hasStaticShape() &&
+           tensorType(def->getOperand(0)).hasStaticShape() && !readsOfCached(v).innerReduction;
+  };
+  auto siblings = [](Value a, Value b) {
+    Operation *da = a.getDefiningOp(), *db = b.getDefiningOp();
+    return tensorType(da->getOperand(0)).getShape() == tensorType(db->getOperand(0)).getShape() &&
+           reductionDims(da) == reductionDims(db);
+  };
+  SmallVector<std::pair<SmallVector<Value>, bool>> groups;
+  DenseSet<Value> grouped;
+  for (size_t i = 0; i < order.size(); ++i) {
+    Value first = order[i];
+    if (grouped.contains(first) || !eligible(first))
+      continue;
+    // whether `v`'s kernel could run in `first`'s place: it reads only buffers written before
+    auto hoistable = [&](Value v) {
+      return llvm::all_of(readsOfCached(v).buffers, [&](Value r) { return !at.count(r) || at[r] < i; });
+    };
+    SmallVector<Value> group{first};
+    DenseSet<Value> members{first}, shared(readsOfCached(first).buffers.begin(), readsOfCached(first).buffers.end());
+    bool hoist = true;        // every member so far could run in first's place
+    bool readBetween = false; // a kernel between the members reads one: the group cannot sink past it
+    for (size_t j = i + 1; j < order.size() && j <= i + kWindow; ++j) {
+      Value u = order[j];
+      const Reads &reads = readsOfCached(u);
+      bool readsMember = llvm::any_of(members, [&](Value m) { return reads.buffers.contains(m); });
+      if (!grouped.contains(u) && !readsMember && eligible(u) && siblings(first, u) &&
+          llvm::any_of(reads.buffers, [&](Value r) { return shared.contains(r); })) {
+        bool up = hoist && hoistable(u);
+        if (up || !readBetween) {
+          hoist = up;
+          group.push_back(u);
+          members.insert(u);
+          continue;
+        }
+      }
+      readBetween |= readsMember;
+      if (readBetween && !hoist)
+        break;
+    }
+    if (group.size() < 2)
+      continue;
+    grouped.insert(group.begin(), group.end());
+    groups.push_back({std::move(group), hoist});
+  }
+  return groups;
+}
+
+} // namespace dyn::prim_to_loop
