@@ -156,7 +156,15 @@ static PyObject *dyn_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, i
   Py_XDECREF(entries);
   PyObject *result = NULL;
   int run_frame = 0;
-  if (entry == NULL && PyErr_Occurred()) {
+  if (entry == NULL && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
+    /* KeyboardInterrupt or SystemExit arrived while the guards ran: the user's, propagate it */
+    Py_DECREF(args);
+    PyObject *tmp = swap_callback(cb);
+    Py_XDECREF(tmp);
+    Py_DECREF(cb);
+    DYN_FRAME_DONE(ts, frame);
+    return NULL;
+  } else if (entry == NULL && PyErr_Occurred()) {
     /* A guard raised: do not guess, run the original code. */
     PyErr_Clear();
     run_frame = 1;
