@@ -156,32 +156,29 @@ static PyObject *dyn_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, i
   Py_XDECREF(entries);
   PyObject *result = NULL;
   int run_frame = 0;
-  if (entry == NULL && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
-    /* KeyboardInterrupt or SystemExit arrived while the guards ran: the user's, propagate it */
+  int propagate = 0;
+  if (entry == NULL && PyErr_Occurred()) {
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+      /* A guard raised: do not guess, run the original code. */
+      PyErr_Clear();
+      run_frame = 1;
+    } else {
+      propagate = 1; /* KeyboardInterrupt or SystemExit arrived while the guards ran: the user's */
+    }
+  } else if (entry == NULL) {
+    ++g_misses;
+    entry = PyObject_CallFunctionObjArgs(cb, (PyObject *)code, args, NULL);
+    propagate = entry == NULL; /* the callback raised on purpose (e.g. fullgraph=True) */
+  } else {
+    ++g_hits;
+  }
+  if (propagate) {
     Py_DECREF(args);
     PyObject *tmp = swap_callback(cb);
     Py_XDECREF(tmp);
     Py_DECREF(cb);
     DYN_FRAME_DONE(ts, frame);
     return NULL;
-  } else if (entry == NULL && PyErr_Occurred()) {
-    /* A guard raised: do not guess, run the original code. */
-    PyErr_Clear();
-    run_frame = 1;
-  } else if (entry == NULL) {
-    ++g_misses;
-    entry = PyObject_CallFunctionObjArgs(cb, (PyObject *)code, args, NULL);
-    if (entry == NULL) {
-      /* the callback raised on purpose (e.g. fullgraph=True): propagate */
-      Py_DECREF(args);
-      PyObject *tmp = swap_callback(cb);
-      Py_XDECREF(tmp);
-      Py_DECREF(cb);
-      DYN_FRAME_DONE(ts, frame);
-      return NULL;
-    }
-  } else {
-    ++g_hits;
   }
   if (!run_frame) {
     PyObject *fn = (entry && PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) >= 2) ? PyTuple_GET_ITEM(entry, 1)

@@ -92,13 +92,11 @@ void KernelEmitter::emitKernel(Value value, Value buffer, unsigned parallelDims,
   closeScope();
 }
 
-void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name) {
-  ArrayRef<int64_t> shape = tensorType(values.front()).getShape();
+SmallVector<Value> KernelEmitter::openPointKernel(Value shaped, StringRef name) {
+  ArrayRef<int64_t> shape = tensorType(shaped).getShape();
   auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
   kernelOp = kernel;
-  kernel.getDynamicSizesMutable().assign(
-      dynamicSizes(values.front(), llvm::to_vector(llvm::seq<int64_t>(0, shape.size()))));
-  OpBuilder::InsertionGuard guard(b);
+  kernel.getDynamicSizesMutable().assign(dynamicSizes(shaped, llvm::to_vector(llvm::seq<int64_t>(0, shape.size()))));
   Block *body = newBody(kernel.getBody(), shape.size());
   scopes.clear();
   levels.clear();
@@ -106,6 +104,12 @@ void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> ta
   SmallVector<Value> idx(body->getArguments());
   for (Value v : idx)
     levels[v] = 0;
+  return idx;
+}
+
+void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Value> idx = openPointKernel(values.front(), name);
   SmallVector<Value> scalars;
   for (auto [value, buffer] : llvm::zip(values, targets)) {
     target = buffer;
@@ -120,18 +124,8 @@ void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> ta
 void KernelEmitter::emitCopyKernel(Value value, Value buffer, int64_t dim, int64_t offset, Value dynamicOffset,
                                    StringRef name) {
   target = buffer;
-  ArrayRef<int64_t> shape = tensorType(value).getShape();
-  auto kernel = loop::KernelOp::create(b, loc, b.getStringAttr(name), b.getDenseI64ArrayAttr(shape));
-  kernelOp = kernel;
-  kernel.getDynamicSizesMutable().assign(dynamicSizes(value, llvm::to_vector(llvm::seq<int64_t>(0, shape.size()))));
   OpBuilder::InsertionGuard guard(b);
-  Block *body = newBody(kernel.getBody(), shape.size());
-  scopes.clear();
-  levels.clear();
-  scopes.push_back(Scope{body, nullptr, {}});
-  SmallVector<Value> idx(body->getArguments());
-  for (Value v : idx)
-    levels[v] = 0;
+  SmallVector<Value> idx = openPointKernel(value, name);
   Value scalar = emit(value, idx);
   setInsertion(0);
   SmallVector<Value> outIdx(idx);

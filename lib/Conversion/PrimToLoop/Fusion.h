@@ -159,6 +159,9 @@ public:
   /// shape) computing each into its buffer: one loop.reduce each, then the
   /// stores.
   void emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name);
+  /// A loop.kernel over `shaped`'s points (its `?` dims sized) made the current kernel, with a fresh
+  /// scope; its point indices. The caller holds an InsertionGuard.
+  SmallVector<Value> openPointKernel(Value shaped, StringRef name);
 
   /// Copies `value` (computed from its producers) into `buffer` at `offset`
   /// (plus `dynamicOffset`, a buffer-function index, where set) along `dim`:
