@@ -114,6 +114,8 @@ public:
   std::vector<int64_t> sizeArgs;
   size_t numBuffers = 0;
   std::vector<size_t> dynamicTemps; // temporaries whose bytes are known at run time
+  // per buffer (inputs, then outputs): the first and the last step that reads or writes it (-1, -1: none)
+  std::vector<int64_t> bufferStepRange;
 
   uint64_t workspaceBytes() const override { return workspace; }
   const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
@@ -241,6 +243,14 @@ public:
   }
 
   bool launch(void **buffers, void *workspacePtr, void *stream, std::string *error) override {
+    return launchSteps(buffers, workspacePtr, stream, 0, launches.size(), error);
+  }
+
+  const std::vector<int64_t> &bufferSteps() const override { return bufferStepRange; }
+
+  bool launchSteps(void **buffers, void *workspacePtr, void *stream, size_t begin, size_t end,
+                   std::string *error) override {
+    end = std::min(end, launches.size());
     if (!checkWorkspace(workspacePtr, error))
       return false;
     // `?` dims: the sizes follow the buffers (an int64 in a pointer's slot).
@@ -290,7 +300,8 @@ public:
              : ref.kind == ArgRef::Size ? static_cast<uint64_t>(values[ref.value])
                                         : static_cast<uint64_t>(ref.value);
     };
-    for (Launch &l : launches) {
+    for (size_t step = begin; step < end; ++step) {
+      Launch &l = launches[step];
       if (!ok)
         break;
       if (l.library) {

@@ -142,6 +142,60 @@ def attention_backward(grad, q, k, v, mask, is_causal, scale):
         return torch.autograd.grad(out, (q, k, v), grad)
 
 
+def _fused_attention(q, k, v, is_causal, scale):
+    """The fused kernel SDPA's dispatch picks (1 flash, 2 memory-efficient; python/src/aten_calls.cpp's
+    fusedAttentionKernel), or None."""
+    if q.dim() != 4:
+        return None
+    backend = torch._fused_sdp_choice(q, k, v, None, 0.0, bool(is_causal), scale=scale)
+    if q.is_cuda:
+        return {1: "cuda_flash", 2: "cuda_efficient"}.get(backend)
+    return "cpu_flash" if backend == 1 else None
+
+
+def attention_lse(q, k, v, p, is_causal, scale):
+    """graph.attention_lse: eager's fused kernel, its log-sum-exp in the first columns of [B, H, ceil32(L)]."""
+    if p != 0:
+        raise NotImplementedError("attention_lse: dropout is not supported")
+    aten, causal = torch.ops.aten, bool(is_causal)
+    lse = torch.zeros(q.shape[0], q.shape[1], (q.shape[2] + 31) // 32 * 32, device=q.device,
+                      dtype=torch.float64 if q.dtype == torch.float64 else torch.float32)
+    kind, rows = _fused_attention(q, k, v, causal, scale), None
+    if kind == "cuda_flash":
+        out, rows = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[:2]
+    elif kind == "cuda_efficient":
+        out, rows = aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[:2]
+    elif kind == "cpu_flash":
+        out, rows = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)
+    else:
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+    if rows is not None:
+        lse[..., :rows.shape[-1]] = rows
+    return out, lse, torch.zeros(2, dtype=torch.int64, device=q.device)
+
+
+def attention_lse_backward(grad, q, k, v, out, lse, rng, p, is_causal, scale):
+    """graph.attention_lse_backward: the backward kernel of the forward's fused kernel."""
+    if p != 0:
+        raise NotImplementedError("attention_lse_backward: dropout is not supported")
+    aten, causal, L, S = torch.ops.aten, bool(is_causal), q.shape[2], k.shape[2]
+    kind = _fused_attention(q, k, v, causal, scale)
+    if kind == "cuda_flash":
+        seed, offset = torch.zeros(2, dtype=torch.uint64), torch.zeros((), dtype=torch.uint64)
+        return aten._scaled_dot_product_flash_attention_backward(
+            grad, q, k, v, out, lse[..., :L].contiguous(), None, None, L, S, 0.0, causal, seed, offset, scale=scale)
+    if kind == "cuda_efficient":
+        seed, offset = torch.zeros((), dtype=torch.int64), torch.zeros((), dtype=torch.int64)
+        return aten._scaled_dot_product_efficient_attention_backward(
+            grad, q, k, v, None, out, lse, seed, offset, 0.0, [True, True, True, False], causal, scale=scale)[:3]
+    if kind == "cpu_flash":
+        rows = torch.empty(q.shape[0], L, q.shape[1], dtype=lse.dtype).transpose(1, 2)
+        rows.copy_(lse[..., :L])
+        return aten._scaled_dot_product_flash_attention_for_cpu_backward(grad, q, k, v, out, rows, 0.0, causal,
+                                                                          scale=scale)
+    return attention_backward(grad, q, k, v, None, is_causal, scale)
+
+
 def embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset):
     """graph.embedding_bag: padding_idx -1 is none."""
     return torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,

@@ -6,9 +6,11 @@ import torch
 
 from .session import current
 
-# torch's CPU allocation without Python argument parsing (what inductor's generated code calls); torch.empty
-# where a torch build lacks it
-EMPTY_STRIDED_CPU = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cpu", None)
+# torch's allocations without Python argument parsing (what inductor's generated code calls; the CUDA one on
+# the current device); torch.empty where a torch build lacks them
+_GUARDS = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+EMPTY_STRIDED_CPU = getattr(_GUARDS, "_empty_strided_cpu", None)
+EMPTY_STRIDED_CUDA = getattr(_GUARDS, "_empty_strided_cuda", None)
 
 
 _GPU_TARGETS = {}  # CUDA device index -> the GPU pipeline's target description

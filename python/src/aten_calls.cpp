@@ -18,6 +18,7 @@
 #include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/cudnn_convolution.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/_upsample_bicubic2d_aa.h>
 #include <ATen/ops/_upsample_bilinear2d_aa.h>
@@ -75,6 +76,13 @@
 #include <ATen/ops/rnn_relu.h>
 #include <ATen/ops/gru.h>
 #include <ATen/ops/lstm.h>
+#include <ATen/ops/_fused_sdp_choice.h>
+#include <ATen/ops/_scaled_dot_product_efficient_attention.h>
+#include <ATen/ops/_scaled_dot_product_efficient_attention_backward.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_backward.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/argsort.h>
 #include <ATen/ops/cholesky.h>
@@ -530,6 +538,52 @@ std::vector<at::Tensor> attentionMathBackward(const at::Tensor &grad, const at::
           at::matmul(ds.transpose(-2, -1), q).mul(scale).to(key.scalar_type()), dv.to(value.scalar_type())};
 }
 
+/// Eager's attention run again and differentiated by ATen's autograd (graph.attention_backward, and
+/// graph.attention_lse_backward where no fused kernel ran).
+std::vector<at::Tensor> rerunAttentionBackward(const at::Tensor &grad, const at::Tensor &query, const at::Tensor &key,
+                                               const at::Tensor &value, const std::optional<at::Tensor> &mask,
+                                               bool causal, double scale) {
+  // ATen's autograd engine refuses to run under the GIL, which the GPU launch path holds
+  struct WithoutGil {
+    PyThreadState *saved = PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+    ~WithoutGil() {
+      if (saved)
+        PyEval_RestoreThread(saved);
+    }
+  } withoutGil;
+  // outside the calls' inference mode, on tensors made outside it (inference tensors cannot be
+  // differentiated)
+  c10::InferenceMode normal(false);
+  at::AutoGradMode enable(true);
+  // (the caller's tensors may be inference tensors: aliases of their memory made here are not)
+  auto alias = [](const at::Tensor &t) { return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options()); };
+  try {
+    at::Tensor q = alias(query).requires_grad_(), k = alias(key).requires_grad_(), v = alias(value).requires_grad_();
+    std::optional<at::Tensor> m;
+    if (mask)
+      m = alias(*mask);
+    at::Tensor out = at::scaled_dot_product_attention(q, k, v, m, 0.0, causal, scale);
+    return torch::autograd::grad({out}, {q, k, v}, {alias(grad)});
+  } catch (const std::exception &e) {
+    TORCH_WARN_ONCE("dyn: attention's backward took the math formula (", e.what(), ")");
+    return attentionMathBackward(grad, query, key, value, mask, causal, scale);
+  }
+}
+
+/// The fused kernel SDPA's dispatch picks for attention without a mask or dropout (at::_fused_sdp_choice,
+/// sdp::SDPBackend: 1 flash, 2 memory-efficient), where dyn calls that kernel directly.
+enum class FusedAttention { None, CudaFlash, CudaEfficient, CpuFlash };
+FusedAttention fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, bool causal,
+                                    double scale) {
+  if (q.dim() != 4)
+    return FusedAttention::None;
+  int64_t backend = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, causal, scale);
+  if (q.is_cuda())
+    return backend == 1 ? FusedAttention::CudaFlash
+                        : backend == 2 ? FusedAttention::CudaEfficient : FusedAttention::None;
+  return backend == 1 ? FusedAttention::CpuFlash : FusedAttention::None;
+}
+
 using Body = std::function<void(Args &)>;
 
 /// name -> body; filled once at import (dynRegisterAtenLibraryCalls), read-only after.
@@ -980,10 +1034,35 @@ void defineNamedCalls() {
     return kernel.size() == 2 ? at::fractional_max_pool2d(a.in[0], kernel, size, a.in[1])
                               : at::fractional_max_pool3d(a.in[0], kernel, size, a.in[1]);
   });
-  def("max_pool2d_backward", [](Args &a) {
+  // Written into dyn's buffer (the out= form: its meta function keeps a buffer of the right sizes as it
+  // is). A trailing 1 (dyn-propagate-layouts): grad_output, input, indices and the gradient are
+  // [N, H, W, C] buffers, given to ATen as channels-last tensors, so that it runs its NHWC kernel
+  // (the indices are positions h * W + w within a plane in both layouts).
+  namedCalls()["max_pool2d_backward"] = [](Args &a) {
     std::vector<int64_t> kernel = a.ints(), stride = a.ints(), padding = a.ints(), dilation = a.ints();
-    return at::max_pool2d_with_indices_backward(a.in[0], a.in[1], kernel, stride, padding, dilation, a.b(), a.in[2]);
-  });
+    bool ceilMode = a.b();
+    bool channelsLast = a.next < a.call->num_params && a.b();
+    at::Device device = deviceOf(a.call);
+    at::Tensor out;
+    if (channelsLast) {
+      for (int k = 0; k < 3; ++k)
+        a.in[k] = wrapChannelsLast(a.call->inputs[k], device);
+      out = wrapChannelsLast(a.call->outputs[0], device);
+    } else {
+      out = wrap(a.call->outputs[0], device);
+    }
+    // ATen's CUDA kernels take the layout of the input (suggest_memory_format) for all four tensors
+    // and read the indices and write the gradient by that layout's strides: give them that layout.
+    at::MemoryFormat format = a.in[1].suggest_memory_format();
+    if (out.is_contiguous(format) && a.in[2].is_contiguous(format)) {
+      at::max_pool2d_with_indices_backward_out(out, a.in[0], a.in[1], kernel, stride, padding, dilation, ceilMode,
+                                               a.in[2]);
+      return;
+    }
+    at::Tensor gi = at::max_pool2d_with_indices_backward(a.in[0], a.in[1].contiguous(format), kernel, stride,
+                                                         padding, dilation, ceilMode, a.in[2].contiguous(format));
+    copyInto(out, gi);
+  };
   // Backward kernels dyn-graph-autodiff calls (the forward's library calls differentiated).
   namedCalls()["convolution_backward"] = [](Args &a) {
     std::vector<int64_t> stride = a.ints(), padding = a.ints(), dilation = a.ints();
@@ -1020,34 +1099,96 @@ void defineNamedCalls() {
   namedCalls()["attention_backward"] = [](Args &a) {
     bool causal = a.b();
     double scale = a.f();
-    // ATen's autograd engine refuses to run under the GIL, which the GPU launch path holds
-    struct WithoutGil {
-      PyThreadState *saved = PyGILState_Check() ? PyEval_SaveThread() : nullptr;
-      ~WithoutGil() {
-        if (saved)
-          PyEval_RestoreThread(saved);
-      }
-    } withoutGil;
-    // outside the calls' inference mode, on tensors made outside it (inference tensors cannot be
-    // differentiated)
-    c10::InferenceMode normal(false);
-    at::AutoGradMode enable(true);
     at::Device device = deviceOf(a.call);
     auto arg = [&](int32_t i) { return wrap(a.call->inputs[i], device); };
     std::optional<at::Tensor> mask;
     if (a.call->num_inputs > 4)
       mask = arg(4);
-    std::vector<at::Tensor> grads;
-    try {
-      at::Tensor q = arg(1).requires_grad_(), k = arg(2).requires_grad_(), v = arg(3).requires_grad_();
-      at::Tensor out = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale);
-      grads = torch::autograd::grad({out}, {q, k, v}, {arg(0)});
-    } catch (const std::exception &e) {
-      TORCH_WARN_ONCE("dyn: attention's backward took the math formula (", e.what(), ")");
-      grads = attentionMathBackward(arg(0), arg(1), arg(2), arg(3), mask, causal, scale);
-    }
+    std::vector<at::Tensor> grads = rerunAttentionBackward(arg(0), arg(1), arg(2), arg(3), mask, causal, scale);
     for (int32_t i = 0; i < 3; ++i)
       store(a.call, i, grads[i]);
+  };
+  // graph.attention_lse: eager's fused kernel, keeping its log-sum-exp in the first columns of the
+  // [B, H, ceil32(L)] buffer (the memory-efficient kernel's own layout; flash's is [B, H, L]). The backward
+  // picks the same kernel by asking SDPA's dispatch again with the same inputs.
+  namedCalls()["attention_lse"] = [](Args &a) {
+    double p = a.f();
+    bool causal = a.b();
+    double scale = a.f();
+    const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
+    at::Device device = deviceOf(a.call);
+    // (dropout would need the forward's seed and offset on the host in the backward: not made by dyn)
+    if (p != 0.0)
+      throw std::runtime_error("attention_lse: dropout is not supported");
+    FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
+    at::Tensor out, lse;
+    switch (kernel) {
+    case FusedAttention::CudaFlash: {
+      auto r = at::_scaled_dot_product_flash_attention(q, k, v, 0.0, causal, false, scale);
+      out = std::get<0>(r), lse = std::get<1>(r);
+      break;
+    }
+    case FusedAttention::CudaEfficient: {
+      auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, true, 0.0, causal, scale);
+      out = std::get<0>(r), lse = std::get<1>(r);
+      break;
+    }
+    case FusedAttention::CpuFlash: {
+      auto r = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, std::nullopt, scale);
+      out = std::get<0>(r), lse = std::get<1>(r);
+      break;
+    }
+    case FusedAttention::None:
+      out = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, causal, scale);
+      break;
+    }
+    store(a.call, 0, out);
+    if (lse.defined())
+      wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
+  };
+  namedCalls()["attention_lse_backward"] = [](Args &a) {
+    double p = a.f();
+    bool causal = a.b();
+    double scale = a.f();
+    const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[4], &lse = a.in[5];
+    int64_t L = q.size(2), S = k.size(2);
+    if (p != 0.0)
+      throw std::runtime_error("attention_lse_backward: dropout is not supported");
+    std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
+    switch (fusedAttentionKernel(q, k, v, causal, scale)) {
+    case FusedAttention::CudaFlash: {
+      // without dropout the kernel reads no random state: empty seed and offset of flash's dtypes
+      at::Tensor seed = at::zeros({2}, at::kUInt64), offset = at::zeros({}, at::kUInt64);
+      grads = at::_scaled_dot_product_flash_attention_backward(g, q, k, v, out, lse.narrow(-1, 0, L).contiguous(),
+                                                               at::Tensor(), at::Tensor(), L, S, 0.0, causal,
+                                                               seed, offset, scale);
+      break;
+    }
+    case FusedAttention::CudaEfficient: {
+      // without dropout the kernel reads no random state
+      at::Tensor seed = at::zeros({}, at::kLong), offset = at::zeros({}, at::kLong);
+      auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, at::Tensor(), out, lse, seed, offset,
+                                                                    0.0, {true, true, true, false}, causal, scale);
+      grads = {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
+      break;
+    }
+    case FusedAttention::CpuFlash: {
+      // the layout ATen's CPU kernel returns its log-sum-exp in: [B, L, H] transposed to [B, H, L]
+      at::Tensor rows = at::empty({q.size(0), L, q.size(1)}, lse.options()).transpose(1, 2);
+      rows.copy_(lse.narrow(-1, 0, L));
+      grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(g, q, k, v, out, rows, 0.0, causal,
+                                                                       std::nullopt, scale);
+      break;
+    }
+    case FusedAttention::None: {
+      std::vector<at::Tensor> r = rerunAttentionBackward(g, q, k, v, std::nullopt, causal, scale);
+      grads = {r[0], r[1], r[2]};
+      break;
+    }
+    }
+    store(a.call, 0, std::get<0>(grads));
+    store(a.call, 1, std::get<1>(grads));
+    store(a.call, 2, std::get<2>(grads));
   };
   def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {

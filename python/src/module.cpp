@@ -242,6 +242,25 @@ PYBIND11_MODULE(_C, m) {
           "workspace: upload_constants(workspace, stream) did it); inputs_as_is: run only if every input "
           "tensor is a contiguous, 16-byte aligned torch.Tensor or Parameter; returns whether it ran")
       .def(
+          "run_steps",
+          [](CompiledGpu &self, py::handle buffers, uintptr_t stream, uintptr_t workspace, size_t begin,
+             size_t end) {
+            std::vector<void *> ptrs = callPointers(self, buffers, py::none(), dataPtrName);
+            std::string error;
+            void *ws = reinterpret_cast<void *>(workspace), *st = reinterpret_cast<void *>(stream);
+            bool ok = begin == 0 ? self.fn->uploadConstants(ws, st, &error) : true;
+            if (!ok || !self.fn->launchSteps(ptrs.data(), ws, st, begin, end, &error))
+              throw std::runtime_error(error);
+          },
+          py::arg("buffers"), py::arg("stream"), py::arg("workspace"), py::arg("begin"), py::arg("end"),
+          "runs steps [begin, end) of the plan (kernel launches and library calls) on `buffers`: every input "
+          "then every output (contiguous, 16-byte aligned; device addresses as ints, 0 for one the range does "
+          "not use: buffer_steps), then the sizes of buffer_sizes; the workspace is the same at every part of "
+          "a call; begin == 0 copies the constants in first")
+      .def_property_readonly(
+          "buffer_steps", [](CompiledGpu &self) { return self.fn->bufferSteps(); },
+          "per buffer (inputs, then outputs), the first and last step that uses it, flattened (-1: none)")
+      .def(
           "upload_constants",
           [](CompiledGpu &self, uintptr_t stream, uintptr_t workspace) {
             std::string error;

@@ -63,15 +63,16 @@ func.func @dependent_and_other_dims(%x: tensor<8x16x16x64xf32>)
 // CHECK: loop.kernel "reduce_sum_0" [64]
 // CHECK: loop.reduce
 // CHECK: loop.reduce
-// CHECK: loop.kernel "mul_1" [64]
+// CHECK: loop.kernel "mul_1" [8, 16, 16, 64]
 // CHECK-NOT: loop.kernel
 func.func @hoisted(%x: tensor<8x16x16x64xf32>, %y: tensor<8x16x16x64xf32>)
-    -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+    -> (tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>) {
   %a = prim.reduce_sum %x dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
-  %c = prim.mul %a, %a : tensor<64xf32>
+  %ab = prim.broadcast_in_dim %a dims [3] : tensor<64xf32> -> tensor<8x16x16x64xf32>
+  %c = prim.mul %x, %ab : tensor<8x16x16x64xf32>
   %xy = prim.mul %x, %y : tensor<8x16x16x64xf32>
   %b = prim.reduce_sum %xy dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
-  return %a, %c, %b : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+  return %a, %c, %b : tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>
 }
 
 // -----
@@ -83,18 +84,19 @@ func.func @hoisted(%x: tensor<8x16x16x64xf32>, %y: tensor<8x16x16x64xf32>)
 // CHECK: loop.kernel "reduce_sum_0" [64]
 // CHECK: loop.reduce
 // CHECK-NOT: loop.reduce
-// CHECK: loop.kernel "mul_1" [64]
+// CHECK: loop.kernel "mul_1" [8, 16, 16, 64]
 // CHECK: loop.kernel "exp_2"
 // CHECK: loop.kernel "reduce_sum_3" [64]
 // CHECK: loop.reduce
 // CHECK-NOT: loop.reduce
 // CHECK-NOT: loop.kernel
 func.func @blocked(%x: tensor<8x16x16x64xf32>)
-    -> (tensor<64xf32>, tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>) {
+    -> (tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>) {
   %a = prim.reduce_sum %x dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
-  %c = prim.mul %a, %a : tensor<64xf32>
+  %ab = prim.broadcast_in_dim %a dims [3] : tensor<64xf32> -> tensor<8x16x16x64xf32>
+  %c = prim.mul %x, %ab : tensor<8x16x16x64xf32>
   %e = prim.exp %x : tensor<8x16x16x64xf32>
   %xe = prim.mul %x, %e : tensor<8x16x16x64xf32>
   %b = prim.reduce_sum %xe dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
-  return %a, %c, %e, %b : tensor<64xf32>, tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>
+  return %a, %c, %e, %b : tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>
 }

@@ -180,3 +180,40 @@ func.func @transposed_backward(%g: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>,
   %gi, %gw = prim.library_call "convolution_backward"(%g, %x, %w) params [2, 1, 1, 2, 0, 0, 2, 1, 1, 1, 1, 2, 0, 0, 2, 1, 1] : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>) -> (tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>)
   return %gi, %gw : tensor<2x3x8x8xf32>, tensor<3x4x1x1xf32>
 }
+
+// -----
+
+// max_pool2d's gradient on a channels-last activation (the stem of a ResNet's
+// backward): ATen gets grad_output, input and indices channels-last (params
+// end in 1; the indices are h * W + w positions in either layout) and writes
+// the gradient so, which the ReLU's gradient and the batch-norm sums after it
+// read in place (a reduction over dims [0, 1, 2]: no transpose left).
+// CHECK-LABEL: func @max_pool_backward_channels_last
+// CHECK-SAME: %arg0: tensor<2x8x8x6xf32>
+// CHECK-DAG: %[[G:.*]] = prim.transpose %arg1 permutation [0, 2, 3, 1] : tensor<2x6x4x4xf32> -> tensor<2x4x4x6xf32>
+// CHECK-DAG: %[[I:.*]] = prim.transpose %arg2 permutation [0, 2, 3, 1] : tensor<2x6x4x4xi64> -> tensor<2x4x4x6xi64>
+// CHECK: %[[B:.*]] = prim.library_call "max_pool2d_backward"(%[[G]], %arg0, %[[I]]) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0, 1] : (tensor<2x4x4x6xf32>, tensor<2x8x8x6xf32>, tensor<2x4x4x6xi64>) -> tensor<2x8x8x6xf32>
+// CHECK: %[[S:.*]] = prim.select {{.*}}, %[[B]], {{.*}} : tensor<2x8x8x6xi1>, tensor<2x8x8x6xf32>
+// CHECK: %[[R:.*]] = prim.reduce_sum %[[S]] dims [0, 1, 2] : tensor<2x8x8x6xf32> -> tensor<6xf32>
+// CHECK-NOT: prim.transpose
+// CHECK: return %[[R]]
+func.func @max_pool_backward_channels_last(%x: tensor<2x6x8x8xf32>, %g: tensor<2x6x4x4xf32>, %i: tensor<2x6x4x4xi64>)
+    -> tensor<6xf32> attributes {dyn.channels_last_args = array<i64: 0>} {
+  %gi = prim.library_call "max_pool2d_backward"(%g, %x, %i) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<2x6x4x4xf32>, tensor<2x6x8x8xf32>, tensor<2x6x4x4xi64>) -> tensor<2x6x8x8xf32>
+  %z = prim.constant dense<0.0> : tensor<2x6x8x8xf32>
+  %pos = prim.gt %x, %z : tensor<2x6x8x8xf32> -> tensor<2x6x8x8xi1>
+  %s = prim.select %pos, %gi, %z : tensor<2x6x8x8xi1>, tensor<2x6x8x8xf32>
+  %r = prim.reduce_sum %s dims [0, 2, 3] : tensor<2x6x8x8xf32> -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+
+// -----
+
+// Operands none of which is channels-last: the call keeps torch's layout.
+// CHECK-LABEL: func @max_pool_backward_nchw
+// CHECK: prim.library_call "max_pool2d_backward"(%arg1, %arg0, %arg2) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<2x6x4x4xf32>, tensor<2x6x8x8xf32>, tensor<2x6x4x4xi64>) -> tensor<2x6x8x8xf32>
+func.func @max_pool_backward_nchw(%x: tensor<2x6x8x8xf32>, %g: tensor<2x6x4x4xf32>, %i: tensor<2x6x4x4xi64>, %y: tensor<2x3x8x8xf32>)
+    -> (tensor<2x6x8x8xf32>, tensor<2x3x8x8xf32>) attributes {dyn.channels_last_args = array<i64: 3>} {
+  %gi = prim.library_call "max_pool2d_backward"(%g, %x, %i) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<2x6x4x4xf32>, tensor<2x6x8x8xf32>, tensor<2x6x4x4xi64>) -> tensor<2x6x8x8xf32>
+  return %gi, %y : tensor<2x6x8x8xf32>, tensor<2x3x8x8xf32>
+}

@@ -338,6 +338,35 @@ def test_attention_with_a_learned_float_mask():
     assert stats["backward_graphs"] == 1 and not stats["eager_graphs"]
 
 
+@pytest.mark.parametrize("device,dtype", [("cpu", torch.float32), ("cpu", torch.float64),
+                                          pytest.param("cuda", torch.float32, marks=needs_cuda),
+                                          pytest.param("cuda", torch.bfloat16, marks=needs_cuda)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_reads_the_forwards_log_sum_exp(device, dtype, causal, tmp_path, monkeypatch):
+    """[B, H, L, E] attention without a mask trains through graph.attention_lse: eager's fused kernel
+    (flash on the CPU and for bfloat16 on CUDA, memory-efficient for float32 on CUDA) keeps its
+    log-sum-exp for the backward kernel, which does not run the forward again; gradients are eager's."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, n, 16, device=device, dtype=dtype, requires_grad=True) for n in (40, 33, 33))
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    ct = torch.randn(2, 4, 40, 16, device=device, dtype=dtype)
+    want = torch.autograd.grad(fn(q, k, v), (q, k, v), ct)
+    dyn.reset()
+    got = torch.autograd.grad(dyn.compile(fn)(q, k, v), (q, k, v), ct)
+    s = dyn.stats()
+    assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    for g, w in zip(got, want):  # the same kernels as eager's
+        torch.testing.assert_close(g, w)
+    stages = {p.name: p.read_text() for p in tmp_path.rglob("*.mlir")}
+    forward = "".join(t for n, t in stages.items() if n.endswith("forward.loop.mlir"))
+    backward = "".join(t for n, t in stages.items() if n.endswith("backward.loop.mlir"))
+    assert forward.count('library_call "attention_lse"') == 1, forward
+    assert 'library_call "attention_lse_backward"' in backward
+    assert 'library_call "attention_lse"' not in backward and "attention_backward" not in backward
+
+
 def test_attention_dropout_in_training_is_compiled():
     # the probabilities drop out (dyn's numbers): the backward replays the same mask, so the gradient of
     # sum(out * v-independent weights) is consistent with the output through v's linearity
@@ -381,6 +410,21 @@ class _ConvNet(nn.Module):
         return self.head(h.mean((2, 3)))
 
 
+def _backward_beside_eager(m, shape, device, dtype):
+    """One square-sum backward of m compiled and of an eager copy on the same input (cuDNN without TF32):
+    the input, its eager twin and the eager copy, after checking one compiled backward and no eager graph."""
+    ref = copy.deepcopy(m)
+    x = torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
+    xr = x.detach().clone().requires_grad_()
+    dyn.reset()
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        dyn.compile(m)(x).square().sum().backward()
+        ref(xr).square().sum().backward()
+    s = dyn.stats()
+    assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    return x, xr, ref
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 def test_convolutions_train_channels_last_with_eager_gradients(device, tmp_path, monkeypatch):
     """The forward keeps the activations it saves channels-last (as it computed them), the backward reads
@@ -391,16 +435,8 @@ def test_convolutions_train_channels_last_with_eager_gradients(device, tmp_path,
     torch.manual_seed(0)
     dtype = torch.float64 if device == "cpu" else torch.float32
     m = _ConvNet(8 if device == "cpu" else 32).to(device, dtype)
-    ref = copy.deepcopy(m)
     shape = (4, 3, 16, 16) if device == "cpu" else (8, 3, 256, 256)
-    x = torch.randn(shape, device=device, dtype=dtype, requires_grad=True)
-    xr = x.detach().clone().requires_grad_()
-    dyn.reset()
-    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
-        dyn.compile(m)(x).square().sum().backward()
-        ref(xr).square().sum().backward()
-    s = dyn.stats()
-    assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    x, xr, ref = _backward_beside_eager(m, shape, device, dtype)
     tol = {} if device == "cpu" else dict(rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(x.grad, xr.grad, **tol)
     for (name, p), q in zip(m.named_parameters(), ref.parameters()):
@@ -410,6 +446,49 @@ def test_convolutions_train_channels_last_with_eager_gradients(device, tmp_path,
     assert any("dyn.channels_last_results" in t for n, t in stages.items() if "forward." in n), sorted(stages)
     backward = "".join(t for n, t in stages.items() if "backward." in n)
     assert '"convolution_backward"' in backward and "dyn.channels_last_args" in backward
+
+
+class _Stem(nn.Module):
+    """A ResNet stem: a strided convolution, batch norm, ReLU and a 3x3/2 max-pool, then a convolution."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, width, 7, stride=2, padding=3, bias=False)
+        self.bn = nn.BatchNorm2d(width)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(width, width, 3, padding=1)
+        self.head = nn.Linear(width, 5)
+
+    def forward(self, x):
+        h = self.pool(F.relu(self.bn(self.c1(x))))
+        return self.head(F.relu(self.c2(h)).mean((2, 3)))
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_max_pool_backward_runs_channels_last_with_eager_gradients(device, tmp_path, monkeypatch):
+    """conv -> bn -> relu -> max-pool computed channels-last: the backward recomputes the pooling's indices
+    in that layout and calls max_pool2d_backward on channels-last operands (params ending in 1), whose
+    gradient the batch norm's backward reads in place; gradients equal eager's. On the GPU only the large
+    convolutions go channels-last: the CUDA case is that large."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    # float64 on both: the first convolution's weight gradient sums 2^19 products whose total cancels heavily
+    # (its output feeds a batch norm), so float32 kernels of different orders differ beyond float32 tolerance
+    dtype = torch.float64
+    m = _Stem(8 if device == "cpu" else 32).to(device, dtype)
+    shape = (4, 3, 32, 32) if device == "cpu" else (8, 3, 512, 512)
+    x, xr, ref = _backward_beside_eager(m, shape, device, dtype)
+    torch.testing.assert_close(x.grad, xr.grad)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    stages = {p.name: p.read_text() for p in tmp_path.rglob("*.mlir")}
+    prim = "".join(t for n, t in stages.items() if n.endswith("backward.prim.mlir"))
+    calls = [line for line in prim.splitlines() if '"max_pool2d_backward"' in line]
+    assert len(calls) == 1, calls
+    # channels-last: the trailing 1, and the gradient typed [N, H, W, C]
+    c, hw = m.c1.out_channels, shape[-1] // 2
+    assert ", 0, 1] :" in calls[0] and f"-> tensor<{shape[0]}x{hw}x{hw}x{c}x" in calls[0], calls[0]
 
 
 class _Checkpointed(nn.Module):

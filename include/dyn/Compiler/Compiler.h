@@ -89,6 +89,16 @@ public:
   /// workspace that lives as long as the graph, once, before the capture.
   virtual bool uploadConstants(void *workspace, void *stream, std::string *error) = 0;
   virtual bool launch(void **buffers, void *workspace, void *stream, std::string *error) = 0;
+  /// launch() of steps [begin, end) only (the steps in the order numLaunches() counts: kernel launches
+  /// and library calls), with the same workspace at every part of one call; a buffer no step of the
+  /// range reads or writes may be null. A caller that runs a call in parts can allocate an output
+  /// right before the first step that writes it and free an input after the last that reads it
+  /// (bufferSteps()), on the same stream.
+  virtual bool launchSteps(void **buffers, void *workspace, void *stream, size_t begin, size_t end,
+                           std::string *error) = 0;
+  /// Per buffer (every input, then every output), the first and the last step that reads or writes
+  /// it, flattened; (-1, -1) for one no step uses.
+  virtual const std::vector<int64_t> &bufferSteps() const = 0;
   /// The workspace a call needs (for static shapes; with `?` dims, the part
   /// that does not depend on the sizes).
   virtual uint64_t workspaceBytes() const = 0;

@@ -180,6 +180,9 @@ ChunkedParallel buildChunkedParallel(IRRewriter &rewriter, Location loc, ArrayRe
 OpFoldResult dynamicChunk(IRRewriter &rewriter, Location loc, ArrayRef<OpFoldResult> domain, int64_t work,
                           int64_t chunkSize, int64_t minParallel) {
   int64_t outer = 1;
+  // (a constant innermost dim of 0 is one chunk of 1: no division by a chunk of 0)
+  if (std::optional<int64_t> s = getConstantIntValue(domain.back()); s && *s == 0)
+    return rewriter.getIndexAttr(1);
   for (OpFoldResult size : domain.drop_back()) {
     std::optional<int64_t> s = getConstantIntValue(size);
     if (!s)
@@ -357,10 +360,14 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, ArrayRef<
     fill(map, arith::SubIOp::create(rewriter, loc, forOp.getInductionVar(), begin));
   };
   // The kernel body's ops the sweep needs: those before the first reduction,
-  // and those between the reductions that compute no reduction's result.
+  // and those between the reductions that compute no reduction's result (not
+  // what follows the last one: the stores and an epilogue, which the last
+  // loop runs).
   DenseSet<Value> tainted;
   SmallVector<Operation *> before;
   for (Operation &op : body) {
+    if (&op == loop::ReduceOp(reduces.back())->getNextNode())
+      break;
     if (isa<loop::ReduceOp>(op) ||
         llvm::any_of(op.getOperands(), [&](Value v) { return tainted.contains(v); })) {
       tainted.insert(op.getResults().begin(), op.getResults().end());

@@ -108,16 +108,44 @@ SmallVector<Value> KernelEmitter::openPointKernel(Value shaped, StringRef name) 
 }
 
 void KernelEmitter::emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name) {
+  emitFusedKernel(values, targets, values.size(), name);
+}
+
+void KernelEmitter::emitFusedKernel(ArrayRef<Value> values, ArrayRef<Value> targets, unsigned reductions,
+                                    StringRef name) {
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Value> idx = openPointKernel(values.front(), name);
+  // What a later value reads of `value` at this point: the scalar as its buffer holds it (a 16-bit float
+  // rounded), so that the kernel computes what the kernels apart did. (Merged kernels with no reduction
+  // read none of each other's values.)
+  auto asStored = [&](Value value, Value scalar) {
+    if (reductions == 0 || values.size() == reductions)
+      return;
+    Type stored = tensorType(value).getElementType();
+    if ((stored.isF16() || stored.isBF16()) && scalar.getType() != stored) {
+      setInsertion(0);
+      scalar = arith::ExtFOp::create(b, loc, scalar.getType(), (Value)arith::TruncFOp::create(b, loc, stored, scalar));
+      levels[scalar] = 0;
+    }
+    scopes.front().memo[key(value, idx)] = scalar;
+  };
   SmallVector<Value> scalars;
-  for (auto [value, buffer] : llvm::zip(values, targets)) {
+  for (auto [value, buffer] : llvm::zip(values.take_front(reductions), targets)) {
     target = buffer;
     scalars.push_back(emit(value, idx));
   }
   setInsertion(0);
   for (auto [scalar, buffer] : llvm::zip(scalars, targets))
     loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, idx);
+  for (auto [value, scalar] : llvm::zip(values, scalars))
+    asStored(value, scalar);
+  for (auto [value, buffer] : llvm::zip(values.drop_front(reductions), targets.drop_front(reductions))) {
+    target = buffer;
+    Value scalar = emit(value, idx);
+    setInsertion(0);
+    loop::StoreOp::create(b, loc, castForStore(b, loc, scalar, buffer), buffer, idx);
+    asStored(value, scalar);
+  }
   closeScope();
 }
 

@@ -120,6 +120,12 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer);
 SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Value> order,
                                                                    function_ref<bool(Value)> materialized);
 
+/// The buffers (materialized values and arguments) the pointwise kernel of
+/// `v` reads, each with whether it is read only at the kernel's own point;
+/// nothing where v's expression holds a reduction or a value read through a
+/// reshape another kernel writes.
+std::optional<DenseMap<Value, bool>> pointwiseReads(Value v, function_ref<bool(Value)> materialized);
+
 //===----------------------------------------------------------------------===//
 // Emission (Emit.cpp)
 //===----------------------------------------------------------------------===//
@@ -159,6 +165,13 @@ public:
   /// shape) computing each into its buffer: one loop.reduce each, then the
   /// stores.
   void emitSiblingKernel(ArrayRef<Value> values, ArrayRef<Value> targets, StringRef name);
+  /// Emits one kernel over the shape of `values` computing each into its
+  /// target: the first `reductions` of them (sibling reductions, or one) as
+  /// emitSiblingKernel does, then the others in order, each stored where it
+  /// is computed. A later value reads an earlier one at the kernel's point
+  /// from the computed scalar (rounded to its stored type, as a load would
+  /// give it), not from memory: a reduction's epilogue.
+  void emitFusedKernel(ArrayRef<Value> values, ArrayRef<Value> targets, unsigned reductions, StringRef name);
   /// A loop.kernel over `shaped`'s points (its `?` dims sized) made the current kernel, with a fresh
   /// scope; its point indices. The caller holds an InsertionGuard.
   SmallVector<Value> openPointKernel(Value shaped, StringRef name);

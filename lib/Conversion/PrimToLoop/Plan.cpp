@@ -325,3 +325,58 @@ SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Valu
 }
 
 } // namespace dyn::prim_to_loop
+
+namespace dyn::prim_to_loop {
+
+//===----------------------------------------------------------------------===//
+// Reads of a pointwise kernel
+//===----------------------------------------------------------------------===//
+
+/// What the pointwise kernel computing `v` reads from buffers (materialized
+/// values and arguments: the traversal stops there), each with whether every
+/// read of it is at the kernel's own point: reached through ops that keep the
+/// index (elementwise ops on operands of the result's shape), never through
+/// an index remap, a gather or a dynamic slice. Nothing where `v`'s
+/// expression holds a reduction, or a value the emitter could read through a
+/// reshape that another kernel writes (which one depends on where the
+/// kernel runs).
+std::optional<DenseMap<Value, bool>> pointwiseReads(Value v, function_ref<bool(Value)> materialized) {
+  DenseMap<Value, bool> reads;
+  std::set<std::pair<void *, bool>> seen;
+  auto reshapedElsewhere = [&](Value u) {
+    return llvm::any_of(u.getUsers(), [&](Operation *user) {
+      return isa<prim::ReshapeOp>(user) && materialized(user->getResult(0));
+    });
+  };
+  if (reshapedElsewhere(v))
+    return std::nullopt;
+  SmallVector<std::pair<Value, bool>> work;
+  auto pushOperands = [&](Operation *op, bool atPoint) {
+    bool keeps = atPoint && !isIndexRemap(op) &&
+                 !isa<prim::GatherOp, prim::DynamicSliceOp, prim::PhiloxOp, prim::IotaOp>(op);
+    for (Value operand : op->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        work.push_back({operand, keeps && tensorType(operand).getShape() == tensorType(op->getResult(0)).getShape()});
+  };
+  Operation *def = v.getDefiningOp();
+  if (!def || isReduction(def))
+    return std::nullopt;
+  pushOperands(def, true);
+  while (!work.empty()) {
+    auto [u, atPoint] = work.pop_back_val();
+    if (!seen.insert({u.getAsOpaquePointer(), atPoint}).second)
+      continue;
+    if (isa<BlockArgument>(u) || materialized(u)) {
+      auto [it, fresh] = reads.try_emplace(u, atPoint);
+      it->second = it->second && atPoint;
+      continue;
+    }
+    Operation *op = u.getDefiningOp();
+    if (isReduction(op) || reshapedElsewhere(u))
+      return std::nullopt;
+    pushOperands(op, atPoint);
+  }
+  return reads;
+}
+
+} // namespace dyn::prim_to_loop

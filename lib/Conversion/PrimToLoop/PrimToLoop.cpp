@@ -29,6 +29,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 
+#include <map>
+
 namespace dyn {
 #define GEN_PASS_DEF_FUSEPRIMTOLOOPPASS
 #include "dyn/Conversion/Passes.h.inc"
@@ -241,6 +243,112 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       if (m != place)
         siblingElsewhere.insert(m);
     siblingsAt[place] = std::move(group);
+  }
+  // Which kernel (its index in `order`: the value whose place it takes) writes each materialized value.
+  DenseMap<Value, size_t> writerOf;
+  for (auto [i, v] : llvm::enumerate(order))
+    if (Operation *def = v.getDefiningOp(); !isa<prim::ConstantOp>(def) || isSplat(def))
+      writerOf[v] = i; // (dense constants are globals, there before any kernel)
+  for (auto &[place, group] : siblingsAt)
+    for (Value m : group)
+      writerOf[m] = writerOf[place];
+  // Kernels that compute one value point by point from its producers (no reduction, no library call).
+  auto plainPointwise = [&](Value v) -> std::optional<DenseMap<Value, bool>> {
+    Operation *def = v.getDefiningOp();
+    if (dynamic || !def || isLibraryCall(def) || gemmOfAdd.count(v) || attentionInto.count(v) ||
+        isa<prim::ConcatenateOp, prim::ReshapeOp>(def) || (isa<prim::ConstantOp>(def) && !isSplat(def)) ||
+        isReduction(def) || siblingsAt.count(v) || siblingElsewhere.contains(v) ||
+        parallelDims.lookup(v) != tensorType(v).getRank())
+      return std::nullopt;
+    return pointwiseReads(v, [&](Value u) { return materialized.contains(u); });
+  };
+  // Whether a kernel may run earlier than its place without costing an in-place update (docs/pipeline.md,
+  // "Calling convention"): a result that updates an input is written into it only where nothing after
+  // its kernel reads the input, so such a kernel moves only where it is the input's one reader.
+  auto movable = [&](Value v) {
+    for (auto [k, r] : llvm::enumerate(ret.getOperands())) {
+      auto arg = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg");
+      if (r != v || !arg || arg.getInt() < 0 || arg.getInt() >= (int64_t)entry.getNumArguments())
+        continue;
+      DenseSet<Operation *> ops; // v's expression, up to buffers
+      SmallVector<Value> work{v};
+      while (!work.empty()) {
+        Value u = work.pop_back_val();
+        Operation *def = u.getDefiningOp();
+        if (!def || (u != v && materialized.contains(u)) || !ops.insert(def).second)
+          continue;
+        work.append(def->operand_begin(), def->operand_end());
+      }
+      if (llvm::any_of(entry.getArgument(arg.getInt()).getUsers(), [&](Operation *user) { return !ops.contains(user); }))
+        return false;
+    }
+    return true;
+  };
+  // Reduction epilogues: a pointwise kernel over a reduction kernel's domain whose last-written read is that
+  // kernel's results, each at its own point (a batch norm's running-statistics update after its channel
+  // sums), runs at the end of that kernel: nothing it reads is written in between, and what it reads of
+  // the kernel's results is the scalar just computed. On the GPU it runs in the combining launch of a
+  // split reduction, or in the thread that stores the result.
+  DenseMap<Value, SmallVector<Value>> epiloguesAt; // the reduction kernel's place -> its epilogues, in order
+  DenseSet<Value> movedAway;                       // values emitted at another kernel's place
+  auto reductionKernelShape = [&](Value place) -> std::optional<ArrayRef<int64_t>> {
+    Operation *def = place.getDefiningOp();
+    if (!siblingsAt.count(place) &&
+        (siblingElsewhere.contains(place) || !isReduction(def) || !staticShape(place) ||
+         parallelDims.lookup(place) != tensorType(place).getRank()))
+      return std::nullopt;
+    return tensorType(place).getShape();
+  };
+  SmallVector<std::pair<Value, std::optional<DenseMap<Value, bool>>>> pointwise;
+  for (auto [j, e] : llvm::enumerate(order)) {
+    std::optional<DenseMap<Value, bool>> reads = plainPointwise(e);
+    pointwise.push_back({e, reads});
+    if (!reads)
+      continue;
+    std::optional<size_t> last;
+    for (auto &[u, atPoint] : *reads)
+      if (auto it = writerOf.find(u); it != writerOf.end())
+        last = std::max(last.value_or(0), it->second);
+    if (!last || *last >= j || !movable(e))
+      continue;
+    Value place = order[*last];
+    std::optional<ArrayRef<int64_t>> shape = reductionKernelShape(place);
+    if (!shape || *shape != tensorType(e).getShape() ||
+        llvm::any_of(*reads, [&](auto &read) {
+          auto it = writerOf.find(read.first);
+          return it != writerOf.end() && it->second == *last && !read.second;
+        }))
+      continue;
+    epiloguesAt[place].push_back(e);
+    movedAway.insert(e);
+    writerOf[e] = *last;
+  }
+  // Small kernels of one shape (a batch norm's num_batches_tracked + 1, a launch of one thread on the GPU)
+  // that read only buffers written before the first of them run as one kernel in its place.
+  constexpr int64_t kSmallKernel = 256; // points
+  DenseMap<Value, SmallVector<Value>> mergedAt; // the first member -> the group, in order
+  {
+    std::map<SmallVector<int64_t>, Value> open; // shape -> the first member of the latest group
+    for (auto &[e, reads] : pointwise) {
+      if (!reads || movedAway.contains(e) || tensorType(e).getNumElements() > kSmallKernel)
+        continue;
+      SmallVector<int64_t> shape(tensorType(e).getShape());
+      auto it = open.find(shape);
+      if (it != open.end() && movable(e)) {
+        size_t at = writerOf[it->second];
+        if (llvm::all_of(*reads, [&](auto &read) {
+              auto w = writerOf.find(read.first);
+              return w == writerOf.end() || w->second < at;
+            })) {
+          mergedAt[it->second].push_back(e);
+          movedAway.insert(e);
+          writerOf[e] = at;
+          continue;
+        }
+      }
+      open[shape] = e;
+      mergedAt[e] = {e};
+    }
   }
 
   // 2. The buffer function: inputs, then one output buffer per result.
@@ -464,15 +572,28 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (Value v : order) {
     Operation *def = v.getDefiningOp();
     b.setInsertionPointToEnd(body);
-    if (siblingElsewhere.contains(v))
-      continue; // written by its group's kernel
-    if (auto it = siblingsAt.find(v); it != siblingsAt.end()) {
+    if (siblingElsewhere.contains(v) || movedAway.contains(v))
+      continue; // written by its group's kernel, or at the end of a reduction kernel
+    auto epilogues = epiloguesAt.find(v);
+    auto merged = mergedAt.find(v);
+    if (siblingsAt.count(v) || epilogues != epiloguesAt.end() || (merged != mergedAt.end() && merged->second.size() > 1)) {
+      SmallVector<Value> values;
+      unsigned reductions = 0;
+      if (auto it = siblingsAt.find(v); it != siblingsAt.end())
+        values = it->second;
+      else if (merged == mergedAt.end())
+        values = {v};
+      reductions = values.size();
+      if (epilogues != epiloguesAt.end())
+        values.append(epilogues->second);
+      if (merged != mergedAt.end())
+        values.append(merged->second);
       SmallVector<Value> targets;
-      for (Value m : it->second) {
+      for (Value m : values) {
         written.insert(m);
         targets.push_back(buffers[m]);
       }
-      emitter.emitSiblingKernel(it->second, targets, kernelName(it->second.front().getDefiningOp()));
+      emitter.emitFusedKernel(values, targets, reductions, kernelName(values.front().getDefiningOp()));
       continue;
     }
     // Marked before its kernel is emitted: the kernel only reads reshapes of

@@ -16,11 +16,11 @@ import re
 
 import torch
 
-from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, run_compiled
+from ..launch import EMPTY_STRIDED_CPU, EMPTY_STRIDED_CUDA, contiguous_strides, dump_stages, gpu_target, run_compiled
 from ..graph.random import draw_seed, has_random
 from ..native import C as _C
 from ..session import current
-from . import split
+from . import segments, split
 
 
 class DifferentiationError(RuntimeError):
@@ -83,6 +83,9 @@ class _Part:
             self.specs.append((s, contiguous_strides(s), d))
         self.views = [(k, _from_channels_last(len(specs[k][0]))) for k in sorted(self.channels_last)]
         self.reads = [(j, _to_channels_last(r)) for j, r in channels_last_inputs]
+        # (result, input) pairs the fusion writes in place (dyn.updates_arg): the input is the result's buffer
+        self.aliases = [(k, j) for k, j in enumerate(getattr(self.compiled, "in_place", ())) if j >= 0]
+        self.cuda_index = device.index if device.type == "cuda" else None
 
     def __call__(self, inputs, shapes=None):
         if self.dynamic:
@@ -94,10 +97,12 @@ class _Part:
                 specs.append((s, contiguous_strides(s), d))
         else:
             specs = self.specs
-        if self.device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
-            outs = [EMPTY_STRIDED_CPU(s, st, d) for s, st, d in specs]
-        else:
-            outs = [torch.empty(s, dtype=d, device=self.device) for s, _, d in specs]
+        taken = {}
+        for k, j in self.aliases:  # where the input is contiguous (16-byte aligned on the GPU), as the code reads it
+            t = inputs[j]
+            if t.is_contiguous() and (self.cuda_index is None or t.data_ptr() % 16 == 0):
+                taken[k] = t
+        outs = _allocate(specs, self.device, self.cuda_index, taken)
         for j, perm in self.reads:
             inputs[j] = inputs[j].permute(perm)
         sizes = ()
@@ -110,9 +115,26 @@ class _Part:
         return outs
 
 
+def _allocate(specs, device, cuda_index, taken):
+    """Fresh tensors of (shape, strides, dtype) specs, taken[k] where given: through torch's allocation calls
+    without Python argument parsing where the torch build has them (a few microseconds less per output)."""
+    if device.type == "cpu" and EMPTY_STRIDED_CPU is not None:
+        empty = EMPTY_STRIDED_CPU
+    elif EMPTY_STRIDED_CUDA is not None and cuda_index is not None and cuda_index == torch.cuda.current_device():
+        empty = EMPTY_STRIDED_CUDA  # allocates on the current device
+    else:
+        return [taken[k] if k in taken else torch.empty_strided(s, st, dtype=d, device=device)
+                for k, (s, st, d) in enumerate(specs)]
+    if taken:
+        return [taken[k] if k in taken else empty(s, st, d) for k, (s, st, d) in enumerate(specs)]
+    return [empty(s, st, d) for s, st, d in specs]
+
+
 class TrainingKernel:
     """Compiled forward and backward of a graph whose inputs listed in `requires_grad` are differentiated.
-    Calling it runs the forward as one autograd node; outputs that carry no gradient are marked so."""
+    Calling it runs the forward as one autograd node whose outputs are those that carry a gradient; the others
+    are returned beside it as plain tensors, and outputs that update an input (batch norm's running statistics)
+    are written into it where the fusion allows (the runner then bumps its version counter)."""
     device_type = None
     trains = True  # explain: "dyn (<device>, forward and backward)"
 
@@ -154,6 +176,9 @@ class TrainingKernel:
                        and len(fw_specs[-1 - c][0]) in (4, 5)})
         if free and not self.dynamic:
             fw_ir = split.with_attribute(fw_ir, "dyn.layout_free_results", free)
+        updates = self._in_place_updates(requires_grad)
+        if updates:
+            fw_ir = split.with_result_attributes(fw_ir, "dyn.updates_arg", updates)
         self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep, sizes=fw_sizes)
         cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
                     if c < 0 and -1 - c in self.forward.channels_last]
@@ -161,7 +186,7 @@ class TrainingKernel:
             bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", [j for j, _ in cl_reads])
         self.backward = _Part(bw_ir, "train_backward", self.device, bw_specs,
                               len(self.saved) + len(self.differentiable), keep, cl_reads)
-        self._nondiff = [k for k in range(self.num_outputs) if k not in set(self.differentiable)]
+        self._slots = list(self.differentiable)  # the outputs the autograd node returns, in the backward's order
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
         if keep:
             self.stages += [("forward." + s, ir) for s, ir in self.forward.compiled.stages]
@@ -175,6 +200,16 @@ class TrainingKernel:
             self.backward.compiled.compile_seconds
         if debug:
             dump_stages(self.stages)
+
+    def _in_place_updates(self, requires_grad):
+        """{forward result k: input j} for the graph outputs that update an input (graph.updates, capture's
+        candidates) which the fusion may write into the input itself: not an input that carries a gradient
+        or that the backward reads, nor a result that carries one or is saved (dyn.saved)."""
+        position = {id(n): j for j, n in enumerate(self.graph.inputs)}
+        saved = set(self.saved)
+        return {k: position[id(n)] for k, n in (getattr(self.graph, "updates", None) or {}).items()
+                if k < self.num_outputs and k not in self.differentiable and -1 - k not in saved
+                and id(n) in position and not requires_grad[position[id(n)]] and position[id(n)] not in saved}
 
     def _result_sizes(self, fw_sig, fw_specs):
         """Each forward result's sizes as expressions over the forward's inputs' (`s[k][i]`): the core's,
@@ -192,9 +227,16 @@ class TrainingKernel:
         return exprs
 
     def __call__(self, *inputs):
-        if not torch.is_grad_enabled():  # called under no_grad after all: no node to record
+        if not torch.is_grad_enabled() or not self._slots:  # no node to record (under no_grad after all)
             return self._forward(list(inputs))[0][:self.num_outputs]
-        return list(_GraphFunction.apply(self, *inputs))
+        # only the inputs that get a gradient pass through apply and only the outputs that carry one come
+        # out of it (the others are plain tensors, as mark_non_differentiable makes them, without the zero
+        # cotangents autograd would materialize for them): per-tensor work of apply and the backward halved
+        results = []
+        diff = _GraphFunction.apply(self, inputs, results, *[inputs[k] for k in self.wrt])
+        for k, t in zip(self._slots, diff):
+            results[k] = t
+        return results
 
     def _forward(self, inputs):
         if self.seeded:
@@ -204,27 +246,30 @@ class TrainingKernel:
 
 class _GraphFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, kernel, *inputs):
+    def forward(ctx, kernel, inputs, results, *wrt):
+        """inputs: all the graph's; results (filled): every graph output; returns the differentiable ones."""
         outs, fw_inputs = kernel._forward(list(inputs))
-        n = kernel.num_outputs
-        results = outs[:n]
+        results += outs[:kernel.num_outputs]
         ctx.save_for_backward(*[fw_inputs[c] if c >= 0 else outs[-1 - c] for c in kernel.saved])
         ctx.kernel = kernel
         if kernel.dynamic:  # the gradients' sizes: their inputs'
             ctx.grad_shapes = [tuple(fw_inputs[k].shape) for k in kernel.wrt]
-        ctx.mark_non_differentiable(*[results[k] for k in kernel._nondiff])
-        return tuple(results)
+        elif segments.late_zeros(kernel):  # an output no gradient reaches gets None: zeros made in the backward
+            ctx.set_materialize_grads(False)
+        return tuple(results[k] for k in kernel._slots)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
-        kernel = ctx.kernel
-        cotangents = [grads[k] for k in kernel.differentiable]
-        gin = kernel.backward(list(ctx.saved_tensors) + cotangents, ctx.grad_shapes if kernel.dynamic else None)
-        out = [None] * (len(ctx.needs_input_grad) - 1)
-        for j, k in enumerate(kernel.wrt):
-            out[k] = gin[j]
-        return (None, *out)
+        kernel = ctx.kernel  # grads: the cotangents of the differentiable outputs, in their order
+        inputs = list(ctx.saved_tensors) + segments.zeros_for_none(kernel, grads)
+        if segments.usable(kernel.backward):  # CUDA: run in parts, freeing saved values as eager does
+            getattr(ctx, "maybe_clear_saved_tensors", lambda: None)()  # unless the graph is retained: `inputs`
+            # then holds the saved values' only references
+            gin = segments.run(kernel.backward, inputs)
+        else:
+            gin = kernel.backward(inputs, ctx.grad_shapes if kernel.dynamic else None)
+        return (None, None, None, *gin)
 
 
 def _meta_expression(graph, k, i):

@@ -58,6 +58,25 @@ def with_attribute(module, name, values):
     raise ValueError("no function in the module")
 
 
+def with_result_attributes(module, name, values):
+    """`module` (one function's module) with `name = v : i64` on result k for each k: v of `values`."""
+    lines = module.split("\n")
+    for n, line in enumerate(lines):
+        if not line.startswith("  func.func @"):
+            continue
+        head, tail = line.split(") -> ", 1)
+        rest = tail[tail.index(" attributes {"):] if " attributes {" in tail else " {"
+        results = tail[:len(tail) - len(rest)]
+        parts = _split_top(results[1:-1] if results.startswith("(") else results)
+        for k, v in values.items():
+            attr = f"{name} = {v} : i64"
+            part = parts[k].rstrip()
+            parts[k] = part[:-1] + f", {attr}}}" if part.endswith("}") else f"{part} {{{attr}}}"
+        lines[n] = f"{head}) -> ({', '.join(p.strip() for p in parts)}){rest}"
+        return "\n".join(lines)
+    raise ValueError("no function in the module")
+
+
 def _split_top(text):
     """Top-level comma-separated parts of a type list (commas inside <...> or {...} do not split)."""
     parts, depth, cur = [], 0, ""

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import torch
 
-from .outputs import _memory_conflict
+from .outputs import conflict_free
 from .paths import _gatherer, _resolver
 from .values import (_CONST_TYPES, MISSING, _is_user_dict_class, is_constant, is_constant_value, is_namedtuple,
                      is_opaque_type, is_plain_instance, strict_eq, type_attr)
@@ -554,8 +554,8 @@ def _path_guards(tr, args=None, dynamic=()):
     if tr.mutation_spans is not None and len(tr.input_sources) > 1:
         # a graph that updates an input in place is only right while no other input overlaps it
         gather = _gatherer(tr.input_sources)
-        spans, mutated = tr.mutation_spans
-        checks.append(lambda args: not _memory_conflict(gather(args), spans, mutated))
+        free = conflict_free(*tr.mutation_spans)
+        checks.append(lambda args: free(gather(args)))
     extra = None
     if checks:
         def extra(args):

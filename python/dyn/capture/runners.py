@@ -92,8 +92,9 @@ def _mutation_rebuilder(tmpl):
     inner = _rebuilder(inner_t)
     contig, clones, spans, mutated = prep["contig"], prep["clones"], prep["spans"], prep["mutated"]
     dests = set(mutated)
-    grad_writes = [(j, src) for j, src, detach in writes if not detach]
-    nograd_writes = [(j, src) for j, src, detach in writes if detach]
+    # (input j, from a graph output?, its index): src ('o', k) or ('i', jj)
+    grad_writes = [(j, src[0] == "o", src[1]) for j, src, detach in writes if not detach]
+    nograd_writes = [(j, src[0] == "o", src[1]) for j, src, detach in writes if detach]
 
     def run(outs, ins, args):  # the entry's guards checked that no other input overlaps a mutated one
         if contig or clones:
@@ -104,22 +105,27 @@ def _mutation_rebuilder(tmpl):
             outs += [ins[j].clone(memory_format=torch.contiguous_format) for j in clones]
         r = inner(outs, ins, args)
         if writes:
-            def source(src):
-                if src[0] == "o":
-                    return outs[src[1]]
-                t = ins[src[1]]
-                return t.clone() if src[1] in dests else t  # its value from before the writes
-            gsrc = [(j, source(src)) for j, src in grad_writes]
-            nsrc = [(j, source(src)) for j, src in nograd_writes]
+            def source(i):  # input i's value from before the writes
+                return ins[i].clone() if i in dests else ins[i]
+            gsrc = [(j, outs[i] if o else source(i)) for j, o, i in grad_writes]
+            nsrc = [(j, outs[i] if o else source(i)) for j, o, i in nograd_writes]
+            # the compiled code wrote the input itself (in-place updates: _DynKernel.aliases, _Part.aliases):
+            # its version counter is bumped, as eager's in-place op does (one call for all of them)
+            written = []
             for j, t in gsrc:
-                ins[j].copy_(t)
+                if t is ins[j] and not t.requires_grad:  # autograd would record nothing for the copy
+                    written.append(t)
+                else:
+                    ins[j].copy_(t)
             if nsrc:
                 with torch.no_grad():
                     for j, t in nsrc:
-                        if t is ins[j]:  # the compiled code wrote the input itself (_DynKernel.aliases):
-                            increment_version(t)  # what eager's in-place op does to its version counter
+                        if t is ins[j]:
+                            written.append(t)
                         else:
                             ins[j].copy_(t)
+            if written:
+                increment_version(written)
         return r
     return run
 

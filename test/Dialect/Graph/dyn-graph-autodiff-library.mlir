@@ -1,18 +1,36 @@
 // RUN: dyn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(dyn-graph-autodiff))' | FileCheck %s
 
-// Attention: the query, key and value gradients come from one library call
-// (eager's attention kernel run again and differentiated by ATen): no [L, S]
-// probabilities in the backward. The default scale 1/sqrt(E) is made explicit.
+// Attention on [B, H, L, E] without a mask: the forward becomes graph.attention_lse
+// (eager's fused kernel, keeping its log-sum-exp) and the query, key and value
+// gradients come from one call of that kernel's backward: no [L, S]
+// probabilities, and the forward kernel does not run again. The default scale
+// 1/sqrt(E) is made explicit; the log-sum-exp has ceil32(L) columns.
 
 // CHECK-LABEL: func.func @attention
-// CHECK: %[[Y:.*]] = graph.scaled_dot_product_attention %arg0, %arg1, %arg2 causal
-// CHECK: %[[GQ:.*]], %[[GK:.*]], %[[GV:.*]] = graph.attention_backward %arg3, %arg0, %arg1, %arg2 {is_causal = true, scale = 1.250000e-01 : f64} : (tensor<2x4x8x32xf32>, tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>)
+// CHECK-NOT: graph.scaled_dot_product_attention
+// CHECK: %[[Y:.*]], %[[LSE:.*]], %[[RNG:.*]] = graph.attention_lse %arg0, %arg1, %arg2 {dropout_p = 0.000000e+00 : f64, is_causal = true, scale = 1.250000e-01 : f64} : (tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>) -> (tensor<2x4x8x32xf32>, tensor<2x4x32xf32>, tensor<2xi64>)
+// CHECK: %[[GQ:.*]], %[[GK:.*]], %[[GV:.*]] = graph.attention_lse_backward %arg3, %arg0, %arg1, %arg2, %[[Y]], %[[LSE]], %[[RNG]]
 // CHECK-NOT: graph.softmax
 // CHECK: return %[[Y]], %[[GQ]], %[[GK]], %[[GV]]
 func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x4x6x64xf32> {dyn.requires_grad},
                      %v: tensor<2x4x6x32xf32> {dyn.requires_grad}) -> tensor<2x4x8x32xf32> {
   %0 = graph.scaled_dot_product_attention %q, %k, %v causal : tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32> -> tensor<2x4x8x32xf32>
   return %0 : tensor<2x4x8x32xf32>
+}
+
+// -----
+
+// Other ranks without a mask: eager's attention run again and differentiated by
+// ATen (graph.attention_backward).
+
+// CHECK-LABEL: func.func @attention_3d
+// CHECK: %[[Y:.*]] = graph.scaled_dot_product_attention %arg0, %arg1, %arg2
+// CHECK: %[[GQ:.*]], %[[GK:.*]], %[[GV:.*]] = graph.attention_backward %arg3, %arg0, %arg1, %arg2 {is_causal = false, scale = 2.500000e-01 : f64}
+// CHECK: return %[[Y]], %[[GQ]], %[[GK]], %[[GV]]
+func.func @attention_3d(%q: tensor<2x8x16xf32> {dyn.requires_grad}, %k: tensor<2x8x16xf32> {dyn.requires_grad},
+                        %v: tensor<2x8x16xf32> {dyn.requires_grad}) -> tensor<2x8x16xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
 }
 
 // -----

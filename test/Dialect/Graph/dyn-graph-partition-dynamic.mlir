@@ -16,12 +16,12 @@
 // CHECK-SAME: dyn.saved = array<i64: 0, 3, -2>
 // CHECK-DAG: %[[B:.*]] = graph.dim %[[X]], 0 : tensor<?x?x16xf32> -> index
 // CHECK-DAG: %[[S:.*]] = graph.dim %[[X]], 1 : tensor<?x?x16xf32> -> index
-// CHECK: %[[BS:.*]] = arith.muli %[[B]], %[[S]] : index
-// CHECK: graph.gelu %[[SH]]
 // CHECK: graph.expand %{{.*}} sizes(%[[B]], %[[S]]) : tensor<f32> -> tensor<?x?xf32>
 // CHECK: graph.div %[[CT]]
 // CHECK: graph.expand %{{.*}} sizes(%[[B]], %[[S]]) : tensor<1x1x1xf32> -> tensor<?x?x4xf32>
+// CHECK: %[[BS:.*]] = arith.muli %[[B]], %[[S]] : index
 // CHECK: graph.reshape %{{.*}} sizes(%[[BS]]) : tensor<?x?x4xf32> -> tensor<?x4xf32>
+// CHECK: graph.gelu %[[SH]]
 // CHECK: return %{{.*}} : tensor<32x16xf32>, tensor<32xf32>, tensor<4x32xf32>
 func.func @mlp(%x: tensor<?x?x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
                %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})

@@ -117,3 +117,54 @@ func.func @ckpt(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad}
   %y = graph.matmul %g, %w2t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// An op the forward runs anyway is not run again for its other results: the
+// backward reads graph.attention_lse's log-sum-exp and random state, which only
+// it needs, from the forward (saved), not from a second attention kernel.
+
+// CHECK-LABEL: func.func @attention_forward
+// CHECK: %[[Y:.*]], %[[LSE:.*]], %[[RNG:.*]] = graph.attention_lse
+// CHECK: return %[[Y]], %[[LSE]], %[[RNG]]
+// CHECK-LABEL: func.func @attention_backward
+// CHECK-NOT: graph.attention_lse %
+// CHECK: graph.attention_lse_backward
+func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x4x6x64xf32> {dyn.requires_grad},
+                     %v: tensor<2x4x6x32xf32> {dyn.requires_grad}) -> tensor<2x4x8x32xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v causal : tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32> -> tensor<2x4x8x32xf32>
+  return %0 : tensor<2x4x8x32xf32>
+}
+
+// -----
+
+// The backward recomputes each value right before the first op that reads it
+// (AOTAutograd's reordering to mimic the autograd engine), not in the forward's
+// order at its start: the second layer's GELU is recomputed for the last
+// layer's weight gradient, the first layer's only after the second layer's
+// weight gradient, so the two recomputed activations are never live at once.
+
+// CHECK-LABEL: func.func @deep_backward
+// CHECK-SAME: (%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<32x32xf32>, %{{.*}}: tensor<4x32xf32>, %[[H1:.*]]: tensor<8x32xf32>, %[[H2:.*]]: tensor<8x32xf32>, %{{.*}}: tensor<f32>)
+// CHECK-NOT: graph.gelu
+// CHECK: %[[G2:.*]] = graph.gelu %[[H2]]
+// CHECK-NOT: graph.gelu %[[H1]]
+// CHECK: graph.matmul %{{.*}}, %[[G2]] : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+// CHECK-NOT: graph.gelu %[[H1]]
+// CHECK: graph.matmul
+// CHECK: %[[G1:.*]] = graph.gelu %[[H1]]
+// CHECK: graph.matmul %{{.*}}, %[[G1]] : tensor<32x8xf32>, tensor<8x32xf32> -> tensor<32x32xf32>
+func.func @deep(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
+                %w2: tensor<32x32xf32> {dyn.requires_grad}, %w3: tensor<4x32xf32> {dyn.requires_grad})
+    -> tensor<f32> {
+  %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
+  %h1 = graph.matmul %x, %w1t : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+  %g1 = graph.gelu %h1 {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %w2t = graph.permute %w2 dims [1, 0] : tensor<32x32xf32> -> tensor<32x32xf32>
+  %h2 = graph.matmul %g1, %w2t : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+  %g2 = graph.gelu %h2 {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %w3t = graph.permute %w3 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
+  %y = graph.matmul %g2, %w3t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
+  %l = graph.sum %y dims [0, 1] : tensor<8x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -160,6 +160,11 @@ struct GraphAutodiffPass : dyn::graph::impl::GraphAutodiffPassBase<GraphAutodiff
       }
     }
 
+    // Forward ops a rule replaced by another form (attention by graph.attention_lse)
+    for (Operation *op : llvm::reverse(ops))
+      if (op->hasAttr("dyn.replaced") && op->use_empty())
+        op->erase();
+
     // The joint function: the results, then one gradient per requires_grad argument.
     db.loc = f.getLoc();
     SmallVector<Value> results(ret.getOperands());

@@ -196,6 +196,10 @@ Value DerivativeBuilder::transposeLast2(Value v) {
   SmallVector<int64_t> dims(r);
   std::iota(dims.begin(), dims.end(), 0);
   std::swap(dims[r - 1], dims[r - 2]);
+  // the transpose of a transpose is the value itself: a linear layer's input gradient g @ (w^T)^T reads the
+  // weight as it is (a GEMM flag) instead of a transposed copy of every weight the backward makes
+  if (auto p = v.getDefiningOp<PermuteOp>(); p && p.getDims() == ArrayRef<int64_t>(dims))
+    return p.getInput();
   return permute(v, dims);
 }
 
@@ -317,6 +321,15 @@ Value DerivativeBuilder::permuteBack(Operation *op, Value grad, Values) {
   SmallVector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i)
     inverse[dims[i]] = i;
+  // A linear layer's weight (x @ w^T): the gradient of w^T is the GEMM x^T @ g; transposed back it is
+  // computed as g^T @ x, eager's formula, so the GEMM writes the weight's layout itself instead of a
+  // temporary that a transpose kernel copies (the LM head's [vocab, hidden] gradient: 250 MiB in TinyLlama).
+  // The operands' transposes are the GEMM's transpose flags; the first GEMM is left unused.
+  auto mm = grad.getDefiningOp<MatmulOp>();
+  if (mm && dims.size() == 2 && dims[0] == 1 && dims[1] == 0 && tensorType(mm.getLhs()).getRank() == 2 &&
+      tensorType(mm.getRhs()).getRank() == 2 && grad.use_empty() && tensorType(grad).hasStaticShape()) {
+    return matmul(transposeLast2(mm.getRhs()), transposeLast2(mm.getLhs()));
+  }
   return permute(grad, inverse);
 }
 

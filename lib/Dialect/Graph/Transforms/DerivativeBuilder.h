@@ -115,6 +115,7 @@ public:
   void layerNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void rmsNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void attentionBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
+  void attentionLseBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void pointwiseLossBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void convolutionBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void batchNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);

@@ -209,6 +209,17 @@ void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl
 // Attention: the math backward over recomputed probabilities
 //===----------------------------------------------------------------------===//
 
+void DerivativeBuilder::attentionLseBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto a = cast<AttentionLseOp>(op);
+  SmallVector<Type> types{a.getQuery().getType(), a.getKey().getType(), a.getValue().getType()};
+  auto back = b.create<AttentionLseBackwardOp>(
+      loc, types, ValueRange{grad, a.getQuery(), a.getKey(), a.getValue(), a.getResult(), a.getLse(), a.getRng()},
+      op->getAttrDictionary().getValue());
+  for (int k = 0; k < 3; ++k)
+    if (needsGrad(op->getOperand(k)))
+      grads[k] = back->getResult(k);
+}
+
 void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto a = cast<ScaledDotProductAttentionOp>(op);
   bool maskGrad = a.getMask() && needsGrad(a.getMask());
@@ -224,6 +235,29 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
     SmallVector<NamedAttribute> attrs{b.getNamedAttr("is_causal", b.getBoolAttr(a.getIsCausal())),
                                       b.getNamedAttr("scale", b.getF64FloatAttr(scale))};
     SmallVector<Type> types{qt, kt, vt};
+    // Without a mask, on [B, H, L, E] operands of static shape: the forward becomes graph.attention_lse,
+    // which keeps what eager's backward kernel reads, so the backward does not run the forward again.
+    if (!a.getMask() && r == 4 && qt.hasStaticShape() && kt.hasStaticShape() && vt.hasStaticShape()) {
+      OpBuilder fb(op);
+      Type lseElt = qt.getElementType().isF64() ? qt.getElementType() : Type(b.getF32Type());
+      auto lseType = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), (L + 31) / 32 * 32}, lseElt);
+      auto rngType = RankedTensorType::get({2}, b.getI64Type());
+      SmallVector<NamedAttribute> fwdAttrs{b.getNamedAttr("dropout_p", b.getF64FloatAttr(0.0)), attrs[0], attrs[1]};
+      auto fwd = fb.create<AttentionLseOp>(op->getLoc(), TypeRange{op->getResult(0).getType(), lseType, rngType},
+                                           ValueRange{a.getQuery(), a.getKey(), a.getValue()}, fwdAttrs);
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        fwd->setAttr(attr.getName(), attr.getValue());
+      op->getResult(0).replaceAllUsesWith(fwd.getResult());
+      op->setAttr("dyn.replaced", b.getUnitAttr());  // erased once the reverse sweep is done
+      auto back = b.create<AttentionLseBackwardOp>(
+          loc, types,
+          ValueRange{grad, a.getQuery(), a.getKey(), a.getValue(), fwd.getResult(), fwd.getLse(), fwd.getRng()},
+          fwdAttrs);
+      for (int k = 0; k < 3; ++k)
+        if (needsGrad(op->getOperand(k)))
+          grads[k] = back->getResult(k);
+      return;
+    }
     Operation *back =
         a.getMask()
             ? b.create<MaskedAttentionBackwardOp>(

@@ -8,7 +8,10 @@
 // the backward's ops read drain into the sink. The minimum cut is the set of
 // saved values: everything on the sink side the backward computes from them.
 // A value the forward's kernels would not write to memory costs twice its
-// bytes to save (AOTAutograd's weighting of unmaterialized values).
+// bytes to save (AOTAutograd's weighting of unmaterialized values). The
+// backward recomputes each value right before its first reader, not at its
+// start in the forward's order (every recomputed activation would live from
+// there to its layer's gradient).
 //
 //===----------------------------------------------------------------------===//
 #include "SymbolicDims.h"
@@ -157,14 +160,14 @@ bool recomputable(Operation *op) {
 /// Never recomputed, whatever the memory budget: random draws (the backward must see the forward's), opaque
 /// PyTorch calls and collectives (another rank waits for each one issued).
 bool neverRecompute(Operation *op) {
-  return isa<RandomOp, BernoulliOp, DropoutOp, SeededRandomOp, SeededNormalOp, SeededAttentionOp, TorchCallOp,
-             AllReduceOp, AllGatherIntoTensorOp, ReduceScatterTensorOp>(op);
+  return isa<RandomOp, BernoulliOp, DropoutOp, SeededRandomOp, SeededNormalOp, SeededAttentionOp, AttentionLseOp,
+             TorchCallOp, AllReduceOp, AllGatherIntoTensorOp, ReduceScatterTensorOp>(op);
 }
 
 /// Work superlinear in the bytes it reads: GEMMs, convolutions, attention, recurrent layers, factorizations.
 bool heavy(Operation *op) {
-  return isa<MatmulOp, AddmmOp, BilinearOp, ConvolutionOp, ScaledDotProductAttentionOp, GroupedMmOp, LstmOp,
-             GruOp, RnnOp>(op) ||
+  return isa<MatmulOp, AddmmOp, BilinearOp, ConvolutionOp, ScaledDotProductAttentionOp, AttentionLseOp, GroupedMmOp,
+             LstmOp, GruOp, RnnOp>(op) ||
          op->getName().getStringRef().starts_with("graph.linalg_");
 }
 
@@ -230,10 +233,18 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
       if (Operation *def = v.getDefiningOp())
         work.append(def->getOperands().begin(), def->getOperands().end());
     }
-    // The values the backward reads from the forward's side.
+    // The values the backward reads from the forward's side (ops no gradient needs, a GEMM a rule
+    // replaced by another, read nothing).
+    DenseSet<Operation *> live;
+    SmallVector<Value> pending(ret.getOperands());
+    while (!pending.empty()) {
+      Operation *def = pending.pop_back_val().getDefiningOp();
+      if (def && live.insert(def).second)
+        pending.append(def->getOperands().begin(), def->getOperands().end());
+    }
     DenseSet<Value> bwReads;
     for (Operation &op : body.without_terminator())
-      if (llvm::any_of(op.getResults(), [&](Value r) { return tangent.contains(r); }))
+      if (live.contains(&op) && llvm::any_of(op.getResults(), [&](Value r) { return tangent.contains(r); }))
         for (Value v : op.getOperands())
           if (!tangent.contains(v))
             bwReads.insert(v);
@@ -266,8 +277,9 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
         bool mustRecompute = def && def->hasAttr("dyn.recompute");
         if (mustRecompute)
           flow.edge(2 * i, sink, kInf);
-        else if (!def || (fwRequired.contains(v) && !mayRecompute(def, tier)))
-          flow.edge(source, 2 * i, kInf);
+        else if (!def || (!mayRecompute(def, tier) &&
+                          llvm::any_of(def->getResults(), [&](Value r) { return fwRequired.contains(r); })))
+          flow.edge(source, 2 * i, kInf);  // an op the forward runs anyway: each of its results is there
         if (def)
           for (Value o : def->getOperands())
             flow.edge(2 * index[o] + 1, 2 * i, kInf);
@@ -393,9 +405,48 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
     for (Value v : more)
       map.map(v, entry->getArgument(k++));
     OpBuilder body = OpBuilder::atBlockEnd(entry);
-    for (Operation &op : joint.getBody().front().without_terminator())
-      if (needed.contains(&op))
-        body.clone(op, map);
+    if (more.empty()) {
+      for (Operation &op : joint.getBody().front().without_terminator())
+        if (needed.contains(&op))
+          body.clone(op, map);
+    } else {
+      // The backward: its own ops (those reading a cotangent) in the joint's order, and each value it
+      // recomputes from the saved ones emitted right before the first op that reads it, as AOTAutograd
+      // reorders the recomputation to mimic the autograd engine. In the joint's order the recomputed forward
+      // ops would all come first, and every recomputed activation (a GELU's output, a transposed weight)
+      // would live from the backward's start to its use: the whole model's at once.
+      DenseSet<Value> tangent(more.begin(), more.end());
+      for (Operation &op : joint.getBody().front().without_terminator())
+        if (needed.contains(&op) && llvm::any_of(op.getOperands(), [&](Value v) { return tangent.contains(v); }))
+          tangent.insert(op.getResults().begin(), op.getResults().end());
+      DenseSet<Operation *> emitted;
+      // op after the needed ops that define its operands (iterative post-order: no recursion depth limit)
+      auto emit = [&](Operation *root) {
+        SmallVector<std::pair<Operation *, unsigned>> stack{{root, 0}};
+        while (!stack.empty()) {
+          auto &[op, next] = stack.back();
+          if (emitted.contains(op)) {
+            stack.pop_back();
+            continue;
+          }
+          if (next < op->getNumOperands()) {
+            Operation *def = op->getOperand(next++).getDefiningOp();
+            if (def && needed.contains(def) && !emitted.contains(def))
+              stack.push_back({def, 0});
+            continue;
+          }
+          emitted.insert(op);
+          body.clone(*op, map);
+          stack.pop_back();
+        }
+      };
+      for (Operation &op : joint.getBody().front().without_terminator())
+        if (needed.contains(&op) && llvm::any_of(op.getResults(), [&](Value r) { return tangent.contains(r); }))
+          emit(&op);
+      for (Operation &op : joint.getBody().front().without_terminator()) // results read no cotangent (zeros)
+        if (needed.contains(&op))
+          emit(&op);
+    }
     SmallVector<Value> mapped;
     for (Value v : results)
       mapped.push_back(map.lookup(v));

@@ -148,6 +148,7 @@ struct Propagator {
   void visit(Operation *op);
   void convolution(prim::ConvolutionOp conv);
   void convolutionBackward(prim::LibraryCallOp call);
+  void maxPoolBackward(prim::LibraryCallOp call);
   void channelsLastArguments(func::FuncOp f, ArrayRef<int64_t> args);
   SmallVector<int64_t> channelsLastResults(func::FuncOp f, ArrayRef<int64_t> results);
   void elementwise(Operation *op);
@@ -260,6 +261,54 @@ void Propagator::convolutionBackward(prim::LibraryCallOp call) {
                                         b.getDenseI64ArrayAttr(params));
   call.getResult(0).replaceAllUsesWith(restore(loc, cl.getResult(0)));
   call.getResult(1).replaceAllUsesWith(cl.getResult(1));
+}
+
+/// A `max_pool2d_backward` call's params: kernel_size, stride, padding, dilation as counted arrays,
+/// ceil_mode; a trailing 1 once it runs channels-last. Whether they parse, and that trailing flag.
+std::optional<bool> maxPoolBackwardChannelsLast(prim::LibraryCallOp call) {
+  if (call.getCallee() != "max_pool2d_backward" || call.getInputs().size() != 3 ||
+      call.getNumResults() != 1)
+    return std::nullopt;
+  ArrayRef<int64_t> p = call.getParams();
+  size_t i = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (i >= p.size() || p[i] < 0)
+      return std::nullopt;
+    i += 1 + p[i];
+  }
+  if (i + 1 > p.size())
+    return std::nullopt;
+  return i + 1 < p.size() && p[i + 1] != 0;
+}
+
+/// max_pool2d's input gradient (ATen's, from the pooling's indices) on channels-last operands: where
+/// any of grad_output, input and indices has a channels-last form, ATen is given all three as
+/// channels-last tensors (its NHWC kernel) and writes the gradient channels-last. The indices are
+/// flat positions h * W + w within a plane in either layout (ATen's NCHW and NHWC kernels agree), so
+/// only their layout changes.
+void Propagator::maxPoolBackward(prim::LibraryCallOp call) {
+  auto flag = maxPoolBackwardChannelsLast(call);
+  if (!flag || *flag)
+    return;
+  ValueRange ins = call.getInputs();
+  RankedTensorType gi = tensorType(call.getResult(0));
+  if (gi.getRank() != 4 || !llvm::all_of(ins, [](Value v) {
+        return tensorType(v).getRank() == 4 && tensorType(v).hasStaticShape();
+      }) || !gi.hasStaticShape())
+    return;
+  if (!llvm::any_of(ins, [&](Value v) { return hasChannelsLast(v); }))
+    return;
+  Location loc = call.getLoc();
+  b.setInsertionPoint(call);
+  SmallVector<Value> clIns;
+  for (Value v : ins)
+    clIns.push_back(toChannelsLast(loc, v));
+  auto clType = gi.clone(scatterDims(gi.getShape(), fromChannelsLast(gi.getRank())));
+  SmallVector<int64_t> params(call.getParams());
+  params.push_back(1);
+  auto cl = prim::LibraryCallOp::create(b, loc, TypeRange{clType}, call.getCalleeAttr(), clIns,
+                                        b.getDenseI64ArrayAttr(params));
+  replace(call, restore(loc, cl.getResult(0)));
 }
 
 /// Arguments the caller passes channels-last (`dyn.channels_last_args`: a forward's saved values the
@@ -411,8 +460,11 @@ void Propagator::concatenate(prim::ConcatenateOp op) {
 void Propagator::visit(Operation *op) {
   if (auto conv = dyn_cast<prim::ConvolutionOp>(op))
     return convolution(conv);
-  if (auto call = dyn_cast<prim::LibraryCallOp>(op))
+  if (auto call = dyn_cast<prim::LibraryCallOp>(op)) {
+    if (call.getCallee() == "max_pool2d_backward")
+      return maxPoolBackward(call);
     return convolutionBackward(call);
+  }
   if (auto t = dyn_cast<prim::TransposeOp>(op))
     return transposeOp(t);
   if (auto pad = dyn_cast<prim::PadOp>(op))

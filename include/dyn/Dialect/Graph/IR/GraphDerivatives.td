@@ -227,6 +227,9 @@ def : Graph_Derivative<Graph_AddmmOp, [(AddmmInputBack $grad), (AddmmLhsBack $gr
 // gradient; for an additive float mask that does (T5's position bias), the probabilities recomputed in
 // float32 and the GEMMs of the math backward (softmax_backward between them).
 def : Graph_DerivativeFn<Graph_ScaledDotProductAttentionOp, "attentionBack">;
+// graph.attention_lse (made by attentionBack; a rule of its own for IR that has it already): its backward
+// kernel, from the forward's result, log-sum-exp and random state.
+def : Graph_DerivativeFn<Graph_AttentionLseOp, "attentionLseBack">;
 // Convolution: aten.convolution_backward for the input and weight, a sum for the bias.
 def : Graph_DerivativeFn<Graph_ConvolutionOp, "convolutionBack">;
 def : Graph_Derivative<Graph_MaxPoolOp, [(MaxPoolBack $grad)]>;

@@ -673,6 +673,32 @@ def Graph_MaskedAttentionBackwardOp : Graph_DynamicLibraryOp<"masked_attention_b
                       Graph_LibraryFloatTensor:$grad_value);
   let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, {mask}, {is_causal}, {scale})";
 }
+// Attention of a training graph (dyn-graph-autodiff makes it from graph.scaled_dot_product_attention
+// without a mask): eager's fused kernel (flash or memory-efficient, as SDPA's dispatch picks; the math
+// formula where neither applies) that also returns what its backward kernel reads: the rows'
+// log-sum-exp (`lse`, padded to a multiple of 32 columns, the memory-efficient kernel's layout) and
+// `rng` (the Philox seed and offset of a dropout: dyn makes the op with `dropout_p` 0, where the
+// kernels draw nothing). The backward then runs once, without running the forward kernel again.
+def Graph_AttentionLseOp : Graph_LibraryOp<"attention_lse", "attention_lse",
+                                           "attention with its log-sum-exp, for its backward"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
+                       Graph_LibraryFloatTensor:$value, F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$result, Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng);
+  let eager = "_rt.attention_lse({query}, {key}, {value}, {dropout_p}, {is_causal}, {scale})";
+}
+// The query, key and value gradients of graph.attention_lse: eager's backward kernel of the same
+// backend, from the forward's result, log-sum-exp and random state.
+def Graph_AttentionLseBackwardOp : Graph_LibraryOp<"attention_lse_backward", "attention_lse_backward",
+                                                   "graph.attention_lse's query, key and value gradients"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
+                       Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
+                       Graph_LibraryFloatTensor:$result, Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng,
+                       F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$grad_query, Graph_LibraryFloatTensor:$grad_key,
+                      Graph_LibraryFloatTensor:$grad_value);
+  let eager = "_rt.attention_lse_backward({grad_output}, {query}, {key}, {value}, {result}, {lse}, {rng}, "
+              "{dropout_p}, {is_causal}, {scale})";
+}
 // The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
 def Graph_AdaptiveAvgPool2dBackwardOp : Graph_DynamicLibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
                                                         "2-d adaptive average pooling's input gradient"> {

@@ -1,0 +1,119 @@
+"""The compiled backward run in parts on the GPU, so that its memory follows eager's.
+
+One call of a compiled backward reads every saved value and writes every gradient. Run as one launch plan,
+all of its outputs are allocated before the first kernel and all of its inputs live until the last one, so
+its peak holds every saved activation and every gradient at once, where eager's backward frees each saved
+tensor after the node that reads it and allocates each gradient when its node runs. Here the plan runs in
+parts (`run_steps`, steps [begin, end) of the launches and library calls): before a part, the gradients
+its steps write first are allocated; after it, the inputs no later step reads are dropped. With
+`ctx.maybe_clear_saved_tensors()` (when the graph is not retained, as AOTAutograd does) this list holds
+the only references to the saved values, so their memory returns to torch's caching allocator, which
+reuses it, stream-ordered, for the gradients and the engine's later tensors; nothing synchronizes.
+
+The parts are chosen once per compiled function from `buffer_steps` (each buffer's first and last step):
+a part ends before a step that allocates once enough input bytes have died, or once its own allocations
+reach a sixteenth of the call's buffers, so a call has a few dozen parts at most."""
+import torch
+
+from ..launch import _ready, raw_stream
+
+
+# a part ends once it allocates, or follows the death of, this share of a call's input and output bytes (at least
+# MIN_PART_BYTES)
+PARTS = 16
+MIN_PART_BYTES = 1 << 20
+
+
+def plan(buffer_steps, num_steps, in_bytes, out_bytes):
+    """[(begin, end, outputs to allocate before, inputs to drop after)] covering steps [0, num_steps), from each
+    buffer's (first, last) step (inputs, then outputs, flattened: the compiled function's buffer_steps) and the
+    bytes of the inputs and the outputs."""
+    n_in = len(in_bytes)
+    first = [buffer_steps[2 * (n_in + k)] for k in range(len(out_bytes))]
+    last = [buffer_steps[2 * j + 1] for j in range(n_in)]
+    alloc_at, free_at = {}, {}
+    for k, s in enumerate(first):
+        alloc_at.setdefault(max(s, 0), []).append(k)  # an output no step writes: allocated at the start
+    for j, s in enumerate(last):
+        free_at.setdefault(s, []).append(j)  # -1: an input no step reads, dropped before the first part
+    limit = max((sum(in_bytes) + sum(out_bytes)) // PARTS, MIN_PART_BYTES)
+    cuts, dead, allocated = [0], 0, 0
+    for s in range(num_steps):
+        new = sum(out_bytes[k] for k in alloc_at.get(s, ()))
+        if s > cuts[-1] and new and (dead >= limit or allocated + new > limit):
+            cuts.append(s)
+            dead = allocated = 0
+        allocated += new
+        dead += sum(in_bytes[j] for j in free_at.get(s, ()))
+    cuts.append(num_steps)
+    parts = []
+    for i in range(len(cuts) - 1):
+        b, e = cuts[i], cuts[i + 1]
+        alloc = [k for s in range(b, e) for k in alloc_at.get(s, ())]
+        free = [j for s in range(b, e) for j in free_at.get(s, ())]
+        if i == 0:
+            free = free_at.get(-1, []) + free
+        parts.append((b, e, alloc, free))
+    return parts
+
+
+def usable(part):
+    """Whether `part` (a compiled _Part) can run so: a static CUDA function with more than one part."""
+    if part.device.type != "cuda" or part.buffer_dims or not hasattr(part.compiled, "run_steps") or \
+            not part.compiled.num_launches:
+        return False
+    parts = getattr(part, "_segments", None)
+    return parts is None or len(parts) > 1
+
+
+def late_zeros(kernel):
+    """Whether the backward of `kernel` (a TrainingKernel) takes None for the cotangent of an output no gradient
+    reaches (an LM's logits when the model computes its loss): autograd would otherwise materialize zeros
+    of the output's size that its engine holds for the whole backward; zeros_for_none makes them instead, in
+    the list the parts drop them from after their last reader (static CUDA graphs)."""
+    plain = getattr(kernel, "_plain_cotangents", None)
+    if plain is None:  # the outputs' specs are their shapes (none written channels-last)
+        plain = kernel._plain_cotangents = not set(kernel._slots) & set(kernel.forward.channels_last)
+    return plain and usable(kernel.backward)
+
+
+def zeros_for_none(kernel, grads):
+    """The cotangents, zeros where autograd passed None (late_zeros)."""
+    if all(g is not None for g in grads):
+        return list(grads)
+    specs = kernel.forward.specs
+    return [g if g is not None else torch.zeros(specs[k][0], dtype=specs[k][2], device=kernel.device)
+            for k, g in zip(kernel._slots, grads)]
+
+
+def run(part, inputs):
+    """The outputs of `part` (the backward's _Part) on `inputs`, a list this call takes over: its entries are
+    dropped (set to None) once no later step reads them."""
+    compiled, device, specs = part.compiled, part.device, part.specs
+    for j, perm in part.reads:
+        inputs[j] = inputs[j].permute(perm)
+    inputs[:] = _ready(inputs, device)
+    n_in = len(inputs)
+    parts = getattr(part, "_segments", None)
+    if parts is None:
+        out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in specs]
+        parts = part._segments = plan(list(compiled.buffer_steps), compiled.num_launches,
+                                      [t.untyped_storage().nbytes() for t in inputs], out_bytes)
+    ptrs = [t.data_ptr() for t in inputs] + [0] * len(specs)
+    outs = [None] * len(specs)
+    size = compiled.workspace_bytes
+    with torch.cuda.device(device):
+        workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
+        stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
+        for begin, end, alloc, free in parts:
+            for k in alloc:
+                s, st, d = specs[k]
+                outs[k] = torch.empty_strided(s, st, dtype=d, device=device)
+                ptrs[n_in + k] = outs[k].data_ptr()
+            compiled.run_steps(ptrs, stream, ws, begin, end)
+            for j in free:
+                inputs[j] = None
+                ptrs[j] = 0
+    for k, perm in part.views:
+        outs[k] = outs[k].permute(perm)
+    return outs

@@ -1,0 +1,86 @@
+// RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -canonicalize | FileCheck %s
+
+// Small pointwise kernels of one shape that read only buffers written before
+// the first of them run as one kernel in its place: the num_batches_tracked
+// increments of two batch norms (one thread each on the GPU) are one kernel,
+// before the normalization between them; each still writes its input in place.
+// %g joins them too (it reads an input); %h reads %g, written by that kernel,
+// and keeps a kernel of its own after it.
+// CHECK-LABEL: func @counters
+// CHECK-SAME: dyn.in_place = array<i64: 0, 1, -1, -1, -1>
+// CHECK: loop.kernel "add_0" []
+// CHECK: loop.load %arg0[]
+// CHECK: loop.store %{{.*}}, %arg4[]
+// CHECK: loop.load %arg1[]
+// CHECK: loop.store %{{.*}}, %arg5[]
+// CHECK: loop.load %arg2[]
+// CHECK: math.exp
+// CHECK: loop.store %{{.*}}, %arg7[]
+// CHECK: loop.kernel "exp_1" [8, 64]
+// CHECK: loop.kernel "mul_{{.*}}" []
+// CHECK: loop.load %arg7[]
+// CHECK: loop.store %{{.*}}, %arg8[]
+// CHECK-NOT: loop.kernel
+func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: tensor<8x64xf32>)
+    -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<i64> {dyn.updates_arg = 1 : i64}, tensor<8x64xf32>,
+        tensor<f32>, tensor<f32>) {
+  %one = prim.constant dense<1> : tensor<i64>
+  %a = prim.add %n0, %one : tensor<i64>
+  %e = prim.exp %x : tensor<8x64xf32>
+  %b = prim.add %n1, %one : tensor<i64>
+  %g = prim.exp %t : tensor<f32>
+  %two = prim.constant dense<2.0> : tensor<f32>
+  %h = prim.mul %g, %two : tensor<f32>
+  return %a, %b, %e, %g, %h : tensor<i64>, tensor<i64>, tensor<8x64xf32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// Only one shape merges: a [4] kernel stays apart from the [] ones, and a
+// kernel over more than 256 points is not small.
+// CHECK-LABEL: func @shapes
+// CHECK: loop.kernel "add_0" []
+// CHECK: loop.store %{{.*}}, %arg3[]
+// CHECK: loop.store %{{.*}}, %arg5[]
+// CHECK: loop.kernel "add_1" [4]
+// CHECK: loop.kernel "neg_2" [512]
+// CHECK: loop.kernel "neg_{{.*}}" [512]
+// CHECK-NOT: loop.kernel
+func.func @shapes(%n0: tensor<i64>, %v: tensor<4xf32>, %w: tensor<512xf32>)
+    -> (tensor<i64>, tensor<4xf32>, tensor<i64>, tensor<512xf32>, tensor<512xf32>) {
+  %one = prim.constant dense<1> : tensor<i64>
+  %a = prim.add %n0, %one : tensor<i64>
+  %b = prim.add %v, %v : tensor<4xf32>
+  %c = prim.sub %n0, %one : tensor<i64>
+  %d = prim.neg %w : tensor<512xf32>
+  %e = prim.exp %w : tensor<512xf32>
+  %f = prim.neg %e : tensor<512xf32>
+  return %a, %b, %c, %d, %f : tensor<i64>, tensor<4xf32>, tensor<i64>, tensor<512xf32>, tensor<512xf32>
+}
+
+// -----
+
+// A small kernel that updates an input another kernel reads (an optimizer's
+// step, read by its update of the parameters) stays in its place: run
+// earlier, it would overwrite the input before that kernel reads it, and the
+// update would need a buffer of its own and a copy.
+// CHECK-LABEL: func @keeps_in_place
+// CHECK-SAME: dyn.in_place = array<i64: 0, -1, 1>
+// CHECK: loop.kernel "add_0" []
+// CHECK-NOT: loop.load %arg1
+// CHECK: loop.kernel "mul_1" [8, 64]
+// CHECK: loop.load %arg1[]
+// CHECK: loop.kernel "add_2" []
+// CHECK: loop.load %arg1[]
+// CHECK: loop.store %{{.*}}, %arg5[]
+// CHECK-NOT: loop.kernel
+func.func @keeps_in_place(%n0: tensor<i64>, %step: tensor<f32>, %x: tensor<8x64xf32>)
+    -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<8x64xf32>, tensor<f32> {dyn.updates_arg = 1 : i64}) {
+  %one = prim.constant dense<1> : tensor<i64>
+  %a = prim.add %n0, %one : tensor<i64>
+  %sb = prim.broadcast_in_dim %step dims [] : tensor<f32> -> tensor<8x64xf32>
+  %y = prim.mul %x, %sb : tensor<8x64xf32>
+  %fone = prim.constant dense<1.0> : tensor<f32>
+  %s1 = prim.add %step, %fone : tensor<f32>
+  return %a, %y, %s1 : tensor<i64>, tensor<8x64xf32>, tensor<f32>
+}

@@ -1,0 +1,179 @@
+"""The compiled backward run in parts on the GPU (python/dyn/autograd/segments.py): each gradient allocated right
+before the first step that writes it, each saved value dropped after the last step that reads it.
+
+The plan and the compiled function's buffer steps are checked on any machine (the GPU compile needs no GPU); the
+runs themselves, against eager's gradients, with the graph retained or not, on a CUDA device."""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import dyn
+from dyn.autograd import segments, split
+from dyn.native import C as _C
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+DEEP = """module {
+  func.func @deep(%x: tensor<64x128xf32>, %w1: tensor<256x128xf32> {dyn.requires_grad},
+                  %w2: tensor<256x256xf32> {dyn.requires_grad}, %w3: tensor<8x256xf32> {dyn.requires_grad})
+      -> tensor<f32> {
+    %w1t = graph.permute %w1 dims [1, 0] : tensor<256x128xf32> -> tensor<128x256xf32>
+    %h1 = graph.matmul %x, %w1t : tensor<64x128xf32>, tensor<128x256xf32> -> tensor<64x256xf32>
+    %g1 = graph.gelu %h1 {approximate = "none"} : tensor<64x256xf32> -> tensor<64x256xf32>
+    %w2t = graph.permute %w2 dims [1, 0] : tensor<256x256xf32> -> tensor<256x256xf32>
+    %h2 = graph.matmul %g1, %w2t : tensor<64x256xf32>, tensor<256x256xf32> -> tensor<64x256xf32>
+    %g2 = graph.gelu %h2 {approximate = "none"} : tensor<64x256xf32> -> tensor<64x256xf32>
+    %w3t = graph.permute %w3 dims [1, 0] : tensor<8x256xf32> -> tensor<256x8xf32>
+    %y = graph.matmul %g2, %w3t : tensor<64x256xf32>, tensor<256x8xf32> -> tensor<64x8xf32>
+    %l = graph.sum %y dims [0, 1] : tensor<64x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+"""
+
+
+def _check_plan(parts, buffer_steps, num_steps, n_in, n_out):
+    """Parts cover the steps in order; an output is allocated no later than the part of its first step, an input
+    dropped in the part of its last step (never before)."""
+    assert parts[0][0] == 0 and parts[-1][1] == num_steps
+    for (_, e, _, _), (b, _, _, _) in zip(parts, parts[1:]):
+        assert e == b
+    allocated = {k: i for i, (_, _, alloc, _) in enumerate(parts) for k in alloc}
+    dropped = {j: i for i, (_, _, _, free) in enumerate(parts) for j in free}
+    assert sorted(allocated) == list(range(n_out)) and sorted(dropped) == list(range(n_in))
+    part_of = lambda s: next(i for i, (b, e, _, _) in enumerate(parts) if b <= s < e)  # noqa: E731
+    for k in range(n_out):
+        first = buffer_steps[2 * (n_in + k)]
+        assert allocated[k] <= (part_of(first) if first >= 0 else 0)
+    for j in range(n_in):
+        last = buffer_steps[2 * j + 1]
+        if last >= 0:
+            assert dropped[j] == part_of(last)
+        else:
+            assert dropped[j] == 0
+
+
+def test_plan_allocates_late_and_frees_early():
+    # 3 inputs (the last read at steps 1, 4 and 7) and 3 outputs (first written at 2, 5 and 8) of 10 steps
+    steps = [0, 1, 3, 4, 0, 7, 2, 9, 5, 9, 8, 9]
+    in_bytes, out_bytes = [4 << 20] * 3, [4 << 20] * 3
+    parts = segments.plan(steps, 10, in_bytes, out_bytes)
+    _check_plan(parts, steps, 10, 3, 3)
+    assert len(parts) > 1
+    # the peak: what is alive while a part runs (inputs not yet dropped, outputs allocated so far)
+    alive, allocated, peak = sum(in_bytes), 0, 0
+    for _, _, alloc, free in parts:
+        allocated += sum(out_bytes[k] for k in alloc)
+        peak = max(peak, alive + allocated)
+        alive -= sum(in_bytes[j] for j in free)
+    assert peak < sum(in_bytes) + sum(out_bytes)
+
+
+def test_buffer_steps_of_a_compiled_backward():
+    if _C is None or not hasattr(_C, "compile_gpu"):
+        pytest.skip("no compiler")
+    _, parts = split.differentiate(DEEP)
+    fns = split.functions(parts)
+    sig, ir = fns["deep_backward"]
+    n_in = len(split.int_array(sig, "dyn.saved")) + len(split.int_array(sig, "dyn.differentiable"))
+    n_out = len(split.result_specs(sig))
+    try:
+        c = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048")
+    except RuntimeError as e:  # no CUDA toolkit on this machine
+        pytest.skip(str(e).splitlines()[0])
+    steps = list(c.buffer_steps)
+    assert len(steps) == 2 * (n_in + n_out)
+    for k in range(n_in + n_out):
+        first, last = steps[2 * k], steps[2 * k + 1]
+        assert -1 <= first <= last < c.num_launches
+    for k in range(n_out):  # every gradient is written by some step
+        assert steps[2 * (n_in + k)] >= 0
+    # the first layer's weight gradient is written last, the last layer's first (the backward's order)
+    assert steps[2 * (n_in + 0)] > steps[2 * (n_in + 2)]
+    old = segments.MIN_PART_BYTES
+    try:
+        segments.MIN_PART_BYTES = 0
+        p = segments.plan(steps, c.num_launches, [1 << 16] * n_in, [1 << 16] * n_out)
+    finally:
+        segments.MIN_PART_BYTES = old
+    _check_plan(p, steps, c.num_launches, n_in, n_out)
+    assert len(p) > 1
+
+
+class _MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(128, 128) for _ in range(6))
+
+    def forward(self, x):
+        for lin in self.layers:
+            x = nn.functional.gelu(lin(x)) + x
+        return x
+
+
+@needs_cuda
+@pytest.mark.parametrize("retain", [False, True])
+def test_backward_in_parts_keeps_eager_gradients(retain, monkeypatch):
+    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)  # parts even for this small graph
+    plans = []
+    plan = segments.plan
+    monkeypatch.setattr(segments, "plan", lambda *a: plans.append(plan(*a)) or plans[-1])
+    torch.manual_seed(0)
+    ref = _MLP().cuda().double()
+    m = copy.deepcopy(ref)
+    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
+    ref(x).pow(2).sum().backward(retain_graph=retain)
+    dyn.reset()
+    cm = dyn.compile(m)
+    loss = cm(x).pow(2).sum()
+    loss.backward(retain_graph=retain)
+    assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
+    assert len(plans) == 1 and len(plans[0]) > 1
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    if retain:  # the saved values were kept: a second backward adds the same gradients again
+        loss.backward()
+        for p, q in zip(m.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, 2 * q.grad)
+    else:
+        with pytest.raises(RuntimeError, match="second time"):
+            loss.backward()
+
+
+class _WithLoss(nn.Module):
+    """Returns its loss and its logits, as an LM computing its own loss: the backward gets no cotangent for the
+    logits (None, not autograd's zeros) and makes the zeros itself."""
+    def __init__(self):
+        super().__init__()
+        self.body = _MLP()
+        self.head = nn.Linear(128, 64)
+
+    def forward(self, x, y):
+        logits = self.head(self.body(x))
+        return nn.functional.cross_entropy(logits, y), logits
+
+
+@needs_cuda
+def test_backward_of_a_loss_beside_its_logits(monkeypatch):
+    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
+    made = []
+    zeros = segments.zeros_for_none
+    monkeypatch.setattr(segments, "zeros_for_none", lambda k, g: made.append([t is None for t in g]) or zeros(k, g))
+    torch.manual_seed(0)
+    ref = _WithLoss().cuda().double()
+    m = copy.deepcopy(ref)
+    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
+    y = torch.randint(0, 64, (32,), device="cuda")
+    loss, logits = ref(x, y)
+    loss.backward()
+    dyn.reset()
+    cm = dyn.compile(m)
+    closs, clogits = cm(x, y)
+    closs.backward()
+    assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
+    assert made == [[False, True]]  # the logits' cotangent came as None
+    torch.testing.assert_close(clogits, logits)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
