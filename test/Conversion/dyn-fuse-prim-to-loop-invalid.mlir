@@ -36,3 +36,11 @@ func.func @non_matmul_dot(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<8x
   %0 = prim.dot_general %a, %b batch [], [] contract [0], [0] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// A function's own element types are checked: no buffer holds an i128.
+// expected-error @+1 {{has an argument or result of element type 'i128', which no buffer holds}}
+func.func @wide_integer_argument(%a: tensor<4xi128>) -> tensor<4xi128> {
+  return %a : tensor<4xi128>
+}

@@ -68,9 +68,17 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       if (!isa<DenseElementsAttr>(dense.getValue()))
         return op.emitOpError("needs a dense constant");
   }
-  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
-    if (!isa<RankedTensorType>(t))
+  for (Type t : llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
       return func.emitOpError("arguments and results must be ranked tensors");
+    // what a buffer holds (ui8 as i8): a function's own types are not checked by any prim op
+    Type et = tensor.getElementType();
+    if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isSignlessInteger(1) ||
+          et.isSignlessInteger(8) || et.isSignlessInteger(16) || et.isSignlessInteger(32) ||
+          et.isSignlessInteger(64) || et.isUnsignedInteger(8)))
+      return func.emitOpError("has an argument or result of element type ") << et << ", which no buffer holds";
+  }
   // With dynamic dims the heuristics that weigh sizes (views, recomputation,
   // GEMM epilogues) stand aside: every such value gets a buffer.
   auto staticShape = [](Value v) { return cast<RankedTensorType>(v.getType()).hasStaticShape(); };
