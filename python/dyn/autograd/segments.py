@@ -15,7 +15,7 @@ a part ends before a step that allocates once enough input bytes have died, or o
 reach a sixteenth of the call's buffers, so a call has a few dozen parts at most."""
 import torch
 
-from ..launch import _ready, raw_stream
+from ..launch import EMPTY_STRIDED_CUDA, _ready, raw_stream
 
 
 # a part ends once it allocates, or follows the death of, this share of a call's input and output bytes (at least
@@ -103,12 +103,13 @@ def run(part, inputs):
     outs = [None] * len(specs)
     size = compiled.workspace_bytes
     with torch.cuda.device(device):
+        # on the current device, without Python argument parsing where the torch build has it (as _Part's)
+        empty = EMPTY_STRIDED_CUDA or (lambda s, st, d: torch.empty_strided(s, st, dtype=d, device=device))
         workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
         for begin, end, alloc, free in parts:
             for k in alloc:
-                s, st, d = specs[k]
-                outs[k] = torch.empty_strided(s, st, dtype=d, device=device)
+                outs[k] = empty(*specs[k])
                 ptrs[n_in + k] = outs[k].data_ptr()
             compiled.run_steps(ptrs, stream, ws, begin, end)
             for j in free:

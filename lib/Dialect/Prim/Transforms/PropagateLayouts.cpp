@@ -205,18 +205,33 @@ struct ConvBackwardParams {
   bool channelsLast = false;
 };
 
+/// Steps `i` over the counted array at p[i] (its length, then its elements); false where it runs past p.
+bool skipCountedArray(ArrayRef<int64_t> p, size_t &i) {
+  if (i >= p.size() || p[i] < 0)
+    return false;
+  i += 1 + p[i];
+  return i <= p.size();
+}
+
+/// `call` again on the channels-last operands `ins`: its params with a trailing 1, its first result
+/// typed [N, *spatial, C] (the others as they were).
+prim::LibraryCallOp channelsLastCall(OpBuilder &b, prim::LibraryCallOp call, ValueRange ins) {
+  SmallVector<Type> types(call.getResultTypes());
+  auto gi = cast<RankedTensorType>(types[0]);
+  types[0] = gi.clone(scatterDims(gi.getShape(), fromChannelsLast(gi.getRank())));
+  SmallVector<int64_t> params(call.getParams());
+  params.push_back(1);
+  return prim::LibraryCallOp::create(b, call.getLoc(), types, call.getCalleeAttr(), ins,
+                                     b.getDenseI64ArrayAttr(params));
+}
+
 std::optional<ConvBackwardParams> convBackwardParams(prim::LibraryCallOp call) {
   if (call.getCallee() != "convolution_backward" || call.getInputs().size() != 3 ||
       call.getNumResults() != 2)
     return std::nullopt;
   ArrayRef<int64_t> p = call.getParams();
   size_t i = 0;
-  auto skipArray = [&] {
-    if (i >= p.size() || p[i] < 0)
-      return false;
-    i += 1 + p[i];
-    return i <= p.size();
-  };
+  auto skipArray = [&] { return skipCountedArray(p, i); };
   ConvBackwardParams r;
   if (!skipArray() || !skipArray() || !skipArray() || i + 2 > p.size())
     return std::nullopt;
@@ -251,14 +266,7 @@ void Propagator::convolutionBackward(prim::LibraryCallOp call) {
   b.setInsertionPoint(call);
   Value grad = toChannelsLast(loc, call.getInputs()[0]);
   Value input = toChannelsLast(loc, call.getInputs()[1]);
-  RankedTensorType gi = tensorType(call.getResult(0));
-  auto clType = gi.clone(scatterDims(gi.getShape(), fromChannelsLast(gi.getRank())));
-  SmallVector<int64_t> params(call.getParams());
-  params.push_back(1);
-  auto cl = prim::LibraryCallOp::create(b, loc, TypeRange{clType, call.getResult(1).getType()},
-                                        call.getCalleeAttr(),
-                                        ValueRange{grad, input, call.getInputs()[2]},
-                                        b.getDenseI64ArrayAttr(params));
+  auto cl = channelsLastCall(b, call, ValueRange{grad, input, call.getInputs()[2]});
   call.getResult(0).replaceAllUsesWith(restore(loc, cl.getResult(0)));
   call.getResult(1).replaceAllUsesWith(cl.getResult(1));
 }
@@ -271,11 +279,9 @@ std::optional<bool> maxPoolBackwardChannelsLast(prim::LibraryCallOp call) {
     return std::nullopt;
   ArrayRef<int64_t> p = call.getParams();
   size_t i = 0;
-  for (int k = 0; k < 4; ++k) {
-    if (i >= p.size() || p[i] < 0)
+  for (int k = 0; k < 4; ++k)
+    if (!skipCountedArray(p, i))
       return std::nullopt;
-    i += 1 + p[i];
-  }
   if (i + 1 > p.size())
     return std::nullopt;
   return i + 1 < p.size() && p[i + 1] != 0;
@@ -303,12 +309,7 @@ void Propagator::maxPoolBackward(prim::LibraryCallOp call) {
   SmallVector<Value> clIns;
   for (Value v : ins)
     clIns.push_back(toChannelsLast(loc, v));
-  auto clType = gi.clone(scatterDims(gi.getShape(), fromChannelsLast(gi.getRank())));
-  SmallVector<int64_t> params(call.getParams());
-  params.push_back(1);
-  auto cl = prim::LibraryCallOp::create(b, loc, TypeRange{clType}, call.getCalleeAttr(), clIns,
-                                        b.getDenseI64ArrayAttr(params));
-  replace(call, restore(loc, cl.getResult(0)));
+  replace(call, restore(loc, channelsLastCall(b, call, clIns).getResult(0)));
 }
 
 /// Arguments the caller passes channels-last (`dyn.channels_last_args`: a forward's saved values the
