@@ -1,5 +1,5 @@
-"""Where a corpus model's GPU time goes, eager beside dyn: torch.profiler over a few steady eval calls, or
-train steps (forward, loss, backward) with --mode train; --models seed_resnet50 is the seed loop's model
+"""Where a corpus model's GPU time goes, eager beside dyn (and inductor with --inductor): torch.profiler
+over a few steady eval calls, or train steps (forward, loss, backward) with --mode train; --models seed_resnet50 is the seed loop's model
 (batch 256 at 224 px).
 
 For each model: the number of kernels per call and the CUDA time per call of eager and of dyn, and the
@@ -41,10 +41,16 @@ def kernels(fn, calls):
     return agg
 
 
+# kernels of GEMM and convolution libraries (cuBLAS, cuDNN, CUTLASS), by name: what neither compiler generates
+LIBRARY = ("gemm", "conv", "cudnn", "cutlass", "xmma", "sm90_", "sm80_", "flash", "fmha", "attention")
+
+
 def report(label, agg, calls, top):
     n = sum(c for c, _ in agg.values()) / calls
     us = sum(t for _, t in agg.values()) / calls
-    print(f"  {label}: {n:.0f} kernels/call, {us / 1000:.2f} ms GPU time/call")
+    lib = sum(t for name, (_, t) in agg.items() if any(k in name.lower() for k in LIBRARY)) / calls
+    print(f"  {label}: {n:.0f} kernels/call, {us / 1000:.2f} ms GPU time/call "
+          f"(GEMM/conv/attention libraries {lib / 1000:.2f} ms, the rest {(us - lib) / 1000:.2f} ms)")
     for name, (c, t) in sorted(agg.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"    {t / calls / 1000:7.3f} ms  {c / calls:5.1f}x  {name[:110]}")
 
@@ -56,6 +62,7 @@ def main():
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--mode", default="eval", choices=["eval", "train"])
+    ap.add_argument("--inductor", action="store_true", help="also torch.compile's (inductor's) kernels")
     args = ap.parse_args()
     for name in args.models.split(","):
         case = train_step.build(name, args.size, "cuda")  # a corpus model or the seed loop's ResNet-50
@@ -81,6 +88,9 @@ def main():
         print(f"{name} ({args.mode}, {args.size}):")
         report("eager", kernels(eager, args.calls), args.calls, args.top)
         report("dyn", kernels(compiled_call, args.calls), args.calls, args.top)
+        if args.inductor:
+            ind = torch.compile(model)
+            report("inductor", kernels(lambda: run(ind), args.calls), args.calls, args.top)
         print("  dyn.stats:", {k: v for k, v in dyn.stats().items() if k in ("graphs", "compiled_graphs", "eager_graphs")})
         sys.stdout.flush()
 

@@ -98,7 +98,7 @@ std::unique_ptr<CompiledGpuFunction> compileGraphForGPU(const std::string &graph
   auto func = module->lookupSymbol<func::FuncOp>(funcName);
   if (!func)
     return fail("no function @" + funcName + " in the graph");
-  if (failed(gpuplan::buildLaunchPlan(*module, func, *result)))
+  if (failed(gpuplan::buildLaunchPlan(*module, func, *result, options.scratchMinBytes)))
     return fail("unsupported GPU host code");
   result->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

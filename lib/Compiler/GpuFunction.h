@@ -84,6 +84,7 @@ struct TempBuffer {
   int64_t elementsNode = -1; // `?` dims: its elements at run time (placed at each call)
   uint64_t elementBytes = 0;
   int64_t first = 0, last = -1; // the steps that use it
+  int64_t scratch = -1;         // a buffer of its own (CompileOptions::scratchMinBytes): its index
 };
 
 /// A dense constant (a read-only global of the host function): its bytes are
@@ -116,6 +117,7 @@ public:
   std::vector<size_t> dynamicTemps; // temporaries whose bytes are known at run time
   // per buffer (inputs, then outputs): the first and the last step that reads or writes it (-1, -1: none)
   std::vector<int64_t> bufferStepRange;
+  std::vector<int64_t> scratchList; // (bytes, first, last) per scratch buffer
 
   uint64_t workspaceBytes() const override { return workspace; }
   const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
@@ -247,6 +249,7 @@ public:
   }
 
   const std::vector<int64_t> &bufferSteps() const override { return bufferStepRange; }
+  const std::vector<int64_t> &scratch() const override { return scratchList; }
 
   bool launchSteps(void **buffers, void *workspacePtr, void *stream, size_t begin, size_t end,
                    std::string *error) override {
@@ -294,6 +297,8 @@ public:
     bool ok = true;
     auto address = [&](const ArgRef &ref) {
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
+             : ref.kind == ArgRef::Temp && temps[ref.value].scratch >= 0
+                 ? reinterpret_cast<uint64_t>(buffers[numBuffers + temps[ref.value].scratch]) + ref.byteOffset
              : ref.kind == ArgRef::Temp
                  ? base + ref.byteOffset +
                        (temps[ref.value].elementsNode >= 0 ? dynamicOffsets[ref.value] : temps[ref.value].offset)
@@ -393,7 +398,7 @@ public:
 /// Reads the host function into `fn`; fails with a diagnostic on anything
 /// that is not an allocation, a constant, size arithmetic, a library call or a
 /// launch (sizes known at run time become the size program).
-LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn);
+LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn, uint64_t scratchMinBytes = 0);
 
 } // namespace dyn::gpuplan
 

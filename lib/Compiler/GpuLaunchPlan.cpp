@@ -69,7 +69,7 @@ bool denseBytes(DenseElementsAttr value, std::vector<char> &bytes) {
 /// in order on one stream, library calls too). Constants keep slots of their
 /// own for the whole call (uploaded before the launches, or once before a CUDA
 /// graph's capture). First fit, in order of first use.
-void placeTemporaries(GpuFunction &fn) {
+void placeTemporaries(GpuFunction &fn, uint64_t scratchMinBytes) {
   size_t n = fn.temps.size(), steps = fn.launches.size();
   std::vector<int64_t> first(n, (int64_t)steps), last(n, -1);
   auto use = [&](const ArgRef &ref, int64_t step) {
@@ -110,9 +110,18 @@ void placeTemporaries(GpuFunction &fn) {
   std::vector<size_t> placed;
   fn.workspace = 0;
   fn.dynamicTemps.clear();
+  fn.scratchList.clear();
   for (size_t i : order) {
     fn.temps[i].first = first[i];
     fn.temps[i].last = last[i];
+    // a large temporary of a static plan: a buffer of its own, allocated around its steps by the caller
+    // (a backward's layer gradients: in one workspace they would all be held from its start)
+    if (scratchMinBytes && fn.sizeNodes.empty() && !fn.temps[i].constant && fn.temps[i].elementsNode < 0 &&
+        fn.temps[i].bytes >= scratchMinBytes && first[i] >= 0 && last[i] < (int64_t)steps) {
+      fn.temps[i].scratch = (int64_t)fn.scratchList.size() / 3;
+      fn.scratchList.insert(fn.scratchList.end(), {(int64_t)fn.temps[i].bytes, first[i], last[i]});
+      continue;
+    }
     if (fn.temps[i].elementsNode >= 0) { // `?` dims: placed at each call, after the static ones
       fn.dynamicTemps.push_back(i);
       continue;
@@ -293,7 +302,7 @@ struct SizeProgram {
 
 } // namespace
 
-LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn) {
+LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &fn, uint64_t scratchMinBytes) {
   DenseMap<Value, ArgRef> refs;
   for (auto [i, arg] : llvm::enumerate(func.getArguments()))
     refs[arg] = {ArgRef::Buffer, (int64_t)i};
@@ -449,7 +458,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
   for (const Launch &l : fn.launches)
     if (!l.library && fn.modules[l.module].empty())
       return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
-  placeTemporaries(fn);
+  placeTemporaries(fn, scratchMinBytes);
   fn.bufferStepRange.assign(2 * fn.numBuffers, -1);
   auto use = [&](const ArgRef &ref, int64_t step) {
     if (ref.kind != ArgRef::Buffer || ref.value < 0 || (size_t)ref.value >= fn.numBuffers)

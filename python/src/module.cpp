@@ -260,6 +260,9 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "buffer_steps", [](CompiledGpu &self) { return self.fn->bufferSteps(); },
           "per buffer (inputs, then outputs), the first and last step that uses it, flattened (-1: none)")
+      .def_property_readonly(
+          "scratch", [](CompiledGpu &self) { return self.fn->scratch(); },
+          "per scratch buffer (compile_gpu's scratch_min_bytes), its bytes, first and last step, flattened")
       .def(
           "upload_constants",
           [](CompiledGpu &self, uintptr_t stream, uintptr_t workspace) {
@@ -301,10 +304,11 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "compile_gpu",
       [](const std::string &ir, const std::string &funcName, bool keepStages, size_t numBuffers,
-         const std::string &target) {
+         const std::string &target, uint64_t scratchMinBytes) {
         dyn::CompileOptions opts;
         opts.keepStageIR = keepStages;
         opts.gpuTarget = target;
+        opts.scratchMinBytes = scratchMinBytes;
         std::string error;
         std::unique_ptr<dyn::CompiledGpuFunction> fn;
         {
@@ -315,13 +319,16 @@ PYBIND11_MODULE(_C, m) {
           throw std::runtime_error(error.empty() ? std::string("dyn GPU compile failed") : error);
         auto c = std::make_unique<CompiledGpu>();
         c->fn = std::move(fn);
-        // run() takes the sizes of dynamic dims after the buffers
-        c->numBuffers = numBuffers ? numBuffers + c->fn->bufferSizes().size() / 2 : 0;
+        // run() takes the sizes of dynamic dims after the buffers, then the scratch buffers
+        c->numBuffers =
+            numBuffers ? numBuffers + c->fn->bufferSizes().size() / 2 + c->fn->scratch().size() / 3 : 0;
         return c;
       },
       py::arg("graph_ir"), py::arg("func_name") = "forward", py::arg("keep_stages") = false,
-      py::arg("num_buffers") = 0, py::arg("target") = "",
-      "target: the GPU pipeline's options describing the device (chip=sm_90 sm-count=132 ...)");
+      py::arg("num_buffers") = 0, py::arg("target") = "", py::arg("scratch_min_bytes") = 0,
+      "target: the GPU pipeline's options describing the device (chip=sm_90 sm-count=132 ...); "
+      "scratch_min_bytes: temporaries of at least this size become buffers of their own (scratch), "
+      "passed to run_steps after the other buffers");
   m.def("host_cache_stats", [] {
     dyn::HostCacheStats s = dyn::hostCacheCounters();
     py::dict d;

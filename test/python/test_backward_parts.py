@@ -34,16 +34,22 @@ DEEP = """module {
 """
 
 
-def _check_plan(parts, buffer_steps, num_steps, n_in, n_out):
+def _check_plan(parts, buffer_steps, num_steps, n_in, n_out, scratch=()):
     """Parts cover the steps in order; an output is allocated no later than the part of its first step, an input
-    dropped in the part of its last step (never before)."""
+    dropped in the part of its last step (never before); a scratch buffer is allocated in the part of its first
+    step and dropped in the part of its last."""
     assert parts[0][0] == 0 and parts[-1][1] == num_steps
-    for (_, e, _, _), (b, _, _, _) in zip(parts, parts[1:]):
+    for (_, e, *_), (b, *_) in zip(parts, parts[1:]):
         assert e == b
-    allocated = {k: i for i, (_, _, alloc, _) in enumerate(parts) for k in alloc}
-    dropped = {j: i for i, (_, _, _, free) in enumerate(parts) for j in free}
+    allocated = {k: i for i, (_, _, alloc, *_) in enumerate(parts) for k in alloc}
+    dropped = {j: i for i, (_, _, _, free, *_) in enumerate(parts) for j in free}
     assert sorted(allocated) == list(range(n_out)) and sorted(dropped) == list(range(n_in))
-    part_of = lambda s: next(i for i, (b, e, _, _) in enumerate(parts) if b <= s < e)  # noqa: E731
+    part_of = lambda s: next(i for i, (b, e, *_) in enumerate(parts) if b <= s < e)  # noqa: E731
+    s_alloc = {k: i for i, p in enumerate(parts) for k in p[4]}
+    s_free = {k: i for i, p in enumerate(parts) for k in p[5]}
+    assert sorted(s_alloc) == sorted(s_free) == list(range(len(scratch) // 3))
+    for k in range(len(scratch) // 3):
+        assert s_alloc[k] == part_of(scratch[3 * k + 1]) and s_free[k] == part_of(scratch[3 * k + 2])
     for k in range(n_out):
         first = buffer_steps[2 * (n_in + k)]
         assert allocated[k] <= (part_of(first) if first >= 0 else 0)
@@ -64,11 +70,26 @@ def test_plan_allocates_late_and_frees_early():
     assert len(parts) > 1
     # the peak: what is alive while a part runs (inputs not yet dropped, outputs allocated so far)
     alive, allocated, peak = sum(in_bytes), 0, 0
-    for _, _, alloc, free in parts:
+    for _, _, alloc, free, _, _ in parts:
         allocated += sum(out_bytes[k] for k in alloc)
         peak = max(peak, alive + allocated)
         alive -= sum(in_bytes[j] for j in free)
     assert peak < sum(in_bytes) + sum(out_bytes)
+
+
+def test_plan_allocates_scratch_around_its_steps():
+    # 2 inputs, 1 output and 3 scratch temporaries (steps 0-2, 3-5, 6-9) of 10 steps: each allocated in the part
+    # of its first step and dropped in the part of its last, so at most two are ever held at once
+    steps = [0, 2, 0, 5, 9, 9]
+    scratch = [8 << 20, 0, 2, 8 << 20, 3, 5, 8 << 20, 6, 9]
+    parts = segments.plan(steps, 10, [4 << 20] * 2, [4 << 20], scratch)
+    _check_plan(parts, steps, 10, 2, 1, scratch)
+    held, peak = 0, 0
+    for _, _, _, _, s_alloc, s_free in parts:
+        held += len(s_alloc)
+        peak = max(peak, held)
+        held -= len(s_free)
+    assert len(parts) > 1 and peak < 3
 
 
 def test_buffer_steps_of_a_compiled_backward():
@@ -100,6 +121,14 @@ def test_buffer_steps_of_a_compiled_backward():
         segments.MIN_PART_BYTES = old
     _check_plan(p, steps, c.num_launches, n_in, n_out)
     assert len(p) > 1
+    # every temporary a scratch buffer: none left in the workspace, each used within the plan's steps
+    s = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048", 1)
+    scratch = list(s.scratch)
+    assert scratch and s.workspace_bytes < c.workspace_bytes and s.num_launches == c.num_launches
+    for k in range(len(scratch) // 3):
+        assert scratch[3 * k] > 0 and 0 <= scratch[3 * k + 1] <= scratch[3 * k + 2] < s.num_launches
+    _check_plan(segments.plan(list(s.buffer_steps), s.num_launches, [1 << 16] * n_in, [1 << 16] * n_out, scratch),
+                list(s.buffer_steps), s.num_launches, n_in, n_out, scratch)
 
 
 class _MLP(nn.Module):
@@ -114,9 +143,11 @@ class _MLP(nn.Module):
 
 
 @needs_cuda
-@pytest.mark.parametrize("retain", [False, True])
-def test_backward_in_parts_keeps_eager_gradients(retain, monkeypatch):
+@pytest.mark.parametrize("retain,scratch", [(False, False), (True, False), (False, True), (True, True)])
+def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)  # parts even for this small graph
+    if scratch:  # every temporary a scratch buffer of its own, allocated and dropped by the parts
+        monkeypatch.setattr(segments, "SCRATCH_MIN_BYTES", 1)
     plans = []
     plan = segments.plan
     monkeypatch.setattr(segments, "plan", lambda *a: plans.append(plan(*a)) or plans[-1])
@@ -131,6 +162,7 @@ def test_backward_in_parts_keeps_eager_gradients(retain, monkeypatch):
     loss.backward(retain_graph=retain)
     assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
     assert len(plans) == 1 and len(plans[0]) > 1
+    assert any(p[4] for p in plans[0]) == scratch
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
     if retain:  # the saved values were kept: a second backward adds the same gradients again

@@ -27,6 +27,12 @@ struct CompileOptions {
   /// description"): "chip=sm_80 sm-count=108 threads-per-sm=2048"; empty: the
   /// default description (an H100/H200).
   std::string gpuTarget;
+  /// GPU, static shapes: temporaries of at least this many bytes (0: none) are
+  /// not placed in the workspace but are buffers of their own, which the
+  /// caller allocates and frees around the steps that use them
+  /// (CompiledGpuFunction::scratch), as a caller running the plan in parts
+  /// does with its outputs and inputs.
+  uint64_t scratchMinBytes = 0;
 };
 
 struct StageIR {
@@ -99,6 +105,10 @@ public:
   /// Per buffer (every input, then every output), the first and the last step that reads or writes
   /// it, flattened; (-1, -1) for one no step uses.
   virtual const std::vector<int64_t> &bufferSteps() const = 0;
+  /// The temporaries compiled as buffers of their own (CompileOptions::scratchMinBytes): per scratch
+  /// buffer, its bytes, first and last step, flattened. Their pointers follow the sizes in `buffers`;
+  /// a caller of a function with scratch buffers runs it with launchSteps.
+  virtual const std::vector<int64_t> &scratch() const = 0;
   /// The workspace a call needs (for static shapes; with `?` dims, the part
   /// that does not depend on the sizes).
   virtual uint64_t workspaceBytes() const = 0;

@@ -3,7 +3,8 @@
 // Numerically stable softmax: max, exp, sum and division. layer_norm,
 // rms_norm, batch_norm, instance_norm and group_norm: the moments over the
 // normalized dims (two reductions: the mean, then the sum of squared
-// deviations), the normalization and the affine part, computed in f32 for
+// deviations; batch norm's across the outer dims in one pass, shifted by a
+// sample), the normalization and the affine part, computed in f32 for
 // f16/bf16 inputs and rounded once at the end, as eager's kernels do.
 // batch_norm and instance_norm in training also return the updated running
 // statistics: (1 - m) * old + m * batch, with the unbiased batch variance.
@@ -74,29 +75,63 @@ Type computeType(Type et) {
   return et;
 }
 
-/// The moments of `x` over `dims`: `centered` (x - mean, x's shape),
-/// `sumSquares` of the deviations and `mean` (both with `dims` removed).
+/// The moments of `x` over `dims`: `sumSquares` of the deviations and `mean`
+/// (both with `dims` removed); `centered` (x - mean, x's shape) where the
+/// moments' own computation made it.
 struct Moments {
-  Value mean, centered, sumSquares;
+  Value input, mean, centered, sumSquares;
   RankedTensorType reducedType;
   SmallVector<int64_t> keptDims;
   int64_t count = 1;
 };
 
+/// Whether `dims` are the trailing dims of a rank-`rank` tensor: each reduced
+/// slice is a row, which a kernel reads twice from its cache.
+bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
+  for (auto [i, d] : llvm::enumerate(llvm::reverse(dims)))
+    if (d != rank - 1 - (int64_t)i)
+      return false;
+  return true;
+}
+
 Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   OpBuilder &b = pb.b;
   RankedTensorType type = tensorType(x);
   Moments m;
-  SmallVector<int64_t> reducedShape;
+  m.input = x;
+  SmallVector<int64_t> reducedShape, sliceShape(type.getShape());
   for (int64_t i = 0; i < type.getRank(); ++i) {
     if (llvm::is_contained(dims, i)) {
       m.count *= type.getDimSize(i);
+      sliceShape[i] = 1;
     } else {
       reducedShape.push_back(type.getDimSize(i));
       m.keptDims.push_back(i);
     }
   }
   m.reducedType = RankedTensorType::get(reducedShape, type.getElementType());
+  if (type.hasStaticShape() && m.count > 1 && !trailing(dims, type.getRank())) {
+    // Batch norm's statistics (a reduction across the outer dims, each pass a
+    // full read of x) in one pass: the sums of d = x - k and of d^2, sibling
+    // reductions of one kernel, k being x's first element of each reduced
+    // slice. k is a sample of the data, so (mean - k)^2 is of the order of the
+    // variance and sum(d^2) - sum(d)^2 / n cancels no more than the two-pass
+    // form's rounding (the shifted-data algorithm); clamped at 0.
+    SmallVector<int64_t> start(type.getRank(), 0), stride(type.getRank(), 1);
+    Value first = prim::SliceOp::create(b, pb.loc, RankedTensorType::get(sliceShape, type.getElementType()),
+                                        x, start, stride);
+    Value k = prim::ReshapeOp::create(b, pb.loc, m.reducedType, first);
+    Value d = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(k, type, m.keptDims));
+    Value s1 = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, d, dims);
+    Value dd = prim::MulOp::create(b, pb.loc, type, d, d);
+    Value s2 = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, dd, dims);
+    Value shift = prim::DivOp::create(b, pb.loc, m.reducedType, s1, pb.splatLike(s1, (double)m.count));
+    m.mean = prim::AddOp::create(b, pb.loc, m.reducedType, k, shift);
+    Value ss = prim::SubOp::create(b, pb.loc, m.reducedType, s2,
+                                   prim::MulOp::create(b, pb.loc, m.reducedType, s1, shift));
+    m.sumSquares = prim::MaxOp::create(b, pb.loc, m.reducedType, ss, pb.splatLike(ss, 0.0));
+    return m;
+  }
   Value sum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, x, dims);
   m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum, pb.splatLike(sum, (double)m.count));
   m.centered = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(m.mean, type, m.keptDims));
@@ -114,12 +149,14 @@ Value invStd(PrimBuilder &pb, Value v, double eps) {
 
 /// (x - mean) / sqrt(var + eps) with the biased variance of the moments.
 Value normalized(PrimBuilder &pb, const Moments &m, double eps) {
-  RankedTensorType type = tensorType(m.centered);
+  RankedTensorType type = tensorType(m.input);
+  Value centered = m.centered ? m.centered
+                              : prim::SubOp::create(pb.b, pb.loc, type, m.input,
+                                                    pb.broadcastKept(m.mean, type, m.keptDims)).getResult();
   Value var = prim::DivOp::create(pb.b, pb.loc, m.reducedType, m.sumSquares,
                                   pb.splatLike(m.sumSquares, (double)m.count));
   Value inv = invStd(pb, var, eps);
-  return prim::MulOp::create(pb.b, pb.loc, type, m.centered,
-                             pb.broadcastKept(inv, type, m.keptDims));
+  return prim::MulOp::create(pb.b, pb.loc, type, centered, pb.broadcastKept(inv, type, m.keptDims));
 }
 
 /// `y * weight + bias` (either may be absent), the parameters converted to

@@ -60,11 +60,12 @@ class _Part:
     results have `?` dims, `sizes(inputs)` gives their shapes (or each call passes them), and the runtime
     sizes the compiled function asks for are read from its buffers."""
 
-    def __init__(self, ir, name, device, specs, num_inputs, keep, channels_last_inputs=(), sizes=None):
+    def __init__(self, ir, name, device, specs, num_inputs, keep, channels_last_inputs=(), sizes=None,
+                 scratch_min_bytes=0):
         self.device = device
         n = num_inputs + len(specs)
         if device.type == "cuda":
-            self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device))
+            self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device), scratch_min_bytes)
         else:
             self.compiled = _C.compile(ir, name, keep, 3, n)
         self.channels_last = set(self.compiled.channels_last_results)
@@ -184,8 +185,11 @@ class TrainingKernel:
                     if c < 0 and -1 - c in self.forward.channels_last]
         if cl_reads:
             bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", [j for j, _ in cl_reads])
+        # on CUDA its large temporaries are buffers of their own that the parts allocate and drop around
+        # their steps (segments.py), as eager's backward does with each layer's gradients
         self.backward = _Part(bw_ir, "train_backward", self.device, bw_specs,
-                              len(self.saved) + len(self.differentiable), keep, cl_reads)
+                              len(self.saved) + len(self.differentiable), keep, cl_reads,
+                              scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
         self._slots = list(self.differentiable)  # the outputs the autograd node returns, in the backward's order
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
         if keep:

@@ -12,39 +12,54 @@ reuses it, stream-ordered, for the gradients and the engine's later tensors; not
 
 The parts are chosen once per compiled function from `buffer_steps` (each buffer's first and last step):
 a part ends before a step that allocates once enough input bytes have died, or once its own allocations
-reach a sixteenth of the call's buffers, so a call has a few dozen parts at most."""
+reach a sixteenth of the call's buffers (256 MiB at most), so a small call has a few dozen parts at most and a
+large one holds at most that much beyond eager's live set at a time.
+
+The temporaries live in one workspace, allocated for the whole call; the large ones (a layer's activation
+gradient) would all be held from the backward's start, beside every saved value. They are compiled as
+scratch buffers of their own instead (compile_gpu's scratch_min_bytes): a part allocates those its steps use
+first and drops those its steps use last, as it does with outputs and inputs."""
 import torch
 
 from ..launch import EMPTY_STRIDED_CUDA, _ready, raw_stream
 
 
-# a part ends once it allocates, or follows the death of, this share of a call's input and output bytes (at least
-# MIN_PART_BYTES)
+# a part ends once it allocates, or follows the death of, this share of a call's input, output and scratch bytes
+# (at least MIN_PART_BYTES, at most MAX_PART_BYTES: what a part allocates before the inputs it reads last are
+# dropped is held beside them, so a large backward gets more parts, not larger ones)
 PARTS = 16
 MIN_PART_BYTES = 1 << 20
+MAX_PART_BYTES = 256 << 20
+# temporaries of a CUDA backward at least this large are scratch buffers the parts allocate and drop
+SCRATCH_MIN_BYTES = 32 << 20
 
 
-def plan(buffer_steps, num_steps, in_bytes, out_bytes):
-    """[(begin, end, outputs to allocate before, inputs to drop after)] covering steps [0, num_steps), from each
-    buffer's (first, last) step (inputs, then outputs, flattened: the compiled function's buffer_steps) and the
-    bytes of the inputs and the outputs."""
+def plan(buffer_steps, num_steps, in_bytes, out_bytes, scratch=()):
+    """[(begin, end, outputs to allocate before, inputs to drop after, scratch buffers to allocate before,
+    scratch buffers to drop after)] covering steps [0, num_steps), from each buffer's (first, last) step
+    (inputs, then outputs, flattened: the compiled function's buffer_steps), the bytes of the inputs and the
+    outputs, and the scratch buffers' (bytes, first, last), flattened (the compiled function's scratch)."""
     n_in = len(in_bytes)
     first = [buffer_steps[2 * (n_in + k)] for k in range(len(out_bytes))]
     last = [buffer_steps[2 * j + 1] for j in range(n_in)]
-    alloc_at, free_at = {}, {}
+    alloc_at, free_at, s_alloc_at, s_free_at = {}, {}, {}, {}
     for k, s in enumerate(first):
         alloc_at.setdefault(max(s, 0), []).append(k)  # an output no step writes: allocated at the start
     for j, s in enumerate(last):
         free_at.setdefault(s, []).append(j)  # -1: an input no step reads, dropped before the first part
-    limit = max((sum(in_bytes) + sum(out_bytes)) // PARTS, MIN_PART_BYTES)
+    s_bytes = list(scratch[0::3])
+    for i, (s, e) in enumerate(zip(scratch[1::3], scratch[2::3])):
+        s_alloc_at.setdefault(s, []).append(i)
+        s_free_at.setdefault(e, []).append(i)
+    limit = max(min((sum(in_bytes) + sum(out_bytes) + sum(s_bytes)) // PARTS, MAX_PART_BYTES), MIN_PART_BYTES)
     cuts, dead, allocated = [0], 0, 0
     for s in range(num_steps):
-        new = sum(out_bytes[k] for k in alloc_at.get(s, ()))
+        new = sum(out_bytes[k] for k in alloc_at.get(s, ())) + sum(s_bytes[i] for i in s_alloc_at.get(s, ()))
         if s > cuts[-1] and new and (dead >= limit or allocated + new > limit):
             cuts.append(s)
             dead = allocated = 0
         allocated += new
-        dead += sum(in_bytes[j] for j in free_at.get(s, ()))
+        dead += sum(in_bytes[j] for j in free_at.get(s, ())) + sum(s_bytes[i] for i in s_free_at.get(s, ()))
     cuts.append(num_steps)
     parts = []
     for i in range(len(cuts) - 1):
@@ -53,7 +68,9 @@ def plan(buffer_steps, num_steps, in_bytes, out_bytes):
         free = [j for s in range(b, e) for j in free_at.get(s, ())]
         if i == 0:
             free = free_at.get(-1, []) + free
-        parts.append((b, e, alloc, free))
+        s_alloc = [k for s in range(b, e) for k in s_alloc_at.get(s, ())]
+        s_free = [k for s in range(b, e) for k in s_free_at.get(s, ())]
+        parts.append((b, e, alloc, free, s_alloc, s_free))
     return parts
 
 
@@ -63,7 +80,8 @@ def usable(part):
             not part.compiled.num_launches:
         return False
     parts = getattr(part, "_segments", None)
-    return parts is None or len(parts) > 1
+    # a function with scratch buffers runs only so (its whole-call entry takes no scratch pointers)
+    return parts is None or len(parts) > 1 or bool(part.compiled.scratch)
 
 
 def late_zeros(kernel):
@@ -98,23 +116,33 @@ def run(part, inputs):
     if parts is None:
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in specs]
         parts = part._segments = plan(list(compiled.buffer_steps), compiled.num_launches,
-                                      [t.untyped_storage().nbytes() for t in inputs], out_bytes)
-    ptrs = [t.data_ptr() for t in inputs] + [0] * len(specs)
-    outs = [None] * len(specs)
+                                      [t.untyped_storage().nbytes() for t in inputs], out_bytes,
+                                      list(compiled.scratch))
+    scratch = list(compiled.scratch)
+    n_out = len(specs)
+    ptrs = [t.data_ptr() for t in inputs] + [0] * (n_out + len(scratch) // 3)
+    outs = [None] * n_out
+    held = {}  # scratch buffers allocated and not yet dropped
     size = compiled.workspace_bytes
     with torch.cuda.device(device):
         # on the current device, without Python argument parsing where the torch build has it (as _Part's)
         empty = EMPTY_STRIDED_CUDA or (lambda s, st, d: torch.empty_strided(s, st, dtype=d, device=device))
         workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
         stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
-        for begin, end, alloc, free in parts:
+        for begin, end, alloc, free, s_alloc, s_free in parts:
             for k in alloc:
                 outs[k] = empty(*specs[k])
                 ptrs[n_in + k] = outs[k].data_ptr()
+            for i in s_alloc:
+                held[i] = empty((scratch[3 * i],), (1,), torch.uint8)
+                ptrs[n_in + n_out + i] = held[i].data_ptr()
             compiled.run_steps(ptrs, stream, ws, begin, end)
             for j in free:
                 inputs[j] = None
                 ptrs[j] = 0
+            for i in s_free:  # the caching allocator reuses it, stream-ordered, for the next parts
+                del held[i]
+                ptrs[n_in + n_out + i] = 0
     for k, perm in part.views:
         outs[k] = outs[k].permute(perm)
     return outs

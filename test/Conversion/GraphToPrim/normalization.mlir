@@ -35,12 +35,23 @@ func.func @rms_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// batch_norm in training: statistics over all dims but dim 1; the running
-// statistics come back updated with the unbiased variance (8 values: / 7).
+// batch_norm in training: statistics over all dims but dim 1, in one pass:
+// the sums of d = x - k and d * d (k: x[0, c, 0], a sample of each channel),
+// mean = k + sum(d) / n, sum((x - mean)^2) = sum(d^2) - sum(d) * (mean - k)
+// clamped at 0; the running statistics come back updated with the unbiased
+// variance (8 values: / 7).
 // CHECK-LABEL: func @batch_norm_train
-// CHECK: %[[SUM:.*]] = prim.reduce_sum %{{.*}} dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
-// CHECK: %[[MEAN:.*]] = prim.div %[[SUM]], %{{.*}} : tensor<3xf32>
-// CHECK: %[[SSQ:.*]] = prim.reduce_sum %{{.*}} dims [0, 2]
+// CHECK: %[[K1:.*]] = prim.slice %[[X:.*]] start [0, 0, 0] stride [1, 1, 1] : tensor<2x3x4xf32> -> tensor<1x3x1xf32>
+// CHECK: %[[K:.*]] = prim.reshape %[[K1]] : tensor<1x3x1xf32> -> tensor<3xf32>
+// CHECK: %[[D:.*]] = prim.sub %[[X]], %{{.*}} : tensor<2x3x4xf32>
+// CHECK: %[[S1:.*]] = prim.reduce_sum %[[D]] dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+// CHECK: %[[DD:.*]] = prim.mul %[[D]], %[[D]]
+// CHECK: %[[S2:.*]] = prim.reduce_sum %[[DD]] dims [0, 2]
+// CHECK: %[[SHIFT:.*]] = prim.div %[[S1]], %{{.*}} : tensor<3xf32>
+// CHECK: %[[MEAN:.*]] = prim.add %[[K]], %[[SHIFT]]
+// CHECK: %[[P:.*]] = prim.mul %[[S1]], %[[SHIFT]]
+// CHECK: %[[SS:.*]] = prim.sub %[[S2]], %[[P]]
+// CHECK: %[[SSQ:.*]] = prim.max %[[SS]], %{{.*}} : tensor<3xf32>
 // CHECK: prim.rsqrt
 // CHECK: %[[N1:.*]] = prim.constant dense<7.000000e+00> : tensor<3xf32>
 // CHECK: %[[UNB:.*]] = prim.div %[[SSQ]], %[[N1]]
@@ -144,12 +155,15 @@ func.func @safe_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 // norm_stats of bf16 over dims 0 and 2 (batch norm's): the mean and
-// 1 / sqrt(var + eps) in f32, two passes, a division (not rsqrt).
+// 1 / sqrt(var + eps) in f32, one pass (shifted sums, as batch_norm's), a
+// division (not rsqrt).
 // CHECK-LABEL: func @norm_stats
 // CHECK: %[[X:.*]] = prim.convert_element_type %{{.*}} : tensor<4x3x5xbf16> -> tensor<4x3x5xf32>
-// CHECK: prim.reduce_sum %[[X]] dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
-// CHECK: %[[MEAN:.*]] = prim.div
-// CHECK: %[[SS:.*]] = prim.reduce_sum %{{.*}} dims [0, 2]
+// CHECK: prim.slice %[[X]]
+// CHECK: prim.reduce_sum %{{.*}} dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
+// CHECK: %[[MEAN:.*]] = prim.add
+// CHECK: %[[SS:.*]] = prim.max
 // CHECK: %[[VAR:.*]] = prim.div %[[SS]]
 // CHECK: %[[PLUS:.*]] = prim.add %[[VAR]]
 // CHECK: %[[SQ:.*]] = prim.sqrt %[[PLUS]]

@@ -32,12 +32,13 @@ func.func @ln_mm(%x: tensor<8x64xf32> {dyn.requires_grad}, %w: tensor<64xf32> {d
 
 // -----
 
-// A GELU MLP: by default the first GEMM's result is saved (GEMMs are never
-// recomputed); a budget of 0 recomputes it in the backward from the saved
-// inputs and weights, so the forward returns only its result.
+// A GELU MLP: by default the first GEMM's result and the GELU's output (which
+// the second GEMM reads in both passes) are saved; a budget of 0 recomputes
+// both in the backward from the saved inputs and weights, so the forward
+// returns only its result.
 
 // DEFAULT-LABEL: func.func @mlp_backward
-// DEFAULT-SAME: dyn.saved = array<i64: 0, 3, -2>
+// DEFAULT-SAME: dyn.saved = array<i64: 0, 3, -2, -3>
 
 // ZERO-LABEL: func.func @mlp_forward
 // ZERO-SAME: -> tensor<8x4xf32>

@@ -7,13 +7,14 @@
 // argument k), from which the runtime allocates them.
 
 // CHECK-LABEL: func.func @mlp_forward
-// CHECK-SAME: -> (tensor<f32>, tensor<?x32xf32>)
-// CHECK-SAME: dyn.result_sizes = "|(s[0][0] * s[0][1]);32"
+// CHECK-SAME: -> (tensor<f32>, tensor<?x32xf32>, tensor<?x32xf32>)
+// CHECK-SAME: dyn.result_sizes = "|(s[0][0] * s[0][1]);32|(s[0][0] * s[0][1]);32"
 // CHECK: %[[H:.*]] = graph.addmm
-// CHECK: return %{{.*}}, %[[H]] : tensor<f32>, tensor<?x32xf32>
+// CHECK: %[[G:.*]] = graph.gelu %[[H]]
+// CHECK: return %{{.*}}, %[[H]], %[[G]] : tensor<f32>, tensor<?x32xf32>, tensor<?x32xf32>
 // CHECK-LABEL: func.func @mlp_backward
-// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %{{.*}}: tensor<4x32xf32>, %[[SH:.*]]: tensor<?x32xf32>, %[[CT:.*]]: tensor<f32>)
-// CHECK-SAME: dyn.saved = array<i64: 0, 3, -2>
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x16xf32>, %{{.*}}: tensor<4x32xf32>, %[[SH:.*]]: tensor<?x32xf32>, %[[SG:.*]]: tensor<?x32xf32>, %[[CT:.*]]: tensor<f32>)
+// CHECK-SAME: dyn.saved = array<i64: 0, 3, -2, -3>
 // CHECK-DAG: %[[B:.*]] = graph.dim %[[X]], 0 : tensor<?x?x16xf32> -> index
 // CHECK-DAG: %[[S:.*]] = graph.dim %[[X]], 1 : tensor<?x?x16xf32> -> index
 // CHECK: graph.expand %{{.*}} sizes(%[[B]], %[[S]]) : tensor<f32> -> tensor<?x?xf32>
@@ -21,7 +22,8 @@
 // CHECK: graph.expand %{{.*}} sizes(%[[B]], %[[S]]) : tensor<1x1x1xf32> -> tensor<?x?x4xf32>
 // CHECK: %[[BS:.*]] = arith.muli %[[B]], %[[S]] : index
 // CHECK: graph.reshape %{{.*}} sizes(%[[BS]]) : tensor<?x?x4xf32> -> tensor<?x4xf32>
-// CHECK: graph.gelu %[[SH]]
+// CHECK: graph.matmul %{{.*}}, %[[SG]]
+// CHECK: graph.erf
 // CHECK: return %{{.*}} : tensor<32x16xf32>, tensor<32xf32>, tensor<4x32xf32>
 func.func @mlp(%x: tensor<?x?x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
                %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})

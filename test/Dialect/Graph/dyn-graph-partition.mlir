@@ -1,17 +1,20 @@
 // RUN: dyn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(dyn-graph-autodiff), dyn-graph-partition)' | FileCheck %s
 
-// A GELU MLP: the GEMM results are saved (never recomputed); the GELU is
-// recomputed in the backward from its saved input rather than saved too.
+// A GELU MLP: the GEMM results are saved (never recomputed). The GELU's
+// output is saved too: the forward writes it for the second GEMM anyway, and
+// recomputed in the backward it would be written again in full for that
+// GEMM's weight gradient (AOTAutograd's ban on values materialized in the
+// backward). Its derivative reads the saved GEMM result.
 
 // CHECK-LABEL: func.func @mlp_forward
-// CHECK-SAME: -> (tensor<8x4xf32>, tensor<8x32xf32>)
+// CHECK-SAME: -> (tensor<8x4xf32>, tensor<8x32xf32>, tensor<8x32xf32>)
 // CHECK: %[[H:.*]] = graph.addmm
-// CHECK: graph.gelu
+// CHECK: %[[G:.*]] = graph.gelu
 // CHECK: %[[Y:.*]] = graph.matmul
-// CHECK: return %[[Y]], %[[H]]
+// CHECK: return %[[Y]], %[[H]], %[[G]]
 // CHECK-LABEL: func.func @mlp_backward
-// CHECK-SAME: dyn.saved = array<i64: 0, 3, -2>
-// CHECK: graph.gelu
+// CHECK-SAME: dyn.saved = array<i64: 0, 3, -2, -3>
+// CHECK-NOT: graph.gelu
 // CHECK: graph.matmul
 // CHECK: return
 func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
@@ -140,31 +143,34 @@ func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x
 
 // The backward recomputes each value right before the first op that reads it
 // (AOTAutograd's reordering to mimic the autograd engine), not in the forward's
-// order at its start: the second layer's GELU is recomputed for the last
-// layer's weight gradient, the first layer's only after the second layer's
-// weight gradient, so the two recomputed activations are never live at once.
+// order at its start. Each layer scales its GELU's output by a learned vector:
+// the scaled value feeds a GEMM (saved), the GELU's output only the scale's
+// gradient, a reduction it fuses into (recomputed). The second layer's GELU is
+// recomputed for the second scale's gradient, the first layer's only after
+// the second layer's weight gradient, so the two are never live at once.
 
 // CHECK-LABEL: func.func @deep_backward
-// CHECK-SAME: (%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<32x32xf32>, %{{.*}}: tensor<4x32xf32>, %[[H1:.*]]: tensor<8x32xf32>, %[[H2:.*]]: tensor<8x32xf32>, %{{.*}}: tensor<f32>)
+// CHECK-SAME: (%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<32xf32>, %{{.*}}: tensor<32x32xf32>, %{{.*}}: tensor<32xf32>, %{{.*}}: tensor<4x32xf32>, %[[H1:.*]]: tensor<8x32xf32>, %{{.*}}: tensor<8x32xf32>, %[[H2:.*]]: tensor<8x32xf32>, %{{.*}}: tensor<8x32xf32>, %{{.*}}: tensor<f32>)
 // CHECK-NOT: graph.gelu
 // CHECK: %[[G2:.*]] = graph.gelu %[[H2]]
 // CHECK-NOT: graph.gelu %[[H1]]
-// CHECK: graph.matmul %{{.*}}, %[[G2]] : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+// CHECK: graph.sum %{{.*}} dims [0] : tensor<8x32xf32> -> tensor<32xf32>
 // CHECK-NOT: graph.gelu %[[H1]]
-// CHECK: graph.matmul
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<32x8xf32>, tensor<8x32xf32> -> tensor<32x32xf32>
 // CHECK: %[[G1:.*]] = graph.gelu %[[H1]]
-// CHECK: graph.matmul %{{.*}}, %[[G1]] : tensor<32x8xf32>, tensor<8x32xf32> -> tensor<32x32xf32>
-func.func @deep(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
-                %w2: tensor<32x32xf32> {dyn.requires_grad}, %w3: tensor<4x32xf32> {dyn.requires_grad})
-    -> tensor<f32> {
+func.func @deep(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad}, %s1: tensor<32xf32> {dyn.requires_grad},
+                %w2: tensor<32x32xf32> {dyn.requires_grad}, %s2: tensor<32xf32> {dyn.requires_grad},
+                %w3: tensor<4x32xf32> {dyn.requires_grad}) -> tensor<f32> {
   %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
   %h1 = graph.matmul %x, %w1t : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
   %g1 = graph.gelu %h1 {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %y1 = graph.mul %g1, %s1 : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
   %w2t = graph.permute %w2 dims [1, 0] : tensor<32x32xf32> -> tensor<32x32xf32>
-  %h2 = graph.matmul %g1, %w2t : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+  %h2 = graph.matmul %y1, %w2t : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
   %g2 = graph.gelu %h2 {approximate = "none"} : tensor<8x32xf32> -> tensor<8x32xf32>
+  %y2 = graph.mul %g2, %s2 : tensor<8x32xf32>, tensor<32xf32> -> tensor<8x32xf32>
   %w3t = graph.permute %w3 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
-  %y = graph.matmul %g2, %w3t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
+  %y = graph.matmul %y2, %w3t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
   %l = graph.sum %y dims [0, 1] : tensor<8x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -130,7 +130,7 @@ void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<V
 }
 
 /// Training batch norm's forward written out in the joint function, as dyn's lowering of graph.batch_norm
-/// computes it (two-pass moments, y = x * a + b per channel, the running statistics' momentum update),
+/// computes it (one-pass shifted moments where the shape is static, y = x * a + b per channel, the running statistics' momentum update),
 /// so that the backward reads the forward's [C] mean and inverse std: a reduction is never recomputed,
 /// so the partition saves them, where the backward would otherwise reduce the input twice again (two
 /// more passes over every activation of a CNN). Sets x - mean and the inverse std, broadcast to x's shape,
@@ -144,11 +144,31 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   channelShape[1] = shape[1];
   auto perChannel = [&](Value v) { return expandLike(reshape(v, channelShape), bn.getInput()); };
   Value x = up(bn.getInput());
-  Value total = sum(x, normDims, false);
-  Value n = count(bn.getInput(), normDims, total);
-  Value mean = div(total, n);
-  xc = sub(x, perChannel(mean));
-  Value squares = sum(mul(xc, xc), normDims, false);
+  Value mean, squares, n;
+  if (xt.hasStaticShape()) {
+    // One pass over x, as the lowering of graph.batch_norm (GraphToPrim/Normalization.cpp): the sums of
+    // d = x - k and d * d, k being each channel's first element (a sample: the shifted-data algorithm)
+    Value k = x;
+    for (int64_t d : normDims)
+      k = slice(k, d, 0, 1);
+    k = reshape(k, {shape[1]});
+    Value d = sub(x, perChannel(k));
+    Value s1 = sum(d, normDims, false);
+    Value s2 = sum(mul(d, d), normDims, false);
+    n = count(bn.getInput(), normDims, s1);
+    Value shift = div(s1, n);
+    mean = add(k, shift);
+    Value ss = sub(s2, mul(s1, shift));
+    Value zero = constant(ss, 0.0);
+    squares = where(compare("lt", ss, zero), zero, ss);  // rounding; NaN propagates
+    xc = sub(x, perChannel(mean));
+  } else {
+    Value total = sum(x, normDims, false);
+    n = count(bn.getInput(), normDims, total);
+    mean = div(total, n);
+    xc = sub(x, perChannel(mean));
+    squares = sum(mul(xc, xc), normDims, false);
+  }
   Value var = div(squares, n);
   Value inv = unary("rsqrt", add(var, constant(var, bn.getEps().convertToDouble())));
   rstd = perChannel(inv);

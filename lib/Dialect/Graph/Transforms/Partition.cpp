@@ -8,7 +8,10 @@
 // the backward's ops read drain into the sink. The minimum cut is the set of
 // saved values: everything on the sink side the backward computes from them.
 // A value the forward's kernels would not write to memory costs twice its
-// bytes to save (AOTAutograd's weighting of unmaterialized values). The
+// bytes to save (AOTAutograd's weighting of unmaterialized values); one it
+// writes anyway that a GEMM, convolution or library call of the backward reads
+// is saved, never recomputed (AOTAutograd's ban on values materialized in the
+// backward: recomputed, it would be written again in full). The
 // backward recomputes each value right before its first reader, not at its
 // start in the forward's order (every recomputed activation would live from
 // there to its layer's gradient).
@@ -186,14 +189,18 @@ bool mayRecompute(Operation *op, int tier) {
 /// away (a GEMM, a convolution, a reduction's output), or the operand of one that reads a buffer (a
 /// library call). Saving another value costs a buffer the forward would not write otherwise, so its bytes
 /// count twice (AOTAutograd's is_materialized weighting): batch norm's input is saved, not x - mean.
+bool readsFromMemory(Operation *user) {
+  return !recomputable(user) && !isa<SumOp, MeanOp, AmaxOp, AminOp, ProdOp, AllOp, AnyOp, LogsumexpOp>(user);
+}
 bool materialized(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def || !recomputable(def))
     return true;
-  return llvm::any_of(v.getUsers(), [](Operation *user) {
-    return !recomputable(user) && !isa<SumOp, MeanOp, AmaxOp, AminOp, ProdOp, AllOp, AnyOp, LogsumexpOp>(user);
-  });
+  return llvm::any_of(v.getUsers(), readsFromMemory);
 }
+
+/// Views cost nothing to recompute: the backward reads the saved value through them.
+bool isView(Operation *op) { return isa<ReshapeOp, PermuteOp, ExpandOp, SliceOp, DetachOp>(op); }
 
 struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartitionPass> {
   using GraphPartitionPassBase::GraphPartitionPassBase;
@@ -252,6 +259,32 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
       if (!tangent.contains(v))
         bwReads.insert(v);
 
+    // Values the forward writes to memory anyway (it needs them for its results and a GEMM, a convolution
+    // or a library call reads them) that a backward op of that kind reads too: recomputed, the backward would
+    // write them again in full, with their own inputs read again (a ResNet block's output, recomputed from
+    // the batch norm's input and the previous block's output, for its convolution's weight gradient). Saving
+    // them costs the forward nothing but memory; AOTAutograd's partitioner never recomputes a value that is
+    // materialized in the backward either (is_materialized_backwards).
+    DenseSet<Value> materializedInBoth;
+    for (Operation &op : body.without_terminator()) {
+      if (!live.contains(&op) || !readsFromMemory(&op) ||
+          llvm::none_of(op.getResults(), [&](Value r) { return tangent.contains(r); }))
+        continue;
+      for (Value v : op.getOperands()) {
+        while (v.getDefiningOp() && isView(v.getDefiningOp()))  // the value a view of it reads
+          v = v.getDefiningOp()->getOperand(0);
+        Operation *def = v.getDefiningOp();
+        if (!def || tangent.contains(v) || !fwRequired.contains(v) || !recomputable(def) ||
+            isa<ConstantOp>(def) || !isa<RankedTensorType>(v.getType()))
+          continue;
+        auto forwardReader = [&](Operation *user) {
+          return readsFromMemory(user) && llvm::none_of(user->getResults(), [&](Value r) { return tangent.contains(r); });
+        };
+        if (llvm::any_of(v.getUsers(), forwardReader))
+          materializedInBoth.insert(v);
+      }
+    }
+
     // The flow network over the forward-side values.
     SmallVector<Value> values(primals.begin(), primals.end());
     for (Operation &op : body.without_terminator())
@@ -280,6 +313,8 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
         else if (!def || (!mayRecompute(def, tier) &&
                           llvm::any_of(def->getResults(), [&](Value r) { return fwRequired.contains(r); })))
           flow.edge(source, 2 * i, kInf);  // an op the forward runs anyway: each of its results is there
+        else if (tier == 0 && materializedInBoth.contains(v))
+          flow.edge(source, 2 * i, kInf);  // recomputing it would write it again: saved (AOTAutograd's ban)
         if (def)
           for (Value o : def->getOperands())
             flow.edge(2 * index[o] + 1, 2 * i, kInf);
