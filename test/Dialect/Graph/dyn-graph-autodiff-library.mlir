@@ -77,3 +77,26 @@ func.func @convolution(%x: tensor<2x3x8x8xf32> {dyn.requires_grad}, %w: tensor<4
   %0 = graph.convolution %x, %w bias %b stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
   return %0 : tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// Global average pooling: the cotangent spread evenly over the window (a
+// broadcast and a division its consumers fuse), not ATen's pooling backward,
+// which writes NCHW from an NCHW copy of the input. Other output sizes keep
+// the library call.
+
+// CHECK-LABEL: func.func @global_avg_pool
+// CHECK-NOT: graph.adaptive_avg_pool2d_backward
+// CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<2x8x1x1xf32> -> tensor<2x8x4x4xf32>
+// CHECK: %[[N:.*]] = graph.constant dense<1.600000e+01> : tensor<f32>
+// CHECK: graph.div %[[G]], %[[N]]
+// CHECK-LABEL: func.func @adaptive_avg_pool
+// CHECK: graph.adaptive_avg_pool2d_backward
+func.func @global_avg_pool(%x: tensor<2x8x4x4xf32> {dyn.requires_grad}) -> tensor<2x8x1x1xf32> {
+  %0 = graph.adaptive_avg_pool %x output_size [1, 1] : tensor<2x8x4x4xf32> -> tensor<2x8x1x1xf32>
+  return %0 : tensor<2x8x1x1xf32>
+}
+func.func @adaptive_avg_pool(%x: tensor<2x8x4x4xf32> {dyn.requires_grad}) -> tensor<2x8x2x2xf32> {
+  %0 = graph.adaptive_avg_pool %x output_size [2, 2] : tensor<2x8x4x4xf32> -> tensor<2x8x2x2xf32>
+  return %0 : tensor<2x8x2x2xf32>
+}

@@ -431,6 +431,12 @@ Value DerivativeBuilder::adaptiveAvgPoolBack(Operation *op, Value grad, Values) 
     notDifferentiable(op, 0);
     return {};
   }
+  // Global average pooling (every CNN's head): the cotangent spread evenly, a broadcast its consumers fuse,
+  // where ATen's backward would write the [N, C, H, W] gradient in NCHW from an NCHW copy of the input.
+  int64_t rank = in.getRank();
+  if (in.hasStaticShape() && llvm::all_of(p.getOutputSize(), [](int64_t s) { return s == 1; }))
+    return div(expandLike(grad, p.getInput()),
+               constant(grad, static_cast<double>(in.getDimSize(rank - 1) * in.getDimSize(rank - 2))));
   return b.create<AdaptiveAvgPool2dBackwardOp>(loc, TypeRange{in}, ValueRange{grad, p.getInput()})->getResult(0);
 }
 
