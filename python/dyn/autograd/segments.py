@@ -31,7 +31,7 @@ PARTS = 16
 MIN_PART_BYTES = 1 << 20
 MAX_PART_BYTES = 256 << 20
 # temporaries of a CUDA backward at least this large are scratch buffers the parts allocate and drop
-SCRATCH_MIN_BYTES = 32 << 20
+SCRATCH_MIN_BYTES = 4 << 20
 
 
 def plan(buffer_steps, num_steps, in_bytes, out_bytes, scratch=()):
