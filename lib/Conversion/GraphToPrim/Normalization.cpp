@@ -3,8 +3,8 @@
 // Numerically stable softmax: max, exp, sum and division. layer_norm,
 // rms_norm, batch_norm, instance_norm and group_norm: the moments over the
 // normalized dims (two reductions: the mean, then the sum of squared
-// deviations; batch norm's across the outer dims in one pass, shifted by a
-// sample), the normalization and the affine part, computed in f32 for
+// deviations; batch norm's across the outer dims in one pass, shifted by the
+// first samples' mean), the normalization and the affine part, computed in f32 for
 // f16/bf16 inputs and rounded once at the end, as eager's kernels do.
 // batch_norm and instance_norm in training also return the updated running
 // statistics: (1 - m) * old + m * batch, with the unbiased batch variance.
@@ -94,33 +94,43 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
   return true;
 }
 
+/// Batch norm's one-pass moments shift x by the mean of at least this many of
+/// each slice's first values (whole samples along dim 0).
+constexpr int64_t kShiftSamples = 64;
+
 Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   OpBuilder &b = pb.b;
   RankedTensorType type = tensorType(x);
   Moments m;
   m.input = x;
-  SmallVector<int64_t> reducedShape, sliceShape(type.getShape());
+  SmallVector<int64_t> reducedShape;
   for (int64_t i = 0; i < type.getRank(); ++i) {
     if (llvm::is_contained(dims, i)) {
       m.count *= type.getDimSize(i);
-      sliceShape[i] = 1;
     } else {
       reducedShape.push_back(type.getDimSize(i));
       m.keptDims.push_back(i);
     }
   }
   m.reducedType = RankedTensorType::get(reducedShape, type.getElementType());
-  if (type.hasStaticShape() && m.count > 1 && !trailing(dims, type.getRank())) {
+  if (type.hasStaticShape() && m.count > 1 && !trailing(dims, type.getRank()) &&
+      llvm::is_contained(dims, 0)) {
     // Batch norm's statistics (a reduction across the outer dims, each pass a
     // full read of x) in one pass: the sums of d = x - k and of d^2, sibling
-    // reductions of one kernel, k being x's first element of each reduced
-    // slice. k is a sample of the data, so (mean - k)^2 is of the order of the
-    // variance and sum(d^2) - sum(d)^2 / n cancels no more than the two-pass
-    // form's rounding (the shifted-data algorithm); clamped at 0.
-    SmallVector<int64_t> start(type.getRank(), 0), stride(type.getRank(), 1);
-    Value first = prim::SliceOp::create(b, pb.loc, RankedTensorType::get(sliceShape, type.getElementType()),
+    // reductions of one kernel, k being each reduced slice's mean over its
+    // first samples (kShiftSamples values at least, a small reduction). With k
+    // that close to the mean, sum(d^2) - sum(d)^2 / n cancels no more than the
+    // two-pass form (the shifted-data algorithm; a single sample as k loses up
+    // to 40x more); clamped at 0.
+    int64_t perSample = m.count / std::max<int64_t>(type.getDimSize(0), 1);
+    int64_t rows = std::min<int64_t>(type.getDimSize(0),
+                                     (kShiftSamples + perSample - 1) / std::max<int64_t>(perSample, 1));
+    SmallVector<int64_t> start(type.getRank(), 0), stride(type.getRank(), 1), firstShape(type.getShape());
+    firstShape[0] = rows;
+    Value first = prim::SliceOp::create(b, pb.loc, RankedTensorType::get(firstShape, type.getElementType()),
                                         x, start, stride);
-    Value k = prim::ReshapeOp::create(b, pb.loc, m.reducedType, first);
+    Value kSum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, first, dims);
+    Value k = prim::DivOp::create(b, pb.loc, m.reducedType, kSum, pb.splatLike(kSum, (double)(rows * perSample)));
     Value d = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(k, type, m.keptDims));
     Value s1 = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, d, dims);
     Value dd = prim::MulOp::create(b, pb.loc, type, d, d);

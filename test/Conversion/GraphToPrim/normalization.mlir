@@ -36,13 +36,15 @@ func.func @rms_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // batch_norm in training: statistics over all dims but dim 1, in one pass:
-// the sums of d = x - k and d * d (k: x[0, c, 0], a sample of each channel),
-// mean = k + sum(d) / n, sum((x - mean)^2) = sum(d^2) - sum(d) * (mean - k)
-// clamped at 0; the running statistics come back updated with the unbiased
-// variance (8 values: / 7).
+// the sums of d = x - k and d * d (k: each channel's mean over its first
+// samples, 64 values at least: here both samples), mean = k + sum(d) / n,
+// sum((x - mean)^2) = sum(d^2) - sum(d) * (mean - k) clamped at 0; the
+// running statistics come back updated with the unbiased variance (8 values:
+// / 7).
 // CHECK-LABEL: func @batch_norm_train
-// CHECK: %[[K1:.*]] = prim.slice %[[X:.*]] start [0, 0, 0] stride [1, 1, 1] : tensor<2x3x4xf32> -> tensor<1x3x1xf32>
-// CHECK: %[[K:.*]] = prim.reshape %[[K1]] : tensor<1x3x1xf32> -> tensor<3xf32>
+// CHECK: %[[F:.*]] = prim.slice %[[X:.*]] start [0, 0, 0] stride [1, 1, 1] : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+// CHECK: %[[KS:.*]] = prim.reduce_sum %[[F]] dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+// CHECK: %[[K:.*]] = prim.div %[[KS]]
 // CHECK: %[[D:.*]] = prim.sub %[[X]], %{{.*}} : tensor<2x3x4xf32>
 // CHECK: %[[S1:.*]] = prim.reduce_sum %[[D]] dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
 // CHECK: %[[DD:.*]] = prim.mul %[[D]], %[[D]]
@@ -162,6 +164,7 @@ func.func @safe_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // CHECK: prim.slice %[[X]]
 // CHECK: prim.reduce_sum %{{.*}} dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
 // CHECK: prim.reduce_sum %{{.*}} dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [0, 2] : tensor<4x3x5xf32> -> tensor<3xf32>
 // CHECK: %[[MEAN:.*]] = prim.add
 // CHECK: %[[SS:.*]] = prim.max
 // CHECK: %[[VAR:.*]] = prim.div %[[SS]]
@@ -172,4 +175,17 @@ func.func @safe_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 func.func @norm_stats(%x: tensor<4x3x5xbf16>) -> (tensor<3xf32>, tensor<3xf32>) {
   %0:2 = graph.norm_stats %x {dims = array<i64: 0, 2>, eps = 1.0e-5 : f64} : (tensor<4x3x5xbf16>) -> (tensor<3xf32>, tensor<3xf32>)
   return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// batch_norm's shift reads whole samples, as few as give 64 values per
+// channel: 2 of 16 samples of 6x6.
+// CHECK-LABEL: func @batch_norm_shift_samples
+// CHECK: prim.slice %{{.*}} start [0, 0, 0, 0] stride [1, 1, 1, 1] : tensor<16x4x6x6xf32> -> tensor<2x4x6x6xf32>
+// CHECK: prim.reduce_sum %{{.*}} dims [0, 2, 3] : tensor<2x4x6x6xf32> -> tensor<4xf32>
+// CHECK: prim.constant dense<7.200000e+01> : tensor<4xf32>
+func.func @batch_norm_shift_samples(%x: tensor<16x4x6x6xf32>) -> tensor<16x4x6x6xf32> {
+  %0 = graph.batch_norm %x training eps 1.0e-5 : tensor<16x4x6x6xf32> -> tensor<16x4x6x6xf32>
+  return %0 : tensor<16x4x6x6xf32>
 }

@@ -70,18 +70,19 @@ func.func @sm(%x: tensor<4x10xf32> {dyn.requires_grad}) -> tensor<4x10xf32> {
 // -----
 
 // Training batch norm: its forward is written out in the joint so that the
-// backward reads the forward's statistics: its input, weight and the [C]
-// moments are saved (a reduction is never recomputed; x - mean, which the
+// backward reads the forward's statistics: its input, weight and [C]
+// statistics are saved (a reduction is never recomputed; x - mean, which the
 // forward's kernels never write, would cost a buffer of its own); the
-// backward's only reductions are the gradient's two per-channel sums.
+// backward's only reductions are the gradient's two per-channel sums. The
+// forward's are the shift (the first samples' mean) and the two shifted sums.
 
 // CHECK-LABEL: func.func @bn_forward
 // CHECK-NOT: graph.batch_norm
-// CHECK-COUNT-2: graph.sum
+// CHECK-COUNT-3: graph.sum
 // CHECK: graph.rsqrt
 // CHECK: return
 // CHECK-LABEL: func.func @bn_backward
-// CHECK-SAME: dyn.saved = array<i64: 0, 1, -4, -5>
+// CHECK-SAME: dyn.saved = array<i64: 0, 1, -4, -5, -6>
 // CHECK-COUNT-2: graph.sum
 // CHECK-NOT: graph.sum
 // CHECK: return

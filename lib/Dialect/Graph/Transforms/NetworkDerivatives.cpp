@@ -135,6 +135,10 @@ void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<V
 /// so the partition saves them, where the backward would otherwise reduce the input twice again (two
 /// more passes over every activation of a CNN). Sets x - mean and the inverse std, broadcast to x's shape,
 /// in the compute type.
+/// Batch norm's one-pass moments shift the input by each channel's mean over at least this many of its
+/// first values (whole samples).
+constexpr int64_t kShiftSamples = 64;
+
 void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims, Value &xc, Value &rstd) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(bn);
@@ -147,11 +151,16 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   Value mean, squares, n;
   if (xt.hasStaticShape()) {
     // One pass over x, as the lowering of graph.batch_norm (GraphToPrim/Normalization.cpp): the sums of
-    // d = x - k and d * d, k being each channel's first element (a sample: the shifted-data algorithm)
-    Value k = x;
+    // d = x - k and d * d, k being each channel's mean over the first samples (kShiftSamples values at
+    // least: the shifted-data algorithm, as accurate as two passes once k is that close to the mean)
+    int64_t perSample = 1;
     for (int64_t d : normDims)
-      k = slice(k, d, 0, 1);
-    k = reshape(k, {shape[1]});
+      if (d != 0)
+        perSample *= shape[d];
+    int64_t rows = std::min<int64_t>(shape[0], (kShiftSamples + perSample - 1) / std::max<int64_t>(perSample, 1));
+    Value first = slice(x, 0, 0, rows);
+    Value kSum = sum(first, normDims, false);
+    Value k = div(kSum, constant(kSum, static_cast<double>(rows * perSample)));
     Value d = sub(x, perChannel(k));
     Value s1 = sum(d, normDims, false);
     Value s2 = sum(mul(d, d), normDims, false);
