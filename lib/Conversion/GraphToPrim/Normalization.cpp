@@ -82,8 +82,18 @@ struct Moments {
   Value input, mean, centered, sumSquares;
   RankedTensorType reducedType;
   SmallVector<int64_t> keptDims;
-  int64_t count = 1;
+  int64_t count = 1; // the reduced elements per slice, where all reduced dims are static
+  Value dynamicCount; // else the count at run time (reducedType): a sum of ones, fused with the sums
 };
+
+/// The reduced elements per slice minus `minus`, as a tensor like `like` (of the moments' reduced type).
+Value countOf(PrimBuilder &pb, const Moments &m, Value like, double minus = 0.0) {
+  if (!m.dynamicCount)
+    return pb.splatLike(like, (double)m.count - minus);
+  if (minus == 0.0)
+    return m.dynamicCount;
+  return prim::SubOp::create(pb.b, pb.loc, m.reducedType, m.dynamicCount, pb.splatLike(like, minus));
+}
 
 /// Whether `dims` are the trailing dims of a rank-`rank` tensor: each reduced
 /// slice is a row, which a kernel reads twice from its cache.
@@ -104,9 +114,11 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   Moments m;
   m.input = x;
   SmallVector<int64_t> reducedShape;
+  bool dynamic = false;
   for (int64_t i = 0; i < type.getRank(); ++i) {
     if (llvm::is_contained(dims, i)) {
-      m.count *= type.getDimSize(i);
+      dynamic |= type.isDynamicDim(i);
+      m.count *= type.isDynamicDim(i) ? 1 : type.getDimSize(i);
     } else {
       reducedShape.push_back(type.getDimSize(i));
       m.keptDims.push_back(i);
@@ -142,8 +154,10 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
     m.sumSquares = prim::MaxOp::create(b, pb.loc, m.reducedType, ss, pb.splatLike(ss, 0.0));
     return m;
   }
+  if (dynamic) // batch statistics over a runtime batch: the count is a sum of ones over the same dims
+    m.dynamicCount = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, pb.splatLike(x, 1.0), dims);
   Value sum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, x, dims);
-  m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum, pb.splatLike(sum, (double)m.count));
+  m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum, countOf(pb, m, sum));
   m.centered = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(m.mean, type, m.keptDims));
   Value sq = prim::MulOp::create(b, pb.loc, type, m.centered, m.centered);
   m.sumSquares = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, sq, dims);
@@ -163,8 +177,7 @@ Value normalized(PrimBuilder &pb, const Moments &m, double eps) {
   Value centered = m.centered ? m.centered
                               : prim::SubOp::create(pb.b, pb.loc, type, m.input,
                                                     pb.broadcastKept(m.mean, type, m.keptDims)).getResult();
-  Value var = prim::DivOp::create(pb.b, pb.loc, m.reducedType, m.sumSquares,
-                                  pb.splatLike(m.sumSquares, (double)m.count));
+  Value var = prim::DivOp::create(pb.b, pb.loc, m.reducedType, m.sumSquares, countOf(pb, m, m.sumSquares));
   Value inv = invStd(pb, var, eps);
   return prim::MulOp::create(pb.b, pb.loc, type, centered, pb.broadcastKept(inv, type, m.keptDims));
 }
@@ -323,14 +336,13 @@ struct BatchNormToPrim : OpConversionPattern<graph::BatchNormOp> {
       return success();
     }
     Moments m = moments(pb, x, allButChannel(type.getRank()));
-    Value var = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
-                                    pb.splat(m.reducedType, (double)m.count));
+    Value var = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares, countOf(pb, m, m.sumSquares));
     Value y = normalizeWithStats(pb, x, m.mean, var, adaptor.getWeight(), adaptor.getBias(), eps);
     SmallVector<Value> results{pb.convert(y, type.getElementType())};
     if (Value rm = adaptor.getRunningMean()) {
       Value rv = adaptor.getRunningVar();
       Value unbiased = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
-                                           pb.splat(m.reducedType, (double)(m.count - 1)));
+                                           countOf(pb, m, m.sumSquares, 1.0));
       std::optional<double> mom;
       if (op.getMomentum())
         mom = op.getMomentum()->convertToDouble();
@@ -369,7 +381,7 @@ struct InstanceNormToPrim : OpConversionPattern<graph::InstanceNormOp> {
       Value rv = adaptor.getRunningVar();
       int64_t n = type.getDimSize(0);
       Value unbiased = prim::DivOp::create(rewriter, loc, m.reducedType, m.sumSquares,
-                                           pb.splat(m.reducedType, (double)(m.count - 1)));
+                                           countOf(pb, m, m.sumSquares, 1.0));
       for (auto [old, batch] : {std::pair{rm, m.mean}, std::pair{rv, unbiased}}) {
         RankedTensorType st = tensorType(old);
         auto perSample = RankedTensorType::get({n, st.getDimSize(0)}, st.getElementType());
@@ -396,7 +408,7 @@ struct NormStatsToPrim : OpConversionPattern<graph::NormStatsOp> {
     Value x = pb.convert(adaptor.getInput(), computeType(in.getElementType()));
     Moments m = moments(pb, x, op.getDims());
     RankedTensorType t = m.reducedType;
-    Value var = prim::DivOp::create(rewriter, loc, t, m.sumSquares, pb.splat(t, (double)m.count));
+    Value var = prim::DivOp::create(rewriter, loc, t, m.sumSquares, countOf(pb, m, m.sumSquares));
     Value plus = prim::AddOp::create(rewriter, loc, t, var, pb.splat(t, op.getEps().convertToDouble()));
     Value rstd = prim::DivOp::create(rewriter, loc, t, pb.splat(t, 1.0),
                                      prim::SqrtOp::create(rewriter, loc, t, plus));

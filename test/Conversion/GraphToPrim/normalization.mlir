@@ -189,3 +189,22 @@ func.func @batch_norm_shift_samples(%x: tensor<16x4x6x6xf32>) -> tensor<16x4x6x6
   %0 = graph.batch_norm %x training eps 1.0e-5 : tensor<16x4x6x6xf32> -> tensor<16x4x6x6xf32>
   return %0 : tensor<16x4x6x6xf32>
 }
+
+// -----
+
+// batch_norm in training over a `?` batch: two passes (the one-pass form
+// takes static shapes), each division by the count known at run time, a sum
+// of ones over the same dims; the unbiased variance divides by it minus 1.
+// CHECK-LABEL: func @batch_norm_train_dynamic
+// CHECK: %[[ONES:.*]] = prim.broadcast_in_dim %{{.*}} : tensor<f32> -> tensor<?x4x6xf32>
+// CHECK: %[[N:.*]] = prim.reduce_sum %[[ONES]] dims [0, 2] : tensor<?x4x6xf32> -> tensor<4xf32>
+// CHECK: %[[S:.*]] = prim.reduce_sum %{{.*}} dims [0, 2] : tensor<?x4x6xf32> -> tensor<4xf32>
+// CHECK: prim.div %[[S]], %[[N]]
+// CHECK: %[[SS:.*]] = prim.reduce_sum %{{.*}} dims [0, 2] : tensor<?x4x6xf32> -> tensor<4xf32>
+// CHECK: prim.div %[[SS]], %[[N]]
+// CHECK: %[[N1:.*]] = prim.sub %[[N]], %{{.*}} : tensor<4xf32>
+// CHECK: prim.div %[[SS]], %[[N1]]
+func.func @batch_norm_train_dynamic(%x: tensor<?x4x6xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) -> (tensor<?x4x6xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0:3 = graph.batch_norm %x running_mean %rm running_var %rv training momentum 0.1 eps 1.0e-5 : tensor<?x4x6xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<?x4x6xf32>, tensor<4xf32>, tensor<4xf32>
+  return %0#0, %0#1, %0#2 : tensor<?x4x6xf32>, tensor<4xf32>, tensor<4xf32>
+}

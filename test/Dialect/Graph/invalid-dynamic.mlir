@@ -244,11 +244,11 @@ func.func @convolution_static_result(%x: tensor<?x4x16x16xf32>, %w: tensor<8x4x3
 
 // -----
 
-// Batch statistics (training) are over every dim but the channels: not with `?` dims yet.
-func.func @batch_norm_training(%x: tensor<?x8x4x4xf32>, %c: tensor<8xf32>) -> tensor<?x8x4x4xf32> {
-  // expected-error @+1 {{computes batch statistics with training: it needs a static input shape}}
-  %0 = graph.batch_norm %x weight %c bias %c training eps 1.0e-05 : tensor<?x8x4x4xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<?x8x4x4xf32>
-  return %0 : tensor<?x8x4x4xf32>
+// Batch statistics (training) are over every dim but the channels, which must be static.
+func.func @batch_norm_training(%x: tensor<4x?x4x4xf32>, %c: tensor<8xf32>) -> tensor<4x?x4x4xf32> {
+  // expected-error @+1 {{channel dim 1 must be static}}
+  %0 = graph.batch_norm %x weight %c bias %c training eps 1.0e-05 : tensor<4x?x4x4xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<4x?x4x4xf32>
+  return %0 : tensor<4x?x4x4xf32>
 }
 
 // -----

@@ -113,14 +113,11 @@ LogicalResult BatchNormOp::verify() {
   if (!getTraining() && !stats)
     return emitOpError("without training normalizes with running statistics: they are required");
   bool updates = getTraining() && stats;
-  // With running statistics every channel is normalized on its own: other dims may be dynamic.
+  // Every channel is normalized on its own (by its running statistics, or by batch statistics over the
+  // other dims, whose count is then known at run time): only the channel dim must be static.
   RankedTensorType in = tensorType(getInput());
-  if (!in.hasStaticShape()) {
-    if (getTraining())
-      return emitOpError("computes batch statistics with training: it needs a static input shape");
-    if (in.getRank() >= 2 && in.isDynamicDim(1))
-      return emitOpError("channel dim 1 must be static");
-  }
+  if (!in.hasStaticShape() && in.getRank() >= 2 && in.isDynamicDim(1))
+    return emitOpError("channel dim 1 must be static");
   if (failed(checkChannelNorm(*this, updates)))
     return failure();
   if (!updates && (getMomentum() || getNumBatchesTracked()))
