@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include "dyn/Dialect/Graph/IR/BatchNormShift.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -104,10 +106,6 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
   return true;
 }
 
-/// Batch norm's one-pass moments shift x by the mean of at least this many of
-/// each slice's first values (whole samples along dim 0).
-constexpr int64_t kShiftSamples = 64;
-
 Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   OpBuilder &b = pb.b;
   RankedTensorType type = tensorType(x);
@@ -128,15 +126,11 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
   if (type.hasStaticShape() && m.count > 1 && !trailing(dims, type.getRank()) &&
       llvm::is_contained(dims, 0)) {
     // Batch norm's statistics (a reduction across the outer dims, each pass a
-    // full read of x) in one pass: the sums of d = x - k and of d^2, sibling
-    // reductions of one kernel, k being each reduced slice's mean over its
-    // first samples (kShiftSamples values at least, a small reduction). With k
-    // that close to the mean, sum(d^2) - sum(d)^2 / n cancels no more than the
-    // two-pass form (the shifted-data algorithm; a single sample as k loses up
-    // to 40x more); clamped at 0.
+    // full read of x) in one pass (BatchNormShift.h): the sums of d = x - k
+    // and of d^2, sibling reductions of one kernel, k the mean of the first
+    // samples (a small reduction); clamped at 0.
     int64_t perSample = m.count / std::max<int64_t>(type.getDimSize(0), 1);
-    int64_t rows = std::min<int64_t>(type.getDimSize(0),
-                                     (kShiftSamples + perSample - 1) / std::max<int64_t>(perSample, 1));
+    int64_t rows = graph::batchNormShiftSamples(type.getDimSize(0), perSample);
     SmallVector<int64_t> start(type.getRank(), 0), stride(type.getRank(), 1), firstShape(type.getShape());
     firstShape[0] = rows;
     Value first = prim::SliceOp::create(b, pb.loc, RankedTensorType::get(firstShape, type.getElementType()),

@@ -66,8 +66,11 @@ class _Part:
         n = num_inputs + len(specs)
         if device.type == "cuda":
             self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device), scratch_min_bytes)
+            # (bytes, first step, last step) per scratch temporary, read once: the parts allocate them per call
+            self.scratch = list(self.compiled.scratch)
         else:
             self.compiled = _C.compile(ir, name, keep, 3, n)
+            self.scratch = []
         self.channels_last = set(self.compiled.channels_last_results)
         pairs = list(self.compiled.buffer_sizes)
         self.buffer_dims = list(zip(pairs[0::2], pairs[1::2]))

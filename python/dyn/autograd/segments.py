@@ -81,7 +81,7 @@ def usable(part):
         return False
     parts = getattr(part, "_segments", None)
     # a function with scratch buffers runs only so (its whole-call entry takes no scratch pointers)
-    return parts is None or len(parts) > 1 or bool(part.compiled.scratch)
+    return parts is None or len(parts) > 1 or bool(part.scratch)
 
 
 def late_zeros(kernel):
@@ -116,9 +116,8 @@ def run(part, inputs):
     if parts is None:
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in specs]
         parts = part._segments = plan(list(compiled.buffer_steps), compiled.num_launches,
-                                      [t.untyped_storage().nbytes() for t in inputs], out_bytes,
-                                      list(compiled.scratch))
-    scratch = list(compiled.scratch)
+                                      [t.untyped_storage().nbytes() for t in inputs], out_bytes, part.scratch)
+    scratch = part.scratch
     n_out = len(specs)
     ptrs = [t.data_ptr() for t in inputs] + [0] * (n_out + len(scratch) // 3)
     outs = [None] * n_out

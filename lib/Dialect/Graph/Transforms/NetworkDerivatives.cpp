@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DerivativeBuilder.h"
+#include "dyn/Dialect/Graph/IR/BatchNormShift.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -130,15 +131,11 @@ void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<V
 }
 
 /// Training batch norm's forward written out in the joint function, as dyn's lowering of graph.batch_norm
-/// computes it (one-pass shifted moments where the shape is static, y = x * a + b per channel, the running statistics' momentum update),
-/// so that the backward reads the forward's [C] mean and inverse std: a reduction is never recomputed,
+/// computes it (one-pass shifted moments where the shape is static, y = x * a + b per channel, the running
+/// statistics' momentum update), so that the backward reads the forward's [C] mean and inverse std: a reduction is never recomputed,
 /// so the partition saves them, where the backward would otherwise reduce the input twice again (two
 /// more passes over every activation of a CNN). Sets x - mean and the inverse std, broadcast to x's shape,
 /// in the compute type.
-/// Batch norm's one-pass moments shift the input by each channel's mean over at least this many of its
-/// first values (whole samples).
-constexpr int64_t kShiftSamples = 64;
-
 void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims, Value &xc, Value &rstd) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(bn);
@@ -150,14 +147,12 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   Value x = up(bn.getInput());
   Value mean, squares, n;
   if (xt.hasStaticShape()) {
-    // One pass over x, as the lowering of graph.batch_norm (GraphToPrim/Normalization.cpp): the sums of
-    // d = x - k and d * d, k being each channel's mean over the first samples (kShiftSamples values at
-    // least: the shifted-data algorithm, as accurate as two passes once k is that close to the mean)
+    // One pass over x, as the lowering of graph.batch_norm (BatchNormShift.h)
     int64_t perSample = 1;
     for (int64_t d : normDims)
       if (d != 0)
         perSample *= shape[d];
-    int64_t rows = std::min<int64_t>(shape[0], (kShiftSamples + perSample - 1) / std::max<int64_t>(perSample, 1));
+    int64_t rows = batchNormShiftSamples(shape[0], perSample);
     Value first = slice(x, 0, 0, rows);
     Value kSum = sum(first, normDims, false);
     Value k = div(kSum, constant(kSum, static_cast<double>(rows * perSample)));
