@@ -53,6 +53,8 @@ def build(args, device, rank):
 
 
 def wrap(model, blocks, args, device):
+    if args.wrap == "none":  # the same step without DDP: what the wrapping itself costs
+        return model
     if args.wrap == "ddp":
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     from torch.distributed.device_mesh import init_device_mesh
@@ -70,7 +72,7 @@ def wrap(model, blocks, args, device):
 def run(compiler, args, device, rank):
     model, loss_fn, blocks = build(args, device, rank)
     model = model.to(device).train()
-    use_autocast = args.bf16 and args.wrap == "ddp"
+    use_autocast = args.bf16 and args.wrap != "fsdp"
     wrapped = wrap(model, blocks, args, device)
     if compiler == "inductor":
         step_model = torch.compile(wrapped)
@@ -193,7 +195,7 @@ def profile_step(step, sync, args, compiler, rank, columns=100):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", default="seed_resnet50")
-    p.add_argument("--wrap", choices=["ddp", "fsdp"], default="ddp")
+    p.add_argument("--wrap", choices=["ddp", "fsdp", "none"], default="ddp")
     p.add_argument("--size", default="full")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--seq", type=int, default=512)

@@ -63,7 +63,12 @@ def main():
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--mode", default="eval", choices=["eval", "train"])
     ap.add_argument("--inductor", action="store_true", help="also torch.compile's (inductor's) kernels")
+    ap.add_argument("--text-dims", help="BATCH,SEQ of the transformers' token inputs (default: the corpus's)")
     args = ap.parse_args()
+    if args.text_dims:
+        import corpus
+        dims = tuple(int(v) for v in args.text_dims.split(","))
+        corpus._text_dims = lambda size: dims
     for name in args.models.split(","):
         case = train_step.build(name, args.size, "cuda")  # a corpus model or the seed loop's ResNet-50
         model = case.model.train(args.mode == "train")

@@ -196,6 +196,37 @@ def attention_lse_backward(grad, q, k, v, out, lse, rng, p, is_causal, scale):
     return attention_backward(grad, q, k, v, None, is_causal, scale)
 
 
+def _attention_bias(mask, q, k):
+    """A mask as the memory-efficient kernel's bias (aten_calls.cpp attentionBias)."""
+    bias = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill_(~mask, float("-inf")) \
+        if mask.dtype == torch.bool else mask.to(q.dtype)
+    S, padded = k.shape[2], (k.shape[2] + 15) // 16 * 16
+    aligned = torch.empty(*bias.shape[:-1], padded, dtype=bias.dtype, device=bias.device)[..., :S]
+    aligned.copy_(bias)
+    return aligned.reshape((1,) * (4 - aligned.dim()) + tuple(aligned.shape)).expand(*q.shape[:3], S)
+
+
+def masked_attention_lse(q, k, v, mask, p, is_causal, scale):
+    """graph.masked_attention_lse without dropout: the memory-efficient kernel with the mask as its bias."""
+    if p != 0:
+        raise NotImplementedError("masked_attention_lse: dropout is not supported")
+    lse = torch.zeros(q.shape[0], q.shape[1], (q.shape[2] + 31) // 32 * 32, device=q.device, dtype=torch.float32)
+    out, rows = torch.ops.aten._scaled_dot_product_efficient_attention(
+        q, k, v, _attention_bias(mask, q, k), True, 0.0, bool(is_causal), scale=scale)[:2]
+    lse[..., :rows.shape[-1]] = rows
+    return out, lse, torch.zeros(2, dtype=torch.int64, device=q.device)
+
+
+def masked_attention_lse_backward(grad, q, k, v, mask, out, lse, rng, p, is_causal, scale):
+    """graph.masked_attention_lse_backward without dropout: the memory-efficient backward kernel."""
+    if p != 0:
+        raise NotImplementedError("masked_attention_lse_backward: dropout is not supported")
+    seed, offset = torch.zeros((), dtype=torch.int64), torch.zeros((), dtype=torch.int64)
+    return torch.ops.aten._scaled_dot_product_efficient_attention_backward(
+        grad, q, k, v, _attention_bias(mask, q, k), out, lse, seed, offset, 0.0, [True, True, True, False],
+        bool(is_causal), scale=scale)[:3]
+
+
 def embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset):
     """graph.embedding_bag: padding_idx -1 is none."""
     return torch.nn.functional.embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,

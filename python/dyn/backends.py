@@ -275,11 +275,11 @@ def dyn_backend(graph, example_inputs, options=None):
         if ddp is not None and (options or {}).get("ddp_buckets", True):
             piece_options = {**(options or {}), "ddp_buckets": False}
             staged = staged_training(graph, example_inputs, ddp,
-                                     lambda g, ex: dyn_backend(g, ex, piece_options),
+                                     lambda g, ex, layout: dyn_backend(g, ex, {**piece_options, **layout}),
                                      lambda msg: current().log("ddp", msg))
             if staged is not None:
                 return staged
-        return _training(graph, example_inputs, requires_grad, keep, (options or {}).get("memory_budget"))
+        return _training(graph, example_inputs, requires_grad, keep, options or {})
     try:
         if isinstance(runner, type) and issubclass(runner, DynCUDAKernel):
             return runner(graph, keep, example_inputs, None, bool((options or {}).get("cuda_graphs")))
@@ -295,12 +295,14 @@ def dyn_backend(graph, example_inputs, options=None):
         return graph
 
 
-def _training(graph, example_inputs, requires_grad, keep, memory_budget=None):
+def _training(graph, example_inputs, requires_grad, keep, options):
     """The graph differentiated and compiled as a forward and a backward function (dyn/autograd); the graph
     itself (PyTorch ops and their autograd) where the core cannot differentiate or lower it, the reason
-    kept as the fallback's."""
+    kept as the fallback's. options: memory_budget, and a DDP piece's layout hints (TrainingKernel)."""
     try:
-        return TrainingKernel(graph, example_inputs, requires_grad, keep, memory_budget=memory_budget)
+        return TrainingKernel(graph, example_inputs, requires_grad, keep, memory_budget=options.get("memory_budget"),
+                              layout_free_outputs=options.get("layout_free_outputs", ()),
+                              channels_last_inputs=options.get("channels_last_inputs", ()))
     except (DifferentiationError, RuntimeError) as e:
         lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
         graph.no_lowering = lines[0] if lines else str(e).splitlines()[0]

@@ -7,6 +7,11 @@
 // generated library-call glue from the registry is meant to replace the named-call bodies.
 #include <Python.h>
 
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
 #include "dyn/Compiler/Compiler.h"
 
 #include <ATen/Context.h>
@@ -570,6 +575,81 @@ std::vector<at::Tensor> rerunAttentionBackward(const at::Tensor &grad, const at:
   }
 }
 
+/// The random state of graph.attention_lse's dropout, for its backward. Flash attention returns it on the
+/// device ([seed, offset] as uint64), kept in the op's `rng` result. The memory-efficient kernel returns it on
+/// the host and its backward reads it there (outside CUDA-graph capture): the forward also writes it into
+/// `rng` and records it here, keyed by that buffer's address, so that the backward does not copy it back
+/// (a synchronization per layer). The saved `rng` buffer stays allocated until the backward has run, so no
+/// other forward records at its address meanwhile; a miss (the values copied elsewhere) reads the device.
+struct AttentionRng {
+  std::mutex mutex;
+  std::unordered_map<const void *, std::pair<int64_t, int64_t>> byBuffer;
+  static AttentionRng &get() {
+    static AttentionRng rng;
+    return rng;
+  }
+};
+
+/// The memory-efficient kernel's dropout state (host seed and offset, or device ones under CUDA-graph capture)
+/// written into the op's `rng` result and, from the host, recorded for the backward.
+void keepEfficientRng(const DynBuffer &buffer, const at::Device &device, const at::Tensor &seed,
+                      const at::Tensor &offset) {
+  at::Tensor rng = wrap(buffer, device);
+  if (seed.is_cuda()) {
+    rng.select(0, 0).copy_(seed);
+    rng.select(0, 1).copy_(offset);
+    return;
+  }
+  int64_t s = seed.item<int64_t>(), o = offset.item<int64_t>();
+  rng.select(0, 0).fill_(s);
+  rng.select(0, 1).fill_(o);
+  AttentionRng &state = AttentionRng::get();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.byBuffer[buffer.data] = {s, o};
+}
+
+/// The host seed and offset the memory-efficient backward kernel reads for the forward's `rng` (zeros without
+/// dropout: the kernel reads none).
+std::pair<at::Tensor, at::Tensor> efficientRng(const at::Tensor &rng, double p) {
+  at::Tensor seed = at::zeros({}, at::kLong), offset = at::zeros({}, at::kLong);
+  if (p == 0.0)
+    return {seed, offset};
+  std::optional<std::pair<int64_t, int64_t>> known;
+  {
+    AttentionRng &state = AttentionRng::get();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    auto it = state.byBuffer.find(rng.data_ptr());
+    if (it != state.byBuffer.end())
+      known = it->second;
+  }
+  if (!known) {
+    at::Tensor host = rng.cpu();
+    known = {host[0].item<int64_t>(), host[1].item<int64_t>()};
+  }
+  seed.fill_(known->first);
+  offset.fill_(known->second);
+  return {seed, offset};
+}
+
+/// A mask as the memory-efficient kernel's additive bias, as SDPA makes it: a boolean mask as 0 / -inf in the
+/// query's dtype, its last dim padded to a multiple of 16 (the kernel's alignment), expanded to [B, H, L, S].
+at::Tensor attentionBias(const at::Tensor &mask, const at::Tensor &q, const at::Tensor &k) {
+  at::Tensor bias = mask.scalar_type() == at::kBool
+                        ? at::zeros(mask.sizes(), q.options()).masked_fill_(mask.logical_not(), -INFINITY)
+                        : mask.to(q.scalar_type());
+  int64_t S = k.size(2), padded = (S + 15) / 16 * 16;
+  if (padded != S || bias.stride(-1) != 1) {
+    std::vector<int64_t> shape(bias.sizes().begin(), bias.sizes().end());
+    shape.back() = padded;
+    at::Tensor aligned = at::empty(shape, bias.options());
+    aligned.narrow(-1, 0, S).copy_(bias);
+    bias = aligned.narrow(-1, 0, S);
+  }
+  while (bias.dim() < 4)
+    bias = bias.unsqueeze(0);
+  return bias.expand({q.size(0), q.size(1), q.size(2), S});
+}
+
 /// The fused kernel SDPA's dispatch picks for attention without a mask or dropout (at::_fused_sdp_choice,
 /// sdp::SDPBackend: 1 flash, 2 memory-efficient), where dyn calls that kernel directly.
 enum class FusedAttention { None, CudaFlash, CudaEfficient, CpuFlash };
@@ -1117,20 +1197,24 @@ void defineNamedCalls() {
     double scale = a.f();
     const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
     at::Device device = deviceOf(a.call);
-    // (dropout would need the forward's seed and offset on the host in the backward: not made by dyn)
-    if (p != 0.0)
-      throw std::runtime_error("attention_lse: dropout is not supported");
     FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
+    // dropout: the CUDA kernels' own draws, their state kept for the backward (AttentionRng)
+    if (p != 0.0 && kernel != FusedAttention::CudaFlash && kernel != FusedAttention::CudaEfficient)
+      throw std::runtime_error("attention_lse: dropout without a fused CUDA kernel");
     at::Tensor out, lse;
     switch (kernel) {
     case FusedAttention::CudaFlash: {
-      auto r = at::_scaled_dot_product_flash_attention(q, k, v, 0.0, causal, false, scale);
+      auto r = at::_scaled_dot_product_flash_attention(q, k, v, p, causal, false, scale);
       out = std::get<0>(r), lse = std::get<1>(r);
+      if (p != 0.0)
+        wrap(a.call->outputs[2], device).copy_(std::get<6>(r).view(at::kLong));
       break;
     }
     case FusedAttention::CudaEfficient: {
-      auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, true, 0.0, causal, scale);
+      auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, true, p, causal, scale);
       out = std::get<0>(r), lse = std::get<1>(r);
+      if (p != 0.0)
+        keepEfficientRng(a.call->outputs[2], device, std::get<2>(r), std::get<3>(r));
       break;
     }
     case FusedAttention::CpuFlash: {
@@ -1152,23 +1236,25 @@ void defineNamedCalls() {
     double scale = a.f();
     const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[4], &lse = a.in[5];
     int64_t L = q.size(2), S = k.size(2);
-    if (p != 0.0)
-      throw std::runtime_error("attention_lse_backward: dropout is not supported");
+    FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
+    if (p != 0.0 && kernel != FusedAttention::CudaFlash && kernel != FusedAttention::CudaEfficient)
+      throw std::runtime_error("attention_lse_backward: dropout without a fused CUDA kernel");
     std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
-    switch (fusedAttentionKernel(q, k, v, causal, scale)) {
+    switch (kernel) {
     case FusedAttention::CudaFlash: {
-      // without dropout the kernel reads no random state: empty seed and offset of flash's dtypes
-      at::Tensor seed = at::zeros({2}, at::kUInt64), offset = at::zeros({}, at::kUInt64);
+      // without dropout the kernel reads no random state: empty seed and offset of flash's dtypes; with it the
+      // forward's [seed, offset] on the device
+      at::Tensor seed = p != 0.0 ? a.in[6].view(at::kUInt64) : at::zeros({2}, at::kUInt64);
+      at::Tensor offset = at::zeros({}, at::kUInt64);
       grads = at::_scaled_dot_product_flash_attention_backward(g, q, k, v, out, lse.narrow(-1, 0, L).contiguous(),
-                                                               at::Tensor(), at::Tensor(), L, S, 0.0, causal,
+                                                               at::Tensor(), at::Tensor(), L, S, p, causal,
                                                                seed, offset, scale);
       break;
     }
     case FusedAttention::CudaEfficient: {
-      // without dropout the kernel reads no random state
-      at::Tensor seed = at::zeros({}, at::kLong), offset = at::zeros({}, at::kLong);
+      auto [seed, offset] = efficientRng(a.in[6], p);
       auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, at::Tensor(), out, lse, seed, offset,
-                                                                    0.0, {true, true, true, false}, causal, scale);
+                                                                    p, {true, true, true, false}, causal, scale);
       grads = {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
       break;
     }
@@ -1189,6 +1275,34 @@ void defineNamedCalls() {
     store(a.call, 0, std::get<0>(grads));
     store(a.call, 1, std::get<1>(grads));
     store(a.call, 2, std::get<2>(grads));
+  };
+  // graph.masked_attention_lse: the memory-efficient kernel with the mask as its bias, with dropout
+  namedCalls()["masked_attention_lse"] = [](Args &a) {
+    double p = a.f();
+    bool causal = a.b();
+    double scale = a.f();
+    const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
+    at::Device device = deviceOf(a.call);
+    auto r = at::_scaled_dot_product_efficient_attention(q, k, v, attentionBias(a.in[3], q, k), true, p, causal,
+                                                         scale);
+    store(a.call, 0, std::get<0>(r));
+    const at::Tensor &lse = std::get<1>(r);
+    wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
+    if (p != 0.0)
+      keepEfficientRng(a.call->outputs[2], device, std::get<2>(r), std::get<3>(r));
+  };
+  namedCalls()["masked_attention_lse_backward"] = [](Args &a) {
+    double p = a.f();
+    bool causal = a.b();
+    double scale = a.f();
+    const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[5], &lse = a.in[6];
+    auto [seed, offset] = efficientRng(a.in[7], p);
+    auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, attentionBias(a.in[4], q, k), out, lse,
+                                                                  seed, offset, p, {true, true, true, false}, causal,
+                                                                  scale);
+    store(a.call, 0, std::get<0>(r));
+    store(a.call, 1, std::get<1>(r));
+    store(a.call, 2, std::get<2>(r));
   };
   def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {

@@ -118,6 +118,57 @@ def test_bucket_split_pieces_compute_the_graph():
         torch.testing.assert_close(g, p.grad)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs CUDA"))])
+def test_bucket_split_pieces_hand_over_channels_last(device):
+    """Convolution blocks split at bucket boundaries: the activations (and their gradients) cross from piece
+    to piece in the channels-last layout the pieces compute them in, not transposed at every cut; output and
+    gradients equal eager's."""
+    import types
+    import torch.nn.functional as F
+    import dyn
+    from dyn.backends import dyn_backend
+    from dyn.distributed.ddp import staged_training
+
+    torch.manual_seed(0)
+    dtype = torch.float64
+    # on the GPU convolutions go channels-last from 2^24 activation elements (Pipelines.cpp)
+    width, px, batch = (16, 16, 4) if device == "cpu" else (64, 128, 16)
+    blocks = [(3, width, 1), (width, width, 1), (width, width, 1), (width, 32, 2)]
+    shapes = [s for ci, co, _ in blocks for s in ((co, ci, 3, 3), (co,), (co,))] + [(10, 32)]
+    module = torch.nn.Module()
+    module.ps = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(*s, dtype=dtype, device=device) * 0.3)
+                                        for s in shapes])
+
+    def f(x, *ps):
+        h = x
+        for i, (_, _, stride) in enumerate(blocks):
+            w, g, b = ps[3 * i:3 * i + 3]
+            h = F.relu(F.batch_norm(F.conv2d(h, w, padding=1, stride=stride), None, None, g, b, training=True))
+        return F.linear(h.mean((2, 3)), ps[-1]).square().sum()
+    x = torch.randn(batch, 3, px, px, dtype=dtype, device=device)
+    examples = [x, *module.ps]
+    graph = dyn.export(f, *examples).graph
+    ddp = types.SimpleNamespace(bucket_bytes_cap=20000, module=module, parameters_to_ignore=())
+    staged = staged_training(graph, examples, ddp,
+                             lambda g, ex, layout: dyn_backend(g, ex, {"ddp_buckets": False, **layout}),
+                             lambda msg: None)
+    assert staged is not None and len(staged.kernels) >= 3
+    later = staged.kernels[1:]
+    assert all(k.forward.reads for k in later), "a later piece reads its activation input channels-last"
+    assert all(k.backward.channels_last for k in later), "and returns that input's gradient channels-last"
+    out = staged(*examples)[0]
+    out.backward()
+    got = [p.grad.clone() for p in module.ps]
+    for p in module.ps:
+        p.grad = None
+    want = f(*examples)
+    want.backward()
+    torch.testing.assert_close(out, want)
+    for g, p in zip(got, module.ps):
+        torch.testing.assert_close(g, p.grad)
+
+
 @pytest.mark.parametrize("backend", ["dyn", "eager"])
 def test_collectives_in_one_process_group_of_one(backend):
     """The collectives' graph ops on a group of one rank (in this process): the dyn backend's library calls

@@ -381,6 +381,61 @@ def test_attention_dropout_in_training_is_compiled():
     torch.testing.assert_close((ct * out).sum(), (gv * v).sum())
 
 
+@needs_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "bool"), (False, "float")])
+def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp_path, monkeypatch):
+    """On CUDA, attention with dropout in training runs eager's fused kernel (memory-efficient for float32 and
+    with a mask, flash for halves), which draws the mask; its backward kernel reads the random state the forward
+    returned, so the gradients are those of the mask the forward applied. With v the identity the output is the
+    dropped-out probabilities A = P * M / (1 - p) themselves, from which every gradient follows (a float64
+    oracle). A [B, 1, L, S] attention mask (a padding mask as transformers builds it, or an additive bias) is the
+    memory-efficient kernel's bias."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    B, H, L, p = 2, 3, 64, 0.25
+    q, k = ((torch.randn(B, H, L, L, device="cuda") * 0.5).to(dtype).requires_grad_() for _ in range(2))
+    v = torch.eye(L, device="cuda", dtype=dtype).expand(B, H, L, L).contiguous().requires_grad_()
+    m = None
+    if mask == "bool":  # the last keys of one sequence are padding
+        m = torch.ones(B, 1, L, L, dtype=torch.bool, device="cuda")
+        m[1, :, :, L - 20:] = False
+    elif mask == "float":
+        m = torch.randn(B, 1, L, L, device="cuda").to(dtype)
+    fn = lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m, dropout_p=p, is_causal=causal)  # noqa: E731
+    dyn.reset()
+    out = dyn.compile(fn)(q, k, v, m)
+    g = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), g)
+    s = dyn.stats()
+    assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
+    scale = L ** -0.5
+    scores = q.double() @ k.double().transpose(-1, -2) * scale
+    if causal:
+        scores = scores.masked_fill(~torch.ones(L, L, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+    if mask == "bool":
+        scores = scores.masked_fill(~m, float("-inf"))
+    elif mask == "float":
+        scores = scores + m.double()
+    P, A = scores.softmax(-1), out.double()
+    kept = A != 0
+    assert 0.65 < kept[P > 0].double().mean().item() < 0.85  # about 1 - p of the probabilities kept
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=1e-3, rtol=1e-2)
+    torch.testing.assert_close(A[kept], (P / (1 - p))[kept], **tol)
+    dP = g.double() * kept / (1 - p)  # dA = g v^T = g
+    dS = P * (dP - (dP * P).sum(-1, keepdim=True))
+    want = (dS @ k.double() * scale, dS.transpose(-1, -2) @ q.double() * scale, A.transpose(-1, -2) @ g.double())
+    for name, gt, w in zip("qkv", got, want):
+        torch.testing.assert_close(gt.double(), w, **tol, msg=lambda m: f"grad {name}: {m}")
+    stages = {f.name: f.read_text() for f in tmp_path.rglob("*.mlir")}
+    forward = "".join(t for n, t in stages.items() if n.endswith("forward.loop.mlir"))
+    backward = "".join(t for n, t in stages.items() if n.endswith("backward.loop.mlir"))
+    op = "attention_lse" if m is None else "masked_attention_lse"
+    assert forward.count(f'library_call "{op}"') == 1, forward
+    assert f'library_call "{op}_backward"' in backward
+
+
 def test_explain_and_debug_dumps_show_the_backward(tmp_path, monkeypatch):
     m = _mlp()
     x = torch.randn(3, 8)

@@ -107,6 +107,8 @@ class _Part:
             if t.is_contiguous() and (self.cuda_index is None or t.data_ptr() % 16 == 0):
                 taken[k] = t
         outs = _allocate(specs, self.device, self.cuda_index, taken)
+        if self.reads:  # the caller's list stays as it was (the forward saves its inputs from it)
+            inputs = list(inputs)
         for j, perm in self.reads:
             inputs[j] = inputs[j].permute(perm)
         sizes = ()
@@ -142,7 +144,12 @@ class TrainingKernel:
     device_type = None
     trains = True  # explain: "dyn (<device>, forward and backward)"
 
-    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False, symbolic=False, memory_budget=None):
+    def __init__(self, graph, example_inputs, requires_grad, keep_stages=False, symbolic=False, memory_budget=None,
+                 layout_free_outputs=(), channels_last_inputs=()):
+        """layout_free_outputs: graph outputs the caller takes in the layout they were computed in (a DDP
+        piece's values for the next piece); channels_last_inputs: graph inputs the caller passes channels-last
+        where it can (such values of an earlier piece), read so, their gradients returned so where computed so.
+        Both are hints: a tensor in another layout is converted on the way in, as any non-contiguous input."""
         self.graph = graph
         devices = {t.device for t in example_inputs}
         self.device = devices.pop() if devices else torch.device(graph.device or "cpu")
@@ -177,17 +184,32 @@ class TrainingKernel:
         # (channels-last between convolutions): the backward then reads them so. Not with `?` dims: that
         # hand-over gave a conv + relu wrong weight gradients there (cause not yet found); they stay contiguous
         free = sorted({-1 - c for c in self.saved if c < 0 and -1 - c >= self.num_outputs
-                       and len(fw_specs[-1 - c][0]) in (4, 5)})
+                       and len(fw_specs[-1 - c][0]) in (4, 5)} |
+                      {k for k in layout_free_outputs if len(fw_specs[k][0]) in (4, 5)})
+        cl_inputs = [] if self.dynamic else \
+            [(j, len(example_inputs[j].shape)) for j in sorted(set(channels_last_inputs))
+             if len(example_inputs[j].shape) in (4, 5)]
         if free and not self.dynamic:
             fw_ir = split.with_attribute(fw_ir, "dyn.layout_free_results", free)
+        if cl_inputs:
+            fw_ir = split.with_attribute(fw_ir, "dyn.channels_last_args", [j for j, _ in cl_inputs])
         updates = self._in_place_updates(requires_grad)
         if updates:
             fw_ir = split.with_result_attributes(fw_ir, "dyn.updates_arg", updates)
-        self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep, sizes=fw_sizes)
+        self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep, cl_inputs, sizes=fw_sizes)
+        # the backward reads channels-last what the forward produced or took so: saved results and inputs, and
+        # the cotangents of outputs returned so (autograd may hand those over in any layout: converted then)
+        cl_in = dict(cl_inputs)
         cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
                     if c < 0 and -1 - c in self.forward.channels_last]
+        cl_reads += [(j, cl_in[c]) for j, c in enumerate(self.saved) if c >= 0 and c in cl_in]
+        cl_reads += [(len(self.saved) + j, len(fw_specs[k][0])) for j, k in enumerate(self.differentiable)
+                     if k in self.forward.channels_last]
         if cl_reads:
-            bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", [j for j, _ in cl_reads])
+            bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", sorted(j for j, _ in cl_reads))
+        cl_grads = [r for r, k in enumerate(self.wrt) if k in cl_in]
+        if cl_grads:
+            bw_ir = split.with_attribute(bw_ir, "dyn.layout_free_results", cl_grads)
         # on CUDA its large temporaries are buffers of their own that the parts allocate and drop around
         # their steps (segments.py), as eager's backward does with each layer's gradients
         self.backward = _Part(bw_ir, "train_backward", self.device, bw_specs,

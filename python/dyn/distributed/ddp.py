@@ -193,20 +193,29 @@ def staged_training(graph, examples, ddp, compile_piece, log):
         grads[id(n)] = any(grads.get(id(x), False) for x in n.inputs) and \
             (n.meta.is_floating_point() or n.meta.is_complex())
     device = next((t.device for t in examples), torch.device(graph.device or "cpu"))
-    kernels = []
+    outputs = {id(o) for o in graph.outputs}
+    kernels, channels_last = [], set()  # ids of the values a piece returns channels-last
     for piece in pieces:
-        ex = []
-        for (kind, k), n in zip(piece.sources, piece.graph.inputs):
+        ex, cl_inputs = [], []
+        for j, ((kind, k), n) in enumerate(zip(piece.sources, piece.graph.inputs)):
             if kind == "in":
                 ex.append(examples[k])
             else:
                 t = torch.empty(n.meta.shape, dtype=n.meta.dtype, device=device)
+                if k in channels_last:
+                    cl_inputs.append(j)
+                    t = t.contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
                 ex.append(t.requires_grad_(grads[k]))
-        kernel = compile_piece(piece.graph, ex)
+        # values only later pieces read cross in the layout they were computed in (channels-last between
+        # convolutions), and so do their gradients: no transposes at the cuts
+        free = [j for j, i in enumerate(piece.returns) if i not in outputs]
+        kernel = compile_piece(piece.graph, ex, {"layout_free_outputs": free, "channels_last_inputs": cl_inputs})
         if kernel is None or kernel is piece.graph or not getattr(kernel, "trains", True):
             log(f"DDP bucket split abandoned: piece {len(kernels)} of {len(pieces)} does not compile")
             return None
         kernels.append(kernel)
+        forward = getattr(kernel, "forward", None)
+        channels_last |= {piece.returns[j] for j in getattr(forward, "channels_last", ()) if j < len(piece.returns)}
     log(f"training graph split at DDP's bucket boundaries into {len(pieces)} pieces "
         f"(nodes {[0] + starts}, bucket_bytes_cap {ddp.bucket_bytes_cap})")
     return StagedKernel(graph, pieces, kernels)

@@ -65,6 +65,18 @@ def _attention_dropout_lines(n, literal):
     a, et = n.attrs, ELEMENT_TYPES[q.meta.dtype]
     *batch, length, e = q.meta.shape
     src, ev = k.meta.shape[-2], v.meta.shape[-1]
+    if a.get("fused"):  # eager's fused kernel draws the dropout; its backward reads the state it returns
+        scale = a["scale"] if a["scale"] is not None else e ** -0.5
+        lse = _ty((*batch[:2], (length + 31) // 32 * 32), "f64" if et == "f64" else "f32")
+        operands = [q, k, v] + ([mask] if mask is not None else [])
+        tys = ", ".join(_ty(t.meta.shape, ELEMENT_TYPES[t.meta.dtype]) for t in operands)
+        r = _ty(n.meta.shape, et)
+        p = "%ad" + n.name[1:] + "_r"
+        op = "graph.attention_lse" if mask is None else "graph.masked_attention_lse"
+        return [f"{p}:3 = {op} {', '.join(t.name for t in operands)} {{dropout_p = {_f64(literal, a['p'])} : f64, "
+                f"is_causal = {str(bool(a['is_causal'])).lower()}, scale = {_f64(literal, scale)} : f64}} : "
+                f"({tys}) -> ({r}, {lse}, tensor<2xi64>)",
+                f"{n.name} = graph.reshape {p}#0 : {r} -> {r}"]
     b = 1
     for d in batch:
         b *= d

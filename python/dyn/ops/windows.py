@@ -331,9 +331,11 @@ class WindowOps:
                              scale=scale)
         self.g.device = self.tr.device
         ins = [q, k, v] + ([attn_mask] if attn_mask is not None else [])
+        fused = _fused_attention_kernel(q.meta, k.meta, v.meta, None if attn_mask is None else attn_mask.meta,
+                                        is_causal, scale, torch.device(self.tr.device or "cpu"))
         return self.node("attention_dropout", ins, meta, p=p, offset=next_offset(self.g), seeded=True,
                          is_causal=is_causal, scale=None if scale is None else float(scale),
-                         callee="F.scaled_dot_product_attention", **self.g._on_device())
+                         callee="F.scaled_dot_product_attention", fused=fused, **self.g._on_device())
 
     def _seeded_attention(self, q, k, v, p, is_causal, scale, enable_gqa):
         """Attention with dropout inside torch.testing's wrapper_set_seed: eager's op drawing from the
@@ -369,3 +371,24 @@ class TensorPadded:
 
     def __init__(self, x, padding):
         self.x, self.padding = x, padding
+
+
+def _fused_attention_kernel(q, k, v, mask, is_causal, scale, device):
+    """Whether attention with dropout on these [B, H, L, E] operands runs as eager's fused CUDA kernel, which draws
+    the dropout itself and returns its random state for its backward kernel, rather than as its math path with
+    dyn's own dropout: without a mask graph.attention_lse (flash or memory-efficient, as SDPA's dispatch picks
+    them without dropout), with one graph.masked_attention_lse (memory-efficient, where the dispatch picks it)."""
+    shapes = [t.shape for t in (q, k, v)] + ([] if mask is None else [mask.shape])
+    if device.type != "cuda" or q.dim() != 4 or any(not isinstance(d, int) for sh in shapes for d in sh):
+        return False
+    if mask is not None and (mask.dim() > 4 or mask.dtype not in (torch.bool, q.dtype)):
+        return False
+    try:  # the dispatch's choice depends on dtypes, head dims, sequence lengths and the mask's presence
+        probe = [torch.empty((1, 1) + tuple(t.shape[-2:]), dtype=t.dtype, device=device) for t in (q, k, v)]
+        m = None if mask is None else torch.zeros((1, 1) + tuple(q.shape[-2:-1]) + tuple(k.shape[-2:-1]),
+                                                  dtype=mask.dtype, device=device)
+        choice = torch._fused_sdp_choice(*probe, m, 0.0, bool(is_causal), scale=scale)
+    except Exception:  # noqa: BLE001  (a dispatch that refuses these operands: the math path)
+        return False
+    return choice in (1, 2) if mask is None else choice == 2
+

@@ -20,6 +20,22 @@ func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x
 
 // -----
 
+// Masked attention with dropout (capture makes it on CUDA): the backward is the
+// same kernel's backward call, from the forward's result, log-sum-exp and random
+// state, with the mask read again; the mask itself takes no gradient.
+
+// CHECK-LABEL: func.func @masked_attention_dropout
+// CHECK: %[[Y:.*]], %[[LSE:.*]], %[[RNG:.*]] = graph.masked_attention_lse %arg0, %arg1, %arg2, %arg3 {dropout_p = 1.000000e-01 : f64
+// CHECK: %[[GQ:.*]], %[[GK:.*]], %[[GV:.*]] = graph.masked_attention_lse_backward %arg4, %arg0, %arg1, %arg2, %arg3, %[[Y]], %[[LSE]], %[[RNG]] {dropout_p = 1.000000e-01 : f64
+// CHECK: return %[[Y]], %[[GQ]], %[[GK]], %[[GV]]
+func.func @masked_attention_dropout(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x4x6x64xf32> {dyn.requires_grad},
+                                    %v: tensor<2x4x6x32xf32> {dyn.requires_grad}, %m: tensor<2x1x8x6xi1>) -> tensor<2x4x8x32xf32> {
+  %0:3 = graph.masked_attention_lse %q, %k, %v, %m {dropout_p = 1.000000e-01 : f64, is_causal = false, scale = 1.250000e-01 : f64} : (tensor<2x4x8x64xf32>, tensor<2x4x6x64xf32>, tensor<2x4x6x32xf32>, tensor<2x1x8x6xi1>) -> (tensor<2x4x8x32xf32>, tensor<2x4x32xf32>, tensor<2xi64>)
+  return %0#0 : tensor<2x4x8x32xf32>
+}
+
+// -----
+
 // Other ranks without a mask: eager's attention run again and differentiated by
 // ATen (graph.attention_backward).
 

@@ -234,11 +234,24 @@ void DerivativeBuilder::batchNormBack(Operation *op, Value grad, SmallVectorImpl
 //===----------------------------------------------------------------------===//
 
 void DerivativeBuilder::attentionLseBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
-  auto a = cast<AttentionLseOp>(op);
-  SmallVector<Type> types{a.getQuery().getType(), a.getKey().getType(), a.getValue().getType()};
-  auto back = b.create<AttentionLseBackwardOp>(
-      loc, types, ValueRange{grad, a.getQuery(), a.getKey(), a.getValue(), a.getResult(), a.getLse(), a.getRng()},
-      op->getAttrDictionary().getValue());
+  SmallVector<Type> types{op->getOperand(0).getType(), op->getOperand(1).getType(), op->getOperand(2).getType()};
+  Operation *back;
+  if (auto a = dyn_cast<MaskedAttentionLseOp>(op)) {
+    if (needsGrad(a.getMask())) {
+      op->emitError() << "dyn-graph-autodiff: no gradient of " << op->getName() << "'s mask";
+      failed = true;
+      return;
+    }
+    back = b.create<MaskedAttentionLseBackwardOp>(
+        loc, types,
+        ValueRange{grad, a.getQuery(), a.getKey(), a.getValue(), a.getMask(), a.getResult(), a.getLse(), a.getRng()},
+        op->getAttrDictionary().getValue());
+  } else {
+    auto u = cast<AttentionLseOp>(op);
+    back = b.create<AttentionLseBackwardOp>(
+        loc, types, ValueRange{grad, u.getQuery(), u.getKey(), u.getValue(), u.getResult(), u.getLse(), u.getRng()},
+        op->getAttrDictionary().getValue());
+  }
   for (int k = 0; k < 3; ++k)
     if (needsGrad(op->getOperand(k)))
       grads[k] = back->getResult(k);

@@ -164,13 +164,13 @@ bool recomputable(Operation *op) {
 /// PyTorch calls and collectives (another rank waits for each one issued).
 bool neverRecompute(Operation *op) {
   return isa<RandomOp, BernoulliOp, DropoutOp, SeededRandomOp, SeededNormalOp, SeededAttentionOp, AttentionLseOp,
-             TorchCallOp, AllReduceOp, AllGatherIntoTensorOp, ReduceScatterTensorOp>(op);
+             MaskedAttentionLseOp, TorchCallOp, AllReduceOp, AllGatherIntoTensorOp, ReduceScatterTensorOp>(op);
 }
 
 /// Work superlinear in the bytes it reads: GEMMs, convolutions, attention, recurrent layers, factorizations.
 bool heavy(Operation *op) {
-  return isa<MatmulOp, AddmmOp, BilinearOp, ConvolutionOp, ScaledDotProductAttentionOp, AttentionLseOp, GroupedMmOp,
-             LstmOp, GruOp, RnnOp>(op) ||
+  return isa<MatmulOp, AddmmOp, BilinearOp, ConvolutionOp, ScaledDotProductAttentionOp, AttentionLseOp,
+             MaskedAttentionLseOp, GroupedMmOp, LstmOp, GruOp, RnnOp>(op) ||
          op->getName().getStringRef().starts_with("graph.linalg_");
 }
 

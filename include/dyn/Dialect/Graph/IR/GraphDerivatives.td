@@ -230,6 +230,7 @@ def : Graph_DerivativeFn<Graph_ScaledDotProductAttentionOp, "attentionBack">;
 // graph.attention_lse (made by attentionBack; a rule of its own for IR that has it already): its backward
 // kernel, from the forward's result, log-sum-exp and random state.
 def : Graph_DerivativeFn<Graph_AttentionLseOp, "attentionLseBack">;
+def : Graph_DerivativeFn<Graph_MaskedAttentionLseOp, "attentionLseBack">;
 // Convolution: aten.convolution_backward for the input and weight, a sum for the bias.
 def : Graph_DerivativeFn<Graph_ConvolutionOp, "convolutionBack">;
 def : Graph_Derivative<Graph_MaxPoolOp, [(MaxPoolBack $grad)]>;

@@ -699,6 +699,32 @@ def Graph_AttentionLseBackwardOp : Graph_LibraryOp<"attention_lse_backward", "at
   let eager = "_rt.attention_lse_backward({grad_output}, {query}, {key}, {value}, {result}, {lse}, {rng}, "
               "{dropout_p}, {is_causal}, {scale})";
 }
+// Masked attention with dropout of a training graph on CUDA (capture makes it where SDPA's dispatch picks
+// the memory-efficient kernel): that kernel with the mask as its additive bias (a boolean mask as 0 / -inf),
+// drawing the dropout itself; `lse` and `rng` as graph.attention_lse's. The mask takes no gradient.
+def Graph_MaskedAttentionLseOp : Graph_LibraryOp<"masked_attention_lse", "masked_attention_lse",
+                                                 "masked attention with its log-sum-exp, for its backward"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
+                       Graph_LibraryFloatTensor:$value, RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask,
+                       F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$result, Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng);
+  let eager = "_rt.masked_attention_lse({query}, {key}, {value}, {mask}, {dropout_p}, {is_causal}, {scale})";
+}
+// The query, key and value gradients of graph.masked_attention_lse: the memory-efficient backward kernel, from
+// the forward's result, log-sum-exp and random state.
+def Graph_MaskedAttentionLseBackwardOp : Graph_LibraryOp<"masked_attention_lse_backward",
+                                                         "masked_attention_lse_backward",
+                                                         "graph.masked_attention_lse's query, key and value gradients"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
+                       Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
+                       RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask, Graph_LibraryFloatTensor:$result,
+                       Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng, F64Attr:$dropout_p, BoolAttr:$is_causal,
+                       F64Attr:$scale);
+  let results = (outs Graph_LibraryFloatTensor:$grad_query, Graph_LibraryFloatTensor:$grad_key,
+                      Graph_LibraryFloatTensor:$grad_value);
+  let eager = "_rt.masked_attention_lse_backward({grad_output}, {query}, {key}, {value}, {mask}, {result}, {lse}, "
+              "{rng}, {dropout_p}, {is_causal}, {scale})";
+}
 // The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
 def Graph_AdaptiveAvgPool2dBackwardOp : Graph_DynamicLibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
                                                         "2-d adaptive average pooling's input gradient"> {
