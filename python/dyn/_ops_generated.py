@@ -912,6 +912,10 @@ OPS = {
         "masked_attention_lse_backward", "library", ("grad_output", "query", "key", "value", "mask", "result", "lse", "rng"), (("dropout_p", "f64"), ("is_causal", "bool"), ("scale", "f64")),
         (), "",
         "meta", "meta", "library call `masked_attention_lse_backward`", ""),
+    "embedding_backward": OpDef(
+        "embedding_backward", "library", ("grad_output", "weight", "indices"), (),
+        (), "",
+        "meta", "meta", "library call `embedding_backward`", ""),
     "adaptive_avg_pool2d_backward": OpDef(
         "adaptive_avg_pool2d_backward", "library", ("grad_output", "input"), (),
         (), "",
@@ -1148,7 +1152,7 @@ FAMILIES = {
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
     "dropout_backward": ("dropout_backward",),
-    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "attention_backward", "masked_attention_backward", "attention_lse", "attention_lse_backward", "masked_attention_lse", "masked_attention_lse_backward", "adaptive_avg_pool2d_backward", "upsample2d", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"),
+    "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "attention_backward", "masked_attention_backward", "attention_lse", "attention_lse_backward", "masked_attention_lse", "masked_attention_lse_backward", "embedding_backward", "adaptive_avg_pool2d_backward", "upsample2d", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
     "frexp": ("frexp",),
     "nextafter": ("nextafter",),
@@ -1380,6 +1384,7 @@ EXPR = {
     "attention_lse_backward": "_rt.attention_lse_backward({grad_output}, {query}, {key}, {value}, {result}, {lse}, {rng}, {dropout_p}, {is_causal}, {scale})",
     "masked_attention_lse": "_rt.masked_attention_lse({query}, {key}, {value}, {mask}, {dropout_p}, {is_causal}, {scale})",
     "masked_attention_lse_backward": "_rt.masked_attention_lse_backward({grad_output}, {query}, {key}, {value}, {mask}, {result}, {lse}, {rng}, {dropout_p}, {is_causal}, {scale})",
+    "embedding_backward": "torch.ops.aten.embedding_dense_backward.default({grad_output}, {indices}, {weight}.shape[0], -1, False)",
     "adaptive_avg_pool2d_backward": "torch.ops.aten._adaptive_avg_pool2d_backward.default({grad_output}, {input})",
     "upsample2d": "getattr(torch.ops.aten, ('_upsample_' if {antialias} else 'upsample_') + {mode} + ('2d_aa' if {antialias} else '2d')).default({input}, {output_size}, {align_corners}, {scale_h} if {has_scales} else None, {scale_w} if {has_scales} else None)",
     "all_reduce": "torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce({input}, {reduce_op}, {group_name}))",
@@ -2328,6 +2333,10 @@ def _masked_attention_lse_backward(grad_output, query, key, value, mask, result,
     return _rt.masked_attention_lse_backward(grad_output, query, key, value, mask, result, lse, rng, dropout_p, is_causal, scale)
 
 
+def _embedding_backward(grad_output, weight, indices, *, dtype):
+    return torch.ops.aten.embedding_dense_backward.default(grad_output, indices, weight.shape[0], -1, False)
+
+
 def _adaptive_avg_pool2d_backward(grad_output, input, *, dtype):
     return torch.ops.aten._adaptive_avg_pool2d_backward.default(grad_output, input)
 
@@ -2749,6 +2758,7 @@ EAGER = {
     "attention_lse_backward": _attention_lse_backward,
     "masked_attention_lse": _masked_attention_lse,
     "masked_attention_lse_backward": _masked_attention_lse_backward,
+    "embedding_backward": _embedding_backward,
     "adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward,
     "upsample2d": _upsample2d,
     "all_reduce": _all_reduce,

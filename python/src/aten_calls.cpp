@@ -34,6 +34,7 @@
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/_adaptive_avg_pool2d_backward.h>
+#include <ATen/ops/embedding_dense_backward.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <ATen/ops/_safe_softmax.h>
 #include <ATen/ops/matmul.h>
@@ -1304,6 +1305,9 @@ void defineNamedCalls() {
     store(a.call, 1, std::get<1>(r));
     store(a.call, 2, std::get<2>(r));
   };
+  def("embedding_backward", [](Args &a) {
+    return at::embedding_dense_backward(a.in[0], a.in[2], a.in[1].size(0), -1, false);
+  });
   def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {
     std::string mode = a.s();

@@ -330,6 +330,26 @@ def test_training_loop_matches_eager(make, device):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_large_embedding_backward_is_atens(device, tmp_path, monkeypatch):
+    """An embedding whose one-hot [vocabulary, tokens] matrix would be large (an LM's) takes ATen's embedding
+    backward, not a one-hot GEMM; its gradient is eager's (the same kernel)."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(50000, 16).to(device)
+    ids = torch.randint(0, 50000, (4, 64), device=device)
+    ids[0, :8] = 7  # repeated rows sum
+    ct = torch.randn(4, 64, 16, device=device)
+    want = torch.autograd.grad(emb(ids), emb.weight, ct)[0]
+    dyn.reset()
+    got = torch.autograd.grad(dyn.compile(emb)(ids), emb.weight, ct)[0]
+    assert dyn.stats()["backward_graphs"] == 1
+    torch.testing.assert_close(got, want)
+    backward = "".join(p.read_text() for p in tmp_path.rglob("*backward.loop.mlir"))
+    assert 'library_call "embedding_backward"' in backward and "loop.matmul" not in backward, backward[:2000]
+
+
 def test_attention_with_a_learned_float_mask():
     # T5's relative position bias is an additive mask that requires grad
     q, k, v = (torch.randn(2, 3, 5, 8, dtype=torch.float64) for _ in range(3))

@@ -116,3 +116,31 @@ func.func @adaptive_avg_pool(%x: tensor<2x8x4x4xf32> {dyn.requires_grad}) -> ten
   %0 = graph.adaptive_avg_pool %x output_size [2, 2] : tensor<2x8x4x4xf32> -> tensor<2x8x2x2xf32>
   return %0 : tensor<2x8x2x2xf32>
 }
+
+// -----
+
+// An embedding's row gather: a small one-hot matrix [V, N] makes the weight
+// gradient one GEMM; a large one (an LM's vocabulary times its tokens) is ATen's
+// embedding backward, over the indices made non-negative.
+
+// CHECK-LABEL: func.func @embedding_small
+// CHECK: graph.eq
+// CHECK: graph.matmul
+// CHECK-NOT: graph.embedding_backward
+func.func @embedding_small(%w: tensor<16x8xf32> {dyn.requires_grad}, %i: tensor<6x1xi64>) -> tensor<6x8xf32> {
+  %e = graph.expand %i : tensor<6x1xi64> -> tensor<6x8xi64>
+  %0 = graph.gather %w dim 0 index %e : tensor<16x8xf32>, tensor<6x8xi64> -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}
+
+// CHECK-LABEL: func.func @embedding_large
+// CHECK-NOT: graph.matmul
+// CHECK: %[[ROW:.*]] = graph.where
+// CHECK: %[[IDX:.*]] = graph.reshape %[[ROW]] : tensor<1x128xi64> -> tensor<128xi64>
+// CHECK: %[[G:.*]] = graph.embedding_backward %{{.*}}, %arg0, %[[IDX]] : (tensor<128x8xf32>, tensor<50000x8xf32>, tensor<128xi64>) -> tensor<50000x8xf32>
+// CHECK: return %{{.*}}, %[[G]]
+func.func @embedding_large(%w: tensor<50000x8xf32> {dyn.requires_grad}, %i: tensor<128x1xi64>) -> tensor<128x8xf32> {
+  %e = graph.expand %i : tensor<128x1xi64> -> tensor<128x8xi64>
+  %0 = graph.gather %w dim 0 index %e : tensor<50000x8xf32>, tensor<128x8xi64> -> tensor<128x8xf32>
+  return %0 : tensor<128x8xf32>
+}

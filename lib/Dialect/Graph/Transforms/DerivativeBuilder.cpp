@@ -581,7 +581,9 @@ Value DerivativeBuilder::addmmRhsBack(Operation *op, Value grad, Values) {
 
 /// An embedding's gather (dim 0, whole rows: the index a column [N, 1, ...] expanded): its backward as
 /// one GEMM, onehot[V, N] @ grad[N, F], rather than a scatter (whose lowering compares every position
-/// with every index).
+/// with every index); where that one-hot matrix would be large (an LM's vocabulary times its tokens),
+/// ATen's embedding backward (graph.embedding_backward), whose work is that of the gradient's rows.
+constexpr int64_t kOneHotMaxElements = int64_t(1) << 22;
 static bool isRowGather(GatherOp g) {
   auto ex = g.getIndex().getDefiningOp<ExpandOp>();
   if (!ex || g.getDim() != 0)
@@ -614,6 +616,14 @@ Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
     Value zero = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, 0))).getResult();
     Value size = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, v))).getResult();
     row = where(compare("lt", row, zero), build<AddOp>("broadcast", "promote", {row, size}), row);
+    if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(f) && v * n > kOneHotMaxElements &&
+        in.hasStaticShape()) {
+      auto matrix = RankedTensorType::get({v, f}, in.getElementType());
+      Value rows = convert(reshape(grad, {n, f}), in.getElementType());
+      Value r = b.create<EmbeddingBackwardOp>(loc, matrix, rows, reshape(g.getInput(), {v, f}), reshape(row, {n}))
+                    .getResult();
+      return reshape(r, in.getShape());
+    }
     auto iotaType = RankedTensorType::get({v, 1}, ie);
     SmallVector<APInt> ids;
     for (int64_t k = 0; k < v; ++k)

@@ -725,6 +725,17 @@ def Graph_MaskedAttentionLseBackwardOp : Graph_LibraryOp<"masked_attention_lse_b
   let eager = "_rt.masked_attention_lse_backward({grad_output}, {query}, {key}, {value}, {mask}, {result}, {lse}, "
               "{rng}, {dropout_p}, {is_causal}, {scale})";
 }
+// The weight gradient of an embedding's row gather (aten.embedding_dense_backward): the rows of
+// `grad_output` [N, F] summed into the rows of a [V, F] zero matrix that `indices` [N] (in [0, V)) name;
+// `weight` gives only V and the type. Made by dyn-graph-autodiff where the one-hot GEMM would be large.
+def Graph_EmbeddingBackwardOp : Graph_LibraryOp<"embedding_backward", "embedding_backward",
+                                                "an embedding's weight gradient"> {
+  let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$weight,
+                       RankedTensorOf<[I32, I64]>:$indices);
+  let results = (outs Graph_LibraryFloatTensor:$grad_weight);
+  let eager = "torch.ops.aten.embedding_dense_backward.default({grad_output}, {indices}, {weight}.shape[0], -1, "
+              "False)";
+}
 // The input gradient of 2-d adaptive average pooling (aten._adaptive_avg_pool2d_backward).
 def Graph_AdaptiveAvgPool2dBackwardOp : Graph_DynamicLibraryOp<"adaptive_avg_pool2d_backward", "adaptive_avg_pool2d_backward",
                                                         "2-d adaptive average pooling's input gradient"> {
