@@ -665,6 +665,19 @@ FusedAttention fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, co
   return backend == 1 ? FusedAttention::CpuFlash : FusedAttention::None;
 }
 
+/// The kernel of graph.attention_lse (and its backward): fusedAttentionKernel's; with dropout (CUDA only: the
+/// kernels' own draws, their state kept for the backward, AttentionRng) the memory-efficient kernel where the
+/// dispatch would pick none of those two (cuDNN's attention, which capture checked the efficient one takes).
+FusedAttention dropoutAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, bool causal,
+                                      double scale, double p) {
+  FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
+  if (p == 0.0 || kernel == FusedAttention::CudaFlash || kernel == FusedAttention::CudaEfficient)
+    return kernel;
+  if (!q.is_cuda())
+    throw std::runtime_error("attention_lse: dropout on the CPU");
+  return FusedAttention::CudaEfficient;
+}
+
 using Body = std::function<void(Args &)>;
 
 /// name -> body; filled once at import (dynRegisterAtenLibraryCalls), read-only after.
@@ -1198,10 +1211,7 @@ void defineNamedCalls() {
     double scale = a.f();
     const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
     at::Device device = deviceOf(a.call);
-    FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
-    // dropout: the CUDA kernels' own draws, their state kept for the backward (AttentionRng)
-    if (p != 0.0 && kernel != FusedAttention::CudaFlash && kernel != FusedAttention::CudaEfficient)
-      throw std::runtime_error("attention_lse: dropout without a fused CUDA kernel");
+    FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
     at::Tensor out, lse;
     switch (kernel) {
     case FusedAttention::CudaFlash: {
@@ -1237,9 +1247,7 @@ void defineNamedCalls() {
     double scale = a.f();
     const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[4], &lse = a.in[5];
     int64_t L = q.size(2), S = k.size(2);
-    FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
-    if (p != 0.0 && kernel != FusedAttention::CudaFlash && kernel != FusedAttention::CudaEfficient)
-      throw std::runtime_error("attention_lse_backward: dropout without a fused CUDA kernel");
+    FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
     std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
     switch (kernel) {
     case FusedAttention::CudaFlash: {

@@ -407,7 +407,8 @@ def test_attention_dropout_in_training_is_compiled():
 def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp_path, monkeypatch):
     """On CUDA, attention with dropout in training runs eager's fused kernel (memory-efficient for float32 and
     with a mask, flash for halves), which draws the mask; its backward kernel reads the random state the forward
-    returned, so the gradients are those of the mask the forward applied. With v the identity the output is the
+    returned, so the gradients are those of the mask the forward applied (halves: flash, or the memory-efficient
+    kernel where SDPA would pick cuDNN's). With v the identity the output is the
     dropped-out probabilities A = P * M / (1 - p) themselves, from which every gradient follows (a float64
     oracle). A [B, 1, L, S] attention mask (a padding mask as transformers builds it, or an additive bias) is the
     memory-efficient kernel's bias."""

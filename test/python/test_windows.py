@@ -200,6 +200,29 @@ def test_attention_boolean_mask_is_made_additive_in_a_kernel(device):
     assert torch.equal(got, fn(q, k, v, mask))
 
 
+@pytest.mark.parametrize("kind", ["causal", "padded", "input"])
+def test_attention_with_a_constant_causal_mask_is_causal(kind):
+    """A boolean mask built from aranges that equals the causal mask in every batch (what transformers passes
+    under compilation where eager passes is_causal=True) becomes is_causal: the fused kernels skip the masked
+    half. A mask that differs anywhere (a padded key), or that the caller passes, stays a mask."""
+    def f(q, k, v, given):
+        L = q.shape[-2]
+        i = torch.arange(L)
+        mask = (i[None, :] <= i[:, None])[None, None].expand(q.shape[0], 1, L, L)
+        if kind == "padded":
+            mask = mask & (i < L - 1)
+        elif kind == "input":
+            mask = given
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    q, k, v = (torch.randn(2, 3, 16, 8) for _ in range(3))
+    given = torch.ones(16, 16, dtype=torch.bool).tril()
+    nodes = [n for n in dyn.export(f, q, k, v, given).graph.nodes if n.op == "scaled_dot_product_attention"]
+    assert len(nodes) == 1
+    assert (len(nodes[0].inputs), nodes[0].attrs["is_causal"]) == ((3, True) if kind == "causal" else (4, False))
+    dyn.reset()
+    torch.testing.assert_close(dyn.compile(f)(q, k, v, given), f(q, k, v, given))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_attention_bfloat16(backend):
     q, k, v = (r(2, 4, 8, 16, dtype=torch.bfloat16) for _ in range(3))

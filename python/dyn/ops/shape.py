@@ -213,9 +213,9 @@ class ShapeOps:
         # (iota and dynamic_slice take sizes known at run time: graph/sizes.py prints them, eager has none)
         return op not in ("torch_call", "iota", "dynamic_slice") and not op.startswith("seeded_")
 
-    def constant_value(self, v, limit=64):
+    def constant_value(self, v, limit=64, max_numel=65536):
         """The real value of a small tensor computed from constants alone (torch.arange's, torch.tensor's;
-        no graph input, generic call or random draw among at most `limit` ops, none of more than 65,536
+        no graph input, generic call or random draw among at most `limit` ops, none of more than `max_numel`
         elements): computed now, so that Python may read it (`.item()`, `int()`, a branch, an arange
         bound) as eager would, with nothing to guard. None otherwise."""
         if not isinstance(v, TensorVar):
@@ -226,7 +226,7 @@ class ShapeOps:
             if m in sub:
                 continue
             if m.op == "input" or not self._recomputable(m.op) or len(sub) >= limit or _symbolic_shape(m) or \
-                    m.meta.numel() > 65536:  # (a symbolic size is no constant: asked first, so not guarded)
+                    m.meta.numel() > max_numel:  # (a symbolic size is no constant: asked first, so not guarded)
                 return None
             sub[m] = True
             todo.extend(m.inputs)

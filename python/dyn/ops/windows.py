@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from ..errors import Unsupported
 from ..graph.random import next_offset
+from .tensor import TensorVar
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 INTEGERS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
@@ -254,6 +255,9 @@ class WindowOps:
     def attention(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         """F.scaled_dot_product_attention without dropout."""
         self.check(q, k, v)
+        if attn_mask is not None and is_causal is False and self.g.eager_seed is None and \
+                self._is_causal_mask(q, k, attn_mask):
+            attn_mask, is_causal = None, True
         if isinstance(dropout_p, (int, float)) and dropout_p != 0 and self.g.eager_seed is not None and \
                 attn_mask is None:
             return self._seeded_attention(q, k, v, float(dropout_p), is_causal, scale, enable_gqa)
@@ -296,6 +300,21 @@ class WindowOps:
             raise Unsupported("an attention mask of more dims than the query")
         return self.node("scaled_dot_product_attention", ins, meta, is_causal=is_causal,
                          scale=None if scale is None else float(scale))
+
+    def _is_causal_mask(self, q, k, mask):
+        """Whether `mask` is a boolean constant equal to the causal mask (query i sees keys j <= i, L == S) in
+        every batch and head: transformers builds one from aranges when it traces (as under compilation) where
+        eager would pass is_causal=True. The fused kernels then skip the masked half instead of reading it."""
+        L = q.meta.shape[-2]
+        if not isinstance(mask, TensorVar) or mask.meta.dtype != torch.bool or mask.meta.dim() < 2 or \
+                k.meta.shape[-2] != L or tuple(mask.meta.shape[-2:]) != (L, L) or \
+                any(not isinstance(d, int) for d in mask.meta.shape):
+            return False
+        value = self.constant_value(mask, limit=64, max_numel=1 << 24)
+        if value is None:
+            return False
+        tril = torch.ones(L, L, dtype=torch.bool, device=value.device).tril()
+        return bool((value == tril).all())
 
     def _attention_meta(self, q, k, v, attn_mask, enable_gqa):
         """scaled_dot_product_attention's result meta from its shape rule: the batch dims broadcast (the
@@ -377,7 +396,8 @@ def _fused_attention_kernel(q, k, v, mask, is_causal, scale, device):
     """Whether attention with dropout on these [B, H, L, E] operands runs as eager's fused CUDA kernel, which draws
     the dropout itself and returns its random state for its backward kernel, rather than as its math path with
     dyn's own dropout: without a mask graph.attention_lse (flash or memory-efficient, as SDPA's dispatch picks
-    them without dropout), with one graph.masked_attention_lse (memory-efficient, where the dispatch picks it)."""
+    them without dropout; memory-efficient where it picks cuDNN's), with one graph.masked_attention_lse
+    (memory-efficient, where the dispatch picks a fused kernel)."""
     shapes = [t.shape for t in (q, k, v)] + ([] if mask is None else [mask.shape])
     if device.type != "cuda" or q.dim() != 4 or any(not isinstance(d, int) for sh in shapes for d in sh):
         return False
@@ -388,7 +408,12 @@ def _fused_attention_kernel(q, k, v, mask, is_causal, scale, device):
         m = None if mask is None else torch.zeros((1, 1) + tuple(q.shape[-2:-1]) + tuple(k.shape[-2:-1]),
                                                   dtype=mask.dtype, device=device)
         choice = torch._fused_sdp_choice(*probe, m, 0.0, bool(is_causal), scale=scale)
+        if mask is None and choice in (1, 2):
+            return True
+        # cuDNN's attention (3; halves on Hopper) returns no random state dyn can hand to its backward: the
+        # memory-efficient kernel instead, where it takes these operands (as it does every masked call)
+        params = torch.backends.cuda.SDPAParams(*probe, m, 0.1, bool(is_causal), False)
+        return choice in (2, 3) and torch.backends.cuda.can_use_efficient_attention(params, False)
     except Exception:  # noqa: BLE001  (a dispatch that refuses these operands: the math path)
         return False
-    return choice in (1, 2) if mask is None else choice == 2
 
