@@ -665,17 +665,14 @@ FusedAttention fusedAttentionKernel(const at::Tensor &q, const at::Tensor &k, co
   return backend == 1 ? FusedAttention::CpuFlash : FusedAttention::None;
 }
 
-/// The kernel of graph.attention_lse (and its backward): fusedAttentionKernel's; with dropout (CUDA only: the
-/// kernels' own draws, their state kept for the backward, AttentionRng) the memory-efficient kernel where the
-/// dispatch would pick none of those two (cuDNN's attention, which capture checked the efficient one takes).
+/// The kernel of graph.attention_lse (and its backward): fusedAttentionKernel's; with dropout only a CUDA fused
+/// kernel (its own draws, its state kept for the backward: AttentionRng), as capture checked.
 FusedAttention dropoutAttentionKernel(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, bool causal,
                                       double scale, double p) {
   FusedAttention kernel = fusedAttentionKernel(q, k, v, causal, scale);
-  if (p == 0.0 || kernel == FusedAttention::CudaFlash || kernel == FusedAttention::CudaEfficient)
-    return kernel;
-  if (!q.is_cuda())
-    throw std::runtime_error("attention_lse: dropout on the CPU");
-  return FusedAttention::CudaEfficient;
+  if (p != 0.0 && kernel != FusedAttention::CudaFlash && kernel != FusedAttention::CudaEfficient)
+    throw std::runtime_error("attention_lse: dropout without a fused CUDA kernel");
+  return kernel;
 }
 
 using Body = std::function<void(Args &)>;

@@ -396,8 +396,7 @@ def _fused_attention_kernel(q, k, v, mask, is_causal, scale, device):
     """Whether attention with dropout on these [B, H, L, E] operands runs as eager's fused CUDA kernel, which draws
     the dropout itself and returns its random state for its backward kernel, rather than as its math path with
     dyn's own dropout: without a mask graph.attention_lse (flash or memory-efficient, as SDPA's dispatch picks
-    them without dropout; memory-efficient where it picks cuDNN's), with one graph.masked_attention_lse
-    (memory-efficient, where the dispatch picks a fused kernel)."""
+    them without dropout), with one graph.masked_attention_lse (memory-efficient, where the dispatch picks it)."""
     shapes = [t.shape for t in (q, k, v)] + ([] if mask is None else [mask.shape])
     if device.type != "cuda" or q.dim() != 4 or any(not isinstance(d, int) for sh in shapes for d in sh):
         return False
@@ -408,12 +407,9 @@ def _fused_attention_kernel(q, k, v, mask, is_causal, scale, device):
         m = None if mask is None else torch.zeros((1, 1) + tuple(q.shape[-2:-1]) + tuple(k.shape[-2:-1]),
                                                   dtype=mask.dtype, device=device)
         choice = torch._fused_sdp_choice(*probe, m, 0.0, bool(is_causal), scale=scale)
-        if mask is None and choice in (1, 2):
-            return True
-        # cuDNN's attention (3; halves on Hopper) returns no random state dyn can hand to its backward: the
-        # memory-efficient kernel instead, where it takes these operands (as it does every masked call)
-        params = torch.backends.cuda.SDPAParams(*probe, m, 0.1, bool(is_causal), False)
-        return choice in (2, 3) and torch.backends.cuda.can_use_efficient_attention(params, False)
     except Exception:  # noqa: BLE001  (a dispatch that refuses these operands: the math path)
         return False
+    # not cuDNN's attention (3: halves on Hopper), whose random state is not handed over; nor the memory-efficient
+    # kernel in its place: with dropout in halves its gradients came out wrong (NaN) in that hand-over
+    return choice in (1, 2) if mask is None else choice == 2
 
