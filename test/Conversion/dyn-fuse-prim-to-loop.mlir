@@ -597,6 +597,56 @@ func.func @attention_views(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>, %b: te
 
 // -----
 
+// A call by name marked `strided` (attention's kernel with its log-sum-exp,
+// for training) reads q, k and v in place from the QKV projection's buffer,
+// as prim.attention does; the same call without `strided` gets a copy kernel
+// per operand.
+// CHECK-LABEL: func @strided_library_call
+// CHECK: loop.matmul
+// CHECK-NOT: loop.kernel
+// CHECK-DAG: %[[Q:.*]] = memref.reinterpret_cast %[[QKV:.*]] to offset: [0], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK-DAG: %[[K:.*]] = memref.reinterpret_cast %[[QKV]] to offset: [64], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK-DAG: %[[V:.*]] = memref.reinterpret_cast %[[QKV]] to offset: [128], sizes: [2, 4, 5, 16], strides: [960, 16, 192, 1]
+// CHECK: loop.library_call "attention_lse" ins(%[[Q]], %[[K]], %[[V]] : {{.*}}) {{.*}} {strided}
+// CHECK-NOT: loop.kernel
+// CHECK: return
+// CHECK-LABEL: func @contiguous_library_call
+// CHECK: loop.matmul
+// CHECK-COUNT-3: loop.kernel "transpose_{{[0-9]+}}"
+// CHECK: loop.library_call "attention_lse" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x4x5x16xf32>, memref<2x4x5x16xf32>, memref<2x4x5x16xf32>)
+func.func @strided_library_call(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>) {
+  %0 = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x192xf32> -> tensor<10x192xf32>
+  %1 = prim.reshape %0 : tensor<10x192xf32> -> tensor<2x5x192xf32>
+  %4 = prim.slice %1 start [0, 0, 0] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %5 = prim.slice %1 start [0, 0, 64] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %6 = prim.slice %1 start [0, 0, 128] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %7 = prim.reshape %4 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %8 = prim.transpose %7 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %9 = prim.reshape %5 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %10 = prim.transpose %9 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %11 = prim.reshape %6 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %12 = prim.transpose %11 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %r:3 = prim.library_call "attention_lse"(%8, %10, %12) params [0, 0, 4598175219545276416] {strided} : (tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>)
+  return %r#0, %r#1, %r#2 : tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>
+}
+func.func @contiguous_library_call(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>) {
+  %0 = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x192xf32> -> tensor<10x192xf32>
+  %1 = prim.reshape %0 : tensor<10x192xf32> -> tensor<2x5x192xf32>
+  %4 = prim.slice %1 start [0, 0, 0] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %5 = prim.slice %1 start [0, 0, 64] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %6 = prim.slice %1 start [0, 0, 128] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
+  %7 = prim.reshape %4 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %8 = prim.transpose %7 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %9 = prim.reshape %5 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %10 = prim.transpose %9 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %11 = prim.reshape %6 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
+  %12 = prim.transpose %11 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
+  %r:3 = prim.library_call "attention_lse"(%8, %10, %12) params [0, 0, 4598175219545276416] : (tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>)
+  return %r#0, %r#1, %r#2 : tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>
+}
+
+// -----
+
 // A padding mask [B, S] broadcast over heads and queries to [B, H, S, S] is
 // read in place with zero strides: its buffer holds [B, S], as eager's
 // expanded mask does.

@@ -4,6 +4,7 @@ before the first step that writes it, each saved value dropped after the last st
 The plan and the compiled function's buffer steps are checked on any machine (the GPU compile needs no GPU); the
 runs themselves, against eager's gradients, with the graph retained or not, on a CUDA device."""
 import copy
+import os
 
 import pytest
 import torch
@@ -175,8 +176,8 @@ def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
 
 
 class _WithLoss(nn.Module):
-    """Returns its loss and its logits, as an LM computing its own loss: the backward gets no cotangent for the
-    logits (None, not autograd's zeros) and makes the zeros itself."""
+    """Returns its loss and its logits, as an LM computing its own loss: autograd gives the logits no cotangent
+    when only the loss is differentiated."""
     def __init__(self):
         super().__init__()
         self.body = _MLP()
@@ -187,25 +188,46 @@ class _WithLoss(nn.Module):
         return nn.functional.cross_entropy(logits, y), logits
 
 
-@needs_cuda
-def test_backward_of_a_loss_beside_its_logits(monkeypatch):
+def _stage_files(root, name):
+    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.split("_", 1)[-1] == name]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_backward_of_a_loss_beside_its_logits(device, monkeypatch, tmp_path):
+    """The backward compiled first is the variant without the logits' cotangent (dyn-graph-zero-cotangents: no
+    zeros made, none added); a backward through the logits too compiles the full one once, which then also
+    serves a backward through the logits alone (the loss's cotangent made as zeros). Gradients are eager's in
+    each case."""
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
-    made = []
-    zeros = segments.zeros_for_none
-    monkeypatch.setattr(segments, "zeros_for_none", lambda k, g: made.append([t is None for t in g]) or zeros(k, g))
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
-    ref = _WithLoss().cuda().double()
+    ref = _WithLoss().to(device).double()
     m = copy.deepcopy(ref)
-    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
-    y = torch.randint(0, 64, (32,), device="cuda")
-    loss, logits = ref(x, y)
-    loss.backward()
+    x = torch.randn(32, 128, device=device, dtype=torch.float64)
+    y = torch.randint(0, 64, (32,), device=device)
     dyn.reset()
     cm = dyn.compile(m)
-    closs, clogits = cm(x, y)
-    closs.backward()
-    assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
-    assert made == [[False, True]]  # the logits' cotangent came as None
-    torch.testing.assert_close(clogits, logits)
-    for p, q in zip(m.parameters(), ref.parameters()):
-        torch.testing.assert_close(p.grad, q.grad)
+
+    def both(model, backward):
+        for p in model.parameters():
+            p.grad = None
+        loss, logits = model(x, y)
+        backward(loss, logits)
+        return logits, [p.grad for p in model.parameters()]
+
+    cases = [(lambda loss, logits: loss.backward(), 1),
+             (lambda loss, logits: (loss + logits.square().mean()).backward(), 2),
+             (lambda loss, logits: logits.sin().sum().backward(), 2)]
+    for backward, compiled in cases:
+        want, want_grads = both(ref, backward)
+        got, got_grads = both(cm, backward)
+        assert dyn.stats()["backward_graphs"] == compiled and not dyn.stats()["eager_graphs"]
+        torch.testing.assert_close(got, want)
+        for g, w in zip(got_grads, want_grads):
+            torch.testing.assert_close(g, w)
+        backwards = sorted(_stage_files(tmp_path, "backward.mlir"))
+        assert len(backwards) == compiled
+        if compiled == 1:  # compiled with the forward: without the logits' cotangent
+            assert "dyn.zero_cotangents = array<i64: 1>" in open(backwards[0]).read()
+    assert "zero_cotangents" not in open(backwards[1]).read()  # the full one, compiled at the second backward

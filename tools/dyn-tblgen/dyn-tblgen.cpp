@@ -150,7 +150,8 @@ bool emitGraphToPrim(raw_ostream &os, const RecordKeeper &records) {
         attrs += (i ? ", \"" : "\"") + op.getAttribute(i).name.str() + "\"";
       byFamily[family].push_back("LibraryCallToPrim>(patterns.getContext(), " + graphOp +
                                  "::getOperationName(), \"" + l->getValueAsString("pattern").str() +
-                                 "\", ::llvm::ArrayRef<::llvm::StringRef>{" + attrs + "}");
+                                 "\", ::llvm::ArrayRef<::llvm::StringRef>{" + attrs + "}, " +
+                                 (l->getValueAsBit("stridedOperands") ? "true" : "false"));
     }
   }
   for (auto &[family, patterns] : byFamily) {

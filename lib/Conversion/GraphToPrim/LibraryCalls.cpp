@@ -25,9 +25,11 @@ namespace {
 struct LibraryCallToPrim : ConversionPattern {
   std::string callee;
   SmallVector<std::string> attrNames;
+  bool strided; // the call takes strided views (the registry's stridedOperands)
 
-  LibraryCallToPrim(MLIRContext *ctx, StringRef opName, StringRef callee, ArrayRef<StringRef> attrs)
-      : ConversionPattern(opName, /*benefit=*/1, ctx), callee(callee.str()) {
+  LibraryCallToPrim(MLIRContext *ctx, StringRef opName, StringRef callee, ArrayRef<StringRef> attrs,
+                    bool strided)
+      : ConversionPattern(opName, /*benefit=*/1, ctx), callee(callee.str()), strided(strided) {
     for (StringRef a : attrs)
       attrNames.push_back(a.str());
   }
@@ -62,7 +64,8 @@ struct LibraryCallToPrim : ConversionPattern {
     }
     auto call = prim::LibraryCallOp::create(rewriter, op->getLoc(), op->getResultTypes(),
                                             rewriter.getStringAttr(callee), operands,
-                                            rewriter.getDenseI64ArrayAttr(params));
+                                            rewriter.getDenseI64ArrayAttr(params),
+                                            strided ? rewriter.getUnitAttr() : nullptr);
     rewriter.replaceOp(op, call.getResults());
     return success();
   }

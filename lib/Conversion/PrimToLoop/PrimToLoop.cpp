@@ -117,15 +117,22 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       v = v.getDefiningOp()->getOperand(0);
     return v;
   };
-  // How many elements attention operands read through views of each value:
-  // a value that many attention operands view (a QKV projection sliced into
-  // q, k and v; a mask [B,1,1,S] broadcast to [B,H,S,S]) gets one buffer they
-  // all read in place, where it is no larger than what they read.
+  // Library calls that read strided views of their operands: attention, and
+  // calls by name marked `strided` (attention's forward and backward kernels).
+  auto readsStrided = [](Operation *op) {
+    auto lib = dyn_cast<prim::LibraryCallOp>(op);
+    return isa<prim::AttentionOp>(op) || (lib && lib.getStrided());
+  };
+  // How many elements such operands read through views of each value: a
+  // value that many of them view (a QKV projection sliced into q, k and v; a
+  // mask [B,1,1,S] broadcast to [B,H,S,S]) gets one buffer they all read in
+  // place, where it is no larger than what they read.
   DenseMap<Value, int64_t> viewedElements;
-  for (auto att : entry.getOps<prim::AttentionOp>())
-    for (Value v : dynamic ? ValueRange() : att->getOperands())
-      if (Value root = viewRoot(v); root != v)
-        viewedElements[root] += tensorType(v).getNumElements();
+  for (Operation &op : entry.without_terminator())
+    if (!dynamic && readsStrided(&op))
+      for (Value v : op.getOperands())
+        if (Value root = viewRoot(v); root != v)
+          viewedElements[root] += tensorType(v).getNumElements();
   // Whether library-call operand `v` is read as a view (`strided`: any
   // strides with a unit innermost one, else only contiguous views).
   auto readInPlace = [&](Value v, bool strided) {
@@ -178,7 +185,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         materialized.insert(fused->addend);
       materialized.insert(result);
     } else if (isLibraryCall(&op)) {
-      bool strided = isa<prim::AttentionOp>(op);
+      bool strided = readsStrided(&op);
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v) && !readInPlace(v, strided))
           materialized.insert(v);
@@ -668,7 +675,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       for (Value r : lib.getResults())
         outs.push_back(buffers[r]);
       auto call = loop::LibraryCallOp::create(b, loc, lib.getCalleeAttr(), ins, outs,
-                                              lib.getParamsAttr(), /*unsigned_buffers=*/nullptr);
+                                              lib.getParamsAttr(), /*unsigned_buffers=*/nullptr,
+                                              lib.getStridedAttr());
       if (failed(checkLibraryCall(call, lib)))
         return failure();
       continue;

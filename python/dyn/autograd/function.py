@@ -197,13 +197,54 @@ class TrainingKernel:
         if updates:
             fw_ir = split.with_result_attributes(fw_ir, "dyn.updates_arg", updates)
         self.forward = _Part(fw_ir, "train_forward", self.device, fw_specs, n_in, keep, cl_inputs, sizes=fw_sizes)
+        self._slots = list(self.differentiable)  # the outputs the autograd node returns, in the backward's order
+        self._bw = (bw_ir, bw_specs, keep, dict(cl_inputs), fw_specs)
+        # Backward variants by the outputs whose cotangent autograd passes as None (zero_outputs): compiled
+        # without those arguments (dyn-graph-zero-cotangents). Static graphs whose cotangents are plain
+        # tensors take None (late_zeros); the first variant is the likely one: a graph returning a scalar loss
+        # beside other outputs (an LM's logits) is mostly differentiated through the loss alone.
+        self._variants = {}
+        self.late_zeros = not self.dynamic and not set(self._slots) & self.forward.channels_last
+        likely = frozenset(k for k in self._slots if fw_specs[k][0] != ()) \
+            if self.late_zeros and any(fw_specs[k][0] == () for k in self._slots) else frozenset()
+        self.backward = None
+        if likely:
+            try:
+                self.backward = self._backward_variant(likely)
+            except RuntimeError:
+                self.backward = None
+        if self.backward is None:
+            self.backward = self._backward_variant(frozenset())
+        self.stages = [("training", text), ("joint", joint), ("forward", fw_ir),
+                       ("backward", self.backward.ir)]
+        if keep:
+            self.stages += [("forward." + s, ir) for s, ir in self.forward.compiled.stages]
+            self.stages += [("backward." + s, ir) for s, ir in self.backward.compiled.stages]
+        counters = current().counters
+        counters["graphs_compiled"] += 1
+        if self.dynamic:
+            counters["dynamic_graphs_compiled"] += 2
+        counters["compile_seconds"] += self.forward.compiled.compile_seconds
+        if debug:
+            dump_stages(self.stages)
+
+    def _backward_variant(self, zero):
+        """The backward compiled for the outputs in `zero` getting no cotangent (a _Part with `.cotangents`,
+        the outputs whose cotangents it takes, in order, and `.ir`), compiled once per such set."""
+        part = self._variants.get(zero)
+        if part is not None:
+            return part
+        bw_ir, bw_specs, keep, cl_in, fw_specs = self._bw
+        kept = list(self.differentiable)
+        if zero:
+            bw_ir = _C.lower(bw_ir, "func.func(dyn-graph-zero-cotangents{outputs=%s})" % ",".join(map(str, sorted(zero))))
+            kept = split.int_array(split.functions(bw_ir)["train_backward"][0], "dyn.differentiable")
         # the backward reads channels-last what the forward produced or took so: saved results and inputs, and
         # the cotangents of outputs returned so (autograd may hand those over in any layout: converted then)
-        cl_in = dict(cl_inputs)
         cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
                     if c < 0 and -1 - c in self.forward.channels_last]
         cl_reads += [(j, cl_in[c]) for j, c in enumerate(self.saved) if c >= 0 and c in cl_in]
-        cl_reads += [(len(self.saved) + j, len(fw_specs[k][0])) for j, k in enumerate(self.differentiable)
+        cl_reads += [(len(self.saved) + j, len(fw_specs[k][0])) for j, k in enumerate(kept)
                      if k in self.forward.channels_last]
         if cl_reads:
             bw_ir = split.with_attribute(bw_ir, "dyn.channels_last_args", sorted(j for j, _ in cl_reads))
@@ -212,23 +253,30 @@ class TrainingKernel:
             bw_ir = split.with_attribute(bw_ir, "dyn.layout_free_results", cl_grads)
         # on CUDA its large temporaries are buffers of their own that the parts allocate and drop around
         # their steps (segments.py), as eager's backward does with each layer's gradients
-        self.backward = _Part(bw_ir, "train_backward", self.device, bw_specs,
-                              len(self.saved) + len(self.differentiable), keep, cl_reads,
-                              scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
-        self._slots = list(self.differentiable)  # the outputs the autograd node returns, in the backward's order
-        self.stages = [("training", text), ("joint", joint), ("forward", fw_ir), ("backward", bw_ir)]
-        if keep:
-            self.stages += [("forward." + s, ir) for s, ir in self.forward.compiled.stages]
-            self.stages += [("backward." + s, ir) for s, ir in self.backward.compiled.stages]
+        part = _Part(bw_ir, "train_backward", self.device, bw_specs, len(self.saved) + len(kept), keep, cl_reads,
+                     scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
+        part.cotangents, part.ir = kept, bw_ir
+        self._variants[zero] = part
         counters = current().counters
-        counters["graphs_compiled"] += 2
+        counters["graphs_compiled"] += 1
         counters["backward_graphs"] += 1
-        if self.dynamic:
-            counters["dynamic_graphs_compiled"] += 2
-        counters["compile_seconds"] += self.forward.compiled.compile_seconds + \
-            self.backward.compiled.compile_seconds
-        if debug:
-            dump_stages(self.stages)
+        counters["compile_seconds"] += part.compiled.compile_seconds
+        if self.backward is not None and os.environ.get("DYN_COMPILE_DEBUG") == "1":  # a variant compiled later
+            name = "backward" + "".join(f"_zero{k}" for k in sorted(zero))
+            dump_stages([(name, bw_ir)] + [(f"{name}.{s}", ir) for s, ir in part.compiled.stages])
+        return part
+
+    def backward_for(self, grads):
+        """(the backward variant, its cotangent inputs) for the cotangents autograd passed (None for an output
+        it gives none): the compiled variant that drops the most of the None ones, else one compiled now for
+        exactly those; zeros for the None ones it takes."""
+        none = frozenset(k for k, g in zip(self._slots, grads) if g is None)
+        best = max((z for z in self._variants if z <= none), key=len, default=None)
+        part = self._variants[best] if best is not None else self._backward_variant(none)
+        given = dict(zip(self._slots, grads))
+        specs = self.forward.specs
+        return part, [given[k] if given[k] is not None else
+                      torch.zeros(specs[k][0], dtype=specs[k][2], device=self.device) for k in part.cotangents]
 
     def _in_place_updates(self, requires_grad):
         """{forward result k: input j} for the graph outputs that update an input (graph.updates, capture's
@@ -283,7 +331,7 @@ class _GraphFunction(torch.autograd.Function):
         ctx.kernel = kernel
         if kernel.dynamic:  # the gradients' sizes: their inputs'
             ctx.grad_shapes = [tuple(fw_inputs[k].shape) for k in kernel.wrt]
-        elif segments.late_zeros(kernel):  # an output no gradient reaches gets None: zeros made in the backward
+        elif kernel.late_zeros:  # an output no gradient reaches gets None: a backward variant without it
             ctx.set_materialize_grads(False)
         return tuple(results[k] for k in kernel._slots)
 
@@ -291,13 +339,17 @@ class _GraphFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
         kernel = ctx.kernel  # grads: the cotangents of the differentiable outputs, in their order
-        inputs = list(ctx.saved_tensors) + segments.zeros_for_none(kernel, grads)
-        if segments.usable(kernel.backward):  # CUDA: run in parts, freeing saved values as eager does
+        if kernel.late_zeros:
+            part, cotangents = kernel.backward_for(grads)
+        else:
+            part, cotangents = kernel.backward, list(grads)
+        inputs = list(ctx.saved_tensors) + cotangents
+        if segments.usable(part):  # CUDA: run in parts, freeing saved values as eager does
             getattr(ctx, "maybe_clear_saved_tensors", lambda: None)()  # unless the graph is retained: `inputs`
             # then holds the saved values' only references
-            gin = segments.run(kernel.backward, inputs)
+            gin = segments.run(part, inputs)
         else:
-            gin = kernel.backward(inputs, ctx.grad_shapes if kernel.dynamic else None)
+            gin = part(inputs, ctx.grad_shapes if kernel.dynamic else None)
         return (None, None, None, *gin)
 
 

@@ -84,26 +84,6 @@ def usable(part):
     return parts is None or len(parts) > 1 or bool(part.scratch)
 
 
-def late_zeros(kernel):
-    """Whether the backward of `kernel` (a TrainingKernel) takes None for the cotangent of an output no gradient
-    reaches (an LM's logits when the model computes its loss): autograd would otherwise materialize zeros
-    of the output's size that its engine holds for the whole backward; zeros_for_none makes them instead, in
-    the list the parts drop them from after their last reader (static CUDA graphs)."""
-    plain = getattr(kernel, "_plain_cotangents", None)
-    if plain is None:  # the outputs' specs are their shapes (none written channels-last)
-        plain = kernel._plain_cotangents = not set(kernel._slots) & set(kernel.forward.channels_last)
-    return plain and usable(kernel.backward)
-
-
-def zeros_for_none(kernel, grads):
-    """The cotangents, zeros where autograd passed None (late_zeros)."""
-    if all(g is not None for g in grads):
-        return list(grads)
-    specs = kernel.forward.specs
-    return [g if g is not None else torch.zeros(specs[k][0], dtype=specs[k][2], device=kernel.device)
-            for k, g in zip(kernel._slots, grads)]
-
-
 def run(part, inputs):
     """The outputs of `part` (the backward's _Part) on `inputs`, a list this call takes over: its entries are
     dropped (set to None) once no later step reads them."""

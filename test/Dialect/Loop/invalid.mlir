@@ -148,6 +148,15 @@ func.func @library_call_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf3
 
 // -----
 
+// A `strided` call takes views, but with a unit innermost stride.
+func.func @library_call_strided_inner(%a: memref<4x4xf32, strided<[1, 4]>>, %b: memref<4x4xf32>) {
+  // expected-error @+1 {{needs static strides with a unit innermost one}}
+  loop.library_call "attention_lse" ins(%a : memref<4x4xf32, strided<[1, 4]>>) outs(%b : memref<4x4xf32>) params [] {strided}
+  return
+}
+
+// -----
+
 func.func @unsigned_buffers_not_i8(%a: memref<4x8xi32>, %b: memref<8x2xi32>, %c: memref<4x2xi32>) {
   // expected-error @+1 {{unsigned_buffers must list i8 buffers, got 2}}
   loop.matmul %a, %b, %c {unsigned_buffers = array<i64: 2>} : memref<4x8xi32>, memref<8x2xi32>, memref<4x2xi32>

@@ -63,6 +63,14 @@ func.func @library_calls(%a: memref<4x8xbf16>, %b: memref<8x2xbf16>, %c: memref<
 
 // -----
 
+// A `strided` call reads views of other buffers (q, k and v sliced from one projection).
+// CHECK-LABEL: func @library_call_strided
+// CHECK: loop.library_call "attention_lse" ins({{.*}} : memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>) outs({{.*}}) params [0] {strided}
+func.func @library_call_strided(%q: memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>, %o: memref<2x4x5x16xf32>) {
+  loop.library_call "attention_lse" ins(%q : memref<2x4x5x16xf32, strided<[960, 16, 192, 1], offset: 64>>) outs(%o : memref<2x4x5x16xf32>) params [0] {strided}
+  return
+}
+
 // CHECK-LABEL: func @library_call
 // CHECK: loop.library_call "topk" ins(%{{.*}} : memref<4x8xf32>) outs(%{{.*}}, %{{.*}} : memref<4x2xf32>, memref<4x2xi64>) params [2, -1, 1, 1]
 func.func @library_call(%x: memref<4x8xf32>, %v: memref<4x2xf32>, %i: memref<4x2xi64>) {

@@ -318,8 +318,17 @@ LogicalResult LibraryCallOp::verify() {
     return emitOpError("writes at least one buffer");
   for (Value v : llvm::concat<Value>(getIns(), getOuts())) {
     auto t = cast<MemRefType>(v.getType());
-    if (!t.getLayout().isIdentity())
-      return emitOpError("needs contiguous (identity layout) buffers");
+    if (!t.getLayout().isIdentity()) {
+      if (!getStrided())
+        return emitOpError("needs contiguous (identity layout) buffers");
+      // the ABI passes static strides and offset; the implementations take a unit innermost stride
+      int64_t offset;
+      SmallVector<int64_t> strides;
+      if (!t.hasStaticShape() || failed(t.getStridesAndOffset(strides, offset)) ||
+          ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic) ||
+          (t.getRank() && t.getShape().back() != 1 && strides.back() != 1))
+        return emitOpError("needs static strides with a unit innermost one");
+    }
     Type et = t.getElementType();
     if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
           et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))

@@ -18,9 +18,11 @@
 #ifndef DYN_GRAPH_LIBRARY_OPS
 #define DYN_GRAPH_LIBRARY_OPS
 
-class Graph_LibraryOp<string mnemonic, string callee, string desc>
+// `strided`: the call takes strided views of its operands and results
+// (Dyn_Lowering's stridedOperands).
+class Graph_LibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
-                         Dyn_LibraryCall<callee>> {
+                         Dyn_LibraryCall<callee, strided>> {
   let summary = desc # " (library call `" # callee # "`)";
   let description = "Computed by the library call `" # callee # "` with the op's attributes as "
                     "its parameters, in declaration order (docs/library_calls.md).";
@@ -29,9 +31,9 @@ class Graph_LibraryOp<string mnemonic, string callee, string desc>
 
 // A library op whose operands may have dynamic (`?`) dims: the backward ops
 // whose result k is the gradient of operand k + 1 (its type and runtime sizes).
-class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc>
+class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
-                         Dyn_DynamicLibraryCall<callee>> {
+                         Dyn_DynamicLibraryCall<callee, strided>> {
   let summary = desc # " (library call `" # callee # "`)";
   let description = "Computed by the library call `" # callee # "` with the op's attributes as "
                     "its parameters, in declaration order (docs/library_calls.md).";
@@ -656,7 +658,7 @@ def Graph_ConvolutionBackwardOp : Graph_DynamicLibraryOp<"convolution_backward",
 // differentiated by ATen, so no [L, S] probabilities are saved or materialized by the backward. With a
 // mask (boolean, or float without a gradient of its own) the second form.
 def Graph_AttentionBackwardOp : Graph_DynamicLibraryOp<"attention_backward", "attention_backward",
-                                                "scaled_dot_product_attention's query, key and value gradients"> {
+                                                "scaled_dot_product_attention's query, key and value gradients", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value, BoolAttr:$is_causal,
                        F64Attr:$scale);
@@ -665,7 +667,7 @@ def Graph_AttentionBackwardOp : Graph_DynamicLibraryOp<"attention_backward", "at
   let eager = "_rt.attention_backward({grad_output}, {query}, {key}, {value}, None, {is_causal}, {scale})";
 }
 def Graph_MaskedAttentionBackwardOp : Graph_DynamicLibraryOp<"masked_attention_backward", "attention_backward",
-                                                      "masked scaled_dot_product_attention's query, key and value gradients"> {
+                                                      "masked scaled_dot_product_attention's query, key and value gradients", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
                        RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask, BoolAttr:$is_causal, F64Attr:$scale);
@@ -680,7 +682,7 @@ def Graph_MaskedAttentionBackwardOp : Graph_DynamicLibraryOp<"masked_attention_b
 // `rng` (the Philox seed and offset of a dropout: dyn makes the op with `dropout_p` 0, where the
 // kernels draw nothing). The backward then runs once, without running the forward kernel again.
 def Graph_AttentionLseOp : Graph_LibraryOp<"attention_lse", "attention_lse",
-                                           "attention with its log-sum-exp, for its backward"> {
+                                           "attention with its log-sum-exp, for its backward", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
                        Graph_LibraryFloatTensor:$value, F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
   let results = (outs Graph_LibraryFloatTensor:$result, Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng);
@@ -689,7 +691,7 @@ def Graph_AttentionLseOp : Graph_LibraryOp<"attention_lse", "attention_lse",
 // The query, key and value gradients of graph.attention_lse: eager's backward kernel of the same
 // backend, from the forward's result, log-sum-exp and random state.
 def Graph_AttentionLseBackwardOp : Graph_LibraryOp<"attention_lse_backward", "attention_lse_backward",
-                                                   "graph.attention_lse's query, key and value gradients"> {
+                                                   "graph.attention_lse's query, key and value gradients", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
                        Graph_LibraryFloatTensor:$result, Graph_LibraryFloatTensor:$lse, Graph_IndexTensor:$rng,
@@ -703,7 +705,7 @@ def Graph_AttentionLseBackwardOp : Graph_LibraryOp<"attention_lse_backward", "at
 // the memory-efficient kernel): that kernel with the mask as its additive bias (a boolean mask as 0 / -inf),
 // drawing the dropout itself; `lse` and `rng` as graph.attention_lse's. The mask takes no gradient.
 def Graph_MaskedAttentionLseOp : Graph_LibraryOp<"masked_attention_lse", "masked_attention_lse",
-                                                 "masked attention with its log-sum-exp, for its backward"> {
+                                                 "masked attention with its log-sum-exp, for its backward", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
                        Graph_LibraryFloatTensor:$value, RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask,
                        F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
@@ -714,7 +716,7 @@ def Graph_MaskedAttentionLseOp : Graph_LibraryOp<"masked_attention_lse", "masked
 // the forward's result, log-sum-exp and random state.
 def Graph_MaskedAttentionLseBackwardOp : Graph_LibraryOp<"masked_attention_lse_backward",
                                                          "masked_attention_lse_backward",
-                                                         "graph.masked_attention_lse's query, key and value gradients"> {
+                                                         "graph.masked_attention_lse's query, key and value gradients", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,
                        RankedTensorOf<[I1, F16, BF16, F32, F64]>:$mask, Graph_LibraryFloatTensor:$result,

@@ -98,6 +98,11 @@ class Dyn_Lowering<string lowerKind> {
   // The verifier of those dims: the elementwise rule, or none where the op's
   // own verifier checks them.
   list<Trait> dynamicShapeTraits = [Dyn_DynamicDimsStay];
+  // A library call that reads its operands as strided views (a unit innermost
+  // stride) and may write its results so: the fusion reads them in place
+  // from other buffers (q, k and v sliced from one projection) instead of
+  // copying each into a buffer of its own.
+  bit stridedOperands = 0;
 }
 
 // One prim op on the result type (operands converted and broadcast first):
@@ -117,15 +122,16 @@ class Dyn_Composite<string cls, string fam> : Dyn_Lowering<"composite"> {
 // A library call (docs/library_calls.md): the op becomes prim.library_call of
 // `callee` with the op's operands and results, its attributes in declaration
 // order as the integer parameters (GraphToPrim/LibraryCalls.cpp encodes them).
-class Dyn_LibraryCall<string callee> : Dyn_Lowering<"library"> {
+class Dyn_LibraryCall<string callee, bit strided = 0> : Dyn_Lowering<"library"> {
   let pattern = callee;
   let family = "LibraryCalls";
+  let stridedOperands = strided;
 }
 
 // A library call whose operands and results may have dynamic dims (a
 // backward's gradients, sized at run time as the operands they are the
 // gradients of: PrimToLoop's sizing of library calls).
-class Dyn_DynamicLibraryCall<string callee> : Dyn_LibraryCall<callee> {
+class Dyn_DynamicLibraryCall<string callee, bit strided = 0> : Dyn_LibraryCall<callee, strided> {
   let dynamicShapes = 1;
   let dynamicShapeTraits = [];
 }

@@ -1,7 +1,8 @@
 //===- Passes.td - graph dialect transforms -----------------*- tablegen -*-===//
 //
 // Passes over the graph dialect itself (before dyn-convert-graph-to-prim):
-// reverse-mode differentiation and the forward/backward split. Each has a lit
+// reverse-mode differentiation, the forward/backward split and the backward's
+// specialization for zero cotangents. Each has a lit
 // test named after its flag under test/Dialect/Graph.
 //
 //===----------------------------------------------------------------------===//
@@ -68,6 +69,33 @@ def GraphPartitionPass : Pass<"dyn-graph-partition", "mlir::ModuleOp"> {
   let options = [
     Option<"memoryBudget", "memory-budget", "double", "1.0",
            "Fraction of the default cut's saved bytes to keep (0: recompute all it can)">,
+  ];
+}
+
+def GraphZeroCotangentsPass : Pass<"dyn-graph-zero-cotangents", "mlir::func::FuncOp"> {
+  let summary = "Specialize a backward function for outputs that get no cotangent";
+  let description = [{
+    A backward function made by dyn-graph-partition (`dyn.saved`,
+    `dyn.differentiable`) takes one cotangent per differentiable output.
+    Where autograd passes none (an LM's logits when only its loss is
+    differentiated), that cotangent is zero: the listed outputs' cotangent
+    arguments (`outputs`, indices of graph outputs) become splats of -0.0
+    and leave the signature; views of them are splats too and an addition
+    of one is its other operand (x + -0.0 == x exactly). `dyn.differentiable`
+    then lists the outputs whose cotangents remain arguments;
+    `dyn.zero_cotangents` the others.
+
+    ```mlir
+    func.func @f_backward(%s: tensor<4xf32>, %ct0: tensor<f32>, %ct1: tensor<4xf32>)
+        attributes {dyn.differentiable = array<i64: 0, 1>, dyn.saved = array<i64: 0>}
+    // with outputs=1 becomes
+    func.func @f_backward(%s: tensor<4xf32>, %ct0: tensor<f32>)
+        attributes {dyn.differentiable = array<i64: 0>, dyn.saved = array<i64: 0>,
+                    dyn.zero_cotangents = array<i64: 1>}
+    ```
+  }];
+  let options = [
+    ListOption<"outputs", "outputs", "int64_t", "Graph outputs whose cotangent is zero">,
   ];
 }
 

@@ -10,7 +10,7 @@ def Loop_LibraryCallOpInterface : OpInterface<"LibraryCallOpInterface"> {
     An op computed by a library call between kernels (a GEMM, a convolution,
     attention): the fusion pass gives its operands and result buffers and
     fuses around it, never into it. Its buffers are contiguous row-major
-    (attention also takes strided views): the inputs, then the outputs it
+    (attention and `strided` library calls also take strided views): the inputs, then the outputs it
     writes (one for a GEMM, values and indices for a sort). Buffers are
     signless; an op's `unsigned_buffers` (where it has one) lists those of
     uint8 elements. The lowerings call it through

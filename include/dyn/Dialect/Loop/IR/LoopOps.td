@@ -197,7 +197,8 @@ def Loop_LibraryCallOp : Loop_LibraryCallOp<"library_call", [AttrSizedOperandSeg
     `callee` reads the `ins` buffers and writes every `outs` buffer (a sort
     writes its values and its indices), given the integer `params`
     (docs/library_calls.md lists the names and their parameters). Buffers
-    are contiguous; element types are the implementation's concern (it
+    are contiguous, or, with `strided`, views with static strides whose
+    innermost stride is 1; element types are the implementation's concern (it
     raises at run time on one it does not handle). `unsigned_buffers` lists
     the (i8) buffers that hold uint8, counting inputs then outputs.
 
@@ -208,7 +209,8 @@ def Loop_LibraryCallOp : Loop_LibraryCallOp<"library_call", [AttrSizedOperandSeg
   }];
   let arguments = (ins StrAttr:$callee, Arg<Variadic<AnyMemRef>, "", [MemRead]>:$ins,
                        Arg<Variadic<AnyMemRef>, "", [MemWrite]>:$outs,
-                       DenseI64ArrayAttr:$params, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers);
+                       DenseI64ArrayAttr:$params, OptionalAttr<DenseI64ArrayAttr>:$unsigned_buffers,
+                       UnitAttr:$strided);
   let assemblyFormat = [{
     $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
     `params` $params attr-dict

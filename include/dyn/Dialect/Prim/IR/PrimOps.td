@@ -432,7 +432,10 @@ def Prim_LibraryCallOp : Prim_DynamicOp<"library_call"> {
     under `callee` (ATen's kernels under torch: python/src/aten_calls.cpp)
     computes every result from the operands and the integer `params` (the
     graph op's attributes, docs/library_calls.md). The fusion pass gives its
-    operands and results buffers of their own and fuses around it.
+    operands and results buffers of their own and fuses around it; with
+    `strided` (attention's calls) it reads an operand that is a view of
+    another buffer (a slice, transpose or reshape with a unit innermost
+    stride) in place.
 
     ```mlir
     %v, %i = prim.library_call "sort"(%x) params [1, 0, 1]
@@ -440,7 +443,7 @@ def Prim_LibraryCallOp : Prim_DynamicOp<"library_call"> {
     ```
   }];
   let arguments = (ins StrAttr:$callee, Variadic<AnyRankedTensor>:$inputs,
-                       DenseI64ArrayAttr:$params);
+                       DenseI64ArrayAttr:$params, UnitAttr:$strided);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $callee `(` $inputs `)` `params` $params attr-dict `:` functional-type($inputs, $results)
