@@ -1310,9 +1310,21 @@ void defineNamedCalls() {
     store(a.call, 1, std::get<1>(r));
     store(a.call, 2, std::get<2>(r));
   };
-  def("embedding_backward", [](Args &a) {
-    return at::embedding_dense_backward(a.in[0], a.in[2], a.in[1].size(0), -1, false);
-  });
+  // An embedding's weight gradient. ATen's CUDA kernel returns a fresh [V, F] matrix to be copied into dyn's
+  // buffer: with an LM's vocabulary both are large and held at once, above eager's peak. Float32/64 rows are
+  // summed into the buffer itself instead (index_add_: atomics, so not in deterministic mode; halves keep ATen's
+  // float accumulation).
+  namedCalls()["embedding_backward"] = [](Args &a) {
+    const at::Tensor &grad = a.in[0], &indices = a.in[2];
+    at::Tensor out = wrap(a.call->outputs[0], deviceOf(a.call));
+    if (out.is_cuda() && (out.scalar_type() == at::kFloat || out.scalar_type() == at::kDouble) &&
+        grad.scalar_type() == out.scalar_type() && !at::globalContext().deterministicAlgorithms()) {
+      out.zero_();
+      out.index_add_(0, indices.reshape({-1}), grad.reshape({-1, out.size(1)}));
+      return;
+    }
+    store(a.call, 0, at::embedding_dense_backward(grad, indices, a.in[1].size(0), -1, false));
+  };
   def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
   def("upsample2d", [](Args &a) {
     std::string mode = a.s();

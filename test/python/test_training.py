@@ -403,7 +403,8 @@ def test_attention_dropout_in_training_is_compiled():
 
 @needs_cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-@pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "bool"), (False, "float")])
+@pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "bool"), (False, "float"),
+                                         (False, "learned")])
 def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp_path, monkeypatch):
     """On CUDA, attention with dropout in training runs eager's fused kernel (memory-efficient for float32 and
     with a mask, flash for halves), which draws the mask; its backward kernel reads the random state the forward
@@ -412,7 +413,8 @@ def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp
     the same way. With v the identity the output is the
     dropped-out probabilities A = P * M / (1 - p) themselves, from which every gradient follows (a float64
     oracle). A [B, 1, L, S] attention mask (a padding mask as transformers builds it, or an additive bias) is the
-    memory-efficient kernel's bias."""
+    memory-efficient kernel's bias; a bias that takes a gradient (T5's learned position bias) takes the math
+    path, whose backward gives it one."""
     monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
     monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
@@ -423,13 +425,13 @@ def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp
     if mask == "bool":  # the last keys of one sequence are padding
         m = torch.ones(B, 1, L, L, dtype=torch.bool, device="cuda")
         m[1, :, :, L - 20:] = False
-    elif mask == "float":
-        m = torch.randn(B, 1, L, L, device="cuda").to(dtype)
+    elif mask in ("float", "learned"):
+        m = torch.randn(B, 1, L, L, device="cuda").to(dtype).requires_grad_(mask == "learned")
     fn = lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m, dropout_p=p, is_causal=causal)  # noqa: E731
     dyn.reset()
     out = dyn.compile(fn)(q, k, v, m)
     g = torch.randn_like(out)
-    got = torch.autograd.grad(out, (q, k, v), g)
+    got = torch.autograd.grad(out, (q, k, v) + ((m,) if mask == "learned" else ()), g)
     s = dyn.stats()
     assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
     scale = L ** -0.5
@@ -438,7 +440,7 @@ def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp
         scores = scores.masked_fill(~torch.ones(L, L, dtype=torch.bool, device="cuda").tril(), float("-inf"))
     if mask == "bool":
         scores = scores.masked_fill(~m, float("-inf"))
-    elif mask == "float":
+    elif mask in ("float", "learned"):
         scores = scores + m.double()
     P, A = scores.softmax(-1), out.double()
     kept = A != 0
@@ -448,7 +450,9 @@ def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp
     dP = g.double() * kept / (1 - p)  # dA = g v^T = g
     dS = P * (dP - (dP * P).sum(-1, keepdim=True))
     want = (dS @ k.double() * scale, dS.transpose(-1, -2) @ q.double() * scale, A.transpose(-1, -2) @ g.double())
-    for name, gt, w in zip("qkv", got, want):
+    if mask == "learned":  # the bias's gradient: the scores', summed over the heads it is broadcast to
+        want += (dS.sum(1, keepdim=True),)
+    for name, gt, w in zip("qkvm", got, want):
         torch.testing.assert_close(gt.double(), w, **tol, msg=lambda m: f"grad {name}: {m}")
     stages = {f.name: f.read_text() for f in tmp_path.rglob("*.mlir")}
     forward = "".join(t for n, t in stages.items() if n.endswith("forward.loop.mlir"))
@@ -456,7 +460,7 @@ def test_attention_dropout_trains_with_the_fused_kernel(dtype, causal, mask, tmp
     probe = [torch.empty(1, 1, L, L, dtype=dtype, device="cuda")] * 3
     choice = torch._fused_sdp_choice(*probe, None if m is None else m[:1, :1], 0.0, causal)
     op = "attention_lse" if m is None else "masked_attention_lse"
-    fused = choice in (1, 2) if m is None else choice == 2
+    fused = (choice in (1, 2) if m is None else choice == 2) and mask != "learned"
     assert forward.count(f'library_call "{op}"') == int(fused), forward
     assert (f'library_call "{op}_backward"' in backward) == fused
 

@@ -263,6 +263,13 @@ def carries_grad(graph, requires_grad):
     return any(o in active for o in graph.outputs)
 
 
+class _Unfused:
+    """A node printed with `fused` off (its other attributes, inputs and meta as they are)."""
+    def __init__(self, n):
+        self.name, self.op, self.inputs, self.meta = n.name, n.op, n.inputs, n.meta
+        self.attrs = {**n.attrs, "fused": False}
+
+
 def module_text(graph, func_name="forward", requires_grad=None, updates=None):
     """The graph as a func.func in an MLIR module. requires_grad (a bool per input): the inputs to
     differentiate with respect to ({dyn.requires_grad}, for dyn-graph-autodiff); nodes traced with grad
@@ -282,7 +289,10 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
     size_values = SizeValues(graph, tensor_type) if symbolic else None
     recompute = []  # positions among the body's ops of those in checkpoint regions (training text)
     ops = 0  # body ops printed so far
+    active = {id(i) for i, m in zip(graph.inputs, marks) if m}  # values computed from a differentiated input
     for n in graph.nodes:
+        if requires_grad and n.op != "detach" and any(id(i) in active for i in n.inputs):
+            active.add(id(n))
         if requires_grad and n.attrs.get("recompute") and n.op not in ("detach", "torch_result"):
             recompute.append(ops)
         printed = len(lines)
@@ -297,7 +307,12 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
             if symbolic and n.op not in ("constant",) and holds_symbolic(n.attrs):
                 raise NotImplementedError(f"graph.{n.op} with an attribute computed from a dynamic size")
             sizes = size_values.operands(n.meta, lines) if symbolic and n.op in SIZED_OPS else ""
-            line = _torch_call(n) if n.op == "torch_call" else _line(n, sizes)
+            if n.op == "attention_dropout" and n.attrs.get("fused") and len(n.inputs) > 3 and id(n.inputs[3]) in active:
+                # a mask with a gradient of its own (T5's learned position bias): the math path differentiates
+                # it; the fused kernel's backward does not
+                line = _line(_Unfused(n), sizes)
+            else:
+                line = _torch_call(n) if n.op == "torch_call" else _line(n, sizes)
             if requires_grad and _stops_grad(n) and line.startswith(n.name + " = "):
                 kept = f"%nograd{n.name[1:]}"
                 line = f"{kept}{line[len(n.name):]}\n    {n.name} = graph.detach {kept} : {tensor_type(n.meta)}"
