@@ -98,6 +98,29 @@ def test_the_step_graph_is_captured_without_breaks():
     assert "lerp" in str(e) and "dyn (cpu)" in str(e)
 
 
+def test_capturing_the_state_formats_no_tensor(monkeypatch):
+    """The optimizer's state is keyed by the parameters: naming those inputs must not print the parameters'
+    values (Tensor.__repr__ took 0.6 s of the seed loop's first step)."""
+    model = _model("cpu")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    F.mse_loss(model(torch.randn(2, 8)), torch.randn(2, 4)).backward()
+    want = copy.deepcopy(model)
+    want_opt = torch.optim.Adam(want.parameters(), lr=1e-3)
+    want_opt.load_state_dict(opt.state_dict())
+    for p, q in zip(model.parameters(), want.parameters()):
+        q.grad = p.grad.clone()
+
+    def no_repr(self, *args, **kwargs):
+        raise AssertionError("a tensor was formatted")
+    monkeypatch.setattr(torch.Tensor, "__repr__", no_repr)
+    dyn.reset()
+    dyn.compile(lambda: opt.step())()
+    want_opt.step()
+    assert dyn.stats()["graphs"] == 1 and not dyn.stats()["eager_graphs"]
+    for p, q in zip(model.parameters(), want.parameters()):
+        torch.testing.assert_close(p, q)
+
+
 def test_params_without_grad_groups_and_frozen_layers():
     """A param group per layer with its own lr, a frozen layer (grad None: skipped, as eager), and a layer
     whose grad appears later (the step recompiles for it)."""
