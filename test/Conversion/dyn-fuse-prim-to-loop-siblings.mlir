@@ -78,15 +78,15 @@ func.func @hoisted(%x: tensor<8x16x16x64xf32>, %y: tensor<8x16x16x64xf32>)
 // -----
 
 // Neither place works: a kernel between reads the first sum, and the second
-// reads a buffer written after the first (%e, which shares %c's kernel). The
-// sums keep kernels of their own, in program order.
+// reads a buffer written after the first (%e). The sums keep kernels of their
+// own, in program order.
 // CHECK-LABEL: func @blocked
 // CHECK: loop.kernel "reduce_sum_0" [64]
 // CHECK: loop.reduce
 // CHECK-NOT: loop.reduce
 // CHECK: loop.kernel "mul_1" [8, 16, 16, 64]
-// CHECK: math.exp
-// CHECK: loop.kernel "reduce_sum_2" [64]
+// CHECK: loop.kernel "exp_2"
+// CHECK: loop.kernel "reduce_sum_3" [64]
 // CHECK: loop.reduce
 // CHECK-NOT: loop.reduce
 // CHECK-NOT: loop.kernel

@@ -1,12 +1,11 @@
 // RUN: dyn-opt %s -split-input-file -dyn-fuse-prim-to-loop -canonicalize | FileCheck %s
 
 // Small pointwise kernels of one shape that read only buffers written before
-// the first of them, or an earlier member's value at their own point, run as
-// one kernel in its place: the num_batches_tracked increments of two batch
-// norms (one thread each on the GPU) are one kernel, before the normalization
-// between them; each still writes its input in place. %g joins them too (it
-// reads an input), and %h, which reads %g at its point: the kernel passes %g's
-// scalar on rather than loading it back.
+// the first of them run as one kernel in its place: the num_batches_tracked
+// increments of two batch norms (one thread each on the GPU) are one kernel,
+// before the normalization between them; each still writes its input in place.
+// %g joins them too (it reads an input); %h reads %g, written by that kernel,
+// and keeps a kernel of its own after it.
 // CHECK-LABEL: func @counters
 // CHECK-SAME: dyn.in_place = array<i64: 0, 1, -1, -1, -1>
 // CHECK: loop.kernel "add_0" []
@@ -15,12 +14,12 @@
 // CHECK: loop.load %arg1[]
 // CHECK: loop.store %{{.*}}, %arg5[]
 // CHECK: loop.load %arg2[]
-// CHECK: %[[G:.*]] = math.exp
-// CHECK: loop.store %[[G]], %arg7[]
-// CHECK-NOT: loop.load %arg7
-// CHECK: arith.mulf %[[G]]
-// CHECK: loop.store %{{.*}}, %arg8[]
+// CHECK: math.exp
+// CHECK: loop.store %{{.*}}, %arg7[]
 // CHECK: loop.kernel "exp_1" [8, 64]
+// CHECK: loop.kernel "mul_{{.*}}" []
+// CHECK: loop.load %arg7[]
+// CHECK: loop.store %{{.*}}, %arg8[]
 // CHECK-NOT: loop.kernel
 func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: tensor<8x64xf32>)
     -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<i64> {dyn.updates_arg = 1 : i64}, tensor<8x64xf32>,
@@ -37,18 +36,15 @@ func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: ten
 
 // -----
 
-// Only one shape merges: a [4] kernel stays apart from the [] ones. Kernels
-// over more than 256 points merge only with the one right before them (small
-// kernels between are no obstacle): %d and %f are one kernel over [512].
+// Only one shape merges: a [4] kernel stays apart from the [] ones, and a
+// kernel over more than 256 points is not small.
 // CHECK-LABEL: func @shapes
 // CHECK: loop.kernel "add_0" []
 // CHECK: loop.store %{{.*}}, %arg3[]
 // CHECK: loop.store %{{.*}}, %arg5[]
 // CHECK: loop.kernel "add_1" [4]
 // CHECK: loop.kernel "neg_2" [512]
-// CHECK: loop.store %{{.*}}, %arg6
-// CHECK: math.exp
-// CHECK: loop.store %{{.*}}, %arg7
+// CHECK: loop.kernel "neg_{{.*}}" [512]
 // CHECK-NOT: loop.kernel
 func.func @shapes(%n0: tensor<i64>, %v: tensor<4xf32>, %w: tensor<512xf32>)
     -> (tensor<i64>, tensor<4xf32>, tensor<i64>, tensor<512xf32>, tensor<512xf32>) {
@@ -87,59 +83,4 @@ func.func @keeps_in_place(%n0: tensor<i64>, %step: tensor<f32>, %x: tensor<8x64x
   %fone = prim.constant dense<1.0> : tensor<f32>
   %s1 = prim.add %step, %fone : tensor<f32>
   return %a, %y, %s1 : tensor<i64>, tensor<8x64xf32>, tensor<f32>
-}
-
-// -----
-
-// An optimizer's step for one parameter: the new first and second moments
-// and the parameter, which reads both at its point, are one kernel; the bias
-// correction's scalar between them is small and runs earlier, merged with the
-// step counter. The parameter's update uses the moments' scalars (no load of
-// their buffers), rounded as the bfloat16 buffers hold them.
-// CHECK-LABEL: func @adam_like
-// CHECK: loop.kernel "add_0" []
-// CHECK: loop.kernel "{{.*}}" [64, 32]
-// CHECK: %[[M:.*]] = arith.addf
-// CHECK: loop.store %{{.*}}, %arg6
-// CHECK: loop.store %{{.*}}, %arg7
-// CHECK-NOT: loop.load %arg6
-// CHECK-NOT: loop.load %arg7
-// CHECK: arith.truncf
-// CHECK: loop.store %{{.*}}, %arg8
-// CHECK-NOT: loop.kernel
-func.func @adam_like(%p: tensor<64x32xbf16>, %g: tensor<64x32xbf16>, %m: tensor<64x32xbf16>,
-                     %v: tensor<64x32xbf16>, %step: tensor<f32>)
-    -> (tensor<f32>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) {
-  %one = prim.constant dense<1.0> : tensor<f32>
-  %s = prim.add %step, %one : tensor<f32>
-  %b1 = prim.constant dense<0.1> : tensor<64x32xbf16>
-  %d = prim.sub %g, %m : tensor<64x32xbf16>
-  %dm = prim.mul %d, %b1 : tensor<64x32xbf16>
-  %m2 = prim.add %m, %dm : tensor<64x32xbf16>
-  %gg = prim.mul %g, %g : tensor<64x32xbf16>
-  %v2 = prim.add %v, %gg : tensor<64x32xbf16>
-  %c = prim.mul %s, %s : tensor<f32>
-  %cb = prim.convert_element_type %c : tensor<f32> -> tensor<bf16>
-  %cx = prim.broadcast_in_dim %cb dims [] : tensor<bf16> -> tensor<64x32xbf16>
-  %r = prim.sqrt %v2 : tensor<64x32xbf16>
-  %q = prim.div %m2, %r : tensor<64x32xbf16>
-  %qc = prim.mul %q, %cx : tensor<64x32xbf16>
-  %p2 = prim.sub %p, %qc : tensor<64x32xbf16>
-  return %s, %m2, %v2, %p2 : tensor<f32>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>
-}
-
-// -----
-
-// A large kernel after another large kernel of another shape starts a group
-// of its own: %a and %c (both [512]) stay apart around the [256, 4] kernel.
-// CHECK-LABEL: func @not_adjacent
-// CHECK: loop.kernel "neg_0" [512]
-// CHECK: loop.kernel "exp_1" [256, 4]
-// CHECK: loop.kernel "neg_2" [512]
-func.func @not_adjacent(%w: tensor<512xf32>, %x: tensor<256x4xf32>) -> (tensor<512xf32>, tensor<256x4xf32>, tensor<512xf32>) {
-  %a = prim.neg %w : tensor<512xf32>
-  %b = prim.exp %x : tensor<256x4xf32>
-  %e = prim.exp %w : tensor<512xf32>
-  %c = prim.neg %e : tensor<512xf32>
-  return %a, %b, %c : tensor<512xf32>, tensor<256x4xf32>, tensor<512xf32>
 }

@@ -116,10 +116,10 @@ void KernelEmitter::emitFusedKernel(ArrayRef<Value> values, ArrayRef<Value> targ
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Value> idx = openPointKernel(values.front(), name);
   // What a later value reads of `value` at this point: the scalar as its buffer holds it (a 16-bit float
-  // rounded), so that the kernel computes what the kernels apart did (a reduction's epilogue, a merged
-  // kernel reading an earlier member: an optimizer's parameter update its new moments).
+  // rounded), so that the kernel computes what the kernels apart did. (Merged kernels with no reduction
+  // read none of each other's values.)
   auto asStored = [&](Value value, Value scalar) {
-    if (values.size() == reductions)
+    if (reductions == 0 || values.size() == reductions)
       return;
     Type stored = tensorType(value).getElementType();
     if ((stored.isF16() || stored.isBF16()) && scalar.getType() != stored) {

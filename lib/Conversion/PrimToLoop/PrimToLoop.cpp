@@ -338,38 +338,24 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     movedAway.insert(e);
     writerOf[e] = *last;
   }
-  // Kernels of one shape run as one kernel in the first one's place: small ones (a batch norm's
-  // num_batches_tracked + 1, a launch of one thread on the GPU) wherever they are, larger ones when nothing
-  // but small kernels comes between them (an optimizer's new moments and parameter, one parameter after
-  // another: one pass over each tensor instead of three, and a third of the launches). A member reads
-  // buffers written before the group's first kernel, or an earlier member's value at its own point (the
-  // kernel passes that scalar on, rounded as its buffer holds it).
+  // Small kernels of one shape (a batch norm's num_batches_tracked + 1, a launch of one thread on the GPU)
+  // that read only buffers written before the first of them run as one kernel in its place.
   constexpr int64_t kSmallKernel = 256; // points
   DenseMap<Value, SmallVector<Value>> mergedAt; // the first member -> the group, in order
   {
     std::map<SmallVector<int64_t>, Value> open; // shape -> the first member of the latest group
-    std::optional<size_t> lastLarge;            // the latest large kernel's index in `order`
-    for (auto [j, entry] : llvm::enumerate(pointwise)) {
-      auto &[e, reads] = entry;
-      bool small = tensorType(e).getNumElements() <= kSmallKernel;
-      std::optional<size_t> previousLarge = lastLarge;
-      if (!small && !isa<prim::ConstantOp>(e.getDefiningOp()))
-        lastLarge = j;
-      if (!reads || movedAway.contains(e))
+    for (auto &[e, reads] : pointwise) {
+      if (!reads || movedAway.contains(e) || tensorType(e).getNumElements() > kSmallKernel)
         continue;
       SmallVector<int64_t> shape(tensorType(e).getShape());
       auto it = open.find(shape);
       if (it != open.end() && movable(e)) {
-        Value first = it->second;
-        size_t at = writerOf[first];
-        const SmallVector<Value> &group = mergedAt[first];
-        bool near = small || (previousLarge && group.back() == order[*previousLarge]);
-        if (near && llvm::all_of(*reads, [&](auto &read) {
+        size_t at = writerOf[it->second];
+        if (llvm::all_of(*reads, [&](auto &read) {
               auto w = writerOf.find(read.first);
-              return w == writerOf.end() || w->second < at ||
-                     (read.second && llvm::is_contained(group, read.first));
+              return w == writerOf.end() || w->second < at;
             })) {
-          mergedAt[first].push_back(e);
+          mergedAt[it->second].push_back(e);
           movedAway.insert(e);
           writerOf[e] = at;
           continue;
