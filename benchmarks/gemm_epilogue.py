@@ -15,7 +15,6 @@ SHAPES = {  # (M, K, N): rows of activations, reduction, output features
     "gpt2/bert fc1": (512, 768, 3072), "gpt2/bert fc2": (512, 3072, 768),
     "vit qkv": (1576, 768, 2304), "vit proj": (1576, 768, 768),
     "vit fc1": (1576, 768, 3072), "vit fc2": (1576, 3072, 768),
-    "gpt2 8x512 qkv": (4096, 768, 2304),
 }
 
 

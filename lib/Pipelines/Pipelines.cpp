@@ -74,8 +74,7 @@ static void buildPrimToLoop(OpPassManager &pm, bool gpu) {
   // beta = 1): a linear layer whose product only a library call reads (the
   // attention's projections) saved a pass, 256x256 -> 1024 0.74 -> 0.99x
   // eager (docs/performance.md, sixteenth session). Half-precision addends
-  // stay in the epilogue on both (one rounding, as eager's), and so does a float32 one on the GPU where no
-  // kernel reads the sum (gemmAddend: a QKV projection only attention reads).
+  // stay in the epilogue on both (one rounding, as eager's).
   fusion.f32GemmAddend = !gpu;
   pm.addPass(createFusePrimToLoopPass(fusion));
   addCleanup(pm);

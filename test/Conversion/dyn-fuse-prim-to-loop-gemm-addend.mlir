@@ -5,9 +5,8 @@
 // With f32-gemm-addend (the CPU pipeline sets it), a float32 linear layer's
 // bias (an add marked dyn.addmm: graph.addmm's) goes into the GEMM's epilogue
 // (ATen's addmm, eager's rounding) and the kernel after it reads the sum. The
-// GPU pipeline does not where a kernel reads the sum: that kernel adds the
-// bias (for addmm cuBLAS picks slower kernels than for mm,
-// benchmarks/gemm_epilogue.py).
+// GPU pipeline does not: the kernel after the GEMM adds the bias (for addmm
+// cuBLAS picks slower kernels than for mm, benchmarks/gemm_epilogue.py).
 // CHECK-LABEL: func @linear_gelu_f32
 // CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[W:.*]]: memref<16x8xf32>, %[[B:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<4x16xf32>)
 // CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
@@ -62,38 +61,4 @@ func.func @runtime_gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16
   %r = prim.tanh %y : tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
-}
-
-// -----
-
-// A QKV projection whose sum no kernel reads point by point: attention reads
-// q, k and v in place and the function returns it (a training forward saves
-// it for the backward). Left out of the GEMM, the bias would cost a pass of
-// its own, so the GPU pipeline puts it in the epilogue too.
-// CHECK-LABEL: func @qkv_for_attention
-// CHECK: loop.matmul {{.*}} addend
-// GPU-LABEL: func @qkv_for_attention
-// GPU: loop.matmul %{{.*}}, %{{.*}}, %[[QKV:.*]] addend %{{.*}} transpose_b
-// GPU-NOT: loop.kernel
-// GPU: loop.library_call "attention_lse"
-// GPU-NOT: loop.kernel
-// GPU: return
-func.func @qkv_for_attention(%x: tensor<10x64xf32>, %w: tensor<192x64xf32>, %b: tensor<192xf32>)
-    -> (tensor<10x192xf32>, tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>) {
-  %wt = prim.transpose %w permutation [1, 0] : tensor<192x64xf32> -> tensor<64x192xf32>
-  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x192xf32> -> tensor<10x192xf32>
-  %bb = prim.broadcast_in_dim %b dims [1] : tensor<192xf32> -> tensor<10x192xf32>
-  %y = prim.add %m, %bb {dyn.addmm} : tensor<10x192xf32>
-  %1 = prim.reshape %y : tensor<10x192xf32> -> tensor<2x5x192xf32>
-  %4 = prim.slice %1 start [0, 0, 0] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
-  %5 = prim.slice %1 start [0, 0, 64] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
-  %6 = prim.slice %1 start [0, 0, 128] stride [1, 1, 1] : tensor<2x5x192xf32> -> tensor<2x5x64xf32>
-  %7 = prim.reshape %4 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
-  %8 = prim.transpose %7 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
-  %9 = prim.reshape %5 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
-  %10 = prim.transpose %9 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
-  %11 = prim.reshape %6 : tensor<2x5x64xf32> -> tensor<2x5x4x16xf32>
-  %12 = prim.transpose %11 permutation [0, 2, 1, 3] : tensor<2x5x4x16xf32> -> tensor<2x4x5x16xf32>
-  %r:3 = prim.library_call "attention_lse"(%8, %10, %12) params [0, 0, 4598175219545276416] {strided} : (tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>, tensor<2x4x5x16xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>)
-  return %y, %r#0, %r#1, %r#2 : tensor<10x192xf32>, tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>
 }

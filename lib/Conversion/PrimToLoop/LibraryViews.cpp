@@ -48,23 +48,6 @@ Value transposedLhsSource(prim::DotGeneralOp dot) {
 }
 
 
-/// Whether no kernel would read `v` point by point: its readers, through view ops, are the function's
-/// return and library calls that read views in place (attention's; a GEMM's or a call's through reshapes).
-/// An addend left out of the GEMM computing `v` then costs a pass of its own.
-static bool readByLibrariesOnly(Value v, bool viewed = false) {
-  for (Operation *user : v.getUsers()) {
-    auto lib = dyn_cast<prim::LibraryCallOp>(user);
-    if (isa<func::ReturnOp>(user) || isa<prim::AttentionOp>(user) || (lib && lib.getStrided()))
-      continue;
-    if (!viewed && isLibraryCall(user))
-      continue;
-    if (isViewOp(user) && readByLibrariesOnly(user->getResult(0), viewed || !isa<prim::ReshapeOp>(user)))
-      continue;
-    return false;
-  }
-  return true;
-}
-
 std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> returned,
                                      bool anyFloat) {
   Type et = tensorType(dot.getResult()).getElementType();
@@ -73,17 +56,11 @@ std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> ret
   if (auto module = dot->getParentOfType<ModuleOp>())
     if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"); choice && choice.getValue() == "runtime")
       anyFloat = false;
-  if (!dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+  bool fused = et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et));
+  if (!fused || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
     return std::nullopt;
   auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
   if (!add || add.getLhs() == add.getRhs())
-    return std::nullopt;
-  // (the GPU's float32 addend too where no kernel reads the sum: a QKV projection that attention reads
-  // in place, and the forward saves for its backward)
-  bool fused = et.isF16() || et.isBF16() ||
-               (isa<FloatType>(et) && (anyFloat || (tensorType(add.getResult()).hasStaticShape() &&
-                                                    readByLibrariesOnly(add.getResult()))));
-  if (!fused)
     return std::nullopt;
   // A float32/float64 addend only where eager's op adds in its GEMM too
   // (graph.addmm: F.linear, torch.addmm); `x @ w + b` eager rounds twice.
