@@ -161,3 +161,21 @@ func.func @pooling(%x: tensor<?x8x8x8xf32>) -> (tensor<?x8x1x1xf32>, tensor<?x8x
   %2 = graph.adaptive_max_pool %x output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
   return %1, %2 : tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>
 }
+
+// -----
+
+// Max pooling with indices over a runtime batch (a CNN stem trained with a
+// symbolic batch): the running maximum's splat and the flat indices' per-tap
+// constants take the batch from the input; its gradient, ATen's
+// max_pool2d_backward, has the input's sizes.
+// CHECK-LABEL: func @max_pool_with_indices
+// CHECK: %[[N:.*]] = prim.dim %arg0, 0 : tensor<?x2x5x5xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[N]]) : tensor<f32> -> tensor<?x2x3x3xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [2] sizes(%[[N]]) : tensor<3xi64> -> tensor<?x2x3x3xi64>
+// CHECK: prim.select
+// CHECK: prim.library_call "max_pool2d_backward"(%arg1, %arg0, %{{.*}}) {{.*}} -> tensor<?x2x5x5xf32>
+func.func @max_pool_with_indices(%x: tensor<?x2x5x5xf32>, %g: tensor<?x2x3x3xf32>) -> (tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>) {
+  %0:2 = graph.max_pool_with_indices %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x5x5xf32>) -> (tensor<?x2x3x3xf32>, tensor<?x2x3x3xi64>)
+  %1 = graph.max_pool2d_backward %g, %x, %0#1 {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>, tensor<?x2x3x3xi64>) -> tensor<?x2x5x5xf32>
+  return %0#0, %1 : tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>
+}

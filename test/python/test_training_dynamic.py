@@ -164,6 +164,28 @@ def test_batch_norm_trains_with_a_symbolic_batch(momentum):
     _symbolic_once(dyn.stats())
 
 
+def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch():
+    # a torchvision stem (convolution, batch norm, ReLU, 3x3/2 max pooling with padding): the pooling's
+    # backward scatters the cotangent to eager's maxima (graph.max_pool_with_indices, then ATen's
+    # max_pool2d_with_indices_backward sized as its input at run time), one compile for every batch size
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 3 * 3, 5)).double()
+    ref = copy.deepcopy(model)
+    dyn.reset()
+    cm = dyn.compile(model)
+    for n in (2, 3, 5, 7):
+        x = torch.randn(n, 3, 12, 12, dtype=torch.float64)
+        y = torch.randint(0, 5, (n,))
+        F.cross_entropy(cm(x), y).backward()
+        F.cross_entropy(ref(x), y).backward()
+        _grads_match(model, ref)
+        for (name, b), c in zip(model.named_buffers(), ref.buffers()):
+            torch.testing.assert_close(b, c, msg=name)
+    _symbolic_once(dyn.stats())
+
+
 def test_buffer_updated_in_place_by_a_symbolic_training_graph():
     # a statically shaped buffer updated in place (a running sum of the batch's mean) beside `?` activations:
     # the training kernel returns its new value, which the runner copies into it

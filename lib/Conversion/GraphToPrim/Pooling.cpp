@@ -312,6 +312,7 @@ struct IndexedPool {
   Location loc;
   RankedTensorType valuesType, indicesType;
   ArrayRef<int64_t> inSizes; // the pooled input dims
+  Value like;                // the input: the sizes of the dynamic dims in front of the pooled ones
 
   /// sum over dims of positions[i][o_i] * (the input elements per step of dim i), broadcast.
   Value flat(ArrayRef<ArrayRef<int64_t>> perDim) {
@@ -326,7 +327,8 @@ struct IndexedPool {
         terms.push_back(v * step);
       auto vt = RankedTensorType::get({(int64_t)terms.size()}, b.getI64Type());
       Value c = prim::ConstantOp::create(b, loc, DenseElementsAttr::get(vt, ArrayRef(terms)));
-      c = prim::BroadcastInDimOp::create(b, loc, indicesType, c, ArrayRef<int64_t>{rank - nd + i});
+      c = prim::BroadcastInDimOp::create(b, loc, indicesType, c, ArrayRef<int64_t>{rank - nd + i},
+                                         sizesFrom(b, loc, like, indicesType));
       sum = sum ? (Value)prim::AddOp::create(b, loc, indicesType, sum, c) : c;
     }
     return sum;
@@ -397,7 +399,7 @@ struct MaxPoolWithIndicesToPrim : OpConversionPattern<graph::MaxPoolWithIndicesO
       int64_t dim = rank - nd + i;
       return pool.sliceDim(v, dim, j * dilation[i], stride[i], type.getDimSize(dim));
     };
-    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes};
+    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes, adaptor.getInput()};
     auto [values, indices] = ip.run(x, taps, pool.padValue(type.getElementType()));
     rewriter.replaceOp(op, {values, indices});
     return success();
@@ -443,7 +445,7 @@ struct AdaptiveMaxPoolWithIndicesToPrim : OpConversionPattern<graph::AdaptiveMax
                                              ArrayRef<int64_t>{dim});
       return prim::GatherOp::create(rewriter, loc, resultType, v, dim, index);
     };
-    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes};
+    IndexedPool ip{rewriter, loc, type, op.getIndices().getType(), inSizes, adaptor.getInput()};
     auto [values, indices] = ip.run(x, taps, pool.padValue(type.getElementType()));
     rewriter.replaceOp(op, {values, indices});
     return success();

@@ -320,7 +320,7 @@ LogicalResult AttentionOp::verify() { return dyn::verifyAttention(*this); }
 
 bool dyn::prim::isSizedLikeOperands(StringRef callee) {
   return callee == "attention_backward" || callee == "convolution_backward" ||
-         callee == "adaptive_avg_pool2d_backward";
+         callee == "adaptive_avg_pool2d_backward" || callee == "max_pool2d_backward";
 }
 
 LogicalResult LibraryCallOp::verify() {

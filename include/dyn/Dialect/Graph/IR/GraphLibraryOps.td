@@ -630,8 +630,9 @@ def Graph_FractionalMaxPoolOp : Graph_LibraryOp<"fractional_max_pool", "fraction
   let eager = "(torch._C._nn.fractional_max_pool2d if len({kernel_size}) == 2 else torch._C._nn.fractional_max_pool3d)("
               "{input}, {kernel_size}, {output_size}, {samples})";
 }
-// The gradient of max_pool2d with indices (aten.max_pool2d_with_indices_backward).
-def Graph_MaxPool2dBackwardOp : Graph_LibraryOp<"max_pool2d_backward", "max_pool2d_backward", "max_pool2d's input gradient from its indices"> {
+// The gradient of max_pool2d with indices (aten.max_pool2d_with_indices_backward); its result has the
+// input's sizes (`?` ones too).
+def Graph_MaxPool2dBackwardOp : Graph_DynamicLibraryOp<"max_pool2d_backward", "max_pool2d_backward", "max_pool2d's input gradient from its indices"> {
   let arguments = (ins Graph_FloatTensor:$grad_output, Graph_FloatTensor:$input, Graph_IndexTensor:$indices,
                        DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);

@@ -155,16 +155,18 @@ def Graph_UpsampleOp : Graph_RegisteredOp<"upsample", "resample", Dyn_KeepsEleme
 // batched, [N, C, *pooled]. Decomposed as max_pool is (strided slices of the
 // padded input, or gathers for adaptive windows), with the running maximum
 // and its index selected tap by tap: one fused kernel.
-class Graph_PoolWithIndicesOp<string mnemonic, string cls, string desc>
-    : Graph_RegisteredOp<mnemonic, "pool_indices", Dyn_MetaRule, Dyn_MetaShape,
-                         Dyn_Composite<cls, "Pooling">> {
+class Graph_PoolWithIndicesOp<string mnemonic, string cls, string desc,
+                              Dyn_Lowering lower = Dyn_Composite<cls, "Pooling">>
+    : Graph_RegisteredOp<mnemonic, "pool_indices", Dyn_MetaRule, Dyn_MetaShape, lower> {
   let summary = desc # " pooling and the flat index of each maximum";
   let results = (outs Graph_NumericTensor:$result, RankedTensorOf<[I64]>:$indices);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+// (N and C may be `?`: a CNN's stem pooling trained with a symbolic batch)
 def Graph_MaxPoolWithIndicesOp
-    : Graph_PoolWithIndicesOp<"max_pool_with_indices", "MaxPoolWithIndicesToPrim", "max"> {
+    : Graph_PoolWithIndicesOp<"max_pool_with_indices", "MaxPoolWithIndicesToPrim", "max",
+                              Dyn_DynamicComposite<"MaxPoolWithIndicesToPrim", "Pooling">> {
   let arguments = (ins Graph_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
