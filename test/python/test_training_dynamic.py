@@ -142,6 +142,23 @@ def test_cnn_trains_with_a_symbolic_batch():
     _symbolic_once(dyn.stats())
 
 
+def _classifier_over_batches(model, image):
+    """Cross-entropy steps of a float64 classifier over four batch sizes of `image`-shaped inputs: gradients and
+    buffers equal eager's after each, one symbolic training entry."""
+    ref = copy.deepcopy(model)
+    dyn.reset()
+    cm = dyn.compile(model)
+    for n in (2, 3, 5, 7):
+        x = torch.randn(n, *image, dtype=torch.float64)
+        y = torch.randint(0, 5, (n,))
+        F.cross_entropy(cm(x), y).backward()
+        F.cross_entropy(ref(x), y).backward()
+        _grads_match(model, ref)
+        for (name, b), c in zip(model.named_buffers(), ref.buffers()):
+            torch.testing.assert_close(b, c, msg=name)
+    _symbolic_once(dyn.stats())
+
+
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_batch_norm_trains_with_a_symbolic_batch(momentum):
     # batch statistics over a runtime batch: counts are sums of ones, the unbiased variance divides by n - 1,
@@ -150,18 +167,7 @@ def test_batch_norm_trains_with_a_symbolic_batch(momentum):
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8, momentum=momentum),
                           nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6),
                           nn.BatchNorm1d(6, momentum=momentum), nn.Linear(6, 5)).double()
-    ref = copy.deepcopy(model)
-    dyn.reset()
-    cm = dyn.compile(model)
-    for n in (2, 3, 5, 7):
-        x = torch.randn(n, 3, 10, 10, dtype=torch.float64)
-        y = torch.randint(0, 5, (n,))
-        F.cross_entropy(cm(x), y).backward()
-        F.cross_entropy(ref(x), y).backward()
-        _grads_match(model, ref)
-        for (name, b), c in zip(model.named_buffers(), ref.buffers()):
-            torch.testing.assert_close(b, c, msg=name)
-    _symbolic_once(dyn.stats())
+    _classifier_over_batches(model, (3, 10, 10))
 
 
 def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch():
@@ -172,18 +178,7 @@ def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch():
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
                           nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 3 * 3, 5)).double()
-    ref = copy.deepcopy(model)
-    dyn.reset()
-    cm = dyn.compile(model)
-    for n in (2, 3, 5, 7):
-        x = torch.randn(n, 3, 12, 12, dtype=torch.float64)
-        y = torch.randint(0, 5, (n,))
-        F.cross_entropy(cm(x), y).backward()
-        F.cross_entropy(ref(x), y).backward()
-        _grads_match(model, ref)
-        for (name, b), c in zip(model.named_buffers(), ref.buffers()):
-            torch.testing.assert_close(b, c, msg=name)
-    _symbolic_once(dyn.stats())
+    _classifier_over_batches(model, (3, 12, 12))
 
 
 def test_buffer_updated_in_place_by_a_symbolic_training_graph():
