@@ -25,6 +25,31 @@ func.func @pointwise(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 
 // -----
 
+// A kernel that reads back a buffer it writes (a merged kernel whose later
+// value loads an earlier one's): no 16-byte groups or several points a
+// thread, whose loads would all come before the stores; one point a thread,
+// each point's load after its store.
+// CHECK-LABEL: func @reads_back
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: loop.store %{{.*}}, %[[Y:.*]][
+// CHECK: loop.load %[[Y]][
+// CHECK-NOT: loop.load
+func.func @reads_back(%x: memref<1024xf32>, %y: memref<1024xf32>, %z: memref<1024xf32>) {
+  loop.kernel "exp" [1024] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<1024xf32>
+    %e = math.exp %v : f32
+    loop.store %e, %y[%i] : memref<1024xf32>
+    %w = loop.load %y[%i] : memref<1024xf32>
+    %n = arith.negf %w : f32
+    loop.store %n, %z[%i] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
 // f32 square roots are the NVVM intrinsic sqrt.rn.f32 (correctly rounded as
 // in eager's CUDA kernels), not math.sqrt (libdevice's __nv_sqrtf, approximate
 // without the __CUDA_PREC_SQRT reflection); f64 keeps math.sqrt (__nv_sqrt is

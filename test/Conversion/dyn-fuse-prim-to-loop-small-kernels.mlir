@@ -84,3 +84,84 @@ func.func @keeps_in_place(%n0: tensor<i64>, %step: tensor<f32>, %x: tensor<8x64x
   %s1 = prim.add %step, %fone : tensor<f32>
   return %a, %y, %s1 : tensor<i64>, tensor<8x64xf32>, tensor<f32>
 }
+
+// -----
+
+// An optimizer's step for one parameter: the parameter's update reads the new
+// first and second moments at its point, and nothing else reads them (but the
+// results): the moments run in its kernel, at its place (after the bias
+// correction's scalar), which takes their scalars, rounded as their bfloat16
+// buffers hold them, instead of loading them back.
+// CHECK-LABEL: func @adam_like
+// CHECK: loop.kernel "add_0" []
+// CHECK: loop.kernel "{{.*}}" [64, 32]
+// CHECK: loop.store %{{.*}}, %arg6
+// CHECK: loop.store %{{.*}}, %arg7
+// CHECK-NOT: loop.load %arg6
+// CHECK-NOT: loop.load %arg7
+// CHECK: arith.truncf
+// CHECK: loop.store %{{.*}}, %arg8
+// CHECK-NOT: loop.kernel
+func.func @adam_like(%p: tensor<64x32xbf16>, %g: tensor<64x32xbf16>, %m: tensor<64x32xbf16>,
+                     %v: tensor<64x32xbf16>, %step: tensor<f32>)
+    -> (tensor<f32>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>) {
+  %one = prim.constant dense<1.0> : tensor<f32>
+  %s = prim.add %step, %one : tensor<f32>
+  %b1 = prim.constant dense<0.1> : tensor<64x32xbf16>
+  %d = prim.sub %g, %m : tensor<64x32xbf16>
+  %dm = prim.mul %d, %b1 : tensor<64x32xbf16>
+  %m2 = prim.add %m, %dm : tensor<64x32xbf16>
+  %gg = prim.mul %g, %g : tensor<64x32xbf16>
+  %v2 = prim.add %v, %gg : tensor<64x32xbf16>
+  %c = prim.mul %s, %s : tensor<f32>
+  %c1 = prim.exp %c : tensor<f32>
+  %cb = prim.convert_element_type %c1 : tensor<f32> -> tensor<bf16>
+  %cx = prim.broadcast_in_dim %cb dims [] : tensor<bf16> -> tensor<64x32xbf16>
+  %r = prim.sqrt %v2 : tensor<64x32xbf16>
+  %q = prim.div %m2, %r : tensor<64x32xbf16>
+  %qc = prim.mul %q, %cx : tensor<64x32xbf16>
+  %p2 = prim.sub %p, %qc : tensor<64x32xbf16>
+  return %s, %m2, %v2, %p2 : tensor<f32>, tensor<64x32xbf16>, tensor<64x32xbf16>, tensor<64x32xbf16>
+}
+
+// -----
+
+// A moment another kernel also reads keeps its own kernel: %m2 feeds the
+// parameter's update and %other.
+// CHECK-LABEL: func @read_elsewhere
+// CHECK: loop.kernel "add_0" [64, 32]
+// CHECK: loop.kernel
+// CHECK: loop.kernel
+func.func @read_elsewhere(%p: tensor<64x32xf32>, %g: tensor<64x32xf32>, %m: tensor<64x32xf32>)
+    -> (tensor<64x32xf32>, tensor<64x32xf32>, tensor<32x64xf32>) {
+  %m2 = prim.add %m, %g : tensor<64x32xf32>
+  %p2 = prim.sub %p, %m2 : tensor<64x32xf32>
+  %t = prim.transpose %m2 permutation [1, 0] : tensor<64x32xf32> -> tensor<32x64xf32>
+  %other = prim.exp %t : tensor<32x64xf32>
+  return %m2, %p2, %other : tensor<64x32xf32>, tensor<64x32xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// Nor where another kernel reads it through an op the two kernels share: %a,
+// whose square both the sum's kernel (before the division's) and the division
+// read, keeps its own kernel in its place.
+// CHECK-LABEL: func @shared_with_reduction
+// CHECK: loop.kernel "add_0" [16, 64]
+// CHECK-NEXT: ^bb0
+// CHECK-COUNT-2: loop.load
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: loop.store %{{.*}}, %arg2
+// CHECK-NEXT: }
+// CHECK: loop.kernel "reduce_sum_1" [16]
+// CHECK: loop.kernel "div_2" [16, 64]
+// CHECK-NOT: loop.store %{{.*}}, %arg2
+func.func @shared_with_reduction(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>)
+    -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+  %a = prim.add %x, %y : tensor<16x64xf32>
+  %sq = prim.mul %a, %a : tensor<16x64xf32>
+  %s = prim.reduce_sum %sq dims [1] : tensor<16x64xf32> -> tensor<16xf32>
+  %sb = prim.broadcast_in_dim %s dims [0] : tensor<16xf32> -> tensor<16x64xf32>
+  %n = prim.div %sq, %sb : tensor<16x64xf32>
+  return %a, %s, %n : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
+}

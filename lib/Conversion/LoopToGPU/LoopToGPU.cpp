@@ -86,12 +86,18 @@ LogicalResult KernelMapper::map(loop::KernelOp kernel) {
   // thread and 64% with four.
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
+  // A kernel that reads back a buffer it writes (a merged kernel's later value reading an earlier one's)
+  // keeps each point's loads after that point's stores: one point a thread, in program order.
+  DenseSet<Value> stored;
+  kernel.walk([&](loop::StoreOp st) { stored.insert(st.getMemref()); });
+  bool readsBack = false;
+  kernel.walk([&](loop::LoadOp ld) { readsBack |= stored.contains(ld.getMemref()); });
   int64_t perThread =
-      (!hasInner && !hasTrig && points % (threads * kPointsPerThread) == 0) ? kPointsPerThread : 1;
-  if (!hasInner)
+      (!hasInner && !hasTrig && !readsBack && points % (threads * kPointsPerThread) == 0) ? kPointsPerThread : 1;
+  if (!hasInner && !readsBack)
     if (std::optional<TransposePlan> plan = transposePlan(kernel))
       return tiledTranspose(kernel, *plan);
-  if (!hasInner && !hasTrig)
+  if (!hasInner && !hasTrig && !readsBack)
     if (int64_t width = vectorWidth(kernel); width > 1)
       return vectorize(kernel, width);
   int64_t blocks = byRow ? points : (points + threads * perThread - 1) / (threads * perThread);

@@ -116,10 +116,10 @@ void KernelEmitter::emitFusedKernel(ArrayRef<Value> values, ArrayRef<Value> targ
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Value> idx = openPointKernel(values.front(), name);
   // What a later value reads of `value` at this point: the scalar as its buffer holds it (a 16-bit float
-  // rounded), so that the kernel computes what the kernels apart did. (Merged kernels with no reduction
-  // read none of each other's values.)
+  // rounded), so that the kernel computes what the kernels apart did (a reduction's epilogue; an optimizer's
+  // parameter update reading its new moments).
   auto asStored = [&](Value value, Value scalar) {
-    if (reductions == 0 || values.size() == reductions)
+    if (values.size() == reductions)
       return;
     Type stored = tensorType(value).getElementType();
     if ((stored.isF16() || stored.isBF16()) && scalar.getType() != stored) {

@@ -365,6 +365,83 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       mergedAt[e] = {e};
     }
   }
+  // A pointwise kernel that reads, at its own point, larger kernels of its shape that nothing else reads (an
+  // optimizer's new moments, read by the parameter's update): they run in its kernel, at its place, which
+  // takes their scalars rather than loading them back: one pass over the tensors instead of three. Each
+  // parameter's kernel stays the same function for one shape (the GPU's deduplication keeps one copy).
+  {
+    DenseMap<Value, size_t> index; // order position of each value
+    for (auto [j, v] : llvm::enumerate(order))
+      index[v] = j;
+    // inputs each kernel writes in place (dyn.updates_arg)
+    DenseMap<Value, int64_t> updates;
+    for (auto [k, r] : llvm::enumerate(ret.getOperands()))
+      if (auto arg = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg"); arg && arg.getInt() >= 0)
+        updates[r] = arg.getInt();
+    auto expressionOps = [&](Value v) { // v's kernel's ops, up to buffers
+      DenseSet<Operation *> ops;
+      SmallVector<Value> work{v};
+      while (!work.empty()) {
+        Value u = work.pop_back_val();
+        Operation *def = u.getDefiningOp();
+        if (!def || (u != v && materialized.contains(u)) || !ops.insert(def).second)
+          continue;
+        work.append(def->operand_begin(), def->operand_end());
+      }
+      return ops;
+    };
+    for (auto [j, pw] : llvm::enumerate(pointwise)) {
+      auto &[e, reads] = pw;
+      if (!reads || movedAway.contains(e) || mergedAt.count(e) || tensorType(e).getNumElements() <= kSmallKernel)
+        continue;
+      DenseSet<Operation *> eOps = expressionOps(e);
+      SmallVector<Value> delayed;
+      for (auto &[u, atPoint] : *reads) {
+        auto at = index.find(u);
+        if (!atPoint || at == index.end() || at->second >= j || tensorType(u) != tensorType(e) ||
+            movedAway.contains(u) || mergedAt.count(u) || !pointwise[at->second].second)
+          continue;
+        // nothing but e's kernel (and the results) reads u, directly or through ops it shares with another
+        // kernel (a layer norm's input, which its statistics' reduction also reads)
+        bool onlyE = true;
+        SmallVector<Value> cone{u};
+        DenseSet<Operation *> seen;
+        while (onlyE && !cone.empty()) {
+          Value c = cone.pop_back_val();
+          for (Operation *user : c.getUsers()) {
+            if (isa<func::ReturnOp>(user) || !seen.insert(user).second)
+              continue;
+            if (!eOps.contains(user)) {
+              onlyE = false;
+              break;
+            }
+            for (Value r : user->getResults())
+              if (r != e)
+                cone.push_back(r);
+          }
+        }
+        if (!onlyE)
+          continue;
+        // no kernel between writes in place what u reads, and u reads nothing e writes in place
+        bool clobbered = false;
+        for (auto &[w, arg] : updates) {
+          auto wi = index.find(w);
+          bool between = wi != index.end() && wi->second > at->second && wi->second < j;
+          if ((between || w == e) && pointwise[at->second].second->count(entry.getArgument(arg)))
+            clobbered = true;
+        }
+        if (!clobbered)
+          delayed.push_back(u);
+      }
+      if (delayed.empty())
+        continue;
+      llvm::sort(delayed, [&](Value x, Value y) { return index[x] < index[y]; });
+      for (Value u : delayed)
+        movedAway.insert(u);
+      delayed.push_back(e);
+      mergedAt[e] = std::move(delayed);
+    }
+  }
 
   // 2. The buffer function: inputs, then one output buffer per result.
   OpBuilder b(func);
