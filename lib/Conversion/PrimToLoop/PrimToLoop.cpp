@@ -280,20 +280,24 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // Whether a kernel may run earlier than its place without costing an in-place update (docs/pipeline.md,
   // "Calling convention"): a result that updates an input is written into it only where nothing after
   // its kernel reads the input, so such a kernel moves only where it is the input's one reader.
+  auto expressionOps = [&](Value v) { // v's kernel's ops, up to buffers
+    DenseSet<Operation *> ops;
+    SmallVector<Value> work{v};
+    while (!work.empty()) {
+      Value u = work.pop_back_val();
+      Operation *def = u.getDefiningOp();
+      if (!def || (u != v && materialized.contains(u)) || !ops.insert(def).second)
+        continue;
+      work.append(def->operand_begin(), def->operand_end());
+    }
+    return ops;
+  };
   auto movable = [&](Value v) {
     for (auto [k, r] : llvm::enumerate(ret.getOperands())) {
       auto arg = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg");
       if (r != v || !arg || arg.getInt() < 0 || arg.getInt() >= (int64_t)entry.getNumArguments())
         continue;
-      DenseSet<Operation *> ops; // v's expression, up to buffers
-      SmallVector<Value> work{v};
-      while (!work.empty()) {
-        Value u = work.pop_back_val();
-        Operation *def = u.getDefiningOp();
-        if (!def || (u != v && materialized.contains(u)) || !ops.insert(def).second)
-          continue;
-        work.append(def->operand_begin(), def->operand_end());
-      }
+      DenseSet<Operation *> ops = expressionOps(v);
       if (llvm::any_of(entry.getArgument(arg.getInt()).getUsers(), [&](Operation *user) { return !ops.contains(user); }))
         return false;
     }
@@ -378,18 +382,6 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     for (auto [k, r] : llvm::enumerate(ret.getOperands()))
       if (auto arg = func.getResultAttrOfType<IntegerAttr>(k, "dyn.updates_arg"); arg && arg.getInt() >= 0)
         updates[r] = arg.getInt();
-    auto expressionOps = [&](Value v) { // v's kernel's ops, up to buffers
-      DenseSet<Operation *> ops;
-      SmallVector<Value> work{v};
-      while (!work.empty()) {
-        Value u = work.pop_back_val();
-        Operation *def = u.getDefiningOp();
-        if (!def || (u != v && materialized.contains(u)) || !ops.insert(def).second)
-          continue;
-        work.append(def->operand_begin(), def->operand_end());
-      }
-      return ops;
-    };
     for (auto [j, pw] : llvm::enumerate(pointwise)) {
       auto &[e, reads] = pw;
       if (!reads || movedAway.contains(e) || mergedAt.count(e) || tensorType(e).getNumElements() <= kSmallKernel)
