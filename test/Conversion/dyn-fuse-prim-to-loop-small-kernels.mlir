@@ -165,3 +165,29 @@ func.func @shared_with_reduction(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>)
   %n = prim.div %sq, %sb : tensor<16x64xf32>
   return %a, %s, %n : tensor<16x64xf32>, tensor<16xf32>, tensor<16x64xf32>
 }
+
+// -----
+
+// SGD with momentum and weight decay: the momentum reads the parameter, which
+// the update writes in place, at its own point only: it joins the update's
+// kernel, whose store to the parameter comes after that read.
+// CHECK-LABEL: func @sgd_weight_decay
+// CHECK-SAME: dyn.in_place = array<i64: 0, 2>
+// CHECK: loop.kernel "{{.*}}" [64, 32]
+// CHECK: loop.load %arg0
+// CHECK: loop.store %{{.*}}, %arg4
+// CHECK: loop.store %{{.*}}, %arg3
+// CHECK-NOT: loop.kernel
+func.func @sgd_weight_decay(%p: tensor<64x32xf32>, %g: tensor<64x32xf32>, %buf: tensor<64x32xf32>)
+    -> (tensor<64x32xf32> {dyn.updates_arg = 0 : i64}, tensor<64x32xf32> {dyn.updates_arg = 2 : i64}) {
+  %wd = prim.constant dense<0.01> : tensor<64x32xf32>
+  %mom = prim.constant dense<0.9> : tensor<64x32xf32>
+  %lr = prim.constant dense<0.1> : tensor<64x32xf32>
+  %d = prim.mul %p, %wd : tensor<64x32xf32>
+  %gd = prim.add %g, %d : tensor<64x32xf32>
+  %bm = prim.mul %buf, %mom : tensor<64x32xf32>
+  %b2 = prim.add %bm, %gd : tensor<64x32xf32>
+  %step = prim.mul %b2, %lr : tensor<64x32xf32>
+  %p2 = prim.sub %p, %step : tensor<64x32xf32>
+  return %p2, %b2 : tensor<64x32xf32>, tensor<64x32xf32>
+}

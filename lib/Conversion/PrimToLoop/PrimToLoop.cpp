@@ -414,13 +414,17 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
         }
         if (!onlyE)
           continue;
-        // no kernel between writes in place what u reads, and u reads nothing e writes in place
+        // no kernel between writes in place what u reads, and u reads what e writes in place only at its
+        // point (before e's store there: SGD's momentum reading the parameter for its weight decay)
         bool clobbered = false;
+        const DenseMap<Value, bool> &uReads = *pointwise[at->second].second;
         for (auto &[w, arg] : updates) {
           auto wi = index.find(w);
+          auto read = uReads.find(entry.getArgument(arg));
+          if (read == uReads.end())
+            continue;
           bool between = wi != index.end() && wi->second > at->second && wi->second < j;
-          if ((between || w == e) && pointwise[at->second].second->count(entry.getArgument(arg)))
-            clobbered = true;
+          clobbered |= between || (w == e && !read->second);
         }
         if (!clobbered)
           delayed.push_back(u);

@@ -207,14 +207,9 @@ class TrainingKernel:
         self.late_zeros = not self.dynamic and not set(self._slots) & self.forward.channels_last
         likely = frozenset(k for k in self._slots if fw_specs[k][0] != ()) \
             if self.late_zeros and any(fw_specs[k][0] == () for k in self._slots) else frozenset()
-        self.backward = None
-        if likely:
-            try:
-                self.backward = self._backward_variant(likely)
-            except RuntimeError:
-                self.backward = None
-        if self.backward is None:
-            self.backward = self._backward_variant(frozenset())
+        self._chosen = {}  # the None pattern of a backward call -> the variant it runs
+        self.backward = None  # (set first: _backward_variant dumps the variants compiled later)
+        self.backward = self._backward_variant(likely)
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir),
                        ("backward", self.backward.ir)]
         if keep:
@@ -271,8 +266,12 @@ class TrainingKernel:
         it gives none): the compiled variant that drops the most of the None ones, else one compiled now for
         exactly those; zeros for the None ones it takes."""
         none = frozenset(k for k, g in zip(self._slots, grads) if g is None)
-        best = max((z for z in self._variants if z <= none), key=len, default=None)
-        part = self._variants[best] if best is not None else self._backward_variant(none)
+        part = self._chosen.get(none)
+        if part is None:
+            best = max((z for z in self._variants if z <= none), key=len, default=None)
+            part = self._chosen[none] = self._variants[best] if best is not None else self._backward_variant(none)
+        if not none:  # every cotangent given: the full variant, in the slots' order
+            return part, list(grads)
         given = dict(zip(self._slots, grads))
         specs = self.forward.specs
         return part, [given[k] if given[k] is not None else
