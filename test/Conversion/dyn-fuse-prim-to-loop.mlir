@@ -492,6 +492,63 @@ func.func @narrow_or_single_use(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: te
 
 // -----
 
+// The gradient at a residual block's output (two gradients added, masked by
+// the ReLU) read by a batch norm's sibling sums, its input gradient and the
+// skip path: three kernels would each read a, b and out (48 MiB), a buffer
+// costs a pass over them, its write and three reads (112 against 144 MiB):
+// it gets one, and the consumers load it.
+// CHECK-LABEL: func @residual_gradient_reused
+// CHECK: %[[G:.*]] = memref.alloc() {{.*}} : memref<16x64x64x64xf32>
+// CHECK: loop.kernel "select_{{[0-9]+}}" [16, 64, 64, 64]
+// CHECK: loop.store %{{.*}}, %[[G]]
+// CHECK: loop.kernel "reduce_sum_{{[0-9]+}}" [64]
+// CHECK: loop.load %[[G]]
+// CHECK: loop.kernel "mul_{{[0-9]+}}" [16, 64, 64, 64]
+// CHECK: loop.load %[[G]]
+// CHECK: loop.kernel "add_{{[0-9]+}}" [16, 64, 64, 64]
+// CHECK: loop.load %[[G]]
+func.func @residual_gradient_reused(%a: tensor<16x64x64x64xf32>, %b: tensor<16x64x64x64xf32>,
+                                    %out: tensor<16x64x64x64xf32>, %x: tensor<16x64x64x64xf32>,
+                                    %c: tensor<16x64x64x64xf32>, %k: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<16x64x64x64xf32>, tensor<16x64x64x64xf32>) {
+  %zero = prim.constant dense<0.0> : tensor<16x64x64x64xf32>
+  %sum = prim.add %a, %b : tensor<16x64x64x64xf32>
+  %live = prim.gt %out, %zero : tensor<16x64x64x64xf32> -> tensor<16x64x64x64xi1>
+  %g = prim.select %live, %sum, %zero : tensor<16x64x64x64xi1>, tensor<16x64x64x64xf32>
+  %s0 = prim.reduce_sum %g dims [0, 2, 3] : tensor<16x64x64x64xf32> -> tensor<64xf32>
+  %gx = prim.mul %g, %x : tensor<16x64x64x64xf32>
+  %s1 = prim.reduce_sum %gx dims [0, 2, 3] : tensor<16x64x64x64xf32> -> tensor<64xf32>
+  %kb = prim.broadcast_in_dim %k dims [1] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %dx = prim.mul %g, %kb : tensor<16x64x64x64xf32>
+  %skip = prim.add %g, %c : tensor<16x64x64x64xf32>
+  return %s0, %s1, %dx, %skip : tensor<64xf32>, tensor<64xf32>, tensor<16x64x64x64xf32>, tensor<16x64x64x64xf32>
+}
+
+// -----
+
+// The same at a small size: recomputing saves the kernel a buffer would take.
+// CHECK-LABEL: func @small_gradient_recomputed
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: loop.kernel "select
+func.func @small_gradient_recomputed(%a: tensor<2x8x4x4xf32>, %b: tensor<2x8x4x4xf32>,
+                                     %out: tensor<2x8x4x4xf32>, %x: tensor<2x8x4x4xf32>,
+                                     %c: tensor<2x8x4x4xf32>, %k: tensor<8xf32>)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) {
+  %zero = prim.constant dense<0.0> : tensor<2x8x4x4xf32>
+  %sum = prim.add %a, %b : tensor<2x8x4x4xf32>
+  %live = prim.gt %out, %zero : tensor<2x8x4x4xf32> -> tensor<2x8x4x4xi1>
+  %g = prim.select %live, %sum, %zero : tensor<2x8x4x4xi1>, tensor<2x8x4x4xf32>
+  %s0 = prim.reduce_sum %g dims [0, 2, 3] : tensor<2x8x4x4xf32> -> tensor<8xf32>
+  %gx = prim.mul %g, %x : tensor<2x8x4x4xf32>
+  %s1 = prim.reduce_sum %gx dims [0, 2, 3] : tensor<2x8x4x4xf32> -> tensor<8xf32>
+  %kb = prim.broadcast_in_dim %k dims [1] : tensor<8xf32> -> tensor<2x8x4x4xf32>
+  %dx = prim.mul %g, %kb : tensor<2x8x4x4xf32>
+  %skip = prim.add %g, %c : tensor<2x8x4x4xf32>
+  return %s0, %s1, %dx, %skip : tensor<8xf32>, tensor<8xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
+}
+
+// -----
+
 // A windowed sum (five shifted slices of x: a depthwise convolution's taps)
 // that two kernels read (a squeeze-excitation block's pool and its scaling)
 // is computed once, into a buffer: only the activation after it, the last

@@ -302,6 +302,7 @@ MemRefType viewType(Value v, const BufferView &view);
 void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized);
+bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized);
 
 } // namespace dyn::prim_to_loop
 

@@ -5,24 +5,28 @@ namespace dyn::prim_to_loop {
 
 /// The kernels that would recompute `v`: the materialized values whose
 /// expressions reach it through values without buffers.
-unsigned kernelsRecomputing(Value v, const llvm::SetVector<Value> &materialized) {
-  SmallVector<Value> work{v};
+SmallVector<Value> kernelsReaching(Value v, const llvm::SetVector<Value> &materialized) {
+  SmallVector<Value> work{v}, kernels;
   DenseSet<Value> seen{v};
-  unsigned kernels = 0;
   while (!work.empty()) {
     Value u = work.pop_back_val();
     for (Operation *user : u.getUsers())
       for (Value r : user->getResults())
         if (seen.insert(r).second) {
           if (materialized.contains(r))
-            ++kernels;
-          else if (Value w = writtenReshape(r, [&](Value w) { return materialized.contains(w); }))
-            kernels += seen.insert(w).second; // later kernels read r from there
-          else
+            kernels.push_back(r);
+          else if (Value w = writtenReshape(r, [&](Value w) { return materialized.contains(w); })) {
+            if (seen.insert(w).second) // later kernels read r from there
+              kernels.push_back(w);
+          } else
             work.push_back(r);
         }
   }
   return kernels;
+}
+
+unsigned kernelsRecomputing(Value v, const llvm::SetVector<Value> &materialized) {
+  return kernelsReaching(v, materialized).size();
 }
 
 /// A value recomputed by several kernels is recomputed with all the buffers
@@ -234,4 +238,70 @@ bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &mate
   return materializeRecomputed(ops, materialized, [&](Value v) { return heavy.contains(v); });
 }
 
+constexpr int64_t kMinSavedBytes = 4 << 20;
+
+/// Bytes of a buffer of `v` (a bool takes a byte).
+int64_t bufferBytes(Value v) {
+  return tensorType(v).getNumElements() * std::max<int64_t>(1, tensorType(v).getElementTypeBitWidth() / 8);
+}
+
+/// An elementwise value that several kernels recompute gets a buffer where
+/// that moves fewer bytes: K kernels recomputing it read its large inputs
+/// (bytes B) K times; a buffer costs one pass over them, its write and K
+/// reads of it (bytes b): a buffer where (K - 1) B > (K + 1) b. The gradient
+/// at a residual block's output (the next block's input gradients added and
+/// masked by the ReLU) is read by two batch norms' reductions and input
+/// gradients and by the skip path: recomputed, each of them reads the three
+/// tensors it comes from. Reductions of one operand shape over the same dims
+/// count once (sibling reductions share a kernel). Consumers are decided
+/// first, so the last value of a chain is the one kept. A kernel of its own
+/// costs a launch: below kMinSavedBytes (about a microsecond of an H200's
+/// bandwidth) recomputing stays cheaper, so per-channel values and small
+/// models keep their kernels.
+bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator())
+    ops.push_back(&op);
+  auto isMaterialized = [&](Value u) { return materialized.contains(u); };
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+      continue;
+    SmallVector<Value> readers = kernelsReaching(v, materialized);
+    if (readers.size() < 2)
+      continue;
+    SmallVector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> reductions;
+    int64_t kernels = 0;
+    for (Value r : readers) {
+      Operation *def = r.getDefiningOp();
+      if (def && isReduction(def)) {
+        std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> key{tensorType(def->getOperand(0)).getShape(),
+                                                            reductionDims(def)};
+        if (llvm::is_contained(reductions, key))
+          continue;
+        reductions.push_back(key);
+      }
+      ++kernels;
+    }
+    if (kernels < 2)
+      continue;
+    std::optional<DenseMap<Value, bool>> reads = pointwiseReads(v, isMaterialized);
+    if (!reads)
+      continue;
+    int64_t size = tensorType(v).getNumElements(), inputs = 0;
+    for (auto &[buffer, atPoint] : *reads)
+      if (tensorType(buffer).getNumElements() * 16 >= size) // broadcast operands stay in cache
+        inputs += bufferBytes(buffer);
+    if ((kernels - 1) * inputs - (kernels + 1) * bufferBytes(v) > kMinSavedBytes)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
 } // namespace dyn::prim_to_loop
+
