@@ -321,12 +321,14 @@ func.func @dynamic_domain(%x: memref<?xf32>, %n: index) {
 // -----
 
 // A sum over the leading dim with few outputs: split across blocks. The first
-// launch folds 16 chunks of rows per column into a temporary (a thread per
+// launch folds 64 chunks of 8 rows per column into a temporary (a thread per
 // (chunk, 4 columns), neighbouring threads on neighbouring columns, one
-// 16-byte load a row, 4 rows a step into 4 x 4 accumulators); the second
-// combines each column's partials (a thread per column: only 16 of them).
+// 16-byte load a row, 4 rows a step into 4 x 4 accumulators; chunks of 32
+// rows would give only 4096 threads work); the second combines each column's
+// partials with a block per column (threads folding strided partials, then
+// gpu.all_reduce): a thread per column would leave most of the GPU idle.
 // CHECK-LABEL: func @column_sum
-// CHECK: %[[TMP:.*]] = memref.alloc() : memref<16x1024xf32>
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<64x1024xf32>
 // CHECK: gpu.launch
 // CHECK: scf.for
 // CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<512x1024xf32>, vector<4xf32>
@@ -334,9 +336,9 @@ func.func @dynamic_domain(%x: memref<?xf32>, %n: index) {
 // CHECK: gpu.launch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: loop.load %[[TMP]]
+// CHECK: gpu.all_reduce
 // CHECK: loop.store
 // CHECK: memref.dealloc %[[TMP]]
-// CHECK-NOT: gpu.all_reduce
 func.func @column_sum(%x: memref<512x1024xf32>, %y: memref<1024xf32>) {
   loop.kernel "colsum" [1024] {
   ^bb0(%j: index):

@@ -28,8 +28,11 @@ using namespace mlir;
 constexpr int64_t kPointsPerThread = 4;
 // Splitting a reduction across blocks: aim for the threads the GPU holds at
 // once (the target's SMs x resident threads per SM: 132 x 2048 on an H100),
-// with chunks of at least kMinChunk elements.
+// with chunks of at least kMinChunk elements; column sums over few rows
+// (a transformer's bias and norm-weight gradients over its tokens) take
+// chunks down to kMinColumnChunk rather than leave most SMs idle.
 constexpr int64_t kMinChunk = 32;
+constexpr int64_t kMinColumnChunk = 8;
 // Loads in flight per thread in a split reduction's sweep (unrolled accumulators).
 constexpr int64_t kUnroll = 4;
 // Splitting few long rows: aim for a full SM's threads in blocks of 256 on
@@ -44,6 +47,9 @@ constexpr int64_t kMaxResident = 8;
 // A split reduction with at least this many partials per point combines them
 // with a block per point (a tree), not a serial loop per thread.
 constexpr int64_t kBlockCombine = 256;
+// So does one with few points (a thread each would leave most of the GPU idle,
+// each waiting on its partials one load at a time) from this many partials.
+constexpr int64_t kFewPointsBlockCombine = 16;
 
 int64_t product(ArrayRef<int64_t> sizes);
 Value cIndex(OpBuilder &b, Location loc, int64_t v);
