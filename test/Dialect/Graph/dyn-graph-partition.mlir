@@ -31,35 +31,6 @@ func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
 
 // -----
 
-// The same MLP over [batch, tokens, features] (a transformer's): the second
-// GEMM reads the GELU's output through the reshape to rows, and the backward's
-// weight-gradient GEMM through that reshape too. The GELU's output is still
-// saved (as those rows), not recomputed.
-// CHECK-LABEL: func.func @token_mlp_forward
-// CHECK: %[[G:.*]] = graph.gelu
-// CHECK: %[[R:.*]] = graph.reshape %[[G]]
-// CHECK: return {{.*}}%[[R]]
-// CHECK-LABEL: func.func @token_mlp_backward
-// CHECK-NOT: graph.gelu %
-// CHECK: return
-func.func @token_mlp(%x: tensor<2x4x16xf32>, %w1: tensor<32x16xf32> {dyn.requires_grad},
-                     %b1: tensor<32xf32> {dyn.requires_grad}, %w2: tensor<4x32xf32> {dyn.requires_grad})
-    -> tensor<2x4x4xf32> {
-  %rows = graph.reshape %x : tensor<2x4x16xf32> -> tensor<8x16xf32>
-  %w1t = graph.permute %w1 dims [1, 0] : tensor<32x16xf32> -> tensor<16x32xf32>
-  %h2 = graph.addmm %b1, %rows, %w1t {alpha = 1.0 : f64, beta = 1.0 : f64}
-      : tensor<32xf32>, tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
-  %h = graph.reshape %h2 : tensor<8x32xf32> -> tensor<2x4x32xf32>
-  %g = graph.gelu %h {approximate = "none"} : tensor<2x4x32xf32> -> tensor<2x4x32xf32>
-  %g2 = graph.reshape %g : tensor<2x4x32xf32> -> tensor<8x32xf32>
-  %w2t = graph.permute %w2 dims [1, 0] : tensor<4x32xf32> -> tensor<32x4xf32>
-  %y2 = graph.matmul %g2, %w2t : tensor<8x32xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
-  %y = graph.reshape %y2 : tensor<8x4xf32> -> tensor<2x4x4xf32>
-  return %y : tensor<2x4x4xf32>
-}
-
-// -----
-
 // layer_norm: its input and weight are saved; the statistics are recomputed
 // in the backward (reductions of a saved value, no extra bytes saved).
 

@@ -202,17 +202,6 @@ bool materialized(Value v) {
 /// Views cost nothing to recompute: the backward reads the saved value through them.
 bool isView(Operation *op) { return isa<ReshapeOp, PermuteOp, ExpandOp, SliceOp, DetachOp>(op); }
 
-/// Whether `pred` accepts an op reading `v` directly or through views of it (a GELU's output read by
-/// the next GEMM through the reshape to its rows).
-bool readThroughViews(Value v, function_ref<bool(Operation *)> pred) {
-  for (Operation *user : v.getUsers()) {
-    if (isView(user) ? llvm::any_of(user->getResults(), [&](Value r) { return readThroughViews(r, pred); })
-                     : pred(user))
-      return true;
-  }
-  return false;
-}
-
 struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartitionPass> {
   using GraphPartitionPassBase::GraphPartitionPassBase;
 
@@ -291,7 +280,7 @@ struct GraphPartitionPass : dyn::graph::impl::GraphPartitionPassBase<GraphPartit
         auto forwardReader = [&](Operation *user) {
           return readsFromMemory(user) && llvm::none_of(user->getResults(), [&](Value r) { return tangent.contains(r); });
         };
-        if (readThroughViews(v, forwardReader))
+        if (llvm::any_of(v.getUsers(), forwardReader))
           materializedInBoth.insert(v);
       }
     }
