@@ -12,7 +12,7 @@ import torch.nn as nn
 import dyn
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-# float64 on the CPU; float32 on CUDA (eager's default tolerances there)
+# float64 on the CPU (against eager's float64); float32 on CUDA (against float64, as accurate as eager)
 PLACES = [("cpu", torch.float64), pytest.param("cuda", torch.float32, marks=needs_cuda)]
 
 
@@ -29,24 +29,34 @@ def _check(module, shape, device, dtype, channels_last=False, tmp_path=None, mon
     torch.manual_seed(0)
     m = module.to(device, dtype)
     ref = copy.deepcopy(m)
+    ref64 = copy.deepcopy(m).double()
     x = torch.randn(shape, device=device, dtype=dtype)
     if channels_last:
         x = x.to(memory_format=torch.channels_last)
     x.requires_grad_()
     xr = x.detach().clone().requires_grad_()
+    x64 = x.detach().double().requires_grad_()
     dyn.reset()
     y = dyn.compile(m)(x)
     g = torch.randn(y.shape, device=device, dtype=dtype)
     (y * g).sum().backward()
     (ref(xr) * g).sum().backward()
+    (ref64(x64) * g.double()).sum().backward()
     s = dyn.stats()
     assert s["backward_graphs"] == 1 and s["eager_graphs"] == [], s
-    tol = {} if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(x.grad, xr.grad, **tol)
-    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
-        torch.testing.assert_close(p.grad, q.grad, **tol, msg=name)
-    for (name, b), c in zip(m.named_buffers(), ref.buffers()):
-        torch.testing.assert_close(b, c, **tol, msg=name)
+    pairs = [("x.grad", x.grad, xr.grad, x64.grad)]
+    pairs += [(name, p.grad, q.grad, r.grad)
+              for (name, p), q, r in zip(m.named_parameters(), ref.parameters(), ref64.parameters())]
+    pairs += [(name, b, c, d) for (name, b), c, d in zip(m.named_buffers(), ref.buffers(), ref64.buffers())]
+    for name, mine, eager, exact in pairs:
+        if dtype == torch.float64:
+            torch.testing.assert_close(mine, eager, msg=name)
+        else:
+            # float32 against float64 (torch._dynamo's fp64 oracle): two summation orders of a conv's weight
+            # gradient (terms of 1e2) differ by 1e-5 where the sum is near 0, past any rtol; dyn's error must be
+            # within twice eager's
+            err = lambda t: (t.double() - exact.double()).pow(2).mean().sqrt().item()  # noqa: E731
+            assert err(mine) <= 2 * err(eager) + 1e-6, (name, err(mine), err(eager))
     if tmp_path is None:
         return None
     return "".join(p.read_text() for p in sorted(tmp_path.rglob("*backward.loop.mlir")))
