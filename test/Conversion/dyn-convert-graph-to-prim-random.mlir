@@ -80,6 +80,16 @@ func.func @dropout2d(%x: tensor<2x3x4x4xf32>, %seed: tensor<i64>) -> tensor<2x3x
   return %0 : tensor<2x3x4x4xf32>
 }
 
+// Dropout over a `?` batch: the draws are sized as the input at run time.
+// CHECK-LABEL: func.func @dropout_dynamic
+// CHECK: %[[N:.*]] = prim.dim %arg0, 0 : tensor<?x3x4x4xf32>
+// CHECK: prim.philox %arg1 offset 2 word 0 sizes(%[[N]]) : tensor<i64> -> tensor<?x3x1x1xi32>
+// CHECK: prim.broadcast_in_dim {{.*}} : tensor<?x3x1x1xi1> -> tensor<?x3x4x4xi1>
+func.func @dropout_dynamic(%x: tensor<?x3x4x4xf32>, %seed: tensor<i64>) -> tensor<?x3x4x4xf32> {
+  %0 = graph.dropout %x, %seed p 0.5 offset 2 {feature_dims = 2 : i64} : tensor<?x3x4x4xf32>, tensor<i64> -> tensor<?x3x4x4xf32>
+  return %0 : tensor<?x3x4x4xf32>
+}
+
 // Bernoulli: 1 where u < p.
 // CHECK-LABEL: func.func @bernoulli
 // CHECK: prim.philox %arg1 offset 4 word 0

@@ -47,3 +47,36 @@ func.func @grow(%a: tensor<4x?x16xf32>, %b: tensor<4x1x16xf32>) -> tensor<4x?x16
   %0 = prim.concatenate %a, %b dim 1 : tensor<4x?x16xf32>, tensor<4x1x16xf32> -> tensor<4x?x16xf32>
   return %0 : tensor<4x?x16xf32>
 }
+
+// -----
+
+// Philox bits over a `?` batch: element (i, j)'s counter is its row-major
+// index i * 8 + j, the row stride read from the runtime size outside the kernel.
+// CHECK-LABEL: func @philox_rows
+// CHECK: loop.kernel "philox_0" [%{{.*}}, 8]
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[JI:.*]] = arith.index_cast %[[J]] : index to i64
+// CHECK: %[[II:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: arith.muli %[[II]], %c8_i64
+func.func @philox_rows(%x: tensor<?x8xf32>, %s: tensor<i64>) -> tensor<?x8xi32> {
+  %n = prim.dim %x, 0 : tensor<?x8xf32>
+  %0 = prim.philox %s offset 0 word 0 sizes(%n) : tensor<i64> -> tensor<?x8xi32>
+  return %0 : tensor<?x8xi32>
+}
+
+// -----
+
+// A `?` innermost dim: the outer index is scaled by its runtime size.
+// CHECK-LABEL: func @philox_columns
+// CHECK: %[[M:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[M64:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: loop.kernel "philox_0" [4, %{{.*}}]
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[II:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: arith.muli %[[II]], %[[M64]]
+func.func @philox_columns(%x: tensor<4x?xf32>, %s: tensor<i64>) -> tensor<4x?xi32> {
+  %m = prim.dim %x, 1 : tensor<4x?xf32>
+  %0 = prim.philox %s offset 0 word 0 sizes(%m) : tensor<i64> -> tensor<4x?xi32>
+  return %0 : tensor<4x?xi32>
+}
+

@@ -474,3 +474,65 @@ def test_wrapper_set_seed_with_two_random_ops_breaks():
     with pytest.raises(dyn.Unsupported, match="second random op"):
         dyn.compile(g, backend="dyn", fullgraph=True)(x)
     assert torch.equal(dyn.compile(g, backend="dyn")(x), g(x))
+
+
+@pytest.mark.parametrize("feature", [False, True], ids=["dropout", "dropout2d"])
+def test_dropout_trains_over_a_symbolic_batch_with_philox_masks(feature):
+    # a training graph with dropout compiled once for every batch size (the second size makes the batch `?`):
+    # the mask is philox's bits at each element's row-major index under the runtime sizes (per channel for
+    # dropout2d), and the backward replays it, so the gradients are eager's for that mask
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def f(x):
+        h = conv(x)
+        return F.dropout2d(h, 0.4, True) if feature else F.dropout(h, 0.4, True)
+    dyn.reset()
+    cf = dyn.compile(f)
+    scale = torch.tensor(1.0) / torch.tensor(0.6)  # eager's float32 scale
+    for n in (2, 3, 5):
+        x = torch.randn(n, 3, 6, 6)
+        out, seed = seeded_call(cf, 40 + n, x)
+        h = conv(x)
+        shape = (n, 4, 1, 1) if feature else tuple(h.shape)
+        keep = uniform24(philox(seed, 0, int(np.prod(shape)))[0]).reshape(shape) < np.float32(0.6)
+        mask = torch.from_numpy(keep).expand(h.shape)
+        torch.testing.assert_close(out, torch.where(mask, h * scale, torch.zeros(())), rtol=0, atol=0)
+        g = torch.randn(out.shape)
+        conv.zero_grad()
+        (out * g).sum().backward()
+        got = [p.grad.clone() for p in conv.parameters()]
+        conv.zero_grad()
+        (torch.where(mask, conv(x) * scale, torch.zeros(())) * g).sum().backward()
+        for a, b in zip(got, conv.parameters()):
+            torch.testing.assert_close(a, b.grad)
+    s = dyn.stats()
+    assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, s
+
+
+def test_stochastic_depth_trains_over_a_symbolic_batch():
+    # torchvision's stochastic depth (EfficientNet's blocks): a bernoulli per row of a `?` batch, drawn from
+    # philox at the row's index, saved for the backward as a function of the batch size
+    from torchvision.ops import stochastic_depth
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+
+    def f(x):
+        return stochastic_depth(x @ w, 0.2, "row", True)
+    dyn.reset()
+    cf = dyn.compile(f)
+    for n in (2, 3, 6):
+        x = torch.randn(n, 4)
+        out, seed = seeded_call(cf, 70 + n, x)
+        keep = torch.from_numpy(uniform24(philox(seed, 0, n)[0]).reshape(n, 1) < np.float32(0.8))
+        want = (x @ w) * (keep.float() / 0.8)
+        torch.testing.assert_close(out, want)
+        g = torch.randn(out.shape)
+        w.grad = None
+        (out * g).sum().backward()
+        got = w.grad.clone()
+        w.grad = None
+        (want * g).sum().backward()
+        torch.testing.assert_close(got, w.grad)
+    s = dyn.stats()
+    assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, s

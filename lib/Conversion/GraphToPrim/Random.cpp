@@ -30,7 +30,8 @@ struct Draw {
 
   RankedTensorType of(Type t) { return RankedTensorType::get(shape, t); }
   Value word(int64_t w) {
-    return prim::PhiloxOp::create(pb.b, pb.loc, of(pb.b.getI32Type()), seed, offset, w);
+    // a `?` dim is sized as the rewritten op's operand (dropout's input, bernoulli's p)
+    return prim::PhiloxOp::create(pb.b, pb.loc, of(pb.b.getI32Type()), seed, offset, w, pb.dynamicSizes(shape));
   }
   /// Word w as an unsigned number, in i64: [0, 2^32).
   Value word64(int64_t w) {

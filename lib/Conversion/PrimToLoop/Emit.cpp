@@ -377,14 +377,23 @@ Value KernelEmitter::emitPhilox(prim::PhiloxOp op, ArrayRef<Value> idx, unsigned
   ArrayRef<int64_t> shape = tensorType(op.getResult()).getShape();
   Value linear = c64(0);
   int64_t stride = 1;
+  Value dynamicStride; // the product of the `?` dims passed so far (sized before the kernel)
   for (int64_t i = shape.size() - 1; i >= 0; --i) {
     if (shape[i] != 1) {
       Value term = arith::IndexCastOp::create(b, loc, i64, idx[i]);
       if (stride != 1)
         term = arith::MulIOp::create(b, loc, term, c64(stride));
+      if (dynamicStride)
+        term = arith::MulIOp::create(b, loc, term, dynamicStride);
       linear = arith::AddIOp::create(b, loc, linear, term);
     }
-    stride *= shape[i];
+    if (!ShapedType::isDynamic(shape[i])) {
+      stride *= shape[i];
+      continue;
+    }
+    OpBuilder fb(kernelOp);
+    Value size = arith::IndexCastOp::create(fb, loc, i64, dimOf(fb, op.getResult(), i));
+    dynamicStride = dynamicStride ? arith::MulIOp::create(fb, loc, dynamicStride, size).getResult() : size;
   }
   uint64_t offset = op.getOffset();
   Value ctr[4] = {low(linear), high(linear), c32((uint32_t)offset), c32((uint32_t)(offset >> 32))};

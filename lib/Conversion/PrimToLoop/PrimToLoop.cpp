@@ -492,6 +492,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return dimOf(fb, op->getOperand(0), d);
     if (auto iota = dyn_cast<prim::IotaOp>(op))
       return sizeValue(fb, iota.getSizes()[llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic)]);
+    if (auto philox = dyn_cast<prim::PhiloxOp>(op))
+      return sizeValue(fb, philox.getSizes()[llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic)]);
     if (auto ds = dyn_cast<prim::DynamicSliceOp>(op))
       return (int64_t)ds.getDim() == d ? sizeValue(fb, ds.getSize()) : dimOf(fb, ds.getInput(), d);
     if (auto g = dyn_cast<prim::GatherOp>(op))

@@ -92,7 +92,7 @@ static DimSource step(Value v, int64_t d) {
   }
   // Ops whose result has operand 0's shape.
   if (isa<ConvertOp, DetachOp, SoftmaxOp, SafeSoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LayerNormOp, RmsNormOp,
-          DropoutOp, BatchNormOp>(op) ||
+          DropoutOp, BernoulliOp, BatchNormOp>(op) ||
       op->hasTrait<mlir::OpTrait::SameOperandsAndResultShape>())
     return v == op->getResult(0) ? same(op->getOperand(0), d) : DimSource{};
   // Broadcasting ops: a `?` dim is never broadcast, so an operand's `?` dim at the same position from

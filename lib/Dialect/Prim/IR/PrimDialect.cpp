@@ -87,6 +87,8 @@ LogicalResult PhiloxOp::verify() {
     return emitOpError() << "word " << (int64_t)getWord() << " is not one of the four Philox words (0-3)";
   if ((int64_t)getOffset() < 0)
     return emitOpError() << "offset " << (int64_t)getOffset() << " is negative";
+  if ((int64_t)getSizes().size() != getType().getNumDynamicDims())
+    return emitOpError("needs one size per dynamic result dim");
   return success();
 }
 

@@ -51,7 +51,9 @@ def Graph_RandomOp : Graph_Op<"random"> {
   let hasVerifier = 1;
 }
 
-def Graph_BernoulliOp : Graph_Op<"bernoulli", [AllTypesMatch<["p", "result"]>]> {
+// bernoulli and dropout take `?` dims (a training batch of any size): their
+// draws are sized as their operand at run time.
+def Graph_BernoulliOp : Graph_Op<"bernoulli", [AllTypesMatch<["p", "result"]>], []> {
   let summary = "1 with probability p, else 0, per element (torch.bernoulli)";
   let arguments = (ins Graph_FloatTensor:$p, Graph_Seed:$seed, I64Attr:$offset);
   let results = (outs Graph_FloatTensor:$result);
@@ -60,7 +62,7 @@ def Graph_BernoulliOp : Graph_Op<"bernoulli", [AllTypesMatch<["p", "result"]>]> 
   }];
 }
 
-def Graph_DropoutOp : Graph_Op<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def Graph_DropoutOp : Graph_Op<"dropout", [AllTypesMatch<["input", "result"]>], []> {
   let summary = "training-mode dropout (F.dropout, nn.Dropout)";
   let description = [{
     Each element is zeroed with probability `p` and the others scaled by

@@ -167,7 +167,7 @@ def Prim_IotaOp : Prim_DynamicOp<"iota"> {
 }
 
 // Random bits (GraphToPrim/Random.cpp builds the distributions from them).
-def Prim_PhiloxOp : Prim_Op<"philox"> {
+def Prim_PhiloxOp : Prim_DynamicOp<"philox"> {
   let summary = "Philox-4x32-10 random bits per element";
   let description = [{
     Element `i` (row-major linear index) is word `word` (0-3) of the
@@ -175,13 +175,19 @@ def Prim_PhiloxOp : Prim_Op<"philox"> {
     `(i & 0xffffffff, i >> 32, offset & 0xffffffff, offset >> 32)` (Salmon et
     al., "Parallel random numbers: as easy as 1, 2, 3"; Random123's
     philox4x32_10). A pure function of (seed, offset, index): integer
-    arithmetic that gives the same bits on every target.
+    arithmetic that gives the same bits on every target. `sizes` gives the
+    size of each dynamic (`?`) result dim, in order (a dropout mask over a
+    runtime batch).
   }];
-  let arguments = (ins 0DTensorOf<[I64]>:$seed, I64Attr:$offset, I64Attr:$word);
+  let arguments = (ins 0DTensorOf<[I64]>:$seed, I64Attr:$offset, I64Attr:$word, Variadic<Index>:$sizes);
   let results = (outs RankedTensorOf<[I32]>:$result);
   let assemblyFormat = [{
-    $seed `offset` $offset `word` $word attr-dict `:` type($seed) `->` type($result)
+    $seed `offset` $offset `word` $word (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($seed) `->` type($result)
   }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$seed, "int64_t":$offset,
+                                 "int64_t":$word), [{
+    build($_builder, $_state, result, seed, offset, word, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
 }
 
