@@ -80,3 +80,16 @@ func.func @philox_columns(%x: tensor<4x?xf32>, %s: tensor<i64>) -> tensor<4x?xi3
   return %0 : tensor<4x?xi32>
 }
 
+// -----
+
+// A `?` dim sliced to a static result (a sequence's first token): a kernel over
+// the static result, reading the first elements of each row.
+// CHECK-LABEL: func @first_token
+// CHECK: loop.kernel "slice_0" [2, 1]
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: loop.load %arg0[%[[I]], %[[J]]] : memref<2x?xi64>
+func.func @first_token(%ids: tensor<2x?xi64>) -> tensor<2x1xi64> {
+  %0 = prim.slice %ids start [0, 0] stride [1, 1] : tensor<2x?xi64> -> tensor<2x1xi64>
+  return %0 : tensor<2x1xi64>
+}
+

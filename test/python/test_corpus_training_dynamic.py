@@ -35,7 +35,7 @@ def _inputs(name, vocab, n):
     return ids, dict(labels=ids)
 
 
-@pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_gpt2_eager", "hf_bert_sdpa", "hf_llama_sdpa"])
+@pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_gpt2_eager", "hf_bert_sdpa", "hf_llama_sdpa", "hf_t5_sdpa"])
 def test_transformer_trains_at_any_sequence_length(name):
     case = corpus.build(name, "small")
     case.model.double().train()
@@ -52,7 +52,8 @@ def test_transformer_trains_at_any_sequence_length(name):
             loss.backward()
             want = ref(ids, **kwargs).loss
             want.backward()
-            tol = 1e-9 if want.dtype == torch.float64 else 1e-5
+            # T5's norms compute their variance in float32 whatever the model's dtype
+            tol = 1e-9 if want.dtype == torch.float64 and not name.startswith("hf_t5") else 1e-5
             assert abs(loss.item() - want.item()) <= tol * max(1.0, abs(want.item())), n
             for (pn, p), q in zip(case.model.named_parameters(), ref.parameters()):
                 if q.grad is None:

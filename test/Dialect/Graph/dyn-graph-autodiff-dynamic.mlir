@@ -117,6 +117,24 @@ func.func @attn(%q: tensor<2x?x16xf32> {dyn.requires_grad}, %k: tensor<2x?x16xf3
 
 // -----
 
+// Attention with an additive float mask that needs a gradient (T5's position
+// bias) over a `?` length: the math formula on the [B, H, L, E] operands as
+// they are, the scores' gradient being the mask's (same shape: no sum).
+
+// CHECK-LABEL: func.func @attn_mask_grad
+// CHECK: %[[P:.*]] = graph.safe_softmax %{{.*}} {dim = 3 : i64} : tensor<2x4x?x?xf32> -> tensor<2x4x?x?xf32>
+// CHECK: %[[DS:.*]] = graph.softmax_backward %{{.*}}, %[[P]] {dim = 3 : i64}
+// CHECK: return {{.*}}%[[DS]]
+func.func @attn_mask_grad(%q: tensor<2x4x?x16xf32> {dyn.requires_grad}, %k: tensor<2x4x?x16xf32> {dyn.requires_grad},
+                          %v: tensor<2x4x?x16xf32> {dyn.requires_grad}, %m: tensor<2x4x?x?xf32> {dyn.requires_grad})
+    -> tensor<f32> {
+  %o = graph.scaled_dot_product_attention %q, %k, %v mask %m scale 1.0 : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x?xf32> -> tensor<2x4x?x16xf32>
+  %l = graph.sum %o dims [0, 1, 2, 3] : tensor<2x4x?x16xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // A slice of a static dim beside a `?` one: its gradient is the cotangent
 // between zeros (a pad takes static shapes), concatenated; the zeros are a
 // 0-d zero expanded to the cotangent's runtime sizes (read from the

@@ -122,3 +122,14 @@ func.func @vision_batch(%x: tensor<?x4x16x16xf32>, %w: tensor<8x2x3x3xf32>, %b: 
   %7 = graph.adaptive_max_pool %2 output_size [3] : tensor<?x8x8x8xf32> -> tensor<?x8x8x3xf32>
   return %1, %5, %6, %7 : tensor<?x4x16x16xf32>, tensor<?x8x4x4xf32>, tensor<?x8x1x1xf32>, tensor<?x8x8x3xf32>
 }
+
+// -----
+
+// A `?` dim sliced to static bounds (a sequence's first token): a static result.
+// CHECK-LABEL: func @first_token
+// CHECK: graph.slice %{{.*}} dim 1 start 0 end 1 step 1 : tensor<2x?xi64> -> tensor<2x1xi64>
+func.func @first_token(%ids: tensor<2x?xi64>) -> tensor<2x1xi64> {
+  %0 = graph.slice %ids dim 1 start 0 end 1 step 1 : tensor<2x?xi64> -> tensor<2x1xi64>
+  return %0 : tensor<2x1xi64>
+}
+

@@ -9,7 +9,7 @@ func.func @dynamic_dim(%s: tensor<i64>) -> tensor<4x?xi32> {
 
 // -----
 
-// A dynamic dim is sliced whole.
+// A dynamic dim is sliced whole, or to a static result.
 func.func @slice_dynamic_dim(%a: tensor<4x?xf32>) -> tensor<4x?xf32> {
   // expected-error @+1 {{takes dynamic dim 1 whole}}
   %0 = prim.slice %a start [0, 1] stride [1, 1] : tensor<4x?xf32> -> tensor<4x?xf32>

@@ -338,10 +338,14 @@ Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
   RankedTensorType in = tensorType(s.getInput()), g = tensorType(grad);
   int64_t dim = s.getDim(), start = s.getStart(), step = s.getStep(), n = g.getDimSize(dim);
   int64_t size = in.getDimSize(dim);
+  if (ShapedType::isDynamic(size)) { // the cotangent would be padded to a runtime size
+    dynamicUnsupported(op, "along a slice of a dynamic dim");
+    return {};
+  }
   if (!g.hasStaticShape()) {
     // `?` dims beside the sliced one (a pad takes static shapes): zeros, the cotangent, zeros, concatenated
-    if (step != 1 || ShapedType::isDynamic(size)) {
-      dynamicUnsupported(op, "along a strided or dynamic slice");
+    if (step != 1) {
+      dynamicUnsupported(op, "along a strided slice");
       return {};
     }
     SmallVector<Value> pieces;

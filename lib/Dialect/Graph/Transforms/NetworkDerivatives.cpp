@@ -308,8 +308,30 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
         grads[k] = back->getResult(k);
     return;
   }
-  if (!qt.hasStaticShape() || !kt.hasStaticShape() || !vt.hasStaticShape()) {
-    dynamicUnsupported(op, "where its mask needs a gradient");
+  if (!qt.hasStaticShape() || !kt.hasStaticShape() || !vt.hasStaticShape() ||
+      !tensorType(a.getMask()).hasStaticShape()) {
+    // `?` dims (T5 at any length): the math formula on the operands as they are, batched GEMMs over the
+    // leading dims and the softmax over the last (no reshape to [batch, L, E], whose sizes would be runtime
+    // products); an additive float mask of the scores' rank, no causal triangle (a constant of static L, S)
+    RankedTensorType mt = tensorType(a.getMask());
+    if (a.getIsCausal() || kt.getRank() != r || vt.getRank() != r || mt.getRank() != r ||
+        !isa<FloatType>(mt.getElementType())) {
+      dynamicUnsupported(op, "where its mask needs a gradient");
+      return;
+    }
+    Value q = up(a.getQuery()), k = up(a.getKey()), v = up(a.getValue()), g = up(grad);
+    Value scores = add(mulScalar(matmul(q, transposeLast2(k)), scale), up(a.getMask()));
+    auto st = tensorType(scores);
+    Value p = b.create<SafeSoftmaxOp>(loc, st, scores, b.getI64IntegerAttr(r - 1)).getResult();
+    if (needsGrad(a.getValue()))
+      grads[2] = convert(matmul(transposeLast2(p), g), vt.getElementType());
+    Value dp = matmul(g, transposeLast2(v));
+    Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(r - 1)).getResult();
+    grads[3] = sumTo(op, grad, {a.getMask(), ds});
+    if (needsGrad(a.getQuery()))
+      grads[0] = convert(mulScalar(matmul(ds, k), scale), qt.getElementType());
+    if (needsGrad(a.getKey()))
+      grads[1] = convert(mulScalar(matmul(transposeLast2(ds), q), scale), kt.getElementType());
     return;
   }
   Type et = qt.getElementType();

@@ -477,9 +477,10 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 // aten._safe_softmax (what PyTorch's attention decomposes into): softmax,
 // with 0 for a row whose every element is -inf (softmax's is NaN there).
+// Dynamic dims anywhere (softmax's decomposition, splats sized as the input).
 def Graph_SafeSoftmaxOp
     : Graph_RegisteredOp<"safe_softmax", "softmax", Dyn_KeepsFloatRule, Dyn_SameShape,
-                         Dyn_Composite<"SafeSoftmaxToPrim", "Normalization">> {
+                         Dyn_DynamicComposite<"SafeSoftmaxToPrim", "Normalization">> {
   let summary = "softmax along `dim`, 0 where a row is all -inf";
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$dim);
   let results = (outs Graph_FloatTensor:$result);
