@@ -308,41 +308,24 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
         grads[k] = back->getResult(k);
     return;
   }
-  if (!qt.hasStaticShape() || !kt.hasStaticShape() || !vt.hasStaticShape() ||
-      !tensorType(a.getMask()).hasStaticShape()) {
-    // `?` dims (T5 at any length): the math formula on the operands as they are, batched GEMMs over the
-    // leading dims and the softmax over the last (no reshape to [batch, L, E], whose sizes would be runtime
-    // products); an additive float mask of the scores' rank, no causal triangle (a constant of static L, S)
-    RankedTensorType mt = tensorType(a.getMask());
-    if (a.getIsCausal() || kt.getRank() != r || vt.getRank() != r || mt.getRank() != r ||
-        !isa<FloatType>(mt.getElementType())) {
-      dynamicUnsupported(op, "where its mask needs a gradient");
-      return;
-    }
-    Value q = up(a.getQuery()), k = up(a.getKey()), v = up(a.getValue()), g = up(grad);
-    Value scores = add(mulScalar(matmul(q, transposeLast2(k)), scale), up(a.getMask()));
-    auto st = tensorType(scores);
-    Value p = b.create<SafeSoftmaxOp>(loc, st, scores, b.getI64IntegerAttr(r - 1)).getResult();
-    if (needsGrad(a.getValue()))
-      grads[2] = convert(matmul(transposeLast2(p), g), vt.getElementType());
-    Value dp = matmul(g, transposeLast2(v));
-    Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(r - 1)).getResult();
-    grads[3] = sumTo(op, grad, {a.getMask(), ds});
-    if (needsGrad(a.getQuery()))
-      grads[0] = convert(mulScalar(matmul(ds, k), scale), qt.getElementType());
-    if (needsGrad(a.getKey()))
-      grads[1] = convert(mulScalar(matmul(transposeLast2(ds), q), scale), kt.getElementType());
+  // Static sizes: [batch, L, E] operands. `?` dims (T5 at any length): the operands as they are, batched GEMMs
+  // over the leading dims (rows of runtime products of sizes would need reshapes with computed sizes), with an
+  // additive mask of the scores' rank and no causal triangle (a constant of static L, S).
+  bool rows = qt.hasStaticShape() && kt.hasStaticShape() && vt.hasStaticShape() &&
+              tensorType(a.getMask()).hasStaticShape();
+  if (!rows && (a.getIsCausal() || kt.getRank() != r || vt.getRank() != r || tensorType(a.getMask()).getRank() != r)) {
+    dynamicUnsupported(op, "where its mask needs a gradient");
     return;
   }
-  Type et = qt.getElementType();
-  // [batch, L, E] operands in float32 for halves (eager's math backward's accumulation).
-  Value q = up(reshape(a.getQuery(), {batch, L, E})), k = up(reshape(a.getKey(), {batch, S, E}));
-  Value v = up(reshape(a.getValue(), {batch, S, Ev})), g = up(reshape(grad, {batch, L, Ev}));
+  auto asRows = [&](Value x, ArrayRef<int64_t> shape) { return rows ? reshape(x, shape) : x; };
+  // in float32 for halves (eager's math backward's accumulation)
+  Value q = up(asRows(a.getQuery(), {batch, L, E})), k = up(asRows(a.getKey(), {batch, S, E}));
+  Value v = up(asRows(a.getValue(), {batch, S, Ev})), g = up(asRows(grad, {batch, L, Ev}));
   Value scores = mulScalar(matmul(q, transposeLast2(k)), scale);
   SmallVector<int64_t> full(qt.getShape().drop_back(2));
   full.append({L, S});
   if (Value mask = a.getMask()) {
-    Value m = reshape(expand(mask, full), {batch, L, S});
+    Value m = rows ? reshape(expand(mask, full), {batch, L, S}) : mask;
     if (tensorType(mask).getElementType().isInteger(1))
       scores = where(m, scores, constant(scores, -INFINITY));
     else
@@ -359,25 +342,24 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
     scores = where(tri, scores, constant(scores, -INFINITY));
   }
   auto st = tensorType(scores);
-  Value p = b.create<SafeSoftmaxOp>(loc, st, scores, b.getI64IntegerAttr(2)).getResult();
+  IntegerAttr last = b.getI64IntegerAttr(st.getRank() - 1);
+  Value p = b.create<SafeSoftmaxOp>(loc, st, scores, last).getResult();
   auto back = [&](Value x, RankedTensorType like) {
-    SmallVector<int64_t> shape(like.getShape());
-    return convert(reshape(x, shape), like.getElementType());
+    return convert(asRows(x, like.getShape()), like.getElementType());
   };
   if (needsGrad(a.getValue()))
     grads[2] = back(matmul(transposeLast2(p), g), vt);
   if (!needsGrad(a.getQuery()) && !needsGrad(a.getKey()) && !maskGrad)
     return;
   Value dp = matmul(g, transposeLast2(v));
-  Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, b.getI64IntegerAttr(2)).getResult();
+  Value ds = b.create<SoftmaxBackwardOp>(loc, st, dp, p, last).getResult();
   // An additive float mask (T5's position bias) gets the scores' gradient, summed where it broadcasts.
   if (maskGrad)
-    grads[3] = sumTo(op, grad, {a.getMask(), reshape(ds, full)});
+    grads[3] = sumTo(op, grad, {a.getMask(), asRows(ds, full)});
   if (needsGrad(a.getQuery()))
     grads[0] = back(mulScalar(matmul(ds, k), scale), qt);
   if (needsGrad(a.getKey()))
     grads[1] = back(mulScalar(matmul(transposeLast2(ds), q), scale), kt);
-  (void)et;
 }
 
 //===----------------------------------------------------------------------===//
