@@ -23,15 +23,19 @@ import train_step  # noqa: E402
 import dyn  # noqa: E402
 
 
-def kernels(fn, calls):
-    """{kernel name: (count, total us)} over `calls` calls of fn, after two warm-up calls."""
+def kernels(fn, calls, trace=None):
+    """{kernel name: (count, total us)} over `calls` calls of fn, after two warm-up calls; with `trace` (a
+    path), the host's activity too, written there as a Chrome trace (where the GPU waits for the host)."""
     for _ in range(2):
         fn()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    activities = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if trace else [])
+    with profile(activities=activities) as prof:
         for _ in range(calls):
             fn()
         torch.cuda.synchronize()
+    if trace:
+        prof.export_chrome_trace(trace)
     agg = collections.defaultdict(lambda: [0, 0.0])
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
@@ -63,6 +67,7 @@ def main():
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--mode", default="eval", choices=["eval", "train"])
     ap.add_argument("--inductor", action="store_true", help="also torch.compile's (inductor's) kernels")
+    ap.add_argument("--trace", metavar="DIR", help="write each backend's Chrome trace (host and GPU) to DIR")
     ap.add_argument("--text-dims", help="BATCH,SEQ of the transformers' token inputs (default: the corpus's)")
     args = ap.parse_args()
     if args.text_dims:
@@ -90,12 +95,17 @@ def main():
         def compiled_call():
             return run(compiled)
 
+        def trace(backend):
+            return os.path.join(args.trace, f"{name}-{args.mode}-{backend}.json") if args.trace else None
+
+        if args.trace:
+            os.makedirs(args.trace, exist_ok=True)
         print(f"{name} ({args.mode}, {args.size}):")
-        report("eager", kernels(eager, args.calls), args.calls, args.top)
-        report("dyn", kernels(compiled_call, args.calls), args.calls, args.top)
+        report("eager", kernels(eager, args.calls, trace("eager")), args.calls, args.top)
+        report("dyn", kernels(compiled_call, args.calls, trace("dyn")), args.calls, args.top)
         if args.inductor:
             ind = torch.compile(model)
-            report("inductor", kernels(lambda: run(ind), args.calls), args.calls, args.top)
+            report("inductor", kernels(lambda: run(ind), args.calls, trace("inductor")), args.calls, args.top)
         print("  dyn.stats:", {k: v for k, v in dyn.stats().items() if k in ("graphs", "compiled_graphs", "eager_graphs")})
         sys.stdout.flush()
 

@@ -6,16 +6,22 @@
 // rows are split into 16896 chunks (the GPU's 132 x 2048 threads over 16
 // groups of 4 channels); a thread per (chunk, group) reads 4 channels of a row
 // with one 16-byte load per input, 4 rows a step into 4 x 4 accumulators, and
-// stores its 4 partials. With that many partials a block per channel combines
-// them (strided, 4 accumulators a thread, then gpu.all_reduce), thread 0
-// storing the result.
+// puts its 4 partials in shared memory; after a barrier the block's first 16
+// threads fold its 16 chunks of their group, so the partials are a row per
+// block (1056 rows). A block per channel combines those (strided, 4
+// accumulators a thread, then gpu.all_reduce), thread 0 storing the result.
 // CHECK-LABEL: func @bn_channel_dot
-// CHECK: %[[TMP:.*]] = memref.alloc() : memref<16896x64xf32>
-// CHECK: gpu.launch
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<1056x64xf32>
+// CHECK: gpu.launch {{.*}} workgroup(%[[SH:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: memref.store %cst, %[[SH]]
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x56x56x64xf32>, vector<4xf32>
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
-// CHECK-COUNT-4: loop.store %{{.*}}, %[[TMP]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[SH]]
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %{{.*}}, %c16
+// CHECK-COUNT-16: memref.load %[[SH]]
+// CHECK: loop.store %{{.*}}, %[[TMP]]
 // CHECK: } {dyn.kernel = "reduce_sum_partial"}
 // CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c64,
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)

@@ -4,19 +4,21 @@
 // batch norm backward's sum(dy * xhat) and sum(dy) per channel over N, H, W
 // of an NHWC tensor. Split as one column sum: launch 1 sweeps each row once,
 // one 16-byte load per buffer shared by both sums (dy's read once), into
-// 4 x 4 accumulators per sum, and stores each sum's partials into its own
-// temporary; launch 2 (a block per channel) folds and gpu.all_reduces both
-// before thread 0 stores them.
+// 4 x 4 accumulators per sum, folds the block's chunks in shared memory (one
+// array per sum) and stores each sum's partials into its own temporary, a
+// row per block; launch 2 (a block per channel) folds and gpu.all_reduces
+// both before thread 0 stores them.
 // CHECK-LABEL: func @bn_backward_sums
-// CHECK: %[[T0:.*]] = memref.alloc() : memref<16896x64xf32>
-// CHECK: %[[T1:.*]] = memref.alloc() : memref<16896x64xf32>
-// CHECK: gpu.launch
+// CHECK: %[[T0:.*]] = memref.alloc() : memref<1056x64xf32>
+// CHECK: %[[T1:.*]] = memref.alloc() : memref<1056x64xf32>
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x56x56x64xf32>, vector<4xf32>
 // CHECK-NOT: vector.load
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-2: vector.load
 // CHECK-NOT: vector.load
+// CHECK: gpu.barrier
 // CHECK: loop.store %{{.*}}, %[[T0]]
 // CHECK: loop.store %{{.*}}, %[[T1]]
 // CHECK: } {dyn.kernel = "reduce_sum_partial"}

@@ -446,24 +446,25 @@ func.func @reduction_consumer_reads_first(%x: tensor<4x8xf32>) -> tensor<4xf32> 
 
 // A value that reads more than four buffers and feeds two consumers gets a
 // buffer of its own (a pre-norm residual stream); both consumers load it.
+// (Over more than 4096 points: smaller kernels of one shape would merge.)
 // CHECK-LABEL: func @wide_value_reused
-// CHECK: %[[S:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
-// CHECK: loop.kernel "add_0" [4, 8]
+// CHECK: %[[S:.*]] = memref.alloc() {{.*}} : memref<64x128xf32>
+// CHECK: loop.kernel "add_0" [64, 128]
 // CHECK-COUNT-5: loop.load %arg
 // CHECK: loop.store %{{.*}}, %[[S]]
-// CHECK: loop.kernel "mul_1" [4, 8]
+// CHECK: loop.kernel "mul_1" [64, 128]
 // CHECK: loop.load %[[S]]
-// CHECK: loop.kernel "reduce_sum_2" [4]
+// CHECK: loop.kernel "reduce_sum_2" [64]
 // CHECK: loop.load %[[S]]
-func.func @wide_value_reused(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>,
-                             %e: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
-  %0 = prim.add %a, %b : tensor<4x8xf32>
-  %1 = prim.add %0, %c : tensor<4x8xf32>
-  %2 = prim.add %1, %d : tensor<4x8xf32>
-  %s = prim.add %2, %e : tensor<4x8xf32>
-  %m = prim.mul %s, %a : tensor<4x8xf32>
-  %r = prim.reduce_sum %s dims [1] : tensor<4x8xf32> -> tensor<4xf32>
-  return %m, %r : tensor<4x8xf32>, tensor<4xf32>
+func.func @wide_value_reused(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>, %c: tensor<64x128xf32>, %d: tensor<64x128xf32>,
+                             %e: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64xf32>) {
+  %0 = prim.add %a, %b : tensor<64x128xf32>
+  %1 = prim.add %0, %c : tensor<64x128xf32>
+  %2 = prim.add %1, %d : tensor<64x128xf32>
+  %s = prim.add %2, %e : tensor<64x128xf32>
+  %m = prim.mul %s, %a : tensor<64x128xf32>
+  %r = prim.reduce_sum %s dims [1] : tensor<64x128xf32> -> tensor<64xf32>
+  return %m, %r : tensor<64x128xf32>, tensor<64xf32>
 }
 
 // -----
@@ -545,6 +546,102 @@ func.func @small_gradient_recomputed(%a: tensor<2x8x4x4xf32>, %b: tensor<2x8x4x4
   %dx = prim.mul %g, %kb : tensor<2x8x4x4xf32>
   %skip = prim.add %g, %c : tensor<2x8x4x4xf32>
   return %s0, %s1, %dx, %skip : tensor<8xf32>, tensor<8xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
+}
+
+// -----
+
+// A ReLU's mask read by a batch norm backward's sum and by its input
+// gradient, both of which read the activation it comes from anyway:
+// recomputed, the mask costs no bytes, so it gets no buffer (a buffer would
+// cost a pass over x, its write and two reads).
+// CHECK-LABEL: func @mask_recomputed_where_read_anyway
+// CHECK-NOT: xi1>
+// CHECK: loop.kernel "reduce_sum_{{[0-9]+}}" [64]
+// CHECK: arith.cmpf ogt
+// CHECK: loop.kernel "mul_{{[0-9]+}}" [32, 64, 64, 64]
+// CHECK: arith.cmpf ogt
+func.func @mask_recomputed_where_read_anyway(%x: tensor<32x64x64x64xf32>, %dy: tensor<32x64x64x64xf32>)
+    -> (tensor<64xf32>, tensor<32x64x64x64xf32>) {
+  %zero = prim.constant dense<0.0> : tensor<32x64x64x64xf32>
+  %live = prim.gt %x, %zero : tensor<32x64x64x64xf32> -> tensor<32x64x64x64xi1>
+  %g = prim.select %live, %dy, %zero : tensor<32x64x64x64xi1>, tensor<32x64x64x64xf32>
+  %gx = prim.mul %g, %x : tensor<32x64x64x64xf32>
+  %s = prim.reduce_sum %gx dims [0, 1, 2] : tensor<32x64x64x64xf32> -> tensor<64xf32>
+  %dx = prim.mul %gx, %x : tensor<32x64x64x64xf32>
+  return %s, %dx : tensor<64xf32>, tensor<32x64x64x64xf32>
+}
+
+// -----
+
+// A batch norm's per-channel scale and shift (a division and a rsqrt of its
+// statistics) read through broadcasts by a kernel over 4M points are computed
+// once per channel, in the epilogue of the kernel summing the channels, and
+// the normalization loads them: inlined it would compute them per element.
+// CHECK-LABEL: func @per_channel_scale_hoisted
+// CHECK: %[[SCALE:.*]] = memref.alloc() {{.*}} : memref<64xf32>
+// CHECK: %[[SHIFT:.*]] = memref.alloc() {{.*}} : memref<64xf32>
+// CHECK: loop.kernel "reduce_sum_{{[0-9]+}}" [64]
+// CHECK: loop.reduce
+// CHECK: math.rsqrt
+// CHECK: loop.store %{{.*}}, %[[SCALE]]
+// CHECK: loop.store %{{.*}}, %[[SHIFT]]
+// CHECK: loop.kernel "max_{{[0-9]+}}" [16, 64, 64, 64]
+// CHECK-NOT: arith.divf
+// CHECK-NOT: math.rsqrt
+// CHECK: loop.load %[[SCALE]]
+// CHECK: loop.load %[[SHIFT]]
+// CHECK-NOT: loop.kernel
+func.func @per_channel_scale_hoisted(%x: tensor<16x64x64x64xf32>, %mean: tensor<64xf32>, %w: tensor<64xf32>,
+                                     %b: tensor<64xf32>) -> (tensor<64xf32>, tensor<16x64x64x64xf32>) {
+  %mb = prim.broadcast_in_dim %mean dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %d = prim.sub %x, %mb : tensor<16x64x64x64xf32>
+  %d2 = prim.mul %d, %d : tensor<16x64x64x64xf32>
+  %ss = prim.reduce_sum %d2 dims [0, 1, 2] : tensor<16x64x64x64xf32> -> tensor<64xf32>
+  %n = prim.constant dense<65536.0> : tensor<64xf32>
+  %eps = prim.constant dense<1.0e-05> : tensor<64xf32>
+  %var = prim.div %ss, %n : tensor<64xf32>
+  %ve = prim.add %var, %eps : tensor<64xf32>
+  %r = prim.rsqrt %ve : tensor<64xf32>
+  %scale = prim.mul %r, %w : tensor<64xf32>
+  %ms = prim.mul %mean, %scale : tensor<64xf32>
+  %shift = prim.sub %b, %ms : tensor<64xf32>
+  %sb = prim.broadcast_in_dim %scale dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %hb = prim.broadcast_in_dim %shift dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %y0 = prim.mul %x, %sb : tensor<16x64x64x64xf32>
+  %y1 = prim.add %y0, %hb : tensor<16x64x64x64xf32>
+  %zero = prim.constant dense<0.0> : tensor<16x64x64x64xf32>
+  %y = prim.max %y1, %zero : tensor<16x64x64x64xf32>
+  return %ss, %y : tensor<64xf32>, tensor<16x64x64x64xf32>
+}
+
+// -----
+
+// The same over 32K points keeps the arithmetic in the normalization's
+// kernel: a kernel of its own would cost more than it saves.
+// CHECK-LABEL: func @small_per_channel_scale_inlined
+// CHECK: loop.kernel "max_{{[0-9]+}}" [2, 16, 16, 64]
+// CHECK: math.rsqrt
+func.func @small_per_channel_scale_inlined(%x: tensor<2x16x16x64xf32>, %mean: tensor<64xf32>, %w: tensor<64xf32>,
+                                           %b: tensor<64xf32>) -> (tensor<64xf32>, tensor<2x16x16x64xf32>) {
+  %mb = prim.broadcast_in_dim %mean dims [3] : tensor<64xf32> -> tensor<2x16x16x64xf32>
+  %d = prim.sub %x, %mb : tensor<2x16x16x64xf32>
+  %d2 = prim.mul %d, %d : tensor<2x16x16x64xf32>
+  %ss = prim.reduce_sum %d2 dims [0, 1, 2] : tensor<2x16x16x64xf32> -> tensor<64xf32>
+  %n = prim.constant dense<512.0> : tensor<64xf32>
+  %eps = prim.constant dense<1.0e-05> : tensor<64xf32>
+  %var = prim.div %ss, %n : tensor<64xf32>
+  %ve = prim.add %var, %eps : tensor<64xf32>
+  %r = prim.rsqrt %ve : tensor<64xf32>
+  %scale = prim.mul %r, %w : tensor<64xf32>
+  %ms = prim.mul %mean, %scale : tensor<64xf32>
+  %shift = prim.sub %b, %ms : tensor<64xf32>
+  %sb = prim.broadcast_in_dim %scale dims [3] : tensor<64xf32> -> tensor<2x16x16x64xf32>
+  %hb = prim.broadcast_in_dim %shift dims [3] : tensor<64xf32> -> tensor<2x16x16x64xf32>
+  %y0 = prim.mul %x, %sb : tensor<2x16x16x64xf32>
+  %y1 = prim.add %y0, %hb : tensor<2x16x16x64xf32>
+  %zero = prim.constant dense<0.0> : tensor<2x16x16x64xf32>
+  %y = prim.max %y1, %zero : tensor<2x16x16x64xf32>
+  return %ss, %y : tensor<64xf32>, tensor<2x16x16x64xf32>
 }
 
 // -----
@@ -657,7 +754,7 @@ func.func @attention_views(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>, %b: te
 // A call by name marked `strided` (attention's kernel with its log-sum-exp,
 // for training) reads q, k and v in place from the QKV projection's buffer,
 // as prim.attention does; the same call without `strided` gets a copy kernel
-// per operand.
+// per operand (small temporaries of one shape: one kernel with three stores).
 // CHECK-LABEL: func @strided_library_call
 // CHECK: loop.matmul
 // CHECK-NOT: loop.kernel
@@ -669,7 +766,9 @@ func.func @attention_views(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>, %b: te
 // CHECK: return
 // CHECK-LABEL: func @contiguous_library_call
 // CHECK: loop.matmul
-// CHECK-COUNT-3: loop.kernel "transpose_{{[0-9]+}}"
+// CHECK: loop.kernel "transpose_{{[0-9]+}}"
+// CHECK-COUNT-3: loop.store
+// CHECK-NOT: loop.kernel
 // CHECK: loop.library_call "attention_lse" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x4x5x16xf32>, memref<2x4x5x16xf32>, memref<2x4x5x16xf32>)
 func.func @strided_library_call(%x: tensor<10x64xf32>, %w: tensor<64x192xf32>) -> (tensor<2x4x5x16xf32>, tensor<2x4x32xf32>, tensor<2xi64>) {
   %0 = prim.dot_general %x, %w batch [], [] contract [1], [0] : tensor<10x64xf32>, tensor<64x192xf32> -> tensor<10x192xf32>

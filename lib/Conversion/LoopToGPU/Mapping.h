@@ -50,6 +50,8 @@ constexpr int64_t kBlockCombine = 256;
 // So does one with few points (a thread each would leave most of the GPU idle,
 // each waiting on its partials one load at a time) from this many partials.
 constexpr int64_t kFewPointsBlockCombine = 16;
+// Shared memory a column split's block may fold its chunks' partials in.
+constexpr int64_t kMaxFoldSharedBytes = 16 << 10;
 
 int64_t product(ArrayRef<int64_t> sizes);
 Value cIndex(OpBuilder &b, Location loc, int64_t v);

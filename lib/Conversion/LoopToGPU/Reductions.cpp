@@ -140,8 +140,13 @@ void KernelMapper::cloneSweepInputs(loop::KernelOp kernel, ArrayRef<loop::Reduce
 /// partials into a temporary [chunks x points] per reduction. Launch 2
 /// combines them: a block per point (`combineThreads` threads folding strided
 /// partials, then gpu.all_reduce: a tree) where there are many, else a thread
-/// per point. Deterministic: no atomics. Sizes are host values (constants for
-/// static kernels).
+/// per point. Where a block's threads cover whole chunks of all the groups
+/// (static sizes, fewer groups than threads), they first fold their chunks in
+/// shared memory: the buffers get a row per block, not per chunk (a batch
+/// norm's 64 channel sums over 256 x 56 x 56 rows: 1,056 partials a channel,
+/// not 16,896, which the combining launch's 64 blocks would wait on).
+/// Deterministic: no atomics. Sizes are host values (constants for static
+/// kernels).
 LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
                                          ArrayRef<OpFoldResult> domain, Value points, Value length,
                                          Value chunks, Value chunkLength, int64_t width,
@@ -153,27 +158,52 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::R
     dynSizes.push_back(chunks);
   if (!cPoints)
     dynSizes.push_back(points);
+  int64_t threads = threadsPerBlock;
+  // chunks a block folds in shared memory: its threads cover `fold` whole chunks of every group
+  int64_t fold = 1, sharedBytes = 0;
+  if (cChunks && cPoints && *cPoints / width < threads && threads % (*cPoints / width) == 0) {
+    for (loop::ReduceOp reduce : reduces)
+      sharedBytes += threads * width * std::max<int64_t>(1, reduce.getType().getIntOrFloatBitWidth() / 8);
+    if (sharedBytes <= kMaxFoldSharedBytes)
+      fold = std::min(threads / (*cPoints / width), *cChunks);
+  }
+  int64_t rows = cChunks ? (*cChunks + fold - 1) / fold : ShapedType::kDynamic;
   SmallVector<Value> partials;
   for (loop::ReduceOp reduce : reduces)
     partials.push_back(memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({cChunks ? *cChunks : ShapedType::kDynamic, cPoints ? *cPoints : ShapedType::kDynamic},
-                        reduce.getType()),
-        dynSizes));
+        b, loc, MemRefType::get({rows, cPoints ? *cPoints : ShapedType::kDynamic}, reduce.getType()), dynSizes));
   Value one = cIndex(b, loc, 1);
-  int64_t threads = threadsPerBlock;
   Value groups = width == 1 ? points
                  : cPoints  ? cIndex(b, loc, *cPoints / width)
                             : arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width)).getResult();
   Value pairs = getConstantIntValue(groups) && cChunks
                     ? cIndex(b, loc, *getConstantIntValue(groups) * *cChunks)
                     : arith::MulIOp::create(b, loc, chunks, groups).getResult();
+  SmallVector<Type> sharedTypes;
+  if (fold > 1)
+    for (loop::ReduceOp reduce : reduces)
+      sharedTypes.push_back(MemRefType::get({threads * width}, reduce.getType(), MemRefLayoutAttrInterface(),
+                                            gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
   auto first = gpu::LaunchOp::create(b, loc, ceilDivC(b, loc, pairs, threads), one, one,
-                                     cIndex(b, loc, threads), one, one);
+                                     cIndex(b, loc, threads), one, one, /*dynamicSharedMemorySize=*/nullptr,
+                                     /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(), sharedTypes);
   first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getBody().front());
+    Value thread = first.getThreadIds().x;
+    // a thread past the last chunk folds the identity
+    auto sharedAt = [&](Value t, int64_t k) {
+      return arith::AddIOp::create(b, loc, mulC(b, loc, t, width), cIndex(b, loc, k)).getResult();
+    };
+    if (fold > 1)
+      for (auto [r, reduce] : llvm::enumerate(reduces)) {
+        loop::ReduceOp red = reduce;
+        Value identity = arith::ConstantOp::create(b, loc, loop::reduceIdentity(b, red.getKind(), red.getType()));
+        for (int64_t k = 0; k < width; ++k)
+          memref::StoreOp::create(b, loc, identity, first.getWorkgroupAttributions()[r],
+                                  ValueRange{sharedAt(thread, k)});
+      }
     auto [linear, ifOp] = guardedThreadIndex(first, threads, OpFoldResult(pairs));
     Value chunk = arith::DivUIOp::create(b, loc, linear, groups);
     Value group = arith::RemUIOp::create(b, loc, linear, groups);
@@ -195,13 +225,44 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::R
                        kUnroll);
     for (int64_t k = 0; k < width; ++k) {
       SmallVector<Value> at{chunk, k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
-      for (auto [r, partial] : llvm::enumerate(partials))
-        loop::StoreOp::create(b, loc, parts[r * width + k], partial, at);
+      for (auto [r, partial] : llvm::enumerate(partials)) {
+        if (fold > 1)
+          memref::StoreOp::create(b, loc, parts[r * width + k], first.getWorkgroupAttributions()[r],
+                                  ValueRange{sharedAt(thread, k)});
+        else
+          loop::StoreOp::create(b, loc, parts[r * width + k], partial, at);
+      }
     }
     b.setInsertionPointAfter(ifOp);
+    if (fold > 1) {
+      // thread t < groups folds the block's chunks of group t, in chunk order (deterministic)
+      int64_t g = *cPoints / width;
+      gpu::BarrierOp::create(b, loc);
+      auto folder = scf::IfOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread, cIndex(b, loc, g)), false);
+      b.setInsertionPointToStart(&folder.getThenRegion().front());
+      Value point = mulC(b, loc, thread, width);
+      for (auto [r, reduce] : llvm::enumerate(reduces)) {
+        loop::ReduceOp red = reduce;
+        Value shared = first.getWorkgroupAttributions()[r];
+        for (int64_t k = 0; k < width; ++k) {
+          Value acc = memref::LoadOp::create(b, loc, shared, ValueRange{sharedAt(thread, k)});
+          for (int64_t j = 1; j < fold; ++j) {
+            Value t = arith::AddIOp::create(b, loc, thread, cIndex(b, loc, j * g));
+            acc = loop::reduceCombine(b, loc, red.getKind(), acc,
+                                      memref::LoadOp::create(b, loc, shared, ValueRange{sharedAt(t, k)}));
+          }
+          SmallVector<Value> at{first.getBlockIds().x,
+                                k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
+          loop::StoreOp::create(b, loc, acc, partials[r], at);
+        }
+      }
+      b.setInsertionPointAfter(folder);
+    }
     gpu::TerminatorOp::create(b, loc);
   }
-  combinePartials(kernel, reduces, partials, domain, points, chunks, combineThreads);
+  Value rowCount = fold > 1 ? cIndex(b, loc, rows) : chunks;
+  combinePartials(kernel, reduces, partials, domain, points, rowCount, combineThreads);
   b.setInsertionPoint(kernel);
   for (Value p : partials)
     memref::DeallocOp::create(b, loc, p);

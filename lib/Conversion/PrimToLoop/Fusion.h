@@ -303,6 +303,7 @@ void materializeWideReuse(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized);
+bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materialized);
 
 } // namespace dyn::prim_to_loop
 

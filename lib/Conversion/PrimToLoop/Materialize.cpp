@@ -258,6 +258,27 @@ int64_t bufferBytes(Value v) {
 /// costs a launch: below kMinSavedBytes (about a microsecond of an H200's
 /// bandwidth) recomputing stays cheaper, so per-channel values and small
 /// models keep their kernels.
+/// The buffers (materialized values and arguments) the kernel of `root`
+/// reads, other than through `except`: its expression up to buffers.
+static DenseSet<Value> kernelReads(Value root, Value except, const llvm::SetVector<Value> &materialized) {
+  DenseSet<Value> reads, seen;
+  SmallVector<Value> work;
+  if (Operation *def = root.getDefiningOp())
+    work.append(def->operand_begin(), def->operand_end());
+  while (!work.empty()) {
+    Value u = work.pop_back_val();
+    if (u == except || !seen.insert(u).second)
+      continue;
+    if (isa<BlockArgument>(u) || materialized.contains(u)) {
+      reads.insert(u);
+      continue;
+    }
+    Operation *def = u.getDefiningOp();
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return reads;
+}
+
 bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) {
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
@@ -275,29 +296,104 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
     SmallVector<Value> readers = kernelsReaching(v, materialized);
     if (readers.size() < 2)
       continue;
+    // The kernels reading v, sibling reductions as one, each with what it reads besides v.
     SmallVector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> reductions;
-    int64_t kernels = 0;
+    SmallVector<DenseSet<Value>> kernels;
     for (Value r : readers) {
+      DenseSet<Value> other = kernelReads(r, v, materialized);
       Operation *def = r.getDefiningOp();
       if (def && isReduction(def)) {
         std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> key{tensorType(def->getOperand(0)).getShape(),
                                                             reductionDims(def)};
-        if (llvm::is_contained(reductions, key))
+        if (auto *it = llvm::find(reductions, key); it != reductions.end()) {
+          kernels[it - reductions.begin()].insert(other.begin(), other.end());
           continue;
+        }
         reductions.push_back(key);
+        kernels.insert(kernels.begin() + reductions.size() - 1, std::move(other));
+        continue;
       }
-      ++kernels;
+      kernels.push_back(std::move(other));
     }
-    if (kernels < 2)
+    int64_t k = kernels.size();
+    if (k < 2)
       continue;
     std::optional<DenseMap<Value, bool>> reads = pointwiseReads(v, isMaterialized);
     if (!reads)
       continue;
-    int64_t size = tensorType(v).getNumElements(), inputs = 0;
-    for (auto &[buffer, atPoint] : *reads)
-      if (tensorType(buffer).getNumElements() * 16 >= size) // broadcast operands stay in cache
-        inputs += bufferBytes(buffer);
-    if ((kernels - 1) * inputs - (kernels + 1) * bufferBytes(v) > kMinSavedBytes)
+    // Recomputed, each kernel reads v's large inputs it does not read anyway
+    // (a ReLU's mask recomputed from the activation a batch norm's backward
+    // reads in any case costs no bytes).
+    int64_t size = tensorType(v).getNumElements(), inputs = 0, recomputed = 0;
+    for (auto &[buffer, atPoint] : *reads) {
+      if (tensorType(buffer).getNumElements() * 16 < size) // broadcast operands stay in cache
+        continue;
+      inputs += bufferBytes(buffer);
+      for (const DenseSet<Value> &other : kernels)
+        if (!other.contains(buffer))
+          recomputed += bufferBytes(buffer);
+    }
+    if (recomputed - inputs - (k + 1) * bufferBytes(v) > kMinSavedBytes)
+      added |= materialized.insert(v);
+  }
+  return added;
+}
+
+constexpr int64_t kMinBroadcastPoints = 1 << 22;
+
+/// A small value whose expression costs more than a few loads (a batch
+/// norm's per-channel scale and shift: divisions and a rsqrt of its
+/// statistics) and that a much larger kernel reads through a broadcast gets
+/// a buffer: inlined, that kernel would compute it again at every point (per
+/// element of the activation, not once per channel), and on an H200 the
+/// arithmetic holds such a kernel below the memory's bandwidth. Computed from
+/// a reduction's results, its kernel runs as that reduction's epilogue; from
+/// arguments, it merges with other small kernels of its shape. Only where the
+/// larger kernel has at least kMinBroadcastPoints points, so small models keep
+/// their kernels. A value whose expression holds a reduction keeps it inline.
+bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materialized) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : entry.without_terminator())
+    ops.push_back(&op);
+  auto kernelPoints = [](Value root) {
+    Operation *def = root.getDefiningOp();
+    return def && isReduction(def) ? tensorType(def->getOperand(0)).getNumElements()
+                                   : tensorType(root).getNumElements();
+  };
+  bool added = false;
+  for (Operation *op : llvm::reverse(ops)) { // consumers first: the last of a chain is kept
+    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      continue;
+    Value v = op->getResult(0);
+    Type et = tensorType(v).getElementType();
+    if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+      continue;
+    // v's expression up to buffers: its arithmetic, and whether it holds a reduction
+    int64_t arithmetic = 0;
+    bool costly = false, reduces = false;
+    SmallVector<Operation *> work{op};
+    DenseSet<Operation *> seen;
+    while (!work.empty() && !reduces) {
+      Operation *e = work.pop_back_val();
+      if (!seen.insert(e).second)
+        continue;
+      reduces = isReduction(e) || isLibraryCall(e);
+      if (!isIndexRemap(e) && !isa<prim::ConstantOp, prim::ConvertElementTypeOp>(e)) {
+        ++arithmetic;
+        costly |= isTranscendental(e) || isa<prim::DivOp, prim::RsqrtOp, prim::SqrtOp>(e);
+      }
+      for (Value operand : e->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && !materialized.contains(operand))
+          work.push_back(def);
+    }
+    if (reduces || (!costly && arithmetic < 4))
+      continue;
+    int64_t size = tensorType(v).getNumElements();
+    if (llvm::any_of(kernelsReaching(v, materialized), [&](Value r) {
+          int64_t points = kernelPoints(r);
+          return points >= kMinBroadcastPoints && points >= 16 * size;
+        }))
       added |= materialized.insert(v);
   }
   return added;

@@ -242,6 +242,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       changed = materializeReusedWindows(entry, materialized);
     if (!changed && !dynamic)
       changed = materializeReusedReads(entry, materialized);
+    if (!changed && !dynamic)
+      changed = materializeBroadcastInvariants(entry, materialized);
     if (!changed && fusion.reuseTranscendentals)
       changed = materializeReusedTranscendentals(entry, materialized);
   }
@@ -345,21 +347,26 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     writerOf[e] = *last;
   }
   // Small kernels of one shape (a batch norm's num_batches_tracked + 1, a launch of one thread on the GPU)
-  // that read only buffers written before the first of them run as one kernel in its place.
-  constexpr int64_t kSmallKernel = 256; // points
+  // that read only buffers written before the first of them run as one kernel in its place. Temporaries up
+  // to kSmallTemporary points merge too (a batch norm backward's per-channel coefficients, computed from
+  // the saved statistics): their buffers, alive from the first member's place on, are small.
+  constexpr int64_t kSmallKernel = 256, kSmallTemporary = 4096; // points
   DenseMap<Value, SmallVector<Value>> mergedAt; // the first member -> the group, in order
   {
     std::map<SmallVector<int64_t>, Value> open; // shape -> the first member of the latest group
     for (auto &[e, reads] : pointwise) {
-      if (!reads || movedAway.contains(e) || tensorType(e).getNumElements() > kSmallKernel)
+      int64_t points = tensorType(e).getNumElements();
+      if (!reads || movedAway.contains(e) || points > kSmallTemporary ||
+          (points > kSmallKernel && llvm::is_contained(ret.getOperands(), e)))
         continue;
       SmallVector<int64_t> shape(tensorType(e).getShape());
       auto it = open.find(shape);
       if (it != open.end() && movable(e)) {
         size_t at = writerOf[it->second];
+        // (an earlier member's value is read at its own point: stored just before, by the same thread)
         if (llvm::all_of(*reads, [&](auto &read) {
               auto w = writerOf.find(read.first);
-              return w == writerOf.end() || w->second < at;
+              return w == writerOf.end() || w->second < at || (w->second == at && read.second);
             })) {
           mergedAt[it->second].push_back(e);
           movedAway.insert(e);
