@@ -350,7 +350,8 @@ constexpr int64_t kMinBroadcastPoints = 1 << 22;
 /// a reduction's results, its kernel runs as that reduction's epilogue; from
 /// arguments, it merges with other small kernels of its shape. Only where the
 /// larger kernel has at least kMinBroadcastPoints points, so small models keep
-/// their kernels. A value whose expression holds a reduction keeps it inline.
+/// their kernels. A value whose expression holds a reduction, or that a
+/// reduction reads, stays inline.
 bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materialized) {
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
@@ -389,8 +390,12 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
     }
     if (reduces || (!costly && arithmetic < 4))
       continue;
+    // A reduction computes such a value once per block in its prologue; its buffer, written before the
+    // reduction, could keep it from sharing a kernel with a sibling (a downsampling block's two norms).
     int64_t size = tensorType(v).getNumElements();
-    if (llvm::any_of(kernelsReaching(v, materialized), [&](Value r) {
+    SmallVector<Value> readers = kernelsReaching(v, materialized);
+    if (llvm::none_of(readers, [](Value r) { return r.getDefiningOp() && isReduction(r.getDefiningOp()); }) &&
+        llvm::any_of(readers, [&](Value r) {
           int64_t points = kernelPoints(r);
           return points >= kMinBroadcastPoints && points >= 16 * size;
         }))
