@@ -116,3 +116,32 @@ func.func @not_tiled(%x: memref<128x128xf32>, %y: memref<128x128xf32>, %u: memre
   }
   return
 }
+
+// -----
+
+// A batch norm backward's sum over a ReLU-masked gradient: the mask (i1, a
+// byte a point) does not keep the float inputs from 16-byte loads; the thread
+// reads its four points' mask bytes one by one beside them.
+// CHECK-LABEL: func @masked_channel_sum
+// CHECK: gpu.launch
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<256x56x56x64xf32>, vector<4xf32>
+// CHECK: } {dyn.kernel = "reduce_sum_partial"}
+// CHECK-NOT: vector<4xi1>
+func.func @masked_channel_sum(%m: memref<256x56x56x64xi1>, %g: memref<256x56x56x64xf32>,
+                              %x: memref<256x56x56x64xf32>, %y: memref<64xf32>) {
+  loop.kernel "reduce_sum" [64] {
+  ^bb0(%c: index):
+    %zero = arith.constant 0.0 : f32
+    %s = loop.reduce add [256, 56, 56] : f32 {
+    ^bb0(%n: index, %h: index, %w: index):
+      %k = loop.load %m[%n, %h, %w, %c] : memref<256x56x56x64xi1>
+      %a = loop.load %g[%n, %h, %w, %c] : memref<256x56x56x64xf32>
+      %v = arith.select %k, %a, %zero : f32
+      %b = loop.load %x[%n, %h, %w, %c] : memref<256x56x56x64xf32>
+      %p = arith.mulf %v, %b : f32
+      loop.yield %p : f32
+    }
+    loop.store %s, %y[%c] : memref<64xf32>
+  }
+  return
+}

@@ -340,7 +340,9 @@ void KernelMapper::combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceO
 /// with the kernel's innermost index must index its buffer's last dim with
 /// exactly that index, no other index moving with it, the buffers' last dims
 /// and the innermost domain dim multiples of the width, and the element
-/// widths agree. 1 when not possible.
+/// widths agree, but for masks (i1), which the thread reads a byte per point
+/// (a batch norm backward's ReLU mask beside its float inputs). 1 when not
+/// possible.
 int64_t KernelMapper::columnWidth(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
   ArrayRef<int64_t> domain = kernel.getDomain();
   Block &body = kernel.getBodyBlock();
@@ -380,12 +382,14 @@ int64_t KernelMapper::columnWidth(loop::KernelOp kernel, ArrayRef<loop::ReduceOp
       if (moves(i))
         ok = false;
     auto t = cast<MemRefType>(load.getMemref().getType());
+    accessed.push_back(t);
     unsigned w = t.getElementTypeBitWidth();
-    if (w < 8 || (bits && w != bits))
+    if (w < 8) // a mask (i1, a byte each): read lane by lane, next to the others' vectors
+      return;
+    if (bits && w != bits)
       ok = false;
     bits = w;
     anyVector = true;
-    accessed.push_back(t);
   });
   if (!ok || !anyVector)
     return 1;
@@ -427,7 +431,8 @@ SmallVector<Value> KernelMapper::foldRangeLanes(ArrayRef<loop::ReduceOp> reduces
           map.map(arg, i);
         for (Operation &op : body.without_terminator()) {
           auto load = dyn_cast<loop::LoadOp>(op);
-          if (width > 1 && load && !load.getIndices().empty() && load.getIndices().back() == inner) {
+          if (width > 1 && load && !load.getIndices().empty() && load.getIndices().back() == inner &&
+              load.getType().getIntOrFloatBitWidth() >= 8) {
             if (k == 0) {
               Value mem = map.lookupOrDefault(load.getMemref());
               SmallVector<Value> ix;
