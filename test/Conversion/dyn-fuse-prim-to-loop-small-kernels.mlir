@@ -4,8 +4,8 @@
 // the first of them run as one kernel in its place: the num_batches_tracked
 // increments of two batch norms (one thread each on the GPU) are one kernel,
 // before the normalization between them; each still writes its input in place.
-// %g joins them too (it reads an input), and so does %h: it reads %g at its
-// own point, computed just before in the same kernel.
+// %g joins them too (it reads an input); %h reads %g, written by that kernel,
+// and keeps a kernel of its own after it.
 // CHECK-LABEL: func @counters
 // CHECK-SAME: dyn.in_place = array<i64: 0, 1, -1, -1, -1>
 // CHECK: loop.kernel "add_0" []
@@ -15,10 +15,11 @@
 // CHECK: loop.store %{{.*}}, %arg5[]
 // CHECK: loop.load %arg2[]
 // CHECK: math.exp
-// CHECK: loop.store %[[G:.*]], %arg7[]
-// CHECK: arith.mulf %[[G]]
-// CHECK: loop.store %{{.*}}, %arg8[]
+// CHECK: loop.store %{{.*}}, %arg7[]
 // CHECK: loop.kernel "exp_1" [8, 64]
+// CHECK: loop.kernel "mul_{{.*}}" []
+// CHECK: loop.load %arg7[]
+// CHECK: loop.store %{{.*}}, %arg8[]
 // CHECK-NOT: loop.kernel
 func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: tensor<8x64xf32>)
     -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<i64> {dyn.updates_arg = 1 : i64}, tensor<8x64xf32>,

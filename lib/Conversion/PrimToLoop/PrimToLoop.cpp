@@ -363,10 +363,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       auto it = open.find(shape);
       if (it != open.end() && movable(e)) {
         size_t at = writerOf[it->second];
-        // (an earlier member's value is read at its own point: stored just before, by the same thread)
         if (llvm::all_of(*reads, [&](auto &read) {
               auto w = writerOf.find(read.first);
-              return w == writerOf.end() || w->second < at || (w->second == at && read.second);
+              return w == writerOf.end() || w->second < at;
             })) {
           mergedAt[it->second].push_back(e);
           movedAway.insert(e);
