@@ -573,6 +573,29 @@ func.func @mask_recomputed_where_read_anyway(%x: tensor<32x64x64x64xf32>, %dy: t
 
 // -----
 
+// The same mask computed from a saved ReLU output that neither kernel reads
+// otherwise: recomputed, each reads it (4 bytes a point, twice); buffered, a
+// pass over it, the mask's write and two reads (4 + 3 bytes): 14% fewer, not
+// enough for a kernel more. Inductor recomputes it likewise.
+// CHECK-LABEL: func @saved_relu_mask_recomputed
+// CHECK-NOT: xi1>
+// CHECK: loop.kernel "reduce_sum_{{[0-9]+}}" [64]
+// CHECK: arith.cmpf ogt
+// CHECK: loop.kernel "mul_{{[0-9]+}}" [32, 64, 64, 64]
+// CHECK: arith.cmpf ogt
+func.func @saved_relu_mask_recomputed(%out: tensor<32x64x64x64xf32>, %x: tensor<32x64x64x64xf32>,
+                                      %dy: tensor<32x64x64x64xf32>) -> (tensor<64xf32>, tensor<32x64x64x64xf32>) {
+  %zero = prim.constant dense<0.0> : tensor<32x64x64x64xf32>
+  %live = prim.gt %out, %zero : tensor<32x64x64x64xf32> -> tensor<32x64x64x64xi1>
+  %g = prim.select %live, %dy, %zero : tensor<32x64x64x64xi1>, tensor<32x64x64x64xf32>
+  %gx = prim.mul %g, %x : tensor<32x64x64x64xf32>
+  %s = prim.reduce_sum %gx dims [0, 1, 2] : tensor<32x64x64x64xf32> -> tensor<64xf32>
+  %dx = prim.mul %gx, %x : tensor<32x64x64x64xf32>
+  return %s, %dx : tensor<64xf32>, tensor<32x64x64x64xf32>
+}
+
+// -----
+
 // A batch norm's per-channel scale and shift (a division and a rsqrt of its
 // statistics) read through broadcasts by a kernel over 4M points are computed
 // once per channel, in the epilogue of the kernel summing the channels, and

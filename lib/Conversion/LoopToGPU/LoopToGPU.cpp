@@ -254,7 +254,8 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
       return;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
     OpBuilder b(&getContext());
-    KernelMapper mapper{b, threadsPerBlock, smCount * threadsPerSm, smCount * (threadsPerSm / 256)};
+    KernelMapper mapper{b, threadsPerBlock, smCount * threadsPerSm, smCount * (threadsPerSm / 256), smCount,
+                        registersPerSm};
     for (loop::KernelOp k : kernels)
       if (failed(mapper.map(k)))
         return signalPassFailure();

@@ -245,19 +245,6 @@ int64_t bufferBytes(Value v) {
   return tensorType(v).getNumElements() * std::max<int64_t>(1, tensorType(v).getElementTypeBitWidth() / 8);
 }
 
-/// An elementwise value that several kernels recompute gets a buffer where
-/// that moves fewer bytes: K kernels recomputing it read its large inputs
-/// (bytes B) K times; a buffer costs one pass over them, its write and K
-/// reads of it (bytes b): a buffer where (K - 1) B > (K + 1) b. The gradient
-/// at a residual block's output (the next block's input gradients added and
-/// masked by the ReLU) is read by two batch norms' reductions and input
-/// gradients and by the skip path: recomputed, each of them reads the three
-/// tensors it comes from. Reductions of one operand shape over the same dims
-/// count once (sibling reductions share a kernel). Consumers are decided
-/// first, so the last value of a chain is the one kept. A kernel of its own
-/// costs a launch: below kMinSavedBytes (about a microsecond of an H200's
-/// bandwidth) recomputing stays cheaper, so per-channel values and small
-/// models keep their kernels.
 /// The buffers (materialized values and arguments) the kernel of `root`
 /// reads, other than through `except`: its expression up to buffers.
 static DenseSet<Value> kernelReads(Value root, Value except, const llvm::SetVector<Value> &materialized) {
@@ -279,6 +266,19 @@ static DenseSet<Value> kernelReads(Value root, Value except, const llvm::SetVect
   return reads;
 }
 
+/// An elementwise value that several kernels recompute gets a buffer where
+/// that moves clearly fewer bytes: recomputing it, each of the K kernels
+/// reads the large inputs it does not read anyway; a buffer costs one pass
+/// over them (bytes B), its write and K reads of it (bytes b). The gradient
+/// at a residual block's output (the next block's input gradients added and
+/// masked by the ReLU) is read by two batch norms' reductions and input
+/// gradients and by the skip path: recomputed, each of them reads the three
+/// tensors it comes from. Reductions of one operand shape over the same dims
+/// count once (sibling reductions share a kernel). Consumers are decided
+/// first, so the last value of a chain is the one kept. A kernel of its own
+/// costs a launch: below kMinSavedBytes (about a microsecond of an H200's
+/// bandwidth) recomputing stays cheaper, so per-channel values and small
+/// models keep their kernels.
 bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) {
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
@@ -333,7 +333,11 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
         if (!other.contains(buffer))
           recomputed += bufferBytes(buffer);
     }
-    if (recomputed - inputs - (k + 1) * bufferBytes(v) > kMinSavedBytes)
+    // A buffer is a kernel more (a pass of its own, a launch): taken for a clear saving, a quarter of
+    // what it costs (a ReLU's mask, recomputed from the saved activation by the two kernels of a batch
+    // norm's backward, reads 4 bytes a point twice; buffered, 4 + 1 once and 1 twice: 14% fewer).
+    int64_t cost = inputs + (k + 1) * bufferBytes(v), saved = recomputed - cost;
+    if (saved > kMinSavedBytes && 4 * saved > cost)
       added |= materialized.insert(v);
   }
   return added;
