@@ -14,8 +14,7 @@
 // storing the result.
 // CHECK-LABEL: func @bn_channel_dot
 // CHECK: %[[TMP:.*]] = memref.alloc() : memref<528x64xf32>
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c528,
-// CHECK: gpu.launch {{.*}} workgroup(%[[SH:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c528, {{.*}} workgroup(%[[SH:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-4: memref.store %cst, %[[SH]]
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x56x56x64xf32>, vector<4xf32>
