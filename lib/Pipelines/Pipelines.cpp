@@ -129,7 +129,6 @@ void buildLoopToPTXPipeline(OpPassManager &pm, const GpuTarget &target) {
   ConvertLoopToGPUPassOptions launches;
   launches.smCount = target.smCount;
   launches.threadsPerSm = target.threadsPerSm;
-  launches.registersPerSm = target.registersPerSm;
   pm.addPass(createConvertLoopToGPUPass(launches));
   // Inner loops and memory accesses left in the launch bodies; library calls
   // stay for the launch plan.

@@ -26,8 +26,7 @@ def gpu_target(device=None):
     if t is None:
         p = torch.cuda.get_device_properties(index)
         t = _GPU_TARGETS[index] = (f"chip=sm_{p.major}{p.minor} sm-count={p.multi_processor_count} "
-                                   f"threads-per-sm={p.max_threads_per_multi_processor} "
-                                   f"registers-per-sm={getattr(p, 'regs_per_multiprocessor', 65536)}")
+                                   f"threads-per-sm={p.max_threads_per_multi_processor}")
     return t
 
 

@@ -3,18 +3,16 @@
 // Channels-last training's kernels (docs/gpu.md).
 //
 // A batch norm's per-channel sum over N, H, W of an NHWC tensor (C = 64): the
-// rows are split into 8448 chunks (one wave: 132 SMs x 4 blocks of 256
-// threads, the blocks its 16 accumulators and ~24 other registers a thread
-// leave an SM, over 16 groups of 4 channels); a thread per (chunk, group)
-// reads 4 channels of a row with one 16-byte load per input, 4 rows a step
-// into 4 x 4 accumulators, and puts its 4 partials in shared memory; after a
-// barrier the block's first 16 threads fold its 16 chunks of their group, so
-// the partials are a row per block (528 rows). A block per channel combines
-// those (strided, 4 accumulators a thread, then gpu.all_reduce), thread 0
-// storing the result.
+// rows are split into 16896 chunks (the GPU's 132 x 2048 threads over 16
+// groups of 4 channels); a thread per (chunk, group) reads 4 channels of a row
+// with one 16-byte load per input, 4 rows a step into 4 x 4 accumulators, and
+// puts its 4 partials in shared memory; after a barrier the block's first 16
+// threads fold its 16 chunks of their group, so the partials are a row per
+// block (1056 rows). A block per channel combines those (strided, 4
+// accumulators a thread, then gpu.all_reduce), thread 0 storing the result.
 // CHECK-LABEL: func @bn_channel_dot
-// CHECK: %[[TMP:.*]] = memref.alloc() : memref<528x64xf32>
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c528, {{.*}} workgroup(%[[SH:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<1056x64xf32>
+// CHECK: gpu.launch {{.*}} workgroup(%[[SH:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-4: memref.store %cst, %[[SH]]
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x56x56x64xf32>, vector<4xf32>

@@ -4,14 +4,13 @@
 // batch norm backward's sum(dy * xhat) and sum(dy) per channel over N, H, W
 // of an NHWC tensor. Split as one column sum: launch 1 sweeps each row once,
 // one 16-byte load per buffer shared by both sums (dy's read once), into
-// 4 x 4 accumulators per sum (32 accumulators a thread: two blocks of 256 an
-// SM, one wave of 264 blocks), folds the block's chunks in shared memory (one
+// 4 x 4 accumulators per sum, folds the block's chunks in shared memory (one
 // array per sum) and stores each sum's partials into its own temporary, a
 // row per block; launch 2 (a block per channel) folds and gpu.all_reduces
 // both before thread 0 stores them.
 // CHECK-LABEL: func @bn_backward_sums
-// CHECK: %[[T0:.*]] = memref.alloc() : memref<264x64xf32>
-// CHECK: %[[T1:.*]] = memref.alloc() : memref<264x64xf32>
+// CHECK: %[[T0:.*]] = memref.alloc() : memref<1056x64xf32>
+// CHECK: %[[T1:.*]] = memref.alloc() : memref<1056x64xf32>
 // CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x56x56x64xf32>, vector<4xf32>

@@ -151,9 +151,7 @@ def ConvertLoopToGPUPass : Pass<"dyn-convert-loop-to-gpu", "mlir::ModuleOp"> {
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
            "Streaming multiprocessors of the target GPU">,
     Option<"threadsPerSm", "threads-per-sm", "int64_t", /*default=*/"2048",
-           "Threads resident on one multiprocessor">,
-    Option<"registersPerSm", "registers-per-sm", "int64_t", /*default=*/"65536",
-           "32-bit registers of one multiprocessor (how many blocks of a register-hungry kernel it holds)">
+           "Threads resident on one multiprocessor">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",

@@ -37,9 +37,6 @@ struct GpuTarget : public mlir::PassPipelineOptions<GpuTarget> {
   Option<int64_t> threadsPerSm{*this, "threads-per-sm",
                                llvm::cl::desc("Threads resident on one multiprocessor"),
                                llvm::cl::init(2048)};
-  Option<int64_t> registersPerSm{*this, "registers-per-sm",
-                                 llvm::cl::desc("32-bit registers of one multiprocessor"),
-                                 llvm::cl::init(65536)};
 };
 
 /// graph -> prim: decomposition, then clean-up.

@@ -254,8 +254,7 @@ struct ConvertLoopToGPUPass : dyn::impl::ConvertLoopToGPUPassBase<ConvertLoopToG
       return;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(&getContext()));
     OpBuilder b(&getContext());
-    KernelMapper mapper{b, threadsPerBlock, smCount * threadsPerSm, smCount * (threadsPerSm / 256), smCount,
-                        registersPerSm};
+    KernelMapper mapper{b, threadsPerBlock, smCount * threadsPerSm, smCount * (threadsPerSm / 256)};
     for (loop::KernelOp k : kernels)
       if (failed(mapper.map(k)))
         return signalPassFailure();

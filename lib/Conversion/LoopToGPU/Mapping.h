@@ -100,8 +100,6 @@ struct KernelMapper {
   int64_t threadsPerBlock;
   int64_t fillThreads; // threads resident on the whole GPU (the target's SMs x threads per SM)
   int64_t fillBlocks;  // blocks of 256 that fill every SM
-  int64_t smCount;
-  int64_t registersPerSm;
 
   // LoopToGPU.cpp
   std::pair<Value, scf::IfOp> guardedThreadIndex(gpu::LaunchOp launch, int64_t threads, int64_t bound);

@@ -70,21 +70,12 @@ LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, ArrayRef<loop::Re
   b.setInsertionPoint(kernel);
   if (!byRow) {
     int64_t width = columnWidth(kernel, reduces), groups = points / width;
-    // The threads one wave of this kernel holds: its accumulators (kUnroll rows x width points x
-    // reductions) and ~24 other registers a thread bound its blocks per SM. A grid of more blocks than
-    // that runs a last, partial wave: a batch norm backward's sums at 74-80 registers a thread, three
-    // blocks of 256 an SM, took 1,056 blocks in 2.7 waves (11% of the time in the third's tail).
-    int64_t registers = 2 * kUnroll * width * (int64_t)reduces.size() + 24;
-    int64_t blocksPerSm = std::clamp<int64_t>(registersPerSm / (registers * threadsPerBlock), 1,
-                                              fillThreads / smCount / threadsPerBlock);
-    int64_t waveThreads = smCount * blocksPerSm * threadsPerBlock;
     // ViT-B's norm-weight gradient (768 columns over 1576 tokens) at 32 rows a chunk runs 37 blocks on
     // 132 SMs: shorter chunks until a quarter of the GPU's threads have work.
     int64_t minChunk = kMinChunk;
     while (minChunk > kMinColumnChunk && groups * (length / minChunk) < fillThreads / 4)
       minChunk /= 2;
-    // whole chunks of every group a block (threads a multiple of the groups): one wave exactly
-    int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(waveThreads / groups, length / minChunk));
+    int64_t chunks = std::min<int64_t>((fillThreads + groups - 1) / groups, length / minChunk);
     int64_t chunkLength = (length + chunks - 1) / chunks;
     bool blockCombine = chunks >= kBlockCombine || (chunks >= kFewPointsBlockCombine && points < fillThreads / 16);
     return splitColumns(kernel, reduces, sizes, cIndex(b, loc, points), cIndex(b, loc, length),
