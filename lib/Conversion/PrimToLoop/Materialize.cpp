@@ -245,6 +245,20 @@ int64_t bufferBytes(Value v) {
   return tensorType(v).getNumElements() * std::max<int64_t>(1, tensorType(v).getElementTypeBitWidth() / 8);
 }
 
+/// The result of `op` when it is an elementwise value without a buffer that
+/// one could hold as computed (static shape, not a 16-bit float: a buffer
+/// would round what fusion computes in f32), else null.
+static Value unbufferedElementwise(Operation *op, const llvm::SetVector<Value> &materialized) {
+  if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return {};
+  Value v = op->getResult(0);
+  Type et = tensorType(v).getElementType();
+  if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+    return {};
+  return v;
+}
+
 /// The buffers (materialized values and arguments) the kernel of `root`
 /// reads, other than through `except`: its expression up to buffers.
 static DenseSet<Value> kernelReads(Value root, Value except, const llvm::SetVector<Value> &materialized) {
@@ -286,12 +300,8 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
   auto isMaterialized = [&](Value u) { return materialized.contains(u); };
   bool added = false;
   for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
-        !isa<RankedTensorType>(op->getResult(0).getType()))
-      continue;
-    Value v = op->getResult(0);
-    Type et = tensorType(v).getElementType();
-    if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+    Value v = unbufferedElementwise(op, materialized);
+    if (!v)
       continue;
     SmallVector<Value> readers = kernelsReaching(v, materialized);
     if (readers.size() < 2)
@@ -367,12 +377,8 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
   };
   bool added = false;
   for (Operation *op : llvm::reverse(ops)) { // consumers first: the last of a chain is kept
-    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
-        !isa<RankedTensorType>(op->getResult(0).getType()))
-      continue;
-    Value v = op->getResult(0);
-    Type et = tensorType(v).getElementType();
-    if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+    Value v = unbufferedElementwise(op, materialized);
+    if (!v)
       continue;
     // v's expression up to buffers: its arithmetic, and whether it holds a reduction
     int64_t arithmetic = 0;
