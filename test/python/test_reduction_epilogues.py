@@ -69,3 +69,36 @@ def test_running_statistics_match_eager(device, dtype, tmp_path, monkeypatch):
     reducing = [k for k in kernels if k[1] > 0]
     assert sorted((k[1], k[2] if k[1] == 1 else k[2] >= 4) for k in reducing) == [(1, 1)] * 3 + [(2, True)] * 3, \
         kernels
+
+
+@pytest.mark.parametrize("device,dtype", PLACES)
+def test_large_batch_norm_loads_its_scale_and_shift(device, dtype, tmp_path, monkeypatch):
+    """Over 4M points a batch norm's per-channel scale and shift get buffers, computed in its moments'
+    kernel (dyn-fuse-prim-to-loop's broadcast invariants), and the normalization loads them: the outputs,
+    the running statistics and the gradients must still be eager's."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.BatchNorm2d(64), nn.ReLU()).to(device, dtype).train()
+    ref = copy.deepcopy(m)
+    dyn.reset()
+    x = torch.randn(16, 64, 64, 64, device=device, dtype=dtype)  # 4.2M points
+    g = torch.randn_like(x)
+    xs, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y, want = dyn.compile(m)(xs), ref(xr)
+    torch.testing.assert_close(y, want)
+    (y * g).sum().backward()
+    (want * g).sum().backward()
+    torch.testing.assert_close(xs.grad, xr.grad)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    for (name, b), c in zip(m.named_buffers(), ref.buffers()):
+        torch.testing.assert_close(b, c, msg=name)
+    assert dyn.stats()["eager_graphs"] == []
+    forward = "".join(p.read_text() for p in sorted(tmp_path.rglob("*forward.loop.mlir")))
+    kernels = re.split(r"loop\.kernel ", forward)[1:]
+    big = [k for k in kernels if k.startswith('"') and "[16, 64, 64, 64]" in k.split("{")[0] and "loop.reduce" not in k]
+    assert big, "no normalization kernel over the activation"
+    # the normalization reads the per-channel values; the rsqrt of the variance runs once per channel
+    assert all("math.rsqrt" not in k and "arith.divf" not in k for k in big), big
+    assert any("math.rsqrt" in k for k in kernels if k.split("{")[0].strip().endswith("[64]"))
