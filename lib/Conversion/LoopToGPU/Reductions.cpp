@@ -224,14 +224,15 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::R
         foldRangeLanes(reduces, begin, end, one, maps, body.getNumArguments() ? body.getArguments().back() : Value(),
                        kUnroll);
     for (int64_t k = 0; k < width; ++k) {
-      SmallVector<Value> at{chunk, k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
-      for (auto [r, partial] : llvm::enumerate(partials)) {
-        if (fold > 1)
+      if (fold > 1) {
+        for (size_t r = 0; r < partials.size(); ++r)
           memref::StoreOp::create(b, loc, parts[r * width + k], first.getWorkgroupAttributions()[r],
                                   ValueRange{sharedAt(thread, k)});
-        else
-          loop::StoreOp::create(b, loc, parts[r * width + k], partial, at);
+        continue;
       }
+      SmallVector<Value> at{chunk, k ? arith::AddIOp::create(b, loc, point, cIndex(b, loc, k)).getResult() : point};
+      for (auto [r, partial] : llvm::enumerate(partials))
+        loop::StoreOp::create(b, loc, parts[r * width + k], partial, at);
     }
     b.setInsertionPointAfter(ifOp);
     if (fold > 1) {

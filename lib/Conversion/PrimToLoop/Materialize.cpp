@@ -306,30 +306,29 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
     SmallVector<Value> readers = kernelsReaching(v, materialized);
     if (readers.size() < 2)
       continue;
+    std::optional<DenseMap<Value, bool>> reads = pointwiseReads(v, isMaterialized);
+    if (!reads)
+      continue;
     // The kernels reading v, sibling reductions as one, each with what it reads besides v.
-    SmallVector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> reductions;
+    using Key = std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>;
+    SmallVector<std::pair<Key, size_t>> reductions; // a reduction kernel's key -> its index in `kernels`
     SmallVector<DenseSet<Value>> kernels;
     for (Value r : readers) {
       DenseSet<Value> other = kernelReads(r, v, materialized);
       Operation *def = r.getDefiningOp();
       if (def && isReduction(def)) {
-        std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>> key{tensorType(def->getOperand(0)).getShape(),
-                                                            reductionDims(def)};
-        if (auto *it = llvm::find(reductions, key); it != reductions.end()) {
-          kernels[it - reductions.begin()].insert(other.begin(), other.end());
+        Key key{tensorType(def->getOperand(0)).getShape(), reductionDims(def)};
+        auto *it = llvm::find_if(reductions, [&](auto &e) { return e.first == key; });
+        if (it != reductions.end()) {
+          kernels[it->second].insert(other.begin(), other.end());
           continue;
         }
-        reductions.push_back(key);
-        kernels.insert(kernels.begin() + reductions.size() - 1, std::move(other));
-        continue;
+        reductions.push_back({key, kernels.size()});
       }
       kernels.push_back(std::move(other));
     }
     int64_t k = kernels.size();
     if (k < 2)
-      continue;
-    std::optional<DenseMap<Value, bool>> reads = pointwiseReads(v, isMaterialized);
-    if (!reads)
       continue;
     // Recomputed, each kernel reads v's large inputs it does not read anyway
     // (a ReLU's mask recomputed from the activation a batch norm's backward
@@ -370,6 +369,14 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
     ops.push_back(&op);
+  int64_t largest = 0; // no kernel has more points than the largest value (a value as large is no candidate)
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType()); t && t.hasStaticShape())
+        largest = std::max(largest, t.getNumElements());
+  for (Value a : entry.getArguments())
+    if (auto t = dyn_cast<RankedTensorType>(a.getType()); t && t.hasStaticShape())
+      largest = std::max(largest, t.getNumElements());
   auto kernelPoints = [](Value root) {
     Operation *def = root.getDefiningOp();
     return def && isReduction(def) ? tensorType(def->getOperand(0)).getNumElements()
@@ -378,7 +385,7 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
   bool added = false;
   for (Operation *op : llvm::reverse(ops)) { // consumers first: the last of a chain is kept
     Value v = unbufferedElementwise(op, materialized);
-    if (!v)
+    if (!v || 16 * tensorType(v).getNumElements() > largest)
       continue;
     // v's expression up to buffers: its arithmetic, and whether it holds a reduction
     int64_t arithmetic = 0;

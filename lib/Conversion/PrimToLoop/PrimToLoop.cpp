@@ -357,7 +357,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     for (auto &[e, reads] : pointwise) {
       int64_t points = tensorType(e).getNumElements();
       if (!reads || movedAway.contains(e) || points > kSmallTemporary ||
-          (points > kSmallKernel && llvm::is_contained(ret.getOperands(), e)))
+          (points > kSmallKernel && llvm::is_contained(returned, e)))
         continue;
       SmallVector<int64_t> shape(tensorType(e).getShape());
       auto it = open.find(shape);
