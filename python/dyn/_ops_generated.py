@@ -467,7 +467,7 @@ OPS = {
     "dynamic_slice": OpDef(
         "dynamic_slice", "shape", ("input", "start", "end"), (("dim", "i64"),),
         (), "",
-        "keeps_element", "meta", "DynamicSliceToPrim (GraphToPrim/DataMovement.cpp)", ""),
+        "keeps_element", "meta", "DynamicSliceToPrim (GraphToPrim/DataMovement.cpp)", "builder dynamicSliceBack"),
     "grid_sampler": OpDef(
         "grid_sampler", "grid_sampler", ("input", "grid"), (("mode", "i64"), ("padding", "i64"), ("align_corners", "bool"), ("cuda_rules", "bool")),
         (), "",

@@ -179,3 +179,18 @@ func.func @max_pool_with_indices(%x: tensor<?x2x5x5xf32>, %g: tensor<?x2x3x3xf32
   %1 = graph.max_pool2d_backward %g, %x, %0#1 {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>, tensor<?x2x3x3xi64>) -> tensor<?x2x5x5xf32>
   return %0#0, %1 : tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>
 }
+
+// -----
+
+// A safe softmax over a middle dim beside a `?` one: the fully masked rows'
+// test and zeros are sized as the row maxima and the result, not by aligning
+// the reduced shape with the input's from the right.
+// CHECK-LABEL: func.func @safe_softmax_middle
+// CHECK: %[[MAX:.*]] = prim.reduce_max %arg0 dims [1] : tensor<?x1x4xf32> -> tensor<?x4xf32>
+// CHECK: %[[N:.*]] = prim.dim %[[MAX]], 0 : tensor<?x4xf32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[N]]) : tensor<f32> -> tensor<?x4xf32>
+// CHECK: prim.select
+func.func @safe_softmax_middle(%x: tensor<?x1x4xf32>) -> tensor<?x1x4xf32> {
+  %0 = graph.safe_softmax %x {dim = 1 : i64} : tensor<?x1x4xf32> -> tensor<?x1x4xf32>
+  return %0 : tensor<?x1x4xf32>
+}

@@ -147,3 +147,15 @@ func.func @dropout_backward(%g: tensor<4xbf16>, %m: tensor<4xi1>) -> tensor<4xbf
   %0 = graph.dropout_backward %g, %m {scale = 2.0 : f64} : tensor<4xbf16>, tensor<4xi1> -> tensor<4xbf16>
   return %0 : tensor<4xbf16>
 }
+
+// A `?` dim sized by the op's `sizes` (torch.rand(x.shape[0], 1)): the bits
+// take it, and the distribution's arithmetic is sized as the bits.
+// CHECK-LABEL: func.func @uniform_dynamic
+// CHECK: %[[B:.*]] = prim.philox %arg0 offset 4 word 0 sizes(%arg1) : tensor<i64> -> tensor<?x1xi32>
+// CHECK: %[[N:.*]] = prim.dim %[[B]], 0 : tensor<?x1xi32>
+// CHECK: prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[N]]) : tensor<i32> -> tensor<?x1xi32>
+// CHECK-NOT: graph.
+func.func @uniform_dynamic(%seed: tensor<i64>, %n: index) -> tensor<?x1xf32> {
+  %0 = graph.random uniform %seed sizes(%n) offset 4 a -1.0 b 1.0 : tensor<i64> -> tensor<?x1xf32>
+  return %0 : tensor<?x1xf32>
+}

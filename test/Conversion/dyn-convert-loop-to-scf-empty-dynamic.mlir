@@ -18,3 +18,19 @@ func.func @empty_rows(%x: memref<?x0x?xf32>, %out: memref<?x0xf32>, %n: index, %
   }
   return
 }
+
+// An outer dim of constant 0 given as a value (zeros of a runtime length that
+// folded to 0, a gradient's padding): the chunk is 1, not the threads'
+// share of an empty product (a division by zero in the compiler).
+// CHECK-LABEL: func @empty_outer
+// CHECK: scf.parallel
+// CHECK-NOT: loop.kernel
+func.func @empty_outer(%out: memref<1x?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  loop.kernel "zeros" [1, %c0, 8] {
+  ^bb0(%i: index, %j: index, %k: index):
+    %z = arith.constant 0.0 : f32
+    loop.store %z, %out[%i, %j, %k] : memref<1x?x8xf32>
+  }
+  return
+}

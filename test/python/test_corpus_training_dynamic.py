@@ -35,10 +35,15 @@ def _inputs(name, vocab, n):
     return ids, dict(labels=ids)
 
 
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="needs a CUDA device"))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["hf_gpt2_sdpa", "hf_gpt2_eager", "hf_bert_sdpa", "hf_llama_sdpa", "hf_t5_sdpa"])
-def test_transformer_trains_at_any_sequence_length(name):
+def test_transformer_trains_at_any_sequence_length(name, device):
     case = corpus.build(name, "small")
-    case.model.double().train()
+    case.model.double().train().to(device)
     corpus.no_dropout(case.model)
     ref = copy.deepcopy(case.model)
     vocab = case.model.config.vocab_size
@@ -48,6 +53,7 @@ def test_transformer_trains_at_any_sequence_length(name):
         warnings.simplefilter("ignore")
         for n in (9, 13, 21):
             ids, kwargs = _inputs(name, vocab, n)
+            ids, kwargs = ids.to(device), {k: v.to(device) for k, v in kwargs.items()}
             loss = cm(ids, **kwargs).loss
             loss.backward()
             want = ref(ids, **kwargs).loss

@@ -536,3 +536,37 @@ def test_stochastic_depth_trains_over_a_symbolic_batch():
         torch.testing.assert_close(got, w.grad)
     s = dyn.stats()
     assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, s
+
+
+def test_random_tensors_of_a_symbolic_batch_train():
+    # torch.rand(x.shape[0], 1) (a per-row mask as timm's drop_path draws it) and randn_like (noise) over a `?`
+    # batch: graph.random sized at run time, element i philox's bits at its row-major index (Box-Muller for the
+    # normal: words 0 and 1), the mask saved for the backward
+    torch.manual_seed(0)
+    w = torch.randn(4, 4, requires_grad=True)
+
+    def f(x):
+        h = x @ w
+        keep = (torch.rand(h.shape[0], 1) < 0.8).to(h.dtype)
+        return h * keep / 0.8 + torch.randn_like(h)
+    dyn.reset()
+    cf = dyn.compile(f)
+    for n in (2, 3, 6):
+        x = torch.randn(n, 4)
+        out, seed = seeded_call(cf, 90 + n, x)
+        keep = torch.from_numpy(uniform24(philox(seed, 0, n)[0]).reshape(n, 1) < np.float32(0.8)).float()
+        words = philox(seed, 1, 4 * n)
+        u1, u2 = 1 - uniform24(words[0]).astype(np.float64), uniform24(words[1]).astype(np.float64)
+        z = torch.from_numpy(np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)).float().reshape(n, 4)
+        want = (x @ w) * keep / 0.8
+        torch.testing.assert_close(out, want + z, rtol=1e-5, atol=1e-5)  # float32 log/cos against float64's
+        g = torch.randn(out.shape)
+        w.grad = None
+        (out * g).sum().backward()
+        got = w.grad.clone()
+        w.grad = None
+        (want * g).sum().backward()
+        torch.testing.assert_close(got, w.grad)
+    s = dyn.stats()
+    assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, \
+        s["dynamic_fallback_reasons"]

@@ -15,6 +15,12 @@ import dyn
 pytestmark = pytest.mark.skipif(dyn._C is None or not getattr(dyn._C, "HAS_COMPILER", False),
                                 reason="dyn._C without the compiler")
 
+# every test on the CPU, and on CUDA where there is a device (the same graphs through the GPU pipeline's launch
+# plan, which sizes kernels, temporaries and library calls from the runtime sizes)
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="needs a CUDA device"))]
+on_devices = pytest.mark.parametrize("device", DEVICES)
+
 
 def _grads_match(model, ref, **tol):
     for (n, p), q in zip(model.named_parameters(), ref.parameters()):
@@ -38,14 +44,15 @@ def _mlp():
     return nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
 
 
-def test_mlp_trains_with_a_symbolic_batch():
-    model = _mlp()
+@on_devices
+def test_mlp_trains_with_a_symbolic_batch(device):
+    model = _mlp().to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for n in (5, 7, 9, 12):
-        x = torch.randn(n, 16)
-        y = torch.randint(0, 4, (n,))
+        x = torch.randn(n, 16, device=device)
+        y = torch.randint(0, 4, (n,), device=device)
         loss = F.cross_entropy(cm(x), y)
         loss.backward()
         want = F.cross_entropy(ref(x), y)
@@ -55,10 +62,11 @@ def test_mlp_trains_with_a_symbolic_batch():
     _symbolic_once(dyn.stats())
 
 
-def test_loss_inside_the_graph_with_symbolic_batch_and_length():
+@on_devices
+def test_loss_inside_the_graph_with_symbolic_batch_and_length(device):
     # the loss (cross_entropy: graph.nll_loss over `?` dims) and a mean over both symbols are in the graph
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 5))
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 5)).to(device)
     ref = copy.deepcopy(model)
 
     def step(m, x, y):
@@ -67,7 +75,7 @@ def test_loss_inside_the_graph_with_symbolic_batch_and_length():
     dyn.reset()
     fn = dyn.compile(step)
     for b, s in ((2, 3), (3, 5), (4, 7), (2, 9)):
-        x, y = torch.randn(b, s, 8), torch.randint(0, 5, (b, s))
+        x, y = torch.randn(b, s, 8, device=device), torch.randint(0, 5, (b, s), device=device)
         loss = fn(model, x, y)
         loss.backward()
         want = step(ref, x, y)
@@ -77,13 +85,14 @@ def test_loss_inside_the_graph_with_symbolic_batch_and_length():
     _symbolic_once(dyn.stats())
 
 
-def test_mark_dynamic_compiles_the_training_graph_once():
-    model = _mlp()
+@on_devices
+def test_mark_dynamic_compiles_the_training_graph_once(device):
+    model = _mlp().to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for n in (6, 10, 3):
-        x = torch.randn(n, 16, requires_grad=True)
+        x = torch.randn(n, 16, device=device, requires_grad=True)
         xr = x.detach().clone().requires_grad_(True)
         dyn.mark_dynamic(x, 0)
         cm(x).square().sum().backward()
@@ -94,7 +103,8 @@ def test_mark_dynamic_compiles_the_training_graph_once():
     assert s["captures"] == 1 and s["dynamic_entries"] == 1 and s["eager_graphs"] == [], s
 
 
-def test_attention_block_trains_at_any_sequence_length():
+@on_devices
+def test_attention_block_trains_at_any_sequence_length(device):
     torch.manual_seed(0)
 
     class Block(nn.Module):
@@ -113,44 +123,46 @@ def test_attention_block_trains_at_any_sequence_length():
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = x + self.out(a.transpose(1, 2).reshape(b, s, d))
             return x + self.mlp(x)
-    model = Block()
+    model = Block().to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for s in (5, 8, 11):
-        x = torch.randn(2, s, 32)
+        x = torch.randn(2, s, 32, device=device)
         cm(x).square().mean().backward()
         ref(x).square().mean().backward()
         _grads_match(model, ref)
     _symbolic_once(dyn.stats())
 
 
-def test_cnn_trains_with_a_symbolic_batch():
+@on_devices
+def test_cnn_trains_with_a_symbolic_batch(device):
     # convolution_backward and adaptive pooling's backward: library calls sizing their gradients at run time
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(),
-                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5)).double()
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5)).double().to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for n in (2, 3, 5):
-        x = torch.randn(n, 3, 12, 12, dtype=torch.float64)
-        y = torch.randint(0, 5, (n,))
+        x = torch.randn(n, 3, 12, 12, dtype=torch.float64, device=device)
+        y = torch.randint(0, 5, (n,), device=device)
         F.cross_entropy(cm(x), y).backward()
         F.cross_entropy(ref(x), y).backward()
         _grads_match(model, ref)
     _symbolic_once(dyn.stats())
 
 
-def _classifier_over_batches(model, image):
+def _classifier_over_batches(model, image, device):
     """Cross-entropy steps of a float64 classifier over four batch sizes of `image`-shaped inputs: gradients and
     buffers equal eager's after each, one symbolic training entry."""
+    model = model.to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for n in (2, 3, 5, 7):
-        x = torch.randn(n, *image, dtype=torch.float64)
-        y = torch.randint(0, 5, (n,))
+        x = torch.randn(n, *image, dtype=torch.float64, device=device)
+        y = torch.randint(0, 5, (n,), device=device)
         F.cross_entropy(cm(x), y).backward()
         F.cross_entropy(ref(x), y).backward()
         _grads_match(model, ref)
@@ -159,18 +171,20 @@ def _classifier_over_batches(model, image):
     _symbolic_once(dyn.stats())
 
 
+@on_devices
 @pytest.mark.parametrize("momentum", [0.1, None])
-def test_batch_norm_trains_with_a_symbolic_batch(momentum):
+def test_batch_norm_trains_with_a_symbolic_batch(momentum, device):
     # batch statistics over a runtime batch: counts are sums of ones, the unbiased variance divides by n - 1,
     # the running statistics (momentum or the cumulative average) come back updated as eager's
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8, momentum=momentum),
                           nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6),
                           nn.BatchNorm1d(6, momentum=momentum), nn.Linear(6, 5)).double()
-    _classifier_over_batches(model, (3, 10, 10))
+    _classifier_over_batches(model, (3, 10, 10), device)
 
 
-def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch():
+@on_devices
+def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch(device):
     # a torchvision stem (convolution, batch norm, ReLU, 3x3/2 max pooling with padding): the pooling's
     # backward scatters the cotangent to eager's maxima (graph.max_pool_with_indices, then ATen's
     # max_pool2d_with_indices_backward sized as its input at run time), one compile for every batch size
@@ -178,10 +192,11 @@ def test_cnn_stem_max_pooling_trains_with_a_symbolic_batch():
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
                           nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 3 * 3, 5)).double()
-    _classifier_over_batches(model, (3, 12, 12))
+    _classifier_over_batches(model, (3, 12, 12), device)
 
 
-def test_buffer_updated_in_place_by_a_symbolic_training_graph():
+@on_devices
+def test_buffer_updated_in_place_by_a_symbolic_training_graph(device):
     # a statically shaped buffer updated in place (a running sum of the batch's mean) beside `?` activations:
     # the training kernel returns its new value, which the runner copies into it
     class Tracked(nn.Module):
@@ -196,12 +211,12 @@ def test_buffer_updated_in_place_by_a_symbolic_training_graph():
                 self.seen.add_(h.mean(0))
             return h.relu().sum()
     torch.manual_seed(0)
-    model = Tracked()
+    model = Tracked().to(device)
     ref = copy.deepcopy(model)
     dyn.reset()
     cm = dyn.compile(model)
     for n in (3, 4, 7):
-        x = torch.randn(n, 6)
+        x = torch.randn(n, 6, device=device)
         cm(x).backward()
         ref(x).backward()
         _grads_match(model, ref)
@@ -209,13 +224,59 @@ def test_buffer_updated_in_place_by_a_symbolic_training_graph():
     _symbolic_once(dyn.stats())
 
 
-def test_a_training_graph_that_cannot_be_symbolic_is_specialized_with_its_reason():
-    # the gradient of a concatenation along a `?` dim is not built with dynamic sizes yet: each size gets a
-    # specialized, compiled graph (never eager), and the reason is reported
-    w = torch.randn(4, 3, requires_grad=True)
+@on_devices
+def test_concatenation_along_a_symbolic_dim_trains(device):
+    # the cotangent of a concatenation along a `?` dim is cut between runtime offsets (graph.dynamic_slice), a
+    # slice of it to static bounds gets the cotangent padded to the runtime length
+    w = torch.randn(4, 3, device=device, requires_grad=True)
 
     def f(x, w):
-        return torch.cat([x, x * 2], 0).matmul(w).square().sum()
+        return torch.cat([x, x * 2, x[:1]], 0).matmul(w).square().sum()
+    dyn.reset()
+    fn = dyn.compile(f)
+    for n in (3, 5, 6):
+        x = torch.randn(n, 4, device=device, requires_grad=True)
+        fn(x, w).backward()
+        xr, wr = x.detach().clone().requires_grad_(True), w.detach().clone().requires_grad_(True)
+        f(xr, wr).backward()
+        torch.testing.assert_close(x.grad, xr.grad)
+        torch.testing.assert_close(w.grad, wr.grad)
+        w.grad = None
+    _symbolic_once(dyn.stats())
+
+
+@on_devices
+def test_learned_positions_sliced_to_a_symbolic_length_train(device):
+    # a learned position table cut to the sequence length (pos[:, :x.shape[1]]): its gradient is the cotangent
+    # padded with zeros to the table's length at run time
+    class Positions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Parameter(torch.randn(1, 32, 8))
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.lin(x + self.pos[:, :x.shape[1]]).tanh()
+    torch.manual_seed(0)
+    model = Positions().to(device)
+    ref = copy.deepcopy(model)
+    dyn.reset()
+    cm = dyn.compile(model)
+    for s in (5, 9, 17):
+        x = torch.randn(2, s, 8, device=device)
+        cm(x).square().sum().backward()
+        ref(x).square().sum().backward()
+        _grads_match(model, ref)
+    _symbolic_once(dyn.stats())
+
+
+def test_a_training_graph_that_cannot_be_symbolic_is_specialized_with_its_reason():
+    # the gradient of a strided slice beside a `?` dim is not built with dynamic sizes yet: each size gets a
+    # specialized, compiled graph (never eager), and the reason is reported
+    w = torch.randn(2, 3, requires_grad=True)
+
+    def f(x, w):
+        return x[:, ::2].matmul(w).square().sum()
     dyn.reset()
     fn = dyn.compile(f)
     for n in (3, 5, 6):
@@ -228,5 +289,5 @@ def test_a_training_graph_that_cannot_be_symbolic_is_specialized_with_its_reason
         w.grad = None
     s = dyn.stats()
     assert s["eager_graphs"] == [] and s["dynamic_entries"] == 0, s
-    assert any("along the concatenated dim" in why for why in s["dynamic_fallback_reasons"]), \
+    assert any("along a strided slice" in why for why in s["dynamic_fallback_reasons"]), \
         s["dynamic_fallback_reasons"]

@@ -59,10 +59,10 @@ struct SoftmaxToPrim : OpConversionPattern<GraphOp> {
     if constexpr (std::is_same_v<GraphOp, graph::SafeSoftmaxOp>) {
       // a row's maximum is -inf only where every element is
       Value none = prim::EqOp::create(rewriter, loc, reducedType.clone(rewriter.getI1Type()), max,
-                                      pb.splat(reducedType, -INFINITY));
+                                      pb.splatLike(max, -INFINITY));
       result = prim::SelectOp::create(rewriter, loc, type,
                                       pb.broadcastKept(none, type.clone(rewriter.getI1Type()), keptDims),
-                                      pb.splat(type, 0.0), result);
+                                      pb.splatLike(result, 0.0), result);
     }
     rewriter.replaceOp(op, result);
     return success();

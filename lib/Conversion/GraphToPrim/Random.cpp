@@ -27,11 +27,14 @@ struct Draw {
   Value seed;
   int64_t offset;
   SmallVector<int64_t> shape;
+  /// The `?` dims' sizes where the op gives them (graph.random); else each is sized as the rewritten op's
+  /// operand (dropout's input, bernoulli's p).
+  SmallVector<Value> sizes = {};
 
   RankedTensorType of(Type t) { return RankedTensorType::get(shape, t); }
   Value word(int64_t w) {
-    // a `?` dim is sized as the rewritten op's operand (dropout's input, bernoulli's p)
-    return prim::PhiloxOp::create(pb.b, pb.loc, of(pb.b.getI32Type()), seed, offset, w, pb.dynamicSizes(shape));
+    return prim::PhiloxOp::create(pb.b, pb.loc, of(pb.b.getI32Type()), seed, offset, w,
+                                  sizes.empty() ? pb.dynamicSizes(shape) : sizes);
   }
   /// Word w as an unsigned number, in i64: [0, 2^32).
   Value word64(int64_t w) {
@@ -71,7 +74,11 @@ struct RandomToPrim : OpConversionPattern<graph::RandomOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     PrimBuilder pb{rewriter, op.getLoc()};
     RankedTensorType t = op.getType();
-    Draw draw{pb, adaptor.getSeed(), (int64_t)op.getOffset(), SmallVector<int64_t>(t.getShape())};
+    Draw draw{pb, adaptor.getSeed(), (int64_t)op.getOffset(), SmallVector<int64_t>(t.getShape()),
+              SmallVector<Value>(adaptor.getSizes())};
+    // the first word's bits size every `?` dim of the arithmetic below (splats, conversions)
+    if (!draw.sizes.empty())
+      pb.sizeSource = draw.word(0);
     double a = op.getA().convertToDouble(), b = op.getB().convertToDouble();
     Value result;
     if (op.getDistribution() == graph::RandomDistribution::integers) {

@@ -189,6 +189,8 @@ OpFoldResult dynamicChunk(IRRewriter &rewriter, Location loc, ArrayRef<OpFoldRes
       return domain.back();
     outer *= *s;
   }
+  if (outer == 0) // an empty kernel (a constant outer dim of 0): any chunk
+    return rewriter.getIndexAttr(1);
   if (outer >= minParallel)
     return domain.back();
   Value inner = sizeValue(rewriter, loc, domain.back());
@@ -313,8 +315,8 @@ void lowerColumnReduction(IRRewriter &rewriter, loop::KernelOp kernel, ArrayRef<
   int64_t inner = domain.back();
   // A row of at most 256 accumulators (and of each value taken from the
   // kernel body), split further while the outer dims leave threads idle.
-  int64_t chunk = std::min<int64_t>(inner, 256);
-  if (outer < minParallel) {
+  int64_t chunk = std::clamp<int64_t>(inner, 1, 256);
+  if (outer > 0 && outer < minParallel) {
     int64_t wanted = (minParallel + outer - 1) / outer;
     chunk = std::clamp<int64_t>((inner + wanted - 1) / wanted, std::min<int64_t>(inner, 16), chunk);
   }

@@ -111,9 +111,9 @@ def _training_kernel(graph, inputs, keep, memory_budget=None):
         raise DynamicUnsupported("a training graph under DistributedDataParallel (its gradient buckets are "
                                  "staged per specialized graph)")
     device = _device_of(graph, inputs)
-    if device.type != "cpu":
+    if device.type not in ("cpu", "cuda"):
         raise DynamicUnsupported(f"a training graph on {device.type} (symbolic training graphs run on the CPU "
-                                 "only)")
+                                 "and CUDA)")
     return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True, memory_budget=memory_budget)
 
 

@@ -59,7 +59,7 @@ def _dims(ds):
     return "[" + ", ".join(str(int(d)) for d in ds) + "]"
 
 
-SIZED_OPS = ("reshape", "expand", "iota")  # ops given the sizes of their `?` result dims (graph/sizes.py)
+SIZED_OPS = ("reshape", "expand", "iota", "random")  # ops given the sizes of their `?` result dims (graph/sizes.py)
 
 
 def _line(n, sizes=""):

@@ -38,8 +38,8 @@ def _f64(literal, v):
 def line(n, ins, tys, r, literal):
     """The op's line of graph-dialect MLIR (literal formats f64 numbers: mlir.py's)."""
     op, a = n.op, n.attrs
-    if op == "random":
-        return (f"{n.name} = graph.random {a['distribution']} {SEED} offset {a['offset']} "
+    if op == "random":  # no tensor operands: ins is the ` sizes(...)` of its `?` dims (mlir.SIZED_OPS), if any
+        return (f"{n.name} = graph.random {a['distribution']} {SEED}{ins} offset {a['offset']} "
                 f"a {_f64(literal, a['a'])} b {_f64(literal, a['b'])} : tensor<i64> -> {r}")
     extra = f" {{feature_dims = {a['feature_dims']} : i64}}" if a.get("feature_dims", -1) >= 0 else ""
     if op == "bernoulli":

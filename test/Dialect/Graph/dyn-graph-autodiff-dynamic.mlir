@@ -151,3 +151,69 @@ func.func @split(%x: tensor<?x12xf32> {dyn.requires_grad}) -> tensor<?x8xf32> {
   %1 = graph.tanh %0 : tensor<?x8xf32> -> tensor<?x8xf32>
   return %1 : tensor<?x8xf32>
 }
+
+// -----
+
+// A concatenation along a `?` dim: each input's gradient is its part of the
+// cotangent between runtime offsets, the sums of the lengths before it (a
+// static length is a constant).
+
+// CHECK-LABEL: func.func @cat_dynamic
+// CHECK: %[[N:.*]] = graph.dim %arg0, 0 : tensor<?x4xf32> -> index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[E0:.*]] = arith.addi %[[C0]], %[[N]] : index
+// CHECK: graph.dynamic_slice %[[G:.*]], %[[C0]], %[[E0]] dim 0 : tensor<?x4xf32>, index, index -> tensor<?x4xf32>
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[E1:.*]] = arith.addi %[[E0]], %[[C3]] : index
+// CHECK: graph.dynamic_slice %[[G]], %[[E0]], %[[E1]] dim 0 : tensor<?x4xf32>, index, index -> tensor<3x4xf32>
+// CHECK: return
+func.func @cat_dynamic(%x: tensor<?x4xf32> {dyn.requires_grad}, %y: tensor<3x4xf32> {dyn.requires_grad})
+    -> tensor<?x4xf32> {
+  %0 = graph.cat %x, %y dim 0 : tensor<?x4xf32>, tensor<3x4xf32> -> tensor<?x4xf32>
+  %1 = graph.tanh %0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// A learned table sliced to a runtime length (a position embedding cut to the
+// sequence length): its gradient is the cotangent between zeros of lengths
+// start (none: it is 0) and size - end, concatenated, read back at the table's
+// static length.
+
+// CHECK-LABEL: func.func @dynamic_slice_of_table
+// CHECK: %[[N:.*]] = graph.dim %arg0, 0
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[TAIL:.*]] = arith.subi %[[C16]], %[[N]] : index
+// CHECK: %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[ZT:.*]] = graph.expand %[[Z]] sizes(%[[TAIL]]) : tensor<f32> -> tensor<?x8xf32>
+// CHECK: %[[W:.*]] = graph.cat %{{.*}}, %[[ZT]] dim 0 : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK: graph.dynamic_slice %[[W]], %{{.*}}, %[[C16]] dim 0 : tensor<?x8xf32>, index, index -> tensor<16x8xf32>
+// CHECK: return
+func.func @dynamic_slice_of_table(%x: tensor<?x8xf32>, %table: tensor<16x8xf32> {dyn.requires_grad})
+    -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = graph.dim %x, 0 : tensor<?x8xf32> -> index
+  %p = graph.dynamic_slice %table, %c0, %n dim 0 : tensor<16x8xf32>, index, index -> tensor<?x8xf32>
+  %0 = graph.mul %x, %p : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// A slice of a `?` dim to static bounds (x[1:3] of a runtime batch): the
+// cotangent between zeros of length start and zeros of the runtime rest.
+
+// CHECK-LABEL: func.func @slice_of_dynamic_dim
+// CHECK: %[[N:.*]] = graph.dim %arg0, 0 : tensor<?x8xf32> -> index
+// CHECK: %[[HEAD:.*]] = graph.constant dense<0.000000e+00> : tensor<1x8xf32>
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[REST:.*]] = arith.subi %[[N]], %[[C3]] : index
+// CHECK: %[[TAIL:.*]] = graph.expand %{{.*}} sizes(%[[REST]]) : tensor<f32> -> tensor<?x8xf32>
+// CHECK: graph.cat %[[HEAD]], %{{.*}}, %[[TAIL]] dim 0 : tensor<1x8xf32>, tensor<2x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK: return
+func.func @slice_of_dynamic_dim(%x: tensor<?x8xf32> {dyn.requires_grad}) -> tensor<2x8xf32> {
+  %0 = graph.slice %x dim 0 start 1 end 3 step 1 : tensor<?x8xf32> -> tensor<2x8xf32>
+  %1 = graph.tanh %0 : tensor<2x8xf32> -> tensor<2x8xf32>
+  return %1 : tensor<2x8xf32>
+}

@@ -92,3 +92,26 @@ func.func @pos(%x: tensor<1x?x8xf32> {dyn.requires_grad}, %table: tensor<1x4096x
   %l = graph.sum %e dims [0, 1, 2] : tensor<1x?x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A saved concatenation along a `?` dim of random numbers sized at run time
+// and an input: its length is the sum of its inputs' (the random op's from
+// its `sizes` operand).
+
+// CHECK-LABEL: func.func @cat_random_forward
+// CHECK-SAME: dyn.result_sizes = "|(s[0][0] + s[0][0]);4|(s[0][0] + s[0][0]);4"
+// CHECK: %[[N:.*]] = graph.dim %arg0, 0
+// CHECK: %[[U:.*]] = graph.random normal %arg2 sizes(%[[N]])
+// CHECK: %[[C:.*]] = graph.cat %[[U]], %arg0 dim 0
+// CHECK: return %{{.*}}, %[[C]], %{{.*}}
+func.func @cat_random(%x: tensor<?x4xf32>, %w: tensor<4x4xf32> {dyn.requires_grad}, %seed: tensor<i64>)
+    -> tensor<f32> {
+  %n = graph.dim %x, 0 : tensor<?x4xf32> -> index
+  %u = graph.random normal %seed sizes(%n) offset 0 a 0.0 b 1.0 : tensor<i64> -> tensor<?x4xf32>
+  %c = graph.cat %u, %x dim 0 : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %y = graph.matmul %c, %w : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %e = graph.exp %y : tensor<?x4xf32> -> tensor<?x4xf32>
+  %l = graph.sum %e dims [0, 1] : tensor<?x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

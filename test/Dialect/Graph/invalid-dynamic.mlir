@@ -283,3 +283,11 @@ func.func @adaptive_pool_dynamic_pooled_dim(%x: tensor<2x8x?xf32>) -> tensor<2x8
   %0 = graph.adaptive_avg_pool %x output_size [1] : tensor<2x8x?xf32> -> tensor<2x8x1xf32>
   return %0 : tensor<2x8x1xf32>
 }
+
+// -----
+
+func.func @random_without_sizes(%seed: tensor<i64>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{needs one size per dynamic result dim (1), got 0}}
+  %0 = graph.random uniform %seed offset 0 a 0.0 b 1.0 : tensor<i64> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

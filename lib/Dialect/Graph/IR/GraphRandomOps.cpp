@@ -17,6 +17,9 @@ LogicalResult RandomOp::verify() {
     return emitOpError() << "parameters must be finite";
   if ((int64_t)getOffset() < 0)
     return emitOpError() << "offset " << (int64_t)getOffset() << " is negative";
+  if (getSizes().size() != static_cast<size_t>(getType().getNumDynamicDims()))
+    return emitOpError() << "needs one size per dynamic result dim (" << getType().getNumDynamicDims()
+                         << "), got " << getSizes().size();
   bool isFloat = isa<FloatType>(getType().getElementType());
   switch (getDistribution()) {
   case RandomDistribution::uniform:

@@ -7,6 +7,8 @@
 #include "DerivativeBuilder.h"
 #include "SymbolicDims.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cmath>
@@ -338,9 +340,31 @@ Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
   RankedTensorType in = tensorType(s.getInput()), g = tensorType(grad);
   int64_t dim = s.getDim(), start = s.getStart(), step = s.getStep(), n = g.getDimSize(dim);
   int64_t size = in.getDimSize(dim);
-  if (ShapedType::isDynamic(size)) { // the cotangent would be padded to a runtime size
-    dynamicUnsupported(op, "along a slice of a dynamic dim");
-    return {};
+  if (ShapedType::isDynamic(size)) {
+    // static bounds on a `?` dim (x[:1] of a runtime batch): the cotangent between zeros of length start and
+    // zeros of the runtime rest
+    if (step != 1) {
+      dynamicUnsupported(op, "along a strided slice of a dynamic dim");
+      return {};
+    }
+    SmallVector<Value> pieces;
+    SmallVector<int64_t> shape(g.getShape());
+    if (start > 0) {
+      shape[dim] = start;
+      pieces.push_back(zeros(g.clone(shape), grad));
+    }
+    pieces.push_back(grad);
+    shape[dim] = ShapedType::kDynamic;
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < g.getRank(); ++i)
+      if (i == dim)
+        sizes.push_back(b.create<arith::SubIOp>(loc, dimOf(s.getInput(), dim),
+                                                b.create<arith::ConstantIndexOp>(loc, start + n).getResult())
+                            .getResult());
+      else if (g.isDynamicDim(i))
+        sizes.push_back(dimOf(grad, i));
+    pieces.push_back(expand(zeros(RankedTensorType::get({}, g.getElementType()), grad), shape, sizes));
+    return b.create<CatOp>(loc, in.clone(g.getElementType()), pieces, b.getI64IntegerAttr(dim)).getResult();
   }
   if (!g.hasStaticShape()) {
     // `?` dims beside the sliced one (a pad takes static shapes): zeros, the cotangent, zeros, concatenated
@@ -414,16 +438,69 @@ void DerivativeBuilder::expandBack(Operation *op, Value grad, SmallVectorImpl<Va
 void DerivativeBuilder::catBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto c = cast<CatOp>(op);
   int64_t dim = c.getDim(), offset = 0;
+  if (tensorType(grad).isDynamicDim(dim)) {
+    // `?` lengths: each input's part of the cotangent between runtime offsets (their lengths summed)
+    Value start = b.create<arith::ConstantIndexOp>(loc, 0).getResult();
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      RankedTensorType in = tensorType(op->getOperand(i));
+      Value n = in.isDynamicDim(dim) ? dimOf(op->getOperand(i), dim)
+                                     : b.create<arith::ConstantIndexOp>(loc, in.getDimSize(dim)).getResult();
+      Value end = b.create<arith::AddIOp>(loc, start, n).getResult();
+      if (wants(op, i)) {
+        SmallVector<int64_t> shape(tensorType(grad).getShape());
+        shape[dim] = in.getDimSize(dim);
+        Value part = b.create<DynamicSliceOp>(loc, tensorType(grad).clone(shape), grad, start, end,
+                                              b.getI64IntegerAttr(dim)).getResult();
+        grads[i] = convert(part, in.getElementType());
+      }
+      start = end;
+    }
+    return;
+  }
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     int64_t n = tensorType(op->getOperand(i)).getDimSize(dim);
-    if (ShapedType::isDynamic(n)) {
-      dynamicUnsupported(op, "along the concatenated dim");
-      return;
-    }
     if (wants(op, i))
       grads[i] = convert(slice(grad, dim, offset, offset + n), tensorType(op->getOperand(i)).getElementType());
     offset += n;
   }
+}
+
+void DerivativeBuilder::dynamicSliceBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
+  auto s = cast<DynamicSliceOp>(op);
+  if (!wants(op, 0))
+    return;
+  // zeros of length start, the cotangent, zeros of length size - end: a concatenation of `?` length, then
+  // read back at the input's length where that is static (a learned position table sliced to a length)
+  int64_t dim = s.getDim();
+  RankedTensorType in = tensorType(s.getInput()), g = tensorType(grad);
+  Value size = in.isDynamicDim(dim) ? dimOf(s.getInput(), dim)
+                                    : b.create<arith::ConstantIndexOp>(loc, in.getDimSize(dim)).getResult();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0).getResult();
+  Value tail = b.create<arith::SubIOp>(loc, size, s.getEnd()).getResult();
+  SmallVector<int64_t> shape(g.getShape());
+  shape[dim] = ShapedType::kDynamic;
+  RankedTensorType piece = g.clone(shape);
+  auto zerosOf = [&](Value length) {
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < g.getRank(); ++i)
+      if (i == dim)
+        sizes.push_back(length);
+      else if (g.isDynamicDim(i))
+        sizes.push_back(dimOf(grad, i));
+    auto scalar = RankedTensorType::get({}, g.getElementType());
+    Value z = zeros(scalar, grad);
+    return expand(z, shape, sizes);
+  };
+  SmallVector<Value> pieces;
+  if (getConstantIntValue(s.getStart()) != 0) // (a slice from 0 has no zeros before it)
+    pieces.push_back(zerosOf(s.getStart()));
+  pieces.push_back(grad);
+  pieces.push_back(zerosOf(tail));
+  Value whole = b.create<CatOp>(loc, piece, pieces, b.getI64IntegerAttr(dim)).getResult();
+  if (!in.isDynamicDim(dim))
+    whole = b.create<DynamicSliceOp>(loc, g.clone(in.getShape()), whole, zero, size, b.getI64IntegerAttr(dim))
+                .getResult();
+  grads[0] = convert(whole, in.getElementType());
 }
 
 //===----------------------------------------------------------------------===//

@@ -110,6 +110,7 @@ public:
   mlir::Value nllLossBack(mlir::Operation *op, mlir::Value grad, Values args);
   // Builders of every operand's gradient (Graph_DerivativeFn).
   void catBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
+  void dynamicSliceBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void reshapeBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void expandBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);
   void layerNormBack(mlir::Operation *op, mlir::Value grad, llvm::SmallVectorImpl<mlir::Value> &grads);

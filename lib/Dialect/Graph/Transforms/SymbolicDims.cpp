@@ -50,6 +50,8 @@ static DimSource step(Value v, int64_t d) {
   }
   if (auto i = dyn_cast<IotaOp>(op))
     return i.getSizes().empty() ? DimSource{} : DimSource{i.getSizes()[0], Value(), 0};
+  if (auto rnd = dyn_cast<RandomOp>(op))
+    return DimSource{rnd.getSizes()[dynamicPosition(rt, d)], Value(), 0};
   if (auto p = dyn_cast<PermuteOp>(op))
     return same(p.getInput(), p.getDims()[d]);
   if (auto s = dyn_cast<SliceOp>(op))
@@ -136,6 +138,17 @@ Value materializeDim(OpBuilder &b, Value v, int64_t dim) {
   // a dynamic slice's length along its dim: end - start
   if (auto ds = s.tensor.getDefiningOp<DynamicSliceOp>(); ds && static_cast<int64_t>(ds.getDim()) == s.dim)
     return b.create<arith::SubIOp>(ds.getLoc(), ds.getEnd(), ds.getStart()).getResult();
+  // a concatenation's length along its dim: the sum of its inputs' (each traced to the arguments)
+  if (auto c = s.tensor.getDefiningOp<CatOp>(); c && static_cast<int64_t>(c.getDim()) == s.dim) {
+    Value total;
+    for (Value in : c.getInputs()) {
+      auto t = tensorTypeOf(in);
+      Value n = t.isDynamicDim(s.dim) ? materializeDim(b, in, s.dim)
+                                      : b.create<arith::ConstantIndexOp>(c.getLoc(), t.getDimSize(s.dim)).getResult();
+      total = total ? b.create<arith::AddIOp>(c.getLoc(), total, n).getResult() : n;
+    }
+    return total;
+  }
   return b.create<DimOp>(s.tensor.getLoc(), b.getIndexType(), s.tensor, static_cast<uint64_t>(s.dim)).getResult();
 }
 
@@ -153,6 +166,16 @@ static std::optional<std::string> sourceExpression(DimSource s, int depth) {
     auto end = indexExpression(ds.getEnd(), depth + 1), start = indexExpression(ds.getStart(), depth + 1);
     if (end && start)
       return "(" + *end + " - " + *start + ")";
+  }
+  if (auto c = s.tensor.getDefiningOp<CatOp>(); c && static_cast<int64_t>(c.getDim()) == s.dim) {
+    std::string sum;
+    for (Value in : c.getInputs()) {
+      auto n = dimExpression(in, s.dim);
+      if (!n)
+        return std::nullopt;
+      sum += (sum.empty() ? "(" : " + ") + *n;
+    }
+    return sum + ")";
   }
   return std::nullopt;
 }

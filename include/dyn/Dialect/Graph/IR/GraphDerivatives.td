@@ -215,6 +215,8 @@ def : Graph_Derivative<Graph_PermuteOp, [(PermuteBack $grad)]>;
 def : Graph_Derivative<Graph_SliceOp, [(SliceBack $grad)]>;
 def : Graph_Derivative<Graph_PadOp, [(PadBack $grad)]>;
 def : Graph_DerivativeFn<Graph_CatOp, "catBack">;
+// dynamic_slice: the cotangent between zeros of runtime lengths (its bounds have none).
+def : Graph_DerivativeFn<Graph_DynamicSliceOp, "dynamicSliceBack">;
 
 //===----------------------------------------------------------------------===//
 // Contractions (library calls: the backward is GEMMs as well)

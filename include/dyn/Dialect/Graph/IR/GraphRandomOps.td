@@ -26,7 +26,9 @@ def Graph_RandomDistribution : I32EnumAttr<"RandomDistribution", "what graph.ran
 
 def Graph_Seed : 0DTensorOf<[I64]>;
 
-def Graph_RandomOp : Graph_Op<"random"> {
+// `sizes` has one `index` per `?` dim of the result (torch.rand(x.shape[0], 1)
+// with a symbolic batch), and is absent where the result is static.
+def Graph_RandomOp : Graph_Op<"random", [], []> {
   let summary = "a tensor of random numbers (torch.rand, randn, randint, uniform_, normal_, ...)";
   let description = [{
     Each element drawn independently from `distribution` with parameters
@@ -41,12 +43,17 @@ def Graph_RandomOp : Graph_Op<"random"> {
     - `log_normal`: `exp` of a normal with mean `a` and standard deviation `b` (floats),
     - `geometric`: trials to the first success of probability `a`
       (`ceil(log(1 - u) / log1p(-a))`, floats).
+
+    ```mlir
+    %u = graph.random uniform %seed sizes(%n) offset 0 a 0.0 b 1.0 : tensor<i64> -> tensor<?x1xf32>
+    ```
   }];
-  let arguments = (ins Graph_Seed:$seed, Graph_RandomDistribution:$distribution, F64Attr:$a,
-                       F64Attr:$b, I64Attr:$offset);
+  let arguments = (ins Graph_Seed:$seed, Variadic<Index>:$sizes, Graph_RandomDistribution:$distribution,
+                       F64Attr:$a, F64Attr:$b, I64Attr:$offset);
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = [{
-    $distribution $seed `offset` $offset `a` $a `b` $b attr-dict `:` type($seed) `->` type($result)
+    $distribution $seed (`sizes` `(` $sizes^ `)`)? `offset` $offset `a` $a `b` $b attr-dict `:` type($seed)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }
