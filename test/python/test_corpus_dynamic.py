@@ -44,10 +44,9 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.i
                                                                  reason="needs a CUDA device"))]
 
 
-def _compiles_once(name, sizes, inputs, device, refused=None):
+def _compiles_once(name, sizes, inputs, device):
     """The model called at each size (inputs(case, n) -> args, kwargs) compiled and eagerly: equal results,
-    at most two captures, one graph with symbolic sizes, nothing eager. With `refused`, the symbolic graph is
-    refused for that reason instead: each size its own specialized graph, reported, results still equal."""
+    at most two captures, one graph with symbolic sizes, nothing eager."""
     case = corpus.build(name, "small")
     model = case.model.eval().to(device)
     dyn.reset()
@@ -62,18 +61,13 @@ def _compiles_once(name, sizes, inputs, device, refused=None):
                                        rtol=1e-4, atol=1e-4)
     s = dyn.stats()
     assert s["eager_calls"] == 0 and s["eager_graphs"] == [] and s["graph_breaks"] == 0, s
-    if refused:
-        assert s["dynamic_entries"] == 0 and any(refused in why for why in s["dynamic_fallback_reasons"]), s
-        return
     assert s["captures"] <= 2 and s["dynamic_entries"] == 1, s
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", TEXT)
 def test_text_model_compiles_once_for_any_length(name, device):
-    # T5's encoder and decoder lengths are two symbols, refused on CUDA (capture/dynamic_entry.py)
-    refused = "two or more independent symbolic sizes" if device == "cuda" and name.startswith("hf_t5") else None
-    _compiles_once(name, (9, 13, 21, 30), _text_inputs, device, refused)
+    _compiles_once(name, (9, 13, 21, 30), _text_inputs, device)  # (T5: two symbols, the encoder's and decoder's lengths)
 
 
 VISION = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_efficientnet_b0", "tv_convnext_tiny", "tv_vit_b_16",

@@ -74,9 +74,10 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
 /// vectors where the innermost dim is a constant multiple of the width),
 /// row kernels over contiguous rows a block per row (the static row's
 /// threads and registers where the rows have a constant length, else 256
-/// threads sweeping it), other kernels with inner loops a thread per point
-/// running them serially, except a long single reduction, split across
-/// blocks (splitDynamic).
+/// threads sweeping it; fewer rows than the GPU runs blocks at once are split
+/// instead), other kernels with inner loops a thread per point running them
+/// serially, except a long single reduction, split across blocks
+/// (splitDynamic).
 LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   Location loc = kernel.getLoc();
   b.setInsertionPoint(kernel);
@@ -88,7 +89,11 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   bool byRow = hasInner && rowsAreContiguous(kernel);
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
-  if (hasInner && !byRow)
+  // few rows of a runtime length (a loss's mean over every token, a per-sample sum over a `?` sequence): a
+  // block per row would leave the GPU idle, so they are split as column sums are
+  bool fewRows = byRow && llvm::none_of(kernel.getDomain(), ShapedType::isDynamic) &&
+                 product(kernel.getDomain()) < fillBlocks;
+  if (hasInner && (!byRow || fewRows))
     if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel); !reduces.empty())
       return splitDynamic(kernel, reduces);
   if (!hasInner && !hasTrig && !kernel.getDomain().empty())

@@ -41,11 +41,6 @@ class DynamicKernel:
         self.dtypes = [o.meta.dtype for o in graph.outputs]
         self.device = _device_of(graph, example_inputs)
         self.device_type = self.device.type
-        if self.device_type == "cuda" and len(set().union(*(size_expr(s).free_symbols for n in graph.inputs
-                                                             for s in n.meta.shape))) > 1:
-            # one symbol (a batch or a sequence length) is what the H200 runs verified; T5 with its encoder's
-            # and decoder's lengths failed its comparison with eager there, cause not yet found
-            raise DynamicShapeError("two or more independent symbolic sizes on CUDA are not supported yet")
         self.ir = graph.mlir()
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         buffers = len(graph.inputs) + len(graph.outputs)

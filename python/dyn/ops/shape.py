@@ -263,6 +263,7 @@ class ShapeOps:
         # symbolic sizes the recomputation needs (iota's length, a dynamic slice's bounds): compute.sizes,
         # bound by capture/dynamic_entry.py, gives their values from the inputs at each call
         needs = [v for m in order if _needs_sizes(m) for v in _sizes_of(m)]
+        graph = self.g  # (its device, set by the time the graph runs: an iota's numbers are made there)
 
         def compute(ins):
             vals = {m: ins[m.index] for m in inputs}
@@ -270,7 +271,7 @@ class ShapeOps:
             with torch.no_grad():
                 for m in order:
                     if m.op == "iota":
-                        vals[m] = torch.arange(next(sizes), dtype=m.meta.dtype)
+                        vals[m] = torch.arange(next(sizes), dtype=m.meta.dtype, device=graph.device or "cpu")
                     elif m.op == "dynamic_slice":
                         start, end = next(sizes), next(sizes)
                         vals[m] = vals[m.inputs[0]].narrow(m.attrs["dim"], start, end - start)

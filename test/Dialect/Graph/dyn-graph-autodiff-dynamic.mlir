@@ -217,3 +217,25 @@ func.func @slice_of_dynamic_dim(%x: tensor<?x8xf32> {dyn.requires_grad}) -> tens
   %1 = graph.tanh %0 : tensor<2x8xf32> -> tensor<2x8xf32>
   return %1 : tensor<2x8xf32>
 }
+
+// -----
+
+// nll_loss's mean over a `?` batch: the one-hot of the targets compares them
+// with an iota of the class ids, and the denominator sums the weights
+// gathered at the kept targets (one per target), not the one-hot's [N, C].
+
+// CHECK-LABEL: func.func @nll_mean
+// CHECK: %[[IDS:.*]] = graph.iota : tensor<50xi64>
+// CHECK: graph.reshape %[[IDS]] : tensor<50xi64> -> tensor<1x50xi64>
+// CHECK: %[[KEPT:.*]] = graph.ne %arg1, %{{.*}} : tensor<?xi64>, tensor<i64> -> tensor<?xi1>
+// CHECK: %[[SAFE:.*]] = graph.where %[[KEPT]], %arg1, %{{.*}} : tensor<?xi1>, tensor<?xi64>, tensor<i64> -> tensor<?xi64>
+// CHECK: %[[W:.*]] = graph.gather %arg2 dim 0 index %[[SAFE]] : tensor<50xf32>, tensor<?xi64> -> tensor<?xf32>
+// CHECK: %[[KW:.*]] = graph.where %[[KEPT]], %[[W]], %{{.*}} : tensor<?xi1>, tensor<?xf32>, tensor<f32> -> tensor<?xf32>
+// CHECK: %[[TOTAL:.*]] = graph.sum %[[KW]] dims [0] : tensor<?xf32> -> tensor<f32>
+// CHECK: graph.div %{{.*}}, %[[TOTAL]] : tensor<?x50xf32>, tensor<f32> -> tensor<?x50xf32>
+func.func @nll_mean(%x: tensor<?x50xf32> {dyn.requires_grad}, %t: tensor<?xi64>, %w: tensor<50xf32>)
+    -> tensor<f32> {
+  %0 = graph.nll_loss mean %x, %t, %w {ignore_index = -100 : i64}
+      : tensor<?x50xf32>, tensor<?xi64>, tensor<50xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -743,11 +743,9 @@ Value DerivativeBuilder::nllLossBack(Operation *op, Value grad, Values) {
   Value target = reshape(n.getTarget(), tshape, tsizes);
   SmallVector<int64_t> cshape(in.getRank(), 1);
   cshape[classDim] = classes;
-  auto iotaType = RankedTensorType::get(cshape, tt.getElementType());
-  SmallVector<APInt> iota;
-  for (int64_t c = 0; c < classes; ++c)
-    iota.push_back(APInt(tt.getElementType().getIntOrFloatBitWidth(), c));
-  Value classIds = b.create<ConstantOp>(loc, iotaType, DenseElementsAttr::get(iotaType, iota)).getResult();
+  // (an iota, not a constant: an LM's 50,257 class ids would be a literal of that length)
+  Value iota = b.create<IotaOp>(loc, RankedTensorType::get({classes}, tt.getElementType()), ValueRange{}).getResult();
+  Value classIds = reshape(iota, cshape);
   Value hit = compare("eq", target, classIds);
   auto ignoreType = RankedTensorType::get({}, tt.getElementType());
   Value ignore = b.create<ConstantOp>(loc, ignoreType,
@@ -763,9 +761,36 @@ Value DerivativeBuilder::nllLossBack(Operation *op, Value grad, Values) {
     g = reshape(grad, tshape, tsizes);
   Value d = mul(weighted, g);
   if (n.getReduction() == LossReduction::mean) {
-    SmallVector<int64_t> all(in.getRank());
-    std::iota(all.begin(), all.end(), 0);
-    d = div(d, sum(weighted, all, false));
+    // the summed weights of the kept targets (the forward's denominator): w gathered at each target (an
+    // ignored one reads class 0 and counts 0), summed over the targets, not the one-hot over every class
+    Value keptFlat = compare("ne", n.getTarget(), ignore);
+    Value flat = where(keptFlat, n.getTarget(), zeros(RankedTensorType::get({}, tt.getElementType()), n.getTarget()));
+    if (tt.getRank() != 1) {
+      int64_t known = 1;
+      Value count;
+      for (int64_t d = 0; d < tt.getRank(); ++d) {
+        if (!tt.isDynamicDim(d)) {
+          known *= tt.getDimSize(d);
+          continue;
+        }
+        Value size = dimOf(n.getTarget(), d);
+        count = count ? b.create<arith::MulIOp>(loc, count, size).getResult() : size;
+      }
+      if (count && known != 1)
+        count = b.create<arith::MulIOp>(loc, count, b.create<arith::ConstantIndexOp>(loc, known)).getResult();
+      SmallVector<int64_t> shape{count ? ShapedType::kDynamic : known};
+      SmallVector<Value> sizes;
+      if (count)
+        sizes.push_back(count);
+      flat = reshape(flat, shape, sizes);
+      keptFlat = reshape(keptFlat, shape, sizes);
+    }
+    RankedTensorType ft = tensorType(flat);
+    Value wt = b.create<GatherOp>(loc, ft.clone(tensorType(n.getWeight()).getElementType()), n.getWeight(),
+                                  b.getI64IntegerAttr(0), flat)
+                   .getResult();
+    Value total = sum(where(keptFlat, wt, constant(wt, 0.0)), {0}, false);
+    d = div(d, total);
   }
   return unary("neg", d);
 }
