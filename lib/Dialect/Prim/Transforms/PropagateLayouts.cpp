@@ -323,7 +323,9 @@ void Propagator::channelsLastArguments(func::FuncOp f, ArrayRef<int64_t> args) {
       continue;
     BlockArgument arg = entry.getArgument(k);
     auto t = dyn_cast<RankedTensorType>(arg.getType());
-    if (!t || (t.getRank() != 4 && t.getRank() != 5) || !t.hasStaticShape())
+    // (`?` dims too: the caller permutes every such argument it lists, so skipping one would read its
+    // [N, *spatial, C] memory as [N, C, *spatial])
+    if (!t || (t.getRank() != 4 && t.getRank() != 5))
       continue;
     SmallVector<int64_t> p = fromChannelsLast(t.getRank());
     arg.setType(t.clone(scatterDims(t.getShape(), p)));
