@@ -194,3 +194,18 @@ func.func @safe_softmax_middle(%x: tensor<?x1x4xf32>) -> tensor<?x1x4xf32> {
   %0 = graph.safe_softmax %x {dim = 1 : i64} : tensor<?x1x4xf32> -> tensor<?x1x4xf32>
   return %0 : tensor<?x1x4xf32>
 }
+
+// -----
+
+// A boolean amax over the static dim beside a `?` one ("any" of 0/1 integers,
+// converted back): the zero it is compared with is sized as the reduced
+// value, not by aligning its shape with the input's from the right.
+// CHECK-LABEL: func.func @bool_any_rows
+// CHECK: %[[R:.*]] = prim.reduce_max %{{.*}} dims [1] : tensor<?x8xi32> -> tensor<?xi32>
+// CHECK: %[[N:.*]] = prim.dim %[[R]], 0 : tensor<?xi32>
+// CHECK: %[[Z:.*]] = prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[N]]) : tensor<i32> -> tensor<?xi32>
+// CHECK: prim.ne %[[R]], %[[Z]] : tensor<?xi32> -> tensor<?xi1>
+func.func @bool_any_rows(%x: tensor<?x8xi1>) -> tensor<?xi1> {
+  %0 = graph.amax %x dims [1] : tensor<?x8xi1> -> tensor<?xi1>
+  return %0 : tensor<?xi1>
+}

@@ -179,10 +179,10 @@ func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
 
 // -----
 
-// A sum over every element of a `?`-row tensor (a loss's mean over its
-// tokens): one row of a runtime length, which a block per row would leave to
-// a single block of the GPU. It is split as the column sums are: a thread
-// per chunk, then one block combining the partials.
+// A sum over every element of a `?`-row tensor whose rows are long (a loss
+// over [tokens, vocab]): one row of a runtime length, which a block per row
+// would leave to a single block of the GPU. It is split as the column sums
+// are: a thread per chunk, then one block combining the partials.
 // CHECK-LABEL: func @dynamic_total
 // CHECK: %[[N:.*]] = memref.dim
 // CHECK: arith.minui
@@ -193,13 +193,36 @@ func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
 // CHECK: gpu.launch
 // CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "total"}
-func.func @dynamic_total(%x: memref<?x64xf32>, %y: memref<f32>) {
+func.func @dynamic_total(%x: memref<?x50257xf32>, %y: memref<f32>) {
   %c0 = arith.constant 0 : index
-  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %n = memref.dim %x, %c0 : memref<?x50257xf32>
   loop.kernel "total" [] {
-    %s = loop.reduce add [%n, 64] : f32 {
+    %s = loop.reduce add [%n, 50257] : f32 {
     ^bb0(%i: index, %j: index):
-      %v = loop.load %x[%i, %j] : memref<?x64xf32>
+      %v = loop.load %x[%i, %j] : memref<?x50257xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// A sum over a `?` length alone (a mean over the tokens): a block of 256
+// threads sweeps it, one launch.
+// CHECK-LABEL: func @dynamic_short_total
+// CHECK: gpu.launch
+// CHECK: gpu.all_reduce add
+// CHECK: } {dyn.kernel = "total"}
+// CHECK-NOT: gpu.launch
+func.func @dynamic_short_total(%x: memref<?xf32>, %y: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  loop.kernel "total" [] {
+    %s = loop.reduce add [%n] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i] : memref<?xf32>
       loop.yield %v : f32
     }
     loop.store %s, %y[] : memref<f32>

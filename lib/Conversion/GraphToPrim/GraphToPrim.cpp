@@ -28,7 +28,7 @@ Value graph_to_prim::PrimBuilder::convert(Value v, Type elementType) {
   if (t.getElementType() == elementType)
     return v;
   if (elementType.isInteger(1) && !t.getElementType().isInteger(1))
-    return prim::NeOp::create(b, loc, t.clone(elementType), v, splat(t, 0.0));
+    return prim::NeOp::create(b, loc, t.clone(elementType), v, splatLike(v, 0.0));
   return prim::ConvertElementTypeOp::create(b, loc, t.clone(elementType), v);
 }
 

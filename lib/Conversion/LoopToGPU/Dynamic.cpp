@@ -89,10 +89,19 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   bool byRow = hasInner && rowsAreContiguous(kernel);
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
-  // few rows of a runtime length (a loss's mean over every token, a per-sample sum over a `?` sequence): a
-  // block per row would leave the GPU idle, so they are split as column sums are
+  // few rows of a runtime length whose static part alone is long (a loss over [tokens, vocab]): a block per
+  // row would leave the GPU idle, so they are split as column sums are (as the static lowering splits few
+  // rows of 2 x kRowChunk or more); shorter ones keep a block per row (one launch, not two)
+  auto staticLength = [&] {
+    int64_t n = 1;
+    for (Operation &op : kernel.getBodyBlock())
+      if (auto r = dyn_cast<loop::ReduceOp>(op))
+        for (int64_t d : r.getDomain())
+          n *= ShapedType::isDynamic(d) ? 1 : d;
+    return n;
+  };
   bool fewRows = byRow && llvm::none_of(kernel.getDomain(), ShapedType::isDynamic) &&
-                 product(kernel.getDomain()) < fillBlocks;
+                 product(kernel.getDomain()) < fillBlocks && staticLength() >= 2 * kRowChunk;
   if (hasInner && (!byRow || fewRows))
     if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel); !reduces.empty())
       return splitDynamic(kernel, reduces);

@@ -239,3 +239,25 @@ func.func @nll_mean(%x: tensor<?x50xf32> {dyn.requires_grad}, %t: tensor<?xi64>,
       : tensor<?x50xf32>, tensor<?xi64>, tensor<50xf32> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// q, k and v sliced from one projection beside a `?` dim: each slice's
+// gradient is its cotangent between zeros, and the three contributions are
+// added piecewise: one concatenation of the three cotangents, no padded
+// copies added together.
+
+// CHECK-LABEL: func.func @qkv_split
+// CHECK: %[[GQ:.*]] = graph.mul %arg1, %{{.*}} : tensor<?x16xf32>
+// CHECK: %[[GK:.*]] = graph.mul %arg1, %{{.*}} : tensor<?x16xf32>
+// CHECK-NOT: graph.add {{.*}} tensor<?x48xf32>
+// CHECK: %[[C:.*]] = graph.cat %[[GQ]], %[[GK]], %arg1 dim 1 : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x48xf32>
+// CHECK-NEXT: return %{{.*}}, %[[C]]
+func.func @qkv_split(%x: tensor<?x48xf32> {dyn.requires_grad}) -> tensor<?x16xf32> {
+  %q = graph.slice %x dim 1 start 0 end 16 step 1 : tensor<?x48xf32> -> tensor<?x16xf32>
+  %k = graph.slice %x dim 1 start 16 end 32 step 1 : tensor<?x48xf32> -> tensor<?x16xf32>
+  %v = graph.slice %x dim 1 start 32 end 48 step 1 : tensor<?x48xf32> -> tensor<?x16xf32>
+  %m = graph.mul %q, %k : tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  %r = graph.add %m, %v : tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}

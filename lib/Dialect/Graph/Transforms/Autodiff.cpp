@@ -114,7 +114,7 @@ struct GraphAutodiffPass : dyn::graph::impl::GraphAutodiffPassBase<GraphAutodiff
       }
       auto [it, fresh] = adjoint.try_emplace(v, g);
       if (!fresh)
-        it->second = b.create<AddOp>(db.loc, v.getType(), it->second, g).getResult();
+        it->second = db.accumulate(it->second, g);
       return true;
     };
     SmallVector<Type> cotangentTypes;

@@ -47,6 +47,8 @@ public:
   /// Zeros of `type`; where it has `?` dims, a 0-d zero expanded to the runtime sizes of `like` (of that
   /// shape).
   mlir::Value zeros(mlir::RankedTensorType type, mlir::Value like = {});
+  /// a + g, two gradient contributions of one value (concatenations of zeros and values added piecewise).
+  mlir::Value accumulate(mlir::Value a, mlir::Value g);
   mlir::Value convert(mlir::Value v, mlir::Type elementType);
   /// Reshape and expand to `shape`; `sizes` has one `index` per `?` dim of `shape` (sizesLike).
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::ValueRange sizes = {});
