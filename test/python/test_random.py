@@ -527,15 +527,21 @@ def test_stochastic_depth_trains_over_a_symbolic_batch():
         keep = torch.from_numpy(uniform24(philox(seed, 0, n)[0]).reshape(n, 1) < np.float32(0.8))
         want = (x @ w) * (keep.float() / 0.8)
         torch.testing.assert_close(out, want)
-        g = torch.randn(out.shape)
-        w.grad = None
-        (out * g).sum().backward()
-        got = w.grad.clone()
-        w.grad = None
-        (want * g).sum().backward()
-        torch.testing.assert_close(got, w.grad)
+        _same_weight_gradient(out, want, w)
     s = dyn.stats()
     assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, s
+
+
+def _same_weight_gradient(out, want, w):
+    """w's gradient through the compiled output `out` equals its gradient through `want` (eager's formula with the
+    compiled draws), for a random cotangent."""
+    g = torch.randn(out.shape)
+    w.grad = None
+    (out * g).sum().backward()
+    got = w.grad.clone()
+    w.grad = None
+    (want * g).sum().backward()
+    torch.testing.assert_close(got, w.grad)
 
 
 def test_random_tensors_of_a_symbolic_batch_train():
@@ -560,13 +566,7 @@ def test_random_tensors_of_a_symbolic_batch_train():
         z = torch.from_numpy(np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)).float().reshape(n, 4)
         want = (x @ w) * keep / 0.8
         torch.testing.assert_close(out, want + z, rtol=1e-5, atol=1e-5)  # float32 log/cos against float64's
-        g = torch.randn(out.shape)
-        w.grad = None
-        (out * g).sum().backward()
-        got = w.grad.clone()
-        w.grad = None
-        (want * g).sum().backward()
-        torch.testing.assert_close(got, w.grad)
+        _same_weight_gradient(out, want, w)
     s = dyn.stats()
     assert s["eager_graphs"] == [] and s["dynamic_entries"] == 1 and s["dynamic_fallbacks"] == 0, \
         s["dynamic_fallback_reasons"]

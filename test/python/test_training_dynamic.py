@@ -39,6 +39,20 @@ def _symbolic_once(s):
     assert s["captures"] <= 2 and s["backward_graphs"] <= 2, s
 
 
+def _trains_over_lengths(model, lengths, width, device):
+    """Steps of `model` on [2, length, width] inputs (loss: the outputs' mean square) compiled and eagerly: equal
+    gradients at every length, one symbolic training entry."""
+    ref = copy.deepcopy(model)
+    dyn.reset()
+    cm = dyn.compile(model)
+    for s in lengths:
+        x = torch.randn(2, s, width, device=device)
+        cm(x).square().mean().backward()
+        ref(x).square().mean().backward()
+        _grads_match(model, ref)
+    _symbolic_once(dyn.stats())
+
+
 def _mlp():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
@@ -123,16 +137,7 @@ def test_attention_block_trains_at_any_sequence_length(device):
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = x + self.out(a.transpose(1, 2).reshape(b, s, d))
             return x + self.mlp(x)
-    model = Block().to(device)
-    ref = copy.deepcopy(model)
-    dyn.reset()
-    cm = dyn.compile(model)
-    for s in (5, 8, 11):
-        x = torch.randn(2, s, 32, device=device)
-        cm(x).square().mean().backward()
-        ref(x).square().mean().backward()
-        _grads_match(model, ref)
-    _symbolic_once(dyn.stats())
+    _trains_over_lengths(Block().to(device), (5, 8, 11), 32, device)
 
 
 @on_devices
@@ -232,6 +237,12 @@ def test_concatenation_along_a_symbolic_dim_trains(device):
 
     def f(x, w):
         return torch.cat([x, x * 2, x[:1]], 0).matmul(w).square().sum()
+    _function_over_batches(f, w, device)
+    _symbolic_once(dyn.stats())
+
+
+def _function_over_batches(f, w, device):
+    """f(x, w) compiled and eagerly for x of 3, 5 and 6 rows: equal gradients of x and w."""
     dyn.reset()
     fn = dyn.compile(f)
     for n in (3, 5, 6):
@@ -242,7 +253,6 @@ def test_concatenation_along_a_symbolic_dim_trains(device):
         torch.testing.assert_close(x.grad, xr.grad)
         torch.testing.assert_close(w.grad, wr.grad)
         w.grad = None
-    _symbolic_once(dyn.stats())
 
 
 @on_devices
@@ -258,16 +268,7 @@ def test_learned_positions_sliced_to_a_symbolic_length_train(device):
         def forward(self, x):
             return self.lin(x + self.pos[:, :x.shape[1]]).tanh()
     torch.manual_seed(0)
-    model = Positions().to(device)
-    ref = copy.deepcopy(model)
-    dyn.reset()
-    cm = dyn.compile(model)
-    for s in (5, 9, 17):
-        x = torch.randn(2, s, 8, device=device)
-        cm(x).square().sum().backward()
-        ref(x).square().sum().backward()
-        _grads_match(model, ref)
-    _symbolic_once(dyn.stats())
+    _trains_over_lengths(Positions().to(device), (5, 9, 17), 8, device)
 
 
 def test_a_training_graph_that_cannot_be_symbolic_is_specialized_with_its_reason():
@@ -277,16 +278,7 @@ def test_a_training_graph_that_cannot_be_symbolic_is_specialized_with_its_reason
 
     def f(x, w):
         return x[:, ::2].matmul(w).square().sum()
-    dyn.reset()
-    fn = dyn.compile(f)
-    for n in (3, 5, 6):
-        x = torch.randn(n, 4, requires_grad=True)
-        fn(x, w).backward()
-        xr, wr = x.detach().clone().requires_grad_(True), w.detach().clone().requires_grad_(True)
-        f(xr, wr).backward()
-        torch.testing.assert_close(x.grad, xr.grad)
-        torch.testing.assert_close(w.grad, wr.grad)
-        w.grad = None
+    _function_over_batches(f, w, "cpu")
     s = dyn.stats()
     assert s["eager_graphs"] == [] and s["dynamic_entries"] == 0, s
     assert any("along a strided slice" in why for why in s["dynamic_fallback_reasons"]), \
