@@ -93,3 +93,28 @@ func.func @first_token(%ids: tensor<2x?xi64>) -> tensor<2x1xi64> {
   return %0 : tensor<2x1xi64>
 }
 
+
+// -----
+
+// In a function with `?` dims, the statically shaped small kernels keep the
+// static plans: a batch norm's running-statistics update runs as the epilogue
+// of its channel sums over the `?` batch (one kernel, not two).
+// CHECK-LABEL: func.func @running_stats_epilogue
+// CHECK: loop.kernel "reduce_sum_0" [4] {
+// CHECK: loop.reduce add [%{{.*}}]
+// CHECK: loop.store %{{.*}}, %arg3[%{{.*}}] : memref<4xf32>
+// CHECK: loop.store %{{.*}}, %arg4[%{{.*}}] : memref<4xf32>
+// CHECK: loop.kernel "add_1" []
+// CHECK-NOT: loop.kernel
+func.func @running_stats_epilogue(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %n: tensor<i64>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<i64>) {
+  %s = prim.reduce_sum %x dims [0] : tensor<?x4xf32> -> tensor<4xf32>
+  %c9 = prim.constant dense<0.9> : tensor<4xf32>
+  %c1 = prim.constant dense<0.1> : tensor<4xf32>
+  %a = prim.mul %rm, %c9 : tensor<4xf32>
+  %b = prim.mul %s, %c1 : tensor<4xf32>
+  %r = prim.add %a, %b : tensor<4xf32>
+  %one = prim.constant dense<1> : tensor<i64>
+  %n1 = prim.add %n, %one : tensor<i64>
+  return %s, %r, %n1 : tensor<4xf32>, tensor<4xf32>, tensor<i64>
+}

@@ -271,10 +271,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   for (auto &[place, group] : siblingsAt)
     for (Value m : group)
       writerOf[m] = writerOf[place];
-  // Kernels that compute one value point by point from its producers (no reduction, no library call).
+  // Kernels that compute one value point by point from its producers (no reduction, no library call); in
+  // a function with `?` dims only the statically shaped ones (a batch norm's running statistics), which
+  // then merge and run as epilogues as in a static function.
   auto plainPointwise = [&](Value v) -> std::optional<DenseMap<Value, bool>> {
     Operation *def = v.getDefiningOp();
-    if (dynamic || !def || isLibraryCall(def) || gemmOfAdd.count(v) || attentionInto.count(v) ||
+    if ((dynamic && !staticShape(v)) || !def || isLibraryCall(def) || gemmOfAdd.count(v) || attentionInto.count(v) ||
         isa<prim::ConcatenateOp, prim::ReshapeOp>(def) || (isa<prim::ConstantOp>(def) && !isSplat(def)) ||
         isReduction(def) || siblingsAt.count(v) || siblingElsewhere.contains(v) ||
         parallelDims.lookup(v) != tensorType(v).getRank())
