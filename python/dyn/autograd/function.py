@@ -177,9 +177,6 @@ class TrainingKernel:
         if self.dynamic:
             if not symbolic:
                 raise SymbolicTrainingError("the forward or backward function has dynamic dims")
-            if self.device.type not in ("cpu", "cuda"):
-                raise SymbolicTrainingError(f"symbolic training graphs run on the CPU and CUDA (not on "
-                                            f"{self.device.type})")
             fw_sizes = _sizes_function(self._result_sizes(fw_sig, fw_specs))
         # saved values only the backward reads may stay in the layout the forward computed them in
         # (channels-last between convolutions): the backward then reads them so (with `?` dims too)

@@ -9,12 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DerivativeBuilder.h"
-#include "SymbolicDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
