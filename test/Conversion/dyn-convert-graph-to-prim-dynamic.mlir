@@ -209,3 +209,23 @@ func.func @bool_any_rows(%x: tensor<?x8xi1>) -> tensor<?xi1> {
   %0 = graph.amax %x dims [1] : tensor<?x8xi1> -> tensor<?xi1>
   return %0 : tensor<?xi1>
 }
+
+// -----
+
+// Training batch norm (batch statistics) over a `?` batch of 8 x 8 samples:
+// one pass over x, shifted by the first sample's channel means, the count a
+// sum of ones over the reduced dims.
+// CHECK-LABEL: func @batch_norm_training_dynamic
+// CHECK: %[[ONES:.*]] = prim.broadcast_in_dim %{{.*}} dims [] sizes(%{{.*}}) : tensor<f32> -> tensor<?x4x8x8xf32>
+// CHECK: %[[N:.*]] = prim.reduce_sum %[[ONES]] dims [0, 2, 3]
+// CHECK: %[[FIRST:.*]] = prim.slice %arg0 {{.*}} : tensor<?x4x8x8xf32> -> tensor<1x4x8x8xf32>
+// CHECK: prim.reduce_sum %[[FIRST]] dims [0, 2, 3]
+// CHECK: %[[D:.*]] = prim.sub %arg0, %{{.*}} : tensor<?x4x8x8xf32>
+// CHECK: prim.reduce_sum %[[D]] dims [0, 2, 3] : tensor<?x4x8x8xf32> -> tensor<4xf32>
+// CHECK: %[[DD:.*]] = prim.mul %[[D]], %[[D]]
+// CHECK: prim.reduce_sum %[[DD]] dims [0, 2, 3] : tensor<?x4x8x8xf32> -> tensor<4xf32>
+// CHECK: prim.div %{{.*}}, %[[N]]
+func.func @batch_norm_training_dynamic(%x: tensor<?x4x8x8xf32>, %w: tensor<4xf32>) -> tensor<?x4x8x8xf32> {
+  %0 = graph.batch_norm %x weight %w bias %w training eps 1.0e-05 : tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<?x4x8x8xf32>
+  return %0 : tensor<?x4x8x8xf32>
+}

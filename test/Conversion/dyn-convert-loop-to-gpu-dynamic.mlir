@@ -181,16 +181,22 @@ func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
 
 // A sum over every element of a `?`-row tensor whose rows are long (a loss
 // over [tokens, vocab]): one row of a runtime length, which a block per row
-// would leave to a single block of the GPU. It is split as the column sums
-// are: a thread per chunk, then one block combining the partials.
+// would leave to a single block of the GPU. It is split into runs of the row
+// at run time (at most 1056 of them: one per block slot of the GPU), a block
+// per run, then a block combining the partials as a tree.
 // CHECK-LABEL: func @dynamic_total
 // CHECK: %[[N:.*]] = memref.dim
-// CHECK: arith.minui
+// CHECK: %[[LEN:.*]] = arith.muli %[[N]], %c50257
+// CHECK: %[[RUNS:.*]] = arith.divui %[[LEN]], %c8192
+// CHECK: arith.minui %c1056, %[[RUNS]]
 // CHECK: %[[CHUNKS:.*]] = arith.maxui
-// CHECK: memref.alloc(%[[CHUNKS]]) : memref<?x1xf32>
-// CHECK: gpu.launch
+// CHECK: memref.alloc() : memref<1056x1xf32>
+// CHECK: %[[GRID:.*]] = arith.muli %[[CHUNKS]], %c1
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "total_partial"}
 // CHECK: gpu.launch
+// CHECK: scf.for {{.*}} to %[[CHUNKS]]
 // CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "total"}
 func.func @dynamic_total(%x: memref<?x50257xf32>, %y: memref<f32>) {
@@ -226,6 +232,50 @@ func.func @dynamic_short_total(%x: memref<?xf32>, %y: memref<f32>) {
       loop.yield %v : f32
     }
     loop.store %s, %y[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// A batch norm's two channel sums over an NCHW tensor with a `?` batch: 64
+// rows of n x 3136 elements, strided by the batch. Runs of each row (at
+// most 17: 1056 block slots over 64 rows) are folded by a block each, both
+// sums in one sweep, then a block per channel combines the partials.
+// CHECK-LABEL: func @dynamic_channel_sums
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[LEN:.*]] = arith.muli
+// CHECK: arith.minui %c17,
+// CHECK: %[[CHUNKS:.*]] = arith.maxui
+// CHECK: %[[S:.*]] = memref.alloc() : memref<17x64xf32>
+// CHECK: %[[Q:.*]] = memref.alloc() : memref<17x64xf32>
+// CHECK: %[[GRID:.*]] = arith.muli %[[CHUNKS]], %c64
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GRID]],
+// CHECK-COUNT-2: gpu.all_reduce add
+// CHECK: } {dyn.kernel = "moments_partial"}
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c64
+// CHECK: loop.load %[[S]]
+// CHECK: loop.load %[[Q]]
+// CHECK: } {dyn.kernel = "moments"}
+// CHECK: memref.dealloc %[[S]]
+func.func @dynamic_channel_sums(%x: memref<?x64x56x56xf32>, %s: memref<64xf32>, %q: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x64x56x56xf32>
+  loop.kernel "moments" [64] {
+  ^bb0(%c: index):
+    %a = loop.reduce add [%n, 56, 56] : f32 {
+    ^bb0(%i: index, %h: index, %w: index):
+      %v = loop.load %x[%i, %c, %h, %w] : memref<?x64x56x56xf32>
+      loop.yield %v : f32
+    }
+    %b = loop.reduce add [%n, 56, 56] : f32 {
+    ^bb0(%i: index, %h: index, %w: index):
+      %v = loop.load %x[%i, %c, %h, %w] : memref<?x64x56x56xf32>
+      %v2 = arith.mulf %v, %v : f32
+      loop.yield %v2 : f32
+    }
+    loop.store %a, %s[%c] : memref<64xf32>
+    loop.store %b, %q[%c] : memref<64xf32>
   }
   return
 }

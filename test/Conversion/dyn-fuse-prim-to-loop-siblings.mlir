@@ -100,3 +100,41 @@ func.func @blocked(%x: tensor<8x16x16x64xf32>)
   %b = prim.reduce_sum %xe dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
   return %a, %c, %e, %b : tensor<64xf32>, tensor<8x16x16x64xf32>, tensor<8x16x16x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// With a `?` batch: sum(dy * xhat) and sum(dy) over an NCHW tensor whose
+// batch sizes both come from %dy's dim 0 (%x's through the elementwise
+// product) are siblings too: one kernel sweeping [?, 8, 8] once.
+// CHECK-LABEL: func @dynamic_bn_backward_sums
+// CHECK: loop.kernel "reduce_sum_0" [16]
+// CHECK: loop.reduce add [%{{.*}}, 8, 8]
+// CHECK: loop.reduce add [%{{.*}}, 8, 8]
+// CHECK-NOT: loop.kernel
+func.func @dynamic_bn_backward_sums(%xc: tensor<?x16x8x8xf32>, %dy: tensor<?x16x8x8xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>) {
+  %p = prim.mul %dy, %xc : tensor<?x16x8x8xf32>
+  %a = prim.reduce_sum %p dims [0, 2, 3] : tensor<?x16x8x8xf32> -> tensor<16xf32>
+  %b = prim.reduce_sum %dy dims [0, 2, 3] : tensor<?x16x8x8xf32> -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Two `?` batches from different arguments need not be one size: the sums
+// over %x and over %y keep a kernel each, though their shapes print alike.
+// CHECK-LABEL: func @dynamic_different_batches
+// CHECK: loop.kernel "reduce_sum_0" [16]
+// CHECK: loop.reduce
+// CHECK-NOT: loop.reduce
+// CHECK: loop.kernel "reduce_sum_1" [16]
+// CHECK: loop.reduce
+// CHECK-NOT: loop.reduce
+func.func @dynamic_different_batches(%x: tensor<?x16x8x8xf32>, %y: tensor<?x16x8x8xf32>, %z: tensor<?x16x8x8xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>) {
+  %p = prim.mul %x, %z : tensor<?x16x8x8xf32>
+  %q = prim.mul %y, %z : tensor<?x16x8x8xf32>
+  %a = prim.reduce_sum %p dims [0, 2, 3] : tensor<?x16x8x8xf32> -> tensor<16xf32>
+  %b = prim.reduce_sum %q dims [0, 2, 3] : tensor<?x16x8x8xf32> -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}

@@ -123,33 +123,39 @@ Moments moments(PrimBuilder &pb, Value x, ArrayRef<int64_t> dims) {
     }
   }
   m.reducedType = RankedTensorType::get(reducedShape, type.getElementType());
-  if (type.hasStaticShape() && m.count > 1 && !trailing(dims, type.getRank()) &&
-      llvm::is_contained(dims, 0)) {
+  // the values of a channel in each sample (0 where a reduced dim other than the batch is `?`)
+  int64_t perSample = 1;
+  for (int64_t d : dims)
+    if (d != 0)
+      perSample *= type.isDynamicDim(d) ? 0 : type.getDimSize(d);
+  std::optional<int64_t> rows;
+  if (!trailing(dims, type.getRank()) && llvm::is_contained(dims, 0) &&
+      llvm::all_of(m.keptDims, [&](int64_t i) { return !type.isDynamicDim(i); }))
+    rows = graph::batchNormShiftRows(type.getDimSize(0), perSample);
+  if (dynamic) // batch statistics over a runtime batch: the count is a sum of ones over the same dims
+    m.dynamicCount = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, pb.splatLike(x, 1.0), dims);
+  if (rows) {
     // Batch norm's statistics (a reduction across the outer dims, each pass a
     // full read of x) in one pass (BatchNormShift.h): the sums of d = x - k
     // and of d^2, sibling reductions of one kernel, k the mean of the first
     // samples (a small reduction); clamped at 0.
-    int64_t perSample = m.count / std::max<int64_t>(type.getDimSize(0), 1);
-    int64_t rows = graph::batchNormShiftSamples(type.getDimSize(0), perSample);
     SmallVector<int64_t> start(type.getRank(), 0), stride(type.getRank(), 1), firstShape(type.getShape());
-    firstShape[0] = rows;
+    firstShape[0] = *rows;
     Value first = prim::SliceOp::create(b, pb.loc, RankedTensorType::get(firstShape, type.getElementType()),
                                         x, start, stride);
     Value kSum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, first, dims);
-    Value k = prim::DivOp::create(b, pb.loc, m.reducedType, kSum, pb.splatLike(kSum, (double)(rows * perSample)));
+    Value k = prim::DivOp::create(b, pb.loc, m.reducedType, kSum, pb.splatLike(kSum, (double)(*rows * perSample)));
     Value d = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(k, type, m.keptDims));
     Value s1 = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, d, dims);
     Value dd = prim::MulOp::create(b, pb.loc, type, d, d);
     Value s2 = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, dd, dims);
-    Value shift = prim::DivOp::create(b, pb.loc, m.reducedType, s1, pb.splatLike(s1, (double)m.count));
+    Value shift = prim::DivOp::create(b, pb.loc, m.reducedType, s1, countOf(pb, m, s1));
     m.mean = prim::AddOp::create(b, pb.loc, m.reducedType, k, shift);
     Value ss = prim::SubOp::create(b, pb.loc, m.reducedType, s2,
                                    prim::MulOp::create(b, pb.loc, m.reducedType, s1, shift));
     m.sumSquares = prim::MaxOp::create(b, pb.loc, m.reducedType, ss, pb.splatLike(ss, 0.0));
     return m;
   }
-  if (dynamic) // batch statistics over a runtime batch: the count is a sum of ones over the same dims
-    m.dynamicCount = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, pb.splatLike(x, 1.0), dims);
   Value sum = prim::ReduceSumOp::create(b, pb.loc, m.reducedType, x, dims);
   m.mean = prim::DivOp::create(b, pb.loc, m.reducedType, sum, countOf(pb, m, sum));
   m.centered = prim::SubOp::create(b, pb.loc, type, x, pb.broadcastKept(m.mean, type, m.keptDims));

@@ -20,11 +20,11 @@ namespace dyn::loop_to_gpu {
 
 
 namespace {
-/// A thread-per-point kernel with `?` dims whose top-level reductions (one,
-/// or siblings folded in one sweep) may be long (a `?` domain, or a constant
-/// one of at least 4 x kMinChunk): split across blocks (splitDynamic). Their
-/// sizes must be host values.
-SmallVector<loop::ReduceOp> dynamicSplittable(loop::KernelOp kernel) {
+/// A kernel with `?` dims whose top-level reductions (one, or siblings folded
+/// in one sweep) may be long (a `?` domain, or a constant one of at least
+/// `minStatic` elements): split across blocks (splitDynamic, splitDynamicRows).
+/// Their sizes must be host values.
+SmallVector<loop::ReduceOp> dynamicSplittable(loop::KernelOp kernel, int64_t minStatic) {
   SmallVector<loop::ReduceOp> found = siblingReduces(kernel);
   if (found.empty())
     return {};
@@ -38,7 +38,7 @@ SmallVector<loop::ReduceOp> dynamicSplittable(loop::KernelOp kernel) {
         return {};
   }
   bool dynamicLength = llvm::any_of(found[0].getDomain(), ShapedType::isDynamic);
-  if (!dynamicLength && product(found[0].getDomain()) < 4 * kMinChunk)
+  if (!dynamicLength && product(found[0].getDomain()) < minStatic)
     return {};
   return found;
 }
@@ -67,6 +67,49 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
 }
 
 
+/// Few rows of a runtime length (the kernel's domain static, below a block
+/// per SM slot) split as the static lowering splits few long rows: a block
+/// per (chunk, row) sweeping its run of the row, chunks = max(1, min(slots /
+/// rows, length / kRowChunk)) computed at run time, then a thread per row
+/// (a block per row where they may be many) combining its partials (at most
+/// slots / rows of them: the partial buffers' static size). A row shorter
+/// than 2 x kRowChunk is one chunk: a block per row and a combining pass.
+LogicalResult KernelMapper::splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
+  Location loc = kernel.getLoc();
+  b.setInsertionPoint(kernel);
+  int64_t points = product(kernel.getDomain());
+  SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
+  IRMapping none;
+  Value length = productValue(b, loc, innerSizes(reduces[0], none));
+  int64_t maxChunks = std::max<int64_t>(1, (fillBlocks + points - 1) / points);
+  Value chunks = arith::MinUIOp::create(b, loc, cIndex(b, loc, maxChunks),
+                                        arith::DivUIOp::create(b, loc, length, cIndex(b, loc, kRowChunk)));
+  chunks = arith::MaxUIOp::create(b, loc, chunks, cIndex(b, loc, 1));
+  Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
+  SmallVector<Value> partials;
+  for (loop::ReduceOp reduce : reduces)
+    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({maxChunks, points}, reduce.getType())));
+  Value one = cIndex(b, loc, 1);
+  Value grid = arith::MulIOp::create(b, loc, chunks, cIndex(b, loc, points));
+  auto first = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threadsPerBlock), one, one);
+  first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getBody().front());
+    splitRowPartial(kernel, reduces, first, partials, points, chunkLength, length, threadsPerBlock);
+    b.setInsertionPointToEnd(&first.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+  }
+  // many partials a point (few rows) are combined by a block per row, as a tree
+  bool blockCombine = maxChunks >= kBlockCombine || (maxChunks >= kFewPointsBlockCombine && points < fillThreads / 16);
+  combinePartials(kernel, reduces, partials, domain, cIndex(b, loc, points), chunks, blockCombine ? 64 : 0);
+  b.setInsertionPoint(kernel);
+  for (Value p : partials)
+    memref::DeallocOp::create(b, loc, p);
+  kernel.erase();
+  return success();
+}
+
 /// A kernel whose domain, or an inner loop's, has `?` dims: the geometry is
 /// computed in the host function from the runtime sizes (the launch plan
 /// evaluates it at each call). Conservative fixed plans where the static
@@ -89,21 +132,22 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   bool byRow = hasInner && rowsAreContiguous(kernel);
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
-  // few rows of a runtime length whose static part alone is long (a loss over [tokens, vocab]): a block per
-  // row would leave the GPU idle, so they are split as column sums are (as the static lowering splits few
-  // rows of 2 x kRowChunk or more); shorter ones keep a block per row (one launch, not two)
-  auto staticLength = [&] {
-    int64_t n = 1;
-    for (Operation &op : kernel.getBodyBlock())
-      if (auto r = dyn_cast<loop::ReduceOp>(op))
-        for (int64_t d : r.getDomain())
-          n *= ShapedType::isDynamic(d) ? 1 : d;
-    return n;
-  };
-  bool fewRows = byRow && llvm::none_of(kernel.getDomain(), ShapedType::isDynamic) &&
-                 product(kernel.getDomain()) < fillBlocks && staticLength() >= 2 * kRowChunk;
-  if (hasInner && (!byRow || fewRows))
-    if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel); !reduces.empty())
+  // Few rows (a batch norm's channel sums over an NCHW tensor with a `?` batch, a loss over [tokens, vocab]):
+  // a block per row would leave the GPU idle for long rows, so they are split into runs of rows at run time
+  // (splitDynamicRows) where the rows' static part is long (2 x kRowChunk), or 1K elements times a `?` size;
+  // a row of a `?` length alone (a mean over the tokens) stays one block, one launch.
+  if (hasInner && byRow && llvm::none_of(kernel.getDomain(), ShapedType::isDynamic) &&
+      product(kernel.getDomain()) < fillBlocks)
+    if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel, 2 * kRowChunk); !reduces.empty()) {
+      ArrayRef<int64_t> length = reduces[0].getDomain();
+      int64_t staticPart = 1;
+      for (int64_t d : length)
+        staticPart *= ShapedType::isDynamic(d) ? 1 : d;
+      if (staticPart >= (llvm::any_of(length, ShapedType::isDynamic) ? kRowChunk / 8 : 2 * kRowChunk))
+        return splitDynamicRows(kernel, reduces);
+    }
+  if (hasInner && !byRow)
+    if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel, 4 * kMinChunk); !reduces.empty())
       return splitDynamic(kernel, reduces);
   if (!hasInner && !hasTrig && !kernel.getDomain().empty())
     if (int64_t width = vectorWidth(kernel); width > 1)

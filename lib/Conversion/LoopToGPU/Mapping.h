@@ -113,7 +113,7 @@ struct KernelMapper {
   SmallVector<loop::ReduceOp> splittableReduces(loop::KernelOp kernel, bool byRow);
   LogicalResult splitReduce(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, bool byRow);
   void splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, gpu::LaunchOp launch,
-                       ArrayRef<Value> partials, int64_t points, int64_t chunkLength, int64_t length,
+                       ArrayRef<Value> partials, int64_t points, Value chunkLength, Value length,
                        int64_t threads);
   int64_t columnWidth(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
@@ -143,6 +143,7 @@ struct KernelMapper {
   // Dynamic.cpp
   LogicalResult mapDynamic(loop::KernelOp kernel);
   LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  LogicalResult splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
 };
 
 LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch);

@@ -96,7 +96,8 @@ LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, ArrayRef<loop::Re
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getBody().front());
-    splitRowPartial(kernel, reduces, first, partials, points, chunkLength, length, threads);
+    splitRowPartial(kernel, reduces, first, partials, points, cIndex(b, loc, chunkLength), cIndex(b, loc, length),
+                    threads);
     b.setInsertionPointToEnd(&first.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
@@ -464,7 +465,7 @@ SmallVector<Value> KernelMapper::foldRangeLanes(ArrayRef<loop::ReduceOp> reduces
 /// the chunk (folding every sibling reduction in the one sweep),
 /// gpu.all_reduce combines them, thread 0 stores the partials.
 void KernelMapper::splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, gpu::LaunchOp launch,
-                                   ArrayRef<Value> partials, int64_t points, int64_t chunkLength, int64_t length,
+                                   ArrayRef<Value> partials, int64_t points, Value chunkLength, Value length,
                                    int64_t threads) {
   Location loc = kernel.getLoc();
   Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
@@ -475,13 +476,10 @@ void KernelMapper::splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceO
                                  delinearize(b, loc, point, kernel.getDomain())))
     map.map(arg, v);
   cloneSweepInputs(kernel, reduces, map);
-  Value begin = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, chunk, cIndex(b, loc, chunkLength)), thread);
+  Value begin = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, chunk, chunkLength), thread);
   Value end = arith::MinUIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)),
-                            cIndex(b, loc, chunkLength)),
-      cIndex(b, loc, length));
+      b, loc, arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, chunk, cIndex(b, loc, 1)), chunkLength),
+      length);
   SmallVector<Value> folded = foldRanges(reduces, begin, end, cIndex(b, loc, threads), map, kUnroll);
   SmallVector<Value> totals;
   for (auto [reduce, partial] : llvm::zip(reduces, folded))

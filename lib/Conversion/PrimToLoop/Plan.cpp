@@ -249,11 +249,111 @@ Reads readsOf(Value v, function_ref<bool(Value)> materialized) {
 }
 } // namespace
 
+namespace {
+/// Where the size of `v`'s `?` dim `d` comes from: a function argument's dim,
+/// or an index value (a reshape's or broadcast's size operand); equal keys
+/// are equal sizes. Traced through the ops that carry a dim from an operand
+/// unchanged; nullopt where the trace stops.
+using DimKey = std::pair<Value, int64_t>;
+std::optional<DimKey> dimKey(Value v, int64_t d) {
+  for (int steps = 0; steps < 1024; ++steps) {
+    RankedTensorType t = tensorType(v);
+    if (isa<BlockArgument>(v))
+      return DimKey{v, d};
+    Operation *op = v.getDefiningOp();
+    auto sizeOperand = [&](Value size) -> std::optional<DimKey> {
+      if (auto dim = size.getDefiningOp<prim::DimOp>())
+        return dimKey(dim.getInput(), dim.getDim());
+      return DimKey{size, -1};
+    };
+    int64_t k = llvm::count_if(t.getShape().take_front(d), ShapedType::isDynamic);
+    if (auto bc = dyn_cast<prim::BroadcastInDimOp>(op)) {
+      auto it = llvm::find(bc.getDims(), d);
+      if (it != bc.getDims().end() && tensorType(bc.getInput()).isDynamicDim(it - bc.getDims().begin())) {
+        d = it - bc.getDims().begin();
+        v = bc.getInput();
+        continue;
+      }
+      return sizeOperand(bc.getSizes()[k]);
+    }
+    if (auto rs = dyn_cast<prim::ReshapeOp>(op))
+      return sizeOperand(rs.getSizes()[k]);
+    if (auto tr = dyn_cast<prim::TransposeOp>(op)) {
+      d = tr.getPermutation()[d];
+      v = tr.getInput();
+      continue;
+    }
+    // ops whose `?` dim is an operand's (as the lowering's dimOf sizes them)
+    Value same;
+    if (isa<prim::SliceOp, prim::PadOp>(op) ||
+        (isa<prim::ConcatenateOp>(op) && (int64_t)cast<prim::ConcatenateOp>(op).getDim() != d))
+      same = op->getOperand(0);
+    else if (auto conv = dyn_cast<prim::ConvolutionOp>(op); conv && d == 0)
+      same = conv.getInput();
+    else if (auto g = dyn_cast<prim::GatherOp>(op))
+      same = g.getIndex();
+    else if (auto ds = dyn_cast<prim::DynamicSliceOp>(op); ds && (int64_t)ds.getDim() != d)
+      same = ds.getInput();
+    else if (auto call = dyn_cast<prim::LibraryCallOp>(op); call && prim::isSizedLikeOperands(call.getCallee()))
+      same = call.getInputs()[cast<OpResult>(v).getResultNumber() + 1];
+    else if (auto att = dyn_cast<prim::AttentionOp>(op))
+      same = d + 1 < t.getRank() ? att.getQuery() : att.getValue();
+    if (same) {
+      v = same;
+      continue;
+    }
+    if (isReduction(op)) {
+      ArrayRef<int64_t> dims = reductionDims(op);
+      int64_t kept = -1, from = -1;
+      for (int64_t i = 0, e = tensorType(op->getOperand(0)).getRank(); i < e && from < 0; ++i)
+        if (!llvm::is_contained(dims, i) && ++kept == d)
+          from = i;
+      if (from < 0)
+        return std::nullopt;
+      d = from;
+      v = op->getOperand(0);
+      continue;
+    }
+    if (op->hasTrait<mlir::OpTrait::Elementwise>()) {
+      Value next;
+      for (Value operand : op->getOperands())
+        if (auto ot = dyn_cast<RankedTensorType>(operand.getType());
+            ot && ot.getRank() == t.getRank() && ot.isDynamicDim(d)) {
+          next = operand;
+          break;
+        }
+      if (!next)
+        return std::nullopt;
+      v = next;
+      continue;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Whether the operands of reductions `a` and `b` have one shape: equal
+/// static dims, and `?` dims whose sizes come from one place.
+bool sameOperandShape(Operation *a, Operation *b) {
+  Value x = a->getOperand(0), y = b->getOperand(0);
+  RankedTensorType tx = tensorType(x), ty = tensorType(y);
+  if (tx.getShape() != ty.getShape())
+    return false;
+  for (int64_t d = 0; d < tx.getRank(); ++d)
+    if (tx.isDynamicDim(d)) {
+      std::optional<DimKey> kx = dimKey(x, d), ky = dimKey(y, d);
+      if (!kx || kx != ky)
+        return false;
+    }
+  return true;
+}
+} // namespace
+
 /// Groups of sibling reductions among the materialized values (`order`: the
 /// kernels in program order): reductions of one operand shape over the same
 /// dims whose kernels read a buffer in common, none reading another, each
-/// computing no other reduction; static shapes only (two `?` need not be one
-/// size). A group is computed by one kernel that writes every member: a
+/// computing no other reduction; statically shaped results, operands whose
+/// `?` dims come from one place (two `?` need not be one size). A group is computed by one kernel that writes every member: a
 /// batch norm backward's sum(dy) and sum(dy * xhat) over N, H, W sweep dy
 /// once. The kernel takes the first member's place where every member reads
 /// only buffers written before it (a downsampling block's two batch norms
@@ -276,13 +376,11 @@ SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Valu
     at[v] = i;
   auto eligible = [&](Value v) {
     Operation *def = v.getDefiningOp();
-    return def && isReduction(def) && tensorType(v).hasStaticShape() &&
-           tensorType(def->getOperand(0)).hasStaticShape() && !readsOfCached(v).innerReduction;
+    return def && isReduction(def) && tensorType(v).hasStaticShape() && !readsOfCached(v).innerReduction;
   };
   auto siblings = [](Value a, Value b) {
     Operation *da = a.getDefiningOp(), *db = b.getDefiningOp();
-    return tensorType(da->getOperand(0)).getShape() == tensorType(db->getOperand(0)).getShape() &&
-           reductionDims(da) == reductionDims(db);
+    return reductionDims(da) == reductionDims(db) && sameOperandShape(da, db);
   };
   SmallVector<std::pair<SmallVector<Value>, bool>> groups;
   DenseSet<Value> grouped;

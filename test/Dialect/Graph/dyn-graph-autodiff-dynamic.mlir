@@ -261,3 +261,44 @@ func.func @qkv_split(%x: tensor<?x48xf32> {dyn.requires_grad}) -> tensor<?x16xf3
   %r = graph.add %m, %v : tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
   return %r : tensor<?x16xf32>
 }
+
+// -----
+
+// Training batch norm over a `?` batch whose samples hold 64 values of a
+// channel each (8 x 8): the statistics take one pass over x, shifted by the
+// first sample's channel means (a runtime batch has at least one sample),
+// as with a static batch; the count is a sum of ones over the runtime size.
+
+// CHECK-LABEL: func.func @bn_dynamic_batch
+// CHECK: %[[N:.*]] = graph.dim %arg0, 0
+// CHECK: %[[FIRST:.*]] = graph.slice %arg0 dim 0 start 0 end 1 {{.*}} -> tensor<1x4x8x8xf32>
+// CHECK: graph.sum %[[FIRST]] dims [0, 2, 3] : tensor<1x4x8x8xf32> -> tensor<4xf32>
+// CHECK: graph.constant dense<6.400000e+01>
+// CHECK-COUNT-2: graph.sum %{{.*}} dims [0, 2, 3] : tensor<?x4x8x8xf32> -> tensor<4xf32>
+// CHECK: %[[ONES:.*]] = graph.expand %{{.*}} sizes(%[[N]]) : tensor<f32> -> tensor<?xf32>
+// CHECK: graph.sum %[[ONES]] dims [0]
+// CHECK: return
+func.func @bn_dynamic_batch(%x: tensor<?x4x8x8xf32> {dyn.requires_grad}, %w: tensor<4xf32> {dyn.requires_grad},
+                            %b: tensor<4xf32> {dyn.requires_grad}) -> tensor<?x4x8x8xf32> {
+  %y = graph.batch_norm %x weight %w bias %b training eps 1.0e-05
+      : tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<?x4x8x8xf32>
+  return %y : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+// With fewer than 64 values of a channel per sample (a batch norm over [?, C])
+// the first sample is too few for a shift: the two-pass moments (the mean,
+// then the centered squares).
+
+// CHECK-LABEL: func.func @bn1d_dynamic_batch
+// CHECK-NOT: graph.slice
+// CHECK: graph.sum %arg0 dims [0] : tensor<?x4xf32> -> tensor<4xf32>
+// CHECK: graph.mul
+// CHECK: return
+func.func @bn1d_dynamic_batch(%x: tensor<?x4xf32> {dyn.requires_grad}, %w: tensor<4xf32> {dyn.requires_grad},
+                              %b: tensor<4xf32> {dyn.requires_grad}) -> tensor<?x4xf32> {
+  %y = graph.batch_norm %x weight %w bias %b training eps 1.0e-05
+      : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

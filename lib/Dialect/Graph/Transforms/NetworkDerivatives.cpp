@@ -131,7 +131,7 @@ void DerivativeBuilder::rmsNormBack(Operation *op, Value grad, SmallVectorImpl<V
 }
 
 /// Training batch norm's forward written out in the joint function, as dyn's lowering of graph.batch_norm
-/// computes it (one-pass shifted moments where the shape is static, y = x * a + b per channel, the running
+/// computes it (one-pass shifted moments where BatchNormShift.h allows, y = x * a + b per channel, the running
 /// statistics' momentum update), so that the backward reads the forward's [C] mean and inverse std: a reduction is never recomputed,
 /// so the partition saves them, where the backward would otherwise reduce the input twice again (two
 /// more passes over every activation of a CNN). Sets x - mean and the inverse std, broadcast to x's shape,
@@ -146,16 +146,15 @@ void DerivativeBuilder::openBatchNorm(BatchNormOp bn, ArrayRef<int64_t> normDims
   auto perChannel = [&](Value v) { return expandLike(reshape(v, channelShape), bn.getInput()); };
   Value x = up(bn.getInput());
   Value mean, squares, n;
-  if (xt.hasStaticShape()) {
+  int64_t perSample = 1;
+  for (int64_t d : normDims)
+    if (d != 0)
+      perSample *= xt.isDynamicDim(d) ? 0 : shape[d];
+  if (std::optional<int64_t> rows = batchNormShiftRows(shape[0], perSample)) {
     // One pass over x, as the lowering of graph.batch_norm (BatchNormShift.h)
-    int64_t perSample = 1;
-    for (int64_t d : normDims)
-      if (d != 0)
-        perSample *= shape[d];
-    int64_t rows = batchNormShiftSamples(shape[0], perSample);
-    Value first = slice(x, 0, 0, rows);
+    Value first = slice(x, 0, 0, *rows);
     Value kSum = sum(first, normDims, false);
-    Value k = div(kSum, constant(kSum, static_cast<double>(rows * perSample)));
+    Value k = div(kSum, constant(kSum, static_cast<double>(*rows * perSample)));
     Value d = sub(x, perChannel(k));
     Value s1 = sum(d, normDims, false);
     Value s2 = sum(mul(d, d), normDims, false);

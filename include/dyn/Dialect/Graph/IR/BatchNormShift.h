@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace dyn::graph {
 
@@ -24,6 +25,20 @@ constexpr int64_t kBatchNormShiftValues = 64;
 inline int64_t batchNormShiftSamples(int64_t batch, int64_t perSample) {
   perSample = std::max<int64_t>(perSample, 1);
   return std::min<int64_t>(batch, (kBatchNormShiftValues + perSample - 1) / perSample);
+}
+
+/// The leading samples the one-pass moments' shift averages, for a batch of `batch` (`?`: ShapedType's
+/// kDynamic, a negative value) holding `perSample` values of a channel each (0 where a reduced dim
+/// other than the batch is `?`): nullopt where the two-pass moments are used instead. A runtime batch
+/// has at least one sample, so one sample is the shift where it alone holds kBatchNormShiftValues.
+inline std::optional<int64_t> batchNormShiftRows(int64_t batch, int64_t perSample) {
+  if (perSample <= 0)
+    return std::nullopt;
+  if (batch < 0)
+    return perSample >= kBatchNormShiftValues ? std::optional<int64_t>(1) : std::nullopt;
+  if (batch * perSample <= 1)
+    return std::nullopt;
+  return batchNormShiftSamples(batch, perSample);
 }
 
 } // namespace dyn::graph
