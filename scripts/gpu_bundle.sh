@@ -7,18 +7,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 "$root/scripts/setup.sh" >/dev/null
-if [ ! -f build-static/build.ninja ]; then
-  cmake -G Ninja -S . -B build-static -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
-    -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DDYN_LINK_MLIR_DYLIB=OFF -DDYN_ENABLE_PYTHON=OFF
-fi
-ninja -C build-static DynCompiler
+# the developer build's objects, linked with MLIR and LLVM statically (lib/CMakeLists.txt)
+ninja -C build DynCompilerStandalone
 rm -rf .devbundle && mkdir -p .devbundle
-cp build-static/lib/libDynCompiler.so .devbundle/
+cp build/standalone/libDynCompiler.so .devbundle/
 strip .devbundle/libDynCompiler.so
 xz -T0 -6 -f .devbundle/libDynCompiler.so
 cp -L /usr/lib/llvm-22/lib/libomp.so.5 .devbundle/

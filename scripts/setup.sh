@@ -34,6 +34,11 @@ assert torchvision.__version__.startswith('0.26.0') and transformers.__version__
   "$venv/bin/pip" install -q torch==2.11.0 torchvision==0.26.0 transformers==5.17.0 timm==1.0.31
 fi
 
+# The wheel's build backend (pyproject.toml; scripts/wheel_check.sh builds without isolation).
+if ! "$venv/bin/python" -c "import scikit_build_core" >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q "scikit-build-core>=0.10"
+fi
+
 # PyTorch's OpInfo database (test/python/test_opinfo.py, benchmarks/opinfo_coverage.py) imports expecttest.
 if ! "$venv/bin/python" -c "import expecttest" >/dev/null 2>&1; then
   "$venv/bin/pip" install -q expecttest==0.3.0
