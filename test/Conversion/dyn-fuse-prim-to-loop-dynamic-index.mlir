@@ -118,3 +118,22 @@ func.func @running_stats_epilogue(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %n: t
   %n1 = prim.add %n, %one : tensor<i64>
   return %s, %r, %n1 : tensor<4xf32>, tensor<4xf32>, tensor<i64>
 }
+
+// -----
+
+// A weight gradient with a `?` token dim, x^T @ dy: the matmul reads x in
+// place (transpose_a) whatever its runtime size; no transpose kernel. So does
+// an attention score's k^T with a `?` length (transpose_b).
+// CHECK-LABEL: func @dynamic_transposed_gemm_operands
+// CHECK-SAME: (%[[X:.*]]: memref<?x16xf32>, %[[DY:.*]]: memref<?x32xf32>, %[[Q:.*]]: memref<4x?x8xf32>, %[[K:.*]]: memref<4x?x8xf32>
+// CHECK-NOT: loop.kernel "transpose
+// CHECK: loop.matmul %[[X]], %[[DY]], %{{.*}} transpose_a : memref<?x16xf32>, memref<?x32xf32>, memref<16x32xf32>
+// CHECK: loop.matmul %[[Q]], %[[K]], %{{.*}} transpose_b : memref<4x?x8xf32>, memref<4x?x8xf32>, memref<4x?x?xf32>
+func.func @dynamic_transposed_gemm_operands(%x: tensor<?x16xf32>, %dy: tensor<?x32xf32>, %q: tensor<4x?x8xf32>,
+                                            %k: tensor<4x?x8xf32>) -> (tensor<16x32xf32>, tensor<4x?x?xf32>) {
+  %xt = prim.transpose %x permutation [1, 0] : tensor<?x16xf32> -> tensor<16x?xf32>
+  %dw = prim.dot_general %xt, %dy batch [], [] contract [1], [0] : tensor<16x?xf32>, tensor<?x32xf32> -> tensor<16x32xf32>
+  %kt = prim.transpose %k permutation [0, 2, 1] : tensor<4x?x8xf32> -> tensor<4x8x?xf32>
+  %s = prim.dot_general %q, %kt batch [0], [0] contract [2], [1] : tensor<4x?x8xf32>, tensor<4x8x?xf32> -> tensor<4x?x?xf32>
+  return %dw, %s : tensor<16x32xf32>, tensor<4x?x?xf32>
+}

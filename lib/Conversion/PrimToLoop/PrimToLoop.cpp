@@ -166,9 +166,9 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // source gets the buffer, and the transpose is not materialized unless
       // something else needs it.
       Value lhs = dot.getLhs(), rhs = dot.getRhs();
-      if (Value src = transposedRhsSource(dot); src && (!dynamic || staticShape(src)))
+      if (Value src = transposedRhsSource(dot))
         rhs = src;
-      if (Value src = transposedLhsSource(dot); src && (!dynamic || staticShape(src)))
+      if (Value src = transposedLhsSource(dot))
         lhs = src;
       SmallVector<Value> reads{lhs, rhs};
       Value result = dot.getResult();
@@ -703,12 +703,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       continue;
     if (auto it = gemmOfAdd.find(v); it != gemmOfAdd.end() || isa<prim::DotGeneralOp>(def)) {
       auto dot = it != gemmOfAdd.end() ? it->second : cast<prim::DotGeneralOp>(def);
-      // with dynamic dims only a static source (a weight) is read transposed in place
       Value src = transposedRhsSource(dot), lsrc = transposedLhsSource(dot);
-      if (dynamic && src && !staticShape(src))
-        src = Value();
-      if (dynamic && lsrc && !staticShape(lsrc))
-        lsrc = Value();
       Value addend = it != gemmOfAdd.end() ? buffers[addendOf[v]] : Value();
       auto matmul =
           loop::MatmulOp::create(b, loc, operandBuffer(lsrc ? lsrc : dot.getLhs()),
