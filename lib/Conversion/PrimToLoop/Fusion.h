@@ -127,6 +127,27 @@ SmallVector<std::pair<SmallVector<Value>, bool>> siblingReductions(ArrayRef<Valu
 std::optional<DenseMap<Value, bool>> pointwiseReads(Value v, function_ref<bool(Value)> materialized);
 
 //===----------------------------------------------------------------------===//
+// Schedule (Schedule.cpp)
+//===----------------------------------------------------------------------===//
+
+/// What runs together and where, over the materialized values in program
+/// order: each map is keyed by the value whose place (kernel) it takes.
+struct KernelSchedule {
+  DenseMap<Value, SmallVector<Value>> siblingsAt; // sibling reductions sharing one sweep, by the member whose place
+  DenseSet<Value> siblingElsewhere;               // the other members of those groups
+  DenseMap<Value, SmallVector<Value>> epiloguesAt; // a reduction kernel -> pointwise epilogues run at its end
+  DenseMap<Value, SmallVector<Value>> mergedAt;    // the first member -> values computed in its kernel, in order
+  DenseSet<Value> movedAway;                       // values emitted at another kernel's place
+};
+
+/// The schedule of `func`'s kernels (`order`: the materialized values in program order; `parallelDims`
+/// from planKernel; `computedApart`: values a library call or an attention writes, which no kernel
+/// computes). With `dynamic` (`?` dims), only statically shaped pointwise kernels merge.
+KernelSchedule scheduleKernels(func::FuncOp func, ArrayRef<Value> order, const llvm::SetVector<Value> &materialized,
+                               const DenseMap<Value, unsigned> &parallelDims,
+                               function_ref<bool(Value)> computedApart, bool dynamic);
+
+//===----------------------------------------------------------------------===//
 // Emission (Emit.cpp)
 //===----------------------------------------------------------------------===//
 
