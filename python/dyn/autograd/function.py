@@ -197,11 +197,12 @@ class TrainingKernel:
         self._slots = list(self.differentiable)  # the outputs the autograd node returns, in the backward's order
         self._bw = (bw_ir, bw_specs, keep, dict(cl_inputs), fw_specs)
         # Backward variants by the outputs whose cotangent autograd passes as None (zero_outputs): compiled
-        # without those arguments (dyn-graph-zero-cotangents). Static graphs whose cotangents are plain
-        # tensors take None (late_zeros); the first variant is the likely one: a graph returning a scalar loss
-        # beside other outputs (an LM's logits) is mostly differentiated through the loss alone.
+        # without those arguments (dyn-graph-zero-cotangents; one with `?` dims keeps its argument for its
+        # sizes, and the call passes it unfilled memory). Graphs whose cotangents are plain tensors take None
+        # (late_zeros); the first variant is the likely one: a graph returning a scalar loss beside other
+        # outputs (an LM's logits, its key/value cache) is mostly differentiated through the loss alone.
         self._variants = {}
-        self.late_zeros = not self.dynamic and not set(self._slots) & self.forward.channels_last
+        self.late_zeros = not set(self._slots) & self.forward.channels_last
         likely = frozenset(k for k in self._slots if fw_specs[k][0] != ()) \
             if self.late_zeros and any(fw_specs[k][0] == () for k in self._slots) else frozenset()
         self._chosen = {}  # the None pattern of a backward call -> the variant it runs
@@ -230,7 +231,12 @@ class TrainingKernel:
         kept = list(self.differentiable)
         if zero:
             bw_ir = _C.lower(bw_ir, "func.func(dyn-graph-zero-cotangents{outputs=%s})" % ",".join(map(str, sorted(zero))))
-            kept = split.int_array(split.functions(bw_ir)["train_backward"][0], "dyn.differentiable")
+            sig = split.functions(bw_ir)["train_backward"][0]
+            kept = split.int_array(sig, "dyn.differentiable")
+            # cotangents with `?` dims stay arguments for their sizes alone: any tensor of the shape will do
+            sized = split.int_array(sig, "dyn.sized_cotangents") if "dyn.sized_cotangents" in sig else []
+        else:
+            sized = []
         # the backward reads channels-last what the forward produced or took so: saved results and inputs, and
         # the cotangents of outputs returned so (autograd may hand those over in any layout: converted then)
         cl_reads = [(j, len(fw_specs[-1 - c][0])) for j, c in enumerate(self.saved)
@@ -247,7 +253,7 @@ class TrainingKernel:
         # their steps (segments.py), as eager's backward does with each layer's gradients
         part = _Part(bw_ir, "train_backward", self.device, bw_specs, len(self.saved) + len(kept), keep, cl_reads,
                      scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
-        part.cotangents, part.ir = kept, bw_ir
+        part.cotangents, part.ir, part.sized_only = kept, bw_ir, frozenset(sized)
         self._variants[zero] = part
         counters = current().counters
         counters["graphs_compiled"] += 1
@@ -258,7 +264,7 @@ class TrainingKernel:
             dump_stages([(name, bw_ir)] + [(f"{name}.{s}", ir) for s, ir in part.compiled.stages])
         return part
 
-    def backward_for(self, grads):
+    def backward_for(self, grads, shapes=None):
         """(the backward variant, its cotangent inputs) for the cotangents autograd passed (None for an output
         it gives none): the compiled variant that drops the most of the None ones, else one compiled now for
         exactly those; zeros for the None ones it takes."""
@@ -270,9 +276,18 @@ class TrainingKernel:
         if not none:  # every cotangent given: the full variant, in the slots' order
             return part, list(grads)
         given = dict(zip(self._slots, grads))
-        specs = self.forward.specs
-        return part, [given[k] if given[k] is not None else
-                      torch.zeros(specs[k][0], dtype=specs[k][2], device=self.device) for k in part.cotangents]
+        return part, [given[k] if given[k] is not None else self._zero_cotangent(part, k, shapes)
+                      for k in part.cotangents]
+
+    def _zero_cotangent(self, part, k, shapes):
+        """The cotangent of output k that autograd gave as None, for a variant that takes it: zeros; for one
+        that reads only its sizes (`?` dims, dyn.sized_cotangents), uninitialized memory of the shape."""
+        if self.dynamic:
+            shape, dtype = shapes[self._slots.index(k)], self.forward.dtypes[k]
+        else:
+            shape, _, dtype = self.forward.specs[k]
+        make = torch.empty if k in part.sized_only else torch.zeros
+        return make(shape, dtype=dtype, device=self.device)
 
     def _in_place_updates(self, requires_grad):
         """{forward result k: input j} for the graph outputs that update an input (graph.updates, capture's
@@ -325,9 +340,10 @@ class _GraphFunction(torch.autograd.Function):
         results += outs[:kernel.num_outputs]
         ctx.save_for_backward(*[fw_inputs[c] if c >= 0 else outs[-1 - c] for c in kernel.saved])
         ctx.kernel = kernel
-        if kernel.dynamic:  # the gradients' sizes: their inputs'
+        if kernel.dynamic:  # the gradients' sizes: their inputs'; the outputs' (for cotangents given as None)
             ctx.grad_shapes = [tuple(fw_inputs[k].shape) for k in kernel.wrt]
-        elif kernel.late_zeros:  # an output no gradient reaches gets None: a backward variant without it
+            ctx.out_shapes = [tuple(results[k].shape) for k in kernel._slots]
+        if kernel.late_zeros:  # an output no gradient reaches gets None: a backward variant without it
             ctx.set_materialize_grads(False)
         return tuple(results[k] for k in kernel._slots)
 
@@ -336,7 +352,7 @@ class _GraphFunction(torch.autograd.Function):
     def backward(ctx, *grads):
         kernel = ctx.kernel  # grads: the cotangents of the differentiable outputs, in their order
         if kernel.late_zeros:
-            part, cotangents = kernel.backward_for(grads)
+            part, cotangents = kernel.backward_for(grads, getattr(ctx, "out_shapes", None))
         else:
             part, cotangents = kernel.backward, list(grads)
         inputs = list(ctx.saved_tensors) + cotangents

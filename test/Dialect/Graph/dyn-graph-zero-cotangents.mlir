@@ -51,3 +51,27 @@ func.func @no_such_output(%s: tensor<4xf32>, %ct0: tensor<4xf32>) -> tensor<4xf3
     attributes {dyn.differentiable = array<i64: 0>, dyn.saved = array<i64: 0>} {
   return %ct0 : tensor<4xf32>
 }
+
+// -----
+
+// With `?` dims (a symbolic sequence length): the zero is a -0.0 scalar
+// expanded to the argument's runtime sizes, and the argument stays for those
+// sizes alone (listed in dyn.sized_cotangents: the caller passes any tensor
+// of the output's shape); the addition into the loss's gradient folds away.
+// CHECK-LABEL: func @dynamic_loss_and_logits
+// CHECK-SAME: (%[[S:.*]]: tensor<?x8xf32>, %[[CT:.*]]: tensor<f32>, %[[CT1:.*]]: tensor<?x8xf32>)
+// CHECK-SAME: dyn.differentiable = array<i64: 0, 1>
+// CHECK-SAME: dyn.sized_cotangents = array<i64: 1>
+// CHECK-SAME: dyn.zero_cotangents = array<i64>
+// CHECK: graph.dim %[[CT1]], 0
+// CHECK-NOT: graph.add
+// CHECK: %[[G:.*]] = graph.expand %[[CT]]
+// CHECK: graph.mul %[[S]], %[[G]]
+func.func @dynamic_loss_and_logits(%s: tensor<?x8xf32>, %ct0: tensor<f32>, %ct1: tensor<?x8xf32>) -> tensor<?x8xf32>
+    attributes {dyn.differentiable = array<i64: 0, 1>, dyn.saved = array<i64: 0>} {
+  %n = graph.dim %s, 0 : tensor<?x8xf32> -> index
+  %g = graph.expand %ct0 sizes(%n) : tensor<f32> -> tensor<?x8xf32>
+  %a = graph.add %ct1, %g : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  %m = graph.mul %s, %a : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return %m : tensor<?x8xf32>
+}

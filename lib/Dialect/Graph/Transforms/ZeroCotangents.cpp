@@ -85,7 +85,7 @@ struct GraphZeroCotangentsPass : dyn::graph::impl::GraphZeroCotangentsPassBase<G
       return signalPassFailure();
     }
     llvm::BitVector erase(f.getNumArguments());
-    SmallVector<int64_t> kept, zeroed;
+    SmallVector<int64_t> kept, zeroed, sized;
     for (auto [j, k] : llvm::enumerate(differentiable.asArrayRef())) {
       if (!llvm::is_contained(outputs, k)) {
         kept.push_back(k);
@@ -93,21 +93,37 @@ struct GraphZeroCotangentsPass : dyn::graph::impl::GraphZeroCotangentsPassBase<G
       }
       BlockArgument arg = f.getArgument(numSaved + j);
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || !type.hasStaticShape() || !isa<FloatType>(type.getElementType())) {
-        f.emitError("dyn-graph-zero-cotangents: the cotangent of output ")
-            << k << " is not a statically shaped float tensor";
+      if (!type || !isa<FloatType>(type.getElementType())) {
+        f.emitError("dyn-graph-zero-cotangents: the cotangent of output ") << k << " is not a float tensor";
         return signalPassFailure();
       }
       OpBuilder b(f.getContext());
       b.setInsertionPointToStart(&f.getBody().front());
-      Value zero = negativeZero(b, f.getLoc(), type);
-      arg.replaceAllUsesWith(zero);
+      Value zero;
+      if (type.hasStaticShape()) {
+        zero = negativeZero(b, f.getLoc(), type);
+      } else {
+        // `?` dims: the splat takes its sizes from the argument, which stays for them alone (the caller
+        // passes a tensor of the output's shape whose values nothing reads)
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(DimOp::create(b, f.getLoc(), b.getIndexType(), arg, static_cast<uint64_t>(d)));
+        Value scalar = negativeZero(b, f.getLoc(), RankedTensorType::get({}, type.getElementType()));
+        zero = ExpandOp::create(b, f.getLoc(), type, scalar, sizes);
+      }
+      arg.replaceUsesWithIf(zero, [](OpOperand &use) { return !isa<DimOp>(use.getOwner()); });
       foldUses(b, zero);
-      erase.set(numSaved + j);
-      zeroed.push_back(k);
+      if (type.hasStaticShape()) {
+        erase.set(numSaved + j);
+        zeroed.push_back(k);
+      } else {
+        kept.push_back(k);
+        sized.push_back(k);
+      }
     }
     for (int64_t k : outputs)
-      if (!llvm::is_contained(zeroed, k)) {
+      if (!llvm::is_contained(zeroed, k) && !llvm::is_contained(sized, k)) {
         f.emitError("dyn-graph-zero-cotangents: output ") << k << " has no cotangent argument";
         return signalPassFailure();
       }
@@ -116,6 +132,8 @@ struct GraphZeroCotangentsPass : dyn::graph::impl::GraphZeroCotangentsPassBase<G
     OpBuilder b(f.getContext());
     f->setAttr("dyn.differentiable", b.getDenseI64ArrayAttr(kept));
     f->setAttr("dyn.zero_cotangents", b.getDenseI64ArrayAttr(zeroed));
+    if (!sized.empty())
+      f->setAttr("dyn.sized_cotangents", b.getDenseI64ArrayAttr(sized));
   }
 };
 

@@ -83,7 +83,11 @@ def GraphZeroCotangentsPass : Pass<"dyn-graph-zero-cotangents", "mlir::func::Fun
     and leave the signature; views of them are splats too and an addition
     of one is its other operand (x + -0.0 == x exactly). `dyn.differentiable`
     then lists the outputs whose cotangents remain arguments;
-    `dyn.zero_cotangents` the others.
+    `dyn.zero_cotangents` the others. A cotangent with `?` dims stays an
+    argument for its sizes alone (the splat is a `graph.expand` of a -0.0
+    scalar to them; nothing reads its values): it is listed in
+    `dyn.differentiable` and in `dyn.sized_cotangents`, and the caller passes
+    any tensor of the output's shape.
 
     ```mlir
     func.func @f_backward(%s: tensor<4xf32>, %ct0: tensor<f32>, %ct1: tensor<4xf32>)
