@@ -115,3 +115,42 @@ func.func @cat_random(%x: tensor<?x4xf32>, %w: tensor<4x4xf32> {dyn.requires_gra
   %l = graph.sum %e dims [0, 1] : tensor<?x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Token and position embeddings summed (a GPT-2's input): the token rows are
+// gathered by the ids flattened to one `?` dim of batch x length, which weighs
+// as 4 x the length's weight, as the sum [4, ?, 8] does; the position rows
+// [1, ?, 8] as one length. Saving the sum (one [4, ?, 8]) costs less than
+// saving the two gathers it adds (4 + 1 lengths of 8), so the layer norm's
+// backward reads the saved sum, as with static sizes.
+// CHECK-LABEL: func.func @embeddings_forward
+// CHECK-SAME: -> (tensor<f32>, tensor<?xi64>, tensor<4x?x8xf32>, tensor<4x?x8xf32>)
+// CHECK: %[[SUM:.*]] = graph.add
+// CHECK: return %{{.*}}, %{{.*}}, %[[SUM]], %{{.*}} :
+// CHECK-LABEL: func.func @embeddings_backward
+// CHECK-SAME: %[[H:.*]]: tensor<4x?x8xf32>, %{{.*}}: tensor<4x?x8xf32>, %{{.*}}: tensor<f32>)
+// CHECK-NOT: graph.gather
+// CHECK: return
+func.func @embeddings(%ids: tensor<4x?xi64>, %wte: tensor<50x8xf32> {dyn.requires_grad},
+                      %wpe: tensor<16x8xf32> {dyn.requires_grad}, %w: tensor<8xf32> {dyn.requires_grad})
+    -> tensor<f32> {
+  %c4 = arith.constant 4 : index
+  %n = graph.dim %ids, 1 : tensor<4x?xi64> -> index
+  %bn = arith.muli %c4, %n : index
+  %flat = graph.reshape %ids sizes(%bn) : tensor<4x?xi64> -> tensor<?x1xi64>
+  %fe = graph.expand %flat sizes(%bn) : tensor<?x1xi64> -> tensor<?x8xi64>
+  %tok = graph.gather %wte dim 0 index %fe : tensor<50x8xf32>, tensor<?x8xi64> -> tensor<?x8xf32>
+  %tok3 = graph.reshape %tok sizes(%n) : tensor<?x8xf32> -> tensor<4x?x8xf32>
+  %pos = graph.iota sizes(%n) : tensor<?xi64>
+  %pos2 = graph.reshape %pos sizes(%n) : tensor<?xi64> -> tensor<?x1xi64>
+  %pe = graph.expand %pos2 sizes(%n) : tensor<?x1xi64> -> tensor<?x8xi64>
+  %p = graph.gather %wpe dim 0 index %pe : tensor<16x8xf32>, tensor<?x8xi64> -> tensor<?x8xf32>
+  %p3 = graph.reshape %p sizes(%n) : tensor<?x8xf32> -> tensor<1x?x8xf32>
+  %h = graph.add %tok3, %p3 : tensor<4x?x8xf32>, tensor<1x?x8xf32> -> tensor<4x?x8xf32>
+  %ln = graph.layer_norm %h weight %w normalized_rank 1 eps 1.0e-05
+      : tensor<4x?x8xf32>, tensor<8xf32> -> tensor<4x?x8xf32>
+  %t = graph.tanh %ln : tensor<4x?x8xf32> -> tensor<4x?x8xf32>
+  %s = graph.sum %t dims [0, 1, 2] : tensor<4x?x8xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}

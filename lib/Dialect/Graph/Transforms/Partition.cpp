@@ -20,6 +20,7 @@
 #include "SymbolicDims.h"
 #include "dyn/Dialect/Graph/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -116,8 +117,52 @@ private:
   }
 };
 
-/// A `?` dim weighs as this many elements in the cut (the sizes are known at run time only).
+/// A function argument's `?` dim weighs as this many elements in the cut (the sizes are known at run time
+/// only).
 constexpr int64_t kDynamicDimWeight = 128;
+
+int64_t indexWeight(Value index, int depth);
+
+/// The weight of dim `d` of v: its size where static, else that of the value it is traced to
+/// (SymbolicDims.h): an argument's `?` dim weighs kDynamicDimWeight, and a size computed from others (a
+/// flattened [batch * length] dim) weighs as computed from theirs, so that a [?, 64] view of a [4, ?, 64]
+/// tensor weighs as much as the tensor.
+int64_t dimWeight(Value v, int64_t d, int depth = 0) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!t.isDynamicDim(d))
+    return t.getDimSize(d);
+  if (depth > 16)
+    return kDynamicDimWeight;
+  DimSource s = traceDim(v, d);
+  if (s.index)
+    return indexWeight(s.index, depth + 1);
+  if (s.tensor && s.tensor != v && !isa<BlockArgument>(s.tensor))
+    return dimWeight(s.tensor, s.dim, depth + 1);
+  return kDynamicDimWeight;
+}
+
+/// An `index` value's weight: constants as they are, graph.dim as the dim it reads, arithmetic on them.
+int64_t indexWeight(Value index, int depth) {
+  if (depth > 16)
+    return kDynamicDimWeight;
+  Operation *def = index.getDefiningOp();
+  if (!def)
+    return kDynamicDimWeight;
+  if (auto c = dyn_cast<arith::ConstantIndexOp>(def))
+    return c.value();
+  if (auto d = dyn_cast<DimOp>(def))
+    return dimWeight(d.getInput(), d.getDim(), depth + 1);
+  auto operand = [&](unsigned i) { return std::max<int64_t>(1, indexWeight(def->getOperand(i), depth + 1)); };
+  if (isa<arith::AddIOp>(def))
+    return operand(0) + operand(1);
+  if (isa<arith::SubIOp>(def))
+    return std::max<int64_t>(1, operand(0) - operand(1));
+  if (isa<arith::MulIOp>(def))
+    return operand(0) * operand(1);
+  if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp, arith::CeilDivSIOp, arith::FloorDivSIOp>(def))
+    return std::max<int64_t>(1, operand(0) / operand(1));
+  return kDynamicDimWeight;
+}
 
 /// The bytes of a tensor value; an `index` value (a size) cannot be saved at all: the backward computes it
 /// again from the tensors it reads.
@@ -126,8 +171,8 @@ int64_t bytes(Value v) {
   if (!t)
     return kInf;
   int64_t bits = t.getElementType().getIntOrFloatBitWidth(), n = 1;
-  for (int64_t d : t.getShape())
-    n *= ShapedType::isDynamic(d) ? kDynamicDimWeight : d;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    n = std::min<int64_t>(n * std::max<int64_t>(dimWeight(v, d), 0), int64_t(1) << 50);
   return std::max<int64_t>(1, n * std::max<int64_t>(bits, 8) / 8);
 }
 
