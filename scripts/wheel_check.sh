@@ -40,6 +40,8 @@ PYEOF
 echo "$fresh/torch-only" > "$site/torch-only.pth"
 "$fresh/venv/bin/pip" install -q --no-deps "$wheel"
 cd "$fresh"
+# torch warns that numpy is absent: this environment holds torch alone on purpose
+export PYTHONWARNINGS="ignore:Failed to initialize NumPy:UserWarning"
 "$fresh/venv/bin/python" - <<'PYEOF'
 import importlib.util, sys
 for absent in ("transformers", "numpy", "pytest"):
