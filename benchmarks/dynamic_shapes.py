@@ -8,7 +8,9 @@ steady-state time); and torch.compile (inductor, its own automatic dynamic). Eve
 call at --measure sizes. Reported per compiler: compilations (dyn: captures; inductor: frames compiled),
 eager calls, and the time at each measured size. With --mode train a call is a training step (forward, the
 model's loss, backward; dropout off so that every compiler runs the same arithmetic): a fine-tuning loop over
-batches padded to their longest sentence, or a variable batch of images.
+batches padded to their longest sentence, or a variable batch of images; each training row also gives the host
+time of the forward call and of backward() (on CUDA a step whose host time reaches its step time is bound by
+launches, not kernels).
 
 Run:  PYTHONPATH=python python benchmarks/dynamic_shapes.py --models hf_gpt2_sdpa,tv_resnet18 --json out.json
 """
@@ -63,11 +65,15 @@ def _call(case, model, fn, train):
     def step(a, kw):
         for p in model.parameters():
             p.grad = None
+        t0 = time.perf_counter()
         if case.family == "transformers":
             loss = fn(*a, **kw).loss
         else:
             loss = torch.nn.functional.cross_entropy(fn(*a), kw["labels"])
+        t1 = time.perf_counter()
         loss.backward()
+        step.host.append((t1 - t0, time.perf_counter() - t1))
+    step.host = []  # (forward and loss, backward()) host seconds of each call: on CUDA, launch-bound steps show here
     return step
 
 
@@ -119,10 +125,19 @@ def run(args, name):
             if args.device == "cuda":
                 torch.cuda.synchronize()
             first = time.perf_counter() - t0
-            times = {n: timed(call, inputs(case, n, args.device, train), args.reps, args.device) for n in measure}
+            times, host = {}, {}
+            for n in measure:
+                if train:
+                    call.host.clear()
+                times[n] = timed(call, inputs(case, n, args.device, train), args.reps, args.device)
+                if train:  # medians of the timed calls' host time in the forward and in backward()
+                    timed_host = call.host[2:]
+                    host[n] = [round(statistics.median(h[i] for h in timed_host) * 1e3, 2) for i in (0, 1)]
         st = dyn.stats()
         row = dict(model=name, mode=args.mode, compiler=compiler, sizes=len(sizes),
                    seconds_all_sizes=round(first, 3), ms=times)
+        if host:
+            row["host_ms_forward_backward"] = host
         if compiler.startswith("dyn"):
             row.update(compilations=st["captures"], dynamic_entries=st["dynamic_entries"],
                        eager_calls=st["eager_calls"], eager_graphs=len(st["eager_graphs"]),
