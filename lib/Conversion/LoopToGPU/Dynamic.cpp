@@ -117,10 +117,10 @@ LogicalResult KernelMapper::splitDynamicRows(loop::KernelOp kernel, ArrayRef<loo
 /// vectors where the innermost dim is a constant multiple of the width),
 /// row kernels over contiguous rows a block per row (the static row's
 /// threads and registers where the rows have a constant length, else 256
-/// threads sweeping it; fewer rows than the GPU runs blocks at once are split
-/// instead), other kernels with inner loops a thread per point running them
-/// serially, except a long single reduction, split across blocks
-/// (splitDynamic).
+/// threads sweeping it; fewer long rows than the GPU runs blocks at once are
+/// split into runs of a row at run time, splitDynamicRows), other kernels with
+/// inner loops a thread per point running them serially, except a long
+/// single reduction, split across blocks (splitDynamic).
 LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
   Location loc = kernel.getLoc();
   b.setInsertionPoint(kernel);

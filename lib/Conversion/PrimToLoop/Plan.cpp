@@ -353,9 +353,9 @@ bool sameOperandShape(Operation *a, Operation *b) {
 /// kernels in program order): reductions of one operand shape over the same
 /// dims whose kernels read a buffer in common, none reading another, each
 /// computing no other reduction; statically shaped results, operands whose
-/// `?` dims come from one place (two `?` need not be one size). A group is computed by one kernel that writes every member: a
-/// batch norm backward's sum(dy) and sum(dy * xhat) over N, H, W sweep dy
-/// once. The kernel takes the first member's place where every member reads
+/// `?` dims come from one place (two `?` need not be one size). A group is
+/// computed by one kernel that writes every member: a batch norm backward's
+/// sum(dy) and sum(dy * xhat) over N, H, W sweep dy once. The kernel takes the first member's place where every member reads
 /// only buffers written before it (a downsampling block's two batch norms
 /// share sum(dy), which the first one's input gradient reads before the
 /// second's sums come); else the last member's, where no kernel between the
