@@ -68,11 +68,9 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
 
 
 /// Few rows of a runtime length (the kernel's domain static, below a block
-/// per SM slot) split as the static lowering splits few long rows: a block
-/// per (chunk, row) sweeping its run of the row, chunks = max(1, min(slots /
-/// rows, length / kRowChunk)) computed at run time, then a thread per row
-/// (a block per row where they may be many) combining its partials (at most
-/// slots / rows of them: the partial buffers' static size). A row shorter
+/// per SM slot) split as the static lowering splits few long rows (splitRows),
+/// with chunks = max(1, min(slots / rows, length / kRowChunk)) computed at run
+/// time: at most slots / rows, the partial buffers' static size. A row shorter
 /// than 2 x kRowChunk is one chunk: a block per row and a combining pass.
 LogicalResult KernelMapper::splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
   Location loc = kernel.getLoc();
@@ -86,28 +84,9 @@ LogicalResult KernelMapper::splitDynamicRows(loop::KernelOp kernel, ArrayRef<loo
                                         arith::DivUIOp::create(b, loc, length, cIndex(b, loc, kRowChunk)));
   chunks = arith::MaxUIOp::create(b, loc, chunks, cIndex(b, loc, 1));
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
-  SmallVector<Value> partials;
-  for (loop::ReduceOp reduce : reduces)
-    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({maxChunks, points}, reduce.getType())));
-  Value one = cIndex(b, loc, 1);
-  Value grid = arith::MulIOp::create(b, loc, chunks, cIndex(b, loc, points));
-  auto first = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threadsPerBlock), one, one);
-  first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&first.getBody().front());
-    splitRowPartial(kernel, reduces, first, partials, points, chunkLength, length, threadsPerBlock);
-    b.setInsertionPointToEnd(&first.getBody().front());
-    gpu::TerminatorOp::create(b, loc);
-  }
   // many partials a point (few rows) are combined by a block per row, as a tree
   bool blockCombine = maxChunks >= kBlockCombine || (maxChunks >= kFewPointsBlockCombine && points < fillThreads / 16);
-  combinePartials(kernel, reduces, partials, domain, cIndex(b, loc, points), chunks, blockCombine ? 64 : 0);
-  b.setInsertionPoint(kernel);
-  for (Value p : partials)
-    memref::DeallocOp::create(b, loc, p);
-  kernel.erase();
-  return success();
+  return splitRows(kernel, reduces, domain, chunks, maxChunks, chunkLength, length, blockCombine ? 64 : 0);
 }
 
 /// A kernel whose domain, or an inner loop's, has `?` dims: the geometry is

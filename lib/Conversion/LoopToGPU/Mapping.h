@@ -112,6 +112,8 @@ struct KernelMapper {
                int64_t threads, bool allowResident);
   SmallVector<loop::ReduceOp> splittableReduces(loop::KernelOp kernel, bool byRow);
   LogicalResult splitReduce(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, bool byRow);
+  LogicalResult splitRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, ArrayRef<OpFoldResult> domain,
+                          Value chunks, int64_t maxChunks, Value chunkLength, Value length, int64_t combineThreads);
   void splitRowPartial(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, gpu::LaunchOp launch,
                        ArrayRef<Value> partials, int64_t points, Value chunkLength, Value length,
                        int64_t threads);

@@ -84,25 +84,37 @@ LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, ArrayRef<loop::Re
   }
   int64_t chunks = std::min<int64_t>((fillBlocks + points - 1) / points, length / kRowChunk);
   int64_t chunkLength = (length + chunks - 1) / chunks;
+  return splitRows(kernel, reduces, sizes, cIndex(b, loc, chunks), chunks, cIndex(b, loc, chunkLength),
+                   cIndex(b, loc, length), /*combineThreads=*/0);
+}
+
+/// Few long rows split into `chunks` runs each (at most `maxChunks`, the
+/// partial buffers' static size; constant or computed at run time): launch 1
+/// takes a block per (chunk, row) sweeping its run of the row (every sibling
+/// reduction in one sweep) into temporary [maxChunks x rows] partials;
+/// launch 2 combines each row's partials (combinePartials: a thread per row,
+/// or with `combineThreads` a block per row) and runs the rest of the body.
+LogicalResult KernelMapper::splitRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
+                                      ArrayRef<OpFoldResult> domain, Value chunks, int64_t maxChunks,
+                                      Value chunkLength, Value length, int64_t combineThreads) {
+  Location loc = kernel.getLoc();
+  int64_t points = product(kernel.getDomain());
+  b.setInsertionPoint(kernel);
   SmallVector<Value> partials;
   for (loop::ReduceOp reduce : reduces)
-    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({chunks, points}, reduce.getType())));
+    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({maxChunks, points}, reduce.getType())));
   Value one = cIndex(b, loc, 1);
-  int64_t threads = threadsPerBlock;
-  // Launch 1: a block per (chunk, row) sweeps its chunk of the row and reduces it.
-  auto first = gpu::LaunchOp::create(b, loc, cIndex(b, loc, chunks * points), one, one,
-                                     cIndex(b, loc, threads), one, one);
+  auto first = gpu::LaunchOp::create(b, loc, mulC(b, loc, chunks, points), one, one,
+                                     cIndex(b, loc, threadsPerBlock), one, one);
   first->setAttr("dyn.kernel", b.getStringAttr(kernel.getName() + "_partial"));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getBody().front());
-    splitRowPartial(kernel, reduces, first, partials, points, cIndex(b, loc, chunkLength), cIndex(b, loc, length),
-                    threads);
+    splitRowPartial(kernel, reduces, first, partials, points, chunkLength, length, threadsPerBlock);
     b.setInsertionPointToEnd(&first.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
-  // Launch 2: a thread per row combines its partials, then the rest.
-  combinePartials(kernel, reduces, partials, sizes, cIndex(b, loc, points), cIndex(b, loc, chunks), 0);
+  combinePartials(kernel, reduces, partials, domain, cIndex(b, loc, points), chunks, combineThreads);
   b.setInsertionPoint(kernel);
   for (Value p : partials)
     memref::DeallocOp::create(b, loc, p);
