@@ -90,6 +90,7 @@ class _Part:
         # (result, input) pairs the fusion writes in place (dyn.updates_arg): the input is the result's buffer
         self.aliases = [(k, j) for k, j in enumerate(getattr(self.compiled, "in_place", ())) if j >= 0]
         self.cuda_index = device.index if device.type == "cuda" else None
+        self.size_only = ()  # inputs whose values the function never reads (a backward's sized cotangents)
 
     def __call__(self, inputs, shapes=None):
         if self.dynamic:
@@ -115,6 +116,10 @@ class _Part:
         if self.buffer_dims:
             buffers = list(inputs) + outs
             sizes = [buffers[b].shape[d] for b, d in self.buffer_dims]
+        if self.size_only:  # read for their sizes alone (taken above): their one-element storage is passed
+            inputs = list(inputs)
+            for j in self.size_only:
+                inputs[j] = torch.as_strided(inputs[j], (1,), (1,))
         run_compiled(self.compiled, self.device, inputs, outs, sizes=sizes)
         for k, perm in self.views:
             outs[k] = outs[k].permute(perm)
@@ -254,6 +259,7 @@ class TrainingKernel:
         part = _Part(bw_ir, "train_backward", self.device, bw_specs, len(self.saved) + len(kept), keep, cl_reads,
                      scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
         part.cotangents, part.ir, part.sized_only = kept, bw_ir, frozenset(sized)
+        part.size_only = [len(self.saved) + kept.index(k) for k in sized]
         self._variants[zero] = part
         counters = current().counters
         counters["graphs_compiled"] += 1
@@ -281,13 +287,15 @@ class TrainingKernel:
 
     def _zero_cotangent(self, part, k, shapes):
         """The cotangent of output k that autograd gave as None, for a variant that takes it: zeros; for one
-        that reads only its sizes (`?` dims, dyn.sized_cotangents), uninitialized memory of the shape."""
+        that reads only its sizes (`?` dims, dyn.sized_cotangents), one element expanded to the shape (the
+        call passes that element: no memory of the output's size)."""
         if self.dynamic:
             shape, dtype = shapes[self._slots.index(k)], self.forward.dtypes[k]
         else:
             shape, _, dtype = self.forward.specs[k]
-        make = torch.empty if k in part.sized_only else torch.zeros
-        return make(shape, dtype=dtype, device=self.device)
+        if k in part.sized_only:
+            return torch.empty((), dtype=dtype, device=self.device).expand(shape)
+        return torch.zeros(shape, dtype=dtype, device=self.device)
 
     def _in_place_updates(self, requires_grad):
         """{forward result k: input j} for the graph outputs that update an input (graph.updates, capture's
@@ -342,7 +350,7 @@ class _GraphFunction(torch.autograd.Function):
         ctx.kernel = kernel
         if kernel.dynamic:  # the gradients' sizes: their inputs'; the outputs' (for cotangents given as None)
             ctx.grad_shapes = [tuple(fw_inputs[k].shape) for k in kernel.wrt]
-            ctx.out_shapes = [tuple(results[k].shape) for k in kernel._slots]
+            ctx.out_shapes = [results[k].shape for k in kernel._slots]
         if kernel.late_zeros:  # an output no gradient reaches gets None: a backward variant without it
             ctx.set_materialize_grads(False)
         return tuple(results[k] for k in kernel._slots)
