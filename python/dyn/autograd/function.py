@@ -203,7 +203,7 @@ class TrainingKernel:
         self._bw = (bw_ir, bw_specs, keep, dict(cl_inputs), fw_specs)
         # Backward variants by the outputs whose cotangent autograd passes as None (zero_outputs): compiled
         # without those arguments (dyn-graph-zero-cotangents; one with `?` dims keeps its argument for its
-        # sizes, and the call passes it unfilled memory). Graphs whose cotangents are plain tensors take None
+        # sizes, and the call passes one element for it). Graphs whose cotangents are plain tensors take None
         # (late_zeros); the first variant is the likely one: a graph returning a scalar loss beside other
         # outputs (an LM's logits, its key/value cache) is mostly differentiated through the loss alone.
         self._variants = {}
