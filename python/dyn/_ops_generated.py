@@ -571,199 +571,199 @@ OPS = {
     "sort": OpDef(
         "sort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.sort", "Tensor.sort"), "input, dim=-1, descending=False, stable=False",
-        "meta", "meta", "library call `sort`", ""),
+        "meta", "meta", "library call `sort` (`at::sort`)", ""),
     "argsort": OpDef(
         "argsort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.argsort", "Tensor.argsort"), "input, dim=-1, descending=False, stable=False",
-        "meta", "meta", "library call `argsort`", ""),
+        "meta", "meta", "library call `argsort` (`at::argsort`)", ""),
     "msort": OpDef(
         "msort", "library", ("input",), (),
         ("torch.msort", "Tensor.msort"), "input",
-        "meta", "meta", "library call `msort`", ""),
+        "meta", "meta", "library call `msort` (`at::msort`)", ""),
     "topk": OpDef(
         "topk", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("largest", "bool"), ("sorted", "bool")),
         ("torch.topk", "Tensor.topk"), "input, k, dim=-1, largest=True, sorted=True",
-        "meta", "meta", "library call `topk`", ""),
+        "meta", "meta", "library call `topk` (`at::topk`)", ""),
     "kthvalue": OpDef(
         "kthvalue", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("keepdim", "bool")),
         ("torch.kthvalue", "Tensor.kthvalue"), "input, k, dim=-1, keepdim=False",
-        "meta", "meta", "library call `kthvalue`", ""),
+        "meta", "meta", "library call `kthvalue` (`at::kthvalue`)", ""),
     "mode": OpDef(
         "mode", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.mode", "Tensor.mode"), "input, dim=-1, keepdim=False",
-        "meta", "meta", "library call `mode`", ""),
+        "meta", "meta", "library call `mode` (`at::mode`)", ""),
     "median": OpDef(
         "median", "library", ("input",), (),
         ("torch.median", "Tensor.median"), "",
-        "meta", "meta", "library call `median`", ""),
+        "meta", "meta", "library call `median` (`at::median`)", ""),
     "median_dim": OpDef(
         "median_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.median", "Tensor.median"), "",
-        "meta", "meta", "library call `median_dim`", ""),
+        "meta", "meta", "library call `median_dim` (`at::median`)", ""),
     "nanmedian": OpDef(
         "nanmedian", "library", ("input",), (),
         ("torch.nanmedian", "Tensor.nanmedian"), "",
-        "meta", "meta", "library call `nanmedian`", ""),
+        "meta", "meta", "library call `nanmedian` (`at::nanmedian`)", ""),
     "nanmedian_dim": OpDef(
         "nanmedian_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.nanmedian", "Tensor.nanmedian"), "",
-        "meta", "meta", "library call `nanmedian_dim`", ""),
+        "meta", "meta", "library call `nanmedian_dim` (`at::nanmedian`)", ""),
     "quantile": OpDef(
         "quantile", "library", ("input", "q"), (("has_dim", "bool"), ("dim", "i64"), ("keepdim", "bool"), ("interpolation", "str"), ("ignore_nan", "bool")),
         ("torch.quantile", "Tensor.quantile"), "",
-        "meta", "meta", "library call `quantile`", ""),
+        "meta", "meta", "library call `quantile` (`$ignore_nan ? at::nanquantile`)", ""),
     "linalg_cholesky": OpDef(
         "linalg_cholesky", "library", ("A",), (("upper", "bool"),),
         ("torch.linalg.cholesky",), "A, *, upper=False",
-        "meta", "meta", "library call `linalg_cholesky`", ""),
+        "meta", "meta", "library call `linalg_cholesky` (`at::linalg_cholesky`)", ""),
     "cholesky": OpDef(
         "cholesky", "library", ("input",), (("upper", "bool"),),
         ("torch.cholesky", "Tensor.cholesky"), "input, upper=False",
-        "meta", "meta", "library call `cholesky`", ""),
+        "meta", "meta", "library call `cholesky` (`at::cholesky`)", ""),
     "linalg_cholesky_ex": OpDef(
         "linalg_cholesky_ex", "library", ("A",), (("upper", "bool"), ("check_errors", "bool")),
         ("torch.linalg.cholesky_ex",), "A, *, upper=False, check_errors=False",
-        "meta", "meta", "library call `linalg_cholesky_ex`", ""),
+        "meta", "meta", "library call `linalg_cholesky_ex` (`at::linalg_cholesky_ex`)", ""),
     "linalg_inv": OpDef(
         "linalg_inv", "library", ("A",), (),
         ("torch.linalg.inv", "torch.inverse", "Tensor.inverse"), "A",
-        "meta", "meta", "library call `linalg_inv`", ""),
+        "meta", "meta", "library call `linalg_inv` (`at::linalg_inv`)", ""),
     "linalg_inv_ex": OpDef(
         "linalg_inv_ex", "library", ("A",), (("check_errors", "bool"),),
         ("torch.linalg.inv_ex",), "A, *, check_errors=False",
-        "meta", "meta", "library call `linalg_inv_ex`", ""),
+        "meta", "meta", "library call `linalg_inv_ex` (`at::linalg_inv_ex`)", ""),
     "linalg_solve": OpDef(
         "linalg_solve", "library", ("A", "B"), (("left", "bool"),),
         ("torch.linalg.solve",), "A, B, *, left=True",
-        "meta", "meta", "library call `linalg_solve`", ""),
+        "meta", "meta", "library call `linalg_solve` (`at::linalg_solve`)", ""),
     "linalg_solve_ex": OpDef(
         "linalg_solve_ex", "library", ("A", "B"), (("left", "bool"), ("check_errors", "bool")),
         ("torch.linalg.solve_ex",), "A, B, *, left=True, check_errors=False",
-        "meta", "meta", "library call `linalg_solve_ex`", ""),
+        "meta", "meta", "library call `linalg_solve_ex` (`at::linalg_solve_ex`)", ""),
     "linalg_solve_triangular": OpDef(
         "linalg_solve_triangular", "library", ("A", "B"), (("upper", "bool"), ("left", "bool"), ("unitriangular", "bool")),
         ("torch.linalg.solve_triangular",), "A, B, *, upper, left=True, unitriangular=False",
-        "meta", "meta", "library call `linalg_solve_triangular`", ""),
+        "meta", "meta", "library call `linalg_solve_triangular` (`at::linalg_solve_triangular`)", ""),
     "linalg_det": OpDef(
         "linalg_det", "library", ("A",), (),
         ("torch.linalg.det", "torch.det", "Tensor.det"), "A",
-        "meta", "meta", "library call `linalg_det`", ""),
+        "meta", "meta", "library call `linalg_det` (`at::linalg_det`)", ""),
     "linalg_slogdet": OpDef(
         "linalg_slogdet", "library", ("A",), (),
         ("torch.linalg.slogdet",), "A",
-        "meta", "meta", "library call `linalg_slogdet`", ""),
+        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", ""),
     "slogdet": OpDef(
         "slogdet", "library", ("input",), (),
         ("torch.slogdet", "Tensor.slogdet"), "input",
-        "meta", "meta", "library call `linalg_slogdet`", ""),
+        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", ""),
     "logdet": OpDef(
         "logdet", "library", ("input",), (),
         ("torch.logdet", "Tensor.logdet"), "input",
-        "meta", "meta", "library call `logdet`", ""),
+        "meta", "meta", "library call `logdet` (`at::logdet`)", ""),
     "linalg_eigh": OpDef(
         "linalg_eigh", "library", ("A",), (("UPLO", "str"),),
         ("torch.linalg.eigh",), "A, UPLO='L'",
-        "meta", "meta", "library call `linalg_eigh`", ""),
+        "meta", "meta", "library call `linalg_eigh` (`at::linalg_eigh`)", ""),
     "linalg_eigvalsh": OpDef(
         "linalg_eigvalsh", "library", ("A",), (("UPLO", "str"),),
         ("torch.linalg.eigvalsh",), "A, UPLO='L'",
-        "meta", "meta", "library call `linalg_eigvalsh`", ""),
+        "meta", "meta", "library call `linalg_eigvalsh` (`at::linalg_eigvalsh`)", ""),
     "linalg_svd": OpDef(
         "linalg_svd", "library", ("A",), (("full_matrices", "bool"),),
         ("torch.linalg.svd",), "A, full_matrices=True",
-        "meta", "meta", "library call `linalg_svd`", ""),
+        "meta", "meta", "library call `linalg_svd` (`at::linalg_svd`)", ""),
     "svd": OpDef(
         "svd", "library", ("input",), (("some", "bool"), ("compute_uv", "bool")),
         ("torch.svd", "Tensor.svd"), "input, some=True, compute_uv=True",
-        "meta", "meta", "library call `svd`", ""),
+        "meta", "meta", "library call `svd` (`at::svd`)", ""),
     "linalg_svdvals": OpDef(
         "linalg_svdvals", "library", ("A",), (),
         ("torch.linalg.svdvals",), "A",
-        "meta", "meta", "library call `linalg_svdvals`", ""),
+        "meta", "meta", "library call `linalg_svdvals` (`at::linalg_svdvals`)", ""),
     "linalg_qr": OpDef(
         "linalg_qr", "library", ("A",), (("mode", "str"),),
         ("torch.linalg.qr",), "A, mode='reduced'",
-        "meta", "meta", "library call `linalg_qr`", ""),
+        "meta", "meta", "library call `linalg_qr` (`at::linalg_qr`)", ""),
     "qr": OpDef(
         "qr", "library", ("input",), (("some", "bool"),),
         ("torch.qr", "Tensor.qr"), "input, some=True",
-        "meta", "meta", "library call `qr`", ""),
+        "meta", "meta", "library call `qr` (`at::qr`)", ""),
     "linalg_lu": OpDef(
         "linalg_lu", "library", ("A",), (("pivot", "bool"),),
         ("torch.linalg.lu",), "A, *, pivot=True",
-        "meta", "meta", "library call `linalg_lu`", ""),
+        "meta", "meta", "library call `linalg_lu` (`at::linalg_lu`)", ""),
     "linalg_lu_factor": OpDef(
         "linalg_lu_factor", "library", ("A",), (("pivot", "bool"),),
         ("torch.linalg.lu_factor",), "A, *, pivot=True",
-        "meta", "meta", "library call `linalg_lu_factor`", ""),
+        "meta", "meta", "library call `linalg_lu_factor` (`at::linalg_lu_factor`)", ""),
     "linalg_lu_factor_ex": OpDef(
         "linalg_lu_factor_ex", "library", ("A",), (("pivot", "bool"), ("check_errors", "bool")),
         ("torch.linalg.lu_factor_ex",), "A, *, pivot=True, check_errors=False",
-        "meta", "meta", "library call `linalg_lu_factor_ex`", ""),
+        "meta", "meta", "library call `linalg_lu_factor_ex` (`at::linalg_lu_factor_ex`)", ""),
     "linalg_lu_solve": OpDef(
         "linalg_lu_solve", "library", ("LU", "pivots", "B"), (("left", "bool"), ("adjoint", "bool")),
         ("torch.linalg.lu_solve",), "LU, pivots, B, *, left=True, adjoint=False",
-        "meta", "meta", "library call `linalg_lu_solve`", ""),
+        "meta", "meta", "library call `linalg_lu_solve` (`at::linalg_lu_solve`)", ""),
     "lu_solve": OpDef(
         "lu_solve", "library", ("b", "LU_data", "LU_pivots"), (),
         ("torch.lu_solve", "Tensor.lu_solve"), "b, LU_data, LU_pivots",
-        "meta", "meta", "library call `lu_solve`", ""),
+        "meta", "meta", "library call `lu_solve` (`at::lu_solve`)", ""),
     "lu_unpack": OpDef(
         "lu_unpack", "library", ("LU_data", "LU_pivots"), (("unpack_data", "bool"), ("unpack_pivots", "bool")),
         ("torch.lu_unpack",), "LU_data, LU_pivots, unpack_data=True, unpack_pivots=True",
-        "meta", "meta", "library call `lu_unpack`", ""),
+        "meta", "meta", "library call `lu_unpack` (`at::lu_unpack`)", ""),
     "linalg_ldl_factor": OpDef(
         "linalg_ldl_factor", "library", ("A",), (("hermitian", "bool"),),
         ("torch.linalg.ldl_factor",), "A, *, hermitian=False",
-        "meta", "meta", "library call `linalg_ldl_factor`", ""),
+        "meta", "meta", "library call `linalg_ldl_factor` (`at::linalg_ldl_factor`)", ""),
     "linalg_ldl_factor_ex": OpDef(
         "linalg_ldl_factor_ex", "library", ("A",), (("hermitian", "bool"), ("check_errors", "bool")),
         ("torch.linalg.ldl_factor_ex",), "A, *, hermitian=False, check_errors=False",
-        "meta", "meta", "library call `linalg_ldl_factor_ex`", ""),
+        "meta", "meta", "library call `linalg_ldl_factor_ex` (`at::linalg_ldl_factor_ex`)", ""),
     "linalg_ldl_solve": OpDef(
         "linalg_ldl_solve", "library", ("LD", "pivots", "B"), (("hermitian", "bool"),),
         ("torch.linalg.ldl_solve",), "LD, pivots, B, *, hermitian=False",
-        "meta", "meta", "library call `linalg_ldl_solve`", ""),
+        "meta", "meta", "library call `linalg_ldl_solve` (`at::linalg_ldl_solve`)", ""),
     "linalg_householder_product": OpDef(
         "linalg_householder_product", "library", ("A", "tau"), (),
         ("torch.linalg.householder_product", "torch.orgqr", "Tensor.orgqr"), "A, tau",
-        "meta", "meta", "library call `linalg_householder_product`", ""),
+        "meta", "meta", "library call `linalg_householder_product` (`at::linalg_householder_product`)", ""),
     "linalg_matrix_exp": OpDef(
         "linalg_matrix_exp", "library", ("A",), (),
         ("torch.linalg.matrix_exp", "torch.matrix_exp", "Tensor.matrix_exp"), "A",
-        "meta", "meta", "library call `linalg_matrix_exp`", ""),
+        "meta", "meta", "library call `linalg_matrix_exp` (`at::linalg_matrix_exp`)", ""),
     "linalg_matrix_power": OpDef(
         "linalg_matrix_power", "library", ("A",), (("n", "i64"),),
         ("torch.linalg.matrix_power", "torch.matrix_power", "Tensor.matrix_power"), "A, n",
-        "meta", "meta", "library call `linalg_matrix_power`", ""),
+        "meta", "meta", "library call `linalg_matrix_power` (`at::linalg_matrix_power`)", ""),
     "linalg_pinv": OpDef(
         "linalg_pinv", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
         ("torch.linalg.pinv",), "",
-        "meta", "meta", "library call `linalg_pinv`", ""),
+        "meta", "meta", "library call `linalg_pinv` (`at::linalg_pinv`)", ""),
     "pinverse": OpDef(
         "pinverse", "library", ("input",), (("rcond", "f64"),),
         ("torch.pinverse", "Tensor.pinverse"), "input, rcond=1e-15",
-        "meta", "meta", "library call `pinverse`", ""),
+        "meta", "meta", "library call `pinverse` (`at::pinverse`)", ""),
     "linalg_matrix_rank": OpDef(
         "linalg_matrix_rank", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
         ("torch.linalg.matrix_rank",), "",
-        "meta", "meta", "library call `linalg_matrix_rank`", ""),
+        "meta", "meta", "library call `linalg_matrix_rank` (`at::linalg_matrix_rank`)", ""),
     "linalg_matrix_norm": OpDef(
         "linalg_matrix_norm", "library", ("A",), (("ord_name", "str"), ("ord", "f64"), ("dim", "i64_array"), ("keepdim", "bool")),
         ("torch.linalg.matrix_norm",), "",
-        "meta", "meta", "library call `linalg_matrix_norm`", ""),
+        "meta", "meta", "library call `linalg_matrix_norm` (`$ord_name.empty`)", ""),
     "linalg_cond": OpDef(
         "linalg_cond", "library", ("A",), (("p_name", "str"), ("p", "f64")),
         ("torch.linalg.cond",), "",
-        "meta", "meta", "library call `linalg_cond`", ""),
+        "meta", "meta", "library call `linalg_cond` (`$p_name == \"none\" ? at::linalg_cond`)", ""),
     "linalg_tensorinv": OpDef(
         "linalg_tensorinv", "library", ("A",), (("ind", "i64"),),
         ("torch.linalg.tensorinv",), "A, ind=2",
-        "meta", "meta", "library call `linalg_tensorinv`", ""),
+        "meta", "meta", "library call `linalg_tensorinv` (`at::linalg_tensorinv`)", ""),
     "triangular_solve": OpDef(
         "triangular_solve", "library", ("b", "A"), (("upper", "bool"), ("transpose", "bool"), ("unitriangular", "bool")),
         ("torch.triangular_solve", "Tensor.triangular_solve"), "b, A, upper=True, transpose=False, unitriangular=False",
-        "meta", "meta", "library call `triangular_solve`", ""),
+        "meta", "meta", "library call `triangular_solve` (`at::triangular_solve`)", ""),
     "fft_real": OpDef(
         "fft_real", "library", ("input",), (("kind", "str"), ("has_s", "bool"), ("s", "i64_array"), ("has_dim", "bool"), ("dim", "i64_array"), ("norm", "str")),
         ("torch.fft.irfft", "torch.fft.hfft", "torch.fft.irfft2", "torch.fft.hfft2", "torch.fft.irfftn", "torch.fft.hfftn"), "",
@@ -771,59 +771,59 @@ OPS = {
     "chebyshev_polynomial_t": OpDef(
         "chebyshev_polynomial_t", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_t",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_t`", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_t` (`at::special_chebyshev_polynomial_t`)", ""),
     "chebyshev_polynomial_u": OpDef(
         "chebyshev_polynomial_u", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_u",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_u`", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_u` (`at::special_chebyshev_polynomial_u`)", ""),
     "chebyshev_polynomial_v": OpDef(
         "chebyshev_polynomial_v", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_v",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_v`", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_v` (`at::special_chebyshev_polynomial_v`)", ""),
     "chebyshev_polynomial_w": OpDef(
         "chebyshev_polynomial_w", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_w",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_w`", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_w` (`at::special_chebyshev_polynomial_w`)", ""),
     "shifted_chebyshev_polynomial_t": OpDef(
         "shifted_chebyshev_polynomial_t", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_t",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_t`", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_t` (`at::special_shifted_chebyshev_polynomial_t`)", ""),
     "shifted_chebyshev_polynomial_u": OpDef(
         "shifted_chebyshev_polynomial_u", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_u",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_u`", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_u` (`at::special_shifted_chebyshev_polynomial_u`)", ""),
     "shifted_chebyshev_polynomial_v": OpDef(
         "shifted_chebyshev_polynomial_v", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_v",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_v`", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_v` (`at::special_shifted_chebyshev_polynomial_v`)", ""),
     "shifted_chebyshev_polynomial_w": OpDef(
         "shifted_chebyshev_polynomial_w", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_w",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_w`", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_w` (`at::special_shifted_chebyshev_polynomial_w`)", ""),
     "hermite_polynomial_h": OpDef(
         "hermite_polynomial_h", "library", ("x", "n"), (),
         ("torch.special.hermite_polynomial_h",), "x, n",
-        "meta", "meta", "library call `hermite_polynomial_h`", ""),
+        "meta", "meta", "library call `hermite_polynomial_h` (`at::special_hermite_polynomial_h`)", ""),
     "hermite_polynomial_he": OpDef(
         "hermite_polynomial_he", "library", ("x", "n"), (),
         ("torch.special.hermite_polynomial_he",), "x, n",
-        "meta", "meta", "library call `hermite_polynomial_he`", ""),
+        "meta", "meta", "library call `hermite_polynomial_he` (`at::special_hermite_polynomial_he`)", ""),
     "laguerre_polynomial_l": OpDef(
         "laguerre_polynomial_l", "library", ("x", "n"), (),
         ("torch.special.laguerre_polynomial_l",), "x, n",
-        "meta", "meta", "library call `laguerre_polynomial_l`", ""),
+        "meta", "meta", "library call `laguerre_polynomial_l` (`at::special_laguerre_polynomial_l`)", ""),
     "legendre_polynomial_p": OpDef(
         "legendre_polynomial_p", "library", ("x", "n"), (),
         ("torch.special.legendre_polynomial_p",), "x, n",
-        "meta", "meta", "library call `legendre_polynomial_p`", ""),
+        "meta", "meta", "library call `legendre_polynomial_p` (`at::special_legendre_polynomial_p`)", ""),
     "igamma": OpDef(
         "igamma", "library", ("input", "other"), (),
         ("torch.igamma", "Tensor.igamma", "torch.special.gammainc"), "input, other",
-        "meta", "meta", "library call `igamma`", ""),
+        "meta", "meta", "library call `igamma` (`at::igamma`)", ""),
     "igammac": OpDef(
         "igammac", "library", ("input", "other"), (),
         ("torch.igammac", "Tensor.igammac", "torch.special.gammaincc"), "input, other",
-        "meta", "meta", "library call `igammac`", ""),
+        "meta", "meta", "library call `igammac` (`at::igammac`)", ""),
     "grouped_mm": OpDef(
         "grouped_mm", "library", ("input", "weight", "offs"), (),
         ("torch._grouped_mm", "torch.nn.functional.grouped_mm", "torch.ops.transformers.grouped_mm_fallback"), "",
@@ -851,35 +851,35 @@ OPS = {
     "histogram_edges": OpDef(
         "histogram_edges", "library", ("input", "bins"), (("density", "bool"),),
         ("torch.histogram", "Tensor.histogram"), "",
-        "meta", "meta", "library call `histogram_edges`", ""),
+        "meta", "meta", "library call `histogram_edges` (`at::histogram`)", ""),
     "geqrf": OpDef(
         "geqrf", "library", ("input",), (),
         ("torch.geqrf", "Tensor.geqrf"), "",
-        "meta", "meta", "library call `geqrf`", ""),
+        "meta", "meta", "library call `geqrf` (`at::geqrf`)", ""),
     "ormqr": OpDef(
         "ormqr", "library", ("input", "input2", "input3"), (("left", "bool"), ("transpose", "bool")),
         ("torch.ormqr", "Tensor.ormqr"), "input, input2, input3, left=True, transpose=False",
-        "meta", "meta", "library call `ormqr`", ""),
+        "meta", "meta", "library call `ormqr` (`at::ormqr`)", ""),
     "lu_with_info": OpDef(
         "lu_with_info", "library", ("input",), (("pivot", "bool"), ("check_errors", "bool")),
         ("torch._lu_with_info",), "input, pivot=True, check_errors=True",
-        "meta", "meta", "library call `lu_with_info`", ""),
+        "meta", "meta", "library call `lu_with_info` (`at::_lu_with_info`)", ""),
     "seeded_random": OpDef(
         "seeded_random", "library", ("input",), (("kind", "str"), ("seed", "i64"), ("a", "f64"), ("b", "f64"), ("n", "i64")),
         (), "",
-        "meta", "meta", "library call `seeded_random`", ""),
+        "meta", "meta", "library call `seeded_random` (`withSeed`)", ""),
     "seeded_normal": OpDef(
         "seeded_normal", "library", ("mean", "std"), (("seed", "i64"),),
         (), "",
-        "meta", "meta", "library call `seeded_normal`", ""),
+        "meta", "meta", "library call `seeded_normal` (`withSeed`)", ""),
     "seeded_attention": OpDef(
         "seeded_attention", "library", ("query", "key", "value"), (("dropout_p", "f64"), ("is_causal", "bool"), ("has_scale", "bool"), ("scale", "f64"), ("enable_gqa", "bool"), ("seed", "i64")),
         (), "",
-        "meta", "meta", "library call `seeded_attention`", ""),
+        "meta", "meta", "library call `seeded_attention` (`withSeed`)", ""),
     "fractional_max_pool": OpDef(
         "fractional_max_pool", "library", ("input", "samples"), (("kernel_size", "i64_array"), ("output_size", "i64_array")),
         (), "",
-        "meta", "meta", "library call `fractional_max_pool`", ""),
+        "meta", "meta", "library call `fractional_max_pool` (`$kernel_size.size`)", ""),
     "max_pool2d_backward": OpDef(
         "max_pool2d_backward", "library", ("grad_output", "input", "indices"), (("kernel_size", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
@@ -919,7 +919,7 @@ OPS = {
     "adaptive_avg_pool2d_backward": OpDef(
         "adaptive_avg_pool2d_backward", "library", ("grad_output", "input"), (),
         (), "",
-        "meta", "meta", "library call `adaptive_avg_pool2d_backward`", ""),
+        "meta", "meta", "library call `adaptive_avg_pool2d_backward` (`at::_adaptive_avg_pool2d_backward`)", ""),
     "upsample2d": OpDef(
         "upsample2d", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("antialias", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
         (), "",

@@ -3,8 +3,9 @@
 // cuBLAS/cuDNN/flash attention on CUDA), on dyn's buffers wrapped as tensors without a copy, on
 // torch's current stream (the stream dyn's launches use). The only TU of the extension that includes
 // torch's headers; dyn's core stays free of torch. Kept as one file past ~800 lines on purpose: every TU
-// that includes torch's headers costs over a minute to compile on the project's 2-core machines, and
-// generated library-call glue from the registry is meant to replace the named-call bodies.
+// that includes torch's headers costs over a minute to compile on the project's 2-core machines. The
+// library ops' parameter decoding and their single-function calls are generated from the registry
+// (AtenCalls.inc); the bodies here are those of the calls that need more than one ATen function.
 #include <Python.h>
 
 #include <cmath>
@@ -15,128 +16,60 @@
 #include "dyn/Compiler/Compiler.h"
 
 #include <ATen/Context.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/core/Tensor.h>
-#include <ATen/ops/addmm.h>
-#include <ATen/ops/baddbmm.h>
-#include <ATen/ops/bmm.h>
-#include <ATen/native/ConvUtils.h>
-#include <ATen/ops/convolution.h>
-#include <ATen/ops/cudnn_convolution.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/from_blob.h>
-#include <ATen/ops/_upsample_bicubic2d_aa.h>
-#include <ATen/ops/_upsample_bilinear2d_aa.h>
-#include <ATen/ops/upsample_bicubic2d.h>
-#include <ATen/ops/upsample_bilinear2d.h>
-#include <ATen/ops/fractional_max_pool2d.h>
-#include <ATen/ops/fractional_max_pool3d.h>
-#include <ATen/ops/max_pool2d_with_indices_backward.h>
-#include <ATen/ops/convolution_backward.h>
-#include <ATen/ops/_adaptive_avg_pool2d_backward.h>
-#include <ATen/ops/embedding_dense_backward.h>
-#include <torch/csrc/autograd/autograd.h>
-#include <ATen/ops/_safe_softmax.h>
-#include <ATen/ops/matmul.h>
-#include <ATen/ops/ones.h>
-#include <ATen/Context.h>
 #include <ATen/core/Generator.h>
-#include <ATen/ops/alpha_dropout.h>
-#include <ATen/ops/bernoulli.h>
-#include <ATen/ops/dropout.h>
-#include <ATen/ops/empty_like.h>
-#include <ATen/ops/feature_alpha_dropout.h>
-#include <ATen/ops/feature_dropout.h>
-#include <ATen/ops/multinomial.h>
-#include <ATen/ops/normal.h>
-#include <ATen/ops/rrelu.h>
-#include <ATen/ops/fft_hfft.h>
-#include <ATen/ops/fft_hfft2.h>
-#include <ATen/ops/fft_hfftn.h>
-#include <ATen/ops/fft_irfft.h>
-#include <ATen/ops/fft_irfft2.h>
-#include <ATen/ops/fft_irfftn.h>
-#include <ATen/ops/geqrf.h>
-#include <ATen/ops/histogram.h>
-#include <ATen/ops/igamma.h>
-#include <ATen/ops/igammac.h>
-#include <ATen/ops/_lu_with_info.h>
-#include <ATen/ops/ormqr.h>
-#include <ATen/ops/segment_reduce.h>
-#include <ATen/ops/zeros.h>
-#include <ATen/ops/special_chebyshev_polynomial_t.h>
-#include <ATen/ops/special_chebyshev_polynomial_u.h>
-#include <ATen/ops/special_chebyshev_polynomial_v.h>
-#include <ATen/ops/special_chebyshev_polynomial_w.h>
-#include <ATen/ops/special_hermite_polynomial_h.h>
-#include <ATen/ops/special_hermite_polynomial_he.h>
-#include <ATen/ops/special_laguerre_polynomial_l.h>
-#include <ATen/ops/special_legendre_polynomial_p.h>
-#include <ATen/ops/special_shifted_chebyshev_polynomial_t.h>
-#include <ATen/ops/special_shifted_chebyshev_polynomial_u.h>
-#include <ATen/ops/special_shifted_chebyshev_polynomial_v.h>
-#include <ATen/ops/special_shifted_chebyshev_polynomial_w.h>
-#include <ATen/ops/mm.h>
-#include <c10/util/Exception.h>
-#include <ATen/ops/rnn_tanh.h>
-#include <ATen/ops/rnn_relu.h>
-#include <ATen/ops/gru.h>
-#include <ATen/ops/lstm.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/_fused_sdp_choice.h>
+#include <ATen/ops/_safe_softmax.h>
 #include <ATen/ops/_scaled_dot_product_efficient_attention.h>
 #include <ATen/ops/_scaled_dot_product_efficient_attention_backward.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_backward.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward.h>
-#include <ATen/ops/scaled_dot_product_attention.h>
-#include <ATen/ops/argsort.h>
-#include <ATen/ops/cholesky.h>
-#include <ATen/ops/kthvalue.h>
-#include <ATen/ops/linalg_cholesky.h>
-#include <ATen/ops/linalg_cholesky_ex.h>
-#include <ATen/ops/linalg_cond.h>
-#include <ATen/ops/linalg_det.h>
-#include <ATen/ops/linalg_eigh.h>
-#include <ATen/ops/linalg_eigvalsh.h>
-#include <ATen/ops/linalg_householder_product.h>
-#include <ATen/ops/linalg_inv.h>
-#include <ATen/ops/linalg_inv_ex.h>
-#include <ATen/ops/linalg_ldl_factor.h>
-#include <ATen/ops/linalg_ldl_factor_ex.h>
-#include <ATen/ops/linalg_ldl_solve.h>
-#include <ATen/ops/linalg_lu.h>
-#include <ATen/ops/linalg_lu_factor.h>
-#include <ATen/ops/linalg_lu_factor_ex.h>
-#include <ATen/ops/linalg_lu_solve.h>
-#include <ATen/ops/linalg_matrix_exp.h>
-#include <ATen/ops/linalg_matrix_norm.h>
-#include <ATen/ops/linalg_matrix_power.h>
-#include <ATen/ops/linalg_matrix_rank.h>
-#include <ATen/ops/linalg_pinv.h>
-#include <ATen/ops/linalg_qr.h>
-#include <ATen/ops/linalg_slogdet.h>
-#include <ATen/ops/linalg_solve.h>
-#include <ATen/ops/linalg_solve_ex.h>
-#include <ATen/ops/linalg_solve_triangular.h>
-#include <ATen/ops/linalg_svd.h>
-#include <ATen/ops/linalg_svdvals.h>
-#include <ATen/ops/linalg_tensorinv.h>
-#include <ATen/ops/logdet.h>
-#include <ATen/ops/lu_solve.h>
-#include <ATen/ops/lu_unpack.h>
-#include <ATen/ops/median.h>
-#include <ATen/ops/mode.h>
-#include <ATen/ops/msort.h>
-#include <ATen/ops/nanmedian.h>
-#include <ATen/ops/nanquantile.h>
-#include <ATen/ops/pinverse.h>
-#include <ATen/ops/qr.h>
-#include <ATen/ops/quantile.h>
-#include <ATen/ops/sort.h>
-#include <ATen/ops/svd.h>
-#include <ATen/ops/topk.h>
-#include <ATen/ops/triangular_solve.h>
+#include <ATen/ops/_upsample_bicubic2d_aa.h>
+#include <ATen/ops/_upsample_bilinear2d_aa.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/alpha_dropout.h>
+#include <ATen/ops/baddbmm.h>
+#include <ATen/ops/bernoulli.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/cudnn_convolution.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/embedding_dense_backward.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/feature_alpha_dropout.h>
+#include <ATen/ops/feature_dropout.h>
+#include <ATen/ops/fft_hfft.h>
+#include <ATen/ops/fft_hfft2.h>
+#include <ATen/ops/fft_hfftn.h>
+#include <ATen/ops/fft_irfft.h>
+#include <ATen/ops/fft_irfft2.h>
+#include <ATen/ops/fft_irfftn.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/gru.h>
+#include <ATen/ops/lstm.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/multinomial.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/rnn_relu.h>
+#include <ATen/ops/rnn_tanh.h>
+#include <ATen/ops/rrelu.h>
+#include <ATen/ops/segment_reduce.h>
+#include <ATen/ops/upsample_bicubic2d.h>
+#include <ATen/ops/upsample_bilinear2d.h>
+#include <ATen/ops/zeros.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/autograd.h>
+// the headers of the ATen functions the registry's `aten` expressions call
+#define GEN_ATEN_INCLUDES
+#include "dyn/Dialect/Graph/IR/AtenCalls.inc"
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/InferenceMode.h>
 
@@ -437,10 +370,13 @@ int attention(const DynLibraryCall *call, char *error, size_t size) {
 }
 
 //===----------------------------------------------------------------------===//
-// Calls by name (loop.library_call): selection and linalg. Each reads its
-// inputs and its parameters (the graph op's attributes in declaration order,
-// GraphToPrim/LibraryCalls.cpp), runs ATen's function and copies each result
-// into its output buffer (ATen's linalg results are often column-major).
+// Calls by name (loop.library_call): the registry's library ops
+// (GraphLibraryOps.td). Each reads its inputs and its parameters (the graph
+// op's attributes in declaration order, GraphToPrim/LibraryCalls.cpp) into the
+// typed struct dyn-tblgen generates from the op's record (AtenCalls.inc), runs
+// the op's `aten` expression, or its body below where it has none, and copies
+// each result into its output buffer (ATen's linalg results are often
+// column-major).
 //===----------------------------------------------------------------------===//
 
 /// A call's inputs and its parameters, read in order.
@@ -474,7 +410,12 @@ struct Args {
       v.push_back(i());
     return v;
   }
+  /// A parameter past the op's attributes that dyn-propagate-layouts may append (channels-last buffers).
+  bool trailingFlag() { return next < call->num_params && b(); }
 };
+
+#define GEN_ATEN_PARAMS
+#include "dyn/Dialect/Graph/IR/AtenCalls.inc"
 
 void store(const DynLibraryCall *call, int32_t k, const at::Tensor &r) {
   if (k >= call->num_outputs)
@@ -683,6 +624,23 @@ std::map<std::string, Body> &namedCalls() {
   return calls;
 }
 
+/// Registers library call `name`: its parameters decoded as P (AtenCalls.inc), then `body`. The call must
+/// have the op's operand count (-1: the ops sharing the callee differ) and the body read every parameter,
+/// so that a call encoded otherwise than its body decodes it fails instead of reading wrong values.
+template <typename P>
+void defineCall(const char *name, int32_t numInputs, void (*body)(Args &, const P &)) {
+  namedCalls()[name] = [name, numInputs, body](Args &a) {
+    if (numInputs >= 0 && a.call->num_inputs != numInputs)
+      throw std::runtime_error("library call '" + std::string(name) + "' takes " + std::to_string(numInputs) +
+                               " operands, not " + std::to_string(a.call->num_inputs));
+    P params(a);
+    body(a, params);
+    if (a.next != a.call->num_params)
+      throw std::runtime_error("library call '" + std::string(name) + "': " +
+                               std::to_string(a.call->num_params - a.next) + " parameters left unread");
+  };
+}
+
 int named(const DynLibraryCall *call, char *error, size_t size) {
   return guarded(error, size, [&] {
     auto it = namedCalls().find(call->name);
@@ -693,19 +651,10 @@ int named(const DynLibraryCall *call, char *error, size_t size) {
   });
 }
 
-template <typename F>
-void def(const char *name, F fn) {
-  namedCalls()[name] = [fn](Args &a) { store(a.call, fn(a)); };
-}
-
-/// [has_atol, atol, has_rtol, rtol]: pinv's and matrix_rank's tolerances (none: PyTorch's defaults).
-std::pair<std::optional<double>, std::optional<double>> tolerances(Args &a) {
-  bool hasAtol = a.b();
-  double atol = a.f();
-  bool hasRtol = a.b();
-  double rtol = a.f();
-  return {hasAtol ? std::optional<double>(atol) : std::nullopt,
-          hasRtol ? std::optional<double>(rtol) : std::nullopt};
+/// A value an op's attributes give with a has_ flag (`has_dim`, `has_atol`): None without it.
+template <typename T>
+std::optional<T> given(bool has, T value) {
+  return has ? std::optional<T>(value) : std::nullopt;
 }
 
 
@@ -809,537 +758,312 @@ at::Tensor waited(const at::Tensor &t) {
   return wait.call(t);
 }
 
-/// Collectives (GraphLibraryOps.td): the process group's own, by its name.
-void defineCollectives() {
-  def("all_reduce", [](Args &a) {
-    std::string op = a.s(), group = a.s();
-    static auto call =
-        functional<at::Tensor(const at::Tensor &, std::string, std::string)>("_c10d_functional::all_reduce");
-    return waited(call.call(a.in[0].contiguous(), op, group));
-  });
-  def("all_gather_into_tensor", [](Args &a) {
-    int64_t size = a.i();
-    std::string group = a.s();
-    static auto call = functional<at::Tensor(const at::Tensor &, int64_t, std::string)>(
-        "_c10d_functional::all_gather_into_tensor");
-    return waited(call.call(a.in[0].contiguous(), size, group));
-  });
-  def("reduce_scatter_tensor", [](Args &a) {
-    std::string op = a.s();
-    int64_t size = a.i();
-    std::string group = a.s();
-    static auto call = functional<at::Tensor(const at::Tensor &, std::string, int64_t, std::string)>(
-        "_c10d_functional::reduce_scatter_tensor");
-    return waited(call.call(a.in[0].contiguous(), op, size, group));
-  });
+//===----------------------------------------------------------------------===//
+// The bodies of the library ops without an `aten` expression (more than one
+// ATen call, a kernel chosen here, results written into dyn's buffers):
+// void camelCallee(Args &, const CalleeParams &), as AtenCalls.inc names them.
+//===----------------------------------------------------------------------===//
+
+// Collectives: the process group's own, by its name.
+void allReduce(Args &a, const AllReduceParams &p) {
+  static auto call =
+      functional<at::Tensor(const at::Tensor &, std::string, std::string)>("_c10d_functional::all_reduce");
+  store(a.call, waited(call.call(a.in[0].contiguous(), p.reduce_op, p.group_name)));
+}
+void allGatherIntoTensor(Args &a, const AllGatherIntoTensorParams &p) {
+  static auto call = functional<at::Tensor(const at::Tensor &, int64_t, std::string)>(
+      "_c10d_functional::all_gather_into_tensor");
+  store(a.call, waited(call.call(a.in[0].contiguous(), p.group_size, p.group_name)));
+}
+void reduceScatterTensor(Args &a, const ReduceScatterTensorParams &p) {
+  static auto call = functional<at::Tensor(const at::Tensor &, std::string, int64_t, std::string)>(
+      "_c10d_functional::reduce_scatter_tensor");
+  store(a.call, waited(call.call(a.in[0].contiguous(), p.reduce_op, p.group_size, p.group_name)));
 }
 
-void defineNamedCalls() {
-  // Selection (attributes: GraphLibraryOps.td).
-  def("sort", [](Args &a) {
-    int64_t dim = a.i();
-    bool descending = a.b(), stable = a.b();
-    return at::sort(a.in[0], std::optional<bool>(stable), dim, descending);
-  });
-  def("argsort", [](Args &a) {
-    int64_t dim = a.i();
-    bool descending = a.b(), stable = a.b();
-    return at::argsort(a.in[0], stable, dim, descending);
-  });
-  def("msort", [](Args &a) { return at::msort(a.in[0]); });
-  def("topk", [](Args &a) {
-    int64_t k = a.i(), dim = a.i();
-    bool largest = a.b(), sorted = a.b();
-    return at::topk(a.in[0], k, dim, largest, sorted);
-  });
-  def("kthvalue", [](Args &a) {
-    int64_t k = a.i(), dim = a.i();
-    return at::kthvalue(a.in[0], k, dim, a.b());
-  });
-  def("mode", [](Args &a) {
-    int64_t dim = a.i();
-    return at::mode(a.in[0], dim, a.b());
-  });
-  def("median", [](Args &a) { return at::median(a.in[0]); });
-  def("median_dim", [](Args &a) {
-    int64_t dim = a.i();
-    return at::median(a.in[0], dim, a.b());
-  });
-  def("nanmedian", [](Args &a) { return at::nanmedian(a.in[0]); });
-  def("nanmedian_dim", [](Args &a) {
-    int64_t dim = a.i();
-    return at::nanmedian(a.in[0], dim, a.b());
-  });
-  def("quantile", [](Args &a) {
-    bool hasDim = a.b();
-    int64_t dim = a.i();
-    bool keepdim = a.b();
-    std::string interpolation = a.s();
-    bool ignoreNan = a.b();
-    std::optional<int64_t> d = hasDim ? std::optional<int64_t>(dim) : std::nullopt;
-    return ignoreNan ? at::nanquantile(a.in[0], a.in[1], d, keepdim, interpolation)
-                     : at::quantile(a.in[0], a.in[1], d, keepdim, interpolation);
-  });
+// torch.fft transforms with real results: `kind` names the function.
+void fftReal(Args &a, const FftRealParams &p) {
+  std::optional<c10::string_view> norm;
+  if (!p.norm.empty())
+    norm = p.norm;
+  const at::Tensor &x = a.in[0];
+  const std::string &kind = p.kind;
+  at::OptionalIntArrayRef sizes = p.has_s ? at::OptionalIntArrayRef(p.s) : std::nullopt;
+  if (kind == "irfft" || kind == "hfft") {
+    std::optional<int64_t> n = p.has_s ? std::optional<int64_t>(p.s[0]) : std::nullopt;
+    int64_t d = p.has_dim ? p.dim[0] : -1;
+    return store(a.call, kind == "irfft" ? at::fft_irfft(x, n, d, norm) : at::fft_hfft(x, n, d, norm));
+  }
+  if (kind == "irfft2" || kind == "hfft2") {
+    std::vector<int64_t> dims = p.has_dim ? p.dim : std::vector<int64_t>{-2, -1};
+    return store(a.call, kind == "irfft2" ? at::fft_irfft2(x, sizes, dims, norm) : at::fft_hfft2(x, sizes, dims, norm));
+  }
+  at::OptionalIntArrayRef dims = p.has_dim ? at::OptionalIntArrayRef(p.dim) : std::nullopt;
+  if (kind == "irfftn")
+    return store(a.call, at::fft_irfftn(x, sizes, dims, norm));
+  if (kind == "hfftn")
+    return store(a.call, at::fft_hfftn(x, sizes, dims, norm));
+  throw std::runtime_error("fft_real: unknown kind '" + kind + "'");
+}
 
-  // Linear algebra.
-  def("linalg_cholesky", [](Args &a) { return at::linalg_cholesky(a.in[0], a.b()); });
-  def("cholesky", [](Args &a) { return at::cholesky(a.in[0], a.b()); });
-  def("linalg_cholesky_ex", [](Args &a) {
-    bool upper = a.b();
-    return at::linalg_cholesky_ex(a.in[0], upper, a.b());
-  });
-  def("linalg_inv", [](Args &a) { return at::linalg_inv(a.in[0]); });
-  def("linalg_inv_ex", [](Args &a) { return at::linalg_inv_ex(a.in[0], a.b()); });
-  def("linalg_solve", [](Args &a) { return at::linalg_solve(a.in[0], a.in[1], a.b()); });
-  def("linalg_solve_ex", [](Args &a) {
-    bool left = a.b();
-    return at::linalg_solve_ex(a.in[0], a.in[1], left, a.b());
-  });
-  def("linalg_solve_triangular", [](Args &a) {
-    bool upper = a.b(), left = a.b(), unitriangular = a.b();
-    return at::linalg_solve_triangular(a.in[0], a.in[1], upper, left, unitriangular);
-  });
-  def("linalg_det", [](Args &a) { return at::linalg_det(a.in[0]); });
-  def("linalg_slogdet", [](Args &a) { return at::linalg_slogdet(a.in[0]); });
-  def("logdet", [](Args &a) { return at::logdet(a.in[0]); });
-  def("linalg_eigh", [](Args &a) { return at::linalg_eigh(a.in[0], a.s()); });
-  def("linalg_eigvalsh", [](Args &a) { return at::linalg_eigvalsh(a.in[0], a.s()); });
-  def("linalg_svd", [](Args &a) { return at::linalg_svd(a.in[0], a.b()); });
-  def("svd", [](Args &a) {
-    bool some = a.b();
-    return at::svd(a.in[0], some, a.b());
-  });
-  def("linalg_svdvals", [](Args &a) { return at::linalg_svdvals(a.in[0]); });
-  def("linalg_qr", [](Args &a) { return at::linalg_qr(a.in[0], a.s()); });
-  def("qr", [](Args &a) { return at::qr(a.in[0], a.b()); });
-  def("linalg_lu", [](Args &a) { return at::linalg_lu(a.in[0], a.b()); });
-  def("linalg_lu_factor", [](Args &a) { return at::linalg_lu_factor(a.in[0], a.b()); });
-  def("linalg_lu_factor_ex", [](Args &a) {
-    bool pivot = a.b();
-    return at::linalg_lu_factor_ex(a.in[0], pivot, a.b());
-  });
-  def("linalg_lu_solve", [](Args &a) {
-    bool left = a.b();
-    return at::linalg_lu_solve(a.in[0], a.in[1], a.in[2], left, a.b());
-  });
-  def("lu_solve", [](Args &a) { return at::lu_solve(a.in[0], a.in[1], a.in[2]); });
-  def("lu_unpack", [](Args &a) {
-    bool data = a.b();
-    return at::lu_unpack(a.in[0], a.in[1], data, a.b());
-  });
-  def("linalg_ldl_factor", [](Args &a) { return at::linalg_ldl_factor(a.in[0], a.b()); });
-  def("linalg_ldl_factor_ex", [](Args &a) {
-    bool hermitian = a.b();
-    return at::linalg_ldl_factor_ex(a.in[0], hermitian, a.b());
-  });
-  def("linalg_ldl_solve", [](Args &a) { return at::linalg_ldl_solve(a.in[0], a.in[1], a.in[2], a.b()); });
-  def("linalg_householder_product",
-      [](Args &a) { return at::linalg_householder_product(a.in[0], a.in[1]); });
-  def("linalg_matrix_exp", [](Args &a) { return at::linalg_matrix_exp(a.in[0]); });
-  def("linalg_matrix_power", [](Args &a) { return at::linalg_matrix_power(a.in[0], a.i()); });
-  def("linalg_pinv", [](Args &a) {
-    auto [atol, rtol] = tolerances(a);
-    return at::linalg_pinv(a.in[0], atol, rtol, a.b());
-  });
-  def("pinverse", [](Args &a) { return at::pinverse(a.in[0], a.f()); });
-  def("linalg_matrix_rank", [](Args &a) {
-    auto [atol, rtol] = tolerances(a);
-    return at::linalg_matrix_rank(a.in[0], atol, rtol, a.b());
-  });
-  def("linalg_matrix_norm", [](Args &a) {
-    std::string name = a.s();
-    double ord = a.f();
-    std::vector<int64_t> dim = a.ints();
-    bool keepdim = a.b();
-    return name.empty() ? at::linalg_matrix_norm(a.in[0], at::Scalar(ord), dim, keepdim)
-                        : at::linalg_matrix_norm(a.in[0], name, dim, keepdim);
-  });
-  def("linalg_cond", [](Args &a) {
-    std::string name = a.s();
-    double p = a.f();
-    if (name == "none")
-      return at::linalg_cond(a.in[0], std::optional<at::Scalar>());
-    return name.empty() ? at::linalg_cond(a.in[0], std::optional<at::Scalar>(at::Scalar(p)))
-                        : at::linalg_cond(a.in[0], name);
-  });
-  def("linalg_tensorinv", [](Args &a) { return at::linalg_tensorinv(a.in[0], a.i()); });
-  def("triangular_solve", [](Args &a) {
-    bool upper = a.b(), transpose = a.b(), unitriangular = a.b();
-    return at::triangular_solve(a.in[0], a.in[1], upper, transpose, unitriangular);
-  });
+// Recurrent layers: one layer, one direction (capture chains layers and flips reverse directions).
+// cuDNN warns at every call that the weights are not the module's one flat buffer (it compacts them
+// for the call): dyn passes one layer's weights by design, so that warning is dropped here.
+void lstm(Args &a, const LstmParams &p) {
+  QuietRnnWarning quiet;
+  store(a.call, at::lstm(a.in[0], {a.in[1], a.in[2]}, {a.in[3], a.in[4], a.in[5], a.in[6]}, true, 1, 0.0, false,
+                         false, p.batch_first));
+}
+void gru(Args &a, const GruParams &p) {
+  QuietRnnWarning quiet;
+  store(a.call, at::gru(a.in[0], a.in[1], {a.in[2], a.in[3], a.in[4], a.in[5]}, true, 1, 0.0, false, false,
+                        p.batch_first));
+}
+void rnn(Args &a, const RnnParams &p) {
+  QuietRnnWarning quiet;
+  std::vector<at::Tensor> params{a.in[2], a.in[3], a.in[4], a.in[5]};
+  store(a.call, p.relu ? at::rnn_relu(a.in[0], a.in[1], params, true, 1, 0.0, false, false, p.batch_first)
+                       : at::rnn_tanh(a.in[0], a.in[1], params, true, 1, 0.0, false, false, p.batch_first));
+}
 
-  // torch.fft transforms with real results (GraphLibraryOps.td fft_real).
-  def("fft_real", [](Args &a) {
-    std::string kind = a.s();
-    bool hasS = a.b();
-    std::vector<int64_t> s = a.ints();
-    bool hasDim = a.b();
-    std::vector<int64_t> dim = a.ints();
-    std::string normName = a.s();
-    std::optional<c10::string_view> norm;
-    if (!normName.empty())
-      norm = normName;
-    const at::Tensor &x = a.in[0];
-    at::OptionalIntArrayRef sizes = hasS ? at::OptionalIntArrayRef(s) : std::nullopt;
-    if (kind == "irfft" || kind == "hfft") {
-      std::optional<int64_t> n = hasS ? std::optional<int64_t>(s[0]) : std::nullopt;
-      int64_t d = hasDim ? dim[0] : -1;
-      return kind == "irfft" ? at::fft_irfft(x, n, d, norm) : at::fft_hfft(x, n, d, norm);
+// Grouped GEMM: transformers' grouped_mm_fallback (the offsets read on the host: one copy from a GPU).
+void groupedMm(Args &a, const GroupedMmParams &) {
+  const at::Tensor &x = a.in[0], &w = a.in[1];
+  at::Tensor out = at::zeros({x.size(0), w.size(2)}, x.options());
+  at::Tensor ends = a.in[2].to(at::kCPU, at::kLong).contiguous();
+  const int64_t *end = ends.data_ptr<int64_t>(), rows = x.size(0);
+  auto row = [rows](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + rows) : std::min(v, rows); };
+  int64_t start = 0;
+  for (int64_t g = 0; g < ends.numel(); ++g) {
+    int64_t lo = row(start), hi = row(end[g]);  // Python's slice [start:end]
+    if (start != end[g] && hi > lo) {
+      at::Tensor o = out.narrow(0, lo, hi - lo);
+      at::mm_out(o, x.narrow(0, lo, hi - lo), w.select(0, g));
     }
-    if (kind == "irfft2" || kind == "hfft2") {
-      std::vector<int64_t> dims = hasDim ? dim : std::vector<int64_t>{-2, -1};
-      return kind == "irfft2" ? at::fft_irfft2(x, sizes, dims, norm) : at::fft_hfft2(x, sizes, dims, norm);
-    }
-    at::OptionalIntArrayRef dims = hasDim ? at::OptionalIntArrayRef(dim) : std::nullopt;
-    if (kind == "irfftn")
-      return at::fft_irfftn(x, sizes, dims, norm);
-    if (kind == "hfftn")
-      return at::fft_hfftn(x, sizes, dims, norm);
-    throw std::runtime_error("fft_real: unknown kind '" + kind + "'");
-  });
+    start = end[g];
+  }
+  store(a.call, out);
+}
 
-  // Pointwise functions whose eager kernels loop over a value (GraphLibraryOps.td).
-  def("chebyshev_polynomial_t", [](Args &a) { return at::special_chebyshev_polynomial_t(a.in[0], a.in[1]); });
-  def("chebyshev_polynomial_u", [](Args &a) { return at::special_chebyshev_polynomial_u(a.in[0], a.in[1]); });
-  def("chebyshev_polynomial_v", [](Args &a) { return at::special_chebyshev_polynomial_v(a.in[0], a.in[1]); });
-  def("chebyshev_polynomial_w", [](Args &a) { return at::special_chebyshev_polynomial_w(a.in[0], a.in[1]); });
-  def("shifted_chebyshev_polynomial_t",
-      [](Args &a) { return at::special_shifted_chebyshev_polynomial_t(a.in[0], a.in[1]); });
-  def("shifted_chebyshev_polynomial_u",
-      [](Args &a) { return at::special_shifted_chebyshev_polynomial_u(a.in[0], a.in[1]); });
-  def("shifted_chebyshev_polynomial_v",
-      [](Args &a) { return at::special_shifted_chebyshev_polynomial_v(a.in[0], a.in[1]); });
-  def("shifted_chebyshev_polynomial_w",
-      [](Args &a) { return at::special_shifted_chebyshev_polynomial_w(a.in[0], a.in[1]); });
-  def("hermite_polynomial_h", [](Args &a) { return at::special_hermite_polynomial_h(a.in[0], a.in[1]); });
-  def("hermite_polynomial_he", [](Args &a) { return at::special_hermite_polynomial_he(a.in[0], a.in[1]); });
-  def("laguerre_polynomial_l", [](Args &a) { return at::special_laguerre_polynomial_l(a.in[0], a.in[1]); });
-  def("legendre_polynomial_p", [](Args &a) { return at::special_legendre_polynomial_p(a.in[0], a.in[1]); });
-  def("igamma", [](Args &a) { return at::igamma(a.in[0], a.in[1]); });
-  def("igammac", [](Args &a) { return at::igammac(a.in[0], a.in[1]); });
+// Segments (by lengths, or offsets with `use_offsets`) and histograms.
+void segmentReduce(Args &a, const SegmentReduceParams &p) {
+  std::optional<at::Tensor> lengths, offsets;
+  (p.use_offsets ? offsets : lengths) = a.in[1];
+  store(a.call, at::segment_reduce(a.in[0], p.reduce, lengths, /*indices=*/std::nullopt, offsets, p.axis, p.unsafe,
+                                   p.has_initial ? std::optional<at::Scalar>(p.initial) : std::nullopt));
+}
+void histogram(Args &a, const HistogramParams &p) {
+  std::vector<double> range{p.lo, p.hi};
+  store(a.call, at::histogram(a.in[0], p.bins, p.has_range ? std::optional<at::ArrayRef<double>>(range) : std::nullopt,
+                              /*weight=*/std::nullopt, p.density));
+}
 
-  // Recurrent layers: one layer, one direction (capture chains layers and flips reverse directions).
-  // cuDNN warns at every call that the weights are not the module's one flat buffer (it compacts them
-  // for the call): dyn passes one layer's weights by design, so that warning is dropped here.
-  def("lstm", [](Args &a) {
-    QuietRnnWarning quiet;
-    bool batchFirst = a.b();
-    return at::lstm(a.in[0], {a.in[1], a.in[2]}, {a.in[3], a.in[4], a.in[5], a.in[6]}, true, 1, 0.0, false, false,
-                    batchFirst);
-  });
-  def("gru", [](Args &a) {
-    QuietRnnWarning quiet;
-    bool batchFirst = a.b();
-    return at::gru(a.in[0], a.in[1], {a.in[2], a.in[3], a.in[4], a.in[5]}, true, 1, 0.0, false, false, batchFirst);
-  });
-  def("rnn", [](Args &a) {
-    QuietRnnWarning quiet;
-    bool relu = a.b(), batchFirst = a.b();
-    std::vector<at::Tensor> params{a.in[2], a.in[3], a.in[4], a.in[5]};
-    return relu ? at::rnn_relu(a.in[0], a.in[1], params, true, 1, 0.0, false, false, batchFirst)
-                : at::rnn_tanh(a.in[0], a.in[1], params, true, 1, 0.0, false, false, batchFirst);
-  });
+// Written into dyn's buffer (the out= form: its meta function keeps a buffer of the right sizes as it
+// is). A trailing 1 (dyn-propagate-layouts): grad_output, input, indices and the gradient are
+// [N, H, W, C] buffers, given to ATen as channels-last tensors, so that it runs its NHWC kernel
+// (the indices are positions h * W + w within a plane in both layouts).
+void maxPool2dBackward(Args &a, const MaxPool2dBackwardParams &p) {
+  bool channelsLast = a.trailingFlag();
+  at::Device device = deviceOf(a.call);
+  at::Tensor out;
+  if (channelsLast) {
+    for (int k = 0; k < 3; ++k)
+      a.in[k] = wrapChannelsLast(a.call->inputs[k], device);
+    out = wrapChannelsLast(a.call->outputs[0], device);
+  } else {
+    out = wrap(a.call->outputs[0], device);
+  }
+  // ATen's CUDA kernels take the layout of the input (suggest_memory_format) for all four tensors
+  // and read the indices and write the gradient by that layout's strides: give them that layout.
+  at::MemoryFormat format = a.in[1].suggest_memory_format();
+  if (out.is_contiguous(format) && a.in[2].is_contiguous(format)) {
+    at::max_pool2d_with_indices_backward_out(out, a.in[0], a.in[1], p.kernel_size, p.stride, p.padding, p.dilation,
+                                             p.ceil_mode, a.in[2]);
+    return;
+  }
+  at::Tensor gi = at::max_pool2d_with_indices_backward(a.in[0], a.in[1].contiguous(format), p.kernel_size, p.stride,
+                                                       p.padding, p.dilation, p.ceil_mode,
+                                                       a.in[2].contiguous(format));
+  copyInto(out, gi);
+}
 
-  // Grouped GEMM: transformers' grouped_mm_fallback (the offsets read on the host: one copy from a GPU).
-  def("grouped_mm", [](Args &a) {
-    const at::Tensor &x = a.in[0], &w = a.in[1];
-    at::Tensor out = at::zeros({x.size(0), w.size(2)}, x.options());
-    at::Tensor ends = a.in[2].to(at::kCPU, at::kLong).contiguous();
-    const int64_t *end = ends.data_ptr<int64_t>(), rows = x.size(0);
-    auto row = [rows](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + rows) : std::min(v, rows); };
-    int64_t start = 0;
-    for (int64_t g = 0; g < ends.numel(); ++g) {
-      int64_t lo = row(start), hi = row(end[g]);  // Python's slice [start:end]
-      if (start != end[g] && hi > lo) {
-        at::Tensor o = out.narrow(0, lo, hi - lo);
-        at::mm_out(o, x.narrow(0, lo, hi - lo), w.select(0, g));
-      }
-      start = end[g];
-    }
-    return out;
-  });
-
-  // Segments and histograms.
-  def("segment_reduce", [](Args &a) {
-    std::string reduce = a.s();
-    bool useOffsets = a.b();
-    int64_t axis = a.i();
-    bool unsafe = a.b();
-    bool hasInitial = a.b();
-    double initial = a.f();
-    std::optional<at::Tensor> lengths, offsets;
-    (useOffsets ? offsets : lengths) = a.in[1];
-    return at::segment_reduce(a.in[0], reduce, lengths, /*indices=*/std::nullopt, offsets, axis, unsafe,
-                              hasInitial ? std::optional<at::Scalar>(initial) : std::nullopt);
-  });
-  def("histogram", [](Args &a) {
-    int64_t bins = a.i();
-    bool hasRange = a.b();
-    std::vector<double> range{a.f(), a.f()};
-    bool density = a.b();
-    return at::histogram(a.in[0], bins, hasRange ? std::optional<at::ArrayRef<double>>(range) : std::nullopt,
-                         /*weight=*/std::nullopt, density);
-  });
-  def("histogram_edges",
-      [](Args &a) { return at::histogram(a.in[0], a.in[1], /*weight=*/std::nullopt, /*density=*/a.b()); });
-
-  // More LAPACK.
-  def("geqrf", [](Args &a) { return at::geqrf(a.in[0]); });
-  def("ormqr", [](Args &a) {
-    bool left = a.b();
-    return at::ormqr(a.in[0], a.in[1], a.in[2], left, a.b());
-  });
-  def("lu_with_info", [](Args &a) {
-    bool pivot = a.b();
-    return at::_lu_with_info(a.in[0], pivot, a.b());
-  });
-
-  // Random numbers as eager draws them from a seed (GraphLibraryOps.td).
-  def("seeded_random", [](Args &a) {
-    std::string kind = a.s();
-    int64_t seed = a.i();
-    double lo = a.f(), hi = a.f();
-    int64_t n = a.i();
-    const at::Tensor &x = a.in[0];
-    return withSeed(x.device(), seed, [&] { return seededDraw(kind, lo, hi, n, x); });
-  });
-  def("seeded_normal", [](Args &a) {
-    int64_t seed = a.i();
-    return withSeed(a.in[0].device(), seed, [&] { return at::normal(a.in[0], a.in[1]); });
-  });
-  def("seeded_attention", [](Args &a) {
-    double p = a.f();
-    bool causal = a.b(), hasScale = a.b();
-    double scale = a.f();
-    bool gqa = a.b();
-    int64_t seed = a.i();
-    return withSeed(a.in[0].device(), seed, [&] {
-      return at::scaled_dot_product_attention(a.in[0], a.in[1], a.in[2], std::nullopt, p, causal,
-                                              hasScale ? std::optional<double>(scale) : std::nullopt, gqa);
-    });
-  });
-
-  // Pooling and resampling with data-dependent windows.
-  def("fractional_max_pool", [](Args &a) {
-    std::vector<int64_t> kernel = a.ints(), size = a.ints();
-    return kernel.size() == 2 ? at::fractional_max_pool2d(a.in[0], kernel, size, a.in[1])
-                              : at::fractional_max_pool3d(a.in[0], kernel, size, a.in[1]);
-  });
-  // Written into dyn's buffer (the out= form: its meta function keeps a buffer of the right sizes as it
-  // is). A trailing 1 (dyn-propagate-layouts): grad_output, input, indices and the gradient are
-  // [N, H, W, C] buffers, given to ATen as channels-last tensors, so that it runs its NHWC kernel
-  // (the indices are positions h * W + w within a plane in both layouts).
-  namedCalls()["max_pool2d_backward"] = [](Args &a) {
-    std::vector<int64_t> kernel = a.ints(), stride = a.ints(), padding = a.ints(), dilation = a.ints();
-    bool ceilMode = a.b();
-    bool channelsLast = a.next < a.call->num_params && a.b();
-    at::Device device = deviceOf(a.call);
-    at::Tensor out;
-    if (channelsLast) {
-      for (int k = 0; k < 3; ++k)
-        a.in[k] = wrapChannelsLast(a.call->inputs[k], device);
-      out = wrapChannelsLast(a.call->outputs[0], device);
-    } else {
-      out = wrap(a.call->outputs[0], device);
-    }
-    // ATen's CUDA kernels take the layout of the input (suggest_memory_format) for all four tensors
-    // and read the indices and write the gradient by that layout's strides: give them that layout.
-    at::MemoryFormat format = a.in[1].suggest_memory_format();
-    if (out.is_contiguous(format) && a.in[2].is_contiguous(format)) {
-      at::max_pool2d_with_indices_backward_out(out, a.in[0], a.in[1], kernel, stride, padding, dilation, ceilMode,
-                                               a.in[2]);
-      return;
-    }
-    at::Tensor gi = at::max_pool2d_with_indices_backward(a.in[0], a.in[1].contiguous(format), kernel, stride,
-                                                         padding, dilation, ceilMode, a.in[2].contiguous(format));
+// Backward kernels dyn-graph-autodiff calls (the forward's library calls differentiated).
+void convolutionBackward(Args &a, const ConvolutionBackwardParams &p) {
+  const std::vector<int64_t> &mask = p.output_mask;
+  // A trailing 1 (dyn-propagate-layouts): grad_output, input and the input gradient are
+  // [N, *spatial, C] buffers, given to ATen as channels-last tensors, whose kernels keep that layout.
+  bool channelsLast = a.trailingFlag();
+  at::Device device = deviceOf(a.call);
+  if (channelsLast) {
+    a.in[0] = wrapChannelsLast(a.call->inputs[0], device);
+    a.in[1] = wrapChannelsLast(a.call->inputs[1], device);
+  }
+  bool wantInput = mask.at(0) != 0;
+  if (wantInput &&
+      inputGradientIntoOutput(a, p.stride, p.padding, p.dilation, p.groups, p.transposed, channelsLast))
+    wantInput = false;
+  if (!wantInput && mask.at(1) == 0)
+    return;
+  auto [gi, gw, gb] = at::convolution_backward(a.in[0], a.in[1], a.in[2], std::nullopt, p.stride, p.padding,
+                                               p.dilation, p.transposed, p.output_padding, p.groups,
+                                               {wantInput, mask.at(1) != 0, false});
+  if (gi.defined() && channelsLast) {
+    at::Tensor out = wrapChannelsLast(a.call->outputs[0], device);
     copyInto(out, gi);
-  };
-  // Backward kernels dyn-graph-autodiff calls (the forward's library calls differentiated).
-  namedCalls()["convolution_backward"] = [](Args &a) {
-    std::vector<int64_t> stride = a.ints(), padding = a.ints(), dilation = a.ints();
-    int64_t groups = a.i();
-    bool transposed = a.b();
-    std::vector<int64_t> outputPadding = a.ints(), mask = a.ints();
-    // A trailing 1 (dyn-propagate-layouts): grad_output, input and the input gradient are
-    // [N, *spatial, C] buffers, given to ATen as channels-last tensors, whose kernels keep that layout.
-    bool channelsLast = a.next < a.call->num_params && a.b();
-    at::Device device = deviceOf(a.call);
-    if (channelsLast) {
-      a.in[0] = wrapChannelsLast(a.call->inputs[0], device);
-      a.in[1] = wrapChannelsLast(a.call->inputs[1], device);
-    }
-    bool wantInput = mask.at(0) != 0;
-    if (wantInput && inputGradientIntoOutput(a, stride, padding, dilation, groups, transposed, channelsLast))
-      wantInput = false;
-    if (!wantInput && mask.at(1) == 0)
-      return;
-    auto [gi, gw, gb] = at::convolution_backward(a.in[0], a.in[1], a.in[2], std::nullopt, stride, padding, dilation,
-                                                 transposed, outputPadding, groups,
-                                                 {wantInput, mask.at(1) != 0, false});
-    if (gi.defined() && channelsLast) {
-      at::Tensor out = wrapChannelsLast(a.call->outputs[0], device);
-      copyInto(out, gi);
-    } else if (gi.defined()) {
-      store(a.call, 0, gi);
-    }
-    if (gw.defined())
-      store(a.call, 1, gw);
-  };
-  // Eager's attention (SDPA's dispatch: flash, memory-efficient or math) run again and differentiated by
-  // ATen's autograd, as eager's backward computes it.
-  namedCalls()["attention_backward"] = [](Args &a) {
-    bool causal = a.b();
-    double scale = a.f();
-    at::Device device = deviceOf(a.call);
-    auto arg = [&](int32_t i) { return wrap(a.call->inputs[i], device); };
-    std::optional<at::Tensor> mask;
-    if (a.call->num_inputs > 4)
-      mask = arg(4);
-    std::vector<at::Tensor> grads = rerunAttentionBackward(arg(0), arg(1), arg(2), arg(3), mask, causal, scale);
-    for (int32_t i = 0; i < 3; ++i)
-      store(a.call, i, grads[i]);
-  };
-  // graph.attention_lse: eager's fused kernel, keeping its log-sum-exp in the first columns of the
-  // [B, H, ceil32(L)] buffer (the memory-efficient kernel's own layout; flash's is [B, H, L]). The backward
-  // picks the same kernel by asking SDPA's dispatch again with the same inputs.
-  namedCalls()["attention_lse"] = [](Args &a) {
-    double p = a.f();
-    bool causal = a.b();
-    double scale = a.f();
-    const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
-    at::Device device = deviceOf(a.call);
-    FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
-    at::Tensor out, lse;
-    switch (kernel) {
-    case FusedAttention::CudaFlash: {
-      auto r = at::_scaled_dot_product_flash_attention(q, k, v, p, causal, false, scale);
-      out = std::get<0>(r), lse = std::get<1>(r);
-      if (p != 0.0)
-        wrap(a.call->outputs[2], device).copy_(std::get<6>(r).view(at::kLong));
-      break;
-    }
-    case FusedAttention::CudaEfficient: {
-      auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, true, p, causal, scale);
-      out = std::get<0>(r), lse = std::get<1>(r);
-      if (p != 0.0)
-        keepEfficientRng(a.call->outputs[2], device, std::get<2>(r), std::get<3>(r));
-      break;
-    }
-    case FusedAttention::CpuFlash: {
-      auto r = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, std::nullopt, scale);
-      out = std::get<0>(r), lse = std::get<1>(r);
-      break;
-    }
-    case FusedAttention::None:
-      out = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, causal, scale);
-      break;
-    }
-    store(a.call, 0, out);
-    if (lse.defined())
-      wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
-  };
-  namedCalls()["attention_lse_backward"] = [](Args &a) {
-    double p = a.f();
-    bool causal = a.b();
-    double scale = a.f();
-    const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[4], &lse = a.in[5];
-    int64_t L = q.size(2), S = k.size(2);
-    FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
-    std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
-    switch (kernel) {
-    case FusedAttention::CudaFlash: {
-      // without dropout the kernel reads no random state: empty seed and offset of flash's dtypes; with it the
-      // forward's [seed, offset] on the device
-      at::Tensor seed = p != 0.0 ? a.in[6].view(at::kUInt64) : at::zeros({2}, at::kUInt64);
-      at::Tensor offset = at::zeros({}, at::kUInt64);
-      grads = at::_scaled_dot_product_flash_attention_backward(g, q, k, v, out, lse.narrow(-1, 0, L).contiguous(),
-                                                               at::Tensor(), at::Tensor(), L, S, p, causal,
-                                                               seed, offset, scale);
-      break;
-    }
-    case FusedAttention::CudaEfficient: {
-      auto [seed, offset] = efficientRng(a.in[6], p);
-      auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, at::Tensor(), out, lse, seed, offset,
-                                                                    p, {true, true, true, false}, causal, scale);
-      grads = {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
-      break;
-    }
-    case FusedAttention::CpuFlash: {
-      // the layout ATen's CPU kernel returns its log-sum-exp in: [B, L, H] transposed to [B, H, L]
-      at::Tensor rows = at::empty({q.size(0), L, q.size(1)}, lse.options()).transpose(1, 2);
-      rows.copy_(lse.narrow(-1, 0, L));
-      grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(g, q, k, v, out, rows, 0.0, causal,
-                                                                       std::nullopt, scale);
-      break;
-    }
-    case FusedAttention::None: {
-      std::vector<at::Tensor> r = rerunAttentionBackward(g, q, k, v, std::nullopt, causal, scale);
-      grads = {r[0], r[1], r[2]};
-      break;
-    }
-    }
-    store(a.call, 0, std::get<0>(grads));
-    store(a.call, 1, std::get<1>(grads));
-    store(a.call, 2, std::get<2>(grads));
-  };
-  // graph.masked_attention_lse: the memory-efficient kernel with the mask as its bias, with dropout
-  namedCalls()["masked_attention_lse"] = [](Args &a) {
-    double p = a.f();
-    bool causal = a.b();
-    double scale = a.f();
-    const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
-    at::Device device = deviceOf(a.call);
-    auto r = at::_scaled_dot_product_efficient_attention(q, k, v, attentionBias(a.in[3], q, k), true, p, causal,
-                                                         scale);
-    store(a.call, 0, std::get<0>(r));
-    const at::Tensor &lse = std::get<1>(r);
-    wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
+  } else if (gi.defined()) {
+    store(a.call, 0, gi);
+  }
+  if (gw.defined())
+    store(a.call, 1, gw);
+}
+
+// Eager's attention (SDPA's dispatch: flash, memory-efficient or math) run again and differentiated by
+// ATen's autograd, as eager's backward computes it (graph.attention_backward, and with a mask
+// graph.masked_attention_backward).
+void attentionBackward(Args &a, const AttentionBackwardParams &p) {
+  at::Device device = deviceOf(a.call);
+  auto arg = [&](int32_t i) { return wrap(a.call->inputs[i], device); };
+  std::optional<at::Tensor> mask;
+  if (a.call->num_inputs > 4)
+    mask = arg(4);
+  std::vector<at::Tensor> grads = rerunAttentionBackward(arg(0), arg(1), arg(2), arg(3), mask, p.is_causal, p.scale);
+  for (int32_t i = 0; i < 3; ++i)
+    store(a.call, i, grads[i]);
+}
+
+// graph.attention_lse: eager's fused kernel, keeping its log-sum-exp in the first columns of the
+// [B, H, ceil32(L)] buffer (the memory-efficient kernel's own layout; flash's is [B, H, L]). The backward
+// picks the same kernel by asking SDPA's dispatch again with the same inputs.
+void attentionLse(Args &a, const AttentionLseParams &prm) {
+  double p = prm.dropout_p, scale = prm.scale;
+  bool causal = prm.is_causal;
+  const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
+  at::Device device = deviceOf(a.call);
+  FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
+  at::Tensor out, lse;
+  switch (kernel) {
+  case FusedAttention::CudaFlash: {
+    auto r = at::_scaled_dot_product_flash_attention(q, k, v, p, causal, false, scale);
+    out = std::get<0>(r), lse = std::get<1>(r);
+    if (p != 0.0)
+      wrap(a.call->outputs[2], device).copy_(std::get<6>(r).view(at::kLong));
+    break;
+  }
+  case FusedAttention::CudaEfficient: {
+    auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, true, p, causal, scale);
+    out = std::get<0>(r), lse = std::get<1>(r);
     if (p != 0.0)
       keepEfficientRng(a.call->outputs[2], device, std::get<2>(r), std::get<3>(r));
-  };
-  namedCalls()["masked_attention_lse_backward"] = [](Args &a) {
-    double p = a.f();
-    bool causal = a.b();
-    double scale = a.f();
-    const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[5], &lse = a.in[6];
-    auto [seed, offset] = efficientRng(a.in[7], p);
-    auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, attentionBias(a.in[4], q, k), out, lse,
-                                                                  seed, offset, p, {true, true, true, false}, causal,
-                                                                  scale);
-    store(a.call, 0, std::get<0>(r));
-    store(a.call, 1, std::get<1>(r));
-    store(a.call, 2, std::get<2>(r));
-  };
-  // An embedding's weight gradient. ATen's CUDA kernel returns a fresh [V, F] matrix to be copied into dyn's
-  // buffer: with an LM's vocabulary both are large and held at once, above eager's peak. Float32/64 rows are
-  // summed into the buffer itself instead (index_add_: atomics, so not in deterministic mode; halves keep ATen's
-  // float accumulation).
-  namedCalls()["embedding_backward"] = [](Args &a) {
-    const at::Tensor &grad = a.in[0], &indices = a.in[2];
-    at::Tensor out = wrap(a.call->outputs[0], deviceOf(a.call));
-    if (out.is_cuda() && (out.scalar_type() == at::kFloat || out.scalar_type() == at::kDouble) &&
-        grad.scalar_type() == out.scalar_type() && !at::globalContext().deterministicAlgorithms()) {
-      out.zero_();
-      out.index_add_(0, indices.reshape({-1}), grad.reshape({-1, out.size(1)}));
-      return;
-    }
-    store(a.call, 0, at::embedding_dense_backward(grad, indices, a.in[1].size(0), -1, false));
-  };
-  def("adaptive_avg_pool2d_backward", [](Args &a) { return at::_adaptive_avg_pool2d_backward(a.in[0], a.in[1]); });
-  def("upsample2d", [](Args &a) {
-    std::string mode = a.s();
-    std::vector<int64_t> size = a.ints();
-    bool alignCorners = a.b(), antialias = a.b(), hasScales = a.b();
-    double h = a.f(), w = a.f();
-    std::optional<double> sh = hasScales ? std::optional<double>(h) : std::nullopt;
-    std::optional<double> sw = hasScales ? std::optional<double>(w) : std::nullopt;
-    if (antialias)
-      return mode == "bilinear" ? at::_upsample_bilinear2d_aa(a.in[0], size, alignCorners, sh, sw)
-                                : at::_upsample_bicubic2d_aa(a.in[0], size, alignCorners, sh, sw);
-    return mode == "bilinear" ? at::upsample_bilinear2d(a.in[0], size, alignCorners, sh, sw)
-                              : at::upsample_bicubic2d(a.in[0], size, alignCorners, sh, sw);
-  });
-  defineCollectives();
+    break;
+  }
+  case FusedAttention::CpuFlash: {
+    auto r = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, std::nullopt, scale);
+    out = std::get<0>(r), lse = std::get<1>(r);
+    break;
+  }
+  case FusedAttention::None:
+    out = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, causal, scale);
+    break;
+  }
+  store(a.call, 0, out);
+  if (lse.defined())
+    wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
+}
+void attentionLseBackward(Args &a, const AttentionLseBackwardParams &prm) {
+  double p = prm.dropout_p, scale = prm.scale;
+  bool causal = prm.is_causal;
+  const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[4], &lse = a.in[5];
+  int64_t L = q.size(2), S = k.size(2);
+  FusedAttention kernel = dropoutAttentionKernel(q, k, v, causal, scale, p);
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
+  switch (kernel) {
+  case FusedAttention::CudaFlash: {
+    // without dropout the kernel reads no random state: empty seed and offset of flash's dtypes; with it the
+    // forward's [seed, offset] on the device
+    at::Tensor seed = p != 0.0 ? a.in[6].view(at::kUInt64) : at::zeros({2}, at::kUInt64);
+    at::Tensor offset = at::zeros({}, at::kUInt64);
+    grads = at::_scaled_dot_product_flash_attention_backward(g, q, k, v, out, lse.narrow(-1, 0, L).contiguous(),
+                                                             at::Tensor(), at::Tensor(), L, S, p, causal, seed,
+                                                             offset, scale);
+    break;
+  }
+  case FusedAttention::CudaEfficient: {
+    auto [seed, offset] = efficientRng(a.in[6], p);
+    auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, at::Tensor(), out, lse, seed, offset,
+                                                                  p, {true, true, true, false}, causal, scale);
+    grads = {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
+    break;
+  }
+  case FusedAttention::CpuFlash: {
+    // the layout ATen's CPU kernel returns its log-sum-exp in: [B, L, H] transposed to [B, H, L]
+    at::Tensor rows = at::empty({q.size(0), L, q.size(1)}, lse.options()).transpose(1, 2);
+    rows.copy_(lse.narrow(-1, 0, L));
+    grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(g, q, k, v, out, rows, 0.0, causal,
+                                                                     std::nullopt, scale);
+    break;
+  }
+  case FusedAttention::None: {
+    std::vector<at::Tensor> r = rerunAttentionBackward(g, q, k, v, std::nullopt, causal, scale);
+    grads = {r[0], r[1], r[2]};
+    break;
+  }
+  }
+  store(a.call, grads);
+}
+// graph.masked_attention_lse: the memory-efficient kernel with the mask as its bias, with dropout
+void maskedAttentionLse(Args &a, const MaskedAttentionLseParams &prm) {
+  const at::Tensor &q = a.in[0], &k = a.in[1], &v = a.in[2];
+  at::Device device = deviceOf(a.call);
+  auto r = at::_scaled_dot_product_efficient_attention(q, k, v, attentionBias(a.in[3], q, k), true, prm.dropout_p,
+                                                       prm.is_causal, prm.scale);
+  store(a.call, 0, std::get<0>(r));
+  const at::Tensor &lse = std::get<1>(r);
+  wrap(a.call->outputs[1], device).narrow(-1, 0, lse.size(-1)).copy_(lse);
+  if (prm.dropout_p != 0.0)
+    keepEfficientRng(a.call->outputs[2], device, std::get<2>(r), std::get<3>(r));
+}
+void maskedAttentionLseBackward(Args &a, const MaskedAttentionLseBackwardParams &prm) {
+  const at::Tensor &g = a.in[0], &q = a.in[1], &k = a.in[2], &v = a.in[3], &out = a.in[5], &lse = a.in[6];
+  auto [seed, offset] = efficientRng(a.in[7], prm.dropout_p);
+  auto r = at::_scaled_dot_product_efficient_attention_backward(g, q, k, v, attentionBias(a.in[4], q, k), out, lse,
+                                                                seed, offset, prm.dropout_p,
+                                                                {true, true, true, false}, prm.is_causal, prm.scale);
+  store(a.call, 0, std::get<0>(r));
+  store(a.call, 1, std::get<1>(r));
+  store(a.call, 2, std::get<2>(r));
+}
+
+// An embedding's weight gradient. ATen's CUDA kernel returns a fresh [V, F] matrix to be copied into dyn's
+// buffer: with an LM's vocabulary both are large and held at once, above eager's peak. Float32/64 rows are
+// summed into the buffer itself instead (index_add_: atomics, so not in deterministic mode; halves keep ATen's
+// float accumulation).
+void embeddingBackward(Args &a, const EmbeddingBackwardParams &) {
+  const at::Tensor &grad = a.in[0], &indices = a.in[2];
+  at::Tensor out = wrap(a.call->outputs[0], deviceOf(a.call));
+  if (out.is_cuda() && (out.scalar_type() == at::kFloat || out.scalar_type() == at::kDouble) &&
+      grad.scalar_type() == out.scalar_type() && !at::globalContext().deterministicAlgorithms()) {
+    out.zero_();
+    out.index_add_(0, indices.reshape({-1}), grad.reshape({-1, out.size(1)}));
+    return;
+  }
+  store(a.call, 0, at::embedding_dense_backward(grad, indices, a.in[1].size(0), -1, false));
+}
+
+// Bilinear or bicubic resampling, anti-aliased or not: four ATen functions.
+void upsample2d(Args &a, const Upsample2dParams &p) {
+  std::optional<double> sh = given(p.has_scales, p.scale_h), sw = given(p.has_scales, p.scale_w);
+  bool bilinear = p.mode == "bilinear";
+  if (p.antialias)
+    return store(a.call, bilinear ? at::_upsample_bilinear2d_aa(a.in[0], p.output_size, p.align_corners, sh, sw)
+                                  : at::_upsample_bicubic2d_aa(a.in[0], p.output_size, p.align_corners, sh, sw));
+  store(a.call, bilinear ? at::upsample_bilinear2d(a.in[0], p.output_size, p.align_corners, sh, sw)
+                         : at::upsample_bicubic2d(a.in[0], p.output_size, p.align_corners, sh, sw));
+}
+
+/// Every library op's call: generated from the registry (AtenCalls.inc).
+void defineNamedCalls() {
+#define GEN_ATEN_CALLS
+#include "dyn/Dialect/Graph/IR/AtenCalls.inc"
 }
 
 } // namespace

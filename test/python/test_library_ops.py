@@ -206,3 +206,32 @@ def test_transformers_grouped_mm(offsets, device):
     _same(*_native(fn, x, w, offs))
     got = dyn.compile(fn, backend="eager", fullgraph=True)(x, w, offs)
     torch.testing.assert_close(got, fn(x, w, offs))
+
+
+def _sort_call(params, operands=1):
+    """A module calling library call `sort` directly with the given parameters (its op's attributes dim,
+    descending, stable as GraphToPrim encodes them)."""
+    args = ", ".join(f"%arg{k}" for k in range(operands))
+    types = ", ".join(["tensor<4x8xf32>"] * operands)
+    return f"""module {{
+  func.func @forward({", ".join(f"%arg{k}: tensor<4x8xf32>" for k in range(operands))})
+      -> (tensor<4x8xf32>, tensor<4x8xi64>) {{
+    %r:2 = prim.library_call "sort"({args}) params [{params}] : ({types}) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+    return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xi64>
+  }}
+}}"""
+
+
+def test_library_call_parameters_are_checked():
+    """The generated glue (AtenCalls.inc) decodes a call's parameters into its op's typed attributes: a call
+    whose parameters or operands are not its op's fails with the reason, instead of reading wrong values."""
+    x = torch.randn(4, 8)
+    values, indices = torch.empty(4, 8), torch.empty(4, 8, dtype=torch.long)
+    dyn._C.compile(_sort_call("1, 1, 1"), "forward", False).run((x,), (values, indices))
+    want = torch.sort(x, dim=1, descending=True, stable=True)
+    assert torch.equal(values, want.values) and torch.equal(indices, want.indices)
+    for params, operands, reason in (("1, 0", 1, "too few parameters"), ("1, 0, 1, 7", 1, "1 parameters left unread"),
+                                     ("1, 0, 1", 2, "takes 1 operands, not 2")):
+        call = dyn._C.compile(_sort_call(params, operands), "forward", False)
+        with pytest.raises(RuntimeError, match=reason):
+            call.run((x,) * operands, (values, indices))

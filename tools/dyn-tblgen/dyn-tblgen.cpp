@@ -12,7 +12,9 @@
 //                             C++ builders and their dispatch
 //                             (dyn-graph-autodiff);
 //   -gen-ops-py               python/dyn/_ops_generated.py;
-//   -gen-ops-doc              the op list of docs/ops.md.
+//   -gen-ops-doc              the op list of docs/ops.md;
+//   -gen-aten-calls           the library calls' typed parameters and ATen
+//                             calls (AtenCalls.cpp).
 //
 // A light TU on purpose: LLVM's TableGen records and MLIR's Operator view.
 //
@@ -27,32 +29,14 @@
 #include "llvm/TableGen/Record.h"
 #include "llvm/TableGen/TableGenBackend.h"
 
+#include "DynTblgen.h"
+
 #include <map>
 #include <set>
 
 using namespace llvm;
 
-namespace {
-
-enum Action { GenGraphToPrim, GenPrimMath, GenDerivatives, GenPython, GenDoc };
-
-cl::opt<Action> action(
-    cl::desc("what to generate"),
-    cl::values(clEnumValN(GenGraphToPrim, "gen-graph-to-prim-table",
-                          "GraphToPrim pattern registrations"),
-               clEnumValN(GenPrimMath, "gen-prim-math-table",
-                          "prim ops lowered to one scalar op"),
-               clEnumValN(GenDerivatives, "gen-graph-derivatives",
-                          "reverse-mode rules as C++ builders"),
-               clEnumValN(GenPython, "gen-ops-py", "python/dyn/_ops_generated.py"),
-               clEnumValN(GenDoc, "gen-ops-doc", "the op list of docs/ops.md")));
-
-cl::opt<std::string> sourceName("source-name",
-                                cl::desc("the .td path named in the generated header"),
-                                cl::init("include/dyn/Dialect/Graph/IR/GraphOps.td"));
-
-/// The registered ops in definition order (the order of the .td file).
-std::vector<const Record *> registeredOps(const RecordKeeper &records) {
+std::vector<const Record *> dyn_tblgen::registeredOps(const RecordKeeper &records) {
   std::vector<const Record *> ops;
   if (!records.getClass("Graph_RegisteredOp"))
     return ops;
@@ -62,23 +46,7 @@ std::vector<const Record *> registeredOps(const RecordKeeper &records) {
   return ops;
 }
 
-std::string pyString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-/// The Python kind of an ODS attribute: how capture converts a value to it
-/// and how the MLIR printer writes it.
-std::string attrKind(const mlir::tblgen::Attribute &attr) {
+std::string dyn_tblgen::attrKind(const mlir::tblgen::Attribute &attr) {
   mlir::tblgen::Attribute base = attr;
   while (base.getDef().isSubClassOf("DefaultValuedAttr") || base.getDef().isSubClassOf("OptionalAttr"))
     base = base.getBaseAttr();
@@ -101,6 +69,44 @@ std::string attrKind(const mlir::tblgen::Attribute &attr) {
                                               " has no Python form (add it to attrKind)");
 }
 
+namespace {
+
+using dyn_tblgen::attrKind;
+using dyn_tblgen::registeredOps;
+
+enum Action { GenGraphToPrim, GenPrimMath, GenDerivatives, GenPython, GenDoc, GenAtenCalls };
+
+cl::opt<Action> action(
+    cl::desc("what to generate"),
+    cl::values(clEnumValN(GenGraphToPrim, "gen-graph-to-prim-table",
+                          "GraphToPrim pattern registrations"),
+               clEnumValN(GenPrimMath, "gen-prim-math-table",
+                          "prim ops lowered to one scalar op"),
+               clEnumValN(GenDerivatives, "gen-graph-derivatives",
+                          "reverse-mode rules as C++ builders"),
+               clEnumValN(GenPython, "gen-ops-py", "python/dyn/_ops_generated.py"),
+               clEnumValN(GenDoc, "gen-ops-doc", "the op list of docs/ops.md"),
+               clEnumValN(GenAtenCalls, "gen-aten-calls",
+                          "the library calls' ATen glue (python/src/aten_calls.cpp)")));
+
+cl::opt<std::string> sourceName("source-name",
+                                cl::desc("the .td path named in the generated header"),
+                                cl::init("include/dyn/Dialect/Graph/IR/GraphOps.td"));
+
+std::string pyString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string upper(StringRef s) { return s.upper(); }
 
 /// A Python tuple of already-formatted items.
@@ -119,8 +125,11 @@ std::string lowering(const Record *op) {
   if (kind == "composite")
     return l->getValueAsString("pattern").str() + " (GraphToPrim/" +
            l->getValueAsString("family").str() + ".cpp)";
-  if (kind == "library")
-    return "library call `" + l->getValueAsString("pattern").str() + "`";
+  if (kind == "library") {
+    std::string call = "library call `" + l->getValueAsString("pattern").str() + "`";
+    StringRef aten = op->getValue("aten") ? op->getValueAsString("aten") : StringRef();
+    return aten.empty() ? call : call + " (`" + aten.split('(').first.str() + "`)";
+  }
   return kind.str();
 }
 
@@ -513,6 +522,8 @@ bool dispatch(raw_ostream &os, const RecordKeeper &records) {
     return emitPython(os, records);
   case GenDoc:
     return emitDoc(os, records);
+  case GenAtenCalls:
+    return dyn_tblgen::emitAtenCalls(os, records);
   }
   return true;
 }

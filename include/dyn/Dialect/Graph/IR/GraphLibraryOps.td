@@ -8,7 +8,8 @@
 // parameters (a bool as 0/1, an f64 as its bits, a string as its length then
 // its characters); the fusion pass gives every result a buffer and the call
 // writes them all. The torch runtime registers ATen's kernels for the callees
-// (python/src/aten_calls.cpp), so results are eager's to the bit.
+// (python/src/aten_calls.cpp, its glue generated from each op's `aten`), so
+// results are eager's to the bit.
 // docs/library_calls.md says why these ops are calls and not decompositions.
 //
 // Result types and shapes are PyTorch's (its meta function, at capture); real
@@ -20,9 +21,15 @@
 
 // `strided`: the call takes strided views of its operands and results
 // (Dyn_Lowering's stridedOperands).
+// `aten`: the call as one C++ expression over ATen (`$operand` the operand's
+// tensor, `$attr` the attribute's value), whose result (a tensor or a tuple of
+// them) is stored into the op's results; dyn-tblgen -gen-aten-calls generates
+// the torch runtime's glue from it. Without one, python/src/aten_calls.cpp
+// defines the callee's body by hand (see AtenCalls.cpp in tools/dyn-tblgen).
 class Graph_LibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
                          Dyn_LibraryCall<callee, strided>> {
+  string aten = "";
   let summary = desc # " (library call `" # callee # "`)";
   let description = "Computed by the library call `" # callee # "` with the op's attributes as "
                     "its parameters, in declaration order (docs/library_calls.md).";
@@ -34,6 +41,7 @@ class Graph_LibraryOp<string mnemonic, string callee, string desc, bit strided =
 class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
                          Dyn_DynamicLibraryCall<callee, strided>> {
+  string aten = "";
   let summary = desc # " (library call `" # callee # "`)";
   let description = "Computed by the library call `" # callee # "` with the op's attributes as "
                     "its parameters, in declaration order (docs/library_calls.md).";
@@ -50,6 +58,7 @@ def Graph_PivotTensor : RankedTensorOf<[I32]>;
 def Graph_SortOp : Graph_LibraryOp<"sort", "sort", "values sorted along `dim` and their indices"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, BoolAttr:$descending, BoolAttr:$stable);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::sort($input, std::optional<bool>($stable), $dim, $descending)";
   let torchNames = ["torch.sort", "Tensor.sort"];
   let signature = "input, dim=-1, descending=False, stable=False";
   let eager = "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})";
@@ -57,6 +66,7 @@ def Graph_SortOp : Graph_LibraryOp<"sort", "sort", "values sorted along `dim` an
 def Graph_ArgsortOp : Graph_LibraryOp<"argsort", "argsort", "the indices that sort `dim`"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, BoolAttr:$descending, BoolAttr:$stable);
   let results = (outs Graph_IndexTensor:$indices);
+  let aten = "at::argsort($input, $stable, $dim, $descending)";
   let torchNames = ["torch.argsort", "Tensor.argsort"];
   let signature = "input, dim=-1, descending=False, stable=False";
   let eager = "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})";
@@ -64,6 +74,7 @@ def Graph_ArgsortOp : Graph_LibraryOp<"argsort", "argsort", "the indices that so
 def Graph_MsortOp : Graph_LibraryOp<"msort", "msort", "values sorted along dim 0"> {
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$values);
+  let aten = "at::msort($input)";
   let torchNames = ["torch.msort", "Tensor.msort"];
   let signature = "input";
   let eager = "torch.msort({input})";
@@ -71,6 +82,7 @@ def Graph_MsortOp : Graph_LibraryOp<"msort", "msort", "values sorted along dim 0
 def Graph_TopkOp : Graph_LibraryOp<"topk", "topk", "the `k` largest (smallest) values along `dim` and their indices"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$k, I64Attr:$dim, BoolAttr:$largest, BoolAttr:$sorted);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::topk($input, $k, $dim, $largest, $sorted)";
   let torchNames = ["torch.topk", "Tensor.topk"];
   let signature = "input, k, dim=-1, largest=True, sorted=True";
   let eager = "torch.topk({input}, {k}, dim={dim}, largest={largest}, sorted={sorted})";
@@ -78,6 +90,7 @@ def Graph_TopkOp : Graph_LibraryOp<"topk", "topk", "the `k` largest (smallest) v
 def Graph_KthvalueOp : Graph_LibraryOp<"kthvalue", "kthvalue", "the `k`-th smallest value along `dim` and its index"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$k, I64Attr:$dim, BoolAttr:$keepdim);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::kthvalue($input, $k, $dim, $keepdim)";
   let torchNames = ["torch.kthvalue", "Tensor.kthvalue"];
   let signature = "input, k, dim=-1, keepdim=False";
   let eager = "torch.kthvalue({input}, {k}, dim={dim}, keepdim={keepdim})";
@@ -85,6 +98,7 @@ def Graph_KthvalueOp : Graph_LibraryOp<"kthvalue", "kthvalue", "the `k`-th small
 def Graph_ModeOp : Graph_LibraryOp<"mode", "mode", "the most frequent value along `dim` and an index of it"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, BoolAttr:$keepdim);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::mode($input, $dim, $keepdim)";
   let torchNames = ["torch.mode", "Tensor.mode"];
   let signature = "input, dim=-1, keepdim=False";
   let eager = "torch.mode({input}, dim={dim}, keepdim={keepdim})";
@@ -94,24 +108,28 @@ def Graph_ModeOp : Graph_LibraryOp<"mode", "mode", "the most frequent value alon
 def Graph_MedianOp : Graph_LibraryOp<"median", "median", "the lower median of all elements"> {
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
+  let aten = "at::median($input)";
   let torchNames = ["torch.median", "Tensor.median"];
   let eager = "torch.median({input})";
 }
 def Graph_MedianDimOp : Graph_LibraryOp<"median_dim", "median_dim", "the lower median along `dim` and its index"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, BoolAttr:$keepdim);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::median($input, $dim, $keepdim)";
   let torchNames = ["torch.median", "Tensor.median"];
   let eager = "torch.median({input}, {dim}, keepdim={keepdim})";
 }
 def Graph_NanmedianOp : Graph_LibraryOp<"nanmedian", "nanmedian", "the lower median of all elements, NaNs ignored"> {
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
+  let aten = "at::nanmedian($input)";
   let torchNames = ["torch.nanmedian", "Tensor.nanmedian"];
   let eager = "torch.nanmedian({input})";
 }
 def Graph_NanmedianDimOp : Graph_LibraryOp<"nanmedian_dim", "nanmedian_dim", "the lower median along `dim`, NaNs ignored, and its index"> {
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, BoolAttr:$keepdim);
   let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let aten = "at::nanmedian($input, $dim, $keepdim)";
   let torchNames = ["torch.nanmedian", "Tensor.nanmedian"];
   let eager = "torch.nanmedian({input}, {dim}, keepdim={keepdim})";
 }
@@ -121,6 +139,9 @@ def Graph_QuantileOp : Graph_LibraryOp<"quantile", "quantile", "the `q`-th quant
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$q, BoolAttr:$has_dim, I64Attr:$dim,
                        BoolAttr:$keepdim, StrAttr:$interpolation, BoolAttr:$ignore_nan);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "$ignore_nan "
+              "? at::nanquantile($input, $q, given($has_dim, $dim), $keepdim, $interpolation) "
+              ": at::quantile($input, $q, given($has_dim, $dim), $keepdim, $interpolation)";
   // torch.nanquantile is the same op with `ignore_nan` (its handler is its own).
   let torchNames = ["torch.quantile", "Tensor.quantile"];
   let eager = "(torch.nanquantile if {ignore_nan} else torch.quantile)({input}, {q}, "
@@ -134,6 +155,7 @@ def Graph_QuantileOp : Graph_LibraryOp<"quantile", "quantile", "the `q`-th quant
 def Graph_LinalgCholeskyOp : Graph_LibraryOp<"linalg_cholesky", "linalg_cholesky", "Cholesky factor"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$upper);
   let results = (outs Graph_FloatTensor:$L);
+  let aten = "at::linalg_cholesky($A, $upper)";
   let torchNames = ["torch.linalg.cholesky"];
   let signature = "A, *, upper=False";
   let eager = "torch.linalg.cholesky({A}, upper={upper})";
@@ -141,6 +163,7 @@ def Graph_LinalgCholeskyOp : Graph_LibraryOp<"linalg_cholesky", "linalg_cholesky
 def Graph_CholeskyOp : Graph_LibraryOp<"cholesky", "cholesky", "Cholesky factor (torch.cholesky)"> {
   let arguments = (ins Graph_FloatTensor:$input, BoolAttr:$upper);
   let results = (outs Graph_FloatTensor:$L);
+  let aten = "at::cholesky($input, $upper)";
   let torchNames = ["torch.cholesky", "Tensor.cholesky"];
   let signature = "input, upper=False";
   let eager = "torch.cholesky({input}, upper={upper})";
@@ -148,6 +171,7 @@ def Graph_CholeskyOp : Graph_LibraryOp<"cholesky", "cholesky", "Cholesky factor 
 def Graph_LinalgCholeskyExOp : Graph_LibraryOp<"linalg_cholesky_ex", "linalg_cholesky_ex", "Cholesky factor and LAPACK's info"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$upper, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$L, Graph_PivotTensor:$info);
+  let aten = "at::linalg_cholesky_ex($A, $upper, $check_errors)";
   let torchNames = ["torch.linalg.cholesky_ex"];
   let signature = "A, *, upper=False, check_errors=False";
   let eager = "torch.linalg.cholesky_ex({A}, upper={upper}, check_errors={check_errors})";
@@ -155,6 +179,7 @@ def Graph_LinalgCholeskyExOp : Graph_LibraryOp<"linalg_cholesky_ex", "linalg_cho
 def Graph_LinalgInvOp : Graph_LibraryOp<"linalg_inv", "linalg_inv", "matrix inverse"> {
   let arguments = (ins Graph_FloatTensor:$A);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_inv($A)";
   let torchNames = ["torch.linalg.inv", "torch.inverse", "Tensor.inverse"];
   let signature = "A";
   let eager = "torch.linalg.inv({A})";
@@ -162,6 +187,7 @@ def Graph_LinalgInvOp : Graph_LibraryOp<"linalg_inv", "linalg_inv", "matrix inve
 def Graph_LinalgInvExOp : Graph_LibraryOp<"linalg_inv_ex", "linalg_inv_ex", "matrix inverse and LAPACK's info"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$inverse, Graph_PivotTensor:$info);
+  let aten = "at::linalg_inv_ex($A, $check_errors)";
   let torchNames = ["torch.linalg.inv_ex"];
   let signature = "A, *, check_errors=False";
   let eager = "torch.linalg.inv_ex({A}, check_errors={check_errors})";
@@ -169,6 +195,7 @@ def Graph_LinalgInvExOp : Graph_LibraryOp<"linalg_inv_ex", "linalg_inv_ex", "mat
 def Graph_LinalgSolveOp : Graph_LibraryOp<"linalg_solve", "linalg_solve", "solution of A X = B (X A = B without `left`)"> {
   let arguments = (ins Graph_FloatTensor:$A, Graph_FloatTensor:$B, BoolAttr:$left);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_solve($A, $B, $left)";
   let torchNames = ["torch.linalg.solve"];
   let signature = "A, B, *, left=True";
   let eager = "torch.linalg.solve({A}, {B}, left={left})";
@@ -176,6 +203,7 @@ def Graph_LinalgSolveOp : Graph_LibraryOp<"linalg_solve", "linalg_solve", "solut
 def Graph_LinalgSolveExOp : Graph_LibraryOp<"linalg_solve_ex", "linalg_solve_ex", "solution of A X = B and LAPACK's info"> {
   let arguments = (ins Graph_FloatTensor:$A, Graph_FloatTensor:$B, BoolAttr:$left, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$result, Graph_PivotTensor:$info);
+  let aten = "at::linalg_solve_ex($A, $B, $left, $check_errors)";
   let torchNames = ["torch.linalg.solve_ex"];
   let signature = "A, B, *, left=True, check_errors=False";
   let eager = "torch.linalg.solve_ex({A}, {B}, left={left}, check_errors={check_errors})";
@@ -184,6 +212,7 @@ def Graph_LinalgSolveTriangularOp : Graph_LibraryOp<"linalg_solve_triangular", "
   let arguments = (ins Graph_FloatTensor:$A, Graph_FloatTensor:$B, BoolAttr:$upper, BoolAttr:$left,
                        BoolAttr:$unitriangular);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_solve_triangular($A, $B, $upper, $left, $unitriangular)";
   let torchNames = ["torch.linalg.solve_triangular"];
   let signature = "A, B, *, upper, left=True, unitriangular=False";
   let eager = "torch.linalg.solve_triangular({A}, {B}, upper={upper}, left={left}, unitriangular={unitriangular})";
@@ -191,6 +220,7 @@ def Graph_LinalgSolveTriangularOp : Graph_LibraryOp<"linalg_solve_triangular", "
 def Graph_LinalgDetOp : Graph_LibraryOp<"linalg_det", "linalg_det", "determinant"> {
   let arguments = (ins Graph_FloatTensor:$A);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_det($A)";
   let torchNames = ["torch.linalg.det", "torch.det", "Tensor.det"];
   let signature = "A";
   let eager = "torch.linalg.det({A})";
@@ -198,6 +228,7 @@ def Graph_LinalgDetOp : Graph_LibraryOp<"linalg_det", "linalg_det", "determinant
 def Graph_LinalgSlogdetOp : Graph_LibraryOp<"linalg_slogdet", "linalg_slogdet", "sign and log |determinant|"> {
   let arguments = (ins Graph_FloatTensor:$A);
   let results = (outs Graph_FloatTensor:$sign, Graph_FloatTensor:$logabsdet);
+  let aten = "at::linalg_slogdet($A)";
   let torchNames = ["torch.linalg.slogdet"];
   let signature = "A";
   let eager = "torch.linalg.slogdet({A})";
@@ -205,6 +236,7 @@ def Graph_LinalgSlogdetOp : Graph_LibraryOp<"linalg_slogdet", "linalg_slogdet", 
 def Graph_SlogdetOp : Graph_LibraryOp<"slogdet", "linalg_slogdet", "sign and log |determinant| (torch.slogdet)"> {
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$sign, Graph_FloatTensor:$logabsdet);
+  let aten = "at::linalg_slogdet($input)";
   let torchNames = ["torch.slogdet", "Tensor.slogdet"];
   let signature = "input";
   let eager = "torch.slogdet({input})";
@@ -212,6 +244,7 @@ def Graph_SlogdetOp : Graph_LibraryOp<"slogdet", "linalg_slogdet", "sign and log
 def Graph_LogdetOp : Graph_LibraryOp<"logdet", "logdet", "log determinant (NaN when negative)"> {
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::logdet($input)";
   let torchNames = ["torch.logdet", "Tensor.logdet"];
   let signature = "input";
   let eager = "torch.logdet({input})";
@@ -219,6 +252,7 @@ def Graph_LogdetOp : Graph_LibraryOp<"logdet", "logdet", "log determinant (NaN w
 def Graph_LinalgEighOp : Graph_LibraryOp<"linalg_eigh", "linalg_eigh", "eigenvalues and eigenvectors of a symmetric matrix"> {
   let arguments = (ins Graph_FloatTensor:$A, StrAttr:$UPLO);
   let results = (outs Graph_FloatTensor:$eigenvalues, Graph_FloatTensor:$eigenvectors);
+  let aten = "at::linalg_eigh($A, $UPLO)";
   let torchNames = ["torch.linalg.eigh"];
   let signature = "A, UPLO='L'";
   let eager = "torch.linalg.eigh({A}, UPLO={UPLO})";
@@ -226,6 +260,7 @@ def Graph_LinalgEighOp : Graph_LibraryOp<"linalg_eigh", "linalg_eigh", "eigenval
 def Graph_LinalgEigvalshOp : Graph_LibraryOp<"linalg_eigvalsh", "linalg_eigvalsh", "eigenvalues of a symmetric matrix"> {
   let arguments = (ins Graph_FloatTensor:$A, StrAttr:$UPLO);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_eigvalsh($A, $UPLO)";
   let torchNames = ["torch.linalg.eigvalsh"];
   let signature = "A, UPLO='L'";
   let eager = "torch.linalg.eigvalsh({A}, UPLO={UPLO})";
@@ -233,6 +268,7 @@ def Graph_LinalgEigvalshOp : Graph_LibraryOp<"linalg_eigvalsh", "linalg_eigvalsh
 def Graph_LinalgSvdOp : Graph_LibraryOp<"linalg_svd", "linalg_svd", "singular value decomposition U S Vh"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$full_matrices);
   let results = (outs Graph_FloatTensor:$U, Graph_FloatTensor:$S, Graph_FloatTensor:$Vh);
+  let aten = "at::linalg_svd($A, $full_matrices)";
   let torchNames = ["torch.linalg.svd"];
   let signature = "A, full_matrices=True";
   let eager = "torch.linalg.svd({A}, full_matrices={full_matrices})";
@@ -240,6 +276,7 @@ def Graph_LinalgSvdOp : Graph_LibraryOp<"linalg_svd", "linalg_svd", "singular va
 def Graph_SvdOp : Graph_LibraryOp<"svd", "svd", "singular value decomposition U S V (torch.svd)"> {
   let arguments = (ins Graph_FloatTensor:$input, BoolAttr:$some, BoolAttr:$compute_uv);
   let results = (outs Graph_FloatTensor:$U, Graph_FloatTensor:$S, Graph_FloatTensor:$V);
+  let aten = "at::svd($input, $some, $compute_uv)";
   let torchNames = ["torch.svd", "Tensor.svd"];
   let signature = "input, some=True, compute_uv=True";
   let eager = "torch.svd({input}, some={some}, compute_uv={compute_uv})";
@@ -247,6 +284,7 @@ def Graph_SvdOp : Graph_LibraryOp<"svd", "svd", "singular value decomposition U 
 def Graph_LinalgSvdvalsOp : Graph_LibraryOp<"linalg_svdvals", "linalg_svdvals", "singular values"> {
   let arguments = (ins Graph_FloatTensor:$A);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_svdvals($A)";
   let torchNames = ["torch.linalg.svdvals"];
   let signature = "A";
   let eager = "torch.linalg.svdvals({A})";
@@ -254,6 +292,7 @@ def Graph_LinalgSvdvalsOp : Graph_LibraryOp<"linalg_svdvals", "linalg_svdvals", 
 def Graph_LinalgQrOp : Graph_LibraryOp<"linalg_qr", "linalg_qr", "QR decomposition"> {
   let arguments = (ins Graph_FloatTensor:$A, StrAttr:$mode);
   let results = (outs Graph_FloatTensor:$Q, Graph_FloatTensor:$R);
+  let aten = "at::linalg_qr($A, $mode)";
   let torchNames = ["torch.linalg.qr"];
   let signature = "A, mode='reduced'";
   let eager = "torch.linalg.qr({A}, mode={mode})";
@@ -261,6 +300,7 @@ def Graph_LinalgQrOp : Graph_LibraryOp<"linalg_qr", "linalg_qr", "QR decompositi
 def Graph_QrOp : Graph_LibraryOp<"qr", "qr", "QR decomposition (torch.qr)"> {
   let arguments = (ins Graph_FloatTensor:$input, BoolAttr:$some);
   let results = (outs Graph_FloatTensor:$Q, Graph_FloatTensor:$R);
+  let aten = "at::qr($input, $some)";
   let torchNames = ["torch.qr", "Tensor.qr"];
   let signature = "input, some=True";
   let eager = "torch.qr({input}, some={some})";
@@ -268,6 +308,7 @@ def Graph_QrOp : Graph_LibraryOp<"qr", "qr", "QR decomposition (torch.qr)"> {
 def Graph_LinalgLuOp : Graph_LibraryOp<"linalg_lu", "linalg_lu", "LU decomposition with partial pivoting, P L U"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$pivot);
   let results = (outs Graph_FloatTensor:$P, Graph_FloatTensor:$L, Graph_FloatTensor:$U);
+  let aten = "at::linalg_lu($A, $pivot)";
   let torchNames = ["torch.linalg.lu"];
   let signature = "A, *, pivot=True";
   let eager = "torch.linalg.lu({A}, pivot={pivot})";
@@ -275,6 +316,7 @@ def Graph_LinalgLuOp : Graph_LibraryOp<"linalg_lu", "linalg_lu", "LU decompositi
 def Graph_LinalgLuFactorOp : Graph_LibraryOp<"linalg_lu_factor", "linalg_lu_factor", "compact LU factorization and pivots"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$pivot);
   let results = (outs Graph_FloatTensor:$LU, Graph_PivotTensor:$pivots);
+  let aten = "at::linalg_lu_factor($A, $pivot)";
   let torchNames = ["torch.linalg.lu_factor"];
   let signature = "A, *, pivot=True";
   let eager = "torch.linalg.lu_factor({A}, pivot={pivot})";
@@ -282,6 +324,7 @@ def Graph_LinalgLuFactorOp : Graph_LibraryOp<"linalg_lu_factor", "linalg_lu_fact
 def Graph_LinalgLuFactorExOp : Graph_LibraryOp<"linalg_lu_factor_ex", "linalg_lu_factor_ex", "compact LU factorization, pivots and LAPACK's info"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$pivot, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$LU, Graph_PivotTensor:$pivots, Graph_PivotTensor:$info);
+  let aten = "at::linalg_lu_factor_ex($A, $pivot, $check_errors)";
   let torchNames = ["torch.linalg.lu_factor_ex"];
   let signature = "A, *, pivot=True, check_errors=False";
   let eager = "torch.linalg.lu_factor_ex({A}, pivot={pivot}, check_errors={check_errors})";
@@ -290,6 +333,7 @@ def Graph_LinalgLuSolveOp : Graph_LibraryOp<"linalg_lu_solve", "linalg_lu_solve"
   let arguments = (ins Graph_FloatTensor:$LU, Graph_PivotTensor:$pivots, Graph_FloatTensor:$B,
                        BoolAttr:$left, BoolAttr:$adjoint);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_lu_solve($LU, $pivots, $B, $left, $adjoint)";
   let torchNames = ["torch.linalg.lu_solve"];
   let signature = "LU, pivots, B, *, left=True, adjoint=False";
   let eager = "torch.linalg.lu_solve({LU}, {pivots}, {B}, left={left}, adjoint={adjoint})";
@@ -297,6 +341,7 @@ def Graph_LinalgLuSolveOp : Graph_LibraryOp<"linalg_lu_solve", "linalg_lu_solve"
 def Graph_LuSolveOp : Graph_LibraryOp<"lu_solve", "lu_solve", "solution of A X = B from A's LU factorization (torch.lu_solve)"> {
   let arguments = (ins Graph_FloatTensor:$b, Graph_FloatTensor:$LU_data, Graph_PivotTensor:$LU_pivots);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::lu_solve($b, $LU_data, $LU_pivots)";
   let torchNames = ["torch.lu_solve", "Tensor.lu_solve"];
   let signature = "b, LU_data, LU_pivots";
   let eager = "torch.lu_solve({b}, {LU_data}, {LU_pivots})";
@@ -305,6 +350,7 @@ def Graph_LuUnpackOp : Graph_LibraryOp<"lu_unpack", "lu_unpack", "P, L, U from a
   let arguments = (ins Graph_FloatTensor:$LU_data, Graph_PivotTensor:$LU_pivots, BoolAttr:$unpack_data,
                        BoolAttr:$unpack_pivots);
   let results = (outs Graph_FloatTensor:$P, Graph_FloatTensor:$L, Graph_FloatTensor:$U);
+  let aten = "at::lu_unpack($LU_data, $LU_pivots, $unpack_data, $unpack_pivots)";
   let torchNames = ["torch.lu_unpack"];
   let signature = "LU_data, LU_pivots, unpack_data=True, unpack_pivots=True";
   let eager = "torch.lu_unpack({LU_data}, {LU_pivots}, unpack_data={unpack_data}, unpack_pivots={unpack_pivots})";
@@ -312,6 +358,7 @@ def Graph_LuUnpackOp : Graph_LibraryOp<"lu_unpack", "lu_unpack", "P, L, U from a
 def Graph_LinalgLdlFactorOp : Graph_LibraryOp<"linalg_ldl_factor", "linalg_ldl_factor", "LDL factorization and pivots"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$hermitian);
   let results = (outs Graph_FloatTensor:$LD, Graph_PivotTensor:$pivots);
+  let aten = "at::linalg_ldl_factor($A, $hermitian)";
   let torchNames = ["torch.linalg.ldl_factor"];
   let signature = "A, *, hermitian=False";
   let eager = "torch.linalg.ldl_factor({A}, hermitian={hermitian})";
@@ -319,6 +366,7 @@ def Graph_LinalgLdlFactorOp : Graph_LibraryOp<"linalg_ldl_factor", "linalg_ldl_f
 def Graph_LinalgLdlFactorExOp : Graph_LibraryOp<"linalg_ldl_factor_ex", "linalg_ldl_factor_ex", "LDL factorization, pivots and LAPACK's info"> {
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$hermitian, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$LD, Graph_PivotTensor:$pivots, Graph_PivotTensor:$info);
+  let aten = "at::linalg_ldl_factor_ex($A, $hermitian, $check_errors)";
   let torchNames = ["torch.linalg.ldl_factor_ex"];
   let signature = "A, *, hermitian=False, check_errors=False";
   let eager = "torch.linalg.ldl_factor_ex({A}, hermitian={hermitian}, check_errors={check_errors})";
@@ -327,6 +375,7 @@ def Graph_LinalgLdlSolveOp : Graph_LibraryOp<"linalg_ldl_solve", "linalg_ldl_sol
   let arguments = (ins Graph_FloatTensor:$LD, Graph_PivotTensor:$pivots, Graph_FloatTensor:$B,
                        BoolAttr:$hermitian);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_ldl_solve($LD, $pivots, $B, $hermitian)";
   let torchNames = ["torch.linalg.ldl_solve"];
   let signature = "LD, pivots, B, *, hermitian=False";
   let eager = "torch.linalg.ldl_solve({LD}, {pivots}, {B}, hermitian={hermitian})";
@@ -334,6 +383,7 @@ def Graph_LinalgLdlSolveOp : Graph_LibraryOp<"linalg_ldl_solve", "linalg_ldl_sol
 def Graph_LinalgHouseholderProductOp : Graph_LibraryOp<"linalg_householder_product", "linalg_householder_product", "product of Householder reflectors"> {
   let arguments = (ins Graph_FloatTensor:$A, Graph_FloatTensor:$tau);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_householder_product($A, $tau)";
   let torchNames = ["torch.linalg.householder_product", "torch.orgqr", "Tensor.orgqr"];
   let signature = "A, tau";
   let eager = "torch.linalg.householder_product({A}, {tau})";
@@ -341,6 +391,7 @@ def Graph_LinalgHouseholderProductOp : Graph_LibraryOp<"linalg_householder_produ
 def Graph_LinalgMatrixExpOp : Graph_LibraryOp<"linalg_matrix_exp", "linalg_matrix_exp", "matrix exponential"> {
   let arguments = (ins Graph_FloatTensor:$A);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_matrix_exp($A)";
   let torchNames = ["torch.linalg.matrix_exp", "torch.matrix_exp", "Tensor.matrix_exp"];
   let signature = "A";
   let eager = "torch.linalg.matrix_exp({A})";
@@ -348,6 +399,7 @@ def Graph_LinalgMatrixExpOp : Graph_LibraryOp<"linalg_matrix_exp", "linalg_matri
 def Graph_LinalgMatrixPowerOp : Graph_LibraryOp<"linalg_matrix_power", "linalg_matrix_power", "integer matrix power"> {
   let arguments = (ins Graph_FloatTensor:$A, I64Attr:$n);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_matrix_power($A, $n)";
   let torchNames = ["torch.linalg.matrix_power", "torch.matrix_power", "Tensor.matrix_power"];
   let signature = "A, n";
   let eager = "torch.linalg.matrix_power({A}, {n})";
@@ -357,6 +409,7 @@ def Graph_LinalgPinvOp : Graph_LibraryOp<"linalg_pinv", "linalg_pinv", "pseudo-i
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$has_atol, F64Attr:$atol, BoolAttr:$has_rtol,
                        F64Attr:$rtol, BoolAttr:$hermitian);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_pinv($A, given($has_atol, $atol), given($has_rtol, $rtol), $hermitian)";
   let torchNames = ["torch.linalg.pinv"];
   let eager = "torch.linalg.pinv({A}, atol={atol} if {has_atol} else None, rtol={rtol} if {has_rtol} else None, "
               "hermitian={hermitian})";
@@ -364,6 +417,7 @@ def Graph_LinalgPinvOp : Graph_LibraryOp<"linalg_pinv", "linalg_pinv", "pseudo-i
 def Graph_PinverseOp : Graph_LibraryOp<"pinverse", "pinverse", "pseudo-inverse with a relative cutoff (torch.pinverse)"> {
   let arguments = (ins Graph_FloatTensor:$input, F64Attr:$rcond);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::pinverse($input, $rcond)";
   let torchNames = ["torch.pinverse", "Tensor.pinverse"];
   let signature = "input, rcond=1e-15";
   let eager = "torch.pinverse({input}, rcond={rcond})";
@@ -372,6 +426,7 @@ def Graph_LinalgMatrixRankOp : Graph_LibraryOp<"linalg_matrix_rank", "linalg_mat
   let arguments = (ins Graph_FloatTensor:$A, BoolAttr:$has_atol, F64Attr:$atol, BoolAttr:$has_rtol,
                        F64Attr:$rtol, BoolAttr:$hermitian);
   let results = (outs Graph_IndexTensor:$result);
+  let aten = "at::linalg_matrix_rank($A, given($has_atol, $atol), given($has_rtol, $rtol), $hermitian)";
   let torchNames = ["torch.linalg.matrix_rank"];
   let eager = "torch.linalg.matrix_rank({A}, atol={atol} if {has_atol} else None, "
               "rtol={rtol} if {has_rtol} else None, hermitian={hermitian})";
@@ -381,6 +436,9 @@ def Graph_LinalgMatrixNormOp : Graph_LibraryOp<"linalg_matrix_norm", "linalg_mat
   let arguments = (ins Graph_FloatTensor:$A, StrAttr:$ord_name, F64Attr:$ord, DenseI64ArrayAttr:$dim,
                        BoolAttr:$keepdim);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "$ord_name.empty() "
+              "? at::linalg_matrix_norm($A, at::Scalar($ord), $dim, $keepdim) "
+              ": at::linalg_matrix_norm($A, $ord_name, $dim, $keepdim)";
   let torchNames = ["torch.linalg.matrix_norm"];
   let eager = "torch.linalg.matrix_norm({A}, {ord_name} or {ord}, dim={dim}, keepdim={keepdim})";
 }
@@ -388,12 +446,18 @@ def Graph_LinalgMatrixNormOp : Graph_LibraryOp<"linalg_matrix_norm", "linalg_mat
 def Graph_LinalgCondOp : Graph_LibraryOp<"linalg_cond", "linalg_cond", "condition number"> {
   let arguments = (ins Graph_FloatTensor:$A, StrAttr:$p_name, F64Attr:$p);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "$p_name == \"none\" "
+              "? at::linalg_cond($A, std::optional<at::Scalar>()) "
+              ": $p_name.empty() "
+              "? at::linalg_cond($A, std::optional<at::Scalar>(at::Scalar($p))) "
+              ": at::linalg_cond($A, $p_name)";
   let torchNames = ["torch.linalg.cond"];
   let eager = "torch.linalg.cond({A}, None if {p_name} == 'none' else ({p_name} or {p}))";
 }
 def Graph_LinalgTensorinvOp : Graph_LibraryOp<"linalg_tensorinv", "linalg_tensorinv", "tensor inverse"> {
   let arguments = (ins Graph_FloatTensor:$A, I64Attr:$ind);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::linalg_tensorinv($A, $ind)";
   let torchNames = ["torch.linalg.tensorinv"];
   let signature = "A, ind=2";
   let eager = "torch.linalg.tensorinv({A}, ind={ind})";
@@ -402,6 +466,7 @@ def Graph_TriangularSolveOp : Graph_LibraryOp<"triangular_solve", "triangular_so
   let arguments = (ins Graph_FloatTensor:$b, Graph_FloatTensor:$A, BoolAttr:$upper, BoolAttr:$transpose,
                        BoolAttr:$unitriangular);
   let results = (outs Graph_FloatTensor:$solution, Graph_FloatTensor:$cloned_coefficient);
+  let aten = "at::triangular_solve($b, $A, $upper, $transpose, $unitriangular)";
   let torchNames = ["torch.triangular_solve", "Tensor.triangular_solve"];
   let signature = "b, A, upper=True, transpose=False, unitriangular=False";
   let eager = "torch.triangular_solve({b}, {A}, upper={upper}, transpose={transpose}, unitriangular={unitriangular})";
@@ -434,6 +499,7 @@ def Graph_FftRealOp : Graph_LibraryOp<"fft_real", "fft_real", "a torch.fft trans
 // so the op is ATen's kernel, with eager's branches and rounding.
 class Graph_PolynomialOp<string mnemonic>
     : Graph_LibraryOp<mnemonic, mnemonic, "torch.special." # mnemonic # "(x, n)"> {
+  let aten = "at::special_" # mnemonic # "($x, $n)";
   let arguments = (ins Graph_Tensor:$x, Graph_Tensor:$n);
   let results = (outs Graph_Tensor:$result);
   let torchNames = ["torch.special." # mnemonic];
@@ -458,6 +524,7 @@ def Graph_LegendrePOp : Graph_PolynomialOp<"legendre_polynomial_p">;
 def Graph_IgammaOp : Graph_LibraryOp<"igamma", "igamma", "regularized lower incomplete gamma P(input, other)"> {
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::igamma($input, $other)";
   let torchNames = ["torch.igamma", "Tensor.igamma", "torch.special.gammainc"];
   let signature = "input, other";
   let eager = "torch.igamma({input}, {other})";
@@ -465,6 +532,7 @@ def Graph_IgammaOp : Graph_LibraryOp<"igamma", "igamma", "regularized lower inco
 def Graph_IgammacOp : Graph_LibraryOp<"igammac", "igammac", "regularized upper incomplete gamma Q(input, other)"> {
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$other);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::igammac($input, $other)";
   let torchNames = ["torch.igammac", "Tensor.igammac", "torch.special.gammaincc"];
   let signature = "input, other";
   let eager = "torch.igammac({input}, {other})";
@@ -553,6 +621,7 @@ def Graph_HistogramOp : Graph_LibraryOp<"histogram", "histogram", "histogram wit
 def Graph_HistogramEdgesOp : Graph_LibraryOp<"histogram_edges", "histogram_edges", "histogram over given bin edges"> {
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$bins, BoolAttr:$density);
   let results = (outs Graph_FloatTensor:$hist, Graph_FloatTensor:$bin_edges);
+  let aten = "at::histogram($input, $bins, /*weight=*/std::nullopt, $density)";
   let torchNames = ["torch.histogram", "Tensor.histogram"];
   let eager = "torch.histogram({input}, {bins}, density={density})";
 }
@@ -564,6 +633,7 @@ def Graph_HistogramEdgesOp : Graph_LibraryOp<"histogram_edges", "histogram_edges
 def Graph_GeqrfOp : Graph_LibraryOp<"geqrf", "geqrf", "QR factorization in LAPACK's compact form (torch.geqrf)"> {
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$a, Graph_FloatTensor:$tau);
+  let aten = "at::geqrf($input)";
   let torchNames = ["torch.geqrf", "Tensor.geqrf"];
   let eager = "torch.geqrf({input})";
 }
@@ -571,6 +641,7 @@ def Graph_OrmqrOp : Graph_LibraryOp<"ormqr", "ormqr", "product with Q of a compa
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$input2, Graph_FloatTensor:$input3,
                        BoolAttr:$left, BoolAttr:$transpose);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "at::ormqr($input, $input2, $input3, $left, $transpose)";
   let torchNames = ["torch.ormqr", "Tensor.ormqr"];
   let signature = "input, input2, input3, left=True, transpose=False";
   let eager = "torch.ormqr({input}, {input2}, {input3}, left={left}, transpose={transpose})";
@@ -579,6 +650,7 @@ def Graph_OrmqrOp : Graph_LibraryOp<"ormqr", "ormqr", "product with Q of a compa
 def Graph_LuWithInfoOp : Graph_LibraryOp<"lu_with_info", "lu_with_info", "LU factorization, pivots and info (torch.lu)"> {
   let arguments = (ins Graph_FloatTensor:$input, BoolAttr:$pivot, BoolAttr:$check_errors);
   let results = (outs Graph_FloatTensor:$LU, Graph_PivotTensor:$pivots, Graph_PivotTensor:$info);
+  let aten = "at::_lu_with_info($input, $pivot, $check_errors)";
   let torchNames = ["torch._lu_with_info"];
   let signature = "input, pivot=True, check_errors=True";
   let eager = "torch._lu_with_info({input}, pivot={pivot}, check_errors={check_errors})";
@@ -599,12 +671,14 @@ def Graph_LuWithInfoOp : Graph_LibraryOp<"lu_with_info", "lu_with_info", "LU fac
 def Graph_SeededRandomOp : Graph_LibraryOp<"seeded_random", "seeded_random", "eager's random numbers from a seed"> {
   let arguments = (ins Graph_Tensor:$input, StrAttr:$kind, I64Attr:$seed, F64Attr:$a, F64Attr:$b, I64Attr:$n);
   let results = (outs Graph_Tensor:$result);
+  let aten = "withSeed($input.device(), $seed, [&] { return seededDraw($kind, $a, $b, $n, $input); })";
   let eager = "_rt.seeded_random({kind}, {seed}, {a}, {b}, {n}, {input})";
 }
 // torch.normal(mean, std) of two tensors, drawn as seeded_random draws.
 def Graph_SeededNormalOp : Graph_LibraryOp<"seeded_normal", "seeded_normal", "eager's normal(mean, std) from a seed"> {
   let arguments = (ins Graph_FloatTensor:$mean, Graph_FloatTensor:$std, I64Attr:$seed);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "withSeed($mean.device(), $seed, [&] { return at::normal($mean, $std); })";
   let eager = "_rt.seeded_random('normal_tensors', {seed}, 0.0, 0.0, 0, {mean}, {std})";
 }
 
@@ -613,6 +687,8 @@ def Graph_SeededAttentionOp : Graph_LibraryOp<"seeded_attention", "seeded_attent
   let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key, Graph_FloatTensor:$value, F64Attr:$dropout_p,
                        BoolAttr:$is_causal, BoolAttr:$has_scale, F64Attr:$scale, BoolAttr:$enable_gqa, I64Attr:$seed);
   let results = (outs Graph_FloatTensor:$result);
+  let aten = "withSeed($query.device(), $seed, [&] { return at::scaled_dot_product_attention($query, $key, $value, "
+              "std::nullopt, $dropout_p, $is_causal, given($has_scale, $scale), $enable_gqa); })";
   let eager = "_rt.seeded_attention({query}, {key}, {value}, {dropout_p}, {is_causal}, {has_scale}, {scale}, "
               "{enable_gqa}, {seed})";
 }
@@ -627,6 +703,9 @@ def Graph_FractionalMaxPoolOp : Graph_LibraryOp<"fractional_max_pool", "fraction
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$samples, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$output_size);
   let results = (outs Graph_FloatTensor:$output, Graph_IndexTensor:$indices);
+  let aten = "$kernel_size.size() == 2 "
+              "? at::fractional_max_pool2d($input, $kernel_size, $output_size, $samples) "
+              ": at::fractional_max_pool3d($input, $kernel_size, $output_size, $samples)";
   let eager = "(torch._C._nn.fractional_max_pool2d if len({kernel_size}) == 2 else torch._C._nn.fractional_max_pool3d)("
               "{input}, {kernel_size}, {output_size}, {samples})";
 }
@@ -744,6 +823,7 @@ def Graph_AdaptiveAvgPool2dBackwardOp : Graph_DynamicLibraryOp<"adaptive_avg_poo
                                                         "2-d adaptive average pooling's input gradient"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$input);
   let results = (outs Graph_LibraryFloatTensor:$grad_input);
+  let aten = "at::_adaptive_avg_pool2d_backward($grad_output, $input)";
   let eager = "torch.ops.aten._adaptive_avg_pool2d_backward.default({grad_output}, {input})";
 }
 // Bilinear or bicubic resampling (`mode`) by ATen's kernel: interpolate(antialias=True), whose
