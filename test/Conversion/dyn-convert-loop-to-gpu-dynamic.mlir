@@ -140,24 +140,34 @@ func.func @dynamic_norm(%x: memref<?x768xf32>, %y: memref<?x768xf32>) {
 // -----
 
 // A sum over a `?` leading dim (strided rows): split across blocks at run
-// time. chunks = max(1, min(132 x 2048 / 1024 points, n / 32)) of
-// ceil(n / chunks) rows; a thread per (chunk, 4 columns) sweeps its rows with
-// 16-byte loads into 4 x 4 accumulators, storing partials into a temporary
-// [chunks x 1024]; a block of 64 threads per column folds them and
-// gpu.all_reduce combines them (a tree: f32-accurate over long extents).
+// time where it is long (n >= 128 rows: the static lowering's rule), else a
+// thread per column, one launch; both forms are in the host function, each
+// launch's grid 0 where the other runs. Split: chunks = max(1, min(132 x 2048
+// / 1024 points, n / 32)) of ceil(n / chunks) rows; a thread per (chunk, 4
+// columns) sweeps its rows with 16-byte loads into 4 x 4 accumulators,
+// storing partials into a temporary [chunks x 1024]; a block of 64 threads
+// per column folds them and gpu.all_reduce combines them (a tree:
+// f32-accurate over long extents).
 // CHECK-LABEL: func @dynamic_column_sum
 // CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[SPLIT:.*]] = arith.cmpi uge, %[[N]], %c128
+// CHECK: %[[SERIAL:.*]] = arith.select %[[SPLIT]], %c0{{.*}}, %{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[SERIAL]],
+// CHECK-NOT: loop.store {{.*}} : memref<?x1024xf32>
+// CHECK: } {dyn.kernel = "colsum"}
 // CHECK: %[[BYPOINTS:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK: %[[BYLEN:.*]] = arith.divui %[[N]], %{{.*}} : index
 // CHECK: %[[MIN:.*]] = arith.minui %[[BYPOINTS]], %[[BYLEN]] : index
 // CHECK: %[[CHUNKS:.*]] = arith.maxui %[[MIN]], %{{.*}} : index
 // CHECK: arith.ceildivui %[[N]], %[[CHUNKS]] : index
 // CHECK: %[[TMP:.*]] = memref.alloc(%[[CHUNKS]]) : memref<?x1024xf32>
-// CHECK: gpu.launch
+// CHECK: %[[PARTIALS:.*]] = arith.select %[[SPLIT]], %{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[PARTIALS]],
 // CHECK: vector.load {{.*}} : memref<?x1024xf32>, vector<4xf32>
 // CHECK: loop.store %{{.*}}, %[[TMP]]
 // CHECK: } {dyn.kernel = "colsum_partial"}
-// CHECK: gpu.launch
+// CHECK: %[[COMBINE:.*]] = arith.select %[[SPLIT]], %c1024{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[COMBINE]],
 // CHECK: loop.load %[[TMP]]
 // CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "colsum"}

@@ -67,6 +67,57 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
 }
 
 
+/// A long-or-short reduction of a kernel with `?` dims: both the split form
+/// (splitDynamic: two launches) and the thread-per-point form (one launch),
+/// each launch's grid zero where the other form runs (the launch plan skips
+/// launches without points). The split runs where the static lowering would
+/// split: length >= 4 x kMinChunk and fewer points than the GPU's threads
+/// (splittableReduces); a bias gradient over a short batch of tokens stays
+/// one launch.
+LogicalResult KernelMapper::splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
+  Location loc = kernel.getLoc();
+  b.setInsertionPoint(kernel);
+  IRMapping none;
+  Value length = productValue(b, loc, innerSizes(reduces[0], none));
+  Value points = productValue(b, loc, kernel.getMixedDomain());
+  // (selects and comparisons only: what the launch plan evaluates)
+  Value split = b.createOrFold<arith::SelectOp>(
+      loc, b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, length, cIndex(b, loc, 4 * kMinChunk)),
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, points, cIndex(b, loc, fillThreads)),
+      arith::ConstantIntOp::create(b, loc, 0, 1));
+  if (auto known = getConstantIntValue(split))
+    return *known ? splitDynamic(kernel, reduces) : mapDynamic(kernel, /*allowSplit=*/false);
+  Block *block = kernel->getBlock();
+  auto launches = [&] {
+    llvm::DenseSet<Operation *> set;
+    for (Operation &op : *block)
+      if (isa<gpu::LaunchOp>(op))
+        set.insert(&op);
+    return set;
+  };
+  // Each new launch of a form runs only where `split` is `splitForm`.
+  auto gate = [&](const llvm::DenseSet<Operation *> &before, bool splitForm) {
+    for (Operation &op : *block)
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op); launch && !before.contains(&op)) {
+        b.setInsertionPoint(launch);
+        Value grid = launch.getGridSizeX(), zero = cIndex(b, loc, 0);
+        launch.getGridSizeXMutable().assign(
+            arith::SelectOp::create(b, loc, split, splitForm ? grid : zero, splitForm ? zero : grid));
+      }
+  };
+  b.setInsertionPoint(kernel);
+  auto serial = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
+  llvm::DenseSet<Operation *> before = launches();
+  if (failed(splitDynamic(kernel, reduces)))
+    return failure();
+  gate(before, true);
+  before = launches();
+  if (failed(mapDynamic(serial, /*allowSplit=*/false)))
+    return failure();
+  gate(before, false);
+  return success();
+}
+
 /// Few rows of a runtime length (the kernel's domain static, below a block
 /// per SM slot) split as the static lowering splits few long rows (splitRows),
 /// with chunks = max(1, min(slots / rows, length / kRowChunk)) computed at run
@@ -99,8 +150,9 @@ LogicalResult KernelMapper::splitDynamicRows(loop::KernelOp kernel, ArrayRef<loo
 /// threads sweeping it; fewer long rows than the GPU runs blocks at once are
 /// split into runs of a row at run time, splitDynamicRows), other kernels with
 /// inner loops a thread per point running them serially, except a long
-/// single reduction, split across blocks (splitDynamic).
-LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
+/// single reduction, split across blocks where it is long at run time
+/// (splitOrSerialDynamic).
+LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel, bool allowSplit) {
   Location loc = kernel.getLoc();
   b.setInsertionPoint(kernel);
   SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
@@ -125,9 +177,9 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel) {
       if (staticPart >= (llvm::any_of(length, ShapedType::isDynamic) ? kRowChunk / 8 : 2 * kRowChunk))
         return splitDynamicRows(kernel, reduces);
     }
-  if (hasInner && !byRow)
+  if (hasInner && !byRow && allowSplit)
     if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel, 4 * kMinChunk); !reduces.empty())
-      return splitDynamic(kernel, reduces);
+      return splitOrSerialDynamic(kernel, reduces);
   if (!hasInner && !hasTrig && !kernel.getDomain().empty())
     if (int64_t width = vectorWidth(kernel); width > 1)
       return vectorize(kernel, width, points);

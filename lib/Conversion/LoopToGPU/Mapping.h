@@ -143,8 +143,9 @@ struct KernelMapper {
   LogicalResult tiledTranspose(loop::KernelOp kernel, const TransposePlan &plan);
 
   // Dynamic.cpp
-  LogicalResult mapDynamic(loop::KernelOp kernel);
+  LogicalResult mapDynamic(loop::KernelOp kernel, bool allowSplit = true);
   LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  LogicalResult splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
 };
 
