@@ -141,6 +141,37 @@ def test_attention_block_trains_at_any_sequence_length(device):
 
 
 @on_devices
+@pytest.mark.parametrize("mask", ["causal", "window", "offset"])
+def test_causal_mask_from_aranges_trains_through_the_fused_kernel(device, mask, tmp_path, monkeypatch):
+    """A causal mask built from aranges of the symbolic length (transformers' sdpa_mask under compilation) is
+    read as is_causal (ops/causal.py): the symbolic forward runs eager's fused kernel keeping its log-sum-exp for
+    the backward kernel (graph.attention_lse, sized at run time). A sliding window or a shifted diagonal is no
+    causal mask: it stays a mask. Gradients are eager's either way."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+
+    class Attention(nn.Module):
+        def __init__(self, d=32, heads=4):
+            super().__init__()
+            self.heads, self.qkv, self.out = heads, nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+        def forward(self, x):
+            b, s, d = x.shape
+            q, k, v = (t.view(b, s, self.heads, -1).transpose(1, 2) for t in self.qkv(x).split(d, dim=-1))
+            pos = torch.arange(s, device=x.device)
+            m = pos[None, :] <= (pos[:, None] + 1 if mask == "offset" else pos[:, None])
+            if mask == "window":
+                m = m & (pos[:, None] - pos[None, :] < 3)
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=m[None, None].expand(b, 1, s, s))
+            return self.out(a.transpose(1, 2).reshape(b, s, d))
+    _trains_over_lengths(Attention().to(device), (5, 8, 11), 32, device)
+    symbolic = [p.read_text() for p in tmp_path.rglob("*forward.loop.mlir") if "x?x" in p.read_text()]
+    assert symbolic
+    assert all(('library_call "attention_lse"' in t) == (mask == "causal") for t in symbolic), symbolic
+
+
+@on_devices
 def test_cnn_trains_with_a_symbolic_batch(device):
     # convolution_backward and adaptive pooling's backward: library calls sizing their gradients at run time
     torch.manual_seed(0)

@@ -294,8 +294,16 @@ std::optional<DimKey> dimKey(Value v, int64_t d) {
       same = g.getIndex();
     else if (auto ds = dyn_cast<prim::DynamicSliceOp>(op); ds && (int64_t)ds.getDim() != d)
       same = ds.getInput();
-    else if (auto call = dyn_cast<prim::LibraryCallOp>(op); call && prim::isSizedLikeOperands(call.getCallee()))
-      same = call.getInputs()[cast<OpResult>(v).getResultNumber() + 1];
+    else if (auto call = dyn_cast<prim::LibraryCallOp>(op)) {
+      std::optional<prim::LibraryResultDim> rule =
+          prim::libraryResultDim(call.getCallee(), cast<OpResult>(v).getResultNumber(), d, t.getRank());
+      if (rule && rule->multiple != 1) // a size of its own (a rounded log-sum-exp length)
+        return DimKey{v, d};
+      if (rule) {
+        d = rule->dim;
+        same = call.getInputs()[rule->operand];
+      }
+    }
     else if (auto att = dyn_cast<prim::AttentionOp>(op))
       same = d + 1 < t.getRank() ? att.getQuery() : att.getValue();
     if (same) {

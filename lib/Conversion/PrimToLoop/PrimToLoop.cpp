@@ -317,9 +317,16 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return dimOf(fb, conv.getInput(), 0);
     if (auto pad = dyn_cast<prim::PadOp>(op)) // a dynamic dim is not padded
       return dimOf(fb, pad.getInput(), d);
-    // a backward's gradient k has the sizes of the call's operand k + 1 (what it is the gradient of)
-    if (auto call = dyn_cast<prim::LibraryCallOp>(op); call && prim::isSizedLikeOperands(call.getCallee()))
-      return dimOf(fb, call.getInputs()[cast<OpResult>(v).getResultNumber() + 1], d);
+    // a backward's gradient k has the sizes of the call's operand k + 1 (what it is the gradient of), ...
+    if (auto call = dyn_cast<prim::LibraryCallOp>(op))
+      if (std::optional<prim::LibraryResultDim> rule =
+              prim::libraryResultDim(call.getCallee(), cast<OpResult>(v).getResultNumber(), d, t.getRank())) {
+        Value size = dimOf(fb, call.getInputs()[rule->operand], rule->dim);
+        if (rule->multiple == 1)
+          return size;
+        Value m = arith::ConstantIndexOp::create(fb, loc, rule->multiple);
+        return arith::MulIOp::create(fb, loc, arith::CeilDivUIOp::create(fb, loc, size, m), m);
+      }
     if (auto att = dyn_cast<prim::AttentionOp>(op)) // [..., L, Ev]
       return d + 1 < t.getRank() ? dimOf(fb, att.getQuery(), d) : dimOf(fb, att.getValue(), d);
     if (isReduction(op)) {

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from ..errors import Unsupported
 from ..graph.random import next_offset
+from . import causal
 from .tensor import TensorVar
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -306,7 +307,12 @@ class WindowOps:
         every batch and head: transformers builds one from aranges when it traces (as under compilation) where
         eager would pass is_causal=True. The fused kernels then skip the masked half instead of reading it."""
         L = q.meta.shape[-2]
-        if not isinstance(mask, TensorVar) or mask.meta.dtype != torch.bool or mask.meta.dim() < 2 or \
+        if not isinstance(mask, TensorVar):
+            return False
+        if any(isinstance(d, torch.SymInt) for d in (L, k.meta.shape[-2], *mask.meta.shape)):
+            # symbolic sizes: the mask's formula, read from its graph (ops/causal.py)
+            return causal.same_size(k.meta.shape[-2], L) and causal.is_symbolic_causal_mask(mask.node, L)
+        if mask.meta.dtype != torch.bool or mask.meta.dim() < 2 or \
                 k.meta.shape[-2] != L or tuple(mask.meta.shape[-2:]) != (L, L) or \
                 any(not isinstance(d, int) for d in mask.meta.shape):
             return False

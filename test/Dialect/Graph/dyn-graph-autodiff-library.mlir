@@ -20,6 +20,21 @@ func.func @attention(%q: tensor<2x4x8x64xf32> {dyn.requires_grad}, %k: tensor<2x
 
 // -----
 
+// The same with a `?` length (a symbolic capture): the log-sum-exp's length is
+// `?` too, ceil32(L) at run time (prim::libraryResultDim).
+
+// CHECK-LABEL: func.func @attention_of_a_symbolic_length
+// CHECK: %[[Y:.*]], %[[LSE:.*]], %[[RNG:.*]] = graph.attention_lse %arg0, %arg1, %arg2 {{.*}} : (tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x32xf32>) -> (tensor<2x4x?x32xf32>, tensor<2x4x?xf32>, tensor<2xi64>)
+// CHECK: graph.attention_lse_backward %arg3, %arg0, %arg1, %arg2, %[[Y]], %[[LSE]], %[[RNG]]
+func.func @attention_of_a_symbolic_length(%q: tensor<2x4x?x64xf32> {dyn.requires_grad},
+                                          %k: tensor<2x4x?x64xf32> {dyn.requires_grad},
+                                          %v: tensor<2x4x?x32xf32> {dyn.requires_grad}) -> tensor<2x4x?x32xf32> {
+  %0 = graph.scaled_dot_product_attention %q, %k, %v causal : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x32xf32> -> tensor<2x4x?x32xf32>
+  return %0 : tensor<2x4x?x32xf32>
+}
+
+// -----
+
 // Masked attention with dropout (capture makes it on CUDA): the backward is the
 // same kernel's backward call, from the forward's result, log-sum-exp and random
 // state, with the mask read again; the mask itself takes no gradient.

@@ -271,12 +271,14 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
     SmallVector<NamedAttribute> attrs{b.getNamedAttr("is_causal", b.getBoolAttr(a.getIsCausal())),
                                       b.getNamedAttr("scale", b.getF64FloatAttr(scale))};
     SmallVector<Type> types{qt, kt, vt};
-    // Without a mask, on [B, H, L, E] operands of static shape: the forward becomes graph.attention_lse,
-    // which keeps what eager's backward kernel reads, so the backward does not run the forward again.
-    if (!a.getMask() && r == 4 && qt.hasStaticShape() && kt.hasStaticShape() && vt.hasStaticShape()) {
+    // Without a mask, on [B, H, L, E] operands: the forward becomes graph.attention_lse, which keeps what
+    // eager's backward kernel reads, so the backward does not run the forward again. (Its log-sum-exp
+    // [B, H, ceil32(L)] is `?` where L is: sized at run time, prim::libraryResultDim.)
+    if (!a.getMask() && r == 4) {
       OpBuilder fb(op);
       Type lseElt = qt.getElementType().isF64() ? qt.getElementType() : Type(b.getF32Type());
-      auto lseType = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), (L + 31) / 32 * 32}, lseElt);
+      int64_t lseLength = ShapedType::isDynamic(L) ? ShapedType::kDynamic : (L + 31) / 32 * 32;
+      auto lseType = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), lseLength}, lseElt);
       auto rngType = RankedTensorType::get({2}, b.getI64Type());
       SmallVector<NamedAttribute> fwdAttrs{b.getNamedAttr("dropout_p", b.getF64FloatAttr(0.0)), attrs[0], attrs[1]};
       auto fwd = fb.create<AttentionLseOp>(op->getLoc(), TypeRange{op->getResult(0).getType(), lseType, rngType},

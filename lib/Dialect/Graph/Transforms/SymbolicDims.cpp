@@ -75,6 +75,16 @@ static DimSource step(Value v, int64_t d) {
     return same(g.getIndex(), d);
   if (auto a = dyn_cast<ScaledDotProductAttentionOp>(op))
     return d == r - 1 ? same(a.getValue(), tensorTypeOf(a.getValue()).getRank() - 1) : same(a.getQuery(), d);
+  // attention with its log-sum-exp: the result as attention's, the log-sum-exp [B, H, ceil32(L)] the query's
+  // B and H (its length is a size of its own: lseLength)
+  if (auto a = dyn_cast<AttentionLseOp>(op)) {
+    if (v == a.getResult())
+      return d == r - 1 ? same(a.getValue(), tensorTypeOf(a.getValue()).getRank() - 1) : same(a.getQuery(), d);
+    return v == a.getLse() && d < 2 ? same(a.getQuery(), d) : DimSource{};
+  }
+  // the query, key and value gradients: the query's, key's and value's sizes
+  if (auto a = dyn_cast<AttentionLseBackwardOp>(op))
+    return same(op->getOperand(cast<OpResult>(v).getResultNumber() + 1), d);
   if (isa<ConvolutionOp, MaxPoolOp, AdaptiveAvgPoolOp>(op))
     return d == 0 ? same(op->getOperand(0), 0) : DimSource{};
   if (isa<SumOp, MeanOp, AmaxOp, AminOp, ProdOp>(op)) {
@@ -107,6 +117,14 @@ static DimSource step(Value v, int64_t d) {
   return {};
 }
 
+/// The query of an attention whose log-sum-exp's length `s` is (ceil32 of the query's length), or null.
+static Value lseQuery(const DimSource &s) {
+  if (auto a = s.tensor ? s.tensor.getDefiningOp<AttentionLseOp>() : AttentionLseOp(); a && s.tensor == a.getLse() &&
+                                                                                      s.dim == 2)
+    return a.getQuery();
+  return {};
+}
+
 DimSource traceDim(Value v, int64_t dim) {
   DimSource at{Value(), v, dim};
   for (int guard = 0; guard < 10000; ++guard) {
@@ -135,6 +153,12 @@ Value materializeDim(OpBuilder &b, Value v, int64_t dim) {
     b.setInsertionPointAfter(def);
   else
     b.setInsertionPointToStart(cast<BlockArgument>(s.tensor).getOwner());
+  // a log-sum-exp's length: the query's length rounded up to a multiple of 32
+  if (Value query = lseQuery(s)) {
+    Value n = materializeDim(b, query, 2);
+    Value m = b.create<arith::ConstantIndexOp>(query.getLoc(), 32);
+    return b.create<arith::MulIOp>(query.getLoc(), b.create<arith::CeilDivUIOp>(query.getLoc(), n, m), m).getResult();
+  }
   // a dynamic slice's length along its dim: end - start
   if (auto ds = s.tensor.getDefiningOp<DynamicSliceOp>(); ds && static_cast<int64_t>(ds.getDim()) == s.dim)
     return b.create<arith::SubIOp>(ds.getLoc(), ds.getEnd(), ds.getStart()).getResult();
@@ -162,6 +186,10 @@ static std::optional<std::string> sourceExpression(DimSource s, int depth) {
     return std::to_string(t.getDimSize(s.dim));
   if (auto a = dyn_cast<BlockArgument>(s.tensor))
     return "s[" + std::to_string(a.getArgNumber()) + "][" + std::to_string(s.dim) + "]";
+  if (Value query = lseQuery(s)) {
+    auto n = dimExpression(query, 2);
+    return n ? std::optional<std::string>("(-(-" + *n + " // 32) * 32)") : std::nullopt;
+  }
   if (auto ds = s.tensor.getDefiningOp<DynamicSliceOp>(); ds && static_cast<int64_t>(ds.getDim()) == s.dim) {
     auto end = indexExpression(ds.getEnd(), depth + 1), start = indexExpression(ds.getStart(), depth + 1);
     if (end && start)

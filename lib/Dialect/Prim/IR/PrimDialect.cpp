@@ -322,9 +322,31 @@ LogicalResult ConvolutionOp::verify() {
 
 LogicalResult AttentionOp::verify() { return dyn::verifyAttention(*this); }
 
-bool dyn::prim::isSizedLikeOperands(StringRef callee) {
+namespace {
+/// Backward calls whose result k is the gradient of operand k + 1, with its sizes.
+bool sizedLikeOperands(StringRef callee) {
   return callee == "attention_backward" || callee == "convolution_backward" ||
-         callee == "adaptive_avg_pool2d_backward" || callee == "max_pool2d_backward";
+         callee == "adaptive_avg_pool2d_backward" || callee == "max_pool2d_backward" ||
+         callee == "attention_lse_backward" || callee == "masked_attention_lse_backward";
+}
+} // namespace
+
+bool dyn::prim::takesDynamicShapes(StringRef callee) {
+  return sizedLikeOperands(callee) || callee == "attention_lse" || callee == "masked_attention_lse";
+}
+
+std::optional<dyn::prim::LibraryResultDim> dyn::prim::libraryResultDim(StringRef callee, unsigned result,
+                                                                       int64_t dim, int64_t resultRank) {
+  if (sizedLikeOperands(callee))
+    return LibraryResultDim{result + 1, dim};
+  if (callee != "attention_lse" && callee != "masked_attention_lse")
+    return std::nullopt;
+  // operands query [.., L, E], key, value [.., S, Ev]; results [.., L, Ev], lse [B, H, ceil32(L)], rng [2]
+  if (result == 0)
+    return LibraryResultDim{dim + 1 < resultRank ? 0u : 2u, dim};
+  if (result == 1)
+    return dim < 2 ? LibraryResultDim{0, dim} : LibraryResultDim{0, 2, 32};
+  return std::nullopt;
 }
 
 LogicalResult LibraryCallOp::verify() {
@@ -335,8 +357,8 @@ LogicalResult LibraryCallOp::verify() {
   for (Value v : llvm::concat<Value>(getInputs(), getResults())) {
     auto t = cast<RankedTensorType>(v.getType());
     Type et = t.getElementType();
-    // dynamic dims: the backward calls whose result k has operand k + 1's sizes (PrimToLoop sizes them)
-    if (!t.hasStaticShape() && !isSizedLikeOperands(getCallee()))
+    // dynamic dims: the calls whose results libraryResultDim sizes (PrimToLoop sizes them)
+    if (!t.hasStaticShape() && !takesDynamicShapes(getCallee()))
       return emitOpError("needs statically shaped tensors");
     if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
           et.isInteger(8) || et.isInteger(16) || et.isInteger(32) || et.isInteger(64)))

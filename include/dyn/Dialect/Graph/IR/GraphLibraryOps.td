@@ -36,8 +36,10 @@ class Graph_LibraryOp<string mnemonic, string callee, string desc, bit strided =
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-// A library op whose operands may have dynamic (`?`) dims: the backward ops
-// whose result k is the gradient of operand k + 1 (its type and runtime sizes).
+// A library op whose operands may have dynamic (`?`) dims, its results sized
+// at run time by prim::libraryResultDim: the backward ops whose result k is the
+// gradient of operand k + 1 (its type and runtime sizes), attention with its
+// log-sum-exp (the query's rows, the value's columns).
 class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
                          Dyn_DynamicLibraryCall<callee, strided>> {
@@ -440,7 +442,7 @@ def Graph_MaskedAttentionBackwardOp : Graph_DynamicLibraryOp<"masked_attention_b
 // log-sum-exp (`lse`, padded to a multiple of 32 columns, the memory-efficient kernel's layout) and
 // `rng` (the Philox seed and offset of a dropout: dyn makes the op with `dropout_p` 0, where the
 // kernels draw nothing). The backward then runs once, without running the forward kernel again.
-def Graph_AttentionLseOp : Graph_LibraryOp<"attention_lse", "attention_lse",
+def Graph_AttentionLseOp : Graph_DynamicLibraryOp<"attention_lse", "attention_lse",
                                            "attention with its log-sum-exp, for its backward", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$query, Graph_LibraryFloatTensor:$key,
                        Graph_LibraryFloatTensor:$value, F64Attr:$dropout_p, BoolAttr:$is_causal, F64Attr:$scale);
@@ -449,7 +451,7 @@ def Graph_AttentionLseOp : Graph_LibraryOp<"attention_lse", "attention_lse",
 }
 // The query, key and value gradients of graph.attention_lse: eager's backward kernel of the same
 // backend, from the forward's result, log-sum-exp and random state.
-def Graph_AttentionLseBackwardOp : Graph_LibraryOp<"attention_lse_backward", "attention_lse_backward",
+def Graph_AttentionLseBackwardOp : Graph_DynamicLibraryOp<"attention_lse_backward", "attention_lse_backward",
                                                    "graph.attention_lse's query, key and value gradients", 1> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$query,
                        Graph_LibraryFloatTensor:$key, Graph_LibraryFloatTensor:$value,

@@ -24,9 +24,21 @@
 #include "dyn/Dialect/Prim/IR/PrimOps.h.inc"
 
 namespace dyn::prim {
-/// Library calls that take dynamic (`?`) dims: backward calls whose result k is the gradient of operand
-/// k + 1, with its sizes.
-bool isSizedLikeOperands(llvm::StringRef callee);
+/// How dim `dim` of result `result` of a library call with dynamic (`?`) dims is sized at run time: as
+/// dim `dim` of operand `operand`, rounded up to a multiple of `multiple`.
+struct LibraryResultDim {
+  unsigned operand;
+  int64_t dim;
+  int64_t multiple = 1;
+};
+/// The sizing of a `?` dim of a library call's result; nothing for callees whose results are static.
+/// The backward calls size result k as operand k + 1 (what it is the gradient of); attention with its
+/// log-sum-exp sizes its result as the query's rows and the value's columns, and the log-sum-exp
+/// [B, H, L] rounded up to a multiple of 32 columns (the memory-efficient kernel's layout).
+std::optional<LibraryResultDim> libraryResultDim(llvm::StringRef callee, unsigned result, int64_t dim,
+                                                 int64_t resultRank);
+/// Whether the callee's results may have `?` dims (libraryResultDim sizes them).
+bool takesDynamicShapes(llvm::StringRef callee);
 } // namespace dyn::prim
 
 #endif // DYN_DIALECT_PRIM_IR_PRIMDIALECT_H

@@ -428,8 +428,8 @@ def Prim_AttentionOp : Prim_DynamicOp<"attention"> {
   let hasVerifier = 1;
 }
 
-// Static shapes, except the backward calls that size their gradients as their operands
-// (prim::isSizedLikeOperands; its verifier).
+// Static shapes, except the calls whose results prim::libraryResultDim sizes (the backward
+// calls that size their gradients as their operands, attention with its log-sum-exp; its verifier).
 def Prim_LibraryCallOp : Prim_DynamicOp<"library_call"> {
   let summary = "results computed by a library call by name (several results allowed)";
   let description = [{
