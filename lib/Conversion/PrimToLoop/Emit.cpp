@@ -293,6 +293,8 @@ Value KernelEmitter::emitUncached(Value value, ArrayRef<Value> idx, unsigned lev
     return emitReduction(op, idx, level);
   if (auto pad = dyn_cast<prim::PadOp>(op))
     return emitPad(pad, idx, level);
+  if (auto cat = dyn_cast<prim::ConcatenateOp>(op))
+    return emitConcatenate(cat, idx, level);
   if (isIndexRemap(op))
     return emit(op->getOperand(0), remapIndex<Value>(op, idx, *this));
   if (auto g = dyn_cast<prim::GatherOp>(op))
@@ -513,6 +515,43 @@ Value KernelEmitter::emitPad(prim::PadOp pad, ArrayRef<Value> idx, unsigned leve
   return r;
 }
 
+
+/// A concatenation along a static dim read in a kernel (a `?` graph's cotangent of slices, where a
+/// static one has pads): each input at the index shifted by its offset, clamped into it, and the one
+/// whose range holds the index selected (bit-exact: no sum of zeros).
+Value KernelEmitter::emitConcatenate(prim::ConcatenateOp cat, ArrayRef<Value> idx, unsigned level) {
+  int64_t dim = cat.getDim();
+  unsigned at = std::max(level, levelOf(idx));
+  SmallVector<std::pair<Value, Value>> pieces; // (the input's value, whether the index is in it)
+  int64_t offset = 0;
+  for (Value in : cat.getInputs()) {
+    int64_t n = tensorType(in).getDimSize(dim);
+    SmallVector<Value> inIdx(idx);
+    Value inside;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      setInsertion(at);
+      Value j = arith::SubIOp::create(b, loc, idx[dim], constantIndexHere(offset));
+      Value zero = constantIndexHere(0), last = constantIndexHere(n - 1);
+      inside = arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, zero),
+                                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j, last));
+      inIdx[dim] = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, j, last), zero);
+      levels[inIdx[dim]] = at;
+    }
+    pieces.push_back({emit(in, inIdx), inside});
+    offset += n;
+  }
+  Value r = pieces.back().first;
+  unsigned selectLevel = at;
+  for (auto &[v, inside] : pieces)
+    selectLevel = std::max(selectLevel, levelOf(v));
+  OpBuilder::InsertionGuard guard(b);
+  setInsertion(selectLevel);
+  for (int64_t k = (int64_t)pieces.size() - 2; k >= 0; --k)
+    r = arith::SelectOp::create(b, loc, pieces[k].second, pieces[k].first, r);
+  levels[r] = selectLevel;
+  return r;
+}
 
 TypedAttr scalarAttr(Type type, double value) {
   if (auto ft = dyn_cast<FloatType>(type))

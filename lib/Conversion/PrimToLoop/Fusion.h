@@ -274,6 +274,7 @@ private:
   /// value. The input is read at the index clamped into range, so the load
   /// never leaves its buffer and the select needs no branch.
   Value emitPad(prim::PadOp pad, ArrayRef<Value> idx, unsigned level);
+  Value emitConcatenate(prim::ConcatenateOp cat, ArrayRef<Value> idx, unsigned level);
 
   Value emitScalar(Operation *op, ArrayRef<Value> x, ArrayRef<Value> idx);
 };
@@ -306,6 +307,9 @@ struct BufferView {
   Value base;
   SmallVector<int64_t> strides;
   int64_t offset = 0;
+  /// A reshape of base with `?` dims: base's elements in order, viewed with the value's runtime sizes
+  /// (strides and offset unused).
+  bool reshaped = false;
 
   bool isContiguous(ArrayRef<int64_t> shape) const {
     return offset == 0 && strides == rowMajorStrides(shape);

@@ -113,6 +113,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // land in [B, S, H, D] order, ready for the output projection.
   DenseMap<Value, prim::AttentionOp> attentionInto;
   auto hasBuffer = [&](Value u) { return isa<BlockArgument>(u) || materialized.contains(u); };
+  // A concatenation along a static dim in a graph with `?` dims is read where it is used (emitConcatenate),
+  // as the pads a static graph's slice cotangents are: no copy kernel per input. Along a `?` dim (runtime
+  // offsets) it is copied into a buffer of its own.
+  auto fusibleConcatenate = [](prim::ConcatenateOp cat) {
+    return llvm::none_of(cat.getInputs(), [&](Value in) { return tensorType(in).isDynamicDim(cat.getDim()); });
+  };
   auto viewRoot = [](Value v) {
     while (isViewOp(v.getDefiningOp()))
       v = v.getDefiningOp()->getOperand(0);
@@ -137,8 +143,18 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // Whether library-call operand `v` is read as a view (`strided`: any
   // strides with a unit innermost one, else only contiguous views).
   auto readInPlace = [&](Value v, bool strided) {
-    if (hasBuffer(v) || dynamic)
+    if (hasBuffer(v))
       return false;
+    if (dynamic) {
+      // With `?` dims: a reshape of a buffer (the same elements in order), viewed with its runtime sizes.
+      Value root = v;
+      while (auto rs = root.getDefiningOp<prim::ReshapeOp>())
+        root = rs.getInput();
+      if (root == v || !hasBuffer(root) || llvm::is_contained(tensorType(root).getShape(), 0))
+        return false;
+      views[v] = BufferView{root, {}, 0, /*reshaped=*/true};
+      return true;
+    }
     ArrayRef<int64_t> shape = tensorType(v).getShape();
     auto accepted = [&](const BufferView &view) {
       if (!strided)
@@ -200,7 +216,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       }
       for (Value r : op.getResults()) // a sort writes values and indices
         materialized.insert(r);
-    } else if (isa<prim::ConcatenateOp>(op) || (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
+    } else if ((isa<prim::ConcatenateOp>(op) && !(dynamic && fusibleConcatenate(cast<prim::ConcatenateOp>(op)))) ||
+               (isa<prim::ConstantOp>(op) && !isSplat(&op))) {
       materialized.insert(op.getResult(0));
     }
   }
@@ -465,6 +482,22 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return it->second;
     const BufferView &view = views.at(x);
     Value base = buffers[view.base];
+    if (view.reshaped) {
+      // row-major strides of the runtime sizes, innermost first
+      RankedTensorType t = tensorType(x);
+      SmallVector<OpFoldResult> sizes(t.getRank()), strides(t.getRank());
+      OpFoldResult stride = b.getIndexAttr(1);
+      for (int64_t d = t.getRank() - 1; d >= 0; --d) {
+        sizes[d] = t.isDynamicDim(d) ? OpFoldResult(dimOf(b, x, d)) : b.getIndexAttr(t.getDimSize(d));
+        strides[d] = stride;
+        auto sc = getConstantIntValue(stride), dc = getConstantIntValue(sizes[d]);
+        stride = sc && dc ? OpFoldResult(b.getIndexAttr(*sc * *dc))
+                          : OpFoldResult(arith::MulIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                                                               getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
+                                             .getResult());
+      }
+      return memref::ReinterpretCastOp::create(b, loc, bufferType(x), base, b.getIndexAttr(0), sizes, strides);
+    }
     MemRefType type = viewType(x, view);
     if (type == base.getType())
       return base;
