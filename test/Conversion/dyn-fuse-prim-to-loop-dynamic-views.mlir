@@ -42,3 +42,36 @@ func.func @concatenation_read_in_place(%a: tensor<4x?x8xf32>, %b: tensor<4x?x16x
   %1 = prim.exp %0 : tensor<4x?x24xf32>
   return %1 : tensor<4x?x24xf32>
 }
+
+// -----
+
+// q, k and v sliced from one projection with `?` rows and viewed as heads are
+// read in place by a strided call, as with static sizes: views whose batch
+// stride is the runtime length times the projection's width (3 x 64), at the
+// slices' constant offsets.
+// CHECK-LABEL: func @heads_sliced_from_a_projection
+// CHECK: %[[L:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[BATCH:.*]] = arith.muli %{{.*}}, %c192
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 4, %{{.*}}, 16], strides: [%[[BATCH]], 16, 192, 1]
+// CHECK: %[[K:.*]] = memref.reinterpret_cast %{{.*}} to offset: [64], sizes: [2, 4, %{{.*}}, 16], strides: [%{{.*}}, 16, 192, 1] : memref<?x192xf32> to memref<2x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>
+// CHECK: loop.library_call "attention_lse" ins(%{{.*}}, %[[K]], %{{.*}} : memref<2x4x?x16xf32, strided<[?, 16, 192, 1]>>, memref<2x4x?x16xf32, strided<[?, 16, 192, 1], offset: 64>>, memref<2x4x?x16xf32, strided<[?, 16, 192, 1], offset: 128>>)
+// CHECK-NOT: loop.kernel "transpose
+func.func @heads_sliced_from_a_projection(%x: tensor<2x?x64xf32>, %w: tensor<64x192xf32>) -> tensor<2x4x?x16xf32> {
+  %l = prim.dim %x, 1 : tensor<2x?x64xf32>
+  %c2 = arith.constant 2 : index
+  %n = arith.muli %l, %c2 : index
+  %x2 = prim.reshape %x sizes(%n) : tensor<2x?x64xf32> -> tensor<?x64xf32>
+  %0 = prim.dot_general %x2, %w batch [], [] contract [1], [0] : tensor<?x64xf32>, tensor<64x192xf32> -> tensor<?x192xf32>
+  %1 = prim.reshape %0 sizes(%l) : tensor<?x192xf32> -> tensor<2x?x192xf32>
+  %4 = prim.slice %1 start [0, 0, 0] stride [1, 1, 1] : tensor<2x?x192xf32> -> tensor<2x?x64xf32>
+  %5 = prim.slice %1 start [0, 0, 64] stride [1, 1, 1] : tensor<2x?x192xf32> -> tensor<2x?x64xf32>
+  %6 = prim.slice %1 start [0, 0, 128] stride [1, 1, 1] : tensor<2x?x192xf32> -> tensor<2x?x64xf32>
+  %7 = prim.reshape %4 sizes(%l) : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+  %8 = prim.transpose %7 permutation [0, 2, 1, 3] : tensor<2x?x4x16xf32> -> tensor<2x4x?x16xf32>
+  %9 = prim.reshape %5 sizes(%l) : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+  %10 = prim.transpose %9 permutation [0, 2, 1, 3] : tensor<2x?x4x16xf32> -> tensor<2x4x?x16xf32>
+  %11 = prim.reshape %6 sizes(%l) : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+  %12 = prim.transpose %11 permutation [0, 2, 1, 3] : tensor<2x?x4x16xf32> -> tensor<2x4x?x16xf32>
+  %r:3 = prim.library_call "attention_lse"(%8, %10, %12) params [0, 0, 4598175219545276416] {strided} : (tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>) -> (tensor<2x4x?x16xf32>, tensor<2x4x?xf32>, tensor<2xi64>)
+  return %r#0 : tensor<2x4x?x16xf32>
+}

@@ -495,30 +495,30 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
   SmallVector<int64_t> desc{(int64_t)buffers.size(), (int64_t)outputs.size()};
   llvm::append_range(buffers, outputs);
   SmallVector<int32_t> dtypes = loop::libraryCallDTypes(op);
-  // Entries of dynamic sizes and of the strides that follow from them: their
-  // position in `desc`, the buffer and the dim (a size), or -1 - dim (a
-  // stride: the product of the sizes after that dim of a contiguous buffer).
-  SmallVector<std::tuple<size_t, Value, int64_t>> dynamicEntries;
+  // Entries known at run time only: their position in `desc`, the buffer, the dim, and what they are.
+  enum class Entry { Size, ContiguousStride, Stride };
+  SmallVector<std::tuple<size_t, Value, int64_t, Entry>> dynamicEntries;
   for (auto [v, dtype] : llvm::zip(buffers, dtypes)) {
     auto t = cast<MemRefType>(v.getType());
     desc.push_back(dtype);
     desc.push_back(t.getRank());
     for (int64_t d = 0; d < t.getRank(); ++d) {
       if (t.isDynamicDim(d))
-        dynamicEntries.push_back({desc.size(), v, d});
+        dynamicEntries.push_back({desc.size(), v, d, Entry::Size});
       desc.push_back(t.getDimSize(d));
     }
-    if (t.hasStaticShape()) {
-      auto [strides, offset] = t.getStridesAndOffset(); // static: the verifiers say so
-      llvm::append_range(desc, strides);
-      desc.push_back(offset * ((t.getElementTypeBitWidth() + 7) / 8));
-    } else { // contiguous: the verifiers say so
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        dynamicEntries.push_back({desc.size(), v, -1 - d});
-        desc.push_back(0);
+    auto [strides, offset] = t.getStridesAndOffset(); // a static offset: the verifiers say so
+    bool identity = t.getLayout().isIdentity();
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (!ShapedType::isDynamic(strides[d])) {
+        desc.push_back(strides[d]);
+        continue;
       }
+      // a contiguous buffer's: the product of the sizes after the dim; a view's: from its descriptor
+      dynamicEntries.push_back({desc.size(), v, d, identity ? Entry::ContiguousStride : Entry::Stride});
       desc.push_back(0);
     }
+    desc.push_back(offset * ((t.getElementTypeBitWidth() + 7) / 8));
   }
   SmallVector<int64_t> params = op.getLibraryCallParams();
   desc.push_back(params.size());
@@ -543,14 +543,16 @@ void lowerLibraryCall(IRRewriter &rewriter, loop::LibraryCallOpInterface op, Mod
     };
     for (auto [i, v] : llvm::enumerate(desc))
       store(arith::ConstantIntOp::create(rewriter, loc, i64, v), i);
-    for (auto [at, buf, d] : dynamicEntries) {
+    for (auto [at, buf, d, entry] : dynamicEntries) {
       Value v;
-      if (d >= 0) {
+      if (entry == Entry::Size) {
         v = memref::DimOp::create(rewriter, loc, buf, d);
+      } else if (entry == Entry::Stride) {
+        v = memref::ExtractStridedMetadataOp::create(rewriter, loc, buf).getStrides()[d];
       } else {
         auto t = cast<MemRefType>(buf.getType());
         v = cIndex(rewriter, loc, 1);
-        for (int64_t after = -1 - d + 1; after < t.getRank(); ++after)
+        for (int64_t after = d + 1; after < t.getRank(); ++after)
           v = arith::MulIOp::create(rewriter, loc, v, memref::DimOp::create(rewriter, loc, buf, after));
       }
       store(arith::IndexCastOp::create(rewriter, loc, i64, v), at);

@@ -307,9 +307,6 @@ struct BufferView {
   Value base;
   SmallVector<int64_t> strides;
   int64_t offset = 0;
-  /// A reshape of base with `?` dims: base's elements in order, viewed with the value's runtime sizes
-  /// (strides and offset unused).
-  bool reshaped = false;
 
   bool isContiguous(ArrayRef<int64_t> shape) const {
     return offset == 0 && strides == rowMajorStrides(shape);
@@ -319,6 +316,29 @@ bool isViewOp(Operation *op);
 /// `v` as a view of the first value down its chain of view ops that `hasBuffer` accepts, or nothing.
 std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer);
 MemRefType viewType(Value v, const BufferView &view);
+
+/// Where the size of `v`'s `?` dim `d` comes from (a function argument's dim, or an index value: a
+/// reshape's or broadcast's size operand); equal keys are equal sizes. Plan.cpp.
+using DimKey = std::pair<Value, int64_t>;
+std::optional<DimKey> dimKey(Value v, int64_t d);
+
+/// A stride in elements of a view with `?` dims: `constant` times the runtime sizes of `dims` (each a
+/// value's dim, which the buffer function computes).
+struct SymStride {
+  int64_t constant = 1;
+  SmallVector<std::pair<Value, int64_t>> dims;
+};
+/// BufferView with `?` dims: strides that are products of runtime sizes; the offset stays a constant
+/// (the launch plan places a view at a constant offset of its buffer).
+struct DynamicBufferView {
+  Value base;
+  SmallVector<SymStride> strides;
+  int64_t offset = 0;
+  bool isContiguous(Value v) const;
+};
+/// `v` (with `?` dims) as a view of the first value down its chain of view ops that `hasBuffer`
+/// accepts, or nothing where its strides are not products of sizes or its offset is not constant.
+std::optional<DynamicBufferView> dynamicBufferView(Value v, function_ref<bool(Value)> hasBuffer);
 
 //===----------------------------------------------------------------------===//
 // Buffers for reused values (Materialize.cpp)

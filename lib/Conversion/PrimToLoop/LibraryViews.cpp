@@ -190,4 +190,155 @@ MemRefType viewType(Value v, const BufferView &view) {
                          StridedLayoutAttr::get(v.getContext(), view.offset, view.strides));
 }
 
+//===----------------------------------------------------------------------===//
+// Views with `?` dims: strides as products of runtime sizes
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Factor = std::pair<Value, int64_t>;
+
+/// A factor's key: where its size comes from (dimKey), or the factor itself where the trace stops.
+DimKey keyOf(const Factor &f) { return dimKey(f.first, f.second).value_or(DimKey{f.first, f.second}); }
+
+SmallVector<DimKey> sortedKeys(const SymStride &s) {
+  SmallVector<DimKey> keys;
+  for (const Factor &f : s.dims)
+    keys.push_back(keyOf(f));
+  llvm::sort(keys, [](const DimKey &a, const DimKey &b) {
+    return std::make_pair(a.first.getAsOpaquePointer(), a.second) <
+           std::make_pair(b.first.getAsOpaquePointer(), b.second);
+  });
+  return keys;
+}
+
+bool equal(const SymStride &a, const SymStride &b) {
+  return a.constant == b.constant && sortedKeys(a) == sortedKeys(b);
+}
+
+/// Whether a is a proper divisor of b at every size: its constant divides b's, its sizes are among
+/// b's, and it is not b.
+bool properDivisor(const SymStride &a, const SymStride &b) {
+  if (equal(a, b) || a.constant == 0 || b.constant % a.constant)
+    return false;
+  SmallVector<DimKey> ka = sortedKeys(a), kb = sortedKeys(b);
+  if (ka.empty() && kb.empty())
+    return a.constant < b.constant;
+  // multiset inclusion
+  SmallVector<DimKey> rest(kb);
+  for (const DimKey &k : ka) {
+    auto it = llvm::find(rest, k);
+    if (it == rest.end())
+      return false;
+    rest.erase(it);
+  }
+  return true;
+}
+
+/// s times dim `d` of `v` (a constant where it is static).
+SymStride times(SymStride s, Value v, int64_t d) {
+  RankedTensorType t = tensorType(v);
+  if (t.isDynamicDim(d))
+    s.dims.push_back({v, d});
+  else
+    s.constant *= t.getDimSize(d);
+  return s;
+}
+
+SmallVector<SymStride> rowMajor(Value v) {
+  int64_t rank = tensorType(v).getRank();
+  SmallVector<SymStride> strides(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = times(strides[d + 1], v, d + 1);
+  return strides;
+}
+
+/// torch's computeStride with sizes that may be `?`: chunks of the old dims that are contiguous among
+/// themselves are split into the new dims. A chunk's element counts are compared as products of sizes
+/// (equal where their sizes come from one place); the outermost chunk takes every remaining new dim,
+/// whose product equals its own by the reshape's element count.
+std::optional<SmallVector<SymStride>> reshapedStrides(Value in, ArrayRef<SymStride> oldStrides, Value out) {
+  ArrayRef<int64_t> oldShape = tensorType(in).getShape(), newShape = tensorType(out).getShape();
+  SmallVector<SymStride> strides(newShape.size());
+  if (oldShape.empty() || llvm::is_contained(oldShape, 0) || llvm::is_contained(newShape, 0))
+    return std::nullopt;
+  int64_t viewD = (int64_t)newShape.size() - 1;
+  SymStride chunkBase = oldStrides.back(), tensorNumel, viewNumel;
+  auto timesStride = [](SymStride a, const SymStride &b) {
+    a.constant *= b.constant;
+    a.dims.append(b.dims.begin(), b.dims.end());
+    return a;
+  };
+  for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
+    tensorNumel = times(tensorNumel, in, d);
+    bool boundary = d == 0 || (oldShape[d - 1] != 1 && !equal(oldStrides[d - 1], timesStride(tensorNumel, chunkBase)));
+    if (!boundary)
+      continue;
+    while (viewD >= 0 && (d == 0 || properDivisor(viewNumel, tensorNumel) || newShape[viewD] == 1)) {
+      strides[viewD] = timesStride(viewNumel, chunkBase);
+      viewNumel = times(viewNumel, out, viewD);
+      --viewD;
+    }
+    if (d > 0 && !equal(viewNumel, tensorNumel))
+      return std::nullopt;
+    if (d > 0) {
+      chunkBase = oldStrides[d - 1];
+      tensorNumel = viewNumel = SymStride();
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return strides;
+}
+} // namespace
+
+bool DynamicBufferView::isContiguous(Value v) const {
+  SmallVector<SymStride> want = rowMajor(v);
+  return offset == 0 && llvm::all_of(llvm::zip(strides, want), [](auto p) {
+           return equal(std::get<0>(p), std::get<1>(p));
+         });
+}
+
+std::optional<DynamicBufferView> dynamicBufferView(Value v, function_ref<bool(Value)> hasBuffer) {
+  RankedTensorType t = tensorType(v);
+  if (llvm::is_contained(t.getShape(), 0))
+    return std::nullopt;
+  if (hasBuffer(v))
+    return DynamicBufferView{v, rowMajor(v), 0};
+  Operation *def = v.getDefiningOp();
+  if (!isViewOp(def))
+    return std::nullopt;
+  std::optional<DynamicBufferView> in = dynamicBufferView(def->getOperand(0), hasBuffer);
+  if (!in)
+    return std::nullopt;
+  Value input = def->getOperand(0);
+  DynamicBufferView out{in->base, SmallVector<SymStride>(t.getRank()), in->offset};
+  if (auto tr = dyn_cast<prim::TransposeOp>(def)) {
+    for (auto [i, p] : llvm::enumerate(tr.getPermutation()))
+      out.strides[i] = in->strides[p];
+  } else if (auto sl = dyn_cast<prim::SliceOp>(def)) {
+    for (int64_t i = 0; i < t.getRank(); ++i) {
+      int64_t start = sl.getStart()[i], step = sl.getStride()[i];
+      if (step < 0 || (start && !in->strides[i].dims.empty())) // a runtime offset
+        return std::nullopt;
+      out.offset += start * in->strides[i].constant;
+      out.strides[i] = in->strides[i];
+      out.strides[i].constant *= step;
+    }
+  } else if (isa<prim::ReshapeOp>(def)) {
+    auto strides = reshapedStrides(input, in->strides, v);
+    if (!strides)
+      return std::nullopt;
+    out.strides = *strides;
+  } else {
+    auto b = cast<prim::BroadcastInDimOp>(def);
+    RankedTensorType it = tensorType(input);
+    for (auto [i, d] : llvm::enumerate(b.getDims()))
+      out.strides[d] = it.getDimSize(i) == 1 && t.getDimSize(d) != 1 ? SymStride{0, {}} : in->strides[i];
+    for (int64_t d = 0; d < t.getRank(); ++d) // new dims
+      if (!llvm::is_contained(b.getDims(), d))
+        out.strides[d] = SymStride{0, {}};
+  }
+  return out;
+}
+
 } // namespace dyn::prim_to_loop

@@ -249,12 +249,10 @@ Reads readsOf(Value v, function_ref<bool(Value)> materialized) {
 }
 } // namespace
 
-namespace {
 /// Where the size of `v`'s `?` dim `d` comes from: a function argument's dim,
 /// or an index value (a reshape's or broadcast's size operand); equal keys
 /// are equal sizes. Traced through the ops that carry a dim from an operand
 /// unchanged; nullopt where the trace stops.
-using DimKey = std::pair<Value, int64_t>;
 std::optional<DimKey> dimKey(Value v, int64_t d) {
   for (int steps = 0; steps < 1024; ++steps) {
     RankedTensorType t = tensorType(v);
@@ -340,6 +338,7 @@ std::optional<DimKey> dimKey(Value v, int64_t d) {
   return std::nullopt;
 }
 
+namespace {
 /// Whether the operands of reductions `a` and `b` have one shape: equal
 /// static dims, and `?` dims whose sizes come from one place.
 bool sameOperandShape(Operation *a, Operation *b) {

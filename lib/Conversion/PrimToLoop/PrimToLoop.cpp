@@ -108,6 +108,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   // Library-call operands read in place from a buffer that exists anyway (a
   // GEMM's output sliced into q, k and v, viewed as heads): no copy kernel.
   DenseMap<Value, BufferView> views;
+  DenseMap<Value, DynamicBufferView> dynamicViews; // the same with `?` dims
   // A transpose of an attention result that the attention writes itself,
   // through a strided view of the transpose's buffer: the heads' outputs
   // land in [B, S, H, D] order, ready for the output projection.
@@ -146,13 +147,17 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     if (hasBuffer(v))
       return false;
     if (dynamic) {
-      // With `?` dims: a reshape of a buffer (the same elements in order), viewed with its runtime sizes.
-      Value root = v;
-      while (auto rs = root.getDefiningOp<prim::ReshapeOp>())
-        root = rs.getInput();
-      if (root == v || !hasBuffer(root) || llvm::is_contained(tensorType(root).getShape(), 0))
+      // With `?` dims: views whose strides are products of runtime sizes (q, k and v sliced from one
+      // projection and viewed as heads; a reshape of a buffer), of values that have buffers anyway.
+      std::optional<DynamicBufferView> view = dynamicBufferView(v, hasBuffer);
+      if (!view)
         return false;
-      views[v] = BufferView{root, {}, 0, /*reshaped=*/true};
+      ArrayRef<int64_t> shape = tensorType(v).getShape();
+      const SymStride &inner = view->strides.empty() ? SymStride() : view->strides.back();
+      if (strided ? !(shape.empty() || shape.back() == 1 || (inner.dims.empty() && inner.constant == 1))
+                  : !view->isContiguous(v))
+        return false;
+      dynamicViews[v] = *view;
       return true;
     }
     ArrayRef<int64_t> shape = tensorType(v).getShape();
@@ -177,6 +182,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     views[v] = *view;
     return true;
   };
+  // With `?` dims the function's results are buffers from the start, so that library calls read views of
+  // them (q, k and v sliced from a projection the forward also returns for its backward).
+  if (dynamic)
+    for (Value v : ret.getOperands())
+      if (!isa<BlockArgument>(v))
+        materialized.insert(v);
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
       // A transposed rhs is read in place (loop.matmul transpose_b): its
@@ -480,24 +491,35 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   auto operandBuffer = [&](Value x) -> Value {
     if (auto it = buffers.find(x); it != buffers.end())
       return it->second;
+    if (auto it = dynamicViews.find(x); it != dynamicViews.end()) {
+      // sizes and strides computed from the runtime sizes
+      const DynamicBufferView &view = it->second;
+      RankedTensorType t = tensorType(x);
+      SmallVector<OpFoldResult> sizes, strides;
+      SmallVector<int64_t> layout;
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        sizes.push_back(t.isDynamicDim(d) ? OpFoldResult(dimOf(b, x, d)) : b.getIndexAttr(t.getDimSize(d)));
+        const SymStride &s = view.strides[d];
+        if (s.dims.empty()) {
+          strides.push_back(b.getIndexAttr(s.constant));
+          layout.push_back(s.constant);
+          continue;
+        }
+        Value stride = arith::ConstantIndexOp::create(b, loc, s.constant);
+        for (auto [value, dim] : s.dims)
+          stride = arith::MulIOp::create(b, loc, stride, dimOf(b, value, dim));
+        strides.push_back(stride);
+        layout.push_back(ShapedType::kDynamic);
+      }
+      MemRefType type = view.isContiguous(x) ? bufferType(x)
+                                             : MemRefType::get(t.getShape(), storedType(t.getElementType()),
+                                                               StridedLayoutAttr::get(x.getContext(), view.offset,
+                                                                                      layout));
+      return memref::ReinterpretCastOp::create(b, loc, type, buffers[view.base], b.getIndexAttr(view.offset), sizes,
+                                               strides);
+    }
     const BufferView &view = views.at(x);
     Value base = buffers[view.base];
-    if (view.reshaped) {
-      // row-major strides of the runtime sizes, innermost first
-      RankedTensorType t = tensorType(x);
-      SmallVector<OpFoldResult> sizes(t.getRank()), strides(t.getRank());
-      OpFoldResult stride = b.getIndexAttr(1);
-      for (int64_t d = t.getRank() - 1; d >= 0; --d) {
-        sizes[d] = t.isDynamicDim(d) ? OpFoldResult(dimOf(b, x, d)) : b.getIndexAttr(t.getDimSize(d));
-        strides[d] = stride;
-        auto sc = getConstantIntValue(stride), dc = getConstantIntValue(sizes[d]);
-        stride = sc && dc ? OpFoldResult(b.getIndexAttr(*sc * *dc))
-                          : OpFoldResult(arith::MulIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
-                                                               getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
-                                             .getResult());
-      }
-      return memref::ReinterpretCastOp::create(b, loc, bufferType(x), base, b.getIndexAttr(0), sizes, strides);
-    }
     MemRefType type = viewType(x, view);
     if (type == base.getType())
       return base;

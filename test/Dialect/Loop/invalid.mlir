@@ -99,7 +99,7 @@ func.func @conv_bad_out(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: me
 // -----
 
 func.func @attention_dynamic_offset(%q: memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, %o: memref<2x8x16xf32>) {
-  // expected-error @+1 {{needs contiguous buffers or views with static strides and offset}}
+  // expected-error @+1 {{needs contiguous buffers or views with a static offset}}
   loop.attention %q, %q, %q, %o scale 0.25 : memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32, strided<[256, 32, 1], offset: ?>>, memref<2x8x16xf32>
   return
 }
@@ -150,7 +150,7 @@ func.func @library_call_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf3
 
 // A `strided` call takes views, but with a unit innermost stride.
 func.func @library_call_strided_inner(%a: memref<4x4xf32, strided<[1, 4]>>, %b: memref<4x4xf32>) {
-  // expected-error @+1 {{needs static strides with a unit innermost one}}
+  // expected-error @+1 {{needs a static offset and a unit innermost stride}}
   loop.library_call "attention_lse" ins(%a : memref<4x4xf32, strided<[1, 4]>>) outs(%b : memref<4x4xf32>) params [] {strided}
   return
 }
@@ -180,5 +180,14 @@ func.func @dynamic_domain_without_size(%x: memref<?xf32>) {
   ^bb0(%i: index):
     loop.yield
   }) : () -> ()
+  return
+}
+
+// -----
+
+// A view at a runtime offset: the GPU launch plan places views at constant offsets.
+func.func @library_call_strided_dynamic_offset(%a: memref<4x?xf32, strided<[?, 1], offset: ?>>, %b: memref<4x4xf32>) {
+  // expected-error @+1 {{needs a static offset and a unit innermost stride}}
+  loop.library_call "attention_lse" ins(%a : memref<4x?xf32, strided<[?, 1], offset: ?>>) outs(%b : memref<4x4xf32>) params [] {strided}
   return
 }

@@ -120,15 +120,16 @@ static bool describableLayout(MemRefType t, bool strided) {
     return true;
   if (!strided || !isa<StridedLayoutAttr>(t.getLayout()))
     return false;
+  // `?` strides: products of runtime sizes (PrimToLoop's views with `?` dims), passed at each call
   auto [strides, offset] = t.getStridesAndOffset();
-  return !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic) &&
-         llvm::all_of(strides, [](int64_t s) { return s >= 0; }) && offset >= 0;
+  return !ShapedType::isDynamic(offset) && offset >= 0 &&
+         llvm::all_of(strides, [](int64_t s) { return ShapedType::isDynamic(s) || s >= 0; });
 }
 
 /// Library calls take buffers of the float types the libraries handle, all of
 /// one element type (but a boolean mask): contiguous ones, or with `strided`
-/// views with static non-negative strides and offset (attention reads q, k, v
-/// and the mask in place, as eager's strided tensors).
+/// views with non-negative strides and a static offset (attention reads q, k,
+/// v and the mask in place, as eager's strided tensors).
 static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask = {},
                                           bool strided = false, bool integers = false) {
   SmallVector<Value> buffers = op.getLibraryCallInputs();
@@ -141,7 +142,7 @@ static LogicalResult verifyLibraryBuffers(LibraryCallOpInterface op, Value mask 
   for (Value v : buffers) {
     auto t = cast<MemRefType>(v.getType());
     if (!describableLayout(t, strided))
-      return op->emitOpError(strided ? "needs contiguous buffers or views with static strides and offset"
+      return op->emitOpError(strided ? "needs contiguous buffers or views with a static offset"
                                      : "needs contiguous (identity layout) buffers");
     if (t.getElementType() != et && !(v == mask && t.getElementType().isInteger(1)))
       return op->emitOpError("buffers must share one element type");
@@ -321,13 +322,13 @@ LogicalResult LibraryCallOp::verify() {
     if (!t.getLayout().isIdentity()) {
       if (!getStrided())
         return emitOpError("needs contiguous (identity layout) buffers");
-      // the ABI passes static strides and offset; the implementations take a unit innermost stride
+      // a static offset (the GPU launch plan places views at constant offsets); strides static or
+      // computed from `?` sizes, passed at each call; the implementations take a unit innermost stride
       int64_t offset;
       SmallVector<int64_t> strides;
-      if (!t.hasStaticShape() || failed(t.getStridesAndOffset(strides, offset)) ||
-          ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic) ||
+      if (failed(t.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
           (t.getRank() && t.getShape().back() != 1 && strides.back() != 1))
-        return emitOpError("needs static strides with a unit innermost one");
+        return emitOpError("needs a static offset and a unit innermost stride");
     }
     Type et = t.getElementType();
     if (!(et.isF16() || et.isBF16() || et.isF32() || et.isF64() || et.isInteger(1) ||
