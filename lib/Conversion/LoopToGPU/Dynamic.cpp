@@ -107,14 +107,67 @@ LogicalResult KernelMapper::splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef
   };
   b.setInsertionPoint(kernel);
   auto serial = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
+  SmallVector<loop::ReduceOp> serialReduces = dynamicSplittable(serial, 4 * kMinChunk); // the clone's own
   llvm::DenseSet<Operation *> before = launches();
   if (failed(splitDynamic(kernel, reduces)))
     return failure();
   gate(before, true);
   before = launches();
-  if (failed(mapDynamic(serial, /*allowSplit=*/false)))
+  if (serialReduces.size() != reduces.size() || failed(sweepColumns(serial, serialReduces)))
     return failure();
   gate(before, false);
+  return success();
+}
+
+/// The short form of a `?` column reduction: one launch, a thread per group of `width` neighbouring points
+/// sweeping the whole runtime length with kUnroll x width accumulators and 16-byte loads (as a split's
+/// partial kernel sweeps a chunk), then running the rest of the kernel body. A thread summing one
+/// accumulator would wait on each row's load in turn.
+LogicalResult KernelMapper::sweepColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
+  Location loc = kernel.getLoc();
+  b.setInsertionPoint(kernel);
+  SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
+  Value points = productValue(b, loc, domain);
+  IRMapping none;
+  // the reductions' operations, by position in the kernel's body
+  SmallVector<loop::ReduceOp> originals;
+  for (loop::ReduceOp r : reduces)
+    originals.push_back(r);
+  Value length = productValue(b, loc, innerSizes(originals[0], none));
+  int64_t width = columnWidth(kernel, reduces);
+  Value groups = width == 1 ? points : arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width)).getResult();
+  Value one = cIndex(b, loc, 1);
+  int64_t threads = threadsPerBlock;
+  auto launch = gpu::LaunchOp::create(b, loc, arith::CeilDivUIOp::create(b, loc, groups, cIndex(b, loc, threads)),
+                                      one, one, cIndex(b, loc, threads), one, one);
+  launch->setAttr("dyn.kernel", kernel.getNameAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  auto [group, ifOp] = guardedThreadIndex(launch, threads, OpFoldResult(groups));
+  Value point = width == 1 ? group : arith::MulIOp::create(b, loc, group, cIndex(b, loc, width)).getResult();
+  Block &body = kernel.getBodyBlock();
+  SmallVector<Value> base = delinearize(b, loc, point, domain);
+  SmallVector<IRMapping> maps(width);
+  for (int64_t k = 0; k < width; ++k) {
+    for (auto [arg, v] : llvm::zip(body.getArguments(), base))
+      maps[k].map(arg, v);
+    if (k > 0)
+      maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
+    cloneSweepInputs(kernel, reduces, maps[k]);
+  }
+  SmallVector<Value> folded = foldRangeLanes(reduces, cIndex(b, loc, 0), length, one, maps,
+                                             body.getNumArguments() ? body.getArguments().back() : Value(), kUnroll);
+  for (int64_t k = 0; k < width; ++k) {
+    for (auto [r, reduce] : llvm::enumerate(originals))
+      maps[k].map(reduce.getResult(), folded[r * width + k]);
+    for (Operation &op : body.without_terminator())
+      if (!isa<loop::ReduceOp>(op) &&
+          !(op.getNumResults() && llvm::all_of(op.getResults(), [&](Value v) { return maps[k].contains(v); })))
+        b.clone(op, maps[k]); // (ops the sweep cloned already are not cloned again)
+  }
+  b.setInsertionPointAfter(ifOp);
+  gpu::TerminatorOp::create(b, loc);
+  kernel.erase();
   return success();
 }
 

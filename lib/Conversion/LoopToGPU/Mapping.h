@@ -146,6 +146,7 @@ struct KernelMapper {
   LogicalResult mapDynamic(loop::KernelOp kernel, bool allowSplit = true);
   LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  LogicalResult sweepColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
 };
 
