@@ -75,3 +75,32 @@ func.func @heads_sliced_from_a_projection(%x: tensor<2x?x64xf32>, %w: tensor<64x
   %r:3 = prim.library_call "attention_lse"(%8, %10, %12) params [0, 0, 4598175219545276416] {strided} : (tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>) -> (tensor<2x4x?x16xf32>, tensor<2x4x?xf32>, tensor<2xi64>)
   return %r#0 : tensor<2x4x?x16xf32>
 }
+
+// -----
+
+// A residual stream (a sum of eight `?` x 768 tensors) that three kernels
+// read gets a buffer with `?` dims as with static ones (a `?` dim weighs as
+// 256 elements in the bytes compared): one kernel adds the eight tensors,
+// the three read its result, where each would read all eight.
+// CHECK-LABEL: func @residual_stream_read_thrice
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x768xf32>
+// CHECK: loop.kernel "add_{{[0-9]+}}" [%{{.*}}, 768]
+// CHECK-COUNT-8: loop.load %arg
+// CHECK: loop.store %{{.*}}, %[[S]]
+// CHECK-NOT: loop.load %arg7
+func.func @residual_stream_read_thrice(%a0: tensor<?x768xf32>, %a1: tensor<?x768xf32>, %a2: tensor<?x768xf32>,
+                                       %a3: tensor<?x768xf32>, %a4: tensor<?x768xf32>, %a5: tensor<?x768xf32>,
+                                       %a6: tensor<?x768xf32>, %a7: tensor<?x768xf32>)
+    -> (tensor<768xf32>, tensor<?x768xf32>, tensor<?x768xf32>) {
+  %0 = prim.add %a0, %a1 : tensor<?x768xf32>
+  %1 = prim.add %0, %a2 : tensor<?x768xf32>
+  %2 = prim.add %1, %a3 : tensor<?x768xf32>
+  %3 = prim.add %2, %a4 : tensor<?x768xf32>
+  %4 = prim.add %3, %a5 : tensor<?x768xf32>
+  %5 = prim.add %4, %a6 : tensor<?x768xf32>
+  %6 = prim.add %5, %a7 : tensor<?x768xf32>
+  %r = prim.reduce_sum %6 dims [0] : tensor<?x768xf32> -> tensor<768xf32>
+  %e = prim.exp %6 : tensor<?x768xf32>
+  %n = prim.neg %6 : tensor<?x768xf32>
+  return %r, %e, %n : tensor<768xf32>, tensor<?x768xf32>, tensor<?x768xf32>
+}

@@ -240,21 +240,33 @@ bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &mate
 
 constexpr int64_t kMinSavedBytes = 4 << 20;
 
+/// A `?` dim counts as this many elements where a choice weighs bytes (a batch of tokens or images): the
+/// choices compare values that share their `?` dims, whose ratios hold at any size.
+constexpr int64_t kDynamicDimWeight = 256;
+
+/// The elements of `v`, a `?` dim counting as kDynamicDimWeight.
+static int64_t weighedElements(Value v) {
+  int64_t n = 1;
+  for (int64_t d : tensorType(v).getShape())
+    n *= ShapedType::isDynamic(d) ? kDynamicDimWeight : d;
+  return n;
+}
+
 /// Bytes of a buffer of `v` (a bool takes a byte).
 int64_t bufferBytes(Value v) {
-  return tensorType(v).getNumElements() * std::max<int64_t>(1, tensorType(v).getElementTypeBitWidth() / 8);
+  return weighedElements(v) * std::max<int64_t>(1, tensorType(v).getElementTypeBitWidth() / 8);
 }
 
 /// The result of `op` when it is an elementwise value without a buffer that
-/// one could hold as computed (static shape, not a 16-bit float: a buffer
-/// would round what fusion computes in f32), else null.
+/// one could hold as computed (not a 16-bit float: a buffer would round what
+/// fusion computes in f32), else null.
 static Value unbufferedElementwise(Operation *op, const llvm::SetVector<Value> &materialized) {
   if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>() ||
       !isa<RankedTensorType>(op->getResult(0).getType()))
     return {};
   Value v = op->getResult(0);
   Type et = tensorType(v).getElementType();
-  if (materialized.contains(v) || computeType(et) != et || !tensorType(v).hasStaticShape())
+  if (materialized.contains(v) || computeType(et) != et)
     return {};
   return v;
 }
@@ -333,9 +345,9 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
     // Recomputed, each kernel reads v's large inputs it does not read anyway
     // (a ReLU's mask recomputed from the activation a batch norm's backward
     // reads in any case costs no bytes).
-    int64_t size = tensorType(v).getNumElements(), inputs = 0, recomputed = 0;
+    int64_t size = weighedElements(v), inputs = 0, recomputed = 0;
     for (auto &[buffer, atPoint] : *reads) {
-      if (tensorType(buffer).getNumElements() * 16 < size) // broadcast operands stay in cache
+      if (weighedElements(buffer) * 16 < size) // broadcast operands stay in cache
         continue;
       inputs += bufferBytes(buffer);
       for (const DenseSet<Value> &other : kernels)

@@ -269,7 +269,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     // Once the kernels are known, which of them would recompute a window or an exp.
     if (!changed && !dynamic)
       changed = materializeReusedWindows(entry, materialized);
-    if (!changed && !dynamic)
+    if (!changed)
       changed = materializeReusedReads(entry, materialized);
     if (!changed && !dynamic)
       changed = materializeBroadcastInvariants(entry, materialized);
