@@ -146,15 +146,7 @@ LogicalResult KernelMapper::sweepColumns(loop::KernelOp kernel, ArrayRef<loop::R
   auto [group, ifOp] = guardedThreadIndex(launch, threads, OpFoldResult(groups));
   Value point = width == 1 ? group : arith::MulIOp::create(b, loc, group, cIndex(b, loc, width)).getResult();
   Block &body = kernel.getBodyBlock();
-  SmallVector<Value> base = delinearize(b, loc, point, domain);
-  SmallVector<IRMapping> maps(width);
-  for (int64_t k = 0; k < width; ++k) {
-    for (auto [arg, v] : llvm::zip(body.getArguments(), base))
-      maps[k].map(arg, v);
-    if (k > 0)
-      maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
-    cloneSweepInputs(kernel, reduces, maps[k]);
-  }
+  SmallVector<IRMapping> maps = laneMaps(kernel, reduces, point, domain, width);
   SmallVector<Value> folded = foldRangeLanes(reduces, cIndex(b, loc, 0), length, one, maps,
                                              body.getNumArguments() ? body.getArguments().back() : Value(), kUnroll);
   for (int64_t k = 0; k < width; ++k) {

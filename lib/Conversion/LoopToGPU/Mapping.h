@@ -147,6 +147,8 @@ struct KernelMapper {
   LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult sweepColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  SmallVector<IRMapping> laneMaps(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, Value point,
+                                  ArrayRef<OpFoldResult> domain, int64_t width);
   LogicalResult splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
 };
 

@@ -122,6 +122,24 @@ LogicalResult KernelMapper::splitRows(loop::KernelOp kernel, ArrayRef<loop::Redu
   return success();
 }
 
+/// Per lane k of `width` neighbouring points from `point`: the kernel's indices at point + k (the
+/// innermost moved by k) and the ops a sweep reads before it starts (cloneSweepInputs).
+SmallVector<IRMapping> KernelMapper::laneMaps(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, Value point,
+                                              ArrayRef<OpFoldResult> domain, int64_t width) {
+  Location loc = kernel.getLoc();
+  Block &body = kernel.getBodyBlock();
+  SmallVector<Value> base = delinearize(b, loc, point, domain);
+  SmallVector<IRMapping> maps(width);
+  for (int64_t k = 0; k < width; ++k) {
+    for (auto [arg, v] : llvm::zip(body.getArguments(), base))
+      maps[k].map(arg, v);
+    if (k > 0)
+      maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
+    cloneSweepInputs(kernel, reduces, maps[k]);
+  }
+  return maps;
+}
+
 /// Clones, in body order, the top-level ops of `kernel` whose results the
 /// reductions' bodies use (directly or through other such ops): what a sweep
 /// needs before it starts. Sibling reductions use no reduction's result.
@@ -222,15 +240,7 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::R
     Value group = arith::RemUIOp::create(b, loc, linear, groups);
     Value point = mulC(b, loc, group, width);
     Block &body = kernel.getBodyBlock();
-    SmallVector<Value> base = delinearize(b, loc, point, domain);
-    SmallVector<IRMapping> maps(width);
-    for (int64_t k = 0; k < width; ++k) {
-      for (auto [arg, v] : llvm::zip(body.getArguments(), base))
-        maps[k].map(arg, v);
-      if (k > 0)
-        maps[k].map(body.getArguments().back(), arith::AddIOp::create(b, loc, base.back(), cIndex(b, loc, k)));
-      cloneSweepInputs(kernel, reduces, maps[k]);
-    }
+    SmallVector<IRMapping> maps = laneMaps(kernel, reduces, point, domain, width);
     Value begin = arith::MulIOp::create(b, loc, chunk, chunkLength);
     Value end = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, begin, chunkLength), length);
     SmallVector<Value> parts =
