@@ -172,6 +172,25 @@ def test_causal_mask_from_aranges_trains_through_the_fused_kernel(device, mask, 
 
 
 @on_devices
+def test_strided_slices_beside_a_symbolic_dim_train(device):
+    """Strided slices of a static dim beside a `?` one (a rotary embedding's interleaved halves, x[..., ::2] and
+    x[..., 1::2]; a step of 3 whose last stride runs past the dim): their cotangents are the gradient interleaved
+    with zeros, built with runtime sizes, so the graph stays symbolic."""
+    torch.manual_seed(0)
+
+    class Interleaved(nn.Module):
+        def __init__(self, d=16):
+            super().__init__()
+            self.lin = nn.Linear(d, d)
+
+        def forward(self, x):
+            h = self.lin(x)
+            a, b, c = h[..., ::2], h[..., 1::2], h[..., 2::3]
+            return torch.cat([a * 2 - b, a + b * 3, c.exp()], dim=-1)
+    _trains_over_lengths(Interleaved().to(device), (5, 8, 11), 16, device)
+
+
+@on_devices
 def test_cnn_trains_with_a_symbolic_batch(device):
     # convolution_backward and adaptive pooling's backward: library calls sizing their gradients at run time
     torch.manual_seed(0)

@@ -154,6 +154,27 @@ func.func @split(%x: tensor<?x12xf32> {dyn.requires_grad}) -> tensor<?x8xf32> {
 
 // -----
 
+// A strided slice of a static dim beside a `?` one (x[:, 2::3] of 12 columns:
+// 2, 5, 8, 11): each element of the cotangent followed by two zeros ([?, 4, 1]
+// and zeros [?, 4, 2] concatenated, merged to [?, 12] and cut to the 10
+// columns from the start), then the zeros before it.
+
+// CHECK-LABEL: func.func @strided_split
+// CHECK: %[[N:.*]] = graph.dim %arg1, 0 : tensor<?x4xf32> -> index
+// CHECK: %[[ONE:.*]] = graph.reshape %{{.*}} sizes(%[[N]]) : tensor<?x4xf32> -> tensor<?x4x1xf32>
+// CHECK: %[[GAP:.*]] = graph.expand %{{.*}} sizes(%{{.*}}) : tensor<f32> -> tensor<?x4x2xf32>
+// CHECK: %[[BOTH:.*]] = graph.cat %[[ONE]], %[[GAP]] dim 2 : tensor<?x4x1xf32>, tensor<?x4x2xf32> -> tensor<?x4x3xf32>
+// CHECK: %[[FLAT:.*]] = graph.reshape %[[BOTH]] sizes(%[[N]]) : tensor<?x4x3xf32> -> tensor<?x12xf32>
+// CHECK: %[[CUT:.*]] = graph.slice %[[FLAT]] dim 1 start 0 end 10 step 1 : tensor<?x12xf32> -> tensor<?x10xf32>
+// CHECK: graph.cat %{{.*}}, %[[CUT]] dim 1 : tensor<?x2xf32>, tensor<?x10xf32> -> tensor<?x12xf32>
+func.func @strided_split(%x: tensor<?x12xf32> {dyn.requires_grad}) -> tensor<?x4xf32> {
+  %0 = graph.slice %x dim 1 start 2 end 12 step 3 : tensor<?x12xf32> -> tensor<?x4xf32>
+  %1 = graph.tanh %0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
 // A concatenation along a `?` dim: each input's gradient is its part of the
 // cotangent between runtime offsets, the sums of the lengths before it (a
 // static length is a constant).

@@ -74,14 +74,37 @@ Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
   }
   if (!g.hasStaticShape()) {
     // `?` dims beside the sliced one (a pad takes static shapes): zeros, the cotangent, zeros, concatenated
-    if (step != 1) {
+    Value v = grad;
+    if (step > 1 && n > 0) {
+      // every selected element followed by step - 1 zeros: [.., n, 1, ..] and zeros [.., n, step - 1, ..]
+      // concatenated along the new dim, merged to [.., n * step, ..] and cut to the input's extent (x[..., ::2]
+      // of a rotary embedding at a symbolic length)
+      SmallVector<Value> sizes;
+      for (int64_t i = 0; i < g.getRank(); ++i)
+        if (g.isDynamicDim(i))
+          sizes.push_back(dimOf(grad, i));
+      SmallVector<int64_t> split(g.getShape());
+      split.insert(split.begin() + dim + 1, 1);
+      Value one = reshape(grad, split, sizes);
+      SmallVector<int64_t> gap(split), both(split), merged(g.getShape());
+      gap[dim + 1] = step - 1;
+      both[dim + 1] = step;
+      merged[dim] = n * step;
+      Value interleaved = b.create<CatOp>(loc, g.clone(both), ValueRange{one, zeros(g.clone(gap), one)},
+                                          b.getI64IntegerAttr(dim + 1))
+                              .getResult();
+      v = reshape(interleaved, merged, sizes);
+      n = std::min(n * step, size - start);
+      if (n < tensorType(v).getDimSize(dim))
+        v = slice(v, dim, 0, n);
+    } else if (step != 1) {
       dynamicUnsupported(op, "along a strided slice");
       return {};
     }
     SmallVector<Value> pieces;
     for (auto [from, to] : {std::pair{int64_t(0), start}, std::pair{start, start + n}, std::pair{start + n, size}}) {
       if (from == start && to == start + n) {
-        pieces.push_back(grad);
+        pieces.push_back(v);
         continue;
       }
       if (to <= from)
@@ -91,7 +114,7 @@ Value DerivativeBuilder::sliceBack(Operation *op, Value grad, Values) {
       pieces.push_back(zeros(g.clone(shape), grad));
     }
     if (pieces.size() == 1)
-      return grad;
+      return v;
     return b.create<CatOp>(loc, in.clone(g.getElementType()), pieces, b.getI64IntegerAttr(dim)).getResult();
   }
   Value v = grad;
