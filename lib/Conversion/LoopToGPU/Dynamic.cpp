@@ -68,8 +68,8 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
 
 
 /// A long-or-short reduction of a kernel with `?` dims: both the split form
-/// (splitDynamic: two launches) and the thread-per-point form (one launch),
-/// each launch's grid zero where the other form runs (the launch plan skips
+/// (splitDynamic: two launches) and the one-launch form (sweepColumns), each
+/// launch's grid zero where the other form runs (the launch plan skips
 /// launches without points). The split runs where the static lowering would
 /// split: length >= 4 x kMinChunk and fewer points than the GPU's threads
 /// (splittableReduces); a bias gradient over a short batch of tokens stays
@@ -108,12 +108,16 @@ LogicalResult KernelMapper::splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef
   b.setInsertionPoint(kernel);
   auto serial = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
   SmallVector<loop::ReduceOp> serialReduces = dynamicSplittable(serial, 4 * kMinChunk); // the clone's own
+  if (serialReduces.size() != reduces.size()) {
+    serial.erase();
+    return splitDynamic(kernel, reduces);
+  }
   llvm::DenseSet<Operation *> before = launches();
   if (failed(splitDynamic(kernel, reduces)))
     return failure();
   gate(before, true);
   before = launches();
-  if (serialReduces.size() != reduces.size() || failed(sweepColumns(serial, serialReduces)))
+  if (failed(sweepColumns(serial, serialReduces)))
     return failure();
   gate(before, false);
   return success();
@@ -129,11 +133,7 @@ LogicalResult KernelMapper::sweepColumns(loop::KernelOp kernel, ArrayRef<loop::R
   SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
   Value points = productValue(b, loc, domain);
   IRMapping none;
-  // the reductions' operations, by position in the kernel's body
-  SmallVector<loop::ReduceOp> originals;
-  for (loop::ReduceOp r : reduces)
-    originals.push_back(r);
-  Value length = productValue(b, loc, innerSizes(originals[0], none));
+  Value length = productValue(b, loc, innerSizes(reduces[0], none));
   int64_t width = columnWidth(kernel, reduces);
   Value groups = width == 1 ? points : arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width)).getResult();
   Value one = cIndex(b, loc, 1);
@@ -150,8 +150,8 @@ LogicalResult KernelMapper::sweepColumns(loop::KernelOp kernel, ArrayRef<loop::R
   SmallVector<Value> folded = foldRangeLanes(reduces, cIndex(b, loc, 0), length, one, maps,
                                              body.getNumArguments() ? body.getArguments().back() : Value(), kUnroll);
   for (int64_t k = 0; k < width; ++k) {
-    for (auto [r, reduce] : llvm::enumerate(originals))
-      maps[k].map(reduce.getResult(), folded[r * width + k]);
+    for (auto [r, reduce] : llvm::enumerate(reduces))
+      maps[k].map(loop::ReduceOp(reduce).getResult(), folded[r * width + k]);
     for (Operation &op : body.without_terminator())
       if (!isa<loop::ReduceOp>(op) &&
           !(op.getNumResults() && llvm::all_of(op.getResults(), [&](Value v) { return maps[k].contains(v); })))
