@@ -139,33 +139,44 @@ func.func @dynamic_norm(%x: memref<?x768xf32>, %y: memref<?x768xf32>) {
 
 // -----
 
-// A sum over a `?` leading dim (strided rows): split across blocks at run
-// time where it is long (n >= 128 rows: the static lowering's rule), else one
-// launch, a thread per 4 columns sweeping every row with 4 x 4 accumulators
-// and 16-byte loads; both forms are in the host function, each launch's grid
-// 0 where the other runs. Split: chunks = max(1, min(132 x 2048
-// / 1024 points, n / 32)) of ceil(n / chunks) rows; a thread per (chunk, 4
-// columns) sweeps its rows with 16-byte loads into 4 x 4 accumulators,
-// storing partials into a temporary [chunks x 1024]; a block of 64 threads
-// per column folds them and gpu.all_reduce combines them (a tree:
+// A sum over a `?` leading dim (strided rows) of 1024 columns: split across
+// blocks at run time where it is long (n >= 128 rows: the static lowering's
+// rule), else a block of 64 threads per column taking rows in turn and
+// combining them with gpu.all_reduce; both forms are in the host function,
+// each launch's grid 0 where the other runs (a thread per 4 columns, the form
+// for many columns, is not emitted: 1024 columns are few). Split: chunks of
+// 32 rows, or down to 8 where a quarter of the GPU's threads would not have
+// work otherwise: max(min(ceil(67584 / 256 groups), n / 8), n / 32), at most
+// ceil(132 x 2048 / 256) and at least 1, of ceil(n / chunks) rows; a thread
+// per (chunk, 4 columns) sweeps its rows with 16-byte loads into 4 x 4
+// accumulators, storing partials into a temporary [chunks x 1024]; a block of
+// 64 threads per column folds them and gpu.all_reduce combines them (a tree:
 // f32-accurate over long extents).
 // CHECK-LABEL: func @dynamic_column_sum
 // CHECK: %[[N:.*]] = memref.dim
 // CHECK: %[[SPLIT:.*]] = arith.cmpi uge, %[[N]], %c128
-// CHECK: %[[SERIAL:.*]] = arith.select %[[SPLIT]], %c0{{.*}}, %{{.*}} : index
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[SERIAL]],
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// CHECK: vector.load %arg0{{.*}} : memref<?x1024xf32>, vector<4xf32>
-// CHECK-NOT: memref.alloc
+// CHECK: %[[SHORT:.*]] = arith.select %[[SPLIT]], %false{{.*}}, %true{{.*}} : i1
+// CHECK-NOT: vector.load
+// CHECK: %[[BYBLOCK:.*]] = arith.select %[[SHORT]], %c1024{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks(%[[COL:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BYBLOCK]], {{.*}} threads(%[[ROW:[^,]*]], {{.*}} in (%{{.*}} = %c64,
+// CHECK: scf.for %[[I:.*]] = %[[ROW]] to %[[N]] step %c64
+// CHECK: loop.load %arg0[%[[I]], %[[COL]]]
+// CHECK: gpu.all_reduce add
 // CHECK: } {dyn.kernel = "colsum"}
-// CHECK: %[[BYPOINTS:.*]] = arith.divui %{{.*}}, %{{.*}} : index
-// CHECK: %[[BYLEN:.*]] = arith.divui %[[N]], %{{.*}} : index
-// CHECK: %[[MIN:.*]] = arith.minui %[[BYPOINTS]], %[[BYLEN]] : index
+// CHECK: %[[GROUPS:.*]] = arith.divui %c1024{{.*}}, %c4 : index
+// CHECK: %[[QUARTER:.*]] = arith.ceildivui %c67584{{.*}}, %[[GROUPS]] : index
+// CHECK: %[[BY8:.*]] = arith.divui %[[N]], %c8 : index
+// CHECK: %[[SHORTER:.*]] = arith.minui %[[QUARTER]], %[[BY8]] : index
+// CHECK: %[[BY32:.*]] = arith.divui %[[N]], %c32 : index
+// CHECK: %[[WANT:.*]] = arith.maxui %[[SHORTER]], %[[BY32]] : index
+// CHECK: %[[FILL:.*]] = arith.ceildivui %c270336{{.*}}, %[[GROUPS]] : index
+// CHECK: %[[MIN:.*]] = arith.minui %[[WANT]], %[[FILL]] : index
 // CHECK: %[[CHUNKS:.*]] = arith.maxui %[[MIN]], %{{.*}} : index
 // CHECK: arith.ceildivui %[[N]], %[[CHUNKS]] : index
 // CHECK: %[[TMP:.*]] = memref.alloc(%[[CHUNKS]]) : memref<?x1024xf32>
 // CHECK: %[[PARTIALS:.*]] = arith.select %[[SPLIT]], %{{.*}}, %c0{{.*}} : index
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[PARTIALS]],
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: vector.load {{.*}} : memref<?x1024xf32>, vector<4xf32>
 // CHECK: loop.store %{{.*}}, %[[TMP]]
 // CHECK: } {dyn.kernel = "colsum_partial"}
@@ -186,6 +197,57 @@ func.func @dynamic_column_sum(%x: memref<?x1024xf32>, %y: memref<1024xf32>) {
       loop.yield %v : f32
     }
     loop.store %s, %y[%j] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
+// A column sum with `?` columns too: the form for many columns (a thread per
+// column sweeping every row with 4 accumulators) is a third launch, running
+// where there are at least a quarter of the GPU's threads' worth of columns
+// (67584) and the reduction is not split; the block per column runs below
+// that; the split where n >= 128 and the columns are fewer than the GPU's
+// threads (270336).
+// CHECK-LABEL: func @dynamic_column_sum_points
+// CHECK: %[[N:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[M:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[LONG:.*]] = arith.cmpi uge, %[[N]], %c128
+// CHECK: %[[FIT:.*]] = arith.cmpi ult, %[[M]], %c270336
+// CHECK: %[[SPLIT:.*]] = arith.select %[[LONG]], %[[FIT]], %false
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %[[M]], %c67584
+// CHECK: %[[NOSPLIT:.*]] = arith.select %[[SPLIT]], %false{{.*}}, %true
+// CHECK: %[[BYBLOCK:.*]] = arith.select %[[NOSPLIT]], %[[FEW]], %false
+// CHECK: %[[NOSPLIT2:.*]] = arith.select %[[SPLIT]], %false{{.*}}, %true
+// CHECK: %[[MANY:.*]] = arith.select %[[FEW]], %false{{.*}}, %true
+// CHECK: %[[SWEEP:.*]] = arith.select %[[NOSPLIT2]], %[[MANY]], %false
+// CHECK: %[[G1:.*]] = arith.select %[[SWEEP]], %{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[G1]], {{.*}} threads({{.*}}) in (%{{.*}} = %c256
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
+// CHECK: } {dyn.kernel = "colsum"}
+// CHECK: %[[G2:.*]] = arith.select %[[BYBLOCK]], %[[M]], %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[G2]], {{.*}} threads({{.*}}) in (%{{.*}} = %c64,
+// CHECK: gpu.all_reduce add
+// CHECK: } {dyn.kernel = "colsum"}
+// CHECK: %[[G3:.*]] = arith.select %[[SPLIT]], %{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[G3]],
+// CHECK: } {dyn.kernel = "colsum_partial"}
+// CHECK: %[[G4:.*]] = arith.select %[[SPLIT]], %[[M]], %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[G4]],
+// CHECK: } {dyn.kernel = "colsum"}
+func.func @dynamic_column_sum_points(%x: memref<?x?xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  loop.kernel "colsum" [%m] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [%n] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<?x?xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<?xf32>
   }
   return
 }

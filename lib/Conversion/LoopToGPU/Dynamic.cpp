@@ -45,10 +45,13 @@ SmallVector<loop::ReduceOp> dynamicSplittable(loop::KernelOp kernel, int64_t min
 } // namespace
 
 /// A long reduction of a kernel with `?` dims, split as the static column
-/// sums are (splitColumns), with sizes computed at run time: chunks =
-/// max(1, min(SMs x threads per SM / points, length / kMinChunk)), a thread per
-/// (chunk, point) sweeping its rows with kUnroll accumulators, then a block of
-/// 64 threads per point folding its partials and combining them as a tree.
+/// sums are (splitColumns), with sizes computed at run time by the static
+/// rule: chunks of kMinChunk rows, shorter ones (down to kMinColumnChunk)
+/// where a quarter of the GPU's threads would not have work otherwise (a
+/// bias gradient over 156 tokens: 19 chunks of 8 rather than 4 of 39), at
+/// most a chunk per resident thread; a thread per (chunk, group of `width`
+/// points) sweeping its rows with kUnroll accumulators, then a block of 64
+/// threads per point folding its partials and combining them as a tree.
 /// Without it a thread per point summed the whole `?` length serially (a
 /// column sum over 100,000 rows: slow, and ~5e-4 relative error in f32).
 LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
@@ -58,35 +61,83 @@ LogicalResult KernelMapper::splitDynamic(loop::KernelOp kernel, ArrayRef<loop::R
   Value points = productValue(b, loc, domain);
   IRMapping none;
   Value length = productValue(b, loc, innerSizes(reduces[0], none));
-  Value chunks = arith::MinUIOp::create(b, loc, arith::DivUIOp::create(b, loc, cIndex(b, loc, fillThreads), points),
+  int64_t width = columnWidth(kernel, reduces);
+  Value groups = width == 1 ? points : arith::DivUIOp::create(b, loc, points, cIndex(b, loc, width)).getResult();
+  auto ceilDiv = [&](int64_t n, Value d) { return arith::CeilDivUIOp::create(b, loc, cIndex(b, loc, n), d); };
+  Value quarter = arith::MinUIOp::create(b, loc, ceilDiv(fillThreads / 4, groups),
+                                         arith::DivUIOp::create(b, loc, length, cIndex(b, loc, kMinColumnChunk)));
+  Value chunks = arith::MaxUIOp::create(b, loc, quarter,
                                         arith::DivUIOp::create(b, loc, length, cIndex(b, loc, kMinChunk)));
+  chunks = arith::MinUIOp::create(b, loc, chunks, ceilDiv(fillThreads, groups));
   chunks = arith::MaxUIOp::create(b, loc, chunks, cIndex(b, loc, 1));
   Value chunkLength = arith::CeilDivUIOp::create(b, loc, length, chunks);
-  return splitColumns(kernel, reduces, domain, points, length, chunks, chunkLength, columnWidth(kernel, reduces),
+  return splitColumns(kernel, reduces, domain, points, length, chunks, chunkLength, width,
                       /*combineThreads=*/64);
 }
 
+/// A short column reduction over few points: a block of kColumnBlockThreads per point, its threads
+/// taking rows in turn (one or two loads each) and combining across the block, as the static lowering
+/// takes a block per strided row. Neighbouring points' blocks read the rest of each row's sectors from
+/// L2. A thread per point would wait on each row's load in turn with most of the GPU idle (a layer
+/// norm's weight gradient over 96 tokens: 192 threads of 4 columns).
+LogicalResult KernelMapper::columnsByBlock(loop::KernelOp kernel) {
+  Location loc = kernel.getLoc();
+  b.setInsertionPoint(kernel);
+  SmallVector<OpFoldResult> domain = kernel.getMixedDomain();
+  Value one = cIndex(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, productValue(b, loc, domain), one, one,
+                                      cIndex(b, loc, kColumnBlockThreads), one, one);
+  launch->setAttr("dyn.kernel", kernel.getNameAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  rowBody(kernel, launch, domain, kColumnBlockThreads, /*allowResident=*/false);
+  gpu::TerminatorOp::create(b, loc);
+  kernel.erase();
+  return success();
+}
 
-/// A long-or-short reduction of a kernel with `?` dims: both the split form
-/// (splitDynamic: two launches) and the one-launch form (sweepColumns), each
-/// launch's grid zero where the other form runs (the launch plan skips
-/// launches without points). The split runs where the static lowering would
-/// split: length >= 4 x kMinChunk and fewer points than the GPU's threads
-/// (splittableReduces); a bias gradient over a short batch of tokens stays
-/// one launch.
+/// A long-or-short reduction of a kernel with `?` dims: three forms, each
+/// launch's grid zero where another form runs (the launch plan skips
+/// launches without points). The split (splitDynamic: two launches) runs
+/// where the static lowering would split: length >= 4 x kMinChunk and fewer
+/// points than the GPU's threads (splittableReduces); a shorter reduction
+/// over few points takes a block per point (columnsByBlock: a bias gradient
+/// over a short batch of tokens); one over many points a thread per group of
+/// points (sweepColumns).
 LogicalResult KernelMapper::splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces) {
   Location loc = kernel.getLoc();
   b.setInsertionPoint(kernel);
   IRMapping none;
   Value length = productValue(b, loc, innerSizes(reduces[0], none));
   Value points = productValue(b, loc, kernel.getMixedDomain());
-  // (selects and comparisons only: what the launch plan evaluates)
-  Value split = b.createOrFold<arith::SelectOp>(
-      loc, b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, length, cIndex(b, loc, 4 * kMinChunk)),
-      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, points, cIndex(b, loc, fillThreads)),
-      arith::ConstantIntOp::create(b, loc, 0, 1));
-  if (auto known = getConstantIntValue(split))
-    return *known ? splitDynamic(kernel, reduces) : mapDynamic(kernel, /*allowSplit=*/false);
+  // (selects and comparisons only: what the launch plan evaluates; folded where sizes are constant)
+  auto bit = [&](bool v) { return Value(arith::ConstantIntOp::create(b, loc, v, 1)); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
+    return b.createOrFold<arith::CmpIOp>(loc, p, x, cIndex(b, loc, c));
+  };
+  auto both = [&](Value x, Value y) {
+    if (auto k = getConstantIntValue(x))
+      return *k ? y : x;
+    if (auto k = getConstantIntValue(y))
+      return *k ? x : y;
+    return Value(arith::SelectOp::create(b, loc, x, y, bit(false)));
+  };
+  auto negate = [&](Value x) {
+    if (auto k = getConstantIntValue(x))
+      return bit(!*k);
+    return Value(arith::SelectOp::create(b, loc, x, bit(false), bit(true)));
+  };
+  Value split = both(cmp(arith::CmpIPredicate::uge, length, 4 * kMinChunk),
+                     cmp(arith::CmpIPredicate::ult, points, fillThreads));
+  Value few = cmp(arith::CmpIPredicate::ult, points, fillThreads / 4);
+  Value byBlock = both(negate(split), few), sweep = both(negate(split), negate(few));
+  auto is = [](Value c, bool v) { std::optional<int64_t> k = getConstantIntValue(c); return k && bool(*k) == v; };
+  if (is(split, true))
+    return splitDynamic(kernel, reduces);
+  if (is(split, false) && is(byBlock, true))
+    return columnsByBlock(kernel);
+  if (is(split, false) && is(byBlock, false))
+    return mapDynamic(kernel, /*allowSplit=*/false);
   Block *block = kernel->getBlock();
   auto launches = [&] {
     llvm::DenseSet<Operation *> set;
@@ -95,32 +146,37 @@ LogicalResult KernelMapper::splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef
         set.insert(&op);
     return set;
   };
-  // Each new launch of a form runs only where `split` is `splitForm`.
-  auto gate = [&](const llvm::DenseSet<Operation *> &before, bool splitForm) {
+  // Emits one form; each of its launches runs only where `runs` holds.
+  auto gated = [&](Value runs, llvm::function_ref<LogicalResult()> emit) -> LogicalResult {
+    llvm::DenseSet<Operation *> before = launches();
+    if (failed(emit()))
+      return failure();
     for (Operation &op : *block)
       if (auto launch = dyn_cast<gpu::LaunchOp>(op); launch && !before.contains(&op)) {
         b.setInsertionPoint(launch);
-        Value grid = launch.getGridSizeX(), zero = cIndex(b, loc, 0);
-        launch.getGridSizeXMutable().assign(
-            arith::SelectOp::create(b, loc, split, splitForm ? grid : zero, splitForm ? zero : grid));
+        Value grid = launch.getGridSizeX();
+        launch.getGridSizeXMutable().assign(arith::SelectOp::create(b, loc, runs, grid, cIndex(b, loc, 0)));
       }
+    return success();
   };
   b.setInsertionPoint(kernel);
-  auto serial = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
-  SmallVector<loop::ReduceOp> serialReduces = dynamicSplittable(serial, 4 * kMinChunk); // the clone's own
-  if (serialReduces.size() != reduces.size()) {
-    serial.erase();
-    return splitDynamic(kernel, reduces);
+  loop::KernelOp serial, blocked;
+  SmallVector<loop::ReduceOp> serialReduces;
+  if (!is(sweep, false)) {
+    serial = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
+    serialReduces = dynamicSplittable(serial, 4 * kMinChunk); // the clone's own
+    if (serialReduces.size() != reduces.size()) {
+      serial.erase();
+      return splitDynamic(kernel, reduces);
+    }
   }
-  llvm::DenseSet<Operation *> before = launches();
-  if (failed(splitDynamic(kernel, reduces)))
+  if (!is(byBlock, false))
+    blocked = cast<loop::KernelOp>(b.clone(*kernel.getOperation()));
+  if (serial && failed(gated(sweep, [&] { return sweepColumns(serial, serialReduces); })))
     return failure();
-  gate(before, true);
-  before = launches();
-  if (failed(sweepColumns(serial, serialReduces)))
+  if (blocked && failed(gated(byBlock, [&] { return columnsByBlock(blocked); })))
     return failure();
-  gate(before, false);
-  return success();
+  return gated(split, [&] { return splitDynamic(kernel, reduces); });
 }
 
 /// The short form of a `?` column reduction: one launch, a thread per group of `width` neighbouring points

@@ -33,6 +33,8 @@ constexpr int64_t kPointsPerThread = 4;
 // chunks down to kMinColumnChunk rather than leave most SMs idle.
 constexpr int64_t kMinChunk = 32;
 constexpr int64_t kMinColumnChunk = 8;
+// A short `?` column reduction over few points: threads of a block per point (columnsByBlock).
+constexpr int64_t kColumnBlockThreads = 64;
 // Loads in flight per thread in a split reduction's sweep (unrolled accumulators).
 constexpr int64_t kUnroll = 4;
 // Splitting few long rows: aim for a full SM's threads in blocks of 256 on
@@ -147,6 +149,7 @@ struct KernelMapper {
   LogicalResult splitDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult splitOrSerialDynamic(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
   LogicalResult sweepColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);
+  LogicalResult columnsByBlock(loop::KernelOp kernel);
   SmallVector<IRMapping> laneMaps(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, Value point,
                                   ArrayRef<OpFoldResult> domain, int64_t width);
   LogicalResult splitDynamicRows(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces);

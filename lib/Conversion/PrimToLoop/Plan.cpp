@@ -80,6 +80,58 @@ Value writtenReshape(Value v, function_ref<bool(Value)> written) {
 // Planning
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The element count of a value's leading dims as a constant times runtime sizes, each keyed by where
+/// it comes from (dimKey), a size that is a product (a reshape's merged dims) as its factors.
+struct SymCount {
+  int64_t constant = 1;
+  SmallVector<DimKey> keys;
+};
+void multiplyDim(SymCount &c, Value v, int64_t d, int depth);
+void multiplyIndex(SymCount &c, Value size, int depth) {
+  if (std::optional<int64_t> k = getConstantIntValue(size)) {
+    c.constant *= *k;
+  } else if (auto mul = size.getDefiningOp<arith::MulIOp>(); mul && depth < 64) {
+    multiplyIndex(c, mul.getLhs(), depth + 1);
+    multiplyIndex(c, mul.getRhs(), depth + 1);
+  } else if (auto dim = size.getDefiningOp<prim::DimOp>(); dim && depth < 64) {
+    multiplyDim(c, dim.getInput(), dim.getDim(), depth + 1);
+  } else {
+    c.keys.push_back({size, -1});
+  }
+}
+void multiplyDim(SymCount &c, Value v, int64_t d, int depth) {
+  RankedTensorType t = tensorType(v);
+  if (!t.isDynamicDim(d)) {
+    c.constant *= t.getDimSize(d);
+    return;
+  }
+  std::optional<DimKey> key = dimKey(v, d);
+  if (key && key->second == -1)
+    return multiplyIndex(c, key->first, depth);
+  c.keys.push_back(key.value_or(DimKey{v, d}));
+}
+SymCount symbolicCount(Value v, int64_t leading) {
+  SymCount c;
+  for (int64_t d = 0; d < leading; ++d)
+    multiplyDim(c, v, d, 0);
+  return c;
+}
+/// Whether a's count divides b's at every size: a's constant divides b's and a's sizes are among b's.
+bool dividesAtEverySize(const SymCount &a, const SymCount &b) {
+  if (a.constant == 0 || b.constant % a.constant)
+    return false;
+  SmallVector<DimKey> rest(b.keys);
+  for (const DimKey &k : a.keys) {
+    auto it = llvm::find(rest, k);
+    if (it == rest.end())
+      return false;
+    rest.erase(it);
+  }
+  return true;
+}
+} // namespace
+
 using DepSet = uint64_t; // bits 0-31: result dims; bits 32-63: dims reduced inside
 constexpr DepSet kInnerBits = ~DepSet(0) << 32;
 
@@ -192,13 +244,16 @@ KernelPlan planKernel(Value root, function_ref<bool(Value)> inBuffer) {
     dynamicPoints |= type.isDynamicDim(d);
     points *= type.isDynamicDim(d) ? 1 : type.getDimSize(d);
   }
-  // With dynamic dims the counts are unknown: a reduction whose shape is the
-  // kernel's leading dims has one value per point; any other gets a buffer.
+  // With dynamic dims the counts are products of runtime sizes: a reduction whose shape is the
+  // kernel's leading dims, or whose element count the points' divides at every size (a layer norm's
+  // [?, ?] statistics read by the [? * ?, 64] reshape of its result), has a value per point or more;
+  // any other gets a buffer.
   for (Value u : direct) {
     if (!dynamicPoints && tensorType(u).hasStaticShape()) {
       if (points > tensorType(u).getNumElements())
         plan.mustMaterialize.push_back(u);
-    } else if (tensorType(u).getShape() != type.getShape().take_front(k)) {
+    } else if (tensorType(u).getShape() != type.getShape().take_front(k) &&
+               !dividesAtEverySize(symbolicCount(root, k), symbolicCount(u, tensorType(u).getRank()))) {
       plan.mustMaterialize.push_back(u);
     }
   }
