@@ -137,3 +137,39 @@ func.func @dynamic_transposed_gemm_operands(%x: tensor<?x16xf32>, %dy: tensor<?x
   %s = prim.dot_general %q, %kt batch [0], [0] contract [2], [1] : tensor<4x?x8xf32>, tensor<4x8x?xf32> -> tensor<4x?x?xf32>
   return %dw, %s : tensor<16x32xf32>, tensor<4x?x?xf32>
 }
+
+// -----
+
+// A layer norm over [?, ?, 64] whose result a GEMM reads as [? * ?, 64] (the
+// reshape merges the two `?` dims, their product an index value): the mean
+// and variance, [?, ?], have a value per row of the reshaped kernel (the
+// rows' count is their element count at every size), so they are computed in
+// that kernel's rows, as with static sizes: one row kernel, no buffer for
+// the statistics.
+// CHECK-LABEL: func @norm_through_merged_dims
+// CHECK-NOT: memref.alloc
+// CHECK: loop.kernel "reshape_0" [%{{.*}}]
+// CHECK: loop.reduce add [64]
+// CHECK: loop.reduce add [64]
+// CHECK: loop.for [64]
+// CHECK-NOT: loop.kernel
+// CHECK: return
+func.func @norm_through_merged_dims(%x: tensor<?x?x64xf32>) -> tensor<?x64xf32> {
+  %b = prim.dim %x, 0 : tensor<?x?x64xf32>
+  %l = prim.dim %x, 1 : tensor<?x?x64xf32>
+  %bl = arith.muli %l, %b : index
+  %c64 = prim.constant dense<6.400000e+01> : tensor<f32>
+  %s = prim.reduce_sum %x dims [2] : tensor<?x?x64xf32> -> tensor<?x?xf32>
+  %n = prim.broadcast_in_dim %c64 dims [] sizes(%b, %l) : tensor<f32> -> tensor<?x?xf32>
+  %mean = prim.div %s, %n : tensor<?x?xf32>
+  %mb = prim.broadcast_in_dim %mean dims [0, 1] sizes(%b, %l) : tensor<?x?xf32> -> tensor<?x?x64xf32>
+  %d = prim.sub %x, %mb : tensor<?x?x64xf32>
+  %sq = prim.mul %d, %d : tensor<?x?x64xf32>
+  %v = prim.reduce_sum %sq dims [2] : tensor<?x?x64xf32> -> tensor<?x?xf32>
+  %var = prim.div %v, %n : tensor<?x?xf32>
+  %r = prim.rsqrt %var : tensor<?x?xf32>
+  %rb = prim.broadcast_in_dim %r dims [0, 1] sizes(%b, %l) : tensor<?x?xf32> -> tensor<?x?x64xf32>
+  %y = prim.mul %d, %rb : tensor<?x?x64xf32>
+  %flat = prim.reshape %y sizes(%bl) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+  return %flat : tensor<?x64xf32>
+}
