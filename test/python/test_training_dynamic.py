@@ -191,6 +191,38 @@ def test_strided_slices_beside_a_symbolic_dim_train(device):
 
 
 @on_devices
+def test_large_vocabulary_embedding_trains_through_the_library_at_any_length(device, tmp_path, monkeypatch):
+    """An embedding of 20,000 rows read by a `?` number of tokens: its weight gradient is ATen's embedding
+    backward over the tokens' rows (graph.embedding_backward with `?` tokens), not a one-hot GEMM of the whole
+    vocabulary times the tokens (GPT-2's 50,257 rows: a 0.2 ms GEMM per step on an H200); a small table (the
+    positions) keeps the one-hot GEMM. Repeated ids accumulate as in eager."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+
+    class Lm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens, self.positions, self.head = nn.Embedding(20000, 16), nn.Embedding(64, 16), nn.Linear(16, 5)
+
+        def forward(self, ids):
+            return self.head(self.tokens(ids) + self.positions(torch.arange(ids.shape[1], device=ids.device)))
+    model = Lm().to(device)
+    ref = copy.deepcopy(model)
+    dyn.reset()
+    cm = dyn.compile(model)
+    for s in (5, 8, 11):
+        ids = torch.randint(0, 20000, (2, s), device=device)
+        ids[1, 0] = ids[0, 0]  # a repeated id
+        cm(ids).square().mean().backward()
+        ref(ids).square().mean().backward()
+        _grads_match(model, ref)
+    _symbolic_once(dyn.stats())
+    symbolic = [p.read_text() for p in tmp_path.rglob("*backward.mlir") if "x?x" in p.read_text() or "<?x" in p.read_text()]
+    assert symbolic and all(t.count("graph.embedding_backward") == 1 for t in symbolic), symbolic
+
+
+@on_devices
 def test_cnn_trains_with_a_symbolic_batch(device):
     # convolution_backward and adaptive pooling's backward: library calls sizing their gradients at run time
     torch.manual_seed(0)

@@ -57,9 +57,14 @@ std::optional<GemmAddend> gemmAddend(prim::DotGeneralOp dot, ArrayRef<Value> ret
     if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"); choice && choice.getValue() == "runtime")
       anyFloat = false;
   bool fused = et.isF16() || et.isBF16() || (anyFloat && isa<FloatType>(et));
-  if (!fused || !dot->hasOneUse() || llvm::is_contained(returned, dot.getResult()))
+  // (a prim.dim of the product is no reader: its size is traced to the operands')
+  SmallVector<Operation *> readers;
+  for (Operation *user : dot->getUsers())
+    if (!isa<prim::DimOp>(user))
+      readers.push_back(user);
+  if (!fused || readers.size() != 1 || llvm::is_contained(returned, dot.getResult()))
     return std::nullopt;
-  auto add = dyn_cast<prim::AddOp>(*dot->getUsers().begin());
+  auto add = dyn_cast<prim::AddOp>(readers.front());
   if (!add || add.getLhs() == add.getRhs())
     return std::nullopt;
   // A float32/float64 addend only where eager's op adds in its GEMM too

@@ -81,8 +81,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
           et.isSignlessInteger(64) || et.isUnsignedInteger(8)))
       return func.emitOpError("has an argument or result of element type ") << et << ", which no buffer holds";
   }
-  // With dynamic dims the heuristics that weigh sizes (views, recomputation,
-  // GEMM epilogues) stand aside: every such value gets a buffer.
+  // With dynamic dims the heuristics that weigh sizes (recomputation of
+  // transcendentals) stand aside: every such value gets a buffer.
   bool dynamic = llvm::any_of(entry.getOperations(), [](Operation &op) {
     auto isDynamic = [](Type t) {
       auto tensor = dyn_cast<RankedTensorType>(t);
@@ -91,10 +91,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     return llvm::any_of(op.getOperandTypes(), isDynamic) || llvm::any_of(op.getResultTypes(), isDynamic);
   }) || llvm::any_of(func.getArgumentTypes(), [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
   FusionOptions fusion = options;
-  if (dynamic) {
-    fusion.f32GemmAddend = false;
+  if (dynamic)
     fusion.reuseTranscendentals = false;
-  }
 
   // 1. Values that must live in buffers, in program order.
   llvm::SetVector<Value> materialized;
@@ -217,7 +215,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v) && !readInPlace(v, strided))
           materialized.insert(v);
-      if (auto att = dyn_cast<prim::AttentionOp>(op); att && !dynamic && att->hasOneUse() &&
+      if (auto att = dyn_cast<prim::AttentionOp>(op); att && att->hasOneUse() &&
                                                       !llvm::is_contained(returned, att.getResult())) {
         if (auto t = dyn_cast<prim::TransposeOp>(*att->getUsers().begin())) {
           attentionInto[t.getResult()] = att;
@@ -604,13 +602,44 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       // through the inverse permutation.
       prim::AttentionOp att = it->second;
       auto perm = cast<prim::TransposeOp>(def).getPermutation();
-      SmallVector<int64_t> tStrides = rowMajorStrides(tensorType(v).getShape());
-      BufferView out{v, SmallVector<int64_t>(perm.size()), 0};
-      for (auto [i, p] : llvm::enumerate(perm))
-        out.strides[p] = tStrides[i];
       Value r = att.getResult();
-      Value view = memref::ReinterpretCastOp::create(b, loc, viewType(r, out), buffers[v], 0,
-                                                     tensorType(r).getShape(), out.strides);
+      Value view;
+      if (tensorType(v).hasStaticShape()) {
+        SmallVector<int64_t> tStrides = rowMajorStrides(tensorType(v).getShape());
+        BufferView out{v, SmallVector<int64_t>(perm.size()), 0};
+        for (auto [i, p] : llvm::enumerate(perm))
+          out.strides[p] = tStrides[i];
+        view = memref::ReinterpretCastOp::create(b, loc, viewType(r, out), buffers[v], 0,
+                                                 tensorType(r).getShape(), out.strides);
+      } else { // row-major strides of v from its runtime sizes, read through the permutation
+        RankedTensorType vt = tensorType(v), rt = tensorType(r);
+        SmallVector<OpFoldResult> vStrides(vt.getRank()), strides(rt.getRank()), sizes;
+        SmallVector<int64_t> staticStrides(rt.getRank());
+        int64_t constant = 1;
+        Value runtime; // the product of the `?` sizes to the right
+        for (int64_t d = vt.getRank() - 1; d >= 0; --d) {
+          vStrides[d] = runtime ? OpFoldResult(constant == 1 ? runtime
+                                                             : arith::MulIOp::create(b, loc, runtime,
+                                                                                     arith::ConstantIndexOp::create(b, loc, constant))
+                                                                   .getResult())
+                                : OpFoldResult(b.getIndexAttr(constant));
+          if (vt.isDynamicDim(d)) {
+            Value size = dimOf(b, v, d);
+            runtime = runtime ? arith::MulIOp::create(b, loc, runtime, size).getResult() : size;
+          } else {
+            constant *= vt.getDimSize(d);
+          }
+        }
+        for (auto [i, p] : llvm::enumerate(perm)) {
+          strides[p] = vStrides[i];
+          staticStrides[p] = getConstantIntValue(vStrides[i]).value_or(ShapedType::kDynamic);
+        }
+        for (int64_t d = 0; d < rt.getRank(); ++d)
+          sizes.push_back(rt.isDynamicDim(d) ? OpFoldResult(dimOf(b, r, d)) : b.getIndexAttr(rt.getDimSize(d)));
+        auto type = MemRefType::get(rt.getShape(), storedType(rt.getElementType()),
+                                    StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
+        view = memref::ReinterpretCastOp::create(b, loc, type, buffers[v], b.getIndexAttr(0), sizes, strides);
+      }
       if (failed(emitAttention(att, view)))
         return failure();
       continue;

@@ -479,6 +479,7 @@ Value DerivativeBuilder::addmmRhsBack(Operation *op, Value grad, Values) {
 /// with every index); where that one-hot matrix would be large (an LM's vocabulary times its tokens),
 /// ATen's embedding backward (graph.embedding_backward), whose work is that of the gradient's rows.
 constexpr int64_t kOneHotMaxElements = int64_t(1) << 22;
+constexpr int64_t kOneHotDynamicRows = 256;
 static bool isRowGather(GatherOp g) {
   auto ex = g.getIndex().getDefiningOp<ExpandOp>();
   if (!ex || g.getDim() != 0)
@@ -511,11 +512,13 @@ Value DerivativeBuilder::gatherBack(Operation *op, Value grad, Values) {
     Value zero = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, 0))).getResult();
     Value size = b.create<ConstantOp>(loc, scalar, DenseElementsAttr::get(scalar, APInt(bits, v))).getResult();
     row = where(compare("lt", row, zero), build<AddOp>("broadcast", "promote", {row, size}), row);
-    if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(f) && v * n > kOneHotMaxElements &&
-        in.hasStaticShape()) {
+    // (a `?` token count weighs kOneHotDynamicRows: a vocabulary of 16K rows or more takes the library)
+    int64_t rowsWeight = ShapedType::isDynamic(n) ? kOneHotDynamicRows : n;
+    if (!ShapedType::isDynamic(f) && v * rowsWeight > kOneHotMaxElements && in.hasStaticShape()) {
       auto matrix = RankedTensorType::get({v, f}, in.getElementType());
-      Value rows = convert(reshape(grad, {n, f}), in.getElementType());
-      Value r = b.create<EmbeddingBackwardOp>(loc, matrix, rows, reshape(g.getInput(), {v, f}), reshape(row, {n}))
+      Value rows = convert(reshape(grad, {n, f}, nSize), in.getElementType());
+      Value r = b.create<EmbeddingBackwardOp>(loc, matrix, rows, reshape(g.getInput(), {v, f}),
+                                              reshape(row, {n}, nSize))
                     .getResult();
       return reshape(r, in.getShape());
     }

@@ -332,7 +332,9 @@ bool sizedLikeOperands(StringRef callee) {
 } // namespace
 
 bool dyn::prim::takesDynamicShapes(StringRef callee) {
-  return sizedLikeOperands(callee) || callee == "attention_lse" || callee == "masked_attention_lse";
+  // (embedding_backward: `?` tokens in, a statically shaped weight gradient out)
+  return sizedLikeOperands(callee) || callee == "attention_lse" || callee == "masked_attention_lse" ||
+         callee == "embedding_backward";
 }
 
 std::optional<dyn::prim::LibraryResultDim> dyn::prim::libraryResultDim(StringRef callee, unsigned result,

@@ -39,7 +39,7 @@ class Graph_LibraryOp<string mnemonic, string callee, string desc, bit strided =
 // A library op whose operands may have dynamic (`?`) dims, its results sized
 // at run time by prim::libraryResultDim: the backward ops whose result k is the
 // gradient of operand k + 1 (its type and runtime sizes), attention with its
-// log-sum-exp (the query's rows, the value's columns).
+// log-sum-exp (the query's rows, the value's columns), an embedding's weight gradient (static).
 class Graph_DynamicLibraryOp<string mnemonic, string callee, string desc, bit strided = 0>
     : Graph_RegisteredOp<mnemonic, "library", Dyn_MetaRule, Dyn_MetaShape,
                          Dyn_DynamicLibraryCall<callee, strided>> {
@@ -490,9 +490,10 @@ def Graph_MaskedAttentionLseBackwardOp : Graph_LibraryOp<"masked_attention_lse_b
 }
 // The weight gradient of an embedding's row gather (aten.embedding_dense_backward): the rows of
 // `grad_output` [N, F] summed into the rows of a [V, F] zero matrix that `indices` [N] (in [0, V)) name;
-// `weight` gives only V and the type. Made by dyn-graph-autodiff where the one-hot GEMM would be large.
-def Graph_EmbeddingBackwardOp : Graph_LibraryOp<"embedding_backward", "embedding_backward",
-                                                "an embedding's weight gradient"> {
+// `weight` gives only V and the type. Made by dyn-graph-autodiff where the one-hot GEMM would be large;
+// N may be `?` (a batch of tokens of any length).
+def Graph_EmbeddingBackwardOp : Graph_DynamicLibraryOp<"embedding_backward", "embedding_backward",
+                                                       "an embedding's weight gradient"> {
   let arguments = (ins Graph_LibraryFloatTensor:$grad_output, Graph_LibraryFloatTensor:$weight,
                        RankedTensorOf<[I32, I64]>:$indices);
   let results = (outs Graph_LibraryFloatTensor:$grad_weight);
