@@ -114,12 +114,31 @@ func.func @dense_then_depthwise(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>
 // CHECK: %[[B:.*]] = prim.broadcast_in_dim %arg2 dims [3] sizes(%[[N]]) : tensor<8xf32> -> tensor<?x8x8x8xf32>
 // CHECK: %[[A:.*]] = prim.add %[[C]], %[[B]] : tensor<?x8x8x8xf32>
 // CHECK: prim.transpose %[[A]] permutation [0, 3, 1, 2] : tensor<?x8x8x8xf32> -> tensor<?x8x8x8xf32>
+// With dense-min-elements 1000, the `?` batch counted as 1 (no dyn.batch_hint):
+// 768 activations, NCHW.
+// MIN-LABEL: func @dynamic_batch
+// MIN-NOT: channels_last
+// MIN: return
 func.func @dynamic_batch(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x8x8xf32> {
   %n = prim.dim %x, 0 : tensor<?x4x8x8xf32>
   %0 = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<?x4x8x8xf32>, tensor<8x4x3x3xf32> -> tensor<?x8x8x8xf32>
   %1 = prim.broadcast_in_dim %b dims [1] sizes(%n) : tensor<8xf32> -> tensor<?x8x8x8xf32>
   %2 = prim.add %0, %1 : tensor<?x8x8x8xf32>
   return %2 : tensor<?x8x8x8xf32>
+}
+
+// -----
+
+// The same with the module's dyn.batch_hint = 2 (the largest batch the caller
+// saw): 2 x 768 activations reach dense-min-elements' 1000, channels-last.
+// MIN-LABEL: func @dynamic_batch_hint
+// MIN: prim.transpose %arg0 permutation [0, 2, 3, 1] : tensor<?x4x8x8xf32> -> tensor<?x8x8x4xf32>
+// MIN: prim.convolution {{.*}} channels_last : {{.*}} -> tensor<?x8x8x8xf32>
+module attributes {dyn.batch_hint = 2 : i64} {
+func.func @dynamic_batch_hint(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<?x8x8x8xf32> {
+  %0 = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<?x4x8x8xf32>, tensor<8x4x3x3xf32> -> tensor<?x8x8x8xf32>
+  return %0 : tensor<?x8x8x8xf32>
+}
 }
 
 // -----

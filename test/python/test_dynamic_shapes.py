@@ -249,3 +249,31 @@ def test_a_symbolic_dim_sliced_to_static_bounds_guards_its_size():
         assert torch.equal(cf(x), f(x)), n
     s = dyn.stats()
     assert s["eager_calls"] == 0 and s["dynamic_fallbacks"] == 0 and s["dynamic_entries"] >= 1, s
+
+
+def test_a_symbolic_batch_of_images_carries_the_largest_batch_seen(tmp_path, monkeypatch):
+    """A convolution's layout is chosen by the activations it moves (dyn-propagate-layouts; channels-last on
+    the GPU from 2^24 elements): with a `?` batch the compiled module says which batch to weigh,
+    dyn.batch_hint, the largest seen at that input when the graph became symbolic (a loop's full batches,
+    not its smaller last one). Text inputs (3-d and below) carry none."""
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    conv = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU()).eval()
+    dyn.reset()
+    cm = dyn.compile(conv)
+    with torch.no_grad():
+        for b in (8, 3, 5):
+            x = torch.randn(b, 3, 6, 6)
+            torch.testing.assert_close(cm(x), conv(x))
+    assert dyn.stats()["dynamic_entries"] == 1
+    symbolic = [p.read_text() for p in tmp_path.rglob("0_graph.mlir") if "?x3x6x6" in p.read_text()]
+    assert symbolic and all(t.startswith("module attributes {dyn.batch_hint = 8 : i64}") for t in symbolic)
+    lin = torch.nn.Linear(6, 2)
+    dyn.reset()
+    cl = dyn.compile(lin)
+    with torch.no_grad():
+        for n in (4, 7):
+            cl(torch.randn(2, n, 6))
+    texts = [p.read_text() for p in tmp_path.rglob("0_graph.mlir") if "x?x6" in p.read_text()]
+    assert texts and not any("batch_hint" in t for t in texts)

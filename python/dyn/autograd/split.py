@@ -26,8 +26,10 @@ def differentiate(text, memory_budget=None):
 
 
 def functions(module):
-    """{name: (signature line, text of a module holding only that function)} of printed MLIR."""
+    """{name: (signature line, text of a module holding only that function)} of printed MLIR; each module
+    keeps the printed module's attributes (dyn.batch_hint)."""
     lines = module.splitlines()
+    header = next((line for line in lines if line.startswith("module")), "module {")
     out, k = {}, 0
     while k < len(lines):
         line = lines[k]
@@ -38,7 +40,7 @@ def functions(module):
         end = k + 1
         while lines[end] != "  }":
             end += 1
-        out[m.group(1)] = (line, "module {\n" + "\n".join(lines[k:end + 1]) + "\n}\n")
+        out[m.group(1)] = (line, header + "\n" + "\n".join(lines[k:end + 1]) + "\n}\n")
         k = end + 1
     return out
 

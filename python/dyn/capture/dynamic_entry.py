@@ -117,6 +117,19 @@ def _training_kernel(graph, inputs, keep, memory_budget=None):
     return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True, memory_budget=memory_budget)
 
 
+def _batch_hint(cf, graph, tr):
+    """The batch a `?` dim 0 of an image-like input (4-d or 5-d) is expected to have: the largest seen at
+    that input, in this call and in earlier entries' (a training loop's full batches before its smaller
+    last one); None without such an input. dyn-propagate-layouts weighs a convolution's channels-last
+    layout at that batch."""
+    hint = 0
+    for t, src, node in zip(tr.input_tensors, tr.input_sources, graph.inputs):
+        if t.dim() in (4, 5) and holds_symbolic(node.meta.shape[0]):
+            seen = [shape[0] for record in cf._records for s, _, shape in record if s == src and len(shape) == t.dim()]
+            hint = max([hint, t.shape[0], *seen])
+    return hint or None
+
+
 def dynamic_entry(cf, args, want, capture):
     """(arg guards, runner, extra, global guards, paths, symbolic sizes, graph, kernel) of a new entry for
     args whose input tensors have the dims want(tensor, source) gives symbolic. capture:
@@ -148,6 +161,7 @@ def dynamic_entry(cf, args, want, capture):
     _check_template(tmpl, updates_allowed=bool(tr.mutations))
     before = sym.guard_count()
     keep = bool(cf._options.get("keep_stages", False))
+    graph.batch_hint = _batch_hint(cf, graph, tr)
     try:
         kernel = _training_kernel(graph, tr.input_tensors, keep, cf._options.get("memory_budget")) or DynamicKernel(graph, keep, tr.input_tensors)
     except (DynamicShapeError, SymbolicTrainingError) as e:

@@ -284,7 +284,9 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
     results = ", ".join(tensor_type(o.meta) + (f" {{dyn.updates_arg = {updates[k]} : i64}}"
                                                 if updates and k in updates else "")
                         for k, o in enumerate(graph.outputs))
-    lines = ["module {", f"  func.func @{func_name}({args}) -> ({results}) {{"]
+    hint = getattr(graph, "batch_hint", None)  # a `?` batch's expected size (dyn-propagate-layouts)
+    header = f"module attributes {{dyn.batch_hint = {int(hint)} : i64}} {{" if hint else "module {"
+    lines = [header, f"  func.func @{func_name}({args}) -> ({results}) {{"]
     symbolic = getattr(graph, "fake_mode", None) is not None
     size_values = SizeValues(graph, tensor_type) if symbolic else None
     recompute = []  # positions among the body's ops of those in checkpoint regions (training text)

@@ -61,19 +61,21 @@ SmallVector<int64_t> scatterDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> p) {
   return r;
 }
 
-/// Elements per dynamic-dim slice: a dynamic (batch) dim counts as 1.
-int64_t numElements(Value v) {
-  int64_t n = 1;
-  for (int64_t s : tensorType(v).getShape())
-    n *= ShapedType::isDynamic(s) ? 1 : s;
-  return n;
-}
-
-/// Which convolutions go channels-last (the pass's options).
+/// Which convolutions go channels-last (the pass's options, and the module's `dyn.batch_hint`).
 struct LayoutChoice {
   bool depthwiseOnly = false;
   int64_t denseMinElements = 0;
+  int64_t batchHint = 1;
 };
+
+/// Elements of a value, a `?` batch (dim 0) counted as the batch the module expects (`dyn.batch_hint`,
+/// the largest the caller has seen; 1 without one) and any other `?` dim as 1.
+int64_t numElements(Value v, const LayoutChoice &choice) {
+  int64_t n = 1;
+  for (auto [d, s] : llvm::enumerate(tensorType(v).getShape()))
+    n *= !ShapedType::isDynamic(s) ? s : d == 0 ? choice.batchHint : 1;
+  return n;
+}
 
 bool worthChannelsLast(prim::ConvolutionOp conv, const LayoutChoice &choice);
 bool worthChannelsLast(prim::LibraryCallOp call, const LayoutChoice &choice);
@@ -165,12 +167,12 @@ struct Propagator {
 /// more than the layout saves.
 bool worthChannelsLast(Value input, Value output, Value weight, int64_t groups,
                        const LayoutChoice &choice) {
-  int64_t activations = numElements(input) + numElements(output);
+  int64_t activations = numElements(input, choice) + numElements(output, choice);
   // depthwise as ATen's is_depthwise has it: several groups of one input channel each
   bool depthwise = groups >= 2 && tensorType(weight).getDimSize(1) == 1;
   if (!depthwise && (choice.depthwiseOnly || activations < choice.denseMinElements))
     return false;
-  return numElements(weight) < activations;
+  return numElements(weight, choice) < activations;
 }
 
 bool worthChannelsLast(prim::ConvolutionOp conv, const LayoutChoice &choice) {
@@ -493,7 +495,9 @@ struct PropagateLayoutsPass : dyn::impl::PropagateLayoutsPassBase<PropagateLayou
       f->removeAttr("dyn.layout_free_results");
       if (f.isExternal())
         return;
-      LayoutChoice choice{depthwiseOnly, denseMinElements};
+      LayoutChoice choice{depthwiseOnly, denseMinElements, 1};
+      if (auto hint = getOperation()->getAttrOfType<IntegerAttr>("dyn.batch_hint"); hint && hint.getInt() > 0)
+        choice.batchHint = hint.getInt();
       bool any = args && !args.empty();
       f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv, choice); });
       f.walk([&](prim::LibraryCallOp call) { any |= worthChannelsLast(call, choice); });
