@@ -20,6 +20,8 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,13 +127,38 @@ public:
   uint64_t workspaceBytes(const int64_t *sizes, std::string *error) const override {
     if (dynamicTemps.empty())
       return workspace;
-    std::vector<int64_t> values;
+    std::shared_ptr<const Placement> p = place(sizes, error);
+    return p ? p->total : ~uint64_t(0);
+  }
+
+  /// The size program's values and the runtime temporaries' offsets at some sizes.
+  struct Placement {
+    std::vector<int64_t> sizes, values;
     std::vector<uint64_t> offsets;
     uint64_t total = 0;
-    if (!evaluate(sizes, values, error) || !placeDynamic(values, offsets, &total, error))
-      return ~uint64_t(0);
-    return total;
+  };
+  /// The placement at `sizes` (sizeArgs.size() / 2 of them): the last one computed where the sizes are
+  /// its own (the workspace query before a call, and the call; a loop at one size), else evaluated and
+  /// placed afresh (placeDynamic is quadratic in the temporaries).
+  std::shared_ptr<const Placement> place(const int64_t *sizes, std::string *error) const {
+    size_t n = sizeArgs.size() / 2;
+    {
+      std::lock_guard<std::mutex> lock(placementMutex);
+      if (lastPlacement && std::equal(sizes, sizes + n, lastPlacement->sizes.begin()))
+        return lastPlacement;
+    }
+    auto p = std::make_shared<Placement>();
+    p->sizes.assign(sizes, sizes + n);
+    p->total = workspace;
+    if (!evaluate(sizes, p->values, error) ||
+        (!dynamicTemps.empty() && !placeDynamic(p->values, p->offsets, &p->total, error)))
+      return nullptr;
+    std::lock_guard<std::mutex> lock(placementMutex);
+    lastPlacement = p;
+    return p;
   }
+  mutable std::mutex placementMutex;
+  mutable std::shared_ptr<const Placement> lastPlacement;
 
   /// Every node of the size program, from the sizes the caller passed.
   bool evaluate(const int64_t *sizes, std::vector<int64_t> &v, std::string *error) const {
@@ -257,22 +284,24 @@ public:
     if (!checkWorkspace(workspacePtr, error))
       return false;
     // `?` dims: the sizes follow the buffers (an int64 in a pointer's slot).
-    std::vector<int64_t> values;
-    std::vector<uint64_t> dynamicOffsets;
+    std::shared_ptr<const Placement> placement;
+    static const std::vector<int64_t> noValues;
+    static const std::vector<uint64_t> noOffsets;
     if (!sizeNodes.empty()) {
       std::vector<int64_t> sizes(sizeArgs.size() / 2);
       for (size_t k = 0; k < sizes.size(); ++k)
         sizes[k] = (int64_t) reinterpret_cast<intptr_t>(buffers[numBuffers + k]);
-      uint64_t total = 0;
-      if (!evaluate(sizes.data(), values, error) ||
-          (!dynamicTemps.empty() && !placeDynamic(values, dynamicOffsets, &total, error)))
+      placement = place(sizes.data(), error);
+      if (!placement)
         return false;
-      if (total > workspace && !workspacePtr) {
+      if (placement->total > workspace && !workspacePtr) {
         if (error)
-          *error = "this call needs a device workspace of " + std::to_string(total) + " bytes";
+          *error = "this call needs a device workspace of " + std::to_string(placement->total) + " bytes";
         return false;
       }
     }
+    const std::vector<int64_t> &values = placement ? placement->values : noValues;
+    const std::vector<uint64_t> &dynamicOffsets = placement ? placement->offsets : noOffsets;
     uint64_t base = reinterpret_cast<uint64_t>(workspacePtr);
     if (!modulesLoaded) { // the first call loads every kernel module
       std::vector<const std::string *> codes;

@@ -78,13 +78,16 @@ class _Part:
         self.sizes = sizes
         self.dtypes = [d for _, d in specs]
         self.perms = {k: _to_channels_last(len(specs[k][0])) for k in self.channels_last}
+        # (shape, strides, dtype) per output; with `?` dims None where a dim is `?` (sized at each call)
         self.specs = []
         for k, (s, d) in enumerate(specs):
-            if self.dynamic:
-                break
+            if any(x is None for x in s):
+                self.specs.append(None)
+                continue
             if k in self.channels_last:
                 s = tuple(s[i] for i in _to_channels_last(len(s)))
             self.specs.append((s, contiguous_strides(s), d))
+        self.sized = [k for k, spec in enumerate(self.specs) if spec is None]
         self.views = [(k, _from_channels_last(len(specs[k][0]))) for k in sorted(self.channels_last)]
         self.reads = [(j, _to_channels_last(r)) for j, r in channels_last_inputs]
         # (result, input) pairs the fusion writes in place (dyn.updates_arg): the input is the result's buffer
@@ -93,13 +96,14 @@ class _Part:
         self.size_only = ()  # inputs whose values the function never reads (a backward's sized cotangents)
 
     def __call__(self, inputs, shapes=None):
-        if self.dynamic:
+        if self.dynamic:  # the outputs with `?` dims sized from this call's inputs
             shapes = self.sizes(inputs) if shapes is None else shapes
-            specs = []
-            for k, (s, d) in enumerate(zip(shapes, self.dtypes)):
+            specs = list(self.specs)
+            for k in self.sized:
+                s = shapes[k]
                 if k in self.perms:
                     s = tuple(s[i] for i in self.perms[k])
-                specs.append((s, contiguous_strides(s), d))
+                specs[k] = (s, contiguous_strides(s), self.dtypes[k])
         else:
             specs = self.specs
         taken = {}
