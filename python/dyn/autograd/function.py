@@ -215,6 +215,7 @@ class TrainingKernel:
         likely = frozenset(k for k in self._slots if fw_specs[k][0] != ()) \
             if self.late_zeros and any(fw_specs[k][0] == () for k in self._slots) else frozenset()
         self._chosen = {}  # the None pattern of a backward call -> the variant it runs
+        self._size_carriers = {}  # dtype -> the one element a sized-only zero cotangent expands
         self.backward = None  # (set first: _backward_variant dumps the variants compiled later)
         self.backward = self._backward_variant(likely)
         self.stages = [("training", text), ("joint", joint), ("forward", fw_ir),
@@ -297,8 +298,11 @@ class TrainingKernel:
             shape, dtype = shapes[self._slots.index(k)], self.forward.dtypes[k]
         else:
             shape, _, dtype = self.forward.specs[k]
-        if k in part.sized_only:
-            return torch.empty((), dtype=dtype, device=self.device).expand(shape)
+        if k in part.sized_only:  # (never read: one element per dtype serves every call)
+            one = self._size_carriers.get(dtype)
+            if one is None:
+                one = self._size_carriers[dtype] = torch.empty((), dtype=dtype, device=self.device)
+            return one.expand(shape)
         return torch.zeros(shape, dtype=dtype, device=self.device)
 
     def _in_place_updates(self, requires_grad):
