@@ -113,6 +113,8 @@ def scenario(name, rank):
     """(compiled model, eager DDP model, step inputs, loss function, train options)."""
     if name.startswith("outer_") or name.startswith("inner_"):  # outer_<corpus name>: dyn.compile(DDP(m))
         how, model_name = name.split("_", 1)
+        lengths = model_name.endswith("_lengths")  # each step its own sequence length: symbolic after two
+        model_name = model_name.removesuffix("_lengths")
         split = model_name.endswith("_split")
         model_name = model_name.removesuffix("_split")
         case, loss_fn, args, kwargs = _corpus_case(model_name)
@@ -123,7 +125,13 @@ def scenario(name, rank):
         inputs = []
         for s in range(STEPS):
             a = [torch.roll(x, shifts=rank + s, dims=0) if isinstance(x, torch.Tensor) else x for x in args]
-            inputs.append((a, kwargs))
+            kw = kwargs
+            if lengths:  # a causal LM's ids and labels cut to a length per step (the same on both ranks)
+                n = args[0].shape[1] - 2 * s
+                a = [a[0][:, :n].contiguous()] + a[1:]  # (a data loader's batches: contiguous)
+                kw = {k: v[:, :n].contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v
+                      for k, v in kwargs.items()}
+            inputs.append((a, kw))
         return m, ref, inputs, loss_fn, {}
     if name == "sequential":
         seq = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.LayerNorm(32),
@@ -207,7 +215,8 @@ def run(name, rank):
     return dict(loss=losses, ref_loss=ref_losses, param_diff=diff,
                 stats={k: v for k, v in stats.items() if k in ("graphs", "graph_breaks", "backward_graphs",
                                                               "eager_graphs", "eager_entries", "eager_calls",
-                                                              "internal_failures", "recompiles")})
+                                                              "internal_failures", "recompiles", "captures",
+                                                              "dynamic_entries", "dynamic_fallback_reasons")})
 
 
 def collectives(rank):

@@ -20,6 +20,7 @@ SCENARIOS = {
     "outer_hf_gpt2_sdpa": (1e-5, "one"),         # dyn.compile(DDP(gpt2)); transformers' loss is float32
     "inner_tv_resnet18_split": (1e-9, "several"),  # DDP(dyn.compile(resnet)), small buckets: pieces
     "outer_hf_llama_sdpa_split": (1e-5, "several"),
+    "outer_hf_gpt2_sdpa_split_lengths": (1e-5, "several"),  # a length per step: symbolic pieces after two
     "sequential": (1e-12, "one"),                # an nn.Sequential wrapped by DDP
     "no_sync": (1e-12, "one"),                   # gradient accumulation under ddp.no_sync()
     "unused": (1e-12, "one"),                    # find_unused_parameters=True, a parameter never read
@@ -62,7 +63,10 @@ def test_ddp_trains_compiled_like_eager_ddp(results, name):
         s = r["stats"]
         assert s["graphs"] >= 1 and s["eager_graphs"] == [], s
         assert s["internal_failures"] == 0 and s["eager_calls"] == 0, s
-        if not name.startswith(("fsdp", "torch_compile", "whole_step")):
+        if name.endswith("_lengths"):  # the second length recompiles once, symbolic: every later one runs it
+            assert s["dynamic_entries"] == 1 and s["captures"] == 2 and s["recompiles"] == 1, s
+            assert s["graph_breaks"] == 0 and s["eager_entries"] == 0 and not s["dynamic_fallback_reasons"], s
+        elif not name.startswith(("fsdp", "torch_compile", "whole_step")):
             assert s["graph_breaks"] == 0 and s["eager_entries"] == 0 and s["recompiles"] == 0, s
         # FSDP2: the call of each fully_shard module is a graph break by design (its hooks run eagerly);
         # the root's loop over blocks then runs eagerly, each block's forward compiled. A whole step: the

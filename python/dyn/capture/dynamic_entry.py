@@ -6,11 +6,12 @@ import torch
 
 from ..autograd import DifferentiationError, TrainingKernel
 from ..autograd.function import SymbolicTrainingError
-from ..distributed.ddp import active_ddp
+from ..distributed.ddp import active_ddp, staged_training
 from ..dynamic.kernel import DynamicKernel, DynamicShapeError, _device_of
 from ..graph.mlir import carries_grad
-from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function
+from ..dynamic.symbolic import SymbolicSizes, holds_symbolic, size_expr, size_function, symbol_positions
 from ..errors import Unsupported
+from ..session import current
 from ..ops.shape import SlicedInput
 from .guards import _arg_guard, _global_guards, _path_guards
 from .paths import _resolver
@@ -101,20 +102,49 @@ def _static_updates(tr):
         not holds_symbolic(tuple(tr.graph.inputs[j].meta.shape)) for j in tr.mutations)
 
 
+def _requires_grad(inputs):
+    return [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs]
+
+
 def _training_kernel(graph, inputs, keep, memory_budget=None):
     """The graph's forward and backward compiled with `?` dims (dyn/autograd) where it is a training graph
-    (grad mode on, a float input that requires grad and reaches an output), else None."""
-    requires_grad = [t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs]
+    (grad mode on, a float input that requires grad and reaches an output), else None. Inside DDP's forward,
+    cut at its gradient buckets as a specialized graph is (distributed/ddp.py: each piece's gradients are
+    all-reduced while the earlier pieces' backward runs), each piece symbolic."""
+    requires_grad = _requires_grad(inputs)
     if not (torch.is_grad_enabled() and any(requires_grad) and carries_grad(graph, requires_grad)):
         return None
-    if active_ddp() is not None:
-        raise DynamicUnsupported("a training graph under DistributedDataParallel (its gradient buckets are "
-                                 "staged per specialized graph)")
     device = _device_of(graph, inputs)
     if device.type not in ("cpu", "cuda"):
         raise DynamicUnsupported(f"a training graph on {device.type} (symbolic training graphs run on the CPU "
                                  "and CUDA)")
+    ddp = active_ddp()
+    if ddp is not None:
+        staged = staged_training(graph, inputs, ddp, lambda g, ex, layout: _piece(g, ex, keep, memory_budget, layout),
+                                 lambda msg: current().log("ddp", msg), concrete=_concrete_shapes(graph, inputs))
+        if staged is not None:
+            return staged
     return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True, memory_budget=memory_budget)
+
+
+def _piece(graph, examples, keep, memory_budget, layout):
+    """A DDP piece's symbolic training kernel, or None where it does not compile (the split is abandoned)."""
+    try:
+        return TrainingKernel(graph, examples, _requires_grad(examples), keep, symbolic=True,
+                              memory_budget=memory_budget, layout_free_outputs=layout.get("layout_free_outputs", ()),
+                              channels_last_inputs=layout.get("channels_last_inputs", ()))
+    except (DifferentiationError, SymbolicTrainingError, RuntimeError, NotImplementedError) as e:
+        current().log("ddp", f"a DDP piece with symbolic sizes does not compile: {str(e).splitlines()[0]}")
+        return None
+
+
+def _concrete_shapes(graph, inputs):
+    """shape -> the shape at this call's sizes: each symbol read where the graph's inputs carry it."""
+    values = {s: inputs[k].shape[d] for s, (k, d) in symbol_positions(graph.inputs).items()}
+
+    def concrete(shape):
+        return tuple(int(size_expr(d).xreplace(values)) for d in shape)
+    return concrete
 
 
 def _batch_hint(cf, graph, tr):

@@ -10,6 +10,7 @@ import functools
 
 import torch
 
+from ..dynamic.symbolic import symbol_positions
 from ..graph.graph import Graph
 
 
@@ -118,6 +119,7 @@ def split_graph(graph, starts):
         for n in nodes[bounds[p]:bounds[p + 1]]:
             piece_of[id(n)] = p
     copied = {id(n) for n in nodes if not n.inputs and not n.attrs.get("seeded")}
+    carriers = symbol_positions(graph.inputs) if graph.fake_mode is not None else {}
     input_pos = {id(n): k for k, n in enumerate(graph.inputs)}
     # the values each piece must return: read by a later piece, or an output of the graph
     needed = [dict() for _ in range(len(bounds) - 1)]
@@ -134,6 +136,8 @@ def split_graph(graph, starts):
     for p in range(len(bounds) - 1):
         g = Graph()
         g.device = graph.device
+        g.fake_mode = graph.fake_mode  # symbolic sizes: the pieces print `?` dims as the graph does
+        g.batch_hint = getattr(graph, "batch_hint", None)
         new, sources = {}, []
 
         def value(x):
@@ -154,6 +158,11 @@ def split_graph(graph, starts):
             if id(n) in copied:
                 continue
             new[id(n)] = g.add(n.op, [value(x) for x in n.inputs], n.meta, **n.attrs)
+        if carriers:  # symbolic sizes: each symbol a dim of a piece input (the graph's, read for its size alone)
+            have = symbol_positions(g.inputs)
+            for symbol, (k, _) in carriers.items():
+                if symbol not in have:
+                    value(graph.inputs[k])
         returns = list(needed[p])
         g.outputs = [value(needed[p][i]) for i in returns]
         pieces.append(_Piece(g, sources, returns))
@@ -180,10 +189,11 @@ class StagedKernel:
         return [inputs[k] if kind == "in" else values[k] for kind, k in self.outputs]
 
 
-def staged_training(graph, examples, ddp, compile_piece, log):
+def staged_training(graph, examples, ddp, compile_piece, log, concrete=None):
     """A StagedKernel for a training graph captured inside DDP's forward, or None when it stays whole
     (one bucket's worth of parameters, or a piece that would not compile: the whole graph then compiles,
-    or falls back, and is reported, as any other)."""
+    or falls back, and is reported, as any other). concrete(shape): a shape with symbolic sizes at the
+    examples' sizes (a graph with `?` dims: the example tensors of the values between pieces)."""
     starts = bucket_starts(graph, examples, ddp)
     if not starts:
         return None
@@ -201,7 +211,8 @@ def staged_training(graph, examples, ddp, compile_piece, log):
             if kind == "in":
                 ex.append(examples[k])
             else:
-                t = torch.empty(n.meta.shape, dtype=n.meta.dtype, device=device)
+                shape = concrete(n.meta.shape) if concrete is not None else n.meta.shape
+                t = torch.empty(shape, dtype=n.meta.dtype, device=device)
                 if k in channels_last:
                     cl_inputs.append(j)
                     t = t.contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
