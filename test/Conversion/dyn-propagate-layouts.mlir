@@ -228,6 +228,19 @@ func.func @max_pool_backward_channels_last(%x: tensor<2x6x8x8xf32>, %g: tensor<2
 
 // -----
 
+// The same with a `?` batch (a symbolic training graph's backward): the
+// channels-last call keeps the batch `?`, its gradient sized as its input.
+// CHECK-LABEL: func @max_pool_backward_channels_last_dynamic
+// CHECK: %[[B:.*]] = prim.library_call "max_pool2d_backward"(%{{.*}}, %arg0, %{{.*}}) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0, 1] : (tensor<?x4x4x6xf32>, tensor<?x8x8x6xf32>, tensor<?x4x4x6xi64>) -> tensor<?x8x8x6xf32>
+// CHECK: prim.transpose %[[B]] permutation [0, 3, 1, 2] : tensor<?x8x8x6xf32> -> tensor<?x6x8x8xf32>
+func.func @max_pool_backward_channels_last_dynamic(%x: tensor<?x6x8x8xf32>, %g: tensor<?x6x4x4xf32>, %i: tensor<?x6x4x4xi64>)
+    -> tensor<?x6x8x8xf32> attributes {dyn.channels_last_args = array<i64: 0>} {
+  %gi = prim.library_call "max_pool2d_backward"(%g, %x, %i) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<?x6x4x4xf32>, tensor<?x6x8x8xf32>, tensor<?x6x4x4xi64>) -> tensor<?x6x8x8xf32>
+  return %gi : tensor<?x6x8x8xf32>
+}
+
+// -----
+
 // Operands none of which is channels-last: the call keeps torch's layout.
 // CHECK-LABEL: func @max_pool_backward_nchw
 // CHECK: prim.library_call "max_pool2d_backward"(%arg1, %arg0, %arg2) params [2, 3, 3, 2, 2, 2, 2, 1, 1, 2, 1, 1, 0] : (tensor<2x6x4x4xf32>, tensor<2x6x8x8xf32>, tensor<2x6x4x4xi64>) -> tensor<2x6x8x8xf32>

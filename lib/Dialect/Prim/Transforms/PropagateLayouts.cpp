@@ -300,9 +300,8 @@ void Propagator::maxPoolBackward(prim::LibraryCallOp call) {
     return;
   ValueRange ins = call.getInputs();
   RankedTensorType gi = tensorType(call.getResult(0));
-  if (gi.getRank() != 4 || !llvm::all_of(ins, [](Value v) {
-        return tensorType(v).getRank() == 4 && tensorType(v).hasStaticShape();
-      }) || !gi.hasStaticShape())
+  // (a `?` batch too: the channels-last call's gradient is sized as its channels-last input)
+  if (gi.getRank() != 4 || !llvm::all_of(ins, [](Value v) { return tensorType(v).getRank() == 4; }))
     return;
   if (!llvm::any_of(ins, [&](Value v) { return hasChannelsLast(v); }))
     return;
