@@ -173,3 +173,41 @@ func.func @norm_through_merged_dims(%x: tensor<?x?x64xf32>) -> tensor<?x64xf32> 
   %flat = prim.reshape %y sizes(%bl) : tensor<?x?x64xf32> -> tensor<?x64xf32>
   return %flat : tensor<?x64xf32>
 }
+
+// -----
+
+// A `[2, ?, 64]` viewed as heads `[2, ?, 4, 16]` and transposed: the dims
+// the reshape shares (2, and the `?` whose size comes from one place) keep
+// their index; only 64 splits into 4 x 16. No division by a runtime size.
+// CHECK-LABEL: func @heads_of_a_dynamic_length
+// CHECK: loop.kernel "transpose_0" [2, 4, %[[L:.*]], 16]
+// CHECK: ^bb0(%[[B:.*]]: index, %[[H:.*]]: index, %[[T:.*]]: index, %[[D:.*]]: index):
+// CHECK-NOT: %[[L]] :
+// CHECK: loop.load %arg0[%[[B]], %[[T]], %{{.*}}] : memref<2x?x64xf32>
+func.func @heads_of_a_dynamic_length(%x: tensor<2x?x64xf32>) -> tensor<2x4x?x16xf32> {
+  %l = prim.dim %x, 1 : tensor<2x?x64xf32>
+  %h = prim.reshape %x sizes(%l) : tensor<2x?x64xf32> -> tensor<2x?x4x16xf32>
+  %t = prim.transpose %h permutation [0, 2, 1, 3] : tensor<2x?x4x16xf32> -> tensor<2x4x?x16xf32>
+  return %t : tensor<2x4x?x16xf32>
+}
+
+// -----
+
+// `[? * ?, 64]` (a GEMM's rows) read as `[?, ?, 64]`: the outermost dim takes
+// what is left of the row index without a remainder by its runtime size.
+// CHECK-LABEL: func @rows_as_batch_and_length
+// CHECK: loop.kernel "mul_0" [%[[B:.*]], %{{.*}}, 64]
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[K:.*]]: index):
+// CHECK: %[[M:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK: %[[R:.*]] = arith.addi %[[M]], %[[J]] : index
+// CHECK-NOT: arith.remui
+// CHECK: loop.load %arg0[%[[R]], %[[K]]]
+func.func @rows_as_batch_and_length(%x: tensor<?x64xf32>, %y: tensor<?x?xf32>) -> tensor<?x?x64xf32> {
+  %b = prim.dim %y, 0 : tensor<?x?xf32>
+  %l = prim.dim %y, 1 : tensor<?x?xf32>
+  %r = prim.reshape %x sizes(%b, %l) : tensor<?x64xf32> -> tensor<?x?x64xf32>
+  %c = prim.constant dense<2.0> : tensor<f32>
+  %cb = prim.broadcast_in_dim %c dims [] sizes(%b, %l) : tensor<f32> -> tensor<?x?x64xf32>
+  %m = prim.mul %r, %cb : tensor<?x?x64xf32>
+  return %m : tensor<?x?x64xf32>
+}

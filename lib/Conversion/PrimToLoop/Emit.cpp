@@ -180,7 +180,7 @@ Value KernelEmitter::affine(Value i, int64_t mul, int64_t add) {
 }
 
 SmallVector<Value> KernelEmitter::reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in,
-                                          Value outV, Value inV) {
+                                          Value outV, Value inV, int64_t first) {
   // dynamic sizes, read in the buffer function before the kernel
   auto sizeOf = [&](Value v, int64_t d, int64_t size) -> Value {
     if (!ShapedType::isDynamic(size))
@@ -193,12 +193,19 @@ SmallVector<Value> KernelEmitter::reshape(ArrayRef<Value> idx, ArrayRef<int64_t>
   setInsertion(level);
   Value linear = constantIndexHere(0);
   for (auto [i, size] : llvm::enumerate(out)) {
-    linear = arith::MulIOp::create(b, loc, linear, sizeOf(outV, i, size));
+    linear = arith::MulIOp::create(b, loc, linear, sizeOf(outV, first + i, size));
     linear = arith::AddIOp::create(b, loc, linear, idx[i]);
   }
   SmallVector<Value> result(in.size());
   for (int64_t i = in.size() - 1; i >= 0; --i) {
-    Value size = sizeOf(inV, i, in[i]);
+    // (the outermost dim takes what is left: below its size for every point of the result, so no
+    // remainder, which a runtime size would make a division per element)
+    if (i == 0) {
+      result[0] = linear;
+      levels.try_emplace(linear, level);
+      break;
+    }
+    Value size = sizeOf(inV, first + i, in[i]);
     result[i] = arith::RemUIOp::create(b, loc, linear, size);
     linear = arith::DivUIOp::create(b, loc, linear, size);
     levels[result[i]] = level;

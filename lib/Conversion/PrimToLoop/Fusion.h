@@ -47,6 +47,11 @@ std::optional<SmallVector<int64_t>> unitReshapeMap(ArrayRef<int64_t> in, ArrayRe
 /// A reshape of `v` whose buffer is already written (`written` says which are), or null.
 Value writtenReshape(Value v, function_ref<bool(Value)> written);
 
+/// Where the size of `v`'s `?` dim `d` comes from (a function argument's dim, or an index value: a
+/// reshape's or broadcast's size operand); equal keys are equal sizes. Plan.cpp.
+using DimKey = std::pair<Value, int64_t>;
+std::optional<DimKey> dimKey(Value v, int64_t d);
+
 /// Maps an index into `outV`'s shape to the index of the same element
 /// (row-major order) in `inV`'s. Dynamic dims take the general path (two `?`
 /// need not be one size), their sizes read by `ix`.
@@ -61,13 +66,31 @@ SmallVector<Idx> reshapeIndex(ArrayRef<Idx> idx, Value outV, Value inV, Ix &ix) 
     return result;
   }
   // Trailing dims both shapes share keep their index (an embedding's
-  // [B*T, D] -> [B, T, D] still walks D with the innermost index); only
-  // the leading dims are linearized.
+  // [B*T, D] -> [B, T, D] still walks D with the innermost index), and so do
+  // leading ones (a `[B, ?, 64]` viewed as `[B, ?, 4, 16]` splits only the 64):
+  // equal static sizes, or `?` sizes that come from one place. Only the dims
+  // between are linearized (with no division by a runtime size where the `?`
+  // dims are shared).
+  auto same = [&](size_t i, size_t o) {
+    if (in[i] != out[o])
+      return false;
+    if (!ShapedType::isDynamic(in[i]))
+      return true;
+    std::optional<DimKey> a = dimKey(inV, i), b = dimKey(outV, o);
+    return a && b && *a == *b;
+  };
   size_t k = 0;
-  while (k < in.size() && k < out.size() && in[in.size() - 1 - k] == out[out.size() - 1 - k] &&
-         !ShapedType::isDynamic(in[in.size() - 1 - k]))
+  while (k < in.size() && k < out.size() && same(in.size() - 1 - k, out.size() - 1 - k))
     ++k;
-  result = ix.reshape(idx.drop_back(k), out.drop_back(k), in.drop_back(k), outV, inV);
+  // (planning keeps the leading dims merged: its kernel shapes, a reduction's own kernel where a
+  // reshape merges dims (GroupNorm's mean read through MobileViT's patches), stay as measured)
+  size_t lead = 0;
+  while (Ix::kSharedLeadingDims && lead + k < in.size() && lead + k < out.size() && same(lead, lead))
+    ++lead;
+  result.assign(idx.begin(), idx.begin() + lead);
+  SmallVector<Idx> mid = ix.reshape(idx.slice(lead, out.size() - lead - k), out.slice(lead, out.size() - lead - k),
+                                    in.slice(lead, in.size() - lead - k), outV, inV, lead);
+  result.append(mid.begin(), mid.end());
   result.append(idx.end() - k, idx.end());
   return result;
 }
@@ -204,11 +227,13 @@ public:
                       StringRef name);
 
   // Index arithmetic for remapIndex.
+  static constexpr bool kSharedLeadingDims = true; // reshapes keep the index of leading dims they share
   Value zero() { return constantIndex(0); }
   Value affine(Value i, int64_t mul, int64_t add);
-  /// `out` and `in`: leading dims of `outV`'s and `inV`'s shapes, whose dynamic sizes are read.
+  /// `out` and `in`: dims `first`, `first` + 1, ... of `outV`'s and `inV`'s shapes, whose dynamic sizes
+  /// are read.
   SmallVector<Value> reshape(ArrayRef<Value> idx, ArrayRef<int64_t> out, ArrayRef<int64_t> in, Value outV,
-                             Value inV);
+                             Value inV, int64_t first);
 
 private:
   OpBuilder &b;
@@ -317,10 +342,6 @@ bool isViewOp(Operation *op);
 std::optional<BufferView> bufferView(Value v, function_ref<bool(Value)> hasBuffer);
 MemRefType viewType(Value v, const BufferView &view);
 
-/// Where the size of `v`'s `?` dim `d` comes from (a function argument's dim, or an index value: a
-/// reshape's or broadcast's size operand); equal keys are equal sizes. Plan.cpp.
-using DimKey = std::pair<Value, int64_t>;
-std::optional<DimKey> dimKey(Value v, int64_t d);
 
 /// A stride in elements of a view with `?` dims: `constant` times the runtime sizes of `dims` (each a
 /// value's dim, which the buffer function computes).

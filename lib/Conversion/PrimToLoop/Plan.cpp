@@ -136,9 +136,11 @@ using DepSet = uint64_t; // bits 0-31: result dims; bits 32-63: dims reduced ins
 constexpr DepSet kInnerBits = ~DepSet(0) << 32;
 
 struct DepArith {
+  static constexpr bool kSharedLeadingDims = false;
   DepSet zero() { return 0; }
   DepSet affine(DepSet d, int64_t, int64_t) { return d; }
-  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in, Value, Value) {
+  SmallVector<DepSet> reshape(ArrayRef<DepSet> idx, ArrayRef<int64_t>, ArrayRef<int64_t> in, Value, Value,
+                              int64_t) {
     DepSet all = 0;
     for (DepSet d : idx)
       all |= d;
