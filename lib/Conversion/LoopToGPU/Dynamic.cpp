@@ -370,6 +370,30 @@ LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch) {
   return success();
 }
 
+/// Loads in `launch` from a buffer without elements (a `[5, 0, 5]` gradient a backward pads back to its
+/// input's size) become zeros: no such load reads anything at run time (a pad's clamped read is selected
+/// away), and the buffer then is no kernel argument (a bare pointer to no elements is no legal one).
+void dropEmptyBufferLoads(OpBuilder &b, gpu::LaunchOp launch) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  for (Value v : used) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 0)
+      continue;
+    SmallVector<Operation *> loads;
+    for (OpOperand &use : v.getUses())
+      if (launch->isProperAncestor(use.getOwner()) && isa<memref::LoadOp, vector::LoadOp>(use.getOwner()))
+        loads.push_back(use.getOwner());
+    for (Operation *load : loads) {
+      b.setInsertionPoint(load);
+      Type t = load->getResult(0).getType();
+      Value zero = arith::ConstantOp::create(b, load->getLoc(), cast<TypedAttr>(b.getZeroAttr(t)));
+      load->getResult(0).replaceAllUsesWith(zero);
+      load->erase();
+    }
+  }
+}
+
 } // namespace dyn::loop_to_gpu
 
 namespace {
@@ -391,6 +415,7 @@ struct PrepareGpuOutliningPass : public PassWrapper<PrepareGpuOutliningPass, Ope
       return op->hasTrait<mlir::OpTrait::ConstantLike>() || isa<arith::SelectOp, arith::CmpIOp>(op);
     };
     WalkResult r = getOperation().walk([&](gpu::LaunchOp launch) {
+      dyn::loop_to_gpu::dropEmptyBufferLoads(b, launch);
       if (failed(dyn::loop_to_gpu::viewDynamicBuffers(b, launch)) || failed(mlir::sinkOperationsIntoLaunchOp(launch, beneficial)))
         return WalkResult::interrupt();
       return WalkResult::advance();

@@ -156,6 +156,7 @@ struct KernelMapper {
 };
 
 LogicalResult viewDynamicBuffers(OpBuilder &b, gpu::LaunchOp launch);
+void dropEmptyBufferLoads(OpBuilder &b, gpu::LaunchOp launch);
 
 } // namespace dyn::loop_to_gpu
 
