@@ -12,7 +12,7 @@ from .graph.mlir import carries_grad
 from .autograd import DifferentiationError, TrainingKernel
 from .cuda_graphs import GraphReplay
 from .distributed.ddp import active_ddp, staged_training
-from .launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, run_compiled
+from .launch import EMPTY_STRIDED_CPU, compile_native, contiguous_strides, dump_stages, gpu_target, run_compiled
 from .native import C as _C
 from .native import have_compiler
 from .session import current
@@ -128,7 +128,7 @@ class DynCPUKernel(_DynKernel):
     device_type = "cpu"
 
     def _compile(self, keep_stages, num_buffers):
-        return _C.compile(self.ir, "forward", keep_stages, 3, num_buffers)
+        return compile_native(_C.compile, self.ir, "forward", keep_stages, 3, num_buffers)
 
     def __call__(self, *inputs):
         outs, written = self._outputs("cpu", inputs)
@@ -151,7 +151,7 @@ class DynCUDAKernel(_DynKernel):
         self.replay = GraphReplay(self) if cuda_graphs else None
 
     def _compile(self, keep_stages, num_buffers):
-        return _C.compile_gpu(self.ir, "forward", keep_stages, num_buffers, self.target)
+        return compile_native(_C.compile_gpu, self.ir, "forward", keep_stages, num_buffers, self.target)
 
     def __call__(self, *inputs):
         if self.replay is not None:

@@ -76,14 +76,33 @@ def run_compiled(compiled, device, inputs, outputs, prepare=None, extra=(), as_i
             compiled.run(prepare(inputs) + extra, outputs, stream, ws)
 
 
-def dump_stages(stages):
-    """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
-    $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir."""
+def _dump_folder():
     root = os.environ.get("DYN_COMPILE_DEBUG_DIR", "dyn_debug")
     session = current()
     folder = os.path.join(root, f"graph_{session.dumped_graphs}")
     session.dumped_graphs += 1
     os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def compile_native(compile_fn, ir, *args):
+    """compile_fn(ir, *args) (_C.compile or _C.compile_gpu). With DYN_COMPILE_DEBUG=1 a failure leaves the IR
+    it was given and the compiler's diagnostics in the dump folder (graph_<n>/failed.mlir: `dyn-opt
+    failed.mlir --dyn-cpu` or `--dyn-gpu` reproduces it) before it raises."""
+    try:
+        return compile_fn(ir, *args)
+    except RuntimeError as e:
+        if os.environ.get("DYN_COMPILE_DEBUG") == "1":
+            with open(os.path.join(_dump_folder(), "failed.mlir"), "w") as f:
+                f.write(ir + "\n// " + "\n// ".join(str(e).splitlines()) + "\n")
+        raise
+
+
+def dump_stages(stages):
+    """DYN_COMPILE_DEBUG=1: every stage's IR of each compiled graph, as
+    $DYN_COMPILE_DEBUG_DIR (default ./dyn_debug)/graph_<n>/<k>_<stage>.mlir (a graph that fails to compile:
+    graph_<n>/failed.mlir, compile_native)."""
+    folder = _dump_folder()
     for k, (stage, ir) in enumerate(stages):
         with open(os.path.join(folder, f"{k}_{stage}.mlir"), "w") as f:
             f.write(ir)

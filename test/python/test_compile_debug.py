@@ -38,3 +38,21 @@ def test_no_dump_without_the_variable(tmp_path, monkeypatch):
     x = torch.randn(5)
     dyn.compile(lambda a: a * 2)(x)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(not backends.have_compiler(), reason="needs the compiler core")
+def test_a_graph_that_fails_to_compile_leaves_its_ir(tmp_path, monkeypatch):
+    """A compile that fails (the graph then runs eagerly, with the reason reported) leaves the IR it was given
+    and the compiler's located diagnostics as graph_<n>/failed.mlir: the input to reproduce it with dyn-opt."""
+    from dyn.launch import compile_native
+    from dyn.native import C
+    monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
+    dyn.reset()
+    ir = ("module {\n  func.func @forward(%arg0: tensor<4xf32>) -> (tensor<4xf32>) {\n"
+          "    %0 = graph.no_such_op %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
+    with pytest.raises(RuntimeError):
+        compile_native(C.compile, ir, "forward", False, 3, 2)
+    [failed] = list(tmp_path.rglob("failed.mlir"))
+    text = failed.read_text()
+    assert text.startswith(ir) and "graph.no_such_op" in text.split(ir, 1)[1]

@@ -16,7 +16,8 @@ import re
 
 import torch
 
-from ..launch import EMPTY_STRIDED_CPU, EMPTY_STRIDED_CUDA, contiguous_strides, dump_stages, gpu_target, run_compiled
+from ..launch import (EMPTY_STRIDED_CPU, EMPTY_STRIDED_CUDA, compile_native, contiguous_strides, dump_stages,
+                      gpu_target, run_compiled)
 from ..graph.random import draw_seed, has_random
 from ..native import C as _C
 from ..session import current
@@ -65,11 +66,11 @@ class _Part:
         self.device = device
         n = num_inputs + len(specs)
         if device.type == "cuda":
-            self.compiled = _C.compile_gpu(ir, name, keep, n, gpu_target(device), scratch_min_bytes)
+            self.compiled = compile_native(_C.compile_gpu, ir, name, keep, n, gpu_target(device), scratch_min_bytes)
             # (bytes, first step, last step) per scratch temporary, read once: the parts allocate them per call
             self.scratch = list(self.compiled.scratch)
         else:
-            self.compiled = _C.compile(ir, name, keep, 3, n)
+            self.compiled = compile_native(_C.compile, ir, name, keep, 3, n)
             self.scratch = []
         self.channels_last = set(self.compiled.channels_last_results)
         pairs = list(self.compiled.buffer_sizes)

@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from ..launch import EMPTY_STRIDED_CPU, contiguous_strides, dump_stages, gpu_target, run_compiled
+from ..launch import EMPTY_STRIDED_CPU, compile_native, contiguous_strides, dump_stages, gpu_target, run_compiled
 from ..native import C as _C
 from ..session import current
 from .symbolic import size_expr, size_function, symbol_positions
@@ -45,9 +45,10 @@ class DynamicKernel:
         debug = os.environ.get("DYN_COMPILE_DEBUG") == "1"
         buffers = len(graph.inputs) + len(graph.outputs)
         if self.device_type == "cpu":
-            self.compiled = _C.compile(self.ir, "forward", keep_stages or debug, 3, buffers)
+            self.compiled = compile_native(_C.compile, self.ir, "forward", keep_stages or debug, 3, buffers)
         elif self.device_type == "cuda":
-            self.compiled = _C.compile_gpu(self.ir, "forward", keep_stages or debug, buffers, gpu_target(self.device))
+            self.compiled = compile_native(_C.compile_gpu, self.ir, "forward", keep_stages or debug, buffers,
+                                           gpu_target(self.device))
         else:
             raise DynamicShapeError(f"dynamic dims on {self.device_type}")
         pairs = list(self.compiled.buffer_sizes)
