@@ -104,3 +104,22 @@ func.func @residual_stream_read_thrice(%a0: tensor<?x768xf32>, %a1: tensor<?x768
   %n = prim.neg %6 : tensor<?x768xf32>
   return %r, %e, %n : tensor<768xf32>, tensor<?x768xf32>, tensor<?x768xf32>
 }
+
+// -----
+
+// Attention whose one reader is the transpose back to [B, L, H, D] (heads
+// merged for the output projection) writes into that transpose's buffer
+// through a view with runtime strides ([L * 64, 16, 64, 1] read through the
+// permutation), as with static sizes: no copy kernel.
+// CHECK-LABEL: func @attention_into_its_transpose
+// CHECK-NOT: loop.kernel
+// CHECK: %[[V:.*]] = memref.reinterpret_cast %arg3 to offset: [0], sizes: [2, 4, %{{.*}}, 16], strides: [%{{.*}}, 16, 64, 1] : memref<2x?x4x16xf32> to memref<2x4x?x16xf32, strided<[?, 16, 64, 1]>>
+// CHECK: loop.attention %arg0, %arg1, %arg2, %[[V]]
+// CHECK-NOT: loop.kernel
+// CHECK: return
+func.func @attention_into_its_transpose(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>, %v: tensor<2x4x?x16xf32>)
+    -> tensor<2x?x4x16xf32> {
+  %a = prim.attention %q, %k, %v causal scale 0.25 : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  %t = prim.transpose %a permutation [0, 2, 1, 3] : tensor<2x4x?x16xf32> -> tensor<2x?x4x16xf32>
+  return %t : tensor<2x?x4x16xf32>
+}

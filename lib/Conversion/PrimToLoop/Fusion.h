@@ -357,6 +357,8 @@ struct DynamicBufferView {
   int64_t offset = 0;
   bool isContiguous(Value v) const;
 };
+/// The row-major strides of `v`'s shape, `?` dims included.
+SmallVector<SymStride> rowMajorSymStrides(Value v);
 /// `v` (with `?` dims) as a view of the first value down its chain of view ops that `hasBuffer`
 /// accepts, or nothing where its strides are not products of sizes or its offset is not constant.
 std::optional<DynamicBufferView> dynamicBufferView(Value v, function_ref<bool(Value)> hasBuffer);

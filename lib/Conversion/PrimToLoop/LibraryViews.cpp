@@ -249,14 +249,6 @@ SymStride times(SymStride s, Value v, int64_t d) {
   return s;
 }
 
-SmallVector<SymStride> rowMajor(Value v) {
-  int64_t rank = tensorType(v).getRank();
-  SmallVector<SymStride> strides(rank);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = times(strides[d + 1], v, d + 1);
-  return strides;
-}
-
 /// torch's computeStride with sizes that may be `?`: chunks of the old dims that are contiguous among
 /// themselves are split into the new dims. A chunk's element counts are compared as products of sizes
 /// (equal where their sizes come from one place); the outermost chunk takes every remaining new dim,
@@ -296,8 +288,16 @@ std::optional<SmallVector<SymStride>> reshapedStrides(Value in, ArrayRef<SymStri
 }
 } // namespace
 
+SmallVector<SymStride> rowMajorSymStrides(Value v) {
+  int64_t rank = tensorType(v).getRank();
+  SmallVector<SymStride> strides(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = times(strides[d + 1], v, d + 1);
+  return strides;
+}
+
 bool DynamicBufferView::isContiguous(Value v) const {
-  SmallVector<SymStride> want = rowMajor(v);
+  SmallVector<SymStride> want = rowMajorSymStrides(v);
   return offset == 0 && llvm::all_of(llvm::zip(strides, want), [](auto p) {
            return equal(std::get<0>(p), std::get<1>(p));
          });
@@ -308,7 +308,7 @@ std::optional<DynamicBufferView> dynamicBufferView(Value v, function_ref<bool(Va
   if (llvm::is_contained(t.getShape(), 0))
     return std::nullopt;
   if (hasBuffer(v))
-    return DynamicBufferView{v, rowMajor(v), 0};
+    return DynamicBufferView{v, rowMajorSymStrides(v), 0};
   Operation *def = v.getDefiningOp();
   if (!isViewOp(def))
     return std::nullopt;

@@ -485,37 +485,38 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     lowered.erase();
     return from->emitOpError() << "has no " << callName << " lowering: " << reason;
   };
+  // `x` as `view` of its base's buffer, sizes and strides computed from the runtime sizes.
+  auto dynamicView = [&](Value x, const DynamicBufferView &view) -> Value {
+    RankedTensorType t = tensorType(x);
+    SmallVector<OpFoldResult> sizes, strides;
+    SmallVector<int64_t> layout;
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      sizes.push_back(t.isDynamicDim(d) ? OpFoldResult(dimOf(b, x, d)) : b.getIndexAttr(t.getDimSize(d)));
+      const SymStride &s = view.strides[d];
+      if (s.dims.empty()) {
+        strides.push_back(b.getIndexAttr(s.constant));
+        layout.push_back(s.constant);
+        continue;
+      }
+      Value stride = arith::ConstantIndexOp::create(b, loc, s.constant);
+      for (auto [value, dim] : s.dims)
+        stride = arith::MulIOp::create(b, loc, stride, dimOf(b, value, dim));
+      strides.push_back(stride);
+      layout.push_back(ShapedType::kDynamic);
+    }
+    MemRefType type = view.isContiguous(x) ? bufferType(x)
+                                           : MemRefType::get(t.getShape(), storedType(t.getElementType()),
+                                                             StridedLayoutAttr::get(x.getContext(), view.offset,
+                                                                                    layout));
+    return memref::ReinterpretCastOp::create(b, loc, type, buffers[view.base], b.getIndexAttr(view.offset), sizes,
+                                             strides);
+  };
   // A library call's operand: its own buffer, or its view of another's.
   auto operandBuffer = [&](Value x) -> Value {
     if (auto it = buffers.find(x); it != buffers.end())
       return it->second;
-    if (auto it = dynamicViews.find(x); it != dynamicViews.end()) {
-      // sizes and strides computed from the runtime sizes
-      const DynamicBufferView &view = it->second;
-      RankedTensorType t = tensorType(x);
-      SmallVector<OpFoldResult> sizes, strides;
-      SmallVector<int64_t> layout;
-      for (int64_t d = 0; d < t.getRank(); ++d) {
-        sizes.push_back(t.isDynamicDim(d) ? OpFoldResult(dimOf(b, x, d)) : b.getIndexAttr(t.getDimSize(d)));
-        const SymStride &s = view.strides[d];
-        if (s.dims.empty()) {
-          strides.push_back(b.getIndexAttr(s.constant));
-          layout.push_back(s.constant);
-          continue;
-        }
-        Value stride = arith::ConstantIndexOp::create(b, loc, s.constant);
-        for (auto [value, dim] : s.dims)
-          stride = arith::MulIOp::create(b, loc, stride, dimOf(b, value, dim));
-        strides.push_back(stride);
-        layout.push_back(ShapedType::kDynamic);
-      }
-      MemRefType type = view.isContiguous(x) ? bufferType(x)
-                                             : MemRefType::get(t.getShape(), storedType(t.getElementType()),
-                                                               StridedLayoutAttr::get(x.getContext(), view.offset,
-                                                                                      layout));
-      return memref::ReinterpretCastOp::create(b, loc, type, buffers[view.base], b.getIndexAttr(view.offset), sizes,
-                                               strides);
-    }
+    if (auto it = dynamicViews.find(x); it != dynamicViews.end())
+      return dynamicView(x, it->second);
     const BufferView &view = views.at(x);
     Value base = buffers[view.base];
     MemRefType type = viewType(x, view);
@@ -611,34 +612,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
           out.strides[p] = tStrides[i];
         view = memref::ReinterpretCastOp::create(b, loc, viewType(r, out), buffers[v], 0,
                                                  tensorType(r).getShape(), out.strides);
-      } else { // row-major strides of v from its runtime sizes, read through the permutation
-        RankedTensorType vt = tensorType(v), rt = tensorType(r);
-        SmallVector<OpFoldResult> vStrides(vt.getRank()), strides(rt.getRank()), sizes;
-        SmallVector<int64_t> staticStrides(rt.getRank());
-        int64_t constant = 1;
-        Value runtime; // the product of the `?` sizes to the right
-        for (int64_t d = vt.getRank() - 1; d >= 0; --d) {
-          vStrides[d] = runtime ? OpFoldResult(constant == 1 ? runtime
-                                                             : arith::MulIOp::create(b, loc, runtime,
-                                                                                     arith::ConstantIndexOp::create(b, loc, constant))
-                                                                   .getResult())
-                                : OpFoldResult(b.getIndexAttr(constant));
-          if (vt.isDynamicDim(d)) {
-            Value size = dimOf(b, v, d);
-            runtime = runtime ? arith::MulIOp::create(b, loc, runtime, size).getResult() : size;
-          } else {
-            constant *= vt.getDimSize(d);
-          }
-        }
-        for (auto [i, p] : llvm::enumerate(perm)) {
-          strides[p] = vStrides[i];
-          staticStrides[p] = getConstantIntValue(vStrides[i]).value_or(ShapedType::kDynamic);
-        }
-        for (int64_t d = 0; d < rt.getRank(); ++d)
-          sizes.push_back(rt.isDynamicDim(d) ? OpFoldResult(dimOf(b, r, d)) : b.getIndexAttr(rt.getDimSize(d)));
-        auto type = MemRefType::get(rt.getShape(), storedType(rt.getElementType()),
-                                    StridedLayoutAttr::get(b.getContext(), 0, staticStrides));
-        view = memref::ReinterpretCastOp::create(b, loc, type, buffers[v], b.getIndexAttr(0), sizes, strides);
+      } else { // v's row-major strides at its runtime sizes, read through the permutation
+        SmallVector<SymStride> vStrides = rowMajorSymStrides(v);
+        DynamicBufferView out{v, SmallVector<SymStride>(perm.size()), 0};
+        for (auto [i, p] : llvm::enumerate(perm))
+          out.strides[p] = vStrides[i];
+        view = dynamicView(r, out);
       }
       if (failed(emitAttention(att, view)))
         return failure();
