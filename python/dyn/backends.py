@@ -10,6 +10,7 @@ from .graph.random import draw_seed, has_random
 from .graph.layouts import input_layout, strided_graph
 from .graph.mlir import carries_grad
 from .autograd import DifferentiationError, TrainingKernel
+from .autograd.function import SymbolicTrainingError
 from .cuda_graphs import GraphReplay
 from .distributed.ddp import active_ddp, staged_training
 from .launch import EMPTY_STRIDED_CPU, compile_native, contiguous_strides, dump_stages, gpu_target, run_compiled
@@ -295,15 +296,17 @@ def dyn_backend(graph, example_inputs, options=None):
         return graph
 
 
-def _training(graph, example_inputs, requires_grad, keep, options):
+def _training(graph, example_inputs, requires_grad, keep, options, symbolic=False):
     """The graph differentiated and compiled as a forward and a backward function (dyn/autograd); the graph
     itself (PyTorch ops and their autograd) where the core cannot differentiate or lower it, the reason
-    kept as the fallback's. options: memory_budget, and a DDP piece's layout hints (TrainingKernel)."""
+    kept as the fallback's. options: memory_budget, and a DDP piece's layout hints (TrainingKernel);
+    symbolic: the graph has `?` dims (a DDP piece of a symbolic graph)."""
     try:
-        return TrainingKernel(graph, example_inputs, requires_grad, keep, memory_budget=options.get("memory_budget"),
+        return TrainingKernel(graph, example_inputs, requires_grad, keep, symbolic=symbolic,
+                              memory_budget=options.get("memory_budget"),
                               layout_free_outputs=options.get("layout_free_outputs", ()),
                               channels_last_inputs=options.get("channels_last_inputs", ()))
-    except (DifferentiationError, RuntimeError) as e:
+    except (DifferentiationError, RuntimeError, SymbolicTrainingError) as e:
         lines = [line.split("error: ", 1)[1] for line in str(e).splitlines() if "error: " in line]
         graph.no_lowering = lines[0] if lines else str(e).splitlines()[0]
         return graph

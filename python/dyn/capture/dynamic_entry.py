@@ -4,6 +4,7 @@ sizes. What this path does not take yet raises DynamicUnsupported with the reaso
 captures the call with its sizes as constants, as it always did, and reports why."""
 import torch
 
+from .. import backends as B
 from ..autograd import DifferentiationError, TrainingKernel
 from ..autograd.function import SymbolicTrainingError
 from ..distributed.ddp import active_ddp, staged_training
@@ -120,22 +121,14 @@ def _training_kernel(graph, inputs, keep, memory_budget=None):
                                  "and CUDA)")
     ddp = active_ddp()
     if ddp is not None:
-        staged = staged_training(graph, inputs, ddp, lambda g, ex, layout: _piece(g, ex, keep, memory_budget, layout),
+        options = {"memory_budget": memory_budget}
+        staged = staged_training(graph, inputs, ddp,
+                                 lambda g, ex, layout: B._training(g, ex, _requires_grad(ex), keep, {**options, **layout},
+                                                                   symbolic=True),
                                  lambda msg: current().log("ddp", msg), concrete=_concrete_shapes(graph, inputs))
         if staged is not None:
             return staged
     return TrainingKernel(graph, inputs, requires_grad, keep, symbolic=True, memory_budget=memory_budget)
-
-
-def _piece(graph, examples, keep, memory_budget, layout):
-    """A DDP piece's symbolic training kernel, or None where it does not compile (the split is abandoned)."""
-    try:
-        return TrainingKernel(graph, examples, _requires_grad(examples), keep, symbolic=True,
-                              memory_budget=memory_budget, layout_free_outputs=layout.get("layout_free_outputs", ()),
-                              channels_last_inputs=layout.get("channels_last_inputs", ()))
-    except (DifferentiationError, SymbolicTrainingError, RuntimeError, NotImplementedError) as e:
-        current().log("ddp", f"a DDP piece with symbolic sizes does not compile: {str(e).splitlines()[0]}")
-        return None
 
 
 def _concrete_shapes(graph, inputs):
