@@ -106,13 +106,13 @@ func.func @dynamic_softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
 // -----
 
 // Rows of a constant length (a norm over 768 features) and a runtime count:
-// the static plan's row (128 threads, six points each kept in registers: the
-// row's loads read once), the grid the runtime row count.
+// the static plan's row (128 threads, two vectors of 4 points each kept in
+// registers: the row's loads read once), the grid the runtime row count.
 // CHECK-LABEL: func @dynamic_norm
 // CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c0
 // CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[N]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128:.*]],
-// CHECK-COUNT-6: loop.load %{{.*}} : memref<?x768xf32>
-// CHECK-NOT: loop.load
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<?x768xf32>, vector<4xf32>
+// CHECK-NOT: load
 // CHECK: gpu.all_reduce add
 // CHECK-NOT: scf.for
 // CHECK: } {dyn.kernel = "norm"}

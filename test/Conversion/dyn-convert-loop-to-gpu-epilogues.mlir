@@ -12,8 +12,8 @@
 // CHECK: %[[S:.*]] = gpu.all_reduce add
 // CHECK: scf.if
 // CHECK: loop.store %[[S]], %arg2[%[[B]]]
-// CHECK: %[[M:.*]] = arith.divf %[[S]]
 // CHECK: loop.load %arg1[%[[B]]]
+// CHECK: arith.divf %[[S]]
 // CHECK: loop.store %{{.*}}, %arg3[%[[B]]]
 // CHECK: } {dyn.kernel = "reduce_sum"}
 // CHECK-NOT: gpu.launch

@@ -127,19 +127,20 @@ func.func @row_softmax_like(%x: memref<64x16384xf32>, %y: memref<64x16384xf32>) 
 // -----
 
 // A LayerNorm after a residual add (a ViT block's): three passes over a row
-// of 768 that each read both inputs. 128 threads keep their 6 points of the
-// row in registers: each input point is loaded once, the passes unrolled (no
-// loop) and the sum of the residual computed once per point.
+// of 768 that each read both inputs. 128 threads keep their points of the
+// row in registers, two 16-byte vectors of 4 floats each (192 vectors: the
+// second is ragged): each input vector is loaded once, the passes unrolled
+// (no loop) and the sum of the residual computed once per point.
 // CHECK-LABEL: func @resident_rows
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128
 // CHECK-NOT: scf.for
-// CHECK-COUNT-6: loop.load %arg0
-// CHECK-NOT: loop.load %arg0
+// CHECK-COUNT-2: vector.load %arg0{{.*}} vector<4xf32>
+// CHECK-NOT: load %arg0
 // CHECK: gpu.all_reduce add
-// CHECK-NOT: loop.load %arg0
+// CHECK-NOT: load %arg0
 // CHECK: gpu.all_reduce add
-// CHECK-NOT: loop.load %arg0
-// CHECK-COUNT-6: loop.store
+// CHECK-NOT: load %arg0
+// CHECK-COUNT-2: vector.store {{.*}} vector<4xf32>
 // CHECK-NOT: scf.for
 func.func @resident_rows(%x: memref<1576x768xf32>, %r: memref<1576x768xf32>, %y: memref<1576x768xf32>) {
   %n = arith.constant 768.0 : f32
@@ -177,17 +178,22 @@ func.func @resident_rows(%x: memref<1576x768xf32>, %r: memref<1576x768xf32>, %y:
 
 // -----
 
-// A row of 200 on 32 threads: 7 points a thread, the last one ragged. It is
-// read at a clamped index and left out of the reduction by a select, and its
-// store is guarded; the buffer the kernel writes is read afresh (not reused).
+// A row of 200 on 32 threads: 50 vectors of 4 floats, two a thread, the
+// second ragged. It is read at a clamped index and left out of the reduction
+// by a select, and its store is guarded.
 // CHECK-LABEL: func @resident_ragged_rows
 // CHECK-NOT: scf.for
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c200
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c50
 // CHECK: arith.select %[[IN]], %{{.*}}, %c0
+// CHECK: vector.load %arg0{{.*}} vector<4xf32>
+// CHECK: vector.load %arg0{{.*}} vector<4xf32>
 // CHECK: arith.select %[[IN]]
 // CHECK: gpu.all_reduce maximumf
+// CHECK-NOT: load
+// CHECK: vector.store
 // CHECK: scf.if %[[IN]]
-// CHECK-NEXT: loop.store
+// CHECK-NEXT: vector.from_elements
+// CHECK-NEXT: vector.store
 func.func @resident_ragged_rows(%x: memref<16x200xf32>, %y: memref<16x200xf32>) {
   loop.kernel "row" [16] {
   ^bb0(%i: index):
@@ -208,16 +214,119 @@ func.func @resident_ragged_rows(%x: memref<16x200xf32>, %y: memref<16x200xf32>) 
 
 // -----
 
+// A row of 201 (no whole vectors) on 32 threads: 7 points a thread, a block
+// apart, the last one ragged: read at a clamped index, left out of the
+// reduction by a select, its store guarded.
+// CHECK-LABEL: func @resident_ragged_scalar_rows
+// CHECK-NOT: scf.for
+// CHECK-NOT: vector.load
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c201
+// CHECK: arith.select %[[IN]], %{{.*}}, %c0
+// CHECK: arith.select %[[IN]]
+// CHECK: gpu.all_reduce maximumf
+// CHECK: scf.if %[[IN]]
+// CHECK-NEXT: loop.store
+func.func @resident_ragged_scalar_rows(%x: memref<16x201xf32>, %y: memref<16x201xf32>) {
+  loop.kernel "row" [16] {
+  ^bb0(%i: index):
+    %m = loop.reduce max [201] : f32 {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<16x201xf32>
+      loop.yield %v : f32
+    }
+    loop.for [201] {
+    ^bb0(%j: index):
+      %v = loop.load %x[%i, %j] : memref<16x201xf32>
+      %d = arith.subf %v, %m : f32
+      loop.store %d, %y[%i, %j] : memref<16x201xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// An RMS norm in bfloat16 over rows of 4096 (statistics in f32): 256
+// threads, each keeping 32 bytes of the row (16 points, as 8 floats would
+// be), moved by two 16-byte loads of 8 bfloat16s and two 16-byte stores; the
+// weight read a vector at a time too.
+// CHECK-LABEL: func @resident_rows_bf16
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256
+// CHECK-COUNT-2: vector.load %arg0{{.*}} : memref<64x4096xbf16>, vector<8xbf16>
+// CHECK-NOT: load %arg0
+// CHECK: gpu.all_reduce add
+// CHECK: vector.load %arg1{{.*}} : memref<4096xbf16>, vector<8xbf16>
+// CHECK-NOT: load %arg0
+// CHECK: vector.store {{.*}} : memref<64x4096xbf16>, vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<64x4096xbf16>, vector<8xbf16>
+// CHECK-NOT: loop.store
+func.func @resident_rows_bf16(%x: memref<64x4096xbf16>, %w: memref<4096xbf16>, %y: memref<64x4096xbf16>) {
+  %n = arith.constant 4096.0 : f32
+  loop.kernel "rms" [64] {
+  ^bb0(%i: index):
+    %s = loop.reduce add [4096] : f32 {
+    ^bb0(%j: index):
+      %a = loop.load %x[%i, %j] : memref<64x4096xbf16>
+      %f = arith.extf %a : bf16 to f32
+      %q = arith.mulf %f, %f : f32
+      loop.yield %q : f32
+    }
+    %m = arith.divf %s, %n : f32
+    %r = math.rsqrt %m : f32
+    loop.for [4096] {
+    ^bb0(%j: index):
+      %a = loop.load %x[%i, %j] : memref<64x4096xbf16>
+      %g = loop.load %w[%j] : memref<4096xbf16>
+      %f = arith.extf %a : bf16 to f32
+      %h = arith.extf %g : bf16 to f32
+      %o = arith.mulf %f, %r : f32
+      %p = arith.mulf %o, %h : f32
+      %t = arith.truncf %p : f32 to bf16
+      loop.store %t, %y[%i, %j] : memref<64x4096xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// Trigonometry takes 16-byte vectors like any pointwise kernel, both loads
+// issued before the math: libdevice's sinf and cosf branch to a slow path for
+// huge arguments, which would keep the second load waiting on the first
+// value's math (one point a thread, two memory latencies in a row).
+// CHECK-LABEL: func @trig_loads_first
+// CHECK: vector.load %arg0{{.*}} vector<4xf32>
+// CHECK-NOT: math.cos
+// CHECK: vector.load %arg1{{.*}} vector<4xf32>
+// CHECK-COUNT-4: math.cos
+// CHECK: vector.store
+func.func @trig_loads_first(%x: memref<1024xf32>, %y: memref<1024xf32>, %z: memref<1024xf32>) {
+  loop.kernel "cos_sin" [1024] {
+  ^bb0(%i: index):
+    %a = loop.load %x[%i] : memref<1024xf32>
+    %c = math.cos %a : f32
+    %b = loop.load %y[%i] : memref<1024xf32>
+    %s = math.sin %b : f32
+    %o = arith.addf %c, %s : f32
+    loop.store %o, %z[%i] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
 // A norm over the channels of an NCHW tensor (convnext's LayerNorm after a
 // permute): its rows are strided, but 392 points are too few for a thread
 // each, so a block takes each row (reduction through gpu.all_reduce, the
-// write pass storing contiguous rows; 6 points a thread, kept in registers).
+// write pass storing contiguous rows; two vectors of 4 points a thread, kept
+// in registers: the strided loads one point at a time, the stores a vector).
 // CHECK-LABEL: func @strided_rows_few_points
 // CHECK-DAG: %[[ROWS:.*]] = arith.constant 392 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]]
+// CHECK-COUNT-8: loop.load %arg0
 // CHECK: gpu.all_reduce add
 // CHECK-NOT: loop.load
-// CHECK-COUNT-6: loop.store %{{.*}} : memref<392x768xf32>
+// CHECK-COUNT-2: vector.store %{{.*}} : memref<392x768xf32>, vector<4xf32>
 func.func @strided_rows_few_points(%x: memref<8x768x7x7xf32>, %y: memref<392x768xf32>) {
   %c7 = arith.constant 7 : index
   loop.kernel "norm" [392] {
@@ -348,6 +457,37 @@ func.func @column_sum(%x: memref<512x1024xf32>, %y: memref<1024xf32>) {
       loop.yield %v : f32
     }
     loop.store %s, %y[%j] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
+// Column sums over many points (8192): the partials are combined by a block
+// per 32 points, its 8 warps folding the partials' rows 8 apart (coalesced
+// along the points), then the first warp folding the 8 warps' values from
+// shared memory in order; not a block per point (8192 blocks of 256 threads).
+// CHECK-LABEL: func @many_column_sums
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<64x8192xf32>
+// CHECK: } {dyn.kernel = "colsum_partial"}
+// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}} workgroup(%[[SHARED:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK: loop.load %[[TMP]]
+// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-8: memref.load %[[SHARED]]
+// CHECK: loop.store
+// CHECK-NOT: gpu.all_reduce
+func.func @many_column_sums(%x: memref<512x8192xf32>, %y: memref<8192xf32>) {
+  loop.kernel "colsum" [8192] {
+  ^bb0(%j: index):
+    %s = loop.reduce add [512] : f32 {
+    ^bb0(%i: index):
+      %v = loop.load %x[%i, %j] : memref<512x8192xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %y[%j] : memref<8192xf32>
   }
   return
 }

@@ -262,8 +262,6 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel, bool allowSplit) {
     return isa<loop::ForOp, loop::ReduceOp>(op);
   });
   bool byRow = hasInner && rowsAreContiguous(kernel);
-  bool hasTrig = false;
-  kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
   // Few rows (a batch norm's channel sums over an NCHW tensor with a `?` batch, a loss over [tokens, vocab]):
   // a block per row would leave the GPU idle for long rows, so they are split into runs of rows at run time
   // (splitDynamicRows) where the rows' static part is long (2 x kRowChunk), or 1K elements times a `?` size;
@@ -281,7 +279,7 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel, bool allowSplit) {
   if (hasInner && !byRow && allowSplit)
     if (SmallVector<loop::ReduceOp> reduces = dynamicSplittable(kernel, 4 * kMinChunk); !reduces.empty())
       return splitOrSerialDynamic(kernel, reduces);
-  if (!hasInner && !hasTrig && !kernel.getDomain().empty())
+  if (!hasInner && !kernel.getDomain().empty())
     if (int64_t width = vectorWidth(kernel); width > 1)
       return vectorize(kernel, width, points);
   // The rows' length, where every inner loop has a constant domain.
@@ -299,7 +297,7 @@ LogicalResult KernelMapper::mapDynamic(loop::KernelOp kernel, bool allowSplit) {
       else
         innerPoints = std::max(innerPoints, product(innerDomain(&op)));
     }
-  int64_t threads = !byRow ? threadsPerBlock : staticRows ? rowThreads(innerPoints) : 256;
+  int64_t threads = !byRow ? threadsPerBlock : staticRows ? rowThreads(kernel, innerPoints) : 256;
   Value grid = byRow ? points : arith::CeilDivUIOp::create(b, loc, points, cIndex(b, loc, threads)).getResult();
   Value one = cIndex(b, loc, 1);
   auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cIndex(b, loc, threads), one, one);

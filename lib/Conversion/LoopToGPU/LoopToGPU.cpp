@@ -43,6 +43,7 @@ std::pair<Value, scf::IfOp> KernelMapper::guardedThreadIndex(gpu::LaunchOp launc
 }
 
 LogicalResult KernelMapper::map(loop::KernelOp kernel) {
+  hoistLoads(kernel);
   if (!hasStaticDomains(kernel))
     return mapDynamic(kernel);
   Location loc = kernel.getLoc();
@@ -76,14 +77,15 @@ LogicalResult KernelMapper::map(loop::KernelOp kernel) {
   bool hasFor = llvm::any_of(kernel.getBodyBlock(), [](Operation &op) { return isa<loop::ForOp>(op); });
   if (hasFor && !byRow && points < fillThreads / 4 && innerPoints >= kMinRow)
     byRow = true;
-  int64_t threads = byRow ? rowThreads(innerPoints) : threadsPerBlock;
+  int64_t threads = byRow ? rowThreads(kernel, innerPoints) : threadsPerBlock;
   // Pointwise kernels that tile evenly give each thread several points, a
   // block apart, with all their loads issued before any store: more bytes
   // in flight per thread, which is what a memory-bound kernel needs.
   // Trigonometry (libdevice's sinf/cosf with their slow range-reduction
-  // path) needs the registers more than the extra loads: measured on an
-  // H100, cos(x)+sin(y) ran at 73% of copy bandwidth with one point a
-  // thread and 64% with four.
+  // path) keeps one point a thread where it cannot take vectors: measured
+  // on an H100, cos(x)+sin(y) ran at 73% of copy bandwidth with one point a
+  // thread and 64% with four a block apart (each point's loads waited on
+  // the previous point's math then).
   bool hasTrig = false;
   kernel.walk([&](Operation *op) { hasTrig |= isa<math::SinOp, math::CosOp, math::TanOp>(op); });
   // A kernel that reads back a buffer it writes (a merged kernel's later value reading an earlier one's)
@@ -97,7 +99,7 @@ LogicalResult KernelMapper::map(loop::KernelOp kernel) {
   if (!hasInner && !readsBack)
     if (std::optional<TransposePlan> plan = transposePlan(kernel))
       return tiledTranspose(kernel, *plan);
-  if (!hasInner && !hasTrig && !readsBack)
+  if (!hasInner && !readsBack)
     if (int64_t width = vectorWidth(kernel); width > 1)
       return vectorize(kernel, width);
   int64_t blocks = byRow ? points : (points + threads * perThread - 1) / (threads * perThread);

@@ -44,14 +44,21 @@ constexpr int64_t kRowChunk = 8192;
 // a thread each leaves it mostly idle, so a block takes each row of at least
 // kMinRow elements.
 constexpr int64_t kMinRow = 32;
-// A block's row kept in registers: at most this many points a thread.
+// A block's row kept in registers: at most this many points a thread, or
+// kResidentBytes of the row's widest element where that is more (16
+// bfloat16s: a block of 1024 threads per 8192-point row, two an SM, left the
+// SMs waiting on too few bytes in flight; 512 threads of two vectors each
+// keep four rows in flight).
 constexpr int64_t kMaxResident = 8;
+constexpr int64_t kResidentBytes = 32;
 // A split reduction with at least this many partials per point combines them
 // with a block per point (a tree), not a serial loop per thread.
 constexpr int64_t kBlockCombine = 256;
 // So does one with few points (a thread each would leave most of the GPU idle,
 // each waiting on its partials one load at a time) from this many partials.
 constexpr int64_t kFewPointsBlockCombine = 16;
+// combinePartials' `combineThreads` for combineColumns (warps over the partials' rows, a block per 32 points).
+constexpr int64_t kColumnCombine = -1;
 // Shared memory a column split's block may fold its chunks' partials in.
 constexpr int64_t kMaxFoldSharedBytes = 16 << 10;
 
@@ -71,9 +78,17 @@ bool rowsAreContiguous(loop::KernelOp kernel);
 bool dependsOn(Value v, BlockArgument arg, Block &body);
 int64_t vectorWidth(loop::KernelOp kernel);
 bool isGpuScalar(Type t);
+/// Moves each top-level load of a buffer the kernel does not store up to just after what it needs
+/// (past pure ops only), so a thread issues its loads together: a libdevice function's branches
+/// (sinf's slow path) would otherwise keep a later load waiting for the earlier values' math.
+void hoistLoads(loop::KernelOp kernel);
 gpu::AllReduceOperation allReduceKind(loop::ReduceKind kind, Type type);
 SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange indices, IRMapping &map);
-int64_t rowThreads(int64_t n);
+/// The points a row kernel's thread takes: kMaxResident, or kResidentBytes of the widest element its
+/// passes move along the row where that is more.
+int64_t rowPointsPerThread(loop::KernelOp kernel);
+/// Threads for a block sweeping rows of `n` points: about rowPointsPerThread each.
+int64_t rowThreads(loop::KernelOp kernel, int64_t n);
 
 /// A row kernel whose passes over the row (a norm's mean, variance and write; a softmax's max, sum
 /// and write) read the same points: each thread reads its few points of the row once, into
@@ -82,12 +97,22 @@ int64_t rowThreads(int64_t n);
 /// LayerNorm: three reads of both inputs). Applies where every pass sweeps the same domain, with at
 /// most kMaxResident points a thread; a ragged last point (the row not a whole number of sweeps)
 /// is read at a clamped index and left out by a select, so its ops must be safe to speculate.
+/// Where the row's accesses run along its contiguous innermost dim, a thread's points are
+/// `width` neighbours (a 16-byte vector of the narrowest element: 8 bfloat16s, 4 floats) in each
+/// of `slots` groups a block apart, and those accesses move a vector at a time.
 struct ResidentRow {
   ArrayRef<int64_t> domain; // every pass's
-  int64_t perThread = 0;
+  int64_t perThread = 0;    // slots x width
+  int64_t width = 1;
+  int64_t slots = 0;
   bool ragged = false;
 };
 std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads);
+/// Whether a load or store of a row pass's `body` moves `width` neighbouring points with one
+/// aligned vector: it indexes its buffer's last dim with the body's innermost index, no other
+/// index moving with it, and the buffer (identity layout, elements of a byte or more) has rows of
+/// a multiple of `width`.
+bool isRowVectorAccess(Operation *access, Block &body, int64_t width);
 
 /// A batched 2-D transpose (Transpose.cpp): the store writes the domain in
 /// order, the loads read it as [batch..., A..., B...] where the domain is
@@ -125,6 +150,8 @@ struct KernelMapper {
                              Value chunkLength, int64_t width, int64_t combineThreads);
   void combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, ArrayRef<Value> partials,
                        ArrayRef<OpFoldResult> domain, Value points, Value chunks, int64_t combineThreads);
+  void combineColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, ArrayRef<Value> partials,
+                      ArrayRef<OpFoldResult> domain, Value points, Value chunks);
   void cloneSweepInputs(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, IRMapping &map);
   SmallVector<Value> foldLanes(ArrayRef<loop::ReduceKind> kinds, TypeRange types, Value begin, Value end,
                                Value step, int64_t unroll, function_ref<SmallVector<Value>(Value)> at);

@@ -78,9 +78,12 @@ LogicalResult KernelMapper::splitReduce(loop::KernelOp kernel, ArrayRef<loop::Re
     int64_t chunks = std::min<int64_t>((fillThreads + groups - 1) / groups, length / minChunk);
     int64_t chunkLength = (length + chunks - 1) / chunks;
     bool blockCombine = chunks >= kBlockCombine || (chunks >= kFewPointsBlockCombine && points < fillThreads / 16);
+    // Enough points for a block per 32 of them on every SM: warps fold the partials' rows, a block per point
+    // would be thousands of blocks reducing a few hundred values each (a sum over dim 0 of [8192, 8192]).
+    bool columnCombine = blockCombine && points % 32 == 0 && points / 32 >= fillBlocks / 8;
     return splitColumns(kernel, reduces, sizes, cIndex(b, loc, points), cIndex(b, loc, length),
                         cIndex(b, loc, chunks), cIndex(b, loc, chunkLength), width,
-                        blockCombine ? threadsPerBlock : 0);
+                        columnCombine ? kColumnCombine : blockCombine ? threadsPerBlock : 0);
   }
   int64_t chunks = std::min<int64_t>((fillBlocks + points - 1) / points, length / kRowChunk);
   int64_t chunkLength = (length + chunks - 1) / chunks;
@@ -302,6 +305,8 @@ LogicalResult KernelMapper::splitColumns(loop::KernelOp kernel, ArrayRef<loop::R
 void KernelMapper::combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces,
                                    ArrayRef<Value> partials, ArrayRef<OpFoldResult> domain, Value points,
                                    Value chunks, int64_t combineThreads) {
+  if (combineThreads == kColumnCombine)
+    return combineColumns(kernel, reduces, partials, domain, points, chunks);
   Location loc = kernel.getLoc();
   Value one = cIndex(b, loc, 1);
   int64_t threads = combineThreads ? combineThreads : threadsPerBlock;
@@ -356,6 +361,64 @@ void KernelMapper::combinePartials(loop::KernelOp kernel, ArrayRef<loop::ReduceO
     if (!isa<loop::ReduceOp>(op))
       b.clone(op, map);
   b.setInsertionPointAfter(ifOp);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// combinePartials for many points (a multiple of 32): a block of 256 threads per 32 neighbouring points,
+/// lane l on point l (coalesced rows), warp w folding the partials' rows w, w + 8, ... (kUnroll loads in
+/// flight); the 8 warps' values meet in shared memory and the first warp folds them in warp order
+/// (deterministic) and runs the rest of the kernel body.
+void KernelMapper::combineColumns(loop::KernelOp kernel, ArrayRef<loop::ReduceOp> reduces, ArrayRef<Value> partials,
+                                  ArrayRef<OpFoldResult> domain, Value points, Value chunks) {
+  Location loc = kernel.getLoc();
+  constexpr int64_t kLanes = 32, kWarps = 8;
+  Value one = cIndex(b, loc, 1);
+  b.setInsertionPoint(kernel);
+  SmallVector<Type> sharedTypes;
+  for (loop::ReduceOp reduce : reduces)
+    sharedTypes.push_back(MemRefType::get({kWarps * kLanes}, reduce.getType(), MemRefLayoutAttrInterface(),
+                                          gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
+  auto launch = gpu::LaunchOp::create(b, loc, ceilDivC(b, loc, points, kLanes), one, one,
+                                      cIndex(b, loc, kWarps * kLanes), one, one, /*dynamicSharedMemorySize=*/nullptr,
+                                      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(), sharedTypes);
+  launch->setAttr("dyn.kernel", kernel.getNameAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = launch.getThreadIds().x;
+  Value lane = arith::RemUIOp::create(b, loc, thread, cIndex(b, loc, kLanes));
+  Value warp = arith::DivUIOp::create(b, loc, thread, cIndex(b, loc, kLanes));
+  Value point = arith::AddIOp::create(b, loc, mulC(b, loc, launch.getBlockIds().x, kLanes), lane);
+  for (auto [r, reduce] : llvm::enumerate(reduces)) {
+    loop::ReduceOp red = reduce;
+    Value buffer = partials[r];
+    Value part = foldLanes(red.getKind(), red.getType(), warp, chunks, cIndex(b, loc, kWarps), kUnroll, 1,
+                           [&](Value c) -> SmallVector<Value> {
+                             return {loop::LoadOp::create(b, loc, buffer, ValueRange{c, point})};
+                           })[0];
+    memref::StoreOp::create(b, loc, part, launch.getWorkgroupAttributions()[r], ValueRange{thread});
+  }
+  gpu::BarrierOp::create(b, loc);
+  auto first = scf::IfOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
+                                                               cIndex(b, loc, kLanes)),
+                                 /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&first.getThenRegion().front());
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(kernel.getBodyBlock().getArguments(), delinearize(b, loc, point, domain)))
+    map.map(arg, v);
+  for (auto [r, reduce] : llvm::enumerate(reduces)) {
+    loop::ReduceOp red = reduce;
+    Value shared = launch.getWorkgroupAttributions()[r];
+    Value acc = memref::LoadOp::create(b, loc, shared, ValueRange{lane});
+    for (int64_t w = 1; w < kWarps; ++w)
+      acc = loop::reduceCombine(
+          b, loc, red.getKind(), acc,
+          memref::LoadOp::create(b, loc, shared, ValueRange{arith::AddIOp::create(b, loc, lane, cIndex(b, loc, w * kLanes))}));
+    map.map(red.getResult(), acc);
+  }
+  for (Operation &op : kernel.getBodyBlock().without_terminator())
+    if (!isa<loop::ReduceOp>(op))
+      b.clone(op, map);
+  b.setInsertionPointAfter(first);
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -642,58 +705,106 @@ Value KernelMapper::blockReduce(loop::ReduceOp reduce, Value thread, int64_t thr
   return allReduce(reduce, partial);
 }
 
-/// A row in registers (ResidentRow): each thread's points, unrolled; the row's loads read once.
+/// A row in registers (ResidentRow): each thread's points, unrolled; the row's loads read once,
+/// a vector at a time where the row's width allows (its stores too).
 struct Resident {
   KernelMapper &m;
   ResidentRow row;
   SmallVector<SmallVector<Value>> points; // per point of the thread, its inner indices
   SmallVector<Value> valid;               // per point, whether it is in the row (null: always)
   llvm::DenseSet<Value> written;          // buffers the kernel stores to: read afresh each time
+  llvm::DenseSet<Value> readBack;         // ... and loads: their stores keep program order
   std::map<SmallVector<const void *>, Value> loaded;
+  DenseMap<Operation *, SmallVector<Value>> pending; // a vector store's values, lane by lane
 
   Resident(KernelMapper &m, loop::KernelOp kernel, const ResidentRow &row, Value thread,
            int64_t threads)
       : m(m), row(row) {
     OpBuilder &b = m.b;
     Location loc = kernel.getLoc();
-    int64_t n = product(row.domain);
+    int64_t groups = product(row.domain) / row.width;
     kernel.walk([&](loop::StoreOp s) { written.insert(s.getMemref()); });
-    for (int64_t k = 0; k < row.perThread; ++k) {
-      Value linear = arith::AddIOp::create(b, loc, thread, cIndex(b, loc, k * threads));
-      Value in; // null where every thread's point is in the row
-      if ((k + 1) * threads > n) {
-        in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, cIndex(b, loc, n));
-        linear = arith::SelectOp::create(b, loc, in, linear, cIndex(b, loc, 0));
+    kernel.walk([&](loop::LoadOp l) {
+      if (written.contains(l.getMemref()))
+        readBack.insert(l.getMemref());
+    });
+    for (int64_t s = 0; s < row.slots; ++s) {
+      Value group = arith::AddIOp::create(b, loc, thread, cIndex(b, loc, s * threads));
+      Value in; // null where every thread's group is in the row
+      if ((s + 1) * threads > groups) {
+        in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, group, cIndex(b, loc, groups));
+        group = arith::SelectOp::create(b, loc, in, group, cIndex(b, loc, 0));
       }
-      valid.push_back(in);
-      points.push_back(delinearize(b, loc, linear, row.domain));
+      Value first = row.width > 1 ? arith::MulIOp::create(b, loc, group, cIndex(b, loc, row.width)) : group;
+      SmallVector<Value> lane0 = delinearize(b, loc, first, row.domain);
+      for (int64_t j = 0; j < row.width; ++j) {
+        SmallVector<Value> idx = lane0;
+        if (j > 0)
+          idx.back() = arith::AddIOp::create(b, loc, lane0.back(), cIndex(b, loc, j));
+        valid.push_back(in);
+        points.push_back(idx);
+      }
     }
+  }
+
+  /// `access`'s indices at the first lane of point k's vector.
+  SmallVector<Value> vectorIndices(OperandRange indices, int64_t k, IRMapping &map) {
+    SmallVector<Value> at;
+    for (Value i : indices.drop_back())
+      at.push_back(map.lookupOrDefault(i));
+    at.push_back(points[k - k % row.width].back());
+    return at;
   }
 
   /// The body at point k; loads of buffers the kernel does not write come from the first read.
   SmallVector<Value> clonePoint(Block &body, int64_t k, IRMapping &map) {
     OpBuilder &b = m.b;
+    int64_t lane = k % row.width;
     for (auto [arg, idx] : llvm::zip(body.getArguments(), points[k]))
       map.map(arg, idx);
     for (Operation &op : body.without_terminator()) {
+      bool vector = row.width > 1 && isRowVectorAccess(&op, body, row.width);
+      if (auto store = dyn_cast<loop::StoreOp>(op); store && readBack.contains(store.getMemref()))
+        vector = false;
       if (auto load = dyn_cast<loop::LoadOp>(op)) {
         Value mem = map.lookupOrDefault(load.getMemref());
         if (!written.contains(mem)) {
-          SmallVector<const void *> key{mem.getAsOpaquePointer()};
-          for (Value i : load.getIndices())
+          SmallVector<Value> at = vector ? vectorIndices(load.getIndices(), k, map) : SmallVector<Value>();
+          SmallVector<const void *> key{mem.getAsOpaquePointer(), vector ? &row : nullptr};
+          for (Value i : vector ? ValueRange(at) : ValueRange(load.getIndices()))
             key.push_back(map.lookupOrDefault(i).getAsOpaquePointer());
           auto [it, fresh] = loaded.try_emplace(key, Value());
           if (fresh)
-            it->second = b.clone(op, map)->getResult(0);
-          map.map(load.getResult(), it->second);
+            it->second = vector ? Value(vector::LoadOp::create(b, op.getLoc(),
+                                                               VectorType::get({row.width}, load.getType()),
+                                                               mem, at, false, llvm::MaybeAlign(16)))
+                                : b.clone(op, map)->getResult(0);
+          map.map(load.getResult(),
+                  vector ? vector::ExtractOp::create(b, op.getLoc(), it->second, lane).getResult() : it->second);
           continue;
         }
       }
-      if (isa<loop::StoreOp>(op) && valid[k]) {
-        auto guard = scf::IfOp::create(b, op.getLoc(), valid[k], /*withElseRegion=*/false);
+      if (auto store = dyn_cast<loop::StoreOp>(op)) {
+        if (vector && lane + 1 < row.width) { // the lanes' values go out together at the last lane
+          pending[&op].push_back(map.lookupOrDefault(store.getValue()));
+          continue;
+        }
         OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(&guard.getThenRegion().front());
-        b.clone(op, map);
+        if (valid[k]) {
+          auto guard = scf::IfOp::create(b, op.getLoc(), valid[k], /*withElseRegion=*/false);
+          b.setInsertionPointToStart(&guard.getThenRegion().front());
+        }
+        if (vector) {
+          SmallVector<Value> lanes = std::move(pending[&op]);
+          pending.erase(&op);
+          lanes.push_back(map.lookupOrDefault(store.getValue()));
+          Value vec = vector::FromElementsOp::create(
+              b, op.getLoc(), VectorType::get({row.width}, store.getValue().getType()), lanes);
+          vector::StoreOp::create(b, op.getLoc(), vec, map.lookupOrDefault(store.getMemref()),
+                                  vectorIndices(store.getIndices(), k, map), false, llvm::MaybeAlign(16));
+        } else {
+          b.clone(op, map);
+        }
         continue;
       }
       b.clone(op, map);

@@ -271,10 +271,40 @@ std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
     if (nested)
       return std::nullopt;
   }
+  if (passes < 2)
+    return std::nullopt;
   int64_t n = product(row.domain);
-  row.perThread = (n + threads - 1) / threads;
-  row.ragged = n % threads != 0;
-  if (passes < 2 || row.perThread > kMaxResident)
+  int64_t maxPoints = rowPointsPerThread(kernel);
+  // The vector width: 16 bytes of the narrowest element any pass moves along the row.
+  unsigned minBits = 0;
+  for (Operation &op : kernel.getBodyBlock()) {
+    if (!isa<loop::ForOp, loop::ReduceOp>(op))
+      continue;
+    Block &body = op.getRegion(0).front();
+    for (Operation &access : body) {
+      if (!isa<loop::LoadOp, loop::StoreOp>(access) || !isRowVectorAccess(&access, body, 1))
+        continue;
+      Value mem = isa<loop::LoadOp>(access) ? cast<loop::LoadOp>(access).getMemref()
+                                            : cast<loop::StoreOp>(access).getMemref();
+      unsigned bits = cast<MemRefType>(mem.getType()).getElementTypeBitWidth();
+      minBits = minBits ? std::min(minBits, bits) : bits;
+    }
+  }
+  if (minBits && !row.domain.empty() && row.domain.back() % (128 / minBits) == 0) {
+    int64_t width = 128 / minBits;
+    bool any = false;
+    for (Operation &op : kernel.getBodyBlock())
+      if (isa<loop::ForOp, loop::ReduceOp>(op))
+        for (Operation &access : op.getRegion(0).front())
+          any |= isRowVectorAccess(&access, op.getRegion(0).front(), width);
+    if (any)
+      row.width = width;
+  }
+  int64_t groups = n / row.width;
+  row.slots = (groups + threads - 1) / threads;
+  row.perThread = row.slots * row.width;
+  row.ragged = groups % threads != 0;
+  if (row.perThread > std::max(maxPoints, row.width))
     return std::nullopt;
   if (row.ragged) {
     bool speculatable = true;
@@ -290,10 +320,70 @@ std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
   return row;
 }
 
-/// Threads for a block sweeping rows of `n` points: about eight points each.
-int64_t rowThreads(int64_t n) {
+bool isRowVectorAccess(Operation *access, Block &body, int64_t width) {
+  Value mem;
+  OperandRange indices = access->getOperands();
+  if (auto load = dyn_cast<loop::LoadOp>(access)) {
+    mem = load.getMemref();
+    indices = load.getIndices();
+  } else if (auto store = dyn_cast<loop::StoreOp>(access)) {
+    mem = store.getMemref();
+    indices = store.getIndices();
+  } else {
+    return false;
+  }
+  auto type = dyn_cast<MemRefType>(mem.getType());
+  if (!type || !type.getLayout().isIdentity() || type.getElementTypeBitWidth() < 8 || indices.empty() ||
+      body.getNumArguments() == 0 || indices.back() != body.getArguments().back())
+    return false;
+  int64_t last = type.getShape().back();
+  if (ShapedType::isDynamic(last) || last % width != 0)
+    return false;
+  BlockArgument inner = body.getArguments().back();
+  return llvm::none_of(indices.drop_back(), [&](Value i) { return dependsOn(i, inner, body); });
+}
+
+void hoistLoads(loop::KernelOp kernel) {
+  Block &body = kernel.getBodyBlock();
+  llvm::DenseSet<Value> stored;
+  kernel.walk([&](loop::StoreOp st) { stored.insert(st.getMemref()); });
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    auto load = dyn_cast<loop::LoadOp>(op);
+    if (!load || stored.contains(load.getMemref()))
+      continue;
+    // Up past pure ops only: a store or a call before it may write what it reads through a view.
+    Operation *after = nullptr;
+    for (Operation *prev = op.getPrevNode(); prev; prev = prev->getPrevNode()) {
+      bool defines = llvm::any_of(op.getOperands(), [&](Value v) { return v.getDefiningOp() == prev; });
+      if (defines || !isPure(prev) || prev->getNumRegions() != 0) {
+        after = prev;
+        break;
+      }
+    }
+    if (after)
+      op.moveAfter(after);
+    else
+      op.moveBefore(&body.front());
+  }
+}
+
+int64_t rowPointsPerThread(loop::KernelOp kernel) {
+  unsigned maxBits = 0;
+  for (Operation &op : kernel.getBodyBlock())
+    if (isa<loop::ForOp, loop::ReduceOp>(op))
+      for (Operation &access : op.getRegion(0).front())
+        if (isRowVectorAccess(&access, op.getRegion(0).front(), 1)) {
+          Value mem = isa<loop::LoadOp>(access) ? cast<loop::LoadOp>(access).getMemref()
+                                                : cast<loop::StoreOp>(access).getMemref();
+          maxBits = std::max(maxBits, cast<MemRefType>(mem.getType()).getElementTypeBitWidth());
+        }
+  return maxBits ? std::max<int64_t>(kMaxResident, kResidentBytes * 8 / maxBits) : kMaxResident;
+}
+
+int64_t rowThreads(loop::KernelOp kernel, int64_t n) {
+  int64_t points = rowPointsPerThread(kernel);
   int64_t t = 32;
-  while (t < 1024 && t * 8 < n)
+  while (t < 1024 && t * points < n)
     t *= 2;
   return t;
 }
