@@ -705,6 +705,40 @@ func.func @reused_window(%x: tensor<2x4x12xf32>) -> tensor<2x4x8xf32> {
 
 // -----
 
+// The same in bfloat16: the buffer rounds the activation to bfloat16 (as
+// eager's op does); recomputed, both kernels would read the five windows.
+// CHECK-LABEL: func @reused_window_bf16
+// CHECK: %[[W:.*]] = memref.alloc() {{.*}} : memref<2x4x8xbf16>
+// CHECK: loop.kernel "tanh_0" [2, 4, 8]
+// CHECK-COUNT-5: loop.load %arg0
+// CHECK: math.tanh
+// CHECK: arith.truncf
+// CHECK: loop.store %{{.*}}, %[[W]]
+// CHECK: loop.kernel
+// CHECK-NOT: loop.load %arg0
+// CHECK: loop.load %[[W]]
+// CHECK: loop.kernel
+// CHECK-NOT: loop.load %arg0
+// CHECK: loop.load %[[W]]
+func.func @reused_window_bf16(%x: tensor<2x4x12xbf16>) -> tensor<2x4x8xbf16> {
+  %s0 = prim.slice %x start [0, 0, 0] stride [1, 1, 1] : tensor<2x4x12xbf16> -> tensor<2x4x8xbf16>
+  %s1 = prim.slice %x start [0, 0, 1] stride [1, 1, 1] : tensor<2x4x12xbf16> -> tensor<2x4x8xbf16>
+  %s2 = prim.slice %x start [0, 0, 2] stride [1, 1, 1] : tensor<2x4x12xbf16> -> tensor<2x4x8xbf16>
+  %s3 = prim.slice %x start [0, 0, 3] stride [1, 1, 1] : tensor<2x4x12xbf16> -> tensor<2x4x8xbf16>
+  %s4 = prim.slice %x start [0, 0, 4] stride [1, 1, 1] : tensor<2x4x12xbf16> -> tensor<2x4x8xbf16>
+  %a0 = prim.add %s0, %s1 : tensor<2x4x8xbf16>
+  %a1 = prim.add %a0, %s2 : tensor<2x4x8xbf16>
+  %a2 = prim.add %a1, %s3 : tensor<2x4x8xbf16>
+  %a3 = prim.add %a2, %s4 : tensor<2x4x8xbf16>
+  %t = prim.tanh %a3 : tensor<2x4x8xbf16>
+  %r = prim.reduce_sum %t dims [1] : tensor<2x4x8xbf16> -> tensor<2x8xbf16>
+  %b = prim.broadcast_in_dim %r dims [0, 2] : tensor<2x8xbf16> -> tensor<2x4x8xbf16>
+  %m = prim.mul %t, %b : tensor<2x4x8xbf16>
+  return %m : tensor<2x4x8xbf16>
+}
+
+// -----
+
 // A division read through a separable 3x3 window (three slices of three:
 // nine windows) is computed once, into a buffer, rather than nine times in
 // the pooling kernel (PoolFormer's pool of a GroupNorm output).

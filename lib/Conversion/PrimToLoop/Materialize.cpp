@@ -105,16 +105,18 @@ DenseSet<Value> valuesHolding(ArrayRef<Operation *> ops, const llvm::SetVector<V
 /// Gives a buffer to each elementwise value `wanted` accepts that more than
 /// one kernel would recompute, last value first, so that of a chain the last
 /// is kept (the kernels reading it no longer reach the earlier ones). Half
-/// precision values stay computed: a 16-bit buffer would round them.
+/// precision values stay computed unless `halves`: a 16-bit buffer rounds
+/// what fusion computes in f32 (to the value eager's op gives, which rounds
+/// every op's result).
 bool materializeRecomputed(ArrayRef<Operation *> ops, llvm::SetVector<Value> &materialized,
-                           function_ref<bool(Value)> wanted) {
+                           function_ref<bool(Value)> wanted, bool halves = false) {
   bool added = false;
   for (Operation *op : llvm::reverse(ops)) {
     if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
       continue;
     Value v = op->getResult(0);
     Type et = tensorType(v).getElementType();
-    if (!materialized.contains(v) && computeType(et) == et && wanted(v) &&
+    if (!materialized.contains(v) && (halves || computeType(et) == et) && wanted(v) &&
         kernelsRecomputing(v, materialized) > 1)
       added |= materialized.insert(v);
   }
@@ -159,10 +161,15 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
     }
     loads[v] = std::move(mine);
   }
-  bool added = materializeRecomputed(ops, materialized, [&](Value v) {
-    auto it = loads.find(v);
-    return it != loads.end() && it->second.size() > kMaxReusedReads;
-  });
+  // In bfloat16 too: recomputed, the value would read its buffers once per window (a residual stream's
+  // adds under davit's 3x3 positional convolution: 6 buffers read 9 times).
+  bool added = materializeRecomputed(
+      ops, materialized,
+      [&](Value v) {
+        auto it = loads.find(v);
+        return it != loads.end() && it->second.size() > kMaxReusedReads;
+      },
+      /*halves=*/true);
   // The other way round: a value with a transcendental or a division in its
   // expression read through more than kMaxReusedReads windows (the SiLU
   // before an EfficientNet block's depthwise convolution, read by 9 or 25
@@ -177,8 +184,7 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
     if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
       continue;
     Value v = op->getResult(0);
-    Type et = tensorType(v).getElementType();
-    if (!heavy.contains(v) || materialized.contains(v) || computeType(et) != et)
+    if (!heavy.contains(v) || materialized.contains(v))
       continue;
     // The distinct windows v is read through: each path from v through
     // unbuffered values is a chain of remaps (elementwise ops keep the index),
