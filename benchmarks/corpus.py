@@ -36,9 +36,16 @@ class Case:
             return out["loss"]
         return F.cross_entropy(out, self.labels)
 
-    def to(self, device):
-        mv = lambda v: v.to(device) if isinstance(v, torch.Tensor) else v  # noqa: E731
+    def to(self, device, dtype=None):
+        """Moves the model and its inputs to `device`; with `dtype`, the parameters and floating inputs take
+        that dtype too (bfloat16 inference)."""
+        def mv(v):
+            if not isinstance(v, torch.Tensor):
+                return v
+            return v.to(device, dtype) if dtype is not None and v.is_floating_point() else v.to(device)
         self.model.to(device)
+        if dtype is not None:
+            self.model.to(dtype)
         self.args = tuple(mv(a) for a in self.args)
         for d in (self.kwargs, self.train_kwargs, self.eval_kwargs):
             d.update({k: mv(v) for k, v in d.items()})
@@ -244,11 +251,11 @@ def double(v):
     return v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
 
 
-def build(name, size="small", device="cpu", seed=0):
-    """The model (random weights from `seed`) and its inputs, on `device`. The model is left in train
-    mode as constructed; callers set the mode."""
+def build(name, size="small", device="cpu", seed=0, dtype=None):
+    """The model (random weights from `seed`) and its inputs, on `device` (in `dtype` where given). The
+    model is left in train mode as constructed; callers set the mode."""
     torch.manual_seed(seed)
-    return BUILDERS[name](size).to(device)
+    return BUILDERS[name](size).to(device, dtype)
 
 
 def tensors(out, prefix="out", depth=0, seen=None):

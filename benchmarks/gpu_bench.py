@@ -95,17 +95,20 @@ def main():
     print(f"# {time.strftime('%Y-%m-%d')} {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"device-to-device copy: {copy_gbs:.0f} GB/s (read + write)")
     R = C = 8192
-    cases = [
-        ("cos(x)+sin(y) fp32 2^27", cos_sin, lambda: (torch.randn(n27, device=dev), torch.randn(n27, device=dev))),
-        ("relu(x*sigmoid(x)*2+1) fp32 2^27", relu_silu, lambda: (torch.randn(n27, device=dev),)),
-        ("softmax fp32 8192^2", softmax, lambda: (torch.randn(R, C, device=dev),)),
-        ("hand softmax fp32 8192^2", softmax_hand, lambda: (torch.randn(R, C, device=dev),)),
-        ("F.layer_norm fp32 8192^2", layer_norm,
-         lambda: (torch.randn(R, C, device=dev), torch.randn(C, device=dev), torch.randn(C, device=dev))),
-        ("hand rmsnorm fp32 8192^2", rmsnorm, lambda: (torch.randn(R, C, device=dev), torch.randn(C, device=dev))),
-        ("hand rmsnorm bf16 8192^2", rmsnorm,
-         lambda: (torch.randn(R, C, device=dev, dtype=torch.bfloat16), torch.randn(C, device=dev, dtype=torch.bfloat16))),
-        ("sum dim 0 fp32 8192^2", sum0, lambda: (torch.randn(R, C, device=dev),)),
+    cases = []
+    # Each pointwise and row kernel in float32 and in bfloat16 (what inference deploys and autocast trains).
+    for dt, tag in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
+        rn = lambda *s, dt=dt: torch.randn(*s, device=dev, dtype=dt)
+        cases += [
+            (f"cos(x)+sin(y) {tag} 2^27", cos_sin, lambda rn=rn: (rn(n27), rn(n27))),
+            (f"relu(x*sigmoid(x)*2+1) {tag} 2^27", relu_silu, lambda rn=rn: (rn(n27),)),
+            (f"softmax {tag} 8192^2", softmax, lambda rn=rn: (rn(R, C),)),
+            (f"hand softmax {tag} 8192^2", softmax_hand, lambda rn=rn: (rn(R, C),)),
+            (f"F.layer_norm {tag} 8192^2", layer_norm, lambda rn=rn: (rn(R, C), rn(C), rn(C))),
+            (f"hand rmsnorm {tag} 8192^2", rmsnorm, lambda rn=rn: (rn(R, C), rn(C))),
+            (f"sum dim 0 {tag} 8192^2", sum0, lambda rn=rn: (rn(R, C),)),
+        ]
+    cases += [
         # Channels-last training (batch norm's per-channel sums over N, H, W; layout changes).
         ("x.sum((0,1,2)) fp32 [256,56,56,64]", channel_sum, lambda: (torch.randn(256, 56, 56, 64, device=dev),)),
         ("x.sum((0,1,2)) fp32 [64,112,112,64]", channel_sum, lambda: (torch.randn(64, 112, 112, 64, device=dev),)),

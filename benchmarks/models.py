@@ -228,12 +228,14 @@ def guarded(what, fn, *args):
             torch.cuda.empty_cache()
 
 
-def run_case(name, mode, device, size, backends, inductor, reps, rounds=1):
+def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype=None):
     """Every measurement of one model in one mode; backends: [(record key, dyn backend)]. With rounds > 1
-    the steady times are measured again, interleaved (interleave)."""
-    case = corpus.build(name, size, device)
+    the steady times are measured again, interleaved (interleave). `dtype`: the parameters' and floating
+    inputs' (None: as built, float32)."""
+    case = corpus.build(name, size, device, dtype=dtype)
     case.model.train(mode == "train")
     rec = {"model": name, "family": case.family, "mode": mode, "device": device, "size": size,
+           "dtype": str(dtype or torch.float32).replace("torch.", ""),
            "params": sum(p.numel() for p in case.model.parameters())}
     keep = rounds > 1
     m = copy.deepcopy(case.model)
@@ -340,6 +342,8 @@ def main(argv=None):
     ap.add_argument("--backends", default="eager,dyn",
                     help="dyn backends to run (eager,dyn,dyn-graphs: dyn with mode='reduce-overhead', CUDA graphs)")
     ap.add_argument("--no-inductor", action="store_true", help="skip torch.compile's default backend")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the parameters' and floating inputs' dtype (bfloat16: inference as deployed)")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per measurement (default 10 small, 5 full)")
     ap.add_argument("--json", default=None, help="write every record here")
     ap.add_argument("--rounds", type=int, default=1,
@@ -364,14 +368,14 @@ def main(argv=None):
     records = []
     print(f"# torch {torch.__version__}, {platform.python_version()}, device {a.device}"
           f"{' (' + torch.cuda.get_device_name() + ')' if a.device == 'cuda' else ''}, size {a.size}, "
-          f"{torch.get_num_threads()} threads, {'thread CPU time' if a.cpu_time else 'wall time'}, "
+          f"{a.dtype}, {torch.get_num_threads()} threads, {'thread CPU time' if a.cpu_time else 'wall time'}, "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     for name in names:
         for mode in a.modes.split(","):
             t = time.perf_counter()
             rec = guarded("case", run_case, name, mode, a.device, a.size,
                           [_BACKENDS[b] for b in backends],
-                          not a.no_inductor, reps, a.rounds)
+                          not a.no_inductor, reps, a.rounds, getattr(torch, a.dtype))
             if "stage" in rec:
                 rec.update(model=name, mode=mode, eager={})
             rec["wall_s"] = time.perf_counter() - t
