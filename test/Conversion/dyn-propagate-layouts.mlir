@@ -105,6 +105,21 @@ func.func @dense_then_depthwise(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>
 
 // -----
 
+// In bfloat16 the dense one goes channels-last under dense-min-elements too:
+// tensor cores take that layout at any size.
+// MIN-LABEL: func @dense_then_depthwise_bf16
+// MIN: %[[X:.*]] = prim.transpose %arg0 permutation [0, 2, 3, 1]
+// MIN: %[[D:.*]] = prim.convolution %[[X]], %arg1 {{.*}} groups 1 channels_last
+// MIN: prim.convolution %[[D]], %arg2 {{.*}} groups 4 channels_last
+func.func @dense_then_depthwise_bf16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>,
+                                     %dw: tensor<4x1x3x3xbf16>) -> tensor<2x4x8x8xbf16> {
+  %c = prim.convolution %x, %w stride [1, 1] padding [1, 1] dilation [1, 1] groups 1 : tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<2x4x8x8xbf16>
+  %d = prim.convolution %c, %dw stride [1, 1] padding [1, 1] dilation [1, 1] groups 4 : tensor<2x4x8x8xbf16>, tensor<4x1x3x3xbf16> -> tensor<2x4x8x8xbf16>
+  return %d : tensor<2x4x8x8xbf16>
+}
+
+// -----
+
 // A `?` batch stays dim 0 channels-last: the broadcast rebuilt in that order
 // keeps its runtime size.
 // CHECK-LABEL: func @dynamic_batch
