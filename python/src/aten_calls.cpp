@@ -279,10 +279,22 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
     at::Tensor b = call->params[0] ? in[1].transpose(-1, -2) : in[1];
     at::Tensor a = call->num_params > 2 && call->params[2] ? in[0].transpose(-1, -2) : in[0];
     bool addend = call->num_params > 1 && call->params[1];
+    // A CUDA product whose rows are not a multiple of 16 bytes (an LM head's 50257 logits) makes cuBLAS
+    // take its unaligned kernels (GPT-2's logits in bfloat16 on an H200: 0.42 ms, against 0.06 ms with
+    // rows padded to 50264); the product goes to padded rows, then into `out` with one copy.
+    int64_t n = out.size(-1), align = 16 / (int64_t)out.element_size();
+    at::Tensor dst = out;
+    if (out.is_cuda() && n % align != 0 && out.numel() * (int64_t)out.element_size() >= (1 << 20)) {
+      std::vector<int64_t> padded(out.sizes().begin(), out.sizes().end());
+      padded.back() = (n + align - 1) / align * align;
+      dst = at::empty(padded, out.options()).narrow(-1, 0, n);
+    }
     if (out.dim() == 2)
-      addend ? at::addmm_out(out, in[2], a, b) : at::mm_out(out, a, b);
+      addend ? at::addmm_out(dst, in[2], a, b) : at::mm_out(dst, a, b);
     else
-      addend ? at::baddbmm_out(out, in[2], a, b) : at::bmm_out(out, a, b);
+      addend ? at::baddbmm_out(dst, in[2], a, b) : at::bmm_out(dst, a, b);
+    if (!dst.is_same(out))
+      out.copy_(dst);
   });
 }
 

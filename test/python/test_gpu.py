@@ -253,6 +253,18 @@ def test_bmm_and_addmm(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_gemm_rows_not_a_multiple_of_16_bytes(dtype):
+    """A product of 1001 columns (an LM head's vocabulary) goes through rows padded to 16 bytes and one
+    copy into dyn's buffer: a linear layer with and without bias, a batched product."""
+    x = torch.randn(1024, 96, device="cuda", dtype=dtype)
+    w = torch.randn(1001, 96, device="cuda", dtype=dtype)
+    b = torch.randn(1001, device="cuda", dtype=dtype)
+    check(lambda p, q: F.linear(p, q) * 2, x, w, dtype=dtype)
+    check(lambda p, q, r: F.linear(p, q, r), x, w, b, dtype=dtype)
+    check(lambda p, q: torch.tanh(p.view(4, 256, 96) @ q.t()), x, w, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_conv_block(dtype):
     """conv + bias + ReLU + max pool: the convolution is a library call, the rest one fused kernel. TF32
     off: with it (PyTorch's default for cuDNN) cuDNN picks TF32 kernels for some float32 convolutions in
