@@ -279,3 +279,33 @@ func.func @dynamic_channels_last_argument(%r: tensor<?x4x8x8xf32>) -> tensor<?x4
   %e = prim.exp %r : tensor<?x4x8x8xf32>
   return %e : tensor<?x4x8x8xf32>
 }
+
+// -----
+
+// A vision transformer's positional convolution (davit's ConvPosEnc), as
+// dyn-decompose-depthwise-convolutions leaves it on the GPU: [N, L, C]
+// tokens transposed and viewed as an [N, C, H, W] image, two of its taps
+// (slices of the padded image) added to it, and the sum viewed as tokens
+// again. No convolution is left, but the taps read the tokens in their own
+// layout: the whole chain runs on [N, H, W, C] and no transpose remains.
+// CHECK-LABEL: func @tokens_window
+// CHECK-NOT: prim.transpose
+// CHECK: %[[I:.*]] = prim.reshape %arg0 : tensor<2x16x8xf32> -> tensor<2x4x4x8xf32>
+// CHECK: %[[P:.*]] = prim.pad %[[I]] low [0, 1, 1, 0] high [0, 1, 1, 0]
+// CHECK: prim.slice %[[P]] start [0, 0, 0, 0]
+// CHECK: prim.slice %[[P]] start [0, 1, 1, 0]
+// CHECK: %[[R:.*]] = prim.reshape %{{.*}} : tensor<2x4x4x8xf32> -> tensor<2x16x8xf32>
+// CHECK-NOT: prim.transpose
+// CHECK: return %[[R]]
+func.func @tokens_window(%x: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  %t = prim.transpose %x permutation [0, 2, 1] : tensor<2x16x8xf32> -> tensor<2x8x16xf32>
+  %i = prim.reshape %t : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
+  %p = prim.pad %i low [0, 0, 1, 1] high [0, 0, 1, 1] value 0.0 : tensor<2x8x4x4xf32> -> tensor<2x8x6x6xf32>
+  %s0 = prim.slice %p start [0, 0, 0, 0] stride [1, 1, 1, 1] : tensor<2x8x6x6xf32> -> tensor<2x8x4x4xf32>
+  %s1 = prim.slice %p start [0, 0, 1, 1] stride [1, 1, 1, 1] : tensor<2x8x6x6xf32> -> tensor<2x8x4x4xf32>
+  %a = prim.add %s0, %s1 : tensor<2x8x4x4xf32>
+  %b = prim.add %i, %a : tensor<2x8x4x4xf32>
+  %r = prim.reshape %b : tensor<2x8x4x4xf32> -> tensor<2x8x16xf32>
+  %o = prim.transpose %r permutation [0, 2, 1] : tensor<2x8x16xf32> -> tensor<2x16x8xf32>
+  return %o : tensor<2x16x8xf32>
+}

@@ -320,7 +320,8 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
     adds it: eager's results bit for bit (deterministic algorithms), and no copy of a fresh result.
     On the GPU, dyn-propagate-layouts runs depthwise convolutions channels-last (cuDNN's, where eager's
     NCHW call runs ATen's depthwise kernel), and dense ones only where their activations are large (not
-    these): eager's bits are then those of eager on a channels-last input.
+    these) or in a 16-bit float type (tensor cores): eager's bits are then those of eager on a
+    channels-last input.
     The bias is added by the dyn kernel after the call (dyn-split-convolution-bias), not by an ATen add_."""
     cases = [  # (input, weight, conv, channels-last): 2-d with bias, strided and grouped 2-d, 3-d with
         # bias, and a depthwise 2-d one
@@ -347,6 +348,7 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
             assert "aten::cudnn_convolution" in names and "aten::copy_" not in names, sorted(names)
             # the bias is added by the dyn kernel that reads the result (dyn-split-convolution-bias)
             assert "aten::add_" not in names, sorted(names)
+            channels_last = channels_last or dtype in (torch.float16, torch.bfloat16)
             fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
             want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
             assert torch.equal(got, want)

@@ -61,6 +61,28 @@ SmallVector<int64_t> scatterDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> p) {
   return r;
 }
 
+/// A reshape of [N, C, L] into [N, C, *spatial] (rank 4 or 5), static.
+bool isTokensToImage(Operation *op) {
+  auto r = dyn_cast<prim::ReshapeOp>(op);
+  if (!r)
+    return false;
+  RankedTensorType in = tensorType(r.getInput()), out = r.getType();
+  return in.getRank() == 3 && (out.getRank() == 4 || out.getRank() == 5) && in.hasStaticShape() &&
+         out.hasStaticShape() && in.getDimSize(0) == out.getDimSize(0) && in.getDimSize(1) == out.getDimSize(1);
+}
+
+/// `v` is a channels-last tensor viewed in torch's order: transpose(t, fromChannelsLast) of rank 4 or 5,
+/// or [N, L, C] tokens transposed and reshaped into [N, C, *spatial].
+bool isChannelsLastView(Value v) {
+  if (auto r = v.getDefiningOp<prim::ReshapeOp>()) {
+    auto t = r.getInput().getDefiningOp<prim::TransposeOp>();
+    return isTokensToImage(r) && t && llvm::equal(t.getPermutation(), fromChannelsLast(3));
+  }
+  auto t = v.getDefiningOp<prim::TransposeOp>();
+  int64_t rank = tensorType(v).getRank();
+  return t && (rank == 4 || rank == 5) && llvm::equal(t.getPermutation(), fromChannelsLast(rank));
+}
+
 /// Which convolutions go channels-last (the pass's options, and the module's `dyn.batch_hint`).
 struct LayoutChoice {
   bool depthwiseOnly = false;
@@ -157,6 +179,7 @@ struct Propagator {
   void transposeOp(prim::TransposeOp op);
   template <typename Op> void padOrSlice(Op op);
   void reduce(Operation *op, ArrayRef<int64_t> dims);
+  void reshape(prim::ReshapeOp op);
   void concatenate(prim::ConcatenateOp op);
 };
 
@@ -400,6 +423,27 @@ void Propagator::transposeOp(prim::TransposeOp op) {
   }
   if ((rank == 4 || rank == 5) && llvm::equal(q, p))
     channelsLast[op.getResult()] = op.getInput();
+  // [N, L, C] tokens as [N, C, L], only to be viewed as an image ([N, C, H, W]: a vision transformer's
+  // tokens into a convolution): recorded, so that the reshape below regroups the channels-last form.
+  if (rank == 3 && llvm::equal(q, p) && !op->use_empty() && llvm::all_of(op->getUsers(), [&](Operation *u) {
+        return isTokensToImage(u);
+      }))
+    channelsLast[op.getResult()] = op.getInput();
+}
+
+/// A reshape that keeps dims 0 and 1 (N and C) and regroups only the spatial dims after them (davit's
+/// [N, C, H, W] -> [N, C, H*W] before the transpose back to its tokens) is the same regrouping of the
+/// channels-last form's middle dims: [N, H, W, C] -> [N, H*W, C].
+void Propagator::reshape(prim::ReshapeOp op) {
+  Value cl = channelsLast.lookup(op.getInput());
+  RankedTensorType in = tensorType(op.getInput()), out = op.getType();
+  if (!cl || !in.hasStaticShape() || !out.hasStaticShape() || in.getRank() < 3 || out.getRank() < 3 ||
+      in.getDimSize(0) != out.getDimSize(0) || in.getDimSize(1) != out.getDimSize(1))
+    return;
+  b.setInsertionPoint(op);
+  auto clType = out.clone(scatterDims(out.getShape(), fromChannelsLast(out.getRank())));
+  Value v = prim::ReshapeOp::create(b, op.getLoc(), clType, cl);
+  replace(op, restore(op.getLoc(), v));
 }
 
 /// Per-dim attributes (pad's low/high, slice's start/stride) move with their dims.
@@ -476,6 +520,8 @@ void Propagator::visit(Operation *op) {
   }
   if (auto t = dyn_cast<prim::TransposeOp>(op))
     return transposeOp(t);
+  if (auto r = dyn_cast<prim::ReshapeOp>(op))
+    return reshape(r);
   if (auto pad = dyn_cast<prim::PadOp>(op))
     return padOrSlice(pad);
   if (auto slice = dyn_cast<prim::SliceOp>(op))
@@ -505,6 +551,13 @@ struct PropagateLayoutsPass : dyn::impl::PropagateLayoutsPassBase<PropagateLayou
       bool any = args && !args.empty();
       f.walk([&](prim::ConvolutionOp conv) { any |= worthChannelsLast(conv, choice); });
       f.walk([&](prim::LibraryCallOp call) { any |= worthChannelsLast(call, choice); });
+      // Windows (a depthwise convolution's taps, dyn-decompose-depthwise-convolutions) over a tensor
+      // permuted from channels-last (davit's positional convolution over its [N, H*W, C] tokens): in
+      // torch's order their kernel would read the tokens a channel apart.
+      f.walk([&](Operation *op) {
+        if (isa<prim::PadOp, prim::SliceOp>(op))
+          any |= isChannelsLastView(op->getOperand(0));
+      });
       if (!any)
         return;
       Propagator prop(&getContext(), choice);
