@@ -94,10 +94,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", default=["tv_vit_b_16", "hf_bert_sdpa"])
     ap.add_argument("--mode", default=None, help="dyn.compile's mode (reduce-overhead: CUDA graphs)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the parameters' and floating inputs' dtype")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     for name in a.models:
-        case = corpus.build(name, "full").to("cuda")
+        case = corpus.build(name, "full", "cuda", dtype=getattr(torch, a.dtype))
         case.model.eval()
         args, kwargs = case.inputs("eval")
         dyn.reset()

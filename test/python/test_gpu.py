@@ -333,6 +333,7 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
     # the flags() context: torch.testing's OpInfo module, imported by other tests, forbids setting them
     with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True):
         for xs, ws, conv, channels_last in cases:
+            channels_last = channels_last or dtype in (torch.float16, torch.bfloat16)
             x = torch.randn(xs, device="cuda", dtype=dtype)
             w = torch.randn(ws, device="cuda", dtype=dtype) * 0.1
             b = torch.randn(ws[0], device="cuda", dtype=dtype)
@@ -345,10 +346,11 @@ def test_cudnn_convolution_writes_dyn_buffer(dtype, then_relu):
                 got = compiled(x, w, b)
             torch.cuda.synchronize()
             names = {e.key for e in prof.key_averages()}
-            assert "aten::cudnn_convolution" in names and "aten::copy_" not in names, sorted(names)
+            copies = sum(e.count for e in prof.key_averages() if e.key == "aten::copy_")
+            # a dense weight goes channels-last for the call (one copy, as eager's on a channels-last input)
+            assert "aten::cudnn_convolution" in names and copies <= (channels_last and ws[1] > 1), sorted(names)
             # the bias is added by the dyn kernel that reads the result (dyn-split-convolution-bias)
             assert "aten::add_" not in names, sorted(names)
-            channels_last = channels_last or dtype in (torch.float16, torch.bfloat16)
             fmt = (torch.channels_last if len(xs) == 4 else torch.channels_last_3d) if channels_last else None
             want = fn(x.contiguous(memory_format=fmt) if fmt else x, w, b)
             assert torch.equal(got, want)
