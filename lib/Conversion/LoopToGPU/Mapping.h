@@ -113,6 +113,10 @@ std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads);
 /// index moving with it, and the buffer (identity layout, elements of a byte or more) has rows of
 /// a multiple of `width`.
 bool isRowVectorAccess(Operation *access, Block &body, int64_t width);
+/// The buffer a loop.load or loop.store accesses; null for other ops.
+Value accessedMemref(Operation *op);
+/// `fn` on each load and store of a row kernel's passes (its loop.for and loop.reduce bodies), with its body.
+void forEachRowAccess(loop::KernelOp kernel, function_ref<void(Operation *, Block &)> fn);
 
 /// A batched 2-D transpose (Transpose.cpp): the store writes the domain in
 /// order, the loads read it as [batch..., A..., B...] where the domain is

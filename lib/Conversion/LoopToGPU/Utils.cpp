@@ -277,26 +277,16 @@ std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
   int64_t maxPoints = rowPointsPerThread(kernel);
   // The vector width: 16 bytes of the narrowest element any pass moves along the row.
   unsigned minBits = 0;
-  for (Operation &op : kernel.getBodyBlock()) {
-    if (!isa<loop::ForOp, loop::ReduceOp>(op))
-      continue;
-    Block &body = op.getRegion(0).front();
-    for (Operation &access : body) {
-      if (!isa<loop::LoadOp, loop::StoreOp>(access) || !isRowVectorAccess(&access, body, 1))
-        continue;
-      Value mem = isa<loop::LoadOp>(access) ? cast<loop::LoadOp>(access).getMemref()
-                                            : cast<loop::StoreOp>(access).getMemref();
-      unsigned bits = cast<MemRefType>(mem.getType()).getElementTypeBitWidth();
+  forEachRowAccess(kernel, [&](Operation *access, Block &body) {
+    if (isRowVectorAccess(access, body, 1)) {
+      unsigned bits = cast<MemRefType>(accessedMemref(access).getType()).getElementTypeBitWidth();
       minBits = minBits ? std::min(minBits, bits) : bits;
     }
-  }
+  });
   if (minBits && !row.domain.empty() && row.domain.back() % (128 / minBits) == 0) {
     int64_t width = 128 / minBits;
     bool any = false;
-    for (Operation &op : kernel.getBodyBlock())
-      if (isa<loop::ForOp, loop::ReduceOp>(op))
-        for (Operation &access : op.getRegion(0).front())
-          any |= isRowVectorAccess(&access, op.getRegion(0).front(), width);
+    forEachRowAccess(kernel, [&](Operation *access, Block &body) { any |= isRowVectorAccess(access, body, width); });
     if (any)
       row.width = width;
   }
@@ -320,18 +310,28 @@ std::optional<ResidentRow> residentRow(loop::KernelOp kernel, int64_t threads) {
   return row;
 }
 
+Value accessedMemref(Operation *op) {
+  if (auto load = dyn_cast<loop::LoadOp>(op))
+    return load.getMemref();
+  if (auto store = dyn_cast<loop::StoreOp>(op))
+    return store.getMemref();
+  return {};
+}
+
+void forEachRowAccess(loop::KernelOp kernel, function_ref<void(Operation *, Block &)> fn) {
+  for (Operation &op : kernel.getBodyBlock())
+    if (isa<loop::ForOp, loop::ReduceOp>(op))
+      for (Operation &access : op.getRegion(0).front())
+        if (accessedMemref(&access))
+          fn(&access, op.getRegion(0).front());
+}
+
 bool isRowVectorAccess(Operation *access, Block &body, int64_t width) {
-  Value mem;
-  OperandRange indices = access->getOperands();
-  if (auto load = dyn_cast<loop::LoadOp>(access)) {
-    mem = load.getMemref();
-    indices = load.getIndices();
-  } else if (auto store = dyn_cast<loop::StoreOp>(access)) {
-    mem = store.getMemref();
-    indices = store.getIndices();
-  } else {
+  Value mem = accessedMemref(access);
+  if (!mem)
     return false;
-  }
+  OperandRange indices = isa<loop::LoadOp>(access) ? cast<loop::LoadOp>(access).getIndices()
+                                                    : cast<loop::StoreOp>(access).getIndices();
   auto type = dyn_cast<MemRefType>(mem.getType());
   if (!type || !type.getLayout().isIdentity() || type.getElementTypeBitWidth() < 8 || indices.empty() ||
       body.getNumArguments() == 0 || indices.back() != body.getArguments().back())
@@ -369,14 +369,10 @@ void hoistLoads(loop::KernelOp kernel) {
 
 int64_t rowPointsPerThread(loop::KernelOp kernel) {
   unsigned maxBits = 0;
-  for (Operation &op : kernel.getBodyBlock())
-    if (isa<loop::ForOp, loop::ReduceOp>(op))
-      for (Operation &access : op.getRegion(0).front())
-        if (isRowVectorAccess(&access, op.getRegion(0).front(), 1)) {
-          Value mem = isa<loop::LoadOp>(access) ? cast<loop::LoadOp>(access).getMemref()
-                                                : cast<loop::StoreOp>(access).getMemref();
-          maxBits = std::max(maxBits, cast<MemRefType>(mem.getType()).getElementTypeBitWidth());
-        }
+  forEachRowAccess(kernel, [&](Operation *access, Block &body) {
+    if (isRowVectorAccess(access, body, 1))
+      maxBits = std::max(maxBits, cast<MemRefType>(accessedMemref(access).getType()).getElementTypeBitWidth());
+  });
   return maxBits ? std::max<int64_t>(kMaxResident, kResidentBytes * 8 / maxBits) : kMaxResident;
 }
 
