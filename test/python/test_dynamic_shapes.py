@@ -251,6 +251,22 @@ def test_a_symbolic_dim_sliced_to_static_bounds_guards_its_size():
     assert s["eager_calls"] == 0 and s["dynamic_fallbacks"] == 0 and s["dynamic_entries"] >= 1, s
 
 
+def test_strided_slices_of_a_symbolic_dim_are_one_graph():
+    """x[:, ::2], x[:, 1::3] and y[::2, :-1] of `?` lengths, even and odd: a gather at runtime positions
+    (ceil((end - start) / step) of them), one symbolic graph for every length, equal to eager's."""
+    def f(x, y):
+        return (x[:, ::2] * 2).sum(-1), x[:, 1::3].exp(), y[::2, :-1] - 1
+
+    cf = dyn.compile(f)
+    for n in (8, 10, 11, 13, 16, 9):
+        x, y = torch.randn(3, n), torch.randn(n, 4)
+        for got, want in zip(cf(x, y), f(x, y)):
+            torch.testing.assert_close(got, want)
+    st = dyn.stats()
+    assert st["eager_calls"] == 0 and st["dynamic_fallbacks"] == 0, st
+    assert st["captures"] == 2 and st["dynamic_entries"] == 1, st
+
+
 def test_a_symbolic_batch_of_images_carries_the_largest_batch_seen(tmp_path, monkeypatch):
     """A convolution's layout is chosen by the activations it moves (dyn-propagate-layouts; channels-last on
     the GPU from 2^24 elements): with a `?` batch the compiled module says which batch to weigh,

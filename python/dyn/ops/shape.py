@@ -120,9 +120,20 @@ class ShapeOps:
         meta = x.meta[(slice(None),) * dim + (slice(start, end, step),)]
         if isinstance(start, torch.SymInt) or isinstance(end, torch.SymInt):  # bounds known at run time
             if step != 1:
-                raise Unsupported("a slice with a dynamic bound and a step other than 1")
+                return self._strided_dynamic_slice(x, dim, start, end, step)
             return self.node("dynamic_slice", [x], meta.contiguous(), dim=dim, start=start, end=end)
         return self.node("slice", [x], meta.contiguous(), dim=dim, start=start, end=max(end, start), step=step)
+
+    def _strided_dynamic_slice(self, x, dim, start, end, step):
+        """x[start:end:step] along `dim` where a bound is known at run time only (every other position of a
+        dynamic length, `x[:, ::2]`): a gather at start, start + step, ..., a runtime count of positions
+        (graph.iota scaled and shifted), which the gather's kernel computes from its index; in range by
+        construction (0 <= start < end <= the dim's size, guarded where symbolic)."""
+        n = (end - start + step - 1) // step
+        pos = self.binary("mul", self.iota(n, torch.int64), step)
+        if not (type(start) is int and start == 0):
+            pos = self.binary("add", pos, start)
+        return self.index_select(x, dim, pos, checked=True)
 
     def _index_plan(self, x, idx):
         """Basic indexing x[idx] as slices [(dim, start, end, step), ...] applied in turn, then a reshape
@@ -502,12 +513,14 @@ def _value_range(node, known, depth=0):
 
 
 def _indices(sl, size):
-    """slice.indices(size), where a bound or the size may be symbolic (a dynamic capture's): a step of 1 and
-    bounds that are None, non-negative or counted from the end; comparisons with the size are guards."""
+    """slice.indices(size), where a bound or the size may be symbolic (a dynamic capture's): a positive
+    constant step and bounds that are None, non-negative or counted from the end; comparisons with the size
+    are guards."""
     if all(type(v) is int or v is None for v in (sl.start, sl.stop, sl.step)) and type(size) is int:
         return sl.indices(size)
-    if sl.step not in (None, 1):
-        raise Unsupported("a slice step other than 1 with a dynamic size")
+    step = 1 if sl.step is None else sl.step
+    if type(step) is not int or step < 1:
+        raise Unsupported("a slice of a dynamic size with a step that is not a positive constant")
     start, stop = sl.start, sl.stop
     start = 0 if start is None else (size + start if type(start) is int and start < 0 else start)
     stop = size if stop is None else (size + stop if type(stop) is int and stop < 0 else stop)
@@ -515,4 +528,4 @@ def _indices(sl, size):
         stop = size
     if start >= stop:
         raise Unsupported("an empty slice of a dynamic dim")
-    return start, stop, 1
+    return start, stop, step
