@@ -99,7 +99,7 @@ def main():
     a = ap.parse_args()
     warnings.simplefilter("ignore")
     for name in a.models:
-        case = corpus.build(name, "full", "cuda", dtype=getattr(torch, a.dtype))
+        case = corpus.build(name, "full", "cuda", dtype=None if a.dtype == "float32" else getattr(torch, a.dtype))
         case.model.eval()
         args, kwargs = case.inputs("eval")
         dyn.reset()

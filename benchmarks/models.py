@@ -235,7 +235,7 @@ def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype
     case = corpus.build(name, size, device, dtype=dtype)
     case.model.train(mode == "train")
     rec = {"model": name, "family": case.family, "mode": mode, "device": device, "size": size,
-           "dtype": str(dtype or torch.float32).replace("torch.", ""),
+           "dtype": str(dtype).replace("torch.", "") if dtype is not None else "float32",
            "params": sum(p.numel() for p in case.model.parameters())}
     keep = rounds > 1
     m = copy.deepcopy(case.model)
@@ -375,7 +375,8 @@ def main(argv=None):
             t = time.perf_counter()
             rec = guarded("case", run_case, name, mode, a.device, a.size,
                           [_BACKENDS[b] for b in backends],
-                          not a.no_inductor, reps, a.rounds, getattr(torch, a.dtype))
+                          not a.no_inductor, reps, a.rounds,
+                          None if a.dtype == "float32" else getattr(torch, a.dtype))
             if "stage" in rec:
                 rec.update(model=name, mode=mode, eager={})
             rec["wall_s"] = time.perf_counter() - t
