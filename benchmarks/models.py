@@ -98,13 +98,28 @@ def timed(fn, reps, device):
     return statistics.median(times)
 
 
-def first_and_steady(case, model, fn, mode, device, reps):
+def peak_memory(fn, device):
+    """CUDA: the most bytes one call allocated at once above what was allocated before it (its outputs,
+    temporaries and workspaces; in train mode the gradients too), and what it left allocated."""
+    if not str(device).startswith("cuda"):
+        return {}
+    sync(device)
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    sync(device)
+    return {"peak_bytes": torch.cuda.max_memory_allocated() - base}
+
+
+def first_and_steady(case, model, fn, mode, device, reps, memory=None):
     """(first call seconds, result of the first call, median steady seconds, a steady call to time
-    again: --rounds)."""
+    again: --rounds). memory: a dict given the steady call's peak (peak_memory) and, on CUDA, the bytes
+    the first call and warm-up left allocated beyond the model (compiled constants, caches, gradients)."""
     for p in model.parameters():
         p.grad = None
     seed()
     sync(device)
+    before = torch.cuda.memory_allocated() if str(device).startswith("cuda") else None
     t = time.perf_counter()
     out = step(case, fn, mode)
     sync(device)
@@ -117,6 +132,10 @@ def first_and_steady(case, model, fn, mode, device, reps):
             p.grad = None
         step(case, fn, mode)
     again()  # warm-up
+    if memory is not None:
+        memory.update(peak_memory(again, device))
+        if before is not None:
+            memory["resident_bytes"] = torch.cuda.memory_allocated() - before
     return first, res, timed(again, reps, device), again
 
 
@@ -131,8 +150,9 @@ def run_dyn(case, mode, device, backend, reps, ref, compile_mode=None, keep=Fals
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compiled = dyn.compile(m, backend=backend, mode=compile_mode)
-        first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps)
-    r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res),
+        mem = {}
+        first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps, mem)
+    r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res), **mem,
          "warnings": sorted({str(w.message)[:300] for w in caught if "dyn" in str(w.message)})}
     st = dyn_stats()
     if st is not None and isinstance(st.get("eager_graphs"), list):
@@ -190,8 +210,9 @@ def run_inductor(case, mode, device, reps, ref, keep=False):
     torch._dynamo.reset()
     m = copy.deepcopy(case.model)
     compiled = torch.compile(m)
-    first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps)
-    r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res)}
+    mem = {}
+    first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps, mem)
+    r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res), **mem}
     if keep:
         r["_again"] = again
     else:
@@ -239,8 +260,9 @@ def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype
            "params": sum(p.numel() for p in case.model.parameters())}
     keep = rounds > 1
     m = copy.deepcopy(case.model)
-    first, ref, steady, again = first_and_steady(case, m, m, mode, device, reps)
-    rec["eager"] = {"time_s": steady, **({"_again": again} if keep else {})}
+    mem = {}
+    first, ref, steady, again = first_and_steady(case, m, m, mode, device, reps, mem)
+    rec["eager"] = {"time_s": steady, **mem, **({"_again": again} if keep else {})}
     del m, again
     rec["explain"] = guarded("explain", run_explain, case, mode)
     for key, backend, compile_mode in backends:
@@ -275,6 +297,10 @@ def _fmt_d(d):
     return out if not g and g != 0.0 else f"{out}/{g:.1e}"
 
 
+def _fmt_m(b):
+    return "-" if b is None else f"{b / 2**20:.0f}"
+
+
 def row(rec):
     ex = rec.get("explain", {})
     eb, db, dy, ind, dg = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor", "dyn_graphs"))
@@ -288,12 +314,13 @@ def row(rec):
             _fmt_t(rec["eager"].get("time_s")), _fmt_t(db.get("time_s")), _fmt_t(dg.get("time_s")),
             _fmt_t(ind.get("time_s")),
             f"{db['first_s']:.2f}" if "first_s" in db else "-", f"{ind['first_s']:.1f}" if "first_s" in ind else "-",
-            f"{cap:.2f}" if cap is not None else "-", f"{dy['capture_s']:.2f}" if "capture_s" in dy else "-"]
+            f"{cap:.2f}" if cap is not None else "-", f"{dy['capture_s']:.2f}" if "capture_s" in dy else "-",
+            " / ".join(_fmt_m(r.get("peak_bytes")) for r in (rec["eager"], db, ind))]
 
 
 HEAD = ["model", "mode", "graphs", "breaks", "dynamo graphs", "compiled", "diff eager-be (out/grad)",
         "diff dyn (out/grad)", "eager ms", "dyn ms", "dyn graphs ms", "inductor ms", "dyn 1st s", "inductor 1st s",
-        "dyn capture s", "dynamo capture s"]
+        "dyn capture s", "dynamo capture s", "peak MiB eager / dyn / inductor"]
 
 
 def table(records):

@@ -3,6 +3,7 @@
 
 #include "dyn/Conversion/Passes.h"
 #include "dyn/Dialect/Graph/Transforms/Passes.h"
+#include "dyn/Dialect/Loop/Transforms/Passes.h"
 #include "dyn/Dialect/Prim/Transforms/Passes.h"
 #include "dyn/Pipelines/Pipelines.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -70,6 +71,7 @@ void registerAllPasses() {
   std::call_once(once, [] {
     graph::registerDynGraphPasses();
     registerDynPrimPasses();
+    registerDynLoopPasses();
     registerDynPasses();
     registerPipelines();
     mlir::registerTransformsPasses();

@@ -367,5 +367,6 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline, std::st
 HostCacheStats hostCacheCounters() { return hostCacheStats(); }
 
 void emptyHostCache() { hostCacheEmpty(); }
+void resetHostPeak() { hostCacheResetPeak(); }
 
 } // namespace dyn

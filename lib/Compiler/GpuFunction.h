@@ -122,6 +122,21 @@ public:
   std::vector<int64_t> scratchList; // (bytes, first, last) per scratch buffer
 
   uint64_t workspaceBytes() const override { return workspace; }
+  MemoryPlan memoryPlan() const override {
+    MemoryPlan m;
+    m.workspaceBytes = workspace;
+    for (const TempBuffer &t : temps) {
+      if (t.constant) {
+        m.constantBytes += t.bytes;
+        continue;
+      }
+      m.temporaries++;
+      m.temporaryBytes += t.bytes; // 0 for a `?` temporary: its bytes are known at a call
+      m.runtimeSized += t.elementsNode >= 0;
+      m.scratchBuffers += t.scratch >= 0;
+    }
+    return m;
+  }
   const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }
 
   uint64_t workspaceBytes(const int64_t *sizes, std::string *error) const override {

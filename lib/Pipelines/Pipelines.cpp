@@ -2,6 +2,7 @@
 #include "dyn/Pipelines/Pipelines.h"
 
 #include "dyn/Conversion/Passes.h"
+#include "dyn/Dialect/Loop/Transforms/Passes.h"
 #include "dyn/Dialect/Prim/Transforms/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -84,6 +85,8 @@ void buildPrimToLoopPipeline(OpPassManager &pm) { buildPrimToLoop(pm, /*gpu=*/fa
 void buildPrimToLoopGpuPipeline(OpPassManager &pm) { buildPrimToLoop(pm, /*gpu=*/true); }
 
 void buildLoopToLLVMCpuPipeline(OpPassManager &pm) {
+  // Temporaries held only while used: the host allocator reuses their memory.
+  pm.addNestedPass<func::FuncOp>(createPlaceTemporariesPass());
   pm.addPass(createConvertLoopToSCFPass());
   // Buffers with dynamic dims: bare pointers plus their sizes as arguments.
   pm.addPass(createBindBufferSizesPass());

@@ -19,6 +19,7 @@
 #include "dyn/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -36,7 +37,19 @@ constexpr size_t kMinCached = size_t(64) << 10;
 struct Tag {
   uint64_t sizeClass; // 0: not cached
   uint64_t header;
+  uint64_t bytes; // as requested: the live and peak counts
 };
+
+// Bytes handed out and not freed yet, and their peak: counted for every
+// block (small ones bypass the cache's lock).
+std::atomic<uint64_t> liveBytes{0}, peakBytes{0};
+
+void countAllocated(uint64_t bytes) {
+  uint64_t now = liveBytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  uint64_t peak = peakBytes.load(std::memory_order_relaxed);
+  while (now > peak && !peakBytes.compare_exchange_weak(peak, now, std::memory_order_relaxed))
+    ;
+}
 
 /// Sizes rounded up to one of four steps per power of two: at most 25% unused.
 size_t sizeClass(size_t bytes) {
@@ -64,9 +77,10 @@ Cache &cache() {
 
 Tag *tagOf(void *ptr) { return reinterpret_cast<Tag *>(static_cast<char *>(ptr) - sizeof(Tag)); }
 
-void *withTag(void *base, size_t header, size_t sizeClass) {
+void *withTag(void *base, size_t header, size_t sizeClass, size_t bytes) {
   void *ptr = static_cast<char *>(base) + header;
-  *tagOf(ptr) = {sizeClass, header};
+  *tagOf(ptr) = {sizeClass, header, bytes};
+  countAllocated(bytes);
   return ptr;
 }
 
@@ -76,7 +90,7 @@ void *allocate(size_t alignment, size_t bytes) {
     header *= 2;
   if (bytes < kMinCached || header != kHeader) {
     void *base = std::aligned_alloc(header, (header + bytes + header - 1) / header * header);
-    return base ? withTag(base, header, 0) : nullptr;
+    return base ? withTag(base, header, 0, bytes) : nullptr;
   }
   size_t cls = sizeClass(bytes);
   Cache &c = cache();
@@ -88,18 +102,19 @@ void *allocate(size_t alignment, size_t bytes) {
       it->second.pop_back();
       c.stats.hits++;
       c.stats.cachedBytes -= cls + kHeader;
-      return withTag(base, kHeader, cls);
+      return withTag(base, kHeader, cls, bytes);
     }
     c.stats.misses++;
   }
   void *base = std::aligned_alloc(kHeader, cls + kHeader);
-  return base ? withTag(base, kHeader, cls) : nullptr;
+  return base ? withTag(base, kHeader, cls, bytes) : nullptr;
 }
 
 void release(void *ptr) {
   if (!ptr)
     return;
   Tag tag = *tagOf(ptr);
+  liveBytes.fetch_sub(tag.bytes, std::memory_order_relaxed);
   void *base = static_cast<char *>(ptr) - tag.header;
   if (tag.sizeClass) {
     Cache &c = cache();
@@ -125,8 +140,13 @@ namespace dyn {
 HostCacheStats hostCacheStats() {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  return c.stats;
+  HostCacheStats s = c.stats;
+  s.liveBytes = liveBytes.load(std::memory_order_relaxed);
+  s.peakBytes = peakBytes.load(std::memory_order_relaxed);
+  return s;
 }
+
+void hostCacheResetPeak() { peakBytes.store(liveBytes.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 void hostCacheEmpty() {
   Cache &c = cache();

@@ -11,6 +11,7 @@ from .capture.compiled import _CompiledFunction, _select, capture, check_compile
 from .capture.guard_check import _describe_guards, _guard_failure, _py_lookup
 from .capture.guards import _arg_guard, _global_guards, _path_guards
 from .capture.runners import _make_runner
+from .capture.memory import describe as describe_memory
 from .native import C as _C
 from .session import current
 
@@ -183,6 +184,8 @@ class ExplainOutput:
                          for r in runs]
         # per graph captured with symbolic sizes: which input dims are symbolic and the relations guarded
         self.dynamic_dims = [getattr(g, "symbolic", None) for g in graphs]
+        # per graph dyn compiled: its memory plan and the peak of the call explain made (capture/memory.py)
+        self.memory = [r.memory for r in runs]
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
@@ -195,6 +198,9 @@ class ExplainOutput:
         lines.append("Backend per Graph:")
         for i, b in enumerate(self.backends):
             lines.append(f"  Graph {i}: {b['backend']}" + (f": {b['reason']}" if b["reason"] else ""))
+        if any(self.memory):
+            lines.append("Memory per Graph:")
+            lines += [f"  Graph {i}: {describe_memory(m)}" for i, m in enumerate(self.memory) if m]
         for i, dims in enumerate(self.dynamic_dims):
             if dims:
                 lines.append(f"Dynamic Dims of Graph {i}:")
@@ -222,6 +228,7 @@ def explain(fn, backend="dyn", options=None):
         else:
             cf = _CompiledFunction(fn, backend=backend, options=options)
         cf._warned_eager = True  # the output says it
+        cf._measure_memory = True
         bound = cf._bind(args, kwargs)
         if isinstance(fn, torch.nn.Module) and (fn._forward_hooks or fn._forward_pre_hooks) and \
                 "forward" not in fn.__dict__:

@@ -275,6 +275,22 @@ PYBIND11_MODULE(_C, m) {
           "copies the dense constants into their slots of a workspace")
       .def_property_readonly("workspace_bytes",
                              [](CompiledGpu &self) { return self.fn->workspaceBytes(); })
+      .def_property_readonly(
+          "memory_plan",
+          [](CompiledGpu &self) {
+            dyn::CompiledGpuFunction::MemoryPlan m = self.fn->memoryPlan();
+            py::dict d;
+            d["temporaries"] = m.temporaries;
+            d["temporary_bytes"] = m.temporaryBytes;
+            d["workspace_bytes"] = m.workspaceBytes;
+            d["constant_bytes"] = m.constantBytes;
+            d["runtime_sized"] = m.runtimeSized;
+            d["scratch_buffers"] = m.scratchBuffers;
+            return d;
+          },
+          "the temporaries: how many, their static bytes each in a buffer of its own, the workspace holding "
+          "them placed by liveness (dense constants included: constant_bytes), how many are placed at each "
+          "call (runtime_sized) or are scratch buffers")
       .def(
           "workspace_bytes_for",
           [](CompiledGpu &self, const std::vector<int64_t> &sizes) {
@@ -335,9 +351,13 @@ PYBIND11_MODULE(_C, m) {
     d["hits"] = s.hits;
     d["misses"] = s.misses;
     d["cached_bytes"] = s.cachedBytes;
+    d["live_bytes"] = s.liveBytes;
+    d["peak_bytes"] = s.peakBytes;
     return d;
   });
   m.def("empty_host_cache", [] { dyn::emptyHostCache(); });
+  m.def("reset_host_peak", [] { dyn::resetHostPeak(); },
+        "starts a new peak of the bytes compiled CPU functions hold (host_cache_stats()['peak_bytes'])");
 #else
   m.attr("HAS_COMPILER") = false;
   m.def("compile", [](py::args, py::kwargs) -> py::object { noCompiler(); });

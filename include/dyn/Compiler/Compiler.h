@@ -112,6 +112,14 @@ public:
   /// The workspace a call needs (for static shapes; with `?` dims, the part
   /// that does not depend on the sizes).
   virtual uint64_t workspaceBytes() const = 0;
+  /// How the temporaries are held (for explain): how many there are and the static ones' bytes were
+  /// each its own buffer, the workspace that holds them placed by liveness (with the dense constants'
+  /// bytes), and how many are placed at each call (`?` dims) or are scratch buffers of their own.
+  struct MemoryPlan {
+    uint64_t temporaries = 0, temporaryBytes = 0, workspaceBytes = 0, constantBytes = 0;
+    uint64_t runtimeSized = 0, scratchBuffers = 0;
+  };
+  virtual MemoryPlan memoryPlan() const = 0;
   /// The workspace a call with these sizes (bufferSizes()'s order) needs;
   /// ~0 with `error` set when the sizes make no valid launch.
   virtual uint64_t workspaceBytes(const int64_t *sizes, std::string *error) const = 0;
@@ -151,6 +159,8 @@ bool lowerGraph(const std::string &graphIR, const std::string &pipeline,
 HostCacheStats hostCacheCounters();
 /// Returns every buffer the host allocator holds to the system.
 void emptyHostCache();
+/// Starts a new peak of the host allocator's live bytes.
+void resetHostPeak();
 
 } // namespace dyn
 

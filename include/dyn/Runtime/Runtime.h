@@ -42,8 +42,12 @@ struct HostCacheStats {
   uint64_t hits = 0;        // allocations served from the cache
   uint64_t misses = 0;      // cacheable allocations that were not
   uint64_t cachedBytes = 0; // free bytes it holds now
+  uint64_t liveBytes = 0;   // bytes compiled functions hold now (their temporaries)
+  uint64_t peakBytes = 0;   // the most they held at once since hostCacheResetPeak()
 };
 HostCacheStats hostCacheStats();
+/// Starts a new peak of live bytes (explain measures a call's temporaries).
+void hostCacheResetPeak();
 /// Returns every cached buffer to the system.
 void hostCacheEmpty();
 } // namespace dyn

@@ -19,7 +19,7 @@ from ..native import C as _C
 from ..native import HOOK as _HOOK
 from ..distributed.ddp import is_ddp_forward, is_ddp_module
 from ..session import current
-from . import resume
+from . import memory, resume
 from .breaks import _Break, _break_runner
 from .children import (MAX_TARGETS, Dispatcher, ddp_forward_runner, forward_replaced, frame_target, interceptable,
                        is_user_function, named_targets, plain_copy)
@@ -175,6 +175,7 @@ class _CompiledFunction:
         self.breaks = []  # dict(reason, filename, lineno) per graph break met while capturing
         self.runs = []    # GraphRun per captured graph: the backend that runs it, why not dyn's compiler
         self._warned_eager = False  # a call ran no compiled code: warned once
+        self._measure_memory = False  # dyn.explain: each compiled graph's calls measured (GraphRun.memory)
         self._root = self
         self._children = {}  # user functions called at graph breaks -> their compiled functions
         self._resumes = {}   # (code, offset, stack layout, locals) -> (resume function, local names)
@@ -597,6 +598,9 @@ class _Segment:
         kernel = _select(kernel, self.graph, self.tr.index_bounds)
         if kernel is not None and self.tr.outer_autocast():
             kernel = _autocast_off(kernel, self.tr.outer_autocast())
+        if kernel is not None and cf._root._measure_memory and cf.runs and cf.runs[-1].graph is self.graph \
+                and cf.runs[-1].compiled:
+            kernel = memory.measured(kernel, cf.runs[-1])
         if self.brk is None:
             self.runner = _make_runner(self.tr, self.tmpl, kernel, self.tr.effects)
         else:

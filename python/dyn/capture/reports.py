@@ -10,12 +10,13 @@ TORCH_OPS = "eager (PyTorch ops)"
 class GraphRun:
     """One captured graph. backend: what runs it; compiled: dyn's compiler made the code that runs;
     reason: why not, when it did not; where: the user's function (file:line); fallback: the dyn backend
-    was asked for and did not compile it."""
-    __slots__ = ("graph", "backend", "compiled", "reason", "where", "fallback")
+    was asked for and did not compile it; memory: what dyn.explain measured of its calls (capture/memory.py)."""
+    __slots__ = ("graph", "backend", "compiled", "reason", "where", "fallback", "memory")
 
     def __init__(self, graph, backend, compiled, reason, where, fallback):
         self.graph, self.backend, self.compiled, self.reason = graph, backend, compiled, reason
         self.where, self.fallback = where, fallback
+        self.memory = None
 
     @property
     def eager(self):

@@ -1,0 +1,31 @@
+//===- Passes.td - loop dialect transforms ------------------*- tablegen -*-===//
+//
+// Passes over the loop dialect itself (after dyn-fuse-prim-to-loop, before a
+// target's lowering). Each has a lit test named after its flag under test/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DYN_LOOP_TRANSFORMS_PASSES
+#define DYN_LOOP_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def PlaceTemporariesPass : Pass<"dyn-place-temporaries", "mlir::func::FuncOp"> {
+  let summary = "Allocate each temporary just before its first use and free it after its last";
+  let description = [{
+    dyn-fuse-prim-to-loop allocates a function's temporaries at its entry and
+    frees them at its return, so all of them are held for the whole call.
+    This pass moves each `memref.alloc` of the function's body to just before
+    the first op of the body that uses it (or a view of it), and its
+    `memref.dealloc` to just after the last: a temporary is held only while
+    the kernels and library calls that read or write it run. The CPU pipeline
+    runs it; its host allocator hands a freed buffer to the next temporary of
+    its size class, so temporaries whose lifetimes do not overlap share memory
+    (the GPU places its temporaries in one workspace by the same lifetimes).
+
+    A temporary allocated or freed inside a nested region, or used by an op
+    of the body that frees it otherwise, stays where it is.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+#endif // DYN_LOOP_TRANSFORMS_PASSES
