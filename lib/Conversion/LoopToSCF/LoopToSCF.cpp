@@ -623,9 +623,26 @@ struct ConvertLoopToSCFPass : dyn::impl::ConvertLoopToSCFPassBase<ConvertLoopToS
         if (!lowerLibraryCalls)
           continue; // left for the GPU launch plan
         auto matmul = dyn_cast<loop::MatmulOp>(op);
-        if (matmul && loop::hasRuntimeMatmul(matmul)) {
+        loop::MatmulChoice choice = matmul ? loop::matmulChoice(matmul) : loop::MatmulChoice::Library;
+        if (choice == loop::MatmulChoice::Runtime) {
           if (failed(lowerMatmul(rewriter, matmul, module)))
             return signalPassFailure();
+        } else if (choice == loop::MatmulChoice::ByRows) {
+          // few rows at run time: the runtime matmul (MKL packs the whole weight for a few rows)
+          Location loc = matmul.getLoc();
+          rewriter.setInsertionPoint(matmul);
+          Value rows = memref::DimOp::create(rewriter, loc, matmul.getOut(), 0);
+          Value few = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule, rows,
+                                            cIndex(rewriter, loc, loop::kRuntimeMatmulRows));
+          auto branch = scf::IfOp::create(rewriter, loc, few, /*withElseRegion=*/true);
+          rewriter.setInsertionPointToStart(branch.thenBlock());
+          auto runtime = cast<loop::MatmulOp>(rewriter.clone(*matmul));
+          rewriter.setInsertionPointToStart(branch.elseBlock());
+          auto library = cast<loop::LibraryCallOpInterface>(rewriter.clone(*matmul));
+          rewriter.eraseOp(matmul);
+          if (failed(lowerMatmul(rewriter, runtime, module)))
+            return signalPassFailure();
+          lowerLibraryCall(rewriter, library, module, symbols);
         } else {
           lowerLibraryCall(rewriter, call, module, symbols);
         }

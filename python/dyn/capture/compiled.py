@@ -299,7 +299,10 @@ class _CompiledFunction:
                          for i, (a, line) in enumerate(zip(args, lines))] + lines[len(args):]
             self._session.log("guards", f"guards of {code.co_name} ({_where(code)}), entry {len(self._entries) + 1}:"
                               "\n  " + "\n  ".join(lines + symbolic))
-        self._entries.append(entry)
+        if symbolic:  # checked first, as TorchDynamo checks its newest entry first: the sizes the specialized
+            self._entries.insert(0, entry)  # entries before it do not hold for would fail their guards at every call
+        else:
+            self._entries.append(entry)
         return entry
 
     def _dynamic_entry(self, code, args):

@@ -181,24 +181,31 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
-bool dyn::loop::hasRuntimeMatmul(MatmulOp op) {
+dyn::loop::MatmulChoice dyn::loop::matmulChoice(MatmulOp op) {
   Type et = cast<MemRefType>(op.getOut().getType()).getElementType();
   if (!(et.isF32() || et.isF64()) || op.getAddend() || op.getTransposeA())
-    return false;
+    return MatmulChoice::Library;
   // `dyn.cpu_gemm` = "library" | "runtime" on the module decides for every
   // f32/f64 GEMM (benchmarks/cpu_gemm.py compares the two in one process).
   if (auto module = op->getParentOfType<ModuleOp>())
     if (auto choice = module->getAttrOfType<StringAttr>("dyn.cpu_gemm"))
-      return choice.getValue() != "library";
+      return choice.getValue() != "library" ? MatmulChoice::Runtime : MatmulChoice::Library;
   // By default only the 2-d transposed-B product (F.linear's weight read in
   // place, dyn_matmul_nt's 4x2 register tiles) of few rows stays on the
   // runtime matmul: up to 64 rows it measured 2-3x faster than ATen's (MKL
   // packs the whole weight for a few rows); from 256 rows, and for plain and
   // batched GEMMs, it measured slower or even (docs/performance.md, "CPU
   // GEMM"), so they call the library.
+  // A `?` row count (a sequence length) chooses at run time.
   auto out = cast<MemRefType>(op.getOut().getType());
-  return op.getTransposeB() && out.getRank() == 2 && !out.isDynamicDim(0) && out.getDimSize(0) <= 64;
+  if (!op.getTransposeB() || out.getRank() != 2)
+    return MatmulChoice::Library;
+  if (out.isDynamicDim(0))
+    return MatmulChoice::ByRows;
+  return out.getDimSize(0) <= kRuntimeMatmulRows ? MatmulChoice::Runtime : MatmulChoice::Library;
 }
+
+bool dyn::loop::hasRuntimeMatmul(MatmulOp op) { return matmulChoice(op) == MatmulChoice::Runtime; }
 
 int32_t dyn::loop::libraryCallDType(Type t) {
   if (t.isF32())

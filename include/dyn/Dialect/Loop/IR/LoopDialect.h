@@ -37,8 +37,15 @@ mlir::TypedAttr reduceIdentity(mlir::OpBuilder &b, ReduceKind kind, mlir::Type t
 /// propagate NaN like PyTorch.
 mlir::Value reduceCombine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind,
                           mlir::Value acc, mlir::Value v);
-/// Whether the CPU lowering calls dyn's own runtime matmul for `op` (f32 and
-/// f64 without an addend) rather than the registered `matmul` library call.
+/// Which GEMM the CPU lowering calls for `op`: dyn's own runtime matmul (f32
+/// and f64 without an addend), the registered `matmul` library call, or, for
+/// a product whose row count is `?`, the runtime matmul where the rows are few
+/// at run time and the library call otherwise.
+enum class MatmulChoice { Library, Runtime, ByRows };
+MatmulChoice matmulChoice(MatmulOp op);
+/// The rows up to which a transposed-B product calls the runtime matmul.
+constexpr int64_t kRuntimeMatmulRows = 64;
+/// matmulChoice(op) == Runtime: no library call is needed.
 bool hasRuntimeMatmul(MatmulOp op);
 /// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
 int32_t libraryCallDType(mlir::Type elementType);
