@@ -135,6 +135,16 @@ public:
       m.runtimeSized += t.elementsNode >= 0;
       m.scratchBuffers += t.scratch >= 0;
     }
+    std::vector<int64_t> delta(launches.size() + 3, 0); // bytes coming live at step k - 1 (constants: -1)
+    for (const TempBuffer &t : temps) {
+      if (t.scratch >= 0 || t.elementsNode >= 0)
+        continue;
+      delta[t.first + 1] += (int64_t)t.bytes;
+      delta[t.last + 2] -= (int64_t)t.bytes;
+    }
+    int64_t live = 0;
+    for (int64_t d : delta)
+      m.liveBytes = std::max<uint64_t>(m.liveBytes, live += d);
     return m;
   }
   const std::vector<int64_t> &bufferSizes() const override { return sizeArgs; }

@@ -78,6 +78,8 @@ static void buildPrimToLoop(OpPassManager &pm, bool gpu) {
   // stay in the epilogue on both (one rounding, as eager's).
   fusion.f32GemmAddend = !gpu;
   pm.addPass(createFusePrimToLoopPass(fusion));
+  // A kernel's result over a temporary it reads for the last time (both targets' memory).
+  pm.addNestedPass<func::FuncOp>(createReuseBuffersPass());
   addCleanup(pm);
 }
 

@@ -286,6 +286,7 @@ PYBIND11_MODULE(_C, m) {
             d["constant_bytes"] = m.constantBytes;
             d["runtime_sized"] = m.runtimeSized;
             d["scratch_buffers"] = m.scratchBuffers;
+            d["live_bytes"] = m.liveBytes;
             return d;
           },
           "the temporaries: how many, their static bytes each in a buffer of its own, the workspace holding "

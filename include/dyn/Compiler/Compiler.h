@@ -118,6 +118,7 @@ public:
   struct MemoryPlan {
     uint64_t temporaries = 0, temporaryBytes = 0, workspaceBytes = 0, constantBytes = 0;
     uint64_t runtimeSized = 0, scratchBuffers = 0;
+    uint64_t liveBytes = 0; // the most bytes of the workspace's temporaries live at one step: its lower bound
   };
   virtual MemoryPlan memoryPlan() const = 0;
   /// The workspace a call with these sizes (bufferSizes()'s order) needs;

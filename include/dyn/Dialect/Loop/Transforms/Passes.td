@@ -28,4 +28,21 @@ def PlaceTemporariesPass : Pass<"dyn-place-temporaries", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ReuseBuffersPass : Pass<"dyn-reuse-buffers", "mlir::func::FuncOp"> {
+  let summary = "Write a kernel's temporary into a temporary it reads for the last time";
+  let description = [{
+    A kernel that writes a temporary `%b` point by point (one store at its
+    own indices) and reads another temporary `%a` of the same type only at
+    the point it writes, before writing it, where nothing after the kernel
+    reads `%a`, writes into `%a` instead: `%b`'s uses read `%a` and `%b`'s
+    allocation goes. Each point reads its element of `%a` before it writes
+    the same element, so no point sees another's write (on the CPU's threads
+    and the GPU's alike). A batch norm and ReLU after a convolution then
+    overwrite the convolution's result rather than holding a second
+    activation-sized buffer while they run, as eager's in-place ReLU and
+    inductor's buffer reuse do. Both pipelines run it after fusion.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // DYN_LOOP_TRANSFORMS_PASSES

@@ -1,0 +1,121 @@
+// RUN: dyn-opt %s -split-input-file -dyn-reuse-buffers | FileCheck %s
+
+// A convolution's result, normalized and rectified point by point by the
+// kernel that reads it for the last time: the kernel writes over it, and the
+// next one reuses it again (one activation-sized buffer instead of three).
+// CHECK-LABEL: func @conv_bn_relu
+// CHECK: %[[A:.*]] = memref.alloc() : memref<2x4xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: loop.library_call "relu6"
+// CHECK: loop.kernel "bn_relu"
+// CHECK: loop.load %[[A]]
+// CHECK: loop.store %{{.*}}, %[[A]]
+// CHECK: loop.kernel "scale"
+// CHECK: loop.load %[[A]]
+// CHECK: loop.store %{{.*}}, %[[A]]
+// CHECK: loop.kernel "out"
+// CHECK: loop.load %[[A]]
+// CHECK: memref.dealloc %[[A]]
+// CHECK-NOT: memref.dealloc
+func.func @conv_bn_relu(%x: memref<2x4xf32>, %y: memref<2x4xf32>) {
+  %a = memref.alloc() : memref<2x4xf32>
+  %b = memref.alloc() : memref<2x4xf32>
+  %c = memref.alloc() : memref<2x4xf32>
+  loop.library_call "relu6" ins(%x : memref<2x4xf32>) outs(%a : memref<2x4xf32>) params []
+  loop.kernel "bn_relu" [2, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %a[%i, %j] : memref<2x4xf32>
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %v, %z : f32
+    loop.store %r, %b[%i, %j] : memref<2x4xf32>
+  }
+  loop.kernel "scale" [2, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %b[%i, %j] : memref<2x4xf32>
+    %s = arith.mulf %v, %v : f32
+    loop.store %s, %c[%i, %j] : memref<2x4xf32>
+  }
+  loop.kernel "out" [2, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %c[%i, %j] : memref<2x4xf32>
+    loop.store %v, %y[%i, %j] : memref<2x4xf32>
+  }
+  memref.dealloc %a : memref<2x4xf32>
+  memref.dealloc %b : memref<2x4xf32>
+  memref.dealloc %c : memref<2x4xf32>
+  return
+}
+
+// -----
+
+// Not reused: an input read after the kernel (%b does not take %a, which
+// the next kernel reads), one read at another point (%c does not take %b,
+// read transposed, but takes %a, read for the last time at its own point), one
+// read after the kernel's store (%d does not take %c), another type (%e, %f).
+// CHECK-LABEL: func @kept
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4x4xf32>
+// CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<4x4xf32>
+// CHECK-NEXT: %[[D:.*]] = memref.alloc() : memref<4x4xf32>
+// CHECK-NEXT: memref.alloc() : memref<4x4xf16>
+// CHECK-NEXT: memref.alloc() : memref<4x4xf32>
+// CHECK-NEXT: loop.library_call
+// CHECK: loop.kernel "read_again_later"
+// CHECK: loop.store %{{.*}}, %[[B]]
+// CHECK: loop.kernel "transposed"
+// CHECK: loop.store %{{.*}}, %[[A]]
+// CHECK: loop.kernel "store_first"
+// CHECK: loop.store %{{.*}}, %[[D]]
+func.func @kept(%x: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  %a = memref.alloc() : memref<4x4xf32>
+  %b = memref.alloc() : memref<4x4xf32>
+  %c = memref.alloc() : memref<4x4xf32>
+  %d = memref.alloc() : memref<4x4xf32>
+  %e = memref.alloc() : memref<4x4xf16>
+  %f = memref.alloc() : memref<4x4xf32>
+  loop.library_call "relu6" ins(%x : memref<4x4xf32>) outs(%a : memref<4x4xf32>) params []
+  loop.kernel "read_again_later" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %a[%i, %j] : memref<4x4xf32>
+    loop.store %v, %b[%i, %j] : memref<4x4xf32>
+  }
+  loop.kernel "transposed" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %b[%j, %i] : memref<4x4xf32>
+    %w = loop.load %a[%i, %j] : memref<4x4xf32>
+    %s = arith.addf %v, %w : f32
+    loop.store %s, %c[%i, %j] : memref<4x4xf32>
+  }
+  loop.kernel "store_first" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : memref<4x4xf32>
+    loop.store %v, %d[%i, %j] : memref<4x4xf32>
+    %w = loop.load %c[%i, %j] : memref<4x4xf32>
+    loop.store %w, %y[%i, %j] : memref<4x4xf32>
+  }
+  loop.kernel "narrow" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %d[%i, %j] : memref<4x4xf32>
+    %h = arith.truncf %v : f32 to f16
+    loop.store %h, %e[%i, %j] : memref<4x4xf16>
+  }
+  loop.kernel "widen" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %e[%i, %j] : memref<4x4xf16>
+    %h = arith.extf %v : f16 to f32
+    loop.store %h, %f[%i, %j] : memref<4x4xf32>
+  }
+  loop.kernel "use" [4, 4] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %f[%i, %j] : memref<4x4xf32>
+    %w = loop.load %d[%i, %j] : memref<4x4xf32>
+    %s = arith.addf %v, %w : f32
+    loop.store %s, %y[%i, %j] : memref<4x4xf32>
+  }
+  memref.dealloc %a : memref<4x4xf32>
+  memref.dealloc %b : memref<4x4xf32>
+  memref.dealloc %c : memref<4x4xf32>
+  memref.dealloc %d : memref<4x4xf32>
+  memref.dealloc %e : memref<4x4xf16>
+  memref.dealloc %f : memref<4x4xf32>
+  return
+}
