@@ -205,11 +205,11 @@ def run_dynamo(case, mode, device, reps):
     return {"graphs": count[0], "first_s": first, "time_s": steady, "capture_s": max(first - steady, 0.0)}
 
 
-def run_inductor(case, mode, device, reps, ref, keep=False):
+def run_inductor(case, mode, device, reps, ref, keep=False, compile_mode=None):
     import torch._dynamo
     torch._dynamo.reset()
     m = copy.deepcopy(case.model)
-    compiled = torch.compile(m)
+    compiled = torch.compile(m, mode=compile_mode)
     mem = {}
     first, res, steady, again = first_and_steady(case, m, compiled, mode, device, reps, mem)
     r = {"first_s": first, "time_s": steady, "diff": max_diff(ref, res), **mem}
@@ -249,7 +249,7 @@ def guarded(what, fn, *args):
             torch.cuda.empty_cache()
 
 
-def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype=None):
+def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype=None, inductor_graphs=False):
     """Every measurement of one model in one mode; backends: [(record key, dyn backend)]. With rounds > 1
     the steady times are measured again, interleaved (interleave). `dtype`: the parameters' and floating
     inputs' (None: as built, float32)."""
@@ -270,6 +270,9 @@ def run_case(name, mode, device, size, backends, inductor, reps, rounds=1, dtype
     rec["dynamo"] = guarded("dynamo", run_dynamo, case, mode, device, reps)
     if inductor:
         rec["inductor"] = guarded("inductor", run_inductor, case, mode, device, reps, ref, keep)
+    if inductor_graphs:  # torch.compile(mode="reduce-overhead"): inductor's kernels replayed as CUDA graphs
+        rec["inductor_graphs"] = guarded("inductor_graphs", run_inductor, case, mode, device, reps, ref, keep,
+                                         "reduce-overhead")
     if keep:
         try:
             guarded("rounds", interleave, rec, device, reps, rounds)
@@ -303,7 +306,8 @@ def _fmt_m(b):
 
 def row(rec):
     ex = rec.get("explain", {})
-    eb, db, dy, ind, dg = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor", "dyn_graphs"))
+    eb, db, dy, ind, dg, ig = (rec.get(k) or {} for k in ("eager_backend", "dyn", "dynamo", "inductor", "dyn_graphs",
+                                                        "inductor_graphs"))
     cap = max(eb["first_s"] - eb["time_s"], 0.0) if "first_s" in eb else None
     comp = db.get("all_compiled", "-") if "error" not in db else "err"
     return [rec["model"], rec["mode"],
@@ -312,14 +316,14 @@ def row(rec):
             {True: "yes", False: "no"}.get(comp, str(comp)) if isinstance(comp, bool) else str(comp),
             "err" if "error" in eb else _fmt_d(eb.get("diff")), "err" if "error" in db else _fmt_d(db.get("diff")),
             _fmt_t(rec["eager"].get("time_s")), _fmt_t(db.get("time_s")), _fmt_t(dg.get("time_s")),
-            _fmt_t(ind.get("time_s")),
+            _fmt_t(ind.get("time_s")), _fmt_t(ig.get("time_s")),
             f"{db['first_s']:.2f}" if "first_s" in db else "-", f"{ind['first_s']:.1f}" if "first_s" in ind else "-",
             f"{cap:.2f}" if cap is not None else "-", f"{dy['capture_s']:.2f}" if "capture_s" in dy else "-",
             " / ".join(_fmt_m(r.get("peak_bytes")) for r in (rec["eager"], db, ind))]
 
 
 HEAD = ["model", "mode", "graphs", "breaks", "dynamo graphs", "compiled", "diff eager-be (out/grad)",
-        "diff dyn (out/grad)", "eager ms", "dyn ms", "dyn graphs ms", "inductor ms", "dyn 1st s", "inductor 1st s",
+        "diff dyn (out/grad)", "eager ms", "dyn ms", "dyn graphs ms", "inductor ms", "inductor graphs ms", "dyn 1st s", "inductor 1st s",
         "dyn capture s", "dynamo capture s", "peak MiB eager / dyn / inductor"]
 
 
@@ -349,7 +353,7 @@ def reasons(records):
             seen.setdefault(k, [0, _short(b["where"])])[0] += 1
         for k, (n, where) in seen.items():
             lines.append(f"{r['model']} {r['mode']}: {k} (x{n}) at {where}")
-        for k in ("eager_backend", "dyn", "dyn_graphs", "dynamo", "inductor"):
+        for k in ("eager_backend", "dyn", "dyn_graphs", "dynamo", "inductor", "inductor_graphs"):
             if "error" in (r.get(k) or {}):
                 lines.append(f"{r['model']} {r['mode']}: {k} failed: {r[k]['error']}")
     return "\n".join(lines)
@@ -369,6 +373,8 @@ def main(argv=None):
     ap.add_argument("--backends", default="eager,dyn",
                     help="dyn backends to run (eager,dyn,dyn-graphs: dyn with mode='reduce-overhead', CUDA graphs)")
     ap.add_argument("--no-inductor", action="store_true", help="skip torch.compile's default backend")
+    ap.add_argument("--inductor-graphs", action="store_true",
+                    help="also torch.compile(mode='reduce-overhead') (CUDA graphs), beside --backends dyn-graphs")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the parameters' and floating inputs' dtype (bfloat16: inference as deployed)")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per measurement (default 10 small, 5 full)")
@@ -403,7 +409,7 @@ def main(argv=None):
             rec = guarded("case", run_case, name, mode, a.device, a.size,
                           [_BACKENDS[b] for b in backends],
                           not a.no_inductor, reps, a.rounds,
-                          None if a.dtype == "float32" else getattr(torch, a.dtype))
+                          None if a.dtype == "float32" else getattr(torch, a.dtype), a.inductor_graphs)
             if "stage" in rec:
                 rec.update(model=name, mode=mode, eager={})
             rec["wall_s"] = time.perf_counter() - t
