@@ -109,6 +109,9 @@ def test_cuda_peak_at_most_eagers(train):
     f = dyn.compile(m)
     peak(f)  # compiles
     m.zero_grad(set_to_none=True)
-    dyn_peak, _ = peak(f)
+    dyn_peak, y = peak(f)
     assert dyn.stats()["eager_graphs"] == []
-    assert dyn_peak <= eager_peak, (dyn_peak, eager_peak, mem)
+    # the compiled call allocates its outputs before its first kernel (eager its last layer's at the end):
+    # torch's allocator gives them 512-byte blocks
+    out_bytes = -(-y.untyped_storage().nbytes() // 512) * 512
+    assert dyn_peak <= eager_peak + out_bytes, (dyn_peak, eager_peak, mem)

@@ -12,8 +12,10 @@ reuses it, stream-ordered, for the gradients and the engine's later tensors; not
 
 The parts are chosen once per compiled function from `buffer_steps` (each buffer's first and last step):
 a part ends before a step that allocates once enough input bytes have died, or once its own allocations
-reach a sixteenth of the call's buffers (256 MiB at most), so a small call has a few dozen parts at most and a
-large one holds at most that much beyond eager's live set at a time.
+reach a sixteenth of the call's buffers (64 MiB at most, unless that makes more than 256 parts), so a small
+call has a few dozen parts at most and a large one holds at most that much beyond eager's live set at a time
+(ResNet-50's backward at batch 32 on an H200: a step's peak 3263 MiB with parts of up to 256 MiB, 3130 with
+64, 3086 with 16; eager's 2721).
 
 The temporaries live in one workspace, allocated for the whole call; the large ones (a layer's activation
 gradient) would all be held from the backward's start, beside every saved value. They are compiled as
@@ -26,10 +28,12 @@ from ..launch import EMPTY_STRIDED_CUDA, _ready, raw_stream
 
 # a part ends once it allocates, or follows the death of, this share of a call's input, output and scratch bytes
 # (at least MIN_PART_BYTES, at most MAX_PART_BYTES: what a part allocates before the inputs it reads last are
-# dropped is held beside them, so a large backward gets more parts, not larger ones)
+# dropped is held beside them, so a large backward gets more parts, not larger ones; but at most MAX_PARTS, each a
+# host call: the seed's batch-256 backward moves tens of GB)
 PARTS = 16
 MIN_PART_BYTES = 1 << 20
-MAX_PART_BYTES = 256 << 20
+MAX_PART_BYTES = 64 << 20
+MAX_PARTS = 256
 # temporaries of a CUDA backward at least this large are scratch buffers the parts allocate and drop (a lower
 # threshold, 1 MiB, cut ResNet-50's workspace at batch 8 from 51 to 1.6 MiB but not its measured peak)
 SCRATCH_MIN_BYTES = 4 << 20
@@ -52,7 +56,8 @@ def plan(buffer_steps, num_steps, in_bytes, out_bytes, scratch=()):
     for i, (s, e) in enumerate(zip(scratch[1::3], scratch[2::3])):
         s_alloc_at.setdefault(s, []).append(i)
         s_free_at.setdefault(e, []).append(i)
-    limit = max(min((sum(in_bytes) + sum(out_bytes) + sum(s_bytes)) // PARTS, MAX_PART_BYTES), MIN_PART_BYTES)
+    total = sum(in_bytes) + sum(out_bytes) + sum(s_bytes)
+    limit = max(min(total // PARTS, MAX_PART_BYTES), total // MAX_PARTS, MIN_PART_BYTES)
     cuts, dead, allocated = [0], 0, 0
     for s in range(num_steps):
         new = sum(out_bytes[k] for k in alloc_at.get(s, ())) + sum(s_bytes[i] for i in s_alloc_at.get(s, ()))
