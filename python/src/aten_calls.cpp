@@ -281,12 +281,32 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
     bool addend = call->num_params > 1 && call->params[1];
     // A CUDA product whose rows are not a multiple of 16 bytes (an LM head's 50257 logits) makes cuBLAS
     // take its unaligned kernels (GPT-2's logits in bfloat16 on an H200: 0.42 ms, against 0.06 ms with
-    // rows padded to 50264); the product goes to padded rows, then into `out` with one copy.
+    // rows padded to 50264); the product goes to padded rows, then into `out` with one copy. A 2-d
+    // product does so by chunks of rows, each at most kPaddedChunkBytes: a padded copy of the whole
+    // product doubled the call's peak memory (GPT-2's logits: 196 MiB more than eager's).
     int64_t n = out.size(-1), align = 16 / (int64_t)out.element_size();
+    int64_t np = (n + align - 1) / align * align;
     at::Tensor dst = out;
     if (out.is_cuda() && n % align != 0 && out.numel() * (int64_t)out.element_size() >= (1 << 20)) {
+      if (out.dim() == 2) {
+        constexpr int64_t kPaddedChunkBytes = 32 << 20;
+        int64_t m = out.size(0), rows = std::max<int64_t>(64, kPaddedChunkBytes / (np * out.element_size()));
+        at::Tensor tmp = at::empty({std::min(rows, m), np}, out.options());
+        for (int64_t r0 = 0; r0 < m; r0 += rows) {
+          int64_t r = std::min(rows, m - r0);
+          at::Tensor d = tmp.narrow(0, 0, r).narrow(1, 0, n), ar = a.narrow(0, r0, r);
+          if (addend) {
+            at::Tensor c = in[2].dim() == 2 && in[2].size(0) == m ? in[2].narrow(0, r0, r) : in[2];
+            at::addmm_out(d, c, ar, b);
+          } else {
+            at::mm_out(d, ar, b);
+          }
+          out.narrow(0, r0, r).copy_(d); // the next chunk's GEMM follows it on the stream
+        }
+        return;
+      }
       std::vector<int64_t> padded(out.sizes().begin(), out.sizes().end());
-      padded.back() = (n + align - 1) / align * align;
+      padded.back() = np;
       dst = at::empty(padded, out.options()).narrow(-1, 0, n);
     }
     if (out.dim() == 2)
