@@ -62,3 +62,26 @@ func.func @runtime_gemm(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16
   return %r : tensor<4x16xf32>
 }
 }
+
+// -----
+
+// A product the function returns reshaped (an LM head's logits, [B*L, V] as
+// [B, L, V]) is written into the output buffer through a row-major view: no
+// temporary of the output's size and no copy kernel.
+// CHECK-LABEL: func @logits_reshaped
+// CHECK-SAME: (%{{.*}}: memref<6x8xf32>, %{{.*}}: memref<16x8xf32>, %[[OUT:.*]]: memref<2x3x16xf32>)
+// CHECK: %[[V:.*]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [6, 16], strides: [16, 1] : memref<2x3x16xf32> to memref<6x16xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: loop.matmul %{{.*}}, %{{.*}}, %[[V]] transpose_b
+// CHECK-NOT: loop.kernel
+// CHECK: return
+// GPU-LABEL: func @logits_reshaped
+// GPU-NOT: memref.alloc
+// GPU: loop.matmul
+// GPU-NOT: loop.kernel
+func.func @logits_reshaped(%x: tensor<6x8xf32>, %w: tensor<16x8xf32>) -> tensor<2x3x16xf32> {
+  %wt = prim.transpose %w permutation [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %m = prim.dot_general %x, %wt batch [], [] contract [1], [0] : tensor<6x8xf32>, tensor<8x16xf32> -> tensor<6x16xf32>
+  %r = prim.reshape %m : tensor<6x16xf32> -> tensor<2x3x16xf32>
+  return %r : tensor<2x3x16xf32>
+}

@@ -414,6 +414,26 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     else
       buffers[v] = out;
   }
+  // A value the function returns reshaped (an LM head's [B*L, V] logits returned as [B, L, V]) is written
+  // into the output buffer through a row-major view of it: no temporary of the output's size, no copy.
+  DenseSet<Value> reshapedIntoOutput;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto rs = v.getDefiningOp<prim::ReshapeOp>();
+    Value out = body->getArgument(entry.getNumArguments() + i);
+    if (!rs || buffers.lookup(v) != out)
+      continue;
+    Value u = rs.getInput();
+    RankedTensorType ut = tensorType(u);
+    if (!materialized.contains(u) || buffers.count(u) || views.count(u) || dynamicViews.count(u) ||
+        attentionInto.count(u) || !ut.hasStaticShape() || !tensorType(v).hasStaticShape() ||
+        (u.getDefiningOp() && isa<prim::ConstantOp>(u.getDefiningOp())))
+      continue;
+    SmallVector<int64_t> strides(ut.getRank(), 1);
+    for (int64_t d = ut.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * ut.getDimSize(d + 1);
+    buffers[u] = memref::ReinterpretCastOp::create(b, loc, bufferType(u), out, 0, ut.getShape(), strides);
+    reshapedIntoOutput.insert(v);
+  }
   SmallVector<Value> temporaries;
   unsigned constants = 0;
   for (Value v : order) {
@@ -542,6 +562,11 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     b.setInsertionPointToEnd(body);
     if (schedule.siblingElsewhere.contains(v) || schedule.movedAway.contains(v))
       continue; // written by its group's kernel, or at the end of a reduction kernel
+    if (reshapedIntoOutput.contains(v) && !schedule.siblingsAt.count(v) && !schedule.epiloguesAt.count(v) &&
+        !schedule.mergedAt.count(v)) {
+      written.insert(v); // its operand's writer wrote it, through the view
+      continue;
+    }
     auto epilogues = schedule.epiloguesAt.find(v);
     auto merged = schedule.mergedAt.find(v);
     if (schedule.siblingsAt.count(v) || epilogues != schedule.epiloguesAt.end() ||
