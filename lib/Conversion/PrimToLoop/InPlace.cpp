@@ -20,57 +20,6 @@
 using namespace mlir;
 
 namespace dyn {
-namespace {
-
-/// The kernel's one store into `out`, directly in its body at the kernel's own indices, or null.
-loop::StoreOp soleIdentityStore(Value out, Block &fnBody) {
-  loop::StoreOp store;
-  for (Operation *user : out.getUsers()) {
-    if (auto s = dyn_cast<loop::StoreOp>(user); s && s.getMemref() == out) {
-      if (store)
-        return {};
-      store = s;
-      continue;
-    }
-    if (auto call = dyn_cast<loop::LibraryCallOpInterface>(user))
-      if (llvm::is_contained(call.getLibraryCallOutputs(), out))
-        return {};
-    // every other use reads the value, after the kernel that writes it
-  }
-  if (!store)
-    return {};
-  auto kernel = dyn_cast<loop::KernelOp>(store->getParentOp());
-  if (!kernel || kernel->getBlock() != &fnBody)
-    return {};
-  if (!llvm::equal(store.getIndices(), kernel.getBodyBlock().getArguments()))
-    return {};
-  return store;
-}
-
-/// Whether every use of `in` is before `kernel`, or a load in its body at the point it stores
-/// (`store`), before the store.
-bool onlyReadBefore(Value in, loop::KernelOp kernel, loop::StoreOp store, Block &fnBody) {
-  Block &kb = kernel.getBodyBlock();
-  for (OpOperand &use : in.getUses()) {
-    Operation *user = use.getOwner();
-    Operation *top = fnBody.findAncestorOpInBlock(*user);
-    if (!top)
-      return false;
-    if (top != kernel) {
-      // before the kernel: a kernel or a library call reading it (a view could be read later)
-      if (!top->isBeforeInBlock(kernel) || !isa<loop::KernelOp, loop::LibraryCallOpInterface>(top))
-        return false;
-      continue;
-    }
-    auto load = dyn_cast<loop::LoadOp>(user);
-    if (!load || load->getBlock() != &kb || !llvm::equal(load.getIndices(), kb.getArguments()) ||
-        !load->isBeforeInBlock(store))
-      return false;
-  }
-  return true;
-}
-
-} // namespace
 
 void markInPlaceUpdates(func::FuncOp fn, unsigned numInputs, ArrayRef<int64_t> requested) {
   Block &body = fn.getBody().front();
@@ -82,8 +31,8 @@ void markInPlaceUpdates(func::FuncOp fn, unsigned numInputs, ArrayRef<int64_t> r
     Value in = body.getArgument(j), out = body.getArgument(numInputs + k);
     if (in.getType() != out.getType())
       continue;
-    loop::StoreOp store = soleIdentityStore(out, body);
-    if (!store || !onlyReadBefore(in, cast<loop::KernelOp>(store->getParentOp()), store, body))
+    loop::StoreOp store = loop::soleIdentityStore(out, body);
+    if (!store || !loop::readOnlyAtPointBefore(in, cast<loop::KernelOp>(store->getParentOp()), store, body))
       continue;
     inPlace[k] = j;
     any = true;

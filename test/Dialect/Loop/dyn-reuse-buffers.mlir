@@ -119,3 +119,62 @@ func.func @kept(%x: memref<4x4xf32>, %y: memref<4x4xf32>) {
   memref.dealloc %f : memref<4x4xf32>
   return
 }
+
+// -----
+
+// A kernel writing an output point by point from a temporary it reads for
+// the last time (a GEMM's product plus a bias): the GEMM writes the output and
+// the kernel adds in place; also through a row-major view of the output. An
+// output that `dyn.in_place` makes an input's buffer keeps its temporary.
+// CHECK-LABEL: func @into_outputs
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8xf32>, %[[O1:.*]]: memref<4x8xf32>, %[[O2:.*]]: memref<2x2x8xf32>, %[[O3:.*]]: memref<4x8xf32>)
+// CHECK: %[[V:.*]] = memref.reinterpret_cast %[[O2]]
+// CHECK: %[[T3:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: loop.library_call "relu6" ins(%[[X]] : memref<4x8xf32>) outs(%[[O1]] : memref<4x8xf32>)
+// CHECK: loop.library_call "relu6" ins(%[[X]] : memref<4x8xf32>) outs(%[[V]] : memref<4x8xf32>)
+// CHECK: loop.library_call "relu6" ins(%[[X]] : memref<4x8xf32>) outs(%[[T3]] : memref<4x8xf32>)
+// CHECK: loop.kernel "bias1"
+// CHECK: loop.load %[[O1]]
+// CHECK: loop.store %{{.*}}, %[[O1]]
+// CHECK: loop.kernel "bias2"
+// CHECK: loop.load %[[V]]
+// CHECK: loop.store %{{.*}}, %[[V]]
+// CHECK: loop.kernel "bias3"
+// CHECK: loop.load %[[T3]]
+// CHECK: loop.store %{{.*}}, %[[O3]]
+func.func @into_outputs(%x: memref<4x8xf32>, %b: memref<8xf32>, %o1: memref<4x8xf32>, %o2: memref<2x2x8xf32>,
+                        %o3: memref<4x8xf32>) attributes {dyn.num_inputs = 2 : i64, dyn.in_place = array<i64: -1, -1, 0>} {
+  %t1 = memref.alloc() : memref<4x8xf32>
+  %t2 = memref.alloc() : memref<4x8xf32>
+  %t3 = memref.alloc() : memref<4x8xf32>
+  loop.library_call "relu6" ins(%x : memref<4x8xf32>) outs(%t1 : memref<4x8xf32>) params []
+  loop.library_call "relu6" ins(%x : memref<4x8xf32>) outs(%t2 : memref<4x8xf32>) params []
+  loop.library_call "relu6" ins(%x : memref<4x8xf32>) outs(%t3 : memref<4x8xf32>) params []
+  loop.kernel "bias1" [4, 8] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %t1[%i, %j] : memref<4x8xf32>
+    %c = loop.load %b[%j] : memref<8xf32>
+    %s = arith.addf %v, %c : f32
+    loop.store %s, %o1[%i, %j] : memref<4x8xf32>
+  }
+  %view = memref.reinterpret_cast %o2 to offset: [0], sizes: [4, 8], strides: [8, 1] : memref<2x2x8xf32> to memref<4x8xf32>
+  loop.kernel "bias2" [4, 8] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %t2[%i, %j] : memref<4x8xf32>
+    %c = loop.load %b[%j] : memref<8xf32>
+    %s = arith.addf %v, %c : f32
+    loop.store %s, %view[%i, %j] : memref<4x8xf32>
+  }
+  loop.kernel "bias3" [4, 8] {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %t3[%i, %j] : memref<4x8xf32>
+    %c = loop.load %b[%j] : memref<8xf32>
+    %s = arith.addf %v, %c : f32
+    loop.store %s, %o3[%i, %j] : memref<4x8xf32>
+  }
+  memref.dealloc %t1 : memref<4x8xf32>
+  memref.dealloc %t2 : memref<4x8xf32>
+  memref.dealloc %t3 : memref<4x8xf32>
+  return
+}

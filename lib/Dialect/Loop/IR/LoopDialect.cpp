@@ -4,6 +4,7 @@
 #include "dyn/Runtime/LibraryCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -206,6 +207,56 @@ dyn::loop::MatmulChoice dyn::loop::matmulChoice(MatmulOp op) {
 }
 
 bool dyn::loop::hasRuntimeMatmul(MatmulOp op) { return matmulChoice(op) == MatmulChoice::Runtime; }
+
+dyn::loop::StoreOp dyn::loop::soleIdentityStore(Value out, Block &body) {
+  StoreOp store;
+  for (Operation *user : out.getUsers()) {
+    if (auto s = dyn_cast<StoreOp>(user); s && s.getMemref() == out) {
+      if (store)
+        return {};
+      store = s;
+    } else if (auto call = dyn_cast<LibraryCallOpInterface>(user);
+               call && llvm::is_contained(call.getLibraryCallOutputs(), out)) {
+      return {};
+    }
+  }
+  if (!store)
+    return {};
+  auto kernel = dyn_cast<KernelOp>(store->getParentOp());
+  if (!kernel || kernel->getBlock() != &body || !llvm::equal(store.getIndices(), kernel.getBodyBlock().getArguments()))
+    return {};
+  for (Operation *user : out.getUsers()) {
+    if (user == store || (isa<memref::DeallocOp>(user) && user->getBlock() == &body))
+      continue;
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top || !kernel->isBeforeInBlock(top))
+      return {};
+  }
+  return store;
+}
+
+bool dyn::loop::readOnlyAtPointBefore(Value in, KernelOp kernel, StoreOp store, Block &body) {
+  Block &kb = kernel.getBodyBlock();
+  for (OpOperand &use : in.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::DeallocOp>(user) && user->getBlock() == &body)
+      continue;
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top)
+      return false;
+    if (top != kernel) {
+      // before the kernel: a kernel or a library call reading it (a view could be read later)
+      if (!top->isBeforeInBlock(kernel) || !isa<KernelOp, LibraryCallOpInterface>(top))
+        return false;
+      continue;
+    }
+    auto load = dyn_cast<LoadOp>(user);
+    if (!load || load->getBlock() != &kb || !llvm::equal(load.getIndices(), kb.getArguments()) ||
+        !load->isBeforeInBlock(store))
+      return false;
+  }
+  return true;
+}
 
 int32_t dyn::loop::libraryCallDType(Type t) {
   if (t.isF32())

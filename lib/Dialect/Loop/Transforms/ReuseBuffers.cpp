@@ -29,55 +29,27 @@ memref::AllocOp temporary(Value v, Block &body) {
   return alloc;
 }
 
-/// The one store into `out` (a kernel directly in `body`, at the kernel's own indices) when every other use
-/// of `out` is its dealloc or is in an op of `body` after that kernel; else null.
-loop::StoreOp soleIdentityStore(Value out, Block &body) {
-  loop::StoreOp store;
-  for (Operation *user : out.getUsers())
-    if (auto s = dyn_cast<loop::StoreOp>(user); s && s.getMemref() == out) {
-      if (store)
-        return {};
-      store = s;
-    }
-  if (!store)
+/// The function's output buffer (an argument past `dyn.num_inputs` that no `dyn.in_place` entry makes an
+/// input's, or a row-major view of one) that `kernel`'s one store writes at its own indices when nothing
+/// else uses that output before the kernel; else null.
+Value freshOutput(Value target, loop::KernelOp kernel, func::FuncOp func, Block &body) {
+  auto view = target.getDefiningOp<memref::ReinterpretCastOp>();
+  Value root = view ? view.getSource() : target;
+  auto arg = dyn_cast<BlockArgument>(root);
+  auto numInputs = func->getAttrOfType<IntegerAttr>("dyn.num_inputs");
+  if (!arg || arg.getOwner() != &body || !numInputs || arg.getArgNumber() < numInputs.getInt())
     return {};
-  auto kernel = dyn_cast<loop::KernelOp>(store->getParentOp());
-  if (!kernel || kernel->getBlock() != &body || !llvm::equal(store.getIndices(), kernel.getBodyBlock().getArguments()))
+  if (auto inPlace = func->getAttrOfType<DenseI64ArrayAttr>("dyn.in_place")) {
+    int64_t k = arg.getArgNumber() - numInputs.getInt();
+    if (k < (int64_t)inPlace.size() && inPlace[k] >= 0)
+      return {}; // its buffer may be an input's at run time
+  }
+  auto type = dyn_cast<MemRefType>(target.getType());
+  if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      (view && !llvm::hasSingleElement(root.getUses())))
     return {};
-  for (Operation *user : out.getUsers()) {
-    if (user == store || isa<memref::DeallocOp>(user))
-      continue;
-    Operation *top = body.findAncestorOpInBlock(*user);
-    if (!top || !kernel->isBeforeInBlock(top))
-      return {};
-  }
-  return store;
-}
-
-/// Whether `in` is read by kernels and library calls before `kernel` (not through views), and in `kernel`
-/// only by loads in its body at its own indices before `store`, and used by nothing after it but its dealloc.
-bool lastReadPointwise(Value in, loop::KernelOp kernel, loop::StoreOp store, Block &body) {
-  Block &kb = kernel.getBodyBlock();
-  bool read = false;
-  for (OpOperand &use : in.getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<memref::DeallocOp>(user) && user->getBlock() == &body)
-      continue;
-    Operation *top = body.findAncestorOpInBlock(*user);
-    if (!top)
-      return false;
-    if (top != kernel) {
-      if (!top->isBeforeInBlock(kernel) || !isa<loop::KernelOp, loop::LibraryCallOpInterface>(top))
-        return false;
-      continue;
-    }
-    auto load = dyn_cast<loop::LoadOp>(user);
-    if (!load || load->getBlock() != &kb || !llvm::equal(load.getIndices(), kb.getArguments()) ||
-        !load->isBeforeInBlock(store))
-      return false;
-    read = true;
-  }
-  return read;
+  loop::StoreOp store = loop::soleIdentityStore(target, body);
+  return store && store->getParentOp() == kernel ? target : Value();
 }
 
 struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
@@ -86,9 +58,10 @@ struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return;
     Block &body = func.getBody().front();
+    writeTemporariesIntoOutputs(func, body);
     SmallVector<memref::AllocOp> allocs(body.getOps<memref::AllocOp>());
     for (memref::AllocOp out : allocs) {
-      loop::StoreOp store = soleIdentityStore(out.getResult(), body);
+      loop::StoreOp store = loop::soleIdentityStore(out.getResult(), body);
       if (!store)
         continue;
       auto kernel = cast<loop::KernelOp>(store->getParentOp());
@@ -98,7 +71,7 @@ struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
         memref::AllocOp in = temporary(load.getMemref(), body);
         if (!reused && in && in != out && in.getType() == out.getType() &&
             in->getAttrDictionary() == out->getAttrDictionary() &&
-            lastReadPointwise(in.getResult(), kernel, store, body))
+            loop::readOnlyAtPointBefore(in.getResult(), kernel, store, body))
           reused = in;
       });
       if (!reused)
@@ -108,6 +81,38 @@ struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
           user->erase();
       out.getResult().replaceAllUsesWith(reused.getResult());
       out->erase();
+    }
+  }
+
+  /// A kernel that writes an output point by point from a temporary it reads for the last time (a bias
+  /// added to a GEMM's product): the temporary's writers write the output instead (the GEMM writes the
+  /// logits, the kernel adds the bias in place), and the temporary goes.
+  void writeTemporariesIntoOutputs(func::FuncOp func, Block &body) {
+    SmallVector<loop::KernelOp> kernels(body.getOps<loop::KernelOp>());
+    for (loop::KernelOp kernel : kernels) {
+      SmallVector<loop::StoreOp> stores;
+      kernel.getBodyBlock().walk([&](loop::StoreOp s) { stores.push_back(s); });
+      for (loop::StoreOp store : stores) {
+        Value target = freshOutput(store.getMemref(), kernel, func, body);
+        if (!target)
+          continue;
+        memref::AllocOp reused;
+        kernel.getBodyBlock().walk([&](loop::LoadOp load) {
+          memref::AllocOp in = temporary(load.getMemref(), body);
+          if (!reused && in && in.getType() == target.getType() &&
+              loop::readOnlyAtPointBefore(in.getResult(), kernel, store, body))
+            reused = in;
+        });
+        if (!reused)
+          continue;
+        if (Operation *view = target.getDefiningOp(); view && !view->isBeforeInBlock(reused))
+          view->moveBefore(reused); // (its operand is the function's argument)
+        for (Operation *user : llvm::make_early_inc_range(reused->getUsers()))
+          if (isa<memref::DeallocOp>(user))
+            user->erase();
+        reused.getResult().replaceAllUsesWith(target);
+        reused->erase();
+      }
     }
   }
 };

@@ -47,6 +47,14 @@ MatmulChoice matmulChoice(MatmulOp op);
 constexpr int64_t kRuntimeMatmulRows = 64;
 /// matmulChoice(op) == Runtime: no library call is needed.
 bool hasRuntimeMatmul(MatmulOp op);
+/// The one store into buffer `out`: in a kernel directly in `body`, at the kernel's own indices, when
+/// every other use of `out` but its dealloc is in an op of `body` after that kernel and no library call
+/// writes it; else null. (A kernel writing `out` point by point, once.)
+StoreOp soleIdentityStore(mlir::Value out, mlir::Block &body);
+/// Whether buffer `in` is used before `kernel` only by kernels and library calls of `body` (not through
+/// views), in `kernel` only by loads at its own indices before `store`, and after it only by its dealloc:
+/// each point reads its element of `in` before `store` writes that point, so `store` may write into `in`.
+bool readOnlyAtPointBefore(mlir::Value in, KernelOp kernel, StoreOp store, mlir::Block &body);
 /// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
 int32_t libraryCallDType(mlir::Type elementType);
 /// The DynDType of each of a library call's buffers, inputs then outputs

@@ -40,7 +40,14 @@ def ReuseBuffersPass : Pass<"dyn-reuse-buffers", "mlir::func::FuncOp"> {
     and the GPU's alike). A batch norm and ReLU after a convolution then
     overwrite the convolution's result rather than holding a second
     activation-sized buffer while they run, as eager's in-place ReLU and
-    inductor's buffer reuse do. Both pipelines run it after fusion.
+    inductor's buffer reuse do.
+
+    The same holds where the kernel writes a function output (an argument
+    past `dyn.num_inputs` that no `dyn.in_place` entry makes an input's
+    buffer, or a row-major view of one) that nothing uses before it: the
+    temporary's writers write the output (a GEMM writes the logits, the
+    kernel adds the bias in place) and the temporary goes. Both pipelines
+    run it after fusion.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
