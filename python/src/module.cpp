@@ -290,8 +290,9 @@ PYBIND11_MODULE(_C, m) {
             return d;
           },
           "the temporaries: how many, their static bytes each in a buffer of its own, the workspace holding "
-          "them placed by liveness (dense constants included: constant_bytes), how many are placed at each "
-          "call (runtime_sized) or are scratch buffers")
+          "them placed by liveness (dense constants included: constant_bytes) and its lower bound, the most "
+          "bytes live at one step (live_bytes), how many are placed at each call (runtime_sized) or are "
+          "scratch buffers")
       .def(
           "workspace_bytes_for",
           [](CompiledGpu &self, const std::vector<int64_t> &sizes) {

@@ -2,6 +2,8 @@
 whose temporaries share memory where their lifetimes do not overlap; a training graph's values saved for the
 backward) and the peak of the call explain made, measured by the allocators (CUDA: torch's, whose peak
 statistics explain resets; CPU: dyn's host allocator, which holds the compiled code's temporaries)."""
+import math
+
 import torch
 
 from ..native import C as _C
@@ -45,10 +47,7 @@ def plan(kernel):
             k = -1 - c
             if c < 0 and k >= kernel.num_outputs and fw.specs[k] is not None:
                 shape, _, dtype = fw.specs[k]
-                n = 1
-                for d in shape:
-                    n *= d
-                saved += n * torch.empty((), dtype=dtype).element_size()
+                saved += math.prod(shape) * dtype.itemsize
         return {"forward": _part_plan(fw.compiled), "backward": _part_plan(kernel.backward.compiled),
                 "saved_bytes": saved}
     compiled = getattr(kernel, "compiled", None)
