@@ -1,7 +1,10 @@
 """What the registry's eager expressions (python/dyn/_ops_generated.py) share: reductions with the graph
-dialect's meaning of `dims` (empty: nothing reduced), and the library ops whose attributes stand for
-PyTorch's optional arguments (fft_real, segment_reduce),
-and eager's random draws from a seed (seeded_random)."""
+dialect's meaning of `dims` (empty: nothing reduced), ops whose attributes stand for PyTorch's arguments
+in another form (pad's low/high, a slice, pooling by rank, the scans' kinds, the norms' running statistics),
+the library ops whose attributes stand for PyTorch's optional arguments (fft_real, segment_reduce), and
+eager's random draws: from a seed (seeded_random), or from torch's generator as the captured call drew them
+(random, bernoulli, dropout: `capture` holds how the call was made)."""
+import builtins
 import contextlib
 
 import torch
@@ -249,3 +252,135 @@ def masked_index(x, mask, indices, dim, fill):
 
 def masked_index_put(x, mask, indices, values, dim):
     return torch.ops.aten._unsafe_masked_index_put_accumulate(x, mask, _unstacked(indices, dim), values)
+
+
+def constant(value, dtype, device):
+    """A new tensor of the constant (the caller may update a returned constant in place)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device=device or "cpu", copy=True)
+    return torch.tensor(value, dtype=dtype, device=device or "cpu")
+
+
+def slice(x, dim, start, end, step):
+    return x[(builtins.slice(None),) * dim + (builtins.slice(start, end, step),)]
+
+
+def gather(x, dim, index):
+    """A negative index counts from the end, as the compiled gather's does."""
+    index = index.long()
+    return torch.gather(x, dim, torch.where(index < 0, index + x.shape[dim], index))
+
+
+def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    return torch.convolution(x, w, b, stride, padding, dilation, bool(transposed),
+                             output_padding if output_padding is not None else [0] * len(stride), groups)
+
+
+def pad(x, mode, low, high, value):
+    """F.pad from (low, high) per dim: pairs from the last dim back to the first padded one; the
+    non-constant modes take pads of the last 1 (2-d, 3-d inputs), 2 (3-d, 4-d) or 3 dims (4-d, 5-d) only."""
+    pads, pairs = [], list(zip(low, high))
+    rank = len(pairs)
+    while pairs and pairs[0] == (0, 0) and (mode == "constant" or len(pairs) > max(rank - 2, 1)):
+        pairs.pop(0)
+    for lo, hi in reversed(pairs):
+        pads += [lo, hi]
+    return torch.nn.functional.pad(x, pads, mode, value if mode == "constant" else None)
+
+
+def _by_rank(name, n):
+    return getattr(torch.nn.functional, f"{name}{n}d")
+
+
+def max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    return _by_rank("max_pool", len(kernel))(x, kernel, stride, padding, dilation, ceil_mode=bool(ceil_mode))
+
+
+def avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    kw = dict(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad))
+    if len(kernel) > 1:  # avg_pool1d has no divisor_override
+        kw["divisor_override"] = divisor_override
+    return _by_rank("avg_pool", len(kernel))(x, kernel, stride, padding, **kw)
+
+
+def adaptive_pool(kind, x, output_size):
+    return _by_rank(kind, len(output_size))(x, output_size)
+
+
+_SCANS = {"sum": torch.cumsum, "prod": torch.cumprod, "logsumexp": torch.logcumsumexp,
+          "max": lambda x, d: torch.cummax(x, d).values, "min": lambda x, d: torch.cummin(x, d).values}
+
+
+def cumulative(x, kind, dim):
+    return _SCANS[kind](x, dim)
+
+
+def cumulative_index(x, kind, dim):
+    return (torch.cummax if kind == "max" else torch.cummin)(x, dim).indices
+
+
+def scatter(x, dim, index, src, reduce, include_self, wraps):
+    if wraps:
+        index = torch.where(index < 0, index + x.shape[dim], index)
+    if reduce == "none":
+        return torch.scatter(x, dim, index, src)
+    return torch.scatter_reduce(x, dim, index, src, reduce, include_self=bool(include_self))
+
+
+def batch_norm(x, w, b, running_mean, running_var, count, training, momentum, eps):
+    """F.batch_norm; with running statistics in training, also their updated values, computed on copies
+    (eager's kernel writes them in place; capture writes the returned ones back). count (the batches
+    tracked after this one) stands for momentum 1 / count, nn.BatchNorm's cumulative average."""
+    updates = bool(training) and running_mean is not None
+    if updates:
+        running_mean, running_var = running_mean.clone(), running_var.clone()
+    if count is not None:
+        momentum = 1.0 / float(count)
+    y = torch.nn.functional.batch_norm(x, running_mean, running_var, w, b, bool(training),
+                                       momentum if momentum is not None else 0.0, eps)
+    return (y, running_mean, running_var) if updates else y
+
+
+def instance_norm(x, w, b, running_mean, running_var, use_input_stats, momentum, eps):
+    """F.instance_norm; updated running statistics as batch_norm's."""
+    updates = bool(use_input_stats) and running_mean is not None
+    if updates:
+        running_mean, running_var = running_mean.clone(), running_var.clone()
+    y = torch.nn.functional.instance_norm(x, running_mean, running_var, w, b, bool(use_input_stats), momentum, eps)
+    return (y, running_mean, running_var) if updates else y
+
+
+_DRAWS = {"uniform": "uniform_", "normal": "normal_", "exponential": "exponential_", "integers": "random_",
+          "cauchy": "cauchy_", "log_normal": "log_normal_", "geometric": "geometric_"}
+
+
+def random(distribution, a, b, shape, dtype, device):
+    """graph.random with eager's numbers: torch's in-place draw of the distribution on a new tensor."""
+    t = torch.empty(tuple(shape), dtype=dtype, device=device or "cpu")
+    if distribution in ("exponential", "geometric"):
+        return getattr(t, _DRAWS[distribution])(a)
+    if distribution == "integers":
+        a, b = int(a), int(b)
+    return getattr(t, _DRAWS[distribution])(a, b)
+
+
+def bernoulli(p, capture):
+    """Tensor.bernoulli_(p) of a number draws with its in-place kernel (capture recorded fill_p)."""
+    if "fill_p" in capture:
+        return torch.empty_like(p).bernoulli_(capture["fill_p"])
+    return torch.bernoulli(p)
+
+
+_FEATURE_DROPOUT = {"dropout1d": torch.nn.functional.dropout1d, "dropout2d": torch.nn.functional.dropout2d,
+                    "dropout3d": torch.nn.functional.dropout3d}
+
+
+def dropout(x, p, feature_dims, capture):
+    """The captured call's own kernel and draws: F.dropout or F.dropout<n>d (capture's `fn`), in place on a
+    copy where eager's call was in place."""
+    inplace = capture.get("eager_inplace", False)
+    if inplace:
+        x = x.clone()
+    if feature_dims is None or feature_dims < 0:
+        return torch.nn.functional.dropout(x, p, True, inplace)
+    return _FEATURE_DROPOUT[capture["fn"]](x, p, True, inplace)

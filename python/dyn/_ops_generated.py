@@ -13,1105 +13,2256 @@ import torch.nn.functional as F
 from . import _eager_support as _rt
 
 OpDef = collections.namedtuple("OpDef", "name family operands attrs torch_names signature type_rule "
-                               "shape_rule lowering derivative")
+                               "shape_rule lowering derivative operand_kinds defaults format view")
 
 OPS = {
     "exp": OpDef(
         "exp", "unary", ("input",), (),
         ("torch.exp", "Tensor.exp", "aten.exp"), "",
-        "float", "elementwise", "prim::ExpOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::ExpOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "log": OpDef(
         "log", "unary", ("input",), (),
         ("torch.log", "Tensor.log", "aten.log"), "",
-        "float", "elementwise", "prim::LogOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::LogOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sin": OpDef(
         "sin", "unary", ("input",), (),
         ("torch.sin", "Tensor.sin", "aten.sin"), "",
-        "float", "elementwise", "prim::SinOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::SinOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "cos": OpDef(
         "cos", "unary", ("input",), (),
         ("torch.cos", "Tensor.cos", "aten.cos"), "",
-        "float", "elementwise", "prim::CosOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::CosOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "tan": OpDef(
         "tan", "unary", ("input",), (),
         ("torch.tan", "Tensor.tan", "aten.tan"), "",
-        "float", "elementwise", "prim::TanOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::TanOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "tanh": OpDef(
         "tanh", "unary", ("input",), (),
         ("torch.tanh", "Tensor.tanh", "aten.tanh"), "",
-        "float", "elementwise", "prim::TanhOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::TanhOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sigmoid": OpDef(
         "sigmoid", "unary", ("input",), (),
         ("torch.sigmoid", "Tensor.sigmoid", "aten.sigmoid", "torch.special.expit"), "",
-        "float", "elementwise", "prim::LogisticOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::LogisticOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sqrt": OpDef(
         "sqrt", "unary", ("input",), (),
         ("torch.sqrt", "Tensor.sqrt", "aten.sqrt"), "",
-        "float", "elementwise", "prim::SqrtOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::SqrtOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "rsqrt": OpDef(
         "rsqrt", "unary", ("input",), (),
         ("torch.rsqrt", "Tensor.rsqrt", "aten.rsqrt"), "",
-        "float", "elementwise", "prim::RsqrtOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::RsqrtOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "reciprocal": OpDef(
         "reciprocal", "unary", ("input",), (),
         ("torch.reciprocal", "Tensor.reciprocal", "aten.reciprocal"), "",
-        "float", "elementwise", "ReciprocalToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
+        "float", "elementwise", "ReciprocalToPrim (GraphToPrim/Elementwise.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "erf": OpDef(
         "erf", "unary", ("input",), (),
         ("torch.erf", "Tensor.erf", "aten.erf"), "",
-        "float", "elementwise", "prim::ErfOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::ErfOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "log1p": OpDef(
         "log1p", "unary", ("input",), (),
         ("torch.log1p", "Tensor.log1p", "aten.log1p"), "",
-        "float", "elementwise", "prim::Log1pOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::Log1pOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "expm1": OpDef(
         "expm1", "unary", ("input",), (),
         ("torch.expm1", "Tensor.expm1", "aten.expm1"), "",
-        "float", "elementwise", "prim::Expm1Op (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::Expm1Op (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "floor": OpDef(
         "floor", "unary", ("input",), (),
         ("torch.floor", "Tensor.floor", "aten.floor"), "",
-        "keeps_type", "elementwise", "prim::FloorOp (UnaryToPrim)", "rule"),
+        "keeps_type", "elementwise", "prim::FloorOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "ceil": OpDef(
         "ceil", "unary", ("input",), (),
         ("torch.ceil", "Tensor.ceil", "aten.ceil"), "",
-        "keeps_type", "elementwise", "prim::CeilOp (UnaryToPrim)", "rule"),
+        "keeps_type", "elementwise", "prim::CeilOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "neg": OpDef(
         "neg", "unary", ("input",), (),
         ("torch.neg", "Tensor.neg", "aten.neg"), "",
-        "promote_numeric", "elementwise", "prim::NegOp (UnaryToPrim)", "rule"),
+        "promote_numeric", "elementwise", "prim::NegOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "abs": OpDef(
         "abs", "unary", ("input",), (),
         ("torch.abs", "Tensor.abs", "aten.abs"), "",
-        "promote_numeric", "elementwise", "prim::AbsOp (UnaryToPrim)", "rule"),
+        "promote_numeric", "elementwise", "prim::AbsOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "relu": OpDef(
         "relu", "unary", ("input",), (),
         ("torch.relu", "Tensor.relu", "aten.relu"), "",
-        "promote_numeric", "elementwise", "ReluToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
+        "promote_numeric", "elementwise", "ReluToPrim (GraphToPrim/Elementwise.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "logical_not": OpDef(
         "logical_not", "unary", ("input",), (),
         ("torch.logical_not", "Tensor.logical_not", "aten.logical_not"), "",
-        "free", "elementwise", "LogicalNotToPrim (GraphToPrim/Elementwise.cpp)", ""),
+        "free", "elementwise", "LogicalNotToPrim (GraphToPrim/Elementwise.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "add": OpDef(
         "add", "binary", ("lhs", "rhs"), (),
         ("torch.add", "Tensor.add", "aten.add"), "",
-        "promote", "broadcast", "prim::AddOp (BinaryToPrim)", "rule"),
+        "promote", "broadcast", "prim::AddOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "mul": OpDef(
         "mul", "binary", ("lhs", "rhs"), (),
         ("torch.mul", "Tensor.mul", "aten.mul"), "",
-        "promote", "broadcast", "prim::MulOp (BinaryToPrim)", "rule"),
+        "promote", "broadcast", "prim::MulOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "maximum": OpDef(
         "maximum", "binary", ("lhs", "rhs"), (),
         ("torch.maximum", "Tensor.maximum", "aten.maximum"), "",
-        "promote", "broadcast", "prim::MaxOp (BinaryToPrim)", "rule"),
+        "promote", "broadcast", "prim::MaxOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "minimum": OpDef(
         "minimum", "binary", ("lhs", "rhs"), (),
         ("torch.minimum", "Tensor.minimum", "aten.minimum"), "",
-        "promote", "broadcast", "prim::MinOp (BinaryToPrim)", "rule"),
+        "promote", "broadcast", "prim::MinOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "logical_and": OpDef(
         "logical_and", "binary", ("lhs", "rhs"), (),
         ("torch.logical_and", "Tensor.logical_and", "aten.logical_and"), "",
-        "free", "broadcast", "prim::AndOp (BinaryToPrim)", ""),
+        "free", "broadcast", "prim::AndOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "logical_or": OpDef(
         "logical_or", "binary", ("lhs", "rhs"), (),
         ("torch.logical_or", "Tensor.logical_or", "aten.logical_or"), "",
-        "free", "broadcast", "prim::OrOp (BinaryToPrim)", ""),
+        "free", "broadcast", "prim::OrOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_and": OpDef(
         "bitwise_and", "binary", ("lhs", "rhs"), (),
         ("torch.bitwise_and", "Tensor.bitwise_and", "aten.bitwise_and"), "",
-        "promote_integer", "broadcast", "prim::AndOp (BinaryToPrim)", ""),
+        "promote_integer", "broadcast", "prim::AndOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_or": OpDef(
         "bitwise_or", "binary", ("lhs", "rhs"), (),
         ("torch.bitwise_or", "Tensor.bitwise_or", "aten.bitwise_or"), "",
-        "promote_integer", "broadcast", "prim::OrOp (BinaryToPrim)", ""),
+        "promote_integer", "broadcast", "prim::OrOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_xor": OpDef(
         "bitwise_xor", "binary", ("lhs", "rhs"), (),
         ("torch.bitwise_xor", "Tensor.bitwise_xor", "aten.bitwise_xor"), "",
-        "promote_integer", "broadcast", "prim::XorOp (BinaryToPrim)", ""),
+        "promote_integer", "broadcast", "prim::XorOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_left_shift": OpDef(
         "bitwise_left_shift", "binary", ("lhs", "rhs"), (),
         ("torch.bitwise_left_shift", "Tensor.bitwise_left_shift", "aten.bitwise_left_shift"), "",
-        "promote_integer", "broadcast", "prim::ShlOp (BinaryToPrim)", ""),
+        "promote_integer", "broadcast", "prim::ShlOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_right_shift": OpDef(
         "bitwise_right_shift", "binary", ("lhs", "rhs"), (),
         ("torch.bitwise_right_shift", "Tensor.bitwise_right_shift", "aten.bitwise_right_shift"), "",
-        "promote_integer", "broadcast", "prim::ShrOp (BinaryToPrim)", ""),
+        "promote_integer", "broadcast", "prim::ShrOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "bitwise_not": OpDef(
         "bitwise_not", "unary", ("input",), (),
         ("torch.bitwise_not", "Tensor.bitwise_not", "aten.bitwise_not"), "",
-        "keeps_integer", "elementwise", "prim::NotOp (UnaryToPrim)", ""),
+        "keeps_integer", "elementwise", "prim::NotOp (UnaryToPrim)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sub": OpDef(
         "sub", "binary", ("lhs", "rhs"), (),
         ("torch.sub", "Tensor.sub", "aten.sub"), "",
-        "promote_numeric", "broadcast", "prim::SubOp (BinaryToPrim)", "rule"),
+        "promote_numeric", "broadcast", "prim::SubOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "div": OpDef(
         "div", "binary", ("lhs", "rhs"), (),
         ("torch.div", "Tensor.div", "aten.div"), "",
-        "promote_numeric", "broadcast", "prim::DivOp (BinaryToPrim)", "rule"),
+        "promote_numeric", "broadcast", "prim::DivOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "remainder": OpDef(
         "remainder", "binary", ("lhs", "rhs"), (),
         ("torch.remainder", "Tensor.remainder", "aten.remainder"), "",
-        "promote_numeric", "broadcast", "prim::RemOp (BinaryToPrim)", ""),
+        "promote_numeric", "broadcast", "prim::RemOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "pow": OpDef(
         "pow", "binary", ("lhs", "rhs"), (),
         ("torch.pow", "Tensor.pow", "aten.pow"), "",
-        "promote_numeric", "broadcast", "prim::PowOp (BinaryToPrim)", "rule"),
+        "promote_numeric", "broadcast", "prim::PowOp (BinaryToPrim)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "eq": OpDef(
         "eq", "compare", ("lhs", "rhs"), (),
         ("torch.eq", "Tensor.eq", "aten.eq"), "",
-        "bool", "broadcast", "prim::EqOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::EqOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "ne": OpDef(
         "ne", "compare", ("lhs", "rhs"), (),
         ("torch.ne", "Tensor.ne", "aten.ne"), "",
-        "bool", "broadcast", "prim::NeOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::NeOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "lt": OpDef(
         "lt", "compare", ("lhs", "rhs"), (),
         ("torch.lt", "Tensor.lt", "aten.lt"), "",
-        "bool", "broadcast", "prim::LtOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::LtOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "le": OpDef(
         "le", "compare", ("lhs", "rhs"), (),
         ("torch.le", "Tensor.le", "aten.le"), "",
-        "bool", "broadcast", "prim::LeOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::LeOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "gt": OpDef(
         "gt", "compare", ("lhs", "rhs"), (),
         ("torch.gt", "Tensor.gt", "aten.gt"), "",
-        "bool", "broadcast", "prim::GtOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::GtOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "ge": OpDef(
         "ge", "compare", ("lhs", "rhs"), (),
         ("torch.ge", "Tensor.ge", "aten.ge"), "",
-        "bool", "broadcast", "prim::GeOp (CompareToPrim)", ""),
+        "bool", "broadcast", "prim::GeOp (CompareToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "where": OpDef(
         "where", "where", ("cond", "lhs", "rhs"), (),
         ("torch.where", "aten.where"), "",
-        "promote", "broadcast", "WhereToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
+        "promote", "broadcast", "WhereToPrim (GraphToPrim/Elementwise.cpp)", "rule",
+        ("", "", ""), (),
+        (("operand", "cond"), ("lit", ","), ("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "cond"), ("lit", ","), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
+    "constant": OpDef(
+        "constant", "constant", (), (("value", "elements"),),
+        (), "",
+        "meta", "meta", "ConstantToPrim (GraphToPrim/Elementwise.cpp)", "",
+        (), (None,),
+        (("attr", "value"), ("attrs",)),
+        True),
+    "detach": OpDef(
+        "detach", "detach", ("input",), (),
+        (), "",
+        "meta", "meta", "DetachToPrim (GraphToPrim/DataMovement.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "result")),
+        True),
     "convert": OpDef(
         "convert", "convert", ("input",), (),
         (), "",
-        "free", "elementwise", "ConvertToPrim (GraphToPrim/Elementwise.cpp)", "rule"),
+        "free", "elementwise", "ConvertToPrim (GraphToPrim/Elementwise.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sinh": OpDef(
         "sinh", "unary", ("input",), (),
         ("torch.sinh", "Tensor.sinh", "aten.sinh"), "",
-        "float", "elementwise", "prim::SinhOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::SinhOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "cosh": OpDef(
         "cosh", "unary", ("input",), (),
         ("torch.cosh", "Tensor.cosh", "aten.cosh"), "",
-        "float", "elementwise", "prim::CoshOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::CoshOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "asin": OpDef(
         "asin", "unary", ("input",), (),
         ("torch.asin", "Tensor.asin", "aten.asin", "torch.arcsin", "Tensor.arcsin"), "",
-        "float", "elementwise", "prim::AsinOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::AsinOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "acos": OpDef(
         "acos", "unary", ("input",), (),
         ("torch.acos", "Tensor.acos", "aten.acos", "torch.arccos", "Tensor.arccos"), "",
-        "float", "elementwise", "prim::AcosOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::AcosOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "atan": OpDef(
         "atan", "unary", ("input",), (),
         ("torch.atan", "Tensor.atan", "aten.atan", "torch.arctan", "Tensor.arctan"), "",
-        "float", "elementwise", "prim::AtanOp (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::AtanOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "asinh": OpDef(
         "asinh", "unary", ("input",), (),
         ("torch.asinh", "Tensor.asinh", "aten.asinh", "torch.arcsinh", "Tensor.arcsinh"), "",
-        "float", "elementwise", "prim::AsinhOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AsinhOp (UnaryToPrim)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "acosh": OpDef(
         "acosh", "unary", ("input",), (),
         ("torch.acosh", "Tensor.acosh", "aten.acosh", "torch.arccosh", "Tensor.arccosh"), "",
-        "float", "elementwise", "prim::AcoshOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AcoshOp (UnaryToPrim)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "atanh": OpDef(
         "atanh", "unary", ("input",), (),
         ("torch.atanh", "Tensor.atanh", "aten.atanh", "torch.arctanh", "Tensor.arctanh"), "",
-        "float", "elementwise", "prim::AtanhOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::AtanhOp (UnaryToPrim)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "exp2": OpDef(
         "exp2", "unary", ("input",), (),
         ("torch.exp2", "Tensor.exp2", "aten.exp2", "torch.special.exp2"), "",
-        "float", "elementwise", "prim::Exp2Op (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::Exp2Op (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "log2": OpDef(
         "log2", "unary", ("input",), (),
         ("torch.log2", "Tensor.log2", "aten.log2"), "",
-        "float", "elementwise", "prim::Log2Op (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::Log2Op (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "log10": OpDef(
         "log10", "unary", ("input",), (),
         ("torch.log10", "Tensor.log10", "aten.log10"), "",
-        "float", "elementwise", "prim::Log10Op (UnaryToPrim)", "rule"),
+        "float", "elementwise", "prim::Log10Op (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "erfc": OpDef(
         "erfc", "unary", ("input",), (),
         ("torch.erfc", "Tensor.erfc", "aten.erfc", "torch.special.erfc"), "",
-        "float", "elementwise", "prim::ErfcOp (UnaryToPrim)", ""),
+        "float", "elementwise", "prim::ErfcOp (UnaryToPrim)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "trunc": OpDef(
         "trunc", "unary", ("input",), (),
         ("torch.trunc", "Tensor.trunc", "aten.trunc", "torch.fix", "Tensor.fix"), "",
-        "keeps_type", "elementwise", "prim::TruncOp (UnaryToPrim)", "rule"),
+        "keeps_type", "elementwise", "prim::TruncOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "round": OpDef(
         "round", "unary", ("input",), (),
         ("aten.round",), "",
-        "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", "rule"),
+        "keeps_type", "elementwise", "prim::RoundOp (UnaryToPrim)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "round_decimals": OpDef(
         "round_decimals", "rounding", ("input",), (("decimals", "i64"),),
         (), "",
-        "keeps_float", "elementwise", "RoundDecimalsToPrim (GraphToPrim/Math.cpp)", ""),
+        "keeps_float", "elementwise", "RoundDecimalsToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "frac": OpDef(
         "frac", "unary", ("input",), (),
         ("torch.frac", "Tensor.frac", "aten.frac"), "",
-        "keeps_float", "elementwise", "FracToPrim (GraphToPrim/Math.cpp)", ""),
+        "keeps_float", "elementwise", "FracToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sign": OpDef(
         "sign", "unary", ("input",), (),
         ("torch.sign", "Tensor.sign", "aten.sign", "torch.sgn", "Tensor.sgn", "aten.sgn"), "",
-        "keeps_element", "elementwise", "SignToPrim (GraphToPrim/Math.cpp)", "rule"),
+        "keeps_element", "elementwise", "SignToPrim (GraphToPrim/Math.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isnan": OpDef(
         "isnan", "classify", ("input",), (),
         ("torch.isnan", "Tensor.isnan", "aten.isnan"), "",
-        "bool", "elementwise", "IsNanToPrim (GraphToPrim/Math.cpp)", ""),
+        "bool", "elementwise", "IsNanToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isinf": OpDef(
         "isinf", "classify", ("input",), (),
         ("torch.isinf", "Tensor.isinf", "aten.isinf"), "",
-        "bool", "elementwise", "IsInfToPrim (GraphToPrim/Math.cpp)", ""),
+        "bool", "elementwise", "IsInfToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isfinite": OpDef(
         "isfinite", "classify", ("input",), (),
         ("torch.isfinite", "Tensor.isfinite", "aten.isfinite"), "",
-        "bool", "elementwise", "IsFiniteToPrim (GraphToPrim/Math.cpp)", ""),
+        "bool", "elementwise", "IsFiniteToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isposinf": OpDef(
         "isposinf", "classify", ("input",), (),
         ("torch.isposinf", "Tensor.isposinf", "aten.isposinf"), "",
-        "bool", "elementwise", "IsPosInfToPrim (GraphToPrim/Math.cpp)", ""),
+        "bool", "elementwise", "IsPosInfToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isneginf": OpDef(
         "isneginf", "classify", ("input",), (),
         ("torch.isneginf", "Tensor.isneginf", "aten.isneginf"), "",
-        "bool", "elementwise", "IsNegInfToPrim (GraphToPrim/Math.cpp)", ""),
+        "bool", "elementwise", "IsNegInfToPrim (GraphToPrim/Math.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "copysign": OpDef(
         "copysign", "binary", ("lhs", "rhs"), (),
         ("torch.copysign", "Tensor.copysign", "aten.copysign"), "",
-        "float", "broadcast", "prim::CopySignOp (BinaryToPrim)", ""),
+        "float", "broadcast", "prim::CopySignOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "fmod": OpDef(
         "fmod", "binary", ("lhs", "rhs"), (),
         ("aten.fmod",), "",
-        "promote_numeric", "broadcast", "FmodToPrim (GraphToPrim/Math.cpp)", ""),
+        "promote_numeric", "broadcast", "FmodToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "div_rounded": OpDef(
         "div_rounded", "div_rounded", ("lhs", "rhs"), (("rounding_mode", "str"), ("round_steps", "bool")),
         (), "",
-        "meta", "broadcast", "DivRoundedToPrim (GraphToPrim/Math.cpp)", ""),
+        "meta", "broadcast", "DivRoundedToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (None, None),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "hypot": OpDef(
         "hypot", "binary", ("lhs", "rhs"), (),
         ("torch.hypot", "Tensor.hypot", "aten.hypot"), "",
-        "float", "broadcast", "HypotToPrim (GraphToPrim/Math.cpp)", ""),
+        "float", "broadcast", "HypotToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "logaddexp": OpDef(
         "logaddexp", "binary", ("lhs", "rhs"), (),
         ("torch.logaddexp", "Tensor.logaddexp", "aten.logaddexp"), "",
-        "float", "broadcast", "LogAddExpToPrim (GraphToPrim/Math.cpp)", ""),
+        "float", "broadcast", "LogAddExpToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "logaddexp2": OpDef(
         "logaddexp2", "binary", ("lhs", "rhs"), (),
         ("torch.logaddexp2", "Tensor.logaddexp2", "aten.logaddexp2"), "",
-        "float", "broadcast", "LogAddExp2ToPrim (GraphToPrim/Math.cpp)", ""),
+        "float", "broadcast", "LogAddExp2ToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "xlogy": OpDef(
         "xlogy", "binary", ("lhs", "rhs"), (),
         ("torch.xlogy", "Tensor.xlogy", "aten.xlogy", "torch.special.xlogy"), "",
-        "float", "broadcast", "XLogYToPrim (GraphToPrim/Math.cpp)", ""),
+        "float", "broadcast", "XLogYToPrim (GraphToPrim/Math.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "lerp": OpDef(
         "lerp", "ternary", ("start", "end", "weight"), (),
         (), "",
-        "float", "broadcast", "LerpToPrim (GraphToPrim/Math.cpp)", "rule"),
+        "float", "broadcast", "LerpToPrim (GraphToPrim/Math.cpp)", "rule",
+        ("", "", ""), (),
+        (("operand", "start"), ("lit", ","), ("operand", "end"), ("lit", ","), ("operand", "weight"), ("attrs",), ("lit", ":"), ("type", "start"), ("lit", ","), ("type", "end"), ("lit", ","), ("type", "weight"), ("lit", "->"), ("type", "result")),
+        False),
     "addcmul": OpDef(
         "addcmul", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
         ("torch.addcmul", "Tensor.addcmul", "aten.addcmul"), "input, tensor1, tensor2, *, value=1",
-        "promote_numeric", "broadcast", "AddcmulToPrim (GraphToPrim/Math.cpp)", ""),
+        "promote_numeric", "broadcast", "AddcmulToPrim (GraphToPrim/Math.cpp)", "",
+        ("", "", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "tensor1"), ("lit", ","), ("operand", "tensor2"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "tensor1"), ("lit", ","), ("type", "tensor2"), ("lit", "->"), ("type", "result")),
+        False),
     "addcdiv": OpDef(
         "addcdiv", "ternary", ("input", "tensor1", "tensor2"), (("value", "f64"),),
         ("torch.addcdiv", "Tensor.addcdiv", "aten.addcdiv"), "input, tensor1, tensor2, *, value=1",
-        "promote_numeric", "broadcast", "AddcdivToPrim (GraphToPrim/Math.cpp)", ""),
+        "promote_numeric", "broadcast", "AddcdivToPrim (GraphToPrim/Math.cpp)", "",
+        ("", "", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "tensor1"), ("lit", ","), ("operand", "tensor2"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "tensor1"), ("lit", ","), ("type", "tensor2"), ("lit", "->"), ("type", "result")),
+        False),
     "clamp": OpDef(
         "clamp", "ternary", ("input", "min", "max"), (),
         ("torch.clamp", "Tensor.clamp", "aten.clamp", "torch.clip", "Tensor.clip"), "",
-        "promote_numeric", "broadcast", "ClampToPrim (GraphToPrim/Math.cpp)", "rule"),
+        "promote_numeric", "broadcast", "ClampToPrim (GraphToPrim/Math.cpp)", "rule",
+        ("", "", ""), (),
+        (("operand", "input"), ("lit", ","), ("operand", "min"), ("lit", ","), ("operand", "max"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "min"), ("lit", ","), ("type", "max"), ("lit", "->"), ("type", "result")),
+        False),
     "gelu": OpDef(
         "gelu", "activation", ("input",), (("approximate", "str"),),
         ("torch.nn.functional.gelu", "aten.gelu"), "input, approximate='none'",
-        "keeps_float", "elementwise", "GeluToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "GeluToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "silu": OpDef(
         "silu", "activation", ("input",), (),
         ("torch.nn.functional.silu", "aten.silu"), "input, inplace=False",
-        "keeps_float", "elementwise", "SiluToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "SiluToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "mish": OpDef(
         "mish", "activation", ("input",), (),
         ("torch.nn.functional.mish", "aten.mish"), "input, inplace=False",
-        "keeps_float", "elementwise", "MishToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "MishToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "elu": OpDef(
         "elu", "activation", ("input",), (("alpha", "f64"),),
         ("torch.nn.functional.elu",), "input, alpha=1.0, inplace=False",
-        "keeps_float", "elementwise", "EluToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "EluToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "selu": OpDef(
         "selu", "activation", ("input",), (),
         ("torch.nn.functional.selu", "torch.selu", "aten.selu"), "input, inplace=False",
-        "keeps_float", "elementwise", "SeluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "SeluToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "celu": OpDef(
         "celu", "activation", ("input",), (("alpha", "f64"),),
         ("torch.nn.functional.celu", "torch.celu"), "input, alpha=1.0, inplace=False",
-        "keeps_float", "elementwise", "CeluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "CeluToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "softplus": OpDef(
         "softplus", "activation", ("input",), (("beta", "f64"), ("threshold", "f64")),
         ("torch.nn.functional.softplus", "aten.softplus"), "input, beta=1.0, threshold=20.0",
-        "keeps_float", "elementwise", "SoftplusToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "SoftplusToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "logsigmoid": OpDef(
         "logsigmoid", "activation", ("input",), (),
         ("torch.nn.functional.logsigmoid",), "input",
-        "keeps_float", "elementwise", "LogSigmoidToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "LogSigmoidToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "hardswish": OpDef(
         "hardswish", "activation", ("input",), (),
         ("torch.nn.functional.hardswish", "aten.hardswish"), "input, inplace=False",
-        "keeps_float", "elementwise", "HardswishToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "HardswishToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "hardsigmoid": OpDef(
         "hardsigmoid", "activation", ("input",), (),
         ("torch.nn.functional.hardsigmoid", "aten.hardsigmoid"), "input, inplace=False",
-        "keeps_float", "elementwise", "HardsigmoidToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "HardsigmoidToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "softsign": OpDef(
         "softsign", "activation", ("input",), (),
         ("torch.nn.functional.softsign",), "input",
-        "keeps_float", "elementwise", "SoftsignToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "SoftsignToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "tanhshrink": OpDef(
         "tanhshrink", "activation", ("input",), (),
         ("torch.nn.functional.tanhshrink",), "input",
-        "keeps_float", "elementwise", "TanhshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "TanhshrinkToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "softshrink": OpDef(
         "softshrink", "activation", ("input",), (("lambd", "f64"),),
         ("torch.nn.functional.softshrink", "aten.softshrink"), "input, lambd=0.5",
-        "keeps_float", "elementwise", "SoftshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "SoftshrinkToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "hardshrink": OpDef(
         "hardshrink", "activation", ("input",), (("lambd", "f64"),),
         ("torch.nn.functional.hardshrink", "aten.hardshrink"), "input, lambd=0.5",
-        "keeps_float", "elementwise", "HardshrinkToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_float", "elementwise", "HardshrinkToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "threshold": OpDef(
         "threshold", "activation", ("input",), (("threshold", "f64"), ("value", "f64")),
         ("torch.nn.functional.threshold", "torch.threshold", "aten.threshold"), "input, threshold, value, inplace=False",
-        "keeps_float", "elementwise", "ThresholdToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "ThresholdToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "leaky_relu": OpDef(
         "leaky_relu", "activation", ("input",), (("negative_slope", "f64"),),
         ("torch.nn.functional.leaky_relu", "aten.leaky_relu"), "input, negative_slope=0.01, inplace=False",
-        "keeps_float", "elementwise", "LeakyReluToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "LeakyReluToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "hardtanh": OpDef(
         "hardtanh", "activation", ("input",), (("min_val", "f64"), ("max_val", "f64")),
         ("aten.hardtanh",), "",
-        "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", "rule"),
+        "keeps_float", "elementwise", "HardtanhToPrim (GraphToPrim/Activations.cpp)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "bilinear": OpDef(
         "bilinear", "bilinear", ("input", "input2", "weight", "bias"), (),
         (), "",
-        "keeps_element", "meta", "BilinearToPrim (GraphToPrim/Linalg.cpp)", ""),
+        "keeps_element", "meta", "BilinearToPrim (GraphToPrim/Linalg.cpp)", "",
+        ("", "", "", "optional"), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "cross": OpDef(
         "cross", "products", ("input", "other"), (("dim", "i64"),),
         ("torch.cross", "Tensor.cross"), "",
-        "keeps_type", "elementwise", "CrossToPrim (GraphToPrim/Linalg.cpp)", ""),
+        "keeps_type", "elementwise", "CrossToPrim (GraphToPrim/Linalg.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "other"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "other"), ("lit", "->"), ("type", "result")),
+        False),
     "glu": OpDef(
         "glu", "gated", ("input",), (("dim", "i64"),),
         ("torch.nn.functional.glu", "aten.glu"), "input, dim=-1",
-        "keeps_element", "meta", "GluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_element", "meta", "GluToPrim (GraphToPrim/Activations.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "prelu": OpDef(
         "prelu", "gated", ("input", "weight"), (),
         ("torch.nn.functional.prelu", "aten.prelu"), "",
-        "keeps_element", "meta", "PreluToPrim (GraphToPrim/Activations.cpp)", ""),
+        "keeps_element", "meta", "PreluToPrim (GraphToPrim/Activations.cpp)", "",
+        ("", ""), (),
+        (("operand", "input"), ("lit", ","), ("operand", "weight"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "weight"), ("lit", "->"), ("type", "result")),
+        False),
     "var": OpDef(
         "var", "statistics", ("input",), (("dims", "i64_array"), ("correction", "f64"), ("keepdim", "unit")),
         ("torch.var", "Tensor.var", "aten.var"), "",
-        "float", "reduction", "VarToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "float", "reduction", "VarToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "std": OpDef(
         "std", "statistics", ("input",), (("dims", "i64_array"), ("correction", "f64"), ("keepdim", "unit")),
         ("torch.std", "Tensor.std", "aten.std"), "",
-        "float", "reduction", "StdToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "float", "reduction", "StdToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sum": OpDef(
         "sum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.sum", "Tensor.sum", "aten.sum"), "",
-        "free", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule"),
+        "free", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "mean": OpDef(
         "mean", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.mean", "Tensor.mean", "aten.mean"), "",
-        "float", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule"),
+        "float", "reduction", "prim::ReduceSumOp (ReductionToPrim)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "amax": OpDef(
         "amax", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.amax", "Tensor.amax", "aten.amax"), "",
-        "keeps_element", "reduction", "prim::ReduceMaxOp (ReductionToPrim)", "rule"),
+        "keeps_element", "reduction", "prim::ReduceMaxOp (ReductionToPrim)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "amin": OpDef(
         "amin", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.amin", "Tensor.amin", "aten.amin"), "",
-        "keeps_element", "reduction", "prim::ReduceMinOp (ReductionToPrim)", "rule"),
+        "keeps_element", "reduction", "prim::ReduceMinOp (ReductionToPrim)", "rule",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "prod": OpDef(
         "prod", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.prod", "Tensor.prod", "aten.prod"), "",
-        "free", "reduction", "prim::ReduceProdOp (ReductionToPrim)", ""),
+        "free", "reduction", "prim::ReduceProdOp (ReductionToPrim)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "nansum": OpDef(
         "nansum", "reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
         ("torch.nansum", "Tensor.nansum", "aten.nansum"), "",
-        "free", "reduction", "NansumToPrim (GraphToPrim/Reductions.cpp)", ""),
+        "free", "reduction", "NansumToPrim (GraphToPrim/Reductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "softmax": OpDef(
+        "softmax", "softmax", ("input",), (("dim", "i64"),),
+        (), "",
+        "meta", "meta", "SoftmaxToPrim<graph::SoftmaxOp> (GraphToPrim/Normalization.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "log_softmax": OpDef(
+        "log_softmax", "softmax", ("input",), (("dim", "i64"),),
+        (), "",
+        "meta", "meta", "SoftmaxToPrim<graph::LogSoftmaxOp> (GraphToPrim/Normalization.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "safe_softmax": OpDef(
         "safe_softmax", "softmax", ("input",), (("dim", "i64"),),
         ("aten._safe_softmax",), "",
-        "keeps_float", "elementwise", "SafeSoftmaxToPrim (GraphToPrim/Normalization.cpp)", "rule"),
+        "keeps_float", "elementwise", "SafeSoftmaxToPrim (GraphToPrim/Normalization.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "softmax_backward": OpDef(
         "softmax_backward", "softmax_backward", ("grad_output", "output"), (("dim", "i64"),),
         ("aten._softmax_backward_data",), "",
-        "meta", "elementwise", "SoftmaxBackwardToPrim (GraphToPrim/Normalization.cpp)", ""),
+        "meta", "elementwise", "SoftmaxBackwardToPrim (GraphToPrim/Normalization.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "grad_output"), ("lit", ","), ("operand", "output"), ("attrs",), ("lit", ":"), ("type", "grad_output"), ("lit", ","), ("type", "output"), ("lit", "->"), ("type", "result")),
+        False),
+    "matmul": OpDef(
+        "matmul", "linalg", ("lhs", "rhs"), (),
+        (), "",
+        "meta", "meta", "MatmulToPrim (GraphToPrim/Linalg.cpp)", "rule",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "addmm": OpDef(
         "addmm", "linalg", ("input", "lhs", "rhs"), (("alpha", "f64"), ("beta", "f64")),
         ("torch.addmm", "Tensor.addmm", "aten.addmm"), "",
-        "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", "rule"),
+        "promote_numeric", "meta", "AddmmToPrim (GraphToPrim/Linalg.cpp)", "rule",
+        ("", "", ""), (None, None),
+        (("operand", "input"), ("lit", ","), ("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "vecdot": OpDef(
         "vecdot", "linalg", ("lhs", "rhs"), (("dim", "i64"),),
         ("torch.dot", "torch.vdot", "torch.linalg.vecdot", "aten.dot", "aten.vdot"), "",
-        "promote_numeric", "meta", "VecdotToPrim (GraphToPrim/Linalg.cpp)", "rule"),
+        "promote_numeric", "meta", "VecdotToPrim (GraphToPrim/Linalg.cpp)", "rule",
+        ("", ""), (None,),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "trace": OpDef(
         "trace", "linalg", ("input",), (),
         ("torch.trace", "Tensor.trace", "aten.trace"), "",
-        "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", ""),
+        "free", "meta", "TraceToPrim (GraphToPrim/Linalg.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "reshape": OpDef(
+        "reshape", "shape", ("input", "sizes"), (),
+        (), "",
+        "meta", "meta", "ReshapeToPrim (GraphToPrim/DataMovement.cpp)", "builder reshapeBack",
+        ("", "variadic"), (),
+        (("operand", "input"), ("opt", "sizes", (("lit", "sizes"), ("lit", "("), ("operand", "sizes"), ("lit", ")"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        True),
+    "permute": OpDef(
+        "permute", "shape", ("input",), (("dims", "i64_array"),),
+        (), "",
+        "meta", "meta", "PermuteToPrim (GraphToPrim/DataMovement.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        True),
+    "expand": OpDef(
+        "expand", "shape", ("input", "sizes"), (),
+        (), "",
+        "meta", "meta", "ExpandToPrim (GraphToPrim/DataMovement.cpp)", "builder expandBack",
+        ("", "variadic"), (),
+        (("operand", "input"), ("opt", "sizes", (("lit", "sizes"), ("lit", "("), ("operand", "sizes"), ("lit", ")"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        True),
+    "slice": OpDef(
+        "slice", "shape", ("input",), (("dim", "i64"), ("start", "i64"), ("end", "i64"), ("step", "i64")),
+        (), "",
+        "meta", "meta", "SliceToPrim (GraphToPrim/DataMovement.cpp)", "rule",
+        ("",), (None, None, None, None),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("lit", "start"), ("attr", "start"), ("lit", "end"), ("attr", "end"), ("lit", "step"), ("attr", "step"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        True),
+    "cat": OpDef(
+        "cat", "shape", ("inputs",), (("dim", "i64"),),
+        (), "",
+        "meta", "meta", "CatToPrim (GraphToPrim/DataMovement.cpp)", "builder catBack",
+        ("variadic",), (None,),
+        (("operand", "inputs"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "inputs"), ("lit", "->"), ("type", "result")),
+        False),
     "dim": OpDef(
         "dim", "shape", ("input",), (("dim", "i64"),),
         (), "",
-        "index", "meta", "DimToPrim (GraphToPrim/DataMovement.cpp)", ""),
+        "index", "meta", "DimToPrim (GraphToPrim/DataMovement.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("lit", ","), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "iota": OpDef(
         "iota", "shape", ("sizes",), (),
         (), "",
-        "free", "meta", "IotaToPrim (GraphToPrim/DataMovement.cpp)", ""),
+        "free", "meta", "IotaToPrim (GraphToPrim/DataMovement.cpp)", "",
+        ("variadic",), (),
+        (("opt", "sizes", (("lit", "sizes"), ("lit", "("), ("operand", "sizes"), ("lit", ")"))), ("attrs",), ("lit", ":"), ("type", "result")),
+        False),
     "dynamic_slice": OpDef(
         "dynamic_slice", "shape", ("input", "start", "end"), (("dim", "i64"),),
         (), "",
-        "keeps_element", "meta", "DynamicSliceToPrim (GraphToPrim/DataMovement.cpp)", "builder dynamicSliceBack"),
+        "keeps_element", "meta", "DynamicSliceToPrim (GraphToPrim/DataMovement.cpp)", "builder dynamicSliceBack",
+        ("", "", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "start"), ("lit", ","), ("operand", "end"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "start"), ("lit", ","), ("type", "end"), ("lit", "->"), ("type", "result")),
+        False),
+    "gather": OpDef(
+        "gather", "indexing", ("input", "index"), (("dim", "i64"),),
+        (), "",
+        "meta", "meta", "GatherToPrim (GraphToPrim/Indexing.cpp)", "rule",
+        ("", ""), (None,),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("lit", "index"), ("operand", "index"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "index"), ("lit", "->"), ("type", "result")),
+        False),
+    "convolution": OpDef(
+        "convolution", "convolution", ("input", "weight", "bias"), (("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("groups", "i64"), ("transposed", "unit"), ("output_padding", "i64_array")),
+        (), "",
+        "meta", "meta", "ConvolutionToPrim (GraphToPrim/Linalg.cpp)", "builder convolutionBack",
+        ("", "", "optional"), (None, None, None, None, None, None),
+        (("operand", "input"), ("lit", ","), ("operand", "weight"), ("opt", "bias", (("lit", "bias"), ("operand", "bias"))), ("lit", "stride"), ("attr", "stride"), ("lit", "padding"), ("attr", "padding"), ("lit", "dilation"), ("attr", "dilation"), ("lit", "groups"), ("attr", "groups"), ("opt", "transposed", (("lit", "transposed"), ("attr", "transposed"))), ("opt", "output_padding", (("lit", "output_padding"), ("attr", "output_padding"))), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "max_pool": OpDef(
+        "max_pool", "pool", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "unit")),
+        (), "",
+        "meta", "meta", "PoolToPrim<graph::MaxPoolOp> (GraphToPrim/Pooling.cpp)", "rule",
+        ("",), (None, None, None, None, None),
+        (("operand", "input"), ("lit", "kernel"), ("attr", "kernel"), ("lit", "stride"), ("attr", "stride"), ("lit", "padding"), ("attr", "padding"), ("lit", "dilation"), ("attr", "dilation"), ("opt", "ceil_mode", (("lit", "ceil_mode"), ("attr", "ceil_mode"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "avg_pool": OpDef(
+        "avg_pool", "pool", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("ceil_mode", "unit"), ("count_include_pad", "unit"), ("divisor_override", "i64")),
+        (), "",
+        "meta", "meta", "PoolToPrim<graph::AvgPoolOp> (GraphToPrim/Pooling.cpp)", "",
+        ("",), (None, None, None, None, None, None),
+        (("operand", "input"), ("lit", "kernel"), ("attr", "kernel"), ("lit", "stride"), ("attr", "stride"), ("lit", "padding"), ("attr", "padding"), ("opt", "ceil_mode", (("lit", "ceil_mode"), ("attr", "ceil_mode"))), ("opt", "count_include_pad", (("lit", "count_include_pad"), ("attr", "count_include_pad"))), ("opt", "divisor_override", (("lit", "divisor_override"), ("attr", "divisor_override"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "adaptive_max_pool": OpDef(
+        "adaptive_max_pool", "adaptive_pool", ("input",), (("output_size", "i64_array"),),
+        (), "",
+        "meta", "meta", "AdaptivePoolToPrim<graph::AdaptiveMaxPoolOp> (GraphToPrim/Pooling.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "output_size"), ("attr", "output_size"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "adaptive_avg_pool": OpDef(
+        "adaptive_avg_pool", "adaptive_pool", ("input",), (("output_size", "i64_array"),),
+        (), "",
+        "meta", "meta", "AdaptivePoolToPrim<graph::AdaptiveAvgPoolOp> (GraphToPrim/Pooling.cpp)", "rule",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "output_size"), ("attr", "output_size"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "grid_sampler": OpDef(
         "grid_sampler", "grid_sampler", ("input", "grid"), (("mode", "i64"), ("padding", "i64"), ("align_corners", "bool"), ("cuda_rules", "bool")),
         (), "",
-        "keeps_element", "meta", "GridSamplerToPrim (GraphToPrim/GridSample.cpp)", ""),
+        "keeps_element", "meta", "GridSamplerToPrim (GraphToPrim/GridSample.cpp)", "",
+        ("", ""), (None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "upsample": OpDef(
         "upsample", "resample", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("scales", "f64_array")),
         (), "",
-        "keeps_element", "meta", "UpsampleToPrim (GraphToPrim/Resample.cpp)", ""),
+        "keeps_element", "meta", "UpsampleToPrim (GraphToPrim/Resample.cpp)", "",
+        ("",), (None, None, None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "max_pool_with_indices": OpDef(
         "max_pool_with_indices", "pool_indices", ("input",), (("kernel", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
-        "meta", "meta", "MaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", "rule"),
+        "meta", "meta", "MaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", "rule",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "adaptive_max_pool_with_indices": OpDef(
         "adaptive_max_pool_with_indices", "pool_indices", ("input",), (("output_size", "i64_array"),),
         (), "",
-        "meta", "meta", "AdaptiveMaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", ""),
+        "meta", "meta", "AdaptiveMaxPoolWithIndicesToPrim (GraphToPrim/Pooling.cpp)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "im2col": OpDef(
         "im2col", "window_columns", ("input",), (("kernel", "i64_array"), ("dilation", "i64_array"), ("padding", "i64_array"), ("stride", "i64_array")),
         ("torch.nn.functional.unfold", "aten.im2col"), "",
-        "keeps_element", "meta", "Im2colToPrim (GraphToPrim/Pooling.cpp)", ""),
+        "keeps_element", "meta", "Im2colToPrim (GraphToPrim/Pooling.cpp)", "",
+        ("",), (None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "col2im": OpDef(
         "col2im", "window_columns", ("input",), (("output_size", "i64_array"), ("kernel", "i64_array"), ("dilation", "i64_array"), ("padding", "i64_array"), ("stride", "i64_array")),
         ("torch.nn.functional.fold", "aten.col2im"), "",
-        "keeps_element", "meta", "Col2imToPrim (GraphToPrim/Pooling.cpp)", ""),
+        "keeps_element", "meta", "Col2imToPrim (GraphToPrim/Pooling.cpp)", "",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "pad": OpDef(
+        "pad", "pad", ("input",), (("mode", "enum"), ("low", "i64_array"), ("high", "i64_array"), ("value", "f64")),
+        (), "",
+        "meta", "meta", "PadToPrim (GraphToPrim/DataMovement.cpp)", "rule",
+        ("",), (None, None, None, 0.0),
+        (("operand", "input"), ("attr", "mode"), ("lit", "low"), ("attr", "low"), ("lit", "high"), ("attr", "high"), ("opt", "value", (("lit", "value"), ("attr", "value"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "scaled_dot_product_attention": OpDef(
+        "scaled_dot_product_attention", "attention", ("query", "key", "value", "mask"), (("is_causal", "unit"), ("scale", "f64")),
+        (), "",
+        "meta", "meta", "AttentionToPrim (GraphToPrim/Linalg.cpp)", "builder attentionBack",
+        ("", "", "", "optional"), (None, None),
+        (("operand", "query"), ("lit", ","), ("operand", "key"), ("lit", ","), ("operand", "value"), ("opt", "mask", (("lit", "mask"), ("operand", "mask"))), ("opt", "is_causal", (("lit", "causal"), ("attr", "is_causal"))), ("opt", "scale", (("lit", "scale"), ("attr", "scale"))), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "all": OpDef(
+        "all", "composite_reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
+        (), "",
+        "meta", "reduction", "LogicalReductionToPrim<graph::AllOp, prim::ReduceMinOp> (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "any": OpDef(
+        "any", "composite_reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
+        (), "",
+        "meta", "reduction", "LogicalReductionToPrim<graph::AnyOp, prim::ReduceMaxOp> (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "logsumexp": OpDef(
+        "logsumexp", "composite_reduce", ("input",), (("dims", "i64_array"), ("keepdim", "unit")),
+        (), "",
+        "meta", "reduction", "LogsumexpToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "argmax": OpDef(
+        "argmax", "arg_reduce", ("input",), (("dim", "i64"), ("keepdim", "unit")),
+        (), "",
+        "meta", "meta", "ArgReductionToPrim<graph::ArgmaxOp, prim::ReduceMaxOp> (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "argmin": OpDef(
+        "argmin", "arg_reduce", ("input",), (("dim", "i64"), ("keepdim", "unit")),
+        (), "",
+        "meta", "meta", "ArgReductionToPrim<graph::ArgminOp, prim::ReduceMinOp> (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "vector_norm": OpDef(
+        "vector_norm", "vector_norm", ("input",), (("ord", "f64"), ("dims", "i64_array"), ("keepdim", "unit")),
+        (), "",
+        "meta", "reduction", "VectorNormToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None, None),
+        (("operand", "input"), ("lit", "ord"), ("attr", "ord"), ("lit", "dims"), ("attr", "dims"), ("opt", "keepdim", (("lit", "keepdim"), ("attr", "keepdim"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "dist": OpDef(
         "dist", "distances", ("input", "other"), (("p", "f64"),),
         (), "",
-        "keeps_element", "meta", "DistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "keeps_element", "meta", "DistToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "other"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "other"), ("lit", "->"), ("type", "result")),
+        False),
     "cdist": OpDef(
         "cdist", "distances", ("input", "other"), (("p", "f64"),),
         (), "",
-        "keeps_element", "meta", "CdistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "keeps_element", "meta", "CdistToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "other"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "other"), ("lit", "->"), ("type", "result")),
+        False),
     "pdist": OpDef(
         "pdist", "distances", ("input",), (("p", "f64"),),
         (), "",
-        "keeps_element", "meta", "PdistToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "keeps_element", "meta", "PdistToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "renorm": OpDef(
         "renorm", "distances", ("input",), (("p", "f64"), ("dim", "i64"), ("maxnorm", "f64")),
         ("torch.renorm", "Tensor.renorm", "aten.renorm"), "",
-        "keeps_float", "elementwise", "RenormToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "keeps_float", "elementwise", "RenormToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("",), (None, None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isin": OpDef(
         "isin", "search", ("elements", "test_elements"), (("invert", "bool"),),
         (), "",
-        "bool", "meta", "IsinToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "bool", "meta", "IsinToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "elements"), ("lit", ","), ("operand", "test_elements"), ("attrs",), ("lit", ":"), ("type", "elements"), ("lit", ","), ("type", "test_elements"), ("lit", "->"), ("type", "result")),
+        False),
     "bucketize": OpDef(
         "bucketize", "search", ("input", "boundaries"), (("right", "bool"), ("out_int32", "bool")),
         (), "",
-        "meta", "meta", "BucketizeToPrim (GraphToPrim/CompositeReductions.cpp)", ""),
+        "meta", "meta", "BucketizeToPrim (GraphToPrim/CompositeReductions.cpp)", "",
+        ("", ""), (None, None),
+        (("operand", "input"), ("lit", ","), ("operand", "boundaries"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "boundaries"), ("lit", "->"), ("type", "result")),
+        False),
+    "cumulative": OpDef(
+        "cumulative", "scan", ("input",), (("kind", "enum"), ("dim", "i64")),
+        (), "",
+        "meta", "meta", "CumulativeToPrim (GraphToPrim/Scans.cpp)", "",
+        ("",), (None, None),
+        (("attr", "kind"), ("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "cumulative_index": OpDef(
+        "cumulative_index", "scan", ("input",), (("kind", "enum"), ("dim", "i64")),
+        (), "",
+        "meta", "meta", "CumulativeIndexToPrim (GraphToPrim/Scans.cpp)", "",
+        ("",), (None, None),
+        (("attr", "kind"), ("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "flip": OpDef(
+        "flip", "rearrange", ("input",), (("dims", "i64_array"),),
+        (), "",
+        "meta", "meta", "FlipToPrim (GraphToPrim/Rearrange.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "dims"), ("attr", "dims"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "tril": OpDef(
         "tril", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.tril", "Tensor.tril", "aten.tril"), "input, diagonal=0, *, out=None",
-        "keeps_element", "elementwise", "TrilToPrim (GraphToPrim/Rearrange.cpp)", ""),
+        "keeps_element", "elementwise", "TrilToPrim (GraphToPrim/Rearrange.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "triu": OpDef(
         "triu", "triangle", ("input",), (("diagonal", "i64"),),
         ("torch.triu", "Tensor.triu", "aten.triu"), "input, diagonal=0, *, out=None",
-        "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", ""),
+        "keeps_element", "elementwise", "TriuToPrim (GraphToPrim/Rearrange.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "roll": OpDef(
+        "roll", "rearrange", ("input",), (("shifts", "i64_array"), ("dims", "i64_array")),
+        (), "",
+        "meta", "meta", "RollToPrim (GraphToPrim/Rearrange.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("lit", "shifts"), ("attr", "shifts"), ("lit", "dims"), ("attr", "dims"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "repeat": OpDef(
+        "repeat", "rearrange", ("input",), (("repeats", "i64_array"),),
+        (), "",
+        "meta", "meta", "RepeatToPrim (GraphToPrim/Rearrange.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("lit", "repeats"), ("attr", "repeats"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "mse_loss": OpDef(
+        "mse_loss", "pointwise_loss", ("input", "target"), (("reduction", "enum"),),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::MseLossOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None,),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "l1_loss": OpDef(
+        "l1_loss", "pointwise_loss", ("input", "target"), (("reduction", "enum"),),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::L1LossOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None,),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "smooth_l1_loss": OpDef(
+        "smooth_l1_loss", "pointwise_loss", ("input", "target"), (("reduction", "enum"), ("beta", "f64")),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::SmoothL1LossOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None, None),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "huber_loss": OpDef(
+        "huber_loss", "pointwise_loss", ("input", "target"), (("reduction", "enum"), ("delta", "f64")),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::HuberLossOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None, None),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "kl_div": OpDef(
+        "kl_div", "pointwise_loss", ("input", "target"), (("reduction", "enum"), ("log_target", "unit")),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::KlDivOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None, None),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "binary_cross_entropy": OpDef(
+        "binary_cross_entropy", "pointwise_loss", ("input", "target"), (("reduction", "enum"),),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::BinaryCrossEntropyOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None,),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "binary_cross_entropy_with_logits": OpDef(
+        "binary_cross_entropy_with_logits", "pointwise_loss", ("input", "target"), (("reduction", "enum"),),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::BinaryCrossEntropyWithLogitsOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None,),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
+    "soft_margin_loss": OpDef(
+        "soft_margin_loss", "pointwise_loss", ("input", "target"), (("reduction", "enum"),),
+        (), "",
+        "meta", "meta", "PointwiseLossToPrim<graph::SoftMarginLossOp> (GraphToPrim/Losses.cpp)", "builder pointwiseLossBack",
+        ("", ""), (None,),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "multi_margin_loss": OpDef(
         "multi_margin_loss", "multi_margin_loss", ("input", "target", "weight"), (("p", "i64"), ("margin", "f64"), ("reduction", "str")),
         (), "",
-        "meta", "meta", "MultiMarginLossToPrim (GraphToPrim/Losses.cpp)", ""),
+        "meta", "meta", "MultiMarginLossToPrim (GraphToPrim/Losses.cpp)", "",
+        ("", "", "optional"), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "multilabel_margin_loss": OpDef(
         "multilabel_margin_loss", "multilabel_margin_loss", ("input", "target"), (("reduction", "str"),),
         (), "",
-        "keeps_element", "meta", "MultilabelMarginLossToPrim (GraphToPrim/Losses.cpp)", ""),
+        "keeps_element", "meta", "MultilabelMarginLossToPrim (GraphToPrim/Losses.cpp)", "",
+        ("", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "nll_loss": OpDef(
+        "nll_loss", "nll_loss", ("input", "target", "weight"), (("reduction", "enum"), ("ignore_index", "i64")),
+        (), "",
+        "meta", "meta", "NllLossToPrim (GraphToPrim/Losses.cpp)", "rule",
+        ("", "", ""), (None, None),
+        (("attr", "reduction"), ("operand", "input"), ("lit", ","), ("operand", "target"), ("lit", ","), ("operand", "weight"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "target"), ("lit", ","), ("type", "weight"), ("lit", "->"), ("type", "result")),
+        False),
+    "layer_norm": OpDef(
+        "layer_norm", "norm", ("input", "weight", "bias"), (("normalized_rank", "i64"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "LayerNormToPrim (GraphToPrim/Normalization.cpp)", "builder layerNormBack",
+        ("", "optional", "optional"), (None, None),
+        (("operand", "input"), ("opt", "weight", (("lit", "weight"), ("operand", "weight"))), ("opt", "bias", (("lit", "bias"), ("operand", "bias"))), ("lit", "normalized_rank"), ("attr", "normalized_rank"), ("lit", "eps"), ("attr", "eps"), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "norm_stats": OpDef(
         "norm_stats", "norm_stats", ("input",), (("dims", "i64_array"), ("eps", "f64")),
         (), "",
-        "meta", "meta", "NormStatsToPrim (GraphToPrim/Normalization.cpp)", ""),
+        "meta", "meta", "NormStatsToPrim (GraphToPrim/Normalization.cpp)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
+    "rms_norm": OpDef(
+        "rms_norm", "norm", ("input", "weight"), (("normalized_rank", "i64"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "RmsNormToPrim (GraphToPrim/Normalization.cpp)", "builder rmsNormBack",
+        ("", "optional"), (None, None),
+        (("operand", "input"), ("opt", "weight", (("lit", "weight"), ("operand", "weight"))), ("lit", "normalized_rank"), ("attr", "normalized_rank"), ("lit", "eps"), ("attr", "eps"), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "batch_norm": OpDef(
+        "batch_norm", "norm", ("input", "weight", "bias", "running_mean", "running_var", "num_batches_tracked"), (("training", "unit"), ("momentum", "f64"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "BatchNormToPrim (GraphToPrim/Normalization.cpp)", "builder batchNormBack",
+        ("", "optional", "optional", "optional", "optional", "optional"), (None, None, None),
+        (("operand", "input"), ("opt", "weight", (("lit", "weight"), ("operand", "weight"))), ("opt", "bias", (("lit", "bias"), ("operand", "bias"))), ("opt", "running_mean", (("lit", "running_mean"), ("operand", "running_mean"))), ("opt", "running_var", (("lit", "running_var"), ("operand", "running_var"))), ("opt", "num_batches_tracked", (("lit", "num_batches_tracked"), ("operand", "num_batches_tracked"))), ("opt", "training", (("lit", "training"), ("attr", "training"))), ("opt", "momentum", (("lit", "momentum"), ("attr", "momentum"))), ("lit", "eps"), ("attr", "eps"), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("types", "results")),
+        False),
+    "instance_norm": OpDef(
+        "instance_norm", "norm", ("input", "weight", "bias", "running_mean", "running_var"), (("use_input_stats", "unit"), ("momentum", "f64"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "InstanceNormToPrim (GraphToPrim/Normalization.cpp)", "",
+        ("", "optional", "optional", "optional", "optional"), (None, None, None),
+        (("operand", "input"), ("opt", "weight", (("lit", "weight"), ("operand", "weight"))), ("opt", "bias", (("lit", "bias"), ("operand", "bias"))), ("opt", "running_mean", (("lit", "running_mean"), ("operand", "running_mean"))), ("opt", "running_var", (("lit", "running_var"), ("operand", "running_var"))), ("opt", "use_input_stats", (("lit", "use_input_stats"), ("attr", "use_input_stats"))), ("lit", "momentum"), ("attr", "momentum"), ("lit", "eps"), ("attr", "eps"), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("types", "results")),
+        False),
+    "group_norm": OpDef(
+        "group_norm", "norm", ("input", "weight", "bias"), (("groups", "i64"), ("eps", "f64")),
+        (), "",
+        "meta", "meta", "GroupNormToPrim (GraphToPrim/Normalization.cpp)", "",
+        ("", "optional", "optional"), (None, None),
+        (("operand", "input"), ("opt", "weight", (("lit", "weight"), ("operand", "weight"))), ("opt", "bias", (("lit", "bias"), ("operand", "bias"))), ("lit", "groups"), ("attr", "groups"), ("lit", "eps"), ("attr", "eps"), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "scatter": OpDef(
+        "scatter", "scatter", ("input", "index", "src"), (("reduce", "enum"), ("dim", "i64"), ("include_self", "unit"), ("wraps", "unit")),
+        (), "",
+        "meta", "meta", "ScatterToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", ""), (None, None, None, None),
+        (("attr", "reduce"), ("operand", "input"), ("lit", "dim"), ("attr", "dim"), ("lit", "index"), ("operand", "index"), ("lit", "src"), ("operand", "src"), ("opt", "include_self", (("lit", "include_self"), ("attr", "include_self"))), ("opt", "wraps", (("lit", "wraps"), ("attr", "wraps"))), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "index"), ("lit", ","), ("type", "src"), ("lit", "->"), ("type", "result")),
+        False),
     "as_strided_scatter": OpDef(
         "as_strided_scatter", "view_scatter", ("input", "src"), (("size", "i64_array"), ("stride", "i64_array"), ("storage_offset", "i64")),
         (), "",
-        "keeps_element", "meta", "AsStridedScatterToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "AsStridedScatterToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", ""), (None, None, None),
+        (("operand", "input"), ("lit", ","), ("operand", "src"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "src"), ("lit", "->"), ("type", "result")),
+        False),
     "index_add": OpDef(
         "index_add", "index_add", ("input", "index", "source"), (("dim", "i64"), ("alpha", "f64")),
         (), "",
-        "keeps_element", "meta", "IndexAddToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "IndexAddToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "masked_scatter": OpDef(
         "masked_scatter", "masked_scatter", ("input", "mask", "source"), (),
         (), "",
-        "keeps_element", "meta", "MaskedScatterToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "MaskedScatterToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "histc": OpDef(
         "histc", "histc", ("input",), (("bins", "i64"), ("min", "f64"), ("max", "f64")),
         (), "",
-        "keeps_element", "meta", "HistcToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "HistcToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("",), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "embedding_bag": OpDef(
         "embedding_bag", "embedding_bag", ("weight", "input", "offsets", "per_sample_weights"), (("mode", "str"), ("padding_idx", "i64"), ("include_last_offset", "bool")),
         (), "",
-        "meta", "meta", "EmbeddingBagToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "meta", "meta", "EmbeddingBagToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", "", "optional"), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "masked_index": OpDef(
         "masked_index", "masked_index", ("input", "mask", "indices"), (("dim", "i64"), ("fill", "f64")),
         (), "",
-        "keeps_element", "meta", "MaskedIndexToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "MaskedIndexToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "masked_index_put": OpDef(
         "masked_index_put", "masked_index", ("input", "mask", "indices", "values"), (("dim", "i64"),),
         (), "",
-        "keeps_element", "meta", "MaskedIndexPutToPrim (GraphToPrim/Scatter.cpp)", ""),
+        "keeps_element", "meta", "MaskedIndexPutToPrim (GraphToPrim/Scatter.cpp)", "",
+        ("", "", "", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
+    "random": OpDef(
+        "random", "random", ("seed", "sizes"), (("distribution", "enum"), ("a", "f64"), ("b", "f64"), ("offset", "i64")),
+        (), "",
+        "meta", "meta", "RandomToPrim (GraphToPrim/Random.cpp)", "",
+        ("", "variadic"), (None, None, None, None),
+        (("attr", "distribution"), ("operand", "seed"), ("opt", "sizes", (("lit", "sizes"), ("lit", "("), ("operand", "sizes"), ("lit", ")"))), ("lit", "offset"), ("attr", "offset"), ("lit", "a"), ("attr", "a"), ("lit", "b"), ("attr", "b"), ("attrs",), ("lit", ":"), ("type", "seed"), ("lit", "->"), ("type", "result")),
+        False),
+    "bernoulli": OpDef(
+        "bernoulli", "random", ("p", "seed"), (("offset", "i64"),),
+        (), "",
+        "meta", "meta", "BernoulliToPrim (GraphToPrim/Random.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "p"), ("lit", ","), ("operand", "seed"), ("lit", "offset"), ("attr", "offset"), ("attrs",), ("lit", ":"), ("type", "p"), ("lit", ","), ("type", "seed"), ("lit", "->"), ("type", "result")),
+        False),
+    "dropout": OpDef(
+        "dropout", "random", ("input", "seed"), (("p", "f64"), ("offset", "i64"), ("feature_dims", "i64")),
+        (), "",
+        "meta", "meta", "DropoutToPrim (GraphToPrim/Random.cpp)", "rule",
+        ("", ""), (None, None, -1),
+        (("operand", "input"), ("lit", ","), ("operand", "seed"), ("lit", "p"), ("attr", "p"), ("lit", "offset"), ("attr", "offset"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "seed"), ("lit", "->"), ("type", "result")),
+        False),
     "dropout_backward": OpDef(
         "dropout_backward", "dropout_backward", ("input", "mask"), (("scale", "f64"),),
         ("aten.native_dropout_backward",), "",
-        "keeps_float", "elementwise", "DropoutBackwardToPrim (GraphToPrim/Random.cpp)", ""),
+        "keeps_float", "elementwise", "DropoutBackwardToPrim (GraphToPrim/Random.cpp)", "",
+        ("", ""), (None,),
+        (("operand", "input"), ("lit", ","), ("operand", "mask"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "mask"), ("lit", "->"), ("type", "result")),
+        False),
     "sort": OpDef(
         "sort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.sort", "Tensor.sort"), "input, dim=-1, descending=False, stable=False",
-        "meta", "meta", "library call `sort` (`at::sort`)", ""),
+        "meta", "meta", "library call `sort` (`at::sort`)", "",
+        ("",), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "argsort": OpDef(
         "argsort", "library", ("input",), (("dim", "i64"), ("descending", "bool"), ("stable", "bool")),
         ("torch.argsort", "Tensor.argsort"), "input, dim=-1, descending=False, stable=False",
-        "meta", "meta", "library call `argsort` (`at::argsort`)", ""),
+        "meta", "meta", "library call `argsort` (`at::argsort`)", "",
+        ("",), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "msort": OpDef(
         "msort", "library", ("input",), (),
         ("torch.msort", "Tensor.msort"), "input",
-        "meta", "meta", "library call `msort` (`at::msort`)", ""),
+        "meta", "meta", "library call `msort` (`at::msort`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "topk": OpDef(
         "topk", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("largest", "bool"), ("sorted", "bool")),
         ("torch.topk", "Tensor.topk"), "input, k, dim=-1, largest=True, sorted=True",
-        "meta", "meta", "library call `topk` (`at::topk`)", ""),
+        "meta", "meta", "library call `topk` (`at::topk`)", "",
+        ("",), (None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "kthvalue": OpDef(
         "kthvalue", "library", ("input",), (("k", "i64"), ("dim", "i64"), ("keepdim", "bool")),
         ("torch.kthvalue", "Tensor.kthvalue"), "input, k, dim=-1, keepdim=False",
-        "meta", "meta", "library call `kthvalue` (`at::kthvalue`)", ""),
+        "meta", "meta", "library call `kthvalue` (`at::kthvalue`)", "",
+        ("",), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "mode": OpDef(
         "mode", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.mode", "Tensor.mode"), "input, dim=-1, keepdim=False",
-        "meta", "meta", "library call `mode` (`at::mode`)", ""),
+        "meta", "meta", "library call `mode` (`at::mode`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "median": OpDef(
         "median", "library", ("input",), (),
         ("torch.median", "Tensor.median"), "",
-        "meta", "meta", "library call `median` (`at::median`)", ""),
+        "meta", "meta", "library call `median` (`at::median`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "median_dim": OpDef(
         "median_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.median", "Tensor.median"), "",
-        "meta", "meta", "library call `median_dim` (`at::median`)", ""),
+        "meta", "meta", "library call `median_dim` (`at::median`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "nanmedian": OpDef(
         "nanmedian", "library", ("input",), (),
         ("torch.nanmedian", "Tensor.nanmedian"), "",
-        "meta", "meta", "library call `nanmedian` (`at::nanmedian`)", ""),
+        "meta", "meta", "library call `nanmedian` (`at::nanmedian`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "nanmedian_dim": OpDef(
         "nanmedian_dim", "library", ("input",), (("dim", "i64"), ("keepdim", "bool")),
         ("torch.nanmedian", "Tensor.nanmedian"), "",
-        "meta", "meta", "library call `nanmedian_dim` (`at::nanmedian`)", ""),
+        "meta", "meta", "library call `nanmedian_dim` (`at::nanmedian`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "quantile": OpDef(
         "quantile", "library", ("input", "q"), (("has_dim", "bool"), ("dim", "i64"), ("keepdim", "bool"), ("interpolation", "str"), ("ignore_nan", "bool")),
         ("torch.quantile", "Tensor.quantile"), "",
-        "meta", "meta", "library call `quantile` (`$ignore_nan ? at::nanquantile`)", ""),
+        "meta", "meta", "library call `quantile` (`$ignore_nan ? at::nanquantile`)", "",
+        ("", ""), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_cholesky": OpDef(
         "linalg_cholesky", "library", ("A",), (("upper", "bool"),),
         ("torch.linalg.cholesky",), "A, *, upper=False",
-        "meta", "meta", "library call `linalg_cholesky` (`at::linalg_cholesky`)", ""),
+        "meta", "meta", "library call `linalg_cholesky` (`at::linalg_cholesky`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "cholesky": OpDef(
         "cholesky", "library", ("input",), (("upper", "bool"),),
         ("torch.cholesky", "Tensor.cholesky"), "input, upper=False",
-        "meta", "meta", "library call `cholesky` (`at::cholesky`)", ""),
+        "meta", "meta", "library call `cholesky` (`at::cholesky`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_cholesky_ex": OpDef(
         "linalg_cholesky_ex", "library", ("A",), (("upper", "bool"), ("check_errors", "bool")),
         ("torch.linalg.cholesky_ex",), "A, *, upper=False, check_errors=False",
-        "meta", "meta", "library call `linalg_cholesky_ex` (`at::linalg_cholesky_ex`)", ""),
+        "meta", "meta", "library call `linalg_cholesky_ex` (`at::linalg_cholesky_ex`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_inv": OpDef(
         "linalg_inv", "library", ("A",), (),
         ("torch.linalg.inv", "torch.inverse", "Tensor.inverse"), "A",
-        "meta", "meta", "library call `linalg_inv` (`at::linalg_inv`)", ""),
+        "meta", "meta", "library call `linalg_inv` (`at::linalg_inv`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_inv_ex": OpDef(
         "linalg_inv_ex", "library", ("A",), (("check_errors", "bool"),),
         ("torch.linalg.inv_ex",), "A, *, check_errors=False",
-        "meta", "meta", "library call `linalg_inv_ex` (`at::linalg_inv_ex`)", ""),
+        "meta", "meta", "library call `linalg_inv_ex` (`at::linalg_inv_ex`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_solve": OpDef(
         "linalg_solve", "library", ("A", "B"), (("left", "bool"),),
         ("torch.linalg.solve",), "A, B, *, left=True",
-        "meta", "meta", "library call `linalg_solve` (`at::linalg_solve`)", ""),
+        "meta", "meta", "library call `linalg_solve` (`at::linalg_solve`)", "",
+        ("", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_solve_ex": OpDef(
         "linalg_solve_ex", "library", ("A", "B"), (("left", "bool"), ("check_errors", "bool")),
         ("torch.linalg.solve_ex",), "A, B, *, left=True, check_errors=False",
-        "meta", "meta", "library call `linalg_solve_ex` (`at::linalg_solve_ex`)", ""),
+        "meta", "meta", "library call `linalg_solve_ex` (`at::linalg_solve_ex`)", "",
+        ("", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_solve_triangular": OpDef(
         "linalg_solve_triangular", "library", ("A", "B"), (("upper", "bool"), ("left", "bool"), ("unitriangular", "bool")),
         ("torch.linalg.solve_triangular",), "A, B, *, upper, left=True, unitriangular=False",
-        "meta", "meta", "library call `linalg_solve_triangular` (`at::linalg_solve_triangular`)", ""),
+        "meta", "meta", "library call `linalg_solve_triangular` (`at::linalg_solve_triangular`)", "",
+        ("", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_det": OpDef(
         "linalg_det", "library", ("A",), (),
         ("torch.linalg.det", "torch.det", "Tensor.det"), "A",
-        "meta", "meta", "library call `linalg_det` (`at::linalg_det`)", ""),
+        "meta", "meta", "library call `linalg_det` (`at::linalg_det`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_slogdet": OpDef(
         "linalg_slogdet", "library", ("A",), (),
         ("torch.linalg.slogdet",), "A",
-        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", ""),
+        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "slogdet": OpDef(
         "slogdet", "library", ("input",), (),
         ("torch.slogdet", "Tensor.slogdet"), "input",
-        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", ""),
+        "meta", "meta", "library call `linalg_slogdet` (`at::linalg_slogdet`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "logdet": OpDef(
         "logdet", "library", ("input",), (),
         ("torch.logdet", "Tensor.logdet"), "input",
-        "meta", "meta", "library call `logdet` (`at::logdet`)", ""),
+        "meta", "meta", "library call `logdet` (`at::logdet`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_eigh": OpDef(
         "linalg_eigh", "library", ("A",), (("UPLO", "str"),),
         ("torch.linalg.eigh",), "A, UPLO='L'",
-        "meta", "meta", "library call `linalg_eigh` (`at::linalg_eigh`)", ""),
+        "meta", "meta", "library call `linalg_eigh` (`at::linalg_eigh`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_eigvalsh": OpDef(
         "linalg_eigvalsh", "library", ("A",), (("UPLO", "str"),),
         ("torch.linalg.eigvalsh",), "A, UPLO='L'",
-        "meta", "meta", "library call `linalg_eigvalsh` (`at::linalg_eigvalsh`)", ""),
+        "meta", "meta", "library call `linalg_eigvalsh` (`at::linalg_eigvalsh`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_svd": OpDef(
         "linalg_svd", "library", ("A",), (("full_matrices", "bool"),),
         ("torch.linalg.svd",), "A, full_matrices=True",
-        "meta", "meta", "library call `linalg_svd` (`at::linalg_svd`)", ""),
+        "meta", "meta", "library call `linalg_svd` (`at::linalg_svd`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "svd": OpDef(
         "svd", "library", ("input",), (("some", "bool"), ("compute_uv", "bool")),
         ("torch.svd", "Tensor.svd"), "input, some=True, compute_uv=True",
-        "meta", "meta", "library call `svd` (`at::svd`)", ""),
+        "meta", "meta", "library call `svd` (`at::svd`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_svdvals": OpDef(
         "linalg_svdvals", "library", ("A",), (),
         ("torch.linalg.svdvals",), "A",
-        "meta", "meta", "library call `linalg_svdvals` (`at::linalg_svdvals`)", ""),
+        "meta", "meta", "library call `linalg_svdvals` (`at::linalg_svdvals`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_qr": OpDef(
         "linalg_qr", "library", ("A",), (("mode", "str"),),
         ("torch.linalg.qr",), "A, mode='reduced'",
-        "meta", "meta", "library call `linalg_qr` (`at::linalg_qr`)", ""),
+        "meta", "meta", "library call `linalg_qr` (`at::linalg_qr`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "qr": OpDef(
         "qr", "library", ("input",), (("some", "bool"),),
         ("torch.qr", "Tensor.qr"), "input, some=True",
-        "meta", "meta", "library call `qr` (`at::qr`)", ""),
+        "meta", "meta", "library call `qr` (`at::qr`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_lu": OpDef(
         "linalg_lu", "library", ("A",), (("pivot", "bool"),),
         ("torch.linalg.lu",), "A, *, pivot=True",
-        "meta", "meta", "library call `linalg_lu` (`at::linalg_lu`)", ""),
+        "meta", "meta", "library call `linalg_lu` (`at::linalg_lu`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_lu_factor": OpDef(
         "linalg_lu_factor", "library", ("A",), (("pivot", "bool"),),
         ("torch.linalg.lu_factor",), "A, *, pivot=True",
-        "meta", "meta", "library call `linalg_lu_factor` (`at::linalg_lu_factor`)", ""),
+        "meta", "meta", "library call `linalg_lu_factor` (`at::linalg_lu_factor`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_lu_factor_ex": OpDef(
         "linalg_lu_factor_ex", "library", ("A",), (("pivot", "bool"), ("check_errors", "bool")),
         ("torch.linalg.lu_factor_ex",), "A, *, pivot=True, check_errors=False",
-        "meta", "meta", "library call `linalg_lu_factor_ex` (`at::linalg_lu_factor_ex`)", ""),
+        "meta", "meta", "library call `linalg_lu_factor_ex` (`at::linalg_lu_factor_ex`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_lu_solve": OpDef(
         "linalg_lu_solve", "library", ("LU", "pivots", "B"), (("left", "bool"), ("adjoint", "bool")),
         ("torch.linalg.lu_solve",), "LU, pivots, B, *, left=True, adjoint=False",
-        "meta", "meta", "library call `linalg_lu_solve` (`at::linalg_lu_solve`)", ""),
+        "meta", "meta", "library call `linalg_lu_solve` (`at::linalg_lu_solve`)", "",
+        ("", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "lu_solve": OpDef(
         "lu_solve", "library", ("b", "LU_data", "LU_pivots"), (),
         ("torch.lu_solve", "Tensor.lu_solve"), "b, LU_data, LU_pivots",
-        "meta", "meta", "library call `lu_solve` (`at::lu_solve`)", ""),
+        "meta", "meta", "library call `lu_solve` (`at::lu_solve`)", "",
+        ("", "", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "lu_unpack": OpDef(
         "lu_unpack", "library", ("LU_data", "LU_pivots"), (("unpack_data", "bool"), ("unpack_pivots", "bool")),
         ("torch.lu_unpack",), "LU_data, LU_pivots, unpack_data=True, unpack_pivots=True",
-        "meta", "meta", "library call `lu_unpack` (`at::lu_unpack`)", ""),
+        "meta", "meta", "library call `lu_unpack` (`at::lu_unpack`)", "",
+        ("", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_ldl_factor": OpDef(
         "linalg_ldl_factor", "library", ("A",), (("hermitian", "bool"),),
         ("torch.linalg.ldl_factor",), "A, *, hermitian=False",
-        "meta", "meta", "library call `linalg_ldl_factor` (`at::linalg_ldl_factor`)", ""),
+        "meta", "meta", "library call `linalg_ldl_factor` (`at::linalg_ldl_factor`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_ldl_factor_ex": OpDef(
         "linalg_ldl_factor_ex", "library", ("A",), (("hermitian", "bool"), ("check_errors", "bool")),
         ("torch.linalg.ldl_factor_ex",), "A, *, hermitian=False, check_errors=False",
-        "meta", "meta", "library call `linalg_ldl_factor_ex` (`at::linalg_ldl_factor_ex`)", ""),
+        "meta", "meta", "library call `linalg_ldl_factor_ex` (`at::linalg_ldl_factor_ex`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_ldl_solve": OpDef(
         "linalg_ldl_solve", "library", ("LD", "pivots", "B"), (("hermitian", "bool"),),
         ("torch.linalg.ldl_solve",), "LD, pivots, B, *, hermitian=False",
-        "meta", "meta", "library call `linalg_ldl_solve` (`at::linalg_ldl_solve`)", ""),
+        "meta", "meta", "library call `linalg_ldl_solve` (`at::linalg_ldl_solve`)", "",
+        ("", "", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_householder_product": OpDef(
         "linalg_householder_product", "library", ("A", "tau"), (),
         ("torch.linalg.householder_product", "torch.orgqr", "Tensor.orgqr"), "A, tau",
-        "meta", "meta", "library call `linalg_householder_product` (`at::linalg_householder_product`)", ""),
+        "meta", "meta", "library call `linalg_householder_product` (`at::linalg_householder_product`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_matrix_exp": OpDef(
         "linalg_matrix_exp", "library", ("A",), (),
         ("torch.linalg.matrix_exp", "torch.matrix_exp", "Tensor.matrix_exp"), "A",
-        "meta", "meta", "library call `linalg_matrix_exp` (`at::linalg_matrix_exp`)", ""),
+        "meta", "meta", "library call `linalg_matrix_exp` (`at::linalg_matrix_exp`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_matrix_power": OpDef(
         "linalg_matrix_power", "library", ("A",), (("n", "i64"),),
         ("torch.linalg.matrix_power", "torch.matrix_power", "Tensor.matrix_power"), "A, n",
-        "meta", "meta", "library call `linalg_matrix_power` (`at::linalg_matrix_power`)", ""),
+        "meta", "meta", "library call `linalg_matrix_power` (`at::linalg_matrix_power`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_pinv": OpDef(
         "linalg_pinv", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
         ("torch.linalg.pinv",), "",
-        "meta", "meta", "library call `linalg_pinv` (`at::linalg_pinv`)", ""),
+        "meta", "meta", "library call `linalg_pinv` (`at::linalg_pinv`)", "",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "pinverse": OpDef(
         "pinverse", "library", ("input",), (("rcond", "f64"),),
         ("torch.pinverse", "Tensor.pinverse"), "input, rcond=1e-15",
-        "meta", "meta", "library call `pinverse` (`at::pinverse`)", ""),
+        "meta", "meta", "library call `pinverse` (`at::pinverse`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_matrix_rank": OpDef(
         "linalg_matrix_rank", "library", ("A",), (("has_atol", "bool"), ("atol", "f64"), ("has_rtol", "bool"), ("rtol", "f64"), ("hermitian", "bool")),
         ("torch.linalg.matrix_rank",), "",
-        "meta", "meta", "library call `linalg_matrix_rank` (`at::linalg_matrix_rank`)", ""),
+        "meta", "meta", "library call `linalg_matrix_rank` (`at::linalg_matrix_rank`)", "",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_matrix_norm": OpDef(
         "linalg_matrix_norm", "library", ("A",), (("ord_name", "str"), ("ord", "f64"), ("dim", "i64_array"), ("keepdim", "bool")),
         ("torch.linalg.matrix_norm",), "",
-        "meta", "meta", "library call `linalg_matrix_norm` (`$ord_name.empty`)", ""),
+        "meta", "meta", "library call `linalg_matrix_norm` (`$ord_name.empty`)", "",
+        ("",), (None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_cond": OpDef(
         "linalg_cond", "library", ("A",), (("p_name", "str"), ("p", "f64")),
         ("torch.linalg.cond",), "",
-        "meta", "meta", "library call `linalg_cond` (`$p_name == \"none\" ? at::linalg_cond`)", ""),
+        "meta", "meta", "library call `linalg_cond` (`$p_name == \"none\" ? at::linalg_cond`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "linalg_tensorinv": OpDef(
         "linalg_tensorinv", "library", ("A",), (("ind", "i64"),),
         ("torch.linalg.tensorinv",), "A, ind=2",
-        "meta", "meta", "library call `linalg_tensorinv` (`at::linalg_tensorinv`)", ""),
+        "meta", "meta", "library call `linalg_tensorinv` (`at::linalg_tensorinv`)", "",
+        ("",), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "triangular_solve": OpDef(
         "triangular_solve", "library", ("b", "A"), (("upper", "bool"), ("transpose", "bool"), ("unitriangular", "bool")),
         ("torch.triangular_solve", "Tensor.triangular_solve"), "b, A, upper=True, transpose=False, unitriangular=False",
-        "meta", "meta", "library call `triangular_solve` (`at::triangular_solve`)", ""),
+        "meta", "meta", "library call `triangular_solve` (`at::triangular_solve`)", "",
+        ("", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "fft_real": OpDef(
         "fft_real", "library", ("input",), (("kind", "str"), ("has_s", "bool"), ("s", "i64_array"), ("has_dim", "bool"), ("dim", "i64_array"), ("norm", "str")),
         ("torch.fft.irfft", "torch.fft.hfft", "torch.fft.irfft2", "torch.fft.hfft2", "torch.fft.irfftn", "torch.fft.hfftn"), "",
-        "meta", "meta", "library call `fft_real`", ""),
+        "meta", "meta", "library call `fft_real`", "",
+        ("",), (None, None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "chebyshev_polynomial_t": OpDef(
         "chebyshev_polynomial_t", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_t",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_t` (`at::special_chebyshev_polynomial_t`)", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_t` (`at::special_chebyshev_polynomial_t`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "chebyshev_polynomial_u": OpDef(
         "chebyshev_polynomial_u", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_u",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_u` (`at::special_chebyshev_polynomial_u`)", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_u` (`at::special_chebyshev_polynomial_u`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "chebyshev_polynomial_v": OpDef(
         "chebyshev_polynomial_v", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_v",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_v` (`at::special_chebyshev_polynomial_v`)", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_v` (`at::special_chebyshev_polynomial_v`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "chebyshev_polynomial_w": OpDef(
         "chebyshev_polynomial_w", "library", ("x", "n"), (),
         ("torch.special.chebyshev_polynomial_w",), "x, n",
-        "meta", "meta", "library call `chebyshev_polynomial_w` (`at::special_chebyshev_polynomial_w`)", ""),
+        "meta", "meta", "library call `chebyshev_polynomial_w` (`at::special_chebyshev_polynomial_w`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "shifted_chebyshev_polynomial_t": OpDef(
         "shifted_chebyshev_polynomial_t", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_t",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_t` (`at::special_shifted_chebyshev_polynomial_t`)", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_t` (`at::special_shifted_chebyshev_polynomial_t`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "shifted_chebyshev_polynomial_u": OpDef(
         "shifted_chebyshev_polynomial_u", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_u",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_u` (`at::special_shifted_chebyshev_polynomial_u`)", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_u` (`at::special_shifted_chebyshev_polynomial_u`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "shifted_chebyshev_polynomial_v": OpDef(
         "shifted_chebyshev_polynomial_v", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_v",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_v` (`at::special_shifted_chebyshev_polynomial_v`)", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_v` (`at::special_shifted_chebyshev_polynomial_v`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "shifted_chebyshev_polynomial_w": OpDef(
         "shifted_chebyshev_polynomial_w", "library", ("x", "n"), (),
         ("torch.special.shifted_chebyshev_polynomial_w",), "x, n",
-        "meta", "meta", "library call `shifted_chebyshev_polynomial_w` (`at::special_shifted_chebyshev_polynomial_w`)", ""),
+        "meta", "meta", "library call `shifted_chebyshev_polynomial_w` (`at::special_shifted_chebyshev_polynomial_w`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "hermite_polynomial_h": OpDef(
         "hermite_polynomial_h", "library", ("x", "n"), (),
         ("torch.special.hermite_polynomial_h",), "x, n",
-        "meta", "meta", "library call `hermite_polynomial_h` (`at::special_hermite_polynomial_h`)", ""),
+        "meta", "meta", "library call `hermite_polynomial_h` (`at::special_hermite_polynomial_h`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "hermite_polynomial_he": OpDef(
         "hermite_polynomial_he", "library", ("x", "n"), (),
         ("torch.special.hermite_polynomial_he",), "x, n",
-        "meta", "meta", "library call `hermite_polynomial_he` (`at::special_hermite_polynomial_he`)", ""),
+        "meta", "meta", "library call `hermite_polynomial_he` (`at::special_hermite_polynomial_he`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "laguerre_polynomial_l": OpDef(
         "laguerre_polynomial_l", "library", ("x", "n"), (),
         ("torch.special.laguerre_polynomial_l",), "x, n",
-        "meta", "meta", "library call `laguerre_polynomial_l` (`at::special_laguerre_polynomial_l`)", ""),
+        "meta", "meta", "library call `laguerre_polynomial_l` (`at::special_laguerre_polynomial_l`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "legendre_polynomial_p": OpDef(
         "legendre_polynomial_p", "library", ("x", "n"), (),
         ("torch.special.legendre_polynomial_p",), "x, n",
-        "meta", "meta", "library call `legendre_polynomial_p` (`at::special_legendre_polynomial_p`)", ""),
+        "meta", "meta", "library call `legendre_polynomial_p` (`at::special_legendre_polynomial_p`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "igamma": OpDef(
         "igamma", "library", ("input", "other"), (),
         ("torch.igamma", "Tensor.igamma", "torch.special.gammainc"), "input, other",
-        "meta", "meta", "library call `igamma` (`at::igamma`)", ""),
+        "meta", "meta", "library call `igamma` (`at::igamma`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "igammac": OpDef(
         "igammac", "library", ("input", "other"), (),
         ("torch.igammac", "Tensor.igammac", "torch.special.gammaincc"), "input, other",
-        "meta", "meta", "library call `igammac` (`at::igammac`)", ""),
+        "meta", "meta", "library call `igammac` (`at::igammac`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "grouped_mm": OpDef(
         "grouped_mm", "library", ("input", "weight", "offs"), (),
         ("torch._grouped_mm", "torch.nn.functional.grouped_mm", "torch.ops.transformers.grouped_mm_fallback"), "",
-        "meta", "meta", "library call `grouped_mm`", ""),
+        "meta", "meta", "library call `grouped_mm`", "",
+        ("", "", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "lstm": OpDef(
         "lstm", "library", ("input", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh"), (("batch_first", "bool"),),
         (), "",
-        "meta", "meta", "library call `lstm`", ""),
+        "meta", "meta", "library call `lstm`", "",
+        ("", "", "", "", "", "", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "gru": OpDef(
         "gru", "library", ("input", "h0", "w_ih", "w_hh", "b_ih", "b_hh"), (("batch_first", "bool"),),
         (), "",
-        "meta", "meta", "library call `gru`", ""),
+        "meta", "meta", "library call `gru`", "",
+        ("", "", "", "", "", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "rnn": OpDef(
         "rnn", "library", ("input", "h0", "w_ih", "w_hh", "b_ih", "b_hh"), (("relu", "bool"), ("batch_first", "bool")),
         (), "",
-        "meta", "meta", "library call `rnn`", ""),
+        "meta", "meta", "library call `rnn`", "",
+        ("", "", "", "", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "segment_reduce": OpDef(
         "segment_reduce", "library", ("data", "segments"), (("reduce", "str"), ("use_offsets", "bool"), ("axis", "i64"), ("unsafe", "bool"), ("has_initial", "bool"), ("initial", "f64")),
         ("torch.segment_reduce",), "",
-        "meta", "meta", "library call `segment_reduce`", ""),
+        "meta", "meta", "library call `segment_reduce`", "",
+        ("", ""), (None, None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "histogram": OpDef(
         "histogram", "library", ("input",), (("bins", "i64"), ("has_range", "bool"), ("lo", "f64"), ("hi", "f64"), ("density", "bool")),
         ("torch.histogram", "Tensor.histogram"), "",
-        "meta", "meta", "library call `histogram`", ""),
+        "meta", "meta", "library call `histogram`", "",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "histogram_edges": OpDef(
         "histogram_edges", "library", ("input", "bins"), (("density", "bool"),),
         ("torch.histogram", "Tensor.histogram"), "",
-        "meta", "meta", "library call `histogram_edges` (`at::histogram`)", ""),
+        "meta", "meta", "library call `histogram_edges` (`at::histogram`)", "",
+        ("", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "geqrf": OpDef(
         "geqrf", "library", ("input",), (),
         ("torch.geqrf", "Tensor.geqrf"), "",
-        "meta", "meta", "library call `geqrf` (`at::geqrf`)", ""),
+        "meta", "meta", "library call `geqrf` (`at::geqrf`)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "ormqr": OpDef(
         "ormqr", "library", ("input", "input2", "input3"), (("left", "bool"), ("transpose", "bool")),
         ("torch.ormqr", "Tensor.ormqr"), "input, input2, input3, left=True, transpose=False",
-        "meta", "meta", "library call `ormqr` (`at::ormqr`)", ""),
+        "meta", "meta", "library call `ormqr` (`at::ormqr`)", "",
+        ("", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "lu_with_info": OpDef(
         "lu_with_info", "library", ("input",), (("pivot", "bool"), ("check_errors", "bool")),
         ("torch._lu_with_info",), "input, pivot=True, check_errors=True",
-        "meta", "meta", "library call `lu_with_info` (`at::_lu_with_info`)", ""),
+        "meta", "meta", "library call `lu_with_info` (`at::_lu_with_info`)", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "seeded_random": OpDef(
         "seeded_random", "library", ("input",), (("kind", "str"), ("seed", "i64"), ("a", "f64"), ("b", "f64"), ("n", "i64")),
         (), "",
-        "meta", "meta", "library call `seeded_random` (`withSeed`)", ""),
+        "meta", "meta", "library call `seeded_random` (`withSeed`)", "",
+        ("",), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "seeded_normal": OpDef(
         "seeded_normal", "library", ("mean", "std"), (("seed", "i64"),),
         (), "",
-        "meta", "meta", "library call `seeded_normal` (`withSeed`)", ""),
+        "meta", "meta", "library call `seeded_normal` (`withSeed`)", "",
+        ("", ""), (None,),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "seeded_attention": OpDef(
         "seeded_attention", "library", ("query", "key", "value"), (("dropout_p", "f64"), ("is_causal", "bool"), ("has_scale", "bool"), ("scale", "f64"), ("enable_gqa", "bool"), ("seed", "i64")),
         (), "",
-        "meta", "meta", "library call `seeded_attention` (`withSeed`)", ""),
+        "meta", "meta", "library call `seeded_attention` (`withSeed`)", "",
+        ("", "", ""), (None, None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "fractional_max_pool": OpDef(
         "fractional_max_pool", "library", ("input", "samples"), (("kernel_size", "i64_array"), ("output_size", "i64_array")),
         (), "",
-        "meta", "meta", "library call `fractional_max_pool` (`$kernel_size.size`)", ""),
+        "meta", "meta", "library call `fractional_max_pool` (`$kernel_size.size`)", "",
+        ("", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "max_pool2d_backward": OpDef(
         "max_pool2d_backward", "library", ("grad_output", "input", "indices"), (("kernel_size", "i64_array"), ("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("ceil_mode", "bool")),
         (), "",
-        "meta", "meta", "library call `max_pool2d_backward`", ""),
+        "meta", "meta", "library call `max_pool2d_backward`", "",
+        ("", "", ""), (None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "convolution_backward": OpDef(
         "convolution_backward", "library", ("grad_output", "input", "weight"), (("stride", "i64_array"), ("padding", "i64_array"), ("dilation", "i64_array"), ("groups", "i64"), ("transposed", "bool"), ("output_padding", "i64_array"), ("output_mask", "i64_array")),
         (), "",
-        "meta", "meta", "library call `convolution_backward`", ""),
+        "meta", "meta", "library call `convolution_backward`", "",
+        ("", "", ""), (None, None, None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "attention_backward": OpDef(
         "attention_backward", "library", ("grad_output", "query", "key", "value"), (("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `attention_backward`", ""),
+        "meta", "meta", "library call `attention_backward`", "",
+        ("", "", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "masked_attention_backward": OpDef(
         "masked_attention_backward", "library", ("grad_output", "query", "key", "value", "mask"), (("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `attention_backward`", ""),
+        "meta", "meta", "library call `attention_backward`", "",
+        ("", "", "", "", ""), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "attention_lse": OpDef(
         "attention_lse", "library", ("query", "key", "value"), (("dropout_p", "f64"), ("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `attention_lse`", "builder attentionLseBack"),
+        "meta", "meta", "library call `attention_lse`", "builder attentionLseBack",
+        ("", "", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "attention_lse_backward": OpDef(
         "attention_lse_backward", "library", ("grad_output", "query", "key", "value", "result", "lse", "rng"), (("dropout_p", "f64"), ("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `attention_lse_backward`", ""),
+        "meta", "meta", "library call `attention_lse_backward`", "",
+        ("", "", "", "", "", "", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "masked_attention_lse": OpDef(
         "masked_attention_lse", "library", ("query", "key", "value", "mask"), (("dropout_p", "f64"), ("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `masked_attention_lse`", "builder attentionLseBack"),
+        "meta", "meta", "library call `masked_attention_lse`", "builder attentionLseBack",
+        ("", "", "", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "masked_attention_lse_backward": OpDef(
         "masked_attention_lse_backward", "library", ("grad_output", "query", "key", "value", "mask", "result", "lse", "rng"), (("dropout_p", "f64"), ("is_causal", "bool"), ("scale", "f64")),
         (), "",
-        "meta", "meta", "library call `masked_attention_lse_backward`", ""),
+        "meta", "meta", "library call `masked_attention_lse_backward`", "",
+        ("", "", "", "", "", "", "", ""), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "embedding_backward": OpDef(
         "embedding_backward", "library", ("grad_output", "weight", "indices"), (),
         (), "",
-        "meta", "meta", "library call `embedding_backward`", ""),
+        "meta", "meta", "library call `embedding_backward`", "",
+        ("", "", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "adaptive_avg_pool2d_backward": OpDef(
         "adaptive_avg_pool2d_backward", "library", ("grad_output", "input"), (),
         (), "",
-        "meta", "meta", "library call `adaptive_avg_pool2d_backward` (`at::_adaptive_avg_pool2d_backward`)", ""),
+        "meta", "meta", "library call `adaptive_avg_pool2d_backward` (`at::_adaptive_avg_pool2d_backward`)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "upsample2d": OpDef(
         "upsample2d", "library", ("input",), (("mode", "str"), ("output_size", "i64_array"), ("align_corners", "bool"), ("antialias", "bool"), ("has_scales", "bool"), ("scale_h", "f64"), ("scale_w", "f64")),
         (), "",
-        "meta", "meta", "library call `upsample2d`", ""),
+        "meta", "meta", "library call `upsample2d`", "",
+        ("",), (None, None, None, None, None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "all_reduce": OpDef(
         "all_reduce", "library", ("input",), (("reduce_op", "str"), ("group_name", "str")),
         ("torch.distributed._functional_collectives.all_reduce", "torch.distributed.all_reduce"), "",
-        "meta", "meta", "library call `all_reduce`", ""),
+        "meta", "meta", "library call `all_reduce`", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "all_gather_into_tensor": OpDef(
         "all_gather_into_tensor", "library", ("input",), (("group_size", "i64"), ("group_name", "str")),
         ("torch.distributed._functional_collectives.all_gather_tensor", "torch.distributed.all_gather_into_tensor"), "",
-        "meta", "meta", "library call `all_gather_into_tensor`", ""),
+        "meta", "meta", "library call `all_gather_into_tensor`", "",
+        ("",), (None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "reduce_scatter_tensor": OpDef(
         "reduce_scatter_tensor", "library", ("input",), (("reduce_op", "str"), ("group_size", "i64"), ("group_name", "str")),
         ("torch.distributed._functional_collectives.reduce_scatter_tensor", "torch.distributed.reduce_scatter_tensor"), "",
-        "meta", "meta", "library call `reduce_scatter_tensor`", ""),
+        "meta", "meta", "library call `reduce_scatter_tensor`", "",
+        ("",), (None, None, None),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "deg2rad": OpDef(
         "deg2rad", "unary", ("input",), (),
         ("torch.deg2rad", "Tensor.deg2rad", "aten.deg2rad"), "",
-        "float", "elementwise", "Deg2RadToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "Deg2RadToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "rad2deg": OpDef(
         "rad2deg", "unary", ("input",), (),
         ("torch.rad2deg", "Tensor.rad2deg", "aten.rad2deg"), "",
-        "float", "elementwise", "Rad2DegToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "Rad2DegToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "sinc": OpDef(
         "sinc", "unary", ("input",), (),
         ("torch.sinc", "Tensor.sinc", "aten.sinc", "torch.special.sinc"), "",
-        "float", "elementwise", "SincToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "SincToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "angle": OpDef(
         "angle", "unary", ("input",), (),
         ("torch.angle", "Tensor.angle", "aten.angle"), "",
-        "float", "elementwise", "AngleToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "AngleToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "entr": OpDef(
         "entr", "unary", ("input",), (),
         ("torch.special.entr", "aten.special_entr"), "",
-        "float", "elementwise", "EntrToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "EntrToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "signbit": OpDef(
         "signbit", "unary", ("input",), (),
         ("torch.signbit", "Tensor.signbit", "aten.signbit"), "",
-        "bool", "elementwise", "SignbitToPrim (GraphToPrim/Special.cpp)", ""),
+        "bool", "elementwise", "SignbitToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "isreal": OpDef(
         "isreal", "classify", ("input",), (),
         ("torch.isreal", "Tensor.isreal", "aten.isreal"), "",
-        "bool", "elementwise", "IsRealToPrim (GraphToPrim/Special.cpp)", ""),
+        "bool", "elementwise", "IsRealToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "nan_to_num": OpDef(
         "nan_to_num", "special", ("input",), (("nan", "f64"), ("posinf", "f64"), ("neginf", "f64")),
         ("torch.nan_to_num", "Tensor.nan_to_num", "aten.nan_to_num"), "",
-        "keeps_element", "elementwise", "NanToNumToPrim (GraphToPrim/Special.cpp)", ""),
+        "keeps_element", "elementwise", "NanToNumToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (None, None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "logit": OpDef(
         "logit", "special", ("input",), (("eps", "f64"), ("round_steps", "bool")),
         ("torch.logit", "Tensor.logit", "aten.logit", "torch.special.logit"), "",
-        "float", "elementwise", "LogitToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "LogitToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (None, None),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "frexp": OpDef(
         "frexp", "frexp", ("input",), (),
         (), "",
-        "meta", "elementwise", "FrexpToPrim (GraphToPrim/FloatBits.cpp)", ""),
+        "meta", "elementwise", "FrexpToPrim (GraphToPrim/FloatBits.cpp)", "",
+        ("",), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("functional",)),
+        False),
     "nextafter": OpDef(
         "nextafter", "nextafter", ("input", "other"), (),
         (), "",
-        "keeps_float", "elementwise", "NextafterToPrim (GraphToPrim/FloatBits.cpp)", ""),
+        "keeps_float", "elementwise", "NextafterToPrim (GraphToPrim/FloatBits.cpp)", "",
+        ("", ""), (),
+        (("operands",), ("attrs",), ("lit", ":"), ("types", "operands"), ("lit", "->"), ("type", "result")),
+        False),
     "atan2": OpDef(
         "atan2", "binary", ("lhs", "rhs"), (),
         ("torch.atan2", "Tensor.atan2", "aten.atan2", "torch.arctan2", "Tensor.arctan2"), "",
-        "float", "broadcast", "Atan2ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "broadcast", "Atan2ToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "fmax": OpDef(
         "fmax", "binary", ("lhs", "rhs"), (),
         ("torch.fmax", "Tensor.fmax", "aten.fmax"), "",
-        "promote_numeric", "broadcast", "FMaxToPrim (GraphToPrim/Special.cpp)", ""),
+        "promote_numeric", "broadcast", "FMaxToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "fmin": OpDef(
         "fmin", "binary", ("lhs", "rhs"), (),
         ("torch.fmin", "Tensor.fmin", "aten.fmin"), "",
-        "promote_numeric", "broadcast", "FMinToPrim (GraphToPrim/Special.cpp)", ""),
+        "promote_numeric", "broadcast", "FMinToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "logical_xor": OpDef(
         "logical_xor", "binary", ("lhs", "rhs"), (),
         ("torch.logical_xor", "Tensor.logical_xor", "aten.logical_xor"), "",
-        "free", "broadcast", "LogicalXorToPrim (GraphToPrim/Special.cpp)", ""),
+        "free", "broadcast", "LogicalXorToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "heaviside": OpDef(
         "heaviside", "binary", ("lhs", "rhs"), (),
         ("torch.heaviside", "Tensor.heaviside", "aten.heaviside"), "",
-        "promote_numeric", "broadcast", "HeavisideToPrim (GraphToPrim/Special.cpp)", ""),
+        "promote_numeric", "broadcast", "HeavisideToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "xlog1py": OpDef(
         "xlog1py", "binary", ("lhs", "rhs"), (),
         ("torch.special.xlog1py", "aten.special_xlog1py"), "",
-        "float", "broadcast", "XLog1pYToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "broadcast", "XLog1pYToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "ldexp": OpDef(
         "ldexp", "binary", ("lhs", "rhs"), (),
         ("torch.ldexp", "Tensor.ldexp", "aten.ldexp"), "",
-        "float", "broadcast", "LdexpToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "broadcast", "LdexpToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "float_power": OpDef(
         "float_power", "binary", ("lhs", "rhs"), (),
         ("torch.float_power", "Tensor.float_power", "aten.float_power"), "",
-        "free", "broadcast", "prim::PowOp (BinaryToPrim)", ""),
+        "free", "broadcast", "prim::PowOp (BinaryToPrim)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "isclose": OpDef(
         "isclose", "special", ("input", "other"), (("rtol", "f64"), ("atol", "f64"), ("equal_nan", "bool")),
         ("torch.isclose", "Tensor.isclose", "aten.isclose"), "input, other, rtol=1e-05, atol=1e-08, equal_nan=False",
-        "bool", "broadcast", "IsCloseToPrim (GraphToPrim/Special.cpp)", ""),
+        "bool", "broadcast", "IsCloseToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (None, None, None),
+        (("operand", "input"), ("lit", ","), ("operand", "other"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", ","), ("type", "other"), ("lit", "->"), ("type", "result")),
+        False),
     "erfinv": OpDef(
         "erfinv", "unary", ("input",), (),
         ("torch.erfinv", "Tensor.erfinv", "aten.erfinv", "torch.special.erfinv"), "",
-        "float", "elementwise", "ErfinvToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ErfinvToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "ndtr": OpDef(
         "ndtr", "unary", ("input",), (),
         ("torch.special.ndtr", "aten.special_ndtr"), "",
-        "float", "elementwise", "NdtrToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "NdtrToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "ndtri": OpDef(
         "ndtri", "unary", ("input",), (),
         ("torch.special.ndtri", "aten.special_ndtri"), "",
-        "float", "elementwise", "NdtriToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "NdtriToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "log_ndtr": OpDef(
         "log_ndtr", "unary", ("input",), (),
         ("torch.special.log_ndtr", "aten.special_log_ndtr"), "",
-        "float", "elementwise", "LogNdtrToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "LogNdtrToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "erfcx": OpDef(
         "erfcx", "unary", ("input",), (),
         ("torch.special.erfcx", "aten.special_erfcx"), "",
-        "float", "elementwise", "ErfcxToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ErfcxToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "lgamma": OpDef(
         "lgamma", "unary", ("input",), (),
         ("torch.lgamma", "Tensor.lgamma", "aten.lgamma", "torch.special.gammaln"), "",
-        "float", "elementwise", "LgammaToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "LgammaToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "digamma": OpDef(
         "digamma", "unary", ("input",), (),
         ("torch.digamma", "Tensor.digamma", "aten.digamma", "torch.special.digamma", "torch.special.psi"), "",
-        "float", "elementwise", "DigammaToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "DigammaToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "i0": OpDef(
         "i0", "unary", ("input",), (),
         ("torch.i0", "Tensor.i0", "aten.i0", "torch.special.i0", "torch.special.modified_bessel_i0"), "",
-        "float", "elementwise", "I0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "I0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "i0e": OpDef(
         "i0e", "unary", ("input",), (),
         ("torch.special.i0e", "aten.special_i0e"), "",
-        "float", "elementwise", "I0eToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "I0eToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "i1": OpDef(
         "i1", "unary", ("input",), (),
         ("torch.special.i1", "aten.special_i1", "torch.special.modified_bessel_i1"), "",
-        "float", "elementwise", "I1ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "I1ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "i1e": OpDef(
         "i1e", "unary", ("input",), (),
         ("torch.special.i1e", "aten.special_i1e"), "",
-        "float", "elementwise", "I1eToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "I1eToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "spherical_bessel_j0": OpDef(
         "spherical_bessel_j0", "unary", ("input",), (),
         ("torch.special.spherical_bessel_j0", "aten.special_spherical_bessel_j0"), "",
-        "float", "elementwise", "SphericalBesselJ0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "SphericalBesselJ0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "bessel_j0": OpDef(
         "bessel_j0", "unary", ("input",), (),
         ("torch.special.bessel_j0", "aten.special_bessel_j0"), "",
-        "float", "elementwise", "BesselJ0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "BesselJ0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "bessel_j1": OpDef(
         "bessel_j1", "unary", ("input",), (),
         ("torch.special.bessel_j1", "aten.special_bessel_j1"), "",
-        "float", "elementwise", "BesselJ1ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "BesselJ1ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "bessel_y0": OpDef(
         "bessel_y0", "unary", ("input",), (),
         ("torch.special.bessel_y0", "aten.special_bessel_y0"), "",
-        "float", "elementwise", "BesselY0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "BesselY0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "bessel_y1": OpDef(
         "bessel_y1", "unary", ("input",), (),
         ("torch.special.bessel_y1", "aten.special_bessel_y1"), "",
-        "float", "elementwise", "BesselY1ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "BesselY1ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "modified_bessel_k0": OpDef(
         "modified_bessel_k0", "unary", ("input",), (),
         ("torch.special.modified_bessel_k0", "aten.special_modified_bessel_k0"), "",
-        "float", "elementwise", "ModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "modified_bessel_k1": OpDef(
         "modified_bessel_k1", "unary", ("input",), (),
         ("torch.special.modified_bessel_k1", "aten.special_modified_bessel_k1"), "",
-        "float", "elementwise", "ModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "scaled_modified_bessel_k0": OpDef(
         "scaled_modified_bessel_k0", "unary", ("input",), (),
         ("torch.special.scaled_modified_bessel_k0", "aten.special_scaled_modified_bessel_k0"), "",
-        "float", "elementwise", "ScaledModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ScaledModifiedBesselK0ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "scaled_modified_bessel_k1": OpDef(
         "scaled_modified_bessel_k1", "unary", ("input",), (),
         ("torch.special.scaled_modified_bessel_k1", "aten.special_scaled_modified_bessel_k1"), "",
-        "float", "elementwise", "ScaledModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "ScaledModifiedBesselK1ToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "airy_ai": OpDef(
         "airy_ai", "unary", ("input",), (),
         ("torch.special.airy_ai", "aten.special_airy_ai"), "",
-        "float", "elementwise", "AiryAiToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "AiryAiToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "zeta": OpDef(
         "zeta", "binary", ("lhs", "rhs"), (),
         ("torch.special.zeta", "aten.special_zeta"), "",
-        "float", "broadcast", "ZetaToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "broadcast", "ZetaToPrim (GraphToPrim/Special.cpp)", "",
+        ("", ""), (),
+        (("operand", "lhs"), ("lit", ","), ("operand", "rhs"), ("attrs",), ("lit", ":"), ("type", "lhs"), ("lit", ","), ("type", "rhs"), ("lit", "->"), ("type", "result")),
+        False),
     "polygamma": OpDef(
         "polygamma", "special", ("input",), (("n", "i64"),),
         ("torch.polygamma", "Tensor.polygamma", "aten.polygamma", "torch.special.polygamma"), "",
-        "float", "elementwise", "PolygammaToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "PolygammaToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
     "mvlgamma": OpDef(
         "mvlgamma", "special", ("input",), (("p", "i64"),),
         ("torch.mvlgamma", "Tensor.mvlgamma", "aten.mvlgamma", "torch.special.multigammaln"), "",
-        "float", "elementwise", "MvlgammaToPrim (GraphToPrim/Special.cpp)", ""),
+        "float", "elementwise", "MvlgammaToPrim (GraphToPrim/Special.cpp)", "",
+        ("",), (None,),
+        (("operand", "input"), ("attrs",), ("lit", ":"), ("type", "input"), ("lit", "->"), ("type", "result")),
+        False),
 }
 
 # op names by family, in registry order
@@ -1120,6 +2271,8 @@ FAMILIES = {
     "binary": ("add", "mul", "maximum", "minimum", "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "sub", "div", "remainder", "pow", "copysign", "fmod", "hypot", "logaddexp", "logaddexp2", "xlogy", "atan2", "fmax", "fmin", "logical_xor", "heaviside", "xlog1py", "ldexp", "float_power", "zeta"),
     "compare": ("eq", "ne", "lt", "le", "gt", "ge"),
     "where": ("where",),
+    "constant": ("constant",),
+    "detach": ("detach",),
     "convert": ("convert",),
     "rounding": ("round_decimals",),
     "classify": ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal"),
@@ -1131,26 +2284,42 @@ FAMILIES = {
     "gated": ("glu", "prelu"),
     "statistics": ("var", "std"),
     "reduce": ("sum", "mean", "amax", "amin", "prod", "nansum"),
-    "softmax": ("safe_softmax",),
+    "softmax": ("softmax", "log_softmax", "safe_softmax"),
     "softmax_backward": ("softmax_backward",),
-    "linalg": ("addmm", "vecdot", "trace"),
-    "shape": ("dim", "iota", "dynamic_slice"),
+    "linalg": ("matmul", "addmm", "vecdot", "trace"),
+    "shape": ("reshape", "permute", "expand", "slice", "cat", "dim", "iota", "dynamic_slice"),
+    "indexing": ("gather",),
+    "convolution": ("convolution",),
+    "pool": ("max_pool", "avg_pool"),
+    "adaptive_pool": ("adaptive_max_pool", "adaptive_avg_pool"),
     "grid_sampler": ("grid_sampler",),
     "resample": ("upsample",),
     "pool_indices": ("max_pool_with_indices", "adaptive_max_pool_with_indices"),
     "window_columns": ("im2col", "col2im"),
+    "pad": ("pad",),
+    "attention": ("scaled_dot_product_attention",),
+    "composite_reduce": ("all", "any", "logsumexp"),
+    "arg_reduce": ("argmax", "argmin"),
+    "vector_norm": ("vector_norm",),
     "distances": ("dist", "cdist", "pdist", "renorm"),
     "search": ("isin", "bucketize"),
+    "scan": ("cumulative", "cumulative_index"),
+    "rearrange": ("flip", "roll", "repeat"),
     "triangle": ("tril", "triu"),
+    "pointwise_loss": ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss"),
     "multi_margin_loss": ("multi_margin_loss",),
     "multilabel_margin_loss": ("multilabel_margin_loss",),
+    "nll_loss": ("nll_loss",),
+    "norm": ("layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm"),
     "norm_stats": ("norm_stats",),
+    "scatter": ("scatter",),
     "view_scatter": ("as_strided_scatter",),
     "index_add": ("index_add",),
     "masked_scatter": ("masked_scatter",),
     "histc": ("histc",),
     "embedding_bag": ("embedding_bag",),
     "masked_index": ("masked_index", "masked_index_put"),
+    "random": ("random", "bernoulli", "dropout"),
     "dropout_backward": ("dropout_backward",),
     "library": ("sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "median_dim", "nanmedian", "nanmedian_dim", "quantile", "linalg_cholesky", "cholesky", "linalg_cholesky_ex", "linalg_inv", "linalg_inv_ex", "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_det", "linalg_slogdet", "slogdet", "logdet", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "svd", "linalg_svdvals", "linalg_qr", "qr", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve", "lu_solve", "lu_unpack", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve", "linalg_householder_product", "linalg_matrix_exp", "linalg_matrix_power", "linalg_pinv", "pinverse", "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_tensorinv", "triangular_solve", "fft_real", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "igamma", "igammac", "grouped_mm", "lstm", "gru", "rnn", "segment_reduce", "histogram", "histogram_edges", "geqrf", "ormqr", "lu_with_info", "seeded_random", "seeded_normal", "seeded_attention", "fractional_max_pool", "max_pool2d_backward", "convolution_backward", "attention_backward", "masked_attention_backward", "attention_lse", "attention_lse_backward", "masked_attention_lse", "masked_attention_lse_backward", "embedding_backward", "adaptive_avg_pool2d_backward", "upsample2d", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor"),
     "special": ("nan_to_num", "logit", "isclose", "polygamma", "mvlgamma"),
@@ -1202,6 +2371,8 @@ EXPR = {
     "gt": "torch.gt({lhs}, {rhs})",
     "ge": "torch.ge({lhs}, {rhs})",
     "where": "torch.where({cond}, {lhs}, {rhs}).to({dtype})",
+    "constant": "_rt.constant({value}, {dtype}, {device})",
+    "detach": "{input}.detach()",
     "convert": "{input}.to({dtype})",
     "sinh": "torch.sinh({input})",
     "cosh": "torch.cosh({input})",
@@ -1265,31 +2436,73 @@ EXPR = {
     "amin": "_rt.reduce(torch.amin, {input}, {dims}, {keepdim})",
     "prod": "_rt.prod({input}, {dims}, {keepdim})",
     "nansum": "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})",
+    "softmax": "torch.softmax({input}, {dim})",
+    "log_softmax": "torch.log_softmax({input}, {dim})",
     "safe_softmax": "torch.ops.aten._safe_softmax.default({input}, {dim})",
     "softmax_backward": "torch.ops.aten._softmax_backward_data({grad_output}, {output}, {dim}, {output}.dtype)",
+    "matmul": "torch.matmul({lhs}, {rhs})",
     "addmm": "(torch.baddbmm if {lhs}.dim() == 3 else torch.addmm)({input}, {lhs}, {rhs}, beta={beta} if {dtype}.is_floating_point else int({beta}), alpha={alpha} if {dtype}.is_floating_point else int({alpha}))",
     "vecdot": "torch.linalg.vecdot({lhs}, {rhs}, dim={dim}).to({dtype})",
     "trace": "torch.trace({input}).to({dtype})",
+    "reshape": "{input}.reshape({shape})",
+    "permute": "{input}.permute({dims})",
+    "expand": "{input}.expand({shape})",
+    "slice": "_rt.slice({input}, {dim}, {start}, {end}, {step})",
+    "cat": "torch.cat({inputs}, {dim})",
     "dim": "{input}.shape[{dim}]",
     "iota": "torch.arange({sizes}, dtype={dtype})",
     "dynamic_slice": "{input}.narrow({dim}, {start}, {end} - {start})",
+    "gather": "_rt.gather({input}, {dim}, {index})",
+    "convolution": "_rt.convolution({input}, {weight}, {bias}, {stride}, {padding}, {dilation}, {transposed}, {output_padding}, {groups})",
+    "max_pool": "_rt.max_pool({input}, {kernel}, {stride}, {padding}, {dilation}, {ceil_mode})",
+    "avg_pool": "_rt.avg_pool({input}, {kernel}, {stride}, {padding}, {ceil_mode}, {count_include_pad}, {divisor_override})",
+    "adaptive_max_pool": "_rt.adaptive_pool(\"adaptive_max_pool\", {input}, {output_size})",
+    "adaptive_avg_pool": "_rt.adaptive_pool(\"adaptive_avg_pool\", {input}, {output_size})",
     "grid_sampler": "torch.grid_sampler({input}, {grid}, {mode}, {padding}, {align_corners})",
     "upsample": "_rt.upsample({input}, {mode}, {output_size}, {align_corners}, {scales})",
     "max_pool_with_indices": "(F.max_pool1d, F.max_pool2d, F.max_pool3d)[len({kernel}) - 1]({input}, {kernel}, {stride}, {padding}, {dilation}, ceil_mode={ceil_mode}, return_indices=True)",
     "adaptive_max_pool_with_indices": "(F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len({output_size}) - 1]({input}, {output_size}, return_indices=True)",
     "im2col": "torch.ops.aten.im2col({input}, {kernel}, {dilation}, {padding}, {stride})",
     "col2im": "torch.ops.aten.col2im({input}, {output_size}, {kernel}, {dilation}, {padding}, {stride})",
+    "pad": "_rt.pad({input}, {mode}, {low}, {high}, {value})",
+    "scaled_dot_product_attention": "F.scaled_dot_product_attention({query}, {key}, {value}, {mask}, is_causal={is_causal}, scale={scale})",
+    "all": "torch.all({input}, tuple({dims}), keepdim={keepdim})",
+    "any": "torch.any({input}, tuple({dims}), keepdim={keepdim})",
+    "logsumexp": "torch.logsumexp({input}, tuple({dims}), keepdim={keepdim})",
+    "argmax": "torch.argmax({input}, {dim}, keepdim={keepdim})",
+    "argmin": "torch.argmin({input}, {dim}, keepdim={keepdim})",
+    "vector_norm": "torch.linalg.vector_norm({input}, {ord}, tuple({dims}), keepdim={keepdim})",
     "dist": "torch.dist({input}, {other}, {p})",
     "cdist": "torch.cdist({input}, {other}, {p}, compute_mode=\"donot_use_mm_for_euclid_dist\")",
     "pdist": "F.pdist({input}, {p})",
     "renorm": "torch.renorm({input}, {p}, {dim}, {maxnorm})",
     "isin": "torch.isin({elements}, {test_elements}, invert={invert})",
     "bucketize": "torch.bucketize({input}, {boundaries}, right={right}, out_int32={out_int32})",
+    "cumulative": "_rt.cumulative({input}, {kind}, {dim})",
+    "cumulative_index": "_rt.cumulative_index({input}, {kind}, {dim})",
+    "flip": "torch.flip({input}, {dims})",
     "tril": "torch.tril({input}, {diagonal})",
     "triu": "torch.triu({input}, {diagonal})",
+    "roll": "torch.roll({input}, {shifts}, {dims})",
+    "repeat": "{input}.repeat({repeats})",
+    "mse_loss": "F.mse_loss({input}, {target}, reduction={reduction})",
+    "l1_loss": "F.l1_loss({input}, {target}, reduction={reduction})",
+    "smooth_l1_loss": "F.smooth_l1_loss({input}, {target}, reduction={reduction}, beta={beta})",
+    "huber_loss": "F.huber_loss({input}, {target}, reduction={reduction}, delta={delta})",
+    "kl_div": "F.kl_div({input}, {target}, reduction={reduction}, log_target={log_target})",
+    "binary_cross_entropy": "F.binary_cross_entropy({input}, {target}, reduction={reduction})",
+    "binary_cross_entropy_with_logits": "F.binary_cross_entropy_with_logits({input}, {target}, reduction={reduction})",
+    "soft_margin_loss": "F.soft_margin_loss({input}, {target}, reduction={reduction})",
     "multi_margin_loss": "F.multi_margin_loss({input}, {target}, {p}, {margin}, {weight}, reduction={reduction})",
     "multilabel_margin_loss": "F.multilabel_margin_loss({input}, {target}, reduction={reduction})",
+    "nll_loss": "F.nll_loss({input}, {target}, {weight}, ignore_index={ignore_index}, reduction={reduction})",
+    "layer_norm": "F.layer_norm({input}, {input}.shape[{input}.dim() - {normalized_rank}:], {weight}, {bias}, {eps})",
     "norm_stats": "_rt.norm_stats({input}, {dims}, {eps})",
+    "rms_norm": "torch.rms_norm({input}, {input}.shape[{input}.dim() - {normalized_rank}:], {weight}, {eps})",
+    "batch_norm": "_rt.batch_norm({input}, {weight}, {bias}, {running_mean}, {running_var}, {num_batches_tracked}, {training}, {momentum}, {eps})",
+    "instance_norm": "_rt.instance_norm({input}, {weight}, {bias}, {running_mean}, {running_var}, {use_input_stats}, {momentum}, {eps})",
+    "group_norm": "F.group_norm({input}, {groups}, {weight}, {bias}, {eps})",
+    "scatter": "_rt.scatter({input}, {dim}, {index}, {src}, {reduce}, {include_self}, {wraps})",
     "as_strided_scatter": "torch.as_strided_scatter({input}.contiguous(), {src}, {size}, {stride}, {storage_offset})",
     "index_add": "torch.index_add({input}, {dim}, {index}, {source}, alpha={alpha})",
     "masked_scatter": "torch.masked_scatter({input}, {mask}, {source})",
@@ -1297,6 +2510,9 @@ EXPR = {
     "embedding_bag": "_rt.embedding_bag({weight}, {input}, {offsets}, {per_sample_weights}, {mode}, {padding_idx}, {include_last_offset})",
     "masked_index": "_rt.masked_index({input}, {mask}, {indices}, {dim}, {fill})",
     "masked_index_put": "_rt.masked_index_put({input}, {mask}, {indices}, {values}, {dim})",
+    "random": "_rt.random({distribution}, {a}, {b}, {shape}, {dtype}, {device})",
+    "bernoulli": "_rt.bernoulli({p}, {capture})",
+    "dropout": "_rt.dropout({input}, {p}, {feature_dims}, {capture})",
     "dropout_backward": "torch.ops.aten.native_dropout_backward({input}, {mask}, {scale})",
     "sort": "torch.sort({input}, dim={dim}, descending={descending}, stable={stable})",
     "argsort": "torch.argsort({input}, dim={dim}, descending={descending}, stable={stable})",
@@ -1437,1099 +2653,1287 @@ EXPR = {
 }
 
 
-def _exp(input, *, dtype):
+def _exp(input, *, dtype, shape=None, device=None, capture=None):
     return torch.exp(input)
 
 
-def _log(input, *, dtype):
+def _log(input, *, dtype, shape=None, device=None, capture=None):
     return torch.log(input)
 
 
-def _sin(input, *, dtype):
+def _sin(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sin(input)
 
 
-def _cos(input, *, dtype):
+def _cos(input, *, dtype, shape=None, device=None, capture=None):
     return torch.cos(input)
 
 
-def _tan(input, *, dtype):
+def _tan(input, *, dtype, shape=None, device=None, capture=None):
     return torch.tan(input)
 
 
-def _tanh(input, *, dtype):
+def _tanh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.tanh(input)
 
 
-def _sigmoid(input, *, dtype):
+def _sigmoid(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sigmoid(input)
 
 
-def _sqrt(input, *, dtype):
+def _sqrt(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sqrt(input)
 
 
-def _rsqrt(input, *, dtype):
+def _rsqrt(input, *, dtype, shape=None, device=None, capture=None):
     return torch.rsqrt(input)
 
 
-def _reciprocal(input, *, dtype):
+def _reciprocal(input, *, dtype, shape=None, device=None, capture=None):
     return torch.reciprocal(input)
 
 
-def _erf(input, *, dtype):
+def _erf(input, *, dtype, shape=None, device=None, capture=None):
     return torch.erf(input)
 
 
-def _log1p(input, *, dtype):
+def _log1p(input, *, dtype, shape=None, device=None, capture=None):
     return torch.log1p(input)
 
 
-def _expm1(input, *, dtype):
+def _expm1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.expm1(input)
 
 
-def _floor(input, *, dtype):
+def _floor(input, *, dtype, shape=None, device=None, capture=None):
     return torch.floor(input)
 
 
-def _ceil(input, *, dtype):
+def _ceil(input, *, dtype, shape=None, device=None, capture=None):
     return torch.ceil(input)
 
 
-def _neg(input, *, dtype):
+def _neg(input, *, dtype, shape=None, device=None, capture=None):
     return torch.neg(input)
 
 
-def _abs(input, *, dtype):
+def _abs(input, *, dtype, shape=None, device=None, capture=None):
     return torch.abs(input)
 
 
-def _relu(input, *, dtype):
+def _relu(input, *, dtype, shape=None, device=None, capture=None):
     return torch.relu(input)
 
 
-def _logical_not(input, *, dtype):
+def _logical_not(input, *, dtype, shape=None, device=None, capture=None):
     return torch.logical_not(input)
 
 
-def _add(lhs, rhs, *, dtype):
+def _add(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.add(lhs.to(dtype), rhs.to(dtype))
 
 
-def _mul(lhs, rhs, *, dtype):
+def _mul(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.mul(lhs.to(dtype), rhs.to(dtype))
 
 
-def _maximum(lhs, rhs, *, dtype):
+def _maximum(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.maximum(lhs.to(dtype), rhs.to(dtype))
 
 
-def _minimum(lhs, rhs, *, dtype):
+def _minimum(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.minimum(lhs.to(dtype), rhs.to(dtype))
 
 
-def _logical_and(lhs, rhs, *, dtype):
+def _logical_and(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.logical_and(lhs, rhs)
 
 
-def _logical_or(lhs, rhs, *, dtype):
+def _logical_or(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.logical_or(lhs, rhs)
 
 
-def _bitwise_and(lhs, rhs, *, dtype):
+def _bitwise_and(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_and(lhs.to(dtype), rhs.to(dtype))
 
 
-def _bitwise_or(lhs, rhs, *, dtype):
+def _bitwise_or(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_or(lhs.to(dtype), rhs.to(dtype))
 
 
-def _bitwise_xor(lhs, rhs, *, dtype):
+def _bitwise_xor(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_xor(lhs.to(dtype), rhs.to(dtype))
 
 
-def _bitwise_left_shift(lhs, rhs, *, dtype):
+def _bitwise_left_shift(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_left_shift(lhs.to(dtype), rhs.to(dtype))
 
 
-def _bitwise_right_shift(lhs, rhs, *, dtype):
+def _bitwise_right_shift(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_right_shift(lhs.to(dtype), rhs.to(dtype))
 
 
-def _bitwise_not(input, *, dtype):
+def _bitwise_not(input, *, dtype, shape=None, device=None, capture=None):
     return torch.bitwise_not(input)
 
 
-def _sub(lhs, rhs, *, dtype):
+def _sub(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.sub(lhs.to(dtype), rhs.to(dtype))
 
 
-def _div(lhs, rhs, *, dtype):
+def _div(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.div(lhs.to(dtype), rhs.to(dtype), rounding_mode=None if dtype.is_floating_point else 'trunc')
 
 
-def _remainder(lhs, rhs, *, dtype):
+def _remainder(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.remainder(lhs.to(dtype), rhs.to(dtype))
 
 
-def _pow(lhs, rhs, *, dtype):
+def _pow(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.pow(lhs.to(dtype), rhs.to(dtype))
 
 
-def _eq(lhs, rhs, *, dtype):
+def _eq(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.eq(lhs, rhs)
 
 
-def _ne(lhs, rhs, *, dtype):
+def _ne(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.ne(lhs, rhs)
 
 
-def _lt(lhs, rhs, *, dtype):
+def _lt(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.lt(lhs, rhs)
 
 
-def _le(lhs, rhs, *, dtype):
+def _le(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.le(lhs, rhs)
 
 
-def _gt(lhs, rhs, *, dtype):
+def _gt(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.gt(lhs, rhs)
 
 
-def _ge(lhs, rhs, *, dtype):
+def _ge(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.ge(lhs, rhs)
 
 
-def _where(cond, lhs, rhs, *, dtype):
+def _where(cond, lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.where(cond, lhs, rhs).to(dtype)
 
 
-def _convert(input, *, dtype):
+def _constant(value, *, dtype, shape=None, device=None, capture=None):
+    return _rt.constant(value, dtype, device)
+
+
+def _detach(input, *, dtype, shape=None, device=None, capture=None):
+    return input.detach()
+
+
+def _convert(input, *, dtype, shape=None, device=None, capture=None):
     return input.to(dtype)
 
 
-def _sinh(input, *, dtype):
+def _sinh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sinh(input)
 
 
-def _cosh(input, *, dtype):
+def _cosh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.cosh(input)
 
 
-def _asin(input, *, dtype):
+def _asin(input, *, dtype, shape=None, device=None, capture=None):
     return torch.asin(input)
 
 
-def _acos(input, *, dtype):
+def _acos(input, *, dtype, shape=None, device=None, capture=None):
     return torch.acos(input)
 
 
-def _atan(input, *, dtype):
+def _atan(input, *, dtype, shape=None, device=None, capture=None):
     return torch.atan(input)
 
 
-def _asinh(input, *, dtype):
+def _asinh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.asinh(input)
 
 
-def _acosh(input, *, dtype):
+def _acosh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.acosh(input)
 
 
-def _atanh(input, *, dtype):
+def _atanh(input, *, dtype, shape=None, device=None, capture=None):
     return torch.atanh(input)
 
 
-def _exp2(input, *, dtype):
+def _exp2(input, *, dtype, shape=None, device=None, capture=None):
     return torch.exp2(input)
 
 
-def _log2(input, *, dtype):
+def _log2(input, *, dtype, shape=None, device=None, capture=None):
     return torch.log2(input)
 
 
-def _log10(input, *, dtype):
+def _log10(input, *, dtype, shape=None, device=None, capture=None):
     return torch.log10(input)
 
 
-def _erfc(input, *, dtype):
+def _erfc(input, *, dtype, shape=None, device=None, capture=None):
     return torch.erfc(input)
 
 
-def _trunc(input, *, dtype):
+def _trunc(input, *, dtype, shape=None, device=None, capture=None):
     return torch.trunc(input)
 
 
-def _round(input, *, dtype):
+def _round(input, *, dtype, shape=None, device=None, capture=None):
     return torch.round(input)
 
 
-def _round_decimals(input, decimals, *, dtype):
+def _round_decimals(input, decimals, *, dtype, shape=None, device=None, capture=None):
     return torch.round(input, decimals=decimals)
 
 
-def _frac(input, *, dtype):
+def _frac(input, *, dtype, shape=None, device=None, capture=None):
     return torch.frac(input)
 
 
-def _sign(input, *, dtype):
+def _sign(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sign(input)
 
 
-def _isnan(input, *, dtype):
+def _isnan(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isnan(input)
 
 
-def _isinf(input, *, dtype):
+def _isinf(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isinf(input)
 
 
-def _isfinite(input, *, dtype):
+def _isfinite(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isfinite(input)
 
 
-def _isposinf(input, *, dtype):
+def _isposinf(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isposinf(input)
 
 
-def _isneginf(input, *, dtype):
+def _isneginf(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isneginf(input)
 
 
-def _copysign(lhs, rhs, *, dtype):
+def _copysign(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.copysign(lhs.to(dtype), rhs.to(dtype))
 
 
-def _fmod(lhs, rhs, *, dtype):
+def _fmod(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.fmod(lhs.to(dtype), rhs.to(dtype))
 
 
-def _div_rounded(lhs, rhs, rounding_mode, round_steps, *, dtype):
+def _div_rounded(lhs, rhs, rounding_mode, round_steps, *, dtype, shape=None, device=None, capture=None):
     return _rt.div_rounded(lhs, rhs, rounding_mode)
 
 
-def _hypot(lhs, rhs, *, dtype):
+def _hypot(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.hypot(lhs.to(dtype), rhs.to(dtype))
 
 
-def _logaddexp(lhs, rhs, *, dtype):
+def _logaddexp(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.logaddexp(lhs.to(dtype), rhs.to(dtype))
 
 
-def _logaddexp2(lhs, rhs, *, dtype):
+def _logaddexp2(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.logaddexp2(lhs.to(dtype), rhs.to(dtype))
 
 
-def _xlogy(lhs, rhs, *, dtype):
+def _xlogy(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.xlogy(lhs.to(dtype), rhs.to(dtype))
 
 
-def _lerp(start, end, weight, *, dtype):
+def _lerp(start, end, weight, *, dtype, shape=None, device=None, capture=None):
     return torch.lerp(start, end, weight)
 
 
-def _addcmul(input, tensor1, tensor2, value, *, dtype):
+def _addcmul(input, tensor1, tensor2, value, *, dtype, shape=None, device=None, capture=None):
     return torch.addcmul(input.to(dtype), tensor1.to(dtype), tensor2.to(dtype), value=value if dtype.is_floating_point else int(value))
 
 
-def _addcdiv(input, tensor1, tensor2, value, *, dtype):
+def _addcdiv(input, tensor1, tensor2, value, *, dtype, shape=None, device=None, capture=None):
     return torch.addcdiv(input.to(dtype), tensor1.to(dtype), tensor2.to(dtype), value=value)
 
 
-def _clamp(input, min, max, *, dtype):
+def _clamp(input, min, max, *, dtype, shape=None, device=None, capture=None):
     return torch.clamp(input, min, max)
 
 
-def _gelu(input, approximate, *, dtype):
+def _gelu(input, approximate, *, dtype, shape=None, device=None, capture=None):
     return F.gelu(input, approximate=approximate)
 
 
-def _silu(input, *, dtype):
+def _silu(input, *, dtype, shape=None, device=None, capture=None):
     return F.silu(input)
 
 
-def _mish(input, *, dtype):
+def _mish(input, *, dtype, shape=None, device=None, capture=None):
     return F.mish(input)
 
 
-def _elu(input, alpha, *, dtype):
+def _elu(input, alpha, *, dtype, shape=None, device=None, capture=None):
     return F.elu(input, alpha)
 
 
-def _selu(input, *, dtype):
+def _selu(input, *, dtype, shape=None, device=None, capture=None):
     return F.selu(input)
 
 
-def _celu(input, alpha, *, dtype):
+def _celu(input, alpha, *, dtype, shape=None, device=None, capture=None):
     return F.celu(input, alpha)
 
 
-def _softplus(input, beta, threshold, *, dtype):
+def _softplus(input, beta, threshold, *, dtype, shape=None, device=None, capture=None):
     return F.softplus(input, beta, threshold)
 
 
-def _logsigmoid(input, *, dtype):
+def _logsigmoid(input, *, dtype, shape=None, device=None, capture=None):
     return F.logsigmoid(input)
 
 
-def _hardswish(input, *, dtype):
+def _hardswish(input, *, dtype, shape=None, device=None, capture=None):
     return F.hardswish(input)
 
 
-def _hardsigmoid(input, *, dtype):
+def _hardsigmoid(input, *, dtype, shape=None, device=None, capture=None):
     return F.hardsigmoid(input)
 
 
-def _softsign(input, *, dtype):
+def _softsign(input, *, dtype, shape=None, device=None, capture=None):
     return F.softsign(input)
 
 
-def _tanhshrink(input, *, dtype):
+def _tanhshrink(input, *, dtype, shape=None, device=None, capture=None):
     return F.tanhshrink(input)
 
 
-def _softshrink(input, lambd, *, dtype):
+def _softshrink(input, lambd, *, dtype, shape=None, device=None, capture=None):
     return F.softshrink(input, lambd)
 
 
-def _hardshrink(input, lambd, *, dtype):
+def _hardshrink(input, lambd, *, dtype, shape=None, device=None, capture=None):
     return F.hardshrink(input, lambd)
 
 
-def _threshold(input, threshold, value, *, dtype):
+def _threshold(input, threshold, value, *, dtype, shape=None, device=None, capture=None):
     return F.threshold(input, threshold, value)
 
 
-def _leaky_relu(input, negative_slope, *, dtype):
+def _leaky_relu(input, negative_slope, *, dtype, shape=None, device=None, capture=None):
     return F.leaky_relu(input, negative_slope)
 
 
-def _hardtanh(input, min_val, max_val, *, dtype):
+def _hardtanh(input, min_val, max_val, *, dtype, shape=None, device=None, capture=None):
     return F.hardtanh(input, min_val, max_val)
 
 
-def _bilinear(input, input2, weight, bias, *, dtype):
+def _bilinear(input, input2, weight, bias, *, dtype, shape=None, device=None, capture=None):
     return F.bilinear(input, input2, weight, bias)
 
 
-def _cross(input, other, dim, *, dtype):
+def _cross(input, other, dim, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.cross(input, other, dim=dim)
 
 
-def _glu(input, dim, *, dtype):
+def _glu(input, dim, *, dtype, shape=None, device=None, capture=None):
     return F.glu(input, dim)
 
 
-def _prelu(input, weight, *, dtype):
+def _prelu(input, weight, *, dtype, shape=None, device=None, capture=None):
     return F.prelu(input, weight)
 
 
-def _var(input, dims, correction, keepdim, *, dtype):
+def _var(input, dims, correction, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.var(input, dims, correction=correction, keepdim=keepdim)
 
 
-def _std(input, dims, correction, keepdim, *, dtype):
+def _std(input, dims, correction, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.std(input, dims, correction=correction, keepdim=keepdim)
 
 
-def _sum(input, dims, keepdim, *, dtype):
+def _sum(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.reduce(torch.sum, input, dims, keepdim)
 
 
-def _mean(input, dims, keepdim, *, dtype):
+def _mean(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.reduce(torch.mean, input, dims, keepdim)
 
 
-def _amax(input, dims, keepdim, *, dtype):
+def _amax(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.reduce(torch.amax, input, dims, keepdim)
 
 
-def _amin(input, dims, keepdim, *, dtype):
+def _amin(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.reduce(torch.amin, input, dims, keepdim)
 
 
-def _prod(input, dims, keepdim, *, dtype):
+def _prod(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.prod(input, dims, keepdim)
 
 
-def _nansum(input, dims, keepdim, *, dtype):
+def _nansum(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
     return _rt.reduce(torch.nansum, input, dims, keepdim)
 
 
-def _safe_softmax(input, dim, *, dtype):
+def _softmax(input, dim, *, dtype, shape=None, device=None, capture=None):
+    return torch.softmax(input, dim)
+
+
+def _log_softmax(input, dim, *, dtype, shape=None, device=None, capture=None):
+    return torch.log_softmax(input, dim)
+
+
+def _safe_softmax(input, dim, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten._safe_softmax.default(input, dim)
 
 
-def _softmax_backward(grad_output, output, dim, *, dtype):
+def _softmax_backward(grad_output, output, dim, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten._softmax_backward_data(grad_output, output, dim, output.dtype)
 
 
-def _addmm(input, lhs, rhs, alpha, beta, *, dtype):
+def _matmul(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
+    return torch.matmul(lhs, rhs)
+
+
+def _addmm(input, lhs, rhs, alpha, beta, *, dtype, shape=None, device=None, capture=None):
     return (torch.baddbmm if lhs.dim() == 3 else torch.addmm)(input, lhs, rhs, beta=beta if dtype.is_floating_point else int(beta), alpha=alpha if dtype.is_floating_point else int(alpha))
 
 
-def _vecdot(lhs, rhs, dim, *, dtype):
+def _vecdot(lhs, rhs, dim, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.vecdot(lhs, rhs, dim=dim).to(dtype)
 
 
-def _trace(input, *, dtype):
+def _trace(input, *, dtype, shape=None, device=None, capture=None):
     return torch.trace(input).to(dtype)
 
 
-def _dim(input, dim, *, dtype):
+def _reshape(input, sizes, *, dtype, shape=None, device=None, capture=None):
+    return input.reshape(shape)
+
+
+def _permute(input, dims, *, dtype, shape=None, device=None, capture=None):
+    return input.permute(dims)
+
+
+def _expand(input, sizes, *, dtype, shape=None, device=None, capture=None):
+    return input.expand(shape)
+
+
+def _slice(input, dim, start, end, step, *, dtype, shape=None, device=None, capture=None):
+    return _rt.slice(input, dim, start, end, step)
+
+
+def _cat(inputs, dim, *, dtype, shape=None, device=None, capture=None):
+    return torch.cat(inputs, dim)
+
+
+def _dim(input, dim, *, dtype, shape=None, device=None, capture=None):
     return input.shape[dim]
 
 
-def _iota(sizes, *, dtype):
+def _iota(sizes, *, dtype, shape=None, device=None, capture=None):
     return torch.arange(sizes, dtype=dtype)
 
 
-def _dynamic_slice(input, start, end, dim, *, dtype):
+def _dynamic_slice(input, start, end, dim, *, dtype, shape=None, device=None, capture=None):
     return input.narrow(dim, start, end - start)
 
 
-def _grid_sampler(input, grid, mode, padding, align_corners, cuda_rules, *, dtype):
+def _gather(input, index, dim, *, dtype, shape=None, device=None, capture=None):
+    return _rt.gather(input, dim, index)
+
+
+def _convolution(input, weight, bias, stride, padding, dilation, groups, transposed, output_padding, *, dtype, shape=None, device=None, capture=None):
+    return _rt.convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+def _max_pool(input, kernel, stride, padding, dilation, ceil_mode, *, dtype, shape=None, device=None, capture=None):
+    return _rt.max_pool(input, kernel, stride, padding, dilation, ceil_mode)
+
+
+def _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, *, dtype, shape=None, device=None, capture=None):
+    return _rt.avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_max_pool(input, output_size, *, dtype, shape=None, device=None, capture=None):
+    return _rt.adaptive_pool("adaptive_max_pool", input, output_size)
+
+
+def _adaptive_avg_pool(input, output_size, *, dtype, shape=None, device=None, capture=None):
+    return _rt.adaptive_pool("adaptive_avg_pool", input, output_size)
+
+
+def _grid_sampler(input, grid, mode, padding, align_corners, cuda_rules, *, dtype, shape=None, device=None, capture=None):
     return torch.grid_sampler(input, grid, mode, padding, align_corners)
 
 
-def _upsample(input, mode, output_size, align_corners, scales, *, dtype):
+def _upsample(input, mode, output_size, align_corners, scales, *, dtype, shape=None, device=None, capture=None):
     return _rt.upsample(input, mode, output_size, align_corners, scales)
 
 
-def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, *, dtype):
+def _max_pool_with_indices(input, kernel, stride, padding, dilation, ceil_mode, *, dtype, shape=None, device=None, capture=None):
     return (F.max_pool1d, F.max_pool2d, F.max_pool3d)[len(kernel) - 1](input, kernel, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
 
 
-def _adaptive_max_pool_with_indices(input, output_size, *, dtype):
+def _adaptive_max_pool_with_indices(input, output_size, *, dtype, shape=None, device=None, capture=None):
     return (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[len(output_size) - 1](input, output_size, return_indices=True)
 
 
-def _im2col(input, kernel, dilation, padding, stride, *, dtype):
+def _im2col(input, kernel, dilation, padding, stride, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten.im2col(input, kernel, dilation, padding, stride)
 
 
-def _col2im(input, output_size, kernel, dilation, padding, stride, *, dtype):
+def _col2im(input, output_size, kernel, dilation, padding, stride, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten.col2im(input, output_size, kernel, dilation, padding, stride)
 
 
-def _dist(input, other, p, *, dtype):
+def _pad(input, mode, low, high, value, *, dtype, shape=None, device=None, capture=None):
+    return _rt.pad(input, mode, low, high, value)
+
+
+def _scaled_dot_product_attention(query, key, value, mask, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
+    return F.scaled_dot_product_attention(query, key, value, mask, is_causal=is_causal, scale=scale)
+
+
+def _all(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.all(input, tuple(dims), keepdim=keepdim)
+
+
+def _any(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.any(input, tuple(dims), keepdim=keepdim)
+
+
+def _logsumexp(input, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.logsumexp(input, tuple(dims), keepdim=keepdim)
+
+
+def _argmax(input, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.argmax(input, dim, keepdim=keepdim)
+
+
+def _argmin(input, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.argmin(input, dim, keepdim=keepdim)
+
+
+def _vector_norm(input, ord, dims, keepdim, *, dtype, shape=None, device=None, capture=None):
+    return torch.linalg.vector_norm(input, ord, tuple(dims), keepdim=keepdim)
+
+
+def _dist(input, other, p, *, dtype, shape=None, device=None, capture=None):
     return torch.dist(input, other, p)
 
 
-def _cdist(input, other, p, *, dtype):
+def _cdist(input, other, p, *, dtype, shape=None, device=None, capture=None):
     return torch.cdist(input, other, p, compute_mode="donot_use_mm_for_euclid_dist")
 
 
-def _pdist(input, p, *, dtype):
+def _pdist(input, p, *, dtype, shape=None, device=None, capture=None):
     return F.pdist(input, p)
 
 
-def _renorm(input, p, dim, maxnorm, *, dtype):
+def _renorm(input, p, dim, maxnorm, *, dtype, shape=None, device=None, capture=None):
     return torch.renorm(input, p, dim, maxnorm)
 
 
-def _isin(elements, test_elements, invert, *, dtype):
+def _isin(elements, test_elements, invert, *, dtype, shape=None, device=None, capture=None):
     return torch.isin(elements, test_elements, invert=invert)
 
 
-def _bucketize(input, boundaries, right, out_int32, *, dtype):
+def _bucketize(input, boundaries, right, out_int32, *, dtype, shape=None, device=None, capture=None):
     return torch.bucketize(input, boundaries, right=right, out_int32=out_int32)
 
 
-def _tril(input, diagonal, *, dtype):
+def _cumulative(input, kind, dim, *, dtype, shape=None, device=None, capture=None):
+    return _rt.cumulative(input, kind, dim)
+
+
+def _cumulative_index(input, kind, dim, *, dtype, shape=None, device=None, capture=None):
+    return _rt.cumulative_index(input, kind, dim)
+
+
+def _flip(input, dims, *, dtype, shape=None, device=None, capture=None):
+    return torch.flip(input, dims)
+
+
+def _tril(input, diagonal, *, dtype, shape=None, device=None, capture=None):
     return torch.tril(input, diagonal)
 
 
-def _triu(input, diagonal, *, dtype):
+def _triu(input, diagonal, *, dtype, shape=None, device=None, capture=None):
     return torch.triu(input, diagonal)
 
 
-def _multi_margin_loss(input, target, weight, p, margin, reduction, *, dtype):
+def _roll(input, shifts, dims, *, dtype, shape=None, device=None, capture=None):
+    return torch.roll(input, shifts, dims)
+
+
+def _repeat(input, repeats, *, dtype, shape=None, device=None, capture=None):
+    return input.repeat(repeats)
+
+
+def _mse_loss(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
+    return F.mse_loss(input, target, reduction=reduction)
+
+
+def _l1_loss(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
+    return F.l1_loss(input, target, reduction=reduction)
+
+
+def _smooth_l1_loss(input, target, reduction, beta, *, dtype, shape=None, device=None, capture=None):
+    return F.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
+
+
+def _huber_loss(input, target, reduction, delta, *, dtype, shape=None, device=None, capture=None):
+    return F.huber_loss(input, target, reduction=reduction, delta=delta)
+
+
+def _kl_div(input, target, reduction, log_target, *, dtype, shape=None, device=None, capture=None):
+    return F.kl_div(input, target, reduction=reduction, log_target=log_target)
+
+
+def _binary_cross_entropy(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
+    return F.binary_cross_entropy(input, target, reduction=reduction)
+
+
+def _binary_cross_entropy_with_logits(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
+    return F.binary_cross_entropy_with_logits(input, target, reduction=reduction)
+
+
+def _soft_margin_loss(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
+    return F.soft_margin_loss(input, target, reduction=reduction)
+
+
+def _multi_margin_loss(input, target, weight, p, margin, reduction, *, dtype, shape=None, device=None, capture=None):
     return F.multi_margin_loss(input, target, p, margin, weight, reduction=reduction)
 
 
-def _multilabel_margin_loss(input, target, reduction, *, dtype):
+def _multilabel_margin_loss(input, target, reduction, *, dtype, shape=None, device=None, capture=None):
     return F.multilabel_margin_loss(input, target, reduction=reduction)
 
 
-def _norm_stats(input, dims, eps, *, dtype):
+def _nll_loss(input, target, weight, reduction, ignore_index, *, dtype, shape=None, device=None, capture=None):
+    return F.nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _layer_norm(input, weight, bias, normalized_rank, eps, *, dtype, shape=None, device=None, capture=None):
+    return F.layer_norm(input, input.shape[input.dim() - normalized_rank:], weight, bias, eps)
+
+
+def _norm_stats(input, dims, eps, *, dtype, shape=None, device=None, capture=None):
     return _rt.norm_stats(input, dims, eps)
 
 
-def _as_strided_scatter(input, src, size, stride, storage_offset, *, dtype):
+def _rms_norm(input, weight, normalized_rank, eps, *, dtype, shape=None, device=None, capture=None):
+    return torch.rms_norm(input, input.shape[input.dim() - normalized_rank:], weight, eps)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, num_batches_tracked, training, momentum, eps, *, dtype, shape=None, device=None, capture=None):
+    return _rt.batch_norm(input, weight, bias, running_mean, running_var, num_batches_tracked, training, momentum, eps)
+
+
+def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, *, dtype, shape=None, device=None, capture=None):
+    return _rt.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps)
+
+
+def _group_norm(input, weight, bias, groups, eps, *, dtype, shape=None, device=None, capture=None):
+    return F.group_norm(input, groups, weight, bias, eps)
+
+
+def _scatter(input, index, src, reduce, dim, include_self, wraps, *, dtype, shape=None, device=None, capture=None):
+    return _rt.scatter(input, dim, index, src, reduce, include_self, wraps)
+
+
+def _as_strided_scatter(input, src, size, stride, storage_offset, *, dtype, shape=None, device=None, capture=None):
     return torch.as_strided_scatter(input.contiguous(), src, size, stride, storage_offset)
 
 
-def _index_add(input, index, source, dim, alpha, *, dtype):
+def _index_add(input, index, source, dim, alpha, *, dtype, shape=None, device=None, capture=None):
     return torch.index_add(input, dim, index, source, alpha=alpha)
 
 
-def _masked_scatter(input, mask, source, *, dtype):
+def _masked_scatter(input, mask, source, *, dtype, shape=None, device=None, capture=None):
     return torch.masked_scatter(input, mask, source)
 
 
-def _histc(input, bins, min, max, *, dtype):
+def _histc(input, bins, min, max, *, dtype, shape=None, device=None, capture=None):
     return torch.histc(input, bins, min, max)
 
 
-def _embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset, *, dtype):
+def _embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset, *, dtype, shape=None, device=None, capture=None):
     return _rt.embedding_bag(weight, input, offsets, per_sample_weights, mode, padding_idx, include_last_offset)
 
 
-def _masked_index(input, mask, indices, dim, fill, *, dtype):
+def _masked_index(input, mask, indices, dim, fill, *, dtype, shape=None, device=None, capture=None):
     return _rt.masked_index(input, mask, indices, dim, fill)
 
 
-def _masked_index_put(input, mask, indices, values, dim, *, dtype):
+def _masked_index_put(input, mask, indices, values, dim, *, dtype, shape=None, device=None, capture=None):
     return _rt.masked_index_put(input, mask, indices, values, dim)
 
 
-def _dropout_backward(input, mask, scale, *, dtype):
+def _random(seed, sizes, distribution, a, b, offset, *, dtype, shape=None, device=None, capture=None):
+    return _rt.random(distribution, a, b, shape, dtype, device)
+
+
+def _bernoulli(p, seed, offset, *, dtype, shape=None, device=None, capture=None):
+    return _rt.bernoulli(p, capture)
+
+
+def _dropout(input, seed, p, offset, feature_dims, *, dtype, shape=None, device=None, capture=None):
+    return _rt.dropout(input, p, feature_dims, capture)
+
+
+def _dropout_backward(input, mask, scale, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten.native_dropout_backward(input, mask, scale)
 
 
-def _sort(input, dim, descending, stable, *, dtype):
+def _sort(input, dim, descending, stable, *, dtype, shape=None, device=None, capture=None):
     return torch.sort(input, dim=dim, descending=descending, stable=stable)
 
 
-def _argsort(input, dim, descending, stable, *, dtype):
+def _argsort(input, dim, descending, stable, *, dtype, shape=None, device=None, capture=None):
     return torch.argsort(input, dim=dim, descending=descending, stable=stable)
 
 
-def _msort(input, *, dtype):
+def _msort(input, *, dtype, shape=None, device=None, capture=None):
     return torch.msort(input)
 
 
-def _topk(input, k, dim, largest, sorted, *, dtype):
+def _topk(input, k, dim, largest, sorted, *, dtype, shape=None, device=None, capture=None):
     return torch.topk(input, k, dim=dim, largest=largest, sorted=sorted)
 
 
-def _kthvalue(input, k, dim, keepdim, *, dtype):
+def _kthvalue(input, k, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.kthvalue(input, k, dim=dim, keepdim=keepdim)
 
 
-def _mode(input, dim, keepdim, *, dtype):
+def _mode(input, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.mode(input, dim=dim, keepdim=keepdim)
 
 
-def _median(input, *, dtype):
+def _median(input, *, dtype, shape=None, device=None, capture=None):
     return torch.median(input)
 
 
-def _median_dim(input, dim, keepdim, *, dtype):
+def _median_dim(input, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.median(input, dim, keepdim=keepdim)
 
 
-def _nanmedian(input, *, dtype):
+def _nanmedian(input, *, dtype, shape=None, device=None, capture=None):
     return torch.nanmedian(input)
 
 
-def _nanmedian_dim(input, dim, keepdim, *, dtype):
+def _nanmedian_dim(input, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.nanmedian(input, dim, keepdim=keepdim)
 
 
-def _quantile(input, q, has_dim, dim, keepdim, interpolation, ignore_nan, *, dtype):
+def _quantile(input, q, has_dim, dim, keepdim, interpolation, ignore_nan, *, dtype, shape=None, device=None, capture=None):
     return (torch.nanquantile if ignore_nan else torch.quantile)(input, q, dim if has_dim else None, keepdim=keepdim, interpolation=interpolation)
 
 
-def _linalg_cholesky(A, upper, *, dtype):
+def _linalg_cholesky(A, upper, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.cholesky(A, upper=upper)
 
 
-def _cholesky(input, upper, *, dtype):
+def _cholesky(input, upper, *, dtype, shape=None, device=None, capture=None):
     return torch.cholesky(input, upper=upper)
 
 
-def _linalg_cholesky_ex(A, upper, check_errors, *, dtype):
+def _linalg_cholesky_ex(A, upper, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.cholesky_ex(A, upper=upper, check_errors=check_errors)
 
 
-def _linalg_inv(A, *, dtype):
+def _linalg_inv(A, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.inv(A)
 
 
-def _linalg_inv_ex(A, check_errors, *, dtype):
+def _linalg_inv_ex(A, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.inv_ex(A, check_errors=check_errors)
 
 
-def _linalg_solve(A, B, left, *, dtype):
+def _linalg_solve(A, B, left, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.solve(A, B, left=left)
 
 
-def _linalg_solve_ex(A, B, left, check_errors, *, dtype):
+def _linalg_solve_ex(A, B, left, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.solve_ex(A, B, left=left, check_errors=check_errors)
 
 
-def _linalg_solve_triangular(A, B, upper, left, unitriangular, *, dtype):
+def _linalg_solve_triangular(A, B, upper, left, unitriangular, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
-def _linalg_det(A, *, dtype):
+def _linalg_det(A, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.det(A)
 
 
-def _linalg_slogdet(A, *, dtype):
+def _linalg_slogdet(A, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.slogdet(A)
 
 
-def _slogdet(input, *, dtype):
+def _slogdet(input, *, dtype, shape=None, device=None, capture=None):
     return torch.slogdet(input)
 
 
-def _logdet(input, *, dtype):
+def _logdet(input, *, dtype, shape=None, device=None, capture=None):
     return torch.logdet(input)
 
 
-def _linalg_eigh(A, UPLO, *, dtype):
+def _linalg_eigh(A, UPLO, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.eigh(A, UPLO=UPLO)
 
 
-def _linalg_eigvalsh(A, UPLO, *, dtype):
+def _linalg_eigvalsh(A, UPLO, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.eigvalsh(A, UPLO=UPLO)
 
 
-def _linalg_svd(A, full_matrices, *, dtype):
+def _linalg_svd(A, full_matrices, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.svd(A, full_matrices=full_matrices)
 
 
-def _svd(input, some, compute_uv, *, dtype):
+def _svd(input, some, compute_uv, *, dtype, shape=None, device=None, capture=None):
     return torch.svd(input, some=some, compute_uv=compute_uv)
 
 
-def _linalg_svdvals(A, *, dtype):
+def _linalg_svdvals(A, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.svdvals(A)
 
 
-def _linalg_qr(A, mode, *, dtype):
+def _linalg_qr(A, mode, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.qr(A, mode=mode)
 
 
-def _qr(input, some, *, dtype):
+def _qr(input, some, *, dtype, shape=None, device=None, capture=None):
     return torch.qr(input, some=some)
 
 
-def _linalg_lu(A, pivot, *, dtype):
+def _linalg_lu(A, pivot, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.lu(A, pivot=pivot)
 
 
-def _linalg_lu_factor(A, pivot, *, dtype):
+def _linalg_lu_factor(A, pivot, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.lu_factor(A, pivot=pivot)
 
 
-def _linalg_lu_factor_ex(A, pivot, check_errors, *, dtype):
+def _linalg_lu_factor_ex(A, pivot, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.lu_factor_ex(A, pivot=pivot, check_errors=check_errors)
 
 
-def _linalg_lu_solve(LU, pivots, B, left, adjoint, *, dtype):
+def _linalg_lu_solve(LU, pivots, B, left, adjoint, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
 
 
-def _lu_solve(b, LU_data, LU_pivots, *, dtype):
+def _lu_solve(b, LU_data, LU_pivots, *, dtype, shape=None, device=None, capture=None):
     return torch.lu_solve(b, LU_data, LU_pivots)
 
 
-def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots, *, dtype):
+def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots, *, dtype, shape=None, device=None, capture=None):
     return torch.lu_unpack(LU_data, LU_pivots, unpack_data=unpack_data, unpack_pivots=unpack_pivots)
 
 
-def _linalg_ldl_factor(A, hermitian, *, dtype):
+def _linalg_ldl_factor(A, hermitian, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.ldl_factor(A, hermitian=hermitian)
 
 
-def _linalg_ldl_factor_ex(A, hermitian, check_errors, *, dtype):
+def _linalg_ldl_factor_ex(A, hermitian, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors)
 
 
-def _linalg_ldl_solve(LD, pivots, B, hermitian, *, dtype):
+def _linalg_ldl_solve(LD, pivots, B, hermitian, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.ldl_solve(LD, pivots, B, hermitian=hermitian)
 
 
-def _linalg_householder_product(A, tau, *, dtype):
+def _linalg_householder_product(A, tau, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.householder_product(A, tau)
 
 
-def _linalg_matrix_exp(A, *, dtype):
+def _linalg_matrix_exp(A, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.matrix_exp(A)
 
 
-def _linalg_matrix_power(A, n, *, dtype):
+def _linalg_matrix_power(A, n, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.matrix_power(A, n)
 
 
-def _linalg_pinv(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype):
+def _linalg_pinv(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.pinv(A, atol=atol if has_atol else None, rtol=rtol if has_rtol else None, hermitian=hermitian)
 
 
-def _pinverse(input, rcond, *, dtype):
+def _pinverse(input, rcond, *, dtype, shape=None, device=None, capture=None):
     return torch.pinverse(input, rcond=rcond)
 
 
-def _linalg_matrix_rank(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype):
+def _linalg_matrix_rank(A, has_atol, atol, has_rtol, rtol, hermitian, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.matrix_rank(A, atol=atol if has_atol else None, rtol=rtol if has_rtol else None, hermitian=hermitian)
 
 
-def _linalg_matrix_norm(A, ord_name, ord, dim, keepdim, *, dtype):
+def _linalg_matrix_norm(A, ord_name, ord, dim, keepdim, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.matrix_norm(A, ord_name or ord, dim=dim, keepdim=keepdim)
 
 
-def _linalg_cond(A, p_name, p, *, dtype):
+def _linalg_cond(A, p_name, p, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.cond(A, None if p_name == 'none' else (p_name or p))
 
 
-def _linalg_tensorinv(A, ind, *, dtype):
+def _linalg_tensorinv(A, ind, *, dtype, shape=None, device=None, capture=None):
     return torch.linalg.tensorinv(A, ind=ind)
 
 
-def _triangular_solve(b, A, upper, transpose, unitriangular, *, dtype):
+def _triangular_solve(b, A, upper, transpose, unitriangular, *, dtype, shape=None, device=None, capture=None):
     return torch.triangular_solve(b, A, upper=upper, transpose=transpose, unitriangular=unitriangular)
 
 
-def _fft_real(input, kind, has_s, s, has_dim, dim, norm, *, dtype):
+def _fft_real(input, kind, has_s, s, has_dim, dim, norm, *, dtype, shape=None, device=None, capture=None):
     return _rt.fft_real(input, kind, has_s, s, has_dim, dim, norm)
 
 
-def _chebyshev_polynomial_t(x, n, *, dtype):
+def _chebyshev_polynomial_t(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.chebyshev_polynomial_t(x, n)
 
 
-def _chebyshev_polynomial_u(x, n, *, dtype):
+def _chebyshev_polynomial_u(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.chebyshev_polynomial_u(x, n)
 
 
-def _chebyshev_polynomial_v(x, n, *, dtype):
+def _chebyshev_polynomial_v(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.chebyshev_polynomial_v(x, n)
 
 
-def _chebyshev_polynomial_w(x, n, *, dtype):
+def _chebyshev_polynomial_w(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.chebyshev_polynomial_w(x, n)
 
 
-def _shifted_chebyshev_polynomial_t(x, n, *, dtype):
+def _shifted_chebyshev_polynomial_t(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.shifted_chebyshev_polynomial_t(x, n)
 
 
-def _shifted_chebyshev_polynomial_u(x, n, *, dtype):
+def _shifted_chebyshev_polynomial_u(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.shifted_chebyshev_polynomial_u(x, n)
 
 
-def _shifted_chebyshev_polynomial_v(x, n, *, dtype):
+def _shifted_chebyshev_polynomial_v(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.shifted_chebyshev_polynomial_v(x, n)
 
 
-def _shifted_chebyshev_polynomial_w(x, n, *, dtype):
+def _shifted_chebyshev_polynomial_w(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.shifted_chebyshev_polynomial_w(x, n)
 
 
-def _hermite_polynomial_h(x, n, *, dtype):
+def _hermite_polynomial_h(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.hermite_polynomial_h(x, n)
 
 
-def _hermite_polynomial_he(x, n, *, dtype):
+def _hermite_polynomial_he(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.hermite_polynomial_he(x, n)
 
 
-def _laguerre_polynomial_l(x, n, *, dtype):
+def _laguerre_polynomial_l(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.laguerre_polynomial_l(x, n)
 
 
-def _legendre_polynomial_p(x, n, *, dtype):
+def _legendre_polynomial_p(x, n, *, dtype, shape=None, device=None, capture=None):
     return torch.special.legendre_polynomial_p(x, n)
 
 
-def _igamma(input, other, *, dtype):
+def _igamma(input, other, *, dtype, shape=None, device=None, capture=None):
     return torch.igamma(input, other)
 
 
-def _igammac(input, other, *, dtype):
+def _igammac(input, other, *, dtype, shape=None, device=None, capture=None):
     return torch.igammac(input, other)
 
 
-def _grouped_mm(input, weight, offs, *, dtype):
+def _grouped_mm(input, weight, offs, *, dtype, shape=None, device=None, capture=None):
     return _rt.grouped_mm(input, weight, offs)
 
 
-def _lstm(input, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype):
+def _lstm(input, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype, shape=None, device=None, capture=None):
     return torch.lstm(input, (h0, c0), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
 
 
-def _gru(input, h0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype):
+def _gru(input, h0, w_ih, w_hh, b_ih, b_hh, batch_first, *, dtype, shape=None, device=None, capture=None):
     return torch.gru(input, h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
 
 
-def _rnn(input, h0, w_ih, w_hh, b_ih, b_hh, relu, batch_first, *, dtype):
+def _rnn(input, h0, w_ih, w_hh, b_ih, b_hh, relu, batch_first, *, dtype, shape=None, device=None, capture=None):
     return (torch.rnn_relu if relu else torch.rnn_tanh)(input, h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, batch_first)
 
 
-def _segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial, *, dtype):
+def _segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial, *, dtype, shape=None, device=None, capture=None):
     return _rt.segment_reduce(data, segments, reduce, use_offsets, axis, unsafe, has_initial, initial)
 
 
-def _histogram(input, bins, has_range, lo, hi, density, *, dtype):
+def _histogram(input, bins, has_range, lo, hi, density, *, dtype, shape=None, device=None, capture=None):
     return torch.histogram(input, bins, range=(lo, hi) if has_range else None, density=density)
 
 
-def _histogram_edges(input, bins, density, *, dtype):
+def _histogram_edges(input, bins, density, *, dtype, shape=None, device=None, capture=None):
     return torch.histogram(input, bins, density=density)
 
 
-def _geqrf(input, *, dtype):
+def _geqrf(input, *, dtype, shape=None, device=None, capture=None):
     return torch.geqrf(input)
 
 
-def _ormqr(input, input2, input3, left, transpose, *, dtype):
+def _ormqr(input, input2, input3, left, transpose, *, dtype, shape=None, device=None, capture=None):
     return torch.ormqr(input, input2, input3, left=left, transpose=transpose)
 
 
-def _lu_with_info(input, pivot, check_errors, *, dtype):
+def _lu_with_info(input, pivot, check_errors, *, dtype, shape=None, device=None, capture=None):
     return torch._lu_with_info(input, pivot=pivot, check_errors=check_errors)
 
 
-def _seeded_random(input, kind, seed, a, b, n, *, dtype):
+def _seeded_random(input, kind, seed, a, b, n, *, dtype, shape=None, device=None, capture=None):
     return _rt.seeded_random(kind, seed, a, b, n, input)
 
 
-def _seeded_normal(mean, std, seed, *, dtype):
+def _seeded_normal(mean, std, seed, *, dtype, shape=None, device=None, capture=None):
     return _rt.seeded_random('normal_tensors', seed, 0.0, 0.0, 0, mean, std)
 
 
-def _seeded_attention(query, key, value, dropout_p, is_causal, has_scale, scale, enable_gqa, seed, *, dtype):
+def _seeded_attention(query, key, value, dropout_p, is_causal, has_scale, scale, enable_gqa, seed, *, dtype, shape=None, device=None, capture=None):
     return _rt.seeded_attention(query, key, value, dropout_p, is_causal, has_scale, scale, enable_gqa, seed)
 
 
-def _fractional_max_pool(input, samples, kernel_size, output_size, *, dtype):
+def _fractional_max_pool(input, samples, kernel_size, output_size, *, dtype, shape=None, device=None, capture=None):
     return (torch._C._nn.fractional_max_pool2d if len(kernel_size) == 2 else torch._C._nn.fractional_max_pool3d)(input, kernel_size, output_size, samples)
 
 
-def _max_pool2d_backward(grad_output, input, indices, kernel_size, stride, padding, dilation, ceil_mode, *, dtype):
+def _max_pool2d_backward(grad_output, input, indices, kernel_size, stride, padding, dilation, ceil_mode, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten.max_pool2d_with_indices_backward.default(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
-def _convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, transposed, output_padding, output_mask, *, dtype):
+def _convolution_backward(grad_output, input, weight, stride, padding, dilation, groups, transposed, output_padding, output_mask, *, dtype, shape=None, device=None, capture=None):
     return tuple(torch.ops.aten.convolution_backward(grad_output, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, [bool(m) for m in output_mask] + [False])[:2])
 
 
-def _attention_backward(grad_output, query, key, value, is_causal, scale, *, dtype):
+def _attention_backward(grad_output, query, key, value, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.attention_backward(grad_output, query, key, value, None, is_causal, scale)
 
 
-def _masked_attention_backward(grad_output, query, key, value, mask, is_causal, scale, *, dtype):
+def _masked_attention_backward(grad_output, query, key, value, mask, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.attention_backward(grad_output, query, key, value, mask, is_causal, scale)
 
 
-def _attention_lse(query, key, value, dropout_p, is_causal, scale, *, dtype):
+def _attention_lse(query, key, value, dropout_p, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.attention_lse(query, key, value, dropout_p, is_causal, scale)
 
 
-def _attention_lse_backward(grad_output, query, key, value, result, lse, rng, dropout_p, is_causal, scale, *, dtype):
+def _attention_lse_backward(grad_output, query, key, value, result, lse, rng, dropout_p, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.attention_lse_backward(grad_output, query, key, value, result, lse, rng, dropout_p, is_causal, scale)
 
 
-def _masked_attention_lse(query, key, value, mask, dropout_p, is_causal, scale, *, dtype):
+def _masked_attention_lse(query, key, value, mask, dropout_p, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.masked_attention_lse(query, key, value, mask, dropout_p, is_causal, scale)
 
 
-def _masked_attention_lse_backward(grad_output, query, key, value, mask, result, lse, rng, dropout_p, is_causal, scale, *, dtype):
+def _masked_attention_lse_backward(grad_output, query, key, value, mask, result, lse, rng, dropout_p, is_causal, scale, *, dtype, shape=None, device=None, capture=None):
     return _rt.masked_attention_lse_backward(grad_output, query, key, value, mask, result, lse, rng, dropout_p, is_causal, scale)
 
 
-def _embedding_backward(grad_output, weight, indices, *, dtype):
+def _embedding_backward(grad_output, weight, indices, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten.embedding_dense_backward.default(grad_output, indices, weight.shape[0], -1, False)
 
 
-def _adaptive_avg_pool2d_backward(grad_output, input, *, dtype):
+def _adaptive_avg_pool2d_backward(grad_output, input, *, dtype, shape=None, device=None, capture=None):
     return torch.ops.aten._adaptive_avg_pool2d_backward.default(grad_output, input)
 
 
-def _upsample2d(input, mode, output_size, align_corners, antialias, has_scales, scale_h, scale_w, *, dtype):
+def _upsample2d(input, mode, output_size, align_corners, antialias, has_scales, scale_h, scale_w, *, dtype, shape=None, device=None, capture=None):
     return getattr(torch.ops.aten, ('_upsample_' if antialias else 'upsample_') + mode + ('2d_aa' if antialias else '2d')).default(input, output_size, align_corners, scale_h if has_scales else None, scale_w if has_scales else None)
 
 
-def _all_reduce(input, reduce_op, group_name, *, dtype):
+def _all_reduce(input, reduce_op, group_name, *, dtype, shape=None, device=None, capture=None):
     return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce(input, reduce_op, group_name))
 
 
-def _all_gather_into_tensor(input, group_size, group_name, *, dtype):
+def _all_gather_into_tensor(input, group_size, group_name, *, dtype, shape=None, device=None, capture=None):
     return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_gather_into_tensor(input, group_size, group_name))
 
 
-def _reduce_scatter_tensor(input, reduce_op, group_size, group_name, *, dtype):
+def _reduce_scatter_tensor(input, reduce_op, group_size, group_name, *, dtype, shape=None, device=None, capture=None):
     return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.reduce_scatter_tensor(input, reduce_op, group_size, group_name))
 
 
-def _deg2rad(input, *, dtype):
+def _deg2rad(input, *, dtype, shape=None, device=None, capture=None):
     return torch.deg2rad(input)
 
 
-def _rad2deg(input, *, dtype):
+def _rad2deg(input, *, dtype, shape=None, device=None, capture=None):
     return torch.rad2deg(input)
 
 
-def _sinc(input, *, dtype):
+def _sinc(input, *, dtype, shape=None, device=None, capture=None):
     return torch.sinc(input)
 
 
-def _angle(input, *, dtype):
+def _angle(input, *, dtype, shape=None, device=None, capture=None):
     return torch.angle(input)
 
 
-def _entr(input, *, dtype):
+def _entr(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.entr(input)
 
 
-def _signbit(input, *, dtype):
+def _signbit(input, *, dtype, shape=None, device=None, capture=None):
     return torch.signbit(input)
 
 
-def _isreal(input, *, dtype):
+def _isreal(input, *, dtype, shape=None, device=None, capture=None):
     return torch.isreal(input)
 
 
-def _nan_to_num(input, nan, posinf, neginf, *, dtype):
+def _nan_to_num(input, nan, posinf, neginf, *, dtype, shape=None, device=None, capture=None):
     return torch.nan_to_num(input, nan, posinf, neginf)
 
 
-def _logit(input, eps, round_steps, *, dtype):
+def _logit(input, eps, round_steps, *, dtype, shape=None, device=None, capture=None):
     return torch.logit(input, eps if eps >= 0 else None)
 
 
-def _frexp(input, *, dtype):
+def _frexp(input, *, dtype, shape=None, device=None, capture=None):
     return torch.frexp(input)
 
 
-def _nextafter(input, other, *, dtype):
+def _nextafter(input, other, *, dtype, shape=None, device=None, capture=None):
     return torch.nextafter(input, other)
 
 
-def _atan2(lhs, rhs, *, dtype):
+def _atan2(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.atan2(lhs.to(dtype), rhs.to(dtype))
 
 
-def _fmax(lhs, rhs, *, dtype):
+def _fmax(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.fmax(lhs.to(dtype), rhs.to(dtype))
 
 
-def _fmin(lhs, rhs, *, dtype):
+def _fmin(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.fmin(lhs.to(dtype), rhs.to(dtype))
 
 
-def _logical_xor(lhs, rhs, *, dtype):
+def _logical_xor(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.logical_xor(lhs, rhs)
 
 
-def _heaviside(lhs, rhs, *, dtype):
+def _heaviside(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.heaviside(lhs.to(dtype), rhs.to(dtype))
 
 
-def _xlog1py(lhs, rhs, *, dtype):
+def _xlog1py(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.special.xlog1py(lhs.to(dtype), rhs.to(dtype))
 
 
-def _ldexp(lhs, rhs, *, dtype):
+def _ldexp(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.ldexp(lhs, rhs)
 
 
-def _float_power(lhs, rhs, *, dtype):
+def _float_power(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.float_power(lhs, rhs)
 
 
-def _isclose(input, other, rtol, atol, equal_nan, *, dtype):
+def _isclose(input, other, rtol, atol, equal_nan, *, dtype, shape=None, device=None, capture=None):
     return torch.isclose(input, other, rtol, atol, equal_nan)
 
 
-def _erfinv(input, *, dtype):
+def _erfinv(input, *, dtype, shape=None, device=None, capture=None):
     return torch.erfinv(input)
 
 
-def _ndtr(input, *, dtype):
+def _ndtr(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.ndtr(input)
 
 
-def _ndtri(input, *, dtype):
+def _ndtri(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.ndtri(input)
 
 
-def _log_ndtr(input, *, dtype):
+def _log_ndtr(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.log_ndtr(input)
 
 
-def _erfcx(input, *, dtype):
+def _erfcx(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.erfcx(input)
 
 
-def _lgamma(input, *, dtype):
+def _lgamma(input, *, dtype, shape=None, device=None, capture=None):
     return torch.lgamma(input)
 
 
-def _digamma(input, *, dtype):
+def _digamma(input, *, dtype, shape=None, device=None, capture=None):
     return torch.digamma(input)
 
 
-def _i0(input, *, dtype):
+def _i0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.i0(input)
 
 
-def _i0e(input, *, dtype):
+def _i0e(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.i0e(input)
 
 
-def _i1(input, *, dtype):
+def _i1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.i1(input)
 
 
-def _i1e(input, *, dtype):
+def _i1e(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.i1e(input)
 
 
-def _spherical_bessel_j0(input, *, dtype):
+def _spherical_bessel_j0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.spherical_bessel_j0(input)
 
 
-def _bessel_j0(input, *, dtype):
+def _bessel_j0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.bessel_j0(input)
 
 
-def _bessel_j1(input, *, dtype):
+def _bessel_j1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.bessel_j1(input)
 
 
-def _bessel_y0(input, *, dtype):
+def _bessel_y0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.bessel_y0(input)
 
 
-def _bessel_y1(input, *, dtype):
+def _bessel_y1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.bessel_y1(input)
 
 
-def _modified_bessel_k0(input, *, dtype):
+def _modified_bessel_k0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.modified_bessel_k0(input)
 
 
-def _modified_bessel_k1(input, *, dtype):
+def _modified_bessel_k1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.modified_bessel_k1(input)
 
 
-def _scaled_modified_bessel_k0(input, *, dtype):
+def _scaled_modified_bessel_k0(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.scaled_modified_bessel_k0(input)
 
 
-def _scaled_modified_bessel_k1(input, *, dtype):
+def _scaled_modified_bessel_k1(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.scaled_modified_bessel_k1(input)
 
 
-def _airy_ai(input, *, dtype):
+def _airy_ai(input, *, dtype, shape=None, device=None, capture=None):
     return torch.special.airy_ai(input)
 
 
-def _zeta(lhs, rhs, *, dtype):
+def _zeta(lhs, rhs, *, dtype, shape=None, device=None, capture=None):
     return torch.special.zeta(lhs.to(dtype), rhs.to(dtype))
 
 
-def _polygamma(input, n, *, dtype):
+def _polygamma(input, n, *, dtype, shape=None, device=None, capture=None):
     return torch.polygamma(n, input)
 
 
-def _mvlgamma(input, p, *, dtype):
+def _mvlgamma(input, p, *, dtype, shape=None, device=None, capture=None):
     return torch.mvlgamma(input, p)
 
 
@@ -2576,6 +3980,8 @@ EAGER = {
     "gt": _gt,
     "ge": _ge,
     "where": _where,
+    "constant": _constant,
+    "detach": _detach,
     "convert": _convert,
     "sinh": _sinh,
     "cosh": _cosh,
@@ -2639,31 +4045,73 @@ EAGER = {
     "amin": _amin,
     "prod": _prod,
     "nansum": _nansum,
+    "softmax": _softmax,
+    "log_softmax": _log_softmax,
     "safe_softmax": _safe_softmax,
     "softmax_backward": _softmax_backward,
+    "matmul": _matmul,
     "addmm": _addmm,
     "vecdot": _vecdot,
     "trace": _trace,
+    "reshape": _reshape,
+    "permute": _permute,
+    "expand": _expand,
+    "slice": _slice,
+    "cat": _cat,
     "dim": _dim,
     "iota": _iota,
     "dynamic_slice": _dynamic_slice,
+    "gather": _gather,
+    "convolution": _convolution,
+    "max_pool": _max_pool,
+    "avg_pool": _avg_pool,
+    "adaptive_max_pool": _adaptive_max_pool,
+    "adaptive_avg_pool": _adaptive_avg_pool,
     "grid_sampler": _grid_sampler,
     "upsample": _upsample,
     "max_pool_with_indices": _max_pool_with_indices,
     "adaptive_max_pool_with_indices": _adaptive_max_pool_with_indices,
     "im2col": _im2col,
     "col2im": _col2im,
+    "pad": _pad,
+    "scaled_dot_product_attention": _scaled_dot_product_attention,
+    "all": _all,
+    "any": _any,
+    "logsumexp": _logsumexp,
+    "argmax": _argmax,
+    "argmin": _argmin,
+    "vector_norm": _vector_norm,
     "dist": _dist,
     "cdist": _cdist,
     "pdist": _pdist,
     "renorm": _renorm,
     "isin": _isin,
     "bucketize": _bucketize,
+    "cumulative": _cumulative,
+    "cumulative_index": _cumulative_index,
+    "flip": _flip,
     "tril": _tril,
     "triu": _triu,
+    "roll": _roll,
+    "repeat": _repeat,
+    "mse_loss": _mse_loss,
+    "l1_loss": _l1_loss,
+    "smooth_l1_loss": _smooth_l1_loss,
+    "huber_loss": _huber_loss,
+    "kl_div": _kl_div,
+    "binary_cross_entropy": _binary_cross_entropy,
+    "binary_cross_entropy_with_logits": _binary_cross_entropy_with_logits,
+    "soft_margin_loss": _soft_margin_loss,
     "multi_margin_loss": _multi_margin_loss,
     "multilabel_margin_loss": _multilabel_margin_loss,
+    "nll_loss": _nll_loss,
+    "layer_norm": _layer_norm,
     "norm_stats": _norm_stats,
+    "rms_norm": _rms_norm,
+    "batch_norm": _batch_norm,
+    "instance_norm": _instance_norm,
+    "group_norm": _group_norm,
+    "scatter": _scatter,
     "as_strided_scatter": _as_strided_scatter,
     "index_add": _index_add,
     "masked_scatter": _masked_scatter,
@@ -2671,6 +4119,9 @@ EAGER = {
     "embedding_bag": _embedding_bag,
     "masked_index": _masked_index,
     "masked_index_put": _masked_index_put,
+    "random": _random,
+    "bernoulli": _bernoulli,
+    "dropout": _dropout,
     "dropout_backward": _dropout_backward,
     "sort": _sort,
     "argsort": _argsort,

@@ -65,6 +65,10 @@ std::string dyn_tblgen::attrKind(const mlir::tblgen::Attribute &attr) {
     return "f64_array";
   if (name == "StrAttr")
     return "str";
+  if (base.getDef().isSubClassOf("EnumAttrInfo"))
+    return "enum";
+  if (name == "ElementsAttr")
+    return "elements";
   PrintFatalError(attr.getDef().getLoc(), "dyn-tblgen: attribute kind " + name.str() +
                                               " has no Python form (add it to attrKind)");
 }
@@ -331,6 +335,152 @@ std::string derivativeKind(const std::map<const Record *, const Record *> &rules
 // -gen-ops-py
 //===----------------------------------------------------------------------===//
 
+/// The op's assembly format as a Python tuple of tokens, for the Python
+/// printer (python/dyn/graph/mlir.py): ("lit", text), ("operand", name),
+/// ("attr", name), ("attrs",) for attr-dict, ("operands",), ("type", name),
+/// ("types", "operands" | "results"), ("functional",) and
+/// ("opt", anchor, (tokens...)) for an optional group.
+class FormatTokens {
+public:
+  FormatTokens(const Record *def, const mlir::tblgen::Operator &op, StringRef text)
+      : def(def), op(op), text(text) {}
+
+  std::string parse() {
+    if (text.trim().empty())
+      fail("a registered op needs one (python/dyn/graph/mlir.py prints the op by it)");
+    std::string out = group(/*nested=*/false);
+    skipSpace();
+    if (pos != text.size())
+      fail("unexpected `" + text.substr(pos, 10).str() + "`");
+    return out;
+  }
+
+private:
+  const Record *def;
+  const mlir::tblgen::Operator &op;
+  StringRef text;
+  size_t pos = 0;
+  std::string anchor;
+
+  [[noreturn]] void fail(const std::string &why) {
+    PrintFatalError(def->getLoc(), "dyn-tblgen: assembly format of the Python printer: " + why);
+  }
+  void skipSpace() {
+    while (pos < text.size() && isspace(static_cast<unsigned char>(text[pos])))
+      ++pos;
+  }
+  bool take(StringRef word) {
+    skipSpace();
+    if (!text.substr(pos).starts_with(word))
+      return false;
+    pos += word.size();
+    return true;
+  }
+  std::string identifier() {
+    size_t start = pos;
+    while (pos < text.size() && (isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_'))
+      ++pos;
+    return text.slice(start, pos).str();
+  }
+  std::string kindOf(const std::string &name) {
+    for (int i = 0; i < op.getNumOperands(); ++i)
+      if (op.getOperand(i).name == name)
+        return "operand";
+    for (int i = 0; i < op.getNumNativeAttributes(); ++i)
+      if (op.getAttribute(i).name == name)
+        return "attr";
+    fail("$" + name + " is no operand or attribute");
+  }
+  // `$x`, `operands` or `results` inside type(...)
+  std::string typeArg() {
+    if (take("$"))
+      return "(\"type\", " + pyString(identifier()) + ")";
+    if (take("operands"))
+      return "(\"types\", \"operands\")";
+    if (take("results"))
+      return "(\"types\", \"results\")";
+    fail("type() of something other than $x, operands or results");
+  }
+  std::string group(bool nested) {
+    std::vector<std::string> tokens;
+    while (true) {
+      skipSpace();
+      if (pos >= text.size() || (nested && text[pos] == ')'))
+        break;
+      if (text[pos] == '`') {
+        size_t close = text.find('`', pos + 1);
+        if (close == StringRef::npos)
+          fail("unbalanced `");
+        tokens.push_back("(\"lit\", " + pyString(text.slice(pos + 1, close)) + ")");
+        pos = close + 1;
+      } else if (take("$")) {
+        std::string name = identifier();
+        tokens.push_back("(" + pyString(kindOf(name)) + ", " + pyString(name) + ")");
+        if (take("^"))
+          anchor = name;
+      } else if (take("attr-dict-with-keyword") || take("attr-dict")) {
+        tokens.push_back("(\"attrs\",)");
+      } else if (take("functional-type")) {
+        if (!take("(") || !take("operands") || !take(",") || !take("results") || !take(")"))
+          fail("functional-type of something other than (operands, results)");
+        tokens.push_back("(\"functional\",)");
+      } else if (take("type")) {
+        if (!take("("))
+          fail("type without (");
+        tokens.push_back(typeArg());
+        if (!take(")"))
+          fail("type() of more than one thing");
+      } else if (take("operands")) {
+        tokens.push_back("(\"operands\",)");
+      } else if (take("(")) {
+        std::string saved = anchor;
+        anchor.clear();
+        std::string inner = group(/*nested=*/true);
+        if (!take(")") || !take("?"))
+          fail("a group that is not optional, `(...)?`");
+        if (anchor.empty())
+          fail("an optional group without an anchor `^`");
+        tokens.push_back("(\"opt\", " + pyString(anchor) + ", " + inner + ")");
+        anchor = saved;
+      } else {
+        fail("`" + text.substr(pos, 20).str() + "` (add it to FormatTokens)");
+      }
+    }
+    return pyTuple(tokens);
+  }
+};
+
+/// An attribute's default value as a Python literal (DefaultValuedAttr), or None.
+std::string attrDefault(const mlir::tblgen::Attribute &attr) {
+  if (!attr.hasDefaultValue())
+    return "None";
+  std::string kind = attrKind(attr);
+  StringRef v = attr.getDefaultValue().trim();
+  if (kind == "f64" || kind == "i64")
+    return v.str();
+  if (kind == "bool")
+    return v == "true" ? "True" : "False";
+  return "None";
+}
+
+/// Each attribute's default value (None where it has none).
+std::string defaults(const mlir::tblgen::Operator &op) {
+  std::vector<std::string> values;
+  for (int i = 0; i < op.getNumNativeAttributes(); ++i)
+    values.push_back(attrDefault(op.getAttribute(i).attr));
+  return values.empty() ? "()" : pyTuple(values);
+}
+
+/// "", "optional" or "variadic" per operand.
+std::string operandKinds(const mlir::tblgen::Operator &op) {
+  std::vector<std::string> kinds;
+  for (int i = 0; i < op.getNumOperands(); ++i) {
+    const mlir::tblgen::NamedTypeConstraint &o = op.getOperand(i);
+    kinds.push_back(pyString(o.isOptional() ? "optional" : o.isVariadic() ? "variadic" : ""));
+  }
+  return kinds.empty() ? "()" : pyTuple(kinds);
+}
+
 /// `template` with {name} replaced by `subst[name]`; {dtype} included.
 std::string substitute(const Record *def, StringRef tmpl, const std::map<std::string, std::string> &subst) {
   std::string out;
@@ -356,6 +506,12 @@ std::string substitute(const Record *def, StringRef tmpl, const std::map<std::st
 
 bool emitPython(raw_ostream &os, const RecordKeeper &records) {
   std::vector<const Record *> ops = registeredOps(records);
+  // Every graph op is a registry record: Python prints and runs ops from it alone.
+  if (records.getClass("Graph_Op"))
+    for (const Record *r : records.getAllDerivedDefinitions("Graph_Op"))
+      if (!r->isSubClassOf("Graph_RegisteredOp"))
+        PrintFatalError(r->getLoc(), "dyn-tblgen: graph op " + r->getName().str() +
+                                         " is not a Graph_RegisteredOp (every graph op is in the registry)");
   std::map<const Record *, const Record *> rules = derivativesByOp(records);
   os << "\"\"\"generated by dyn-tblgen from " << sourceName << "; do not edit.\n\n"
      << "The graph dialect's registered ops (include/dyn/Dialect/Graph/IR/GraphOpRegistry.td): for each, its\n"
@@ -366,7 +522,7 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
      << "import collections\n\nimport torch\nimport torch.nn.functional as F\n\n"
      << "from . import _eager_support as _rt\n\n"
      << "OpDef = collections.namedtuple(\"OpDef\", \"name family operands attrs torch_names signature type_rule \"\n"
-     << "                               \"shape_rule lowering derivative\")\n\n";
+     << "                               \"shape_rule lowering derivative operand_kinds defaults format view\")\n\n";
   os << "OPS = {\n";
   std::map<std::string, std::vector<std::string>> families;
   std::vector<std::string> familyOrder;
@@ -390,7 +546,10 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
        << pyString(def->getValueAsString("signature")) << ",\n        "
        << pyString(def->getValueAsDef("typeRule")->getValueAsString("name")) << ", "
        << pyString(def->getValueAsDef("shapeRule")->getValueAsString("name")) << ", "
-       << pyString(lowering(def)) << ", " << pyString(derivativeKind(rules, def)) << "),\n";
+       << pyString(lowering(def)) << ", " << pyString(derivativeKind(rules, def)) << ",\n        "
+       << operandKinds(op) << ", " << defaults(op) << ",\n        "
+       << FormatTokens(def, op, def->getValueAsString("assemblyFormat")).parse() << ",\n        "
+       << (def->getValueAsBit("eagerView") ? "True" : "False") << "),\n";
   }
   os << "}\n\n";
   os << "# op names by family, in registry order\nFAMILIES = {\n";
@@ -413,7 +572,10 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
   os << "}\n\n";
   for (const Record *def : ops) {
     mlir::tblgen::Operator op(def);
-    std::map<std::string, std::string> subst{{"dtype", "dtype"}};
+    // dtype, shape and device: the result's; capture: the node's capture-time details (eager's own random
+    // draws need them, python/dyn/graph/eager.py)
+    std::map<std::string, std::string> subst{
+        {"dtype", "dtype"}, {"shape", "shape"}, {"device", "device"}, {"capture", "capture"}};
     std::string params;
     for (int i = 0; i < op.getNumOperands(); ++i) {
       std::string n = op.getOperand(i).name.str();
@@ -425,7 +587,8 @@ bool emitPython(raw_ostream &os, const RecordKeeper &records) {
       subst[n] = n;
       params += n + ", ";
     }
-    os << "\ndef _" << def->getValueAsString("opName") << "(" << params << "*, dtype):\n"
+    os << "\ndef _" << def->getValueAsString("opName") << "(" << params
+       << "*, dtype, shape=None, device=None, capture=None):\n"
        << "    return " << substitute(def, def->getValueAsString("eager"), subst) << "\n\n";
   }
   os << "\nEAGER = {\n";

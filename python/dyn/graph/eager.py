@@ -5,18 +5,15 @@ can only be fresh tensors skip the aliasing checks. Ops without a short form the
 import torch
 
 from .. import _ops_generated
-from . import families, random
-from .norms import NORM_OPS, run_norm
-from .opset import EAGER, EXPR, OPS, Operand
+from .opset import EAGER, EXPR, OPS, Operand, operand_slots
 
 # the names the registry's expressions use (torch, F, _rt), as the generated module has them
 _EXPR_GLOBALS = {k: getattr(_ops_generated, k) for k in ("torch", "F", "_rt")}
 
-# ops whose result is always a new tensor (never a view of an operand, never a constant): the registered
-# ops but convert (Tensor.to may return its operand) and prod (of no dims: the operand)
-_FRESH = (set(OPS) - {"convert", "prod"}) | {"matmul", "softmax", "log_softmax", "cat", "convolution",
-                                             "max_pool", "avg_pool", "scaled_dot_product_attention"} | \
-    families.OPS | set(NORM_OPS) | random.OPS
+# ops whose result is always a new tensor (never a view of an operand, never a constant): the registry's
+# ops whose eager expression cannot return a view (reshape, permute, convert, ... can), and capture's
+# attention with dropout
+_FRESH = {op for op, d in OPS.items() if not d.view} | {"attention_dropout"}
 
 
 def _attr_values(n):
@@ -24,20 +21,36 @@ def _attr_values(n):
     return [n.attrs.get(name, False if kind == "unit" else None) for name, kind in OPS[n.op].attrs]
 
 
+def _operands(n, xs, none="None"):
+    """The node's operand values by the registry's operands (operand_slots): xs[k], a list for a variadic
+    operand, `none` for an absent or external one."""
+    return [none if k is None else [xs[i] for i in k] if isinstance(k, list) else xs[k] for k in operand_slots(n)]
+
+
+def _extras(n):
+    """The result's shape and device and the node's capture-time attributes (the registry's {shape},
+    {device} and {capture})."""
+    return dict(shape=tuple(n.meta.shape), device=n.attrs.get("device", "cpu"), capture=n.attrs)
+
+
 def _registered_expr(n, args, ns, k):
-    """The registry's expression of node n (EXPR), over operand names; attributes and the result dtype are
-    names in ns."""
+    """The registry's expression of node n (EXPR), over operand names; attributes, the result's dtype,
+    shape and device and the node's capture attributes are names in ns."""
     d = OPS[n.op]
-    names = dict(zip(d.operands, args))
-    names.update({name: "None" for name in d.operands[len(args):]})  # optional operands left out
+    operands = _operands(n, args)
+    names = {name: f"[{', '.join(v)}]" if isinstance(v, list) else v for name, v in zip(d.operands, operands)}
     for (name, _), v in zip(d.attrs, _attr_values(n)):
         ns[f"a{k}_{name}"] = list(v) if isinstance(v, tuple) else v
         names[name] = f"a{k}_{name}"
     ns[f"dt{k}"] = n.meta.dtype
     names["dtype"] = f"dt{k}"
+    for key, v in _extras(n).items():
+        ns[f"{key}{k}"] = v
+        names[key] = f"{key}{k}"
     template = EXPR[n.op]
-    for name, operand in zip(d.operands, n.inputs):
-        if operand.meta.dtype == n.meta.dtype:  # x.to(x.dtype) is x itself: the call only costs time
+    for name, operand in zip(d.operands, operands):
+        if operand in args and n.inputs[args.index(operand)].meta.dtype == n.meta.dtype:
+            # x.to(x.dtype) is x itself: the call only costs time
             template = template.replace(f"{{{name}}}.to({{dtype}})", f"{{{name}}}")
     return template.format(**names)
 
@@ -66,23 +79,11 @@ def _expr(n, args, ns, k):
     if op in OPS:
         return _registered_expr(n, args, ns, k)
     a = n.attrs
-    if op == "detach":
-        return f"{args[0]}.detach()"
     if op == "torch_call":
         ns[f"a{k}"] = a
         return f"call(a{k}, [{', '.join(args)}])"
     if op == "torch_result":
         return f"{args[0]}[{a['index']}]"
-    if op == "matmul":
-        return f"torch.matmul({args[0]}, {args[1]})"
-    if op in ("reshape", "expand"):
-        return f"{args[0]}.{op}({tuple(n.meta.shape)})"
-    if op == "permute":
-        return f"{args[0]}.permute({list(a['dims'])})"
-    if op in ("softmax", "log_softmax"):
-        return f"torch.{op}({args[0]}, {a['dim']})"
-    if op == "cat":
-        return f"torch.cat([{', '.join(args)}], {a['dim']})"
     return None
 
 
@@ -220,89 +221,17 @@ def _call_attrs(a, xs):
 
 def run_node(n, xs):
     op, a = n.op, n.attrs
-    if op == "constant":
-        v, device = a["value"], a.get("device", "cpu")
-        if isinstance(v, torch.Tensor):  # a copy: the caller may update a returned constant in place
-            return v.to(device=device, copy=True)
-        return torch.tensor(v, dtype=n.meta.dtype, device=device)
     number = _number_operand(n)
     if number is not None:
         return getattr(torch, op)(xs[0], number)
     if op in OPS:  # the registry's semantics (dyn/_ops_generated.py); absent optional operands are None
-        missing = [None] * (len(OPS[op].operands) - len(xs))
-        return EAGER[op](*xs, *missing, *_attr_values(n), dtype=n.meta.dtype)
-    if op == "softmax":
-        return torch.softmax(xs[0], a["dim"])
-    if op == "log_softmax":
-        return torch.log_softmax(xs[0], a["dim"])
-    if op == "matmul":
-        return torch.matmul(xs[0], xs[1])
-    if op == "reshape":
-        return xs[0].reshape(n.meta.shape)
-    if op == "permute":
-        return xs[0].permute(list(a["dims"]))
-    if op == "expand":
-        return xs[0].expand(n.meta.shape)
-    if op == "slice":
-        idx = [slice(None)] * a["dim"] + [slice(a["start"], a["end"], a["step"])]
-        return xs[0][tuple(idx)]
-    if op == "cat":
-        return torch.cat(xs, a["dim"])
-    if op in _WINDOW:
-        return _WINDOW[op](xs, a)
-    if op in NORM_OPS:
-        return run_norm(n, xs)
+        return EAGER[op](*_operands(n, xs, None), *_attr_values(n), dtype=n.meta.dtype, **_extras(n))
     if op == "torch_call":
         return _call_attrs(a, xs)
     if op == "torch_result":
         return xs[0][a["index"]]
-    if op in families.OPS:
-        return families.run(n, xs)
-    if op in random.OPS:
-        return random.run(n, xs)
-    if op == "gather":  # a negative index counts from the end, as the compiled gather's does
-        x, i, d = xs[0], xs[1].long(), a["dim"]
-        return torch.gather(x, d, torch.where(i < 0, i + x.shape[d], i))
+    if op == "attention_dropout":  # eager's fused attention, its draws
+        mask = xs[3] if len(xs) > 3 else None
+        return torch.nn.functional.scaled_dot_product_attention(
+            xs[0], xs[1], xs[2], attn_mask=mask, dropout_p=a["p"], is_causal=a["is_causal"], scale=a["scale"])
     raise NotImplementedError(op)
-
-
-def _pool_fn(kind, x, a):
-    nd = len(a["kernel"] if "kernel" in a else a["output_size"])
-    return getattr(torch.nn.functional, f"{kind}{nd}d")
-
-
-def _avg_pool(xs, a):
-    kw = dict(ceil_mode=a["ceil_mode"], count_include_pad=a["count_include_pad"])
-    if len(a["kernel"]) > 1:
-        kw["divisor_override"] = a["divisor_override"]
-    return _pool_fn("avg_pool", xs[0], a)(xs[0], a["kernel"], a["stride"], a["padding"], **kw)
-
-
-def _pad(xs, a):
-    # (low, high) from the last dim back to the first padded one; the non-constant modes take pads of
-    # the last 1 (2-d, 3-d inputs), 2 (3-d, 4-d) or 3 dims (4-d, 5-d) only
-    pad, pairs = [], list(zip(a["low"], a["high"]))
-    rank = len(pairs)
-    while pairs and pairs[0] == (0, 0) and (a["mode"] == "constant" or len(pairs) > max(rank - 2, 1)):
-        pairs.pop(0)
-    for lo, hi in reversed(pairs):
-        pad += [lo, hi]
-    value = a["value"] if a["mode"] == "constant" else None
-    return torch.nn.functional.pad(xs[0], pad, a["mode"], value)
-
-
-# convolution, pooling, padding and attention: PyTorch's own ops (the same kernels the core calls for
-# convolution and attention; differentiable for the eager backend)
-_WINDOW = {
-    "convolution": lambda xs, a: torch.convolution(
-        xs[0], xs[1], xs[2] if len(xs) > 2 else None, a["stride"], a["padding"], a["dilation"],
-        a["transposed"], a["output_padding"], a["groups"]),
-    "max_pool": lambda xs, a: _pool_fn("max_pool", xs[0], a)(
-        xs[0], a["kernel"], a["stride"], a["padding"], a["dilation"], ceil_mode=a["ceil_mode"]),
-    "avg_pool": _avg_pool,
-    "adaptive_avg_pool": lambda xs, a: _pool_fn("adaptive_avg_pool", xs[0], a)(xs[0], a["output_size"]),
-    "adaptive_max_pool": lambda xs, a: _pool_fn("adaptive_max_pool", xs[0], a)(xs[0], a["output_size"]),
-    "pad": _pad,
-    "scaled_dot_product_attention": lambda xs, a: torch.nn.functional.scaled_dot_product_attention(
-        xs[0], xs[1], xs[2], xs[3] if len(xs) > 3 else None, is_causal=a["is_causal"], scale=a["scale"]),
-}

@@ -4,9 +4,8 @@ import struct
 
 import torch
 
-from . import families, random
-from .norms import NORM_OPS, norm_line
-from .opset import ELEMENT_TYPES, OPS, REDUCE, Operand
+from . import random
+from .opset import ELEMENT_TYPES, OPS, Operand, operand_slots
 from ..dynamic.symbolic import holds_symbolic, size_expr, static_size
 from .sizes import SizeValues
 
@@ -55,137 +54,125 @@ def _dense_literal(values, dtype):
     return text(values.tolist())
 
 
-def _dims(ds):
-    return "[" + ", ".join(str(int(d)) for d in ds) + "]"
-
-
 SIZED_OPS = ("reshape", "expand", "iota", "random")  # ops given the sizes of their `?` result dims (graph/sizes.py)
 
 
-def _line(n, sizes=""):
-    r = tensor_type(n.meta)
-    ins = ", ".join(i.name for i in n.inputs) + sizes
-    tys = ", ".join(tensor_type(i.meta) for i in n.inputs)
-    op, a = n.op, n.attrs
-    if op == "constant":
-        v = a["value"]
-        lit = _dense_literal(v, n.meta.dtype) if isinstance(v, torch.Tensor) else _literal(v, n.meta.dtype)
-        return f"{n.name} = graph.constant dense<{lit}> : {r}"
-    if op in REDUCE:
-        kd = " keepdim" if a.get("keepdim") else ""
-        return f"{n.name} = graph.{op} {ins} dims {_dims(a['dims'])}{kd} : {tys} -> {r}"
-    if op in ("softmax", "log_softmax"):
-        return f"{n.name} = graph.{op} {ins} dim {a['dim']} : {tys} -> {r}"
-    if op == "iota":
-        return f"{n.name} = graph.iota{sizes} : {r}"
-    if op == "permute":
-        return f"{n.name} = graph.permute {ins} dims {_dims(a['dims'])} : {tys} -> {r}"
-    if op == "slice":
-        return (f"{n.name} = graph.slice {ins} dim {a['dim']} start {a['start']} end {a['end']} "
-                f"step {a['step']} : {tys} -> {r}")
-    if op == "cat":
-        return f"{n.name} = graph.cat {ins} dim {a['dim']} : {tys} -> {r}"
-    if op == "gather":
-        x, i = n.inputs
-        return (f"{n.name} = graph.gather {x.name} dim {a['dim']} index {i.name} : {tys} -> {r}")
-    if op in WINDOW_OPS:
-        return f"{n.name} = graph.{op} {_window_operands(n)}{_window_attrs(op, a)} : {tys} -> {r}"
-    if op in OPS and OPS[op].family in FUNCTIONAL_FAMILIES:  # one result or several (%n:2)
-        metas = a.get("metas", (n.meta,))
-        name = n.name if len(metas) == 1 else f"{n.name}:{len(metas)}"
-        rets = ", ".join(tensor_type(m) for m in metas)
-        return f"{name} = graph.{op} {ins} {_registered_attrs(op, a)} : ({tys}) -> ({rets})"
-    if op in OPS and OPS[op].attrs:  # registered ops print their attributes in the attr-dict
-        return f"{n.name} = graph.{op} {ins} {_registered_attrs(op, a)} : {tys} -> {r}"
-    if op in families.OPS:
-        return families.line(n, ins, tys, r, _dims, _literal)
-    if op in random.OPS:
-        return random.line(n, ins, tys, r, _literal)
-    if op in NORM_OPS:  # with updated running statistics: three results
-        name, rets = n.name, r
-        if a.get("results") == 3:
-            name, rets = f"{n.name}:3", ", ".join(tensor_type(m) for m in a["metas"])
-        return f"{name} = graph.{op} {norm_line(n, lambda v: _literal(v, torch.float64))} : {tys} -> {rets}"
-    return f"{n.name} = graph.{op} {ins} : {tys} -> {r}"
+def _attr_value(kind, v, meta=None):
+    """An attribute's value as the assembly format prints it (no `: type` but a constant's)."""
+    if kind == "f64":
+        return _literal(float(v), torch.float64)
+    if kind == "i64":
+        return str(int(v))
+    if kind == "bool":
+        return "true" if v else "false"
+    if kind == "str":
+        return _string(v)
+    if kind == "enum":
+        return str(v)
+    if kind == "elements":
+        lit = _dense_literal(v, meta.dtype) if isinstance(v, torch.Tensor) else _literal(v, meta.dtype)
+        return f"dense<{lit}> : {tensor_type(meta)}"
+    if kind == "f64_array":
+        return "[" + ", ".join("%.17e" % float(d) for d in v) + "]"
+    return "[" + ", ".join(str(int(d)) for d in v) + "]"  # i64_array
 
 
-# registered families printed as `operands attr-dict : functional-type(operands, results)`
-FUNCTIONAL_FAMILIES = ("library", "pool_indices", "norm_stats", "bilinear", "multi_margin_loss", "embedding_bag",
-                       "frexp")
-
-
-def _registered_attrs(op, a):
-    """A registered op's attributes as an MLIR attribute dictionary (the registry gives their kinds)."""
+def _attr_dict(d, a, shown):
+    """The attributes the format does not print: an MLIR attribute dictionary (or nothing)."""
     items = []
-    for name, kind in OPS[op].attrs:
+    for (name, kind), default in zip(d.attrs, d.defaults):
         v = a.get(name)
+        if name in shown or v is None or v is False and kind == "unit" or default is not None and v == default:
+            continue
         if kind == "unit":
-            if v:
-                items.append(name)
+            items.append(name)
+        elif kind in ("f64", "i64"):
+            items.append(f"{name} = {_attr_value(kind, v)} : {kind}")
+        elif kind.endswith("_array"):
+            et = kind[:3]
+            items.append(f"{name} = array<{et}: {_attr_value(kind, v)[1:-1]}>" if len(v) else f"{name} = array<{et}>")
+        else:
+            items.append(f"{name} = {_attr_value(kind, v)}")
+    return "{" + ", ".join(items) + "}" if items else ""
+
+
+def _format_names(fmt, kinds):
+    """The attribute names a format prints itself."""
+    names = set()
+    for t in fmt:
+        if t[0] == "attr":
+            names.add(t[1])
+        elif t[0] == "opt":
+            names |= _format_names(t[2], kinds)
+    return names
+
+
+def _join(parts):
+    """Format tokens separated as MLIR prints them (the parser takes any spacing)."""
+    out = ""
+    for p in parts:
+        if not p:
             continue
-        if v is None:
-            continue
-        if kind == "f64":
-            items.append(f"{name} = {_literal(float(v), torch.float64)} : f64")
-        elif kind == "i64":
-            items.append(f"{name} = {int(v)} : i64")
-        elif kind == "bool":
-            items.append(f"{name} = {'true' if v else 'false'}")
-        elif kind == "str":
-            items.append(f"{name} = {_string(v)}")
-        elif kind == "f64_array":
-            items.append(f"{name} = array<f64: {', '.join('%.17e' % float(d) for d in v)}>" if len(v) else
-                         f"{name} = array<f64>")
-        else:  # i64_array
-            items.append(f"{name} = array<i64: {', '.join(str(int(d)) for d in v)}>" if len(v) else
-                         f"{name} = array<i64>")
-    return "{" + ", ".join(items) + "}"
+        if out and not out.endswith("(") and p[0] not in ",)":
+            out += " "
+        out += p
+    return out
 
 
-WINDOW_OPS = ("convolution", "max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool", "pad",
-              "scaled_dot_product_attention")
+def _line(n, sizes=()):
+    """Node n's op in its registered assembly format (OPS[op].format, from the op's ODS
+    assemblyFormat). sizes: the SSA names of its `?` result dims' sizes (graph/sizes.py)."""
+    d, a = OPS[n.op], n.attrs
+    slots = dict(zip(d.operands, operand_slots(n)))
+    kinds = dict(d.attrs)
+    metas = a.get("metas", (n.meta,))
 
+    def values(name):  # [(SSA name, type)] of an operand
+        at = slots[name]
+        if name == "seed":
+            return [(random.SEED, "tensor<i64>")]
+        if name == "sizes":
+            return [(s, "index") for s in sizes]
+        if at is None:
+            return []
+        ats = at if isinstance(at, list) else [at]
+        return [(n.inputs[k].name, tensor_type(n.inputs[k].meta)) for k in ats]
 
-def _window_operands(n):
-    names = [i.name for i in n.inputs]
-    if n.op == "convolution" and len(names) == 3:
-        return f"{names[0]}, {names[1]} bias {names[2]}"
-    if n.op == "scaled_dot_product_attention" and len(names) == 4:
-        return f"{names[0]}, {names[1]}, {names[2]} mask {names[3]}"
-    return ", ".join(names)
+    def present(name):
+        if name in slots:
+            return bool(values(name))
+        v, default = a.get(name), dict(zip((x for x, _ in d.attrs), d.defaults)).get(name)
+        return v is not None and v is not False and (default is None or v != default)
 
+    def operands():
+        return [v for name in d.operands for v in values(name)]
 
-def _window_attrs(op, a):
-    """The attributes of the convolution, pooling, padding and attention ops, in their assembly order."""
-    if op == "convolution":
-        s = (f" stride {_dims(a['stride'])} padding {_dims(a['padding'])} dilation {_dims(a['dilation'])}"
-             f" groups {a['groups']}")
-        if a["transposed"]:
-            s += f" transposed output_padding {_dims(a['output_padding'])}"
-        return s
-    if op in ("max_pool", "avg_pool"):
-        s = f" kernel {_dims(a['kernel'])} stride {_dims(a['stride'])} padding {_dims(a['padding'])}"
-        if op == "max_pool":
-            s += f" dilation {_dims(a['dilation'])}"
-        if a["ceil_mode"]:
-            s += " ceil_mode"
-        if op == "avg_pool":
-            if a["count_include_pad"]:
-                s += " count_include_pad"
-            if a["divisor_override"] is not None:
-                s += f" divisor_override {int(a['divisor_override'])}"
-        return s
-    if op in ("adaptive_avg_pool", "adaptive_max_pool"):
-        return f" output_size {_dims(a['output_size'])}"
-    if op == "pad":
-        s = f" {a['mode']} low {_dims(a['low'])} high {_dims(a['high'])}"
-        if a["value"] != 0.0:
-            s += f" value {_literal(a['value'], torch.float64)}"
-        return s
-    s = " causal" if a["is_causal"] else ""  # scaled_dot_product_attention
-    if a["scale"] is not None:
-        s += f" scale {_literal(a['scale'], torch.float64)}"
-    return s
+    def tokens(fmt):
+        for t in fmt:
+            kind = t[0]
+            if kind == "lit":
+                yield t[1]
+            elif kind == "operand":
+                yield ", ".join(v for v, _ in values(t[1]))
+            elif kind == "attr":
+                if kinds[t[1]] != "unit":
+                    yield _attr_value(kinds[t[1]], a[t[1]], n.meta)
+            elif kind == "attrs":
+                yield _attr_dict(d, a, _format_names(d.format, kinds))
+            elif kind == "operands":
+                yield ", ".join(v for v, _ in operands())
+            elif kind == "type":
+                yield ", ".join(ty for _, ty in values(t[1])) if t[1] in slots else tensor_type(n.meta)
+            elif kind == "types":
+                yield ", ".join(ty for _, ty in operands()) if t[1] == "operands" else \
+                    ", ".join(tensor_type(m) for m in metas)
+            elif kind == "functional":
+                yield f"({', '.join(ty for _, ty in operands())}) -> ({', '.join(tensor_type(m) for m in metas)})"
+            elif present(t[1]):  # an optional group, printed where its anchor is present
+                yield from tokens(t[2])
+
+    name = n.name if len(metas) == 1 else f"{n.name}:{len(metas)}"
+    return f"{name} = graph.{n.op} {_join(tokens(d.format))}"
 
 
 def _string(text):
@@ -308,11 +295,12 @@ def module_text(graph, func_name="forward", requires_grad=None, updates=None):
         elif n.op != "torch_result":
             if symbolic and n.op not in ("constant",) and holds_symbolic(n.attrs):
                 raise NotImplementedError(f"graph.{n.op} with an attribute computed from a dynamic size")
-            sizes = size_values.operands(n.meta, lines) if symbolic and n.op in SIZED_OPS else ""
-            if n.op == "attention_dropout" and n.attrs.get("fused") and len(n.inputs) > 3 and id(n.inputs[3]) in active:
+            sizes = size_values.operands(n.meta, lines) if symbolic and n.op in SIZED_OPS else ()
+            if n.op == "attention_dropout":  # capture's, written as graph ops (graph/random.py)
                 # a mask with a gradient of its own (T5's learned position bias): the math path differentiates
                 # it; the fused kernel's backward does not
-                line = _line(_Unfused(n), sizes)
+                unfused = n.attrs.get("fused") and len(n.inputs) > 3 and id(n.inputs[3]) in active
+                line = "\n    ".join(random.attention_dropout_lines(_Unfused(n) if unfused else n, _literal))
             else:
                 line = _torch_call(n) if n.op == "torch_call" else _line(n, sizes)
             if requires_grad and _stops_grad(n) and line.startswith(n.name + " = "):

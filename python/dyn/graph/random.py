@@ -1,6 +1,6 @@
-"""The random ops of GraphRandomOps.td (graph.random, graph.bernoulli, graph.dropout) as the Python side needs
-them: their MLIR text (mlir.py calls line()), their meaning as PyTorch ops (eager.py calls run()) and the seed
-a compiled call draws (backends.py calls draw_seed()).
+"""The random ops of a captured graph (GraphRandomOps.td's graph.random, graph.bernoulli, graph.dropout, and
+capture's attention_dropout, written as graph ops here) as the Python side needs them beyond the registry:
+the seed a compiled call draws (backends.py calls draw_seed()) and the offsets of its ops.
 
 The compiled graph computes random numbers with Philox from (seed, offset, element index): the seed is the
 function's last argument, `%seed`, drawn at every call from torch's generator of the graph's device (so
@@ -11,8 +11,6 @@ import torch
 
 OPS = frozenset(("random", "bernoulli", "dropout", "attention_dropout"))
 SEED = "%seed"
-_METHODS = {"uniform": "uniform_", "normal": "normal_", "exponential": "exponential_", "integers": "random_",
-            "cauchy": "cauchy_", "log_normal": "log_normal_", "geometric": "geometric_"}
 
 
 def has_random(graph):
@@ -35,28 +33,11 @@ def _f64(literal, v):
     return f"{literal(float(v), torch.float64)}"
 
 
-def line(n, ins, tys, r, literal):
-    """The op's line of graph-dialect MLIR (literal formats f64 numbers: mlir.py's)."""
-    op, a = n.op, n.attrs
-    if op == "random":  # no tensor operands: ins is the ` sizes(...)` of its `?` dims (mlir.SIZED_OPS), if any
-        return (f"{n.name} = graph.random {a['distribution']} {SEED}{ins} offset {a['offset']} "
-                f"a {_f64(literal, a['a'])} b {_f64(literal, a['b'])} : tensor<i64> -> {r}")
-    extra = f" {{feature_dims = {a['feature_dims']} : i64}}" if a.get("feature_dims", -1) >= 0 else ""
-    if op == "bernoulli":
-        return f"{n.name} = graph.bernoulli {ins}, {SEED} offset {a['offset']} : {tys}, tensor<i64> -> {r}"
-    if op == "dropout":
-        return (f"{n.name} = graph.dropout {ins}, {SEED} p {_f64(literal, a['p'])} offset {a['offset']}{extra}"
-                f" : {tys}, tensor<i64> -> {r}")
-    if op == "attention_dropout":
-        return "\n    ".join(_attention_dropout_lines(n, literal))
-    raise NotImplementedError(op)
-
-
 def _ty(shape, et):
     return "tensor<" + "".join(f"{d}x" for d in shape) + et + ">"
 
 
-def _attention_dropout_lines(n, literal):
+def attention_dropout_lines(n, literal):
     """attention_dropout as eager's math path in graph ops: softmax(q k^T * scale + mask) dropped out, times v,
     on [batch, L, E] views (graph.matmul takes 3-d operands); softmax in float32 for halves."""
     from .opset import ELEMENT_TYPES
@@ -124,36 +105,3 @@ def _attention_dropout_lines(n, literal):
               f"{p}o = graph.matmul {p}d, {p}v : {s3}, {_ty((b, src, ev), et)} -> {_ty((b, length, ev), et)}",
               f"{n.name} = graph.reshape {p}o : {_ty((b, length, ev), et)} -> {_ty(n.meta.shape, et)}"]
     return lines
-
-
-def run(n, xs):
-    """The op run with PyTorch's random ops (eager's numbers, from eager's generator): the eager backend's
-    meaning of the node."""
-    op, a = n.op, n.attrs
-    if op == "random":
-        t = torch.empty(tuple(n.meta.shape), dtype=n.meta.dtype, device=a.get("device", "cpu"))
-        if a["distribution"] in ("exponential", "geometric"):
-            return getattr(t, _METHODS[a["distribution"]])(a["a"])
-        lo, hi = a["a"], a["b"]
-        if a["distribution"] == "integers":
-            lo, hi = int(lo), int(hi)
-        return getattr(t, _METHODS[a["distribution"]])(lo, hi)
-    if op == "bernoulli":
-        if "fill_p" in a:  # Tensor.bernoulli_(p) of a number: eager's in-place kernel, its draws
-            return torch.empty_like(xs[0]).bernoulli_(a["fill_p"])
-        return torch.bernoulli(xs[0])
-    if op == "attention_dropout":  # eager's fused attention, its draws
-        mask = xs[3] if len(xs) > 3 else None
-        return torch.nn.functional.scaled_dot_product_attention(
-            xs[0], xs[1], xs[2], attn_mask=mask, dropout_p=a["p"], is_causal=a["is_causal"], scale=a["scale"])
-    if op == "dropout":  # in place on a copy where eager's call was in place: the same kernel, the same draws
-        k, inplace = a.get("feature_dims", -1), a.get("eager_inplace", False)
-        x = xs[0].clone() if inplace else xs[0]
-        if k < 0:
-            return torch.nn.functional.dropout(x, a["p"], True, inplace)
-        return _FEATURE[a["fn"]](x, a["p"], True, inplace)
-    raise NotImplementedError(op)
-
-
-_FEATURE = {"dropout1d": torch.nn.functional.dropout1d, "dropout2d": torch.nn.functional.dropout2d,
-            "dropout3d": torch.nn.functional.dropout3d}

@@ -61,6 +61,5 @@ class SizeValues:
         return name
 
     def operands(self, meta, lines):
-        """` sizes(%a, ...)` with one value per `?` dim of meta (empty when it has none)."""
-        names = [self.value(size_expr(d), lines) for d in meta.shape if static_size(d) is None]
-        return f" sizes({', '.join(names)})" if names else ""
+        """The SSA names of the sizes of meta's `?` dims, in order (the op's `sizes` operand)."""
+        return [self.value(size_expr(d), lines) for d in meta.shape if static_size(d) is None]

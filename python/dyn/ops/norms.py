@@ -98,7 +98,7 @@ class NormOps:
         self._norm_params(op, x, (w, b, rm, rv), (c,))
         eps = _number(eps, f"{op} eps")
         updates = stats_from_input and rm is not None
-        attrs = dict(eps=eps, stats=rm is not None)
+        attrs = dict(eps=eps, running_mean=rm is not None, running_var=rm is not None)
         if updates and count is None:
             attrs["momentum"] = _number(momentum, f"{op} momentum")
         elif op == "instance_norm":
@@ -107,11 +107,10 @@ class NormOps:
             attrs["training"] = bool(stats_from_input)
         else:
             attrs["use_input_stats"] = bool(stats_from_input)
+        if not updates:  # the count only sets the momentum of the statistics' update
+            return self._norm_node(op, x, [w, b, rm, rv], **attrs)
         operands = [w, b, rm, rv] + ([count] if count is not None else [])
-        if not updates:
-            return self._norm_node(op, x, operands, **attrs)
-        if count is not None:
-            attrs["count"] = True
+        attrs["num_batches_tracked"] = count is not None
         metas = (_meta(x), _meta(rm), _meta(rv))
         call = self.g.add(op, [x.node] + [p.node for p in operands if p is not None], metas[0], results=3,
                           metas=metas, weight=w is not None, bias=b is not None, **attrs)

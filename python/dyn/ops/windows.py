@@ -88,7 +88,7 @@ class WindowOps:
             transposed, stride, padding, dilation, groups, output_padding))
         ins = [xb, w] + ([b] if b is not None else [])
         r = self.node("convolution", ins, mb, stride=stride, padding=padding, dilation=dilation, groups=groups,
-                      transposed=bool(transposed), output_padding=output_padding)
+                      transposed=bool(transposed), output_padding=output_padding if transposed else None)
         return self.reshape(r, tuple(meta.shape)) if added else r
 
     @staticmethod

@@ -16,16 +16,20 @@
 //===----------------------------------------------------------------------===//
 
 // all/any: is every (some) element non-zero; the result is boolean.
-def Graph_AllOp : Graph_ReductionOp<"all", "logical and of `input != 0`", Graph_BoolTensor>;
-def Graph_AnyOp : Graph_ReductionOp<"any", "logical or of `input != 0`", Graph_BoolTensor>;
+def Graph_AllOp : Graph_ReductionOp<"all", "logical and of `input != 0`",
+                                    "LogicalReductionToPrim<graph::AllOp, prim::ReduceMinOp>", Graph_BoolTensor>;
+def Graph_AnyOp : Graph_ReductionOp<"any", "logical or of `input != 0`",
+                                    "LogicalReductionToPrim<graph::AnyOp, prim::ReduceMaxOp>", Graph_BoolTensor>;
 
 // log(sum(exp(x))), computed as max + log(sum(exp(x - max))) (a max of
 // +-inf counts as 0 there, as eager's); f16/bf16 compute in f32.
-def Graph_LogsumexpOp : Graph_ReductionOp<"logsumexp", "log of the sum of exponentials",
+def Graph_LogsumexpOp : Graph_ReductionOp<"logsumexp", "log of the sum of exponentials", "LogsumexpToPrim",
                                           Graph_FloatTensor,
                                           [AllElementTypesMatch<["input", "result"]>]>;
 
-class Graph_ArgReductionOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
+class Graph_ArgReductionOp<string mnemonic, string desc, string cls>
+    : Graph_RegisteredOp<mnemonic, "arg_reduce", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_Composite<cls, "CompositeReductions">> {
   let summary = "index of the " # desc # " along `dim`";
   let description = [{
     The index (i64) of the first }] # desc # [{ along `dim`, or of the first
@@ -38,12 +42,17 @@ class Graph_ArgReductionOp<string mnemonic, string desc> : Graph_Op<mnemonic> {
     $input `dim` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "torch." # mnemonic # "({input}, {dim}, keepdim={keepdim})";
 }
 
-def Graph_ArgmaxOp : Graph_ArgReductionOp<"argmax", "maximum">;
-def Graph_ArgminOp : Graph_ArgReductionOp<"argmin", "minimum">;
+def Graph_ArgmaxOp : Graph_ArgReductionOp<"argmax", "maximum",
+                                          "ArgReductionToPrim<graph::ArgmaxOp, prim::ReduceMaxOp>">;
+def Graph_ArgminOp : Graph_ArgReductionOp<"argmin", "minimum",
+                                          "ArgReductionToPrim<graph::ArgminOp, prim::ReduceMinOp>">;
 
-def Graph_VectorNormOp : Graph_Op<"vector_norm", [AllElementTypesMatch<["input", "result"]>]> {
+def Graph_VectorNormOp : Graph_RegisteredOp<"vector_norm", "vector_norm", Dyn_MetaRule, Dyn_Reduce,
+                                            Dyn_Composite<"VectorNormToPrim", "CompositeReductions">,
+                                            [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "vector `ord`-norm over `dims` (torch.linalg.vector_norm)";
   let description = [{
     `ord` = inf: max |x|; -inf: min |x|; 0: the number of non-zeros; 1: sum |x|;
@@ -57,6 +66,7 @@ def Graph_VectorNormOp : Graph_Op<"vector_norm", [AllElementTypesMatch<["input",
     $input `ord` $ord `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "torch.linalg.vector_norm({input}, {ord}, tuple({dims}), keepdim={keepdim})";
 }
 
 // Distances: p-norms of differences, computed as graph.vector_norm is
@@ -148,7 +158,9 @@ def Graph_ScanKind : I32EnumAttr<"ScanKind", "how graph.cumulative combines", [
   let cppNamespace = "::dyn::graph";
 }
 
-def Graph_CumulativeOp : Graph_Op<"cumulative", [AllTypesMatch<["input", "result"]>]> {
+def Graph_CumulativeOp : Graph_RegisteredOp<"cumulative", "scan", Dyn_MetaRule, Dyn_MetaShape,
+                                            Dyn_Composite<"CumulativeToPrim", "Scans">,
+                                            [AllTypesMatch<["input", "result"]>]> {
   let summary = "inclusive scan along `dim` (cumsum, cumprod, cummax, cummin, logcumsumexp)";
   let description = [{
     `result[..., i, ...]` combines `input[..., j, ...]` for `j <= i` with
@@ -161,9 +173,11 @@ def Graph_CumulativeOp : Graph_Op<"cumulative", [AllTypesMatch<["input", "result
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "_rt.cumulative({input}, {kind}, {dim})";
 }
 
-def Graph_CumulativeIndexOp : Graph_Op<"cumulative_index"> {
+def Graph_CumulativeIndexOp : Graph_RegisteredOp<"cumulative_index", "scan", Dyn_MetaRule, Dyn_MetaShape,
+                                                 Dyn_Composite<"CumulativeIndexToPrim", "Scans">> {
   let summary = "the indices of cummax/cummin along `dim`";
   let description = [{
     `result[..., i, ...]` is the last `j <= i` where `input[..., j, ...]`
@@ -174,18 +188,22 @@ def Graph_CumulativeIndexOp : Graph_Op<"cumulative_index"> {
   let results = (outs RankedTensorOf<[I64]>:$result);
   let assemblyFormat = "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "_rt.cumulative_index({input}, {kind}, {dim})";
 }
 
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_FlipOp : Graph_Op<"flip", [AllTypesMatch<["input", "result"]>]> {
+def Graph_FlipOp : Graph_RegisteredOp<"flip", "rearrange", Dyn_MetaRule, Dyn_MetaShape,
+                                      Dyn_Composite<"FlipToPrim", "Rearrange">,
+                                      [AllTypesMatch<["input", "result"]>]> {
   let summary = "reverse the order of elements along `dims` (torch.flip)";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "torch.flip({input}, {dims})";
 }
 
 // tril/triu: the elements on and below (above) the `diagonal`-th diagonal of
@@ -212,7 +230,9 @@ class Graph_TriangleOp<string mnemonic, string desc, string cls>
 def Graph_TrilOp : Graph_TriangleOp<"tril", "lower", "TrilToPrim">;
 def Graph_TriuOp : Graph_TriangleOp<"triu", "upper", "TriuToPrim">;
 
-def Graph_RollOp : Graph_Op<"roll", [AllTypesMatch<["input", "result"]>]> {
+def Graph_RollOp : Graph_RegisteredOp<"roll", "rearrange", Dyn_MetaRule, Dyn_MetaShape,
+                                      Dyn_Composite<"RollToPrim", "Rearrange">,
+                                      [AllTypesMatch<["input", "result"]>]> {
   let summary = "rotate elements along `dims` by `shifts` (torch.roll)";
   let description = [{
     `result[..., (i + shifts[k]) mod n, ...] = input[..., i, ...]` along each
@@ -224,9 +244,12 @@ def Graph_RollOp : Graph_Op<"roll", [AllTypesMatch<["input", "result"]>]> {
     $input `shifts` $shifts `dims` $dims attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "torch.roll({input}, {shifts}, {dims})";
 }
 
-def Graph_RepeatOp : Graph_Op<"repeat", [AllElementTypesMatch<["input", "result"]>]> {
+def Graph_RepeatOp : Graph_RegisteredOp<"repeat", "rearrange", Dyn_MetaRule, Dyn_MetaShape,
+                                      Dyn_Composite<"RepeatToPrim", "Rearrange">,
+                                      [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "tile the input `repeats` times per dim (Tensor.repeat)";
   let description = [{
     `repeats` has at least the input's rank; the input is first viewed with
@@ -237,6 +260,7 @@ def Graph_RepeatOp : Graph_Op<"repeat", [AllElementTypesMatch<["input", "result"
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input `repeats` $repeats attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "{input}.repeat({repeats})";
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,9 +275,11 @@ def Graph_LossReduction : I32EnumAttr<"LossReduction", "how a loss reduces its e
 // Elementwise losses of an input and a target of one shape and float type;
 // `none` keeps the elements, `mean` and `sum` reduce them all (a 0-d result).
 // f16/bf16 compute in f32 and round once.
-class Graph_PointwiseLossOp<string mnemonic, string desc, dag extra = (ins)>
-    : Graph_Op<mnemonic, [AllTypesMatch<["input", "target"]>,
-                          AllElementTypesMatch<["input", "result"]>]> {
+class Graph_PointwiseLossOp<string mnemonic, string desc, string cppClass, dag extra = (ins),
+                            string extraEager = "">
+    : Graph_RegisteredOp<mnemonic, "pointwise_loss", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_Composite<"PointwiseLossToPrim<graph::" # cppClass # ">", "Losses">,
+                         [AllTypesMatch<["input", "target"]>, AllElementTypesMatch<["input", "result"]>]> {
   let summary = desc # " (F." # mnemonic # ")";
   let arguments = !con((ins Graph_FloatTensor:$input, Graph_FloatTensor:$target,
                             Graph_LossReduction:$reduction), extra);
@@ -262,22 +288,25 @@ class Graph_PointwiseLossOp<string mnemonic, string desc, dag extra = (ins)>
     $reduction $input `,` $target attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "F." # mnemonic # "({input}, {target}, reduction={reduction}" # extraEager # ")";
 }
 
-def Graph_MseLossOp : Graph_PointwiseLossOp<"mse_loss", "squared error (x - t)^2">;
-def Graph_L1LossOp : Graph_PointwiseLossOp<"l1_loss", "absolute error |x - t|">;
+def Graph_MseLossOp : Graph_PointwiseLossOp<"mse_loss", "squared error (x - t)^2", "MseLossOp">;
+def Graph_L1LossOp : Graph_PointwiseLossOp<"l1_loss", "absolute error |x - t|", "L1LossOp">;
 def Graph_SmoothL1LossOp : Graph_PointwiseLossOp<"smooth_l1_loss",
-    "0.5 d^2 / beta where d = |x - t| < beta, else d - 0.5 beta", (ins F64Attr:$beta)>;
+    "0.5 d^2 / beta where d = |x - t| < beta, else d - 0.5 beta", "SmoothL1LossOp", (ins F64Attr:$beta),
+    ", beta={beta}">;
 def Graph_HuberLossOp : Graph_PointwiseLossOp<"huber_loss",
-    "0.5 d^2 where d = |x - t| < delta, else delta (d - 0.5 delta)", (ins F64Attr:$delta)>;
+    "0.5 d^2 where d = |x - t| < delta, else delta (d - 0.5 delta)", "HuberLossOp", (ins F64Attr:$delta),
+    ", delta={delta}">;
 def Graph_KlDivOp : Graph_PointwiseLossOp<"kl_div",
-    "t log t - t x (x is a log-probability), or exp(t) (t - x) with log_target",
-    (ins UnitAttr:$log_target)>;
+    "t log t - t x (x is a log-probability), or exp(t) (t - x) with log_target", "KlDivOp",
+    (ins UnitAttr:$log_target), ", log_target={log_target}">;
 def Graph_BinaryCrossEntropyOp : Graph_PointwiseLossOp<"binary_cross_entropy",
-    "-(t max(log x, -100) + (1 - t) max(log(1 - x), -100))">;
+    "-(t max(log x, -100) + (1 - t) max(log(1 - x), -100))", "BinaryCrossEntropyOp">;
 def Graph_BinaryCrossEntropyWithLogitsOp : Graph_PointwiseLossOp<"binary_cross_entropy_with_logits",
-    "(1 - t) x - log(sigmoid(x)), computed stably">;
-def Graph_SoftMarginLossOp : Graph_PointwiseLossOp<"soft_margin_loss", "log(1 + exp(-t x))">;
+    "(1 - t) x - log(sigmoid(x)), computed stably", "BinaryCrossEntropyWithLogitsOp">;
+def Graph_SoftMarginLossOp : Graph_PointwiseLossOp<"soft_margin_loss", "log(1 + exp(-t x))", "SoftMarginLossOp">;
 
 
 // multi_margin_loss of [N, C] scores and [N] class indices (capture views an
@@ -320,7 +349,9 @@ def Graph_MultilabelMarginLossOp
 // range are checked before the graph runs (capture's index bounds); f16/bf16
 // compute in f32 and round once.
 // Dynamic dims beside the class dim (a batch, a sequence), checked by its verifier.
-def Graph_NllLossOp : Graph_Op<"nll_loss", [AllElementTypesMatch<["input", "weight", "result"]>], []> {
+def Graph_NllLossOp : Graph_RegisteredOp<"nll_loss", "nll_loss", Dyn_MetaRule, Dyn_MetaShape,
+                                         Dyn_DynamicComposite<"NllLossToPrim", "Losses">,
+                                         [AllElementTypesMatch<["input", "weight", "result"]>]> {
   let summary = "negative log-likelihood of class indices (F.nll_loss)";
   let arguments = (ins Graph_FloatTensor:$input, RankedTensorOf<[I64]>:$target,
                        Graph_FloatTensor:$weight, Graph_LossReduction:$reduction, I64Attr:$ignore_index);
@@ -330,6 +361,7 @@ def Graph_NllLossOp : Graph_Op<"nll_loss", [AllElementTypesMatch<["input", "weig
     `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "F.nll_loss({input}, {target}, {weight}, ignore_index={ignore_index}, reduction={reduction})";
 }
 
 #endif // DYN_GRAPH_FAMILY_OPS

@@ -19,14 +19,13 @@ include "dyn/Dialect/Graph/IR/GraphBase.td"
 include "dyn/Dialect/Graph/IR/GraphOpRegistry.td"
 
 // Optional weight, bias and statistics: operand segments (rms_norm has one).
-class Graph_NormOp<string mnemonic, list<Trait> traits = [AttrSizedOperandSegments],
-                   list<Trait> shapeTraits = [Dyn_StaticShapes]>
-    : Graph_Op<mnemonic, traits, shapeTraits> {
+class Graph_NormOp<string mnemonic, Dyn_Lowering lower, list<Trait> traits = [AttrSizedOperandSegments]>
+    : Graph_RegisteredOp<mnemonic, "norm", Dyn_MetaRule, Dyn_MetaShape, lower, traits> {
   let hasVerifier = 1;
 }
 
 // Dynamic dims in the leading (not normalized) dims (its verifier).
-def Graph_LayerNormOp : Graph_NormOp<"layer_norm", [AttrSizedOperandSegments], []> {
+def Graph_LayerNormOp : Graph_NormOp<"layer_norm", Dyn_DynamicComposite<"LayerNormToPrim", "Normalization">> {
   let summary = "layer normalization over the trailing dims (F.layer_norm)";
   let description = [{
     Normalizes `input` over its trailing `normalized_rank` dims:
@@ -41,6 +40,7 @@ def Graph_LayerNormOp : Graph_NormOp<"layer_norm", [AttrSizedOperandSegments], [
     $input (`weight` $weight^)? (`bias` $bias^)? `normalized_rank` $normalized_rank `eps` $eps
     attr-dict `:` type(operands) `->` type($result)
   }];
+  let eager = "F.layer_norm({input}, {input}.shape[{input}.dim() - {normalized_rank}:], {weight}, {bias}, {eps})";
 }
 
 // The statistics eager's layer_norm and batch_norm kernels save for their
@@ -59,7 +59,7 @@ def Graph_NormStatsOp : Graph_RegisteredOp<"norm_stats", "norm_stats", Dyn_MetaR
   let eager = "_rt.norm_stats({input}, {dims}, {eps})";
 }
 
-def Graph_RmsNormOp : Graph_NormOp<"rms_norm", []> {
+def Graph_RmsNormOp : Graph_NormOp<"rms_norm", Dyn_Composite<"RmsNormToPrim", "Normalization">, []> {
   let summary = "root-mean-square normalization over the trailing dims (torch.rms_norm)";
   let description = [{
     `x / sqrt(mean(x^2) + eps) * weight` over the trailing `normalized_rank`
@@ -73,10 +73,11 @@ def Graph_RmsNormOp : Graph_NormOp<"rms_norm", []> {
     $input (`weight` $weight^)? `normalized_rank` $normalized_rank `eps` $eps
     attr-dict `:` type(operands) `->` type($result)
   }];
+  let eager = "torch.rms_norm({input}, {input}.shape[{input}.dim() - {normalized_rank}:], {weight}, {eps})";
 }
 
 // Dynamic dims but the channel dim without `training` (its verifier).
-def Graph_BatchNormOp : Graph_NormOp<"batch_norm", [AttrSizedOperandSegments], []> {
+def Graph_BatchNormOp : Graph_NormOp<"batch_norm", Dyn_DynamicComposite<"BatchNormToPrim", "Normalization">> {
   let summary = "batch normalization over all dims but the channel dim 1 (F.batch_norm)";
   let description = [{
     `input` is `[N, C, *]`; `weight`, `bias`, `running_mean` and `running_var`
@@ -102,9 +103,11 @@ def Graph_BatchNormOp : Graph_NormOp<"batch_norm", [AttrSizedOperandSegments], [
     (`training` $training^)? (`momentum` $momentum^)? `eps` $eps
     attr-dict `:` type(operands) `->` type(results)
   }];
+  let eager = "_rt.batch_norm({input}, {weight}, {bias}, {running_mean}, {running_var}, {num_batches_tracked}, "
+              "{training}, {momentum}, {eps})";
 }
 
-def Graph_InstanceNormOp : Graph_NormOp<"instance_norm"> {
+def Graph_InstanceNormOp : Graph_NormOp<"instance_norm", Dyn_Composite<"InstanceNormToPrim", "Normalization">> {
   let summary = "instance normalization: per sample and channel (F.instance_norm)";
   let description = [{
     `input` is `[N, C, *]`; `weight`, `bias`, `running_mean` and
@@ -124,9 +127,11 @@ def Graph_InstanceNormOp : Graph_NormOp<"instance_norm"> {
     (`running_var` $running_var^)? (`use_input_stats` $use_input_stats^)? `momentum` $momentum
     `eps` $eps attr-dict `:` type(operands) `->` type(results)
   }];
+  let eager = "_rt.instance_norm({input}, {weight}, {bias}, {running_mean}, {running_var}, {use_input_stats}, "
+              "{momentum}, {eps})";
 }
 
-def Graph_GroupNormOp : Graph_NormOp<"group_norm"> {
+def Graph_GroupNormOp : Graph_NormOp<"group_norm", Dyn_Composite<"GroupNormToPrim", "Normalization">> {
   let summary = "group normalization: per sample and group of channels (F.group_norm)";
   let description = [{
     `input` is `[N, C, *]`; the `C` channels form `groups` groups of
@@ -140,6 +145,7 @@ def Graph_GroupNormOp : Graph_NormOp<"group_norm"> {
     $input (`weight` $weight^)? (`bias` $bias^)? `groups` $groups `eps` $eps
     attr-dict `:` type(operands) `->` type($result)
   }];
+  let eager = "F.group_norm({input}, {groups}, {weight}, {bias}, {eps})";
 }
 
 #endif // DYN_GRAPH_NORM_OPS

@@ -12,7 +12,9 @@
 //     parameters of the PyTorch function (operands and attributes by their ODS
 //     names; other parameters such as `inplace` are handled by capture);
 //   - `eager`: a Python expression of the op's semantics over its operands,
-//     attributes and `dtype` (the result dtype): the eager backend runs it;
+//     attributes, `dtype`, `shape` and `device` (the result's) and `capture`
+//     (what capture recorded beyond the attributes: eager's own random draws
+//     need it): the eager backend runs it;
 //   - `lowering`: a 1:1 prim op, a named C++ composite pattern (in the
 //     GraphToPrim file of its family) or a library call;
 //   - its derivative: a record of GraphDerivatives.td (dyn-graph-autodiff).
@@ -162,6 +164,9 @@ class Graph_RegisteredOp<string mnemonic, string opFamily, Dyn_TypeRule rule,
   list<string> torchNames = [];
   string signature = "";
   string eager = "";
+  // Whether `eager` may return a view of an operand (or the operand itself):
+  // the eager backend then copies what it returns.
+  bit eagerView = 0;
 }
 
 #endif // DYN_GRAPH_OP_REGISTRY

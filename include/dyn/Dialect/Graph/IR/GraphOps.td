@@ -153,22 +153,30 @@ def Graph_WhereOp : Graph_RegisteredOp<"where", "where", Dyn_PromoteRule, Dyn_Br
   let eager = "torch.where({cond}, {lhs}, {rhs}).to({dtype})";
 }
 
-def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, AllTypesMatch<["value", "result"]>]> {
+def Graph_ConstantOp : Graph_RegisteredOp<"constant", "constant", Dyn_MetaRule, Dyn_MetaShape,
+                                          Dyn_Composite<"ConstantToPrim", "Elementwise">,
+                                          [ConstantLike, AllTypesMatch<["value", "result"]>]> {
   let summary = "a tensor constant";
   let description = "A dense tensor constant; Python scalars become rank-0 constants.";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$value attr-dict";
   let hasFolder = 1;
+  let eager = "_rt.constant({value}, {dtype}, {device})";
+  let eagerView = 1;
 }
 
 // Tensor.detach(): the same value, cut from differentiation (dyn-graph-autodiff
 // gives it no gradient). Lowered to its operand.
-def Graph_DetachOp : Graph_Op<"detach", [AllTypesMatch<["input", "result"]>], []> {
+def Graph_DetachOp : Graph_RegisteredOp<"detach", "detach", Dyn_MetaRule, Dyn_MetaShape,
+                                        Dyn_DynamicComposite<"DetachToPrim", "DataMovement">,
+                                        [AllTypesMatch<["input", "result"]>]> {
   let summary = "the operand's value, with no gradient flowing through it";
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let eager = "{input}.detach()";
+  let eagerView = 1;
 }
 
 def Graph_ConvertOp : Graph_RegisteredOp<"convert", "convert", Dyn_FreeRule, Dyn_SameShape,
@@ -417,9 +425,12 @@ class Graph_MomentOp<string mnemonic, string desc, string cls>
 def Graph_VarOp : Graph_MomentOp<"var", "variance", "VarToPrim">;
 def Graph_StdOp : Graph_MomentOp<"std", "standard deviation", "StdToPrim">;
 
-// Reductions outside the registry (GraphFamilyOps.td: all, any, logsumexp).
-class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Tensor,
-                        list<Trait> traits = []> : Graph_Op<mnemonic, traits> {
+// Composite reductions (GraphFamilyOps.td: all, any, logsumexp), lowered by
+// the pattern `cls` of GraphToPrim/CompositeReductions.cpp.
+class Graph_ReductionOp<string mnemonic, string desc, string cls, Type resultType = Graph_Tensor,
+                        list<Trait> traits = []>
+    : Graph_RegisteredOp<mnemonic, "composite_reduce", Dyn_MetaRule, Dyn_Reduce,
+                         Dyn_Composite<cls, "CompositeReductions">, traits> {
   let summary = desc # " over `dims`";
   let description = "Reduces `input` over `dims` (" # desc # "). With `keepdim` "
                     "the reduced dims stay as size 1; without it they are dropped.";
@@ -432,6 +443,7 @@ class Graph_ReductionOp<string mnemonic, string desc, Type resultType = Graph_Te
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() { return verifyReduction(*this); }
   }];
+  let eager = "torch." # mnemonic # "({input}, tuple({dims}), keepdim={keepdim})";
 }
 
 def Graph_SumOp : Graph_RegisteredReductionOp<"sum", "sum", Dyn_FreeRule, "ReduceSumOp">;
@@ -458,8 +470,10 @@ def Graph_NansumOp : Graph_RegisteredOp<"nansum", "reduce", Dyn_FreeRule, Dyn_Re
   let eager = "_rt.reduce(torch.nansum, {input}, {dims}, {keepdim})";
 }
 
-class Graph_SoftmaxLikeOp<string mnemonic, string desc>
-    : Graph_Op<mnemonic, [SameOperandsAndResultType], []> {
+class Graph_SoftmaxLikeOp<string mnemonic, string desc, string cppClass>
+    : Graph_RegisteredOp<mnemonic, "softmax", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_DynamicComposite<"SoftmaxToPrim<graph::" # cppClass # ">", "Normalization">,
+                         [SameOperandsAndResultType]> {
   let summary = desc # " along `dim`";
   let description = desc # " along `dim`, decomposed into max, exp, sum and "
                     "division (numerically stable) by dyn-convert-graph-to-prim.";
@@ -470,10 +484,11 @@ class Graph_SoftmaxLikeOp<string mnemonic, string desc>
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() { return verifyDimInRange(*this, getDim()); }
   }];
+  let eager = "torch." # mnemonic # "({input}, {dim})";
 }
 
-def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax">;
-def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+def Graph_SoftmaxOp : Graph_SoftmaxLikeOp<"softmax", "softmax", "SoftmaxOp">;
+def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax", "log-softmax", "LogSoftmaxOp">;
 
 // aten._safe_softmax (what PyTorch's attention decomposes into): softmax,
 // with 0 for a row whose every element is -inf (softmax's is NaN there).

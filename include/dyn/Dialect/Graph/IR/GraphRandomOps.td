@@ -28,7 +28,8 @@ def Graph_Seed : 0DTensorOf<[I64]>;
 
 // `sizes` has one `index` per `?` dim of the result (torch.rand(x.shape[0], 1)
 // with a symbolic batch), and is absent where the result is static.
-def Graph_RandomOp : Graph_Op<"random", [], []> {
+def Graph_RandomOp : Graph_RegisteredOp<"random", "random", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"RandomToPrim", "Random">> {
   let summary = "a tensor of random numbers (torch.rand, randn, randint, uniform_, normal_, ...)";
   let description = [{
     Each element drawn independently from `distribution` with parameters
@@ -56,20 +57,26 @@ def Graph_RandomOp : Graph_Op<"random", [], []> {
     `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.random({distribution}, {a}, {b}, {shape}, {dtype}, {device})";
 }
 
 // bernoulli and dropout take `?` dims (a training batch of any size): their
 // draws are sized as their operand at run time.
-def Graph_BernoulliOp : Graph_Op<"bernoulli", [AllTypesMatch<["p", "result"]>], []> {
+def Graph_BernoulliOp : Graph_RegisteredOp<"bernoulli", "random", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"BernoulliToPrim", "Random">,
+    [AllTypesMatch<["p", "result"]>]> {
   let summary = "1 with probability p, else 0, per element (torch.bernoulli)";
   let arguments = (ins Graph_FloatTensor:$p, Graph_Seed:$seed, I64Attr:$offset);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $p `,` $seed `offset` $offset attr-dict `:` type($p) `,` type($seed) `->` type($result)
   }];
+  let eager = "_rt.bernoulli({p}, {capture})";
 }
 
-def Graph_DropoutOp : Graph_Op<"dropout", [AllTypesMatch<["input", "result"]>], []> {
+def Graph_DropoutOp : Graph_RegisteredOp<"dropout", "random", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"DropoutToPrim", "Random">,
+    [AllTypesMatch<["input", "result"]>]> {
   let summary = "training-mode dropout (F.dropout, nn.Dropout)";
   let description = [{
     Each element is zeroed with probability `p` and the others scaled by
@@ -86,6 +93,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [AllTypesMatch<["input", "result"]>], 
     $input `,` $seed `p` $p `offset` $offset attr-dict `:` type($input) `,` type($seed) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.dropout({input}, {p}, {feature_dims}, {capture})";
 }
 
 // dropout's gradient from its kept mask: grad * mask * scale

@@ -15,8 +15,10 @@ def Graph_ScatterReduce : I32EnumAttr<"ScatterReduce", "how graph.scatter combin
   let cppNamespace = "::dyn::graph";
 }
 
-def Graph_ScatterOp : Graph_Op<"scatter", [AllTypesMatch<["input", "result"]>,
-                                           AllElementTypesMatch<["input", "src"]>]> {
+def Graph_ScatterOp : Graph_RegisteredOp<"scatter", "scatter", Dyn_MetaRule, Dyn_MetaShape,
+                                         Dyn_Composite<"ScatterToPrim", "Scatter">,
+                                         [AllTypesMatch<["input", "result"]>,
+                                          AllElementTypesMatch<["input", "src"]>]> {
   let summary = "write src at index along `dim` into a copy of input (torch.scatter_reduce)";
   let description = [{
     For every position `q` of `index`, `src[q]` goes to the result at `q`
@@ -46,6 +48,7 @@ def Graph_ScatterOp : Graph_Op<"scatter", [AllTypesMatch<["input", "result"]>,
     `:` type($input) `,` type($index) `,` type($src) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.scatter({input}, {dim}, {index}, {src}, {reduce}, {include_self}, {wraps})";
 }
 
 // as_strided_scatter of a contiguous input: `src` written into the strided

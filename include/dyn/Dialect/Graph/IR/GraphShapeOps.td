@@ -9,7 +9,8 @@
 // Contraction
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_Op<"matmul", [], []> {
+def Graph_MatmulOp : Graph_RegisteredOp<"matmul", "linalg", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"MatmulToPrim", "Linalg">> {
   let summary = "matrix product (torch.matmul on 2-D or batched operands)";
   let description = [{
     `[batch..., M, K] @ [K, N]` or `[batch..., M, K] @ [batch..., K, N]`
@@ -25,6 +26,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [], []> {
   let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "torch.matmul({lhs}, {rhs})";
 }
 
 // addmm and baddbmm (and, through reshapes, addmv, addbmm and addr): a GEMM
@@ -81,7 +83,8 @@ def Graph_TraceOp : Graph_RegisteredOp<"trace", "linalg", Dyn_FreeRule, Dyn_Meta
 // Shape manipulation (views in PyTorch; values here)
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [], []> {
+def Graph_ReshapeOp : Graph_RegisteredOp<"reshape", "shape", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"ReshapeToPrim", "DataMovement">> {
   let summary = "reshape to the result shape (same element count)";
   let description = [{
     `sizes`, when given, has one `index` per dynamic (`?`) result dim, in
@@ -101,9 +104,13 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [], []> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+  let eager = "{input}.reshape({shape})";
+  let eagerView = 1;
 }
 
-def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "result"]>], []> {
+def Graph_PermuteOp : Graph_RegisteredOp<"permute", "shape", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"PermuteToPrim", "DataMovement">,
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "permute dimensions";
   let description = "Result dim `i` is input dim `dims[i]`.";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$dims);
@@ -111,9 +118,13 @@ def Graph_PermuteOp : Graph_Op<"permute", [AllElementTypesMatch<["input", "resul
   let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let eager = "{input}.permute({dims})";
+  let eagerView = 1;
 }
 
-def Graph_ExpandOp : Graph_Op<"expand", [AllElementTypesMatch<["input", "result"]>], []> {
+def Graph_ExpandOp : Graph_RegisteredOp<"expand", "shape", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"ExpandToPrim", "DataMovement">,
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "broadcast to the result shape (Tensor.expand)";
   let description = [{
     A dynamic (`?`) input dim stays `?` (it is never broadcast). `sizes`,
@@ -130,9 +141,13 @@ def Graph_ExpandOp : Graph_Op<"expand", [AllElementTypesMatch<["input", "result"
   }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let eager = "{input}.expand({shape})";
+  let eagerView = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>], []> {
+def Graph_SliceOp : Graph_RegisteredOp<"slice", "shape", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"SliceToPrim", "DataMovement">,
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "strided slice along one dimension (x[..., start:end:step])";
   let arguments = (ins Graph_Tensor:$input, I64Attr:$dim, I64Attr:$start, I64Attr:$end,
                        I64Attr:$step);
@@ -142,14 +157,18 @@ def Graph_SliceOp : Graph_Op<"slice", [AllElementTypesMatch<["input", "result"]>
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let eager = "_rt.slice({input}, {dim}, {start}, {end}, {step})";
+  let eagerView = 1;
 }
 
-def Graph_CatOp : Graph_Op<"cat", [], []> {
+def Graph_CatOp : Graph_RegisteredOp<"cat", "shape", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"CatToPrim", "DataMovement">> {
   let summary = "concatenate along `dim` (torch.cat)";
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$dim);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
+  let eager = "torch.cat({inputs}, {dim})";
 }
 
 // The runtime size of a dim, for the sizes of reshapes and expands (a static
@@ -214,7 +233,8 @@ def Graph_DynamicSliceOp : Graph_RegisteredOp<"dynamic_slice", "shape", Dyn_Keep
 //===----------------------------------------------------------------------===//
 
 // Dynamic dims in the index and input (verifyGather).
-def Graph_GatherOp : Graph_Op<"gather", [], []> {
+def Graph_GatherOp : Graph_RegisteredOp<"gather", "indexing", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"GatherToPrim", "Indexing">> {
   let summary = "gather along `dim` with an integer index tensor (torch.gather)";
   let description = [{
     `result[i] = input[i with i[dim] replaced by index[i]]`: the result has
@@ -234,4 +254,5 @@ def Graph_GatherOp : Graph_Op<"gather", [], []> {
     $input `dim` $dim `index` $index attr-dict `:` type($input) `,` type($index) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.gather({input}, {dim}, {index})";
 }

@@ -16,7 +16,8 @@ def Graph_LibraryFloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 def Graph_ConvolutionTensor : RankedTensorOf<[F16, BF16, F32, F64, I8, I16, I32, I64, UI8]>;
 
 // A dynamic batch dim (its verifier); channels and spatial dims are static.
-def Graph_ConvolutionOp : Graph_Op<"convolution", [], []> {
+def Graph_ConvolutionOp : Graph_RegisteredOp<"convolution", "convolution", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"ConvolutionToPrim", "Linalg">> {
   let summary = "N-d convolution, 1-3 spatial dims, optionally transposed (torch.convolution)";
   let description = [{
     `input` is `[N, C_in, *spatial]`; `weight` is `[C_out, C_in/groups, *kernel]`,
@@ -45,17 +46,20 @@ def Graph_ConvolutionOp : Graph_Op<"convolution", [], []> {
     attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.convolution({input}, {weight}, {bias}, {stride}, {padding}, {dilation}, {transposed}, {output_padding}, {groups})";
 }
 
 // Max and average pooling take integers too, as eager's CPU kernels (an integer average truncates).
 // Dynamic dims in front of the pooled dims (their verifiers).
-class Graph_PoolOp<string mnemonic, string desc> : Graph_Op<mnemonic, [], []> {
+class Graph_PoolOp<string mnemonic, string desc, string cppClass>
+    : Graph_RegisteredOp<mnemonic, "pool", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_DynamicComposite<"PoolToPrim<graph::" # cppClass # ">", "Pooling">> {
   let summary = desc # " pooling over the trailing 1-3 dims";
   let results = (outs Graph_NumericTensor:$result);
   let hasVerifier = 1;
 }
 
-def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "max"> {
+def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "max", "MaxPoolOp"> {
   let description = [{
     F.max_pool1d/2d/3d: the maximum over each window of `kernel` elements
     spaced `dilation` apart, windows `stride` apart, over the trailing
@@ -72,9 +76,10 @@ def Graph_MaxPoolOp : Graph_PoolOp<"max_pool", "max"> {
     $input `kernel` $kernel `stride` $stride `padding` $padding `dilation` $dilation
     (`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)
   }];
+  let eager = "_rt.max_pool({input}, {kernel}, {stride}, {padding}, {dilation}, {ceil_mode})";
 }
 
-def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
+def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average", "AvgPoolOp"> {
   let description = [{
     F.avg_pool1d/2d/3d: the sum over each window divided by
     `divisor_override` when given, else by the window's size within the
@@ -91,9 +96,13 @@ def Graph_AvgPoolOp : Graph_PoolOp<"avg_pool", "average"> {
     (`count_include_pad` $count_include_pad^)? (`divisor_override` $divisor_override^)?
     attr-dict `:` type($input) `->` type($result)
   }];
+  let eager = "_rt.avg_pool({input}, {kernel}, {stride}, {padding}, {ceil_mode}, {count_include_pad}, "
+              "{divisor_override})";
 }
 
-class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic, [], []> {
+class Graph_AdaptivePoolOp<string mnemonic, string desc, string cppClass>
+    : Graph_RegisteredOp<mnemonic, "adaptive_pool", Dyn_MetaRule, Dyn_MetaShape,
+                         Dyn_DynamicComposite<"AdaptivePoolToPrim<graph::" # cppClass # ">", "Pooling">> {
   let summary = "adaptive " # desc # " pooling to the result's trailing sizes";
   let description = [{
     F.}] # mnemonic # [{1d/2d/3d: output index `i` of a pooled dim
@@ -107,10 +116,11 @@ class Graph_AdaptivePoolOp<string mnemonic, string desc> : Graph_Op<mnemonic, []
     $input `output_size` $output_size attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.adaptive_pool(\"" # mnemonic # "\", {input}, {output_size})";
 }
 
-def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max">;
-def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average">;
+def Graph_AdaptiveMaxPoolOp : Graph_AdaptivePoolOp<"adaptive_max_pool", "max", "AdaptiveMaxPoolOp">;
+def Graph_AdaptiveAvgPoolOp : Graph_AdaptivePoolOp<"adaptive_avg_pool", "average", "AdaptiveAvgPoolOp">;
 
 // grid_sampler (F.grid_sample, grid_sampler_2d/3d) of a batched [N, C, *in]
 // input at the grid's [N, *out, d] coordinates in [-1, 1] (x first): mode 0
@@ -219,7 +229,8 @@ def Graph_PadMode : I32EnumAttr<"PadMode", "how graph.pad fills the border", [
   let cppNamespace = "::dyn::graph";
 }
 
-def Graph_PadOp : Graph_Op<"pad"> {
+def Graph_PadOp : Graph_RegisteredOp<"pad", "pad", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_Composite<"PadToPrim", "DataMovement">> {
   let summary = "pad every dim by `low` and `high` elements (F.pad)";
   let description = [{
     `constant` fills with `value`; `reflect` mirrors the input without
@@ -237,10 +248,12 @@ def Graph_PadOp : Graph_Op<"pad"> {
     $input $mode `low` $low `high` $high (`value` $value^)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "_rt.pad({input}, {mode}, {low}, {high}, {value})";
 }
 
 // Dynamic batch and sequence dims (verifyAttention).
-def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention", [], []> {
+def Graph_ScaledDotProductAttentionOp : Graph_RegisteredOp<"scaled_dot_product_attention", "attention", Dyn_MetaRule, Dyn_MetaShape,
+    Dyn_DynamicComposite<"AttentionToPrim", "Linalg">> {
   let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention, no dropout)";
   let description = [{
     `query` `[..., L, E]`, `key` `[..., S, E]`, `value` `[..., S, Ev]` with one
@@ -261,4 +274,5 @@ def Graph_ScaledDotProductAttentionOp : Graph_Op<"scaled_dot_product_attention",
     attr-dict `:` type(operands) `->` type($result)
   }];
   let hasVerifier = 1;
+  let eager = "F.scaled_dot_product_attention({query}, {key}, {value}, {mask}, is_causal={is_causal}, scale={scale})";
 }
