@@ -87,6 +87,7 @@ struct TempBuffer {
   uint64_t elementBytes = 0;
   int64_t first = 0, last = -1; // the steps that use it
   int64_t scratch = -1;         // a buffer of its own (CompileOptions::scratchMinBytes): its index
+  int64_t host = -1;            // the output buffer it lives in (it dies before that output's first step)
 };
 
 /// A dense constant (a read-only global of the host function): its bytes are
@@ -134,10 +135,11 @@ public:
       m.temporaryBytes += t.bytes; // 0 for a `?` temporary: its bytes are known at a call
       m.runtimeSized += t.elementsNode >= 0;
       m.scratchBuffers += t.scratch >= 0;
+      m.hostedBytes += t.host >= 0 ? t.bytes : 0;
     }
     std::vector<int64_t> delta(launches.size() + 3, 0); // bytes coming live at step k - 1 (constants: -1)
     for (const TempBuffer &t : temps) {
-      if (t.scratch >= 0 || t.elementsNode >= 0)
+      if (t.scratch >= 0 || t.elementsNode >= 0 || t.host >= 0)
         continue;
       delta[t.first + 1] += (int64_t)t.bytes;
       delta[t.last + 2] -= (int64_t)t.bytes;
@@ -353,6 +355,9 @@ public:
       return ref.kind == ArgRef::Buffer ? reinterpret_cast<uint64_t>(buffers[ref.value]) + ref.byteOffset
              : ref.kind == ArgRef::Temp && temps[ref.value].scratch >= 0
                  ? reinterpret_cast<uint64_t>(buffers[numBuffers + temps[ref.value].scratch]) + ref.byteOffset
+             : ref.kind == ArgRef::Temp && temps[ref.value].host >= 0
+                 ? reinterpret_cast<uint64_t>(buffers[temps[ref.value].host]) + temps[ref.value].offset +
+                       ref.byteOffset
              : ref.kind == ArgRef::Temp
                  ? base + ref.byteOffset +
                        (temps[ref.value].elementsNode >= 0 ? dynamicOffsets[ref.value] : temps[ref.value].offset)

@@ -63,13 +63,26 @@ bool denseBytes(DenseElementsAttr value, std::vector<char> &bytes) {
   return true;
 }
 
+/// An output buffer that temporaries may live in before its first step: the
+/// caller allocates it fresh for the call (no dyn.in_place entry makes it an
+/// input's), and nothing reads it before the step that first writes it.
+struct Host {
+  int64_t buffer;
+  uint64_t capacity; // its bytes, rounded down to the temporaries' 256-byte slots
+  int64_t firstStep;
+};
+
 /// Places the temporaries in the workspace by liveness: a temporary occupies
 /// its bytes from the first step that reads or writes it to the last, and
 /// temporaries whose lifetimes do not overlap share memory (the launches run
 /// in order on one stream, library calls too). Constants keep slots of their
 /// own for the whole call (uploaded before the launches, or once before a CUDA
-/// graph's capture). First fit, in order of first use.
-void placeTemporaries(GpuFunction &fn, uint64_t scratchMinBytes) {
+/// graph's capture). First fit, in order of first use. A temporary that dies
+/// before an output's first step lives in that output's buffer where it fits
+/// (the layers before an LM head's logits in the logits' bytes): the
+/// workspace then holds only what is live beside the outputs, as eager's
+/// allocator reuses the freed activations for its last results.
+void placeTemporaries(GpuFunction &fn, uint64_t scratchMinBytes, const std::vector<Host> &hosts) {
   size_t n = fn.temps.size(), steps = fn.launches.size();
   std::vector<int64_t> first(n, (int64_t)steps), last(n, -1);
   auto use = [&](const ArgRef &ref, int64_t step) {
@@ -126,20 +139,39 @@ void placeTemporaries(GpuFunction &fn, uint64_t scratchMinBytes) {
       fn.dynamicTemps.push_back(i);
       continue;
     }
-    // the live intervals of the placed temporaries that overlap i's lifetime, by offset
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (size_t j : placed)
-      if (first[j] <= last[i] && first[i] <= last[j])
-        busy.push_back({fn.temps[j].offset, fn.temps[j].offset + fn.temps[j].bytes});
-    std::sort(busy.begin(), busy.end());
-    uint64_t offset = 0;
-    for (auto [lo, hi] : busy) {
-      if (offset + fn.temps[i].bytes <= lo)
-        break;
-      offset = std::max(offset, hi);
+    // the lowest offset where i fits beside the temporaries placed in the same memory (the workspace, or
+    // an output: host) whose lives overlap its own
+    auto lowestFree = [&](int64_t host) {
+      std::vector<std::pair<uint64_t, uint64_t>> busy;
+      for (size_t j : placed)
+        if (fn.temps[j].host == host && first[j] <= last[i] && first[i] <= last[j])
+          busy.push_back({fn.temps[j].offset, fn.temps[j].offset + fn.temps[j].bytes});
+      std::sort(busy.begin(), busy.end());
+      uint64_t offset = 0;
+      for (auto [lo, hi] : busy) {
+        if (offset + fn.temps[i].bytes <= lo)
+          break;
+        offset = std::max(offset, hi);
+      }
+      return offset;
+    };
+    fn.temps[i].host = -1;
+    if (!fn.temps[i].constant && first[i] >= 0)
+      for (const Host &h : hosts) {
+        if (last[i] >= h.firstStep)
+          continue;
+        fn.temps[i].host = h.buffer;
+        uint64_t offset = lowestFree(h.buffer);
+        if (offset + fn.temps[i].bytes <= h.capacity) {
+          fn.temps[i].offset = offset;
+          break;
+        }
+        fn.temps[i].host = -1;
+      }
+    if (fn.temps[i].host < 0) {
+      fn.temps[i].offset = lowestFree(-1);
+      fn.workspace = std::max(fn.workspace, fn.temps[i].offset + fn.temps[i].bytes);
     }
-    fn.temps[i].offset = offset;
-    fn.workspace = std::max(fn.workspace, offset + fn.temps[i].bytes);
     placed.push_back(i);
   }
   for (ConstantUpload &u : fn.uploads)
@@ -458,7 +490,6 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
   for (const Launch &l : fn.launches)
     if (!l.library && fn.modules[l.module].empty())
       return func.emitOpError() << "GPU stage produced no PTX for module " << l.module;
-  placeTemporaries(fn, scratchMinBytes);
   fn.bufferStepRange.assign(2 * fn.numBuffers, -1);
   auto use = [&](const ArgRef &ref, int64_t step) {
     if (ref.kind != ArgRef::Buffer || ref.value < 0 || (size_t)ref.value >= fn.numBuffers)
@@ -475,6 +506,27 @@ LogicalResult buildLaunchPlan(ModuleOp module, func::FuncOp func, GpuFunction &f
       for (const ArgRef &ref : l.library->buffers)
         use(ref, (int64_t)k);
   }
+  // Outputs that temporaries may live in: a static plan run whole (a plan run in parts allocates each output
+  // at its first step: CompileOptions::scratchMinBytes), fresh outputs only, largest first.
+  std::vector<Host> hosts;
+  auto numInputs = func->getAttrOfType<IntegerAttr>("dyn.num_inputs");
+  auto inPlace = func->getAttrOfType<DenseI64ArrayAttr>("dyn.in_place");
+  if (!scratchMinBytes && fn.sizeNodes.empty() && numInputs)
+    for (int64_t b = numInputs.getInt(); b < (int64_t)fn.numBuffers; ++b) {
+      int64_t k = b - numInputs.getInt();
+      auto type = dyn_cast<MemRefType>(func.getArgument(b).getType());
+      if ((inPlace && k < (int64_t)inPlace.size() && inPlace[k] >= 0) || !type || !type.hasStaticShape() ||
+          fn.bufferStepRange[2 * b] <= 0)
+        continue;
+      uint64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+      if (bytes >= 256)
+        hosts.push_back({b, bytes / 256 * 256, fn.bufferStepRange[2 * b]});
+    }
+  std::stable_sort(hosts.begin(), hosts.end(), [](const Host &a, const Host &b) { return a.capacity > b.capacity; });
+  placeTemporaries(fn, scratchMinBytes, hosts);
+  for (const TempBuffer &t : fn.temps) // an output holding temporaries is in use from their first step
+    if (t.host >= 0)
+      fn.bufferStepRange[2 * t.host] = std::min(fn.bufferStepRange[2 * t.host], t.first);
   return success();
 }
 

@@ -287,12 +287,14 @@ PYBIND11_MODULE(_C, m) {
             d["runtime_sized"] = m.runtimeSized;
             d["scratch_buffers"] = m.scratchBuffers;
             d["live_bytes"] = m.liveBytes;
+            d["hosted_bytes"] = m.hostedBytes;
             return d;
           },
           "the temporaries: how many, their static bytes each in a buffer of its own, the workspace holding "
           "them placed by liveness (dense constants included: constant_bytes) and its lower bound, the most "
           "bytes live at one step (live_bytes), how many are placed at each call (runtime_sized) or are "
-          "scratch buffers")
+          "scratch buffers, and the bytes of those placed in output buffers before the outputs' first steps "
+          "(hosted_bytes, not in the workspace)")
       .def(
           "workspace_bytes_for",
           [](CompiledGpu &self, const std::vector<int64_t> &sizes) {

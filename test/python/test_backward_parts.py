@@ -101,8 +101,10 @@ def test_buffer_steps_of_a_compiled_backward():
     sig, ir = fns["deep_backward"]
     n_in = len(split.int_array(sig, "dyn.saved")) + len(split.int_array(sig, "dyn.differentiable"))
     n_out = len(split.result_specs(sig))
-    try:
-        c = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048")
+    try:  # compiled as a backward is (scratch_min_bytes: a plan run in parts keeps its temporaries out of
+        # its outputs, which the parts allocate at their first steps)
+        c = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048",
+                           segments.SCRATCH_MIN_BYTES)
     except RuntimeError as e:  # no CUDA toolkit on this machine
         pytest.skip(str(e).splitlines()[0])
     steps = list(c.buffer_steps)

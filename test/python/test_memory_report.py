@@ -115,3 +115,53 @@ def test_cuda_peak_at_most_eagers(train):
     # torch's allocator gives them 512-byte blocks
     out_bytes = -(-y.untyped_storage().nbytes() // 512) * 512
     assert dyn_peak <= eager_peak + out_bytes, (dyn_peak, eager_peak, mem)
+
+
+def lm_head(x, w1, w2, wv):
+    # the layers' values die before the last GEMM writes the 4 MiB logits; its operand lives beside them
+    h = torch.nn.functional.gelu(x @ w1) @ w2
+    return torch.tanh(h) @ wv
+
+
+def _lm_args(device="cpu"):
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(*s, generator=g) / s[0] ** 0.5).to(device)
+            for s in ((256, 512), (512, 1024), (1024, 512), (512, 4096))]
+
+
+@needs_compiler
+def test_gpu_temporaries_live_in_an_output_before_its_first_step():
+    if not hasattr(_C, "compile_gpu"):
+        pytest.skip("no GPU compiler")
+    p = _gpu_plan(lm_head, *_lm_args()).memory_plan
+    # x @ w1 and its GELU (1 MiB each, or one buffer written in place) die before the logits' GEMM: they are
+    # placed in the logits' buffer; the last GEMM's operand (0.5 MiB) is live beside the logits, in the workspace
+    assert p["hosted_bytes"] >= 1 << 20
+    assert (512 << 10) <= p["workspace_bytes"] < (1 << 20)
+    assert p["live_bytes"] <= p["workspace_bytes"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@needs_compiler
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_cuda_outputs_holding_temporaries_give_eagers_results(mode):
+    args = _lm_args("cuda")
+    f = dyn.compile(lm_head, mode=mode) if mode else dyn.compile(lm_head)
+    for k in range(3):  # new inputs each call (CUDA graph replays too)
+        args[0] = torch.randn(256, 512, device="cuda") / 16
+        torch.testing.assert_close(f(*args), lm_head(*args))
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    lm_head(*args)
+    torch.cuda.synchronize()
+    eager_peak = torch.cuda.max_memory_allocated() - base
+    y = None
+    if mode is None:
+        torch.cuda.reset_peak_memory_stats()
+        y = f(*args)
+        torch.cuda.synchronize()
+        assert torch.cuda.max_memory_allocated() - base <= eager_peak, (torch.cuda.max_memory_allocated() - base,
+                                                                          eager_peak)
+    assert dyn.stats()["eager_graphs"] == []
+    del y

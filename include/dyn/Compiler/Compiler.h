@@ -119,6 +119,7 @@ public:
     uint64_t temporaries = 0, temporaryBytes = 0, workspaceBytes = 0, constantBytes = 0;
     uint64_t runtimeSized = 0, scratchBuffers = 0;
     uint64_t liveBytes = 0; // the most bytes of the workspace's temporaries live at one step: its lower bound
+    uint64_t hostedBytes = 0; // temporaries placed in output buffers before those outputs' first steps
   };
   virtual MemoryPlan memoryPlan() const = 0;
   /// The workspace a call with these sizes (bufferSizes()'s order) needs;

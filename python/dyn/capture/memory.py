@@ -110,6 +110,8 @@ def describe(memory):
             continue
         s = (f"{name} workspace {_mib(g['workspace_bytes'])}: {g['placed']} temporaries of "
              f"{_mib(g['placed_bytes'])} placed by liveness")
+        if g.get("hosted_bytes"):
+            s += f" ({_mib(g['hosted_bytes'])} of them in output buffers, before the outputs are written)"
         if g["constant_bytes"]:
             s += f", constants {_mib(g['constant_bytes'])}"
         if g["runtime_sized"]:

@@ -178,3 +178,53 @@ func.func @into_outputs(%x: memref<4x8xf32>, %b: memref<8xf32>, %o1: memref<4x8x
   memref.dealloc %t3 : memref<4x8xf32>
   return
 }
+
+// -----
+
+// The output's reshape fused into the kernel (an LM head's [B * L, V] product
+// plus its bias, returned as [B, L, V]): the kernel reads the temporary at the
+// row-major offset it writes, [i * 2 + j, k] for [i, j, k], so the GEMM writes
+// a [4, 8] view of the output. Not where the offsets differ (%t2 read at
+// [j * 2 + i, k]).
+// CHECK-LABEL: func @reshaped_output
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8xf32>, %[[O1:.*]]: memref<2x2x8xf32>, %[[O2:.*]]: memref<2x2x8xf32>)
+// CHECK: %[[V:.*]] = memref.reinterpret_cast %[[O1]] to offset: [0], sizes: [4, 8], strides: [8, 1] : memref<2x2x8xf32> to memref<4x8xf32>
+// CHECK-NEXT: %[[T2:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: loop.library_call "relu6" ins(%[[X]] : memref<4x8xf32>) outs(%[[V]] : memref<4x8xf32>)
+// CHECK: loop.library_call "relu6" ins(%[[X]] : memref<4x8xf32>) outs(%[[T2]] : memref<4x8xf32>)
+// CHECK: loop.kernel "bias1"
+// CHECK: loop.load %[[V]]
+// CHECK: loop.store %{{.*}}, %[[O1]]
+// CHECK: loop.kernel "bias2"
+// CHECK: loop.load %[[T2]]
+func.func @reshaped_output(%x: memref<4x8xf32>, %b: memref<8xf32>, %o1: memref<2x2x8xf32>, %o2: memref<2x2x8xf32>)
+    attributes {dyn.num_inputs = 2 : i64} {
+  %t1 = memref.alloc() : memref<4x8xf32>
+  %t2 = memref.alloc() : memref<4x8xf32>
+  loop.library_call "relu6" ins(%x : memref<4x8xf32>) outs(%t1 : memref<4x8xf32>) params []
+  loop.library_call "relu6" ins(%x : memref<4x8xf32>) outs(%t2 : memref<4x8xf32>) params []
+  loop.kernel "bias1" [2, 2, 8] {
+  ^bb0(%i: index, %j: index, %k: index):
+    %c2 = arith.constant 2 : index
+    %r0 = arith.muli %i, %c2 : index
+    %r = arith.addi %r0, %j : index
+    %v = loop.load %t1[%r, %k] : memref<4x8xf32>
+    %c = loop.load %b[%k] : memref<8xf32>
+    %s = arith.addf %v, %c : f32
+    loop.store %s, %o1[%i, %j, %k] : memref<2x2x8xf32>
+  }
+  loop.kernel "bias2" [2, 2, 8] {
+  ^bb0(%i: index, %j: index, %k: index):
+    %c2 = arith.constant 2 : index
+    %r0 = arith.muli %j, %c2 : index
+    %r = arith.addi %r0, %i : index
+    %v = loop.load %t2[%r, %k] : memref<4x8xf32>
+    %c = loop.load %b[%k] : memref<8xf32>
+    %s = arith.addf %v, %c : f32
+    loop.store %s, %o2[%i, %j, %k] : memref<2x2x8xf32>
+  }
+  memref.dealloc %t1 : memref<4x8xf32>
+  memref.dealloc %t2 : memref<4x8xf32>
+  return
+}

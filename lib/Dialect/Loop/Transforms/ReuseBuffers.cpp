@@ -10,6 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "dyn/Dialect/Loop/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
 namespace dyn {
 #define GEN_PASS_DEF_REUSEBUFFERSPASS
 #include "dyn/Dialect/Loop/Transforms/Passes.h.inc"
@@ -50,6 +53,86 @@ Value freshOutput(Value target, loop::KernelOp kernel, func::FuncOp func, Block 
     return {};
   loop::StoreOp store = loop::soleIdentityStore(target, body);
   return store && store->getParentOp() == kernel ? target : Value();
+}
+
+/// v as a linear form over the block arguments of `kb`, times `scale`, added to `coef` (one coefficient
+/// per argument) and `constant`; false where v is not one (a division, a remainder, a load).
+bool addLinearForm(Value v, Block &kb, int64_t scale, SmallVectorImpl<int64_t> &coef, int64_t &constant,
+                   int depth = 0) {
+  if (depth > 16)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != &kb)
+      return false;
+    coef[arg.getArgNumber()] += scale;
+    return true;
+  }
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value))) {
+    constant += scale * value.getSExtValue();
+    return true;
+  }
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return addLinearForm(add.getLhs(), kb, scale, coef, constant, depth + 1) &&
+           addLinearForm(add.getRhs(), kb, scale, coef, constant, depth + 1);
+  if (auto sub = v.getDefiningOp<arith::SubIOp>())
+    return addLinearForm(sub.getLhs(), kb, scale, coef, constant, depth + 1) &&
+           addLinearForm(sub.getRhs(), kb, -scale, coef, constant, depth + 1);
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()), std::pair(mul.getRhs(), mul.getLhs())})
+      if (matchPattern(y, m_ConstantInt(&value)))
+        return addLinearForm(x, kb, scale * value.getSExtValue(), coef, constant, depth + 1);
+  }
+  return false;
+}
+
+/// Whether `load` (of a row-major buffer) reads, at every point of its kernel, the element at the same
+/// row-major offset as `store` (at the kernel's own indices, into a row-major buffer) writes: a reshape
+/// read through, [i * L + j, k] of a [B * L, V] buffer for [i, j, k] of a [B, L, V] one.
+bool sameLinearOffset(loop::LoadOp load, loop::StoreOp store, Block &kb) {
+  auto in = cast<MemRefType>(load.getMemref().getType());
+  auto out = cast<MemRefType>(store.getMemref().getType());
+  if (!in.hasStaticShape() || !out.hasStaticShape() || in.getNumElements() != out.getNumElements())
+    return false;
+  auto linear = [&](ArrayRef<int64_t> shape, ValueRange indices, SmallVectorImpl<int64_t> &coef,
+                    int64_t &constant) {
+    coef.assign(kb.getNumArguments(), 0);
+    constant = 0;
+    int64_t stride = 1;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (!addLinearForm(indices[d], kb, stride, coef, constant))
+        return false;
+      stride *= shape[d];
+    }
+    return true;
+  };
+  SmallVector<int64_t> a, b;
+  int64_t ca, cb;
+  return linear(in.getShape(), load.getIndices(), a, ca) && linear(out.getShape(), store.getIndices(), b, cb) &&
+         a == b && ca == cb;
+}
+
+/// readOnlyAtPointBefore for a buffer of another shape: `in` is read in `kernel` only at the row-major
+/// offset `store` writes, before it, and before the kernel only by kernels and library calls.
+bool readOnlyAtLinearPointBefore(Value in, loop::KernelOp kernel, loop::StoreOp store, Block &body) {
+  Block &kb = kernel.getBodyBlock();
+  for (OpOperand &use : in.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::DeallocOp>(user) && user->getBlock() == &body)
+      continue;
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top)
+      return false;
+    if (top != kernel) {
+      if (!top->isBeforeInBlock(kernel) || !isa<loop::KernelOp, loop::LibraryCallOpInterface>(top))
+        return false;
+      continue;
+    }
+    auto load = dyn_cast<loop::LoadOp>(user);
+    if (!load || load->getBlock() != &kb || !load->isBeforeInBlock(store) || !sameLinearOffset(load, store, kb))
+      return false;
+  }
+  return true;
 }
 
 struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
@@ -96,21 +179,39 @@ struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
         Value target = freshOutput(store.getMemref(), kernel, func, body);
         if (!target)
           continue;
+        // a temporary of the output's type read at the point the kernel writes, or one of another
+        // shape read at the same row-major offset (the output's reshape fused into the kernel)
         memref::AllocOp reused;
+        auto targetType = cast<MemRefType>(target.getType());
         kernel.getBodyBlock().walk([&](loop::LoadOp load) {
           memref::AllocOp in = temporary(load.getMemref(), body);
-          if (!reused && in && in.getType() == target.getType() &&
-              loop::readOnlyAtPointBefore(in.getResult(), kernel, store, body))
+          if (reused || !in || in.getType().getElementType() != targetType.getElementType())
+            return;
+          if (in.getType() == targetType ? loop::readOnlyAtPointBefore(in.getResult(), kernel, store, body)
+                                         : readOnlyAtLinearPointBefore(in.getResult(), kernel, store, body))
             reused = in;
         });
         if (!reused)
           continue;
         if (Operation *view = target.getDefiningOp(); view && !view->isBeforeInBlock(reused))
           view->moveBefore(reused); // (its operand is the function's argument)
+        Value replacement = target;
+        if (reused.getType() != targetType) { // a row-major view of the output in the temporary's shape
+          Value root = target;
+          if (auto view = target.getDefiningOp<memref::ReinterpretCastOp>())
+            root = view.getSource();
+          OpBuilder b(reused);
+          MemRefType type = reused.getType();
+          SmallVector<int64_t> strides(type.getRank(), 1);
+          for (int64_t d = type.getRank() - 2; d >= 0; --d)
+            strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+          replacement = b.create<memref::ReinterpretCastOp>(reused.getLoc(), type, root, 0, type.getShape(),
+                                                            strides);
+        }
         for (Operation *user : llvm::make_early_inc_range(reused->getUsers()))
           if (isa<memref::DeallocOp>(user))
             user->erase();
-        reused.getResult().replaceAllUsesWith(target);
+        reused.getResult().replaceAllUsesWith(replacement);
         reused->erase();
       }
     }

@@ -46,8 +46,11 @@ def ReuseBuffersPass : Pass<"dyn-reuse-buffers", "mlir::func::FuncOp"> {
     past `dyn.num_inputs` that no `dyn.in_place` entry makes an input's
     buffer, or a row-major view of one) that nothing uses before it: the
     temporary's writers write the output (a GEMM writes the logits, the
-    kernel adds the bias in place) and the temporary goes. Both pipelines
-    run it after fusion.
+    kernel adds the bias in place) and the temporary goes; a temporary of
+    another shape qualifies where the kernel reads it at the row-major offset
+    it writes (the output's reshape fused into the kernel: `[i * L + j, k]`
+    for `[i, j, k]`), and its writers write a row-major view of the output.
+    Both pipelines run it after fusion.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
