@@ -282,27 +282,41 @@ int matmul(const DynLibraryCall *call, char *error, size_t size) {
     // A CUDA product whose rows are not a multiple of 16 bytes (an LM head's 50257 logits) makes cuBLAS
     // take its unaligned kernels (GPT-2's logits in bfloat16 on an H200: 0.42 ms, against 0.06 ms with
     // rows padded to 50264); the product goes to padded rows, then into `out` with one copy. A 2-d
-    // product does so by chunks of rows, each at most kPaddedChunkBytes: a padded copy of the whole
-    // product doubled the call's peak memory (GPT-2's logits: 98 MiB more than eager's).
+    // product does so by chunks of rows whose padded rows lie in `out`'s own rows not written yet (an
+    // aligned start after the chunk's rows): about half of the rows left at a time, the last few dozen
+    // rows unpadded, and no memory beyond `out` (a padded copy of the whole product doubled the call's
+    // peak; chunks of a buffer of their own added 16 MiB to GPT-2's).
     int64_t n = out.size(-1), align = 16 / (int64_t)out.element_size();
     int64_t np = (n + align - 1) / align * align;
     at::Tensor dst = out;
     if (out.is_cuda() && n % align != 0 && out.numel() * (int64_t)out.element_size() >= (1 << 20)) {
-      if (out.dim() == 2) {
-        constexpr int64_t kPaddedChunkBytes = 16 << 20;
-        int64_t m = out.size(0), rows = std::max<int64_t>(64, kPaddedChunkBytes / (np * out.element_size()));
-        at::Tensor tmp = at::empty({std::min(rows, m), np}, out.options());
-        for (int64_t r0 = 0; r0 < m; r0 += rows) {
-          int64_t r = std::min(rows, m - r0);
-          at::Tensor d = tmp.narrow(0, 0, r).narrow(1, 0, n), ar = a.narrow(0, r0, r);
+      if (out.dim() == 2 && out.is_contiguous() && reinterpret_cast<uintptr_t>(out.data_ptr()) % 16 == 0) {
+        constexpr int64_t kMinPaddedRows = 32;
+        int64_t m = out.size(0), total = m * n, r0 = 0;
+        at::Tensor flat = out.view(-1);
+        auto gemm = [&](at::Tensor d, int64_t r0, int64_t r) {
+          at::Tensor ar = a.narrow(0, r0, r);
           if (addend) {
             at::Tensor c = in[2].dim() == 2 && in[2].size(0) == m ? in[2].narrow(0, r0, r) : in[2];
             at::addmm_out(d, c, ar, b);
           } else {
             at::mm_out(d, ar, b);
           }
+        };
+        while (r0 < m) {
+          auto start = [&](int64_t r) { return ((r0 + r) * n + align - 1) / align * align; };
+          int64_t r = (m - r0) * n / (n + np);
+          while (r > 0 && start(r) + r * np > total)
+            --r;
+          if (r < kMinPaddedRows)
+            break;
+          at::Tensor d = flat.narrow(0, start(r), r * np).view({r, np}).narrow(1, 0, n);
+          gemm(d, r0, r);
           out.narrow(0, r0, r).copy_(d); // the next chunk's GEMM follows it on the stream
+          r0 += r;
         }
+        if (r0 < m)
+          gemm(out.narrow(0, r0, m - r0), r0, m - r0);
         return;
       }
       std::vector<int64_t> padded(out.sizes().begin(), out.sizes().end());
