@@ -237,6 +237,13 @@ dyn::loop::StoreOp dyn::loop::soleIdentityStore(Value out, Block &body) {
 
 bool dyn::loop::readOnlyAtPointBefore(Value in, KernelOp kernel, StoreOp store, Block &body) {
   Block &kb = kernel.getBodyBlock();
+  return readOnlyAtPointBefore(in, kernel, store, body,
+                               [&](LoadOp load) { return llvm::equal(load.getIndices(), kb.getArguments()); });
+}
+
+bool dyn::loop::readOnlyAtPointBefore(Value in, KernelOp kernel, StoreOp store, Block &body,
+                                      llvm::function_ref<bool(LoadOp)> atPoint) {
+  Block &kb = kernel.getBodyBlock();
   for (OpOperand &use : in.getUses()) {
     Operation *user = use.getOwner();
     if (isa<memref::DeallocOp>(user) && user->getBlock() == &body)
@@ -251,8 +258,7 @@ bool dyn::loop::readOnlyAtPointBefore(Value in, KernelOp kernel, StoreOp store, 
       continue;
     }
     auto load = dyn_cast<LoadOp>(user);
-    if (!load || load->getBlock() != &kb || !llvm::equal(load.getIndices(), kb.getArguments()) ||
-        !load->isBeforeInBlock(store))
+    if (!load || load->getBlock() != &kb || !load->isBeforeInBlock(store) || !atPoint(load))
       return false;
   }
   return true;

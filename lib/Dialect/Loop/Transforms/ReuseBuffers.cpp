@@ -112,29 +112,6 @@ bool sameLinearOffset(loop::LoadOp load, loop::StoreOp store, Block &kb) {
          a == b && ca == cb;
 }
 
-/// readOnlyAtPointBefore for a buffer of another shape: `in` is read in `kernel` only at the row-major
-/// offset `store` writes, before it, and before the kernel only by kernels and library calls.
-bool readOnlyAtLinearPointBefore(Value in, loop::KernelOp kernel, loop::StoreOp store, Block &body) {
-  Block &kb = kernel.getBodyBlock();
-  for (OpOperand &use : in.getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<memref::DeallocOp>(user) && user->getBlock() == &body)
-      continue;
-    Operation *top = body.findAncestorOpInBlock(*user);
-    if (!top)
-      return false;
-    if (top != kernel) {
-      if (!top->isBeforeInBlock(kernel) || !isa<loop::KernelOp, loop::LibraryCallOpInterface>(top))
-        return false;
-      continue;
-    }
-    auto load = dyn_cast<loop::LoadOp>(user);
-    if (!load || load->getBlock() != &kb || !load->isBeforeInBlock(store) || !sameLinearOffset(load, store, kb))
-      return false;
-  }
-  return true;
-}
-
 struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -188,7 +165,10 @@ struct ReuseBuffersPass : dyn::impl::ReuseBuffersPassBase<ReuseBuffersPass> {
           if (reused || !in || in.getType().getElementType() != targetType.getElementType())
             return;
           if (in.getType() == targetType ? loop::readOnlyAtPointBefore(in.getResult(), kernel, store, body)
-                                         : readOnlyAtLinearPointBefore(in.getResult(), kernel, store, body))
+                                         : loop::readOnlyAtPointBefore(
+                                               in.getResult(), kernel, store, body, [&](loop::LoadOp load) {
+                                                 return sameLinearOffset(load, store, kernel.getBodyBlock());
+                                               }))
             reused = in;
         });
         if (!reused)

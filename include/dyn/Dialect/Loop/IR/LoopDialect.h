@@ -55,6 +55,10 @@ StoreOp soleIdentityStore(mlir::Value out, mlir::Block &body);
 /// views), in `kernel` only by loads at its own indices before `store`, and after it only by its dealloc:
 /// each point reads its element of `in` before `store` writes that point, so `store` may write into `in`.
 bool readOnlyAtPointBefore(mlir::Value in, KernelOp kernel, StoreOp store, mlir::Block &body);
+/// The same, with `atPoint` deciding whether a load in `kernel` reads the element `store` writes (a
+/// buffer of another shape read at the same row-major offset).
+bool readOnlyAtPointBefore(mlir::Value in, KernelOp kernel, StoreOp store, mlir::Block &body,
+                           llvm::function_ref<bool(LoadOp)> atPoint);
 /// The DynDType (dyn/Runtime/LibraryCall.h) of a library-call buffer element.
 int32_t libraryCallDType(mlir::Type elementType);
 /// The DynDType of each of a library call's buffers, inputs then outputs
