@@ -98,11 +98,14 @@ def timed(fn, reps, device):
     return statistics.median(times)
 
 
-def peak_memory(fn, device):
+def peak_memory(fn, device, prepare=None):
     """CUDA: the most bytes one call allocated at once above what was allocated before it (its outputs,
-    temporaries and workspaces; in train mode the gradients too), and what it left allocated."""
+    temporaries and workspaces; in train mode the gradients too: `prepare` drops the previous call's
+    before the base is read)."""
     if not str(device).startswith("cuda"):
         return {}
+    if prepare is not None:
+        prepare()
     sync(device)
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -127,13 +130,16 @@ def first_and_steady(case, model, fn, mode, device, reps, memory=None):
     res = result(case, model, out, mode)
     del out
 
-    def again():
+    def clear():
         for p in model.parameters():
             p.grad = None
+
+    def again():
+        clear()
         step(case, fn, mode)
     again()  # warm-up
     if memory is not None:
-        memory.update(peak_memory(again, device))
+        memory.update(peak_memory(again, device, clear))
         if before is not None:
             memory["resident_bytes"] = torch.cuda.memory_allocated() - before
     return first, res, timed(again, reps, device), again
