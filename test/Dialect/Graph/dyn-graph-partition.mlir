@@ -98,6 +98,53 @@ func.func @bn(%x: tensor<4x8x3x3xf32> {dyn.requires_grad}, %w: tensor<8xf32> {dy
 
 // -----
 
+// A ReLU after a batch norm: relu(z) > 0 exactly where z > 0, so the mask
+// comes from the norm's output, recomputed in the backward from the norm's
+// saved input (which its gradient reads anyway) and per-channel values (the
+// bias is saved besides), not from the saved ReLU output, which only the
+// convolution's weight gradient reads.
+
+// CHECK-LABEL: func.func @bn_relu_backward
+// CHECK-SAME: dyn.saved = array<i64: 0, 1, 2, 5, -2, -3, -4, -5>
+// CHECK: %[[XA:.*]] = graph.mul %arg0, %{{.*}} : tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>
+// CHECK: %[[Z:.*]] = graph.add %[[XA]], %{{.*}} : tensor<2x4x6x6xf32>
+// CHECK: graph.gt %[[Z]], %{{.*}} : tensor<2x4x6x6xf32>, tensor<f32>
+// CHECK: return
+func.func @bn_relu(%x: tensor<2x4x6x6xf32> {dyn.requires_grad}, %w: tensor<4xf32> {dyn.requires_grad},
+                   %b: tensor<4xf32> {dyn.requires_grad}, %rm: tensor<4xf32>, %rv: tensor<4xf32>,
+                   %k: tensor<4x4x1x1xf32> {dyn.requires_grad}) -> tensor<2x4x6x6xf32> {
+  %y, %stats:2 = graph.batch_norm %x weight %w bias %b running_mean %rm running_var %rv training
+      momentum 1.000000e-01 eps 1.000000e-05
+      : tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+      -> tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>
+  %r = graph.relu %y : tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  %c = graph.convolution %r, %k stride [1, 1] padding [0, 0] dilation [1, 1] groups 1
+      : tensor<2x4x6x6xf32>, tensor<4x4x1x1xf32> -> tensor<2x4x6x6xf32>
+  return %c : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// A ReLU after a convolution's bias: its input would be one more saved
+// activation (the backward saves the ReLU's output for the next convolution
+// anyway), so the mask stays on the output.
+
+// CHECK-LABEL: func.func @conv_relu_backward
+// CHECK: graph.gt %arg{{[0-9]+}}, %{{.*}} : tensor<2x4x6x6xf32>, tensor<f32>
+// CHECK: return
+func.func @conv_relu(%x: tensor<2x4x6x6xf32>, %k1: tensor<4x4x1x1xf32> {dyn.requires_grad},
+                     %b1: tensor<4xf32> {dyn.requires_grad}, %k2: tensor<4x4x1x1xf32> {dyn.requires_grad})
+    -> tensor<2x4x6x6xf32> {
+  %h = graph.convolution %x, %k1 bias %b1 stride [1, 1] padding [0, 0] dilation [1, 1] groups 1
+      : tensor<2x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<4xf32> -> tensor<2x4x6x6xf32>
+  %r = graph.relu %h : tensor<2x4x6x6xf32> -> tensor<2x4x6x6xf32>
+  %c = graph.convolution %r, %k2 stride [1, 1] padding [0, 0] dilation [1, 1] groups 1
+      : tensor<2x4x6x6xf32>, tensor<4x4x1x1xf32> -> tensor<2x4x6x6xf32>
+  return %c : tensor<2x4x6x6xf32>
+}
+
+// -----
+
 // A torch.utils.checkpoint region: the function lists its ops by position
 // (dyn.recompute: the GEMM, the GELU and the second GEMM); the autodiff pass
 // marks them and the cut recomputes them in the backward, GEMMs included,
