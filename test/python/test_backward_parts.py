@@ -93,6 +93,22 @@ def test_plan_allocates_scratch_around_its_steps():
     assert len(parts) > 1 and peak < 3
 
 
+def test_forward_plan_starts_small_and_grows():
+    # 1 input and 8 outputs of 1 MiB, the k-th first written at step k: no input is dropped, each output is
+    # allocated in the part of its first step, and each part allocates at least as much as the one before
+    steps = [0, 7] + [v for k in range(8) for v in (k, 7)]
+    parts = segments.forward_plan(steps, 8, 1, [1 << 20] * 8)
+    assert len(parts) > 2
+    assert all(not free and not s_alloc and not s_free for _, _, _, free, s_alloc, s_free in parts)
+    assert parts[0][0] == 0 and parts[-1][1] == 8 and all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+    allocated = {k: i for i, (_, _, alloc, *_) in enumerate(parts) for k in alloc}
+    assert sorted(allocated) == list(range(8))
+    part_of = lambda s: next(i for i, (b, e, *_) in enumerate(parts) if b <= s < e)  # noqa: E731
+    assert all(allocated[k] == part_of(k) for k in range(8))
+    sizes = [len(alloc) for _, _, alloc, *_ in parts[:-1]]
+    assert sizes == sorted(sizes)
+
+
 def test_buffer_steps_of_a_compiled_backward():
     if _C is None or not hasattr(_C, "compile_gpu"):
         pytest.skip("no compiler")
@@ -175,6 +191,31 @@ def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
     else:
         with pytest.raises(RuntimeError, match="second time"):
             loss.backward()
+
+
+@needs_cuda
+def test_forward_in_parts_keeps_eager_results(monkeypatch):
+    # a forward of many saved values runs in parts (its outputs allocated part by part); results and gradients
+    # are eager's
+    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
+    monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
+    plans = []
+    plan = segments.forward_plan
+    monkeypatch.setattr(segments, "forward_plan", lambda *a: plans.append(plan(*a)) or plans[-1])
+    torch.manual_seed(0)
+    ref = _MLP().cuda().double()
+    m = copy.deepcopy(ref)
+    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
+    y = ref(x)
+    y.pow(2).sum().backward()
+    dyn.reset()
+    got = dyn.compile(m)(x)
+    got.pow(2).sum().backward()
+    assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
+    assert plans and len(plans[0]) > 1
+    torch.testing.assert_close(got, y)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
 
 
 class _WithLoss(nn.Module):

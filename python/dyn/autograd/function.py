@@ -94,9 +94,12 @@ class _Part:
         # (result, input) pairs the fusion writes in place (dyn.updates_arg): the input is the result's buffer
         self.aliases = [(k, j) for k, j in enumerate(getattr(self.compiled, "in_place", ())) if j >= 0]
         self.cuda_index = device.index if device.type == "cuda" else None
+        self.num_inputs = num_inputs
         self.size_only = ()  # inputs whose values the function never reads (a backward's sized cotangents)
 
     def __call__(self, inputs, shapes=None):
+        if not self.dynamic and segments.forward_usable(self):  # CUDA: outputs allocated part by part
+            return segments.run(self, list(inputs), self._forward_segments)
         if self.dynamic:  # the outputs with `?` dims sized from this call's inputs
             shapes = self.sizes(inputs) if shapes is None else shapes
             specs = list(self.specs)

@@ -80,6 +80,48 @@ def plan(buffer_steps, num_steps, in_bytes, out_bytes, scratch=()):
     return parts
 
 
+# A forward's parts: the first allocates the outputs of its steps until this share of the call's output bytes,
+# each next one twice as much (the last the rest), so its first kernel starts after a few allocations, not
+# after all of them (ResNet-50's training forward at batch 256 returns ~400 tensors, its saved values, which
+# took 2 ms to allocate before the first kernel); at least FORWARD_MIN_OUTPUTS outputs to bother
+FORWARD_FIRST_SHARE = 64
+FORWARD_MIN_OUTPUTS = 32
+
+
+def forward_plan(buffer_steps, num_steps, n_in, out_bytes):
+    """plan()'s parts for a forward: no input is dropped (the caller holds them), outputs are allocated before
+    the part that first uses them, and the parts grow geometrically in the output bytes they allocate."""
+    first = [buffer_steps[2 * (n_in + k)] for k in range(len(out_bytes))]
+    alloc_at = {}
+    for k, s in enumerate(first):
+        alloc_at.setdefault(max(s, 0), []).append(k)
+    limit = max(sum(out_bytes) // FORWARD_FIRST_SHARE, MIN_PART_BYTES)
+    cuts, allocated = [0], 0
+    for s in range(num_steps):
+        new = sum(out_bytes[k] for k in alloc_at.get(s, ()))
+        if s > cuts[-1] and new and allocated + new > limit:
+            cuts.append(s)
+            allocated, limit = 0, 2 * limit
+        allocated += new
+    cuts.append(num_steps)
+    return [(b, e, [k for s in range(b, e) for k in alloc_at.get(s, ())], [], [], []) for b, e in zip(cuts, cuts[1:])]
+
+
+def forward_usable(part):
+    """Whether a forward `part` (a compiled _Part) runs in parts: static CUDA, many outputs, none an input's
+    buffer (dyn.updates_arg), more than one part."""
+    if part.device.type != "cuda" or part.buffer_dims or part.aliases or part.scratch or \
+            len(part.specs) < FORWARD_MIN_OUTPUTS or not hasattr(part.compiled, "run_steps") or \
+            not part.compiled.num_launches:
+        return False
+    parts = getattr(part, "_forward_segments", None)
+    if parts is None:
+        out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in part.specs]
+        parts = part._forward_segments = forward_plan(list(part.compiled.buffer_steps), part.compiled.num_launches,
+                                                      part.num_inputs, out_bytes)
+    return len(parts) > 1
+
+
 def usable(part):
     """Whether `part` (a compiled _Part) can run so: a static CUDA function with more than one part."""
     if part.device.type != "cuda" or part.buffer_dims or not hasattr(part.compiled, "run_steps") or \
@@ -90,15 +132,15 @@ def usable(part):
     return parts is None or len(parts) > 1 or bool(part.scratch)
 
 
-def run(part, inputs):
+def run(part, inputs, parts=None):
     """The outputs of `part` (the backward's _Part) on `inputs`, a list this call takes over: its entries are
-    dropped (set to None) once no later step reads them."""
+    dropped (set to None) once no later step reads them. `parts`: another plan (forward_plan's)."""
     compiled, device, specs = part.compiled, part.device, part.specs
     for j, perm in part.reads:
         inputs[j] = inputs[j].permute(perm)
     inputs[:] = _ready(inputs, device)
     n_in = len(inputs)
-    parts = getattr(part, "_segments", None)
+    parts = parts or getattr(part, "_segments", None)
     if parts is None:
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in specs]
         parts = part._segments = plan(list(compiled.buffer_steps), compiled.num_launches,
