@@ -193,17 +193,30 @@ def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
             loss.backward()
 
 
+class _NormMLP(nn.Module):
+    """Linear layers with batch norms: the forward updates the running statistics in place."""
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(128, 128), nn.BatchNorm1d(128)) for _ in range(4))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = nn.functional.gelu(layer(x)) + x
+        return x
+
+
 @needs_cuda
-def test_forward_in_parts_keeps_eager_results(monkeypatch):
-    # a forward of many saved values runs in parts (its outputs allocated part by part); results and gradients
-    # are eager's
+@pytest.mark.parametrize("model", [_MLP, _NormMLP])
+def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
+    # a forward of many saved values runs in parts (its outputs allocated part by part, the running statistics
+    # updated in place); results, gradients and statistics are eager's
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
     monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
     plans = []
     plan = segments.forward_plan
     monkeypatch.setattr(segments, "forward_plan", lambda *a: plans.append(plan(*a)) or plans[-1])
     torch.manual_seed(0)
-    ref = _MLP().cuda().double()
+    ref = model().cuda().double()
     m = copy.deepcopy(ref)
     x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
     y = ref(x)
@@ -216,6 +229,8 @@ def test_forward_in_parts_keeps_eager_results(monkeypatch):
     torch.testing.assert_close(got, y)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
+    for p, q in zip(m.buffers(), ref.buffers()):
+        torch.testing.assert_close(p, q)
 
 
 class _WithLoss(nn.Module):

@@ -99,7 +99,7 @@ class _Part:
 
     def __call__(self, inputs, shapes=None):
         if not self.dynamic and segments.forward_usable(self):  # CUDA: outputs allocated part by part
-            return segments.run(self, list(inputs), self._forward_segments)
+            return segments.run(self, list(inputs), self._forward_segments, self._taken(inputs))
         if self.dynamic:  # the outputs with `?` dims sized from this call's inputs
             shapes = self.sizes(inputs) if shapes is None else shapes
             specs = list(self.specs)
@@ -110,12 +110,7 @@ class _Part:
                 specs[k] = (s, contiguous_strides(s), self.dtypes[k])
         else:
             specs = self.specs
-        taken = {}
-        for k, j in self.aliases:  # where the input is contiguous (16-byte aligned on the GPU), as the code reads it
-            t = inputs[j]
-            if t.is_contiguous() and (self.cuda_index is None or t.data_ptr() % 16 == 0):
-                taken[k] = t
-        outs = _allocate(specs, self.device, self.cuda_index, taken)
+        outs = _allocate(specs, self.device, self.cuda_index, self._taken(inputs))
         if self.reads:  # the caller's list stays as it was (the forward saves its inputs from it)
             inputs = list(inputs)
         for j, perm in self.reads:
@@ -132,6 +127,16 @@ class _Part:
         for k, perm in self.views:
             outs[k] = outs[k].permute(perm)
         return outs
+
+    def _taken(self, inputs):
+        """{output: the input it updates in place (dyn.updates_arg)}, where the input is contiguous (16-byte
+        aligned on the GPU), as the code reads it: written there, not into a fresh output."""
+        taken = {}
+        for k, j in self.aliases:
+            t = inputs[j]
+            if t.is_contiguous() and (self.cuda_index is None or t.data_ptr() % 16 == 0):
+                taken[k] = t
+        return taken
 
 
 def _allocate(specs, device, cuda_index, taken):

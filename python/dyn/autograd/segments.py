@@ -108,9 +108,8 @@ def forward_plan(buffer_steps, num_steps, n_in, out_bytes):
 
 
 def forward_usable(part):
-    """Whether a forward `part` (a compiled _Part) runs in parts: static CUDA, many outputs, none an input's
-    buffer (dyn.updates_arg), more than one part."""
-    if part.device.type != "cuda" or part.buffer_dims or part.aliases or part.scratch or \
+    """Whether a forward `part` (a compiled _Part) runs in parts: static CUDA, many outputs, more than one part."""
+    if part.device.type != "cuda" or part.buffer_dims or part.scratch or \
             len(part.specs) < FORWARD_MIN_OUTPUTS or not hasattr(part.compiled, "run_steps") or \
             not part.compiled.num_launches:
         return False
@@ -132,9 +131,10 @@ def usable(part):
     return parts is None or len(parts) > 1 or bool(part.scratch)
 
 
-def run(part, inputs, parts=None):
+def run(part, inputs, parts=None, taken=None):
     """The outputs of `part` (the backward's _Part) on `inputs`, a list this call takes over: its entries are
-    dropped (set to None) once no later step reads them. `parts`: another plan (forward_plan's)."""
+    dropped (set to None) once no later step reads them. `parts`: another plan (forward_plan's); `taken`:
+    {output: the tensor it is written into} (an input the function updates in place, dyn.updates_arg)."""
     compiled, device, specs = part.compiled, part.device, part.specs
     for j, perm in part.reads:
         inputs[j] = inputs[j].permute(perm)
@@ -149,6 +149,9 @@ def run(part, inputs, parts=None):
     n_out = len(specs)
     ptrs = [t.data_ptr() for t in inputs] + [0] * (n_out + len(scratch) // 3)
     outs = [None] * n_out
+    for k, t in (taken or {}).items():
+        outs[k] = t
+        ptrs[n_in + k] = t.data_ptr()
     held = {}  # scratch buffers allocated and not yet dropped
     size = compiled.workspace_bytes
     with torch.cuda.device(device):
@@ -158,8 +161,9 @@ def run(part, inputs, parts=None):
         stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
         for begin, end, alloc, free, s_alloc, s_free in parts:
             for k in alloc:
-                outs[k] = empty(*specs[k])
-                ptrs[n_in + k] = outs[k].data_ptr()
+                if outs[k] is None:
+                    outs[k] = empty(*specs[k])
+                    ptrs[n_in + k] = outs[k].data_ptr()
             for i in s_alloc:
                 held[i] = empty((scratch[3 * i],), (1,), torch.uint8)
                 ptrs[n_in + n_out + i] = held[i].data_ptr()

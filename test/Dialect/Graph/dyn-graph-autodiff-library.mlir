@@ -111,6 +111,30 @@ func.func @convolution(%x: tensor<2x3x8x8xf32> {dyn.requires_grad}, %w: tensor<4
 
 // -----
 
+// A 1x1 convolution with stride 2 and no padding (a ResNet's downsampling
+// shortcut): the gradients of a stride-1 1x1 convolution of the input's
+// strided slice; the input's gradient is that slice's, zeros between (a
+// reshape, a pad and a reshape per dim, which the kernel reading it fuses),
+// cut to the odd height.
+
+// CHECK-LABEL: func.func @strided_pointwise_convolution
+// CHECK: %[[H:.*]] = graph.slice %arg0 dim 2 start 0 end 7 step 2 : tensor<2x4x7x6xf32> -> tensor<2x4x4x6xf32>
+// CHECK: %[[HW:.*]] = graph.slice %[[H]] dim 3 start 0 end 6 step 2 : tensor<2x4x4x6xf32> -> tensor<2x4x4x3xf32>
+// CHECK: %[[GI:.*]], %[[GW:.*]] = graph.convolution_backward %arg2, %[[HW]], %arg1
+// CHECK-SAME: padding = array<i64: 0, 0>, stride = array<i64: 1, 1>
+// CHECK: graph.pad %{{.*}} high [0, 0, 0, 0, 1] : tensor<2x4x4x3x1xf32> -> tensor<2x4x4x3x2xf32>
+// CHECK: graph.pad %{{.*}} high [0, 0, 0, 1, 0] : tensor<2x4x4x1x6xf32> -> tensor<2x4x4x2x6xf32>
+// CHECK: %[[G:.*]] = graph.slice %{{.*}} dim 2 start 0 end 7 step 1 : tensor<2x4x8x6xf32> -> tensor<2x4x7x6xf32>
+// CHECK: return %{{.*}}, %[[G]], %[[GW]]
+func.func @strided_pointwise_convolution(%x: tensor<2x4x7x6xf32> {dyn.requires_grad},
+                                         %w: tensor<8x4x1x1xf32> {dyn.requires_grad}) -> tensor<2x8x4x3xf32> {
+  %0 = graph.convolution %x, %w stride [2, 2] padding [0, 0] dilation [1, 1] groups 1
+      : tensor<2x4x7x6xf32>, tensor<8x4x1x1xf32> -> tensor<2x8x4x3xf32>
+  return %0 : tensor<2x8x4x3xf32>
+}
+
+// -----
+
 // Global average pooling: the cotangent spread evenly over the window (a
 // broadcast and a division its consumers fuse), not ATen's pooling backward,
 // which writes NCHW from an NCHW copy of the input. Other output sizes keep

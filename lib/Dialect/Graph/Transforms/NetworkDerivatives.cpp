@@ -367,11 +367,54 @@ void DerivativeBuilder::attentionBack(Operation *op, Value grad, SmallVectorImpl
 // Convolution and pooling: ATen's backward kernels (library calls)
 //===----------------------------------------------------------------------===//
 
+/// A 1x1 convolution with strides and no padding (a ResNet's downsampling shortcut) reads every
+/// stride-th point of its input.
+static bool stridedPointwise(ConvolutionOp c) {
+  auto w = tensorType(c.getWeight());
+  if (c.getTransposed() || c.getGroups() != 1 || !tensorType(c.getInput()).hasStaticShape())
+    return false;
+  for (int64_t d = 2; d < w.getRank(); ++d)
+    if (w.getDimSize(d) != 1)
+      return false;
+  return llvm::all_of(c.getPadding(), [](int64_t p) { return p == 0; }) &&
+         llvm::any_of(c.getStride(), [](int64_t s) { return s > 1; });
+}
+
 void DerivativeBuilder::convolutionBack(Operation *op, Value grad, SmallVectorImpl<Value> &grads) {
   auto c = cast<ConvolutionOp>(op);
   Value input = c.getInput(), weight = c.getWeight();
   bool wi = needsGrad(input), ww = needsGrad(weight);
-  if (wi || ww) {
+  if ((wi || ww) && stridedPointwise(c)) {
+    // Its gradients are those of a stride-1 1x1 convolution of the input's strided slice, the input's
+    // that slice's (zeros between, fused into the kernel reading it): ATen's strided backward returns a
+    // fresh full-size input gradient, copied into dyn's buffer, where the stride-1 call writes the
+    // slice's gradient in place (test/Dialect/Graph/dyn-graph-autodiff-library.mlir).
+    SmallVector<Operation *> slices;
+    Value sliced = input;
+    for (auto [d, s] : llvm::enumerate(c.getStride()))
+      if (s > 1) {
+        sliced = slice(sliced, 2 + d, 0, tensorType(sliced).getDimSize(2 + d), s);
+        slices.push_back(sliced.getDefiningOp());
+      }
+    int64_t spatial = c.getStride().size();
+    SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("stride", b.getDenseI64ArrayAttr(ones)), b.getNamedAttr("padding", b.getDenseI64ArrayAttr(zeros)),
+        b.getNamedAttr("dilation", b.getDenseI64ArrayAttr(ones)), b.getNamedAttr("groups", c.getGroupsAttr()),
+        b.getNamedAttr("transposed", b.getBoolAttr(false)),
+        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(zeros)),
+        b.getNamedAttr("output_mask", b.getDenseI64ArrayAttr({wi ? 1 : 0, ww ? 1 : 0}))};
+    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{sliced.getType(), weight.getType()},
+                                                ValueRange{grad, sliced, weight}, attrs);
+    if (wi) {
+      Value g = back.getResult(0);
+      for (Operation *s : llvm::reverse(slices))
+        g = sliceBack(s, g, {});
+      grads[0] = g;
+    }
+    if (ww)
+      grads[1] = back.getResult(1);
+  } else if (wi || ww) {
     int64_t spatial = c.getStride().size();
     SmallVector<int64_t> outputPadding(spatial, 0);
     if (auto p = c.getOutputPadding())
