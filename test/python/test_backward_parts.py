@@ -212,6 +212,7 @@ def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
     # updated in place); results, gradients and statistics are eager's
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
     monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
+    monkeypatch.setattr(segments, "FORWARD_MIN_BYTES", 0)
     plans = []
     plan = segments.forward_plan
     monkeypatch.setattr(segments, "forward_plan", lambda *a: plans.append(plan(*a)) or plans[-1])

@@ -83,9 +83,12 @@ def plan(buffer_steps, num_steps, in_bytes, out_bytes, scratch=()):
 # A forward's parts: the first allocates the outputs of its steps until this share of the call's output bytes,
 # each next one twice as much (the last the rest), so its first kernel starts after a few allocations, not
 # after all of them (ResNet-50's training forward at batch 256 returns ~400 tensors, its saved values, which
-# took 2 ms to allocate before the first kernel); at least FORWARD_MIN_OUTPUTS outputs to bother
+# took 2 ms to allocate before the first kernel); only a forward of at least FORWARD_MIN_OUTPUTS outputs and
+# FORWARD_MIN_BYTES of them, whose kernels outlast the allocations (at batch 8 the corpus's CNNs are host-bound:
+# there parts only add calls)
 FORWARD_FIRST_SHARE = 64
 FORWARD_MIN_OUTPUTS = 32
+FORWARD_MIN_BYTES = 1 << 30
 
 
 def forward_plan(buffer_steps, num_steps, n_in, out_bytes):
@@ -117,7 +120,8 @@ def forward_usable(part):
     if parts is None:
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in part.specs]
         parts = part._forward_segments = forward_plan(list(part.compiled.buffer_steps), part.compiled.num_launches,
-                                                      part.num_inputs, out_bytes)
+                                                      part.num_inputs, out_bytes) \
+            if sum(out_bytes) >= FORWARD_MIN_BYTES else [()]
     return len(parts) > 1
 
 
