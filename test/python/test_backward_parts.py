@@ -161,19 +161,28 @@ class _MLP(nn.Module):
         return x
 
 
+def _record(monkeypatch, name):
+    """The plans segments.<name> makes from here on, in order."""
+    plans, plan = [], getattr(segments, name)
+    monkeypatch.setattr(segments, name, lambda *a: plans.append(plan(*a)) or plans[-1])
+    return plans
+
+
+def _twins(model):
+    """A CUDA float64 `model`, a copy of it and an input."""
+    torch.manual_seed(0)
+    ref = model().cuda().double()
+    return ref, copy.deepcopy(ref), torch.randn(32, 128, device="cuda", dtype=torch.float64)
+
+
 @needs_cuda
 @pytest.mark.parametrize("retain,scratch", [(False, False), (True, False), (False, True), (True, True)])
 def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)  # parts even for this small graph
     if scratch:  # every temporary a scratch buffer of its own, allocated and dropped by the parts
         monkeypatch.setattr(segments, "SCRATCH_MIN_BYTES", 1)
-    plans = []
-    plan = segments.plan
-    monkeypatch.setattr(segments, "plan", lambda *a: plans.append(plan(*a)) or plans[-1])
-    torch.manual_seed(0)
-    ref = _MLP().cuda().double()
-    m = copy.deepcopy(ref)
-    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
+    plans = _record(monkeypatch, "plan")
+    ref, m, x = _twins(_MLP)
     ref(x).pow(2).sum().backward(retain_graph=retain)
     dyn.reset()
     cm = dyn.compile(m)
@@ -213,13 +222,8 @@ def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
     monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
     monkeypatch.setattr(segments, "FORWARD_MIN_BYTES", 0)
-    plans = []
-    plan = segments.forward_plan
-    monkeypatch.setattr(segments, "forward_plan", lambda *a: plans.append(plan(*a)) or plans[-1])
-    torch.manual_seed(0)
-    ref = model().cuda().double()
-    m = copy.deepcopy(ref)
-    x = torch.randn(32, 128, device="cuda", dtype=torch.float64)
+    plans = _record(monkeypatch, "forward_plan")
+    ref, m, x = _twins(model)
     y = ref(x)
     y.pow(2).sum().backward()
     dyn.reset()
