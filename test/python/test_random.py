@@ -497,7 +497,10 @@ def test_dropout_trains_over_a_symbolic_batch_with_philox_masks(feature):
         shape = (n, 4, 1, 1) if feature else tuple(h.shape)
         keep = uniform24(philox(seed, 0, int(np.prod(shape)))[0]).reshape(shape) < np.float32(0.6)
         mask = torch.from_numpy(keep).expand(h.shape)
-        torch.testing.assert_close(out, torch.where(mask, h * scale, torch.zeros(())), rtol=0, atol=0)
+        # the mask exactly; the kept values as eager's convolution scaled (oneDNN's channels-last kernel, which
+        # dyn's runs, rounds differently from its NCHW one on some CPUs: AMD EPYC, 1 ulp)
+        assert torch.equal(out != 0, mask & (h != 0))
+        torch.testing.assert_close(out, torch.where(mask, h * scale, torch.zeros(())))
         g = torch.randn(out.shape)
         conv.zero_grad()
         (out * g).sum().backward()
