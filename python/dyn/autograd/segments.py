@@ -121,7 +121,7 @@ def forward_usable(part):
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in part.specs]
         parts = part._forward_segments = forward_plan(list(part.compiled.buffer_steps), part.compiled.num_launches,
                                                       part.num_inputs, out_bytes) \
-            if sum(out_bytes) >= FORWARD_MIN_BYTES else [()]
+            if sum(out_bytes) >= FORWARD_MIN_BYTES else ()  # (too small: run whole)
     return len(parts) > 1
 
 

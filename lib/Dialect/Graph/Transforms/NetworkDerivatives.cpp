@@ -384,53 +384,43 @@ void DerivativeBuilder::convolutionBack(Operation *op, Value grad, SmallVectorIm
   auto c = cast<ConvolutionOp>(op);
   Value input = c.getInput(), weight = c.getWeight();
   bool wi = needsGrad(input), ww = needsGrad(weight);
-  if ((wi || ww) && stridedPointwise(c)) {
-    // Its gradients are those of a stride-1 1x1 convolution of the input's strided slice, the input's
-    // that slice's (zeros between, fused into the kernel reading it): ATen's strided backward returns a
-    // fresh full-size input gradient, copied into dyn's buffer, where the stride-1 call writes the
-    // slice's gradient in place (test/Dialect/Graph/dyn-graph-autodiff-library.mlir).
-    SmallVector<Operation *> slices;
-    Value sliced = input;
-    for (auto [d, s] : llvm::enumerate(c.getStride()))
-      if (s > 1) {
-        sliced = slice(sliced, 2 + d, 0, tensorType(sliced).getDimSize(2 + d), s);
-        slices.push_back(sliced.getDefiningOp());
-      }
+  if (wi || ww) {
     int64_t spatial = c.getStride().size();
-    SmallVector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+    SmallVector<int64_t> stride(c.getStride()), padding(c.getPadding()), dilation(c.getDilation());
+    SmallVector<int64_t> outputPadding(spatial, 0);
+    if (auto p = c.getOutputPadding())
+      outputPadding.assign(p->begin(), p->end());
+    // A strided 1x1 convolution's gradients are those of a stride-1 1x1 convolution of the input's strided
+    // slice, the input's that slice's (zeros between, fused into the kernel reading it): ATen's strided
+    // backward returns a fresh full-size input gradient, copied into dyn's buffer, where the stride-1 call
+    // writes the slice's gradient in place (test/Dialect/Graph/dyn-graph-autodiff-library.mlir).
+    SmallVector<Operation *> slices;
+    Value operand = input;
+    if (stridedPointwise(c)) {
+      for (auto [d, s] : llvm::enumerate(stride))
+        if (s > 1) {
+          operand = slice(operand, 2 + d, 0, tensorType(operand).getDimSize(2 + d), s);
+          slices.push_back(operand.getDefiningOp());
+        }
+      stride.assign(spatial, 1);
+      dilation.assign(spatial, 1);
+    }
     SmallVector<NamedAttribute> attrs{
-        b.getNamedAttr("stride", b.getDenseI64ArrayAttr(ones)), b.getNamedAttr("padding", b.getDenseI64ArrayAttr(zeros)),
-        b.getNamedAttr("dilation", b.getDenseI64ArrayAttr(ones)), b.getNamedAttr("groups", c.getGroupsAttr()),
-        b.getNamedAttr("transposed", b.getBoolAttr(false)),
-        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(zeros)),
+        b.getNamedAttr("stride", b.getDenseI64ArrayAttr(stride)),
+        b.getNamedAttr("padding", b.getDenseI64ArrayAttr(padding)),
+        b.getNamedAttr("dilation", b.getDenseI64ArrayAttr(dilation)),
+        b.getNamedAttr("groups", c.getGroupsAttr()),
+        b.getNamedAttr("transposed", b.getBoolAttr(c.getTransposed())),
+        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(outputPadding)),
         b.getNamedAttr("output_mask", b.getDenseI64ArrayAttr({wi ? 1 : 0, ww ? 1 : 0}))};
-    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{sliced.getType(), weight.getType()},
-                                                ValueRange{grad, sliced, weight}, attrs);
+    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{operand.getType(), weight.getType()},
+                                                ValueRange{grad, operand, weight}, attrs);
     if (wi) {
       Value g = back.getResult(0);
       for (Operation *s : llvm::reverse(slices))
         g = sliceBack(s, g, {});
       grads[0] = g;
     }
-    if (ww)
-      grads[1] = back.getResult(1);
-  } else if (wi || ww) {
-    int64_t spatial = c.getStride().size();
-    SmallVector<int64_t> outputPadding(spatial, 0);
-    if (auto p = c.getOutputPadding())
-      outputPadding.assign(p->begin(), p->end());
-    SmallVector<NamedAttribute> attrs{
-        b.getNamedAttr("stride", c.getStrideAttr()),
-        b.getNamedAttr("padding", c.getPaddingAttr()),
-        b.getNamedAttr("dilation", c.getDilationAttr()),
-        b.getNamedAttr("groups", c.getGroupsAttr()),
-        b.getNamedAttr("transposed", b.getBoolAttr(c.getTransposed())),
-        b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(outputPadding)),
-        b.getNamedAttr("output_mask", b.getDenseI64ArrayAttr({wi ? 1 : 0, ww ? 1 : 0}))};
-    auto back = b.create<ConvolutionBackwardOp>(loc, TypeRange{input.getType(), weight.getType()},
-                                                ValueRange{grad, input, weight}, attrs);
-    if (wi)
-      grads[0] = back.getResult(0);
     if (ww)
       grads[1] = back.getResult(1);
   }
