@@ -166,14 +166,26 @@ func.func @pooling(%x: tensor<?x8x8x8xf32>) -> (tensor<?x8x1x1xf32>, tensor<?x8x
 
 // Max pooling with indices over a runtime batch (a CNN stem trained with a
 // symbolic batch): the running maximum's splat and the flat indices' per-tap
-// constants take the batch from the input; its gradient, ATen's
-// max_pool2d_backward, has the input's sizes.
+// constants take the batch from the input. Its gradient gathers, for each
+// input position, the cotangent and the index of each window that can reach
+// it (2 x 2 here: rows, then columns), keeps those whose index names the
+// position (the target's terms are h * 5 and w, or -50 where window t does
+// not reach: never an index), and adds them in window order; no library call.
 // CHECK-LABEL: func @max_pool_with_indices
 // CHECK: %[[N:.*]] = prim.dim %arg0, 0 : tensor<?x2x5x5xf32>
 // CHECK: prim.broadcast_in_dim %{{.*}} dims [] sizes(%[[N]]) : tensor<f32> -> tensor<?x2x3x3xf32>
 // CHECK: prim.broadcast_in_dim %{{.*}} dims [2] sizes(%[[N]]) : tensor<3xi64> -> tensor<?x2x3x3xi64>
-// CHECK: prim.select
-// CHECK: prim.library_call "max_pool2d_backward"(%arg1, %arg0, %{{.*}}) {{.*}} -> tensor<?x2x5x5xf32>
+// CHECK: prim.select {{.*}} : tensor<?x2x3x3xi1>, tensor<?x2x3x3xi64>
+// CHECK: prim.constant dense<[-50, 5, -50, 15, -50]> : tensor<5xi64>
+// CHECK: prim.constant dense<[0, 0, 0, 1, 1]> : tensor<5xi64>
+// CHECK: %[[IR:.*]] = prim.gather %{{.*}} dim 2 index %{{.*}} : tensor<?x2x3x3xi64>, tensor<?x2x5x3xi64> -> tensor<?x2x5x3xi64>
+// CHECK: %[[IW:.*]] = prim.gather %[[IR]] dim 3 index %{{.*}} : tensor<?x2x5x3xi64>, tensor<?x2x5x5xi64> -> tensor<?x2x5x5xi64>
+// CHECK: %[[PICK:.*]] = prim.eq %[[IW]], %{{.*}} : tensor<?x2x5x5xi64> -> tensor<?x2x5x5xi1>
+// CHECK: %[[GR:.*]] = prim.gather %arg1 dim 2 index %{{.*}} : tensor<?x2x3x3xf32>, tensor<?x2x5x3xi64> -> tensor<?x2x5x3xf32>
+// CHECK: %[[GW:.*]] = prim.gather %[[GR]] dim 3 index %{{.*}} : tensor<?x2x5x3xf32>, tensor<?x2x5x5xi64> -> tensor<?x2x5x5xf32>
+// CHECK: prim.select %[[PICK]], %[[GW]], %{{.*}} : tensor<?x2x5x5xi1>, tensor<?x2x5x5xf32>
+// CHECK-COUNT-3: prim.add %{{.*}} : tensor<?x2x5x5xf32>
+// CHECK-NOT: library_call
 func.func @max_pool_with_indices(%x: tensor<?x2x5x5xf32>, %g: tensor<?x2x3x3xf32>) -> (tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>) {
   %0:2 = graph.max_pool_with_indices %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x5x5xf32>) -> (tensor<?x2x3x3xf32>, tensor<?x2x3x3xi64>)
   %1 = graph.max_pool2d_backward %g, %x, %0#1 {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x3x3xf32>, tensor<?x2x5x5xf32>, tensor<?x2x3x3xi64>) -> tensor<?x2x5x5xf32>

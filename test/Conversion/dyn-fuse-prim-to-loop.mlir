@@ -962,3 +962,38 @@ func.func @dynamic_gemm(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<?x4x
   %y = prim.dot_general %t, %w batch [], [] contract [1], [0] : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
+
+// -----
+
+// A value that reads five windows (a max over shifted slices: max pooling's
+// indices, say) read through two gathers gets a buffer: inlined, each gather
+// would recompute all five windows.
+// CHECK-LABEL: func @windows_read_through_gathers
+// CHECK: %[[M:.*]] = memref.alloc() {{.*}} : memref<2x4xf32>
+// CHECK: loop.kernel "max_{{[0-9]+}}" [2, 4]
+// CHECK-COUNT-5: loop.load %arg0
+// CHECK: loop.store %{{.*}}, %[[M]]
+// CHECK: loop.kernel "add_{{[0-9]+}}" [2, 8]
+// CHECK-NOT: loop.load %arg0
+// CHECK-COUNT-2: loop.load %[[M]]
+// CHECK-NOT: loop.load %arg0
+// CHECK: return
+func.func @windows_read_through_gathers(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s0 = prim.slice %x start [0, 0] stride [1, 1] : tensor<2x8xf32> -> tensor<2x4xf32>
+  %s1 = prim.slice %x start [0, 1] stride [1, 1] : tensor<2x8xf32> -> tensor<2x4xf32>
+  %s2 = prim.slice %x start [0, 2] stride [1, 1] : tensor<2x8xf32> -> tensor<2x4xf32>
+  %s3 = prim.slice %x start [0, 3] stride [1, 1] : tensor<2x8xf32> -> tensor<2x4xf32>
+  %s4 = prim.slice %x start [0, 4] stride [1, 1] : tensor<2x8xf32> -> tensor<2x4xf32>
+  %m0 = prim.max %s0, %s1 : tensor<2x4xf32>
+  %m1 = prim.max %m0, %s2 : tensor<2x4xf32>
+  %m2 = prim.max %m1, %s3 : tensor<2x4xf32>
+  %m3 = prim.max %m2, %s4 : tensor<2x4xf32>
+  %c0 = prim.constant dense<[0, 0, 1, 1, 2, 2, 3, 3]> : tensor<8xi64>
+  %i0 = prim.broadcast_in_dim %c0 dims [1] : tensor<8xi64> -> tensor<2x8xi64>
+  %g0 = prim.gather %m3 dim 1 index %i0 : tensor<2x4xf32>, tensor<2x8xi64> -> tensor<2x8xf32>
+  %c1 = prim.constant dense<[0, 1, 1, 2, 2, 3, 3, 3]> : tensor<8xi64>
+  %i1 = prim.broadcast_in_dim %c1 dims [1] : tensor<8xi64> -> tensor<2x8xi64>
+  %g1 = prim.gather %m3 dim 1 index %i1 : tensor<2x4xf32>, tensor<2x8xi64> -> tensor<2x8xf32>
+  %r = prim.add %g0, %g1 : tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}

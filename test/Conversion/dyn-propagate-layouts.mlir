@@ -309,3 +309,22 @@ func.func @tokens_window(%x: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
   %o = prim.transpose %r permutation [0, 2, 1] : tensor<2x8x16xf32> -> tensor<2x16x8xf32>
   return %o : tensor<2x16x8xf32>
 }
+
+// -----
+
+// A gather along H of a channels-last value (max_pool2d's input gradient,
+// gathered from the windows reaching each position) runs along H's
+// channels-last dim, its index broadcast in that order: no transpose.
+// CHECK-LABEL: func @gather_channels_last
+// CHECK-SAME: %arg0: tensor<2x4x4x6xf32>
+// CHECK: %[[I:.*]] = prim.broadcast_in_dim %{{.*}} dims [1] : tensor<8xi64> -> tensor<2x8x4x6xi64>
+// CHECK: %[[G:.*]] = prim.gather %arg0 dim 1 index %[[I]] : tensor<2x4x4x6xf32>, tensor<2x8x4x6xi64> -> tensor<2x8x4x6xf32>
+// CHECK: prim.reduce_sum %[[G]] dims [0, 1, 2] : tensor<2x8x4x6xf32> -> tensor<6xf32>
+// CHECK-NOT: prim.transpose
+func.func @gather_channels_last(%g: tensor<2x6x4x4xf32>) -> tensor<6xf32> attributes {dyn.channels_last_args = array<i64: 0>} {
+  %c = prim.constant dense<[0, 0, 1, 1, 2, 2, 3, 3]> : tensor<8xi64>
+  %i = prim.broadcast_in_dim %c dims [2] : tensor<8xi64> -> tensor<2x6x8x4xi64>
+  %r = prim.gather %g dim 2 index %i : tensor<2x6x4x4xf32>, tensor<2x6x8x4xi64> -> tensor<2x6x8x4xf32>
+  %s = prim.reduce_sum %r dims [0, 2, 3] : tensor<2x6x8x4xf32> -> tensor<6xf32>
+  return %s : tensor<6xf32>
+}

@@ -551,9 +551,10 @@ class _Stem(nn.Module):
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 def test_max_pool_backward_runs_channels_last_with_eager_gradients(device, tmp_path, monkeypatch):
     """conv -> bn -> relu -> max-pool computed channels-last: the backward recomputes the pooling's indices
-    in that layout and calls max_pool2d_backward on channels-last operands (params ending in 1), whose
-    gradient the batch norm's backward reads in place; gradients equal eager's. On the GPU only the large
-    convolutions go channels-last: the CUDA case is that large."""
+    in that layout and gathers each input position's gradient from the windows reaching it (no ATen
+    max_pool2d_backward), channels-last too, one kernel with the ReLU's mask, whose result the batch norm's
+    backward reads in place; gradients equal eager's. On the GPU only the large convolutions go
+    channels-last: the CUDA case is that large."""
     monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
     monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)
@@ -568,11 +569,20 @@ def test_max_pool_backward_runs_channels_last_with_eager_gradients(device, tmp_p
         torch.testing.assert_close(p.grad, q.grad, msg=name)
     stages = {p.name: p.read_text() for p in tmp_path.rglob("*.mlir")}
     prim = "".join(t for n, t in stages.items() if n.endswith("backward.prim.mlir"))
-    calls = [line for line in prim.splitlines() if '"max_pool2d_backward"' in line]
-    assert len(calls) == 1, calls
-    # channels-last: the trailing 1, and the gradient typed [N, H, W, C]
-    c, hw = m.c1.out_channels, shape[-1] // 2
-    assert ", 0, 1] :" in calls[0] and f"-> tensor<{shape[0]}x{hw}x{hw}x{c}x" in calls[0], calls[0]
+    loop = "".join(t for n, t in stages.items() if n.endswith("backward.loop.mlir"))
+    assert '"max_pool2d_backward"' not in prim
+    # channels-last: the pooled [N, H/4, W/4, C] gradient and indices gathered along H (dim 1), then along W
+    # (dim 2) into [N, H/2, W/2, C], once for each of the four windows reaching a position
+    n, c, hw = shape[0], m.c1.out_channels, shape[-1] // 2
+    gathers = [line for line in prim.splitlines() if "prim.gather" in line]
+    assert all(" dim 1 index" in line or " dim 2 index" in line for line in gathers), gathers
+    assert sum(f"dim 2 index" in line and f"-> tensor<{n}x{hw}x{hw}x{c}x" in line for line in gathers) == 8, gathers
+    # the indices once in a buffer of their own, then one kernel over the input gradient
+    # ([N, H/2, W/2, C]) reading them through the four windows reaching each position
+    kernels = loop.split("loop.kernel")
+    grad = [k for k in kernels if k.split("\n")[0].rstrip().endswith(f"[{n}, {hw}, {hw}, {c}] {{")
+            and k.count("xi64>") >= 4]
+    assert len(grad) == 1, [k.split("\n")[0] for k in kernels]
 
 
 class _Checkpointed(nn.Module):

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "PrimBuilder.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -452,6 +453,106 @@ struct AdaptiveMaxPoolWithIndicesToPrim : OpConversionPattern<graph::AdaptiveMax
   }
 };
 
+/// max_pool2d's input gradient from its indices, gathered (eager's CUDA kernels, inductor's lowering):
+/// input position h of a pooled dim lies in the windows o = floor((h + p) / s) - t, t < ceil(k / s),
+/// that exist and reach it (h + p - o * s < k); it receives each such window's cotangent where the
+/// window's index names it, added in window order as eager's kernels add them. One kernel over the
+/// input that fuses with the ReLU and batch norm gradients around it, where the library call (tried
+/// after this pattern: dilation, many windows a position) scatters into a buffer of its own.
+struct MaxPool2dBackwardToPrim : OpConversionPattern<graph::MaxPool2dBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  static constexpr int64_t kMaxWindows = 9; // windows reaching a position, over both dims
+
+  LogicalResult matchAndRewrite(graph::MaxPool2dBackwardOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value g = adaptor.getGradOutput(), indices = adaptor.getIndices();
+    RankedTensorType type = op.getType(), gt = tensorType(g), it = tensorType(indices);
+    int64_t rank = type.getRank();
+    if (op.getKernelSize().size() != 2 || rank < 3 || gt.getRank() != rank || it.getShape() != gt.getShape() ||
+        !isa<FloatType>(type.getElementType()))
+      return failure();
+    ArrayRef<int64_t> kernel = op.getKernelSize(), padding = op.getPadding(), dilation = op.getDilation();
+    // an empty stride is the kernel's (aten.max_pool2d's default)
+    ArrayRef<int64_t> stride = op.getStride().empty() ? kernel : op.getStride();
+    auto expand = [](ArrayRef<int64_t> v) { return SmallVector<int64_t>{v.front(), v.back()}; };
+    SmallVector<int64_t> k = expand(kernel), s = expand(stride), p = expand(padding), d = expand(dilation);
+    int64_t in[2], out[2], windows[2];
+    for (int i = 0; i < 2; ++i) {
+      in[i] = type.getDimSize(rank - 2 + i);
+      out[i] = gt.getDimSize(rank - 2 + i);
+      windows[i] = (k[i] + s[i] - 1) / s[i];
+      if (ShapedType::isDynamic(in[i]) || ShapedType::isDynamic(out[i]) || d[i] != 1 || s[i] < 1)
+        return failure();
+    }
+    if (windows[0] * windows[1] > kMaxWindows)
+      return failure();
+    Type indexType = it.getElementType();
+    // A position no window t reaches gets a target no index equals: -2 * H * W plus at most H * W - 1.
+    int64_t never = -2 * in[0] * in[1];
+    // per dim i and t: the window each position reads (clamped into range), and its flat position term
+    // (h * W for the rows, w for the columns) or `never`
+    auto windowOf = [&](int i, int64_t t, int64_t h, bool &reaches) {
+      int64_t o = (h + p[i]) / s[i] - t;
+      reaches = o >= 0 && o < out[i] && h + p[i] - o * s[i] < k[i];
+      return std::clamp<int64_t>(o, 0, out[i] - 1);
+    };
+    auto vector = [&](ArrayRef<int64_t> v, Type et) -> Value {
+      auto vt = RankedTensorType::get({(int64_t)v.size()}, et);
+      SmallVector<Attribute> attrs;
+      for (int64_t x : v)
+        attrs.push_back(IntegerAttr::get(et, x));
+      return prim::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(vt, attrs));
+    };
+    // x [.., OH, OW] -> [.., H, W]: rows then columns of window t = (th, tw)
+    auto gatherWindows = [&](Value x, int64_t th, int64_t tw) {
+      for (int i = 0; i < 2; ++i) {
+        int64_t dim = rank - 2 + i, t = i == 0 ? th : tw;
+        SmallVector<int64_t> which;
+        for (int64_t h = 0; h < in[i]; ++h) {
+          bool reaches;
+          which.push_back(windowOf(i, t, h, reaches));
+        }
+        RankedTensorType xt = tensorType(x);
+        auto resultType = withDim(xt, dim, in[i]);
+        auto whichType = resultType.clone(rewriter.getI64Type());
+        Value index = prim::BroadcastInDimOp::create(rewriter, loc, whichType,
+                                                     vector(which, rewriter.getI64Type()),
+                                                     ArrayRef<int64_t>{dim}, sizesFrom(rewriter, loc, x, whichType));
+        x = prim::GatherOp::create(rewriter, loc, resultType, x, dim, index);
+      }
+      return x;
+    };
+    auto boolType = type.clone(rewriter.getI1Type());
+    auto targetType = type.clone(indexType);
+    Value acc;
+    for (int64_t th = windows[0] - 1; th >= 0; --th)  // the earlier windows first
+      for (int64_t tw = windows[1] - 1; tw >= 0; --tw) {
+        Value target;
+        for (int i = 0; i < 2; ++i) {
+          int64_t t = i == 0 ? th : tw, step = i == 0 ? in[1] : 1;
+          SmallVector<int64_t> terms;
+          for (int64_t h = 0; h < in[i]; ++h) {
+            bool reaches;
+            windowOf(i, t, h, reaches);
+            terms.push_back(reaches ? h * step : never);
+          }
+          Value term = prim::BroadcastInDimOp::create(rewriter, loc, targetType, vector(terms, indexType),
+                                                      ArrayRef<int64_t>{rank - 2 + i},
+                                                      sizesFrom(rewriter, loc, adaptor.getInput(), targetType));
+          target = target ? (Value)prim::AddOp::create(rewriter, loc, targetType, target, term) : term;
+        }
+        Value picked = prim::EqOp::create(rewriter, loc, boolType, gatherWindows(indices, th, tw), target);
+        Value v = gatherWindows(g, th, tw);
+        Value zero = PrimBuilder{rewriter, loc}.splatLike(v, 0.0);
+        v = prim::SelectOp::create(rewriter, loc, type, picked, v, zero);
+        acc = acc ? (Value)prim::AddOp::create(rewriter, loc, type, acc, v) : v;
+      }
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+};
+
 /// The window geometry of im2col/col2im along one spatial dim: `in` input elements padded by `pad`
 /// on both sides, `out` windows of `k` taps `d` apart every `s`.
 struct WindowDim {
@@ -584,4 +685,6 @@ void dyn::graph_to_prim::populatePoolingPatterns(RewritePatternSet &patterns) {
   // The registry's patterns of the family (GraphWindowOps.td's pooling), generated by dyn-tblgen.
 #define GEN_POOLING_PATTERNS
 #include "dyn/Dialect/Graph/IR/GraphToPrimPatterns.inc"
+  // before the registry's library call of max_pool2d_backward, which takes the shapes it declines
+  patterns.add<MaxPool2dBackwardToPrim>(patterns.getContext(), /*benefit=*/2);
 }

@@ -170,29 +170,14 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
         return it != loads.end() && it->second.size() > kMaxReusedReads;
       },
       /*halves=*/true);
-  // The other way round: a value with a transcendental or a division in its
-  // expression read through more than kMaxReusedReads windows (the SiLU
-  // before an EfficientNet block's depthwise convolution, read by 9 or 25
-  // shifted slices; a GroupNorm's output under PoolFormer's separable 3x3
-  // pool, 3 slices of 3) would be recomputed once per window:
-  // computed once instead, it costs a write and a read, and the consumer's
-  // code (which LLVM or the GPU driver compiles at the first call) stays small.
-  DenseSet<Value> heavy = valuesHolding(ops, materialized, [](Operation *op) {
-    return isTranscendental(op) || isa<prim::DivOp>(op);
-  });
-  for (Operation *op : llvm::reverse(ops)) { // the last of a chain first, as above
-    if (op->getNumResults() != 1 || isIndexRemap(op) || !op->hasTrait<mlir::OpTrait::Elementwise>())
-      continue;
-    Value v = op->getResult(0);
-    if (!heavy.contains(v) || materialized.contains(v))
-      continue;
-    // The distinct windows v is read through: each path from v through
-    // unbuffered values is a chain of remaps (elementwise ops keep the index),
-    // and a window is the chain, told by the remaps it passes.
+  // The distinct windows v is read through, counted up to just past `limit`: each path from v through
+  // unbuffered values is a chain of remaps (elementwise ops keep the index), and a window is the chain,
+  // told by the remaps it passes.
+  auto readThroughMore = [&](Value v, size_t limit) {
     llvm::SmallDenseSet<size_t, 8> windows;
     SmallVector<std::pair<Value, size_t>> work{{v, 0}};
     DenseSet<std::pair<Value, size_t>> seen;
-    while (!work.empty() && windows.size() <= kMaxReusedReads) {
+    while (!work.empty() && windows.size() <= limit) {
       auto [u, chain] = work.pop_back_val();
       if (!seen.insert({u, chain}).second)
         continue;
@@ -208,7 +193,39 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
           windows.insert(chain);
       }
     }
-    if (windows.size() > kMaxReusedReads)
+    return windows.size() > limit;
+  };
+  auto elementwiseValues = [&] {
+    SmallVector<Value> values; // the last of a chain first, as above
+    for (Operation *op : llvm::reverse(ops))
+      if (op->getNumResults() == 1 && !isIndexRemap(op) && op->hasTrait<mlir::OpTrait::Elementwise>() &&
+          !materialized.contains(op->getResult(0)))
+        values.push_back(op->getResult(0));
+    return values;
+  };
+  // The other way round: a value with a transcendental or a division in its
+  // expression read through more than kMaxReusedReads windows (the SiLU
+  // before an EfficientNet block's depthwise convolution, read by 9 or 25
+  // shifted slices; a GroupNorm's output under PoolFormer's separable 3x3
+  // pool, 3 slices of 3) would be recomputed once per window:
+  // computed once instead, it costs a write and a read, and the consumer's
+  // code (which LLVM or the GPU driver compiles at the first call) stays small.
+  DenseSet<Value> heavy = valuesHolding(ops, materialized, [](Operation *op) {
+    return isTranscendental(op) || isa<prim::DivOp>(op);
+  });
+  for (Value v : elementwiseValues())
+    if (heavy.contains(v) && !materialized.contains(v) && readThroughMore(v, kMaxReusedReads))
+      added |= materialized.insert(v);
+  if (added)
+    return true;
+  // Then (the windows counted with the buffers above in place, at the next call otherwise) a value whose
+  // own expression reads more than kMaxReusedReads windows, read through more than one window: each
+  // window would recompute all of its windows (max pooling's indices, recomputed for max_pool2d's
+  // gradient, which gathers them from every window reaching a position: 4 x 9 loads a point).
+  for (Value v : elementwiseValues()) {
+    auto it = loads.find(v);
+    if (it != loads.end() && it->second.size() > kMaxReusedReads && !materialized.contains(v) &&
+        readThroughMore(v, 1))
       added |= materialized.insert(v);
   }
   return added;

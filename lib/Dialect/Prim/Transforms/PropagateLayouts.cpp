@@ -181,6 +181,7 @@ struct Propagator {
   void reduce(Operation *op, ArrayRef<int64_t> dims);
   void reshape(prim::ReshapeOp op);
   void concatenate(prim::ConcatenateOp op);
+  void gather(prim::GatherOp op);
 };
 
 /// Worth running channels-last: a 2-d or 3-d convolution whose activations
@@ -510,6 +511,21 @@ void Propagator::concatenate(prim::ConcatenateOp op) {
   replace(op, restore(loc, cl));
 }
 
+/// A gather along a dim of a channels-last value (max_pool2d's input gradient gathered from its windows):
+/// the same gather along that dim's channels-last position, its index in channels-last order too.
+void Propagator::gather(prim::GatherOp op) {
+  Value cl = channelsLast.lookup(op.getInput());
+  if (!cl)
+    return;
+  Location loc = op.getLoc();
+  RankedTensorType t = op.getType();
+  SmallVector<int64_t> p = fromChannelsLast(t.getRank());
+  b.setInsertionPoint(op);
+  Value index = toChannelsLast(loc, op.getIndex());
+  auto g = prim::GatherOp::create(b, loc, t.clone(scatterDims(t.getShape(), p)), cl, p[op.getDim()], index);
+  replace(op, restore(loc, g));
+}
+
 void Propagator::visit(Operation *op) {
   if (auto conv = dyn_cast<prim::ConvolutionOp>(op))
     return convolution(conv);
@@ -528,6 +544,8 @@ void Propagator::visit(Operation *op) {
     return padOrSlice(slice);
   if (auto cat = dyn_cast<prim::ConcatenateOp>(op))
     return concatenate(cat);
+  if (auto g = dyn_cast<prim::GatherOp>(op))
+    return gather(g);
   if (isa<prim::ReduceSumOp, prim::ReduceProdOp, prim::ReduceMaxOp, prim::ReduceMinOp>(op))
     return reduce(op, cast<DenseI64ArrayAttr>(op->getAttr("dims")).asArrayRef());
   if (op->hasTrait<mlir::OpTrait::Elementwise>() && op->getDialect() &&
