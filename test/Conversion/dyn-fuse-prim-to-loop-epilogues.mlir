@@ -96,26 +96,52 @@ func.func @other_point(%x: tensor<4x8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf3
 
 // -----
 
-// A kernel between writes what the pointwise kernel also reads (%e): it
-// cannot run before that kernel, so it keeps a kernel of its own; nor does a
-// kernel over another domain than the reduction's (%r's broadcast) fuse.
+// A kernel between writes what the pointwise kernel also reads (%e, from a
+// slice of a large argument): it cannot run before that kernel, so it is no
+// epilogue of the reduction; it runs in %e's kernel, which it reads at its own
+// point (small kernels of one shape merge). Nor does a kernel over another
+// domain than the reduction's (%r's broadcast) fuse.
 // CHECK-LABEL: func @written_between
 // CHECK: loop.kernel "reduce_sum_0" [64]
 // CHECK: loop.reduce
 // CHECK: loop.store
 // CHECK-NOT: loop.store
 // CHECK: loop.kernel "exp_1" [64]
-// CHECK: loop.kernel "mul_2" [64]
-// CHECK: loop.kernel "mul_3" [2, 64]
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: loop.store %[[E]]
+// CHECK: arith.mulf %{{.*}}, %[[E]]
+// CHECK: loop.kernel "mul_2" [2, 64]
 // CHECK-NOT: loop.kernel
-func.func @written_between(%x: tensor<8x16x16x64xf32>, %y: tensor<64xf32>)
+func.func @written_between(%x: tensor<8x16x16x64xf32>, %z: tensor<8192xf32>)
     -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<2x64xf32>) {
   %r = prim.reduce_sum %x dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
+  %y = prim.slice %z start [0] stride [1] : tensor<8192xf32> -> tensor<64xf32>
   %e = prim.exp %y : tensor<64xf32>
   %p = prim.mul %r, %e : tensor<64xf32>
   %rb = prim.broadcast_in_dim %r dims [1] : tensor<64xf32> -> tensor<2x64xf32>
   %q = prim.mul %rb, %rb : tensor<2x64xf32>
   return %r, %e, %p, %q : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<2x64xf32>
+}
+
+// -----
+
+// The same with %e computed from a small argument alone: it is computed at the
+// function's start (before any kernel), so the product runs as the
+// reduction's epilogue.
+// CHECK-LABEL: func @small_argument_value_first
+// CHECK: loop.kernel "exp_0" [64]
+// CHECK: loop.kernel "reduce_sum_1" [64]
+// CHECK: loop.reduce
+// CHECK: loop.store
+// CHECK: arith.mulf
+// CHECK: loop.store
+// CHECK-NOT: loop.kernel
+func.func @small_argument_value_first(%x: tensor<8x16x16x64xf32>, %y: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %r = prim.reduce_sum %x dims [0, 1, 2] : tensor<8x16x16x64xf32> -> tensor<64xf32>
+  %e = prim.exp %y : tensor<64xf32>
+  %p = prim.mul %r, %e : tensor<64xf32>
+  return %r, %e, %p : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
 
 // -----

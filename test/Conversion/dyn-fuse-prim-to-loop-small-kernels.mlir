@@ -4,8 +4,8 @@
 // the first of them run as one kernel in its place: the num_batches_tracked
 // increments of two batch norms (one thread each on the GPU) are one kernel,
 // before the normalization between them; each still writes its input in place.
-// %g joins them too (it reads an input); %h reads %g, written by that kernel,
-// and keeps a kernel of its own after it.
+// %g joins them too (it reads an input), and so does %h, which reads %g at its
+// own point: the merged kernel takes the scalar it just stored.
 // CHECK-LABEL: func @counters
 // CHECK-SAME: dyn.in_place = array<i64: 0, 1, -1, -1, -1>
 // CHECK: loop.kernel "add_0" []
@@ -14,12 +14,12 @@
 // CHECK: loop.load %arg1[]
 // CHECK: loop.store %{{.*}}, %arg5[]
 // CHECK: loop.load %arg2[]
-// CHECK: math.exp
-// CHECK: loop.store %{{.*}}, %arg7[]
-// CHECK: loop.kernel "exp_1" [8, 64]
-// CHECK: loop.kernel "mul_{{.*}}" []
-// CHECK: loop.load %arg7[]
+// CHECK: %[[G:.*]] = math.exp
+// CHECK: loop.store %[[G]], %arg7[]
+// CHECK-NOT: loop.load %arg7
+// CHECK: arith.mulf %[[G]]
 // CHECK: loop.store %{{.*}}, %arg8[]
+// CHECK: loop.kernel "exp_1" [8, 64]
 // CHECK-NOT: loop.kernel
 func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: tensor<8x64xf32>)
     -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<i64> {dyn.updates_arg = 1 : i64}, tensor<8x64xf32>,

@@ -639,6 +639,50 @@ func.func @per_channel_scale_hoisted(%x: tensor<16x64x64x64xf32>, %mean: tensor<
 
 // -----
 
+// A batch norm's backward: 1/sqrt(var + eps) of the saved statistics is read by
+// the channel sums (a reduction) and by the input gradient's kernel over 4M
+// points. Computed from the arguments alone, it runs first, in one kernel with
+// the mean (a value it reads at its own point), and both the sums and the
+// gradient load it: no rsqrt or division per element.
+// CHECK-LABEL: func @backward_per_channel_first
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<64xf32>
+// CHECK: loop.kernel "div_0" [64]
+// CHECK: arith.divf
+// CHECK: math.rsqrt
+// CHECK: loop.store %{{.*}}, %[[R]]
+// CHECK: loop.kernel "reduce_sum_{{[0-9]+}}" [64]
+// CHECK: loop.kernel "mul_{{[0-9]+}}" [16, 64, 64, 64]
+// CHECK-NOT: arith.divf
+// CHECK-NOT: math.rsqrt
+// CHECK: loop.load %[[R]]
+// CHECK-NOT: loop.kernel
+func.func @backward_per_channel_first(%g: tensor<16x64x64x64xf32>, %x: tensor<16x64x64x64xf32>,
+                                      %sum: tensor<64xf32>, %sumsq: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<16x64x64x64xf32>) {
+  %n = prim.constant dense<65536.0> : tensor<64xf32>
+  %eps = prim.constant dense<1.0e-05> : tensor<64xf32>
+  %mean = prim.div %sum, %n : tensor<64xf32>
+  %ex2 = prim.div %sumsq, %n : tensor<64xf32>
+  %m2 = prim.mul %mean, %mean : tensor<64xf32>
+  %var = prim.sub %ex2, %m2 : tensor<64xf32>
+  %ve = prim.add %var, %eps : tensor<64xf32>
+  %r = prim.rsqrt %ve : tensor<64xf32>
+  %mb = prim.broadcast_in_dim %mean dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %rb = prim.broadcast_in_dim %r dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %d = prim.sub %x, %mb : tensor<16x64x64x64xf32>
+  %xhat = prim.mul %d, %rb : tensor<16x64x64x64xf32>
+  %gx = prim.mul %g, %xhat : tensor<16x64x64x64xf32>
+  %s = prim.reduce_sum %gx dims [0, 1, 2] : tensor<16x64x64x64xf32> -> tensor<64xf32>
+  %sn = prim.div %s, %n : tensor<64xf32>
+  %sb = prim.broadcast_in_dim %sn dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %t = prim.mul %xhat, %sb : tensor<16x64x64x64xf32>
+  %u = prim.sub %g, %t : tensor<16x64x64x64xf32>
+  %gi = prim.mul %u, %rb : tensor<16x64x64x64xf32>
+  return %s, %gi : tensor<64xf32>, tensor<16x64x64x64xf32>
+}
+
+// -----
+
 // The same over 32K points keeps the arithmetic in the normalization's
 // kernel: a kernel of its own would cost more than it saves.
 // CHECK-LABEL: func @small_per_channel_scale_inlined

@@ -4,15 +4,17 @@
 // Library calls by name on the GPU path: they stay in the host function as
 // loop.library_call, in order between the launches of the kernels around
 // them (the launch plan makes each a step with all its output buffers): the
-// kernel computing topk's operand, the call writing values and indices, the
-// kernel reading the values after it, then a Cholesky factor of a matrix
-// computed by a kernel.
+// kernels computing topk's operand and the Cholesky factor's matrix (small
+// values of the arguments alone, computed first), the call writing values and
+// indices, the kernel reading the values after it, then the Cholesky factor.
 // CHECK-LABEL: func.func @topk_cholesky
 // CHECK: gpu.launch blocks
 // CHECK: dyn.kernel = "exp_0"
+// CHECK: gpu.launch blocks
+// CHECK: dyn.kernel = "mul_1"
 // CHECK-NEXT: loop.library_call "topk" ins(%{{.*}} : memref<4x16xf32>) outs(%{{.*}}, %{{.*}} : memref<4x3xf32>, memref<4x3xi64>) params [3, 1, 1, 1]
 // CHECK: gpu.launch blocks
-// CHECK: dyn.kernel = "mul_2"
+// CHECK: dyn.kernel = "neg_2"
 // CHECK-NEXT: loop.library_call "linalg_cholesky" ins(%{{.*}} : memref<3x3xf64>) outs(%{{.*}} : memref<3x3xf64>) params [0]
 // PTX-LABEL: func.func @topk_cholesky
 // PTX: gpu.launch_func

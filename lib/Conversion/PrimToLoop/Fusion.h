@@ -372,6 +372,10 @@ bool materializeReusedWindows(Block &entry, llvm::SetVector<Value> &materialized
 bool materializeReusedTranscendentals(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized);
 bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materialized);
+/// Moves the small values computed from the function's arguments alone (a batch norm backward's
+/// per-channel coefficients from the saved statistics) to the function's start, in their order: their
+/// kernels run before any other, merge by shape, and stand between no two kernels that could share one.
+void hoistSmallArgumentValues(Block &entry);
 
 } // namespace dyn::prim_to_loop
 

@@ -388,6 +388,50 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
 }
 
 constexpr int64_t kMinBroadcastPoints = 1 << 22;
+constexpr int64_t kSmallValue = 4096; // points of a value hoistSmallArgumentValues moves
+
+namespace {
+bool smallStatic(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() <= kSmallValue;
+}
+
+/// `op` computes small values from small operands that `fromArguments` accepts (each a function argument
+/// or such a value itself), with no side effect and no library.
+bool smallArgumentOp(Operation *op, function_ref<bool(Value)> fromArguments) {
+  return op->getNumResults() > 0 && llvm::all_of(op->getResultTypes(), smallStatic) &&
+         isa<prim::PrimDialect>(op->getDialect()) && !isLibraryCall(op) &&
+         !isa<prim::DotGeneralOp, prim::PhiloxOp>(op) && llvm::all_of(op->getOperands(), [&](Value v) {
+           return smallStatic(v.getType()) && fromArguments(v);
+         });
+}
+
+/// Whether `v` is a function argument or smallArgumentOp's value (memoized in `known`).
+bool isSmallArgumentValue(Value v, DenseMap<Value, bool> &known) {
+  if (isa<BlockArgument>(v))
+    return true;
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
+  known[v] = false; // (no cycles in a block; guards the recursion's depth from repeats)
+  bool r = smallArgumentOp(v.getDefiningOp(), [&](Value u) { return isSmallArgumentValue(u, known); });
+  return known[v] = r;
+}
+} // namespace
+
+void hoistSmallArgumentValues(Block &entry) {
+  DenseSet<Operation *> hoisted;
+  Operation *after = nullptr; // the last op moved
+  for (Operation &op : llvm::make_early_inc_range(entry.without_terminator())) {
+    if (!smallArgumentOp(&op, [&](Value v) { return isa<BlockArgument>(v) || hoisted.contains(v.getDefiningOp()); }))
+      continue;
+    if (after && op.getPrevNode() != after)
+      op.moveAfter(after);
+    else if (!after && &op != &entry.front())
+      op.moveBefore(&entry.front());
+    after = &op;
+    hoisted.insert(&op);
+  }
+}
 
 /// A small value whose expression costs more than a few loads (a batch
 /// norm's per-channel scale and shift: divisions and a rsqrt of its
@@ -398,8 +442,12 @@ constexpr int64_t kMinBroadcastPoints = 1 << 22;
 /// a reduction's results, its kernel runs as that reduction's epilogue; from
 /// arguments, it merges with other small kernels of its shape. Only where the
 /// larger kernel has at least kMinBroadcastPoints points, so small models keep
-/// their kernels. A value whose expression holds a reduction, or that a
-/// reduction reads, stays inline.
+/// their kernels. A value whose expression holds a reduction stays inline, and
+/// so does one that a reduction reads unless it reads only the function's
+/// arguments: such a value is computed at the function's start
+/// (hoistSmallArgumentValues), before any reduction, so sibling reductions
+/// reading it still share a kernel (a downsampling block's two norm sums),
+/// while one computed later would stand between them.
 bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materialized) {
   SmallVector<Operation *> ops;
   for (Operation &op : entry.without_terminator())
@@ -418,6 +466,7 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
                                    : tensorType(root).getNumElements();
   };
   bool added = false;
+  DenseMap<Value, bool> smallArgumentValues;
   for (Operation *op : llvm::reverse(ops)) { // consumers first: the last of a chain is kept
     Value v = unbufferedElementwise(op, materialized);
     if (!v || 16 * tensorType(v).getNumElements() > largest)
@@ -446,7 +495,8 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
     // reduction, could keep it from sharing a kernel with a sibling (a downsampling block's two norms).
     int64_t size = tensorType(v).getNumElements();
     SmallVector<Value> readers = kernelsReaching(v, materialized);
-    if (llvm::none_of(readers, [](Value r) { return r.getDefiningOp() && isReduction(r.getDefiningOp()); }) &&
+    if ((isSmallArgumentValue(v, smallArgumentValues) ||
+         llvm::none_of(readers, [](Value r) { return r.getDefiningOp() && isReduction(r.getDefiningOp()); })) &&
         llvm::any_of(readers, [&](Value r) {
           int64_t points = kernelPoints(r);
           return points >= kMinBroadcastPoints && points >= 16 * size;

@@ -93,6 +93,8 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
   FusionOptions fusion = options;
   if (dynamic)
     fusion.reuseTranscendentals = false;
+  if (!dynamic)
+    hoistSmallArgumentValues(entry);
 
   // 1. Values that must live in buffers, in program order.
   llvm::SetVector<Value> materialized;
