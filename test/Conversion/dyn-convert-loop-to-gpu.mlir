@@ -50,6 +50,46 @@ func.func @reads_back(%x: memref<1024xf32>, %y: memref<1024xf32>, %z: memref<102
 
 // -----
 
+// An update in place (a batch norm backward's input gradient written over the
+// gradient it reads): the buffer is loaded only before it is stored, at the
+// point stored, so the kernel takes 16-byte vectors like any other; a load at
+// another point of the stored buffer keeps one point a thread.
+// CHECK-LABEL: func @update_in_place
+// CHECK: gpu.launch
+// CHECK-DAG: vector.load %arg0[
+// CHECK-DAG: %[[V:.*]] = vector.load %arg1[
+// CHECK: vector.store %{{.*}}, %arg1[
+// CHECK-LABEL: func @update_reading_a_neighbour
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: loop.store
+func.func @update_in_place(%x: memref<1024xf32>, %g: memref<1024xf32>) {
+  loop.kernel "mul" [1024] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<1024xf32>
+    %w = loop.load %g[%i] : memref<1024xf32>
+    %p = arith.mulf %v, %w : f32
+    loop.store %p, %g[%i] : memref<1024xf32>
+  }
+  return
+}
+func.func @update_reading_a_neighbour(%x: memref<1024xf32>, %g: memref<1024xf32>) {
+  %c1 = arith.constant 1 : index
+  %c1023 = arith.constant 1023 : index
+  loop.kernel "mul" [1024] {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<1024xf32>
+    %j0 = arith.addi %i, %c1 : index
+    %j = arith.minsi %j0, %c1023 : index
+    %w = loop.load %g[%j] : memref<1024xf32>
+    %p = arith.mulf %v, %w : f32
+    loop.store %p, %g[%i] : memref<1024xf32>
+  }
+  return
+}
+
+// -----
+
 // f32 square roots are the NVVM intrinsic sqrt.rn.f32 (correctly rounded as
 // in eager's CUDA kernels), not math.sqrt (libdevice's __nv_sqrtf, approximate
 // without the __CUDA_PREC_SQRT reflection); f64 keeps math.sqrt (__nv_sqrt is

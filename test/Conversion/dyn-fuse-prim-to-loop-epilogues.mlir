@@ -97,20 +97,18 @@ func.func @other_point(%x: tensor<4x8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf3
 // -----
 
 // A kernel between writes what the pointwise kernel also reads (%e, from a
-// slice of a large argument): it cannot run before that kernel, so it is no
-// epilogue of the reduction; it runs in %e's kernel, which it reads at its own
-// point (small kernels of one shape merge). Nor does a kernel over another
-// domain than the reduction's (%r's broadcast) fuse.
+// slice of a large argument): it cannot run before that kernel, so it keeps a
+// kernel of its own (%e is a result: it does not join %e's kernel either);
+// nor does a kernel over another domain than the reduction's (%r's
+// broadcast) fuse.
 // CHECK-LABEL: func @written_between
 // CHECK: loop.kernel "reduce_sum_0" [64]
 // CHECK: loop.reduce
 // CHECK: loop.store
 // CHECK-NOT: loop.store
 // CHECK: loop.kernel "exp_1" [64]
-// CHECK: %[[E:.*]] = math.exp
-// CHECK: loop.store %[[E]]
-// CHECK: arith.mulf %{{.*}}, %[[E]]
-// CHECK: loop.kernel "mul_2" [2, 64]
+// CHECK: loop.kernel "mul_2" [64]
+// CHECK: loop.kernel "mul_3" [2, 64]
 // CHECK-NOT: loop.kernel
 func.func @written_between(%x: tensor<8x16x16x64xf32>, %z: tensor<8192xf32>)
     -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<2x64xf32>) {

@@ -4,8 +4,9 @@
 // the first of them run as one kernel in its place: the num_batches_tracked
 // increments of two batch norms (one thread each on the GPU) are one kernel,
 // before the normalization between them; each still writes its input in place.
-// %g joins them too (it reads an input), and so does %h, which reads %g at its
-// own point: the merged kernel takes the scalar it just stored.
+// %g joins them too (it reads an input); %h reads %g, a result written by that
+// kernel, and keeps a kernel of its own after it (an optimizer's parameter
+// update after its new moments: merged, each group's kernel would be unique).
 // CHECK-LABEL: func @counters
 // CHECK-SAME: dyn.in_place = array<i64: 0, 1, -1, -1, -1>
 // CHECK: loop.kernel "add_0" []
@@ -14,12 +15,12 @@
 // CHECK: loop.load %arg1[]
 // CHECK: loop.store %{{.*}}, %arg5[]
 // CHECK: loop.load %arg2[]
-// CHECK: %[[G:.*]] = math.exp
-// CHECK: loop.store %[[G]], %arg7[]
-// CHECK-NOT: loop.load %arg7
-// CHECK: arith.mulf %[[G]]
-// CHECK: loop.store %{{.*}}, %arg8[]
+// CHECK: math.exp
+// CHECK: loop.store %{{.*}}, %arg7[]
 // CHECK: loop.kernel "exp_1" [8, 64]
+// CHECK: loop.kernel "mul_{{.*}}" []
+// CHECK: loop.load %arg7[]
+// CHECK: loop.store %{{.*}}, %arg8[]
 // CHECK-NOT: loop.kernel
 func.func @counters(%n0: tensor<i64>, %n1: tensor<i64>, %t: tensor<f32>, %x: tensor<8x64xf32>)
     -> (tensor<i64> {dyn.updates_arg = 0 : i64}, tensor<i64> {dyn.updates_arg = 1 : i64}, tensor<8x64xf32>,
@@ -190,4 +191,32 @@ func.func @sgd_weight_decay(%p: tensor<64x32xf32>, %g: tensor<64x32xf32>, %buf: 
   %step = prim.mul %b2, %lr : tensor<64x32xf32>
   %p2 = prim.sub %p, %step : tensor<64x32xf32>
   return %p2, %b2 : tensor<64x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
+// A temporary written by a member is read by a later member at its own point
+// (a batch norm backward's per-channel coefficients, one from another; each
+// gets a buffer, as a kernel of 4M points reads both through broadcasts): one
+// kernel, which takes the scalar it just stored.
+// CHECK-LABEL: func @temporary_chain
+// CHECK: loop.kernel "exp_0" [64]
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: loop.store %[[E]]
+// CHECK-NOT: loop.load
+// CHECK: math.rsqrt %[[E]]
+// CHECK: loop.store
+// CHECK: loop.kernel "add_1" [16, 64, 64, 64]
+// CHECK-NOT: math
+// CHECK: loop.kernel "reduce_sum_2" [64]
+// CHECK-NOT: loop.kernel
+func.func @temporary_chain(%t: tensor<64xf32>, %x: tensor<16x64x64x64xf32>) -> (tensor<64xf32>, tensor<16x64x64x64xf32>) {
+  %e = prim.exp %t : tensor<64xf32>
+  %h = prim.rsqrt %e : tensor<64xf32>
+  %eb = prim.broadcast_in_dim %e dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %y = prim.mul %x, %eb : tensor<16x64x64x64xf32>
+  %hb = prim.broadcast_in_dim %h dims [3] : tensor<64xf32> -> tensor<16x64x64x64xf32>
+  %z = prim.add %y, %hb : tensor<16x64x64x64xf32>
+  %r = prim.reduce_sum %z dims [0, 1, 2] : tensor<16x64x64x64xf32> -> tensor<64xf32>
+  return %r, %z : tensor<64xf32>, tensor<16x64x64x64xf32>
 }

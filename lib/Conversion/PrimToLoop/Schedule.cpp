@@ -129,10 +129,13 @@ KernelSchedule scheduleKernels(func::FuncOp func, ArrayRef<Value> order, const l
     writerOf[e] = *last;
   }
   // Small kernels of one shape (a batch norm's num_batches_tracked + 1, a launch of one thread on the GPU)
-  // that read only buffers written before the first of them, or an earlier member's at their own point (the
-  // fused kernel takes its scalar), run as one kernel in its place. Temporaries up to kSmallTemporary points
-  // merge too (a batch norm backward's per-channel coefficients, computed from the saved statistics, one
-  // from another): their buffers, alive from the first member's place on, are small.
+  // that read only buffers written before the first of them, or a temporary an earlier member writes, at
+  // their own point (the fused kernel takes its scalar), run as one kernel in its place. Temporaries up to
+  // kSmallTemporary points merge too (a batch norm backward's per-channel coefficients, computed from the
+  // saved statistics, one from another): their buffers, alive from the first member's place on, are small.
+  // A member reading a returned member stays apart: an optimizer step's per-parameter chains (new moments,
+  // then the parameter) merged would make kernels unique to each group, which the GPU's deduplication
+  // cannot share.
   constexpr int64_t kSmallKernel = 256, kSmallTemporary = 4096; // points
   {
     std::map<SmallVector<int64_t>, Value> open; // shape -> the first member of the latest group
@@ -148,7 +151,8 @@ KernelSchedule scheduleKernels(func::FuncOp func, ArrayRef<Value> order, const l
         if (llvm::all_of(*reads, [&](auto &read) {
               auto w = writerOf.find(read.first);
               return w == writerOf.end() || w->second < at ||
-                     (w->second == at && read.second && llvm::is_contained(mergedAt[it->second], read.first));
+                     (w->second == at && read.second && !llvm::is_contained(returned, read.first) &&
+                      llvm::is_contained(mergedAt[it->second], read.first));
             })) {
           mergedAt[it->second].push_back(e);
           movedAway.insert(e);
