@@ -575,7 +575,8 @@ def test_max_pool_backward_runs_channels_last_with_eager_gradients(device, tmp_p
     # [N, H/2, W/2, C], once for each of the four windows reaching a position (the cotangent too where it
     # arrives channels-last: on the CPU; on the GPU the second convolution runs in torch's order)
     n, c, hw = shape[0], m.c1.out_channels, shape[-1] // 2
-    gathers = [line for line in prim.splitlines() if "prim.gather" in line and line.split(" : ")[1].split(",")[0].endswith("xi64>")]
+    gathers = [line for line in prim.splitlines()
+               if "prim.gather" in line and line.split(" : ")[1].split(",")[0].endswith("xi64>")]
     assert [line for line in gathers if "dim 2 index" in line] == \
         [line for line in gathers if f"-> tensor<{n}x{hw}x{hw}x{c}xi64>" in line], gathers
     assert len([line for line in gathers if "dim 2 index" in line]) == 4, gathers

@@ -472,31 +472,46 @@ struct MaxPool2dBackwardToPrim : OpConversionPattern<graph::MaxPool2dBackwardOp>
     if (op.getKernelSize().size() != 2 || rank < 3 || gt.getRank() != rank || it.getShape() != gt.getShape() ||
         !isa<FloatType>(type.getElementType()))
       return failure();
-    ArrayRef<int64_t> kernel = op.getKernelSize(), padding = op.getPadding(), dilation = op.getDilation();
-    // an empty stride is the kernel's (aten.max_pool2d's default)
-    ArrayRef<int64_t> stride = op.getStride().empty() ? kernel : op.getStride();
-    auto expand = [](ArrayRef<int64_t> v) { return SmallVector<int64_t>{v.front(), v.back()}; };
-    SmallVector<int64_t> k = expand(kernel), s = expand(stride), p = expand(padding), d = expand(dilation);
-    int64_t in[2], out[2], windows[2];
+    // per dim: a 1-element array holds for both dims; an empty stride is the kernel's (aten.max_pool2d's
+    // default), empty padding and dilation 0 and 1
+    auto perDim = [](ArrayRef<int64_t> v, ArrayRef<int64_t> otherwise) {
+      ArrayRef<int64_t> a = v.empty() ? otherwise : v;
+      return std::array<int64_t, 2>{a.front(), a.back()};
+    };
+    ArrayRef<int64_t> kernel = op.getKernelSize();
+    if (op.getStride().size() > 2 || op.getPadding().size() > 2 || op.getDilation().size() > 2)
+      return failure();
+    std::array<int64_t, 2> k = perDim(kernel, {}), s = perDim(op.getStride(), kernel),
+                           p = perDim(op.getPadding(), {0}), d = perDim(op.getDilation(), {1});
+    int64_t in[2], windows[2];
+    // per dim i and window t: the window each input position reads (clamped into range), and that
+    // position's term of the flat index (h * W for the rows, w for the columns), or `never` where window
+    // t does not reach it: -2 * H * W, which no index plus the other dim's term (at most H * W - 1) equals
+    SmallVector<SmallVector<int64_t>> which[2], term[2];
     for (int i = 0; i < 2; ++i) {
       in[i] = type.getDimSize(rank - 2 + i);
-      out[i] = gt.getDimSize(rank - 2 + i);
-      windows[i] = (k[i] + s[i] - 1) / s[i];
-      if (ShapedType::isDynamic(in[i]) || ShapedType::isDynamic(out[i]) || d[i] != 1 || s[i] < 1)
+      int64_t out = gt.getDimSize(rank - 2 + i);
+      if (ShapedType::isDynamic(in[i]) || ShapedType::isDynamic(out) || d[i] != 1 || s[i] < 1)
         return failure();
+      windows[i] = (k[i] + s[i] - 1) / s[i];
     }
     if (windows[0] * windows[1] > kMaxWindows)
       return failure();
-    Type indexType = it.getElementType();
-    // A position no window t reaches gets a target no index equals: -2 * H * W plus at most H * W - 1.
     int64_t never = -2 * in[0] * in[1];
-    // per dim i and t: the window each position reads (clamped into range), and its flat position term
-    // (h * W for the rows, w for the columns) or `never`
-    auto windowOf = [&](int i, int64_t t, int64_t h, bool &reaches) {
-      int64_t o = (h + p[i]) / s[i] - t;
-      reaches = o >= 0 && o < out[i] && h + p[i] - o * s[i] < k[i];
-      return std::clamp<int64_t>(o, 0, out[i] - 1);
-    };
+    for (int i = 0; i < 2; ++i) {
+      int64_t out = gt.getDimSize(rank - 2 + i), step = i == 0 ? in[1] : 1;
+      for (int64_t t = 0; t < windows[i]; ++t) {
+        which[i].emplace_back();
+        term[i].emplace_back();
+        for (int64_t h = 0; h < in[i]; ++h) {
+          int64_t o = (h + p[i]) / s[i] - t;
+          bool reaches = o >= 0 && o < out && h + p[i] - o * s[i] < k[i];
+          which[i][t].push_back(std::clamp<int64_t>(o, 0, out - 1));
+          term[i][t].push_back(reaches ? h * step : never);
+        }
+      }
+    }
+    Type indexType = it.getElementType();
     auto vector = [&](ArrayRef<int64_t> v, Type et) -> Value {
       auto vt = RankedTensorType::get({(int64_t)v.size()}, et);
       SmallVector<Attribute> attrs;
@@ -504,20 +519,14 @@ struct MaxPool2dBackwardToPrim : OpConversionPattern<graph::MaxPool2dBackwardOp>
         attrs.push_back(IntegerAttr::get(et, x));
       return prim::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(vt, attrs));
     };
-    // x [.., OH, OW] -> [.., H, W]: rows then columns of window t = (th, tw)
+    // x [.., OH, OW] -> [.., H, W]: rows then columns of window (th, tw)
     auto gatherWindows = [&](Value x, int64_t th, int64_t tw) {
       for (int i = 0; i < 2; ++i) {
-        int64_t dim = rank - 2 + i, t = i == 0 ? th : tw;
-        SmallVector<int64_t> which;
-        for (int64_t h = 0; h < in[i]; ++h) {
-          bool reaches;
-          which.push_back(windowOf(i, t, h, reaches));
-        }
-        RankedTensorType xt = tensorType(x);
-        auto resultType = withDim(xt, dim, in[i]);
+        int64_t dim = rank - 2 + i;
+        auto resultType = withDim(tensorType(x), dim, in[i]);
         auto whichType = resultType.clone(rewriter.getI64Type());
         Value index = prim::BroadcastInDimOp::create(rewriter, loc, whichType,
-                                                     vector(which, rewriter.getI64Type()),
+                                                     vector(which[i][i == 0 ? th : tw], rewriter.getI64Type()),
                                                      ArrayRef<int64_t>{dim}, sizesFrom(rewriter, loc, x, whichType));
         x = prim::GatherOp::create(rewriter, loc, resultType, x, dim, index);
       }
@@ -530,17 +539,11 @@ struct MaxPool2dBackwardToPrim : OpConversionPattern<graph::MaxPool2dBackwardOp>
       for (int64_t tw = windows[1] - 1; tw >= 0; --tw) {
         Value target;
         for (int i = 0; i < 2; ++i) {
-          int64_t t = i == 0 ? th : tw, step = i == 0 ? in[1] : 1;
-          SmallVector<int64_t> terms;
-          for (int64_t h = 0; h < in[i]; ++h) {
-            bool reaches;
-            windowOf(i, t, h, reaches);
-            terms.push_back(reaches ? h * step : never);
-          }
-          Value term = prim::BroadcastInDimOp::create(rewriter, loc, targetType, vector(terms, indexType),
-                                                      ArrayRef<int64_t>{rank - 2 + i},
-                                                      sizesFrom(rewriter, loc, adaptor.getInput(), targetType));
-          target = target ? (Value)prim::AddOp::create(rewriter, loc, targetType, target, term) : term;
+          Value t = prim::BroadcastInDimOp::create(rewriter, loc, targetType,
+                                                   vector(term[i][i == 0 ? th : tw], indexType),
+                                                   ArrayRef<int64_t>{rank - 2 + i},
+                                                   sizesFrom(rewriter, loc, adaptor.getInput(), targetType));
+          target = target ? (Value)prim::AddOp::create(rewriter, loc, targetType, target, t) : t;
         }
         Value picked = prim::EqOp::create(rewriter, loc, boolType, gatherWindows(indices, th, tw), target);
         Value v = gatherWindows(g, th, tw);
