@@ -376,6 +376,9 @@ bool materializeBroadcastInvariants(Block &entry, llvm::SetVector<Value> &materi
 /// per-channel coefficients from the saved statistics) to the function's start, in their order: their
 /// kernels run before any other, merge by shape, and stand between no two kernels that could share one.
 void hoistSmallArgumentValues(Block &entry);
+/// Points of a small temporary: small kernels of one shape computing such values merge (Schedule.cpp), and
+/// hoistSmallArgumentValues moves those computed from the arguments alone.
+constexpr int64_t kSmallTemporary = 4096;
 
 } // namespace dyn::prim_to_loop
 

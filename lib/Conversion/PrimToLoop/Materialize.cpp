@@ -388,12 +388,11 @@ bool materializeReusedReads(Block &entry, llvm::SetVector<Value> &materialized) 
 }
 
 constexpr int64_t kMinBroadcastPoints = 1 << 22;
-constexpr int64_t kSmallValue = 4096; // points of a value hoistSmallArgumentValues moves
 
 namespace {
 bool smallStatic(Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor && tensor.hasStaticShape() && tensor.getNumElements() <= kSmallValue;
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() <= kSmallTemporary;
 }
 
 /// `op` computes small values from small operands that `fromArguments` accepts (each a function argument

@@ -136,7 +136,7 @@ KernelSchedule scheduleKernels(func::FuncOp func, ArrayRef<Value> order, const l
   // A member reading a returned member stays apart: an optimizer step's per-parameter chains (new moments,
   // then the parameter) merged would make kernels unique to each group, which the GPU's deduplication
   // cannot share.
-  constexpr int64_t kSmallKernel = 256, kSmallTemporary = 4096; // points
+  constexpr int64_t kSmallKernel = 256; // points
   {
     std::map<SmallVector<int64_t>, Value> open; // shape -> the first member of the latest group
     for (auto &[e, reads] : pointwise) {
