@@ -44,6 +44,11 @@ if ! "$venv/bin/python" -c "import expecttest" >/dev/null 2>&1; then
   "$venv/bin/pip" install -q expecttest==0.3.0
 fi
 
+# pytest-xdist: scripts/test.sh runs pytest with one worker per core.
+if ! "$venv/bin/python" -c "import xdist" >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q pytest-xdist==3.8.0
+fi
+
 # Configure once; later runs only rebuild what changed.
 if [ ! -f build/build.ninja ]; then
   cmake -G Ninja -S . -B build \

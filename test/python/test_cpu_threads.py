@@ -37,7 +37,9 @@ CODE = textwrap.dedent("""
 
 
 def run(code=CODE, **env_vars):
-    env = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY", "DYN_OPENMP")}
+    # the runtimes' settings are the case's own (a caller's OMP_NUM_THREADS=1 would start no workers at all)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KMP_BLOCKTIME", "OMP_WAIT_POLICY", "OMP_NUM_THREADS", "DYN_OPENMP")}
     env.update(env_vars, PYTHONPATH=os.path.join(ROOT, "python"))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
