@@ -11,6 +11,10 @@
 // torch's CUDA caching allocator does for device memory. Smaller ones go to
 // malloc, whose bins keep them resident already.
 //
+// The extension also serves large CPU tensors from it: compiled functions'
+// outputs (dyn_host_alloc_untracked: not counted as live temporaries) and
+// what ATen allocates inside dyn's library calls (python/src/aten_calls.cpp).
+//
 // The cache holds at most DYN_HOST_CACHE_MB (default 1024) MiB of free
 // buffers; beyond that a freed buffer goes back to the system.
 // dyn::hostCacheEmpty() (from Python: dyn.reset()) releases them all.
@@ -77,6 +81,7 @@ Cache &cache() {
 
 Tag *tagOf(void *ptr) { return reinterpret_cast<Tag *>(static_cast<char *>(ptr) - sizeof(Tag)); }
 
+/// `bytes` counted in the live bytes: 0 for an untracked block.
 void *withTag(void *base, size_t header, size_t sizeClass, size_t bytes) {
   void *ptr = static_cast<char *>(base) + header;
   *tagOf(ptr) = {sizeClass, header, bytes};
@@ -84,13 +89,14 @@ void *withTag(void *base, size_t header, size_t sizeClass, size_t bytes) {
   return ptr;
 }
 
-void *allocate(size_t alignment, size_t bytes) {
+void *allocate(size_t alignment, size_t bytes, bool counted = true) {
+  size_t counts = counted ? bytes : 0;
   size_t header = kHeader;
   while (header < alignment)
     header *= 2;
   if (bytes < kMinCached || header != kHeader) {
     void *base = std::aligned_alloc(header, (header + bytes + header - 1) / header * header);
-    return base ? withTag(base, header, 0, bytes) : nullptr;
+    return base ? withTag(base, header, 0, counts) : nullptr;
   }
   size_t cls = sizeClass(bytes);
   Cache &c = cache();
@@ -102,12 +108,12 @@ void *allocate(size_t alignment, size_t bytes) {
       it->second.pop_back();
       c.stats.hits++;
       c.stats.cachedBytes -= cls + kHeader;
-      return withTag(base, kHeader, cls, bytes);
+      return withTag(base, kHeader, cls, counts);
     }
     c.stats.misses++;
   }
   void *base = std::aligned_alloc(kHeader, cls + kHeader);
-  return base ? withTag(base, kHeader, cls, bytes) : nullptr;
+  return base ? withTag(base, kHeader, cls, counts) : nullptr;
 }
 
 void release(void *ptr) {
@@ -132,6 +138,7 @@ void release(void *ptr) {
 
 extern "C" {
 void *dyn_host_alloc(uint64_t bytes) { return allocate(kHeader, bytes); }
+void *dyn_host_alloc_untracked(uint64_t bytes) { return allocate(kHeader, bytes, /*counted=*/false); }
 void *dyn_host_aligned_alloc(uint64_t alignment, uint64_t bytes) { return allocate(alignment, bytes); }
 void dyn_host_free(void *ptr) { release(ptr); }
 }

@@ -4,12 +4,15 @@ import os
 
 import torch
 
+from .native import C as _C
 from .session import current
 
 # torch's allocations without Python argument parsing (what inductor's generated code calls; the CUDA one on
-# the current device); torch.empty where a torch build lacks them
+# the current device); torch.empty where a torch build lacks them. On the CPU dyn's own (_C.empty_host):
+# outputs of 64 KiB and more come from dyn's caching host allocator, whose pages stay resident from one call
+# to the next (glibc maps fresh pages for each, and every call page-faults them again)
 _GUARDS = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
-EMPTY_STRIDED_CPU = getattr(_GUARDS, "_empty_strided_cpu", None)
+EMPTY_STRIDED_CPU = getattr(_C, "empty_host", None) or getattr(_GUARDS, "_empty_strided_cpu", None)
 EMPTY_STRIDED_CUDA = getattr(_GUARDS, "_empty_strided_cuda", None)
 
 

@@ -17,6 +17,7 @@ extern "C" PyMethodDef *dyn_eval_frame_methods(void);
 void dynRegisterAtenLibraryCalls();                                // aten_calls.cpp
 extern "C" int dyn_fast_check_tensor(PyObject *a, PyObject *g);   // torch_tensors.cpp
 extern "C" int dyn_ready_tensor_data(PyObject *a, size_t align, void **data);
+extern "C" PyObject *dyn_empty_host(PyObject *, PyObject *const *args, Py_ssize_t nargs); // aten_calls.cpp
 #endif
 extern "C" void dyn_eval_frame_set_tensor_check(int (*check)(PyObject *, PyObject *));
 extern "C" int dyn_eval_frame_init(PyObject *module);
@@ -140,6 +141,12 @@ PYBIND11_MODULE(_C, m) {
 #ifdef DYN_HAS_ATEN
   dynRegisterAtenLibraryCalls();
   dyn_eval_frame_set_tensor_check(&dyn_fast_check_tensor);
+  static PyMethodDef tensorMethods[] = {
+      {"empty_host", (PyCFunction)(void (*)(void))dyn_empty_host, METH_FASTCALL,
+       "empty_host(sizes, strides, dtype): a CPU tensor for an output, large ones from dyn's host cache"},
+      {nullptr, nullptr, 0, nullptr}};
+  if (PyModule_AddFunctions(m.ptr(), tensorMethods) < 0)
+    throw py::error_already_set();
   m.attr("HAS_LIBRARY_CALLS") = true;
 #else
   m.attr("HAS_LIBRARY_CALLS") = false;

@@ -23,6 +23,8 @@ void dyn_matmul_nt_f64(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m
 void *dyn_host_alloc(uint64_t bytes);
 void *dyn_host_aligned_alloc(uint64_t alignment, uint64_t bytes);
 void dyn_host_free(void *ptr);
+/// The same, not counted in the live and peak bytes (a compiled call's outputs).
+void *dyn_host_alloc_untracked(uint64_t bytes);
 }
 
 namespace dyn {
