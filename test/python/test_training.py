@@ -4,6 +4,8 @@ OpInfo sample (float64), per autograd semantic, and over whole training loops.""
 import copy
 import math
 
+import re
+
 import pytest
 import torch
 import torch.nn as nn
@@ -586,6 +588,14 @@ def test_max_pool_backward_runs_channels_last_with_eager_gradients(device, tmp_p
     grad = [k for k in kernels if k.split("\n")[0].rstrip().endswith(f"[{n}, {hw}, {hw}, {c}] {{")
             and k.count("xi64>") >= 4]
     assert len(grad) == 1, [k.split("\n")[0] for k in kernels]
+    # every temporary is read (by a kernel or a library call): the four windows' values, which the gradient's
+    # kernel sums where it computes them, get no buffer that is only stored (4 dead stores of the gradient's
+    # size each)
+    allocs = re.findall(r"(%\w+) = memref\.alloc", loop)
+    for a in allocs:
+        uses = [line for line in loop.splitlines() if re.search(re.escape(a) + r"\b", line)]
+        assert any("loop.load " + a + "[" in u or "library_call" in u or "reinterpret_cast" in u for u in uses), \
+            (a, uses)
 
 
 class _Checkpointed(nn.Module):

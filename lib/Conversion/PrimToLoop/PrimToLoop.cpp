@@ -693,8 +693,22 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     emitter.emitKernel(v, out, tensorType(v).getRank(), "copy_" + std::to_string(kernelCount++));
   }
   b.setInsertionPointToEnd(body);
-  for (Value t : temporaries)
+  for (Value t : temporaries) {
+    // A temporary that the kernels only store (a value given a buffer whose readers all fused into its
+    // own kernel, where they read it as it is computed: max_pool2d's gradient windows) is not kept: its
+    // stores go, and the arithmetic only they used with them (canonicalization).
+    bool unread = llvm::all_of(t.getUsers(), [&](Operation *u) {
+      auto store = dyn_cast<loop::StoreOp>(u);
+      return store && store.getMemref() == t && store.getValue() != t;
+    });
+    if (unread && t.getDefiningOp<memref::AllocOp>()) {
+      for (Operation *u : llvm::make_early_inc_range(t.getUsers()))
+        u->erase();
+      t.getDefiningOp()->erase();
+      continue;
+    }
     memref::DeallocOp::create(b, loc, t);
+  }
   func::ReturnOp::create(b, loc);
   // Results that update an input (`dyn.updates_arg`, set by the frontend) written into it where safe.
   SmallVector<int64_t> requested;
