@@ -368,5 +368,9 @@ HostCacheStats hostCacheCounters() { return hostCacheStats(); }
 
 void emptyHostCache() { hostCacheEmpty(); }
 void resetHostPeak() { hostCacheResetPeak(); }
+void *hostAllocate(size_t bytes, bool counted) {
+  return counted ? dyn_host_alloc(bytes) : dyn_host_alloc_untracked(bytes);
+}
+void hostFree(void *ptr) { dyn_host_free(ptr); }
 
 } // namespace dyn

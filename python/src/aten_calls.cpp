@@ -16,7 +16,6 @@
 #include <unordered_set>
 
 #include "dyn/Compiler/Compiler.h"
-#include "dyn/Runtime/Runtime.h"
 
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
@@ -193,7 +192,7 @@ public:
       }
     }
     if (scope() != Scope::None && n >= kMinCached) {
-      void *data = scope() == Scope::Outputs ? dyn_host_alloc_untracked(n) : dyn_host_alloc(n);
+      void *data = dyn::hostAllocate(n, /*counted=*/scope() == Scope::Call);
       if (data) {
         Served &s = served();
         std::lock_guard<std::mutex> lock(s.mu);
@@ -256,14 +255,14 @@ private:
   }
   static void freeServed(void *ptr) {
     forgetServed(ptr);
-    dyn_host_free(ptr);
+    dyn::hostFree(ptr);
   }
   static void rawFree(void *ptr) {
     for (void *t : pending().taken)
       if (ptr && ptr == t)
         return;
     if (ptr && forgetServed(ptr))
-      return dyn_host_free(ptr);
+      return dyn::hostFree(ptr);
     if (c10::DeleterFnPtr d = baseRawDeleter())
       d(ptr);
   }

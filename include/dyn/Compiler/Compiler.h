@@ -163,6 +163,11 @@ HostCacheStats hostCacheCounters();
 void emptyHostCache();
 /// Starts a new peak of the host allocator's live bytes.
 void resetHostPeak();
+/// A block of the host allocator (64-byte aligned; 64 KiB and more cached when freed), counted in its
+/// live bytes or not (`counted`: a compiled call's temporaries are, the tensors it returns are not);
+/// freed with hostFree.
+void *hostAllocate(size_t bytes, bool counted);
+void hostFree(void *ptr);
 
 } // namespace dyn
 
