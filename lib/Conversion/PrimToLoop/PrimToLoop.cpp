@@ -697,10 +697,7 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     // A temporary that the kernels only store (a value given a buffer whose readers all fused into its
     // own kernel, where they read it as it is computed: max_pool2d's gradient windows) is not kept: its
     // stores go, and the arithmetic only they used with them (canonicalization).
-    bool unread = llvm::all_of(t.getUsers(), [&](Operation *u) {
-      auto store = dyn_cast<loop::StoreOp>(u);
-      return store && store.getMemref() == t && store.getValue() != t;
-    });
+    bool unread = llvm::all_of(t.getUsers(), [](Operation *u) { return isa<loop::StoreOp>(u); });
     if (unread && t.getDefiningOp<memref::AllocOp>()) {
       for (Operation *u : llvm::make_early_inc_range(t.getUsers()))
         u->erase();
