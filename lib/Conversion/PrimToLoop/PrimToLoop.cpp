@@ -167,6 +167,19 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
       return shape.empty() || shape.back() == 1 || view.strides.back() == 1;
     };
     std::optional<BufferView> view = bufferView(v, hasBuffer);
+    // A GEMM's rows as a reshape of a computed value (a layer norm's input gradient [B, L, F] read as
+    // [B*L, F]): the value gets the buffer, which the reshape views, where a kernel would otherwise copy
+    // it into a buffer of its own (and other readers keep the value's).
+    if (!view && !strided)
+      if (auto rs = v.getDefiningOp<prim::ReshapeOp>()) {
+        Value src = rs.getInput();
+        Operation *srcDef = src.getDefiningOp();
+        if (srcDef && !isViewOp(srcDef) && !isSplat(srcDef)) {
+          view = bufferView(v, [&](Value u) { return u == src || hasBuffer(u); });
+          if (view && accepted(*view))
+            materialized.insert(src);
+        }
+      }
     if (!view && strided) {
       Value root = viewRoot(v);
       Operation *rootDef = root.getDefiningOp();
@@ -182,12 +195,12 @@ LogicalResult lowerFunction(func::FuncOp func, SymbolTable &symbols, const Fusio
     views[v] = *view;
     return true;
   };
-  // With `?` dims the function's results are buffers from the start, so that library calls read views of
-  // them (q, k and v sliced from a projection the forward also returns for its backward).
-  if (dynamic)
-    for (Value v : ret.getOperands())
-      if (!isa<BlockArgument>(v))
-        materialized.insert(v);
+  // The function's results are buffers from the start, so that library calls read views of them (q, k
+  // and v sliced from a projection the forward also returns for its backward; a layer norm's output the
+  // training forward returns, read by the next GEMM as rows without a copy).
+  for (Value v : ret.getOperands())
+    if (!isa<BlockArgument>(v))
+      materialized.insert(v);
   for (Operation &op : entry.without_terminator()) {
     if (auto dot = dyn_cast<prim::DotGeneralOp>(op)) {
       // A transposed rhs is read in place (loop.matmul transpose_b): its
