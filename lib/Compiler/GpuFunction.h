@@ -121,6 +121,8 @@ public:
   // per buffer (inputs, then outputs): the first and the last step that reads or writes it (-1, -1: none)
   std::vector<int64_t> bufferStepRange;
   std::vector<int64_t> scratchList; // (bytes, first, last) per scratch buffer
+  // the steps that use the static workspace (-1..steps with constants in it; empty: first > last)
+  int64_t workspaceFirst = 0, workspaceLast = -1;
 
   uint64_t workspaceBytes() const override { return workspace; }
   MemoryPlan memoryPlan() const override {
@@ -289,7 +291,7 @@ public:
   }
 
   bool uploadConstants(void *workspacePtr, void *stream, std::string *error) override {
-    if (!checkWorkspace(workspacePtr, error))
+    if (!uploads.empty() && !checkWorkspace(workspacePtr, error))
       return false;
     for (const ConstantUpload &u : uploads)
       if (!cuda::copyToDevice(static_cast<char *>(workspacePtr) + u.offset, u.bytes.data(), u.bytes.size(),
@@ -304,11 +306,15 @@ public:
 
   const std::vector<int64_t> &bufferSteps() const override { return bufferStepRange; }
   const std::vector<int64_t> &scratch() const override { return scratchList; }
+  std::pair<int64_t, int64_t> workspaceSteps() const override { return {workspaceFirst, workspaceLast}; }
 
   bool launchSteps(void **buffers, void *workspacePtr, void *stream, size_t begin, size_t end,
                    std::string *error) override {
     end = std::min(end, launches.size());
-    if (!checkWorkspace(workspacePtr, error))
+    // a static plan's parts that use no workspace slot run without one (it is dropped after its last use)
+    bool usesWorkspace = !sizeNodes.empty() ||
+                         ((int64_t)begin <= workspaceLast && workspaceFirst < (int64_t)end);
+    if (usesWorkspace && !checkWorkspace(workspacePtr, error))
       return false;
     // `?` dims: the sizes follow the buffers (an int64 in a pointer's slot).
     std::shared_ptr<const Placement> placement;

@@ -176,6 +176,13 @@ void placeTemporaries(GpuFunction &fn, uint64_t scratchMinBytes, const std::vect
   }
   for (ConstantUpload &u : fn.uploads)
     u.offset = fn.temps[u.offset].offset;
+  fn.workspaceFirst = (int64_t)steps;
+  fn.workspaceLast = -1;
+  for (size_t i : placed)
+    if (fn.temps[i].host < 0) {
+      fn.workspaceFirst = std::min(fn.workspaceFirst, first[i]);
+      fn.workspaceLast = std::max(fn.workspaceLast, last[i]);
+    }
 }
 
 /// The size program of a host function with `?` dims: each size value of the

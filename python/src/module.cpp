@@ -1,6 +1,6 @@
 // dyn._C: pybind11 module. Binds the compiler entry point (include/dyn/Compiler/Compiler.h) and adds
 // the PEP 523 frame hook functions implemented in eval_frame.c. No MLIR, LLVM or torch header here
-// (aten_calls.cpp, the library-call kernels, is the one TU that includes torch's).
+// (aten_calls.cpp, the library-call kernels, torch_tensors.cpp and step_runner.cpp include torch's).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -18,6 +18,10 @@ void dynRegisterAtenLibraryCalls();                                // aten_calls
 extern "C" int dyn_fast_check_tensor(PyObject *a, PyObject *g);   // torch_tensors.cpp
 extern "C" int dyn_ready_tensor_data(PyObject *a, size_t align, void **data);
 extern "C" PyObject *dyn_empty_host(PyObject *, PyObject *const *args, Py_ssize_t nargs); // aten_calls.cpp
+#ifdef DYN_HAS_COMPILER
+extern "C" PyObject *dyn_run_steps_held(dyn::CompiledGpuFunction *fn, PyObject *inputs, PyObject *specs,
+                                        PyObject *taken, void *stream, int device); // step_runner.cpp
+#endif
 #endif
 extern "C" void dyn_eval_frame_set_tensor_check(int (*check)(PyObject *, PyObject *));
 extern "C" int dyn_eval_frame_init(PyObject *module);
@@ -248,6 +252,22 @@ PYBIND11_MODULE(_C, m) {
           "temporaries; upload_constants=False launches only (the constants are already in this "
           "workspace: upload_constants(workspace, stream) did it); inputs_as_is: run only if every input "
           "tensor is a contiguous, 16-byte aligned torch.Tensor or Parameter; returns whether it ran")
+#ifdef DYN_HAS_ATEN
+      .def(
+          "run_held",
+          [](CompiledGpu &self, py::list inputs, py::list specs, py::object taken, uintptr_t stream, int device) {
+            PyObject *r = dyn_run_steps_held(self.fn.get(), inputs.ptr(), specs.ptr(), taken.ptr(),
+                                             reinterpret_cast<void *>(stream), device);
+            if (!r)
+              throw py::error_already_set();
+            return py::reinterpret_steal<py::list>(r);
+          },
+          py::arg("inputs"), py::arg("specs"), py::arg("taken"), py::arg("stream"), py::arg("device"),
+          "runs a static plan step by step on device `device`: each output ((shape, strides, dtype) in specs, "
+          "unless taken: {output: tensor}), scratch buffer and the workspace allocated by torch right before "
+          "the first step that uses it, each input dropped after the last step that reads it (the list is "
+          "emptied: its references are the ones dropped); returns the outputs")
+#endif
       .def(
           "run_steps",
           [](CompiledGpu &self, py::handle buffers, uintptr_t stream, uintptr_t workspace, size_t begin,
@@ -282,6 +302,10 @@ PYBIND11_MODULE(_C, m) {
           "copies the dense constants into their slots of a workspace")
       .def_property_readonly("workspace_bytes",
                              [](CompiledGpu &self) { return self.fn->workspaceBytes(); })
+      .def_property_readonly(
+          "workspace_steps", [](CompiledGpu &self) { return self.fn->workspaceSteps(); },
+          "the first and last step that use the static workspace (first > last: none); run_steps of parts "
+          "outside them takes workspace 0")
       .def_property_readonly(
           "memory_plan",
           [](CompiledGpu &self) {

@@ -1,5 +1,6 @@
-"""The compiled backward run in parts on the GPU (python/dyn/autograd/segments.py): each gradient allocated right
-before the first step that writes it, each saved value dropped after the last step that reads it.
+"""The compiled backward run step by step on the GPU (python/dyn/autograd/segments.py; run_held in C++, or parts
+from Python): each gradient allocated right before the first step that writes it, each saved value dropped after
+the last step that reads it.
 
 The plan and the compiled function's buffer steps are checked on any machine (the GPU compile needs no GPU); the
 runs themselves, against eager's gradients, with the graph retained or not, on a CUDA device."""
@@ -140,6 +141,10 @@ def test_buffer_steps_of_a_compiled_backward():
         segments.MIN_PART_BYTES = old
     _check_plan(p, steps, c.num_launches, n_in, n_out)
     assert len(p) > 1
+    # the workspace's steps (what run_held holds it over): within the plan; none where no temporary is in it
+    first, last = c.workspace_steps
+    if c.workspace_bytes:
+        assert 0 <= first <= last < c.num_launches
     # every temporary a scratch buffer: none left in the workspace, each used within the plan's steps
     s = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048", 1)
     scratch = list(s.scratch)
@@ -148,6 +153,9 @@ def test_buffer_steps_of_a_compiled_backward():
         assert scratch[3 * k] > 0 and 0 <= scratch[3 * k + 1] <= scratch[3 * k + 2] < s.num_launches
     _check_plan(segments.plan(list(s.buffer_steps), s.num_launches, [1 << 16] * n_in, [1 << 16] * n_out, scratch),
                 list(s.buffer_steps), s.num_launches, n_in, n_out, scratch)
+    if not s.workspace_bytes:
+        first, last = s.workspace_steps
+        assert first > last
 
 
 class _MLP(nn.Module):
@@ -175,13 +183,22 @@ def _twins(model):
     return ref, copy.deepcopy(ref), torch.randn(32, 128, device="cuda", dtype=torch.float64)
 
 
+def _held_calls(monkeypatch):
+    """The parts (compiled _Part) segments runs step by step in C++ (run_held) from here on."""
+    calls, held = [], segments._held
+    monkeypatch.setattr(segments, "_held", lambda part, *a: calls.append(part) or held(part, *a))
+    return calls
+
+
 @needs_cuda
+@pytest.mark.parametrize("runner", ["held", "parts"])
 @pytest.mark.parametrize("retain,scratch", [(False, False), (True, False), (False, True), (True, True)])
-def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
+def test_backward_in_parts_keeps_eager_gradients(retain, scratch, runner, monkeypatch):
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)  # parts even for this small graph
-    if scratch:  # every temporary a scratch buffer of its own, allocated and dropped by the parts
+    monkeypatch.setattr(segments, "HELD", runner == "held")
+    if scratch:  # every temporary a scratch buffer of its own, allocated and dropped around its steps
         monkeypatch.setattr(segments, "SCRATCH_MIN_BYTES", 1)
-    plans = _record(monkeypatch, "plan")
+    plans, held = _record(monkeypatch, "plan"), _held_calls(monkeypatch)
     ref, m, x = _twins(_MLP)
     ref(x).pow(2).sum().backward(retain_graph=retain)
     dyn.reset()
@@ -189,8 +206,11 @@ def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
     loss = cm(x).pow(2).sum()
     loss.backward(retain_graph=retain)
     assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
-    assert len(plans) == 1 and len(plans[0]) > 1
-    assert any(p[4] for p in plans[0]) == scratch
+    if runner == "parts":
+        assert len(plans) == 1 and len(plans[0]) > 1 and not held
+        assert any(p[4] for p in plans[0]) == scratch
+    else:
+        assert not plans and held and bool(held[-1].scratch) == scratch
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
     if retain:  # the saved values were kept: a second backward adds the same gradients again
@@ -215,14 +235,16 @@ class _NormMLP(nn.Module):
 
 
 @needs_cuda
+@pytest.mark.parametrize("runner", ["held", "parts"])
 @pytest.mark.parametrize("model", [_MLP, _NormMLP])
-def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
-    # a forward of many saved values runs in parts (its outputs allocated part by part, the running statistics
-    # updated in place); results, gradients and statistics are eager's
+def test_forward_in_parts_keeps_eager_results(model, runner, monkeypatch):
+    # a forward of many saved values runs step by step or in parts (its outputs allocated as its steps need
+    # them, the running statistics updated in place); results, gradients and statistics are eager's
     monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
     monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
     monkeypatch.setattr(segments, "FORWARD_MIN_BYTES", 0)
-    plans = _record(monkeypatch, "forward_plan")
+    monkeypatch.setattr(segments, "HELD", runner == "held")
+    plans, held = _record(monkeypatch, "forward_plan"), _held_calls(monkeypatch)
     ref, m, x = _twins(model)
     y = ref(x)
     y.pow(2).sum().backward()
@@ -230,7 +252,10 @@ def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
     got = dyn.compile(m)(x)
     got.pow(2).sum().backward()
     assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
-    assert plans and len(plans[0]) > 1
+    if runner == "parts":
+        assert plans and len(plans[0]) > 1
+    else:  # the forward and the backward
+        assert not plans and len(held) == 2
     torch.testing.assert_close(got, y)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dyn {
@@ -109,6 +110,10 @@ public:
   /// buffer, its bytes, first and last step, flattened. Their pointers follow the sizes in `buffers`;
   /// a caller of a function with scratch buffers runs it with launchSteps.
   virtual const std::vector<int64_t> &scratch() const = 0;
+  /// The first and the last step that use the static workspace (first > last: none; -1 and
+  /// numLaunches() where it holds constants): a caller running a call in parts may allocate it before
+  /// the first and free it after the last, and pass null to the parts outside that range.
+  virtual std::pair<int64_t, int64_t> workspaceSteps() const = 0;
   /// The workspace a call needs (for static shapes; with `?` dims, the part
   /// that does not depend on the sizes).
   virtual uint64_t workspaceBytes() const = 0;

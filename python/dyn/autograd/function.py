@@ -99,7 +99,7 @@ class _Part:
 
     def __call__(self, inputs, shapes=None):
         if not self.dynamic and segments.forward_usable(self):  # CUDA: outputs allocated part by part
-            return segments.run(self, list(inputs), self._forward_segments, self._taken(inputs))
+            return segments.run(self, list(inputs), getattr(self, "_forward_segments", None), self._taken(inputs))
         if self.dynamic:  # the outputs with `?` dims sized from this call's inputs
             shapes = self.sizes(inputs) if shapes is None else shapes
             specs = list(self.specs)

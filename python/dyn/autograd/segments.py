@@ -1,30 +1,34 @@
-"""The compiled backward run in parts on the GPU, so that its memory follows eager's.
+"""The compiled backward run step by step on the GPU, so that its memory follows eager's.
 
 One call of a compiled backward reads every saved value and writes every gradient. Run as one launch plan,
 all of its outputs are allocated before the first kernel and all of its inputs live until the last one, so
 its peak holds every saved activation and every gradient at once, where eager's backward frees each saved
 tensor after the node that reads it and allocates each gradient when its node runs. Here the plan runs in
-parts (`run_steps`, steps [begin, end) of the launches and library calls): before a part, the gradients
-its steps write first are allocated; after it, the inputs no later step reads are dropped. With
-`ctx.maybe_clear_saved_tensors()` (when the graph is not retained, as AOTAutograd does) this list holds
-the only references to the saved values, so their memory returns to torch's caching allocator, which
-reuses it, stream-ordered, for the gradients and the engine's later tensors; nothing synchronizes.
+ranges of its steps (the launches and library calls, `buffer_steps` giving each buffer's first and last):
+each gradient is allocated right before the first step that writes it and each input dropped right after
+the last step that reads it (`run_held`, in C++: a few microseconds a buffer). With
+`ctx.maybe_clear_saved_tensors()` (when the graph is not retained, as AOTAutograd does) the list it takes
+holds the only references to the saved values, so their memory returns to torch's caching allocator, which
+reuses it, stream-ordered, for the gradients and the engine's later tensors; nothing synchronizes. A
+training forward with many outputs (its saved values) runs so too: its first kernel starts after its first
+output's allocation, not after all of them (ResNet-50's at batch 256 returns ~400 tensors).
 
-The parts are chosen once per compiled function from `buffer_steps` (each buffer's first and last step):
-a part ends before a step that allocates once enough input bytes have died, or once its own allocations
-reach a sixteenth of the call's buffers (64 MiB at most, unless that makes more than 256 parts), so a small
-call has a few dozen parts at most and a large one holds at most that much beyond eager's live set at a time
-(ResNet-50's backward at batch 32 on an H200: a step's peak 3263 MiB with parts of up to 256 MiB, 3130 with
-64, 3086 with 16; eager's 2721).
+The small temporaries live in one workspace, held from the first step that uses it to the last (the last
+steps of a backward, which write the largest parameter gradients, often use none of it); the large ones (a
+layer's activation gradient) would all be held from the backward's start, beside every saved value. They
+are compiled as scratch buffers of their own instead (compile_gpu's scratch_min_bytes), allocated and
+dropped around their steps as the outputs and inputs are.
 
-The temporaries live in one workspace, allocated for the whole call; the large ones (a layer's activation
-gradient) would all be held from the backward's start, beside every saved value. They are compiled as
-scratch buffers of their own instead (compile_gpu's scratch_min_bytes): a part allocates those its steps use
-first and drops those its steps use last, as it does with outputs and inputs."""
+Without `run_held` (an extension built without torch's headers) the plan runs in parts from Python: a part
+ends before a step that allocates once enough input bytes have died, or once its own allocations reach a
+sixteenth of the call's buffers (64 MiB at most, unless that makes more than 256 parts)."""
 import torch
 
 from ..launch import EMPTY_STRIDED_CUDA, _ready, raw_stream
 
+
+# run step by step in C++ where the extension has it (run_held); False: the parts below, from Python
+HELD = True
 
 # a part ends once it allocates, or follows the death of, this share of a call's input, output and scratch bytes
 # (at least MIN_PART_BYTES, at most MAX_PART_BYTES: what a part allocates before the inputs it reads last are
@@ -34,8 +38,7 @@ PARTS = 16
 MIN_PART_BYTES = 1 << 20
 MAX_PART_BYTES = 64 << 20
 MAX_PARTS = 256
-# temporaries of a CUDA backward at least this large are scratch buffers the parts allocate and drop (a lower
-# threshold, 1 MiB, cut ResNet-50's workspace at batch 8 from 51 to 1.6 MiB but not its measured peak)
+# temporaries of a CUDA backward at least this large are scratch buffers allocated and dropped around their steps
 SCRATCH_MIN_BYTES = 4 << 20
 
 
@@ -116,6 +119,8 @@ def forward_usable(part):
             len(part.specs) < FORWARD_MIN_OUTPUTS or not hasattr(part.compiled, "run_steps") or \
             not part.compiled.num_launches:
         return False
+    if HELD and hasattr(part.compiled, "run_held"):  # its outputs allocated one by one between the launches
+        return True
     parts = getattr(part, "_forward_segments", None)
     if parts is None:
         out_bytes = [torch.Size(s).numel() * torch.empty((), dtype=d).element_size() for s, _, d in part.specs]
@@ -126,13 +131,27 @@ def forward_usable(part):
 
 
 def usable(part):
-    """Whether `part` (a compiled _Part) can run so: a static CUDA function with more than one part."""
+    """Whether `part` (a compiled _Part) can run so: a static CUDA function held step by step (run_held), or
+    with more than one part."""
     if part.device.type != "cuda" or part.buffer_dims or not hasattr(part.compiled, "run_steps") or \
             not part.compiled.num_launches:
         return False
+    if HELD and hasattr(part.compiled, "run_held"):
+        return True
     parts = getattr(part, "_segments", None)
     # a function with scratch buffers runs only so (its whole-call entry takes no scratch pointers)
     return parts is None or len(parts) > 1 or bool(part.scratch)
+
+
+def _held(part, inputs, taken):
+    """run()'s outputs step by step in C++: each buffer held only while its steps run (`inputs` emptied)."""
+    held = getattr(part, "_held_specs", None)
+    if held is None:
+        held = part._held_specs = [(tuple(s), tuple(st), d) for s, st, d in part.specs]
+    device = part.device
+    index = torch.cuda.current_device() if device.index is None else device.index
+    with torch.cuda.device(index):
+        return part.compiled.run_held(inputs, held, taken or None, raw_stream(device), index)
 
 
 def run(part, inputs, parts=None, taken=None):
@@ -143,6 +162,11 @@ def run(part, inputs, parts=None, taken=None):
     for j, perm in part.reads:
         inputs[j] = inputs[j].permute(perm)
     inputs[:] = _ready(inputs, device)
+    if HELD and hasattr(compiled, "run_held"):
+        outs = _held(part, inputs, taken)
+        for k, perm in part.views:
+            outs[k] = outs[k].permute(perm)
+        return outs
     n_in = len(inputs)
     parts = parts or getattr(part, "_segments", None)
     if parts is None:
@@ -158,11 +182,14 @@ def run(part, inputs, parts=None, taken=None):
         ptrs[n_in + k] = t.data_ptr()
     held = {}  # scratch buffers allocated and not yet dropped
     size = compiled.workspace_bytes
+    # the workspace is held from the part of its first step to the part of its last (a backward's last
+    # parts, which allocate the largest gradients, often use none of it)
+    ws_first, ws_last = getattr(compiled, "workspace_steps", (0, 1 << 62))
+    workspace, ws = None, 0
     with torch.cuda.device(device):
         # on the current device, without Python argument parsing where the torch build has it (as _Part's)
         empty = EMPTY_STRIDED_CUDA or (lambda s, st, d: torch.empty_strided(s, st, dtype=d, device=device))
-        workspace = torch.empty(size, dtype=torch.uint8, device=device) if size else None
-        stream, ws = raw_stream(device), workspace.data_ptr() if size else 0
+        stream = raw_stream(device)
         for begin, end, alloc, free, s_alloc, s_free in parts:
             for k in alloc:
                 if outs[k] is None:
@@ -171,7 +198,12 @@ def run(part, inputs, parts=None, taken=None):
             for i in s_alloc:
                 held[i] = empty((scratch[3 * i],), (1,), torch.uint8)
                 ptrs[n_in + n_out + i] = held[i].data_ptr()
+            if size and workspace is None and begin <= ws_last and ws_first < end:
+                workspace = torch.empty(size, dtype=torch.uint8, device=device)
+                ws = workspace.data_ptr()
             compiled.run_steps(ptrs, stream, ws, begin, end)
+            if workspace is not None and end > ws_last:  # stream-ordered reuse, as the scratch buffers'
+                workspace, ws = None, 0
             for j in free:
                 inputs[j] = None
                 ptrs[j] = 0
