@@ -1,8 +1,8 @@
-"""The compiled backward run step by step on the GPU (python/dyn/autograd/segments.py; run_held in C++, or parts
-from Python): each gradient allocated right before the first step that writes it, each saved value dropped after
-the last step that reads it.
+"""The compiled backward run step by step on the GPU (python/dyn/autograd/segments.py; run_held in C++): each
+gradient allocated right before the first step that writes it, each saved value dropped after the last step that
+reads it.
 
-The plan and the compiled function's buffer steps are checked on any machine (the GPU compile needs no GPU); the
+The compiled function's buffer steps are checked on any machine (the GPU compile needs no GPU); the
 runs themselves, against eager's gradients, with the graph retained or not, on a CUDA device."""
 import copy
 import os
@@ -36,80 +36,6 @@ DEEP = """module {
 """
 
 
-def _check_plan(parts, buffer_steps, num_steps, n_in, n_out, scratch=()):
-    """Parts cover the steps in order; an output is allocated no later than the part of its first step, an input
-    dropped in the part of its last step (never before); a scratch buffer is allocated in the part of its first
-    step and dropped in the part of its last."""
-    assert parts[0][0] == 0 and parts[-1][1] == num_steps
-    for (_, e, *_), (b, *_) in zip(parts, parts[1:]):
-        assert e == b
-    allocated = {k: i for i, (_, _, alloc, *_) in enumerate(parts) for k in alloc}
-    dropped = {j: i for i, (_, _, _, free, *_) in enumerate(parts) for j in free}
-    assert sorted(allocated) == list(range(n_out)) and sorted(dropped) == list(range(n_in))
-    part_of = lambda s: next(i for i, (b, e, *_) in enumerate(parts) if b <= s < e)  # noqa: E731
-    s_alloc = {k: i for i, p in enumerate(parts) for k in p[4]}
-    s_free = {k: i for i, p in enumerate(parts) for k in p[5]}
-    assert sorted(s_alloc) == sorted(s_free) == list(range(len(scratch) // 3))
-    for k in range(len(scratch) // 3):
-        assert s_alloc[k] == part_of(scratch[3 * k + 1]) and s_free[k] == part_of(scratch[3 * k + 2])
-    for k in range(n_out):
-        first = buffer_steps[2 * (n_in + k)]
-        assert allocated[k] <= (part_of(first) if first >= 0 else 0)
-    for j in range(n_in):
-        last = buffer_steps[2 * j + 1]
-        if last >= 0:
-            assert dropped[j] == part_of(last)
-        else:
-            assert dropped[j] == 0
-
-
-def test_plan_allocates_late_and_frees_early():
-    # 3 inputs (the last read at steps 1, 4 and 7) and 3 outputs (first written at 2, 5 and 8) of 10 steps
-    steps = [0, 1, 3, 4, 0, 7, 2, 9, 5, 9, 8, 9]
-    in_bytes, out_bytes = [4 << 20] * 3, [4 << 20] * 3
-    parts = segments.plan(steps, 10, in_bytes, out_bytes)
-    _check_plan(parts, steps, 10, 3, 3)
-    assert len(parts) > 1
-    # the peak: what is alive while a part runs (inputs not yet dropped, outputs allocated so far)
-    alive, allocated, peak = sum(in_bytes), 0, 0
-    for _, _, alloc, free, _, _ in parts:
-        allocated += sum(out_bytes[k] for k in alloc)
-        peak = max(peak, alive + allocated)
-        alive -= sum(in_bytes[j] for j in free)
-    assert peak < sum(in_bytes) + sum(out_bytes)
-
-
-def test_plan_allocates_scratch_around_its_steps():
-    # 2 inputs, 1 output and 3 scratch temporaries (steps 0-2, 3-5, 6-9) of 10 steps: each allocated in the part
-    # of its first step and dropped in the part of its last, so at most two are ever held at once
-    steps = [0, 2, 0, 5, 9, 9]
-    scratch = [8 << 20, 0, 2, 8 << 20, 3, 5, 8 << 20, 6, 9]
-    parts = segments.plan(steps, 10, [4 << 20] * 2, [4 << 20], scratch)
-    _check_plan(parts, steps, 10, 2, 1, scratch)
-    held, peak = 0, 0
-    for _, _, _, _, s_alloc, s_free in parts:
-        held += len(s_alloc)
-        peak = max(peak, held)
-        held -= len(s_free)
-    assert len(parts) > 1 and peak < 3
-
-
-def test_forward_plan_starts_small_and_grows():
-    # 1 input and 8 outputs of 1 MiB, the k-th first written at step k: no input is dropped, each output is
-    # allocated in the part of its first step, and each part allocates at least as much as the one before
-    steps = [0, 7] + [v for k in range(8) for v in (k, 7)]
-    parts = segments.forward_plan(steps, 8, 1, [1 << 20] * 8)
-    assert len(parts) > 2
-    assert all(not free and not s_alloc and not s_free for _, _, _, free, s_alloc, s_free in parts)
-    assert parts[0][0] == 0 and parts[-1][1] == 8 and all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
-    allocated = {k: i for i, (_, _, alloc, *_) in enumerate(parts) for k in alloc}
-    assert sorted(allocated) == list(range(8))
-    part_of = lambda s: next(i for i, (b, e, *_) in enumerate(parts) if b <= s < e)  # noqa: E731
-    assert all(allocated[k] == part_of(k) for k in range(8))
-    sizes = [len(alloc) for _, _, alloc, *_ in parts[:-1]]
-    assert sizes == sorted(sizes)
-
-
 def test_buffer_steps_of_a_compiled_backward():
     if _C is None or not hasattr(_C, "compile_gpu"):
         pytest.skip("no compiler")
@@ -118,8 +44,8 @@ def test_buffer_steps_of_a_compiled_backward():
     sig, ir = fns["deep_backward"]
     n_in = len(split.int_array(sig, "dyn.saved")) + len(split.int_array(sig, "dyn.differentiable"))
     n_out = len(split.result_specs(sig))
-    try:  # compiled as a backward is (scratch_min_bytes: a plan run in parts keeps its temporaries out of
-        # its outputs, which the parts allocate at their first steps)
+    try:  # compiled as a backward is (scratch_min_bytes: a plan run step by step keeps its temporaries out of
+        # its outputs, which the runner allocates at their first steps)
         c = _C.compile_gpu(ir, "deep_backward", False, n_in + n_out, "chip=sm_90 sm-count=132 threads-per-sm=2048",
                            segments.SCRATCH_MIN_BYTES)
     except RuntimeError as e:  # no CUDA toolkit on this machine
@@ -133,14 +59,8 @@ def test_buffer_steps_of_a_compiled_backward():
         assert steps[2 * (n_in + k)] >= 0
     # the first layer's weight gradient is written last, the last layer's first (the backward's order)
     assert steps[2 * (n_in + 0)] > steps[2 * (n_in + 2)]
-    old = segments.MIN_PART_BYTES
-    try:
-        segments.MIN_PART_BYTES = 0
-        p = segments.plan(steps, c.num_launches, [1 << 16] * n_in, [1 << 16] * n_out)
-    finally:
-        segments.MIN_PART_BYTES = old
-    _check_plan(p, steps, c.num_launches, n_in, n_out)
-    assert len(p) > 1
+    # a saved value dropped before the last step: the runner frees it while later steps still run
+    assert any(0 <= steps[2 * j + 1] < c.num_launches - 1 for j in range(n_in))
     # the workspace's steps (what run_held holds it over): within the plan; none where no temporary is in it
     first, last = c.workspace_steps
     if c.workspace_bytes:
@@ -151,8 +71,6 @@ def test_buffer_steps_of_a_compiled_backward():
     assert scratch and s.workspace_bytes < c.workspace_bytes and s.num_launches == c.num_launches
     for k in range(len(scratch) // 3):
         assert scratch[3 * k] > 0 and 0 <= scratch[3 * k + 1] <= scratch[3 * k + 2] < s.num_launches
-    _check_plan(segments.plan(list(s.buffer_steps), s.num_launches, [1 << 16] * n_in, [1 << 16] * n_out, scratch),
-                list(s.buffer_steps), s.num_launches, n_in, n_out, scratch)
     if not s.workspace_bytes:
         first, last = s.workspace_steps
         assert first > last
@@ -169,13 +87,6 @@ class _MLP(nn.Module):
         return x
 
 
-def _record(monkeypatch, name):
-    """The plans segments.<name> makes from here on, in order."""
-    plans, plan = [], getattr(segments, name)
-    monkeypatch.setattr(segments, name, lambda *a: plans.append(plan(*a)) or plans[-1])
-    return plans
-
-
 def _twins(model):
     """A CUDA float64 `model`, a copy of it and an input."""
     torch.manual_seed(0)
@@ -184,21 +95,18 @@ def _twins(model):
 
 
 def _held_calls(monkeypatch):
-    """The parts (compiled _Part) segments runs step by step in C++ (run_held) from here on."""
-    calls, held = [], segments._held
-    monkeypatch.setattr(segments, "_held", lambda part, *a: calls.append(part) or held(part, *a))
+    """The compiled _Parts segments runs step by step (run_held) from here on."""
+    calls, run = [], segments.run
+    monkeypatch.setattr(segments, "run", lambda part, *a: calls.append(part) or run(part, *a))
     return calls
 
 
 @needs_cuda
-@pytest.mark.parametrize("runner", ["held", "parts"])
 @pytest.mark.parametrize("retain,scratch", [(False, False), (True, False), (False, True), (True, True)])
-def test_backward_in_parts_keeps_eager_gradients(retain, scratch, runner, monkeypatch):
-    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)  # parts even for this small graph
-    monkeypatch.setattr(segments, "HELD", runner == "held")
+def test_backward_in_parts_keeps_eager_gradients(retain, scratch, monkeypatch):
     if scratch:  # every temporary a scratch buffer of its own, allocated and dropped around its steps
         monkeypatch.setattr(segments, "SCRATCH_MIN_BYTES", 1)
-    plans, held = _record(monkeypatch, "plan"), _held_calls(monkeypatch)
+    held = _held_calls(monkeypatch)
     ref, m, x = _twins(_MLP)
     ref(x).pow(2).sum().backward(retain_graph=retain)
     dyn.reset()
@@ -206,11 +114,7 @@ def test_backward_in_parts_keeps_eager_gradients(retain, scratch, runner, monkey
     loss = cm(x).pow(2).sum()
     loss.backward(retain_graph=retain)
     assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
-    if runner == "parts":
-        assert len(plans) == 1 and len(plans[0]) > 1 and not held
-        assert any(p[4] for p in plans[0]) == scratch
-    else:
-        assert not plans and held and bool(held[-1].scratch) == scratch
+    assert held and bool(held[-1].scratch) == scratch
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
     if retain:  # the saved values were kept: a second backward adds the same gradients again
@@ -235,16 +139,12 @@ class _NormMLP(nn.Module):
 
 
 @needs_cuda
-@pytest.mark.parametrize("runner", ["held", "parts"])
 @pytest.mark.parametrize("model", [_MLP, _NormMLP])
-def test_forward_in_parts_keeps_eager_results(model, runner, monkeypatch):
-    # a forward of many saved values runs step by step or in parts (its outputs allocated as its steps need
-    # them, the running statistics updated in place); results, gradients and statistics are eager's
-    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
+def test_forward_in_parts_keeps_eager_results(model, monkeypatch):
+    # a forward of many saved values runs step by step (its outputs allocated as its steps need them, the
+    # running statistics updated in place); results, gradients and statistics are eager's
     monkeypatch.setattr(segments, "FORWARD_MIN_OUTPUTS", 2)
-    monkeypatch.setattr(segments, "FORWARD_MIN_BYTES", 0)
-    monkeypatch.setattr(segments, "HELD", runner == "held")
-    plans, held = _record(monkeypatch, "forward_plan"), _held_calls(monkeypatch)
+    held = _held_calls(monkeypatch)
     ref, m, x = _twins(model)
     y = ref(x)
     y.pow(2).sum().backward()
@@ -252,10 +152,7 @@ def test_forward_in_parts_keeps_eager_results(model, runner, monkeypatch):
     got = dyn.compile(m)(x)
     got.pow(2).sum().backward()
     assert dyn.stats()["backward_graphs"] == 1 and not dyn.stats()["eager_graphs"]
-    if runner == "parts":
-        assert plans and len(plans[0]) > 1
-    else:  # the forward and the backward
-        assert not plans and len(held) == 2
+    assert len(held) == 2  # the forward and the backward
     torch.testing.assert_close(got, y)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
@@ -286,7 +183,6 @@ def test_backward_of_a_loss_beside_its_logits(device, monkeypatch, tmp_path):
     zeros made, none added); a backward through the logits too compiles the full one once, which then also
     serves a backward through the logits alone (the loss's cotangent made as zeros). Gradients are eager's in
     each case."""
-    monkeypatch.setattr(segments, "MIN_PART_BYTES", 0)
     monkeypatch.setenv("DYN_COMPILE_DEBUG", "1")
     monkeypatch.setenv("DYN_COMPILE_DEBUG_DIR", str(tmp_path))
     torch.manual_seed(0)

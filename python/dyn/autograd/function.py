@@ -98,8 +98,8 @@ class _Part:
         self.size_only = ()  # inputs whose values the function never reads (a backward's sized cotangents)
 
     def __call__(self, inputs, shapes=None):
-        if not self.dynamic and segments.forward_usable(self):  # CUDA: outputs allocated part by part
-            return segments.run(self, list(inputs), getattr(self, "_forward_segments", None), self._taken(inputs))
+        if not self.dynamic and segments.forward_usable(self):  # CUDA: outputs allocated step by step
+            return segments.run(self, list(inputs), self._taken(inputs))
         if self.dynamic:  # the outputs with `?` dims sized from this call's inputs
             shapes = self.sizes(inputs) if shapes is None else shapes
             specs = list(self.specs)
@@ -268,8 +268,8 @@ class TrainingKernel:
         cl_grads = [r for r, k in enumerate(self.wrt) if k in cl_in]
         if cl_grads:
             bw_ir = split.with_attribute(bw_ir, "dyn.layout_free_results", cl_grads)
-        # on CUDA its large temporaries are buffers of their own that the parts allocate and drop around
-        # their steps (segments.py), as eager's backward does with each layer's gradients
+        # on CUDA its large temporaries are buffers of their own allocated and dropped around their steps
+        # (segments.py), as eager's backward does with each layer's gradients
         part = _Part(bw_ir, "train_backward", self.device, bw_specs, len(self.saved) + len(kept), keep, cl_reads,
                      scratch_min_bytes=segments.SCRATCH_MIN_BYTES)
         part.cotangents, part.ir, part.sized_only = kept, bw_ir, frozenset(sized)
@@ -381,7 +381,7 @@ class _GraphFunction(torch.autograd.Function):
         else:
             part, cotangents = kernel.backward, list(grads)
         inputs = list(ctx.saved_tensors) + cotangents
-        if segments.usable(part):  # CUDA: run in parts, freeing saved values as eager does
+        if segments.usable(part):  # CUDA: step by step, freeing saved values as eager does
             getattr(ctx, "maybe_clear_saved_tensors", lambda: None)()  # unless the graph is retained: `inputs`
             # then holds the saved values' only references
             gin = segments.run(part, inputs)
